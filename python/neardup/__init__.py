@@ -1,0 +1,33 @@
+"""neardup: find near-duplicate documents at scale with 64-bit simhash fingerprints.
+
+The Rust core hashes features with FNV-1a 64 and folds them into 64 signed tallies; batches run
+on all cores with the GIL released. See the README for a tour.
+"""
+
+from ._core import IndexFormatError, NeardupError
+from ._core import __version__ as __version__
+from .fingerprints import (
+    fnv1a_64,
+    hamming,
+    hamming_many,
+    simhash,
+    simhash_features,
+    simhash_hashes,
+    simhash_tallies,
+)
+from .hasher import Simhasher
+from .normalize import normalize
+
+__all__ = [
+    "IndexFormatError",
+    "NeardupError",
+    "Simhasher",
+    "fnv1a_64",
+    "hamming",
+    "hamming_many",
+    "normalize",
+    "simhash",
+    "simhash_features",
+    "simhash_hashes",
+    "simhash_tallies",
+]

@@ -1,0 +1,403 @@
+"""Simhasher: the configuration that turns documents into 64-bit fingerprints."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, Union
+
+import numpy as np
+
+from . import _core
+from .normalize import normalizer
+from .stopwords import ENGLISH
+
+Document = Union[str, bytes, Mapping[str, Any]]
+
+#: The defaults, chosen by near-duplicate F1 on the Debian corpus (see README, "Choosing the
+#: defaults"). Changing any of them changes every default fingerprint: a breaking change.
+DEFAULT_TOKENS = "word"
+DEFAULT_NGRAM = 3
+DEFAULT_WEIGHTING = "tf"
+DEFAULT_UNICODE_FORM = "NFKC"
+
+#: Documents per call into the core: large enough to amortize the call, small enough that a
+#: progress bar moves and Ctrl-C is handled between chunks.
+CHUNK_SIZE = 16_384
+
+
+class Simhasher:
+    """The settings that turn a document into a 64-bit simhash fingerprint.
+
+    A document's text is normalized (Unicode NFKC and case folding by default), cut into tokens
+    (words, with each CJK ideograph, kana and Hangul syllable a token of its own), and turned into
+    features: shingles of ``ngram`` words, or ``ngram`` characters with ``tokens="char"``. Each
+    feature is hashed with FNV-1a 64 and the hashes are summed bit by bit, +weight where a bit is 1
+    and -weight where it is 0; bit i of the fingerprint is 1 where sum i is positive.
+
+    Args:
+        tokens: ``"word"`` (word shingles) or ``"char"`` (character n-grams).
+        ngram: words per shingle, or characters per n-gram; at least 1.
+        weighting: ``"tf"`` (every occurrence counts), ``"binary"`` (each distinct feature
+            once), or ``"idf"`` (every occurrence weighs its inverse document frequency; call
+            :meth:`fit` on a corpus first).
+        unicode_form: Unicode normalization, ``"NFKC"``, ``"NFC"``, ``"NFKD"``, ``"NFD"`` or
+            ``None``.
+        casefold: fold case before building features.
+        stopwords: keep only word shingles holding at least one stopword (a document with none
+            keeps all its shingles): ``"english"`` for the built-in list, or your own words.
+        fields: for documents given as dicts, the weight of each field, such as
+            ``{"title": 2, "body": 1}``; fields missing from a document or ``None`` are empty.
+
+    Example:
+        >>> hasher = Simhasher(ngram=2)
+        >>> hasher.features("The cat sat, the cat ran.")
+        ['the cat', 'cat sat', 'sat the', 'the cat', 'cat ran']
+        >>> fp = hasher.fingerprint("The cat sat, the cat ran.")
+    """
+
+    def __init__(
+        self,
+        *,
+        tokens: str = DEFAULT_TOKENS,
+        ngram: int = DEFAULT_NGRAM,
+        weighting: str = DEFAULT_WEIGHTING,
+        unicode_form: str | None = DEFAULT_UNICODE_FORM,
+        casefold: bool = True,
+        stopwords: str | Iterable[str] | None = None,
+        fields: Mapping[str, float] | None = None,
+    ) -> None:
+        if not isinstance(tokens, str):
+            raise TypeError(f"tokens must be \"word\" or \"char\", got {tokens!r}")
+        if isinstance(ngram, bool) or not isinstance(ngram, (int, np.integer)):
+            raise TypeError(f"ngram must be an int, got {type(ngram).__name__}")
+        if not isinstance(weighting, str):
+            raise TypeError(f"weighting must be \"tf\", \"binary\" or \"idf\", got {weighting!r}")
+        self._normalize = normalizer(unicode_form, casefold)
+        self.tokens = tokens
+        self.ngram = int(ngram)
+        self.weighting = weighting
+        self.unicode_form = unicode_form
+        self.casefold = casefold
+        self.stopwords = _stopword_list(stopwords, self._normalize)
+        self.fields = _field_weights(fields)
+        self._idf: tuple[int, np.ndarray, np.ndarray] | None = None
+        self._inner = self._build()
+
+    def _build(self, weighting: str | None = None) -> Any:
+        """The core hasher of these settings (under another weighting, if given)."""
+        weighting = weighting or self.weighting
+        if weighting == "idf" and self._idf is None:
+            return _Unfitted()
+        return _core.Hasher(
+            tokens=self.tokens,
+            ngram=self.ngram,
+            weighting=weighting,
+            stopwords=list(self.stopwords) if self.stopwords is not None else None,
+            field_weights=list(self.fields.values()) if self.fields else [1.0],
+            idf=self._idf if weighting == "idf" else None,
+        )
+
+    # -- settings -----------------------------------------------------------------------------
+
+    def _settings(self) -> dict[str, Any]:
+        return {
+            "tokens": self.tokens,
+            "ngram": self.ngram,
+            "weighting": self.weighting,
+            "unicode_form": self.unicode_form,
+            "casefold": self.casefold,
+            "stopwords": self.stopwords,
+            "fields": self.fields,
+        }
+
+    def __repr__(self) -> str:
+        parts = []
+        for name, value in self._settings().items():
+            if name == "stopwords" and value is not None:
+                value = "english" if value == _sorted_english(self._normalize) else f"<{len(value)} words>"
+                parts.append(f"stopwords={value!r}" if value == "english" else f"stopwords={value}")
+                continue
+            parts.append(f"{name}={value!r}")
+        if self.weighting == "idf":
+            parts.append(f"fitted_on={self._idf[0]} documents" if self._idf else "fitted=False")
+        return f"Simhasher({', '.join(parts)})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Simhasher):
+            return NotImplemented
+        if self._settings() != other._settings():
+            return False
+        if (self._idf is None) != (other._idf is None):
+            return False
+        if self._idf is None or other._idf is None:
+            return True
+        return (
+            self._idf[0] == other._idf[0]
+            and np.array_equal(self._idf[1], other._idf[1])
+            and np.array_equal(self._idf[2], other._idf[2])
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # fit() changes a hasher: not hashable
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"settings": self._settings(), "idf": self._idf}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        settings = dict(state["settings"])
+        stopwords = settings.pop("stopwords")
+        self.__init__(**settings)  # type: ignore[misc]
+        self.stopwords = stopwords
+        self._idf = state["idf"]
+        self._inner = self._build()
+
+    # -- fitting ------------------------------------------------------------------------------
+
+    def fit(self, corpus: Iterable[Document], *, threads: int | None = None) -> Simhasher:
+        """Learns document frequencies for ``weighting="idf"`` from a corpus; returns ``self``.
+
+        A feature's weight is ``ln((1 + N) / (1 + df)) + 1`` (rounded to a multiple of 1/1024),
+        where N is the number of documents and df the number holding the feature; features not
+        seen in the corpus weigh as if df were 0.
+        """
+        if self.weighting != "idf":
+            raise ValueError(f"fit() learns idf weights: it needs weighting=\"idf\", not {self.weighting!r}")
+        counter = self._build("tf")
+        documents = 0
+        keys_all: list[np.ndarray] = []
+        dfs_all: list[np.ndarray] = []
+        for start, chunk in _chunks(corpus, CHUNK_SIZE, "corpus"):
+            columns = self._columns(chunk, start, "corpus")
+            keys, dfs = counter.document_frequencies(columns, threads)
+            keys_all.append(keys)
+            dfs_all.append(dfs)
+            documents += len(chunk)
+        if keys_all:
+            keys = np.concatenate(keys_all)
+            dfs = np.concatenate(dfs_all)
+            unique, inverse = np.unique(keys, return_inverse=True)
+            summed = np.zeros(len(unique), dtype=np.uint64)
+            np.add.at(summed, inverse, dfs)
+        else:
+            unique, summed = np.zeros(0, np.uint64), np.zeros(0, np.uint64)
+        self._idf = (documents, unique, summed)
+        self._inner = self._build()
+        return self
+
+    # -- one document -------------------------------------------------------------------------
+
+    def normalize(self, text: str) -> str:
+        """The text as the feature builder sees it (normalized under these settings)."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        return self._normalize(text)
+
+    def features(self, doc: Document) -> list[str]:
+        """The features of one document, exactly as they are hashed, in summation order.
+
+        Under ``weighting="binary"`` each distinct feature appears once (first occurrence).
+        For a dict document the features of each field follow one another in field order.
+        """
+        return [feature for feature, _ in self.feature_weights(doc)]
+
+    def feature_weights(self, doc: Document) -> list[tuple[str, float]]:
+        """The features of one document with the weight each one adds, in summation order.
+
+        ``simhash_features(features, weights)`` of these equals :meth:`fingerprint`.
+        """
+        columns = self._columns([doc], 0, "doc")
+        out: list[tuple[str, float]] = []
+        for field, column in enumerate(columns):
+            out.extend(self._inner.weighted_features(field, column[0]))
+        return out
+
+    def fingerprint(self, doc: Document) -> int:
+        """The 64-bit fingerprint of one document (a str, UTF-8 bytes, or a dict with ``fields``)."""
+        columns = self._columns([doc], 0, "doc")
+        return self._inner.fingerprint([column[0] for column in columns])
+
+    # -- many documents -----------------------------------------------------------------------
+
+    def fingerprint_many(
+        self,
+        docs: Iterable[Document],
+        *,
+        threads: int | None = None,
+        chunk_size: int = CHUNK_SIZE,
+    ) -> np.ndarray:
+        """Fingerprints of many documents as a ``numpy.uint64`` array, on all cores.
+
+        Args:
+            docs: a list or any iterable of documents, a numpy array, a pandas Series or a
+                pyarrow string array. A bare ``str`` is refused: wrap one text in a list.
+            threads: worker threads; ``None`` uses every core. The result is the same for any
+                number of threads.
+            chunk_size: documents handed to the core per call.
+        """
+        if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+            raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
+        if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int)):
+            raise TypeError(f"threads must be an int or None, got {type(threads).__name__}")
+        total = _length(docs)
+        out = np.empty(total if total is not None else 0, dtype=np.uint64)
+        parts: list[np.ndarray] = []
+        for start, chunk in _chunks(docs, chunk_size, "docs"):
+            fps = self._inner.fingerprint_many(self._columns(chunk, start, "docs"), threads)
+            if total is not None:
+                out[start : start + len(chunk)] = fps
+            else:
+                parts.append(fps)
+        if total is None:
+            return np.concatenate(parts) if parts else out
+        return out
+
+    # -- documents to columns of normalized text ----------------------------------------------
+
+    def _columns(self, chunk: list[Any], start: int, name: str) -> list[list[str]]:
+        """One list of normalized texts per field, checking every document."""
+        if self.fields is None:
+            try:
+                column = [self._normalize(doc) for doc in chunk]
+            except TypeError:
+                column = [self._text(doc, f"{name}[{start + i}]") for i, doc in enumerate(chunk)]
+            _check_encodable(column, start, name)
+            return [column]
+        columns: list[list[str]] = [[] for _ in self.fields]
+        for i, doc in enumerate(chunk):
+            if not isinstance(doc, Mapping):
+                raise TypeError(
+                    f"{name}[{start + i}] is {type(doc).__name__}: with fields= set, each document "
+                    f"is a dict with keys among {list(self.fields)}"
+                )
+            for column, field in zip(columns, self.fields):
+                value = doc.get(field)
+                label = f"{name}[{start + i}][{field!r}]"
+                column.append("" if value is None else self._text(value, label))
+        for column in columns:
+            _check_encodable(column, start, name)
+        return columns
+
+    def _text(self, doc: Any, label: str) -> str:
+        """One document's text, normalized; ``label`` names it in errors."""
+        if isinstance(doc, str):
+            return self._normalize(doc)
+        if isinstance(doc, (bytes, bytearray, memoryview)):
+            try:
+                return self._normalize(bytes(doc).decode("utf-8"))
+            except UnicodeDecodeError as err:
+                raise ValueError(
+                    f"{label} is not valid UTF-8: byte {err.start} ({bytes(doc)[err.start:err.start + 1]!r}) "
+                    f"cannot start or continue a character"
+                ) from None
+        if doc is None:
+            raise TypeError(f"{label} is None; expected str or bytes")
+        if isinstance(doc, Mapping):
+            raise TypeError(f"{label} is a dict: pass fields={{...}} to Simhasher to weigh its fields")
+        raise TypeError(f"{label} is {type(doc).__name__}; expected str or bytes")
+
+
+class _Unfitted:
+    """Stands in for the core hasher of an idf Simhasher before fit()."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise ValueError("weighting=\"idf\" needs document frequencies: call fit(corpus) first")
+
+
+def _stopword_list(stopwords: Any, normalize: Any) -> tuple[str, ...] | None:
+    if stopwords is None or stopwords is False:
+        return None
+    if stopwords is True or (isinstance(stopwords, str) and stopwords == "english"):
+        return _sorted_english(normalize)
+    if isinstance(stopwords, str):
+        raise ValueError(f"stopwords must be \"english\" or a list of words, got {stopwords!r}")
+    words = list(stopwords)
+    for w in words:
+        if not isinstance(w, str):
+            raise TypeError(f"stopwords must be strings, got {type(w).__name__}")
+    return tuple(sorted({normalize(w) for w in words}))
+
+
+def _sorted_english(normalize: Any) -> tuple[str, ...]:
+    return tuple(sorted({normalize(w) for w in ENGLISH}))
+
+
+def _field_weights(fields: Mapping[str, float] | None) -> dict[str, float] | None:
+    if fields is None:
+        return None
+    if not isinstance(fields, Mapping) or not fields:
+        raise TypeError("fields must be a non-empty dict of field name to weight, such as {\"title\": 2, \"body\": 1}")
+    out: dict[str, float] = {}
+    for name, weight in fields.items():
+        if not isinstance(name, str):
+            raise TypeError(f"field names must be str, got {type(name).__name__}")
+        if isinstance(weight, bool) or not isinstance(weight, (int, float, np.integer, np.floating)):
+            raise TypeError(f"the weight of field {name!r} must be a number, got {type(weight).__name__}")
+        if not (float(weight) > 0 and np.isfinite(weight)):
+            raise ValueError(f"the weight of field {name!r} must be positive, got {weight!r}")
+        out[name] = float(weight)
+    return out
+
+
+def _check_encodable(column: list[str], start: int, name: str) -> None:
+    """Lone surrogates cannot cross into the core as UTF-8: say which document holds one."""
+    for i, text in enumerate(column):
+        if not text.isascii():
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError as err:
+                raise ValueError(
+                    f"{name}[{start + i}] holds a lone surrogate (U+{ord(text[err.start]):04X} at "
+                    f"position {err.start}): it is not valid Unicode text"
+                ) from None
+
+
+def _length(docs: Any) -> int | None:
+    if isinstance(docs, (str, bytes, bytearray)):
+        raise TypeError(
+            f"docs must be an iterable of documents, not a single {type(docs).__name__}: "
+            f"wrap one text in a list, or use fingerprint()"
+        )
+    if isinstance(docs, Mapping):
+        raise TypeError("docs must be an iterable of documents, not a dict: wrap one document in a list")
+    try:
+        return len(docs)
+    except TypeError:
+        return None
+
+
+def _iter_docs(docs: Any) -> Iterator[Any]:
+    """Documents as Python objects, whatever container holds them."""
+    module = type(docs).__module__ or ""
+    if module.startswith("pyarrow"):
+        chunks = docs.chunks if hasattr(docs, "chunks") else [docs]
+        for chunk in chunks:
+            for offset in range(0, len(chunk), CHUNK_SIZE):
+                yield from chunk.slice(offset, CHUNK_SIZE).to_pylist()
+        return
+    if isinstance(docs, np.ndarray):
+        if docs.ndim != 1:
+            raise TypeError(f"docs must be a one-dimensional array, got {docs.ndim} dimensions")
+        if docs.dtype.kind not in "OUS":
+            raise TypeError(f"docs must be an array of str, got dtype {docs.dtype}")
+        yield from docs.tolist()
+        return
+    if module.startswith("pandas") and hasattr(docs, "tolist"):
+        yield from docs.tolist()
+        return
+    yield from docs
+
+
+def _chunks(docs: Any, size: int, name: str) -> Iterator[tuple[int, list[Any]]]:
+    _length(docs)
+    if isinstance(docs, list):
+        for start in range(0, len(docs), size):
+            yield start, docs[start : start + size]
+        return
+    iterator = _iter_docs(docs)
+    start = 0
+    while True:
+        chunk = list(itertools.islice(iterator, size))
+        if not chunk:
+            return
+        yield start, chunk
+        start += len(chunk)

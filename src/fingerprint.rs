@@ -1,0 +1,627 @@
+//! Weighted tallies and fingerprints, one document or many.
+//!
+//! A feature of weight w adds w to tally i where bit i of its hash is 1 and subtracts w where it
+//! is 0; bit i of the fingerprint is 1 iff tally i > 0. Three ways to sum, all exact or in a fixed
+//! order, so a fingerprint never depends on the thread count or the platform:
+//!
+//! * unit weights (the common case): [`BitCounter`] counts set bits per position with bit-sliced
+//!   counters, 16 bitwise operations per feature, and tally i = 2·count_i − total.
+//! * integer weights: `i128` tallies.
+//! * float weights: `f64` tallies summed in feature order, with the sign applied by flipping the
+//!   sign bit of w from a byte table (no per-bit branch).
+
+use std::collections::{HashMap, HashSet};
+use std::hash::BuildHasherDefault;
+
+use rayon::prelude::*;
+
+use crate::error::{Error, Result};
+use crate::features::{FeatureConfig, Scratch};
+
+/// How the features of one document are weighted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Weighting {
+    /// Every occurrence of a feature counts once.
+    Tf,
+    /// Each distinct feature counts once.
+    Binary,
+    /// Every occurrence counts its inverse document frequency (tf·idf), learned by a fit.
+    Idf,
+}
+
+impl Weighting {
+    /// Parses `"tf"`, `"binary"` or `"idf"`.
+    pub fn parse(name: &str) -> Result<Self> {
+        match name {
+            "tf" => Ok(Weighting::Tf),
+            "binary" => Ok(Weighting::Binary),
+            "idf" => Ok(Weighting::Idf),
+            other => Err(Error::invalid(format!(
+                "weighting must be \"tf\", \"binary\" or \"idf\", got {other:?}"
+            ))),
+        }
+    }
+}
+
+/// Per-position counts of set bits over a stream of hashes.
+///
+/// Eight bit planes form 64 vertical 8-bit counters: adding a hash ripples its bits through the
+/// planes like a binary adder (two operations a plane, no branch). Every 255 hashes the planes
+/// are moved into 64-bit counts, so no counter can wrap. The counts are bounded by the number of
+/// hashes added, which is bounded by memory, so `u64` cannot overflow.
+#[derive(Clone)]
+pub struct BitCounter {
+    planes: [u64; 8],
+    pending: u32,
+    counts: [u64; 64],
+    total: u64,
+}
+
+impl Default for BitCounter {
+    fn default() -> Self {
+        BitCounter { planes: [0; 8], pending: 0, counts: [0; 64], total: 0 }
+    }
+}
+
+impl BitCounter {
+    /// Adds one hash.
+    #[inline]
+    pub fn add(&mut self, hash: u64) {
+        let mut carry = hash;
+        for plane in self.planes.iter_mut() {
+            let next = *plane & carry;
+            *plane ^= carry;
+            carry = next;
+        }
+        self.pending += 1;
+        if self.pending == 255 {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        for (p, plane) in self.planes.iter_mut().enumerate() {
+            let mut bits = *plane;
+            while bits != 0 {
+                let i = bits.trailing_zeros() as usize;
+                self.counts[i] += 1 << p;
+                bits &= bits - 1;
+            }
+            *plane = 0;
+        }
+        self.total += u64::from(self.pending);
+        self.pending = 0;
+    }
+
+    /// The per-position counts and the number of hashes added.
+    pub fn finish(mut self) -> ([u64; 64], u64) {
+        self.flush();
+        (self.counts, self.total)
+    }
+}
+
+/// The fingerprint of unit-weight tallies: bit i is 1 iff count_i > total − count_i.
+pub fn fingerprint_of_counts(counts: &[u64; 64], total: u64) -> u64 {
+    let mut fp = 0u64;
+    for (i, &c) in counts.iter().enumerate() {
+        fp |= u64::from(c > total - c) << i;
+    }
+    fp
+}
+
+/// Bit i is 1 iff tally i > 0.
+pub fn fingerprint_of_tallies<T: PartialOrd + Default>(tallies: &[T; 64]) -> u64 {
+    let zero = T::default();
+    let mut fp = 0u64;
+    for (i, t) in tallies.iter().enumerate() {
+        fp |= u64::from(*t > zero) << i;
+    }
+    fp
+}
+
+/// For each byte value, the eight sign-bit masks that turn +w into ±w: 0 where the bit is set
+/// (w is added), the sign bit where it is clear (w is subtracted).
+static SIGN_MASKS: [[u64; 8]; 256] = {
+    let mut t = [[0u64; 8]; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut l = 0;
+        while l < 8 {
+            if (b >> l) & 1 == 0 {
+                t[b][l] = 1 << 63;
+            }
+            l += 1;
+        }
+        b += 1;
+    }
+    t
+};
+
+/// Adds ±w to each of the 64 float tallies by the bits of `hash`.
+#[inline]
+pub fn add_float(tallies: &mut [f64; 64], hash: u64, weight: f64) {
+    let w = weight.to_bits();
+    for (j, lanes) in tallies.chunks_exact_mut(8).enumerate() {
+        let masks = &SIGN_MASKS[((hash >> (8 * j)) & 0xff) as usize];
+        for (t, &m) in lanes.iter_mut().zip(masks) {
+            *t += f64::from_bits(w ^ m);
+        }
+    }
+}
+
+/// Integer tallies: Σ ±w per bit, or Σ ±1 without weights.
+///
+/// No overflow: each term is at most 2^63 in size and there are fewer than 2^63 terms (each one
+/// is a hash in memory), so every partial sum stays below 2^126 < 2^127.
+pub fn tallies_int(hashes: &[u64], weights: Option<&[i64]>) -> Result<[i128; 64]> {
+    let mut tallies = [0i128; 64];
+    match weights {
+        None => {
+            let mut counter = BitCounter::default();
+            hashes.iter().for_each(|&h| counter.add(h));
+            let (counts, total) = counter.finish();
+            for (t, &c) in tallies.iter_mut().zip(&counts) {
+                *t = 2 * i128::from(c) - i128::from(total);
+            }
+        }
+        Some(weights) => {
+            check_lengths(hashes.len(), weights.len())?;
+            for (&h, &w) in hashes.iter().zip(weights) {
+                let w = i128::from(w);
+                for (i, t) in tallies.iter_mut().enumerate() {
+                    *t += if (h >> i) & 1 == 1 { w } else { -w };
+                }
+            }
+        }
+    }
+    Ok(tallies)
+}
+
+/// Float tallies: Σ ±w per bit, summed in the order given. Weights must be finite.
+pub fn tallies_float(hashes: &[u64], weights: &[f64]) -> Result<[f64; 64]> {
+    check_lengths(hashes.len(), weights.len())?;
+    if let Some(i) = weights.iter().position(|w| !w.is_finite()) {
+        return Err(Error::invalid(format!(
+            "weights must be finite, got {} at position {i}",
+            weights[i]
+        )));
+    }
+    let mut tallies = [0f64; 64];
+    for (&h, &w) in hashes.iter().zip(weights) {
+        add_float(&mut tallies, h, w);
+    }
+    Ok(tallies)
+}
+
+fn check_lengths(hashes: usize, weights: usize) -> Result<()> {
+    if hashes != weights {
+        return Err(Error::invalid(format!(
+            "weights must have one entry per hash: {hashes} hashes, {weights} weights"
+        )));
+    }
+    Ok(())
+}
+
+/// A hasher for maps keyed by feature hashes: one folded 128-bit multiply, so both the low bits
+/// (bucket) and the high bits (control byte) of the table hash are well mixed.
+#[derive(Default)]
+pub struct FoldHasher(u64);
+
+impl std::hash::Hasher for FoldHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b) ^ self.0.rotate_left(8));
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        let p = u128::from(x ^ self.0) * 0x9E37_79B9_7F4A_7C15_u128;
+        self.0 = (p as u64) ^ ((p >> 64) as u64);
+    }
+}
+
+/// A map keyed by feature hashes.
+pub type HashKeyMap<V> = HashMap<u64, V, BuildHasherDefault<FoldHasher>>;
+type HashKeySet = HashSet<u64, BuildHasherDefault<FoldHasher>>;
+
+/// Inverse document frequencies of feature hashes.
+#[derive(Clone, Debug, Default)]
+pub struct Idf {
+    weights: HashKeyMap<f64>,
+    unseen: f64,
+    documents: u64,
+}
+
+/// Idf weights are multiples of this step: with weights on a binary grid the float tallies are
+/// exact sums, so they cannot depend on summation order or on a platform's last-bit rounding.
+pub const IDF_STEP: f64 = 1.0 / 1024.0;
+
+/// Smoothed idf, ln((1 + N) / (1 + df)) + 1, rounded to a multiple of [`IDF_STEP`].
+pub fn idf_weight(documents: u64, df: u64) -> f64 {
+    let raw = ((1.0 + documents as f64) / (1.0 + df as f64)).ln() + 1.0;
+    (raw / IDF_STEP).round() * IDF_STEP
+}
+
+impl Idf {
+    /// From document frequencies over a corpus of `documents` documents.
+    pub fn from_frequencies(documents: u64, keys: &[u64], dfs: &[u64]) -> Result<Self> {
+        if keys.len() != dfs.len() {
+            return Err(Error::invalid(format!(
+                "idf needs one document frequency per key: {} keys, {} frequencies",
+                keys.len(),
+                dfs.len()
+            )));
+        }
+        if let Some(&df) = dfs.iter().find(|&&df| df > documents || df == 0) {
+            return Err(Error::invalid(format!(
+                "document frequencies must be in 1..={documents}, got {df}"
+            )));
+        }
+        let weights = keys.iter().zip(dfs).map(|(&k, &df)| (k, idf_weight(documents, df))).collect();
+        Ok(Idf { weights, unseen: idf_weight(documents, 0), documents })
+    }
+
+    /// The weight of one feature hash; features never seen in the fit weigh most.
+    #[inline]
+    pub fn weight(&self, hash: u64) -> f64 {
+        self.weights.get(&hash).copied().unwrap_or(self.unseen)
+    }
+
+    /// The number of documents of the fit.
+    pub fn documents(&self) -> u64 {
+        self.documents
+    }
+}
+
+/// Everything that turns documents into fingerprints.
+#[derive(Clone, Debug)]
+pub struct Hasher {
+    features: FeatureConfig,
+    weighting: Weighting,
+    idf: Option<Idf>,
+    /// One weight per field of a document; `[1.0]` for plain texts.
+    field_weights: Vec<f64>,
+    /// The field weights as integers, when all of them are (the exact integer path).
+    int_field_weights: Option<Vec<i64>>,
+}
+
+/// Field weights above this are refused: far past any useful ratio, and it keeps integer tallies
+/// far from overflow.
+pub const MAX_FIELD_WEIGHT: f64 = 1e9;
+
+/// Batches smaller than this run on the calling thread: below it, waking the pool costs more than
+/// it saves (measured with benches/bench_fingerprint.py).
+pub const PARALLEL_MIN_DOCS: usize = 64;
+
+impl Hasher {
+    /// A hasher; `idf` is required with [`Weighting::Idf`] and refused otherwise.
+    pub fn new(
+        features: FeatureConfig,
+        weighting: Weighting,
+        idf: Option<Idf>,
+        field_weights: Vec<f64>,
+    ) -> Result<Self> {
+        if field_weights.is_empty() {
+            return Err(Error::invalid("field weights must name at least one field"));
+        }
+        if let Some(w) = field_weights.iter().find(|w| !(w.is_finite() && **w > 0.0 && **w <= MAX_FIELD_WEIGHT)) {
+            return Err(Error::invalid(format!(
+                "field weights must be positive numbers up to {MAX_FIELD_WEIGHT:e}, got {w}"
+            )));
+        }
+        match (weighting, &idf) {
+            (Weighting::Idf, None) => {
+                return Err(Error::invalid(
+                    "weighting=\"idf\" needs document frequencies: call fit(corpus) first",
+                ))
+            }
+            (Weighting::Tf | Weighting::Binary, Some(_)) => {
+                return Err(Error::invalid("idf weights are only used with weighting=\"idf\""))
+            }
+            _ => {}
+        }
+        let int_field_weights = field_weights
+            .iter()
+            .map(|&w| (w.fract() == 0.0).then_some(w as i64))
+            .collect::<Option<Vec<i64>>>()
+            .filter(|_| weighting != Weighting::Idf);
+        Ok(Hasher { features, weighting, idf, field_weights, int_field_weights })
+    }
+
+    /// The feature configuration.
+    pub fn features(&self) -> &FeatureConfig {
+        &self.features
+    }
+
+    /// The number of fields of a document.
+    pub fn fields(&self) -> usize {
+        self.field_weights.len()
+    }
+
+    /// The features of one field of a document with the weight each one adds, in the order they
+    /// are summed: exactly what [`Hasher::fingerprint`] hashes.
+    pub fn weighted_features(&self, field: usize, text: &str) -> Vec<(String, f64)> {
+        let features = self.features.features(text);
+        let fw = self.field_weights.get(field).copied().unwrap_or(1.0);
+        let mut seen = std::collections::HashSet::new();
+        features
+            .into_iter()
+            .filter(|f| self.weighting != Weighting::Binary || seen.insert(f.clone()))
+            .map(|f| {
+                let w = match &self.idf {
+                    Some(idf) => fw * idf.weight(crate::hash::fnv1a_64(f.as_bytes())),
+                    None => fw,
+                };
+                (f, w)
+            })
+            .collect()
+    }
+
+    /// The fingerprint of one document given as one text per field.
+    pub fn fingerprint(&self, fields: &[&str], scratch: &mut Scratch) -> u64 {
+        match &self.int_field_weights {
+            Some(fws) => self.fingerprint_int(fields, fws, scratch),
+            None => self.fingerprint_float(fields, scratch),
+        }
+    }
+
+    fn fingerprint_int(&self, fields: &[&str], fws: &[i64], scratch: &mut Scratch) -> u64 {
+        // Σ_fields w_f · (2·count − total): exact, and the fast path for one field of weight 1.
+        let mut tallies = [0i128; 64];
+        for (&text, &fw) in fields.iter().zip(fws) {
+            self.features.hash_features(text, scratch);
+            if self.weighting == Weighting::Binary {
+                scratch.hashes.sort_unstable();
+                scratch.hashes.dedup();
+            }
+            let mut counter = BitCounter::default();
+            scratch.hashes.iter().for_each(|&h| counter.add(h));
+            let (counts, total) = counter.finish();
+            if fields.len() == 1 && fw == 1 {
+                return fingerprint_of_counts(&counts, total);
+            }
+            let (fw, total) = (i128::from(fw), i128::from(total));
+            for (t, &c) in tallies.iter_mut().zip(&counts) {
+                *t += fw * (2 * i128::from(c) - total);
+            }
+        }
+        fingerprint_of_tallies(&tallies)
+    }
+
+    fn fingerprint_float(&self, fields: &[&str], scratch: &mut Scratch) -> u64 {
+        let mut tallies = [0f64; 64];
+        let mut seen = HashKeySet::default();
+        for (&text, &fw) in fields.iter().zip(&self.field_weights) {
+            self.features.hash_features(text, scratch);
+            seen.clear();
+            for &h in &scratch.hashes {
+                if self.weighting == Weighting::Binary && !seen.insert(h) {
+                    continue;
+                }
+                let w = match &self.idf {
+                    Some(idf) => fw * idf.weight(h),
+                    None => fw,
+                };
+                add_float(&mut tallies, h, w);
+            }
+        }
+        fingerprint_of_tallies(&tallies)
+    }
+
+    /// Fingerprints of many documents: `fields[f][d]` is field f of document d. Parallel over
+    /// documents; each document is computed alone, so the result is the same for any number of
+    /// threads.
+    pub fn fingerprint_many<S: AsRef<str> + Sync>(&self, fields: &[&[S]]) -> Result<Vec<u64>> {
+        let n = self.check_fields(fields)?;
+        if n < PARALLEL_MIN_DOCS {
+            let (mut scratch, mut doc) = (Scratch::default(), Vec::new());
+            return Ok((0..n).map(|d| self.fingerprint_at(fields, d, &mut scratch, &mut doc)).collect());
+        }
+        Ok((0..n)
+            .into_par_iter()
+            .with_min_len(16)
+            .map_init(
+                || (Scratch::default(), Vec::new()),
+                |(scratch, doc), d| self.fingerprint_at(fields, d, scratch, doc),
+            )
+            .collect())
+    }
+
+    /// The fingerprint of document `d` of `fields`, with `doc` as room for its field texts.
+    fn fingerprint_at<'a, S: AsRef<str>>(
+        &self,
+        fields: &[&'a [S]],
+        d: usize,
+        scratch: &mut Scratch,
+        doc: &mut Vec<&'a str>,
+    ) -> u64 {
+        doc.clear();
+        doc.extend(fields.iter().map(|f| f[d].as_ref()));
+        self.fingerprint(doc, scratch)
+    }
+
+    fn check_fields<S>(&self, fields: &[&[S]]) -> Result<usize> {
+        if fields.len() != self.fields() {
+            return Err(Error::invalid(format!(
+                "expected {} fields per document, got {}",
+                self.fields(),
+                fields.len()
+            )));
+        }
+        let n = fields.first().map_or(0, |f| f.len());
+        if fields.iter().any(|f| f.len() != n) {
+            return Err(Error::invalid("every field must hold one text per document"));
+        }
+        Ok(n)
+    }
+
+    /// Document frequencies of the feature hashes of a corpus (a feature counts once per
+    /// document, whichever fields it is in): sorted keys and their counts.
+    pub fn document_frequencies<S: AsRef<str> + Sync>(
+        &self,
+        fields: &[&[S]],
+    ) -> Result<(Vec<u64>, Vec<u64>)> {
+        let n = self.check_fields(fields)?;
+        let merged = (0..n)
+            .into_par_iter()
+            .with_min_len(64)
+            .fold(
+                || (Scratch::default(), Vec::new(), HashKeyMap::<u64>::default()),
+                |(mut scratch, mut distinct, mut df), d| {
+                    distinct.clear();
+                    for f in fields {
+                        self.features.hash_features(f[d].as_ref(), &mut scratch);
+                        distinct.extend_from_slice(&scratch.hashes);
+                    }
+                    distinct.sort_unstable();
+                    distinct.dedup();
+                    for &h in &distinct {
+                        *df.entry(h).or_insert(0) += 1;
+                    }
+                    (scratch, distinct, df)
+                },
+            )
+            .map(|(_, _, df)| df)
+            .reduce(HashKeyMap::default, |mut a, mut b| {
+                if a.len() < b.len() {
+                    std::mem::swap(&mut a, &mut b);
+                }
+                for (k, v) in b {
+                    *a.entry(k).or_insert(0) += v;
+                }
+                a
+            });
+        let mut pairs: Vec<(u64, u64)> = merged.into_iter().collect();
+        pairs.sort_unstable();
+        Ok(pairs.into_iter().unzip())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::features::TokenKind;
+    use crate::hash::fnv1a_64;
+
+    /// The definition, one bit at a time.
+    fn naive(hashes: &[u64], weights: &[i64]) -> u64 {
+        let mut fp = 0;
+        for i in 0..64 {
+            let t: i128 = hashes
+                .iter()
+                .zip(weights)
+                .map(|(&h, &w)| if (h >> i) & 1 == 1 { w as i128 } else { -(w as i128) })
+                .sum();
+            fp |= u64::from(t > 0) << i;
+        }
+        fp
+    }
+
+    fn pseudo_random(n: usize, seed: u64) -> Vec<u64> {
+        let mut x = seed;
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x
+            })
+            .collect()
+    }
+
+    #[test]
+    fn counter_matches_the_definition_across_flushes() {
+        for n in [0, 1, 2, 254, 255, 256, 1000, 4321] {
+            let hashes = pseudo_random(n, 7 + n as u64);
+            let ones = vec![1i64; n];
+            let t = tallies_int(&hashes, None).unwrap();
+            assert_eq!(fingerprint_of_tallies(&t), naive(&hashes, &ones), "n = {n}");
+            let mut counter = BitCounter::default();
+            hashes.iter().for_each(|&h| counter.add(h));
+            let (counts, total) = counter.finish();
+            assert_eq!(total, n as u64);
+            assert_eq!(fingerprint_of_counts(&counts, total), naive(&hashes, &ones));
+        }
+    }
+
+    #[test]
+    fn weighted_tallies_match_the_definition() {
+        let hashes = pseudo_random(500, 3);
+        let weights: Vec<i64> = (0..500).map(|i| (i % 7) as i64 - 2).collect();
+        let t = tallies_int(&hashes, Some(&weights)).unwrap();
+        assert_eq!(fingerprint_of_tallies(&t), naive(&hashes, &weights));
+        let fw: Vec<f64> = weights.iter().map(|&w| w as f64).collect();
+        let tf = tallies_float(&hashes, &fw).unwrap();
+        for i in 0..64 {
+            assert_eq!(tf[i], t[i] as f64);
+        }
+    }
+
+    #[test]
+    fn seed_two_feature_example() {
+        // Seed 002: hashes 100101 (weight 4) and 101011 (weight 5) sum to 9 -9 1 -1 1 9.
+        let t = tallies_int(&[0b100101, 0b101011], Some(&[4, 5])).unwrap();
+        let low: Vec<i128> = (0..6).rev().map(|i| t[i]).collect();
+        assert_eq!(low, [9, -9, 1, -1, 1, 9]);
+        assert_eq!(fingerprint_of_tallies(&t) & 0b111111, 0b101011);
+    }
+
+    #[test]
+    fn bad_weights_are_errors() {
+        assert!(tallies_int(&[1, 2], Some(&[1])).is_err());
+        assert!(tallies_float(&[1], &[f64::NAN]).is_err());
+        let features = FeatureConfig::new(TokenKind::Word, 3, None).unwrap();
+        assert!(Hasher::new(features.clone(), Weighting::Idf, None, vec![1.0]).is_err());
+        assert!(Hasher::new(features.clone(), Weighting::Tf, None, vec![0.0]).is_err());
+        assert!(Hasher::new(features, Weighting::Tf, None, vec![]).is_err());
+    }
+
+    #[test]
+    fn batch_equals_one_by_one_for_every_weighting() {
+        let texts: Vec<String> = (0..300)
+            .map(|i| format!("document {i} shares words with document {} and more {}", i % 17, i % 5))
+            .collect();
+        let titles: Vec<String> = (0..300).map(|i| format!("title {}", i % 11)).collect();
+        let features = FeatureConfig::new(TokenKind::Word, 2, None).unwrap();
+        let plain = Hasher::new(features.clone(), Weighting::Tf, None, vec![1.0]).unwrap();
+        let (keys, dfs) = plain.document_frequencies(&[&texts[..]]).unwrap();
+        let idf = Idf::from_frequencies(300, &keys, &dfs).unwrap();
+        for (weighting, idf, fw) in [
+            (Weighting::Tf, None, vec![2.0, 1.0]),
+            (Weighting::Binary, None, vec![2.0, 1.0]),
+            (Weighting::Binary, None, vec![1.5, 1.0]),
+            (Weighting::Idf, Some(idf), vec![2.0, 1.0]),
+        ] {
+            let hasher = Hasher::new(features.clone(), weighting, idf, fw).unwrap();
+            let many = hasher.fingerprint_many(&[&titles[..], &texts[..]]).unwrap();
+            let mut scratch = Scratch::default();
+            for d in 0..texts.len() {
+                assert_eq!(many[d], hasher.fingerprint(&[&titles[d], &texts[d]], &mut scratch));
+                // The weighted features reproduce the fingerprint through the float tallies.
+                let (mut hashes, mut weights) = (Vec::new(), Vec::new());
+                for (f, text) in [&titles[d], &texts[d]].iter().enumerate() {
+                    for (feature, w) in hasher.weighted_features(f, text) {
+                        hashes.push(fnv1a_64(feature.as_bytes()));
+                        weights.push(w);
+                    }
+                }
+                let t = tallies_float(&hashes, &weights).unwrap();
+                assert_eq!(many[d], fingerprint_of_tallies(&t), "{weighting:?} doc {d}");
+            }
+        }
+    }
+
+    #[test]
+    fn document_frequencies_count_documents() {
+        let texts = ["a b a", "b c", "c c c"];
+        let features = FeatureConfig::new(TokenKind::Word, 1, None).unwrap();
+        let hasher = Hasher::new(features, Weighting::Tf, None, vec![1.0]).unwrap();
+        let (keys, dfs) = hasher.document_frequencies(&[&texts[..]]).unwrap();
+        let mut want: Vec<(u64, u64)> =
+            [("a", 1), ("b", 2), ("c", 2)].iter().map(|&(w, n)| (fnv1a_64(w.as_bytes()), n)).collect();
+        want.sort_unstable();
+        assert_eq!(keys.into_iter().zip(dfs).collect::<Vec<_>>(), want);
+    }
+}

@@ -1,0 +1,109 @@
+//! FNV-1a 64, the hash of every feature.
+//!
+//! FNV-1a is serial within one input: each byte waits for the multiply of the one before, so a
+//! single stream runs at the multiplier's latency. [`fnv1a_64_x4`] hashes four inputs in lockstep
+//! so that four independent multiply chains overlap, which is where most of the feature
+//! throughput comes from.
+
+/// The FNV-1a 64 offset basis.
+pub const OFFSET_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
+/// The FNV-1a 64 prime.
+pub const PRIME: u64 = 0x0000_0100_0000_01b3;
+
+/// Continues an FNV-1a 64 hash `state` over `bytes`.
+#[inline]
+pub fn fnv1a_64_update(state: u64, bytes: &[u8]) -> u64 {
+    bytes
+        .iter()
+        .fold(state, |h, &b| (h ^ u64::from(b)).wrapping_mul(PRIME))
+}
+
+/// FNV-1a 64 of `bytes`.
+#[inline]
+pub fn fnv1a_64(bytes: &[u8]) -> u64 {
+    fnv1a_64_update(OFFSET_BASIS, bytes)
+}
+
+/// FNV-1a 64 of four inputs at once; equal to four calls of [`fnv1a_64`].
+#[inline]
+pub fn fnv1a_64_x4(inputs: [&[u8]; 4]) -> [u64; 4] {
+    let [a, b, c, d] = inputs;
+    let common = a.len().min(b.len()).min(c.len()).min(d.len());
+    let mut h = [OFFSET_BASIS; 4];
+    for (((&x0, &x1), &x2), &x3) in a[..common]
+        .iter()
+        .zip(&b[..common])
+        .zip(&c[..common])
+        .zip(&d[..common])
+    {
+        h[0] = (h[0] ^ u64::from(x0)).wrapping_mul(PRIME);
+        h[1] = (h[1] ^ u64::from(x1)).wrapping_mul(PRIME);
+        h[2] = (h[2] ^ u64::from(x2)).wrapping_mul(PRIME);
+        h[3] = (h[3] ^ u64::from(x3)).wrapping_mul(PRIME);
+    }
+    [
+        fnv1a_64_update(h[0], &a[common..]),
+        fnv1a_64_update(h[1], &b[common..]),
+        fnv1a_64_update(h[2], &c[common..]),
+        fnv1a_64_update(h[3], &d[common..]),
+    ]
+}
+
+/// Appends to `out` the FNV-1a 64 of `buf[start..end]` for each range, four at a time.
+pub fn hash_ranges(buf: &[u8], ranges: &[(usize, usize)], out: &mut Vec<u64>) {
+    out.reserve(ranges.len());
+    let mut quads = ranges.chunks_exact(4);
+    for q in &mut quads {
+        out.extend_from_slice(&fnv1a_64_x4([
+            &buf[q[0].0..q[0].1],
+            &buf[q[1].0..q[1].1],
+            &buf[q[2].0..q[2].1],
+            &buf[q[3].0..q[3].1],
+        ]));
+    }
+    out.extend(quads.remainder().iter().map(|&(s, e)| fnv1a_64(&buf[s..e])));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Published FNV-1a 64 test vectors (the FNV reference test suite by Fowler, Noll and Vo).
+    const VECTORS: &[(&[u8], u64)] = &[
+        (b"", 0xcbf29ce484222325),
+        (b"a", 0xaf63dc4c8601ec8c),
+        (b"b", 0xaf63df4c8601f1a5),
+        (b"c", 0xaf63de4c8601eff2),
+        (b"foobar", 0x85944171f73967e8),
+        (b"chongo was here!\n", 0x46810940eff5f915),
+    ];
+
+    #[test]
+    fn published_vectors() {
+        for &(input, expected) in VECTORS {
+            assert_eq!(fnv1a_64(input), expected, "input {input:?}");
+        }
+    }
+
+    #[test]
+    fn four_streams_equal_one_at_a_time() {
+        let words: Vec<Vec<u8>> = (0..40)
+            .map(|i| (0..(i * 7 % 23)).map(|j| (i * 31 + j) as u8).collect())
+            .collect();
+        for w in words.windows(4) {
+            let got = fnv1a_64_x4([&w[0], &w[1], &w[2], &w[3]]);
+            let want = [fnv1a_64(&w[0]), fnv1a_64(&w[1]), fnv1a_64(&w[2]), fnv1a_64(&w[3])];
+            assert_eq!(got, want);
+        }
+    }
+
+    #[test]
+    fn ranges_hash_their_slices() {
+        let buf = b"the quick brown fox jumps";
+        let ranges: Vec<(usize, usize)> = (0..buf.len() - 3).map(|i| (i, i + 3 + i % 5)).map(|(s, e)| (s, e.min(buf.len()))).collect();
+        let mut out = Vec::new();
+        hash_ranges(buf, &ranges, &mut out);
+        let want: Vec<u64> = ranges.iter().map(|&(s, e)| fnv1a_64(&buf[s..e])).collect();
+        assert_eq!(out, want);
+    }
+}

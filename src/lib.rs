@@ -1,0 +1,18 @@
+//! neardup: near-duplicate detection with 64-bit simhash fingerprints.
+//!
+//! The core is plain Rust, tested by `cargo test` without Python: FNV-1a feature hashes
+//! ([`hash`]), features of normalized text ([`features`]), weighted tallies and fingerprints
+//! ([`fingerprint`]) and Hamming distances ([`hamming`]). The Python bindings live in
+//! `python/` behind the `python` feature and only extract, validate, release the GIL and convert.
+
+pub mod error;
+pub mod features;
+pub mod fingerprint;
+pub mod hamming;
+pub mod hash;
+pub mod parallel;
+
+#[cfg(feature = "python")]
+mod python;
+
+pub use error::{Error, Result};

@@ -1,0 +1,172 @@
+//! Bindings of hashing, tallies, fingerprints and distances.
+
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
+use pyo3::prelude::*;
+use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
+
+use crate::features::{FeatureConfig, TokenKind};
+use crate::fingerprint::{self, Hasher, Idf, Weighting};
+use crate::{hamming, hash, parallel};
+
+/// A str (hashed as UTF-8) or a bytes-like object.
+#[derive(FromPyObject)]
+pub enum Data {
+    Str(PyBackedStr),
+    Bytes(PyBackedBytes),
+}
+
+impl AsRef<[u8]> for Data {
+    fn as_ref(&self) -> &[u8] {
+        match self {
+            Data::Str(s) => s.as_bytes(),
+            Data::Bytes(b) => b.as_ref(),
+        }
+    }
+}
+
+#[pyfunction]
+fn fnv1a_64(data: Data) -> u64 {
+    hash::fnv1a_64(data.as_ref())
+}
+
+#[pyfunction]
+fn fnv1a_64_many<'py>(py: Python<'py>, items: Vec<Data>) -> Bound<'py, PyArray1<u64>> {
+    let hashes: Vec<u64> = py.detach(|| items.iter().map(|d| hash::fnv1a_64(d.as_ref())).collect());
+    hashes.into_pyarray(py)
+}
+
+#[pyfunction]
+#[pyo3(signature = (hashes, weights=None))]
+fn tallies_int(
+    py: Python<'_>,
+    hashes: PyReadonlyArray1<'_, u64>,
+    weights: Option<PyReadonlyArray1<'_, i64>>,
+) -> PyResult<Vec<i128>> {
+    let hashes = hashes.as_slice()?;
+    let weights = weights.as_ref().map(|w| w.as_slice()).transpose()?;
+    let tallies = py.detach(|| fingerprint::tallies_int(hashes, weights))?;
+    Ok(tallies.to_vec())
+}
+
+#[pyfunction]
+fn tallies_float(
+    py: Python<'_>,
+    hashes: PyReadonlyArray1<'_, u64>,
+    weights: PyReadonlyArray1<'_, f64>,
+) -> PyResult<Vec<f64>> {
+    let (hashes, weights) = (hashes.as_slice()?, weights.as_slice()?);
+    let tallies = py.detach(|| fingerprint::tallies_float(hashes, weights))?;
+    Ok(tallies.to_vec())
+}
+
+#[pyfunction]
+fn hamming_one_to_many<'py>(
+    py: Python<'py>,
+    query: u64,
+    fingerprints: PyReadonlyArray1<'py, u64>,
+) -> PyResult<Bound<'py, PyArray1<u8>>> {
+    let fingerprints = fingerprints.as_slice()?;
+    let out = py.detach(|| hamming::one_to_many(query, fingerprints));
+    Ok(out.into_pyarray(py))
+}
+
+#[pyfunction]
+fn hamming_pairwise<'py>(
+    py: Python<'py>,
+    a: PyReadonlyArray1<'py, u64>,
+    b: PyReadonlyArray1<'py, u64>,
+) -> PyResult<Bound<'py, PyArray1<u8>>> {
+    let (a, b) = (a.as_slice()?, b.as_slice()?);
+    let out = py.detach(|| hamming::pairwise(a, b))?;
+    Ok(out.into_pyarray(py))
+}
+
+/// The compiled half of `neardup.Simhasher`: features, weights and tallies of normalized text.
+#[pyclass(frozen, name = "Hasher", module = "neardup._core")]
+pub struct PyHasher {
+    inner: Hasher,
+}
+
+/// Borrows `fields[f][d]` as one slice per field.
+fn field_slices(fields: &[Vec<PyBackedStr>]) -> Vec<&[PyBackedStr]> {
+    fields.iter().map(|f| f.as_slice()).collect()
+}
+
+#[pymethods]
+impl PyHasher {
+    #[new]
+    #[pyo3(signature = (*, tokens, ngram, weighting, stopwords, field_weights, idf=None))]
+    fn new(
+        tokens: &str,
+        ngram: i64,
+        weighting: &str,
+        stopwords: Option<Vec<String>>,
+        field_weights: Vec<f64>,
+        idf: Option<(u64, PyReadonlyArray1<'_, u64>, PyReadonlyArray1<'_, u64>)>,
+    ) -> PyResult<Self> {
+        let features = FeatureConfig::new(TokenKind::parse(tokens)?, ngram, stopwords)?;
+        let idf = match idf {
+            Some((documents, keys, dfs)) => {
+                Some(Idf::from_frequencies(documents, keys.as_slice()?, dfs.as_slice()?)?)
+            }
+            None => None,
+        };
+        let inner = Hasher::new(features, Weighting::parse(weighting)?, idf, field_weights)?;
+        Ok(PyHasher { inner })
+    }
+
+    /// The features of one normalized text, exactly as hashed.
+    fn features(&self, py: Python<'_>, text: PyBackedStr) -> Vec<String> {
+        py.detach(|| self.inner.features().features(&text))
+    }
+
+    /// The features of one field of a document with the weight each adds, in summation order.
+    fn weighted_features(&self, py: Python<'_>, field: usize, text: PyBackedStr) -> Vec<(String, f64)> {
+        py.detach(|| self.inner.weighted_features(field, &text))
+    }
+
+    /// The fingerprint of one document given as one normalized text per field.
+    fn fingerprint(&self, py: Python<'_>, fields: Vec<PyBackedStr>) -> PyResult<u64> {
+        let slices: Vec<&[PyBackedStr]> = fields.iter().map(std::slice::from_ref).collect();
+        let fps = py.detach(|| self.inner.fingerprint_many(&slices))?;
+        Ok(fps[0])
+    }
+
+    /// Fingerprints of documents given field by field: `fields[f][d]`.
+    #[pyo3(signature = (fields, threads=None))]
+    fn fingerprint_many<'py>(
+        &self,
+        py: Python<'py>,
+        fields: Vec<Vec<PyBackedStr>>,
+        threads: Option<i64>,
+    ) -> PyResult<Bound<'py, PyArray1<u64>>> {
+        let slices = field_slices(&fields);
+        let fps = py.detach(|| parallel::with_threads(threads, || self.inner.fingerprint_many(&slices)))??;
+        Ok(fps.into_pyarray(py))
+    }
+
+    /// Document frequencies of feature hashes: (sorted keys, counts).
+    #[pyo3(signature = (fields, threads=None))]
+    fn document_frequencies<'py>(
+        &self,
+        py: Python<'py>,
+        fields: Vec<Vec<PyBackedStr>>,
+        threads: Option<i64>,
+    ) -> PyResult<(Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<u64>>)> {
+        let slices = field_slices(&fields);
+        let (keys, dfs) =
+            py.detach(|| parallel::with_threads(threads, || self.inner.document_frequencies(&slices)))??;
+        Ok((keys.into_pyarray(py), dfs.into_pyarray(py)))
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(fnv1a_64, m)?)?;
+    m.add_function(wrap_pyfunction!(fnv1a_64_many, m)?)?;
+    m.add_function(wrap_pyfunction!(tallies_int, m)?)?;
+    m.add_function(wrap_pyfunction!(tallies_float, m)?)?;
+    m.add_function(wrap_pyfunction!(hamming_one_to_many, m)?)?;
+    m.add_function(wrap_pyfunction!(hamming_pairwise, m)?)?;
+    m.add_class::<PyHasher>()?;
+    Ok(())
+}

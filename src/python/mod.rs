@@ -1,0 +1,15 @@
+//! The `neardup._core` extension module: registration only.
+
+use pyo3::prelude::*;
+
+mod errors;
+mod fingerprint;
+
+#[pymodule]
+#[pyo3(name = "_core")]
+fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    errors::register(m)?;
+    fingerprint::register(m)?;
+    Ok(())
+}
