@@ -17,7 +17,7 @@ Document = Union[str, bytes, Mapping[str, Any]]
 #: The defaults, chosen by near-duplicate F1 on the Debian corpus (see README, "Choosing the
 #: defaults"). Changing any of them changes every default fingerprint: a breaking change.
 DEFAULT_TOKENS = "word"
-DEFAULT_NGRAM = 3
+DEFAULT_NGRAM = 1
 DEFAULT_WEIGHTING = "tf"
 DEFAULT_UNICODE_FORM = "NFKC"
 
