@@ -1,9 +1,9 @@
 //! Features of normalized text: word shingles or character n-grams.
 //!
-//! A document is first compacted into one buffer: in word mode its tokens joined by one space, in
-//! character mode its text with every run of separators turned into one space. Every feature is
-//! then a contiguous slice of that buffer (a word shingle `"a b c"` is the bytes from the start of
-//! `a` to the end of `c`), so features are hashed in place and no string is allocated per feature.
+//! Word mode reads the text once, finding each token and hashing it as its bytes are read; a
+//! shingle `"a b c"` continues the hash of `a` over `" b"` and `" c"`, straight from the text.
+//! Character mode compacts the text into one buffer (every run of separators one space) and
+//! hashes its n-grams in place, four at a time. No string is allocated per feature.
 //!
 //! Character classes:
 //! * word characters are letters, numbers and marks (Unicode general categories L, N and M; marks
@@ -17,7 +17,7 @@ use std::hash::BuildHasherDefault;
 use unicode_properties::{GeneralCategoryGroup, UnicodeGeneralCategory};
 
 use crate::error::{Error, Result};
-use crate::hash::hash_ranges;
+use crate::hash::{fnv1a_64, fnv1a_64_update, hash_ranges, OFFSET_BASIS, PRIME};
 
 /// The kind of token features are built from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,15 +104,17 @@ impl FeatureConfig {
 /// Reusable buffers for one thread: building features allocates nothing once these have grown.
 #[derive(Default)]
 pub struct Scratch {
-    /// The compacted text.
-    pub buf: Vec<u8>,
-    /// Token spans in `buf` (word mode) or character starts (char mode, non-ASCII text).
+    /// Char mode: the compacted text.
+    buf: Vec<u8>,
+    /// Token spans in the text, or (char mode, non-ASCII text) character starts in `buf`.
     spans: Vec<(usize, usize)>,
-    /// Whether each token is a stopword.
+    /// Word mode: the FNV-1a 64 of each token.
+    token_hashes: Vec<u64>,
+    /// Word mode: whether each token is a stopword.
     stop: Vec<bool>,
-    /// Feature spans in `buf`.
-    pub ranges: Vec<(usize, usize)>,
-    /// Feature hashes.
+    /// Features: token-index ranges (word mode) or byte ranges of `buf` (char mode).
+    ranges: Vec<(usize, usize)>,
+    /// Feature hashes, in feature order.
     pub hashes: Vec<u64>,
 }
 
@@ -166,136 +168,276 @@ fn classify(c: char) -> Class {
     }
 }
 
-/// Calls `f(class, start, end)` for each character of `text` (byte offsets), ASCII fast.
-#[inline]
-fn for_each_class(text: &str, mut f: impl FnMut(Class, usize, usize)) {
+/// Byte classes for the scanner: an ASCII separator, an ASCII word character, or the first
+/// byte of a multi-byte character (decoded and classified on the slow path).
+const SEP: u8 = 0;
+const WORD: u8 = 1;
+const WIDE: u8 = 2;
+const BYTE_CLASS: [u8; 256] = {
+    let mut t = [WIDE; 256];
+    let mut b = 0;
+    while b < 128 {
+        t[b] = if ASCII_CLASS[b] { WORD } else { SEP };
+        b += 1;
+    }
+    t
+};
+
+/// Writes `text` into `buf` with every run of separators turned into one space and none at either
+/// end. The ASCII path has no branch on the data: each byte is written, and kept or overwritten.
+fn compact(text: &str, buf: &mut Vec<u8>) {
     let bytes = text.as_bytes();
+    // At most one space per character, plus the byte in flight.
+    buf.clear();
+    buf.resize(2 * bytes.len() + 1, 0);
+    let mut len = 0;
+    let mut pending = 0usize;
     let mut i = 0;
     while i < bytes.len() {
         let b = bytes[i];
-        if b < 0x80 {
-            let class = if ASCII_CLASS[b as usize] { Class::Word } else { Class::Separator };
-            f(class, i, i + 1);
-            i += 1;
-        } else {
-            // `i` is always at a character boundary: we only step by whole characters.
-            let c = text[i..].chars().next().unwrap_or('\u{FFFD}');
-            let end = i + c.len_utf8();
-            f(classify(c), i, end);
-            i = end;
+        let class = BYTE_CLASS[b as usize];
+        if class == WIDE {
+            let (class, width) = wide_class(text, i);
+            if class == Class::Separator {
+                pending = usize::from(len > 0);
+            } else {
+                if pending == 1 {
+                    buf[len] = b' ';
+                    len += 1;
+                }
+                buf[len..len + width].copy_from_slice(&bytes[i..i + width]);
+                len += width;
+                pending = 0;
+            }
+            i += width;
+            continue;
         }
+        let word = usize::from(class == WORD);
+        buf[len] = b' ';
+        len += pending & word;
+        buf[len] = b;
+        len += word;
+        pending = (1 - word) & usize::from(len > 0);
+        i += 1;
+    }
+    buf.truncate(len);
+}
+
+/// Appends the FNV-1a 64 of every run of `n` bytes of `buf` (`buf.len()` >= `n`), four
+/// consecutive runs in lockstep.
+fn hash_ngrams(buf: &[u8], n: usize, out: &mut Vec<u64>) {
+    let count = buf.len() + 1 - n;
+    out.reserve(count);
+    let mut i = 0;
+    while i + 4 <= count {
+        let window = &buf[i..i + n + 3];
+        let mut h = [OFFSET_BASIS; 4];
+        for k in 0..n {
+            for (l, hl) in h.iter_mut().enumerate() {
+                *hl = (*hl ^ u64::from(window[k + l])).wrapping_mul(PRIME);
+            }
+        }
+        out.extend_from_slice(&h);
+        i += 4;
+    }
+    out.extend((i..count).map(|i| fnv1a_64(&buf[i..i + n])));
+}
+
+/// The class and byte length of the multi-byte character starting at `i`.
+#[inline(never)]
+fn wide_class(text: &str, i: usize) -> (Class, usize) {
+    // `i` is always a character boundary: the scanner steps by whole characters.
+    let c = text[i..].chars().next().unwrap_or('\u{FFFD}');
+    (classify(c), c.len_utf8())
+}
+
+/// Scans the tokens of `text` in one pass: each maximal run of word characters and each
+/// own-token character, as byte spans of `text`, and the FNV-1a 64 of each token, computed while
+/// its bytes are read. ASCII takes one table lookup a byte; other characters are
+/// decoded and classified one by one.
+#[inline]
+fn scan_tokens(text: &str, spans: &mut Vec<(usize, usize)>, hashes: &mut Vec<u64>) {
+    let bytes = text.as_bytes();
+    let n = bytes.len();
+    let mut i = 0;
+    while i < n {
+        let start = i;
+        match BYTE_CLASS[bytes[i] as usize] {
+            SEP => {
+                i += 1;
+                continue;
+            }
+            WORD => {}
+            _ => {
+                let (class, len) = wide_class(text, i);
+                match class {
+                    Class::Separator => {
+                        i += len;
+                        continue;
+                    }
+                    Class::Own => {
+                        spans.push((i, i + len));
+                        hashes.push(fnv1a_64(&bytes[i..i + len]));
+                        i += len;
+                        continue;
+                    }
+                    Class::Word => {}
+                }
+            }
+        }
+        // A word starts at `start`: extend it over word characters, hashing as we go.
+        let mut h = OFFSET_BASIS;
+        while i < n {
+            let b = bytes[i];
+            match BYTE_CLASS[b as usize] {
+                WORD => {
+                    h = (h ^ u64::from(b)).wrapping_mul(PRIME);
+                    i += 1;
+                }
+                SEP => break,
+                _ => {
+                    let (class, len) = wide_class(text, i);
+                    if class != Class::Word {
+                        break;
+                    }
+                    h = fnv1a_64_update(h, &bytes[i..i + len]);
+                    i += len;
+                }
+            }
+        }
+        spans.push((start, i));
+        hashes.push(h);
     }
 }
 
 impl FeatureConfig {
-    /// Builds the features of `text` into `scratch.ranges` (spans of `scratch.buf`).
-    pub fn build(&self, text: &str, scratch: &mut Scratch) {
-        scratch.buf.clear();
-        scratch.spans.clear();
-        scratch.ranges.clear();
+    /// Hashes the features of `text` into `scratch.hashes`, in feature order.
+    pub fn hash_features(&self, text: &str, scratch: &mut Scratch) {
+        scratch.hashes.clear();
         match self.tokens {
-            TokenKind::Word => self.build_words(text, scratch),
-            TokenKind::Char => self.build_chars(text, scratch),
+            TokenKind::Word => {
+                self.shingles(text, scratch);
+                let s = &mut *scratch;
+                if self.ngram == 1 {
+                    // Each feature is one token, hashed by the scan.
+                    let token_hashes = &s.token_hashes;
+                    s.hashes.extend(s.ranges.iter().map(|&(a, _)| token_hashes[a]));
+                    return;
+                }
+                // A shingle continues the hash of its first token over " " and each next token
+                // (measured faster than hashing shingles as text slices four at a time).
+                let bytes = text.as_bytes();
+                let (spans, token_hashes) = (&s.spans, &s.token_hashes);
+                s.hashes.extend(s.ranges.iter().map(|&(a, b)| {
+                    let mut h = token_hashes[a];
+                    for &(start, end) in &spans[a + 1..b] {
+                        h = fnv1a_64_update((h ^ u64::from(b' ')).wrapping_mul(PRIME), &bytes[start..end]);
+                    }
+                    h
+                }));
+            }
+            TokenKind::Char => {
+                self.char_ngrams(text, scratch);
+                if scratch.ranges.is_empty() && !scratch.buf.is_empty() {
+                    hash_ngrams(&scratch.buf, self.ngram, &mut scratch.hashes);
+                } else {
+                    hash_ranges(&scratch.buf, &scratch.ranges, &mut scratch.hashes);
+                }
+            }
         }
     }
 
-    fn build_words(&self, text: &str, s: &mut Scratch) {
-        // Compact the tokens into `buf`, one space between two tokens.
-        let mut in_word = false;
-        for_each_class(text, |class, start, end| match class {
-            Class::Word => {
-                if !in_word {
-                    if !s.buf.is_empty() {
-                        s.buf.push(b' ');
-                    }
-                    s.spans.push((s.buf.len(), s.buf.len()));
-                    in_word = true;
-                }
-                s.buf.extend_from_slice(&text.as_bytes()[start..end]);
-                if let Some(last) = s.spans.last_mut() {
-                    last.1 = s.buf.len();
-                }
+    /// The features of `text` as strings, in order: exactly the bytes that are hashed.
+    pub fn features(&self, text: &str) -> Vec<String> {
+        let mut s = Scratch::default();
+        match self.tokens {
+            TokenKind::Word => {
+                self.shingles(text, &mut s);
+                s.ranges
+                    .iter()
+                    .map(|&(a, b)| {
+                        let words: Vec<&str> = s.spans[a..b].iter().map(|&(x, y)| &text[x..y]).collect();
+                        words.join(" ")
+                    })
+                    .collect()
             }
-            Class::Own => {
-                if !s.buf.is_empty() {
-                    s.buf.push(b' ');
+            TokenKind::Char => {
+                self.char_ngrams(text, &mut s);
+                if s.ranges.is_empty() && !s.buf.is_empty() {
+                    // ASCII: the n-grams are every run of n bytes.
+                    let n = self.ngram;
+                    return s.buf.windows(n).map(|w| String::from_utf8_lossy(w).into_owned()).collect();
                 }
-                let at = s.buf.len();
-                s.buf.extend_from_slice(&text.as_bytes()[start..end]);
-                s.spans.push((at, s.buf.len()));
-                in_word = false;
+                s.ranges
+                    .iter()
+                    // Every range starts and ends at a character boundary of valid UTF-8.
+                    .map(|&(a, b)| String::from_utf8_lossy(&s.buf[a..b]).into_owned())
+                    .collect()
             }
-            Class::Separator => in_word = false,
-        });
-        let tokens = &s.spans;
-        if tokens.is_empty() {
+        }
+    }
+
+    /// Word mode: token spans and hashes, then the shingles as token-index ranges in `ranges`.
+    fn shingles(&self, text: &str, s: &mut Scratch) {
+        s.spans.clear();
+        s.token_hashes.clear();
+        s.ranges.clear();
+        scan_tokens(text, &mut s.spans, &mut s.token_hashes);
+        let tokens = s.spans.len();
+        if tokens == 0 {
             return;
         }
-        let n = self.ngram;
         // A text with fewer than n tokens is one shingle of all of them.
-        let windows = if tokens.len() < n { 1 } else { tokens.len() - n + 1 };
-        let width = n.min(tokens.len());
-        let shingle = |i: usize| (tokens[i].0, tokens[i + width - 1].1);
-        match &self.stopwords {
-            None => s.ranges.extend((0..windows).map(shingle)),
-            Some(stopwords) => {
-                s.stop.clear();
-                s.stop.extend(tokens.iter().map(|&(a, b)| stopwords.contains(&s.buf[a..b])));
-                // Sliding count of stopwords in the window of `width` tokens.
-                let mut count = s.stop[..width].iter().filter(|&&x| x).count();
-                for i in 0..windows {
-                    if i > 0 {
-                        count += usize::from(s.stop[i + width - 1]);
-                        count -= usize::from(s.stop[i - 1]);
-                    }
-                    if count > 0 {
-                        s.ranges.push(shingle(i));
-                    }
-                }
-                // A filter that would leave nothing keeps everything: a document without a
-                // single stopword is still a document, not an empty one.
-                if s.ranges.is_empty() {
-                    s.ranges.extend((0..windows).map(shingle));
-                }
+        let width = self.ngram.min(tokens);
+        let windows = tokens - width + 1;
+        let shingle = |i: usize| (i, i + width);
+        let Some(stopwords) = &self.stopwords else {
+            s.ranges.extend((0..windows).map(shingle));
+            return;
+        };
+        let bytes = text.as_bytes();
+        s.stop.clear();
+        s.stop.extend(s.spans.iter().map(|&(a, b)| stopwords.contains(&bytes[a..b])));
+        // Sliding count of stopwords in the window of `width` tokens.
+        let mut count = s.stop[..width].iter().filter(|&&x| x).count();
+        for i in 0..windows {
+            if i > 0 {
+                count += usize::from(s.stop[i + width - 1]);
+                count -= usize::from(s.stop[i - 1]);
             }
+            if count > 0 {
+                s.ranges.push(shingle(i));
+            }
+        }
+        // A filter that would leave nothing keeps everything: a document without a single
+        // stopword is still a document, not an empty one.
+        if s.ranges.is_empty() {
+            s.ranges.extend((0..windows).map(shingle));
         }
     }
 
-    fn build_chars(&self, text: &str, s: &mut Scratch) {
-        // Compact the text: each run of separators becomes one space, none at either end.
-        let mut pending_space = false;
-        let mut ascii = true;
-        for_each_class(text, |class, start, end| {
-            if class == Class::Separator {
-                pending_space = !s.buf.is_empty();
-            } else {
-                if pending_space {
-                    s.buf.push(b' ');
-                    pending_space = false;
-                }
-                ascii &= end - start == 1;
-                s.buf.extend_from_slice(&text.as_bytes()[start..end]);
-            }
-        });
+    /// Char mode: the compacted text in `buf` and its n-grams as byte ranges in `ranges`, except
+    /// for an ASCII text of more than n characters, whose n-grams are all its runs of n bytes
+    /// (`ranges` is left empty).
+    fn char_ngrams(&self, text: &str, s: &mut Scratch) {
+        s.buf.clear();
+        s.spans.clear();
+        s.ranges.clear();
+        compact(text, &mut s.buf);
         if s.buf.is_empty() {
             return;
         }
         let n = self.ngram;
-        if ascii {
+        if s.buf.is_ascii() {
             if s.buf.len() <= n {
                 s.ranges.push((0, s.buf.len()));
-            } else {
-                s.ranges.extend((0..=s.buf.len() - n).map(|i| (i, i + n)));
             }
             return;
         }
         // Character starts, then n-grams between them.
+        s.spans.clear();
         let buf = &s.buf;
-        s.spans.extend(
-            (0..buf.len())
-                .filter(|&i| (buf[i] & 0xC0) != 0x80)
-                .map(|i| (i, i)),
-        );
+        s.spans.extend((0..buf.len()).filter(|&i| (buf[i] & 0xC0) != 0x80).map(|i| (i, i)));
         let chars = s.spans.len();
         if chars <= n {
             s.ranges.push((0, buf.len()));
@@ -304,31 +446,11 @@ impl FeatureConfig {
             s.ranges.extend((0..=chars - n).map(|i| (s.spans[i].0, end_of(i + n))));
         }
     }
-
-    /// Builds and hashes the features of `text` into `scratch.hashes`.
-    pub fn hash_features(&self, text: &str, scratch: &mut Scratch) {
-        self.build(text, scratch);
-        scratch.hashes.clear();
-        hash_ranges(&scratch.buf, &scratch.ranges, &mut scratch.hashes);
-    }
-
-    /// The features of `text` as strings, in order: exactly the bytes that are hashed.
-    pub fn features(&self, text: &str) -> Vec<String> {
-        let mut scratch = Scratch::default();
-        self.build(text, &mut scratch);
-        scratch
-            .ranges
-            .iter()
-            // Every range starts and ends at a character boundary of valid UTF-8.
-            .map(|&(a, b)| String::from_utf8_lossy(&scratch.buf[a..b]).into_owned())
-            .collect()
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hash::fnv1a_64;
 
     fn words(n: i64, text: &str) -> Vec<String> {
         FeatureConfig::new(TokenKind::Word, n, None).unwrap().features(text)

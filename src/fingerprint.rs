@@ -45,57 +45,144 @@ impl Weighting {
 
 /// Per-position counts of set bits over a stream of hashes.
 ///
-/// Eight bit planes form 64 vertical 8-bit counters: adding a hash ripples its bits through the
-/// planes like a binary adder (two operations a plane, no branch). Every 255 hashes the planes
-/// are moved into 64-bit counts, so no counter can wrap. The counts are bounded by the number of
+/// Bit-sliced counting: hashes are summed sixteen at a time through a tree of carry-save adders
+/// (Harley-Seal), five bitwise operations a hash, into planes of ones, twos, fours and eights;
+/// each block of sixteen leaves one plane of sixteens, spread into byte counters by table. The
+/// byte counters move into 64-bit counts before they can wrap. Counts are bounded by the number of
 /// hashes added, which is bounded by memory, so `u64` cannot overflow.
 #[derive(Clone)]
 pub struct BitCounter {
-    planes: [u64; 8],
-    pending: u32,
+    block: [u64; 16],
+    filled: usize,
+    /// Planes of weight 1, 2, 4 and 8.
+    planes: [u64; 4],
+    /// Sixteens, eight byte lanes per word: lane l of word j counts position 8j + l.
+    sixteens: [u64; 8],
+    blocks: u32,
     counts: [u64; 64],
     total: u64,
 }
 
 impl Default for BitCounter {
     fn default() -> Self {
-        BitCounter { planes: [0; 8], pending: 0, counts: [0; 64], total: 0 }
+        BitCounter {
+            block: [0; 16],
+            filled: 0,
+            planes: [0; 4],
+            sixteens: [0; 8],
+            blocks: 0,
+            counts: [0; 64],
+            total: 0,
+        }
     }
+}
+
+/// For each byte value, a word whose byte lane l is bit l of the byte.
+static SPREAD: [u64; 256] = {
+    let mut t = [0u64; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut l = 0;
+        while l < 8 {
+            t[b] |= (((b >> l) & 1) as u64) << (8 * l);
+            l += 1;
+        }
+        b += 1;
+    }
+    t
+};
+
+/// A carry-save adder: the (carry, sum) bits of a + b + c, position by position.
+#[inline(always)]
+fn csa(a: u64, b: u64, c: u64) -> (u64, u64) {
+    let u = a ^ b;
+    ((a & b) | (u & c), u ^ c)
 }
 
 impl BitCounter {
     /// Adds one hash.
     #[inline]
     pub fn add(&mut self, hash: u64) {
-        let mut carry = hash;
-        for plane in self.planes.iter_mut() {
-            let next = *plane & carry;
-            *plane ^= carry;
-            carry = next;
-        }
-        self.pending += 1;
-        if self.pending == 255 {
-            self.flush();
+        self.block[self.filled] = hash;
+        self.filled += 1;
+        if self.filled == 16 {
+            self.add_block();
         }
     }
 
-    fn flush(&mut self) {
-        for (p, plane) in self.planes.iter_mut().enumerate() {
-            let mut bits = *plane;
-            while bits != 0 {
-                let i = bits.trailing_zeros() as usize;
-                self.counts[i] += 1 << p;
-                bits &= bits - 1;
+    #[inline]
+    fn add_block(&mut self) {
+        let d = &self.block;
+        let [mut ones, mut twos, mut fours, mut eights] = self.planes;
+        let mut eights_pair = [0u64; 2];
+        for (half, e) in eights_pair.iter_mut().enumerate() {
+            let d = &d[8 * half..8 * half + 8];
+            let mut fours_pair = [0u64; 2];
+            for (quarter, f) in fours_pair.iter_mut().enumerate() {
+                let d = &d[4 * quarter..4 * quarter + 4];
+                let (twos_a, o) = csa(ones, d[0], d[1]);
+                let (twos_b, o) = csa(o, d[2], d[3]);
+                ones = o;
+                let (fours_carry, t) = csa(twos, twos_a, twos_b);
+                twos = t;
+                *f = fours_carry;
             }
-            *plane = 0;
+            let (eights_carry, f) = csa(fours, fours_pair[0], fours_pair[1]);
+            fours = f;
+            *e = eights_carry;
         }
-        self.total += u64::from(self.pending);
-        self.pending = 0;
+        let (sixteens, e) = csa(eights, eights_pair[0], eights_pair[1]);
+        eights = e;
+        self.planes = [ones, twos, fours, eights];
+        for (j, lanes) in self.sixteens.iter_mut().enumerate() {
+            *lanes += SPREAD[((sixteens >> (8 * j)) & 0xff) as usize];
+        }
+        self.filled = 0;
+        self.total += 16;
+        self.blocks += 1;
+        if self.blocks == 255 {
+            self.flush_sixteens();
+        }
+    }
+
+    fn flush_sixteens(&mut self) {
+        for (j, lanes) in self.sixteens.iter_mut().enumerate() {
+            for l in 0..8 {
+                self.counts[8 * j + l] += 16 * ((*lanes >> (8 * l)) & 0xff);
+            }
+            *lanes = 0;
+        }
+        self.blocks = 0;
     }
 
     /// The per-position counts and the number of hashes added.
     pub fn finish(mut self) -> ([u64; 64], u64) {
-        self.flush();
+        // The last partial block, one hash at a time, rippled through the four planes.
+        for i in 0..self.filled {
+            let mut carry = self.block[i];
+            for plane in self.planes.iter_mut() {
+                let next = *plane & carry;
+                *plane ^= carry;
+                carry = next;
+            }
+            // A carry out of the eights is a sixteen.
+            if carry != 0 {
+                for (j, lanes) in self.sixteens.iter_mut().enumerate() {
+                    *lanes += SPREAD[((carry >> (8 * j)) & 0xff) as usize];
+                }
+            }
+        }
+        self.total += self.filled as u64;
+        self.flush_sixteens();
+        let [ones, twos, fours, eights] = self.planes;
+        for j in 0..8 {
+            let lane = |x: u64| SPREAD[((x >> (8 * j)) & 0xff) as usize];
+            // Each byte lane is at most 15: no carry between lanes.
+            let low = lane(ones) + 2 * lane(twos) + 4 * lane(fours) + 8 * lane(eights);
+            for l in 0..8 {
+                self.counts[8 * j + l] += (low >> (8 * l)) & 0xff;
+            }
+        }
         (self.counts, self.total)
     }
 }
