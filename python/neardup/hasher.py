@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from concurrent.futures import Future, ThreadPoolExecutor
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Union
 
@@ -168,7 +169,7 @@ class Simhasher:
         dfs_all: list[np.ndarray] = []
         for start, chunk in _chunks(corpus, CHUNK_SIZE, "corpus"):
             columns = self._columns(chunk, start, "corpus")
-            keys, dfs = counter.document_frequencies(columns, threads)
+            keys, dfs = _call(counter.document_frequencies, columns, start, "corpus", threads)
             keys_all.append(keys)
             dfs_all.append(dfs)
             documents += len(chunk)
@@ -208,13 +209,13 @@ class Simhasher:
         columns = self._columns([doc], 0, "doc")
         out: list[tuple[str, float]] = []
         for field, column in enumerate(columns):
-            out.extend(self._inner.weighted_features(field, column[0]))
+            out.extend(_call(self._inner.weighted_features, column[0], 0, "doc", field))
         return out
 
     def fingerprint(self, doc: Document) -> int:
         """The 64-bit fingerprint of one document (a str, UTF-8 bytes, or a dict with ``fields``)."""
         columns = self._columns([doc], 0, "doc")
-        return self._inner.fingerprint([column[0] for column in columns])
+        return _call(self._inner.fingerprint_many, columns, 0, "doc")[0]
 
     # -- many documents -----------------------------------------------------------------------
 
@@ -241,12 +242,34 @@ class Simhasher:
         total = _length(docs)
         out = np.empty(total if total is not None else 0, dtype=np.uint64)
         parts: list[np.ndarray] = []
-        for start, chunk in _chunks(docs, chunk_size, "docs"):
-            fps = self._inner.fingerprint_many(self._columns(chunk, start, "docs"), threads)
+
+        def store(start: int, fps: np.ndarray) -> None:
             if total is not None:
-                out[start : start + len(chunk)] = fps
+                out[start : start + len(fps)] = fps
             else:
                 parts.append(fps)
+
+        # While the core fingerprints one chunk on all cores (the GIL released), this thread
+        # normalizes the next one: one helper thread keeps the core busy.
+        pool: ThreadPoolExecutor | None = None
+        pending: list[tuple[int, Future[np.ndarray]]] = []
+        try:
+            for start, chunk in _chunks(docs, chunk_size, "docs"):
+                columns = self._columns(chunk, start, "docs")
+                if pool is None and len(chunk) == chunk_size and total != chunk_size:
+                    pool = ThreadPoolExecutor(1, thread_name_prefix="neardup")
+                if pool is None:
+                    store(start, _call(self._inner.fingerprint_many, columns, start, "docs", threads))
+                    continue
+                pending.append((start, pool.submit(_call, self._inner.fingerprint_many, columns, start, "docs", threads)))
+                while len(pending) > 1:
+                    done_start, future = pending.pop(0)
+                    store(done_start, future.result())
+            for done_start, future in pending:
+                store(done_start, future.result())
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
         if total is None:
             return np.concatenate(parts) if parts else out
         return out
@@ -260,7 +283,6 @@ class Simhasher:
                 column = [self._normalize(doc) for doc in chunk]
             except TypeError:
                 column = [self._text(doc, f"{name}[{start + i}]") for i, doc in enumerate(chunk)]
-            _check_encodable(column, start, name)
             return [column]
         columns: list[list[str]] = [[] for _ in self.fields]
         for i, doc in enumerate(chunk):
@@ -273,8 +295,6 @@ class Simhasher:
                 value = doc.get(field)
                 label = f"{name}[{start + i}][{field!r}]"
                 column.append("" if value is None else self._text(value, label))
-        for column in columns:
-            _check_encodable(column, start, name)
         return columns
 
     def _text(self, doc: Any, label: str) -> str:
@@ -338,10 +358,23 @@ def _field_weights(fields: Mapping[str, float] | None) -> dict[str, float] | Non
     return out
 
 
-def _check_encodable(column: list[str], start: int, name: str) -> None:
+def _call(method: Any, columns: Any, start: int, name: str, *args: Any) -> Any:
+    """Calls the core on columns of texts; a text the core cannot take as UTF-8 is named."""
+    try:
+        return method(columns, *args)
+    except UnicodeEncodeError:
+        _raise_unencodable(columns, start, name)
+        raise
+
+
+def _raise_unencodable(columns: list[list[str]] | list[str], start: int, name: str) -> None:
     """Lone surrogates cannot cross into the core as UTF-8: say which document holds one."""
-    for i, text in enumerate(column):
-        if not text.isascii():
+    if isinstance(columns, str):
+        flat: Any = [[columns]]
+    else:
+        flat = [columns] if columns and isinstance(columns[0], str) else columns
+    for column in flat:
+        for i, text in enumerate(column):
             try:
                 text.encode("utf-8")
             except UnicodeEncodeError as err:

@@ -121,15 +121,8 @@ impl PyHasher {
     }
 
     /// The features of one field of a document with the weight each adds, in summation order.
-    fn weighted_features(&self, py: Python<'_>, field: usize, text: PyBackedStr) -> Vec<(String, f64)> {
+    fn weighted_features(&self, py: Python<'_>, text: PyBackedStr, field: usize) -> Vec<(String, f64)> {
         py.detach(|| self.inner.weighted_features(field, &text))
-    }
-
-    /// The fingerprint of one document given as one normalized text per field.
-    fn fingerprint(&self, py: Python<'_>, fields: Vec<PyBackedStr>) -> PyResult<u64> {
-        let slices: Vec<&[PyBackedStr]> = fields.iter().map(std::slice::from_ref).collect();
-        let fps = py.detach(|| self.inner.fingerprint_many(&slices))?;
-        Ok(fps[0])
     }
 
     /// Fingerprints of documents given field by field: `fields[f][d]`.
