@@ -1,7 +1,22 @@
 """The compiled core of neardup (Rust). Users call the public API in ``neardup``; these are its parts."""
 
+from typing import final
+
 import numpy as np
 import numpy.typing as npt
+
+__all__ = [
+    "__version__",
+    "Hasher",
+    "IndexFormatError",
+    "NeardupError",
+    "fnv1a_64",
+    "fnv1a_64_many",
+    "hamming_one_to_many",
+    "hamming_pairwise",
+    "tallies_float",
+    "tallies_int",
+]
 
 __version__: str
 
@@ -29,6 +44,7 @@ def hamming_one_to_many(query: int, fingerprints: npt.NDArray[np.uint64]) -> npt
 def hamming_pairwise(a: npt.NDArray[np.uint64], b: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint8]:
     """Element-wise distances of two equally long arrays."""
 
+@final
 class Hasher:
     """Features, weights and fingerprints of normalized text (the compiled half of Simhasher)."""
 
