@@ -17,7 +17,7 @@ use std::hash::BuildHasherDefault;
 use unicode_properties::{GeneralCategoryGroup, UnicodeGeneralCategory};
 
 use crate::error::{Error, Result};
-use crate::hash::{fnv1a_64, fnv1a_64_update, hash_ranges, OFFSET_BASIS, PRIME};
+use crate::hash::{fnv1a_64, fnv1a_64_update, hash_ranges, FoldHasher, OFFSET_BASIS, PRIME};
 
 /// The kind of token features are built from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,27 +41,14 @@ impl TokenKind {
     }
 }
 
-/// A hasher for sets keyed by our own byte strings: FNV-1a, deterministic and fast on short keys.
-#[derive(Default)]
-pub struct FnvHasher(u64);
-
-impl std::hash::Hasher for FnvHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        self.0 = crate::hash::fnv1a_64_update(self.0 ^ crate::hash::OFFSET_BASIS, bytes);
-    }
-}
-
-type FnvSet<T> = HashSet<T, BuildHasherDefault<FnvHasher>>;
+type ByteSet = HashSet<Box<[u8]>, BuildHasherDefault<FoldHasher>>;
 
 /// What turns a normalized text into features.
 #[derive(Clone, Debug)]
 pub struct FeatureConfig {
     tokens: TokenKind,
     ngram: usize,
-    stopwords: Option<FnvSet<Box<[u8]>>>,
+    stopwords: Option<ByteSet>,
 }
 
 /// The largest n-gram size accepted: far past any useful value, small enough to catch mistakes.
@@ -85,7 +72,7 @@ impl FeatureConfig {
             words
                 .into_iter()
                 .map(|w| w.into_bytes().into_boxed_slice())
-                .collect::<FnvSet<_>>()
+                .collect::<ByteSet>()
         });
         Ok(FeatureConfig { tokens, ngram: ngram as usize, stopwords })
     }

@@ -17,6 +17,7 @@ use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::features::{FeatureConfig, Scratch};
+use crate::hash::FoldHasher;
 
 /// How the features of one document are weighted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -287,26 +288,6 @@ fn check_lengths(hashes: usize, weights: usize) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-/// A hasher for maps keyed by feature hashes: one folded 128-bit multiply, so both the low bits
-/// (bucket) and the high bits (control byte) of the table hash are well mixed.
-#[derive(Default)]
-pub struct FoldHasher(u64);
-
-impl std::hash::Hasher for FoldHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b) ^ self.0.rotate_left(8));
-        }
-    }
-    fn write_u64(&mut self, x: u64) {
-        let p = u128::from(x ^ self.0) * 0x9E37_79B9_7F4A_7C15_u128;
-        self.0 = (p as u64) ^ ((p >> 64) as u64);
-    }
 }
 
 /// A map keyed by feature hashes.

@@ -64,6 +64,27 @@ pub fn hash_ranges(buf: &[u8], ranges: &[(usize, usize)], out: &mut Vec<u64>) {
     out.extend(quads.remainder().iter().map(|&(s, e)| fnv1a_64(&buf[s..e])));
 }
 
+/// The hasher of in-memory maps and sets keyed by our own values (feature hashes, stopwords):
+/// one folded 128-bit multiply per word, so both the low bits (bucket) and the high bits (control
+/// byte) of the table hash are well mixed. Deterministic, unlike std's `RandomState`.
+#[derive(Default)]
+pub struct FoldHasher(u64);
+
+impl std::hash::Hasher for FoldHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b) ^ self.0.rotate_left(8));
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        let p = u128::from(x ^ self.0) * 0x9E37_79B9_7F4A_7C15_u128;
+        self.0 = (p as u64) ^ ((p >> 64) as u64);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,6 +8,9 @@ use crate::features::{FeatureConfig, TokenKind};
 use crate::fingerprint::{self, Hasher, Idf, Weighting};
 use crate::{hamming, hash, parallel};
 
+/// A numpy `uint64` array handed to Python.
+type U64Array<'py> = Bound<'py, PyArray1<u64>>;
+
 /// A str (hashed as UTF-8) or a bytes-like object.
 #[derive(FromPyObject)]
 pub enum Data {
@@ -145,7 +148,7 @@ impl PyHasher {
         py: Python<'py>,
         fields: Vec<Vec<PyBackedStr>>,
         threads: Option<i64>,
-    ) -> PyResult<(Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<u64>>)> {
+    ) -> PyResult<(U64Array<'py>, U64Array<'py>)> {
         let slices = field_slices(&fields);
         let (keys, dfs) =
             py.detach(|| parallel::with_threads(threads, || self.inner.document_frequencies(&slices)))??;
