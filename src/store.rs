@@ -94,7 +94,8 @@ impl Plain for u32 {
 
 /// The bytes of a loaded file: read into memory (8-byte aligned) or mapped.
 pub enum Backing {
-    Heap(Vec<u64>),
+    /// Whole words holding the file's bytes, and the byte length.
+    Heap(Vec<u64>, usize),
     Map(memmap2::Mmap),
 }
 
@@ -102,7 +103,7 @@ impl Backing {
     fn bytes(&self) -> &[u8] {
         match self {
             // SAFETY: u64 has no padding; the byte view covers exactly the vector's memory.
-            Backing::Heap(v) => unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), v.len() * 8) },
+            Backing::Heap(v, len) => unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), (*len).min(v.len() * 8)) },
             Backing::Map(m) => m,
         }
     }
@@ -291,11 +292,7 @@ pub fn load(path: &Path, mmap: bool) -> Result<Stored> {
         let bytes = unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), words * 8) };
         let size = size as usize;
         file.read_exact(&mut bytes[..size])?;
-        if size % 8 != 0 {
-            // Keep the exact length visible to the checks below.
-            return Err(truncated(size as u64, None));
-        }
-        Backing::Heap(v)
+        Backing::Heap(v, size)
     };
     parse(Arc::new(backing))
 }
