@@ -10,7 +10,12 @@ pub mod features;
 pub mod fingerprint;
 pub mod hamming;
 pub mod hash;
+pub mod index;
+pub mod pairs;
 pub mod parallel;
+pub mod plan;
+pub mod store;
+pub mod table;
 
 #[cfg(feature = "python")]
 mod python;

@@ -16,16 +16,23 @@ from .fingerprints import (
     simhash_tallies,
 )
 from .hasher import Simhasher
+from .index import Plan, PlanTable, SimhashIndex, cluster, find_all, plan
 from .normalize import normalize
 
 __all__ = [
     "IndexFormatError",
     "NeardupError",
+    "Plan",
+    "PlanTable",
+    "SimhashIndex",
     "Simhasher",
+    "cluster",
+    "find_all",
     "fnv1a_64",
     "hamming",
     "hamming_many",
     "normalize",
+    "plan",
     "simhash",
     "simhash_features",
     "simhash_hashes",

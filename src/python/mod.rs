@@ -4,6 +4,7 @@ use pyo3::prelude::*;
 
 mod errors;
 mod fingerprint;
+mod index;
 
 #[pymodule]
 #[pyo3(name = "_core")]
@@ -11,5 +12,6 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     errors::register(m)?;
     fingerprint::register(m)?;
+    index::register(m)?;
     Ok(())
 }

@@ -1,0 +1,272 @@
+//! Bindings of plans, the index and batch mode.
+
+use std::path::PathBuf;
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
+use pyo3::exceptions::PyKeyError;
+use pyo3::prelude::*;
+
+use crate::index::Index;
+use crate::pairs;
+use crate::parallel;
+use crate::plan::{check_k, Plan, Workload};
+
+/// A layout of permuted tables (compiled half of `neardup.Plan`).
+#[pyclass(frozen, name = "Plan", module = "neardup._core")]
+pub struct PyPlan {
+    pub inner: Plan,
+}
+
+#[pymethods]
+impl PyPlan {
+    /// `blocks` even blocks, C(blocks, k) tables.
+    #[staticmethod]
+    fn blocks(blocks: i64, k: i64) -> PyResult<Self> {
+        Ok(PyPlan { inner: Plan::blocks(blocks, k)? })
+    }
+
+    /// Blocks per level, each level splitting the low bits the level above leaves.
+    #[staticmethod]
+    fn nested(levels: Vec<i64>, k: i64) -> PyResult<Self> {
+        Ok(PyPlan { inner: Plan::nested(&levels, k)? })
+    }
+
+    /// The plan of least expected work for `n` fingerprints within `memory` bytes.
+    #[staticmethod]
+    #[pyo3(signature = (k, n, memory=None, batch=false))]
+    fn choose(k: i64, n: i64, memory: Option<i64>, batch: bool) -> PyResult<Self> {
+        let n = u64::try_from(n).map_err(|_| pyo3::exceptions::PyValueError::new_err(format!("n must be >= 0, got {n}")))?;
+        let memory = memory
+            .map(|m| u64::try_from(m).map_err(|_| pyo3::exceptions::PyValueError::new_err(format!("memory must be >= 0 bytes, got {m}"))))
+            .transpose()?;
+        let workload = if batch { Workload::Batch } else { Workload::Query };
+        Ok(PyPlan { inner: Plan::choose(k, n, memory, workload)? })
+    }
+
+    #[getter]
+    fn k(&self) -> u32 {
+        self.inner.k()
+    }
+
+    #[getter]
+    fn levels(&self) -> Vec<u32> {
+        self.inner.levels().to_vec()
+    }
+
+    /// (prefix bits, prefix mask, source bit of each output bit from bit 63 down) per table.
+    #[getter]
+    fn tables(&self) -> Vec<(u32, u64, Vec<u8>)> {
+        self.inner
+            .tables()
+            .iter()
+            .map(|t| (t.prefix_bits, t.prefix_mask, t.permutation.order().to_vec()))
+            .collect()
+    }
+
+    fn expected_candidates(&self, n: f64) -> f64 {
+        self.inner.tables().iter().map(|t| n / 2f64.powi(t.prefix_bits as i32)).sum()
+    }
+
+    #[getter]
+    fn bytes_per_fingerprint(&self) -> u64 {
+        self.inner.bytes_per_fingerprint()
+    }
+
+    /// Permutes fingerprints for table `table` (for inspection and tests).
+    fn permute<'py>(
+        &self,
+        py: Python<'py>,
+        table: usize,
+        fingerprints: PyReadonlyArray1<'py, u64>,
+    ) -> PyResult<Bound<'py, PyArray1<u64>>> {
+        let layout = self.inner.tables().get(table).ok_or_else(|| {
+            pyo3::exceptions::PyIndexError::new_err(format!(
+                "table must be in 0..{}, got {table}",
+                self.inner.tables().len()
+            ))
+        })?;
+        let fps = fingerprints.as_slice()?;
+        let out: Vec<u64> = py.detach(|| fps.iter().map(|&x| layout.permutation.apply(x)).collect());
+        Ok(out.into_pyarray(py))
+    }
+
+    fn __str__(&self) -> String {
+        self.inner.to_string()
+    }
+
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other.cast::<PyPlan>().is_ok_and(|o| o.get().inner == self.inner)
+    }
+
+    fn __hash__(&self) -> u64 {
+        let mut h = u64::from(self.inner.k());
+        for &b in self.inner.levels() {
+            h = h.wrapping_mul(131).wrapping_add(u64::from(b));
+        }
+        h
+    }
+}
+
+/// The compiled half of `neardup.SimhashIndex`: an index behind a read-write lock.
+#[pyclass(frozen, name = "Index", module = "neardup._core")]
+pub struct PyIndex {
+    inner: RwLock<Index>,
+}
+
+impl PyIndex {
+    fn read(&self) -> RwLockReadGuard<'_, Index> {
+        self.inner.read().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, Index> {
+        self.inner.write().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+#[pymethods]
+impl PyIndex {
+    #[new]
+    #[pyo3(signature = (k, plan=None, expected_size=None))]
+    fn new(k: i64, plan: Option<PyRef<'_, PyPlan>>, expected_size: Option<i64>) -> PyResult<Self> {
+        let expected = expected_size
+            .map(|n| {
+                u64::try_from(n).map_err(|_| {
+                    pyo3::exceptions::PyValueError::new_err(format!("expected_size must be >= 0, got {n}"))
+                })
+            })
+            .transpose()?;
+        let index = Index::new(k, plan.map(|p| p.inner.clone()), expected)?;
+        Ok(PyIndex { inner: RwLock::new(index) })
+    }
+
+    #[getter]
+    fn k(&self, py: Python<'_>) -> u32 {
+        py.detach(|| self.read().k())
+    }
+
+    #[getter]
+    fn plan(&self, py: Python<'_>) -> PyPlan {
+        PyPlan { inner: py.detach(|| self.read().plan().clone()) }
+    }
+
+    #[getter]
+    fn nbytes(&self, py: Python<'_>) -> usize {
+        py.detach(|| self.read().nbytes())
+    }
+
+    fn __len__(&self, py: Python<'_>) -> usize {
+        py.detach(|| self.read().len())
+    }
+
+    fn contains(&self, py: Python<'_>, id: i64) -> bool {
+        py.detach(|| self.read().contains(id))
+    }
+
+    #[pyo3(signature = (fingerprints, ids=None))]
+    fn add(
+        &self,
+        py: Python<'_>,
+        fingerprints: PyReadonlyArray1<'_, u64>,
+        ids: Option<PyReadonlyArray1<'_, i64>>,
+    ) -> PyResult<()> {
+        let fps = fingerprints.as_slice()?;
+        let ids = ids.as_ref().map(|i| i.as_slice()).transpose()?;
+        py.detach(|| self.write().add(fps, ids))?;
+        Ok(())
+    }
+
+    fn remove(&self, py: Python<'_>, ids: PyReadonlyArray1<'_, i64>) -> PyResult<()> {
+        let ids = ids.as_slice()?;
+        py.detach(|| self.write().remove(ids))
+            .map_err(|missing| PyKeyError::new_err(format!("id {missing} is not in the index")))
+    }
+
+    fn compact(&self, py: Python<'_>) {
+        py.detach(|| self.write().compact())
+    }
+
+    /// Test hook: buffer and tombstone limits, or None for the defaults.
+    fn _set_limits(&self, py: Python<'_>, limits: Option<(usize, usize)>) {
+        py.detach(|| self.write().set_limits(limits))
+    }
+
+    /// (id, distance) pairs within k, by distance then id.
+    fn query(&self, py: Python<'_>, fingerprint: u64) -> Vec<(i64, u8)> {
+        let found = py.detach(|| self.read().query(fingerprint));
+        found.into_iter().map(|(d, id)| (id, d)).collect()
+    }
+
+    #[pyo3(signature = (fingerprints, threads=None))]
+    #[allow(clippy::type_complexity)]
+    fn query_many<'py>(
+        &self,
+        py: Python<'py>,
+        fingerprints: PyReadonlyArray1<'py, u64>,
+        threads: Option<i64>,
+    ) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<u8>>)> {
+        let fps = fingerprints.as_slice()?;
+        let (rows, ids, ds) = py.detach(|| parallel::with_threads(threads, || self.read().query_many(fps)))?;
+        Ok((rows.into_pyarray(py), ids.into_pyarray(py), ds.into_pyarray(py)))
+    }
+
+    fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
+        py.detach(|| self.read().save(&path))?;
+        Ok(())
+    }
+
+    #[staticmethod]
+    #[pyo3(signature = (path, mmap=true))]
+    fn load(py: Python<'_>, path: PathBuf, mmap: bool) -> PyResult<Self> {
+        let index = py.detach(|| Index::load(&path, mmap))?;
+        Ok(PyIndex { inner: RwLock::new(index) })
+    }
+}
+
+fn batch_plan(k: i64, n: usize, plan: Option<PyRef<'_, PyPlan>>) -> PyResult<(u32, Plan)> {
+    let k_u = check_k(k)?;
+    let plan = match plan {
+        Some(p) => p.inner.clone(),
+        None => Plan::choose(k, n as u64, None, Workload::Batch)?,
+    };
+    Ok((k_u, plan))
+}
+
+#[pyfunction]
+#[pyo3(signature = (fingerprints, k, plan=None, threads=None))]
+#[allow(clippy::type_complexity)]
+fn find_all<'py>(
+    py: Python<'py>,
+    fingerprints: PyReadonlyArray1<'py, u64>,
+    k: i64,
+    plan: Option<PyRef<'py, PyPlan>>,
+    threads: Option<i64>,
+) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<u8>>)> {
+    let fps = fingerprints.as_slice()?;
+    let (k, plan) = batch_plan(k, fps.len(), plan)?;
+    let found = py.detach(|| parallel::with_threads(threads, || pairs::find_all(fps, k, &plan)))??;
+    Ok((found.i.into_pyarray(py), found.j.into_pyarray(py), found.distance.into_pyarray(py)))
+}
+
+#[pyfunction]
+#[pyo3(signature = (fingerprints, k, plan=None, threads=None))]
+fn cluster<'py>(
+    py: Python<'py>,
+    fingerprints: PyReadonlyArray1<'py, u64>,
+    k: i64,
+    plan: Option<PyRef<'py, PyPlan>>,
+    threads: Option<i64>,
+) -> PyResult<Bound<'py, PyArray1<i64>>> {
+    let fps = fingerprints.as_slice()?;
+    let (k, plan) = batch_plan(k, fps.len(), plan)?;
+    let labels = py.detach(|| parallel::with_threads(threads, || pairs::cluster(fps, k, &plan)))??;
+    Ok(labels.into_pyarray(py))
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyPlan>()?;
+    m.add_class::<PyIndex>()?;
+    m.add_function(wrap_pyfunction!(find_all, m)?)?;
+    m.add_function(wrap_pyfunction!(cluster, m)?)?;
+    Ok(())
+}
