@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::hamming::hamming;
 use crate::plan::{check_k, Plan, Workload};
 use crate::store::{self, Words};
-use crate::table::{lower_bound, prefix_range, radix_sort_top};
+use crate::table::{lower_bound, prefetch, prefix_range, radix_sort_top};
 
 /// Corpus size the planner assumes when the caller gives none.
 pub const DEFAULT_EXPECTED_SIZE: u64 = 1_000_000;
@@ -87,8 +87,14 @@ impl Segment {
     /// Entries `lo..hi` holding fingerprint `fp`.
     fn range_of(&self, fp: u64) -> (usize, usize) {
         let lo = lower_bound(&self.fps, fp);
-        let hi = lo + self.fps[lo..].partition_point(|&x| x == fp);
-        (lo, hi)
+        let rest = &self.fps[lo..];
+        // Copies are few: gallop from the first.
+        let mut step = 1;
+        while step <= rest.len() && rest[step - 1] == fp {
+            step *= 2;
+        }
+        let end = step.min(rest.len());
+        (lo, lo + step / 2 + rest[step / 2..end].partition_point(|&x| x == fp))
     }
 
     /// Ids in ascending order.
@@ -422,8 +428,13 @@ impl Index {
     /// (distance, id) of every entry within k of `query`, sorted.
     pub fn query_into(&self, query: u64, out: &mut Vec<(u8, i64)>) {
         let tables = self.plan.tables();
+        let permuted: Vec<u64> = tables.iter().map(|l| l.permutation.apply(query)).collect();
         for (t, layout) in tables.iter().enumerate() {
-            let pq = layout.permutation.apply(query);
+            let low = if layout.prefix_bits >= 64 { 0 } else { u64::MAX >> layout.prefix_bits };
+            prefetch(&self.main.tables[t], permuted[t] & !low);
+        }
+        for (t, layout) in tables.iter().enumerate() {
+            let pq = permuted[t];
             for (segment, is_main) in [(&self.main, true), (&self.buffer, false)] {
                 if segment.is_empty() {
                     continue;

@@ -366,8 +366,11 @@ impl Plan {
         let n = n as f64;
         match workload {
             Workload::Query => {
-                let search = 25.0 + 4.0 * n.log2().max(1.0).log2();
-                self.tables.len() as f64 * search + 1.5 * self.expected_candidates(n as u64)
+                // A search is cheap while a table fits in cache and costs a cache miss per probe
+                // beyond it; a candidate costs a distance and a branch.
+                let megabytes = n * 8.0 / f64::from(1 << 20);
+                let search = 30.0 + 70.0 * megabytes.log2().max(0.0);
+                self.tables.len() as f64 * search + 5.0 * self.expected_candidates(n as u64)
             }
             Workload::Batch => self
                 .tables
