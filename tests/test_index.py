@@ -572,6 +572,29 @@ def test_missing_file_is_an_os_error(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------
+# Docs
+
+
+def test_docs_examples_run_and_print_what_they_say(tmp_path, monkeypatch, capsys):
+    """Runs the Python blocks of docs/index.md and checks each print against its comment."""
+    import re
+    from pathlib import Path
+
+    doc = Path(__file__).resolve().parent.parent / "docs" / "index.md"
+    blocks = re.findall(r"```python\n(.*?)```", doc.read_text(), flags=re.S)
+    assert len(blocks) == 2
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {}
+    for block in blocks:
+        exec(compile(block, str(doc), "exec"), namespace)
+    printed = capsys.readouterr().out.splitlines()
+    expected = [m.group(1) for m in re.finditer(r"print\(.*\)\s+# (\[.*?\])", blocks[0])]
+    assert printed[: len(expected)] == expected
+    plan_text = [line[2:] for line in blocks[1].splitlines() if line.startswith("# ")]
+    assert printed[len(expected) :] == plan_text
+
+
+# ---------------------------------------------------------------------------------------------
 # Threads
 
 
