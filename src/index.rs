@@ -10,6 +10,7 @@
 
 use std::collections::HashSet;
 use std::path::Path;
+use std::sync::OnceLock;
 
 use rayon::prelude::*;
 
@@ -23,12 +24,27 @@ use crate::table::{lower_bound, prefetch, prefix_range, radix_sort_top};
 pub const DEFAULT_EXPECTED_SIZE: u64 = 1_000_000;
 
 /// Entries sorted by (fingerprint, id) with their tables.
+///
+/// The positions in id order are built on first use (an explicit id, a removal, a membership
+/// test), so an index filled with default ids, which are fresh by construction, never pays
+/// their 4 bytes per entry.
 #[derive(Default)]
 pub struct Segment {
     fps: Words<u64>,
     ids: Words<i64>,
-    by_id: Words<u32>,
+    by_id: OnceLock<Words<u32>>,
     tables: Vec<Words<u64>>,
+}
+
+/// Positions of `ids` in ascending id order.
+fn id_order(ids: &[i64]) -> Vec<u32> {
+    let mut by_id: Vec<u32> = (0..ids.len() as u32).collect();
+    if by_id.len() > 1 << 15 {
+        by_id.par_sort_unstable_by_key(|&p| ids[p as usize]);
+    } else {
+        by_id.sort_unstable_by_key(|&p| ids[p as usize]);
+    }
+    by_id
 }
 
 impl Segment {
@@ -57,12 +73,6 @@ impl Segment {
         let fps: Vec<u64> = entries.iter().map(|e| e.0).collect();
         let ids: Vec<i64> = entries.iter().map(|e| e.1).collect();
         drop(entries);
-        let mut by_id: Vec<u32> = (0..fps.len() as u32).collect();
-        if by_id.len() > 1 << 15 {
-            by_id.par_sort_unstable_by_key(|&p| ids[p as usize]);
-        } else {
-            by_id.sort_unstable_by_key(|&p| ids[p as usize]);
-        }
         let mut distinct = fps.clone();
         distinct.dedup();
         let tables = plan
@@ -74,12 +84,12 @@ impl Segment {
                 Words::Owned(v)
             })
             .collect();
-        Ok(Segment { fps: fps.into(), ids: ids.into(), by_id: by_id.into(), tables })
+        Ok(Segment { fps: fps.into(), ids: ids.into(), by_id: OnceLock::new(), tables })
     }
 
     /// The position of `id` among the entries.
     fn position_of_id(&self, id: i64) -> Option<usize> {
-        let by_id = &self.by_id[..];
+        let by_id = self.by_id();
         let at = by_id.partition_point(|&p| self.ids[p as usize] < id);
         (at < by_id.len() && self.ids[by_id[at] as usize] == id).then(|| by_id[at] as usize)
     }
@@ -99,11 +109,19 @@ impl Segment {
 
     /// Ids in ascending order.
     fn sorted_ids(&self) -> impl Iterator<Item = i64> + '_ {
-        self.by_id.iter().map(|&p| self.ids[p as usize])
+        self.by_id().iter().map(|&p| self.ids[p as usize])
     }
 
     fn nbytes(&self) -> usize {
-        self.fps.len() * 8 + self.ids.len() * 8 + self.by_id.len() * 4 + self.tables.iter().map(|t| t.len() * 8).sum::<usize>()
+        self.fps.len() * 8
+            + self.ids.len() * 8
+            + self.by_id.get().map_or(0, |b| b.len() * 4)
+            + self.tables.iter().map(|t| t.len() * 8).sum::<usize>()
+    }
+
+    /// Positions of the entries in ascending id order, built on first use.
+    fn by_id(&self) -> &[u32] {
+        self.by_id.get_or_init(|| Words::Owned(id_order(&self.ids)))
     }
 }
 
@@ -145,24 +163,10 @@ fn merge(plan: &Plan, a: &Segment, b: &Segment, dropped: &HashSet<i64>) -> Segme
             j += 1;
         }
     }
-    // Id order: merge the two id orders, mapped to the new positions.
-    let mut by_id = Vec::with_capacity(fps.len());
-    let mut pa = a.by_id.iter().map(|&p| new_a[p as usize]).filter(|&p| p != u32::MAX).peekable();
-    let mut pb = b.by_id.iter().map(|&p| new_b[p as usize]).peekable();
-    loop {
-        let next = match (pa.peek(), pb.peek()) {
-            (None, None) => break,
-            (Some(_), None) => pa.next(),
-            (None, Some(_)) => pb.next(),
-            (Some(&x), Some(&y)) => {
-                if ids[x as usize] < ids[y as usize] {
-                    pa.next()
-                } else {
-                    pb.next()
-                }
-            }
-        };
-        by_id.extend(next);
+    // Id order, if `a` has one: merge the two id orders, mapped to the new positions.
+    let merged_by_id = OnceLock::new();
+    if a.by_id.get().is_some() {
+        merged_by_id.get_or_init(|| Words::Owned(merge_id_orders(a, b, &new_a, &new_b, &ids)));
     }
     drop((new_a, new_b));
     // Distinct fingerprints of `a` that no entry holds any more.
@@ -230,7 +234,29 @@ fn merge(plan: &Plan, a: &Segment, b: &Segment, dropped: &HashSet<i64>) -> Segme
             Words::Owned(out)
         })
         .collect();
-    Segment { fps: fps.into(), ids: ids.into(), by_id: by_id.into(), tables }
+    Segment { fps: fps.into(), ids: ids.into(), by_id: merged_by_id, tables }
+}
+
+fn merge_id_orders(a: &Segment, b: &Segment, new_a: &[u32], new_b: &[u32], ids: &[i64]) -> Vec<u32> {
+    let mut by_id = Vec::with_capacity(ids.len());
+    let mut pa = a.by_id().iter().map(|&p| new_a[p as usize]).filter(|&p| p != u32::MAX).peekable();
+    let mut pb = b.by_id().iter().map(|&p| new_b[p as usize]).peekable();
+    loop {
+        let next = match (pa.peek(), pb.peek()) {
+            (None, None) => break,
+            (Some(_), None) => pa.next(),
+            (None, Some(_)) => pb.next(),
+            (Some(&x), Some(&y)) => {
+                if ids[x as usize] < ids[y as usize] {
+                    pa.next()
+                } else {
+                    pb.next()
+                }
+            }
+        };
+        by_id.extend(next);
+    }
+    by_id
 }
 
 /// Whether any id of `sorted` (ascending) is among the ascending ids of `ids`.
@@ -334,6 +360,7 @@ impl Index {
     /// is added if any id is repeated or already present.
     pub fn add(&mut self, fingerprints: &[u64], ids: Option<&[i64]>) -> Result<()> {
         let n = fingerprints.len();
+        let explicit = ids;
         let ids: Vec<i64> = match ids {
             Some(ids) if ids.len() != n => {
                 return Err(Error::invalid(format!(
@@ -356,11 +383,15 @@ impl Index {
             return Err(Error::invalid(format!("an index holds at most {} entries", u32::MAX)));
         }
         let batch = Segment::build(&self.plan, fingerprints.iter().copied().zip(ids.iter().copied()).collect())?;
-        let sorted: Vec<i64> = batch.sorted_ids().collect();
+        let defaulted = explicit.is_none();
+        let sorted: Vec<i64> = if defaulted { ids } else { batch.sorted_ids().collect() };
         if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
             return Err(Error::invalid(format!("ids holds {} more than once", w[0])));
         }
-        let present = if sorted.len() * 32 < self.main.len() {
+        // Default ids are past every id ever added, so only explicit ones can clash.
+        let present = if defaulted {
+            None
+        } else if sorted.len() * 32 < self.main.len() {
             sorted.iter().copied().find(|&id| self.contains(id))
         } else {
             first_common(&sorted, self.buffer.sorted_ids()).or_else(|| {
@@ -521,7 +552,7 @@ impl Index {
                 next_id: self.next_id,
                 fps: &seg.fps,
                 ids: &seg.ids,
-                by_id: &seg.by_id,
+                by_id: seg.by_id(),
                 tables: seg.tables.iter().map(|t| &t[..]).collect(),
             },
         )
@@ -530,7 +561,7 @@ impl Index {
     /// Opens a saved index, memory-mapped or read into memory.
     pub fn load(path: &Path, mmap: bool) -> Result<Self> {
         let s = store::load(path, mmap)?;
-        let main = Segment { fps: s.fps, ids: s.ids, by_id: s.by_id, tables: s.tables };
+        let main = Segment { fps: s.fps, ids: s.ids, by_id: OnceLock::from(s.by_id), tables: s.tables };
         Ok(Index {
             k: s.k,
             buffer: Segment::empty(&s.plan),

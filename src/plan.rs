@@ -23,9 +23,10 @@ pub const MAX_K: u32 = 16;
 pub const MAX_TABLES: usize = 1024;
 /// The most levels of nested splitting.
 pub const MAX_LEVELS: usize = 4;
-/// Bytes per indexed fingerprint besides the tables: the fingerprint and id of each entry
-/// (8 + 8) and its position in id order (4).
-pub const MAP_BYTES: u64 = 20;
+/// Bytes per indexed fingerprint besides the tables: the fingerprint and id of each entry.
+/// Looking entries up by id (explicit ids, removals, membership tests) adds 4 more, the
+/// entry's position in id order.
+pub const MAP_BYTES: u64 = 16;
 
 /// A permutation of the 64 bits of a fingerprint, stored as contiguous moves.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -428,12 +429,12 @@ impl fmt::Display for Plan {
                 None => widths.push((t.prefix_bits, 1)),
             }
         }
-        widths.sort_by(|a, b| b.0.cmp(&a.0));
+        widths.sort_by_key(|w| std::cmp::Reverse(w.0));
         let parts: Vec<String> = widths.iter().map(|(w, c)| format!("{c} x {w} bits")).collect();
         writeln!(f, "prefix per table: {}", parts.join(", "))?;
         write!(
             f,
-            "memory: {} bytes per fingerprint ({} tables x 8 + {MAP_BYTES})",
+            "memory: {} bytes per fingerprint ({} tables x 8 + {MAP_BYTES}; + 4 once ids are looked up)",
             self.bytes_per_fingerprint(),
             self.tables.len()
         )
@@ -567,6 +568,7 @@ mod tests {
         // A memory budget is respected.
         let tight = Plan::choose(3, 1_000_000, Some(60 * 1_000_000), Workload::Query).unwrap();
         assert!(tight.bytes_per_fingerprint() <= 60);
+        assert_eq!(Plan::blocks(6, 3).unwrap().bytes_per_fingerprint(), 8 * 20 + 16);
         assert!(Plan::choose(3, 1_000_000, Some(1000), Workload::Query).is_err());
         for k in 0..=16 {
             let p = Plan::choose(k, 10_000_000, None, Workload::Batch).unwrap();

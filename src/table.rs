@@ -133,7 +133,7 @@ pub fn radix_sort_top(v: &mut Vec<u64>, bits: u32) {
     for p in 0..passes {
         let c = &mut counts[p as usize];
         // A digit that is the same everywhere needs no pass.
-        if c.iter().any(|&n| n == v.len()) {
+        if c.contains(&v.len()) {
             continue;
         }
         let mut sum = 0;

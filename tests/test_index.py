@@ -155,7 +155,7 @@ def test_plan_reports_candidates_memory_and_explains_itself():
     six = Plan.blocks(6, k=3)
     n = 2**34
     assert six.expected_candidates(n) == pytest.approx(4 * 2**1 + 12 * 2**2 + 4 * 2**3)
-    assert six.bytes_per_fingerprint == 8 * 20 + 20
+    assert six.bytes_per_fingerprint == 8 * 20 + 16
     text = str(six)
     assert "k=3" in text and "20 tables" in text and "11,11,11,11,10,10" in text and "33 bits" in text
     chosen = neardup.plan(k=3, n=10_000_000)
@@ -433,12 +433,23 @@ def test_add_remove_interleavings_match_a_model(operations, k, limits, queries):
     assert list(zip(rows.tolist(), ids.tolist(), dist.tolist())) == expect
 
 
-def test_memory_per_fingerprint_is_8_per_table_plus_20():
+def test_memory_per_fingerprint_is_8_per_table_plus_16():
     rng = np.random.default_rng(1)
+    n = 50_000
     index = SimhashIndex(k=3, plan=Plan.blocks(6, k=3))
-    index.add(rng.integers(0, 2**64, size=50_000, dtype=np.uint64))
+    fps = rng.integers(0, 2**64, size=n, dtype=np.uint64)
+    index.add(fps[: n // 2])
+    index.add(fps[n // 2 :])  # default ids need no id lookup
     index.compact()
-    assert index.nbytes == 50_000 * index.plan.bytes_per_fingerprint == 50_000 * (8 * 20 + 20)
+    assert index.nbytes == n * index.plan.bytes_per_fingerprint == n * (8 * 20 + 16)
+    # The first lookup by id builds the id order: 4 bytes more per entry, kept through merges.
+    assert 7 in index
+    assert index.nbytes == n * (8 * 20 + 20)
+    index.add([1, 2], ids=[-1, -2])
+    index.remove([-1])
+    index.compact()
+    assert index.nbytes == (n + 1) * (8 * 20 + 20)
+    assert -2 in index and -1 not in index and 7 in index
 
 
 # ---------------------------------------------------------------------------------------------

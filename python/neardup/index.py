@@ -170,8 +170,8 @@ class Plan:
 
     @property
     def bytes_per_fingerprint(self) -> int:
-        """Index memory per fingerprint: 8 bytes per table, plus 20 for the fingerprint, its id and
-        its place in id order."""
+        """Index memory per fingerprint: 8 bytes per table plus 16 for the fingerprint and its id;
+        4 more once the index looks entries up by id (explicit ids, ``remove``, ``in``)."""
         return int(self._inner.bytes_per_fingerprint)
 
     def permute(self, table: int, fingerprints: Any) -> np.ndarray:
@@ -210,7 +210,7 @@ def plan(k: int = 3, n: int | None = None, memory: int | None = None) -> Plan:
 
     Example:
         >>> p = plan(k=3, n=10_000_000)
-        >>> p.k, p.bytes_per_fingerprint <= 8 * len(p.tables) + 20
+        >>> p.k, p.bytes_per_fingerprint == 8 * len(p.tables) + 16
         (3, True)
     """
     n = DEFAULT_EXPECTED_SIZE if n is None else _int(n, "n", minimum=0)
