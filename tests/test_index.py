@@ -374,15 +374,27 @@ def test_ids_add_remove_contains_and_len():
     assert index.query(0b1)[0] == (1, 0)
 
 
-class Model:
-    def __init__(self):
-        self.entries: dict[int, int] = {}
+def test_removed_entries_disappear_from_merged_tables_and_buffer():
+    for limits in [(0, 1000), (0, 0), (1000, 1000), None]:
+        index = SimhashIndex(k=3, plan=Plan.blocks(4, k=3))
+        index._inner._set_limits(limits)  # (0, ...): every add merges into the main tables
+        index.add([0b1, 0b11, 0b111, 0b1111, 0b1111])
+        index.remove([1, 3])
+        assert index.query(0) == [(0, 1), (2, 3)]
+        rows, ids, _ = index.query_many([0, 0b1111])
+        assert list(zip(rows.tolist(), ids.tolist())) == [(0, 0), (0, 2), (1, 4), (1, 2), (1, 0)]
+        index.add([0b11], ids=[1])  # the removed id comes back with a new entry
+        assert index.query(0) == [(0, 1), (1, 2), (2, 3)]
+        index.compact()
+        assert index.query(0) == [(0, 1), (1, 2), (2, 3)] and len(index) == 4
+
 
 
 ops = st.lists(
     st.one_of(
         st.tuples(st.just("add"), neighbourhood_strategy(12), st.booleans()),
-        st.tuples(st.just("remove"), st.lists(st.integers(0, 40), max_size=6)),
+        # Positions among the live ids (so most removals succeed), and whether to add an absent id.
+        st.tuples(st.just("remove"), st.lists(st.integers(0, 10**6), max_size=6), st.booleans()),
         st.tuples(st.just("compact")),
     ),
     max_size=25,
@@ -390,15 +402,22 @@ ops = st.lists(
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(operations=ops, k=st.integers(0, 5), limits=st.sampled_from([None, (2, 1), (8, 3)]), queries=neighbourhood_strategy(6))
+@given(
+    operations=ops,
+    k=st.integers(0, 5),
+    limits=st.sampled_from([None, (2, 1), (8, 3), (0, 1000)]),
+    queries=neighbourhood_strategy(6),
+)
 def test_add_remove_interleavings_match_a_model(operations, k, limits, queries):
     index = SimhashIndex(k=k, plan=Plan.blocks(k + 2, k=k))
     index._inner._set_limits(limits)
     model: dict[int, int] = {}
+    ever_added: list[int] = []
     next_id = 0
     for op in operations:
         if op[0] == "add":
             fps, explicit = op[1], op[2]
+            ever_added.extend(fps)
             if explicit:
                 ids = [1000 + len(model) * 7 + n for n in range(len(fps))]
                 ids = [i for i in ids if i not in model][: len(fps)]
@@ -411,11 +430,11 @@ def test_add_remove_interleavings_match_a_model(operations, k, limits, queries):
             if ids:
                 next_id = max(next_id, max(ids) + 1)
         elif op[0] == "remove":
-            present = [i for i in op[1] if i in model]
-            absent = [i for i in op[1] if i not in model]
-            if absent:
+            live = sorted(model)
+            present = [live[p % len(live)] for p in op[1]] if live else []
+            if op[2]:
                 with pytest.raises(KeyError):
-                    index.remove(op[1])
+                    index.remove(present + [-(10**9)])
             else:
                 index.remove(present)
                 for i in set(present):
@@ -425,7 +444,8 @@ def test_add_remove_interleavings_match_a_model(operations, k, limits, queries):
         assert len(index) == len(model)
     for i in list(model)[:10] + [next_id, -1]:
         assert (i in index) == (i in model)
-    probe = queries + list(model.values())[:5]
+    # Probe near what was removed as well as what is left, and elsewhere.
+    probe = queries + ever_added[-30:]
     for q in probe:
         assert index.query(q) == brute_query(model, q, k)
     rows, ids, dist = index.query_many(np.array(probe, dtype=np.uint64))
