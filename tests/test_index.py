@@ -597,6 +597,45 @@ def test_a_structurally_wrong_file_with_a_valid_checksum_is_refused(tmp_path):
     assert n > 0
 
 
+@pytest.fixture(scope="module")
+def small_index_file(tmp_path_factory):
+    index, fps = filled_index(n=120)
+    path = tmp_path_factory.mktemp("fuzz") / "small.ndx"
+    index.save(path)
+    return path.read_bytes(), fps
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    edits=st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 2**64 - 1), st.booleans()), min_size=1, max_size=3),
+    fix_checksum=st.booleans(),
+    mmap=st.booleans(),
+)
+def test_fuzzed_files_fail_cleanly(tmp_path_factory, small_index_file, edits, fix_checksum, mmap):
+    """Words overwritten or xored anywhere, with the checksum fixed up (so the structural checks
+    are reached) or not: loading raises IndexFormatError or gives an index that answers queries;
+    nothing else (no panic, no other exception)."""
+    good, fps = small_index_file
+    words = list(struct.unpack(f"<{len(good) // 8}Q", good))
+    for at, value, xor in edits:
+        at %= len(words) - 1
+        words[at] = words[at] ^ value if xor else value
+    if fix_checksum:
+        words[-1] = checksum(words[:-1])
+    path = tmp_path_factory.mktemp("fuzzed") / "f.ndx"
+    path.write_bytes(struct.pack(f"<{len(words)}Q", *words))
+    try:
+        index = SimhashIndex.load(path, mmap=mmap)
+    except IndexFormatError:
+        return
+    len(index)
+    for q in fps[:5].tolist():
+        index.query(q)
+    index.query_many(fps[:20])
+    index.add(fps[:3], ids=[-(2**62), -(2**62) + 1, -(2**62) + 2])
+    index.save(path)
+
+
 def test_missing_file_is_an_os_error(tmp_path):
     with pytest.raises(FileNotFoundError):
         SimhashIndex.load(tmp_path / "nope.ndx")
