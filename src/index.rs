@@ -544,6 +544,15 @@ impl Index {
             merged = merge(&self.plan, &self.main, &self.buffer, &self.tombstones);
             &merged
         };
+        // The file holds the id order; build it for the file only if the index has none.
+        let built;
+        let by_id: &[u32] = match seg.by_id.get() {
+            Some(b) => b,
+            None => {
+                built = id_order(&seg.ids);
+                &built
+            }
+        };
         store::save(
             path,
             &store::ToStore {
@@ -552,7 +561,7 @@ impl Index {
                 next_id: self.next_id,
                 fps: &seg.fps,
                 ids: &seg.ids,
-                by_id: seg.by_id(),
+                by_id,
                 tables: seg.tables.iter().map(|t| &t[..]).collect(),
             },
         )

@@ -472,6 +472,16 @@ def test_memory_per_fingerprint_is_8_per_table_plus_16():
     assert -2 in index and -1 not in index and 7 in index
 
 
+def test_saving_does_not_grow_the_index(tmp_path):
+    index = SimhashIndex(k=3, plan=Plan.blocks(4, k=3))
+    index.add(np.arange(5000, dtype=np.uint64) * 7919)
+    index.compact()
+    before = index.nbytes
+    index.save(tmp_path / "a.ndx")
+    assert index.nbytes == before == 5000 * (8 * 4 + 16)
+    assert 4999 in SimhashIndex.load(tmp_path / "a.ndx") and 5000 not in SimhashIndex.load(tmp_path / "a.ndx")
+
+
 # ---------------------------------------------------------------------------------------------
 # Files
 
