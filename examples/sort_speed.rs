@@ -26,6 +26,7 @@ fn main() {
     };
     time("radix, 64 bits (LSD, 11-bit digits)", &|v| radix_sort_top(v, 64));
     time("radix, top 33 bits only", &|v| radix_sort_top(v, 33));
+    time("radix, top 26 bits only", &|v| radix_sort_top(v, 26));
     time("radix, top 22 bits only", &|v| radix_sort_top(v, 22));
     time("radix, top 16 bits only", &|v| radix_sort_top(v, 16));
     time("std sort_unstable", &|v| v.sort_unstable());

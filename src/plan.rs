@@ -21,6 +21,9 @@ use crate::error::{Error, Result};
 pub const MAX_K: u32 = 16;
 /// The most tables a plan may have.
 pub const MAX_TABLES: usize = 1024;
+/// Without a memory budget, a plan for queries spends at most this many bytes per fingerprint
+/// (126 tables): beyond it more tables buy little and memory runs out first.
+pub const DEFAULT_BYTES_PER_FINGERPRINT: u64 = 1024;
 /// The most levels of nested splitting.
 pub const MAX_LEVELS: usize = 4;
 /// Bytes per indexed fingerprint besides the tables: the fingerprint and id of each entry.
@@ -309,10 +312,16 @@ impl Plan {
     }
 
     /// The plan that minimises the expected work of `workload` on `n` fingerprints, using at most
-    /// `memory` bytes (all structures of an index of `n` entries) if given.
+    /// `memory` bytes (all structures of an index of `n` entries); without a budget, an index
+    /// gets at most [`DEFAULT_BYTES_PER_FINGERPRINT`] and a batch pass (which holds one table
+    /// per thread at a time) is not limited.
     pub fn choose(k: i64, n: u64, memory: Option<u64>, workload: Workload) -> Result<Self> {
         let k = check_k(k)?;
         let n = n.max(1);
+        let memory = match (memory, workload) {
+            (None, Workload::Query) => Some(DEFAULT_BYTES_PER_FINGERPRINT.saturating_mul(n)),
+            (memory, _) => memory,
+        };
         let mut best: Option<(f64, Plan)> = None;
         let mut smallest: Option<u64> = None;
         for levels in candidate_levels(k) {
@@ -573,6 +582,8 @@ mod tests {
         for k in 0..=16 {
             let p = Plan::choose(k, 10_000_000, None, Workload::Batch).unwrap();
             assert_eq!(p.k(), k as u32);
+            let q = Plan::choose(k, 10_000_000, None, Workload::Query).unwrap();
+            assert!(q.bytes_per_fingerprint() <= DEFAULT_BYTES_PER_FINGERPRINT);
         }
     }
 

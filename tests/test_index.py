@@ -173,7 +173,8 @@ def test_planner_follows_corpus_size_and_memory():
     with pytest.raises(ValueError, match="too small"):
         neardup.plan(3, n=1_000_000, memory=1_000)
     for k in range(17):
-        assert neardup.plan(k, n=100_000).k == k
+        chosen = neardup.plan(k, n=10_000_000)
+        assert chosen.k == k and chosen.bytes_per_fingerprint <= 1024
 
 
 @pytest.mark.parametrize("k", [-1, 17, 100])

@@ -206,7 +206,8 @@ def plan(k: int = 3, n: int | None = None, memory: int | None = None) -> Plan:
         k: the largest Hamming distance to find, 0 to 16.
         n: the expected number of fingerprints (default 1,000,000).
         memory: a budget in bytes for the whole index of ``n`` fingerprints; the plan's
-            ``bytes_per_fingerprint * n`` stays within it. ValueError if no plan fits.
+            ``bytes_per_fingerprint * n`` stays within it. ValueError if no plan fits. Without
+            a budget the plan spends at most 1 KiB per fingerprint (126 tables).
 
     Example:
         >>> p = plan(k=3, n=10_000_000)
