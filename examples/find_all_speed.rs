@@ -5,7 +5,10 @@ use std::time::Instant;
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let n: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(1_000_000);
+    let n: usize = args
+        .next()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1_000_000);
     let threads: Option<i64> = args.next().and_then(|s| s.parse().ok());
     let mut s = 0x9e37_79b9_7f4a_7c15u64;
     let mut fps: Vec<u64> = (0..n)
@@ -26,10 +29,19 @@ fn main() {
         println!("collapse {:.3} s", t.elapsed().as_secs_f64());
         let t = Instant::now();
         let pairs = distinct_pairs(&groups.distinct, 3, &plan).unwrap();
-        println!("{} tables {:.3} s, {} pairs", plan.tables().len(), t.elapsed().as_secs_f64(), pairs.len());
+        println!(
+            "{} tables {:.3} s, {} pairs",
+            plan.tables().len(),
+            t.elapsed().as_secs_f64(),
+            pairs.len()
+        );
         let t = Instant::now();
         let all = find_all(&fps, 3, &plan).unwrap();
-        println!("find_all {:.3} s, {} pairs", t.elapsed().as_secs_f64(), all.i.len());
+        println!(
+            "find_all {:.3} s, {} pairs",
+            t.elapsed().as_secs_f64(),
+            all.i.len()
+        );
     })
     .unwrap();
 }

@@ -6,7 +6,10 @@ use std::time::Instant;
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let n: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(10_000_000);
+    let n: usize = args
+        .next()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10_000_000);
     let blocks: i64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(5);
     let mode = args.next().unwrap_or_default();
     let mut s = 0x9e37_79b9_7f4a_7c15u64;
@@ -22,7 +25,10 @@ fn main() {
     let mut index = Index::new(3, Some(Plan::blocks(blocks, 3).unwrap()), None).unwrap();
     index.add(&fps, None).unwrap();
     println!("build {:.2} s", t.elapsed().as_secs_f64());
-    for (name, queries) in [("members", fps[..1_000_000.min(n)].to_vec()), ("random", random)] {
+    for (name, queries) in [
+        ("members", fps[..1_000_000.min(n)].to_vec()),
+        ("random", random),
+    ] {
         if !mode.is_empty() && mode != name {
             continue;
         }
@@ -35,6 +41,9 @@ fn main() {
             found += out.len();
         }
         let dt = t.elapsed().as_secs_f64();
-        println!("{name}: {:.0} queries/s on one thread, {found} found", queries.len() as f64 / dt);
+        println!(
+            "{name}: {:.0} queries/s on one thread, {found} found",
+            queries.len() as f64 / dt
+        );
     }
 }

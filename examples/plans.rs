@@ -6,7 +6,12 @@ fn main() {
         for n in [10_000u64, 1_000_000, 10_000_000, 1 << 34] {
             for w in [Workload::Query, Workload::Batch] {
                 let p = Plan::choose(k, n, None, w).unwrap();
-                println!("k={k} n={n} {w:?}: levels {:?}, {} tables, prefix {:?}", p.levels(), p.tables().len(), p.tables().iter().map(|t| t.prefix_bits).max());
+                println!(
+                    "k={k} n={n} {w:?}: levels {:?}, {} tables, prefix {:?}",
+                    p.levels(),
+                    p.tables().len(),
+                    p.tables().iter().map(|t| t.prefix_bits).max()
+                );
             }
         }
     }

@@ -4,7 +4,10 @@ use rayon::prelude::*;
 use std::time::Instant;
 
 fn main() {
-    let n: usize = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(10_000_000);
+    let n: usize = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10_000_000);
     let mut s = 0x9e37_79b9_7f4a_7c15u64;
     let data: Vec<u64> = (0..n)
         .map(|_| {
@@ -24,11 +27,15 @@ fn main() {
         }
         println!("{name:<40} {:.3} s", best);
     };
-    time("radix, 64 bits (LSD, 11-bit digits)", &|v| radix_sort_top(v, 64));
+    time("radix, 64 bits (LSD, 11-bit digits)", &|v| {
+        radix_sort_top(v, 64)
+    });
     time("radix, top 33 bits only", &|v| radix_sort_top(v, 33));
     time("radix, top 26 bits only", &|v| radix_sort_top(v, 26));
     time("radix, top 22 bits only", &|v| radix_sort_top(v, 22));
     time("radix, top 16 bits only", &|v| radix_sort_top(v, 16));
     time("std sort_unstable", &|v| v.sort_unstable());
-    time("rayon par_sort_unstable (all cores)", &|v| v.par_sort_unstable());
+    time("rayon par_sort_unstable (all cores)", &|v| {
+        v.par_sort_unstable()
+    });
 }

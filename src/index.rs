@@ -49,7 +49,10 @@ fn id_order(ids: &[i64]) -> Vec<u32> {
 
 impl Segment {
     fn empty(plan: &Plan) -> Self {
-        Segment { tables: plan.tables().iter().map(|_| Words::default()).collect(), ..Default::default() }
+        Segment {
+            tables: plan.tables().iter().map(|_| Words::default()).collect(),
+            ..Default::default()
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -63,7 +66,10 @@ impl Segment {
     /// A segment of the given (fingerprint, id) entries; ids must be unique.
     fn build(plan: &Plan, mut entries: Vec<(u64, i64)>) -> Result<Self> {
         if entries.len() > u32::MAX as usize {
-            return Err(Error::invalid(format!("an index holds at most {} entries", u32::MAX)));
+            return Err(Error::invalid(format!(
+                "an index holds at most {} entries",
+                u32::MAX
+            )));
         }
         if entries.len() > 1 << 15 {
             entries.par_sort_unstable();
@@ -79,12 +85,20 @@ impl Segment {
             .tables()
             .par_iter()
             .map(|layout| {
-                let mut v: Vec<u64> = distinct.iter().map(|&x| layout.permutation.apply(x)).collect();
+                let mut v: Vec<u64> = distinct
+                    .iter()
+                    .map(|&x| layout.permutation.apply(x))
+                    .collect();
                 radix_sort_top(&mut v, 64);
                 Words::Owned(v)
             })
             .collect();
-        Ok(Segment { fps: fps.into(), ids: ids.into(), by_id: OnceLock::new(), tables })
+        Ok(Segment {
+            fps: fps.into(),
+            ids: ids.into(),
+            by_id: OnceLock::new(),
+            tables,
+        })
     }
 
     /// The position of `id` among the entries.
@@ -104,7 +118,10 @@ impl Segment {
             step *= 2;
         }
         let end = step.min(rest.len());
-        (lo, lo + step / 2 + rest[step / 2..end].partition_point(|&x| x == fp))
+        (
+            lo,
+            lo + step / 2 + rest[step / 2..end].partition_point(|&x| x == fp),
+        )
     }
 
     /// Ids in ascending order.
@@ -188,7 +205,10 @@ fn merge(plan: &Plan, a: &Segment, b: &Segment, dropped: &HashSet<i64>) -> Segme
         .par_iter()
         .enumerate()
         .map(|(t, layout)| {
-            let mut gone: Vec<u64> = removed.iter().map(|&x| layout.permutation.apply(x)).collect();
+            let mut gone: Vec<u64> = removed
+                .iter()
+                .map(|&x| layout.permutation.apply(x))
+                .collect();
             gone.sort_unstable();
             let (ta, tb) = (&a.tables[t][..], &b.tables[t][..]);
             let mut out = Vec::with_capacity(new_distinct.len());
@@ -234,12 +254,28 @@ fn merge(plan: &Plan, a: &Segment, b: &Segment, dropped: &HashSet<i64>) -> Segme
             Words::Owned(out)
         })
         .collect();
-    Segment { fps: fps.into(), ids: ids.into(), by_id: merged_by_id, tables }
+    Segment {
+        fps: fps.into(),
+        ids: ids.into(),
+        by_id: merged_by_id,
+        tables,
+    }
 }
 
-fn merge_id_orders(a: &Segment, b: &Segment, new_a: &[u32], new_b: &[u32], ids: &[i64]) -> Vec<u32> {
+fn merge_id_orders(
+    a: &Segment,
+    b: &Segment,
+    new_a: &[u32],
+    new_b: &[u32],
+    ids: &[i64],
+) -> Vec<u32> {
     let mut by_id = Vec::with_capacity(ids.len());
-    let mut pa = a.by_id().iter().map(|&p| new_a[p as usize]).filter(|&p| p != u32::MAX).peekable();
+    let mut pa = a
+        .by_id()
+        .iter()
+        .map(|&p| new_a[p as usize])
+        .filter(|&p| p != u32::MAX)
+        .peekable();
     let mut pb = b.by_id().iter().map(|&p| new_b[p as usize]).peekable();
     loop {
         let next = match (pa.peek(), pb.peek()) {
@@ -291,7 +327,12 @@ impl Index {
         let k = check_k(k)?;
         let plan = match plan {
             Some(p) => p,
-            None => Plan::choose(i64::from(k), expected.unwrap_or(DEFAULT_EXPECTED_SIZE), None, Workload::Query)?,
+            None => Plan::choose(
+                i64::from(k),
+                expected.unwrap_or(DEFAULT_EXPECTED_SIZE),
+                None,
+                Workload::Query,
+            )?,
         };
         if plan.k() < k {
             return Err(Error::invalid(format!(
@@ -380,11 +421,25 @@ impl Index {
             return Ok(());
         }
         if self.len() + n > u32::MAX as usize {
-            return Err(Error::invalid(format!("an index holds at most {} entries", u32::MAX)));
+            return Err(Error::invalid(format!(
+                "an index holds at most {} entries",
+                u32::MAX
+            )));
         }
-        let batch = Segment::build(&self.plan, fingerprints.iter().copied().zip(ids.iter().copied()).collect())?;
+        let batch = Segment::build(
+            &self.plan,
+            fingerprints
+                .iter()
+                .copied()
+                .zip(ids.iter().copied())
+                .collect(),
+        )?;
         let defaulted = explicit.is_none();
-        let sorted: Vec<i64> = if defaulted { ids } else { batch.sorted_ids().collect() };
+        let sorted: Vec<i64> = if defaulted {
+            ids
+        } else {
+            batch.sorted_ids().collect()
+        };
         if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
             return Err(Error::invalid(format!("ids holds {} more than once", w[0])));
         }
@@ -396,7 +451,10 @@ impl Index {
         } else {
             first_common(&sorted, self.buffer.sorted_ids()).or_else(|| {
                 let tomb = &self.tombstones;
-                first_common(&sorted, self.main.sorted_ids().filter(|id| !tomb.contains(id)))
+                first_common(
+                    &sorted,
+                    self.main.sorted_ids().filter(|id| !tomb.contains(id)),
+                )
             })
         };
         if let Some(id) = present {
@@ -404,7 +462,11 @@ impl Index {
         }
         let largest = sorted[sorted.len() - 1];
         self.next_id = self.next_id.max(largest.saturating_add(1));
-        let combined = if self.buffer.is_empty() { batch } else { merge(&self.plan, &self.buffer, &batch, &HashSet::new()) };
+        let combined = if self.buffer.is_empty() {
+            batch
+        } else {
+            merge(&self.plan, &self.buffer, &batch, &HashSet::new())
+        };
         if combined.len() > self.buffer_limit() {
             self.buffer = Segment::empty(&self.plan);
             if self.main.is_empty() && self.tombstones.is_empty() {
@@ -437,7 +499,12 @@ impl Index {
             }
         }
         if !from_buffer.is_empty() {
-            let kept = merge(&self.plan, &self.buffer, &Segment::empty(&self.plan), &from_buffer);
+            let kept = merge(
+                &self.plan,
+                &self.buffer,
+                &Segment::empty(&self.plan),
+                &from_buffer,
+            );
             self.buffer = kept;
         }
         if self.tombstones.len() > self.tombstone_limit() {
@@ -461,7 +528,11 @@ impl Index {
         let tables = self.plan.tables();
         let permuted: Vec<u64> = tables.iter().map(|l| l.permutation.apply(query)).collect();
         for (t, layout) in tables.iter().enumerate() {
-            let low = if layout.prefix_bits >= 64 { 0 } else { u64::MAX >> layout.prefix_bits };
+            let low = if layout.prefix_bits >= 64 {
+                0
+            } else {
+                u64::MAX >> layout.prefix_bits
+            };
             prefetch(&self.main.tables[t], permuted[t] & !low);
         }
         for (t, layout) in tables.iter().enumerate() {
@@ -526,7 +597,11 @@ impl Index {
             queries.chunks(1024).enumerate().map(run).collect()
         };
         let total = parts.iter().map(|p| p.0.len()).sum();
-        let (mut rows, mut ids, mut ds) = (Vec::with_capacity(total), Vec::with_capacity(total), Vec::with_capacity(total));
+        let (mut rows, mut ids, mut ds) = (
+            Vec::with_capacity(total),
+            Vec::with_capacity(total),
+            Vec::with_capacity(total),
+        );
         for (r, i, d) in parts {
             rows.extend(r);
             ids.extend(i);
@@ -570,7 +645,12 @@ impl Index {
     /// Opens a saved index, memory-mapped or read into memory.
     pub fn load(path: &Path, mmap: bool) -> Result<Self> {
         let s = store::load(path, mmap)?;
-        let main = Segment { fps: s.fps, ids: s.ids, by_id: OnceLock::from(s.by_id), tables: s.tables };
+        let main = Segment {
+            fps: s.fps,
+            ids: s.ids,
+            by_id: OnceLock::from(s.by_id),
+            tables: s.tables,
+        };
         Ok(Index {
             k: s.k,
             buffer: Segment::empty(&s.plan),
@@ -596,8 +676,11 @@ mod tests {
     }
 
     fn brute(model: &BTreeMap<i64, u64>, q: u64, k: u32) -> Vec<(u8, i64)> {
-        let mut v: Vec<(u8, i64)> =
-            model.iter().filter(|(_, &f)| hamming(f, q) <= k).map(|(&id, &f)| (hamming(f, q) as u8, id)).collect();
+        let mut v: Vec<(u8, i64)> = model
+            .iter()
+            .filter(|(_, &f)| hamming(f, q) <= k)
+            .map(|(&id, &f)| (hamming(f, q) as u8, id))
+            .collect();
         v.sort_unstable();
         v
     }
@@ -614,7 +697,11 @@ mod tests {
             for round in 0..60 {
                 let n = (rng(&mut s) % 20) as usize;
                 let fps: Vec<u64> = (0..n)
-                    .map(|_| bases[(rng(&mut s) % 20) as usize] ^ (1 << (rng(&mut s) % 64)) ^ (1 << (rng(&mut s) % 64)))
+                    .map(|_| {
+                        bases[(rng(&mut s) % 20) as usize]
+                            ^ (1 << (rng(&mut s) % 64))
+                            ^ (1 << (rng(&mut s) % 64))
+                    })
                     .collect();
                 index.add(&fps, None).unwrap();
                 for f in fps {
@@ -622,7 +709,12 @@ mod tests {
                     next += 1;
                 }
                 if round % 3 == 0 {
-                    let ids: Vec<i64> = model.keys().copied().filter(|id| id % 3 == round % 2).take(7).collect();
+                    let ids: Vec<i64> = model
+                        .keys()
+                        .copied()
+                        .filter(|id| id % 3 == round % 2)
+                        .take(7)
+                        .collect();
                     index.remove(&ids).unwrap();
                     for id in ids {
                         model.remove(&id);
@@ -633,7 +725,9 @@ mod tests {
                     assert_eq!(index.query(b), brute(&model, b, 3));
                 }
             }
-            assert!(index.add(&[1], Some(&[*model.keys().next().unwrap()])).is_err());
+            assert!(index
+                .add(&[1], Some(&[*model.keys().next().unwrap()]))
+                .is_err());
             assert!(index.add(&[1, 2], Some(&[-5, -5])).is_err());
             assert_eq!(index.remove(&[i64::MIN]), Err(i64::MIN));
         }
@@ -645,7 +739,9 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("index.ndx");
         let mut s = 5u64;
-        let fps: Vec<u64> = (0..3000).map(|i| if i % 3 == 0 { 77 } else { rng(&mut s) }).collect();
+        let fps: Vec<u64> = (0..3000)
+            .map(|i| if i % 3 == 0 { 77 } else { rng(&mut s) })
+            .collect();
         let mut index = Index::new(3, None, Some(3000)).unwrap();
         index.add(&fps[..2000], None).unwrap();
         index.add(&fps[2000..], None).unwrap();

@@ -67,7 +67,11 @@ impl Permutation {
             i = j;
         }
         let inverse = moves.iter().map(|&(s, w, d)| (d, w, s)).collect();
-        Permutation { order, moves, inverse }
+        Permutation {
+            order,
+            moves,
+            inverse,
+        }
     }
 
     /// The identity.
@@ -132,8 +136,14 @@ pub struct TableLayout {
 
 impl TableLayout {
     fn new(order: [u8; 64], prefix_bits: u32) -> Self {
-        let prefix_mask = order[..prefix_bits as usize].iter().fold(0u64, |m, &b| m | (1u64 << b));
-        TableLayout { permutation: Permutation::from_order(order), prefix_bits, prefix_mask }
+        let prefix_mask = order[..prefix_bits as usize]
+            .iter()
+            .fold(0u64, |m, &b| m | (1u64 << b));
+        TableLayout {
+            permutation: Permutation::from_order(order),
+            prefix_bits,
+            prefix_mask,
+        }
     }
 
     /// The prefix of a permuted fingerprint.
@@ -169,7 +179,9 @@ fn ranges(bits: &[u8]) -> Vec<(u32, u32)> {
 
 /// Sizes of `blocks` blocks over `bits` bits, as even as possible, wider blocks first.
 pub fn block_sizes(bits: u32, blocks: u32) -> Vec<u32> {
-    (0..blocks).map(|i| bits / blocks + u32::from(i < bits % blocks)).collect()
+    (0..blocks)
+        .map(|i| bits / blocks + u32::from(i < bits % blocks))
+        .collect()
 }
 
 /// All ways to choose `r` of `n` indices, in lexicographic order.
@@ -302,8 +314,15 @@ impl Plan {
             }
             tables = next;
         }
-        let tables = tables.into_iter().map(|(o, p)| TableLayout::new(o, p)).collect();
-        Ok(Plan { k, levels: levels_u, tables })
+        let tables = tables
+            .into_iter()
+            .map(|(o, p)| TableLayout::new(o, p))
+            .collect();
+        Ok(Plan {
+            k,
+            levels: levels_u,
+            tables,
+        })
     }
 
     /// `blocks` blocks as even as 64 bits allow, one table for each choice of `blocks - k`.
@@ -325,7 +344,9 @@ impl Plan {
         let mut best: Option<(f64, Plan)> = None;
         let mut smallest: Option<u64> = None;
         for levels in candidate_levels(k) {
-            let Ok(plan) = Plan::nested(&levels, i64::from(k)) else { continue };
+            let Ok(plan) = Plan::nested(&levels, i64::from(k)) else {
+                continue;
+            };
             let bytes = plan.bytes_per_fingerprint().saturating_mul(n);
             smallest = Some(smallest.map_or(bytes, |s| s.min(bytes)));
             if memory.is_some_and(|m| bytes > m) {
@@ -361,7 +382,10 @@ impl Plan {
 
     /// Expected candidates per query over all tables, for `n` uniformly random fingerprints.
     pub fn expected_candidates(&self, n: u64) -> f64 {
-        self.tables.iter().map(|t| n as f64 / 2f64.powi(t.prefix_bits as i32)).sum()
+        self.tables
+            .iter()
+            .map(|t| n as f64 / 2f64.powi(t.prefix_bits as i32))
+            .sum()
     }
 
     /// Bytes an index spends per fingerprint: 8 per table plus [`MAP_BYTES`].
@@ -405,7 +429,8 @@ fn candidate_levels(k: u32) -> Vec<Vec<i64>> {
         }
         out.push(vec![i64::from(b)]);
         for b2 in k + 1..=64 {
-            if binomial(u64::from(b), u64::from(k)).saturating_mul(binomial(u64::from(b2), u64::from(k)))
+            if binomial(u64::from(b), u64::from(k))
+                .saturating_mul(binomial(u64::from(b2), u64::from(k)))
                 > MAX_TABLES as u64
             {
                 break;
@@ -439,7 +464,10 @@ impl fmt::Display for Plan {
             }
         }
         widths.sort_by_key(|w| std::cmp::Reverse(w.0));
-        let parts: Vec<String> = widths.iter().map(|(w, c)| format!("{c} x {w} bits")).collect();
+        let parts: Vec<String> = widths
+            .iter()
+            .map(|(w, c)| format!("{c} x {w} bits"))
+            .collect();
         writeln!(f, "prefix per table: {}", parts.join(", "))?;
         write!(
             f,
@@ -497,10 +525,16 @@ mod tests {
     #[test]
     fn permutations_round_trip_and_keep_distance() {
         let mut x = 0x0123_4567_89ab_cdefu64;
-        for plan in [Plan::blocks(6, 3).unwrap(), Plan::nested(&[4, 4], 3).unwrap(), Plan::blocks(9, 7).unwrap()] {
+        for plan in [
+            Plan::blocks(6, 3).unwrap(),
+            Plan::nested(&[4, 4], 3).unwrap(),
+            Plan::blocks(9, 7).unwrap(),
+        ] {
             for t in plan.tables() {
                 for _ in 0..50 {
-                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    x = x
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
                     let y = x.rotate_left(17) ^ (x >> 3);
                     let (px, py) = (t.permutation.apply(x), t.permutation.apply(y));
                     assert_eq!(t.permutation.invert(px), x);
@@ -509,7 +543,10 @@ mod tests {
                 }
                 assert_eq!(t.prefix_mask.count_ones(), t.prefix_bits);
                 // The prefix of a permuted word is the prefix-mask bits of the original.
-                assert_eq!(t.prefix_of(t.permutation.apply(t.prefix_mask)), mask(t.prefix_bits));
+                assert_eq!(
+                    t.prefix_of(t.permutation.apply(t.prefix_mask)),
+                    mask(t.prefix_bits)
+                );
                 assert_eq!(t.prefix_of(t.permutation.apply(!t.prefix_mask)), 0);
             }
         }
@@ -527,7 +564,16 @@ mod tests {
             }
         }
         // Exhaustively for k <= 3 over all difference patterns of weight exactly k.
-        for (levels, k) in [(vec![6], 3), (vec![4], 3), (vec![4, 4], 3), (vec![5, 5], 2), (vec![3], 2), (vec![1], 0), (vec![2], 1), (vec![7], 3)] {
+        for (levels, k) in [
+            (vec![6], 3),
+            (vec![4], 3),
+            (vec![4, 4], 3),
+            (vec![5, 5], 2),
+            (vec![3], 2),
+            (vec![1], 0),
+            (vec![2], 1),
+            (vec![7], 3),
+        ] {
             let plan = Plan::nested(&levels, k).unwrap();
             let mut all = Vec::new();
             for a in 0..64u32 {
@@ -552,7 +598,13 @@ mod tests {
         }
         // Randomly for larger k: difference patterns of weight exactly k.
         let mut s = 0x9e37_79b9_7f4a_7c15u64;
-        for (levels, k) in [(vec![8], 6), (vec![9, 9], 8), (vec![17], 16), (vec![12], 8), (vec![6, 7], 5)] {
+        for (levels, k) in [
+            (vec![8], 6),
+            (vec![9, 9], 8),
+            (vec![17], 16),
+            (vec![12], 8),
+            (vec![6, 7], 5),
+        ] {
             let plan = Plan::nested(&levels, k).unwrap();
             let mut diffs = (0..20_000).map(|_| {
                 let mut d = 0u64;
@@ -577,7 +629,10 @@ mod tests {
         // A memory budget is respected.
         let tight = Plan::choose(3, 1_000_000, Some(60 * 1_000_000), Workload::Query).unwrap();
         assert!(tight.bytes_per_fingerprint() <= 60);
-        assert_eq!(Plan::blocks(6, 3).unwrap().bytes_per_fingerprint(), 8 * 20 + 16);
+        assert_eq!(
+            Plan::blocks(6, 3).unwrap().bytes_per_fingerprint(),
+            8 * 20 + 16
+        );
         assert!(Plan::choose(3, 1_000_000, Some(1000), Workload::Query).is_err());
         for k in 0..=16 {
             let p = Plan::choose(k, 10_000_000, None, Workload::Batch).unwrap();

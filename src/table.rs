@@ -71,7 +71,11 @@ pub fn prefetch(a: &[u64], key: u64) {
     }
     let mid = (u128::from(key - first) * (n - 1) as u128 / u128::from(last - first)) as usize;
     let gap = (1usize << ((usize::BITS - n.leading_zeros()) / 2)).max(4);
-    for at in [mid, mid.saturating_add(gap).min(n - 1), mid.saturating_sub(gap)] {
+    for at in [
+        mid,
+        mid.saturating_add(gap).min(n - 1),
+        mid.saturating_sub(gap),
+    ] {
         prefetch_line(&a[at]);
     }
 }
@@ -81,7 +85,9 @@ fn prefetch_line(x: &u64) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: prefetching is a hint; the address is a valid reference.
     unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>((x as *const u64).cast::<i8>());
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+            (x as *const u64).cast::<i8>(),
+        );
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = x;
@@ -90,7 +96,11 @@ fn prefetch_line(x: &u64) {
 /// The entries `lo..hi` of an ascending slice whose top `prefix_bits` bits equal those of `key`.
 #[inline]
 pub fn prefix_range(a: &[u64], key: u64, prefix_bits: u32) -> (usize, usize) {
-    let low = if prefix_bits >= 64 { 0 } else { u64::MAX >> prefix_bits };
+    let low = if prefix_bits >= 64 {
+        0
+    } else {
+        u64::MAX >> prefix_bits
+    };
     let first = key & !low;
     let last = key | low;
     let lo = lower_bound(a, first);
@@ -111,6 +121,12 @@ pub fn prefix_range(a: &[u64], key: u64, prefix_bits: u32) -> (usize, usize) {
 /// otherwise a comparison sort of the whole words. Entries with equal top bits keep no
 /// particular order unless the whole words were sorted.
 pub fn radix_sort_top(v: &mut Vec<u64>, bits: u32) {
+    radix_sort_top_with(v, bits, &mut Vec::new());
+}
+
+/// [`radix_sort_top`] with a scratch buffer the caller keeps, so that sorting many large tables
+/// one after another does not fault in fresh pages each time.
+pub fn radix_sort_top_with(v: &mut Vec<u64>, bits: u32, scratch: &mut Vec<u64>) {
     const DIGIT: u32 = 11;
     const BUCKETS: usize = 1 << DIGIT;
     let bits = bits.min(64);
@@ -132,7 +148,8 @@ pub fn radix_sort_top(v: &mut Vec<u64>, bits: u32) {
             counts[p as usize][((x >> shift_of(p)) as usize) & (BUCKETS - 1)] += 1;
         }
     }
-    let mut scratch = vec![0u64; v.len()];
+    scratch.clear();
+    scratch.resize(v.len(), 0);
     let mut src_is_v = true;
     for p in 0..passes {
         let c = &mut counts[p as usize];
@@ -147,8 +164,11 @@ pub fn radix_sort_top(v: &mut Vec<u64>, bits: u32) {
             sum += here;
         }
         let shift = shift_of(p);
-        let (src, dst): (&[u64], &mut [u64]) =
-            if src_is_v { (&v[..], &mut scratch[..]) } else { (&scratch[..], &mut v[..]) };
+        let (src, dst): (&[u64], &mut [u64]) = if src_is_v {
+            (&v[..], &mut scratch[..])
+        } else {
+            (&scratch[..], &mut v[..])
+        };
         for &x in src {
             let d = ((x >> shift) as usize) & (BUCKETS - 1);
             dst[c[d]] = x;
@@ -157,7 +177,7 @@ pub fn radix_sort_top(v: &mut Vec<u64>, bits: u32) {
         src_is_v = !src_is_v;
     }
     if !src_is_v {
-        std::mem::swap(v, &mut scratch);
+        std::mem::swap(v, scratch);
     }
 }
 
@@ -193,12 +213,29 @@ mod tests {
         ];
         out.push((0..5000).map(|_| r.next()).collect());
         // Clustered: a few dense clumps far apart.
-        out.push((0..5000).map(|i| (i % 7) * (u64::MAX / 7) + (r.next() % 50)).collect());
+        out.push(
+            (0..5000)
+                .map(|i| (i % 7) * (u64::MAX / 7) + (r.next() % 50))
+                .collect(),
+        );
         // Geometric: spacing that doubles, the worst case for interpolation.
-        out.push((0..64).map(|i| 1u64 << i).chain((0..2000).map(|i| i * 3)).collect());
-        out.push((0..3000).map(|i| (1.5f64.powi(i % 100)) as u64 + i as u64).collect());
+        out.push(
+            (0..64)
+                .map(|i| 1u64 << i)
+                .chain((0..2000).map(|i| i * 3))
+                .collect(),
+        );
+        out.push(
+            (0..3000)
+                .map(|i| (1.5f64.powi(i % 100)) as u64 + i as u64)
+                .collect(),
+        );
         // Mostly tiny values and a few huge ones.
-        out.push((0..5000).map(|i| if i % 500 == 0 { u64::MAX - i } else { i }).collect());
+        out.push(
+            (0..5000)
+                .map(|i| if i % 500 == 0 { u64::MAX - i } else { i })
+                .collect(),
+        );
         for v in &mut out {
             v.sort_unstable();
         }
@@ -209,11 +246,19 @@ mod tests {
     fn lower_bound_matches_partition_point() {
         let mut r = Rng(99);
         for a in inputs() {
-            let mut keys: Vec<u64> = a.iter().flat_map(|&x| [x, x.wrapping_sub(1), x.wrapping_add(1)]).collect();
+            let mut keys: Vec<u64> = a
+                .iter()
+                .flat_map(|&x| [x, x.wrapping_sub(1), x.wrapping_add(1)])
+                .collect();
             keys.extend([0, 1, u64::MAX, u64::MAX - 1]);
             keys.extend((0..500).map(|_| r.next()));
             for key in keys {
-                assert_eq!(lower_bound(&a, key), a.partition_point(|&x| x < key), "key {key} in {} entries", a.len());
+                assert_eq!(
+                    lower_bound(&a, key),
+                    a.partition_point(|&x| x < key),
+                    "key {key} in {} entries",
+                    a.len()
+                );
             }
         }
     }
@@ -252,7 +297,15 @@ mod tests {
     fn radix_sort_orders_by_top_bits() {
         let mut r = Rng(5);
         for bits in [0, 1, 11, 16, 31, 33, 64] {
-            let orig: Vec<u64> = (0..20_000).map(|i| if i % 3 == 0 { r.next() & 0xffff_0000_ffff } else { r.next() }).collect();
+            let orig: Vec<u64> = (0..20_000)
+                .map(|i| {
+                    if i % 3 == 0 {
+                        r.next() & 0xffff_0000_ffff
+                    } else {
+                        r.next()
+                    }
+                })
+                .collect();
             let mut v = orig.clone();
             radix_sort_top(&mut v, bits);
             let key = |x: u64| if bits == 0 { 0 } else { x >> (64 - bits) };
