@@ -309,6 +309,40 @@ fn first_common(sorted: &[i64], mut other: impl Iterator<Item = i64>) -> Option<
     None
 }
 
+/// New entries sorted and laid out in tables, ready to be merged into an index.
+pub struct Batch {
+    segment: Segment,
+    /// Ids not given: the segment holds row numbers, shifted to fresh ids when added.
+    defaulted: bool,
+}
+
+impl Batch {
+    /// Sorts `fingerprints` with their `ids` (or row numbers) and builds their tables.
+    pub fn new(plan: &Plan, fingerprints: &[u64], ids: Option<&[i64]>) -> Result<Self> {
+        let n = fingerprints.len();
+        if let Some(ids) = ids {
+            if ids.len() != n {
+                return Err(Error::invalid(format!(
+                    "ids must have one id per fingerprint: {n} fingerprints, {} ids",
+                    ids.len()
+                )));
+            }
+        }
+        let entries: Vec<(u64, i64)> = match ids {
+            Some(ids) => fingerprints
+                .iter()
+                .copied()
+                .zip(ids.iter().copied())
+                .collect(),
+            None => fingerprints.iter().copied().zip(0..).collect(),
+        };
+        Ok(Batch {
+            segment: Segment::build(plan, entries)?,
+            defaulted: ids.is_none(),
+        })
+    }
+}
+
 /// A Hamming-distance index over (fingerprint, id) entries.
 pub struct Index {
     k: u32,
@@ -400,23 +434,18 @@ impl Index {
     /// Adds entries; `ids` default to running numbers after the largest id ever added. Nothing
     /// is added if any id is repeated or already present.
     pub fn add(&mut self, fingerprints: &[u64], ids: Option<&[i64]>) -> Result<()> {
-        let n = fingerprints.len();
-        let explicit = ids;
-        let ids: Vec<i64> = match ids {
-            Some(ids) if ids.len() != n => {
-                return Err(Error::invalid(format!(
-                    "ids must have one id per fingerprint: {n} fingerprints, {} ids",
-                    ids.len()
-                )))
-            }
-            Some(ids) => ids.to_vec(),
-            None => {
-                let end = self.next_id.checked_add(n as i64).ok_or_else(|| {
-                    Error::invalid("default ids would pass 2**63-1; pass ids explicitly")
-                })?;
-                (self.next_id..end).collect()
-            }
-        };
+        let batch = Batch::new(&self.plan, fingerprints, ids)?;
+        self.add_batch(batch)
+    }
+
+    /// Adds a batch prepared by [`Batch::new`] (which needs no access to the index, so a caller
+    /// can prepare it before taking a lock). Nothing is added if an id is repeated or present.
+    pub fn add_batch(&mut self, batch: Batch) -> Result<()> {
+        let Batch {
+            mut segment,
+            defaulted,
+        } = batch;
+        let n = segment.len();
         if n == 0 {
             return Ok(());
         }
@@ -426,20 +455,22 @@ impl Index {
                 u32::MAX
             )));
         }
-        let batch = Segment::build(
-            &self.plan,
-            fingerprints
-                .iter()
-                .copied()
-                .zip(ids.iter().copied())
-                .collect(),
-        )?;
-        let defaulted = explicit.is_none();
         let sorted: Vec<i64> = if defaulted {
-            ids
+            // Row numbers become ids after the largest id ever added: a shift by a constant,
+            // which keeps the entries' (fingerprint, id) order.
+            let first = self.next_id;
+            first.checked_add(n as i64).ok_or_else(|| {
+                Error::invalid("default ids would pass 2**63-1; pass ids explicitly")
+            })?;
+            match &mut segment.ids {
+                Words::Owned(ids) => ids.iter_mut().for_each(|id| *id += first),
+                shared => *shared = Words::Owned(shared.iter().map(|&id| id + first).collect()),
+            }
+            (first..first + n as i64).collect()
         } else {
-            batch.sorted_ids().collect()
+            segment.sorted_ids().collect()
         };
+        let batch = segment;
         if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
             return Err(Error::invalid(format!("ids holds {} more than once", w[0])));
         }

@@ -718,3 +718,31 @@ def test_concurrent_queries_during_inserts_see_whole_batches():
     assert errors == []
     assert len(index) == 20_000 + batch * batches
     assert [i for i, d in index.query(target) if d == 0] == list(range(batch * batches))
+
+
+def test_concurrent_adders_with_default_ids_get_distinct_ids():
+    index = SimhashIndex(k=2, plan=Plan.blocks(4, k=2))
+    rng = np.random.default_rng(4)
+    batches = [rng.integers(0, 2**64, size=100, dtype=np.uint64) for _ in range(40)]
+
+    def adder(mine):
+        for fps in mine:
+            index.add(fps)
+
+    threads = [threading.Thread(target=adder, args=(batches[t::4],)) for t in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(index) == 4000
+    assert all(i in index for i in range(4000)) and 4000 not in index
+    # Each batch got a contiguous run of ids: query each fingerprint and check its id's batch.
+    rows, ids, dist = index.query_many(np.concatenate(batches))
+    exact = ids[dist == 0]
+    assert sorted(exact.tolist()) == list(range(4000))
+    starts = {}
+    for b, fps in enumerate(batches):
+        own = [i for i, d in index.query(int(fps[0])) if d == 0]
+        starts[b] = own[0]
+        assert [x for x, d in index.query(int(fps[-1])) if d == 0] == [own[0] + 99]
+    assert sorted(starts.values()) == list(range(0, 4000, 100))

@@ -7,7 +7,7 @@ use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
 
-use crate::index::Index;
+use crate::index::{Batch, Index};
 use crate::pairs;
 use crate::parallel;
 use crate::plan::{check_k, Plan, Workload};
@@ -207,7 +207,13 @@ impl PyIndex {
     ) -> PyResult<()> {
         let fps = fingerprints.as_slice()?;
         let ids = ids.as_ref().map(|i| i.as_slice()).transpose()?;
-        py.detach(|| self.write().add(fps, ids))?;
+        py.detach(|| {
+            // Sort and lay out the batch before taking the write lock, so queries keep running
+            // meanwhile; the plan of an index never changes.
+            let plan = self.read().plan().clone();
+            let batch = Batch::new(&plan, fps, ids)?;
+            self.write().add_batch(batch)
+        })?;
         Ok(())
     }
 
