@@ -124,6 +124,8 @@ def test_table_prefix_is_its_blocks_moved_to_the_high_end():
         sum(block_mask(*bounds[j]) for j in combo) for combo in itertools.combinations(range(6), 3)
     ]
     assert [t.prefix_mask for t in six.tables] == chosen
+    assert [t.blocks for t in six.tables] == list(itertools.combinations(range(6), 3))
+    assert [t.blocks for t in Plan.nested(4, 4, k=3).tables] == [(b,) for b in range(4) for _ in range(4)]
     assert [sum(w for _, w in t.prefix_ranges) for t in six.tables] == six.prefix_bits
     rng = np.random.default_rng(0)
     fps = rng.integers(0, 2**64, size=50, dtype=np.uint64)

@@ -80,11 +80,14 @@ class PlanTable:
         prefix_bits: how many high bits of the permuted fingerprint a lookup matches exactly.
         prefix_mask: those bits as a mask over the original (unpermuted) fingerprint.
         order: the source bit of each bit of the permuted fingerprint, from bit 63 down to 0.
+        blocks: the top-level blocks (numbered from the high end) moved whole into the prefix;
+            a nested plan adds parts of the others.
     """
 
     prefix_bits: int
     prefix_mask: int
     order: tuple[int, ...]
+    blocks: tuple[int, ...] = ()
 
     @property
     def prefix_ranges(self) -> list[tuple[int, int]]:
@@ -156,8 +159,15 @@ class Plan:
 
     @property
     def tables(self) -> list[PlanTable]:
-        """The tables, each with its permutation and prefix."""
-        return [PlanTable(bits, mask, tuple(order)) for bits, mask, order in self._inner.tables]
+        """The tables, each with its permutation, prefix and the blocks moved to the high end."""
+        block_masks, top = [], 64
+        for size in self.block_sizes:
+            top -= size
+            block_masks.append(((1 << size) - 1) << top)
+        return [
+            PlanTable(bits, mask, tuple(order), tuple(b for b, m in enumerate(block_masks) if mask & m == m))
+            for bits, mask, order in self._inner.tables
+        ]
 
     @property
     def prefix_bits(self) -> list[int]:
