@@ -315,6 +315,7 @@ def dedup(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
     hasher = make_hasher(**hasher_flags)
     inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher, replayable=bool(output or clusters or report_path))
     _check_output(inp, output)
+    _table_name(clusters, "--clusters")
     with inp, Outputs() as outputs:
         try:
             out_tmp = outputs.reserve(output, directory=inp.format == "txt") if output else None
@@ -322,7 +323,6 @@ def dedup(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
             report_tmp = outputs.reserve(report_path) if report_path else None
         except OSError as err:
             raise _Failed(f"cannot write {err.filename or ''}: {err.strerror or err}".replace("cannot write : ", "cannot write: ")) from None
-        clusters_writer = TableWriter(clusters_tmp, clusters, ["id", "cluster", "kept", "distance"]) if clusters_tmp and clusters else None
 
         progress = Progress(inp, "fingerprinting", quiet or as_json)
         try:
@@ -336,9 +336,10 @@ def dedup(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
 
         ids: dict[int, Any] = {}
         texts: dict[int, str] = {}
-        if out_tmp or clusters_writer or data:
+        if out_tmp or clusters_tmp or data:
             progress = Progress(inp, "writing", quiet or as_json)
             inp.bytes_read = 0
+            clusters_writer = TableWriter(clusters_tmp, clusters, ["id", "cluster", "kept", "distance"]) if clusters_tmp and clusters else None
             try:
                 for first, chunk_ids, chunk_texts in inp.replay(
                     keep=mask if out_tmp else None,
@@ -406,6 +407,14 @@ def _check_output(inp: Input, output: str | None) -> None:
             )
     if inp.path != "-" and os.path.exists(output) and os.path.exists(inp.path) and os.path.samefile(output, inp.path):
         raise click.UsageError(f"{output}: is the input; neardup never overwrites its input")
+
+
+def _table_name(name: str | None, option: str) -> None:
+    if name is not None:
+        try:
+            TableWriter.check_name(name)
+        except ValueError as err:
+            raise click.BadParameter(str(err), param_hint=option) from None
 
 
 class _Failed(click.ClickException):
@@ -547,6 +556,7 @@ def pairs(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
           output: str | None, limit: int, threads: int | None, quiet: bool, as_json: bool, **hasher_flags: Any) -> None:
     """The near-duplicate pairs of INPUT, with their distance and a short preview of each text."""
     hasher = make_hasher(**hasher_flags)
+    _table_name(output, "--output")
     inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher, replayable=True)
     with inp, Outputs() as outputs:
         tmp = outputs.reserve(output) if output else None

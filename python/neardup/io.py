@@ -929,9 +929,7 @@ class TableWriter:
 
     def __init__(self, path: str, final_name: str, columns: Sequence[str]) -> None:
         self.columns = list(columns)
-        self.format = format_of(final_name) if final_name != "-" else "csv"
-        if self.format not in ("csv", "tsv", "jsonl", "parquet"):
-            raise ValueError(f"{final_name}: name it .csv, .tsv, .jsonl or .parquet (optionally .gz or .zst)")
+        self.format = self.check_name(final_name)
         self._parquet: Any = None
         self._path = path
         if self.format == "parquet":
@@ -942,6 +940,16 @@ class TableWriter:
             self._text = io.TextIOWrapper(_Unclosed(self._raw), encoding="utf-8", newline="")
             self._csv = csv.writer(self._text, delimiter="," if self.format == "csv" else "\t")
             self._csv.writerow(self.columns)
+
+    @staticmethod
+    def check_name(name: str) -> str:
+        """The table format a file name asks for; ValueError if it names none."""
+        fmt = format_of(name) if name != "-" else "csv"
+        if fmt not in ("csv", "tsv", "jsonl", "parquet"):
+            raise ValueError(f"{name}: name it .csv, .tsv, .jsonl or .parquet (optionally .gz or .zst)")
+        if fmt == "parquet":
+            _pyarrow()
+        return fmt
 
     def write(self, data: dict[str, Any]) -> None:
         """One batch: a list or array per column, all of one length."""
