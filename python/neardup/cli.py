@@ -195,10 +195,12 @@ def _fingerprint_chunk(inp: Input, hasher: Simhasher, chunk: Chunk, threads: int
 
 
 def fingerprint_pass(
-    inp: Input, hasher: Simhasher, threads: int | None, progress: Progress, on_chunk: Callable[[Chunk, np.ndarray], None] | None = None, raw: bool = False
+    inp: Input, hasher: Simhasher, threads: int | None, progress: Progress, on_chunk: Callable[[Chunk, np.ndarray], None] | None = None,
+    raw: bool = False, lengths: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, int]:
-    """Reads the input once: (fingerprints, text lengths, text bytes). The core fingerprints one
-    chunk on every core while this thread parses the next."""
+    """Reads the input once: (fingerprints, text lengths if asked, text bytes). The core
+    fingerprints one chunk on every core while this thread parses the next. Only the
+    fingerprints (8 bytes a document) and, for --keep longest, the lengths (4 more) are kept."""
     if hasher.weighting == "idf":
         if inp.path == "-":
             raise click.UsageError("--weighting idf reads the input twice and cannot read stdin: give a file")
@@ -214,7 +216,8 @@ def fingerprint_pass(
         nonlocal nbytes
         chunk, fps = future.result()
         fps_parts.append(fps)
-        len_parts.append(np.asarray(chunk.lengths, dtype=np.int64))
+        if lengths:
+            len_parts.append(np.asarray(chunk.lengths, dtype=np.uint32))
         nbytes += chunk.nbytes
         if on_chunk is not None:
             on_chunk(chunk, fps)
@@ -237,8 +240,7 @@ def fingerprint_pass(
     progress.update()
     inp.errors.sort(key=lambda e: (e.path, e.line or 0))
     fps = np.concatenate(fps_parts) if fps_parts else np.zeros(0, np.uint64)
-    lengths = np.concatenate(len_parts) if len_parts else np.zeros(0, np.int64)
-    return fps, lengths, nbytes
+    return fps, (np.concatenate(len_parts) if len_parts else np.zeros(0, np.uint32)), nbytes
 
 
 # -- reporting -----------------------------------------------------------------------------------
@@ -326,7 +328,7 @@ def dedup(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
 
         progress = Progress(inp, "fingerprinting", quiet or as_json)
         try:
-            fps, lengths, nbytes = fingerprint_pass(inp, hasher, threads, progress)
+            fps, lengths, nbytes = fingerprint_pass(inp, hasher, threads, progress, lengths=keep == "longest")
         finally:
             progress.close()
         labels = cluster(fps, k, threads=threads) if len(fps) else np.zeros(0, np.int64)
@@ -521,15 +523,16 @@ def _annotator(inp: Input, tmp: str, output: str, column: str) -> tuple[Callable
 
     from .io import _Unclosed
 
-    text = _io.TextIOWrapper(_Unclosed(raw), encoding="utf-8", newline="")
+    text = _io.TextIOWrapper(_Unclosed(raw), encoding="utf-8", newline="")  # type: ignore[type-var]
     writer = csv.writer(text, delimiter="," if inp.format == "csv" else "\t")
     state_csv: dict[str, Any] = {"header": None}
 
     def write_csv(chunk: Chunk, fps: np.ndarray) -> None:
         for (header, row), value in zip(chunk.raw, hex_fingerprints(fps)):
             if state_csv["header"] is None:
-                state_csv["header"] = header + ([column] if column not in header else [])
-                writer.writerow(state_csv["header"])
+                names = header + ([column] if column not in header else [])
+                state_csv["header"] = names
+                writer.writerow(names)
             row = list(row)
             if column in header:
                 row[header.index(column)] = value
@@ -729,6 +732,7 @@ def index_query(index_path: str, input: str | None, sample: bool, fmt: str | Non
                 raise InputError(query_file, f"cannot read: {err.strerror or err}") from None
             except UnicodeDecodeError as err:
                 raise InputError(query_file, f"invalid UTF-8 at byte {err.start}") from None
+        assert query_text is not None
         fp = hasher.fingerprint(query_text if hasher.fields is None else {next(iter(hasher.fields)): query_text})
         matches = idx.query(fp)
         if as_json:

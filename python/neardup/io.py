@@ -262,7 +262,7 @@ class Input:
         raw = self._open_raw(again)
         compression = self.compression
         if self.path == "-" and compression is None:
-            raw = raw if hasattr(raw, "peek") else io.BufferedReader(raw)  # type: ignore[arg-type]
+            raw = raw if hasattr(raw, "peek") else io.BufferedReader(raw)  # type: ignore[arg-type,type-var]
             compression = _sniff(raw)
         try:
             return raw, _decompressed(raw, compression)
@@ -350,7 +350,7 @@ class Input:
         output_compression: str | None = None,
         ids: bool = False,
         texts: set[int] | frozenset[int] = frozenset(),
-    ) -> Iterator[tuple[int, list[Any] | None, dict[int, str]]]:
+    ) -> Iterator[tuple[int, list[Any], dict[int, str]]]:
         """The second pass: ``(first document number, ids, {document: text})`` per chunk (ids are
         None without an id field),
         writing the documents where ``keep`` is True to ``output`` in the input's format."""
@@ -387,7 +387,7 @@ class _Tee(io.RawIOBase):
 
 def _replay_chunks(
     docs: Iterator[tuple[int, Any, str | None]], want_texts: set[int] | frozenset[int]
-) -> Iterator[tuple[int, list[Any] | None, dict[int, str]]]:
+) -> Iterator[tuple[int, list[Any], dict[int, str]]]:
     """Groups (document number, id, text-or-None) into chunks for :meth:`Input.replay`."""
     start, ids, texts = 0, [], {}
     n = 0
@@ -654,7 +654,7 @@ class CsvInput(Input):
 
     def replay(self, keep=None, output=None, output_compression=None, ids=False, texts=frozenset()):  # type: ignore[no-untyped-def]
         raw_writer = _RawWriter(output, output_compression) if output is not None else None
-        text_out = io.TextIOWrapper(_Unclosed(raw_writer), encoding="utf-8", newline="") if raw_writer else None
+        text_out = io.TextIOWrapper(_Unclosed(raw_writer), encoding="utf-8", newline="") if raw_writer else None  # type: ignore[type-var]
         writer = csv.writer(text_out, delimiter=self.delimiter) if text_out else None
         skipped = self._skipped
 
@@ -1002,7 +1002,7 @@ class TableWriter:
             return
         self._raw = _RawWriter(path, compression_of(final_name) if final_name != "-" else None)
         if self.format in ("csv", "tsv"):
-            self._text = io.TextIOWrapper(_Unclosed(self._raw), encoding="utf-8", newline="")
+            self._text = io.TextIOWrapper(_Unclosed(self._raw), encoding="utf-8", newline="")  # type: ignore[type-var]
             self._csv = csv.writer(self._text, delimiter="," if self.format == "csv" else "\t")
             self._csv.writerow(self.columns)
 
