@@ -276,14 +276,16 @@ def _spawn(args, **kw):
     return subprocess.Popen([sys.executable, "-m", "neardup", *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
 
 
-def test_interrupt_while_reading_leaves_no_output(tmp_path):
-    fifo = tmp_path / "feed.jsonl"
+@pytest.mark.parametrize("name", ["feed.jsonl", "feed.jsonl.gz"])
+def test_interrupt_while_reading_leaves_no_output(tmp_path, name):
+    fifo = tmp_path / name
     os.mkfifo(fifo)
     out = tmp_path / "out"
     out.mkdir()
     proc = _spawn(["dedup", fifo, "-o", out / "kept.jsonl", "--clusters", out / "c.csv"])
     with open(fifo, "wb") as feed:
-        feed.write(jsonl_bytes(records()))
+        data = jsonl_bytes(records())
+        feed.write(gzip.compress(data)[:-20] if name.endswith(".gz") else data)  # the rest never comes
         feed.flush()
         deadline = time.monotonic() + 20
         while len(os.listdir(out)) < 2 and time.monotonic() < deadline:  # the temporary outputs exist: mid-run
@@ -460,3 +462,16 @@ def test_every_command_has_help(capsys):
     for args in [[], ["dedup"], ["fingerprint"], ["pairs"], ["index"], ["index", "build"], ["index", "add"], ["index", "query"], ["plan"], ["explain"]]:
         code, out, _ = run(capsys, *args, "--help")
         assert code == 0 and out.startswith("Usage: neardup") and len(out) > 200, args
+
+
+@pytest.mark.parametrize("case", sorted(BAD_CASES))
+def test_without_orjson_the_same_messages(tmp_path, capsys, monkeypatch, case):
+    monkeypatch.setattr("neardup.io._fast_loads", None)
+    test_bad_jsonl_stops_with_file_line_and_status_2_and_leaves_nothing(tmp_path, capsys, case)
+
+
+def test_without_orjson_the_same_result(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr("neardup.io._fast_loads", None)
+    test_dedup_keeps_the_first_of_each_brute_force_cluster_in_every_format(tmp_path, capsys, "jsonl.gz")
+    (tmp_path / "kept.jsonl.gz").unlink()
+    test_on_error_skip_counts_and_lists_bad_records(tmp_path, capsys)

@@ -22,7 +22,9 @@ import os
 import shutil
 import signal
 import sys
+import queue
 import tempfile
+import threading
 import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -30,6 +32,11 @@ from pathlib import Path
 from typing import IO, Any, BinaryIO, Callable
 
 import numpy as np
+
+try:  # optional (pip install 'neardup[fast]'): parses JSONL two to three times faster
+    from orjson import loads as _fast_loads
+except ImportError:  # pragma: no cover - depends on the environment
+    _fast_loads = None  # type: ignore[assignment]
 
 __all__ = ["FORMATS", "InputError", "MissingExtraError", "Input", "Outputs", "TableWriter", "open_input"]
 
@@ -368,6 +375,46 @@ class Input:
         self.close()
 
 
+class _Prefetch:
+    """Reads a stream ahead in a helper thread, two blocks at most."""
+
+    def __init__(self, stream: BinaryIO, depth: int = 2) -> None:
+        self._queue: queue.Queue[tuple[bool, Any]] = queue.Queue(depth)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(stream,), name="neardup-read", daemon=True)
+        self._thread.start()
+
+    def _run(self, stream: BinaryIO) -> None:
+        try:
+            while not self._stop.is_set():
+                data = stream.read(1 << 22)
+                self._put((True, data))
+                if not data:
+                    return
+        except BaseException as err:  # handed to the reading thread
+            self._put((False, err))
+
+    def _put(self, item: tuple[bool, Any]) -> None:
+        while not self._stop.is_set():
+            try:
+                self._queue.put(item, timeout=0.05)
+                return
+            except queue.Full:
+                continue
+
+    def read(self, size: int) -> bytes:
+        ok, value = self._queue.get()
+        if not ok:
+            raise value
+        return value  # type: ignore[no-any-return]
+
+    def close(self) -> bool:
+        """Stops the helper; whether it has ended (False: still blocked in a read)."""
+        self._stop.set()
+        self._thread.join(timeout=1.0)
+        return not self._thread.is_alive()
+
+
 class _Tee(io.RawIOBase):
     """Reads from one stream while copying what it reads to another (stdin to its spool)."""
 
@@ -407,14 +454,17 @@ class JsonlInput(Input):
     """One JSON object per line; blank lines are ignored."""
 
     def _blocks(self, again: bool) -> Iterator[tuple[int, list[bytes]]]:
-        """(number of the first line, lines without their ends) for blocks of about 4 MB."""
+        """(number of the first line, lines without their ends) for blocks of about 4 MB. A
+        compressed input is decompressed by a helper thread (zlib and zstd release the GIL)
+        while this one parses."""
         raw, stream = self._stream(again)
+        reader: Any = _Prefetch(stream) if stream is not raw else stream
         lineno = 0
         pending = b""
         try:
             while True:
                 try:
-                    data = stream.read(1 << 22)
+                    data = reader.read(1 << 22)
                 except (OSError, EOFError, ValueError, zlib.error) as err:
                     what = {"gzip": "gzip", "zstd": "zstd"}.get(self.compression or "", "compressed")
                     raise InputError(self.name, f"not a valid {what} stream ({err})", lineno + 1) from None
@@ -434,10 +484,13 @@ class JsonlInput(Input):
                 if raw.seekable():
                     self.bytes_read = raw.tell()
         finally:
-            if stream is not raw:
-                stream.close()
-            if raw is not self._spool:
-                raw.close()
+            # A helper thread still blocked in a read (a pipe that went quiet, then Ctrl-C) holds
+            # the stream's lock: leave the stream to the end of the process rather than wait.
+            if reader is stream or reader.close():
+                if stream is not raw:
+                    stream.close()
+                if raw is not self._spool:
+                    raw.close()
             self.bytes_read = self.size or self.bytes_read
 
     def _parse(self, lineno: int, line: bytes) -> Any:
@@ -483,7 +536,7 @@ class JsonlInput(Input):
             yield from super().chunks(raw)
             return
         # The hot loop, inlined: a line that does not parse the easy way is diagnosed by _record.
-        loads, field = json.loads, self.text_field
+        loads, fast, field = json.loads, _fast_loads, self.text_field
         docs: list[str] = []
         positions: list[int] = []
         lengths: list[int] = []
@@ -491,7 +544,7 @@ class JsonlInput(Input):
         for first, block in self._blocks(False):
             for lineno, line in enumerate(block, first):
                 try:
-                    record = loads(line.decode())
+                    record = fast(line) if fast is not None else loads(line.decode())
                     text = record[field]
                     if text.__class__ is not str:
                         raise TypeError
