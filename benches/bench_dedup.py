@@ -135,21 +135,19 @@ def child(name: str, path: str, k: int, out: str) -> None:
 
 
 def timed(cmd: list[str], timeout: float) -> tuple[float, float, int]:
-    """(seconds, peak RSS in MB, exit status) of a command run to its end."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
-    deadline = start + timeout
-    while True:
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-        if pid:
-            break
-        if time.perf_counter() > deadline:
-            proc.kill()
-            _, status, usage = os.wait4(proc.pid, 0)
-            return float("inf"), usage.ru_maxrss / 1024, -9
-        time.sleep(0.01)
-    seconds = time.perf_counter() - start
-    return seconds, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
+    """(seconds, peak RSS in MB, exit status) of a command run to its end. The peak comes from
+    GNU time around the command: a child forked from this (large) process would carry this
+    process's RSS into its own ru_maxrss."""
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss_file:
+        start = time.perf_counter()
+        try:
+            proc = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss_file.name, *cmd], stdout=subprocess.DEVNULL, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return float("inf"), float("nan"), -9
+        seconds = time.perf_counter() - start
+        text = rss_file.read().strip().splitlines()
+        rss = int(text[-1]) / 1024 if text and text[-1].isdigit() else float("nan")
+    return seconds, rss, proc.returncode
 
 
 def neardup_cmd() -> list[str]:

@@ -51,7 +51,7 @@ def sample_path() -> str:
 
 def input_options(f: Callable[..., Any]) -> Callable[..., Any]:
     options = [
-        click.argument("input", required=False, metavar="INPUT"),
+        click.argument("input", required=False, metavar="[INPUT]"),
         click.option("--sample", is_flag=True, help="Use the Debian sample that ships with neardup (3,000 documents) as INPUT."),
         click.option("--format", "fmt", type=click.Choice(FORMATS), help="Input format (default: from INPUT's extension; stdin: jsonl)."),
         click.option("--text-field", default="text", show_default=True, help="Field or column holding each document's text."),
@@ -305,9 +305,10 @@ def dedup(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
     """Keep one document of each near-duplicate cluster of INPUT.
 
     Documents whose fingerprints are within --k bits are near-duplicates; chains of them form a
-    cluster, of which one document is kept. The input is read in chunks, keeping about 16 bytes
-    per document (its fingerprint and length) and never the whole corpus; writing OUTPUT,
-    --clusters or --report reads INPUT a second time (stdin is copied to a temporary file).
+    cluster, of which one document is kept. The input is read in chunks, keeping 8 bytes per
+    document (its fingerprint; 12 with --keep longest) and never the whole corpus; writing
+    OUTPUT, --clusters or --report reads INPUT a second time (stdin is copied to a temporary
+    file). INPUT is a file, a folder of .txt files, - for stdin, or --sample.
     """
     start = time.perf_counter()
     if output is None and not dry_run:

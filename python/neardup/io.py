@@ -613,22 +613,65 @@ def _joined(record: dict[str, Any], text_field: str, fields: list[str] | None) -
 
 
 class _RawWriter:
-    """Bytes to a file, through gzip or zstd if asked."""
+    """Bytes to a file, through gzip or zstd if asked. Compression runs in a helper thread (zlib
+    and zstd release the GIL), fed 1 MB at a time, while the job goes on reading."""
 
     def __init__(self, path: str, compression: str | None) -> None:
         self._raw = open(path, "wb", buffering=1 << 20) if path != "-" else sys.stdout.buffer
         self._stream = _compressed(self._raw, compression)  # type: ignore[arg-type]
+        self._buffer: list[bytes] = []
+        self._size = 0
+        self._error: BaseException | None = None
+        self._thread: threading.Thread | None = None
+        if self._stream is not self._raw:
+            self._queue: queue.Queue[bytes | None] = queue.Queue(2)
+            self._thread = threading.Thread(target=self._run, name="neardup-write", daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            data = self._queue.get()
+            if data is None:
+                return
+            if self._error is None:
+                try:
+                    self._stream.write(data)
+                except BaseException as err:  # raised again in the writing thread
+                    self._error = err
 
     def write(self, data: bytes) -> None:
-        self._stream.write(data)
+        if self._thread is None:
+            self._stream.write(data)
+            return
+        self._buffer.append(data)
+        self._size += len(data)
+        if self._size >= 1 << 20:
+            self._hand_over()
+
+    def _hand_over(self) -> None:
+        if self._error is not None:
+            raise self._error
+        if self._buffer:
+            self._queue.put(b"".join(self._buffer))
+            self._buffer, self._size = [], 0
 
     def close(self) -> None:
-        if self._stream is not self._raw:
-            self._stream.close()
-        if self._raw is sys.stdout.buffer:
-            self._raw.flush()
-        else:
-            self._raw.close()
+        try:
+            if self._thread is not None:
+                try:
+                    self._hand_over()
+                finally:
+                    self._queue.put(None)
+                    self._thread.join()
+                if self._error is not None:
+                    raise self._error
+            if self._stream is not self._raw:
+                self._stream.close()
+        finally:
+            if self._raw is sys.stdout.buffer:
+                self._raw.flush()
+            else:
+                self._raw.close()
 
 
 class CsvInput(Input):
