@@ -540,36 +540,40 @@ class JsonlInput(Input):
         docs: list[str] = []
         positions: list[int] = []
         lengths: list[int] = []
-        nbytes = size = 0
+        size = extra = 0  # characters, and the UTF-8 bytes beyond one per character
         for first, block in self._blocks(False):
+            id_field = self.id_field
             for lineno, line in enumerate(block, first):
                 try:
                     record = fast(line) if fast is not None else loads(line.decode())
                     text = record[field]
                     if text.__class__ is not str:
                         raise TypeError
-                    if self.id_field is not None:
-                        if self.id_field == AUTO:
+                    if id_field is not None:
+                        if id_field == AUTO:
                             self._resolve_auto_id(list(record))
-                        if self.id_field is not None:
-                            record[self.id_field]
+                            id_field = self.id_field
+                        if id_field is not None:
+                            record[id_field]
                 except Exception:
                     got = self._record(lineno, line)
+                    id_field = self.id_field
                     if got is None:
                         continue
                     text = got[0]
+                n = len(text)
                 docs.append(text)
                 positions.append(lineno)
-                n = len(text)
                 lengths.append(n)
-                nbytes += n if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
                 size += n
-                if len(docs) >= CHUNK_DOCS or size >= CHUNK_BYTES:
-                    yield Chunk(docs=docs, positions=positions, lengths=lengths, nbytes=nbytes)
+                if not text.isascii():
+                    extra += len(text.encode("utf-8", "surrogatepass")) - n
+                if size >= CHUNK_BYTES or len(docs) >= CHUNK_DOCS:
+                    yield Chunk(docs=docs, positions=positions, lengths=lengths, nbytes=size + extra)
                     docs, positions, lengths = [], [], []
-                    nbytes = size = 0
+                    size = extra = 0
         if docs:
-            yield Chunk(docs=docs, positions=positions, lengths=lengths, nbytes=nbytes)
+            yield Chunk(docs=docs, positions=positions, lengths=lengths, nbytes=size + extra)
 
     def replay(self, keep=None, output=None, output_compression=None, ids=False, texts=frozenset()):  # type: ignore[no-untyped-def]
         writer = _RawWriter(output, output_compression) if output is not None else None
