@@ -5,8 +5,9 @@ runs as its own process, reading the gzipped JSONL from disk and reporting its n
 pairs; we time it from start to exit, read its peak RSS (wait4), and score its pairs against the
 truth (Jaccard >= 0.8 on word 3-shingles, see ../shared/data/README.md):
 
-- `neardup dedup` (the whole job: two passes, kept documents written) and `neardup pairs`
-  (every pair within k, written to a CSV file: the pairs scored);
+- `neardup dedup` (the whole job: two passes, kept documents written), `neardup dedup --dry-run`
+  (one pass: clusters found, nothing written) and `neardup pairs` (every pair within k, written
+  with the documents' ids to a CSV file: the pairs scored);
 - the `simhash` package: `Simhash(text)` with its defaults and `SimhashIndex(k)`, each document
   queried with `get_near_dups`;
 - datasketch: `MinHash(num_perm=128)` over word 3-shingles, `MinHashLSH(threshold=0.8)`, each
@@ -208,13 +209,16 @@ def main() -> None:
         seconds, rss, code = timed(neardup_cmd() + ["dedup", str(corpus), "-o", f"{tmp}/kept.jsonl.gz", "--k", str(args.k), "--quiet"], args.timeout)
         assert code == 0, code
         rows.append(("neardup dedup (-o kept.jsonl.gz)", seconds, rss, None))
+        seconds, rss, code = timed(neardup_cmd() + ["dedup", str(corpus), "--dry-run", "--k", str(args.k), "--quiet"], args.timeout)
+        assert code == 0, code
+        rows.append(("neardup dedup --dry-run (clusters only)", seconds, rss, None))
         seconds, rss, code = timed(neardup_cmd() + ["pairs", str(corpus), "-o", f"{tmp}/pairs.csv", "--k", str(args.k), "--quiet"], args.timeout)
         assert code == 0, code
         with open(f"{tmp}/pairs.csv", newline="", encoding="utf-8") as f:
             found = [(row[r["id_a"]], row[r["id_b"]]) for r in csv.DictReader(f)]
         pairs = np.sort(np.array(found, dtype=np.int64).reshape(-1, 2), axis=1)
         rows.append((f"neardup pairs (k={args.k})", seconds, rss, score(pairs)))
-        print(rows[-2:], flush=True)
+        print(rows[-3:], flush=True)
 
         for name in [p for p in args.peers.split(",") if p]:
             try:
