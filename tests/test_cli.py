@@ -162,6 +162,17 @@ def test_keep_longest_and_hasher_flags(tmp_path, capsys):
     assert code == 0 and read_ids(tmp_path / "out.jsonl", "jsonl") == expected
 
 
+def test_normalization_and_stopword_flags(tmp_path, capsys):
+    src = write_input(tmp_path, "jsonl")
+    words = tmp_path / "stop.txt"
+    words.write_text("the\nof\n" + "\n".join(DOCS[0].split()[:5]) + "\n")
+    hasher = neardup.Simhasher(unicode_form=None, casefold=False, stopwords=words.read_text().split(), ngram=2)
+    sizes = np.bincount(clusters(hasher.fingerprint_many(DOCS), 2))
+    code, out, _ = run(capsys, "dedup", src, "--dry-run", "--json", "--k", 2, "--unicode-form", "none", "--no-casefold",
+                       "--stopwords", words, "--ngram", 2)
+    assert code == 0 and json.loads(out)["clusters"] == int((sizes >= 2).sum())
+
+
 def test_fields_and_idf_flags(tmp_path, capsys):
     src = tmp_path / "in.jsonl"
     src.write_bytes(jsonl_bytes({"id": i, "title": t[:20], "body": t} for i, t in zip(IDS, DOCS)))

@@ -142,6 +142,7 @@ class Progress:
         self.inp = inp
         size = inp.size if not quiet and sys.stderr.isatty() else None
         self._bar: Any = click.progressbar(length=size, label=label, file=sys.stderr, width=30) if size else None
+        self.shown = self._bar is not None
         self._done = 0
         if self._bar is not None:
             self._bar.__enter__()
@@ -332,6 +333,8 @@ def dedup(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
             fps, lengths, nbytes = fingerprint_pass(inp, hasher, threads, progress, lengths=keep == "longest")
         finally:
             progress.close()
+        if progress.shown:
+            click.echo(f"clustering {len(fps):,} fingerprints within k={k} ...", err=True)
         labels = cluster(fps, k, threads=threads) if len(fps) else np.zeros(0, np.int64)
         mask = select(labels, keep, lengths) if len(fps) else np.zeros(0, bool)
         result = DedupResult(fps, labels, mask, k, {})
