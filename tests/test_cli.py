@@ -24,9 +24,17 @@ import neardup
 from brute import clusters, distances, family_corpus, keep_by, keep_first, pairs
 from neardup.cli import main
 
-pa = pytest.importorskip("pyarrow")
-pq = pytest.importorskip("pyarrow.parquet")
-zstandard = pytest.importorskip("zstandard")
+try:  # the [parquet] and [zstd] extras (in [test]); tests that need them are skipped without
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+except ImportError:
+    pa = pq = None
+try:
+    import zstandard
+except ImportError:
+    zstandard = None
+
+needs_parquet = pytest.mark.skipif(pa is None, reason="pyarrow not installed (the [parquet] extra)")
 
 DOCS = family_corpus()
 IDS = [f"doc-{i:03d}" for i in range(len(DOCS))]
@@ -102,6 +110,8 @@ def leftovers(folder: Path) -> list[str]:
 
 @pytest.mark.parametrize("kind", ["jsonl", "jsonl.gz", "jsonl.zst", "parquet", "csv", "tsv", "txt"])
 def test_dedup_keeps_the_first_of_each_brute_force_cluster_in_every_format(tmp_path, capsys, kind):
+    if (kind == "parquet" and pa is None) or (kind.endswith("zst") and zstandard is None):
+        pytest.skip(f"{kind} needs an extra that is not installed")
     src = write_input(tmp_path, kind)
     out = tmp_path / ("kept" if kind == "txt" else f"kept.{kind}")
     code, stdout, _ = run(capsys, "dedup", src, "-o", out, "--json", "--clusters", tmp_path / "clusters.csv")
@@ -229,6 +239,7 @@ def test_on_error_skip_counts_and_lists_bad_records(tmp_path, capsys):
     assert "skipped 3 bad records:" in out and f"{src}:3: malformed JSON" in out
 
 
+@needs_parquet
 def test_bad_csv_parquet_txt_and_files(tmp_path, capsys):
     cases = []
     (tmp_path / "a.csv").write_text("id,body\n1,x\n")
@@ -407,6 +418,7 @@ def test_html_report_shows_the_brute_force_figures(tmp_path, capsys):
     assert "<del>" in page and "<ins>" in page  # sample pairs show their differences
 
 
+@needs_parquet
 def test_fingerprint_adds_a_column_in_each_format(tmp_path, capsys):
     hexes = [f"{v:016x}" for v in FPS.tolist()]
     src = write_input(tmp_path, "jsonl")
@@ -457,6 +469,28 @@ def test_index_build_add_and_query(tmp_path, capsys):
     assert code == 0 and len(matches) == 2 * int((distances(FPS) <= 3).sum())
     code, _, err = run(capsys, "index", "query", tmp_path / "corpus.jsonl", "--text", "x")
     assert code == 2 and "corpus.jsonl:" in err
+
+
+def test_empty_inputs_give_empty_outputs(tmp_path, capsys):
+    (tmp_path / "empty.jsonl").write_bytes(b"\n")
+    code, out, _ = run(capsys, "dedup", tmp_path / "empty.jsonl", "-o", tmp_path / "out.jsonl", "--json", "--clusters", tmp_path / "c.csv")
+    assert code == 0 and json.loads(out)["documents"] == 0
+    assert (tmp_path / "out.jsonl").read_bytes() == b"" and (tmp_path / "c.csv").read_text() == "id,cluster,kept,distance\n"
+    (tmp_path / "texts").mkdir()
+    code, out, _ = run(capsys, "dedup", tmp_path / "texts", "-o", tmp_path / "kept", "--json")
+    assert code == 0 and json.loads(out)["documents"] == 0 and list((tmp_path / "kept").iterdir()) == []
+
+
+def test_a_missing_extra_is_named(tmp_path, capsys, monkeypatch):
+    (tmp_path / "a.parquet").write_bytes(b"x")
+    (tmp_path / "a.jsonl.zst").write_bytes(b"x")
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    monkeypatch.setitem(sys.modules, "zstandard", None)
+    monkeypatch.setitem(sys.modules, "compression", None)
+    code, _, err = run(capsys, "dedup", tmp_path / "a.parquet", "--dry-run")
+    assert code == 2 and "Parquet needs pyarrow: pip install 'neardup[parquet]'" in err
+    code, _, err = run(capsys, "dedup", tmp_path / "a.jsonl.zst", "--dry-run")
+    assert code == 2 and ".zst files need zstandard: pip install 'neardup[zstd]'" in err
 
 
 def test_plan_and_explain(capsys):
