@@ -520,3 +520,13 @@ def test_without_orjson_the_same_result(tmp_path, capsys, monkeypatch):
     test_dedup_keeps_the_first_of_each_brute_force_cluster_in_every_format(tmp_path, capsys, "jsonl.gz")
     (tmp_path / "kept.jsonl.gz").unlink()
     test_on_error_skip_counts_and_lists_bad_records(tmp_path, capsys)
+
+
+@needs_parquet
+@pytest.mark.parametrize("kind", ["parquet", "csv"])
+def test_other_formats_on_stdin(tmp_path, capsys, monkeypatch, kind):
+    data = write_input(tmp_path, kind).read_bytes()
+    code, out, _ = run(capsys, "dedup", "-", "--format", kind, "--dry-run", "--json", stdin=data, monkeypatch=monkeypatch)
+    assert code == 0 and json.loads(out)["kept"] == len(KEPT_IDS)
+    code, _, err = run(capsys, "dedup", "-", "--format", kind, "--dry-run", stdin=b"", monkeypatch=monkeypatch)
+    assert (code, err) == (0, "") if kind == "csv" else (code == 2 and "<stdin>: not a valid Parquet file" in err)

@@ -408,7 +408,7 @@ def _check_output(inp: Input, output: str | None) -> None:
         named = format_of(output) if not os.path.isdir(output) else "txt"
         if named is not None and named != inp.format:
             raise click.UsageError(
-                f"{output}: the kept documents are written in the input's format ({inp.format}); name OUTPUT .{inp.format}"
+                f"{output}: OUTPUT is written in the input's format ({inp.format}); name it .{inp.format}"
                 + (" (.gz or .zst to compress)" if inp.format in ("jsonl", "csv", "tsv") else "")
             )
     if inp.path != "-" and os.path.exists(output) and os.path.exists(inp.path) and os.path.samefile(output, inp.path):

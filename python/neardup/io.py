@@ -813,10 +813,8 @@ class ParquetInput(Input):
         pa = _pyarrow()
         if self.path == "-":
             if self._spool is None:  # Parquet needs to seek: spool stdin first
-                tee = self._open_raw(False)
-                while tee.read(1 << 20):
-                    pass
-            assert self._spool is not None
+                self._spool = tempfile.TemporaryFile(prefix="neardup-stdin-")
+                shutil.copyfileobj(sys.stdin.buffer, self._spool, 1 << 20)
             self._spool.seek(0)
             source: Any = self._spool
         else:
