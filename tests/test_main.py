@@ -3,9 +3,11 @@ sample that ships with the package."""
 
 import gzip
 import json
+import re
 import subprocess
 import sys
 from importlib import metadata, resources
+from pathlib import Path
 
 import numpy as np
 
@@ -58,3 +60,15 @@ def test_console_script_is_the_module_command():
     help_text = subprocess.run([sys.executable, "-m", "neardup", "--help"], capture_output=True, text=True, check=True).stdout
     for command in ("dedup", "fingerprint", "pairs", "index", "plan", "explain"):
         assert command in help_text
+
+
+def test_the_readme_first_command_runs_on_the_sample(tmp_path):
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"## Install.*?```bash\n(.*?)```", readme, flags=re.S).group(1)
+    command = [line.split("#")[0].split() for line in block.splitlines() if line.startswith("neardup ")][0]
+    assert command[:3] == ["neardup", "dedup", "--sample"]
+    result = subprocess.run([sys.executable, "-m", "neardup", *command[1:]], cwd=tmp_path, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "3000 documents" in result.stdout and "removed" in result.stdout
+    outputs = [a for a in command if "." in a and not a.startswith("-")]
+    assert outputs and all((tmp_path / name).stat().st_size > 0 for name in outputs)

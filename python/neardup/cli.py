@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
 import signal
 import sys
+import textwrap
 import time
 from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -596,12 +598,13 @@ def pairs(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
         return
     if quiet:
         return
-    width = max(20, shutil.get_terminal_size((100, 20)).columns - 6)
+    column = max(20, (shutil.get_terminal_size((120, 20)).columns - 7) // 2)
     for n in shown.tolist():
         a, b = int(i[n]), int(j[n])
         click.echo(f"distance {int(d[n])}: {ids[a]}  ~  {ids[b]}")
-        for row in (a, b):
-            click.echo("    " + " ".join(texts.get(row, "").split())[:width])
+        left, right = (textwrap.wrap(" ".join(texts.get(row, "").split()), column)[:3] for row in (a, b))
+        for x, y in itertools.zip_longest(left, right, fillvalue=""):
+            click.echo(f"  {x:<{column}} | {y}")
     more = f" (showing {len(shown)})" if len(shown) < len(i) else ""
     click.echo(f"{len(i)} pairs within k={k} among {len(fps)} documents{more}" + (f"; wrote {output}" if output else ""))
     for line in _errors_text(inp):
