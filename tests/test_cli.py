@@ -493,6 +493,27 @@ def test_a_missing_extra_is_named(tmp_path, capsys, monkeypatch):
     assert code == 2 and ".zst files need zstandard: pip install 'neardup[zstd]'" in err
 
 
+def test_index_ids_come_from_an_integer_id_field(tmp_path, capsys):
+    src = tmp_path / "n.jsonl"
+    src.write_bytes(jsonl_bytes({"n": 1000 + i, "name": IDS[i], "text": t} for i, t in enumerate(DOCS)))
+    idx = tmp_path / "n.idx"
+    assert run(capsys, "index", "build", src, "--id-field", "n", "-o", idx, "-q")[0] == 0
+    code, out, _ = run(capsys, "index", "query", idx, "--text", DOCS[7], "--json")
+    assert code == 0 and 1007 in [m["id"] for m in json.loads(out)["matches"]]
+    code, _, err = run(capsys, "index", "build", src, "--id-field", "name", "-o", tmp_path / "bad.idx")
+    assert code == 2 and "index ids must be integers" in err and not (tmp_path / "bad.idx").exists()
+    assert leftovers(tmp_path) == []
+
+
+def test_explain_reads_files(tmp_path, capsys):
+    (tmp_path / "a.txt").write_text(DOCS[0])
+    (tmp_path / "b.txt").write_text(DOCS[0] + " and more")
+    code, out, _ = run(capsys, "explain", "--files", tmp_path / "a.txt", tmp_path / "b.txt")
+    distance = neardup.hamming(neardup.simhash(DOCS[0]), neardup.simhash(DOCS[0] + " and more"))
+    assert code == 0 and f"distance {distance} " in out and "only in B (2): 'and', 'more'" in out
+    assert "only in A (0): none" in out
+
+
 def test_plan_and_explain(capsys):
     code, out, _ = run(capsys, "plan", "--k", 3, "--n", 10_000_000)
     assert code == 0 and out == str(neardup.plan(3, 10_000_000)) + "\n"
