@@ -10,6 +10,7 @@ import io
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -285,6 +286,12 @@ def test_usage_errors_and_unwritable_outputs(tmp_path, capsys):
     assert code == 2 and "is the input" in err
     code, _, err = run(capsys, "dedup", src, "-o", tmp_path / "no" / "such" / "dir.jsonl")
     assert code == 1 and "cannot write" in err
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "x").write_text("x")
+    code, _, err = run(capsys, "dedup", write_input(tmp_path, "txt"), "-o", tmp_path / "full")
+    assert code == 2 and "exists and is not an empty folder" in err
+    shutil.rmtree(tmp_path / "full")
+    shutil.rmtree(tmp_path / "corpus")
     code, _, err = run(capsys, "dedup", src, "--dry-run", "--k", 17)
     assert code == 2 and "--k" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.jsonl"]

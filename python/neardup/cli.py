@@ -266,6 +266,10 @@ def _errors_text(inp: Input, limit: int = 10) -> list[str]:
     return lines
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def _size(nbytes: float) -> str:
     for unit in ("B", "KB", "MB", "GB"):
         if nbytes < 1000 or unit == "GB":
@@ -389,10 +393,10 @@ def dedup(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
     if quiet:
         return
     lines = [
-        f"{summary['documents']} documents ({_size(nbytes)}) in {seconds:.2f} s, {summary['mb_per_s']:.1f} MB/s",
-        f"{summary['clusters']} clusters of near-duplicates within k={k}: kept {summary['kept']}, removed {summary['removed']}",
+        f"{_count(summary['documents'], 'document')} ({_size(nbytes)}) in {seconds:.2f} s, {summary['mb_per_s']:.1f} MB/s",
+        f"{_count(summary['clusters'], 'cluster')} of near-duplicates within k={k}: kept {summary['kept']}, removed {summary['removed']}",
     ]
-    done = [f"{output} ({summary['kept']} documents)" if output and output != "-" else None, clusters, report_path]
+    done = [f"{output} ({_count(summary['kept'], 'document')})" if output and output != "-" else None, clusters, report_path]
     if any(done):
         lines.append("wrote " + ", ".join(d for d in done if d))
     elif dry_run:
@@ -406,6 +410,8 @@ def _check_output(inp: Input, output: str | None) -> None:
         if output == "-" and inp.format in ("parquet", "txt"):
             raise click.UsageError(f"{inp.format} output cannot go to stdout: give -o FILE")
         return
+    if inp.format == "txt" and os.path.exists(output) and (not os.path.isdir(output) or os.listdir(output)):
+        raise click.UsageError(f"{output}: exists and is not an empty folder; remove it or name another")
     if inp.format != "txt":
         named = format_of(output) if not os.path.isdir(output) else "txt"
         if named is not None and named != inp.format:
