@@ -240,6 +240,16 @@ def test_on_error_skip_counts_and_lists_bad_records(tmp_path, capsys):
     assert "skipped 3 bad records:" in out and f"{src}:3: malformed JSON" in out
 
 
+def test_on_error_skip_skips_a_csv_row_of_invalid_utf8(tmp_path, capsys):
+    src = tmp_path / "c.csv"
+    src.write_bytes(b'id,text\n1,"first doc"\n2,"bad \xff\nrow"\n3,third doc\n')
+    code, out, _ = run(capsys, "dedup", src, "-o", tmp_path / "out.csv", "--on-error", "skip", "--json")
+    report = json.loads(out)
+    assert code == 0 and report["documents"] == 2
+    assert report["errors"] == [f"{src}:3: invalid UTF-8: byte 0xff at column 8 cannot start or continue a character"]
+    assert (tmp_path / "out.csv").read_bytes() == b"id,text\r\n1,first doc\r\n3,third doc\r\n"
+
+
 @needs_parquet
 def test_bad_csv_parquet_txt_and_files(tmp_path, capsys):
     cases = []

@@ -684,9 +684,12 @@ class CsvInput(Input):
     delimiter = ","
 
     def _rows(self, again: bool) -> Iterator[tuple[int, list[str], list[str]]]:
+        """(first line, header, row) of every row. With on_error="skip", a line of invalid UTF-8
+        is read with replacement characters and its row skipped (in both passes alike)."""
         raw, stream = self._stream(again)
         csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
         counter = [0]
+        undecodable: dict[int, str] = {}
 
         def lines() -> Iterator[str]:
             for line in stream:
@@ -694,7 +697,10 @@ class CsvInput(Input):
                 try:
                     yield line.decode("utf-8")
                 except UnicodeDecodeError as err:
-                    raise InputError(self.name, _utf8_reason(line, err), counter[0]) from None
+                    if self.on_error != "skip" or counter[0] == 1:
+                        raise InputError(self.name, _utf8_reason(line, err), counter[0]) from None
+                    undecodable[counter[0]] = _utf8_reason(line, err)
+                    yield line.decode("utf-8", "replace")
                 if counter[0] % 4096 == 0 and raw.seekable():
                     self.bytes_read = raw.tell()
 
@@ -711,19 +717,22 @@ class CsvInput(Input):
                     raise InputError(self.name, f"malformed CSV: {err}", start) from None
                 except (OSError, EOFError) as err:
                     raise InputError(self.name, f"not a valid compressed stream ({err})", start) from None
-                except InputError as err:
-                    if self.on_error == "skip" and err.line is not None and header is not None:
-                        # An undecodable line ends the reader: nothing after it can be trusted.
-                        raise InputError(self.name, err.reason + " (a CSV cannot be resynchronized after it)", err.line) from None
-                    raise
                 if header is None:
                     header = row
                     continue
                 if not row:
                     continue
+                if undecodable:
+                    bad = [n for n in range(start, counter[0] + 1) if n in undecodable]
+                    if bad:
+                        reason = undecodable[bad[0]]
+                        for n in bad:
+                            del undecodable[n]
+                        if not again:
+                            self.errors.append(InputError(self.name, reason, bad[0]))
+                            self._skipped.add(start)
+                            continue
                 yield start, header, row
-            if header is None and not again:
-                return
         finally:
             if stream is not raw:
                 stream.close()
