@@ -266,7 +266,7 @@ def _errors_text(inp: Input, limit: int = 10) -> list[str]:
     return lines
 
 
-def _count(n: int, noun: str) -> str:
+def _count(n: Any, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
