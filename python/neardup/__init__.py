@@ -6,6 +6,7 @@ on all cores with the GIL released. See the README for a tour.
 
 from ._core import IndexFormatError, NeardupError
 from ._core import __version__ as __version__
+from .dedup import DedupResult, dedup
 from .fingerprints import (
     fnv1a_64,
     hamming,
@@ -20,6 +21,7 @@ from .index import Plan, PlanTable, SimhashIndex, cluster, find_all, plan
 from .normalize import normalize
 
 __all__ = [
+    "DedupResult",
     "IndexFormatError",
     "NeardupError",
     "Plan",
@@ -27,6 +29,7 @@ __all__ = [
     "SimhashIndex",
     "Simhasher",
     "cluster",
+    "dedup",
     "find_all",
     "fnv1a_64",
     "hamming",

@@ -1,0 +1,870 @@
+"""The ``neardup`` command (also ``python -m neardup``)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import shutil
+import signal
+import sys
+import textwrap
+import time
+from collections import Counter
+from concurrent.futures import Future, ThreadPoolExecutor
+from importlib import resources
+from typing import Any, Callable, TextIO
+
+import click
+import numpy as np
+
+from . import _core, report as report_mod
+from .dedup import DedupResult, select
+from .hasher import Simhasher
+from .index import SimhashIndex, cluster, find_all, plan as make_plan
+from .io import (
+    AUTO,
+    FORMATS,
+    Chunk,
+    Input,
+    InputError,
+    MissingExtraError,
+    Outputs,
+    TableWriter,
+    compression_of,
+    format_of,
+    hex_fingerprints,
+    open_input,
+)
+
+#: Exit statuses (documented in the README).
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+SAMPLE = "debian-sample.jsonl.gz"
+
+
+def sample_path() -> str:
+    """The path of the Debian sample shipped with neardup."""
+    return str(resources.files("neardup") / "data" / SAMPLE)
+
+
+# -- options shared by commands ------------------------------------------------------------------
+
+
+def input_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    options = [
+        click.argument("input", required=False, metavar="[INPUT]"),
+        click.option("--sample", is_flag=True, help="Use the Debian sample that ships with neardup (3,000 documents) as INPUT."),
+        click.option("--format", "fmt", type=click.Choice(FORMATS), help="Input format (default: from INPUT's extension; stdin: jsonl)."),
+        click.option("--text-field", default="text", show_default=True, help="Field or column holding each document's text."),
+        click.option("--id-field", default=None, help="Field or column holding each document's id (default: 'id' if the first document has it, else document numbers from 0)."),
+        click.option("--on-error", type=click.Choice(["stop", "skip"]), default="stop", show_default=True, help="On a bad record: stop with FILE:LINE and status 2, or skip it and list it in the report."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def hasher_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    options = [
+        click.option("--tokens", type=click.Choice(["word", "char"]), default="word", show_default=True, help="Features: word shingles or character n-grams."),
+        click.option("--ngram", type=click.IntRange(min=1), default=1, show_default=True, help="Words per shingle (characters per n-gram with --tokens char)."),
+        click.option("--weighting", type=click.Choice(["tf", "binary", "idf"]), default="tf", show_default=True, help="Feature weights; idf reads the input once more to count document frequencies."),
+        click.option("--unicode-form", type=click.Choice(["NFKC", "NFC", "NFKD", "NFD", "none"]), default="NFKC", show_default=True, help="Unicode normalization."),
+        click.option("--casefold/--no-casefold", default=True, show_default=True, help="Fold case before building features."),
+        click.option("--stopwords", default=None, metavar="english|FILE", help="Keep only word shingles holding a stopword: the built-in English list, or a file of words, one a line."),
+        click.option("--field", "fields", multiple=True, metavar="NAME=WEIGHT", help="Fingerprint several weighted fields instead of --text-field (repeat: --field title=2 --field body=1)."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def k_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--k", "k", type=click.IntRange(0, 16), default=3, show_default=True, help="Largest Hamming distance of a near-duplicate pair (0 to 16).")(f)
+
+
+def run_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    f = click.option("--threads", type=click.IntRange(min=1), default=None, help="Worker threads (default: every core).")(f)
+    f = click.option("--quiet", "-q", is_flag=True, help="No progress bar and no report on the terminal.")(f)
+    f = click.option("--json", "as_json", is_flag=True, help="Print a machine-readable JSON report instead.")(f)
+    return f
+
+
+def make_hasher(tokens: str, ngram: int, weighting: str, unicode_form: str, casefold: bool, stopwords: str | None, fields: tuple[str, ...]) -> Simhasher:
+    words: Any = None
+    if stopwords == "english":
+        words = "english"
+    elif stopwords is not None:
+        try:
+            with open(stopwords, encoding="utf-8") as f:
+                words = [w.strip() for w in f if w.strip()]
+        except OSError as err:
+            raise click.BadParameter(f"{stopwords}: {err.strerror or err}", param_hint="--stopwords") from None
+    weights: dict[str, float] | None = None
+    if fields:
+        weights = {}
+        for spec in fields:
+            name, sep, weight = spec.partition("=")
+            try:
+                weights[name] = float(weight) if sep else 1.0
+            except ValueError:
+                raise click.BadParameter(f"{spec!r}: expected NAME=WEIGHT, such as title=2", param_hint="--field") from None
+    try:
+        return Simhasher(
+            tokens=tokens, ngram=ngram, weighting=weighting, unicode_form=None if unicode_form == "none" else unicode_form,
+            casefold=casefold, stopwords=words, fields=weights,
+        )
+    except (TypeError, ValueError) as err:
+        raise click.UsageError(str(err)) from None
+
+
+def _open(input: str | None, sample: bool, fmt: str | None, text_field: str, id_field: str | None, on_error: str, hasher: Simhasher, replayable: bool, auto_id: bool = True) -> Input:
+    if sample and input is not None:
+        raise click.UsageError("give INPUT or --sample, not both")
+    if sample:
+        input = sample_path()
+    if input is None:
+        raise click.UsageError("missing INPUT (a file, a folder of .txt files, or - for stdin; or --sample)")
+    return open_input(
+        input,
+        fmt,
+        text_field=text_field,
+        id_field=id_field if id_field is not None else (AUTO if auto_id else None),
+        fields=list(hasher.fields) if hasher.fields else None,
+        on_error=on_error,
+        replayable=replayable,
+    )
+
+
+class Progress:
+    """A progress bar on stderr over an input's bytes, shown only on a terminal."""
+
+    def __init__(self, inp: Input, label: str, quiet: bool) -> None:
+        self.inp = inp
+        size = inp.size if not quiet and sys.stderr.isatty() else None
+        self._bar: Any = click.progressbar(length=size, label=label, file=sys.stderr, width=30) if size else None
+        self.shown = self._bar is not None
+        self._done = 0
+        if self._bar is not None:
+            self._bar.__enter__()
+
+    def update(self) -> None:
+        if self._bar is not None:
+            now = self.inp.bytes_read
+            if now > self._done:
+                self._bar.update(now - self._done)
+                self._done = now
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(None, None, None)
+            self._bar = None
+
+
+# -- the first pass: fingerprints ------------------------------------------------------------
+
+
+def _texts_of(doc: Any) -> list[str]:
+    return [doc] if isinstance(doc, str) else [v for v in doc.values() if isinstance(v, str)]
+
+
+def _fingerprint_chunk(inp: Input, hasher: Simhasher, chunk: Chunk, threads: int | None) -> tuple[Chunk, np.ndarray]:
+    """Fingerprints of a chunk; a document the hasher refuses (a lone surrogate from a JSON
+    escape) is reported at its line, or skipped."""
+    try:
+        return chunk, hasher.fingerprint_many(chunk.docs, threads=threads)
+    except ValueError:
+        bad = []
+        for i, doc in enumerate(chunk.docs):
+            for text in _texts_of(doc):
+                try:
+                    text.encode("utf-8")
+                except UnicodeEncodeError as err:
+                    inp.skip(chunk.positions[i], f"text holds a lone surrogate (U+{ord(text[err.start]):04X}), which is not valid Unicode")
+                    bad.append(i)
+                    break
+        if not bad:
+            raise
+        good = np.setdiff1d(np.arange(len(chunk.docs)), bad)
+        kept = Chunk(
+            docs=[chunk.docs[i] for i in good],
+            positions=[chunk.positions[i] for i in good],
+            lengths=[chunk.lengths[i] for i in good] if chunk.lengths else [],
+            raw=[chunk.raw[i] for i in good] if len(chunk.raw) == len(chunk.docs) else chunk.raw,
+            nbytes=sum(len(t.encode()) for i in good for t in _texts_of(chunk.docs[i])),
+        )
+        return kept, hasher.fingerprint_many(kept.docs, threads=threads)
+
+
+def fingerprint_pass(
+    inp: Input, hasher: Simhasher, threads: int | None, progress: Progress, on_chunk: Callable[[Chunk, np.ndarray], None] | None = None,
+    raw: bool = False, lengths: bool = False,
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Reads the input once: (fingerprints, text lengths if asked, text bytes). The core
+    fingerprints one chunk on every core while this thread parses the next. Only the
+    fingerprints (8 bytes a document) and, for --keep longest, the lengths (4 more) are kept."""
+    if hasher.weighting == "idf":
+        if inp.path == "-":
+            raise click.UsageError("--weighting idf reads the input twice and cannot read stdin: give a file")
+        hasher.fit(doc for chunk in inp.chunks() for doc in chunk.docs)
+        inp.errors.clear()
+        inp._skipped.clear()
+    fps_parts: list[np.ndarray] = []
+    len_parts: list[np.ndarray] = []
+    nbytes = 0
+    pending: Future[tuple[Chunk, np.ndarray]] | None = None
+
+    def finish(future: Future[tuple[Chunk, np.ndarray]]) -> None:
+        nonlocal nbytes
+        chunk, fps = future.result()
+        fps_parts.append(fps)
+        if lengths:
+            len_parts.append(np.asarray(chunk.lengths, dtype=np.uint32))
+        nbytes += chunk.nbytes
+        if on_chunk is not None:
+            on_chunk(chunk, fps)
+
+    with ThreadPoolExecutor(1, thread_name_prefix="neardup") as pool:
+        try:
+            for chunk in inp.chunks(raw=raw):
+                future = pool.submit(_fingerprint_chunk, inp, hasher, chunk, threads)
+                if pending is not None:
+                    finish(pending)
+                pending = future
+                progress.update()
+            if pending is not None:
+                finish(pending)
+                pending = None
+        except BaseException:
+            if pending is not None:
+                pending.cancel()
+            raise
+    progress.update()
+    inp.errors.sort(key=lambda e: (e.path, e.line or 0))
+    fps = np.concatenate(fps_parts) if fps_parts else np.zeros(0, np.uint64)
+    return fps, (np.concatenate(len_parts) if len_parts else np.zeros(0, np.uint32)), nbytes
+
+
+# -- reporting -----------------------------------------------------------------------------------
+
+
+def _stream(output: str | None) -> TextIO:
+    """Where the human report goes: stdout, unless the data goes there."""
+    return sys.stderr if output == "-" else sys.stdout
+
+
+def _say(text: str, output: str | None = None) -> None:
+    click.echo(text, file=_stream(output))
+
+
+def _errors_text(inp: Input, limit: int = 10) -> list[str]:
+    lines = [f"skipped {len(inp.errors)} bad record{'s' if len(inp.errors) != 1 else ''}:"] if inp.errors else []
+    lines += [f"  {e}" for e in inp.errors[:limit]]
+    if len(inp.errors) > limit:
+        lines.append(f"  ... and {len(inp.errors) - limit} more (--json or --report lists them all)")
+    return lines
+
+
+def _count(n: Any, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _size(nbytes: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if nbytes < 1000 or unit == "GB":
+            return f"{nbytes:.0f} {unit}" if unit == "B" else f"{nbytes:.1f} {unit}"
+        nbytes /= 1000
+    return f"{nbytes:.1f} GB"
+
+
+# -- the command ---------------------------------------------------------------------------------
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(_core.__version__, "--version", prog_name="neardup")
+def cli() -> None:
+    """Find near-duplicate documents with 64-bit simhash fingerprints.
+
+    Inputs: JSONL (plain, .gz, .zst), Parquet, CSV/TSV, a folder of .txt files (one document
+    per file), or - for stdin. Start with the sample that ships with neardup:
+
+        neardup dedup --sample --dry-run
+
+    Exit status: 0 done, 1 failed (an output could not be written), 2 bad usage or bad input
+    (FILE:LINE: what is wrong), 130 interrupted. A failed or interrupted job leaves no output.
+    """
+
+
+@cli.command()
+@input_options
+@click.option("-o", "--output", metavar="OUTPUT", help="Where to write the kept documents, in INPUT's format (a folder for .txt input; - for stdout).")
+@click.option("--clusters", metavar="FILE", help="Write one row per document: id, cluster, kept, distance (.csv, .tsv, .jsonl or .parquet).")
+@click.option("--report", "report_path", metavar="FILE.html", help="Write an HTML report: distance histograms, cluster sizes, sample pairs.")
+@click.option("--dry-run", is_flag=True, help="Write no OUTPUT; only report (and write --clusters/--report if asked).")
+@k_option
+@click.option("--keep", type=click.Choice(["first", "longest"]), default="first", show_default=True, help="Which document of a cluster to keep.")
+@hasher_options
+@run_options
+def dedup(input: str | None, sample: bool, fmt: str | None, text_field: str, id_field: str | None, on_error: str, output: str | None,
+          clusters: str | None, report_path: str | None, dry_run: bool, k: int, keep: str, threads: int | None, quiet: bool,
+          as_json: bool, **hasher_flags: Any) -> None:
+    """Keep one document of each near-duplicate cluster of INPUT.
+
+    Documents whose fingerprints are within --k bits are near-duplicates; chains of them form a
+    cluster, of which one document is kept. The input is read in chunks, keeping 8 bytes per
+    document (its fingerprint; 12 with --keep longest) and never the whole corpus; writing
+    OUTPUT, --clusters or --report reads INPUT a second time (stdin is copied to a temporary
+    file). INPUT is a file, a folder of .txt files, - for stdin, or --sample.
+    """
+    start = time.perf_counter()
+    if output is None and not dry_run:
+        raise click.UsageError("give -o OUTPUT for the kept documents, or --dry-run to only report")
+    if output is not None and dry_run:
+        raise click.UsageError("--dry-run writes no OUTPUT: drop -o or --dry-run")
+    hasher = make_hasher(**hasher_flags)
+    inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher, replayable=bool(output or clusters or report_path))
+    _check_output(inp, output)
+    _table_name(clusters, "--clusters")
+    with inp, Outputs() as outputs:
+        try:
+            out_tmp = outputs.reserve(output, directory=inp.format == "txt") if output else None
+            clusters_tmp = outputs.reserve(clusters) if clusters else None
+            report_tmp = outputs.reserve(report_path) if report_path else None
+        except OSError as err:
+            raise _Failed(f"cannot write {err.filename or ''}: {err.strerror or err}".replace("cannot write : ", "cannot write: ")) from None
+
+        progress = Progress(inp, "fingerprinting", quiet or as_json)
+        try:
+            fps, lengths, nbytes = fingerprint_pass(inp, hasher, threads, progress, lengths=keep == "longest")
+        finally:
+            progress.close()
+        if progress.shown:
+            click.echo(f"clustering {len(fps):,} fingerprints within k={k} ...", err=True)
+        labels = cluster(fps, k, threads=threads) if len(fps) else np.zeros(0, np.int64)
+        mask = select(labels, keep, lengths) if len(fps) else np.zeros(0, bool)
+        result = DedupResult(fps, labels, mask, k, {})
+        data = report_mod.prepare(fps, labels, mask, k, threads) if report_tmp else None
+
+        ids: dict[int, Any] = {}
+        texts: dict[int, str] = {}
+        if out_tmp or clusters_tmp or data:
+            progress = Progress(inp, "writing", quiet or as_json)
+            inp.bytes_read = 0
+            clusters_writer = TableWriter(clusters_tmp, clusters, ["id", "cluster", "kept", "distance"]) if clusters_tmp and clusters else None
+            try:
+                for first, chunk_ids, chunk_texts in inp.replay(
+                    keep=mask if out_tmp else None,
+                    output=out_tmp,
+                    output_compression=compression_of(output) if output and output != "-" else None,
+                    ids=bool(clusters_writer or data),
+                    texts=data.rows if data else frozenset(),
+                ):
+                    n = len(chunk_ids)
+                    rows = np.arange(first, first + n)
+                    named = [r if v is None else v for r, v in zip(rows.tolist(), chunk_ids)]
+                    if clusters_writer is not None:
+                        clusters_writer.write({"id": named, "cluster": labels[first:first + n], "kept": mask[first:first + n],
+                                               "distance": result.distance[first:first + n]})
+                    if data is not None:
+                        ids.update((r, named[r - first]) for r in data.rows if first <= r < first + n)
+                        texts.update(chunk_texts)
+                    progress.update()
+            finally:
+                progress.close()
+                if clusters_writer is not None:
+                    clusters_writer.close()
+        seconds = time.perf_counter() - start
+        summary = {
+            "input": inp.name, "documents": result.n_documents, "bytes": nbytes, "clusters": result.n_clusters,
+            "kept": result.n_kept, "removed": result.n_removed, "k": k, "keep": keep, "seconds": round(seconds, 4),
+            "mb_per_s": round(nbytes / seconds / 1e6, 2) if seconds > 0 else 0.0, "skipped": len(inp.errors),
+            "errors": [str(e) for e in inp.errors],
+        }
+        if data is not None and report_tmp is not None:
+            page = report_mod.render(data, summary, ids, texts, inp.name)
+            with open(report_tmp, "w", encoding="utf-8") as f:
+                f.write(page)
+        outputs.commit()
+    written = {"output": output, "clusters": clusters, "report": report_path}
+    if as_json:
+        click.echo(json.dumps({**summary, "outputs": {k_: v for k_, v in written.items() if v}}, indent=2), file=_stream(output))
+        return
+    if quiet:
+        return
+    lines = [
+        f"{_count(summary['documents'], 'document')} ({_size(nbytes)}) in {seconds:.2f} s, {summary['mb_per_s']:.1f} MB/s",
+        f"{_count(summary['clusters'], 'cluster')} of near-duplicates within k={k}: kept {summary['kept']}, removed {summary['removed']}",
+    ]
+    done = [f"{output} ({_count(summary['kept'], 'document')})" if output and output != "-" else None, clusters, report_path]
+    if any(done):
+        lines.append("wrote " + ", ".join(d for d in done if d))
+    elif dry_run:
+        lines.append("dry run: nothing written")
+    lines += _errors_text(inp)
+    _say("\n".join(lines), output)
+
+
+def _check_output(inp: Input, output: str | None) -> None:
+    if output is None or output == "-":
+        if output == "-" and inp.format in ("parquet", "txt"):
+            raise click.UsageError(f"{inp.format} output cannot go to stdout: give -o FILE")
+        return
+    if inp.format == "txt" and os.path.exists(output) and (not os.path.isdir(output) or os.listdir(output)):
+        raise click.UsageError(f"{output}: exists and is not an empty folder; remove it or name another")
+    if inp.format != "txt":
+        named = format_of(output) if not os.path.isdir(output) else "txt"
+        if named is not None and named != inp.format:
+            raise click.UsageError(
+                f"{output}: OUTPUT is written in the input's format ({inp.format}); name it .{inp.format}"
+                + (" (.gz or .zst to compress)" if inp.format in ("jsonl", "csv", "tsv") else "")
+            )
+    if inp.path != "-" and os.path.exists(output) and os.path.exists(inp.path) and os.path.samefile(output, inp.path):
+        raise click.UsageError(f"{output}: is the input; neardup never overwrites its input")
+
+
+def _table_name(name: str | None, option: str) -> None:
+    if name is not None:
+        try:
+            TableWriter.check_name(name)
+        except ValueError as err:
+            raise click.BadParameter(str(err), param_hint=option) from None
+
+
+class _Failed(click.ClickException):
+    exit_code = EXIT_FAILED
+
+
+@cli.command()
+@input_options
+@click.option("-o", "--output", required=True, metavar="OUTPUT", help="Where to write the documents with their fingerprints (- for stdout).")
+@click.option("--column", default="fingerprint", show_default=True, help="Name of the new field or column.")
+@hasher_options
+@run_options
+def fingerprint(input: str | None, sample: bool, fmt: str | None, text_field: str, id_field: str | None, on_error: str, output: str,
+                column: str, threads: int | None, quiet: bool, as_json: bool, **hasher_flags: Any) -> None:
+    """Add a fingerprint column to every document of INPUT.
+
+    JSONL and CSV get 16 hex digits (exact in any JSON or CSV reader); Parquet gets a uint64
+    column. A folder of .txt files gives a table (id, fingerprint): name OUTPUT .csv, .jsonl or
+    .parquet. In one pass: the input is read once.
+    """
+    start = time.perf_counter()
+    hasher = make_hasher(**hasher_flags)
+    inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher, replayable=hasher.weighting == "idf")
+    if inp.format != "txt":
+        _check_output(inp, output)
+    elif output == "-" or os.path.exists(output) and os.path.exists(inp.path) and os.path.samefile(output, inp.path):
+        raise click.UsageError("for a folder of .txt files, OUTPUT is a .csv, .jsonl or .parquet file")
+    with inp, Outputs() as outputs:
+        try:
+            tmp = outputs.reserve(output)
+        except OSError as err:
+            raise _Failed(f"cannot write {output}: {err.strerror or err}") from None
+        write, close = _annotator(inp, tmp, output, column)
+        progress = Progress(inp, "fingerprinting", quiet or as_json)
+        try:
+            fps, _, nbytes = fingerprint_pass(inp, hasher, threads, progress, on_chunk=write, raw=True)
+        finally:
+            progress.close()
+            close()
+        outputs.commit()
+    seconds = time.perf_counter() - start
+    summary = {"input": inp.name, "documents": len(fps), "bytes": nbytes, "seconds": round(seconds, 4),
+               "mb_per_s": round(nbytes / seconds / 1e6, 2) if seconds > 0 else 0.0, "skipped": len(inp.errors),
+               "errors": [str(e) for e in inp.errors], "output": output}
+    if as_json:
+        click.echo(json.dumps(summary, indent=2), file=_stream(output))
+    elif not quiet:
+        _say("\n".join([f"{len(fps)} documents ({_size(nbytes)}) fingerprinted in {seconds:.2f} s; wrote {output}"] + _errors_text(inp)), output)
+
+
+def _annotator(inp: Input, tmp: str, output: str, column: str) -> tuple[Callable[[Chunk, np.ndarray], None], Callable[[], None]]:
+    """(write one chunk with its fingerprints, close) for the fingerprint command."""
+    from .io import _pyarrow, _RawWriter
+
+    if inp.format == "txt":
+        table = TableWriter(tmp, output, ["id", column])
+
+        def write_table(chunk: Chunk, fps: np.ndarray) -> None:
+            table.write({"id": chunk.raw, column: fps if table.format == "parquet" else hex_fingerprints(fps)})
+
+        return write_table, table.close
+    if inp.format == "parquet":
+        pa = _pyarrow()
+        state: dict[str, Any] = {"writer": None, "row": 0}
+
+        def write_parquet(chunk: Chunk, fps: np.ndarray) -> None:
+            (batch,) = chunk.raw
+            take = np.asarray(chunk.positions, dtype=np.int64) - 1 - state["row"]
+            state["row"] += batch.num_rows
+            table = pa.Table.from_batches([batch]).take(pa.array(take))
+            values = pa.array(fps, pa.uint64())
+            if column in table.column_names:
+                table = table.set_column(table.column_names.index(column), column, values)
+            else:
+                table = table.append_column(column, values)
+            if state["writer"] is None:
+                state["writer"] = pa.parquet.ParquetWriter(tmp, table.schema, compression="zstd")
+            state["writer"].write_table(table)
+
+        def close_parquet() -> None:
+            if state["writer"] is not None:
+                state["writer"].close()
+
+        return write_parquet, close_parquet
+    raw = _RawWriter(tmp, compression_of(output) if output != "-" else None)
+    if inp.format == "jsonl":
+        key = json.dumps(column).encode()
+
+        def write_jsonl(chunk: Chunk, fps: np.ndarray) -> None:
+            out = []
+            for (line, record), value in zip(chunk.raw, hex_fingerprints(fps)):
+                if column in record:
+                    record[column] = value
+                    out.append(json.dumps(record, ensure_ascii=False).encode() + b"\n")
+                    continue
+                body = line.rstrip()
+                sep = b"" if record == {} else b", "
+                out.append(body[:-1] + sep + key + b': "' + value.encode() + b'"}\n')
+            raw.write(b"".join(out))
+
+        return write_jsonl, raw.close
+    import csv
+    import io as _io
+
+    from .io import _Unclosed
+
+    text = _io.TextIOWrapper(_Unclosed(raw), encoding="utf-8", newline="")  # type: ignore[type-var]
+    writer = csv.writer(text, delimiter="," if inp.format == "csv" else "\t")
+    state_csv: dict[str, Any] = {"header": None}
+
+    def write_csv(chunk: Chunk, fps: np.ndarray) -> None:
+        for (header, row), value in zip(chunk.raw, hex_fingerprints(fps)):
+            if state_csv["header"] is None:
+                names = header + ([column] if column not in header else [])
+                state_csv["header"] = names
+                writer.writerow(names)
+            row = list(row)
+            if column in header:
+                row[header.index(column)] = value
+            else:
+                row.append(value)
+            writer.writerow(row)
+
+    def close_csv() -> None:
+        text.flush()
+        text.detach()
+        raw.close()
+
+    return write_csv, close_csv
+
+
+@cli.command()
+@input_options
+@k_option
+@click.option("-o", "--output", metavar="FILE", help="Write every pair (id_a, id_b, distance) to FILE (.csv, .tsv, .jsonl or .parquet).")
+@click.option("--limit", type=click.IntRange(min=0), default=20, show_default=True, help="Pairs to show with a preview (the farthest apart first).")
+@hasher_options
+@run_options
+def pairs(input: str | None, sample: bool, fmt: str | None, text_field: str, id_field: str | None, on_error: str, k: int,
+          output: str | None, limit: int, threads: int | None, quiet: bool, as_json: bool, **hasher_flags: Any) -> None:
+    """The near-duplicate pairs of INPUT, with their distance and a short preview of each text."""
+    hasher = make_hasher(**hasher_flags)
+    _table_name(output, "--output")
+    inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher, replayable=True)
+    with inp, Outputs() as outputs:
+        tmp = outputs.reserve(output) if output else None
+        progress = Progress(inp, "fingerprinting", quiet or as_json)
+        try:
+            fps, _, _ = fingerprint_pass(inp, hasher, threads, progress)
+        finally:
+            progress.close()
+        i, j, d = find_all(fps, k, threads=threads)
+        order = np.lexsort((j, i, -d.astype(np.int64)))
+        shown = order[:limit]
+        preview_rows = set(i[shown].tolist()) | set(j[shown].tolist())
+        need = set(np.concatenate([i, j]).tolist()) if (output or as_json) else preview_rows
+        ids: dict[int, Any] = {}
+        texts: dict[int, str] = {}
+        for first, chunk_ids, chunk_texts in inp.replay(ids=True, texts=preview_rows if not as_json else frozenset()):
+            for offset, value in enumerate(chunk_ids):
+                row = first + offset
+                if row in need:
+                    ids[row] = row if value is None else value
+            texts.update(chunk_texts)
+        if tmp is not None and output is not None:
+            table = TableWriter(tmp, output, ["id_a", "id_b", "distance"])
+            table.write({"id_a": [ids[r] for r in i.tolist()], "id_b": [ids[r] for r in j.tolist()], "distance": d})
+            table.close()
+        outputs.commit()
+    if as_json:
+        for n in order.tolist():
+            click.echo(json.dumps({"id_a": ids[int(i[n])], "id_b": ids[int(j[n])], "distance": int(d[n])}, ensure_ascii=False))
+        return
+    if quiet:
+        return
+    column = max(20, (shutil.get_terminal_size((120, 20)).columns - 7) // 2)
+    for n in shown.tolist():
+        a, b = int(i[n]), int(j[n])
+        click.echo(f"distance {int(d[n])}: {ids[a]}  ~  {ids[b]}")
+        left, right = (textwrap.wrap(" ".join(texts.get(row, "").split()), column)[:3] for row in (a, b))
+        for x, y in itertools.zip_longest(left, right, fillvalue=""):
+            click.echo(f"  {x:<{column}} | {y}")
+    more = f" (showing {len(shown)})" if len(shown) < len(i) else ""
+    click.echo(f"{len(i)} pairs within k={k} among {len(fps)} documents{more}" + (f"; wrote {output}" if output else ""))
+    for line in _errors_text(inp):
+        click.echo(line)
+
+
+@cli.group()
+def index() -> None:
+    """An index kept on disk, checked against new batches.
+
+    Ids in the index are integers: the values of --id-field if given (they must be integers),
+    otherwise documents are numbered on from the index's largest id. Use the same fingerprint
+    options for build, add and query.
+    """
+
+
+def _int_ids(inp: Input) -> np.ndarray | None:
+    if inp.id_field is None:
+        return None
+    values: list[Any] = []
+    for _, chunk_ids, _ in inp.replay(ids=True):
+        values.extend(chunk_ids)
+    for n, v in enumerate(values):
+        if isinstance(v, bool) or not isinstance(v, int):
+            try:
+                values[n] = int(v)  # CSV ids are text
+            except (TypeError, ValueError):
+                raise InputError(inp.name, f"index ids must be integers; document {n} has id {v!r} in {inp.id_field!r}") from None
+    return np.asarray(values, dtype=np.int64)
+
+
+@index.command("build")
+@input_options
+@click.option("-o", "--output", "index_path", required=True, metavar="INDEX", help="The index file to write.")
+@k_option
+@hasher_options
+@run_options
+def index_build(input: str | None, sample: bool, fmt: str | None, text_field: str, id_field: str | None, on_error: str, index_path: str,
+                k: int, threads: int | None, quiet: bool, as_json: bool, **hasher_flags: Any) -> None:
+    """Fingerprint INPUT and save it as an index file."""
+    hasher = make_hasher(**hasher_flags)
+    inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher, replayable=id_field is not None, auto_id=False)
+    with inp, Outputs() as outputs:
+        tmp = outputs.reserve(index_path)
+        progress = Progress(inp, "fingerprinting", quiet or as_json)
+        try:
+            fps, _, _ = fingerprint_pass(inp, hasher, threads, progress)
+        finally:
+            progress.close()
+        idx = SimhashIndex(k=k, expected_size=max(len(fps), 1))
+        idx.add(fps, _int_ids(inp))
+        idx.save(tmp)
+        outputs.commit()
+    summary = {"index": index_path, "documents": len(fps), "k": k, "skipped": len(inp.errors), "errors": [str(e) for e in inp.errors]}
+    if as_json:
+        click.echo(json.dumps(summary, indent=2))
+    elif not quiet:
+        click.echo("\n".join([f"indexed {len(fps)} documents (k={k}) in {index_path}"] + _errors_text(inp)))
+
+
+@index.command("add")
+@click.argument("index_path", metavar="INDEX")
+@input_options
+@hasher_options
+@run_options
+def index_add(index_path: str, input: str | None, sample: bool, fmt: str | None, text_field: str, id_field: str | None, on_error: str,
+              threads: int | None, quiet: bool, as_json: bool, **hasher_flags: Any) -> None:
+    """Add the documents of INPUT to INDEX, saying how many were already near-duplicates of it."""
+    hasher = make_hasher(**hasher_flags)
+    idx = _load_index(index_path)
+    inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher, replayable=id_field is not None, auto_id=False)
+    with inp, Outputs() as outputs:
+        tmp = outputs.reserve(index_path)
+        progress = Progress(inp, "fingerprinting", quiet or as_json)
+        try:
+            fps, _, _ = fingerprint_pass(inp, hasher, threads, progress)
+        finally:
+            progress.close()
+        rows, _, _ = idx.query_many(fps, threads=threads)
+        matched = len(np.unique(rows))
+        before = len(idx)
+        try:
+            idx.add(fps, _int_ids(inp))
+        except ValueError as err:
+            raise InputError(inp.name, str(err)) from None
+        idx.save(tmp)
+        outputs.commit()
+    summary = {"index": index_path, "added": len(fps), "size": before + len(fps), "already_near_duplicates": matched,
+               "skipped": len(inp.errors), "errors": [str(e) for e in inp.errors]}
+    if as_json:
+        click.echo(json.dumps(summary, indent=2))
+    elif not quiet:
+        click.echo("\n".join([f"added {len(fps)} documents to {index_path} ({before + len(fps)} in all); "
+                              f"{matched} of them were within k={idx.k} of an entry already there"] + _errors_text(inp)))
+
+
+def _load_index(path: str) -> SimhashIndex:
+    try:
+        return SimhashIndex.load(path, mmap=False)
+    except FileNotFoundError:
+        raise InputError(path, "no such file") from None
+    except OSError as err:
+        raise InputError(path, f"cannot read: {err.strerror or err}") from None
+    except Exception as err:  # IndexFormatError and friends
+        if isinstance(err, _core.NeardupError):
+            raise InputError(path, str(err)) from None
+        raise
+
+
+@index.command("query")
+@click.argument("index_path", metavar="INDEX")
+@input_options
+@click.option("--text", "query_text", help="Query one text.")
+@click.option("--file", "query_file", type=click.Path(dir_okay=False), help="Query the text of one file.")
+@hasher_options
+@run_options
+def index_query(index_path: str, input: str | None, sample: bool, fmt: str | None, text_field: str, id_field: str | None, on_error: str,
+                query_text: str | None, query_file: str | None, threads: int | None, quiet: bool, as_json: bool, **hasher_flags: Any) -> None:
+    """The entries of INDEX within its k of --text, --file, or each document of INPUT."""
+    given = sum(x is not None and x is not False for x in (query_text, query_file, input, sample or None))
+    if given != 1:
+        raise click.UsageError("give exactly one of --text TEXT, --file FILE or INPUT")
+    hasher = make_hasher(**hasher_flags)
+    idx = _load_index(index_path)
+    if query_text is not None or query_file is not None:
+        if query_file is not None:
+            try:
+                with open(query_file, "rb") as f:
+                    data = f.read()
+                query_text = data.decode("utf-8")
+            except OSError as err:
+                raise InputError(query_file, f"cannot read: {err.strerror or err}") from None
+            except UnicodeDecodeError as err:
+                raise InputError(query_file, f"invalid UTF-8 at byte {err.start}") from None
+        assert query_text is not None
+        fp = hasher.fingerprint(query_text if hasher.fields is None else {next(iter(hasher.fields)): query_text})
+        matches = idx.query(fp)
+        if as_json:
+            click.echo(json.dumps({"fingerprint": f"{fp:016x}", "matches": [{"id": i, "distance": d} for i, d in matches]}))
+        else:
+            click.echo(f"{len(matches)} entries within k={idx.k}" + "".join(f"\n  {i}\tdistance {d}" for i, d in matches))
+        return
+    inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher, replayable=True)
+    with inp:
+        progress = Progress(inp, "fingerprinting", quiet or as_json)
+        try:
+            fps, _, _ = fingerprint_pass(inp, hasher, threads, progress)
+        finally:
+            progress.close()
+        rows, found, dists = idx.query_many(fps, threads=threads)
+        names: dict[int, Any] = {}
+        wanted = set(rows.tolist())
+        for first, chunk_ids, _ in inp.replay(ids=True):
+            for offset, value in enumerate(chunk_ids):
+                if first + offset in wanted:
+                    names[first + offset] = first + offset if value is None else value
+    matched = len(wanted)
+    if as_json:
+        for r, i, d in zip(rows.tolist(), found.tolist(), dists.tolist()):
+            click.echo(json.dumps({"document": names[r], "id": i, "distance": d}, ensure_ascii=False))
+        return
+    if quiet:
+        return
+    for r, i, d in zip(rows.tolist(), found.tolist(), dists.tolist()):
+        click.echo(f"{names[r]}\t{i}\tdistance {d}")
+    click.echo(f"{matched} of {len(fps)} documents have an entry within k={idx.k} ({len(rows)} matches)")
+
+
+@cli.command("plan")
+@k_option
+@click.option("--n", "n", type=click.IntRange(min=0), default=1_000_000, show_default=True, help="Expected number of fingerprints.")
+@click.option("--memory", type=click.IntRange(min=0), default=None, help="Memory budget for the index, in bytes.")
+def plan_command(k: int, n: int, memory: int | None) -> None:
+    """Explain the table layout the planner picks for --k and --n."""
+    try:
+        chosen = make_plan(k, n, memory)
+    except ValueError as err:
+        raise click.UsageError(str(err)) from None
+    click.echo(str(chosen))
+
+
+@cli.command()
+@click.argument("a")
+@click.argument("b")
+@click.option("--files", is_flag=True, help="A and B are files to read, not texts.")
+@click.option("--limit", type=click.IntRange(min=1), default=15, show_default=True, help="Features to list in each group.")
+@hasher_options
+def explain(a: str, b: str, files: bool, limit: int, **hasher_flags: Any) -> None:
+    """Why two texts match or not: their distance, shared features and the ones that differ."""
+    hasher = make_hasher(**hasher_flags)
+    if hasher.fields is not None:
+        raise click.UsageError("explain compares two texts: --field does not apply")
+    if files:
+        texts = []
+        for path in (a, b):
+            try:
+                with open(path, encoding="utf-8") as f:
+                    texts.append(f.read())
+            except OSError as err:
+                raise InputError(path, f"cannot read: {err.strerror or err}") from None
+            except UnicodeDecodeError as err:
+                raise InputError(path, f"invalid UTF-8 at byte {err.start}") from None
+        a, b = texts
+    fa, fb = hasher.fingerprint(a), hasher.fingerprint(b)
+    distance = bin(fa ^ fb).count("1")
+    ca, cb = Counter(hasher.features(a)), Counter(hasher.features(b))
+    shared, only_a, only_b = ca & cb, ca - cb, cb - ca
+    bits = [i for i in range(64) if (fa ^ fb) >> i & 1]
+
+    def listing(counter: Counter[str]) -> str:
+        items = counter.most_common()
+        text = ", ".join(f"{f!r}" + (f" x{c}" if c > 1 else "") for f, c in items[:limit])
+        return text + (f", ... ({len(items) - limit} more)" if len(items) > limit else "")
+
+    total = sum((ca | cb).values()) or 1
+    click.echo(f"A {fa:016x}\nB {fb:016x}\ndistance {distance} (bits {', '.join(map(str, bits)) or 'none'})")
+    click.echo(f"near-duplicates at k >= {distance}; the default k=3 {'matches' if distance <= 3 else 'does not match'}")
+    click.echo(f"shared features ({sum(shared.values())} of {total}): {listing(shared) or 'none'}")
+    click.echo(f"only in A ({sum(only_a.values())}): {listing(only_a) or 'none'}")
+    click.echo(f"only in B ({sum(only_b.values())}): {listing(only_b) or 'none'}")
+
+
+# -- entry point ---------------------------------------------------------------------------------
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Runs the command; returns its exit status (the console script exits with it)."""
+    previous = signal.signal(signal.SIGTERM, _terminate) if hasattr(signal, "SIGTERM") else None
+    try:
+        result = cli.main(args=argv, prog_name="neardup", standalone_mode=False)
+        return result if isinstance(result, int) else EXIT_OK
+    except click.exceptions.Abort:
+        click.echo("neardup: interrupted; no output written", err=True)
+        return EXIT_INTERRUPTED
+    except click.ClickException as err:
+        err.show()
+        return err.exit_code
+    except InputError as err:
+        click.echo(f"neardup: {err}", err=True)
+        return EXIT_BAD_INPUT
+    except MissingExtraError as err:
+        click.echo(f"neardup: {err}", err=True)
+        return EXIT_BAD_INPUT
+    except OSError as err:
+        where = f"{err.filename}: " if err.filename else ""
+        click.echo(f"neardup: {where}{err.strerror or err}", err=True)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        click.echo("neardup: interrupted; no output written", err=True)
+        return EXIT_INTERRUPTED
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)

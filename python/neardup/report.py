@@ -1,0 +1,244 @@
+"""The HTML report of a dedup job: one self-contained page to help choose k.
+
+It shows, beyond the chosen k (up to k + 3): how many documents have their nearest neighbour at
+each Hamming distance, how many pairs lie at each distance, the sizes of the clusters, the largest
+clusters, and sample pairs at each distance with their word-level differences.
+"""
+
+from __future__ import annotations
+
+import difflib
+import html
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .index import find_all
+
+__all__ = ["ReportData", "prepare", "render"]
+
+SAMPLES_PER_DISTANCE = 3
+LARGEST_CLUSTERS = 10
+NONE = 255  # nearest-neighbour distance of a document with no neighbour within the report's range
+
+
+@dataclass
+class ReportData:
+    """The figures of a report, and the rows whose ids and texts it shows."""
+
+    k: int
+    reach: int  # distances shown: 0..reach
+    nearest: list[int]  # documents whose nearest neighbour is at distance d, d = 0..reach
+    no_neighbour: int  # documents with none within reach
+    pairs: list[int]  # pairs at distance d
+    sizes: list[tuple[int, int]]  # (cluster size, how many clusters)
+    largest: list[tuple[int, int, list[int]]]  # (size, kept row, other rows shown)
+    samples: dict[int, list[tuple[int, int]]]  # distance -> pairs of rows
+    rows: set[int] = field(default_factory=set)
+
+
+def nearest_distances(fps: np.ndarray, reach: int, threads: int | None = None) -> tuple[np.ndarray, np.ndarray, tuple]:
+    """Per document, the distance to its nearest other document (``NONE`` beyond ``reach``);
+    and pair counts per distance. Copies are collapsed first, so copies cost nothing."""
+    unique, first, inverse, counts = np.unique(fps, return_index=True, return_inverse=True, return_counts=True)
+    inverse = inverse.reshape(-1)
+    ui, uj, ud = find_all(unique, reach, threads=threads)
+    nearest_u = np.full(len(unique), NONE, dtype=np.uint8)
+    np.minimum.at(nearest_u, ui, ud)
+    np.minimum.at(nearest_u, uj, ud)
+    nearest_u[counts >= 2] = 0
+    pairs = np.zeros(reach + 1, dtype=np.int64)
+    pairs[0] = int((counts * (counts - 1) // 2).sum())
+    np.add.at(pairs, ud.astype(np.int64), counts[ui].astype(np.int64) * counts[uj])
+    return nearest_u[inverse], pairs, (unique, first, counts, ui, uj, ud)
+
+
+def prepare(fps: np.ndarray, labels: np.ndarray, keep: np.ndarray, k: int, threads: int | None = None, seed: int = 0) -> ReportData:
+    """The report's figures from the fingerprints and clusters of a job."""
+    reach = min(16, k + 3)
+    nearest, pairs, (unique, first, counts, ui, uj, ud) = nearest_distances(fps, reach, threads)
+    hist = np.bincount(nearest[nearest != NONE], minlength=reach + 1)[: reach + 1]
+    sizes_all = np.bincount(labels, minlength=0) if len(labels) else np.zeros(0, np.int64)
+    sizes_all = sizes_all[sizes_all > 0]
+    size_values, size_counts = np.unique(sizes_all, return_counts=True)
+    rng = np.random.default_rng(seed)
+    rows: set[int] = set()
+
+    samples: dict[int, list[tuple[int, int]]] = {}
+    copies = np.flatnonzero(counts >= 2)
+    if len(copies):
+        order = np.argsort(first[copies] if len(copies) else copies)
+        picked = rng.choice(len(copies), min(SAMPLES_PER_DISTANCE, len(copies)), replace=False)
+        pairs0 = []
+        for u in copies[order][np.sort(picked)]:
+            members = np.flatnonzero(fps == unique[u])[:2]
+            pairs0.append((int(members[0]), int(members[1])))
+        samples[0] = pairs0
+    for d in range(1, reach + 1):
+        at = np.flatnonzero(ud == d)
+        if not len(at):
+            continue
+        picked = np.sort(rng.choice(len(at), min(SAMPLES_PER_DISTANCE, len(at)), replace=False))
+        samples[d] = sorted((int(first[ui[at[p]]]), int(first[uj[at[p]]])) for p in picked)
+    for pair_list in samples.values():
+        for a, b in pair_list:
+            rows.update((a, b))
+
+    largest: list[tuple[int, int, list[int]]] = []
+    if len(labels):
+        label_sizes = np.bincount(labels)
+        top = np.argsort(-label_sizes, kind="stable")[:LARGEST_CLUSTERS]
+        for label in top:
+            size = int(label_sizes[label])
+            if size < 2:
+                break
+            members = np.flatnonzero(labels == label)
+            kept = int(members[keep[members]][0])
+            others = [int(r) for r in members[members != kept][:3]]
+            largest.append((size, kept, others))
+            rows.add(kept)
+            rows.update(others)
+    return ReportData(
+        k=k,
+        reach=reach,
+        nearest=[int(v) for v in hist],
+        no_neighbour=int((nearest == NONE).sum()),
+        pairs=[int(v) for v in pairs],
+        sizes=[(int(s), int(c)) for s, c in zip(size_values, size_counts)],
+        largest=largest,
+        samples=samples,
+        rows=rows,
+    )
+
+
+_CSS = """
+body{font:15px/1.45 system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
+h1{font-size:1.6em} h2{font-size:1.25em;margin-top:2em;border-bottom:1px solid #ddd}
+table{border-collapse:collapse;margin:.5em 0} td,th{border:1px solid #ddd;padding:.25em .6em;text-align:right}
+th{background:#f4f4f4} td.text{text-align:left;vertical-align:top;font-size:13px;white-space:pre-wrap;max-width:480px}
+dl{display:grid;grid-template-columns:max-content auto;gap:.2em 1em} dt{font-weight:600}
+del{background:#fdd;text-decoration:line-through} ins{background:#dfd;text-decoration:none}
+.chosen{background:#eef6ff} .note{color:#666;font-size:.9em} svg{display:block;margin:.5em 0}
+"""
+
+
+def _bars(values: list[int], labels: list[str], highlight: set[int], title: str) -> str:
+    """An inline SVG bar chart (square-root scale, so small bars stay visible)."""
+    width, height, pad = 40 * len(values) + 60, 200, 30
+    top = max(values) if values and max(values) > 0 else 1
+    parts = [f'<svg width="{width}" height="{height + 2 * pad}" role="img" aria-label="{html.escape(title)}">']
+    for i, (value, label) in enumerate(zip(values, labels)):
+        h = (value / top) ** 0.5 * height if value else 0
+        x = 50 + 40 * i
+        color = "#3b7dd8" if i in highlight else "#9bb8e0"
+        parts.append(f'<rect x="{x}" y="{pad + height - h:.1f}" width="30" height="{h:.1f}" fill="{color}"/>')
+        parts.append(f'<text x="{x + 15}" y="{pad + height + 16}" font-size="11" text-anchor="middle">{html.escape(label)}</text>')
+        parts.append(f'<text x="{x + 15}" y="{pad + height - h - 4:.1f}" font-size="10" text-anchor="middle">{value}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _diff(a: str, b: str, limit: int = 300) -> tuple[str, str]:
+    """The two texts with the words only one of them has marked (first ``limit`` words)."""
+    wa, wb = a.split()[:limit], b.split()[:limit]
+    out_a: list[str] = []
+    out_b: list[str] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, wa, wb, autojunk=False).get_opcodes():
+        left, right = html.escape(" ".join(wa[i1:i2])), html.escape(" ".join(wb[j1:j2]))
+        if op == "equal":
+            out_a.append(left)
+            out_b.append(right)
+        else:
+            if left:
+                out_a.append(f"<del>{left}</del>")
+            if right:
+                out_b.append(f"<ins>{right}</ins>")
+    more_a = " …" if len(a.split()) > limit else ""
+    more_b = " …" if len(b.split()) > limit else ""
+    return " ".join(out_a) + more_a, " ".join(out_b) + more_b
+
+
+def _name(row: int, ids: dict[int, Any]) -> str:
+    value = ids.get(row)
+    return html.escape(f"#{row}" if value is None else str(value))
+
+
+def render(data: ReportData, summary: dict[str, Any], ids: dict[int, Any], texts: dict[int, str], title: str) -> str:
+    """The page: summary, distance histograms, cluster sizes, largest clusters, sample pairs."""
+    k, reach = data.k, data.reach
+    out = [
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        f"<title>neardup report: {html.escape(title)}</title><style>{_CSS}</style></head><body>",
+        f"<h1>neardup dedup: {html.escape(title)}</h1>",
+        "<h2>Summary</h2><dl id='summary'>",
+    ]
+    labels = {
+        "documents": "documents", "clusters": "clusters (2+ documents)", "kept": "kept", "removed": "removed",
+        "k": "k", "seconds": "seconds", "mb_per_s": "MB/s", "skipped": "skipped (bad input)",
+    }
+    for key, label in labels.items():
+        if key in summary:
+            value = summary[key]
+            shown = f"{value:.2f}" if isinstance(value, float) else str(value)
+            out.append(f"<dt>{label}</dt><dd data-key='{key}'>{shown}</dd>")
+    out.append("</dl>")
+
+    docs_with = np.cumsum(data.nearest).tolist()
+    out.append("<h2>Nearest-neighbour distances</h2>")
+    out.append(
+        "<p>For each distance d, the documents whose nearest other document is exactly d bits away, "
+        f"and the pairs of documents d bits apart. Pairs within k = {k} are near-duplicates (shaded); "
+        "the sample pairs below show what a larger k would add.</p>"
+    )
+    dist_labels = [str(d) for d in range(reach + 1)] + [f">{reach}"]
+    out.append(_bars(data.nearest + [data.no_neighbour], dist_labels, set(range(k + 1)), "nearest-neighbour distances"))
+    out.append("<table id='distances'><tr><th>distance</th><th>documents whose nearest is at d</th>"
+               "<th>documents with a neighbour within d</th><th>pairs at d</th></tr>")
+    for d in range(reach + 1):
+        cls = " class='chosen'" if d <= k else ""
+        out.append(f"<tr{cls}><td>{d}</td><td>{data.nearest[d]}</td><td>{docs_with[d]}</td><td>{data.pairs[d]}</td></tr>")
+    out.append(f"<tr><td>&gt;{reach}</td><td>{data.no_neighbour}</td><td></td><td></td></tr></table>")
+
+    out.append("<h2>Cluster sizes</h2>")
+    shown_sizes = data.sizes[:30]
+    out.append(_bars([c for _, c in shown_sizes], [str(s) for s, _ in shown_sizes], set(), "cluster sizes"))
+    out.append("<table id='sizes'><tr><th>documents in the cluster</th><th>clusters</th></tr>")
+    for size, count in data.sizes:
+        out.append(f"<tr><td>{size}</td><td>{count}</td></tr>")
+    out.append("</table>")
+
+    if data.largest:
+        out.append("<h2>Largest clusters</h2><table id='largest'><tr><th>documents</th><th>kept</th><th>others (first three)</th></tr>")
+        for size, kept, others in data.largest:
+            names = ", ".join(_name(r, ids) for r in others)
+            out.append(f"<tr><td>{size}</td><td>{_name(kept, ids)}</td><td class='text'>{names}</td></tr>")
+        out.append("</table>")
+
+    out.append("<h2>Sample pairs at each distance</h2>")
+    out.append("<p class='note'>Words only in the first text are <del>struck out</del>; words only in the second are "
+               "<ins>marked</ins>.</p>")
+    for d in range(reach + 1):
+        pairs = data.samples.get(d, [])
+        note = "within k: near-duplicates" if d <= k else "beyond k: not matched"
+        out.append(f"<h3 id='d{d}'>distance {d} ({note}): {data.pairs[d]} pairs</h3>")
+        if not pairs:
+            out.append("<p class='note'>none</p>")
+            continue
+        out.append("<table class='pairs'>")
+        for a, b in pairs:
+            left, right = _diff(texts.get(a, ""), texts.get(b, ""))
+            out.append(f"<tr><th>{_name(a, ids)}</th><th>{_name(b, ids)}</th></tr>")
+            out.append(f"<tr><td class='text'>{left}</td><td class='text'>{right}</td></tr>")
+        out.append("</table>")
+
+    errors = summary.get("errors") or []
+    if errors:
+        out.append(f"<h2>Skipped input ({len(errors)})</h2><ul id='errors'>")
+        for message in errors[:200]:
+            out.append(f"<li>{html.escape(str(message))}</li>")
+        if len(errors) > 200:
+            out.append(f"<li>… and {len(errors) - 200} more</li>")
+        out.append("</ul>")
+    out.append("</body></html>\n")
+    return "\n".join(out)
