@@ -83,7 +83,8 @@ def fingerprint_batch(texts: Any, hasher: Simhasher | None = None, *, where: str
     if hasher.fields is None:
         for row, text in enumerate(values):
             if not isinstance(text, str):
-                found = "missing (None/NaN)" if text is None or text != text else f"{type(text).__name__} {text!r:.40}"
+                missing = text is None or type(text).__name__ in ("NAType", "NaTType") or (isinstance(text, float) and text != text)
+                found = "missing (None/NaN)" if missing else f"{type(text).__name__} {text!r:.40}"
                 raise TypeError(f"{where} row {row}: the text is {found}; expected str")
     return hasher.fingerprint_many(values, threads=1)
 

@@ -1,0 +1,214 @@
+"""neardup.batches and neardup.dask: the same dedup on a Dask cluster (2 worker processes).
+
+Every result is checked against the single-machine neardup.dedup, and the batch functions
+against the brute-force oracle of tests/brute.py.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import random
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dask.dataframe as dd
+from distributed import Client, LocalCluster
+
+import neardup
+import neardup.dask as ndd
+from neardup import batches
+
+import brute
+from conftest import SAMPLE
+
+
+@pytest.fixture(scope="module")
+def client():
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None,
+        memory_limit="2GiB",
+    ) as cluster, Client(cluster) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def debian() -> pd.DataFrame:
+    with gzip.open(SAMPLE, "rt", encoding="utf-8") as f:
+        return pd.DataFrame([json.loads(line) for line in f])
+
+
+def planted(n_families: int = 150, seed: int = 7) -> pd.DataFrame:
+    """Texts in families of near-duplicates (one word changed, case changed, copied), shuffled."""
+    rng = random.Random(seed)
+    words = [f"w{i}" for i in range(400)]
+    texts = []
+    for _ in range(n_families):
+        base = [rng.choice(words) for _ in range(rng.randint(8, 40))]
+        texts.append(" ".join(base))
+        for _ in range(rng.randint(0, 4)):
+            edit = list(base)
+            edit[rng.randrange(len(edit))] = rng.choice(words)
+            if rng.random() < 0.3:
+                edit.append(rng.choice(words))
+            texts.append(" ".join(edit))
+        if rng.random() < 0.3:
+            texts.append(" ".join(base).upper())
+    texts += ["", "", "x"]
+    rng.shuffle(texts)
+    return pd.DataFrame({"id": [f"doc{i}" for i in range(len(texts))], "text": texts})
+
+
+def _check_same(df: pd.DataFrame, kept: dd.DataFrame, table: dd.DataFrame, want: neardup.DedupResult) -> None:
+    got = table.compute()
+    assert got["id"].tolist() == df["id"].tolist()
+    np.testing.assert_array_equal(got["cluster"].to_numpy(), want.cluster)
+    np.testing.assert_array_equal(got["kept"].to_numpy(), want.keep)
+    np.testing.assert_array_equal(got["distance"].to_numpy(), want.distance)
+    assert kept.compute()["id"].tolist() == df["id"][want.keep].tolist()
+
+
+# -- batch functions -----------------------------------------------------------------------------
+
+
+def _planted_fingerprints(n: int, k: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    out = []
+    while len(out) < n:
+        base = int(rng.integers(0, 2**64, dtype=np.uint64))
+        out.append(base)
+        for d in range(int(rng.integers(0, k + 3))):
+            flips = rng.choice(64, size=d, replace=False)
+            out.append(base ^ sum(1 << int(b) for b in flips))
+        if rng.random() < 0.2:
+            out.append(base)
+    fps = np.array(out[:n], dtype=np.uint64)
+    rng.shuffle(fps)
+    return fps
+
+
+@pytest.mark.parametrize("k", [0, 1, 3, 6])
+def test_batch_functions_cluster_like_neardup_cluster(k):
+    fps = _planted_fingerprints(400, k, seed=k)
+    want = brute.clusters(fps, k)
+    np.testing.assert_array_equal(neardup.cluster(fps, k), want)
+    for plan in [neardup.plan(k, n=len(fps)), neardup.Plan.blocks(k + 2, k=k)]:
+        keys = batches.table_keys(np.arange(len(fps)), fps, plan)
+        assert len(keys["row"]) == len(fps) * len(plan.tables)
+        # Any split of the keys into whole groups gives the same edges.
+        order = np.random.default_rng(0).permutation(len(keys["row"]))
+        src, dst, dist = batches.group_edges(
+            keys["table"][order], keys["prefix"][order], keys["row"][order], keys["fingerprint"][order], plan, k
+        )
+        assert (src > dst).all() and (dist <= k).all()
+        assert len(set(zip(src.tolist(), dst.tolist()))) == len(src), "an edge reported twice"
+        np.testing.assert_array_equal(dist, [bin(int(fps[a]) ^ int(fps[b])).count("1") for a, b in zip(src, dst)])
+        labels, _ = batches.labels_from_edges(src, dst, n=len(fps))
+        np.testing.assert_array_equal(labels, want)
+
+
+def test_labels_from_edges_long_chains():
+    # A path 999 - 998 - ... - 0 given in scrambled order, and two other components.
+    rng = np.random.default_rng(1)
+    src = np.arange(1, 1000)
+    dst = src - 1
+    order = rng.permutation(len(src))
+    src = np.concatenate([src[order], [2005, 2010]])
+    dst = np.concatenate([dst[order], [2010, 2003]])
+    vertices, labels = batches.labels_from_edges(src, dst)
+    assert vertices.tolist() == list(range(1000)) + [2003, 2005, 2010]
+    assert labels.tolist() == [0] * 1000 + [2003] * 3
+
+
+def test_keep_mask_is_dedups_rule():
+    labels = np.array([0, 0, 2, 0, 2, 5])
+    assert batches.keep_mask(labels).tolist() == [True, False, True, False, False, True]
+    lengths = np.array([3, 9, 1, 9, 4, 0])
+    assert batches.keep_mask(labels, "longest", lengths).tolist() == [False, True, False, False, True, True]
+
+
+def test_fingerprint_batch_names_the_bad_row():
+    with pytest.raises(TypeError, match=r"batch 7 row 1: the text is missing"):
+        batches.fingerprint_batch(["a", None], where="batch 7")
+    with pytest.raises(TypeError, match=r"row 0: the text is int 5"):
+        batches.fingerprint_batch([5])
+    texts = ["one text", "another one"]
+    np.testing.assert_array_equal(batches.fingerprint_batch(pd.Series(texts)), neardup.Simhasher().fingerprint_many(texts))
+
+
+# -- neardup.dask on a LocalCluster of 2 worker processes ----------------------------------------
+
+
+def test_fingerprint_column(client, debian):
+    ddf = dd.from_pandas(debian, npartitions=3)
+    got = ndd.fingerprint(ddf).compute()
+    np.testing.assert_array_equal(got["fingerprint"].to_numpy(), neardup.Simhasher().fingerprint_many(debian["text"].tolist()))
+    hasher = neardup.Simhasher(tokens="char", ngram=4)
+    got = ndd.fingerprint(ddf, hasher=hasher).compute()
+    np.testing.assert_array_equal(got["fingerprint"].to_numpy(), hasher.fingerprint_many(debian["text"].tolist()))
+
+
+@pytest.mark.parametrize("npartitions", [1, 3, 16])
+@pytest.mark.parametrize("keep", ["first", "longest"])
+def test_dedup_matches_single_machine_on_debian(client, debian, npartitions, keep):
+    want = neardup.dedup(debian["text"].tolist(), k=3, keep=keep)
+    assert want.n_removed > 100
+    ddf = dd.from_pandas(debian, npartitions=npartitions)
+    kept, table = ndd.dedup(ddf, k=3, id_column="id", keep=keep, clusters=True)
+    _check_same(debian, kept, table, want)
+
+
+@pytest.mark.parametrize("npartitions", [1, 3, 16])
+@pytest.mark.parametrize("k", [0, 4])
+def test_dedup_matches_single_machine_on_planted_duplicates(client, npartitions, k):
+    df = planted()
+    want = neardup.dedup(df["text"].tolist(), k=k, keep="longest")
+    assert want.n_clusters > 50
+    kept, table = ndd.dedup(dd.from_pandas(df, npartitions=npartitions), k=k, id_column="id", keep="longest", clusters=True)
+    _check_same(df, kept, table, want)
+
+
+@pytest.mark.parametrize("keep", ["first", "longest"])
+def test_dedup_by_label_propagation_on_the_cluster(client, keep):
+    # max_edges=0: the edges are never collected; components come from label propagation.
+    df = planted(60, seed=3)
+    want = neardup.dedup(df["text"].tolist(), k=3, keep=keep)
+    assert want.n_clusters > 20
+    kept, table = ndd.dedup(dd.from_pandas(df, npartitions=3), k=3, id_column="id", keep=keep, clusters=True, max_edges=0)
+    _check_same(df, kept, table, want)
+
+
+def test_dedup_default_ids_are_global_rows_and_kept_is_lazy(client, debian):
+    ddf = dd.from_pandas(debian[["text"]], npartitions=4)
+    kept, table = ndd.dedup(ddf, clusters=True)
+    assert isinstance(kept, dd.DataFrame) and kept.npartitions == 4
+    assert table.compute()["id"].tolist() == list(range(len(debian)))
+    assert len(ndd.dedup(ddf)) == neardup.dedup(debian["text"].tolist()).n_kept
+
+
+def test_dedup_bad_text_fails_with_the_partition_and_row(client):
+    df = pd.DataFrame({"text": ["a text", "another text", "third", None, "fifth"]})
+    ddf = dd.from_pandas(df, npartitions=2)  # rows 0-2 and 3-4
+    with pytest.raises(TypeError, match=r"partition 1, column 'text', row 0: the text is missing"):
+        ndd.dedup(ddf)
+    with pytest.raises(TypeError, match=r"partition 1, column 'text', row 0"):
+        ndd.fingerprint(ddf).compute()
+    numbers = dd.from_pandas(pd.DataFrame({"text": [1, 2, 3]}), npartitions=1)
+    with pytest.raises(TypeError, match=r"partition 0, column 'text', row 0: the text is int 1"):
+        ndd.dedup(numbers)
+
+
+def test_dedup_refuses_bad_arguments(debian):
+    ddf = dd.from_pandas(debian, npartitions=2)
+    with pytest.raises(KeyError, match="column 'body' is not a column"):
+        ndd.dedup(ddf, column="body")
+    with pytest.raises(KeyError, match="id_column 'url'"):
+        ndd.dedup(ddf, id_column="url")
+    with pytest.raises(ValueError, match="k must be in 0..=16"):
+        ndd.dedup(ddf, k=20)
+    with pytest.raises(ValueError, match="keep must be"):
+        ndd.dedup(ddf, keep=lambda doc: 1)
+    with pytest.raises(TypeError, match="expected a dask DataFrame"):
+        ndd.dedup(debian)
