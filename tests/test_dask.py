@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import random
+import signal
+import threading
+import time
 
 import numpy as np
 import pandas as pd
@@ -212,3 +216,46 @@ def test_dedup_refuses_bad_arguments(debian):
         ndd.dedup(ddf, keep=lambda doc: 1)
     with pytest.raises(TypeError, match="expected a dask DataFrame"):
         ndd.dedup(debian)
+
+
+def test_dedup_survives_a_worker_killed_mid_job(client, debian):
+    """A worker process killed while the job runs: its nanny restarts it and the lost tasks are
+    recomputed, so the job completes with the single-machine result (or fails with an error;
+    a silently partial result is the one outcome not allowed)."""
+
+    def slow(part):
+        time.sleep(0.25)
+        return part
+
+    want = neardup.dedup(debian["text"].tolist(), k=3)
+    ddf = dd.from_pandas(debian, npartitions=16).map_partitions(slow)
+    pids = client.run(os.getpid)
+    killed = threading.Event()
+
+    def kill_one() -> None:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if any(client.processing().values()):
+                time.sleep(0.3)
+                os.kill(next(iter(pids.values())), signal.SIGKILL)
+                killed.set()
+                return
+            time.sleep(0.02)
+
+    killer = threading.Thread(target=kill_one)
+    killer.start()
+    try:
+        kept, table = ndd.dedup(ddf, k=3, id_column="id", clusters=True)
+        result = (table.compute(), kept.compute())
+    except Exception as err:  # a clear failure is allowed: it must name what happened
+        result = None
+        assert "worker" in str(err).lower() or type(err).__name__ in ("KilledWorker", "CancelledError"), err
+    finally:
+        killer.join()
+    assert killed.is_set(), "the worker was not killed while the job ran"
+    if result is not None:
+        got, kept_rows = result
+        np.testing.assert_array_equal(got["cluster"].to_numpy(), want.cluster)
+        np.testing.assert_array_equal(got["kept"].to_numpy(), want.keep)
+        assert kept_rows["id"].tolist() == debian["id"][want.keep].tolist()
+    client.wait_for_workers(2, timeout=30)
