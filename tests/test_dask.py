@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 
 import dask.dataframe as dd
-from distributed import Client, LocalCluster
+from distributed import Client
 
 import neardup
 import neardup.dask as ndd
@@ -31,10 +31,7 @@ from conftest import SAMPLE
 
 @pytest.fixture(scope="module")
 def client():
-    with LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None,
-        memory_limit="2GiB",
-    ) as cluster, Client(cluster) as c:
+    with ndd.local_cluster(2, memory_limit="2GiB") as cluster, Client(cluster) as c:
         yield c
 
 
@@ -259,3 +256,40 @@ def test_dedup_survives_a_worker_killed_mid_job(client, debian):
         np.testing.assert_array_equal(got["kept"].to_numpy(), want.keep)
         assert kept_rows["id"].tolist() == debian["id"][want.keep].tolist()
     client.wait_for_workers(2, timeout=30)
+
+
+# -- the command ---------------------------------------------------------------------------------
+
+
+def test_cli_dedup_on_dask_matches_the_single_machine_command(tmp_path, debian):
+    from neardup.cli import main
+
+    assert main(["dedup", "--sample", "-o", str(tmp_path / "one.jsonl"), "--quiet"]) == 0
+    want = [json.loads(line)["id"] for line in (tmp_path / "one.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert main(["dedup", "--sample", "--workers", "2", "-o", str(tmp_path / "kept"), "--clusters", str(tmp_path / "c.csv"), "--quiet"]) == 0
+    parts = sorted(os.listdir(tmp_path / "kept"), key=lambda f: int(f.split("-")[1].split(".")[0]))
+    got = [json.loads(line)["id"] for f in parts for line in (tmp_path / "kept" / f).read_text(encoding="utf-8").splitlines()]
+    assert got == want
+    table = pd.concat(pd.read_csv(tmp_path / "c.csv" / f) for f in sorted(os.listdir(tmp_path / "c.csv")))
+    assert table["id"].tolist() == debian["id"].tolist()
+    assert table["kept"].sum() == len(want)
+
+    # Parquet partitions in a folder, keep longest: the same kept rows as neardup.dedup.
+    folder = tmp_path / "corpus"
+    dd.from_pandas(debian, npartitions=3).to_parquet(folder, write_index=False)
+    assert main(["dedup", str(folder), "--workers", "2", "--keep", "longest", "-o", str(tmp_path / "kept.parquet"), "--quiet"]) == 0
+    kept = pd.read_parquet(tmp_path / "kept.parquet")
+    want_longest = neardup.dedup(debian["text"].tolist(), keep="longest")
+    assert kept["id"].tolist() == debian["id"][want_longest.keep].tolist()
+
+
+def test_cli_dask_usage_errors(tmp_path, capsys):
+    from neardup.cli import main
+
+    assert main(["dedup", "--sample", "--workers", "2", "--scheduler", "tcp://127.0.0.1:1", "--dry-run"]) == 2
+    assert "give one of them" in capsys.readouterr().err
+    assert main(["dedup", "--sample", "--workers", "2", "--dry-run", "--report", str(tmp_path / "r.html")]) == 2
+    assert "--report is not supported" in capsys.readouterr().err
+    (tmp_path / "a.csv").write_text("text\nx\n")
+    assert main(["dedup", str(tmp_path / "a.csv"), "--workers", "1", "--dry-run"]) == 2
+    assert "Parquet or JSONL" in capsys.readouterr().err

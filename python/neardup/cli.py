@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import os
 import shutil
 import signal
@@ -304,11 +305,13 @@ def cli() -> None:
 @click.option("--dry-run", is_flag=True, help="Write no OUTPUT; only report (and write --clusters/--report if asked).")
 @k_option
 @click.option("--keep", type=click.Choice(["first", "longest"]), default="first", show_default=True, help="Which document of a cluster to keep.")
+@click.option("--scheduler", metavar="ADDRESS", help="Run on the Dask cluster at ADDRESS (tcp://host:8786): INPUT and outputs are folders or globs of Parquet or JSONL partitions on storage every worker sees (needs neardup[dask]).")
+@click.option("--workers", type=click.IntRange(min=1), default=None, help="Run on Dask with a local cluster of N worker processes (needs neardup[dask]).")
 @hasher_options
 @run_options
 def dedup(input: str | None, sample: bool, fmt: str | None, text_field: str, id_field: str | None, on_error: str, output: str | None,
-          clusters: str | None, report_path: str | None, dry_run: bool, k: int, keep: str, threads: int | None, quiet: bool,
-          as_json: bool, **hasher_flags: Any) -> None:
+          clusters: str | None, report_path: str | None, dry_run: bool, k: int, keep: str, scheduler: str | None, workers: int | None,
+          threads: int | None, quiet: bool, as_json: bool, **hasher_flags: Any) -> None:
     """Keep one document of each near-duplicate cluster of INPUT.
 
     Documents whose fingerprints are within --k bits are near-duplicates; chains of them form a
@@ -323,6 +326,10 @@ def dedup(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
     if output is not None and dry_run:
         raise click.UsageError("--dry-run writes no OUTPUT: drop -o or --dry-run")
     hasher = make_hasher(**hasher_flags)
+    if scheduler is not None or workers is not None:
+        _dedup_on_dask(input, sample, fmt, text_field, id_field, on_error, output, clusters, report_path, k, keep,
+                       scheduler, workers, threads, quiet, as_json, hasher, start)
+        return
     inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher, replayable=bool(output or clusters or report_path))
     _check_output(inp, output)
     _table_name(clusters, "--clusters")
@@ -403,6 +410,121 @@ def dedup(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
         lines.append("dry run: nothing written")
     lines += _errors_text(inp)
     _say("\n".join(lines), output)
+
+
+def _dask_format(path: str, fmt: str | None) -> str:
+    """parquet or jsonl, from --format or the name of a file, glob or folder."""
+    if fmt is not None:
+        if fmt not in ("parquet", "jsonl"):
+            raise click.UsageError(f"on Dask, INPUT is Parquet or JSONL, not {fmt}")
+        return fmt
+    name = path.rstrip("/")
+    if os.path.isdir(name):
+        found = {format_of(f) for f in os.listdir(name) if not f.startswith((".", "_"))} - {None}
+        if len(found) == 1 and next(iter(found)) in ("parquet", "jsonl"):
+            return str(next(iter(found)))
+        raise click.UsageError(f"{path}: a folder of Parquet or JSONL files is expected; give --format")
+    named = format_of(name.replace("*", "x"))
+    if named not in ("parquet", "jsonl"):
+        raise click.UsageError(f"{path}: on Dask, INPUT is Parquet or JSONL (a file, a glob or a folder); give --format")
+    return str(named)
+
+
+def _dedup_on_dask(input: str | None, sample: bool, fmt: str | None, text_field: str, id_field: str | None, on_error: str,
+                   output: str | None, clusters: str | None, report_path: str | None, k: int, keep: str, scheduler: str | None,
+                   workers: int | None, threads: int | None, quiet: bool, as_json: bool, hasher: Simhasher, start: float) -> None:
+    """`neardup dedup` on Dask: INPUT, OUTPUT and --clusters are folders of partitions."""
+    if scheduler is not None and workers is not None:
+        raise click.UsageError("--scheduler runs on an existing cluster, --workers starts a local one: give one of them")
+    for flag, given in (("--report", report_path), ("--on-error skip", on_error == "skip"), ("--threads", threads),
+                        ("--field", hasher.fields is not None)):
+        if given:
+            raise click.UsageError(f"{flag} is not supported with --scheduler/--workers")
+    if sample:
+        input = sample_path()
+    if input is None or input == "-":
+        raise click.UsageError("on Dask, INPUT is a file, glob or folder the workers can read (not stdin)")
+    fmt = _dask_format(input, fmt)
+    if output is not None and output == "-":
+        raise click.UsageError("on Dask, OUTPUT is a folder of partitions: give -o FOLDER")
+    clusters_format = None
+    if clusters is not None:
+        clusters_format = {".parquet": "parquet", ".csv": "csv", ".jsonl": "jsonl"}.get(os.path.splitext(clusters.rstrip("/"))[1])
+        if clusters_format is None:
+            raise click.BadParameter("on Dask, --clusters is a folder named .parquet, .csv or .jsonl", param_hint="--clusters")
+    try:
+        import dask.dataframe as dd
+        from distributed import Client
+
+        from . import dask as neardup_dask
+    except ImportError:
+        raise MissingExtraError("--scheduler and --workers need Dask: pip install 'neardup[dask]'") from None
+
+    with Outputs() as outputs:
+        out_tmp = outputs.reserve(output, directory=True) if output else None
+        clusters_tmp = outputs.reserve(clusters, directory=True) if clusters else None
+        # Dask's own INFO and WARNING lines (p2p shuffle start and stop) would drown the report.
+        logging.getLogger("distributed").setLevel(logging.ERROR)
+        cluster_ctx: Any = (
+neardup_dask.local_cluster(workers)
+            if workers is not None else None
+        )
+        try:
+            with Client(cluster_ctx if cluster_ctx is not None else scheduler) as client:
+                if not quiet and not as_json:
+                    click.echo(f"dask: {len(client.scheduler_info()['workers'])} workers at {client.scheduler.address}", err=True)
+                if fmt == "parquet":
+                    ddf = dd.read_parquet(input)
+                else:
+                    compressed = input.endswith((".gz", ".zst", ".bz2", ".xz"))
+                    ddf = dd.read_json(input, lines=True, orient="records", dtype=False, convert_dates=False,
+                                       blocksize=None if compressed else 64 * 2**20)
+                if id_field is None and "id" in ddf.columns:
+                    id_field = "id"
+                for name, flag in ((text_field, "--text-field"), (id_field, "--id-field")):
+                    if name is not None and name not in ddf.columns:
+                        raise InputError(input, f"no column {name!r} ({flag}); columns: {', '.join(map(str, ddf.columns))}")
+                try:
+                    kept, table = neardup_dask.dedup(ddf, column=text_field, k=k, id_column=id_field, keep=keep,
+                                                     hasher=hasher, clusters=True)
+                except (TypeError, ValueError) as err:
+                    raise InputError(input, str(err)) from None
+                n_docs = len(table)
+                removed_rows = table[~table["kept"]]
+                n_removed = len(removed_rows)
+                n_clusters = int(removed_rows["cluster"].nunique().compute()) if n_removed else 0
+                if out_tmp is not None:
+                    if fmt == "parquet":
+                        kept.to_parquet(out_tmp, write_index=False)
+                    else:
+                        kept.to_json(os.path.join(out_tmp, "part-*.jsonl"), orient="records", lines=True, force_ascii=False)
+                if clusters_tmp is not None:
+                    if clusters_format == "parquet":
+                        table.to_parquet(clusters_tmp, write_index=False)
+                    elif clusters_format == "csv":
+                        table.to_csv(os.path.join(clusters_tmp, "part-*.csv"), index=False)
+                    else:
+                        table.to_json(os.path.join(clusters_tmp, "part-*.jsonl"), orient="records", lines=True)
+        finally:
+            if cluster_ctx is not None:
+                cluster_ctx.close()
+        outputs.commit()
+    seconds = time.perf_counter() - start
+    summary = {"input": input, "documents": n_docs, "clusters": n_clusters, "kept": n_docs - n_removed, "removed": n_removed,
+               "k": k, "keep": keep, "seconds": round(seconds, 4), "engine": "dask"}
+    written = {"output": output, "clusters": clusters}
+    if as_json:
+        click.echo(json.dumps({**summary, "outputs": {k_: v for k_, v in written.items() if v}}, indent=2))
+        return
+    if quiet:
+        return
+    lines = [
+        f"{_count(n_docs, 'document')} in {seconds:.2f} s on Dask",
+        f"{_count(n_clusters, 'cluster')} of near-duplicates within k={k}: kept {n_docs - n_removed}, removed {n_removed}",
+    ]
+    done = [d for d in (output, clusters) if d]
+    lines.append("wrote " + ", ".join(done) if done else "dry run: nothing written")
+    _say("\n".join(lines))
 
 
 def _check_output(inp: Input, output: str | None) -> None:

@@ -38,7 +38,7 @@ from neardup.dedup import select
 from neardup.hasher import Simhasher
 from neardup.index import Plan, _int, _k
 
-__all__ = ["dedup", "fingerprint"]
+__all__ = ["dedup", "fingerprint", "local_cluster"]
 
 #: Edges collected on the client when there are at most this many (24 bytes each); above it,
 #: connected components are computed on the cluster by label propagation.
@@ -52,6 +52,22 @@ _INFO_META = pd.DataFrame(
         "kept_fingerprint": pd.Series([], dtype=np.uint64),
     }
 )
+
+
+def local_cluster(workers: int = 2, **options: Any) -> Any:
+    """A ``distributed.LocalCluster`` of ``workers`` processes, one thread each, every port on
+    127.0.0.1 and chosen by the system, no dashboard (use it in a ``with`` block)."""
+    import logging
+
+    from distributed import LocalCluster
+
+    settings: dict[str, Any] = dict(
+        n_workers=_int(workers, "workers", minimum=1), threads_per_worker=1, processes=True, host="127.0.0.1",
+        dashboard_address="127.0.0.1:0", worker_dashboard_address="127.0.0.1:0",
+        scheduler_kwargs={"dashboard": False}, silence_logs=logging.ERROR,
+    )
+    settings.update(options)
+    return LocalCluster(**settings)
 
 
 def _hasher(hasher: Any) -> Simhasher:
