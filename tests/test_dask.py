@@ -293,3 +293,13 @@ def test_cli_dask_usage_errors(tmp_path, capsys):
     (tmp_path / "a.csv").write_text("text\nx\n")
     assert main(["dedup", str(tmp_path / "a.csv"), "--workers", "1", "--dry-run"]) == 2
     assert "Parquet or JSONL" in capsys.readouterr().err
+
+
+def test_dedup_stats_count_the_stages(client, debian):
+    stats: dict = {}
+    ndd.dedup(dd.from_pandas(debian, npartitions=3), stats=stats)
+    plan = neardup.Plan(neardup._core.Plan.choose(3, len(debian), None, True))
+    assert stats["documents"] == len(debian) and stats["tables"] == len(plan.tables)
+    assert stats["keys"] == len(debian) * len(plan.tables) and stats["key_bytes"] == stats["keys"] * 34
+    assert stats["components"] == "collected" and stats["edges"] > 0
+    assert all(stats[f"seconds_{s}"] >= 0 for s in ("fingerprint", "match", "components"))

@@ -24,6 +24,7 @@ How :func:`dedup` runs (each step one of the engine-agnostic functions of
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
@@ -291,6 +292,7 @@ def dedup(
     clusters: bool = False,
     max_edges: int = MAX_EDGES,
     plan: Plan | None = None,
+    stats: dict[str, Any] | None = None,
 ) -> Any:
     """Keeps one document of each near-duplicate cluster of a dask DataFrame.
 
@@ -310,6 +312,10 @@ def dedup(
         max_edges: collect the near-duplicate edges on the client when there are at most this
             many; otherwise compute connected components on the cluster.
         plan: the table layout (default: the batch plan for the corpus size).
+        stats: a dict to fill with what the matching did: ``documents``, ``tables``,
+            ``keys`` (rows shuffled), ``key_bytes`` (their in-memory size), ``edges``,
+            ``components`` ("collected" or "propagated") and the seconds of each stage
+            (``seconds_fingerprint``, ``seconds_match``, ``seconds_components``).
 
     Returns:
         the kept rows, a lazy dask DataFrame in input order; with ``clusters=True``,
@@ -328,6 +334,8 @@ def dedup(
     max_edges = _int(max_edges, "max_edges", minimum=0)
     _check_frame(ddf, column, id_column)
     ddf = ddf.clear_divisions()
+    clock = time.perf_counter()
+    record: dict[str, Any] = stats if stats is not None else {}
 
     fps = ddf.map_partitions(
         _fingerprint_part, column, hasher,
@@ -336,6 +344,9 @@ def dedup(
     counts = np.asarray(fps.map_partitions(len).compute(), dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     n = int(offsets[-1])
+    record["documents"] = n
+    record["seconds_fingerprint"] = time.perf_counter() - clock
+    clock = time.perf_counter()
     if plan is None:
         plan = Plan(_core.Plan.choose(k, n, None, True))
     elif not isinstance(plan, Plan) or plan.k < k:
@@ -354,10 +365,21 @@ def dedup(
         meta=pd.DataFrame({"src": pd.Series([], dtype=np.int64), "dst": pd.Series([], dtype=np.int64), "distance": pd.Series([], dtype=np.uint8)}),
     ).persist()
     n_edges = int(edges.map_partitions(len).compute().sum())
+    record.update(tables=len(plan.tables), keys=n * len(plan.tables), edges=n_edges,
+                  key_bytes=n * len(plan.tables) * sum(dtype.itemsize for dtype in keys._meta.dtypes))
+    record["seconds_match"] = time.perf_counter() - clock
+    clock = time.perf_counter()
     if n_edges <= max_edges:
         info = _info_collected(edges.compute(), fps, offsets, keep)
+        record["components"] = "collected"
     else:
         info = _info_propagated(edges, fps, offsets, keep).persist()
+        record["components"] = "propagated"
+    if _client() is not None:
+        from distributed import wait
+
+        wait(info)
+    record["seconds_components"] = time.perf_counter() - clock
 
     kept = dd.map_partitions(_kept_part, ddf, info, offsets, meta=ddf._meta, align_dataframes=False)
     if not clusters:
