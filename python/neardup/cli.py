@@ -430,6 +430,11 @@ def _dask_format(path: str, fmt: str | None) -> str:
     return str(named)
 
 
+def _part_name(suffix: str = "") -> Callable[[int], str]:
+    """Partition file names that sort in partition order (part.00000.parquet, part-00000.jsonl)."""
+    return (lambda i: f"part.{i:05d}{suffix}") if suffix else (lambda i: f"{i:05d}")
+
+
 def _dedup_on_dask(input: str | None, sample: bool, fmt: str | None, text_field: str, id_field: str | None, on_error: str,
                    output: str | None, clusters: str | None, report_path: str | None, k: int, keep: str, scheduler: str | None,
                    workers: int | None, threads: int | None, quiet: bool, as_json: bool, hasher: Simhasher, start: float) -> None:
@@ -495,16 +500,16 @@ neardup_dask.local_cluster(workers)
                 n_clusters = int(removed_rows["cluster"].nunique().compute()) if n_removed else 0
                 if out_tmp is not None:
                     if fmt == "parquet":
-                        kept.to_parquet(out_tmp, write_index=False)
+                        kept.to_parquet(out_tmp, write_index=False, name_function=_part_name(".parquet"))
                     else:
-                        kept.to_json(os.path.join(out_tmp, "part-*.jsonl"), orient="records", lines=True, force_ascii=False)
+                        kept.to_json(os.path.join(out_tmp, "part-*.jsonl"), orient="records", lines=True, force_ascii=False, name_function=_part_name())
                 if clusters_tmp is not None:
                     if clusters_format == "parquet":
-                        table.to_parquet(clusters_tmp, write_index=False)
+                        table.to_parquet(clusters_tmp, write_index=False, name_function=_part_name(".parquet"))
                     elif clusters_format == "csv":
-                        table.to_csv(os.path.join(clusters_tmp, "part-*.csv"), index=False)
+                        table.to_csv(os.path.join(clusters_tmp, "part-*.csv"), index=False, name_function=_part_name())
                     else:
-                        table.to_json(os.path.join(clusters_tmp, "part-*.jsonl"), orient="records", lines=True)
+                        table.to_json(os.path.join(clusters_tmp, "part-*.jsonl"), orient="records", lines=True, name_function=_part_name())
         finally:
             if cluster_ctx is not None:
                 cluster_ctx.close()
