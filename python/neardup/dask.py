@@ -231,13 +231,15 @@ def _min_label(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.drop(columns="other")
 
 
-def _propagate(edges: Any) -> Any:
+def _propagate(edges: Any, record: dict[str, Any]) -> Any:
     """(vertex, label) on the cluster: label = smallest row of the vertex's component."""
     both = dd.concat([edges[["src", "dst"]], edges[["dst", "src"]].rename(columns={"dst": "src", "src": "dst"})])
     both = both.persist()
     labels = both[["src"]].drop_duplicates().rename(columns={"src": "vertex"})
     labels = labels.assign(label=labels["vertex"]).persist()
+    record["iterations"] = 0
     while True:
+        record["iterations"] += 1
         old = labels.rename(columns={"label": "old"})
         # The smallest label among each vertex's neighbours.
         reach = both.merge(labels, left_on="dst", right_on="vertex")[["src", "label"]]
@@ -256,8 +258,8 @@ def _propagate(edges: Any) -> Any:
             return labels
 
 
-def _info_propagated(edges: Any, fps: Any, offsets: np.ndarray, keep: str) -> Any:
-    labels = _propagate(edges)
+def _info_propagated(edges: Any, fps: Any, offsets: np.ndarray, keep: str, record: dict[str, Any]) -> Any:
+    labels = _propagate(edges, record)
     divisions = tuple(int(x) for x in offsets[:-1]) + (int(offsets[-1]) - 1,)
     by_row = labels.rename(columns={"vertex": "row"}).set_index("row", divisions=divisions).reset_index()
     attrs = dd.map_partitions(
@@ -314,7 +316,7 @@ def dedup(
         plan: the table layout (default: the batch plan for the corpus size).
         stats: a dict to fill with what the matching did: ``documents``, ``tables``,
             ``keys`` (rows shuffled), ``key_bytes`` (their in-memory size), ``edges``,
-            ``components`` ("collected" or "propagated") and the seconds of each stage
+            ``components`` ("collected" or "propagated", with its ``iterations``) and the seconds of each stage
             (``seconds_fingerprint``, ``seconds_match``, ``seconds_components``).
 
     Returns:
@@ -373,7 +375,7 @@ def dedup(
         info = _info_collected(edges.compute(), fps, offsets, keep)
         record["components"] = "collected"
     else:
-        info = _info_propagated(edges, fps, offsets, keep).persist()
+        info = _info_propagated(edges, fps, offsets, keep, record).persist()
         record["components"] = "propagated"
     if _client() is not None:
         from distributed import wait
