@@ -201,6 +201,18 @@ def test_dedup_bad_text_fails_with_the_partition_and_row(client):
         ndd.dedup(numbers)
 
 
+def test_dedup_with_empty_partitions_and_empty_input(client):
+    df = pd.DataFrame({"text": ["a b c", "a b c", "x y z", "q"] * 3})
+    ddf = dd.from_pandas(df, npartitions=4)
+    holes = ddf[ddf["text"] != "x y z"].map_partitions(lambda p: p.iloc[:0] if len(p) and p.index[0] == 3 else p)
+    for frame in (holes, dd.from_pandas(df.iloc[:0], npartitions=1)):
+        full = frame.compute()
+        want = neardup.dedup(full["text"].tolist())
+        kept, table = ndd.dedup(frame, clusters=True)
+        np.testing.assert_array_equal(table.compute()["cluster"].to_numpy(), want.cluster)
+        assert kept.compute()["text"].tolist() == full["text"][want.keep].tolist()
+
+
 def test_dedup_refuses_bad_arguments(debian):
     ddf = dd.from_pandas(debian, npartitions=2)
     with pytest.raises(KeyError, match="column 'body' is not a column"):
@@ -303,3 +315,14 @@ def test_dedup_stats_count_the_stages(client, debian):
     assert stats["keys"] == len(debian) * len(plan.tables) and stats["key_bytes"] == stats["keys"] * 34
     assert stats["components"] == "collected" and stats["edges"] > 0
     assert all(stats[f"seconds_{s}"] >= 0 for s in ("fingerprint", "match", "components"))
+
+
+def test_cli_dask_bad_text_is_a_clear_input_error(tmp_path, capsys):
+    from neardup.cli import main
+
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text('{"text": "one"}\n{"text": "two"}\n{"text": null}\n', encoding="utf-8")
+    assert main(["dedup", str(corpus), "--workers", "1", "-o", str(tmp_path / "kept")]) == 2
+    err = capsys.readouterr().err
+    assert "partition 0, column 'text', row 2: the text is missing" in err
+    assert not (tmp_path / "kept").exists() and not [p for p in os.listdir(tmp_path) if p.startswith(".")]

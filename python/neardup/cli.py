@@ -482,8 +482,13 @@ neardup_dask.local_cluster(workers)
                     ddf = dd.read_parquet(input)
                 else:
                     compressed = input.endswith((".gz", ".zst", ".bz2", ".xz"))
-                    ddf = dd.read_json(input, lines=True, orient="records", dtype=False, convert_dates=False,
-                                       blocksize=None if compressed else 64 * 2**20)
+                    # Values as written: no dtype or date guessing (pandas 3 folds dates into
+                    # dtype=False and deprecates convert_dates).
+                    import pandas as pd
+
+                    dates = {"convert_dates": False} if int(pd.__version__.split(".")[0]) < 3 else {}
+                    ddf = dd.read_json(input, lines=True, orient="records", dtype=False,
+                                       blocksize=None if compressed else 64 * 2**20, **dates)
                 if id_field is None and "id" in ddf.columns:
                     id_field = "id"
                 for name, flag in ((text_field, "--text-field"), (id_field, "--id-field")):
