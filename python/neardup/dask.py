@@ -14,7 +14,8 @@ How :func:`dedup` runs (each step one of the engine-agnostic functions of
    one machine;
 3. emit one key per table of the plan and row, shuffle the keys so rows sharing a key meet,
    and link the near-duplicates inside each group (exact copies to their first row, other
-   pairs from the first table whose prefix they agree on);
+   pairs from the first table whose prefix they agree on); each partition's edges are reduced
+   to a spanning forest (at most one edge a row) before they leave it;
 4. connected components: when the edges fit (``max_edges``) they are collected and labelled
    on the client; otherwise labels propagate on the cluster (min label over neighbours, then
    pointer jumping) until nothing changes;
@@ -126,11 +127,15 @@ def _keys_part(part: pd.DataFrame, offsets: np.ndarray, spec: Any, partition_inf
 
 
 def _edges_part(part: pd.DataFrame, spec: Any, k: int) -> pd.DataFrame:
-    src, dst, dist = group_edges(
+    """The partition's edges, reduced to a spanning forest: each row linked to the smallest row
+    of its component within this partition (the same components, at most one edge a row)."""
+    src, dst, _ = group_edges(
         part["table"].to_numpy(), part["prefix"].to_numpy(), part["row"].to_numpy(),
         part["fingerprint"].to_numpy(), plan_from_spec(spec), k,
     )
-    return pd.DataFrame({"src": src, "dst": dst, "distance": dist})
+    vertices, labels = labels_from_edges(src, dst)
+    linked = vertices != labels
+    return pd.DataFrame({"src": vertices[linked], "dst": labels[linked]})
 
 
 def _vertex_attributes(part: pd.DataFrame, vertices: pd.DataFrame, offsets: np.ndarray, partition_info: Any = None) -> pd.DataFrame:
@@ -315,7 +320,8 @@ def dedup(
             many; otherwise compute connected components on the cluster.
         plan: the table layout (default: the batch plan for the corpus size).
         stats: a dict to fill with what the matching did: ``documents``, ``tables``,
-            ``keys`` (rows shuffled), ``key_bytes`` (their in-memory size), ``edges``,
+            ``keys`` (rows shuffled), ``key_bytes`` (their in-memory size), ``edges`` (after
+            each partition's reduction to a spanning forest),
             ``components`` ("collected" or "propagated", with its ``iterations``) and the seconds of each stage
             (``seconds_fingerprint``, ``seconds_match``, ``seconds_components``).
 
@@ -364,7 +370,7 @@ def dedup(
     groups = keys.shuffle(on="key", npartitions=fps.npartitions)
     edges = groups.map_partitions(
         _edges_part, spec, k,
-        meta=pd.DataFrame({"src": pd.Series([], dtype=np.int64), "dst": pd.Series([], dtype=np.int64), "distance": pd.Series([], dtype=np.uint8)}),
+        meta=pd.DataFrame({"src": pd.Series([], dtype=np.int64), "dst": pd.Series([], dtype=np.int64)}),
     ).persist()
     n_edges = int(edges.map_partitions(len).compute().sum())
     record.update(tables=len(plan.tables), keys=n * len(plan.tables), edges=n_edges,
