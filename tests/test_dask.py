@@ -205,10 +205,10 @@ def test_dedup_with_empty_partitions_and_empty_input(client):
     df = pd.DataFrame({"text": ["a b c", "a b c", "x y z", "q"] * 3})
     ddf = dd.from_pandas(df, npartitions=4)
     holes = ddf[ddf["text"] != "x y z"].map_partitions(lambda p: p.iloc[:0] if len(p) and p.index[0] == 3 else p)
-    for frame in (holes, dd.from_pandas(df.iloc[:0], npartitions=1)):
+    for frame, max_edges in ((holes, ndd.MAX_EDGES), (holes, 0), (dd.from_pandas(df.iloc[:0], npartitions=1), ndd.MAX_EDGES)):
         full = frame.compute()
         want = neardup.dedup(full["text"].tolist())
-        kept, table = ndd.dedup(frame, clusters=True)
+        kept, table = ndd.dedup(frame, clusters=True, max_edges=max_edges)
         np.testing.assert_array_equal(table.compute()["cluster"].to_numpy(), want.cluster)
         assert kept.compute()["text"].tolist() == full["text"][want.keep].tolist()
 

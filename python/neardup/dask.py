@@ -255,20 +255,34 @@ def _propagate(edges: Any, record: dict[str, Any]) -> Any:
         jump = step.rename(columns={"vertex": "label", "label": "other"})
         step = step.merge(jump, on="label", how="left")
         step = step.map_partitions(_min_label, meta=pd.DataFrame({"vertex": pd.Series([], dtype=np.int64), "label": pd.Series([], dtype=np.int64)}))
-        compare = step.merge(old, on="vertex")
-        new = step.persist()
+        labels = step.persist()
+        compare = labels.merge(old, on="vertex")
         changed = int((compare["label"] != compare["old"]).sum().compute())
-        labels = new
         if changed == 0:
             return labels
 
 
+def _by_partition(frame: Any, offsets: np.ndarray, meta: pd.DataFrame) -> Any:
+    """``frame`` (a ``row`` column) range-partitioned like the input: partition i holds the
+    rows of input partition i, in order; empty input partitions get empty partitions."""
+    nonempty = np.flatnonzero(np.diff(offsets) > 0)
+    out = [dask.delayed(meta.copy)() for _ in range(len(offsets) - 1)]
+    if len(nonempty):
+        divisions = tuple(int(offsets[i]) for i in nonempty) + (int(offsets[-1]) - 1,)
+        ranged = frame.set_index("row", divisions=divisions).reset_index()[list(meta.columns)]
+        for part, i in zip(ranged.to_delayed(), nonempty):
+            out[i] = part
+    return dd.from_delayed(out, meta=meta, verify_meta=False)
+
+
 def _info_propagated(edges: Any, fps: Any, offsets: np.ndarray, keep: str, record: dict[str, Any]) -> Any:
     labels = _propagate(edges, record)
-    divisions = tuple(int(x) for x in offsets[:-1]) + (int(offsets[-1]) - 1,)
-    by_row = labels.rename(columns={"vertex": "row"}).set_index("row", divisions=divisions).reset_index()
+    by_row = _by_partition(
+        labels.rename(columns={"vertex": "row"}), offsets,
+        pd.DataFrame({"row": pd.Series([], dtype=np.int64), "label": pd.Series([], dtype=np.int64)}),
+    )
     attrs = dd.map_partitions(
-        _vertex_attributes, fps, by_row[["row", "label"]], offsets,
+        _vertex_attributes, fps, by_row, offsets,
         meta=pd.DataFrame({"row": pd.Series([], dtype=np.int64), "label": pd.Series([], dtype=np.int64),
                            "fingerprint": pd.Series([], dtype=np.uint64), "length": pd.Series([], dtype=np.int64)}),
         align_dataframes=False,
@@ -284,8 +298,7 @@ def _info_propagated(edges: Any, fps: Any, offsets: np.ndarray, keep: str, recor
     best = best.merge(kept_fp, on="kept_row")
     info = attrs.merge(best, on="label")
     info = info.assign(kept=info["row"] == info["kept_row"]).rename(columns={"label": "cluster"})
-    info = info[["row", "cluster", "kept", "kept_fingerprint"]]
-    return info.set_index("row", divisions=divisions).reset_index()[["row", "cluster", "kept", "kept_fingerprint"]]
+    return _by_partition(info[["row", "cluster", "kept", "kept_fingerprint"]], offsets, _INFO_META)
 
 
 def dedup(
