@@ -622,7 +622,7 @@ mod tests {
         let text = "the cat sat on the mat, the cat ran";
         for n in 1..5 {
             let config = FeatureConfig::new(TokenKind::Word, n, Some(vec!["on".into()])).unwrap();
-            let tokens: Vec<&str> = text.split(|c: char| c == ' ' || c == ',').collect();
+            let tokens: Vec<&str> = text.split([' ', ',']).collect();
             assert_eq!(config.token_features(&tokens), config.features(text), "n = {n}");
             let (mut a, mut b) = (Scratch::default(), Scratch::default());
             config.hash_features(text, &mut a);

@@ -727,6 +727,33 @@ mod tests {
     }
 
     #[test]
+    fn pre_split_tokens_give_the_fingerprints_of_the_text() {
+        let texts: Vec<String> = (0..200)
+            .map(|i| format!("doc {i} shares words with doc {} and more {} of the same", i % 13, i % 4))
+            .collect();
+        let tokens: Vec<Vec<&str>> = texts.iter().map(|t| t.split(' ').collect()).collect();
+        let titles: Vec<String> = (0..200).map(|i| format!("title {}", i % 7)).collect();
+        let title_tokens: Vec<Vec<&str>> = titles.iter().map(|t| t.split(' ').collect()).collect();
+        let features = FeatureConfig::new(TokenKind::Word, 2, Some(vec!["of".into()])).unwrap();
+        let plain = Hasher::new(features.clone(), Weighting::Tf, None, vec![1.0]).unwrap();
+        let (keys, dfs) = plain.document_frequencies(&[&texts[..]]).unwrap();
+        assert_eq!(plain.document_frequencies_tokens(&[&tokens[..]]).unwrap(), (keys.clone(), dfs.clone()));
+        let idf = Idf::from_frequencies(200, &keys, &dfs).unwrap();
+        for (weighting, idf, fw) in [
+            (Weighting::Tf, None, vec![1.0, 1.0]),
+            (Weighting::Binary, None, vec![2.0, 1.0]),
+            (Weighting::Tf, None, vec![1.5, 1.0]),
+            (Weighting::Idf, Some(idf), vec![2.0, 1.0]),
+        ] {
+            let hasher = Hasher::new(features.clone(), weighting, idf, fw).unwrap();
+            let from_text = hasher.fingerprint_many(&[&titles[..], &texts[..]]).unwrap();
+            let from_tokens = hasher.fingerprint_tokens_many(&[&title_tokens[..], &tokens[..]]).unwrap();
+            assert_eq!(from_text, from_tokens, "{weighting:?}");
+            assert_eq!(hasher.weighted_features_of(1, &tokens[3][..]), hasher.weighted_features(1, &texts[3]));
+        }
+    }
+
+    #[test]
     fn document_frequencies_count_documents() {
         let texts = ["a b a", "b c", "c c c"];
         let features = FeatureConfig::new(TokenKind::Word, 1, None).unwrap();
