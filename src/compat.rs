@@ -34,25 +34,77 @@ const K: [u32; 64] = [
     0xeb86d391,
 ];
 
+/// One MD5 step: `a = b + ((a + f(b, c, d) + m[g] + K[i]) <<< S[i])`, written out for each of
+/// the 64 steps by the macros below so that the indices are constants.
+macro_rules! step {
+    ($f:expr, $a:ident, $b:ident, $c:ident, $d:ident, $m:ident, $g:expr, $i:expr) => {
+        $a = $b.wrapping_add(
+            $a.wrapping_add($f($b, $c, $d)).wrapping_add($m[$g]).wrapping_add(K[$i]).rotate_left(S[$i]),
+        );
+    };
+}
+
+/// Four steps of a round: the registers rotate a, d, c, b.
+macro_rules! four {
+    ($f:expr, $a:ident, $b:ident, $c:ident, $d:ident, $m:ident, $i:expr, $g:expr) => {
+        step!($f, $a, $b, $c, $d, $m, $g($i), $i);
+        step!($f, $d, $a, $b, $c, $m, $g($i + 1), $i + 1);
+        step!($f, $c, $d, $a, $b, $m, $g($i + 2), $i + 2);
+        step!($f, $b, $c, $d, $a, $m, $g($i + 3), $i + 3);
+    };
+}
+
+#[inline(always)]
+fn f1(b: u32, c: u32, d: u32) -> u32 {
+    d ^ (b & (c ^ d))
+}
+#[inline(always)]
+fn f2(b: u32, c: u32, d: u32) -> u32 {
+    c ^ (d & (b ^ c))
+}
+#[inline(always)]
+fn f3(b: u32, c: u32, d: u32) -> u32 {
+    b ^ c ^ d
+}
+#[inline(always)]
+fn f4(b: u32, c: u32, d: u32) -> u32 {
+    c ^ (b | !d)
+}
+const fn g1(i: usize) -> usize {
+    i
+}
+const fn g2(i: usize) -> usize {
+    (5 * i + 1) % 16
+}
+const fn g3(i: usize) -> usize {
+    (3 * i + 5) % 16
+}
+const fn g4(i: usize) -> usize {
+    (7 * i) % 16
+}
+
 fn compress(state: &mut [u32; 4], block: &[u8]) {
     let mut m = [0u32; 16];
     for (w, chunk) in m.iter_mut().zip(block.chunks_exact(4)) {
         *w = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
     }
     let [mut a, mut b, mut c, mut d] = *state;
-    for i in 0..64 {
-        let (f, g) = match i / 16 {
-            0 => ((b & c) | (!b & d), i),
-            1 => ((d & b) | (!d & c), (5 * i + 1) % 16),
-            2 => (b ^ c ^ d, (3 * i + 5) % 16),
-            _ => (c ^ (b | !d), (7 * i) % 16),
-        };
-        let f = f.wrapping_add(a).wrapping_add(K[i]).wrapping_add(m[g]);
-        a = d;
-        d = c;
-        c = b;
-        b = b.wrapping_add(f.rotate_left(S[i]));
-    }
+    four!(f1, a, b, c, d, m, 0, g1);
+    four!(f1, a, b, c, d, m, 4, g1);
+    four!(f1, a, b, c, d, m, 8, g1);
+    four!(f1, a, b, c, d, m, 12, g1);
+    four!(f2, a, b, c, d, m, 16, g2);
+    four!(f2, a, b, c, d, m, 20, g2);
+    four!(f2, a, b, c, d, m, 24, g2);
+    four!(f2, a, b, c, d, m, 28, g2);
+    four!(f3, a, b, c, d, m, 32, g3);
+    four!(f3, a, b, c, d, m, 36, g3);
+    four!(f3, a, b, c, d, m, 40, g3);
+    four!(f3, a, b, c, d, m, 44, g3);
+    four!(f4, a, b, c, d, m, 48, g4);
+    four!(f4, a, b, c, d, m, 52, g4);
+    four!(f4, a, b, c, d, m, 56, g4);
+    four!(f4, a, b, c, d, m, 60, g4);
     for (s, x) in state.iter_mut().zip([a, b, c, d]) {
         *s = s.wrapping_add(x);
     }
