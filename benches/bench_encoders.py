@@ -59,12 +59,12 @@ def sparse_python(tokens: list[str], size: int, active: int) -> list[int]:
     return sorted(sorted(range(size), key=lambda i: (-sums[i], i))[:active])
 
 
-def minhash_python(text: str, r: int = 3) -> int:
-    """The minhash key of word 3-shingles in plain Python (same tokens as pure_python.py)."""
+def minhash_python(text: str, r: int = 3, n: int = 4) -> int:
+    """The minhash key of word n-shingles in plain Python (same tokens as pure_python.py)."""
     import unicodedata
 
     words = re.findall(r"[^\W_]+", unicodedata.normalize("NFKC", text).casefold())
-    shingles = {" ".join(words[i : i + 3]) for i in range(max(len(words) - 2, 1))} if words else set()
+    shingles = {" ".join(words[i : i + n]) for i in range(max(len(words) - n + 1, 1))} if words else set()
     key = 0
     for h in sorted(fnv1a_64(s.encode("utf-8")) for s in shingles)[:r]:
         key ^= h
@@ -130,14 +130,14 @@ def main() -> None:
 
     # -- minhash keys ----------------------------------------------------------------------------
     assert [minhash_python(d) for d in sample[:200]] == neardup.minhash_key_many(sample[:200]).tolist()
-    g = "minhash_key, restrictiveness 3, word 3-shingles"
+    g = "minhash_key, restrictiveness 3, word 4-shingles"
     measure(g, "pure Python, same algorithm", lambda: [minhash_python(d) for d in sample], len(sample), 1)
     measure(g, "neardup minhash_key, one text a call", lambda: [neardup.minhash_key(d) for d in docs[:5000]], 5000)
     measure(g, "neardup minhash_key_many, all cores", lambda: neardup.minhash_key_many(docs), len(docs))
     measure(g, "neardup group_by_key of those keys", lambda: neardup.group_by_key(neardup.minhash_key_many(docs)), len(docs))
 
     # -- tokenizers ------------------------------------------------------------------------------
-    g = "Simhasher, outside tokenizers"
+    g = "Simhasher tokenizers, Debian texts"
     builtin = neardup.Simhasher()
     split = neardup.Simhasher(tokenizer=str.split)
     measure(g, "built-in tokenizer (Debian texts)", lambda: builtin.fingerprint_many(docs), len(docs))
@@ -146,7 +146,8 @@ def main() -> None:
     try:
         jieba_hasher = neardup.Simhasher(tokenizer="jieba")
         jieba_hasher.fingerprint(chinese[0])  # load the dictionary before timing
-        measure(g, f"built-in tokenizer (Chinese lines of seed 002, {len(chinese)})", lambda: builtin.fingerprint_many(chinese), len(chinese))
+        g = "Simhasher tokenizers, Chinese lines of seed 002"
+        measure(g, f"built-in tokenizer ({len(chinese)} lines)", lambda: builtin.fingerprint_many(chinese), len(chinese))
         measure(g, "tokenizer=\"jieba\" (same lines)", lambda: jieba_hasher.fingerprint_many(chinese), len(chinese))
     except ImportError:
         print("jieba not installed: pip install 'neardup[zh]'")

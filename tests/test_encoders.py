@@ -323,10 +323,10 @@ def test_key_is_the_xor_of_the_smallest_distinct_hashes(features, r):
 
 
 def test_key_of_a_text_uses_the_hashers_features(corpus):
-    default = neardup.Simhasher(ngram=3)
+    default = neardup.Simhasher(ngram=4)
     chars = neardup.Simhasher(tokens="char", ngram=5)
     for text in corpus[:50]:
-        oracle = reference.word_features(reference.normalize(text), 3)
+        oracle = reference.word_features(reference.normalize(text), 4)
         assert neardup.minhash_key(text) == brute_key(oracle, 3) == brute_key(default.features(text), 3)
         assert neardup.minhash_key(text, 2, hasher=chars) == brute_key(chars.features(text), 2)
     assert neardup.minhash_key("") == 0 and neardup.minhash_key([]) == 0

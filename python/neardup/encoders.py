@@ -298,9 +298,11 @@ class VectorSimhash:
 
 # -- minhash cluster keys -------------------------------------------------------------------------
 
-#: The features of :func:`minhash_key` when no hasher is given: word 3-shingles of the normalized
-#: text (seed 004 found 3-grams to work well).
-DEFAULT_MINHASH_NGRAM = 3
+#: The features of :func:`minhash_key` when no hasher is given: word 4-shingles of the normalized
+#: text. Seed 004 found 3-grams good on lyrics; on the Debian corpus, at the default
+#: restrictiveness 3, 4-shingles scored best (F1 0.525 against 0.321 for 3-shingles; the table
+#: is benches/results/minhash_quality.md, from benches/minhash_quality.py).
+DEFAULT_MINHASH_NGRAM = 4
 _DEFAULT_HASHER: Simhasher | None = None
 
 
@@ -336,7 +338,7 @@ def minhash_key(text_or_features: Document | Iterable[str], restrictiveness: int
             used as they are.
         restrictiveness: r, 1 to 1024; larger keys need more shared features to match.
         hasher: the :class:`Simhasher` whose features make the set of a text (its weighting is
-            not used); by default word 3-shingles, ``Simhasher(ngram=3)``.
+            not used); by default word 4-shingles, ``Simhasher(ngram=4)``.
 
     Example:
         >>> minhash_key(["a", "b", "c"], restrictiveness=3) == minhash_key(["c", "b", "a", "a"])
