@@ -58,6 +58,15 @@ def _tokens(tokens: Any, name: str = "tokens") -> list[str]:
     return items
 
 
+def _token_list(tokens: Any, name: str) -> Any:
+    """A token list as the core takes it, without looking at each token (the core checks them)."""
+    if isinstance(tokens, list):
+        return tokens
+    if isinstance(tokens, (str, bytes, bytearray, Mapping)) or not isinstance(tokens, Iterable):
+        return _tokens(tokens, name)  # raises the TypeError that says what to pass
+    return list(tokens)
+
+
 def _no_surrogates(items: list[str], name: str) -> None:
     for i, t in enumerate(items):
         try:
@@ -138,12 +147,22 @@ class SparseEncoder:
     def __reduce__(self) -> tuple[Any, ...]:
         return (SparseEncoder, (self.size, self.active, self.token_similarity, self.weights))
 
-    def _call(self, method: Any, tokens: list[str], name: str, *args: Any) -> Any:
+    def _call(self, method: Any, tokens: Any, name: str, *args: Any) -> Any:
+        """Calls the core on a token list (or lists); what it cannot take is named on failure,
+        so that the common case pays for no check per token in Python."""
         try:
             return method(tokens, *args)
+        except TypeError:
+            if name == "tokens":
+                _tokens(tokens, name)
+            else:
+                for i, doc in enumerate(tokens):
+                    _tokens(doc, f"{name}[{i}]")
+            raise
         except UnicodeEncodeError:
-            flat = tokens if not tokens or isinstance(tokens[0], str) else [t for doc in tokens for t in doc]
-            _no_surrogates(flat, name)
+            lists = [tokens] if name == "tokens" else tokens
+            for i, doc in enumerate(lists):
+                _no_surrogates(doc, name if name == "tokens" else f"{name}[{i}]")
             raise
 
     def token_hash(self, token: str) -> np.ndarray:
@@ -156,7 +175,7 @@ class SparseEncoder:
 
     def sums(self, tokens: Iterable[str]) -> np.ndarray:
         """The ``size`` column sums of a token list (``float64``; whole numbers without weights)."""
-        return self._call(self._inner.sums, _tokens(tokens), "tokens")
+        return self._call(self._inner.sums, _token_list(tokens, "tokens"), "tokens")
 
     def sums_of_hashes(self, hashes: Any, weights: Any = None) -> np.ndarray:
         """The column sums of hash rows given by hand: ``hashes`` is an array of shape
@@ -192,7 +211,7 @@ class SparseEncoder:
 
     def encode(self, tokens: Iterable[str]) -> np.ndarray:
         """The active bits of a token list: ``active`` indices (``int64``), ascending."""
-        return self._call(self._inner.encode, _tokens(tokens), "tokens")
+        return self._call(self._inner.encode, _token_list(tokens, "tokens"), "tokens")
 
     def encode_dense(self, tokens: Iterable[str]) -> np.ndarray:
         """The encoding of a token list as a ``bool`` array of ``size`` bits."""
@@ -205,7 +224,7 @@ class SparseEncoder:
         ``(len(docs), active)``, row i for ``docs[i]``."""
         if isinstance(docs, (str, bytes)):
             raise TypeError("docs must be a list of token lists, not a single str")
-        lists = [_tokens(doc, f"docs[{i}]") for i, doc in enumerate(docs)]
+        lists = [_token_list(doc, f"docs[{i}]") for i, doc in enumerate(docs)]
         flat = self._call(self._inner.encode_many, lists, "docs", _threads(threads))
         return flat.reshape(len(lists), self.active)
 
