@@ -390,6 +390,7 @@ def _jieba() -> Tokenizer:
         with warnings.catch_warnings():
             # jieba 0.42 imports pkg_resources, which newer setuptools deprecate on import.
             warnings.simplefilter("ignore", DeprecationWarning)
+            warnings.simplefilter("ignore", SyntaxWarning)  # its regexes' escapes, on newer Pythons
             import jieba  # type: ignore[import-untyped]
     except ImportError:
         raise ImportError("tokenizer=\"jieba\" needs the jieba package: pip install 'neardup[zh]'") from None
