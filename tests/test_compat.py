@@ -68,6 +68,8 @@ FEATURES = [
     [("aaa", True), ("bbb", 2)],
     ["回家", "吃饭", "回家"],
     [str(i) for i in range(500)],
+    [],
+    {},
 ]
 
 
