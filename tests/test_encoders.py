@@ -276,6 +276,25 @@ def test_vector_fingerprints_work_with_the_index():
     assert [index.query(int(fp))[0][0] for fp in fps[40:]] == np.repeat(np.arange(40), 3).tolist()
 
 
+def test_shared_encoders_from_many_threads_give_the_one_thread_results(corpus):
+    # The compiled encoders are immutable: threads share them, each call releases the GIL.
+    from concurrent.futures import ThreadPoolExecutor
+
+    enc = neardup.SparseEncoder(size=512, active=16, token_similarity=True)
+    vs = neardup.VectorSimhash(dim=48, seed=5)
+    docs = [d.split()[:40] for d in corpus[:200]]
+    texts = corpus[:200]
+    vectors = np.random.default_rng(8).normal(size=(300, 48))
+    want = (enc.encode_many(docs, threads=1), vs.fingerprint_many(vectors, threads=1), neardup.minhash_key_many(texts, threads=1))
+
+    def work(i: int):
+        return (enc.encode_many(docs), vs.fingerprint_many(vectors), neardup.minhash_key_many(texts))
+
+    with ThreadPoolExecutor(8) as pool:
+        for got in pool.map(work, range(16)):
+            assert all(np.array_equal(g, w) for g, w in zip(got, want))
+
+
 def test_vector_simhash_pickles_and_compares():
     vs = neardup.VectorSimhash(dim=5, bits=32, seed=9)
     again = pickle.loads(pickle.dumps(vs))
