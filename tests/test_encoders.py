@@ -501,6 +501,23 @@ def test_a_callable_tokenizer_feeds_the_same_core_path(corpus, options):
     assert neardup.minhash_key_many(texts, hasher=split).tolist() == neardup.minhash_key_many(texts, hasher=builtin).tolist()
 
 
+@settings(max_examples=80, deadline=None)
+@given(
+    # Characters unassigned in this Python's Unicode data are left out: the core's pinned, newer
+    # Unicode data knows some of them as letters (README, "How a fingerprint is made").
+    text=st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cn")), max_size=60),
+    ngram=st.integers(1, 4),
+    weighting=st.sampled_from(["tf", "binary"]),
+)
+def test_the_oracle_tokenizer_gives_the_builtin_fingerprints(text, ngram, weighting):
+    # tests/reference.py tokenizes as the built-in tokenizer is specified (CJK characters alone,
+    # marks inside words): passed as tokenizer=, every fingerprint must stay the same.
+    outside = neardup.Simhasher(tokenizer=reference.tokens, ngram=ngram, weighting=weighting)
+    builtin = neardup.Simhasher(ngram=ngram, weighting=weighting)
+    assert outside.features(text) == builtin.features(text)
+    assert outside.fingerprint(text) == builtin.fingerprint(text)
+
+
 def test_tokenizer_with_fields_and_separator_tokens():
     fields = {"title": 2, "body": 1}
     split = neardup.Simhasher(tokenizer=lambda t: t.split(" "), fields=fields)
