@@ -126,7 +126,8 @@ impl Gaussian {
 // -- the sparse encoder (seed 001) ---------------------------------------------------------------
 
 /// The largest sparse encoding accepted.
-pub const MAX_SIZE: i64 = 1 << 24;
+/// (A document's sums take 8 bytes a bit and its bit counters about 12: 2^20 bits is 20 MB.)
+pub const MAX_SIZE: i64 = 1 << 20;
 
 /// Token lists per call below which the batch runs on the calling thread.
 const PARALLEL_MIN_ITEMS: usize = 64;
@@ -141,7 +142,7 @@ pub struct Sparse {
 }
 
 impl Sparse {
-    /// `size` bits (1..=2^24), `active` of them set (1..=size); with `token_similarity` each
+    /// `size` bits (1..=2^20), `active` of them set (1..=size); with `token_similarity` each
     /// character of each token is added too. `weights` maps tokens to their weight (finite);
     /// tokens not in it weigh 1, and a token's characters weigh what the token does.
     pub fn new(size: i64, active: i64, token_similarity: bool, weights: Option<Vec<(String, f64)>>) -> Result<Self> {
@@ -327,7 +328,8 @@ fn top(sums: &[f64], active: usize) -> Vec<i64> {
 // -- simhash of dense vectors (seed 003) ---------------------------------------------------------
 
 /// The largest vector dimension accepted.
-pub const MAX_DIM: i64 = 1 << 24;
+/// (The normals take 512 bytes a dimension: 2^20 dimensions is 512 MB.)
+pub const MAX_DIM: i64 = 1 << 20;
 
 /// Random hyperplanes through the origin: bit i of a vector's fingerprint is 1 iff its dot
 /// product with hyperplane i's normal is positive (Charikar, STOC 2002).
@@ -375,7 +377,7 @@ fn sign_bits(acc: &[f64; 64]) -> u64 {
 }
 
 impl Hyperplanes {
-    /// `bits` (1..=64) normals of `dim` (1..=2^24) independent standard normal components, drawn
+    /// `bits` (1..=64) normals of `dim` (1..=2^20) independent standard normal components, drawn
     /// normal after normal from the stream of `seed`: the first b normals are the same for any
     /// `bits` >= b.
     pub fn new(dim: i64, bits: i64, seed: u64) -> Result<Self> {

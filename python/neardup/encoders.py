@@ -94,7 +94,7 @@ class SparseEncoder:
     word is computed directly.
 
     Args:
-        size: bits in the encoding, 1 to 2**24.
+        size: bits in the encoding, 1 to 2**20.
         active: bits set, 1 to ``size``.
         token_similarity: add each character of each token as well (after the token), so that
             tokens spelled alike get overlapping codes.
@@ -247,7 +247,7 @@ class VectorSimhash:
     do not depend on ``bits`` >= b. A zero vector has fingerprint 0.
 
     Args:
-        dim: the vectors' dimension, 1 to 2**24.
+        dim: the vectors' dimension, 1 to 2**20.
         bits: fingerprint bits (hyperplanes), 1 to 64; with fewer than 64 the high bits are 0.
         seed: any int in 0 .. 2**64-1.
 
