@@ -188,6 +188,7 @@ def test_sparse_encoder_pickles_and_shows_its_settings():
     "call, error, message",
     [
         (lambda: neardup.SparseEncoder(size=0), ValueError, "size"),
+        (lambda: neardup.SparseEncoder(size=2**20 + 1, active=1), ValueError, "size"),
         (lambda: neardup.SparseEncoder(size=10, active=11), ValueError, "active"),
         (lambda: neardup.SparseEncoder(active=0), ValueError, "active"),
         (lambda: neardup.SparseEncoder(size=2.5), TypeError, "size"),
@@ -307,6 +308,7 @@ def test_vector_simhash_pickles_and_compares():
     "call, error, message",
     [
         (lambda: neardup.VectorSimhash(0), ValueError, "dim"),
+        (lambda: neardup.VectorSimhash(2**20 + 1), ValueError, "dim"),
         (lambda: neardup.VectorSimhash(3, bits=65), ValueError, "bits"),
         (lambda: neardup.VectorSimhash(3, bits=0), ValueError, "bits"),
         (lambda: neardup.VectorSimhash(3, seed=-1), ValueError, "seed"),

@@ -1,6 +1,7 @@
 """The compiled core of neardup (Rust). Users call the public API in ``neardup``; these are its parts."""
 
 import os
+from collections.abc import Sequence
 from typing import final
 
 import numpy as np
@@ -43,7 +44,7 @@ class IndexFormatError(NeardupError):
 def fnv1a_64(data: str | bytes | bytearray | memoryview) -> int:
     """FNV-1a 64 of the bytes (a str as UTF-8)."""
 
-def fnv1a_64_many(items: list[str | bytes]) -> npt.NDArray[np.uint64]:
+def fnv1a_64_many(items: Sequence[str | bytes]) -> npt.NDArray[np.uint64]:
     """FNV-1a 64 of each item, as a uint64 array."""
 
 def tallies_int(hashes: npt.NDArray[np.uint64], weights: npt.NDArray[np.int64] | None = None) -> list[int]:
@@ -221,7 +222,7 @@ def minhash_keys_tokens(
 def group_by_key(keys: npt.NDArray[np.uint64]) -> npt.NDArray[np.int64]:
     """Labels of equal keys: the smallest row holding each key."""
 
-def md5_64_many(items: list[str | bytes]) -> npt.NDArray[np.uint64]:
+def md5_64_many(items: Sequence[str | bytes]) -> npt.NDArray[np.uint64]:
     """The `simhash` package's feature hash (last 8 bytes of MD5, big-endian) of each item."""
 
 def compat_windows_many(texts: list[str], threads: int | None = None) -> npt.NDArray[np.uint64]:

@@ -42,6 +42,7 @@ HashFunc = Callable[[bytes], Union[bytes, int]]
 def _check_f(f: Any) -> int:
     if isinstance(f, bool) or not isinstance(f, numbers.Integral):
         raise TypeError(f"f must be an int, got {type(f).__name__}")
+    f = int(f)
     if f % 8:
         raise ValueError("f must be a multiple of 8")
     if not 8 <= f <= 64:
@@ -231,12 +232,12 @@ class SimhashIndex:
             raise TypeError(f"k must be an int, got {type(k).__name__}")
         if not 0 <= k <= 16:
             raise ValueError(f"k must be in 0..=16 in neardup.compat, got {k}")
-        self.k = int(k)
+        self.k: int = int(k)
         self.log = logging.getLogger("simhash") if log is None else log
-        self._index = _Index(k=self.k)
+        self._index: _Index = _Index(k=self.k)
         self._rows: dict[tuple[int, str], int] = {}
         self._ids: dict[int, str] = {}
-        self._next = 0
+        self._next: int = 0
         objs = list(objs)
         self.log.info("Initializing %s data.", len(objs))
         fps, rows = [], []

@@ -120,7 +120,7 @@ class SparseEncoder:
         active = _int(active, "active")
         if not isinstance(token_similarity, (bool, np.bool_)):
             raise TypeError(f"token_similarity must be a bool, got {type(token_similarity).__name__}")
-        pairs = None
+        pairs: list[tuple[str, float]] | None = None
         if weights is not None:
             if not isinstance(weights, Mapping):
                 raise TypeError(f"weights must be a dict of token to weight, got {type(weights).__name__}")
