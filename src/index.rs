@@ -10,6 +10,7 @@
 
 use std::collections::HashSet;
 use std::path::Path;
+use std::sync::OnceLock;
 
 use rayon::prelude::*;
 
@@ -17,23 +18,41 @@ use crate::error::{Error, Result};
 use crate::hamming::hamming;
 use crate::plan::{check_k, Plan, Workload};
 use crate::store::{self, Words};
-use crate::table::{lower_bound, prefix_range, radix_sort_top};
+use crate::table::{lower_bound, prefetch, prefix_range, radix_sort_top};
 
 /// Corpus size the planner assumes when the caller gives none.
 pub const DEFAULT_EXPECTED_SIZE: u64 = 1_000_000;
 
 /// Entries sorted by (fingerprint, id) with their tables.
+///
+/// The positions in id order are built on first use (an explicit id, a removal, a membership
+/// test), so an index filled with default ids, which are fresh by construction, never pays
+/// their 4 bytes per entry.
 #[derive(Default)]
 pub struct Segment {
     fps: Words<u64>,
     ids: Words<i64>,
-    by_id: Words<u32>,
+    by_id: OnceLock<Words<u32>>,
     tables: Vec<Words<u64>>,
+}
+
+/// Positions of `ids` in ascending id order.
+fn id_order(ids: &[i64]) -> Vec<u32> {
+    let mut by_id: Vec<u32> = (0..ids.len() as u32).collect();
+    if by_id.len() > 1 << 15 {
+        by_id.par_sort_unstable_by_key(|&p| ids[p as usize]);
+    } else {
+        by_id.sort_unstable_by_key(|&p| ids[p as usize]);
+    }
+    by_id
 }
 
 impl Segment {
     fn empty(plan: &Plan) -> Self {
-        Segment { tables: plan.tables().iter().map(|_| Words::default()).collect(), ..Default::default() }
+        Segment {
+            tables: plan.tables().iter().map(|_| Words::default()).collect(),
+            ..Default::default()
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -47,7 +66,10 @@ impl Segment {
     /// A segment of the given (fingerprint, id) entries; ids must be unique.
     fn build(plan: &Plan, mut entries: Vec<(u64, i64)>) -> Result<Self> {
         if entries.len() > u32::MAX as usize {
-            return Err(Error::invalid(format!("an index holds at most {} entries", u32::MAX)));
+            return Err(Error::invalid(format!(
+                "an index holds at most {} entries",
+                u32::MAX
+            )));
         }
         if entries.len() > 1 << 15 {
             entries.par_sort_unstable();
@@ -57,29 +79,31 @@ impl Segment {
         let fps: Vec<u64> = entries.iter().map(|e| e.0).collect();
         let ids: Vec<i64> = entries.iter().map(|e| e.1).collect();
         drop(entries);
-        let mut by_id: Vec<u32> = (0..fps.len() as u32).collect();
-        if by_id.len() > 1 << 15 {
-            by_id.par_sort_unstable_by_key(|&p| ids[p as usize]);
-        } else {
-            by_id.sort_unstable_by_key(|&p| ids[p as usize]);
-        }
         let mut distinct = fps.clone();
         distinct.dedup();
         let tables = plan
             .tables()
             .par_iter()
             .map(|layout| {
-                let mut v: Vec<u64> = distinct.iter().map(|&x| layout.permutation.apply(x)).collect();
+                let mut v: Vec<u64> = distinct
+                    .iter()
+                    .map(|&x| layout.permutation.apply(x))
+                    .collect();
                 radix_sort_top(&mut v, 64);
                 Words::Owned(v)
             })
             .collect();
-        Ok(Segment { fps: fps.into(), ids: ids.into(), by_id: by_id.into(), tables })
+        Ok(Segment {
+            fps: fps.into(),
+            ids: ids.into(),
+            by_id: OnceLock::new(),
+            tables,
+        })
     }
 
     /// The position of `id` among the entries.
     fn position_of_id(&self, id: i64) -> Option<usize> {
-        let by_id = &self.by_id[..];
+        let by_id = self.by_id();
         let at = by_id.partition_point(|&p| self.ids[p as usize] < id);
         (at < by_id.len() && self.ids[by_id[at] as usize] == id).then(|| by_id[at] as usize)
     }
@@ -87,17 +111,34 @@ impl Segment {
     /// Entries `lo..hi` holding fingerprint `fp`.
     fn range_of(&self, fp: u64) -> (usize, usize) {
         let lo = lower_bound(&self.fps, fp);
-        let hi = lo + self.fps[lo..].partition_point(|&x| x == fp);
-        (lo, hi)
+        let rest = &self.fps[lo..];
+        // Copies are few: gallop from the first.
+        let mut step = 1;
+        while step <= rest.len() && rest[step - 1] == fp {
+            step *= 2;
+        }
+        let end = step.min(rest.len());
+        (
+            lo,
+            lo + step / 2 + rest[step / 2..end].partition_point(|&x| x == fp),
+        )
     }
 
     /// Ids in ascending order.
     fn sorted_ids(&self) -> impl Iterator<Item = i64> + '_ {
-        self.by_id.iter().map(|&p| self.ids[p as usize])
+        self.by_id().iter().map(|&p| self.ids[p as usize])
     }
 
     fn nbytes(&self) -> usize {
-        self.fps.len() * 8 + self.ids.len() * 8 + self.by_id.len() * 4 + self.tables.iter().map(|t| t.len() * 8).sum::<usize>()
+        self.fps.len() * 8
+            + self.ids.len() * 8
+            + self.by_id.get().map_or(0, |b| b.len() * 4)
+            + self.tables.iter().map(|t| t.len() * 8).sum::<usize>()
+    }
+
+    /// Positions of the entries in ascending id order, built on first use.
+    fn by_id(&self) -> &[u32] {
+        self.by_id.get_or_init(|| Words::Owned(id_order(&self.ids)))
     }
 }
 
@@ -139,24 +180,10 @@ fn merge(plan: &Plan, a: &Segment, b: &Segment, dropped: &HashSet<i64>) -> Segme
             j += 1;
         }
     }
-    // Id order: merge the two id orders, mapped to the new positions.
-    let mut by_id = Vec::with_capacity(fps.len());
-    let mut pa = a.by_id.iter().map(|&p| new_a[p as usize]).filter(|&p| p != u32::MAX).peekable();
-    let mut pb = b.by_id.iter().map(|&p| new_b[p as usize]).peekable();
-    loop {
-        let next = match (pa.peek(), pb.peek()) {
-            (None, None) => break,
-            (Some(_), None) => pa.next(),
-            (None, Some(_)) => pb.next(),
-            (Some(&x), Some(&y)) => {
-                if ids[x as usize] < ids[y as usize] {
-                    pa.next()
-                } else {
-                    pb.next()
-                }
-            }
-        };
-        by_id.extend(next);
+    // Id order, if `a` has one: merge the two id orders, mapped to the new positions.
+    let merged_by_id = OnceLock::new();
+    if a.by_id.get().is_some() {
+        merged_by_id.get_or_init(|| Words::Owned(merge_id_orders(a, b, &new_a, &new_b, &ids)));
     }
     drop((new_a, new_b));
     // Distinct fingerprints of `a` that no entry holds any more.
@@ -178,7 +205,10 @@ fn merge(plan: &Plan, a: &Segment, b: &Segment, dropped: &HashSet<i64>) -> Segme
         .par_iter()
         .enumerate()
         .map(|(t, layout)| {
-            let mut gone: Vec<u64> = removed.iter().map(|&x| layout.permutation.apply(x)).collect();
+            let mut gone: Vec<u64> = removed
+                .iter()
+                .map(|&x| layout.permutation.apply(x))
+                .collect();
             gone.sort_unstable();
             let (ta, tb) = (&a.tables[t][..], &b.tables[t][..]);
             let mut out = Vec::with_capacity(new_distinct.len());
@@ -224,7 +254,45 @@ fn merge(plan: &Plan, a: &Segment, b: &Segment, dropped: &HashSet<i64>) -> Segme
             Words::Owned(out)
         })
         .collect();
-    Segment { fps: fps.into(), ids: ids.into(), by_id: by_id.into(), tables }
+    Segment {
+        fps: fps.into(),
+        ids: ids.into(),
+        by_id: merged_by_id,
+        tables,
+    }
+}
+
+fn merge_id_orders(
+    a: &Segment,
+    b: &Segment,
+    new_a: &[u32],
+    new_b: &[u32],
+    ids: &[i64],
+) -> Vec<u32> {
+    let mut by_id = Vec::with_capacity(ids.len());
+    let mut pa = a
+        .by_id()
+        .iter()
+        .map(|&p| new_a[p as usize])
+        .filter(|&p| p != u32::MAX)
+        .peekable();
+    let mut pb = b.by_id().iter().map(|&p| new_b[p as usize]).peekable();
+    loop {
+        let next = match (pa.peek(), pb.peek()) {
+            (None, None) => break,
+            (Some(_), None) => pa.next(),
+            (None, Some(_)) => pb.next(),
+            (Some(&x), Some(&y)) => {
+                if ids[x as usize] < ids[y as usize] {
+                    pa.next()
+                } else {
+                    pb.next()
+                }
+            }
+        };
+        by_id.extend(next);
+    }
+    by_id
 }
 
 /// Whether any id of `sorted` (ascending) is among the ascending ids of `ids`.
@@ -239,6 +307,40 @@ fn first_common(sorted: &[i64], mut other: impl Iterator<Item = i64>) -> Option<
         }
     }
     None
+}
+
+/// New entries sorted and laid out in tables, ready to be merged into an index.
+pub struct Batch {
+    segment: Segment,
+    /// Ids not given: the segment holds row numbers, shifted to fresh ids when added.
+    defaulted: bool,
+}
+
+impl Batch {
+    /// Sorts `fingerprints` with their `ids` (or row numbers) and builds their tables.
+    pub fn new(plan: &Plan, fingerprints: &[u64], ids: Option<&[i64]>) -> Result<Self> {
+        let n = fingerprints.len();
+        if let Some(ids) = ids {
+            if ids.len() != n {
+                return Err(Error::invalid(format!(
+                    "ids must have one id per fingerprint: {n} fingerprints, {} ids",
+                    ids.len()
+                )));
+            }
+        }
+        let entries: Vec<(u64, i64)> = match ids {
+            Some(ids) => fingerprints
+                .iter()
+                .copied()
+                .zip(ids.iter().copied())
+                .collect(),
+            None => fingerprints.iter().copied().zip(0..).collect(),
+        };
+        Ok(Batch {
+            segment: Segment::build(plan, entries)?,
+            defaulted: ids.is_none(),
+        })
+    }
 }
 
 /// A Hamming-distance index over (fingerprint, id) entries.
@@ -259,7 +361,12 @@ impl Index {
         let k = check_k(k)?;
         let plan = match plan {
             Some(p) => p,
-            None => Plan::choose(i64::from(k), expected.unwrap_or(DEFAULT_EXPECTED_SIZE), None, Workload::Query)?,
+            None => Plan::choose(
+                i64::from(k),
+                expected.unwrap_or(DEFAULT_EXPECTED_SIZE),
+                None,
+                Workload::Query,
+            )?,
         };
         if plan.k() < k {
             return Err(Error::invalid(format!(
@@ -327,39 +434,58 @@ impl Index {
     /// Adds entries; `ids` default to running numbers after the largest id ever added. Nothing
     /// is added if any id is repeated or already present.
     pub fn add(&mut self, fingerprints: &[u64], ids: Option<&[i64]>) -> Result<()> {
-        let n = fingerprints.len();
-        let ids: Vec<i64> = match ids {
-            Some(ids) if ids.len() != n => {
-                return Err(Error::invalid(format!(
-                    "ids must have one id per fingerprint: {n} fingerprints, {} ids",
-                    ids.len()
-                )))
-            }
-            Some(ids) => ids.to_vec(),
-            None => {
-                let end = self.next_id.checked_add(n as i64).ok_or_else(|| {
-                    Error::invalid("default ids would pass 2**63-1; pass ids explicitly")
-                })?;
-                (self.next_id..end).collect()
-            }
-        };
+        let batch = Batch::new(&self.plan, fingerprints, ids)?;
+        self.add_batch(batch)
+    }
+
+    /// Adds a batch prepared by [`Batch::new`] (which needs no access to the index, so a caller
+    /// can prepare it before taking a lock). Nothing is added if an id is repeated or present.
+    pub fn add_batch(&mut self, batch: Batch) -> Result<()> {
+        let Batch {
+            mut segment,
+            defaulted,
+        } = batch;
+        let n = segment.len();
         if n == 0 {
             return Ok(());
         }
         if self.len() + n > u32::MAX as usize {
-            return Err(Error::invalid(format!("an index holds at most {} entries", u32::MAX)));
+            return Err(Error::invalid(format!(
+                "an index holds at most {} entries",
+                u32::MAX
+            )));
         }
-        let batch = Segment::build(&self.plan, fingerprints.iter().copied().zip(ids.iter().copied()).collect())?;
-        let sorted: Vec<i64> = batch.sorted_ids().collect();
+        let sorted: Vec<i64> = if defaulted {
+            // Row numbers become ids after the largest id ever added: a shift by a constant,
+            // which keeps the entries' (fingerprint, id) order.
+            let first = self.next_id;
+            first.checked_add(n as i64).ok_or_else(|| {
+                Error::invalid("default ids would pass 2**63-1; pass ids explicitly")
+            })?;
+            match &mut segment.ids {
+                Words::Owned(ids) => ids.iter_mut().for_each(|id| *id += first),
+                shared => *shared = Words::Owned(shared.iter().map(|&id| id + first).collect()),
+            }
+            (first..first + n as i64).collect()
+        } else {
+            segment.sorted_ids().collect()
+        };
+        let batch = segment;
         if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
             return Err(Error::invalid(format!("ids holds {} more than once", w[0])));
         }
-        let present = if sorted.len() * 32 < self.main.len() {
+        // Default ids are past every id ever added, so only explicit ones can clash.
+        let present = if defaulted {
+            None
+        } else if sorted.len() * 32 < self.main.len() {
             sorted.iter().copied().find(|&id| self.contains(id))
         } else {
             first_common(&sorted, self.buffer.sorted_ids()).or_else(|| {
                 let tomb = &self.tombstones;
-                first_common(&sorted, self.main.sorted_ids().filter(|id| !tomb.contains(id)))
+                first_common(
+                    &sorted,
+                    self.main.sorted_ids().filter(|id| !tomb.contains(id)),
+                )
             })
         };
         if let Some(id) = present {
@@ -367,7 +493,11 @@ impl Index {
         }
         let largest = sorted[sorted.len() - 1];
         self.next_id = self.next_id.max(largest.saturating_add(1));
-        let combined = if self.buffer.is_empty() { batch } else { merge(&self.plan, &self.buffer, &batch, &HashSet::new()) };
+        let combined = if self.buffer.is_empty() {
+            batch
+        } else {
+            merge(&self.plan, &self.buffer, &batch, &HashSet::new())
+        };
         if combined.len() > self.buffer_limit() {
             self.buffer = Segment::empty(&self.plan);
             if self.main.is_empty() && self.tombstones.is_empty() {
@@ -400,7 +530,12 @@ impl Index {
             }
         }
         if !from_buffer.is_empty() {
-            let kept = merge(&self.plan, &self.buffer, &Segment::empty(&self.plan), &from_buffer);
+            let kept = merge(
+                &self.plan,
+                &self.buffer,
+                &Segment::empty(&self.plan),
+                &from_buffer,
+            );
             self.buffer = kept;
         }
         if self.tombstones.len() > self.tombstone_limit() {
@@ -422,8 +557,17 @@ impl Index {
     /// (distance, id) of every entry within k of `query`, sorted.
     pub fn query_into(&self, query: u64, out: &mut Vec<(u8, i64)>) {
         let tables = self.plan.tables();
+        let permuted: Vec<u64> = tables.iter().map(|l| l.permutation.apply(query)).collect();
         for (t, layout) in tables.iter().enumerate() {
-            let pq = layout.permutation.apply(query);
+            let low = if layout.prefix_bits >= 64 {
+                0
+            } else {
+                u64::MAX >> layout.prefix_bits
+            };
+            prefetch(&self.main.tables[t], permuted[t] & !low);
+        }
+        for (t, layout) in tables.iter().enumerate() {
+            let pq = permuted[t];
             for (segment, is_main) in [(&self.main, true), (&self.buffer, false)] {
                 if segment.is_empty() {
                     continue;
@@ -484,7 +628,11 @@ impl Index {
             queries.chunks(1024).enumerate().map(run).collect()
         };
         let total = parts.iter().map(|p| p.0.len()).sum();
-        let (mut rows, mut ids, mut ds) = (Vec::with_capacity(total), Vec::with_capacity(total), Vec::with_capacity(total));
+        let (mut rows, mut ids, mut ds) = (
+            Vec::with_capacity(total),
+            Vec::with_capacity(total),
+            Vec::with_capacity(total),
+        );
         for (r, i, d) in parts {
             rows.extend(r);
             ids.extend(i);
@@ -502,6 +650,15 @@ impl Index {
             merged = merge(&self.plan, &self.main, &self.buffer, &self.tombstones);
             &merged
         };
+        // The file holds the id order; build it for the file only if the index has none.
+        let built;
+        let by_id: &[u32] = match seg.by_id.get() {
+            Some(b) => b,
+            None => {
+                built = id_order(&seg.ids);
+                &built
+            }
+        };
         store::save(
             path,
             &store::ToStore {
@@ -510,7 +667,7 @@ impl Index {
                 next_id: self.next_id,
                 fps: &seg.fps,
                 ids: &seg.ids,
-                by_id: &seg.by_id,
+                by_id,
                 tables: seg.tables.iter().map(|t| &t[..]).collect(),
             },
         )
@@ -519,7 +676,12 @@ impl Index {
     /// Opens a saved index, memory-mapped or read into memory.
     pub fn load(path: &Path, mmap: bool) -> Result<Self> {
         let s = store::load(path, mmap)?;
-        let main = Segment { fps: s.fps, ids: s.ids, by_id: s.by_id, tables: s.tables };
+        let main = Segment {
+            fps: s.fps,
+            ids: s.ids,
+            by_id: OnceLock::from(s.by_id),
+            tables: s.tables,
+        };
         Ok(Index {
             k: s.k,
             buffer: Segment::empty(&s.plan),
@@ -545,8 +707,11 @@ mod tests {
     }
 
     fn brute(model: &BTreeMap<i64, u64>, q: u64, k: u32) -> Vec<(u8, i64)> {
-        let mut v: Vec<(u8, i64)> =
-            model.iter().filter(|(_, &f)| hamming(f, q) <= k).map(|(&id, &f)| (hamming(f, q) as u8, id)).collect();
+        let mut v: Vec<(u8, i64)> = model
+            .iter()
+            .filter(|(_, &f)| hamming(f, q) <= k)
+            .map(|(&id, &f)| (hamming(f, q) as u8, id))
+            .collect();
         v.sort_unstable();
         v
     }
@@ -563,7 +728,11 @@ mod tests {
             for round in 0..60 {
                 let n = (rng(&mut s) % 20) as usize;
                 let fps: Vec<u64> = (0..n)
-                    .map(|_| bases[(rng(&mut s) % 20) as usize] ^ (1 << (rng(&mut s) % 64)) ^ (1 << (rng(&mut s) % 64)))
+                    .map(|_| {
+                        bases[(rng(&mut s) % 20) as usize]
+                            ^ (1 << (rng(&mut s) % 64))
+                            ^ (1 << (rng(&mut s) % 64))
+                    })
                     .collect();
                 index.add(&fps, None).unwrap();
                 for f in fps {
@@ -571,7 +740,12 @@ mod tests {
                     next += 1;
                 }
                 if round % 3 == 0 {
-                    let ids: Vec<i64> = model.keys().copied().filter(|id| id % 3 == round % 2).take(7).collect();
+                    let ids: Vec<i64> = model
+                        .keys()
+                        .copied()
+                        .filter(|id| id % 3 == round % 2)
+                        .take(7)
+                        .collect();
                     index.remove(&ids).unwrap();
                     for id in ids {
                         model.remove(&id);
@@ -582,7 +756,9 @@ mod tests {
                     assert_eq!(index.query(b), brute(&model, b, 3));
                 }
             }
-            assert!(index.add(&[1], Some(&[*model.keys().next().unwrap()])).is_err());
+            assert!(index
+                .add(&[1], Some(&[*model.keys().next().unwrap()]))
+                .is_err());
             assert!(index.add(&[1, 2], Some(&[-5, -5])).is_err());
             assert_eq!(index.remove(&[i64::MIN]), Err(i64::MIN));
         }
@@ -594,7 +770,9 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("index.ndx");
         let mut s = 5u64;
-        let fps: Vec<u64> = (0..3000).map(|i| if i % 3 == 0 { 77 } else { rng(&mut s) }).collect();
+        let fps: Vec<u64> = (0..3000)
+            .map(|i| if i % 3 == 0 { 77 } else { rng(&mut s) })
+            .collect();
         let mut index = Index::new(3, None, Some(3000)).unwrap();
         index.add(&fps[..2000], None).unwrap();
         index.add(&fps[2000..], None).unwrap();

@@ -12,7 +12,7 @@ use rayon::prelude::*;
 use crate::error::{Error, Result};
 use crate::hamming::hamming;
 use crate::plan::Plan;
-use crate::table::{lower_bound, radix_sort_top};
+use crate::table::{lower_bound, radix_sort_top_with};
 
 /// Fingerprints grouped by value: `distinct[g]` occurs at rows `rows[starts[g]..starts[g + 1]]`,
 /// in ascending row order.
@@ -42,7 +42,11 @@ impl Groups {
             rows.push(row);
         }
         starts.push(order.len());
-        Groups { distinct, starts, rows }
+        Groups {
+            distinct,
+            starts,
+            rows,
+        }
     }
 
     pub fn rows_of(&self, g: usize) -> &[usize] {
@@ -76,40 +80,48 @@ pub fn distinct_pairs(distinct: &[u64], k: u32, plan: &Plan) -> Result<Vec<(usiz
     let found: Vec<Vec<(usize, usize, u8)>> = tables
         .par_iter()
         .enumerate()
-        .map(|(t, layout)| {
-            let perm = &layout.permutation;
-            // The prefixes of the earlier tables, in this table's bit order.
-            let earlier: Vec<u64> = tables[..t].iter().map(|e| perm.apply(e.prefix_mask)).collect();
-            let mut v: Vec<u64> = distinct.iter().map(|&x| perm.apply(x)).collect();
-            radix_sort_top(&mut v, layout.prefix_bits);
-            let mut out = Vec::new();
-            let mut start = 0;
-            while start < v.len() {
-                let prefix = layout.prefix_of(v[start]);
-                let mut end = start + 1;
-                while end < v.len() && layout.prefix_of(v[end]) == prefix {
-                    end += 1;
-                }
-                let run = &v[start..end];
-                for (x, &a) in run.iter().enumerate() {
-                    for &b in &run[x + 1..] {
-                        let d = hamming(a, b);
-                        if d > k {
-                            continue;
-                        }
-                        let diff = a ^ b;
-                        if earlier.iter().any(|&m| diff & m == 0) {
-                            continue;
-                        }
-                        let ia = lower_bound(distinct, perm.invert(a));
-                        let ib = lower_bound(distinct, perm.invert(b));
-                        out.push((ia.min(ib), ia.max(ib), d as u8));
+        // Each worker keeps its two table-sized buffers from one table to the next.
+        .map_init(
+            || (Vec::new(), Vec::new()),
+            |(v, scratch): &mut (Vec<u64>, Vec<u64>), (t, layout)| {
+                let perm = &layout.permutation;
+                // The prefixes of the earlier tables, in this table's bit order.
+                let earlier: Vec<u64> = tables[..t]
+                    .iter()
+                    .map(|e| perm.apply(e.prefix_mask))
+                    .collect();
+                v.clear();
+                v.extend(distinct.iter().map(|&x| perm.apply(x)));
+                radix_sort_top_with(v, layout.prefix_bits, scratch);
+                let mut out = Vec::new();
+                let mut start = 0;
+                while start < v.len() {
+                    let prefix = layout.prefix_of(v[start]);
+                    let mut end = start + 1;
+                    while end < v.len() && layout.prefix_of(v[end]) == prefix {
+                        end += 1;
                     }
+                    let run = &v[start..end];
+                    for (x, &a) in run.iter().enumerate() {
+                        for &b in &run[x + 1..] {
+                            let d = hamming(a, b);
+                            if d > k {
+                                continue;
+                            }
+                            let diff = a ^ b;
+                            if earlier.iter().any(|&m| diff & m == 0) {
+                                continue;
+                            }
+                            let ia = lower_bound(distinct, perm.invert(a));
+                            let ib = lower_bound(distinct, perm.invert(b));
+                            out.push((ia.min(ib), ia.max(ib), d as u8));
+                        }
+                    }
+                    start = end;
                 }
-                start = end;
-            }
-            out
-        })
+                out
+            },
+        )
         .collect();
     Ok(found.concat())
 }
@@ -160,7 +172,9 @@ pub struct UnionFind {
 
 impl UnionFind {
     pub fn new(n: usize) -> Self {
-        UnionFind { parent: (0..n).collect() }
+        UnionFind {
+            parent: (0..n).collect(),
+        }
     }
 
     pub fn find(&mut self, mut x: usize) -> usize {
@@ -255,7 +269,9 @@ mod tests {
             let mut plans = vec![Plan::blocks(i64::from(k) + 1, i64::from(k)).unwrap()];
             plans.push(Plan::blocks(i64::from(k) + 2, i64::from(k)).unwrap());
             if (1..=4).contains(&k) {
-                plans.push(Plan::nested(&[i64::from(k) + 1, i64::from(k) + 1], i64::from(k)).unwrap());
+                plans.push(
+                    Plan::nested(&[i64::from(k) + 1, i64::from(k) + 1], i64::from(k)).unwrap(),
+                );
             }
             if k == 3 {
                 plans.push(Plan::blocks(6, 3).unwrap());
@@ -275,7 +291,9 @@ mod tests {
         assert_eq!(got, brute(&fps, 3));
         assert_eq!(got.i.len(), 30 * 29 / 2);
         let mut seed = 7;
-        let fps: Vec<u64> = (0..400).map(|_| 0xdead_beef_0000_0000 | (rng(&mut seed) & 0xfff)).collect();
+        let fps: Vec<u64> = (0..400)
+            .map(|_| 0xdead_beef_0000_0000 | (rng(&mut seed) & 0xfff))
+            .collect();
         assert_eq!(find_all(&fps, 3, &plan).unwrap(), brute(&fps, 3));
         assert_eq!(find_all(&[], 3, &plan).unwrap(), Pairs::default());
         assert!(find_all(&fps, 4, &plan).is_err());

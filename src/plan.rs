@@ -21,11 +21,15 @@ use crate::error::{Error, Result};
 pub const MAX_K: u32 = 16;
 /// The most tables a plan may have.
 pub const MAX_TABLES: usize = 1024;
+/// Without a memory budget, a plan for queries spends at most this many bytes per fingerprint
+/// (126 tables): beyond it more tables buy little and memory runs out first.
+pub const DEFAULT_BYTES_PER_FINGERPRINT: u64 = 1024;
 /// The most levels of nested splitting.
 pub const MAX_LEVELS: usize = 4;
-/// Bytes per indexed fingerprint besides the tables: the fingerprint and id of each entry
-/// (8 + 8) and its position in id order (4).
-pub const MAP_BYTES: u64 = 20;
+/// Bytes per indexed fingerprint besides the tables: the fingerprint and id of each entry.
+/// Looking entries up by id (explicit ids, removals, membership tests) adds 4 more, the
+/// entry's position in id order.
+pub const MAP_BYTES: u64 = 16;
 
 /// A permutation of the 64 bits of a fingerprint, stored as contiguous moves.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -63,7 +67,11 @@ impl Permutation {
             i = j;
         }
         let inverse = moves.iter().map(|&(s, w, d)| (d, w, s)).collect();
-        Permutation { order, moves, inverse }
+        Permutation {
+            order,
+            moves,
+            inverse,
+        }
     }
 
     /// The identity.
@@ -128,8 +136,14 @@ pub struct TableLayout {
 
 impl TableLayout {
     fn new(order: [u8; 64], prefix_bits: u32) -> Self {
-        let prefix_mask = order[..prefix_bits as usize].iter().fold(0u64, |m, &b| m | (1u64 << b));
-        TableLayout { permutation: Permutation::from_order(order), prefix_bits, prefix_mask }
+        let prefix_mask = order[..prefix_bits as usize]
+            .iter()
+            .fold(0u64, |m, &b| m | (1u64 << b));
+        TableLayout {
+            permutation: Permutation::from_order(order),
+            prefix_bits,
+            prefix_mask,
+        }
     }
 
     /// The prefix of a permuted fingerprint.
@@ -165,7 +179,9 @@ fn ranges(bits: &[u8]) -> Vec<(u32, u32)> {
 
 /// Sizes of `blocks` blocks over `bits` bits, as even as possible, wider blocks first.
 pub fn block_sizes(bits: u32, blocks: u32) -> Vec<u32> {
-    (0..blocks).map(|i| bits / blocks + u32::from(i < bits % blocks)).collect()
+    (0..blocks)
+        .map(|i| bits / blocks + u32::from(i < bits % blocks))
+        .collect()
 }
 
 /// All ways to choose `r` of `n` indices, in lexicographic order.
@@ -298,8 +314,15 @@ impl Plan {
             }
             tables = next;
         }
-        let tables = tables.into_iter().map(|(o, p)| TableLayout::new(o, p)).collect();
-        Ok(Plan { k, levels: levels_u, tables })
+        let tables = tables
+            .into_iter()
+            .map(|(o, p)| TableLayout::new(o, p))
+            .collect();
+        Ok(Plan {
+            k,
+            levels: levels_u,
+            tables,
+        })
     }
 
     /// `blocks` blocks as even as 64 bits allow, one table for each choice of `blocks - k`.
@@ -308,14 +331,22 @@ impl Plan {
     }
 
     /// The plan that minimises the expected work of `workload` on `n` fingerprints, using at most
-    /// `memory` bytes (all structures of an index of `n` entries) if given.
+    /// `memory` bytes (all structures of an index of `n` entries); without a budget, an index
+    /// gets at most [`DEFAULT_BYTES_PER_FINGERPRINT`] and a batch pass (which holds one table
+    /// per thread at a time) is not limited.
     pub fn choose(k: i64, n: u64, memory: Option<u64>, workload: Workload) -> Result<Self> {
         let k = check_k(k)?;
         let n = n.max(1);
+        let memory = match (memory, workload) {
+            (None, Workload::Query) => Some(DEFAULT_BYTES_PER_FINGERPRINT.saturating_mul(n)),
+            (memory, _) => memory,
+        };
         let mut best: Option<(f64, Plan)> = None;
         let mut smallest: Option<u64> = None;
         for levels in candidate_levels(k) {
-            let Ok(plan) = Plan::nested(&levels, i64::from(k)) else { continue };
+            let Ok(plan) = Plan::nested(&levels, i64::from(k)) else {
+                continue;
+            };
             let bytes = plan.bytes_per_fingerprint().saturating_mul(n);
             smallest = Some(smallest.map_or(bytes, |s| s.min(bytes)));
             if memory.is_some_and(|m| bytes > m) {
@@ -351,7 +382,10 @@ impl Plan {
 
     /// Expected candidates per query over all tables, for `n` uniformly random fingerprints.
     pub fn expected_candidates(&self, n: u64) -> f64 {
-        self.tables.iter().map(|t| n as f64 / 2f64.powi(t.prefix_bits as i32)).sum()
+        self.tables
+            .iter()
+            .map(|t| n as f64 / 2f64.powi(t.prefix_bits as i32))
+            .sum()
     }
 
     /// Bytes an index spends per fingerprint: 8 per table plus [`MAP_BYTES`].
@@ -366,8 +400,11 @@ impl Plan {
         let n = n as f64;
         match workload {
             Workload::Query => {
-                let search = 25.0 + 4.0 * n.log2().max(1.0).log2();
-                self.tables.len() as f64 * search + 1.5 * self.expected_candidates(n as u64)
+                // A search is cheap while a table fits in cache and costs a cache miss per probe
+                // beyond it; a candidate costs a distance and a branch.
+                let megabytes = n * 8.0 / f64::from(1 << 20);
+                let search = 30.0 + 70.0 * megabytes.log2().max(0.0);
+                self.tables.len() as f64 * search + 5.0 * self.expected_candidates(n as u64)
             }
             Workload::Batch => self
                 .tables
@@ -392,7 +429,8 @@ fn candidate_levels(k: u32) -> Vec<Vec<i64>> {
         }
         out.push(vec![i64::from(b)]);
         for b2 in k + 1..=64 {
-            if binomial(u64::from(b), u64::from(k)).saturating_mul(binomial(u64::from(b2), u64::from(k)))
+            if binomial(u64::from(b), u64::from(k))
+                .saturating_mul(binomial(u64::from(b2), u64::from(k)))
                 > MAX_TABLES as u64
             {
                 break;
@@ -425,12 +463,15 @@ impl fmt::Display for Plan {
                 None => widths.push((t.prefix_bits, 1)),
             }
         }
-        widths.sort_by(|a, b| b.0.cmp(&a.0));
-        let parts: Vec<String> = widths.iter().map(|(w, c)| format!("{c} x {w} bits")).collect();
+        widths.sort_by_key(|w| std::cmp::Reverse(w.0));
+        let parts: Vec<String> = widths
+            .iter()
+            .map(|(w, c)| format!("{c} x {w} bits"))
+            .collect();
         writeln!(f, "prefix per table: {}", parts.join(", "))?;
         write!(
             f,
-            "memory: {} bytes per fingerprint ({} tables x 8 + {MAP_BYTES})",
+            "memory: {} bytes per fingerprint ({} tables x 8 + {MAP_BYTES}; + 4 once ids are looked up)",
             self.bytes_per_fingerprint(),
             self.tables.len()
         )
@@ -484,10 +525,16 @@ mod tests {
     #[test]
     fn permutations_round_trip_and_keep_distance() {
         let mut x = 0x0123_4567_89ab_cdefu64;
-        for plan in [Plan::blocks(6, 3).unwrap(), Plan::nested(&[4, 4], 3).unwrap(), Plan::blocks(9, 7).unwrap()] {
+        for plan in [
+            Plan::blocks(6, 3).unwrap(),
+            Plan::nested(&[4, 4], 3).unwrap(),
+            Plan::blocks(9, 7).unwrap(),
+        ] {
             for t in plan.tables() {
                 for _ in 0..50 {
-                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    x = x
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
                     let y = x.rotate_left(17) ^ (x >> 3);
                     let (px, py) = (t.permutation.apply(x), t.permutation.apply(y));
                     assert_eq!(t.permutation.invert(px), x);
@@ -496,7 +543,10 @@ mod tests {
                 }
                 assert_eq!(t.prefix_mask.count_ones(), t.prefix_bits);
                 // The prefix of a permuted word is the prefix-mask bits of the original.
-                assert_eq!(t.prefix_of(t.permutation.apply(t.prefix_mask)), mask(t.prefix_bits));
+                assert_eq!(
+                    t.prefix_of(t.permutation.apply(t.prefix_mask)),
+                    mask(t.prefix_bits)
+                );
                 assert_eq!(t.prefix_of(t.permutation.apply(!t.prefix_mask)), 0);
             }
         }
@@ -514,7 +564,16 @@ mod tests {
             }
         }
         // Exhaustively for k <= 3 over all difference patterns of weight exactly k.
-        for (levels, k) in [(vec![6], 3), (vec![4], 3), (vec![4, 4], 3), (vec![5, 5], 2), (vec![3], 2), (vec![1], 0), (vec![2], 1), (vec![7], 3)] {
+        for (levels, k) in [
+            (vec![6], 3),
+            (vec![4], 3),
+            (vec![4, 4], 3),
+            (vec![5, 5], 2),
+            (vec![3], 2),
+            (vec![1], 0),
+            (vec![2], 1),
+            (vec![7], 3),
+        ] {
             let plan = Plan::nested(&levels, k).unwrap();
             let mut all = Vec::new();
             for a in 0..64u32 {
@@ -539,7 +598,13 @@ mod tests {
         }
         // Randomly for larger k: difference patterns of weight exactly k.
         let mut s = 0x9e37_79b9_7f4a_7c15u64;
-        for (levels, k) in [(vec![8], 6), (vec![9, 9], 8), (vec![17], 16), (vec![12], 8), (vec![6, 7], 5)] {
+        for (levels, k) in [
+            (vec![8], 6),
+            (vec![9, 9], 8),
+            (vec![17], 16),
+            (vec![12], 8),
+            (vec![6, 7], 5),
+        ] {
             let plan = Plan::nested(&levels, k).unwrap();
             let mut diffs = (0..20_000).map(|_| {
                 let mut d = 0u64;
@@ -564,10 +629,16 @@ mod tests {
         // A memory budget is respected.
         let tight = Plan::choose(3, 1_000_000, Some(60 * 1_000_000), Workload::Query).unwrap();
         assert!(tight.bytes_per_fingerprint() <= 60);
+        assert_eq!(
+            Plan::blocks(6, 3).unwrap().bytes_per_fingerprint(),
+            8 * 20 + 16
+        );
         assert!(Plan::choose(3, 1_000_000, Some(1000), Workload::Query).is_err());
         for k in 0..=16 {
             let p = Plan::choose(k, 10_000_000, None, Workload::Batch).unwrap();
             assert_eq!(p.k(), k as u32);
+            let q = Plan::choose(k, 10_000_000, None, Workload::Query).unwrap();
+            assert!(q.bytes_per_fingerprint() <= DEFAULT_BYTES_PER_FINGERPRINT);
         }
     }
 

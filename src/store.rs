@@ -103,7 +103,9 @@ impl Backing {
     fn bytes(&self) -> &[u8] {
         match self {
             // SAFETY: u64 has no padding; the byte view covers exactly the vector's memory.
-            Backing::Heap(v, len) => unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), (*len).min(v.len() * 8)) },
+            Backing::Heap(v, len) => unsafe {
+                std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), (*len).min(v.len() * 8))
+            },
             Backing::Map(m) => m,
         }
     }
@@ -112,7 +114,11 @@ impl Backing {
 /// An array owned by the index or viewed in place in a loaded file.
 pub enum Words<T: Plain> {
     Owned(Vec<T>),
-    Shared { backing: Arc<Backing>, offset: usize, len: usize },
+    Shared {
+        backing: Arc<Backing>,
+        offset: usize,
+        len: usize,
+    },
 }
 
 impl<T: Plain> Default for Words<T> {
@@ -132,7 +138,11 @@ impl<T: Plain> Deref for Words<T> {
     fn deref(&self) -> &[T] {
         match self {
             Words::Owned(v) => v,
-            Words::Shared { backing, offset, len } => {
+            Words::Shared {
+                backing,
+                offset,
+                len,
+            } => {
                 let bytes = backing.bytes();
                 // SAFETY: `view` checked that offset..offset + len * SIZE lies inside the backing,
                 // that the address is aligned for T and that the host is little-endian; the
@@ -153,14 +163,26 @@ fn view<T: Plain>(backing: &Arc<Backing>, offset: usize, len: usize) -> Result<W
         .ok_or_else(|| format_error(offset as u64, "array runs past the end of the file"))?;
     let aligned = (bytes.as_ptr() as usize + offset) % std::mem::align_of::<T>() == 0;
     if cfg!(target_endian = "little") && aligned {
-        Ok(Words::Shared { backing: Arc::clone(backing), offset, len })
+        Ok(Words::Shared {
+            backing: Arc::clone(backing),
+            offset,
+            len,
+        })
     } else {
-        Ok(Words::Owned(bytes[offset..end].chunks_exact(T::SIZE).map(T::from_le).collect()))
+        Ok(Words::Owned(
+            bytes[offset..end]
+                .chunks_exact(T::SIZE)
+                .map(T::from_le)
+                .collect(),
+        ))
     }
 }
 
 fn format_error(offset: u64, reason: impl Into<String>) -> Error {
-    Error::Format { offset, reason: reason.into() }
+    Error::Format {
+        offset,
+        reason: reason.into(),
+    }
 }
 
 /// Everything the file holds.
@@ -215,7 +237,10 @@ impl<W: Write> HashingWriter<W> {
 
 /// Writes the index to `path` atomically: a temporary file in the same folder, synced, renamed.
 pub fn save(path: &Path, data: &ToStore<'_>) -> Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     let name = path
         .file_name()
         .ok_or_else(|| Error::invalid(format!("path must name a file, got {}", path.display())))?;
@@ -224,7 +249,8 @@ pub fn save(path: &Path, data: &ToStore<'_>) -> Result<()> {
     let mut tmp_name = name.to_os_string();
     tmp_name.push(format!(".tmp-{}-{unique}", std::process::id()));
     let tmp: PathBuf = dir.join(tmp_name);
-    let result = write_file(&tmp, data).and_then(|()| std::fs::rename(&tmp, path).map_err(Error::from));
+    let result =
+        write_file(&tmp, data).and_then(|()| std::fs::rename(&tmp, path).map_err(Error::from));
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
@@ -237,7 +263,10 @@ fn write_file(tmp: &Path, data: &ToStore<'_>) -> Result<()> {
     let t = data.tables.len() as u64;
     let len = file_len(n, m, t).ok_or_else(|| Error::invalid("index too large to save"))?;
     let file = File::create(tmp)?;
-    let mut w = HashingWriter { out: BufWriter::with_capacity(1 << 20, file), sum: Checksum::default() };
+    let mut w = HashingWriter {
+        out: BufWriter::with_capacity(1 << 20, file),
+        sum: Checksum::default(),
+    };
     let mut header = [0u64; HEADER_WORDS];
     header[0] = u64::from_le_bytes(MAGIC);
     header[1] = VERSION;
@@ -286,10 +315,12 @@ pub fn load(path: &Path, mmap: bool) -> Result<Stored> {
         // process rewrites it in place; neardup itself only ever replaces files by renaming.
         Backing::Map(unsafe { memmap2::Mmap::map(&file)? })
     } else {
-        let words = usize::try_from(size.div_ceil(8)).map_err(|_| format_error(0, "file too large"))?;
+        let words =
+            usize::try_from(size.div_ceil(8)).map_err(|_| format_error(0, "file too large"))?;
         let mut v = vec![0u64; words];
         // SAFETY: u64 has no padding and every byte pattern is valid; we fill whole words.
-        let bytes = unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), words * 8) };
+        let bytes =
+            unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), words * 8) };
         let size = size as usize;
         file.read_exact(&mut bytes[..size])?;
         Backing::Heap(v, size)
@@ -310,10 +341,16 @@ fn parse(backing: Arc<Backing>) -> Result<Stored> {
     let size = bytes.len() as u64;
     let word = |i: usize| <u64 as Plain>::from_le(&bytes[i * 8..i * 8 + 8]);
     if bytes.len() < 8 || bytes[..8] != MAGIC {
-        return Err(format_error(0, "not a neardup index file (wrong magic bytes)"));
+        return Err(format_error(
+            0,
+            "not a neardup index file (wrong magic bytes)",
+        ));
     }
     if bytes.len() < (HEADER_WORDS + 1) * 8 {
-        return Err(format_error(size, format!("truncated index file: {size} bytes is shorter than the header")));
+        return Err(format_error(
+            size,
+            format!("truncated index file: {size} bytes is shorter than the header"),
+        ));
     }
     let version = word(1);
     if version > VERSION {
@@ -344,20 +381,31 @@ fn parse(backing: Arc<Backing>) -> Result<Stored> {
         }
     }
     if sum.value() != word(words - 1) {
-        return Err(format_error(size - 8, "checksum mismatch: the index file is corrupted"));
+        return Err(format_error(
+            size - 8,
+            "checksum mismatch: the index file is corrupted",
+        ));
     }
 
     // The checksum matched, but a foreign writer could still produce nonsense: check the rest.
     let k = word(3);
     let plan_k = word(4);
     if k > 16 || plan_k > 16 || k > plan_k {
-        return Err(format_error(24, format!("invalid k={k} or plan k={plan_k} in the index header")));
+        return Err(format_error(
+            24,
+            format!("invalid k={k} or plan k={plan_k} in the index header"),
+        ));
     }
     let levels_n = word(5) as usize;
     if !(1..=MAX_LEVELS).contains(&levels_n) {
-        return Err(format_error(40, format!("invalid number of plan levels {levels_n}")));
+        return Err(format_error(
+            40,
+            format!("invalid number of plan levels {levels_n}"),
+        ));
     }
-    let levels: Vec<i64> = (0..levels_n).map(|i| word(6 + i).min(1 << 20) as i64).collect();
+    let levels: Vec<i64> = (0..levels_n)
+        .map(|i| word(6 + i).min(1 << 20) as i64)
+        .collect();
     let plan = Plan::nested(&levels, plan_k as i64)
         .map_err(|e| format_error(48, format!("invalid plan in the index header: {e}")))?;
     let n = word(10);
@@ -365,13 +413,25 @@ fn parse(backing: Arc<Backing>) -> Result<Stored> {
     let next_id = word(12) as i64;
     let t = word(13);
     if t != plan.tables().len() as u64 {
-        return Err(format_error(104, format!("header says {t} tables but its plan has {}", plan.tables().len())));
+        return Err(format_error(
+            104,
+            format!(
+                "header says {t} tables but its plan has {}",
+                plan.tables().len()
+            ),
+        ));
     }
     if m > n || (n > 0 && m == 0) || n > u64::from(u32::MAX) {
-        return Err(format_error(80, format!("invalid counts: {n} entries, {m} distinct fingerprints")));
+        return Err(format_error(
+            80,
+            format!("invalid counts: {n} entries, {m} distinct fingerprints"),
+        ));
     }
     if file_len(n, m, t) != Some(size) {
-        return Err(format_error(16, "the counts in the header do not match the file length"));
+        return Err(format_error(
+            16,
+            "the counts in the header do not match the file length",
+        ));
     }
     let (n, m) = (n as usize, m as usize);
     let mut at = HEADER_WORDS * 8;
@@ -386,7 +446,12 @@ fn parse(backing: Arc<Backing>) -> Result<Stored> {
         tables.push(view::<u64>(&backing, at, m)?);
         at += m * 8;
     }
-    let bad = |what: &str| format_error(HEADER_WORDS as u64 * 8, format!("inconsistent index file: {what}"));
+    let bad = |what: &str| {
+        format_error(
+            HEADER_WORDS as u64 * 8,
+            format!("inconsistent index file: {what}"),
+        )
+    };
     // Entries strictly ascending by (fingerprint, id), with m distinct fingerprints.
     let mut distinct = usize::from(n > 0);
     for i in 1..n {
@@ -400,7 +465,8 @@ fn parse(backing: Arc<Backing>) -> Result<Stored> {
     }
     // Positions in id order: in range and strictly ascending ids, hence a permutation.
     for i in 0..n {
-        if by_id[i] as usize >= n || (i > 0 && ids[by_id[i - 1] as usize] >= ids[by_id[i] as usize]) {
+        if by_id[i] as usize >= n || (i > 0 && ids[by_id[i - 1] as usize] >= ids[by_id[i] as usize])
+        {
             return Err(bad("id order"));
         }
     }
@@ -426,7 +492,15 @@ fn parse(backing: Arc<Backing>) -> Result<Stored> {
             return Err(bad("a table does not hold the indexed fingerprints"));
         }
     }
-    Ok(Stored { k: k as u32, plan, next_id, fps, ids, by_id, tables })
+    Ok(Stored {
+        k: k as u32,
+        plan,
+        next_id,
+        fps,
+        ids,
+        by_id,
+        tables,
+    })
 }
 
 #[cfg(test)]

@@ -124,6 +124,8 @@ def test_table_prefix_is_its_blocks_moved_to_the_high_end():
         sum(block_mask(*bounds[j]) for j in combo) for combo in itertools.combinations(range(6), 3)
     ]
     assert [t.prefix_mask for t in six.tables] == chosen
+    assert [t.blocks for t in six.tables] == list(itertools.combinations(range(6), 3))
+    assert [t.blocks for t in Plan.nested(4, 4, k=3).tables] == [(b,) for b in range(4) for _ in range(4)]
     assert [sum(w for _, w in t.prefix_ranges) for t in six.tables] == six.prefix_bits
     rng = np.random.default_rng(0)
     fps = rng.integers(0, 2**64, size=50, dtype=np.uint64)
@@ -155,7 +157,7 @@ def test_plan_reports_candidates_memory_and_explains_itself():
     six = Plan.blocks(6, k=3)
     n = 2**34
     assert six.expected_candidates(n) == pytest.approx(4 * 2**1 + 12 * 2**2 + 4 * 2**3)
-    assert six.bytes_per_fingerprint == 8 * 20 + 20
+    assert six.bytes_per_fingerprint == 8 * 20 + 16
     text = str(six)
     assert "k=3" in text and "20 tables" in text and "11,11,11,11,10,10" in text and "33 bits" in text
     chosen = neardup.plan(k=3, n=10_000_000)
@@ -173,7 +175,8 @@ def test_planner_follows_corpus_size_and_memory():
     with pytest.raises(ValueError, match="too small"):
         neardup.plan(3, n=1_000_000, memory=1_000)
     for k in range(17):
-        assert neardup.plan(k, n=100_000).k == k
+        chosen = neardup.plan(k, n=10_000_000)
+        assert chosen.k == k and chosen.bytes_per_fingerprint <= 1024
 
 
 @pytest.mark.parametrize("k", [-1, 17, 100])
@@ -374,15 +377,27 @@ def test_ids_add_remove_contains_and_len():
     assert index.query(0b1)[0] == (1, 0)
 
 
-class Model:
-    def __init__(self):
-        self.entries: dict[int, int] = {}
+def test_removed_entries_disappear_from_merged_tables_and_buffer():
+    for limits in [(0, 1000), (0, 0), (1000, 1000), None]:
+        index = SimhashIndex(k=3, plan=Plan.blocks(4, k=3))
+        index._inner._set_limits(limits)  # (0, ...): every add merges into the main tables
+        index.add([0b1, 0b11, 0b111, 0b1111, 0b1111])
+        index.remove([1, 3])
+        assert index.query(0) == [(0, 1), (2, 3)]
+        rows, ids, _ = index.query_many([0, 0b1111])
+        assert list(zip(rows.tolist(), ids.tolist())) == [(0, 0), (0, 2), (1, 4), (1, 2), (1, 0)]
+        index.add([0b11], ids=[1])  # the removed id comes back with a new entry
+        assert index.query(0) == [(0, 1), (1, 2), (2, 3)]
+        index.compact()
+        assert index.query(0) == [(0, 1), (1, 2), (2, 3)] and len(index) == 4
+
 
 
 ops = st.lists(
     st.one_of(
         st.tuples(st.just("add"), neighbourhood_strategy(12), st.booleans()),
-        st.tuples(st.just("remove"), st.lists(st.integers(0, 40), max_size=6)),
+        # Positions among the live ids (so most removals succeed), and whether to add an absent id.
+        st.tuples(st.just("remove"), st.lists(st.integers(0, 10**6), max_size=6), st.booleans()),
         st.tuples(st.just("compact")),
     ),
     max_size=25,
@@ -390,15 +405,22 @@ ops = st.lists(
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(operations=ops, k=st.integers(0, 5), limits=st.sampled_from([None, (2, 1), (8, 3)]), queries=neighbourhood_strategy(6))
+@given(
+    operations=ops,
+    k=st.integers(0, 5),
+    limits=st.sampled_from([None, (2, 1), (8, 3), (0, 1000)]),
+    queries=neighbourhood_strategy(6),
+)
 def test_add_remove_interleavings_match_a_model(operations, k, limits, queries):
     index = SimhashIndex(k=k, plan=Plan.blocks(k + 2, k=k))
     index._inner._set_limits(limits)
     model: dict[int, int] = {}
+    ever_added: list[int] = []
     next_id = 0
     for op in operations:
         if op[0] == "add":
             fps, explicit = op[1], op[2]
+            ever_added.extend(fps)
             if explicit:
                 ids = [1000 + len(model) * 7 + n for n in range(len(fps))]
                 ids = [i for i in ids if i not in model][: len(fps)]
@@ -411,11 +433,11 @@ def test_add_remove_interleavings_match_a_model(operations, k, limits, queries):
             if ids:
                 next_id = max(next_id, max(ids) + 1)
         elif op[0] == "remove":
-            present = [i for i in op[1] if i in model]
-            absent = [i for i in op[1] if i not in model]
-            if absent:
+            live = sorted(model)
+            present = [live[p % len(live)] for p in op[1]] if live else []
+            if op[2]:
                 with pytest.raises(KeyError):
-                    index.remove(op[1])
+                    index.remove(present + [-(10**9)])
             else:
                 index.remove(present)
                 for i in set(present):
@@ -425,7 +447,8 @@ def test_add_remove_interleavings_match_a_model(operations, k, limits, queries):
         assert len(index) == len(model)
     for i in list(model)[:10] + [next_id, -1]:
         assert (i in index) == (i in model)
-    probe = queries + list(model.values())[:5]
+    # Probe near what was removed as well as what is left, and elsewhere.
+    probe = queries + ever_added[-30:]
     for q in probe:
         assert index.query(q) == brute_query(model, q, k)
     rows, ids, dist = index.query_many(np.array(probe, dtype=np.uint64))
@@ -433,12 +456,33 @@ def test_add_remove_interleavings_match_a_model(operations, k, limits, queries):
     assert list(zip(rows.tolist(), ids.tolist(), dist.tolist())) == expect
 
 
-def test_memory_per_fingerprint_is_8_per_table_plus_20():
+def test_memory_per_fingerprint_is_8_per_table_plus_16():
     rng = np.random.default_rng(1)
+    n = 50_000
     index = SimhashIndex(k=3, plan=Plan.blocks(6, k=3))
-    index.add(rng.integers(0, 2**64, size=50_000, dtype=np.uint64))
+    fps = rng.integers(0, 2**64, size=n, dtype=np.uint64)
+    index.add(fps[: n // 2])
+    index.add(fps[n // 2 :])  # default ids need no id lookup
     index.compact()
-    assert index.nbytes == 50_000 * index.plan.bytes_per_fingerprint == 50_000 * (8 * 20 + 20)
+    assert index.nbytes == n * index.plan.bytes_per_fingerprint == n * (8 * 20 + 16)
+    # The first lookup by id builds the id order: 4 bytes more per entry, kept through merges.
+    assert 7 in index
+    assert index.nbytes == n * (8 * 20 + 20)
+    index.add([1, 2], ids=[-1, -2])
+    index.remove([-1])
+    index.compact()
+    assert index.nbytes == (n + 1) * (8 * 20 + 20)
+    assert -2 in index and -1 not in index and 7 in index
+
+
+def test_saving_does_not_grow_the_index(tmp_path):
+    index = SimhashIndex(k=3, plan=Plan.blocks(4, k=3))
+    index.add(np.arange(5000, dtype=np.uint64) * 7919)
+    index.compact()
+    before = index.nbytes
+    index.save(tmp_path / "a.ndx")
+    assert index.nbytes == before == 5000 * (8 * 4 + 16)
+    assert 4999 in SimhashIndex.load(tmp_path / "a.ndx") and 5000 not in SimhashIndex.load(tmp_path / "a.ndx")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -566,9 +610,71 @@ def test_a_structurally_wrong_file_with_a_valid_checksum_is_refused(tmp_path):
     assert n > 0
 
 
+@pytest.fixture(scope="module")
+def small_index_file(tmp_path_factory):
+    index, fps = filled_index(n=120)
+    path = tmp_path_factory.mktemp("fuzz") / "small.ndx"
+    index.save(path)
+    return path.read_bytes(), fps
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    edits=st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 2**64 - 1), st.booleans()), min_size=1, max_size=3),
+    fix_checksum=st.booleans(),
+    mmap=st.booleans(),
+)
+def test_fuzzed_files_fail_cleanly(tmp_path_factory, small_index_file, edits, fix_checksum, mmap):
+    """Words overwritten or xored anywhere, with the checksum fixed up (so the structural checks
+    are reached) or not: loading raises IndexFormatError or gives an index that answers queries;
+    nothing else (no panic, no other exception)."""
+    good, fps = small_index_file
+    words = list(struct.unpack(f"<{len(good) // 8}Q", good))
+    for at, value, xor in edits:
+        at %= len(words) - 1
+        words[at] = words[at] ^ value if xor else value
+    if fix_checksum:
+        words[-1] = checksum(words[:-1])
+    path = tmp_path_factory.mktemp("fuzzed") / "f.ndx"
+    path.write_bytes(struct.pack(f"<{len(words)}Q", *words))
+    try:
+        index = SimhashIndex.load(path, mmap=mmap)
+    except IndexFormatError:
+        return
+    len(index)
+    for q in fps[:5].tolist():
+        index.query(q)
+    index.query_many(fps[:20])
+    index.add(fps[:3], ids=[-(2**62), -(2**62) + 1, -(2**62) + 2])
+    index.save(path)
+
+
 def test_missing_file_is_an_os_error(tmp_path):
     with pytest.raises(FileNotFoundError):
         SimhashIndex.load(tmp_path / "nope.ndx")
+
+
+# ---------------------------------------------------------------------------------------------
+# Docs
+
+
+def test_docs_examples_run_and_print_what_they_say(tmp_path, monkeypatch, capsys):
+    """Runs the Python blocks of docs/index.md and checks each print against its comment."""
+    import re
+    from pathlib import Path
+
+    doc = Path(__file__).resolve().parent.parent / "docs" / "index.md"
+    blocks = re.findall(r"```python\n(.*?)```", doc.read_text(), flags=re.S)
+    assert len(blocks) == 2
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {}
+    for block in blocks:
+        exec(compile(block, str(doc), "exec"), namespace)
+    printed = capsys.readouterr().out.splitlines()
+    expected = [m.group(1) for m in re.finditer(r"print\(.*\)\s+# (\[.*?\])", blocks[0])]
+    assert printed[: len(expected)] == expected
+    plan_text = [line[2:] for line in blocks[1].splitlines() if line.startswith("# ")]
+    assert printed[len(expected) :] == plan_text
 
 
 # ---------------------------------------------------------------------------------------------
@@ -614,3 +720,31 @@ def test_concurrent_queries_during_inserts_see_whole_batches():
     assert errors == []
     assert len(index) == 20_000 + batch * batches
     assert [i for i, d in index.query(target) if d == 0] == list(range(batch * batches))
+
+
+def test_concurrent_adders_with_default_ids_get_distinct_ids():
+    index = SimhashIndex(k=2, plan=Plan.blocks(4, k=2))
+    rng = np.random.default_rng(4)
+    batches = [rng.integers(0, 2**64, size=100, dtype=np.uint64) for _ in range(40)]
+
+    def adder(mine):
+        for fps in mine:
+            index.add(fps)
+
+    threads = [threading.Thread(target=adder, args=(batches[t::4],)) for t in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(index) == 4000
+    assert all(i in index for i in range(4000)) and 4000 not in index
+    # Each batch got a contiguous run of ids: query each fingerprint and check its id's batch.
+    rows, ids, dist = index.query_many(np.concatenate(batches))
+    exact = ids[dist == 0]
+    assert sorted(exact.tolist()) == list(range(4000))
+    starts = {}
+    for b, fps in enumerate(batches):
+        own = [i for i, d in index.query(int(fps[0])) if d == 0]
+        starts[b] = own[0]
+        assert [x for x, d in index.query(int(fps[-1])) if d == 0] == [own[0] + 99]
+    assert sorted(starts.values()) == list(range(0, 4000, 100))

@@ -12,7 +12,8 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 BLOCKS = re.findall(r"```python\n(.*?)```", README, flags=re.S)
 
 
-def test_readme_python_blocks_run_in_order():
+def test_readme_python_blocks_run_in_order(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the examples write files
     assert BLOCKS
     namespace: dict = {}
     for index, block in enumerate(BLOCKS):

@@ -80,11 +80,14 @@ class PlanTable:
         prefix_bits: how many high bits of the permuted fingerprint a lookup matches exactly.
         prefix_mask: those bits as a mask over the original (unpermuted) fingerprint.
         order: the source bit of each bit of the permuted fingerprint, from bit 63 down to 0.
+        blocks: the top-level blocks (numbered from the high end) moved whole into the prefix;
+            a nested plan adds parts of the others.
     """
 
     prefix_bits: int
     prefix_mask: int
     order: tuple[int, ...]
+    blocks: tuple[int, ...] = ()
 
     @property
     def prefix_ranges(self) -> list[tuple[int, int]]:
@@ -156,8 +159,15 @@ class Plan:
 
     @property
     def tables(self) -> list[PlanTable]:
-        """The tables, each with its permutation and prefix."""
-        return [PlanTable(bits, mask, tuple(order)) for bits, mask, order in self._inner.tables]
+        """The tables, each with its permutation, prefix and the blocks moved to the high end."""
+        block_masks, top = [], 64
+        for size in self.block_sizes:
+            top -= size
+            block_masks.append(((1 << size) - 1) << top)
+        return [
+            PlanTable(bits, mask, tuple(order), tuple(b for b, m in enumerate(block_masks) if mask & m == m))
+            for bits, mask, order in self._inner.tables
+        ]
 
     @property
     def prefix_bits(self) -> list[int]:
@@ -170,8 +180,8 @@ class Plan:
 
     @property
     def bytes_per_fingerprint(self) -> int:
-        """Index memory per fingerprint: 8 bytes per table, plus 20 for the fingerprint, its id and
-        its place in id order."""
+        """Index memory per fingerprint: 8 bytes per table plus 16 for the fingerprint and its id;
+        4 more once the index looks entries up by id (explicit ids, ``remove``, ``in``)."""
         return int(self._inner.bytes_per_fingerprint)
 
     def permute(self, table: int, fingerprints: Any) -> np.ndarray:
@@ -206,11 +216,12 @@ def plan(k: int = 3, n: int | None = None, memory: int | None = None) -> Plan:
         k: the largest Hamming distance to find, 0 to 16.
         n: the expected number of fingerprints (default 1,000,000).
         memory: a budget in bytes for the whole index of ``n`` fingerprints; the plan's
-            ``bytes_per_fingerprint * n`` stays within it. ValueError if no plan fits.
+            ``bytes_per_fingerprint * n`` stays within it. ValueError if no plan fits. Without
+            a budget the plan spends at most 1 KiB per fingerprint (126 tables).
 
     Example:
         >>> p = plan(k=3, n=10_000_000)
-        >>> p.k, p.bytes_per_fingerprint <= 8 * len(p.tables) + 20
+        >>> p.k, p.bytes_per_fingerprint == 8 * len(p.tables) + 16
         (3, True)
     """
     n = DEFAULT_EXPECTED_SIZE if n is None else _int(n, "n", minimum=0)

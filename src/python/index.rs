@@ -7,7 +7,7 @@ use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
 
-use crate::index::Index;
+use crate::index::{Batch, Index};
 use crate::pairs;
 use crate::parallel;
 use crate::plan::{check_k, Plan, Workload};
@@ -23,25 +23,43 @@ impl PyPlan {
     /// `blocks` even blocks, C(blocks, k) tables.
     #[staticmethod]
     fn blocks(blocks: i64, k: i64) -> PyResult<Self> {
-        Ok(PyPlan { inner: Plan::blocks(blocks, k)? })
+        Ok(PyPlan {
+            inner: Plan::blocks(blocks, k)?,
+        })
     }
 
     /// Blocks per level, each level splitting the low bits the level above leaves.
     #[staticmethod]
     fn nested(levels: Vec<i64>, k: i64) -> PyResult<Self> {
-        Ok(PyPlan { inner: Plan::nested(&levels, k)? })
+        Ok(PyPlan {
+            inner: Plan::nested(&levels, k)?,
+        })
     }
 
     /// The plan of least expected work for `n` fingerprints within `memory` bytes.
     #[staticmethod]
     #[pyo3(signature = (k, n, memory=None, batch=false))]
     fn choose(k: i64, n: i64, memory: Option<i64>, batch: bool) -> PyResult<Self> {
-        let n = u64::try_from(n).map_err(|_| pyo3::exceptions::PyValueError::new_err(format!("n must be >= 0, got {n}")))?;
+        let n = u64::try_from(n).map_err(|_| {
+            pyo3::exceptions::PyValueError::new_err(format!("n must be >= 0, got {n}"))
+        })?;
         let memory = memory
-            .map(|m| u64::try_from(m).map_err(|_| pyo3::exceptions::PyValueError::new_err(format!("memory must be >= 0 bytes, got {m}"))))
+            .map(|m| {
+                u64::try_from(m).map_err(|_| {
+                    pyo3::exceptions::PyValueError::new_err(format!(
+                        "memory must be >= 0 bytes, got {m}"
+                    ))
+                })
+            })
             .transpose()?;
-        let workload = if batch { Workload::Batch } else { Workload::Query };
-        Ok(PyPlan { inner: Plan::choose(k, n, memory, workload)? })
+        let workload = if batch {
+            Workload::Batch
+        } else {
+            Workload::Query
+        };
+        Ok(PyPlan {
+            inner: Plan::choose(k, n, memory, workload)?,
+        })
     }
 
     #[getter]
@@ -65,7 +83,11 @@ impl PyPlan {
     }
 
     fn expected_candidates(&self, n: f64) -> f64 {
-        self.inner.tables().iter().map(|t| n / 2f64.powi(t.prefix_bits as i32)).sum()
+        self.inner
+            .tables()
+            .iter()
+            .map(|t| n / 2f64.powi(t.prefix_bits as i32))
+            .sum()
     }
 
     #[getter]
@@ -87,7 +109,8 @@ impl PyPlan {
             ))
         })?;
         let fps = fingerprints.as_slice()?;
-        let out: Vec<u64> = py.detach(|| fps.iter().map(|&x| layout.permutation.apply(x)).collect());
+        let out: Vec<u64> =
+            py.detach(|| fps.iter().map(|&x| layout.permutation.apply(x)).collect());
         Ok(out.into_pyarray(py))
     }
 
@@ -96,7 +119,9 @@ impl PyPlan {
     }
 
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
-        other.cast::<PyPlan>().is_ok_and(|o| o.get().inner == self.inner)
+        other
+            .cast::<PyPlan>()
+            .is_ok_and(|o| o.get().inner == self.inner)
     }
 
     fn __hash__(&self) -> u64 {
@@ -116,11 +141,15 @@ pub struct PyIndex {
 
 impl PyIndex {
     fn read(&self) -> RwLockReadGuard<'_, Index> {
-        self.inner.read().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.inner
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     fn write(&self) -> RwLockWriteGuard<'_, Index> {
-        self.inner.write().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.inner
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -132,12 +161,16 @@ impl PyIndex {
         let expected = expected_size
             .map(|n| {
                 u64::try_from(n).map_err(|_| {
-                    pyo3::exceptions::PyValueError::new_err(format!("expected_size must be >= 0, got {n}"))
+                    pyo3::exceptions::PyValueError::new_err(format!(
+                        "expected_size must be >= 0, got {n}"
+                    ))
                 })
             })
             .transpose()?;
         let index = Index::new(k, plan.map(|p| p.inner.clone()), expected)?;
-        Ok(PyIndex { inner: RwLock::new(index) })
+        Ok(PyIndex {
+            inner: RwLock::new(index),
+        })
     }
 
     #[getter]
@@ -147,7 +180,9 @@ impl PyIndex {
 
     #[getter]
     fn plan(&self, py: Python<'_>) -> PyPlan {
-        PyPlan { inner: py.detach(|| self.read().plan().clone()) }
+        PyPlan {
+            inner: py.detach(|| self.read().plan().clone()),
+        }
     }
 
     #[getter]
@@ -172,7 +207,13 @@ impl PyIndex {
     ) -> PyResult<()> {
         let fps = fingerprints.as_slice()?;
         let ids = ids.as_ref().map(|i| i.as_slice()).transpose()?;
-        py.detach(|| self.write().add(fps, ids))?;
+        py.detach(|| {
+            // Sort and lay out the batch before taking the write lock, so queries keep running
+            // meanwhile; the plan of an index never changes.
+            let plan = self.read().plan().clone();
+            let batch = Batch::new(&plan, fps, ids)?;
+            self.write().add_batch(batch)
+        })?;
         Ok(())
     }
 
@@ -204,10 +245,19 @@ impl PyIndex {
         py: Python<'py>,
         fingerprints: PyReadonlyArray1<'py, u64>,
         threads: Option<i64>,
-    ) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<u8>>)> {
+    ) -> PyResult<(
+        Bound<'py, PyArray1<i64>>,
+        Bound<'py, PyArray1<i64>>,
+        Bound<'py, PyArray1<u8>>,
+    )> {
         let fps = fingerprints.as_slice()?;
-        let (rows, ids, ds) = py.detach(|| parallel::with_threads(threads, || self.read().query_many(fps)))?;
-        Ok((rows.into_pyarray(py), ids.into_pyarray(py), ds.into_pyarray(py)))
+        let (rows, ids, ds) =
+            py.detach(|| parallel::with_threads(threads, || self.read().query_many(fps)))?;
+        Ok((
+            rows.into_pyarray(py),
+            ids.into_pyarray(py),
+            ds.into_pyarray(py),
+        ))
     }
 
     fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
@@ -219,7 +269,9 @@ impl PyIndex {
     #[pyo3(signature = (path, mmap=true))]
     fn load(py: Python<'_>, path: PathBuf, mmap: bool) -> PyResult<Self> {
         let index = py.detach(|| Index::load(&path, mmap))?;
-        Ok(PyIndex { inner: RwLock::new(index) })
+        Ok(PyIndex {
+            inner: RwLock::new(index),
+        })
     }
 }
 
@@ -241,11 +293,20 @@ fn find_all<'py>(
     k: i64,
     plan: Option<PyRef<'py, PyPlan>>,
     threads: Option<i64>,
-) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<u8>>)> {
+) -> PyResult<(
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray1<u8>>,
+)> {
     let fps = fingerprints.as_slice()?;
     let (k, plan) = batch_plan(k, fps.len(), plan)?;
-    let found = py.detach(|| parallel::with_threads(threads, || pairs::find_all(fps, k, &plan)))??;
-    Ok((found.i.into_pyarray(py), found.j.into_pyarray(py), found.distance.into_pyarray(py)))
+    let found =
+        py.detach(|| parallel::with_threads(threads, || pairs::find_all(fps, k, &plan)))??;
+    Ok((
+        found.i.into_pyarray(py),
+        found.j.into_pyarray(py),
+        found.distance.into_pyarray(py),
+    ))
 }
 
 #[pyfunction]
@@ -259,7 +320,8 @@ fn cluster<'py>(
 ) -> PyResult<Bound<'py, PyArray1<i64>>> {
     let fps = fingerprints.as_slice()?;
     let (k, plan) = batch_plan(k, fps.len(), plan)?;
-    let labels = py.detach(|| parallel::with_threads(threads, || pairs::cluster(fps, k, &plan)))??;
+    let labels =
+        py.detach(|| parallel::with_threads(threads, || pairs::cluster(fps, k, &plan)))??;
     Ok(labels.into_pyarray(py))
 }
 
