@@ -538,17 +538,17 @@ where
 
 /// Group labels of keys: entries with equal keys share a label, the smallest row holding that key.
 pub fn group_by_key(keys: &[u64]) -> Vec<i64> {
-    let mut order: Vec<u32> = (0..keys.len() as u32).collect();
+    let mut order: Vec<usize> = (0..keys.len()).collect();
     // Stable: within a run of equal keys rows stay ascending, so the first is the smallest.
-    order.sort_by_key(|&i| keys[i as usize]);
+    order.sort_by_key(|&i| keys[i]);
     let mut labels = vec![0i64; keys.len()];
     let mut start = 0;
     while start < order.len() {
-        let key = keys[order[start] as usize];
-        let label = i64::from(order[start]);
+        let key = keys[order[start]];
+        let label = order[start] as i64;
         let mut end = start;
-        while end < order.len() && keys[order[end] as usize] == key {
-            labels[order[end] as usize] = label;
+        while end < order.len() && keys[order[end]] == key {
+            labels[order[end]] = label;
             end += 1;
         }
         start = end;
