@@ -9,128 +9,16 @@
 //! done by Python's own `re` and `str.lower`, so that it matches exactly); a text of fewer than 4
 //! characters is one feature, the empty string included.
 //!
-//! MD5 is written out here (RFC 1321) rather than taken from a crate: it is 60 lines and needs
-//! no dependency tree; its published test vectors are checked below.
+//! MD5 comes from RustCrypto's `md-5` crate; its published test vectors are checked below.
 
+use md5::{Digest, Md5};
 use rayon::prelude::*;
 
 use crate::fingerprint::{fingerprint_of_counts, BitCounter};
 
-const S: [u32; 64] = [
-    7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20, 5, 9,
-    14, 20, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15,
-    21, 6, 10, 15, 21,
-];
-
-/// K[i] = floor(2^32 · |sin(i + 1)|), as listed in RFC 1321.
-const K: [u32; 64] = [
-    0xd76aa478, 0xe8c7b756, 0x242070db, 0xc1bdceee, 0xf57c0faf, 0x4787c62a, 0xa8304613, 0xfd469501, 0x698098d8,
-    0x8b44f7af, 0xffff5bb1, 0x895cd7be, 0x6b901122, 0xfd987193, 0xa679438e, 0x49b40821, 0xf61e2562, 0xc040b340,
-    0x265e5a51, 0xe9b6c7aa, 0xd62f105d, 0x02441453, 0xd8a1e681, 0xe7d3fbc8, 0x21e1cde6, 0xc33707d6, 0xf4d50d87,
-    0x455a14ed, 0xa9e3e905, 0xfcefa3f8, 0x676f02d9, 0x8d2a4c8a, 0xfffa3942, 0x8771f681, 0x6d9d6122, 0xfde5380c,
-    0xa4beea44, 0x4bdecfa9, 0xf6bb4b60, 0xbebfbc70, 0x289b7ec6, 0xeaa127fa, 0xd4ef3085, 0x04881d05, 0xd9d4d039,
-    0xe6db99e5, 0x1fa27cf8, 0xc4ac5665, 0xf4292244, 0x432aff97, 0xab9423a7, 0xfc93a039, 0x655b59c3, 0x8f0ccc92,
-    0xffeff47d, 0x85845dd1, 0x6fa87e4f, 0xfe2ce6e0, 0xa3014314, 0x4e0811a1, 0xf7537e82, 0xbd3af235, 0x2ad7d2bb,
-    0xeb86d391,
-];
-
-/// One MD5 step: `a = b + ((a + f(b, c, d) + m[g] + K[i]) <<< S[i])`, written out for each of
-/// the 64 steps by the macros below so that the indices are constants.
-macro_rules! step {
-    ($f:expr, $a:ident, $b:ident, $c:ident, $d:ident, $m:ident, $g:expr, $i:expr) => {
-        $a = $b.wrapping_add(
-            $a.wrapping_add($f($b, $c, $d)).wrapping_add($m[$g]).wrapping_add(K[$i]).rotate_left(S[$i]),
-        );
-    };
-}
-
-/// Four steps of a round: the registers rotate a, d, c, b.
-macro_rules! four {
-    ($f:expr, $a:ident, $b:ident, $c:ident, $d:ident, $m:ident, $i:expr, $g:expr) => {
-        step!($f, $a, $b, $c, $d, $m, $g($i), $i);
-        step!($f, $d, $a, $b, $c, $m, $g($i + 1), $i + 1);
-        step!($f, $c, $d, $a, $b, $m, $g($i + 2), $i + 2);
-        step!($f, $b, $c, $d, $a, $m, $g($i + 3), $i + 3);
-    };
-}
-
-#[inline(always)]
-fn f1(b: u32, c: u32, d: u32) -> u32 {
-    d ^ (b & (c ^ d))
-}
-#[inline(always)]
-fn f2(b: u32, c: u32, d: u32) -> u32 {
-    c ^ (d & (b ^ c))
-}
-#[inline(always)]
-fn f3(b: u32, c: u32, d: u32) -> u32 {
-    b ^ c ^ d
-}
-#[inline(always)]
-fn f4(b: u32, c: u32, d: u32) -> u32 {
-    c ^ (b | !d)
-}
-const fn g1(i: usize) -> usize {
-    i
-}
-const fn g2(i: usize) -> usize {
-    (5 * i + 1) % 16
-}
-const fn g3(i: usize) -> usize {
-    (3 * i + 5) % 16
-}
-const fn g4(i: usize) -> usize {
-    (7 * i) % 16
-}
-
-fn compress(state: &mut [u32; 4], block: &[u8]) {
-    let mut m = [0u32; 16];
-    for (w, chunk) in m.iter_mut().zip(block.chunks_exact(4)) {
-        *w = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
-    }
-    let [mut a, mut b, mut c, mut d] = *state;
-    four!(f1, a, b, c, d, m, 0, g1);
-    four!(f1, a, b, c, d, m, 4, g1);
-    four!(f1, a, b, c, d, m, 8, g1);
-    four!(f1, a, b, c, d, m, 12, g1);
-    four!(f2, a, b, c, d, m, 16, g2);
-    four!(f2, a, b, c, d, m, 20, g2);
-    four!(f2, a, b, c, d, m, 24, g2);
-    four!(f2, a, b, c, d, m, 28, g2);
-    four!(f3, a, b, c, d, m, 32, g3);
-    four!(f3, a, b, c, d, m, 36, g3);
-    four!(f3, a, b, c, d, m, 40, g3);
-    four!(f3, a, b, c, d, m, 44, g3);
-    four!(f4, a, b, c, d, m, 48, g4);
-    four!(f4, a, b, c, d, m, 52, g4);
-    four!(f4, a, b, c, d, m, 56, g4);
-    four!(f4, a, b, c, d, m, 60, g4);
-    for (s, x) in state.iter_mut().zip([a, b, c, d]) {
-        *s = s.wrapping_add(x);
-    }
-}
-
 /// The MD5 digest of `data`.
 pub fn md5(data: &[u8]) -> [u8; 16] {
-    let mut state = [0x67452301u32, 0xefcdab89, 0x98badcfe, 0x10325476];
-    let mut blocks = data.chunks_exact(64);
-    for block in &mut blocks {
-        compress(&mut state, block);
-    }
-    let rest = blocks.remainder();
-    let mut tail = [0u8; 128];
-    tail[..rest.len()].copy_from_slice(rest);
-    tail[rest.len()] = 0x80;
-    let len = if rest.len() < 56 { 64 } else { 128 };
-    tail[len - 8..len].copy_from_slice(&((data.len() as u64).wrapping_mul(8)).to_le_bytes());
-    for block in tail[..len].chunks_exact(64) {
-        compress(&mut state, block);
-    }
-    let mut out = [0u8; 16];
-    for (o, s) in out.chunks_exact_mut(4).zip(state) {
-        o.copy_from_slice(&s.to_le_bytes());
-    }
-    out
+    Md5::digest(data).into()
 }
 
 /// The feature hash of the `simhash` package: the last 8 bytes of the MD5 digest, big-endian.
