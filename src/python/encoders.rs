@@ -126,8 +126,7 @@ impl PyHyperplanes {
         matrix: PyReadonlyArray2<'py, f64>,
         threads: Option<i64>,
     ) -> PyResult<U64Array<'py>> {
-        let m = matrix.as_slice()?;
-        Ok(py.detach(|| parallel::with_threads(threads, || self.inner.fingerprint_many(m)))??.into_pyarray(py))
+        self.rows(py, matrix.as_slice()?, threads)
     }
 
     /// Fingerprints of the rows of a C-contiguous float32 matrix.
@@ -138,8 +137,19 @@ impl PyHyperplanes {
         matrix: PyReadonlyArray2<'py, f32>,
         threads: Option<i64>,
     ) -> PyResult<U64Array<'py>> {
-        let m = matrix.as_slice()?;
-        Ok(py.detach(|| parallel::with_threads(threads, || self.inner.fingerprint_many(m)))??.into_pyarray(py))
+        self.rows(py, matrix.as_slice()?, threads)
+    }
+}
+
+impl PyHyperplanes {
+    /// Fingerprints of the rows of a row-major matrix of f32 or f64, the GIL released.
+    fn rows<'py, T: Copy + Into<f64> + Sync>(
+        &self,
+        py: Python<'py>,
+        matrix: &[T],
+        threads: Option<i64>,
+    ) -> PyResult<U64Array<'py>> {
+        Ok(py.detach(|| parallel::with_threads(threads, || self.inner.fingerprint_many(matrix)))??.into_pyarray(py))
     }
 }
 
