@@ -385,6 +385,13 @@ impl FeatureConfig {
         let bytes = text.as_bytes();
         s.stop.clear();
         s.stop.extend(s.spans.iter().map(|&(a, b)| stopwords.contains(&bytes[a..b])));
+        Self::stopword_windows(width, windows, s);
+    }
+
+    /// The shingles of `width` tokens holding at least one stopword (`s.stop` marks them), or all
+    /// of them if none does.
+    fn stopword_windows(width: usize, windows: usize, s: &mut Scratch) {
+        let shingle = |i: usize| (i, i + width);
         // Sliding count of stopwords in the window of `width` tokens.
         let mut count = s.stop[..width].iter().filter(|&&x| x).count();
         for i in 0..windows {
@@ -432,6 +439,104 @@ impl FeatureConfig {
             let end_of = |j: usize| if j < chars { s.spans[j].0 } else { buf.len() };
             s.ranges.extend((0..=chars - n).map(|i| (s.spans[i].0, end_of(i + n))));
         }
+    }
+}
+
+/// Whether a token from an outside tokenizer holds a word character (a letter, number or mark).
+/// Tokens of only spaces, punctuation or symbols are dropped, as the built-in tokenizer drops
+/// separators.
+fn is_word_token(token: &str) -> bool {
+    token.chars().any(|c| classify(c) != Class::Separator)
+}
+
+impl FeatureConfig {
+    /// Word shingles of tokens cut by an outside tokenizer (a segmenter such as jieba): the
+    /// kept tokens' indices in `spans`, their hashes in `token_hashes`, the shingles as ranges of
+    /// kept tokens in `ranges`. Shingles, the short-text rule and the stopword filter are those
+    /// of the built-in word tokens; the token kind is not consulted (tokens are words).
+    fn token_shingles<T: AsRef<str>>(&self, tokens: &[T], s: &mut Scratch) {
+        s.spans.clear();
+        s.token_hashes.clear();
+        s.ranges.clear();
+        for (i, token) in tokens.iter().enumerate() {
+            let token = token.as_ref();
+            if is_word_token(token) {
+                s.spans.push((i, 0));
+                s.token_hashes.push(fnv1a_64(token.as_bytes()));
+            }
+        }
+        let kept = s.spans.len();
+        if kept == 0 {
+            return;
+        }
+        let width = self.ngram.min(kept);
+        let windows = kept - width + 1;
+        match &self.stopwords {
+            None => s.ranges.extend((0..windows).map(|i| (i, i + width))),
+            Some(stopwords) => {
+                s.stop.clear();
+                s.stop.extend(s.spans.iter().map(|&(i, _)| stopwords.contains(tokens[i].as_ref().as_bytes())));
+                Self::stopword_windows(width, windows, s);
+            }
+        }
+    }
+
+    /// Hashes the features of pre-split `tokens` into `scratch.hashes`, in feature order: a
+    /// shingle is its tokens joined by one space, as with the built-in tokenizer.
+    pub fn hash_token_features<T: AsRef<str>>(&self, tokens: &[T], scratch: &mut Scratch) {
+        scratch.hashes.clear();
+        self.token_shingles(tokens, scratch);
+        let s = &mut *scratch;
+        let (spans, token_hashes) = (&s.spans, &s.token_hashes);
+        s.hashes.extend(s.ranges.iter().map(|&(a, b)| {
+            let mut h = token_hashes[a];
+            for &(i, _) in &spans[a + 1..b] {
+                h = fnv1a_64_update((h ^ u64::from(b' ')).wrapping_mul(PRIME), tokens[i].as_ref().as_bytes());
+            }
+            h
+        }));
+    }
+
+    /// The features of pre-split `tokens` as strings, in order: exactly the bytes that are hashed.
+    pub fn token_features<T: AsRef<str>>(&self, tokens: &[T]) -> Vec<String> {
+        let mut s = Scratch::default();
+        self.token_shingles(tokens, &mut s);
+        s.ranges
+            .iter()
+            .map(|&(a, b)| {
+                let words: Vec<&str> = s.spans[a..b].iter().map(|&(i, _)| tokens[i].as_ref()).collect();
+                words.join(" ")
+            })
+            .collect()
+    }
+}
+
+/// One field of a document as the core takes it: a normalized text (cut by the built-in
+/// tokenizer), or the tokens an outside tokenizer cut it into.
+pub trait Field {
+    /// Hashes the features into `scratch.hashes`, in feature order.
+    fn hash_features(&self, config: &FeatureConfig, scratch: &mut Scratch);
+    /// The features as strings, in order.
+    fn features(&self, config: &FeatureConfig) -> Vec<String>;
+}
+
+impl Field for str {
+    #[inline]
+    fn hash_features(&self, config: &FeatureConfig, scratch: &mut Scratch) {
+        config.hash_features(self, scratch);
+    }
+    fn features(&self, config: &FeatureConfig) -> Vec<String> {
+        config.features(self)
+    }
+}
+
+impl<T: AsRef<str>> Field for [T] {
+    #[inline]
+    fn hash_features(&self, config: &FeatureConfig, scratch: &mut Scratch) {
+        config.hash_token_features(self, scratch);
+    }
+    fn features(&self, config: &FeatureConfig) -> Vec<String> {
+        config.token_features(self)
     }
 }
 
@@ -510,5 +615,28 @@ mod tests {
         config.hash_features(text, &mut scratch);
         let want: Vec<u64> = config.features(text).iter().map(|f| fnv1a_64(f.as_bytes())).collect();
         assert_eq!(scratch.hashes, want);
+    }
+
+    #[test]
+    fn pre_split_tokens_make_the_same_shingles_as_the_text() {
+        let text = "the cat sat on the mat, the cat ran";
+        for n in 1..5 {
+            let config = FeatureConfig::new(TokenKind::Word, n, Some(vec!["on".into()])).unwrap();
+            let tokens: Vec<&str> = text.split([' ', ',']).collect();
+            assert_eq!(config.token_features(&tokens), config.features(text), "n = {n}");
+            let (mut a, mut b) = (Scratch::default(), Scratch::default());
+            config.hash_features(text, &mut a);
+            config.hash_token_features(&tokens, &mut b);
+            assert_eq!(a.hashes, b.hashes);
+        }
+    }
+
+    #[test]
+    fn pre_split_tokens_keep_words_and_drop_separators() {
+        let config = FeatureConfig::new(TokenKind::Word, 2, None).unwrap();
+        let tokens = ["你", "妈妈", "，", " ", "回家", "!?", "", "a_b"];
+        assert_eq!(config.token_features(&tokens), ["你 妈妈", "妈妈 回家", "回家 a_b"]);
+        assert!(config.token_features::<&str>(&[]).is_empty());
+        assert!(config.token_features(&["  ", "，"]).is_empty());
     }
 }

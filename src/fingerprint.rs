@@ -16,7 +16,7 @@ use std::hash::BuildHasherDefault;
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
-use crate::features::{FeatureConfig, Scratch};
+use crate::features::{FeatureConfig, Field, Scratch};
 use crate::hash::FoldHasher;
 
 /// How the features of one document are weighted.
@@ -411,7 +411,12 @@ impl Hasher {
     /// The features of one field of a document with the weight each one adds, in the order they
     /// are summed: exactly what [`Hasher::fingerprint`] hashes.
     pub fn weighted_features(&self, field: usize, text: &str) -> Vec<(String, f64)> {
-        let features = self.features.features(text);
+        self.weighted_features_of(field, text)
+    }
+
+    /// [`Hasher::weighted_features`] of one field given as text or as pre-split tokens.
+    pub fn weighted_features_of<F: Field + ?Sized>(&self, field: usize, doc: &F) -> Vec<(String, f64)> {
+        let features = doc.features(&self.features);
         let fw = self.field_weights.get(field).copied().unwrap_or(1.0);
         let mut seen = std::collections::HashSet::new();
         features
@@ -429,17 +434,22 @@ impl Hasher {
 
     /// The fingerprint of one document given as one text per field.
     pub fn fingerprint(&self, fields: &[&str], scratch: &mut Scratch) -> u64 {
+        self.fingerprint_of(fields, scratch)
+    }
+
+    /// The fingerprint of one document given as one text, or one list of tokens, per field.
+    pub fn fingerprint_of<F: Field + ?Sized>(&self, fields: &[&F], scratch: &mut Scratch) -> u64 {
         match &self.int_field_weights {
             Some(fws) => self.fingerprint_int(fields, fws, scratch),
             None => self.fingerprint_float(fields, scratch),
         }
     }
 
-    fn fingerprint_int(&self, fields: &[&str], fws: &[i64], scratch: &mut Scratch) -> u64 {
+    fn fingerprint_int<F: Field + ?Sized>(&self, fields: &[&F], fws: &[i64], scratch: &mut Scratch) -> u64 {
         // Σ_fields w_f · (2·count − total): exact, and the fast path for one field of weight 1.
         let mut tallies = [0i128; 64];
         for (&text, &fw) in fields.iter().zip(fws) {
-            self.features.hash_features(text, scratch);
+            text.hash_features(&self.features, scratch);
             if self.weighting == Weighting::Binary {
                 scratch.hashes.sort_unstable();
                 scratch.hashes.dedup();
@@ -458,11 +468,11 @@ impl Hasher {
         fingerprint_of_tallies(&tallies)
     }
 
-    fn fingerprint_float(&self, fields: &[&str], scratch: &mut Scratch) -> u64 {
+    fn fingerprint_float<F: Field + ?Sized>(&self, fields: &[&F], scratch: &mut Scratch) -> u64 {
         let mut tallies = [0f64; 64];
         let mut seen = HashKeySet::default();
         for (&text, &fw) in fields.iter().zip(&self.field_weights) {
-            self.features.hash_features(text, scratch);
+            text.hash_features(&self.features, scratch);
             seen.clear();
             for &h in &scratch.hashes {
                 if self.weighting == Weighting::Binary && !seen.insert(h) {
@@ -482,6 +492,24 @@ impl Hasher {
     /// documents; each document is computed alone, so the result is the same for any number of
     /// threads.
     pub fn fingerprint_many<S: AsRef<str> + Sync>(&self, fields: &[&[S]]) -> Result<Vec<u64>> {
+        self.fingerprint_many_of::<str, S>(fields)
+    }
+
+    /// [`Hasher::fingerprint_many`] of documents whose fields are lists of pre-split tokens:
+    /// `fields[f][d]` is the tokens of field f of document d.
+    pub fn fingerprint_tokens_many<T, D>(&self, fields: &[&[D]]) -> Result<Vec<u64>>
+    where
+        T: AsRef<str> + Sync,
+        D: AsRef<[T]> + Sync,
+    {
+        self.fingerprint_many_of::<[T], D>(fields)
+    }
+
+    fn fingerprint_many_of<F, S>(&self, fields: &[&[S]]) -> Result<Vec<u64>>
+    where
+        F: Field + Sync + ?Sized,
+        S: AsRef<F> + Sync,
+    {
         let n = self.check_fields(fields)?;
         if n < PARALLEL_MIN_DOCS {
             let (mut scratch, mut doc) = (Scratch::default(), Vec::new());
@@ -498,16 +526,16 @@ impl Hasher {
     }
 
     /// The fingerprint of document `d` of `fields`, with `doc` as room for its field texts.
-    fn fingerprint_at<'a, S: AsRef<str>>(
+    fn fingerprint_at<'a, F: Field + ?Sized + 'a, S: AsRef<F>>(
         &self,
         fields: &[&'a [S]],
         d: usize,
         scratch: &mut Scratch,
-        doc: &mut Vec<&'a str>,
+        doc: &mut Vec<&'a F>,
     ) -> u64 {
         doc.clear();
         doc.extend(fields.iter().map(|f| f[d].as_ref()));
-        self.fingerprint(doc, scratch)
+        self.fingerprint_of(doc, scratch)
     }
 
     fn check_fields<S>(&self, fields: &[&[S]]) -> Result<usize> {
@@ -531,6 +559,23 @@ impl Hasher {
         &self,
         fields: &[&[S]],
     ) -> Result<(Vec<u64>, Vec<u64>)> {
+        self.document_frequencies_of::<str, S>(fields)
+    }
+
+    /// [`Hasher::document_frequencies`] of documents given as pre-split tokens.
+    pub fn document_frequencies_tokens<T, D>(&self, fields: &[&[D]]) -> Result<(Vec<u64>, Vec<u64>)>
+    where
+        T: AsRef<str> + Sync,
+        D: AsRef<[T]> + Sync,
+    {
+        self.document_frequencies_of::<[T], D>(fields)
+    }
+
+    fn document_frequencies_of<F, S>(&self, fields: &[&[S]]) -> Result<(Vec<u64>, Vec<u64>)>
+    where
+        F: Field + Sync + ?Sized,
+        S: AsRef<F> + Sync,
+    {
         let n = self.check_fields(fields)?;
         let merged = (0..n)
             .into_par_iter()
@@ -540,7 +585,7 @@ impl Hasher {
                 |(mut scratch, mut distinct, mut df), d| {
                     distinct.clear();
                     for f in fields {
-                        self.features.hash_features(f[d].as_ref(), &mut scratch);
+                        f[d].as_ref().hash_features(&self.features, &mut scratch);
                         distinct.extend_from_slice(&scratch.hashes);
                     }
                     distinct.sort_unstable();
@@ -678,6 +723,33 @@ mod tests {
                 let t = tallies_float(&hashes, &weights).unwrap();
                 assert_eq!(many[d], fingerprint_of_tallies(&t), "{weighting:?} doc {d}");
             }
+        }
+    }
+
+    #[test]
+    fn pre_split_tokens_give_the_fingerprints_of_the_text() {
+        let texts: Vec<String> = (0..200)
+            .map(|i| format!("doc {i} shares words with doc {} and more {} of the same", i % 13, i % 4))
+            .collect();
+        let tokens: Vec<Vec<&str>> = texts.iter().map(|t| t.split(' ').collect()).collect();
+        let titles: Vec<String> = (0..200).map(|i| format!("title {}", i % 7)).collect();
+        let title_tokens: Vec<Vec<&str>> = titles.iter().map(|t| t.split(' ').collect()).collect();
+        let features = FeatureConfig::new(TokenKind::Word, 2, Some(vec!["of".into()])).unwrap();
+        let plain = Hasher::new(features.clone(), Weighting::Tf, None, vec![1.0]).unwrap();
+        let (keys, dfs) = plain.document_frequencies(&[&texts[..]]).unwrap();
+        assert_eq!(plain.document_frequencies_tokens(&[&tokens[..]]).unwrap(), (keys.clone(), dfs.clone()));
+        let idf = Idf::from_frequencies(200, &keys, &dfs).unwrap();
+        for (weighting, idf, fw) in [
+            (Weighting::Tf, None, vec![1.0, 1.0]),
+            (Weighting::Binary, None, vec![2.0, 1.0]),
+            (Weighting::Tf, None, vec![1.5, 1.0]),
+            (Weighting::Idf, Some(idf), vec![2.0, 1.0]),
+        ] {
+            let hasher = Hasher::new(features.clone(), weighting, idf, fw).unwrap();
+            let from_text = hasher.fingerprint_many(&[&titles[..], &texts[..]]).unwrap();
+            let from_tokens = hasher.fingerprint_tokens_many(&[&title_tokens[..], &tokens[..]]).unwrap();
+            assert_eq!(from_text, from_tokens, "{weighting:?}");
+            assert_eq!(hasher.weighted_features_of(1, &tokens[3][..]), hasher.weighted_features(1, &texts[3]));
         }
     }
 

@@ -2,9 +2,12 @@
 //!
 //! The core is plain Rust, tested by `cargo test` without Python: FNV-1a feature hashes
 //! ([`hash`]), features of normalized text ([`features`]), weighted tallies and fingerprints
-//! ([`fingerprint`]) and Hamming distances ([`hamming`]). The Python bindings live in
+//! ([`fingerprint`]) and Hamming distances ([`hamming`]); the seeds' other encoders ([`encoders`]) and
+//! the fingerprints of the `simhash` package ([`compat`]). The Python bindings live in
 //! `python/` behind the `python` feature and only extract, validate, release the GIL and convert.
 
+pub mod compat;
+pub mod encoders;
 pub mod error;
 pub mod features;
 pub mod fingerprint;

@@ -7,6 +7,7 @@ on all cores with the GIL released. See the README for a tour.
 from ._core import IndexFormatError, NeardupError
 from ._core import __version__ as __version__
 from .dedup import DedupResult, dedup
+from .encoders import SparseEncoder, VectorSimhash, group_by_key, minhash_key, minhash_key_many
 from .fingerprints import (
     fnv1a_64,
     hamming,
@@ -28,12 +29,17 @@ __all__ = [
     "PlanTable",
     "SimhashIndex",
     "Simhasher",
+    "SparseEncoder",
+    "VectorSimhash",
     "cluster",
     "dedup",
     "find_all",
     "fnv1a_64",
+    "group_by_key",
     "hamming",
     "hamming_many",
+    "minhash_key",
+    "minhash_key_many",
     "normalize",
     "plan",
     "simhash",

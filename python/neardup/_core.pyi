@@ -1,6 +1,7 @@
 """The compiled core of neardup (Rust). Users call the public API in ``neardup``; these are its parts."""
 
 import os
+from collections.abc import Sequence
 from typing import final
 
 import numpy as np
@@ -9,10 +10,19 @@ import numpy.typing as npt
 __all__ = [
     "__version__",
     "Hasher",
+    "Hyperplanes",
     "Index",
     "Plan",
+    "Sparse",
     "cluster",
+    "compat_windows_many",
+    "extended_hash",
     "find_all",
+    "group_by_key",
+    "md5_64_many",
+    "minhash_key",
+    "minhash_keys",
+    "minhash_keys_tokens",
     "IndexFormatError",
     "NeardupError",
     "fnv1a_64",
@@ -34,7 +44,7 @@ class IndexFormatError(NeardupError):
 def fnv1a_64(data: str | bytes | bytearray | memoryview) -> int:
     """FNV-1a 64 of the bytes (a str as UTF-8)."""
 
-def fnv1a_64_many(items: list[str | bytes]) -> npt.NDArray[np.uint64]:
+def fnv1a_64_many(items: Sequence[str | bytes]) -> npt.NDArray[np.uint64]:
     """FNV-1a 64 of each item, as a uint64 array."""
 
 def tallies_int(hashes: npt.NDArray[np.uint64], weights: npt.NDArray[np.int64] | None = None) -> list[int]:
@@ -67,6 +77,17 @@ class Hasher:
         """The features of one normalized text, exactly as hashed."""
     def weighted_features(self, text: str, field: int) -> list[tuple[str, float]]:
         """The features of one field of a document with the weight each adds, in summation order."""
+    def weighted_features_tokens(self, tokens: list[str], field: int) -> list[tuple[str, float]]:
+        """The features of one field of a document given as pre-split tokens, with their weights."""
+    def fingerprint_tokens_many(
+        self, fields: list[list[list[str]]], threads: int | None = None
+    ) -> npt.NDArray[np.uint64]:
+        """Fingerprints of documents given field by field as pre-split tokens: ``fields[f][d]`` is a
+        list of tokens."""
+    def document_frequencies_tokens(
+        self, fields: list[list[list[str]]], threads: int | None = None
+    ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
+        """Document frequencies of feature hashes of documents given as pre-split tokens."""
     def fingerprint_many(self, fields: list[list[str]], threads: int | None = None) -> npt.NDArray[np.uint64]:
         """Fingerprints of documents given field by field: ``fields[f][d]``."""
     def document_frequencies(
@@ -137,3 +158,72 @@ def cluster(
     fingerprints: npt.NDArray[np.uint64], k: int, plan: Plan | None = None, threads: int | None = None
 ) -> npt.NDArray[np.int64]:
     """Connected components of the pairs within k; a cluster's label is its smallest row."""
+
+@final
+class Sparse:
+    """The compiled half of ``neardup.SparseEncoder``: extendable token hashes, column sums, top-N."""
+
+    def __new__(
+        cls, size: int, active: int, token_similarity: bool, weights: list[tuple[str, float]] | None = None
+    ) -> Sparse: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def active(self) -> int: ...
+    def sums(self, tokens: list[str]) -> npt.NDArray[np.float64]:
+        """Column sums of one token list."""
+    def select(self, sums: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:
+        """The indices of the `active` largest sums, ascending; ties to the lower index."""
+    def encode(self, tokens: list[str]) -> npt.NDArray[np.int64]:
+        """The active bits of one token list."""
+    def encode_many(self, docs: list[list[str]], threads: int | None = None) -> npt.NDArray[np.int64]:
+        """The active bits of many token lists, flat: `active` per list."""
+    def sums_of_words(
+        self, rows: npt.NDArray[np.uint64], weights: npt.NDArray[np.float64] | None = None
+    ) -> npt.NDArray[np.float64]:
+        """Column sums of hash rows given as 64-bit words, row after row."""
+
+def extended_hash(data: str | bytes | bytearray | memoryview, words: int) -> npt.NDArray[np.uint64]:
+    """The first `words` words of the extendable hash (FNV-1a 64, then SplitMix64) of the data."""
+
+@final
+class Hyperplanes:
+    """The compiled half of ``neardup.VectorSimhash``: seeded Gaussian normals and sign bits."""
+
+    def __new__(cls, dim: int, bits: int, seed: int) -> Hyperplanes: ...
+    @property
+    def dim(self) -> int: ...
+    @property
+    def bits(self) -> int: ...
+    def normals(self) -> npt.NDArray[np.float64]:
+        """The normals, row after row (`bits` rows of `dim`)."""
+    def fingerprint_many_f64(
+        self, matrix: npt.NDArray[np.float64], threads: int | None = None
+    ) -> npt.NDArray[np.uint64]:
+        """Fingerprints of the rows of a C-contiguous float64 matrix."""
+    def fingerprint_many_f32(
+        self, matrix: npt.NDArray[np.float32], threads: int | None = None
+    ) -> npt.NDArray[np.uint64]:
+        """Fingerprints of the rows of a C-contiguous float32 matrix."""
+
+def minhash_key(hashes: npt.NDArray[np.uint64], restrictiveness: int) -> int:
+    """The XOR of the `restrictiveness` smallest distinct hashes."""
+
+def minhash_keys(
+    hasher: Hasher, fields: list[list[str]], restrictiveness: int, threads: int | None = None
+) -> npt.NDArray[np.uint64]:
+    """Minhash keys of documents given field by field (`fields[f][d]`), features by `hasher`."""
+
+def minhash_keys_tokens(
+    hasher: Hasher, fields: list[list[list[str]]], restrictiveness: int, threads: int | None = None
+) -> npt.NDArray[np.uint64]:
+    """Minhash keys of documents given field by field as pre-split tokens."""
+
+def group_by_key(keys: npt.NDArray[np.uint64]) -> npt.NDArray[np.int64]:
+    """Labels of equal keys: the smallest row holding each key."""
+
+def md5_64_many(items: Sequence[str | bytes]) -> npt.NDArray[np.uint64]:
+    """The `simhash` package's feature hash (last 8 bytes of MD5, big-endian) of each item."""
+
+def compat_windows_many(texts: list[str], threads: int | None = None) -> npt.NDArray[np.uint64]:
+    """The `simhash` package's default fingerprints of cleaned (lowercased, filtered) texts."""

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import itertools
+import warnings
 from concurrent.futures import Future, ThreadPoolExecutor
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, Union
+from typing import Any, Callable, Union
 
 import numpy as np
 
@@ -14,6 +15,7 @@ from .normalize import normalizer
 from .stopwords import ENGLISH
 
 Document = Union[str, bytes, Mapping[str, Any]]
+Tokenizer = Callable[[str], Iterable[str]]
 
 #: The defaults, chosen by near-duplicate F1 on the Debian corpus (see README, "Choosing the
 #: defaults"). Changing any of them changes every default fingerprint: a breaking change.
@@ -49,6 +51,11 @@ class Simhasher:
             keeps all its shingles): ``"english"`` for the built-in list, or your own words.
         fields: for documents given as dicts, the weight of each field, such as
             ``{"title": 2, "body": 1}``; fields missing from a document or ``None`` are empty.
+        tokenizer: cut the normalized text into word tokens in Python instead of the built-in
+            tokenizer: ``"jieba"`` for Chinese word segmentation (``pip install neardup[zh]``),
+            or any function from a str to a list of str. Tokens holding no letter, number or
+            mark (spaces, punctuation) are dropped; shingles, hashing and tallies are those of
+            the built-in path, in the core. Needs ``tokens="word"``.
 
     Example:
         >>> hasher = Simhasher(ngram=2)
@@ -67,6 +74,7 @@ class Simhasher:
         casefold: bool = True,
         stopwords: str | Iterable[str] | None = None,
         fields: Mapping[str, float] | None = None,
+        tokenizer: str | Tokenizer | None = None,
     ) -> None:
         if not isinstance(tokens, str):
             raise TypeError(f"tokens must be \"word\" or \"char\", got {tokens!r}")
@@ -82,6 +90,8 @@ class Simhasher:
         self.casefold = casefold
         self.stopwords = _stopword_list(stopwords, self._normalize)
         self.fields = _field_weights(fields)
+        self.tokenizer = tokenizer
+        self._tokenize = _tokenizer(tokenizer, tokens)
         self._idf: tuple[int, np.ndarray, np.ndarray] | None = None
         self._inner = self._build()
 
@@ -110,6 +120,7 @@ class Simhasher:
             "casefold": self.casefold,
             "stopwords": self.stopwords,
             "fields": self.fields,
+            "tokenizer": self.tokenizer,
         }
 
     def __repr__(self) -> str:
@@ -118,6 +129,12 @@ class Simhasher:
             if name == "stopwords" and value is not None:
                 value = "english" if value == _sorted_english(self._normalize) else f"<{len(value)} words>"
                 parts.append(f"stopwords={value!r}" if value == "english" else f"stopwords={value}")
+                continue
+            if name == "tokenizer" and value is None:
+                continue
+            if name == "tokenizer" and callable(value):
+                value = getattr(value, "__qualname__", None) or repr(value)
+                parts.append(f"tokenizer=<{value}>")
                 continue
             parts.append(f"{name}={value!r}")
         if self.weighting == "idf":
@@ -169,7 +186,7 @@ class Simhasher:
         dfs_all: list[np.ndarray] = []
         for start, chunk in _chunks(corpus, CHUNK_SIZE, "corpus"):
             columns = self._columns(chunk, start, "corpus")
-            keys, dfs = _call(counter.document_frequencies, columns, start, "corpus", threads)
+            keys, dfs = _call(_method(counter, "document_frequencies", self.tokenizer), columns, start, "corpus", threads)
             keys_all.append(keys)
             dfs_all.append(dfs)
             documents += len(chunk)
@@ -209,13 +226,13 @@ class Simhasher:
         columns = self._columns([doc], 0, "doc")
         out: list[tuple[str, float]] = []
         for field, column in enumerate(columns):
-            out.extend(_call(self._inner.weighted_features, column[0], 0, "doc", field))
+            out.extend(_call(_method(self._inner, "weighted_features", self.tokenizer), column[0], 0, "doc", field))
         return out
 
     def fingerprint(self, doc: Document) -> int:
         """The 64-bit fingerprint of one document (a str, UTF-8 bytes, or a dict with ``fields``)."""
         columns = self._columns([doc], 0, "doc")
-        return _call(self._inner.fingerprint_many, columns, 0, "doc")[0]
+        return _call(_method(self._inner, "fingerprint_many", self.tokenizer), columns, 0, "doc")[0]
 
     # -- many documents -----------------------------------------------------------------------
 
@@ -253,15 +270,16 @@ class Simhasher:
         # normalizes the next one: one helper thread keeps the core busy.
         pool: ThreadPoolExecutor | None = None
         pending: list[tuple[int, Future[np.ndarray]]] = []
+        method = _method(self._inner, "fingerprint_many", self.tokenizer)
         try:
             for start, chunk in _chunks(docs, chunk_size, "docs"):
                 columns = self._columns(chunk, start, "docs")
                 if pool is None and len(chunk) == chunk_size and total != chunk_size:
                     pool = ThreadPoolExecutor(1, thread_name_prefix="neardup")
                 if pool is None:
-                    store(start, _call(self._inner.fingerprint_many, columns, start, "docs", threads))
+                    store(start, _call(method, columns, start, "docs", threads))
                     continue
-                pending.append((start, pool.submit(_call, self._inner.fingerprint_many, columns, start, "docs", threads)))
+                pending.append((start, pool.submit(_call, method, columns, start, "docs", threads)))
                 while len(pending) > 1:
                     done_start, future = pending.pop(0)
                     store(done_start, future.result())
@@ -276,7 +294,30 @@ class Simhasher:
 
     # -- documents to columns of normalized text ----------------------------------------------
 
-    def _columns(self, chunk: list[Any], start: int, name: str) -> list[list[str]]:
+    def _feature_core(self) -> Any:
+        """A core hasher with these features, whatever the weighting (for feature sets)."""
+        return self._build("tf") if isinstance(self._inner, _Unfitted) else self._inner
+
+    def _columns(self, chunk: list[Any], start: int, name: str) -> Any:
+        """One list per field of normalized texts, or with a tokenizer of their tokens."""
+        columns = self._text_columns(chunk, start, name)
+        if self._tokenize is None:
+            return columns
+        return [[self._tokens(text, f"{name}[{start + i}]") for i, text in enumerate(column)] for column in columns]
+
+    def _tokens(self, text: str, label: str) -> list[str]:
+        """The tokenizer's tokens of one normalized text, checked."""
+        assert self._tokenize is not None
+        tokens = self._tokenize(text)
+        if isinstance(tokens, (str, bytes)) or not isinstance(tokens, Iterable):
+            raise TypeError(f"the tokenizer must return a list of str, got {type(tokens).__name__} for {label}")
+        tokens = tokens if isinstance(tokens, list) else list(tokens)
+        for j, token in enumerate(tokens):
+            if not isinstance(token, str):
+                raise TypeError(f"the tokenizer returned {type(token).__name__} as token {j} of {label}; expected str")
+        return tokens
+
+    def _text_columns(self, chunk: list[Any], start: int, name: str) -> list[list[str]]:
         """One list of normalized texts per field, checking every document."""
         if self.fields is None:
             try:
@@ -314,6 +355,47 @@ class Simhasher:
         if isinstance(doc, Mapping):
             raise TypeError(f"{label} is a dict: pass fields={{...}} to Simhasher to weigh its fields")
         raise TypeError(f"{label} is {type(doc).__name__}; expected str or bytes")
+
+
+def _method(inner: Any, name: str, tokenizer: Any) -> Any:
+    """The core method for texts, or its twin for pre-split tokens when there is a tokenizer."""
+    if tokenizer is None:
+        return getattr(inner, name)
+    twins = {
+        "fingerprint_many": "fingerprint_tokens_many",
+        "document_frequencies": "document_frequencies_tokens",
+        "weighted_features": "weighted_features_tokens",
+    }
+    return getattr(inner, twins[name])
+
+
+def _tokenizer(tokenizer: Any, tokens: str) -> Tokenizer | None:
+    """The tokenizing function of a ``tokenizer=`` setting."""
+    if tokenizer is None:
+        return None
+    if tokens != "word":
+        raise ValueError(f"tokenizer= cuts text into word tokens: it needs tokens=\"word\", not {tokens!r}")
+    if isinstance(tokenizer, str):
+        if tokenizer != "jieba":
+            raise ValueError(f"tokenizer must be \"jieba\" or a function from str to a list of str, got {tokenizer!r}")
+        return _jieba()
+    if not callable(tokenizer):
+        raise TypeError(f"tokenizer must be \"jieba\" or a function from str to a list of str, got {type(tokenizer).__name__}")
+    return tokenizer
+
+
+def _jieba() -> Tokenizer:
+    """jieba's word segmentation (accurate mode), imported on first use."""
+    try:
+        with warnings.catch_warnings():
+            # jieba 0.42 imports pkg_resources, which newer setuptools deprecate on import.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            warnings.simplefilter("ignore", SyntaxWarning)  # its regexes' escapes, on newer Pythons
+            import jieba  # type: ignore[import-untyped]
+    except ImportError:
+        raise ImportError("tokenizer=\"jieba\" needs the jieba package: pip install 'neardup[zh]'") from None
+    lcut: Tokenizer = jieba.lcut
+    return lcut
 
 
 class _Unfitted:
@@ -373,6 +455,9 @@ def _raise_unencodable(columns: list[list[str]] | list[str], start: int, name: s
         flat: Any = [[columns]]
     else:
         flat = [columns] if columns and isinstance(columns[0], str) else columns
+    if flat and flat[0] and isinstance(flat[0][0], list):
+        # Pre-split tokens (a tokenizer): one token list per document.
+        flat = [[" ".join(tokens) for tokens in column] for column in flat]
     for column in flat:
         for i, text in enumerate(column):
             try:

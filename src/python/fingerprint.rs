@@ -90,8 +90,20 @@ pub struct PyHasher {
     inner: Hasher,
 }
 
+impl PyHasher {
+    /// The core hasher.
+    pub(crate) fn inner(&self) -> &Hasher {
+        &self.inner
+    }
+}
+
 /// Borrows `fields[f][d]` as one slice per field.
 fn field_slices(fields: &[Vec<PyBackedStr>]) -> Vec<&[PyBackedStr]> {
+    field_slices_of(fields)
+}
+
+/// Borrows `fields[f][d]` as one slice per field, whatever a document is.
+pub(crate) fn field_slices_of<T>(fields: &[Vec<T>]) -> Vec<&[T]> {
     fields.iter().map(|f| f.as_slice()).collect()
 }
 
@@ -126,6 +138,39 @@ impl PyHasher {
     /// The features of one field of a document with the weight each adds, in summation order.
     fn weighted_features(&self, py: Python<'_>, text: PyBackedStr, field: usize) -> Vec<(String, f64)> {
         py.detach(|| self.inner.weighted_features(field, &text))
+    }
+
+    /// The features of one field of a document given as pre-split tokens, with their weights.
+    fn weighted_features_tokens(&self, py: Python<'_>, tokens: Vec<PyBackedStr>, field: usize) -> Vec<(String, f64)> {
+        py.detach(|| self.inner.weighted_features_of(field, &tokens[..]))
+    }
+
+    /// Fingerprints of documents given field by field as pre-split tokens: `fields[f][d]` is a
+    /// list of tokens.
+    #[pyo3(signature = (fields, threads=None))]
+    fn fingerprint_tokens_many<'py>(
+        &self,
+        py: Python<'py>,
+        fields: Vec<Vec<Vec<PyBackedStr>>>,
+        threads: Option<i64>,
+    ) -> PyResult<Bound<'py, PyArray1<u64>>> {
+        let slices = field_slices_of(&fields);
+        let fps = py.detach(|| parallel::with_threads(threads, || self.inner.fingerprint_tokens_many(&slices)))??;
+        Ok(fps.into_pyarray(py))
+    }
+
+    /// Document frequencies of feature hashes of documents given as pre-split tokens.
+    #[pyo3(signature = (fields, threads=None))]
+    fn document_frequencies_tokens<'py>(
+        &self,
+        py: Python<'py>,
+        fields: Vec<Vec<Vec<PyBackedStr>>>,
+        threads: Option<i64>,
+    ) -> PyResult<(U64Array<'py>, U64Array<'py>)> {
+        let slices = field_slices_of(&fields);
+        let (keys, dfs) = py
+            .detach(|| parallel::with_threads(threads, || self.inner.document_frequencies_tokens(&slices)))??;
+        Ok((keys.into_pyarray(py), dfs.into_pyarray(py)))
     }
 
     /// Fingerprints of documents given field by field: `fields[f][d]`.

@@ -2,6 +2,7 @@
 
 use pyo3::prelude::*;
 
+mod encoders;
 mod errors;
 mod fingerprint;
 mod index;
@@ -13,5 +14,6 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     fingerprint::register(m)?;
     index::register(m)?;
+    encoders::register(m)?;
     Ok(())
 }
