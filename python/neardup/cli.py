@@ -198,6 +198,15 @@ def _fingerprint_chunk(inp: Input, hasher: Simhasher, chunk: Chunk, threads: int
         return kept, hasher.fingerprint_many(kept.docs, threads=threads)
 
 
+def fingerprint_with_progress(inp: Input, hasher: Simhasher, threads: int | None, hidden: bool, **options: Any) -> tuple[np.ndarray, np.ndarray, int]:
+    """`fingerprint_pass` with a progress bar (hidden with --quiet or --json, or off a terminal)."""
+    progress = Progress(inp, "fingerprinting", hidden)
+    try:
+        return fingerprint_pass(inp, hasher, threads, progress, **options)
+    finally:
+        progress.close()
+
+
 def fingerprint_pass(
     inp: Input, hasher: Simhasher, threads: int | None, progress: Progress, on_chunk: Callable[[Chunk, np.ndarray], None] | None = None,
     raw: bool = False, lengths: bool = False,
@@ -594,11 +603,9 @@ def fingerprint(input: str | None, sample: bool, fmt: str | None, text_field: st
         except OSError as err:
             raise _Failed(f"cannot write {output}: {err.strerror or err}") from None
         write, close = _annotator(inp, tmp, output, column)
-        progress = Progress(inp, "fingerprinting", quiet or as_json)
         try:
-            fps, _, nbytes = fingerprint_pass(inp, hasher, threads, progress, on_chunk=write, raw=True)
+            fps, _, nbytes = fingerprint_with_progress(inp, hasher, threads, quiet or as_json, on_chunk=write, raw=True)
         finally:
-            progress.close()
             close()
         outputs.commit()
     seconds = time.perf_counter() - start
@@ -707,11 +714,7 @@ def pairs(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
     inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher, replayable=True)
     with inp, Outputs() as outputs:
         tmp = outputs.reserve(output) if output else None
-        progress = Progress(inp, "fingerprinting", quiet or as_json)
-        try:
-            fps, _, _ = fingerprint_pass(inp, hasher, threads, progress)
-        finally:
-            progress.close()
+        fps, _, _ = fingerprint_with_progress(inp, hasher, threads, quiet or as_json)
         i, j, d = find_all(fps, k, threads=threads)
         order = np.lexsort((j, i, -d.astype(np.int64)))
         shown = order[:limit]
@@ -787,11 +790,7 @@ def index_build(input: str | None, sample: bool, fmt: str | None, text_field: st
     inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher, replayable=id_field is not None, auto_id=False)
     with inp, Outputs() as outputs:
         tmp = outputs.reserve(index_path)
-        progress = Progress(inp, "fingerprinting", quiet or as_json)
-        try:
-            fps, _, _ = fingerprint_pass(inp, hasher, threads, progress)
-        finally:
-            progress.close()
+        fps, _, _ = fingerprint_with_progress(inp, hasher, threads, quiet or as_json)
         idx = SimhashIndex(k=k, expected_size=max(len(fps), 1))
         idx.add(fps, _int_ids(inp))
         idx.save(tmp)
@@ -816,11 +815,7 @@ def index_add(index_path: str, input: str | None, sample: bool, fmt: str | None,
     inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher, replayable=id_field is not None, auto_id=False)
     with inp, Outputs() as outputs:
         tmp = outputs.reserve(index_path)
-        progress = Progress(inp, "fingerprinting", quiet or as_json)
-        try:
-            fps, _, _ = fingerprint_pass(inp, hasher, threads, progress)
-        finally:
-            progress.close()
+        fps, _, _ = fingerprint_with_progress(inp, hasher, threads, quiet or as_json)
         rows, _, _ = idx.query_many(fps, threads=threads)
         matched = len(np.unique(rows))
         before = len(idx)
@@ -887,11 +882,7 @@ def index_query(index_path: str, input: str | None, sample: bool, fmt: str | Non
         return
     inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher, replayable=True)
     with inp:
-        progress = Progress(inp, "fingerprinting", quiet or as_json)
-        try:
-            fps, _, _ = fingerprint_pass(inp, hasher, threads, progress)
-        finally:
-            progress.close()
+        fps, _, _ = fingerprint_with_progress(inp, hasher, threads, quiet or as_json)
         rows, found, dists = idx.query_many(fps, threads=threads)
         names: dict[int, Any] = {}
         wanted = set(rows.tolist())

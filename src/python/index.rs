@@ -40,18 +40,8 @@ impl PyPlan {
     #[staticmethod]
     #[pyo3(signature = (k, n, memory=None, batch=false))]
     fn choose(k: i64, n: i64, memory: Option<i64>, batch: bool) -> PyResult<Self> {
-        let n = u64::try_from(n).map_err(|_| {
-            pyo3::exceptions::PyValueError::new_err(format!("n must be >= 0, got {n}"))
-        })?;
-        let memory = memory
-            .map(|m| {
-                u64::try_from(m).map_err(|_| {
-                    pyo3::exceptions::PyValueError::new_err(format!(
-                        "memory must be >= 0 bytes, got {m}"
-                    ))
-                })
-            })
-            .transpose()?;
+        let n = non_negative("n", n)?;
+        let memory = memory.map(|m| non_negative("memory (bytes)", m)).transpose()?;
         let workload = if batch {
             Workload::Batch
         } else {
@@ -158,15 +148,7 @@ impl PyIndex {
     #[new]
     #[pyo3(signature = (k, plan=None, expected_size=None))]
     fn new(k: i64, plan: Option<PyRef<'_, PyPlan>>, expected_size: Option<i64>) -> PyResult<Self> {
-        let expected = expected_size
-            .map(|n| {
-                u64::try_from(n).map_err(|_| {
-                    pyo3::exceptions::PyValueError::new_err(format!(
-                        "expected_size must be >= 0, got {n}"
-                    ))
-                })
-            })
-            .transpose()?;
+        let expected = expected_size.map(|n| non_negative("expected_size", n)).transpose()?;
         let index = Index::new(k, plan.map(|p| p.inner.clone()), expected)?;
         Ok(PyIndex {
             inner: RwLock::new(index),
@@ -273,6 +255,12 @@ impl PyIndex {
             inner: RwLock::new(index),
         })
     }
+}
+
+/// A count from Python: accepted as i64 so that -1 is a clear ValueError, not an OverflowError.
+fn non_negative(name: &str, value: i64) -> PyResult<u64> {
+    u64::try_from(value)
+        .map_err(|_| pyo3::exceptions::PyValueError::new_err(format!("{name} must be >= 0, got {value}")))
 }
 
 fn batch_plan(k: i64, n: usize, plan: Option<PyRef<'_, PyPlan>>) -> PyResult<(u32, Plan)> {
