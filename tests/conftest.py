@@ -1,8 +1,20 @@
 import gzip
 import json
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# In CI, property tests draw the same examples every run (a red run can be replayed, a green one
+# cannot turn red by luck), and a slow shared machine does not fail them for slow data generation.
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = ROOT.parent / "shared" / "data" / "debian-descriptions.jsonl.gz"
