@@ -12,6 +12,9 @@ use crate::pairs;
 use crate::parallel;
 use crate::plan::{check_k, Plan, Workload};
 
+/// Parallel numpy arrays handed to Python: (rows or i, ids or j, distances).
+type PairArrays<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<u8>>);
+
 /// A layout of permuted tables (compiled half of `neardup.Plan`).
 #[pyclass(frozen, name = "Plan", module = "neardup._core")]
 pub struct PyPlan {
@@ -221,17 +224,12 @@ impl PyIndex {
     }
 
     #[pyo3(signature = (fingerprints, threads=None))]
-    #[allow(clippy::type_complexity)]
     fn query_many<'py>(
         &self,
         py: Python<'py>,
         fingerprints: PyReadonlyArray1<'py, u64>,
         threads: Option<i64>,
-    ) -> PyResult<(
-        Bound<'py, PyArray1<i64>>,
-        Bound<'py, PyArray1<i64>>,
-        Bound<'py, PyArray1<u8>>,
-    )> {
+    ) -> PyResult<PairArrays<'py>> {
         let fps = fingerprints.as_slice()?;
         let (rows, ids, ds) =
             py.detach(|| parallel::with_threads(threads, || self.read().query_many(fps)))?;
@@ -274,18 +272,13 @@ fn batch_plan(k: i64, n: usize, plan: Option<PyRef<'_, PyPlan>>) -> PyResult<(u3
 
 #[pyfunction]
 #[pyo3(signature = (fingerprints, k, plan=None, threads=None))]
-#[allow(clippy::type_complexity)]
 fn find_all<'py>(
     py: Python<'py>,
     fingerprints: PyReadonlyArray1<'py, u64>,
     k: i64,
     plan: Option<PyRef<'py, PyPlan>>,
     threads: Option<i64>,
-) -> PyResult<(
-    Bound<'py, PyArray1<i64>>,
-    Bound<'py, PyArray1<i64>>,
-    Bound<'py, PyArray1<u8>>,
-)> {
+) -> PyResult<PairArrays<'py>> {
     let fps = fingerprints.as_slice()?;
     let (k, plan) = batch_plan(k, fps.len(), plan)?;
     let found =
