@@ -33,7 +33,6 @@ import json
 import os
 import platform
 import random
-import re
 import subprocess
 import sys
 import tempfile
@@ -44,18 +43,15 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-import quality  # noqa: E402  (loading and scoring helpers)
+import quality  # noqa: E402  (the Debian loader)
+import synth  # noqa: E402  (shingles, the truth loader and the scorer)
 
 DATA = HERE.parent.parent / "shared" / "data"
-WORD = re.compile(r"\w+")
 
 
 def shingles(text: str) -> list[str]:
-    """Word 3-shingles of the lowercased text, as the ground truth defines them."""
-    tokens = WORD.findall(text.lower())
-    if len(tokens) < 3:
-        return [" ".join(tokens)]
-    return sorted({" ".join(tokens[i : i + 3]) for i in range(len(tokens) - 2)})
+    """The ground truth's word 3-shingles (benches/synth.py), sorted: the peers' input order."""
+    return sorted(synth.shingles(text))
 
 
 def read_texts(path: str) -> list[str]:
@@ -194,7 +190,7 @@ def main() -> None:
 
     corpus = args.data / "debian-descriptions.jsonl.gz"
     ids, texts = quality.load(args.data)
-    truth, jac = quality.load_truth(args.data, ids)
+    truth = synth.load_truth(args.data / synth.DEBIAN_TRUTH.name, ids)
     row = {doc_id: i for i, doc_id in enumerate(ids)}
     n = len(ids)
     raw_mb = sum(len(json.dumps({"id": i, "text": t}).encode()) + 1 for i, t in zip(ids, texts)) / 1e6
@@ -202,8 +198,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="neardup-bench-") as tmp:
 
         def score(pairs: np.ndarray) -> dict:
-            keys = np.unique(pairs[:, 0] * n + pairs[:, 1]) if len(pairs) else np.zeros(0, np.int64)
-            return quality.score(keys, np.zeros(len(keys), np.uint8), truth, jac, 0)
+            return synth.score(pairs, truth)
 
         # neardup: the whole dedup job, then the pairs it finds (scored)
         seconds, rss, code = timed(neardup_cmd() + ["dedup", str(corpus), "-o", f"{tmp}/kept.jsonl.gz", "--k", str(args.k), "--quiet"], args.timeout)
@@ -253,7 +248,7 @@ def main() -> None:
         f"# Dedup end to end: neardup beside its peers",
         "",
         f"Debian corpus: {n:,} documents, {raw_mb:.1f} MB of JSONL (read gzipped); truth: "
-        f"{int((jac >= 0.8).sum()):,} pairs with Jaccard >= 0.8 on word 3-shingles. Each contender is one process, "
+        f"{int((truth.jaccard >= 0.8).sum()):,} pairs with Jaccard >= 0.8 on word 3-shingles. Each contender is one process, "
         "timed from start to exit (Python start-up and reading the file included).",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}.",
         f"Command: `python benches/bench_dedup.py --k {args.k}" + (f" --big {args.big}" if args.big else "") + "`",

@@ -5,7 +5,8 @@ A setting reports every pair of documents whose fingerprints are within Hamming 
 score precision, recall and F1 against the truth for k = 1..6, plus the share of reported pairs
 that are at least loosely similar (Jaccard >= 0.5), and the fingerprinting time per document.
 
-Pairs are found exactly with a pigeonhole block scheme in numpy (k + 1 blocks: two fingerprints
+The truth is read and the pairs scored by benches/synth.py's `load_truth` and `score`, the scorer
+of every quality benchmark. Pairs are found exactly with a pigeonhole block scheme in numpy (k + 1 blocks: two fingerprints
 within k share at least one whole block), independent of neardup's own index.
 
     python benches/quality.py [--data ../shared/data] [--configs default|all] [--out FILE.md]
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -24,6 +26,9 @@ import numpy as np
 import neardup
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import synth  # noqa: E402  (the truth loader and the scorer)
+
 DATA = HERE.parent.parent / "shared" / "data"
 
 
@@ -35,25 +40,6 @@ def load(data: Path) -> tuple[list[str], list[str]]:
             ids.append(d["id"])
             texts.append(d["text"])
     return ids, texts
-
-
-def load_truth(data: Path, ids: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Pair keys (i * n + j, i < j) with Jaccard >= 0.5, and their Jaccard values."""
-    row = {doc_id: i for i, doc_id in enumerate(ids)}
-    n = len(ids)
-    keys, jac = [], []
-    with gzip.open(data / "debian-descriptions.truth-word3-j50.tsv.gz", "rt", encoding="utf-8") as f:
-        next(f)
-        for line in f:
-            a, b, j = line.rstrip("\n").split("\t")
-            i, k = row[a], row[b]
-            if i > k:
-                i, k = k, i
-            keys.append(i * n + k)
-            jac.append(float(j))
-    keys_a = np.array(keys, dtype=np.int64)
-    order = np.argsort(keys_a)
-    return keys_a[order], np.array(jac)[order]
 
 
 def popcount(x: np.ndarray) -> np.ndarray:
@@ -117,24 +103,6 @@ def pairs_within(fps: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     return keys[order], dists[order]
 
 
-def score(keys: np.ndarray, dists: np.ndarray, truth: np.ndarray, jac: np.ndarray, k: int) -> dict:
-    reported = keys[dists <= k]
-    hit = np.isin(reported, truth, assume_unique=True)
-    strong = truth[jac >= 0.8 - 1e-9]
-    tp = int(np.isin(reported, strong, assume_unique=True).sum())
-    precision = tp / len(reported) if len(reported) else 1.0
-    recall = tp / len(strong)
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return {
-        "k": k,
-        "reported": int(len(reported)),
-        "precision": precision,
-        "recall": recall,
-        "f1": f1,
-        "similar": float(hit.mean()) if len(reported) else 1.0,
-    }
-
-
 CONFIGS = {
     "default": [dict()],
     "all": [
@@ -170,9 +138,9 @@ def main() -> None:
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     ids, texts = load(args.data)
-    truth, jac = load_truth(args.data, ids)
+    truth = synth.load_truth(args.data / synth.DEBIAN_TRUTH.name, ids)
     lines = [
-        f"Debian corpus: {len(texts)} documents, {int((jac >= 0.8).sum())} truth pairs (Jaccard >= 0.8)",
+        f"Debian corpus: {len(texts)} documents, {int((truth.jaccard >= 0.8).sum())} truth pairs (Jaccard >= 0.8)",
         "",
         "| setting | k | reported | precision | recall | F1 | Jaccard>=0.5 | us/doc |",
         "|---|---|---|---|---|---|---|---|",
@@ -189,11 +157,11 @@ def main() -> None:
         keys, dists = pairs_within(fps, args.kmax)
         name = ", ".join(f"{k}={v!r}" for k, v in options.items()) or "defaults"
         for k in range(1, args.kmax + 1):
-            s = score(keys, dists, truth, jac, k)
+            s = synth.score(np.column_stack(np.divmod(keys[dists <= k], len(texts))), truth)
             best.append((s["f1"], name, k))
             row = (
                 f"| {name} | {k} | {s['reported']} | {s['precision']:.3f} | {s['recall']:.3f} | "
-                f"{s['f1']:.3f} | {s['similar']:.3f} | {us:.2f} |"
+                f"{s['f1']:.3f} | {s['loose']:.3f} | {us:.2f} |"
             )
             lines.append(row)
             print(row, flush=True)

@@ -1,0 +1,584 @@
+"""Synthetic corpora for the benchmarks: n documents made from the Debian corpus by seeded random
+edits, whose derivation is the ground truth, and the scorer used by every quality benchmark.
+
+    python benches/synth.py N OUT_DIR [--seed S] [--jobs J] [--source FILE.jsonl.gz]
+
+writes ``OUT_DIR/corpus-N-sS.jsonl`` (one ``{"id", "text"}`` per line) and
+``OUT_DIR/truth-N-sS.tsv.gz`` (every pair of documents whose word-3-shingle Jaccard is >= 0.5,
+with that Jaccard, as in ``shared/data``), then a small ``.done`` marker; a second run with the
+same arguments finds the marker and reuses the files.
+
+How a corpus is made (``benches/results/synth.md`` has the figures):
+
+- Documents come in families: a base document and members derived from it (or from an earlier
+  member) by word substitutions, insertions and deletions, a paragraph shuffle, a dropped last
+  paragraph or a line of boilerplate. About 70% of the documents are families of one. Each family
+  is generated whole and its members' shingle sets compared pair by pair, exactly: that is the
+  truth inside a family.
+- A base is new text laid out like a random Debian description (same number of words per
+  paragraph, a short description on the first line): runs of two to six consecutive words copied
+  from random Debian documents, separated by made-up names that belong to the family alone
+  (``name(family, slot)`` spells a number unique to the family in syllables; a name that happens
+  to be a Debian word does not count as private). Edits only ever insert Debian words.
+- Why no pair across families reaches 0.5: call a shingle private when it contains one of its
+  family's names; no other family's document has it. Every document is kept only if more than a
+  third of its distinct shingles are private (a member that fails is drawn again; the check is
+  exact, on the final text). Two documents A and B of different families then share at most
+  c = min(common(A), common(B)) shingles, with 3 * common(X) < 2 * |X|, so
+  3 * |A & B| <= 1.5 * (common(A) + common(B)) < |A| + |B|, which is exactly Jaccard < 1/2.
+  Boilerplate is therefore accounted for, however common it is.
+- Determinism: the corpus is cut into chunks of ``CHUNK`` documents, each drawn by its own
+  ``random.Random("neardup-synth:{seed}:{chunk}")``; families never straddle a chunk and are
+  shuffled inside it. The same n, seed and source give the same bytes for any ``--jobs``
+  (gzip header without time or name).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import multiprocessing
+import os
+import random
+import re
+import sys
+import time
+from collections.abc import Hashable, Iterable, Iterator, Sequence, Set as AbstractSet
+from dataclasses import dataclass
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+
+from neardup.io import Outputs
+
+__all__ = [
+    "DEBIAN_JSONL_GZ", "DEBIAN_TRUTH", "SynthCorpus", "Truth", "generate", "jaccard", "load_truth", "score", "shingles",
+]
+
+HERE = Path(__file__).resolve().parent
+DEBIAN_JSONL_GZ = HERE.parent.parent / "shared" / "data" / "debian-descriptions.jsonl.gz"
+DEBIAN_TRUTH = DEBIAN_JSONL_GZ.with_name("debian-descriptions.truth-word3-j50.tsv.gz")
+#: Bumped whenever the same (n, seed, source) would give other bytes: older outputs are redone.
+VERSION = 1
+#: Documents per chunk: the unit of randomness, of parallel work and of the family numbering.
+CHUNK = 10_000
+#: Pairs at or above this Jaccard are in the truth file.
+LOOSE = 0.5
+
+WORD = re.compile(r"\w+")
+
+
+# --- Shingles, Jaccard and scoring -------------------------------------------------------------
+
+
+def shingles(text: str) -> set[str]:
+    """Word 3-shingles as ``shared/data/README.md`` defines them: the text lowercased, tokens are
+    runs of ``\\w`` characters, a shingle is three consecutive tokens joined by a space; a text of
+    fewer than three tokens is one shingle (all its tokens joined)."""
+    tokens = WORD.findall(text.lower())
+    if len(tokens) < 3:
+        return {" ".join(tokens)}
+    return {" ".join(tokens[i : i + 3]) for i in range(len(tokens) - 2)}
+
+
+def jaccard(a: AbstractSet[Hashable], b: AbstractSet[Hashable]) -> float:
+    """|a & b| / |a | b| (1.0 for two empty sets)."""
+    union = len(a | b)
+    return len(a & b) / union if union else 1.0
+
+
+@dataclass(frozen=True)
+class Truth:
+    """The similar pairs of a corpus of ``n`` documents, by row (position in the corpus).
+
+    ``keys`` are sorted pair keys ``i * n + j`` (i < j), ``jaccard`` their similarities.
+    """
+
+    n: int
+    keys: np.ndarray
+    jaccard: np.ndarray
+
+    @classmethod
+    def from_pairs(cls, n: int, pairs: Iterable[tuple[int, int, float]]) -> Truth:
+        """From ``(row_a, row_b, jaccard)`` triples, rows in either order."""
+        rows = list(pairs)
+        jac = np.array([j for _, _, j in rows], dtype=np.float64)
+        keys = pair_keys(n, [(a, b) for a, b, _ in rows], unique=False)
+        order = np.argsort(keys, kind="stable")
+        return cls(n, keys[order], jac[order])
+
+
+def pair_keys(n: int, pairs: np.ndarray | Iterable[tuple[int, int]], unique: bool = True) -> np.ndarray:
+    """Keys ``min * n + max`` of row pairs (an (m, 2) array or pairs of ints), sorted and
+    deduplicated unless ``unique`` is false (then in the given order)."""
+    arr = np.asarray(pairs if isinstance(pairs, np.ndarray) else list(pairs), dtype=np.int64).reshape(-1, 2)
+    if len(arr) and (arr.min() < 0 or arr.max() >= n):
+        raise ValueError(f"pair rows must be in [0, {n})")
+    keys = arr.min(axis=1) * n + arr.max(axis=1)
+    return np.unique(keys) if unique else keys
+
+
+def load_truth(path: Path, ids: Sequence[str]) -> Truth:
+    """Reads a truth TSV (``id_a, id_b, jaccard``, gzipped or not) for the corpus whose ids are
+    ``ids`` in corpus order."""
+    row = {doc_id: i for i, doc_id in enumerate(ids)}
+    opener = gzip.open if str(path).endswith(".gz") else open
+    a, b, jac = [], [], []
+    with opener(path, "rt", encoding="utf-8") as f:
+        header = next(f, "").rstrip("\n").split("\t")
+        if header != ["id_a", "id_b", "jaccard"]:
+            raise ValueError(f"{path}: expected the header id_a, id_b, jaccard, found {header}")
+        for lineno, line in enumerate(f, 2):
+            try:
+                x, y, j = line.rstrip("\n").split("\t")
+                a.append(row[x])
+                b.append(row[y])
+                jac.append(float(j))
+            except (ValueError, KeyError) as err:
+                raise ValueError(f"{path}:{lineno}: not a pair of known ids with a Jaccard ({err})") from None
+    return Truth.from_pairs(len(ids), zip(a, b, jac))
+
+
+def score(reported_pairs: np.ndarray | Iterable[tuple[int, int]], truth: Truth, threshold: float = 0.8) -> dict[str, float]:
+    """Precision, recall and F1 of reported pairs of rows against the truth pairs with Jaccard
+    >= ``threshold``, and ``loose``: the share of reported pairs with Jaccard >= 0.5 (pairs in
+    the truth file at all). A pair is counted once whatever its order or repeats. With nothing
+    reported precision and loose are 1.0; with nothing to find recall is 1.0."""
+    reported = pair_keys(truth.n, reported_pairs)
+    strong = truth.keys[truth.jaccard >= threshold - 1e-9]  # float noise of values read from text
+    tp = int(np.isin(reported, strong, assume_unique=True).sum())
+    similar = int(np.isin(reported, truth.keys[truth.jaccard >= LOOSE - 1e-9]).sum())
+    precision = tp / len(reported) if len(reported) else 1.0
+    recall = tp / len(strong) if len(strong) else 1.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {
+        "precision": precision,
+        "recall": recall,
+        "f1": f1,
+        "loose": similar / len(reported) if len(reported) else 1.0,
+        "reported": len(reported),
+        "truth": len(strong),
+    }
+
+
+# --- The generator -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SynthCorpus:
+    """A generated corpus: its documents, its truth and its size."""
+
+    jsonl: Path  # one {"id": str, "text": str} per line, UTF-8, plain (not gzipped)
+    truth: Path  # gzipped TSV, header "id_a\tid_b\tjaccard", same format as the shared truth
+    n: int
+
+
+_CONSONANTS = "bcdfghjklmnprstvwxyz"
+_SYLLABLES = [c + v for c in _CONSONANTS for v in "aeiou"]
+#: Made-up names per family; documents cycle through them.
+_NAMES = 8
+_SCRAMBLE = 0x9E3779B1
+#: Boilerplate an edit may add: short lines of the kind packaging adds to many descriptions.
+BOILERPLATE = [
+    "This package is part of the default installation.",
+    "This is a transitional package; it can safely be removed.",
+    "This package contains the documentation.",
+    "Homepage and upstream bug tracker are listed in the copyright file.",
+    "The package is maintained by a team; contributions are welcome.",
+    "Built with hardening flags and link time optimization.",
+    "This package ships the debugging symbols.",
+    "See the changelog for the differences with the previous release.",
+    "Only the command line tools are included here.",
+    "Please report problems to the distribution bug tracker.",
+    "This build has no graphical user interface.",
+    "The examples are installed in the documentation folder.",
+]
+# Family sizes: P(size = s) for s >= 2 falls as s ** -1.5 up to 50; singletons take the rest so that
+# about 30% of the documents belong to families of two or more.
+_SIZES = list(range(2, 51))
+_SIZE_WEIGHTS = [s**-1.5 for s in _SIZES]
+_MEAN_SIZE = sum(s * w for s, w in zip(_SIZES, _SIZE_WEIGHTS)) / sum(_SIZE_WEIGHTS)
+_IN_FAMILIES = 0.3
+_P_FAMILY = _IN_FAMILIES / (_IN_FAMILIES + (1 - _IN_FAMILIES) * _MEAN_SIZE)
+_CUM_SIZE_WEIGHTS = list(np.cumsum(_SIZE_WEIGHTS))
+
+
+@dataclass
+class _Source:
+    """The source corpus as word lists (whitespace-split, strings shared), its layouts and its
+    vocabulary (every token that text not made up can contain)."""
+
+    words: list[list[str]]  # words of each document, in order
+    layouts: list[list[int]]  # words per paragraph of each document, the short description first
+    vocabulary: frozenset[str]
+
+
+_SOURCE: _Source | None = None
+_SOURCE_KEY: tuple[str, int, int] | None = None
+
+
+def _load_source(path: Path) -> _Source:
+    """Reads the source corpus, once per process."""
+    global _SOURCE, _SOURCE_KEY
+    st = path.stat()
+    key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    if _SOURCE is not None and _SOURCE_KEY == key:
+        return _SOURCE
+    shared: dict[str, str] = {}
+    words, layouts = [], []
+    vocabulary: set[str] = set()
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            try:
+                text = json.loads(line)["text"]
+            except (ValueError, KeyError, TypeError) as err:
+                raise ValueError(f"{path}:{lineno}: expected a JSON object with a text field ({err})") from None
+            if not isinstance(text, str):
+                raise ValueError(f"{path}:{lineno}: the text field is not a string")
+            head, _, body = text.partition("\n")
+            paragraphs = [head] + [p for p in re.split(r"\n\s*\n", body) if p.strip()]
+            layout = [len(p.split()) for p in paragraphs]
+            doc = [shared.setdefault(w, w) for w in text.split()]
+            if len(doc) < 3:
+                continue
+            vocabulary.update(WORD.findall(text.lower()))
+            words.append(doc)
+            layouts.append([c for c in layout if c])
+    for line in BOILERPLATE:
+        vocabulary.update(WORD.findall(line.lower()))
+    if not words:
+        raise ValueError(f"{path}: no document of three words or more")
+    _SOURCE, _SOURCE_KEY = _Source(words, layouts, frozenset(vocabulary)), key
+    return _SOURCE
+
+
+def _name(code: int, width: int) -> str:
+    """The made-up word spelling ``code`` in ``width`` syllables (one word per code below
+    100 ** width: the code is first scrambled by a bijection, so that neighbours look unalike)."""
+    size = len(_SYLLABLES) ** width
+    code = (code * _SCRAMBLE + size // 3) % size  # _SCRAMBLE is odd and not a multiple of 5
+    out = []
+    for _ in range(width):
+        code, digit = divmod(code, len(_SYLLABLES))
+        out.append(_SYLLABLES[digit])
+    return "".join(out)
+
+
+def _name_width(n: int) -> int:
+    """Syllables per name so that every family of an n-document corpus has its own names."""
+    codes = ((n + CHUNK - 1) // CHUNK) * CHUNK * _NAMES
+    width = 1
+    while len(_SYLLABLES) ** width < codes:
+        width += 1
+    return max(width, 4)
+
+
+Doc = list[list[str]]  # paragraphs of words; the first is the short description
+
+
+def _render(doc: Doc) -> str:
+    """Debian layout: the short description, then the long one wrapped at 72 columns with blank
+    lines between paragraphs."""
+    out = [" ".join(doc[0])]
+    for i, para in enumerate(doc[1:]):
+        if i:
+            out.append("")
+        line: list[str] = []
+        width = 0
+        for w in para:
+            if line and width + 1 + len(w) > 72:
+                out.append(" ".join(line))
+                line, width = [], 0
+            width += len(w) + (1 if line else 0)
+            line.append(w)
+        if line:
+            out.append(" ".join(line))
+    return "\n".join(out)
+
+
+def _shingle_set(text: str) -> set[tuple[str, ...]]:
+    """The shingles of :func:`shingles` as tuples of tokens (the same set, cheaper to build)."""
+    tokens = WORD.findall(text.lower())
+    if len(tokens) < 3:
+        return {tuple(tokens)}
+    return set(zip(tokens, tokens[1:], tokens[2:]))
+
+
+def _mostly_private(sh: set[tuple[str, ...]], private: frozenset[str]) -> bool:
+    """More than a third of the shingles contain one of the family's own names."""
+    own = sum(1 for s in sh if not private.isdisjoint(s))
+    return 3 * own > len(sh)
+
+
+class _Family:
+    """Draws one family: its base, then its members."""
+
+    def __init__(self, rng: random.Random, src: _Source, code: int, width: int) -> None:
+        self.rng, self.src = rng, src
+        names = [_name(code * _NAMES + j, width) for j in range(_NAMES)]
+        self.names = [w.capitalize() if rng.random() < 0.5 else w for w in names]
+        self.private = frozenset(w for w in names if w not in src.vocabulary)
+
+    def base(self) -> tuple[Doc, str, set[tuple[str, ...]]]:
+        """New text laid out like a random Debian description: runs of copied words between the
+        family's names."""
+        rng, src = self.rng, self.src
+        while True:
+            layout = src.layouts[rng.randrange(len(src.layouts))]
+            slot = rng.randrange(_NAMES)
+            doc: Doc = []
+            for count in layout:
+                para: list[str] = []
+                gap = rng.randint(0, 3)  # the first name comes early
+                while len(para) < count:
+                    if gap == 0:
+                        para.append(self.names[slot % _NAMES])
+                        slot += 1
+                        gap = rng.randint(2, 6)
+                        continue
+                    words = src.words[rng.randrange(len(src.words))]
+                    start = rng.randrange(len(words))
+                    run = words[start : start + min(gap, count - len(para))]
+                    para.extend(run)
+                    gap = 0
+                doc.append(para)
+            text = _render(doc)
+            sh = _shingle_set(text)
+            if _mostly_private(sh, self.private):
+                return doc, text, sh
+
+    def _word(self) -> str:
+        words = self.src.words[self.rng.randrange(len(self.src.words))]
+        return words[self.rng.randrange(len(words))]
+
+    def member(self, parent: Doc) -> Doc:
+        """A copy of ``parent`` with random edits: most light, some heavy, a few none."""
+        rng = self.rng
+        doc = [list(p) for p in parent]
+        kind = rng.random()
+        rate = 0.0 if kind < 0.1 else rng.uniform(0.0, 0.04) if kind < 0.5 else rng.uniform(0.04, 0.2)
+        total = sum(len(p) for p in doc)
+        for _ in range(int(rate * total + rng.random())):  # rounded at random, so light edits stay light
+            at = rng.randrange(max(total, 1))
+            p = 0
+            while p < len(doc) - 1 and at >= len(doc[p]):
+                at -= len(doc[p])
+                p += 1
+            para = doc[p]
+            op = rng.random()
+            if op < 0.5 and at < len(para):
+                para[at] = self._word()
+            elif op < 0.75 and at < len(para) and total > 3:
+                del para[at]
+                total -= 1
+            else:
+                para.insert(at, self._word())
+                total += 1
+        body = doc[1:]
+        if len(body) >= 2 and rng.random() < 0.15:
+            rng.shuffle(body)
+        if len(body) >= 2 and rng.random() < 0.05:
+            body.pop()
+        if rng.random() < 0.15:
+            line = BOILERPLATE[rng.randrange(len(BOILERPLATE))].split()
+            body.insert(len(body) if rng.random() < 0.7 else 0, line)
+        return [doc[0]] + [p for p in body if p]
+
+
+def _family_size(rng: random.Random) -> int:
+    if rng.random() >= _P_FAMILY:
+        return 1
+    x = rng.random() * _CUM_SIZE_WEIGHTS[-1]
+    lo = 0
+    while _CUM_SIZE_WEIGHTS[lo] < x:
+        lo += 1
+    return _SIZES[lo]
+
+
+@dataclass(frozen=True)
+class _Task:
+    source: Path
+    seed: int
+    chunk: int
+    docs: int
+    first_row: int  # its first document's row in the corpus
+    first_family: int  # the number of its first family (names are drawn from family numbers)
+    width: int
+
+
+def _chunk(task: _Task) -> tuple[bytes, bytes, dict[str, int]]:
+    """One chunk: its JSONL lines and its truth lines (sorted), and counts for the marker."""
+    src = _load_source(task.source)
+    rng = random.Random(f"neardup-synth:{task.seed}:{task.chunk}")
+    texts: list[str] = []
+    families: list[list[int]] = []  # indices into texts
+    shingle_sets: list[set[tuple[str, ...]]] = []
+    while len(texts) < task.docs:
+        size = min(_family_size(rng), task.docs - len(texts))
+        fam = _Family(rng, src, task.first_family + len(families), task.width)
+        doc, text, sh = fam.base()
+        docs = [doc]
+        members = [len(texts)]
+        texts.append(text)
+        shingle_sets.append(sh)
+        for _ in range(size - 1):
+            parent = docs[0] if rng.random() < 0.7 else docs[rng.randrange(len(docs))]
+            for _attempt in range(8):
+                child = fam.member(parent)
+                text = _render(child)
+                sh = _shingle_set(text)
+                if _mostly_private(sh, fam.private):
+                    break
+            else:  # an unedited copy of a valid parent is valid
+                child = parent
+                text = _render(child)
+                sh = _shingle_set(text)
+            docs.append(child)
+            members.append(len(texts))
+            texts.append(text)
+            shingle_sets.append(sh)
+        families.append(members)
+    order = list(range(len(texts)))
+    rng.shuffle(order)
+    row = [0] * len(texts)
+    for position, i in enumerate(order):
+        row[i] = task.first_row + position
+    pairs = []
+    strong = 0
+    for members in families:
+        for i, j in combinations(members, 2):
+            a, b = shingle_sets[i], shingle_sets[j]
+            inter = len(a & b)
+            union = len(a) + len(b) - inter
+            if 2 * inter >= union:
+                strong += 5 * inter >= 4 * union
+                ra, rb = sorted((row[i], row[j]))
+                pairs.append((ra, rb, inter / union))
+    pairs.sort()
+    jsonl = "".join(
+        json.dumps({"id": f"d{task.first_row + p}", "text": texts[i]}, ensure_ascii=False) + "\n" for p, i in enumerate(order)
+    )
+    truth = "".join(f"d{a}\td{b}\t{j:.6f}\n" for a, b, j in pairs)
+    stats = {
+        "documents": len(texts),
+        "families": len(families),
+        "families_2plus": sum(1 for m in families if len(m) > 1),
+        "documents_in_families": sum(len(m) for m in families if len(m) > 1),
+        "pairs_50": len(pairs),
+        "pairs_80": int(strong),
+        "identical": sum(1 for _, _, j in pairs if j == 1.0),
+    }
+    return jsonl.encode("utf-8"), truth.encode("utf-8"), stats
+
+
+def _paths(n: int, out_dir: Path, seed: int) -> tuple[Path, Path, Path]:
+    stem = f"{n}-s{seed}"
+    return out_dir / f"corpus-{stem}.jsonl", out_dir / f"truth-{stem}.tsv.gz", out_dir / f"corpus-{stem}.done"
+
+
+def _marker_matches(marker: Path, expected: dict[str, object], jsonl: Path, truth: Path) -> bool:
+    try:
+        done = json.loads(marker.read_text(encoding="utf-8"))
+        return (
+            all(done.get(k) == v for k, v in expected.items())
+            and jsonl.stat().st_size == done["jsonl_bytes"]
+            and truth.stat().st_size == done["truth_bytes"]
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
+def generate(n: int, out_dir: Path, *, seed: int = 0, source: Path = DEBIAN_JSONL_GZ, jobs: int = 1) -> SynthCorpus:
+    """Write corpus-{n}-s{seed}.jsonl and truth-{n}-s{seed}.tsv.gz in out_dir (reusing them if
+    they already exist and are complete, e.g. a small .done marker or a check) and return them.
+
+    ``jobs`` processes draw the chunks (the output does not depend on it). The files are renamed
+    into place together, then ``corpus-{n}-s{seed}.done`` records the arguments, sizes and
+    counts (documents, families, truth pairs) of the run.
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be a positive number of documents, not {n!r}")
+    if jobs < 1:
+        raise ValueError(f"jobs must be at least 1, not {jobs!r}")
+    source = Path(source)
+    out_dir = Path(out_dir)
+    jsonl, truth, marker = _paths(n, out_dir, seed)
+    st = source.stat()
+    expected: dict[str, object] = {"version": VERSION, "n": n, "seed": seed, "source": source.name, "source_bytes": st.st_size}
+    if _marker_matches(marker, expected, jsonl, truth):
+        return SynthCorpus(jsonl, truth, n)
+    _load_source(source)  # a bad source fails here, before any output
+    out_dir.mkdir(parents=True, exist_ok=True)
+    marker.unlink(missing_ok=True)
+    width = _name_width(n)
+    # A chunk has at most CHUNK families: c * CHUNK numbers the first family of chunk c.
+    tasks = [
+        _Task(source, seed, c, min(CHUNK, n - c * CHUNK), c * CHUNK, c * CHUNK, width) for c in range((n + CHUNK - 1) // CHUNK)
+    ]
+    totals: dict[str, int] = {}
+    started = time.perf_counter()
+    with Outputs() as outputs:
+        jsonl_tmp, truth_tmp = outputs.reserve(str(jsonl)), outputs.reserve(str(truth))
+        with open(jsonl_tmp, "wb") as fj, open(truth_tmp, "wb") as raw, gzip.GzipFile(
+            filename="", mode="wb", fileobj=raw, compresslevel=6, mtime=0
+        ) as ft:
+            ft.write(b"id_a\tid_b\tjaccard\n")
+            for data, pairs, stats in _map(tasks, jobs):
+                fj.write(data)
+                ft.write(pairs)
+                for k, v in stats.items():
+                    totals[k] = totals.get(k, 0) + v
+        outputs.commit()
+    done = dict(expected, jsonl_bytes=jsonl.stat().st_size, truth_bytes=truth.stat().st_size,
+                seconds=round(time.perf_counter() - started, 1), jobs=jobs, **totals)
+    with Outputs() as outputs:
+        tmp = outputs.reserve(str(marker))
+        Path(tmp).write_text(json.dumps(done, indent=1) + "\n", encoding="utf-8")
+        outputs.commit()
+    return SynthCorpus(jsonl, truth, n)
+
+
+def _map(tasks: list[_Task], jobs: int) -> Iterator[tuple[bytes, bytes, dict[str, int]]]:
+    """The chunks in order, drawn by ``jobs`` processes. They are spawned, not forked (forking a
+    process that runs threads is unsafe), so each reads the source once itself."""
+    if jobs == 1 or len(tasks) == 1:
+        yield from map(_chunk, tasks)
+        return
+    with multiprocessing.get_context("spawn").Pool(min(jobs, len(tasks))) as pool:
+        yield from pool.imap(_chunk, tasks)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python benches/synth.py N OUT_DIR [--seed S] [--jobs J] [--source FILE]``."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("n", type=int, help="number of documents")
+    ap.add_argument("out_dir", type=Path, help="folder for the corpus, its truth and the .done marker")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--jobs", type=int, default=1, help="processes drawing chunks (default 1; same output for any)")
+    ap.add_argument("--source", type=Path, default=DEBIAN_JSONL_GZ, help="JSONL(.gz) of {\"text\"} documents to draw from")
+    args = ap.parse_args(argv)
+    if args.n < 1:
+        ap.error(f"N must be a positive number of documents, not {args.n}")
+    if args.jobs < 1:
+        ap.error(f"--jobs must be at least 1, not {args.jobs}")
+    if not args.source.is_file():
+        ap.error(f"--source {args.source}: no such file")
+    if args.out_dir.exists() and not args.out_dir.is_dir():
+        ap.error(f"{args.out_dir}: exists and is not a folder")
+    started = time.perf_counter()
+    try:
+        corpus = generate(args.n, args.out_dir, seed=args.seed, source=args.source, jobs=args.jobs)
+    except ValueError as err:
+        ap.error(str(err))
+    except OSError as err:
+        print(f"synth.py: {err.filename or ''}: {err.strerror or err}", file=sys.stderr)
+        return 1
+    print(f"{corpus.jsonl}\n{corpus.truth}\n({time.perf_counter() - started:.1f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

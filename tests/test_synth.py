@@ -1,0 +1,226 @@
+"""benches/synth.py: the synthetic corpus generator, its ground truth and the benchmarks' scorer.
+
+The truth is checked against an exact computation written here (shingles, an inverted index that
+counts the shingles every two documents share), not against the generator's own bookkeeping.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import sys
+from collections import Counter
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benches"))
+import synth  # noqa: E402
+
+SOURCE = ROOT / "python" / "neardup" / "data" / "debian-sample.jsonl.gz"
+
+
+def word3(text: str) -> frozenset[str]:
+    """The shared README's shingles, written out again: lowercase, \\w+ tokens, three in a row."""
+    tokens = re.findall(r"\w+", text.lower())
+    if len(tokens) < 3:
+        return frozenset([" ".join(tokens)])
+    return frozenset(f"{tokens[i]} {tokens[i + 1]} {tokens[i + 2]}" for i in range(len(tokens) - 2))
+
+
+def read_corpus(path: Path) -> tuple[list[str], list[str]]:
+    ids, texts = [], []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            doc = json.loads(line)
+            ids.append(doc["id"])
+            texts.append(doc["text"])
+    return ids, texts
+
+
+def read_truth(path: Path) -> tuple[list[str], list[tuple[str, str, str]]]:
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        header = f.readline().rstrip("\n").split("\t")
+        return header, [tuple(line.rstrip("\n").split("\t")) for line in f]  # type: ignore[misc]
+
+
+def similar_pairs(texts: list[str], threshold: float) -> dict[tuple[int, int], float]:
+    """Every pair (i < j) with Jaccard >= threshold, exactly: an inverted index gives, for every two
+    documents sharing a shingle, how many they share."""
+    sets = [word3(t) for t in texts]
+    postings: dict[str, list[int]] = {}
+    for i, s in enumerate(sets):
+        for g in s:
+            postings.setdefault(g, []).append(i)
+    shared: Counter[tuple[int, int]] = Counter()
+    for docs in postings.values():
+        shared.update(combinations(docs, 2))
+    out = {}
+    for (i, j), inter in shared.items():
+        jac = inter / (len(sets[i]) + len(sets[j]) - inter)
+        if jac >= threshold:
+            out[(i, j)] = jac
+    return out
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory: pytest.TempPathFactory) -> synth.SynthCorpus:
+    return synth.generate(2000, tmp_path_factory.mktemp("synth"), seed=3, source=SOURCE)
+
+
+def test_shingles_and_jaccard_by_hand() -> None:
+    # "The cat, the CAT sat." -> tokens: the cat the cat sat -> windows "the cat the", "cat the cat",
+    # "the cat sat". Fewer than three tokens: one shingle of them all.
+    assert synth.shingles("The cat, the CAT sat.") == {"the cat the", "cat the cat", "the cat sat"}
+    assert synth.shingles("Hello,  World") == {"hello world"}
+    assert synth.shingles("") == {""}
+    # {a, b, c} and {b, c, d}: 2 shared of 4 in all.
+    assert synth.jaccard({"a", "b", "c"}, {"b", "c", "d"}) == 0.5
+    assert synth.jaccard(set(), set()) == 1.0
+
+
+def test_shingles_match_the_independent_definition(corpus: list[str]) -> None:
+    for text in corpus[:300]:
+        assert synth.shingles(text) == word3(text)
+
+
+def test_truth_is_complete_and_exact(small: synth.SynthCorpus) -> None:
+    ids, texts = read_corpus(small.jsonl)
+    assert len(texts) == small.n == 2000
+    assert ids == [f"d{i}" for i in range(2000)]
+    header, rows = read_truth(small.truth)
+    assert header == ["id_a", "id_b", "jaccard"]
+    row = {doc_id: i for i, doc_id in enumerate(ids)}
+    listed = [(row[a], row[b], float(j)) for a, b, j in rows]
+    assert all(len(j.split(".")[1]) >= 6 for _, _, j in rows)
+    assert [(a, b) for a, b, _ in listed] == sorted((a, b) for a, b, _ in listed)  # corpus order
+    assert all(a < b for a, b, _ in listed)
+    expected = similar_pairs(texts, 0.5)
+    assert {(a, b) for a, b, _ in listed} == set(expected)
+    for a, b, j in listed:
+        assert j == pytest.approx(expected[(a, b)], abs=5e-7)
+    # A corpus worth benchmarking on: near-duplicates on both sides of 0.8, unique documents too.
+    jac = np.array([j for _, _, j in listed])
+    assert (jac >= 0.8).sum() > 100 and ((jac >= 0.5) & (jac < 0.8)).sum() > 100
+    paired = {a for a, _, _ in listed} | {b for _, b, _ in listed}
+    assert 0.1 < len(paired) / len(texts) < 0.5
+
+
+def test_same_seed_same_bytes_other_seed_other_corpus(small: synth.SynthCorpus, tmp_path: Path) -> None:
+    again = synth.generate(2000, tmp_path, seed=3, source=SOURCE)
+    assert again.jsonl.read_bytes() == small.jsonl.read_bytes()
+    assert again.truth.read_bytes() == small.truth.read_bytes()
+    other = synth.generate(2000, tmp_path, seed=4, source=SOURCE)
+    assert other.jsonl != again.jsonl
+    assert other.jsonl.read_bytes() != again.jsonl.read_bytes()
+    assert other.truth.read_bytes() != again.truth.read_bytes()
+
+
+def test_chunks_and_processes_do_not_change_the_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(synth, "CHUNK", 400)
+    one = synth.generate(1000, tmp_path / "one", seed=1, source=SOURCE)
+    two = synth.generate(1000, tmp_path / "two", seed=1, source=SOURCE, jobs=2)
+    assert one.jsonl.read_bytes() == two.jsonl.read_bytes()
+    assert one.truth.read_bytes() == two.truth.read_bytes()
+    # Families never straddle chunks, and the truth still holds across them.
+    ids, texts = read_corpus(one.jsonl)
+    _, rows = read_truth(one.truth)
+    row = {doc_id: i for i, doc_id in enumerate(ids)}
+    assert {(row[a], row[b]) for a, b, _ in rows} == set(similar_pairs(texts, 0.5))
+    assert all(row[a] // 400 == row[b] // 400 for a, b, _ in rows)
+
+
+def test_complete_files_are_reused_and_incomplete_ones_redone(tmp_path: Path) -> None:
+    first = synth.generate(500, tmp_path, source=SOURCE)
+    marker = tmp_path / "corpus-500-s0.done"
+    assert json.loads(marker.read_text())["documents"] == 500
+    stamp = first.jsonl.stat().st_mtime_ns
+    assert synth.generate(500, tmp_path, source=SOURCE) == first
+    assert first.jsonl.stat().st_mtime_ns == stamp
+    whole = first.jsonl.read_bytes()
+    first.jsonl.write_bytes(whole[: len(whole) // 2])  # an interrupted copy, say
+    synth.generate(500, tmp_path, source=SOURCE)
+    assert first.jsonl.read_bytes() == whole
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus-500-s0.done", "corpus-500-s0.jsonl", "truth-500-s0.tsv.gz"]
+
+
+def test_score_by_hand() -> None:
+    # Five documents. Truth: (0,1) 0.9, (1,2) 0.85, (2,3) 0.6, (0,4) 0.8; at 0.8 three pairs count.
+    truth = synth.Truth.from_pairs(5, [(1, 0, 0.9), (1, 2, 0.85), (2, 3, 0.6), (0, 4, 0.8)])
+    # Reported: (0,1) hit; (2,1) the same pair as (1,2), hit; (3,2) similar but below 0.8;
+    # (3,4) not similar at all; (1,0) a repeat of (0,1), counted once. So 4 distinct pairs:
+    # precision 2/4, recall 2/3 (missed (0,4)), F1 = 2 * 1/2 * 2/3 / (1/2 + 2/3) = 4/7,
+    # loose: (0,1), (1,2), (2,3) have Jaccard >= 0.5, 3/4.
+    got = synth.score([(0, 1), (2, 1), (3, 2), (3, 4), (1, 0)], truth)
+    assert got["precision"] == pytest.approx(1 / 2)
+    assert got["recall"] == pytest.approx(2 / 3)
+    assert got["f1"] == pytest.approx(4 / 7)
+    assert got["loose"] == pytest.approx(3 / 4)
+    assert got["reported"] == 4
+    # At 0.6 the truth has all four pairs; three are reported: precision 3/4, recall 3/4.
+    got = synth.score(np.array([[0, 1], [2, 1], [3, 2], [3, 4]]), truth, threshold=0.6)
+    assert (got["precision"], got["recall"]) == (pytest.approx(3 / 4), pytest.approx(3 / 4))
+    empty = synth.score([], truth)
+    assert (empty["precision"], empty["recall"], empty["f1"], empty["loose"]) == (1.0, 0.0, 0.0, 1.0)
+    with pytest.raises(ValueError, match=r"\[0, 5\)"):
+        synth.score([(0, 5)], truth)
+
+
+def test_load_truth_and_score_on_a_generated_corpus(small: synth.SynthCorpus) -> None:
+    ids, _ = read_corpus(small.jsonl)
+    truth = synth.load_truth(small.truth, ids)
+    _, rows = read_truth(small.truth)
+    strong = [(int(a[1:]), int(b[1:])) for a, b, j in rows if float(j) >= 0.8]
+    assert synth.score(strong, truth) == {
+        "precision": 1.0, "recall": 1.0, "f1": 1.0, "loose": 1.0, "reported": len(strong), "truth": len(strong),
+    }
+    half = strong[::2]
+    got = synth.score(half, truth)
+    assert got["recall"] == pytest.approx(len(half) / len(strong))
+    with pytest.raises(ValueError, match="not a pair of known ids"):
+        synth.load_truth(small.truth, ids[:10])
+
+
+def test_cli_writes_the_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert synth.main(["300", str(tmp_path / "out"), "--seed", "2", "--source", str(SOURCE)]) == 0
+    corpus = tmp_path / "out" / "corpus-300-s2.jsonl"
+    truth = tmp_path / "out" / "truth-300-s2.tsv.gz"
+    assert str(corpus) in capsys.readouterr().out
+    assert len(read_corpus(corpus)[1]) == 300
+    assert read_truth(truth)[0] == ["id_a", "id_b", "jaccard"]
+    assert synth.generate(300, tmp_path / "out", seed=2, source=SOURCE).jsonl.read_bytes() == corpus.read_bytes()
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["0", "OUT"], "N must be a positive number"),
+        (["ten", "OUT"], "invalid int value"),
+        (["10", "OUT", "--jobs", "0"], "--jobs must be at least 1"),
+        (["10", "OUT", "--source", "MISSING"], "no such file"),
+        (["10", "FILE"], "is not a folder"),
+    ],
+)
+def test_cli_bad_input(argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "FILE").write_text("x")
+    argv = [str(tmp_path / a) if a in ("OUT", "FILE", "MISSING") else a for a in argv]
+    if "--source" not in argv:
+        argv += ["--source", str(SOURCE)]
+    with pytest.raises(SystemExit) as exit:
+        synth.main(argv)
+    assert exit.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_bad_source_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"text": "one two three four"}\n{"title": "no text"}\n')
+    with pytest.raises(SystemExit) as exit:
+        synth.main(["10", str(tmp_path / "out"), "--source", str(bad)])
+    assert exit.value.code == 2
+    assert "bad.jsonl:2: expected a JSON object with a text field" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
