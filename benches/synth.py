@@ -1,7 +1,7 @@
 """Synthetic corpora for the benchmarks: n documents made from the Debian corpus by seeded random
 edits, whose derivation is the ground truth, and the scorer used by every quality benchmark.
 
-    python benches/synth.py N OUT_DIR [--seed S] [--jobs J] [--source FILE.jsonl.gz]
+    python benches/synth.py N OUT_DIR [--seed S] [--jobs J] [--source FILE.jsonl.gz] [--stats]
 
 writes ``OUT_DIR/corpus-N-sS.jsonl`` (one ``{"id", "text"}`` per line) and
 ``OUT_DIR/truth-N-sS.tsv.gz`` (every pair of documents whose word-3-shingle Jaccard is >= 0.5,
@@ -54,7 +54,7 @@ import numpy as np
 from neardup.io import Outputs
 
 __all__ = [
-    "DEBIAN_JSONL_GZ", "DEBIAN_TRUTH", "SynthCorpus", "Truth", "generate", "jaccard", "load_truth", "score", "shingles",
+    "DEBIAN_JSONL_GZ", "DEBIAN_TRUTH", "SynthCorpus", "Truth", "generate", "describe", "jaccard", "load_truth", "score", "shingles",
 ]
 
 HERE = Path(__file__).resolve().parent
@@ -519,7 +519,7 @@ def generate(n: int, out_dir: Path, *, seed: int = 0, source: Path = DEBIAN_JSON
         _Task(source, seed, c, min(CHUNK, n - c * CHUNK), c * CHUNK, c * CHUNK, width) for c in range((n + CHUNK - 1) // CHUNK)
     ]
     totals: dict[str, int] = {}
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), _cpu_seconds()
     with Outputs() as outputs:
         jsonl_tmp, truth_tmp = outputs.reserve(str(jsonl)), outputs.reserve(str(truth))
         with open(jsonl_tmp, "wb") as fj, open(truth_tmp, "wb") as raw, gzip.GzipFile(
@@ -533,12 +533,19 @@ def generate(n: int, out_dir: Path, *, seed: int = 0, source: Path = DEBIAN_JSON
                     totals[k] = totals.get(k, 0) + v
         outputs.commit()
     done = dict(expected, jsonl_bytes=jsonl.stat().st_size, truth_bytes=truth.stat().st_size,
-                seconds=round(time.perf_counter() - started, 1), jobs=jobs, **totals)
+                seconds=round(time.perf_counter() - started, 1), cpu_seconds=round(_cpu_seconds() - cpu_started, 1),
+                jobs=jobs, **totals)
     with Outputs() as outputs:
         tmp = outputs.reserve(str(marker))
         Path(tmp).write_text(json.dumps(done, indent=1) + "\n", encoding="utf-8")
         outputs.commit()
     return SynthCorpus(jsonl, truth, n)
+
+
+def _cpu_seconds() -> float:
+    """CPU seconds of this process and of its finished children (the workers of ``jobs``)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
 
 
 def _map(tasks: list[_Task], jobs: int) -> Iterator[tuple[bytes, bytes, dict[str, int]]]:
@@ -551,6 +558,32 @@ def _map(tasks: list[_Task], jobs: int) -> Iterator[tuple[bytes, bytes, dict[str
         yield from pool.imap(_chunk, tasks)
 
 
+def describe(corpus: SynthCorpus) -> str:
+    """A Markdown table of a generated corpus: size, families, text lengths and truth pairs by
+    Jaccard band, read from its files and its marker."""
+    done = json.loads(corpus.jsonl.with_suffix(".done").read_text(encoding="utf-8"))
+    with open(corpus.jsonl, encoding="utf-8") as f:
+        lengths = np.array([len(json.loads(line)["text"]) for line in f])
+    with gzip.open(corpus.truth, "rt", encoding="utf-8") as f:
+        next(f)
+        jac = np.array([float(line.rsplit("\t", 1)[1]) for line in f])
+    bands = [(0.5, 0.6), (0.6, 0.7), (0.7, 0.8), (0.8, 0.9), (0.9, 1.0)]
+    rows = [
+        ("documents", f"{done['documents']:,}"),
+        ("JSONL size", f"{done['jsonl_bytes'] / 1e6:,.1f} MB (truth {done['truth_bytes'] / 1e6:,.1f} MB gzipped)"),
+        ("families (of them 2 to 50 documents)", f"{done['families']:,} ({done['families_2plus']:,})"),
+        ("documents in families of 2 or more", f"{done['documents_in_families']:,} ({done['documents_in_families'] / done['documents']:.1%})"),
+        ("text length, characters: median / p90 / p99 / max", " / ".join(f"{v:,.0f}" for v in np.percentile(lengths, [50, 90, 99, 100]))),
+        ("truth pairs, Jaccard >= 0.5", f"{done['pairs_50']:,}"),
+        ("truth pairs, Jaccard >= 0.8", f"{done['pairs_80']:,}"),
+    ]
+    rows += [(f"truth pairs, Jaccard in [{lo}, {hi})", f"{int(((jac >= lo) & (jac < hi)).sum()):,}") for lo, hi in bands]
+    rows.append(("truth pairs, Jaccard 1 (same shingles)", f"{done['identical']:,}"))
+    cpu = f", {done['cpu_seconds']:,.1f} s of CPU" if "cpu_seconds" in done else ""
+    rows.append((f"generation, {done['jobs']} process(es), as the marker records it", f"{done['seconds']:,.1f} s{cpu}"))
+    return "\n".join(["| corpus-%d-s%d | |" % (corpus.n, done["seed"]), "|---|---|"] + [f"| {k} | {v} |" for k, v in rows])
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python benches/synth.py N OUT_DIR [--seed S] [--jobs J] [--source FILE]``."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -559,6 +592,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=1, help="processes drawing chunks (default 1; same output for any)")
     ap.add_argument("--source", type=Path, default=DEBIAN_JSONL_GZ, help="JSONL(.gz) of {\"text\"} documents to draw from")
+    ap.add_argument("--stats", action="store_true", help="then print a Markdown table of the corpus")
     args = ap.parse_args(argv)
     if args.n < 1:
         ap.error(f"N must be a positive number of documents, not {args.n}")
@@ -577,6 +611,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"synth.py: {err.filename or ''}: {err.strerror or err}", file=sys.stderr)
         return 1
     print(f"{corpus.jsonl}\n{corpus.truth}\n({time.perf_counter() - started:.1f} s)")
+    if args.stats:
+        print(describe(corpus))
     return 0
 
 

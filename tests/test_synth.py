@@ -186,12 +186,18 @@ def test_load_truth_and_score_on_a_generated_corpus(small: synth.SynthCorpus) ->
 
 
 def test_cli_writes_the_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert synth.main(["300", str(tmp_path / "out"), "--seed", "2", "--source", str(SOURCE)]) == 0
+    assert synth.main(["300", str(tmp_path / "out"), "--seed", "2", "--source", str(SOURCE), "--stats"]) == 0
     corpus = tmp_path / "out" / "corpus-300-s2.jsonl"
     truth = tmp_path / "out" / "truth-300-s2.tsv.gz"
-    assert str(corpus) in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert str(corpus) in out
     assert len(read_corpus(corpus)[1]) == 300
-    assert read_truth(truth)[0] == ["id_a", "id_b", "jaccard"]
+    header, rows = read_truth(truth)
+    assert header == ["id_a", "id_b", "jaccard"]
+    # --stats: a table whose counts are the files'.
+    assert "| documents | 300 |" in out
+    assert f"| truth pairs, Jaccard >= 0.5 | {len(rows):,} |" in out
+    assert f"| truth pairs, Jaccard >= 0.8 | {sum(float(j) >= 0.8 for _, _, j in rows):,} |" in out
     assert synth.generate(300, tmp_path / "out", seed=2, source=SOURCE).jsonl.read_bytes() == corpus.read_bytes()
 
 
