@@ -44,6 +44,7 @@ import random
 import re
 import sys
 import time
+from array import array
 from collections.abc import Hashable, Iterable, Iterator, Sequence, Set as AbstractSet
 from dataclasses import dataclass
 from itertools import combinations
@@ -104,10 +105,14 @@ class Truth:
     def from_pairs(cls, n: int, pairs: Iterable[tuple[int, int, float]]) -> Truth:
         """From ``(row_a, row_b, jaccard)`` triples, rows in either order."""
         rows = list(pairs)
-        jac = np.array([j for _, _, j in rows], dtype=np.float64)
-        keys = pair_keys(n, [(a, b) for a, b, _ in rows], unique=False)
+        return cls.from_arrays(n, np.array([(a, b) for a, b, _ in rows], dtype=np.int64), np.array([j for _, _, j in rows]))
+
+    @classmethod
+    def from_arrays(cls, n: int, rows: np.ndarray, jaccard: np.ndarray) -> Truth:
+        """From an (m, 2) array of rows (in either order) and their m similarities."""
+        keys = pair_keys(n, rows, unique=False)
         order = np.argsort(keys, kind="stable")
-        return cls(n, keys[order], jac[order])
+        return cls(n, keys[order], np.asarray(jaccard, dtype=np.float64)[order])
 
 
 def pair_keys(n: int, pairs: np.ndarray | Iterable[tuple[int, int]], unique: bool = True) -> np.ndarray:
@@ -125,7 +130,7 @@ def load_truth(path: Path, ids: Sequence[str]) -> Truth:
     ``ids`` in corpus order."""
     row = {doc_id: i for i, doc_id in enumerate(ids)}
     opener = gzip.open if str(path).endswith(".gz") else open
-    a, b, jac = [], [], []
+    a, b, jac = array("q"), array("q"), array("d")  # compact: truth files of 10M documents are large
     with opener(path, "rt", encoding="utf-8") as f:
         header = next(f, "").rstrip("\n").split("\t")
         if header != ["id_a", "id_b", "jaccard"]:
@@ -138,7 +143,8 @@ def load_truth(path: Path, ids: Sequence[str]) -> Truth:
                 jac.append(float(j))
             except (ValueError, KeyError) as err:
                 raise ValueError(f"{path}:{lineno}: not a pair of known ids with a Jaccard ({err})") from None
-    return Truth.from_pairs(len(ids), zip(a, b, jac))
+    rows = np.column_stack([np.frombuffer(a, dtype=np.int64), np.frombuffer(b, dtype=np.int64)])
+    return Truth.from_arrays(len(ids), rows, np.frombuffer(jac, dtype=np.float64))
 
 
 def score(reported_pairs: np.ndarray | Iterable[tuple[int, int]], truth: Truth, threshold: float = 0.8) -> dict[str, float]:
