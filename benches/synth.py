@@ -16,14 +16,15 @@ How a corpus is made (``benches/results/synth.md`` has the figures):
   is generated whole and its members' shingle sets compared pair by pair, exactly: that is the
   truth inside a family.
 - A base is new text laid out like a random Debian description (same number of words per
-  paragraph, a short description on the first line): runs of two to six consecutive words copied
+  paragraph, a short description on the first line): runs of up to six consecutive words copied
   from random Debian documents, separated by made-up names that belong to the family alone
   (``name(family, slot)`` spells a number unique to the family in syllables; a name that happens
-  to be a Debian word does not count as private). Edits only ever insert Debian words.
+  to be a Debian word does not count as private). Edits only ever add Debian words and boilerplate.
 - Why no pair across families reaches 0.5: call a shingle private when it contains one of its
   family's names; no other family's document has it. Every document is kept only if more than a
-  third of its distinct shingles are private (a member that fails is drawn again; the check is
-  exact, on the final text). Two documents A and B of different families then share at most
+  third of its distinct shingles are private (a base or member that fails is drawn again, a
+  member eight times at most before it becomes a plain copy of its parent; the check is exact,
+  on the final text). Two documents A and B of different families then share at most
   c = min(common(A), common(B)) shingles, with 3 * common(X) < 2 * |X|, so
   3 * |A & B| <= 1.5 * (common(A) + common(B)) < |A| + |B|, which is exactly Jaccard < 1/2.
   Boilerplate is therefore accounted for, however common it is.
