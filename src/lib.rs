@@ -19,6 +19,7 @@ pub mod parallel;
 pub mod plan;
 pub mod store;
 pub mod table;
+pub mod verify;
 
 #[cfg(feature = "python")]
 mod python;

@@ -20,6 +20,7 @@ from .fingerprints import (
 from .hasher import Simhasher
 from .index import Plan, PlanTable, SimhashIndex, cluster, find_all, plan
 from .normalize import normalize
+from .verify import jaccard
 
 __all__ = [
     "DedupResult",
@@ -38,6 +39,7 @@ __all__ = [
     "group_by_key",
     "hamming",
     "hamming_many",
+    "jaccard",
     "minhash_key",
     "minhash_key_many",
     "normalize",

@@ -15,6 +15,7 @@ __all__ = [
     "Plan",
     "Sparse",
     "cluster",
+    "cluster_pairs",
     "compat_windows_many",
     "extended_hash",
     "find_all",
@@ -23,6 +24,8 @@ __all__ = [
     "minhash_key",
     "minhash_keys",
     "minhash_keys_tokens",
+    "shingle_sketches",
+    "sketch_jaccard",
     "IndexFormatError",
     "NeardupError",
     "fnv1a_64",
@@ -158,6 +161,24 @@ def cluster(
     fingerprints: npt.NDArray[np.uint64], k: int, plan: Plan | None = None, threads: int | None = None
 ) -> npt.NDArray[np.int64]:
     """Connected components of the pairs within k; a cluster's label is its smallest row."""
+
+def cluster_pairs(n: int, i: npt.NDArray[np.int64], j: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """Connected components of n rows linked by the pairs (i[p], j[p]); labels are smallest rows."""
+
+def shingle_sketches(
+    texts: list[str], ngram: int, size: int, threads: int | None = None
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
+    """Bottom-size sketches of the word ngram-shingles of normalized texts: (offsets, hashes)."""
+
+def sketch_jaccard(
+    offsets: npt.NDArray[np.uint64],
+    hashes: npt.NDArray[np.uint64],
+    i: npt.NDArray[np.int64],
+    j: npt.NDArray[np.int64],
+    size: int,
+    threads: int | None = None,
+) -> npt.NDArray[np.float64]:
+    """Jaccard similarity of the sketches of each pair of rows (exact below size shingles)."""
 
 @final
 class Sparse:

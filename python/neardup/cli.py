@@ -20,7 +20,8 @@ import click
 import numpy as np
 
 from . import _core, report as report_mod
-from .dedup import DedupResult, select
+from .dedup import DedupResult, candidate_rows, check_pairs, select
+from .verify import Sketches
 from .hasher import Simhasher
 from .index import SimhashIndex, cluster, find_all, plan as make_plan
 from .io import (
@@ -79,6 +80,14 @@ def hasher_options(f: Callable[..., Any]) -> Callable[..., Any]:
     for option in reversed(options):
         f = option(f)
     return f
+
+
+def checked_k_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """--k, and --threshold/--shingle to check the pairs within --k by shingle Jaccard."""
+    f = click.option("--shingle", type=click.IntRange(min=1), default=3, show_default=True, help="Words per shingle for --threshold.")(f)
+    f = click.option("--threshold", type=click.FloatRange(0, 1, min_open=True), default=None, metavar="J",
+                     help="Check each pair within --k by the Jaccard similarity of its word shingles and keep it at J or above (0 < J <= 1): more near-duplicates found at the same precision.")(f)
+    return click.option("--k", "k", type=click.IntRange(0, 16), default=None, help="Largest Hamming distance of a near-duplicate pair, 0 to 16  [default: 3; 6 with --threshold]")(f)
 
 
 def k_option(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -256,6 +265,34 @@ def fingerprint_pass(
     return fps, (np.concatenate(len_parts) if len_parts else np.zeros(0, np.uint32)), nbytes
 
 
+def _default_k(k: int | None, threshold: float | None) -> int:
+    return k if k is not None else 6 if threshold is not None else 3
+
+
+def _jaccard_note(threshold: float | None) -> str:
+    return f" with shingle Jaccard >= {threshold:g}" if threshold is not None else ""
+
+
+def _verified_pairs(inp: Input, fps: np.ndarray, k: int, threshold: float, hasher: Simhasher, shingle: int, threads: int | None,
+                    hidden: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The pairs within k that pass --threshold: the documents of candidate pairs are read again
+    and sketched chunk by chunk (only their sketches are kept)."""
+    candidates = find_all(fps, k, threads=threads) if len(fps) else (np.zeros(0, np.int64),) * 2 + (np.zeros(0, np.uint8),)
+    rows = candidate_rows(candidates)
+    sketches = Sketches(hasher, shingle, threads=threads)
+    if len(rows):
+        progress = Progress(inp, f"checking {len(candidates[0]):,} candidate pairs", hidden)
+        inp.bytes_read = 0
+        try:
+            for _, _, chunk_texts in inp.replay(texts=frozenset(rows.tolist())):
+                got = sorted(chunk_texts)
+                sketches.add(got, [chunk_texts[r] for r in got])
+                progress.update()
+        finally:
+            progress.close()
+    return check_pairs(candidates, sketches, threshold)
+
+
 # -- reporting -----------------------------------------------------------------------------------
 
 
@@ -312,23 +349,26 @@ def cli() -> None:
 @click.option("--clusters", metavar="FILE", help="Write one row per document: id, cluster, kept, distance (.csv, .tsv, .jsonl or .parquet).")
 @click.option("--report", "report_path", metavar="FILE.html", help="Write an HTML report: distance histograms, cluster sizes, sample pairs.")
 @click.option("--dry-run", is_flag=True, help="Write no OUTPUT; only report (and write --clusters/--report if asked).")
-@k_option
+@checked_k_options
 @click.option("--keep", type=click.Choice(["first", "longest"]), default="first", show_default=True, help="Which document of a cluster to keep.")
 @click.option("--scheduler", metavar="ADDRESS", help="Run on the Dask cluster at ADDRESS (tcp://host:8786): INPUT and outputs are folders or globs of Parquet or JSONL partitions on storage every worker sees (needs neardup[dask]).")
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="Run on Dask with a local cluster of N worker processes (needs neardup[dask]).")
 @hasher_options
 @run_options
 def dedup(input: str | None, sample: bool, fmt: str | None, text_field: str, id_field: str | None, on_error: str, output: str | None,
-          clusters: str | None, report_path: str | None, dry_run: bool, k: int, keep: str, scheduler: str | None, workers: int | None,
-          threads: int | None, quiet: bool, as_json: bool, **hasher_flags: Any) -> None:
+          clusters: str | None, report_path: str | None, dry_run: bool, k: int | None, threshold: float | None, shingle: int, keep: str,
+          scheduler: str | None, workers: int | None, threads: int | None, quiet: bool, as_json: bool, **hasher_flags: Any) -> None:
     """Keep one document of each near-duplicate cluster of INPUT.
 
-    Documents whose fingerprints are within --k bits are near-duplicates; chains of them form a
-    cluster, of which one document is kept. The input is read in chunks, keeping 8 bytes per
-    document (its fingerprint; 12 with --keep longest) and never the whole corpus; writing
-    OUTPUT, --clusters or --report reads INPUT a second time (stdin is copied to a temporary
-    file). INPUT is a file, a folder of .txt files, - for stdin, or --sample.
+    Documents whose fingerprints are within --k bits are near-duplicates (with --threshold: and
+    whose word shingles have at least that Jaccard similarity); chains of them form a cluster,
+    of which one document is kept. The input is read in chunks, keeping 8 bytes per document
+    (its fingerprint; 12 with --keep longest) and never the whole corpus; writing OUTPUT,
+    --clusters or --report reads INPUT a second time, and --threshold once more for the
+    documents of candidate pairs (stdin is copied to a temporary file). INPUT is a file, a
+    folder of .txt files, - for stdin, or --sample.
     """
+    k = _default_k(k, threshold)
     start = time.perf_counter()
     if output is None and not dry_run:
         raise click.UsageError("give -o OUTPUT for the kept documents, or --dry-run to only report")
@@ -336,10 +376,12 @@ def dedup(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
         raise click.UsageError("--dry-run writes no OUTPUT: drop -o or --dry-run")
     hasher = make_hasher(**hasher_flags)
     if scheduler is not None or workers is not None:
+        if threshold is not None:
+            raise click.UsageError("--threshold runs on one machine: drop --scheduler/--workers or --threshold")
         _dedup_on_dask(input, sample, fmt, text_field, id_field, on_error, output, clusters, report_path, k, keep,
                        scheduler, workers, threads, quiet, as_json, hasher, start)
         return
-    inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher, replayable=bool(output or clusters or report_path))
+    inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher, replayable=bool(output or clusters or report_path or threshold))
     _check_output(inp, output)
     _table_name(clusters, "--clusters")
     with inp, Outputs() as outputs:
@@ -355,9 +397,13 @@ def dedup(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
             fps, lengths, nbytes = fingerprint_pass(inp, hasher, threads, progress, lengths=keep == "longest")
         finally:
             progress.close()
-        if progress.shown:
-            click.echo(f"clustering {len(fps):,} fingerprints within k={k} ...", err=True)
-        labels = cluster(fps, k, threads=threads) if len(fps) else np.zeros(0, np.int64)
+        if threshold is not None:
+            pairs = _verified_pairs(inp, fps, k, threshold, hasher, shingle, threads, quiet or as_json)
+            labels = _core.cluster_pairs(len(fps), pairs[0], pairs[1])
+        else:
+            if progress.shown:
+                click.echo(f"clustering {len(fps):,} fingerprints within k={k} ...", err=True)
+            labels = cluster(fps, k, threads=threads) if len(fps) else np.zeros(0, np.int64)
         mask = select(labels, keep, lengths) if len(fps) else np.zeros(0, bool)
         result = DedupResult(fps, labels, mask, k, {})
         data = report_mod.prepare(fps, labels, mask, k, threads) if report_tmp else None
@@ -393,7 +439,7 @@ def dedup(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
         seconds = time.perf_counter() - start
         summary = {
             "input": inp.name, "documents": result.n_documents, "bytes": nbytes, "clusters": result.n_clusters,
-            "kept": result.n_kept, "removed": result.n_removed, "k": k, "keep": keep, "seconds": round(seconds, 4),
+            "kept": result.n_kept, "removed": result.n_removed, "k": k, "threshold": threshold, "keep": keep, "seconds": round(seconds, 4),
             "mb_per_s": round(nbytes / seconds / 1e6, 2) if seconds > 0 else 0.0, "skipped": len(inp.errors),
             "errors": [str(e) for e in inp.errors],
         }
@@ -410,7 +456,7 @@ def dedup(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
         return
     lines = [
         f"{_count(summary['documents'], 'document')} ({_size(nbytes)}) in {seconds:.2f} s, {summary['mb_per_s']:.1f} MB/s",
-        f"{_count(summary['clusters'], 'cluster')} of near-duplicates within k={k}: kept {summary['kept']}, removed {summary['removed']}",
+        f"{_count(summary['clusters'], 'cluster')} of near-duplicates within k={k}{_jaccard_note(threshold)}: kept {summary['kept']}, removed {summary['removed']}",
     ]
     done = [f"{output} ({_count(summary['kept'], 'document')})" if output and output != "-" else None, clusters, report_path]
     if any(done):
@@ -701,21 +747,26 @@ def _annotator(inp: Input, tmp: str, output: str, column: str) -> tuple[Callable
 
 @cli.command()
 @input_options
-@k_option
+@checked_k_options
 @click.option("-o", "--output", metavar="FILE", help="Write every pair (id_a, id_b, distance) to FILE (.csv, .tsv, .jsonl or .parquet).")
 @click.option("--limit", type=click.IntRange(min=0), default=20, show_default=True, help="Pairs to show with a preview (the farthest apart first).")
 @hasher_options
 @run_options
-def pairs(input: str | None, sample: bool, fmt: str | None, text_field: str, id_field: str | None, on_error: str, k: int,
-          output: str | None, limit: int, threads: int | None, quiet: bool, as_json: bool, **hasher_flags: Any) -> None:
+def pairs(input: str | None, sample: bool, fmt: str | None, text_field: str, id_field: str | None, on_error: str, k: int | None,
+          threshold: float | None, shingle: int, output: str | None, limit: int, threads: int | None, quiet: bool, as_json: bool,
+          **hasher_flags: Any) -> None:
     """The near-duplicate pairs of INPUT, with their distance and a short preview of each text."""
+    k = _default_k(k, threshold)
     hasher = make_hasher(**hasher_flags)
     _table_name(output, "--output")
     inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher, replayable=True)
     with inp, Outputs() as outputs:
         tmp = outputs.reserve(output) if output else None
         fps, _, _ = fingerprint_with_progress(inp, hasher, threads, quiet or as_json)
-        i, j, d = find_all(fps, k, threads=threads)
+        if threshold is not None:
+            i, j, d = _verified_pairs(inp, fps, k, threshold, hasher, shingle, threads, quiet or as_json)
+        else:
+            i, j, d = find_all(fps, k, threads=threads)
         order = np.lexsort((j, i, -d.astype(np.int64)))
         shown = order[:limit]
         preview_rows = set(i[shown].tolist()) | set(j[shown].tolist())
@@ -747,7 +798,7 @@ def pairs(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
         for x, y in itertools.zip_longest(left, right, fillvalue=""):
             click.echo(f"  {x:<{column}} | {y}")
     more = f" (showing {len(shown)})" if len(shown) < len(i) else ""
-    click.echo(f"{len(i)} pairs within k={k} among {len(fps)} documents{more}" + (f"; wrote {output}" if output else ""))
+    click.echo(f"{len(i)} pairs within k={k}{_jaccard_note(threshold)} among {len(fps)} documents{more}" + (f"; wrote {output}" if output else ""))
     for line in _errors_text(inp):
         click.echo(line)
 

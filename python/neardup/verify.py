@@ -1,0 +1,112 @@
+"""Checking near-duplicate candidates by the Jaccard similarity of their word shingles.
+
+A 64-bit simhash estimates how alike two documents are with some noise: at a distance small
+enough to be precise (k = 3) it misses many pairs that share most of their text. With a
+``threshold``, :func:`neardup.dedup` and ``neardup dedup --threshold`` let the fingerprints
+propose candidates at a larger distance (k = 6 by default) and keep the pairs whose sets of word
+n-gram shingles (3-grams by default, on the normalized text) have Jaccard similarity of at least
+the threshold. Only the documents of candidate pairs are read again and sketched.
+
+A sketch holds the distinct shingle hashes of a document, remixed and cut to the
+``SKETCH_SIZE`` smallest: the Jaccard of two sketches is exact for documents of fewer shingles
+and the bottom-k estimate (standard error at most about 0.03) for longer ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from . import _core
+from .hasher import Simhasher
+from .index import _int
+
+__all__ = ["SKETCH_SIZE", "Sketches", "jaccard", "check_threshold"]
+
+SKETCH_SIZE = 256
+
+
+def check_threshold(threshold: Any) -> float:
+    """The threshold as a float in (0, 1], or a ValueError saying so."""
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.floating, np.integer)):
+        raise TypeError(f"threshold must be a number in (0, 1], got {type(threshold).__name__}")
+    value = float(threshold)
+    if not 0.0 < value <= 1.0:
+        raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
+    return value
+
+
+def _text_of(hasher: Simhasher, doc: Any) -> str:
+    """The normalized text of a document: a str, or a dict of fields read in ``hasher.fields`` order."""
+    if isinstance(doc, Mapping):
+        names = list(hasher.fields or doc)
+        doc = "\n".join(v for v in (doc.get(name) for name in names) if isinstance(v, str))
+    if isinstance(doc, (bytes, bytearray, memoryview)):
+        doc = bytes(doc).decode("utf-8")
+    if not isinstance(doc, str):
+        raise TypeError(f"a document must be a str or a dict of fields, got {type(doc).__name__}")
+    return hasher.normalize(doc)
+
+
+class Sketches:
+    """Shingle sketches of some rows of a corpus, added chunk by chunk in increasing row order.
+
+    Args:
+        hasher: normalizes the texts (default: ``Simhasher()``).
+        ngram: words per shingle.
+        size: hashes kept per document.
+        threads: worker threads (default: every core).
+    """
+
+    def __init__(self, hasher: Simhasher | None = None, ngram: int = 3, size: int = SKETCH_SIZE, threads: int | None = None) -> None:
+        self.hasher = hasher if hasher is not None else Simhasher()
+        self.ngram = _int(ngram, "ngram", minimum=1)
+        self.size = _int(size, "size", minimum=1)
+        self.threads = threads
+        self._rows: list[np.ndarray] = []
+        self._offsets: list[np.ndarray] = []
+        self._hashes: list[np.ndarray] = []
+        self._total = 0
+
+    def add(self, rows: Sequence[int] | np.ndarray, docs: Sequence[Any]) -> None:
+        """Sketches the documents ``docs`` of rows ``rows`` (all larger than any added before)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if len(rows) != len(docs):
+            raise ValueError(f"{len(rows)} rows but {len(docs)} documents")
+        if not len(rows):
+            return
+        offsets, hashes = _core.shingle_sketches([_text_of(self.hasher, d) for d in docs], self.ngram, self.size, self.threads)
+        self._rows.append(rows)
+        self._offsets.append(offsets[:-1] + np.uint64(self._total))
+        self._hashes.append(hashes)
+        self._total += len(hashes)
+
+    def jaccard(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        """The Jaccard similarity (``float64``) of the sketches of rows ``i[p]`` and ``j[p]``."""
+        rows = np.concatenate(self._rows) if self._rows else np.zeros(0, np.int64)
+        offsets = np.concatenate([*self._offsets, np.array([self._total], np.uint64)])
+        hashes = np.concatenate(self._hashes) if self._hashes else np.zeros(0, np.uint64)
+        i, j = np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64)
+        a, b = np.searchsorted(rows, i), np.searchsorted(rows, j)
+        for row, at in ((i, a), (j, b)):
+            missing = (at >= len(rows)) | (rows[np.minimum(at, max(len(rows) - 1, 0))] != row) if len(rows) else np.ones(len(row), bool)
+            if missing.any():
+                raise KeyError(f"row {int(row[missing][0])} was not sketched")
+        return _core.sketch_jaccard(offsets, hashes, a, b, self.size, self.threads)
+
+
+def jaccard(a: Any, b: Any, *, ngram: int = 3, hasher: Simhasher | None = None) -> float:
+    """The exact Jaccard similarity of the word ``ngram``-shingle sets of two documents.
+
+    Texts are normalized by ``hasher`` (default ``Simhasher()``) and cut into words as the
+    fingerprints' features are; a text of fewer than ``ngram`` words is one shingle, and two
+    texts without words are alike (1.0).
+
+    >>> jaccard("the quick brown fox jumps over the lazy dog", "The quick brown fox jumped over the lazy dog!")
+    0.4
+    """
+    sketches = Sketches(hasher, ngram, size=1 << 20, threads=1)
+    sketches.add([0, 1], [a, b])
+    return float(sketches.jaccard(np.array([0]), np.array([1]))[0])

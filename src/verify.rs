@@ -1,0 +1,221 @@
+//! Checking candidate pairs by the Jaccard similarity of their word-shingle sets.
+//!
+//! A simhash fingerprint estimates the cosine of two feature vectors with 64 bits, so at a
+//! distance small enough to be precise it misses many pairs that a set similarity would call
+//! near-duplicates. Verification lets the fingerprints propose candidates generously (a larger
+//! k) and keeps the pairs whose word-shingle sets have Jaccard similarity at or above a threshold.
+//!
+//! Each document gets a *sketch*: the distinct hashes of its word n-gram shingles (the same
+//! FNV-1a 64 shingle hashes as the fingerprints), passed through the SplitMix64 output function
+//! so that their order is a well-mixed random order, sorted, and cut to the `size` smallest (a
+//! bottom-k sketch, Broder 1997). For two documents with fewer than `size` shingles each, the
+//! Jaccard of the sketches is exact; beyond that it is the bottom-k estimate: among the `size`
+//! smallest hashes of the union, the share present in both sketches.
+
+use rayon::prelude::*;
+
+use crate::encoders::mix64;
+use crate::error::{Error, Result};
+use crate::features::{FeatureConfig, Scratch, TokenKind};
+
+/// Sketches of many documents, concatenated: document d's hashes are
+/// `hashes[offsets[d]..offsets[d + 1]]`, sorted ascending and distinct.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Sketches {
+    pub offsets: Vec<u64>,
+    pub hashes: Vec<u64>,
+}
+
+impl Sketches {
+    /// The number of documents.
+    pub fn len(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Document `d`'s sketch.
+    pub fn get(&self, d: usize) -> &[u64] {
+        &self.hashes[self.offsets[d] as usize..self.offsets[d + 1] as usize]
+    }
+
+    /// Checks the layout of sketches received from outside: offsets start at 0, never
+    /// decrease, end at the number of hashes, and each sketch is strictly increasing.
+    pub fn from_parts(offsets: Vec<u64>, hashes: Vec<u64>) -> Result<Self> {
+        if offsets.first() != Some(&0) || *offsets.last().unwrap_or(&1) != hashes.len() as u64 {
+            return Err(Error::invalid("sketch offsets must start at 0 and end at the number of hashes"));
+        }
+        if offsets.windows(2).any(|w| w[0] > w[1]) {
+            return Err(Error::invalid("sketch offsets must not decrease"));
+        }
+        let sketches = Sketches { offsets, hashes };
+        if (0..sketches.len()).any(|d| sketches.get(d).windows(2).any(|w| w[0] >= w[1])) {
+            return Err(Error::invalid("each sketch must be sorted and distinct"));
+        }
+        Ok(sketches)
+    }
+}
+
+/// The checked shingle configuration of sketches.
+pub fn shingle_config(ngram: i64, size: i64) -> Result<(FeatureConfig, usize)> {
+    if !(1..=1 << 20).contains(&size) {
+        return Err(Error::invalid(format!("sketch size must be in 1..=1048576, got {size}")));
+    }
+    Ok((FeatureConfig::new(TokenKind::Word, ngram, None)?, size as usize))
+}
+
+/// The sketch of one normalized text, written to `out` (cleared first).
+pub fn sketch(config: &FeatureConfig, size: usize, text: &str, scratch: &mut Scratch, out: &mut Vec<u64>) {
+    config.hash_features(text, scratch);
+    out.clear();
+    out.extend(scratch.hashes.iter().map(|&h| mix64(h)));
+    out.sort_unstable();
+    out.dedup();
+    out.truncate(size);
+}
+
+/// The sketches of many normalized texts, computed in parallel.
+pub fn sketches<T: AsRef<str> + Sync>(config: &FeatureConfig, size: usize, texts: &[T]) -> Sketches {
+    let each: Vec<Vec<u64>> = texts
+        .par_iter()
+        .map_init(Scratch::default, |scratch, text| {
+            let mut out = Vec::new();
+            sketch(config, size, text.as_ref(), scratch, &mut out);
+            out
+        })
+        .collect();
+    let mut offsets = Vec::with_capacity(each.len() + 1);
+    offsets.push(0u64);
+    let mut hashes = Vec::with_capacity(each.iter().map(Vec::len).sum());
+    for s in &each {
+        hashes.extend_from_slice(s);
+        offsets.push(hashes.len() as u64);
+    }
+    Sketches { offsets, hashes }
+}
+
+/// The Jaccard similarity of two bottom-`size` sketches: exact when both sets have fewer than
+/// `size` shingles, the bottom-k estimate otherwise. Two empty sketches (texts without words)
+/// are the same document: 1.
+pub fn jaccard(a: &[u64], b: &[u64], size: usize) -> f64 {
+    let (mut x, mut y) = (0, 0);
+    let (mut union, mut both) = (0usize, 0usize);
+    // The `size` smallest of the union are all known: each sketch holds its set's `size`
+    // smallest, so the union's smallest `size` never lie past the end of a truncated sketch.
+    while union < size && (x < a.len() || y < b.len()) {
+        match (a.get(x), b.get(y)) {
+            (Some(&p), Some(&q)) if p == q => {
+                both += 1;
+                x += 1;
+                y += 1;
+            }
+            (Some(&p), Some(&q)) if p < q => x += 1,
+            (Some(_), Some(_)) => y += 1,
+            (Some(_), None) => x += 1,
+            (None, _) => y += 1,
+        }
+        union += 1;
+    }
+    if union == 0 {
+        1.0
+    } else {
+        both as f64 / union as f64
+    }
+}
+
+/// The Jaccard similarity of each pair of rows `(i[p], j[p])` of `sketches`, in parallel.
+pub fn jaccard_pairs(sketches: &Sketches, size: usize, i: &[i64], j: &[i64]) -> Result<Vec<f64>> {
+    if i.len() != j.len() {
+        return Err(Error::invalid(format!("i and j must have the same length, got {} and {}", i.len(), j.len())));
+    }
+    let n = sketches.len() as i64;
+    if let Some(bad) = i.iter().chain(j).find(|&&r| r < 0 || r >= n) {
+        return Err(Error::invalid(format!("row {bad} out of range for {n} sketches")));
+    }
+    Ok(i
+        .par_iter()
+        .zip(j)
+        .map(|(&a, &b)| jaccard(sketches.get(a as usize), sketches.get(b as usize), size))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    fn set(text: &str, n: i64) -> BTreeSet<String> {
+        FeatureConfig::new(TokenKind::Word, n, None).unwrap().features(text).into_iter().collect()
+    }
+
+    fn exact(a: &str, b: &str, n: i64) -> f64 {
+        let (x, y) = (set(a, n), set(b, n));
+        x.intersection(&y).count() as f64 / x.union(&y).count() as f64
+    }
+
+    #[test]
+    fn small_sets_give_the_exact_jaccard() {
+        let texts = [
+            "the quick brown fox jumps over the lazy dog",
+            "the quick brown fox jumped over the lazy dog",
+            "a quick brown fox jumps over a lazy dog today",
+            "nothing in common here at all",
+        ];
+        let (config, size) = shingle_config(3, 256).unwrap();
+        let s = sketches(&config, size, &texts);
+        for a in 0..texts.len() {
+            for b in 0..texts.len() {
+                let got = jaccard(s.get(a), s.get(b), size);
+                assert!((got - exact(texts[a], texts[b], 3)).abs() < 1e-12, "{a} {b}");
+            }
+        }
+        // Hand-worked: 7 shingles each; the 3 holding "jumps" differ from the 3 holding
+        // "jumped", so 4 are shared of 10 in all.
+        assert!((jaccard(s.get(0), s.get(1), size) - 0.4).abs() < 1e-12);
+    }
+
+    #[test]
+    fn truncated_sketches_estimate_from_the_smallest_of_the_union() {
+        let words: Vec<String> = (0..400).map(|w| format!("w{w}")).collect();
+        let a = words[..300].join(" ");
+        let b = words[100..].join(" ");
+        let (config, size) = shingle_config(1, 64).unwrap();
+        let s = sketches(&config, size, &[a.as_str(), b.as_str()]);
+        assert_eq!(s.get(0).len(), 64);
+        // The estimator by its definition: the 64 smallest mixed hashes of the union, and how
+        // many of them are in both sets.
+        let all = |t: &str| -> BTreeSet<u64> {
+            let mut sc = Scratch::default();
+            config.hash_features(t, &mut sc);
+            sc.hashes.iter().map(|&h| mix64(h)).collect()
+        };
+        let (x, y) = (all(&a), all(&b));
+        let smallest: Vec<u64> = x.union(&y).copied().take(64).collect();
+        let both = smallest.iter().filter(|h| x.contains(h) && y.contains(h)).count();
+        assert_eq!(jaccard(s.get(0), s.get(1), size), both as f64 / 64.0);
+        // and it is near the true 200 / 400.
+        assert!((jaccard(s.get(0), s.get(1), size) - 0.5).abs() < 0.2);
+    }
+
+    #[test]
+    fn empty_texts_are_alike_and_unlike_others() {
+        let (config, size) = shingle_config(3, 16).unwrap();
+        let s = sketches(&config, size, &["", "  ", "some words"]);
+        assert_eq!(jaccard(s.get(0), s.get(1), size), 1.0);
+        assert_eq!(jaccard(s.get(0), s.get(2), size), 0.0);
+    }
+
+    #[test]
+    fn bad_arguments_are_errors() {
+        assert!(shingle_config(0, 16).is_err());
+        assert!(shingle_config(3, 0).is_err());
+        let s = Sketches { offsets: vec![0, 0], hashes: vec![] };
+        assert!(jaccard_pairs(&s, 16, &[0], &[1]).is_err());
+        assert!(jaccard_pairs(&s, 16, &[0, 0], &[0]).is_err());
+        assert!(Sketches::from_parts(vec![0, 2], vec![5, 3]).is_err());
+        assert!(Sketches::from_parts(vec![0, 3], vec![1, 2]).is_err());
+        assert!(Sketches::from_parts(vec![0, 2], vec![1, 2]).is_ok());
+    }
+}
