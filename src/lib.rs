@@ -14,6 +14,7 @@ pub mod fingerprint;
 pub mod hamming;
 pub mod hash;
 pub mod index;
+pub mod jsonl;
 pub mod pairs;
 pub mod parallel;
 pub mod plan;

@@ -32,6 +32,7 @@ __all__ = [
     "fnv1a_64_many",
     "hamming_one_to_many",
     "hamming_pairwise",
+    "jsonl_fingerprints",
     "tallies_float",
     "tallies_int",
 ]
@@ -161,6 +162,12 @@ def cluster(
     fingerprints: npt.NDArray[np.uint64], k: int, plan: Plan | None = None, threads: int | None = None
 ) -> npt.NDArray[np.int64]:
     """Connected components of the pairs within k; a cluster's label is its smallest row."""
+
+def jsonl_fingerprints(
+    hasher: Hasher, block: bytes, text_field: str, id_field: str | None, casefold: bool, threads: int | None = None
+) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint64], npt.NDArray[np.uint32], npt.NDArray[np.uint64]]:
+    """Per line of a block of JSONL: kind (0 blank, 1 fingerprinted, 2 for Python), fingerprint,
+    length; and where each line starts (one more: the block's length + 1)."""
 
 def cluster_pairs(n: int, i: npt.NDArray[np.int64], j: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     """Connected components of n rows linked by the pairs (i[p], j[p]); labels are smallest rows."""

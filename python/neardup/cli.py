@@ -220,8 +220,9 @@ def fingerprint_pass(
     inp: Input, hasher: Simhasher, threads: int | None, progress: Progress, on_chunk: Callable[[Chunk, np.ndarray], None] | None = None,
     raw: bool = False, lengths: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, int]:
-    """Reads the input once: (fingerprints, text lengths if asked, text bytes). The core
-    fingerprints one chunk on every core while this thread parses the next. Only the
+    """Reads the input once: (fingerprints, text lengths if asked, text bytes). JSONL is read
+    and fingerprinted by the core where it can (see JsonlInput.fingerprint_chunks); otherwise
+    the core fingerprints one chunk on every core while this thread parses the next. Only the
     fingerprints (8 bytes a document) and, for --keep longest, the lengths (4 more) are kept."""
     if hasher.weighting == "idf":
         if inp.path == "-":
@@ -232,11 +233,9 @@ def fingerprint_pass(
     fps_parts: list[np.ndarray] = []
     len_parts: list[np.ndarray] = []
     nbytes = 0
-    pending: Future[tuple[Chunk, np.ndarray]] | None = None
 
-    def finish(future: Future[tuple[Chunk, np.ndarray]]) -> None:
+    def finish(chunk: Chunk, fps: np.ndarray) -> None:
         nonlocal nbytes
-        chunk, fps = future.result()
         fps_parts.append(fps)
         if lengths:
             len_parts.append(np.asarray(chunk.lengths, dtype=np.uint32))
@@ -244,25 +243,40 @@ def fingerprint_pass(
         if on_chunk is not None:
             on_chunk(chunk, fps)
 
+    fast = None if raw or on_chunk is not None else getattr(inp, "fingerprint_chunks", None)
+    blocks = fast(hasher, threads, lambda chunk: _fingerprint_chunk(inp, hasher, chunk, threads)) if fast is not None else None
+    if blocks is not None:
+        for chunk, fps in blocks:
+            finish(chunk, fps)
+            progress.update()
+    else:
+        _python_pass(inp, hasher, threads, progress, finish, raw)
+    progress.update()
+    inp.errors.sort(key=lambda e: (e.path, e.line or 0))
+    fps = np.concatenate(fps_parts) if fps_parts else np.zeros(0, np.uint64)
+    return fps, (np.concatenate(len_parts) if len_parts else np.zeros(0, np.uint32)), nbytes
+
+
+def _python_pass(inp: Input, hasher: Simhasher, threads: int | None, progress: Progress,
+                 finish: Callable[[Chunk, np.ndarray], None], raw: bool) -> None:
+    """The first pass read by Python: the core fingerprints one chunk on every core while this
+    thread parses the next."""
+    pending: Future[tuple[Chunk, np.ndarray]] | None = None
     with ThreadPoolExecutor(1, thread_name_prefix="neardup") as pool:
         try:
             for chunk in inp.chunks(raw=raw):
                 future = pool.submit(_fingerprint_chunk, inp, hasher, chunk, threads)
                 if pending is not None:
-                    finish(pending)
+                    finish(*pending.result())
                 pending = future
                 progress.update()
             if pending is not None:
-                finish(pending)
+                finish(*pending.result())
                 pending = None
         except BaseException:
             if pending is not None:
                 pending.cancel()
             raise
-    progress.update()
-    inp.errors.sort(key=lambda e: (e.path, e.line or 0))
-    fps = np.concatenate(fps_parts) if fps_parts else np.zeros(0, np.uint64)
-    return fps, (np.concatenate(len_parts) if len_parts else np.zeros(0, np.uint32)), nbytes
 
 
 def _default_k(k: int | None, threshold: float | None) -> int:

@@ -33,6 +33,8 @@ from typing import IO, Any, BinaryIO, Callable
 
 import numpy as np
 
+from . import _core
+
 try:  # optional (pip install 'neardup[fast]'): parses JSONL two to three times faster
     from orjson import loads as _fast_loads
 except ImportError:  # pragma: no cover - depends on the environment
@@ -454,9 +456,14 @@ class JsonlInput(Input):
     """One JSON object per line; blank lines are ignored."""
 
     def _blocks(self, again: bool) -> Iterator[tuple[int, list[bytes]]]:
-        """(number of the first line, lines without their ends) for blocks of about 4 MB. A
-        compressed input is decompressed by a helper thread (zlib and zstd release the GIL)
-        while this one parses."""
+        """(number of the first line, lines without their ends) for blocks of about 4 MB."""
+        for first, data, _ in self._raw_blocks(again):
+            yield first, data.split(b"\n")
+
+    def _raw_blocks(self, again: bool) -> Iterator[tuple[int, bytes, int]]:
+        """(number of the first line, whole lines joined by their ends without the last one,
+        number of lines) for blocks of about 4 MB. A compressed input is decompressed by a
+        helper thread (zlib and zstd release the GIL) while this one parses."""
         raw, stream = self._stream(again)
         reader: Any = _Prefetch(stream) if stream is not raw else stream
         lineno = 0
@@ -470,7 +477,7 @@ class JsonlInput(Input):
                     raise InputError(self.name, f"not a valid {what} stream ({err})", lineno + 1) from None
                 if not data:
                     if pending:
-                        yield lineno + 1, [pending]
+                        yield lineno + 1, pending, 1
                     break
                 if pending:
                     data = pending + data
@@ -478,9 +485,10 @@ class JsonlInput(Input):
                 pending = data[cut:]
                 if not cut:
                     continue
-                block = data[: cut - 1].split(b"\n")
-                yield lineno + 1, block
-                lineno += len(block)
+                block = data[: cut - 1]
+                count = block.count(b"\n") + 1
+                yield lineno + 1, block, count
+                lineno += count
                 if raw.seekable():
                     self.bytes_read = raw.tell()
         finally:
@@ -492,6 +500,71 @@ class JsonlInput(Input):
                 if raw is not self._spool:
                     raw.close()
             self.bytes_read = self.size or self.bytes_read
+
+    def fingerprint_chunks(
+        self, hasher: Any, threads: int | None, slow: Callable[[Chunk], tuple[Chunk, np.ndarray]]
+    ) -> Iterator[tuple[Chunk, np.ndarray]] | None:
+        """The first pass with the fingerprints made in the core: (chunk without its documents,
+        fingerprints) per block, or None when this input or hasher needs the Python path (several
+        fields, a Python tokenizer). Lines the core leaves to Python (not ASCII, or anything it
+        does not read the plain way) are read and checked as on that path, and ``slow(chunk)``
+        fingerprints them: (the chunk of those it keeps, their fingerprints)."""
+        if self.fields is not None or hasher.fields is not None or hasher.tokenizer is not None:
+            return None
+        return self._fingerprint_chunks(hasher, threads, slow)
+
+    def _fingerprint_chunks(
+        self, hasher: Any, threads: int | None, slow_path: Callable[[Chunk], tuple[Chunk, np.ndarray]]
+    ) -> Iterator[tuple[Chunk, np.ndarray]]:
+        core = hasher._inner
+        for first, data, count in self._raw_blocks(False):
+            if self.id_field == AUTO:
+                self._peek_auto_id(data)
+            if self.id_field == AUTO:  # not settled by the first line: all of the block to Python
+                lines = data.split(b"\n")
+                kinds = np.full(count, 2, np.uint8)
+                fps, lengths = np.zeros(count, np.uint64), np.zeros(count, np.uint32)
+            else:
+                kinds, fps, lengths, starts = _core.jsonl_fingerprints(core, data, self.text_field, self.id_field, hasher.casefold, threads)
+                lines = None
+            slow = np.flatnonzero(kinds == 2)
+            rows = np.flatnonzero(kinds == 1)
+            positions = rows + first
+            nbytes = int(lengths[rows].sum(dtype=np.int64))
+            fps, lengths = fps[rows], lengths[rows]
+            if len(slow):
+                chunk = Chunk()
+                for index in slow.tolist():
+                    line = lines[index] if lines is not None else data[int(starts[index]) : int(starts[index + 1]) - 1]
+                    got = self._record(first + index, line)
+                    if got is not None:
+                        text = got[0]
+                        chunk.docs.append(text)
+                        chunk.positions.append(first + index)
+                        chunk.lengths.append(len(text))
+                        chunk.nbytes += len(text.encode("utf-8", "surrogatepass"))
+                if chunk.docs:
+                    chunk, more = slow_path(chunk)
+                    order = np.argsort(np.concatenate([positions, chunk.positions]), kind="stable")
+                    positions = np.concatenate([positions, chunk.positions])[order]
+                    fps = np.concatenate([fps, more])[order]
+                    lengths = np.concatenate([lengths, np.asarray(chunk.lengths, np.uint32)])[order]
+                    nbytes += chunk.nbytes
+            if len(positions):
+                yield Chunk(positions=positions.tolist(), lengths=lengths.tolist(), nbytes=nbytes), fps
+
+    def _peek_auto_id(self, data: bytes) -> None:
+        """Resolves ``--id-field auto`` from the first line that is a JSON object, as the Python
+        path does (a block whose first non-blank line is not one is left to that path)."""
+        for line in data.split(b"\n", 64):
+            if line and not line.isspace():
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    return
+                if isinstance(record, dict):
+                    self._resolve_auto_id(list(record))
+                return
 
     def _parse(self, lineno: int, line: bytes) -> Any:
         try:

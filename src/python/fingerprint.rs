@@ -6,7 +6,7 @@ use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 
 use crate::features::{FeatureConfig, TokenKind};
 use crate::fingerprint::{self, Hasher, Idf, Weighting};
-use crate::{hamming, hash, parallel};
+use crate::{hamming, hash, jsonl, parallel};
 
 /// A numpy `uint64` array handed to Python.
 type U64Array<'py> = Bound<'py, PyArray1<u64>>;
@@ -201,7 +201,34 @@ impl PyHasher {
     }
 }
 
+/// The JSONL fast path over one block of whole lines: (kind, fingerprint, length) per line,
+/// kind 0 blank, 1 fingerprinted, 2 for Python to read; and the start of each line.
+#[pyfunction]
+#[pyo3(signature = (hasher, block, text_field, id_field, casefold, threads=None))]
+#[allow(clippy::type_complexity)]
+fn jsonl_fingerprints<'py>(
+    py: Python<'py>,
+    hasher: PyRef<'py, PyHasher>,
+    block: PyBackedBytes,
+    text_field: String,
+    id_field: Option<String>,
+    casefold: bool,
+    threads: Option<i64>,
+) -> PyResult<(Bound<'py, PyArray1<u8>>, U64Array<'py>, Bound<'py, PyArray1<u32>>, U64Array<'py>)> {
+    let inner = hasher.inner();
+    let lines = py.detach(|| {
+        parallel::with_threads(threads, || jsonl::fingerprint_lines(inner, &block, &text_field, id_field.as_deref(), casefold))
+    })??;
+    Ok((
+        lines.kinds.into_pyarray(py),
+        lines.fingerprints.into_pyarray(py),
+        lines.lengths.into_pyarray(py),
+        lines.starts.into_pyarray(py),
+    ))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(jsonl_fingerprints, m)?)?;
     m.add_function(wrap_pyfunction!(fnv1a_64, m)?)?;
     m.add_function(wrap_pyfunction!(fnv1a_64_many, m)?)?;
     m.add_function(wrap_pyfunction!(tallies_int, m)?)?;
