@@ -16,8 +16,9 @@ use rayon::prelude::*;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use crate::error::{Error, Result};
-use crate::features::Scratch;
+use crate::features::{Scratch, TokenKind};
 use crate::fingerprint::Hasher;
+use crate::verify::{self, ShingleConfig, Sketches};
 
 /// What became of one line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,6 +40,29 @@ pub struct Lines {
     pub fingerprints: Vec<u64>,
     pub lengths: Vec<u32>,
     pub starts: Vec<u64>,
+    /// When asked for: the shingle sketch of each line done here (empty for the others).
+    pub sketches: Option<Sketches>,
+}
+
+/// What [`fingerprint_lines`] makes of one line.
+struct Line {
+    kind: Kind,
+    fingerprint: u64,
+    length: u32,
+    sketch: Vec<u64>,
+}
+
+impl Line {
+    fn not_done(kind: Kind) -> Self {
+        Line { kind, fingerprint: 0, length: 0, sketch: Vec::new() }
+    }
+}
+
+/// Thread-local buffers of [`fingerprint_lines`].
+#[derive(Default)]
+struct Buffers {
+    scratch: Scratch,
+    text: String,
 }
 
 /// A JSON string (borrowed when it holds no escape), or the mark of any other value.
@@ -152,48 +176,64 @@ fn is_blank(line: &[u8]) -> bool {
     line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c))
 }
 
-/// One line: its kind, and for a document done here its fingerprint and length.
-fn line(hasher: &Hasher, casefold: bool, record: &Record<'_>, line: &[u8], scratch: &mut Scratch, buf: &mut String) -> (Kind, u64, u32) {
+/// One line: its kind, and for a document done here its fingerprint, length and sketch.
+fn line(hasher: &Hasher, casefold: bool, record: &Record<'_>, sketch: Option<ShingleConfig>, line: &[u8], b: &mut Buffers) -> Line {
     if is_blank(line) {
-        return (Kind::Blank, 0, 0);
+        return Line::not_done(Kind::Blank);
     }
     let mut de = serde_json::Deserializer::from_slice(line);
     let seed = Record { text_field: record.text_field, id_field: record.id_field };
     let text = match seed.deserialize(&mut de) {
         Ok(Some(text)) if de.end().is_ok() && text.is_ascii() && text.len() <= u32::MAX as usize => text,
-        _ => return (Kind::Slow, 0, 0),
+        _ => return Line::not_done(Kind::Slow),
     };
     let normalized: &str = if casefold {
-        buf.clear();
-        buf.push_str(&text);
-        buf.make_ascii_lowercase();
-        buf
+        b.text.clear();
+        b.text.push_str(&text);
+        b.text.make_ascii_lowercase();
+        &b.text
     } else {
         &text
     };
-    (Kind::Done, hasher.fingerprint(&[normalized], scratch), text.len() as u32)
+    let fingerprint = hasher.fingerprint(&[normalized], &mut b.scratch);
+    let mut out = Vec::new();
+    if let Some(config) = sketch {
+        if hasher.features().tokens() == TokenKind::Word {
+            // The fingerprint's features were built from the same word tokens: reuse them.
+            verify::sketch_of_words(config, b.scratch.token_hashes(), &mut out);
+        } else {
+            verify::sketch(config, normalized, &mut b.scratch, &mut out);
+        }
+    }
+    Line { kind: Kind::Done, fingerprint, length: text.len() as u32, sketch: out }
 }
 
 /// Reads the lines of `block` (split at `\n`; the block holds whole lines, without the last
-/// line's end) in parallel. The hasher must take documents of one field.
-pub fn fingerprint_lines(hasher: &Hasher, block: &[u8], text_field: &str, id_field: Option<&str>, casefold: bool) -> Result<Lines> {
+/// line's end) in parallel, and sketches the documents done here when `sketch` gives the
+/// shingle configuration and size. The hasher must take documents of one field.
+pub fn fingerprint_lines(
+    hasher: &Hasher,
+    block: &[u8],
+    text_field: &str,
+    id_field: Option<&str>,
+    casefold: bool,
+    sketch: Option<ShingleConfig>,
+) -> Result<Lines> {
     if hasher.fields() != 1 {
         return Err(Error::invalid("the JSONL fast path fingerprints documents of one field"));
     }
     let lines: Vec<&[u8]> = block.split(|&b| b == b'\n').collect();
     let record = Record { text_field, id_field };
-    let each: Vec<(Kind, u64, u32)> = lines
+    let each: Vec<Line> = lines
         .par_iter()
-        .map_init(
-            || (Scratch::default(), String::new()),
-            |(scratch, buf), l| line(hasher, casefold, &record, l, scratch, buf),
-        )
+        .map_init(Buffers::default, |b, l| line(hasher, casefold, &record, sketch, l, b))
         .collect();
     let mut out = Lines {
         kinds: Vec::with_capacity(each.len()),
         fingerprints: Vec::with_capacity(each.len()),
         lengths: Vec::with_capacity(each.len()),
         starts: Vec::with_capacity(each.len() + 1),
+        sketches: None,
     };
     let mut start = 0u64;
     for l in &lines {
@@ -201,10 +241,16 @@ pub fn fingerprint_lines(hasher: &Hasher, block: &[u8], text_field: &str, id_fie
         start += l.len() as u64 + 1;
     }
     out.starts.push(start);
-    for (kind, fp, len) in each {
-        out.kinds.push(kind as u8);
-        out.fingerprints.push(fp);
-        out.lengths.push(len);
+    let mut sketches = Sketches { offsets: vec![0], hashes: Vec::new() };
+    for l in each {
+        out.kinds.push(l.kind as u8);
+        out.fingerprints.push(l.fingerprint);
+        out.lengths.push(l.length);
+        sketches.hashes.extend_from_slice(&l.sketch);
+        sketches.offsets.push(sketches.hashes.len() as u64);
+    }
+    if sketch.is_some() {
+        out.sketches = Some(sketches);
     }
     Ok(out)
 }
@@ -227,7 +273,7 @@ mod tests {
     #[test]
     fn ascii_texts_are_lowercased_and_fingerprinted() {
         let block = b"{\"id\": 1, \"text\": \"Hello World\", \"n\": [1, {\"a\": null}]}\n  \n{\"text\": \"tab\\tescape \\u0041\", \"id\": \"x\"}";
-        let got = fingerprint_lines(&hasher(), block, "text", Some("id"), true).unwrap();
+        let got = fingerprint_lines(&hasher(), block, "text", Some("id"), true, None).unwrap();
         assert_eq!(got.kinds, vec![1, 0, 1]);
         assert_eq!(got.fingerprints[0], fp("hello world"));
         assert_eq!(got.fingerprints[2], fp("tab\tescape a"));
@@ -236,7 +282,7 @@ mod tests {
         assert_eq!(at(1), b"  ");
         assert!(at(2).starts_with(b"{\"text\": \"tab") && at(2).ends_with(b"\"x\"}"));
         assert_eq!(got.starts.last(), Some(&(block.len() as u64 + 1)));
-        let kept = fingerprint_lines(&hasher(), block, "text", None, false).unwrap();
+        let kept = fingerprint_lines(&hasher(), block, "text", None, false, None).unwrap();
         assert_eq!(kept.fingerprints[0], fp("Hello World"));
     }
 
@@ -256,19 +302,32 @@ mod tests {
         ];
         let mut block: Vec<u8> = lines.join("\n").into_bytes();
         block.extend_from_slice(b"\n{\"text\": \"\xff\"}"); // not UTF-8
-        let got = fingerprint_lines(&hasher(), &block, "text", None, true).unwrap();
+        let got = fingerprint_lines(&hasher(), &block, "text", None, true, None).unwrap();
         assert_eq!(got.kinds, vec![2; 11]);
         // An id field asked for and missing, or given twice.
         let got = fingerprint_lines(&hasher(), br#"{"text": "x"}
 {"text": "x", "id": 1, "id": 2}
-{"text": "x", "id": null}"#, "text", Some("id"), true)
+{"text": "x", "id": null}"#, "text", Some("id"), true, None)
         .unwrap();
         assert_eq!(got.kinds, vec![2, 2, 1]);
     }
 
     #[test]
+    fn sketches_are_those_of_the_normalized_texts() {
+        let block = b"{\"text\": \"The Quick brown fox\"}\n{\"text\": \"caf\\u00e9 au lait\"}\n\n{\"text\": \"\"}";
+        let config = verify::shingle_config(3, 8).unwrap();
+        let got = fingerprint_lines(&hasher(), block, "text", None, true, Some(config)).unwrap();
+        assert_eq!(got.kinds, vec![1, 2, 0, 1]);
+        let want = verify::sketches(config, &["the quick brown fox", "", "", ""]);
+        let s = got.sketches.unwrap();
+        assert_eq!(s.get(0), want.get(0));
+        assert_eq!(s.get(0).len(), 2);
+        assert!(s.get(1).is_empty() && s.get(2).is_empty() && s.get(3).is_empty());
+    }
+
+    #[test]
     fn blank_lines_are_pythons_isspace() {
-        let got = fingerprint_lines(&hasher(), b"\n \t\r\x0b\x0c\n", "text", None, true).unwrap();
+        let got = fingerprint_lines(&hasher(), b"\n \t\r\x0b\x0c\n", "text", None, true, None).unwrap();
         assert_eq!(got.kinds, vec![0, 0, 0]);
     }
 }

@@ -5,10 +5,11 @@
 //! near-duplicates. Verification lets the fingerprints propose candidates generously (a larger
 //! k) and keeps the pairs whose word-shingle sets have Jaccard similarity at or above a threshold.
 //!
-//! Each document gets a *sketch*: the distinct hashes of its word n-gram shingles (the same
-//! FNV-1a 64 shingle hashes as the fingerprints), passed through the SplitMix64 output function
-//! so that their order is a well-mixed random order, sorted, and cut to the `size` smallest (a
-//! bottom-k sketch, Broder 1997). For two documents with fewer than `size` shingles each, the
+//! Each document gets a *sketch*: the distinct hashes of its word n-gram shingles, sorted and
+//! cut to the `size` smallest (a bottom-k sketch, Broder 1997). Words are the fingerprints' word
+//! tokens with their FNV-1a 64 hashes (so a fingerprint of word features leaves them ready), and
+//! a shingle's hash chains the SplitMix64 output function over its words' hashes: well mixed,
+//! so the smallest hashes are a random sample of the shingles, and it depends on word order. For two documents with fewer than `size` shingles each, the
 //! Jaccard of the sketches is exact; beyond that it is the bottom-k estimate: among the `size`
 //! smallest hashes of the union, the share present in both sketches.
 
@@ -16,7 +17,7 @@ use rayon::prelude::*;
 
 use crate::encoders::mix64;
 use crate::error::{Error, Result};
-use crate::features::{FeatureConfig, Scratch, TokenKind};
+use crate::features::{word_token_hashes, Scratch};
 
 /// Sketches of many documents, concatenated: document d's hashes are
 /// `hashes[offsets[d]..offsets[d + 1]]`, sorted ascending and distinct.
@@ -41,48 +42,101 @@ impl Sketches {
         &self.hashes[self.offsets[d] as usize..self.offsets[d + 1] as usize]
     }
 
-    /// Checks the layout of sketches received from outside: offsets start at 0, never
-    /// decrease, end at the number of hashes, and each sketch is strictly increasing.
-    pub fn from_parts(offsets: Vec<u64>, hashes: Vec<u64>) -> Result<Self> {
-        if offsets.first() != Some(&0) || *offsets.last().unwrap_or(&1) != hashes.len() as u64 {
-            return Err(Error::invalid("sketch offsets must start at 0 and end at the number of hashes"));
+}
+
+/// Sketches laid out anyhow: row d's hashes are `hashes[starts[d]..ends[d]]` (as Python gathers
+/// them, chunk by chunk in any order).
+#[derive(Debug, Clone, Copy)]
+pub struct Ranges<'a> {
+    starts: &'a [u64],
+    ends: &'a [u64],
+    hashes: &'a [u64],
+}
+
+impl<'a> Ranges<'a> {
+    /// Checks sketches received from outside: as many starts as ends, each range inside the
+    /// hashes, each sketch strictly increasing.
+    pub fn new(starts: &'a [u64], ends: &'a [u64], hashes: &'a [u64]) -> Result<Self> {
+        if starts.len() != ends.len() {
+            return Err(Error::invalid(format!("{} sketch starts but {} ends", starts.len(), ends.len())));
         }
-        if offsets.windows(2).any(|w| w[0] > w[1]) {
-            return Err(Error::invalid("sketch offsets must not decrease"));
+        let n = hashes.len() as u64;
+        for (&a, &b) in starts.iter().zip(ends) {
+            if a > b || b > n {
+                return Err(Error::invalid(format!("sketch range {a}..{b} out of {n} hashes")));
+            }
+            if hashes[a as usize..b as usize].windows(2).any(|w| w[0] >= w[1]) {
+                return Err(Error::invalid("each sketch must be sorted and distinct"));
+            }
         }
-        let sketches = Sketches { offsets, hashes };
-        if (0..sketches.len()).any(|d| sketches.get(d).windows(2).any(|w| w[0] >= w[1])) {
-            return Err(Error::invalid("each sketch must be sorted and distinct"));
-        }
-        Ok(sketches)
+        Ok(Ranges { starts, ends, hashes })
     }
+
+    pub fn len(&self) -> usize {
+        self.starts.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.starts.is_empty()
+    }
+
+    /// Row `d`'s sketch.
+    pub fn get(&self, d: usize) -> &'a [u64] {
+        &self.hashes[self.starts[d] as usize..self.ends[d] as usize]
+    }
+}
+
+/// How documents are sketched: words per shingle, and hashes kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShingleConfig {
+    pub ngram: usize,
+    pub size: usize,
 }
 
 /// The checked shingle configuration of sketches.
-pub fn shingle_config(ngram: i64, size: i64) -> Result<(FeatureConfig, usize)> {
+pub fn shingle_config(ngram: i64, size: i64) -> Result<ShingleConfig> {
+    if !(1..=64).contains(&ngram) {
+        return Err(Error::invalid(format!("ngram must be in 1..=64, got {ngram}")));
+    }
     if !(1..=1 << 20).contains(&size) {
         return Err(Error::invalid(format!("sketch size must be in 1..=1048576, got {size}")));
     }
-    Ok((FeatureConfig::new(TokenKind::Word, ngram, None)?, size as usize))
+    Ok(ShingleConfig { ngram: ngram as usize, size: size as usize })
+}
+
+/// The hash of a shingle from the hashes of its words.
+#[inline]
+fn shingle_hash(words: &[u64]) -> u64 {
+    words.iter().fold(0x243F_6A88_85A3_08D3, |h, &w| mix64(h ^ w))
+}
+
+/// The sketch of a document from the hashes of its words, written to `out` (cleared first). A
+/// document of fewer than `ngram` words is one shingle; one without words has an empty sketch.
+pub fn sketch_of_words(config: ShingleConfig, words: &[u64], out: &mut Vec<u64>) {
+    out.clear();
+    if words.is_empty() {
+        return;
+    }
+    let width = config.ngram.min(words.len());
+    out.extend(words.windows(width).map(shingle_hash));
+    out.sort_unstable();
+    out.dedup();
+    out.truncate(config.size);
 }
 
 /// The sketch of one normalized text, written to `out` (cleared first).
-pub fn sketch(config: &FeatureConfig, size: usize, text: &str, scratch: &mut Scratch, out: &mut Vec<u64>) {
-    config.hash_features(text, scratch);
-    out.clear();
-    out.extend(scratch.hashes.iter().map(|&h| mix64(h)));
-    out.sort_unstable();
-    out.dedup();
-    out.truncate(size);
+pub fn sketch(config: ShingleConfig, text: &str, scratch: &mut Scratch, out: &mut Vec<u64>) {
+    let words = word_token_hashes(text, scratch);
+    sketch_of_words(config, words, out);
 }
 
 /// The sketches of many normalized texts, computed in parallel.
-pub fn sketches<T: AsRef<str> + Sync>(config: &FeatureConfig, size: usize, texts: &[T]) -> Sketches {
+pub fn sketches<T: AsRef<str> + Sync>(config: ShingleConfig, texts: &[T]) -> Sketches {
     let each: Vec<Vec<u64>> = texts
         .par_iter()
         .map_init(Scratch::default, |scratch, text| {
             let mut out = Vec::new();
-            sketch(config, size, text.as_ref(), scratch, &mut out);
+            sketch(config, text.as_ref(), scratch, &mut out);
             out
         })
         .collect();
@@ -126,7 +180,7 @@ pub fn jaccard(a: &[u64], b: &[u64], size: usize) -> f64 {
 }
 
 /// The Jaccard similarity of each pair of rows `(i[p], j[p])` of `sketches`, in parallel.
-pub fn jaccard_pairs(sketches: &Sketches, size: usize, i: &[i64], j: &[i64]) -> Result<Vec<f64>> {
+pub fn jaccard_pairs(sketches: &Ranges<'_>, size: usize, i: &[i64], j: &[i64]) -> Result<Vec<f64>> {
     if i.len() != j.len() {
         return Err(Error::invalid(format!("i and j must have the same length, got {} and {}", i.len(), j.len())));
     }
@@ -144,6 +198,7 @@ pub fn jaccard_pairs(sketches: &Sketches, size: usize, i: &[i64], j: &[i64]) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::features::{FeatureConfig, TokenKind};
     use std::collections::BTreeSet;
 
     fn set(text: &str, n: i64) -> BTreeSet<String> {
@@ -162,18 +217,31 @@ mod tests {
             "the quick brown fox jumped over the lazy dog",
             "a quick brown fox jumps over a lazy dog today",
             "nothing in common here at all",
+            "the the the the",
+            "two words",
         ];
-        let (config, size) = shingle_config(3, 256).unwrap();
-        let s = sketches(&config, size, &texts);
-        for a in 0..texts.len() {
-            for b in 0..texts.len() {
-                let got = jaccard(s.get(a), s.get(b), size);
-                assert!((got - exact(texts[a], texts[b], 3)).abs() < 1e-12, "{a} {b}");
+        for n in [1, 2, 3, 5] {
+            let config = shingle_config(n, 256).unwrap();
+            let s = sketches(config, &texts);
+            for a in 0..texts.len() {
+                for b in 0..texts.len() {
+                    let got = jaccard(s.get(a), s.get(b), config.size);
+                    assert!((got - exact(texts[a], texts[b], n)).abs() < 1e-12, "{n} {a} {b}");
+                }
             }
         }
         // Hand-worked: 7 shingles each; the 3 holding "jumps" differ from the 3 holding
         // "jumped", so 4 are shared of 10 in all.
-        assert!((jaccard(s.get(0), s.get(1), size) - 0.4).abs() < 1e-12);
+        let config = shingle_config(3, 256).unwrap();
+        let s = sketches(config, &texts[..2]);
+        assert!((jaccard(s.get(0), s.get(1), config.size) - 0.4).abs() < 1e-12);
+    }
+
+    #[test]
+    fn word_order_matters() {
+        let config = shingle_config(2, 16).unwrap();
+        let s = sketches(config, &["a b", "b a"]);
+        assert_eq!(jaccard(s.get(0), s.get(1), 16), 0.0);
     }
 
     #[test]
@@ -181,41 +249,44 @@ mod tests {
         let words: Vec<String> = (0..400).map(|w| format!("w{w}")).collect();
         let a = words[..300].join(" ");
         let b = words[100..].join(" ");
-        let (config, size) = shingle_config(1, 64).unwrap();
-        let s = sketches(&config, size, &[a.as_str(), b.as_str()]);
+        let config = shingle_config(1, 64).unwrap();
+        let s = sketches(config, &[a.as_str(), b.as_str()]);
         assert_eq!(s.get(0).len(), 64);
-        // The estimator by its definition: the 64 smallest mixed hashes of the union, and how
-        // many of them are in both sets.
+        // The estimator by its definition: the 64 smallest shingle hashes of the union, and
+        // how many of them are in both sets.
         let all = |t: &str| -> BTreeSet<u64> {
             let mut sc = Scratch::default();
-            config.hash_features(t, &mut sc);
-            sc.hashes.iter().map(|&h| mix64(h)).collect()
+            word_token_hashes(t, &mut sc).iter().map(|&h| shingle_hash(&[h])).collect()
         };
         let (x, y) = (all(&a), all(&b));
         let smallest: Vec<u64> = x.union(&y).copied().take(64).collect();
         let both = smallest.iter().filter(|h| x.contains(h) && y.contains(h)).count();
-        assert_eq!(jaccard(s.get(0), s.get(1), size), both as f64 / 64.0);
+        assert_eq!(jaccard(s.get(0), s.get(1), 64), both as f64 / 64.0);
         // and it is near the true 200 / 400.
-        assert!((jaccard(s.get(0), s.get(1), size) - 0.5).abs() < 0.2);
+        assert!((jaccard(s.get(0), s.get(1), 64) - 0.5).abs() < 0.2);
     }
 
     #[test]
     fn empty_texts_are_alike_and_unlike_others() {
-        let (config, size) = shingle_config(3, 16).unwrap();
-        let s = sketches(&config, size, &["", "  ", "some words"]);
-        assert_eq!(jaccard(s.get(0), s.get(1), size), 1.0);
-        assert_eq!(jaccard(s.get(0), s.get(2), size), 0.0);
+        let config = shingle_config(3, 16).unwrap();
+        let s = sketches(config, &["", "  ", "some words"]);
+        assert_eq!(jaccard(s.get(0), s.get(1), 16), 1.0);
+        assert_eq!(jaccard(s.get(0), s.get(2), 16), 0.0);
     }
 
     #[test]
     fn bad_arguments_are_errors() {
         assert!(shingle_config(0, 16).is_err());
         assert!(shingle_config(3, 0).is_err());
-        let s = Sketches { offsets: vec![0, 0], hashes: vec![] };
+        let s = Ranges::new(&[0], &[0], &[]).unwrap();
         assert!(jaccard_pairs(&s, 16, &[0], &[1]).is_err());
         assert!(jaccard_pairs(&s, 16, &[0, 0], &[0]).is_err());
-        assert!(Sketches::from_parts(vec![0, 2], vec![5, 3]).is_err());
-        assert!(Sketches::from_parts(vec![0, 3], vec![1, 2]).is_err());
-        assert!(Sketches::from_parts(vec![0, 2], vec![1, 2]).is_ok());
+        assert!(Ranges::new(&[0], &[2], &[5, 3]).is_err());
+        assert!(Ranges::new(&[0], &[3], &[1, 2]).is_err());
+        assert!(Ranges::new(&[1], &[0], &[1, 2]).is_err());
+        assert!(Ranges::new(&[0, 1], &[2], &[1, 2]).is_err());
+        let r = Ranges::new(&[1, 0], &[2, 2], &[1, 2]).unwrap();
+        assert_eq!((r.get(0), r.get(1)), (&[2u64][..], &[1u64, 2][..]));
+        assert_eq!(jaccard_pairs(&r, 16, &[0], &[1]).unwrap(), vec![0.5]);
     }
 }

@@ -71,9 +71,16 @@ def test_long_documents_get_the_bottom_k_estimate():
     sketches = Sketches(size=256)
     sketches.add([0, 1], [a, b])
     got = sketches.jaccard(np.array([0]), np.array([1]))[0]
-    # The estimator by its definition: the 256 smallest remixed FNV-1a hashes of the union.
-    ha = {mix64(reference.fnv1a_64(s.encode())) for s in shingle_set(a)}
-    hb = {mix64(reference.fnv1a_64(s.encode())) for s in shingle_set(b)}
+    # The estimator by its definition: the 256 smallest shingle hashes of the union, a shingle's
+    # hash chaining SplitMix64's output function over the FNV-1a hashes of its words.
+    def shingle_hash(shingle: str) -> int:
+        h = 0x243F6A8885A308D3
+        for word in shingle.split(" "):
+            h = mix64(h ^ reference.fnv1a_64(word.encode()))
+        return h
+
+    ha = {shingle_hash(s) for s in shingle_set(a)}
+    hb = {shingle_hash(s) for s in shingle_set(b)}
     smallest = sorted(ha | hb)[:256]
     assert got == sum(h in ha and h in hb for h in smallest) / 256
     assert abs(got - exact(a, b)) < 0.1
@@ -155,3 +162,21 @@ def test_pairs_command_lists_the_checked_pairs(capsys, tmp_path):
     got = sorted((r["id_a"], r["id_b"], r["distance"]) for r in map(json.loads, out.splitlines()))
     assert got == sorted((IDS[a], IDS[b], int(x)) for a, b, x in zip(i.tolist(), j.tolist(), d.tolist()))
     assert got, "the corpus has pairs to list"
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "csv"])
+def test_sketches_past_their_budget_are_made_again_from_the_candidates(capsys, tmp_path, monkeypatch, kind):
+    from neardup import cli
+
+    path = write_input(tmp_path, kind)
+    outputs = []
+    for budget in (cli.SKETCH_BUDGET, 1):
+        monkeypatch.setattr(cli, "SKETCH_BUDGET", budget)
+        out = tmp_path / f"c{budget}.csv"
+        code, _, err = run(capsys, "dedup", path, "--threshold", "0.7", "--dry-run", "--clusters", out)
+        assert code == 0, err
+        outputs.append(out.read_text())
+    assert outputs[0] == outputs[1]
+    want = neardup.dedup(DOCS, threshold=0.7)
+    with open(tmp_path / f"c{cli.SKETCH_BUDGET}.csv", newline="") as f:
+        assert [int(r["cluster"]) for r in csv.DictReader(f)] == want.cluster.tolist()

@@ -164,10 +164,23 @@ def cluster(
     """Connected components of the pairs within k; a cluster's label is its smallest row."""
 
 def jsonl_fingerprints(
-    hasher: Hasher, block: bytes, text_field: str, id_field: str | None, casefold: bool, threads: int | None = None
-) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint64], npt.NDArray[np.uint32], npt.NDArray[np.uint64]]:
+    hasher: Hasher,
+    block: bytes,
+    text_field: str,
+    id_field: str | None,
+    casefold: bool,
+    sketch: tuple[int, int] | None = None,
+    threads: int | None = None,
+) -> tuple[
+    npt.NDArray[np.uint8],
+    npt.NDArray[np.uint64],
+    npt.NDArray[np.uint32],
+    npt.NDArray[np.uint64],
+    tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]] | None,
+]:
     """Per line of a block of JSONL: kind (0 blank, 1 fingerprinted, 2 for Python), fingerprint,
-    length; and where each line starts (one more: the block's length + 1)."""
+    length; where each line starts (one more: the block's length + 1); with sketch=(ngram, size)
+    the (offsets, hashes) of the shingle sketch of each line fingerprinted here."""
 
 def cluster_pairs(n: int, i: npt.NDArray[np.int64], j: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     """Connected components of n rows linked by the pairs (i[p], j[p]); labels are smallest rows."""
@@ -178,14 +191,15 @@ def shingle_sketches(
     """Bottom-size sketches of the word ngram-shingles of normalized texts: (offsets, hashes)."""
 
 def sketch_jaccard(
-    offsets: npt.NDArray[np.uint64],
+    starts: npt.NDArray[np.uint64],
+    ends: npt.NDArray[np.uint64],
     hashes: npt.NDArray[np.uint64],
     i: npt.NDArray[np.int64],
     j: npt.NDArray[np.int64],
     size: int,
     threads: int | None = None,
 ) -> npt.NDArray[np.float64]:
-    """Jaccard similarity of the sketches of each pair of rows (exact below size shingles)."""
+    """Jaccard similarity of the sketches of each pair of rows (row d: hashes[starts[d]:ends[d]])."""
 
 @final
 class Sparse:

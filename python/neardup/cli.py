@@ -22,6 +22,10 @@ import numpy as np
 from . import _core, report as report_mod
 from .dedup import DedupResult, candidate_rows, check_pairs, select
 from .verify import Sketches
+
+#: --threshold: the most memory for the first pass's shingle sketches (about 0.5 KB a short
+#: document); a corpus with more reads the documents of candidate pairs again instead.
+SKETCH_BUDGET = 512 << 20
 from .hasher import Simhasher
 from .index import SimhashIndex, cluster, find_all, plan as make_plan
 from .io import (
@@ -218,12 +222,13 @@ def fingerprint_with_progress(inp: Input, hasher: Simhasher, threads: int | None
 
 def fingerprint_pass(
     inp: Input, hasher: Simhasher, threads: int | None, progress: Progress, on_chunk: Callable[[Chunk, np.ndarray], None] | None = None,
-    raw: bool = False, lengths: bool = False,
+    raw: bool = False, lengths: bool = False, sketches: Sketches | None = None,
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """Reads the input once: (fingerprints, text lengths if asked, text bytes). JSONL is read
     and fingerprinted by the core where it can (see JsonlInput.fingerprint_chunks); otherwise
     the core fingerprints one chunk on every core while this thread parses the next. Only the
-    fingerprints (8 bytes a document) and, for --keep longest, the lengths (4 more) are kept."""
+    fingerprints (8 bytes a document) and, for --keep longest, the lengths (4 more) are kept;
+    and, given ``sketches``, the documents' shingle sketches until they pass its budget."""
     if hasher.weighting == "idf":
         if inp.path == "-":
             raise click.UsageError("--weighting idf reads the input twice and cannot read stdin: give a file")
@@ -233,9 +238,16 @@ def fingerprint_pass(
     fps_parts: list[np.ndarray] = []
     len_parts: list[np.ndarray] = []
     nbytes = 0
+    rows = 0
 
-    def finish(chunk: Chunk, fps: np.ndarray) -> None:
-        nonlocal nbytes
+    def finish(chunk: Chunk, fps: np.ndarray, ranges: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> None:
+        nonlocal nbytes, rows
+        if sketches is not None and not sketches.dropped:
+            if ranges is not None:
+                sketches.add_sketches(np.arange(rows, rows + len(fps)), *ranges)
+            else:
+                sketches.add(np.arange(rows, rows + len(fps)), chunk.docs)
+        rows += len(fps)
         fps_parts.append(fps)
         if lengths:
             len_parts.append(np.asarray(chunk.lengths, dtype=np.uint32))
@@ -244,10 +256,13 @@ def fingerprint_pass(
             on_chunk(chunk, fps)
 
     fast = None if raw or on_chunk is not None else getattr(inp, "fingerprint_chunks", None)
-    blocks = fast(hasher, threads, lambda chunk: _fingerprint_chunk(inp, hasher, chunk, threads)) if fast is not None else None
+    def sketch_now() -> tuple[int, int] | None:
+        return (sketches.ngram, sketches.size) if sketches is not None and not sketches.dropped else None
+
+    blocks = fast(hasher, threads, lambda chunk: _fingerprint_chunk(inp, hasher, chunk, threads), sketch_now) if fast is not None else None
     if blocks is not None:
-        for chunk, fps in blocks:
-            finish(chunk, fps)
+        for chunk, fps, ranges in blocks:
+            finish(chunk, fps, ranges)
             progress.update()
     else:
         _python_pass(inp, hasher, threads, progress, finish, raw)
@@ -288,10 +303,13 @@ def _jaccard_note(threshold: float | None) -> str:
 
 
 def _verified_pairs(inp: Input, fps: np.ndarray, k: int, threshold: float, hasher: Simhasher, shingle: int, threads: int | None,
-                    hidden: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The pairs within k that pass --threshold: the documents of candidate pairs are read again
-    and sketched chunk by chunk (only their sketches are kept)."""
+                    hidden: bool, sketches: Sketches | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The pairs within k that pass --threshold, checked with the sketches of the first pass;
+    when those passed their budget (a large corpus), the documents of candidate pairs are read
+    again and sketched chunk by chunk (only their sketches are kept)."""
     candidates = find_all(fps, k, threads=threads) if len(fps) else (np.zeros(0, np.int64),) * 2 + (np.zeros(0, np.uint8),)
+    if sketches is not None and not sketches.dropped:
+        return check_pairs(candidates, sketches, threshold)
     rows = candidate_rows(candidates)
     sketches = Sketches(hasher, shingle, threads=threads)
     if len(rows):
@@ -408,11 +426,12 @@ def dedup(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
 
         progress = Progress(inp, "fingerprinting", quiet or as_json)
         try:
-            fps, lengths, nbytes = fingerprint_pass(inp, hasher, threads, progress, lengths=keep == "longest")
+            sketches = Sketches(hasher, shingle, threads=threads, budget=SKETCH_BUDGET) if threshold is not None else None
+            fps, lengths, nbytes = fingerprint_pass(inp, hasher, threads, progress, lengths=keep == "longest", sketches=sketches)
         finally:
             progress.close()
         if threshold is not None:
-            pairs = _verified_pairs(inp, fps, k, threshold, hasher, shingle, threads, quiet or as_json)
+            pairs = _verified_pairs(inp, fps, k, threshold, hasher, shingle, threads, quiet or as_json, sketches)
             labels = _core.cluster_pairs(len(fps), pairs[0], pairs[1])
         else:
             if progress.shown:
@@ -776,9 +795,10 @@ def pairs(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
     inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher, replayable=True)
     with inp, Outputs() as outputs:
         tmp = outputs.reserve(output) if output else None
-        fps, _, _ = fingerprint_with_progress(inp, hasher, threads, quiet or as_json)
+        sketches = Sketches(hasher, shingle, threads=threads, budget=SKETCH_BUDGET) if threshold is not None else None
+        fps, _, _ = fingerprint_with_progress(inp, hasher, threads, quiet or as_json, sketches=sketches)
         if threshold is not None:
-            i, j, d = _verified_pairs(inp, fps, k, threshold, hasher, shingle, threads, quiet or as_json)
+            i, j, d = _verified_pairs(inp, fps, k, threshold, hasher, shingle, threads, quiet or as_json, sketches)
         else:
             i, j, d = find_all(fps, k, threads=threads)
         order = np.lexsort((j, i, -d.astype(np.int64)))

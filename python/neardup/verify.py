@@ -7,8 +7,8 @@ propose candidates at a larger distance (k = 6 by default) and keep the pairs wh
 n-gram shingles (3-grams by default, on the normalized text) have Jaccard similarity of at least
 the threshold. Only the documents of candidate pairs are read again and sketched.
 
-A sketch holds the distinct shingle hashes of a document, remixed and cut to the
-``SKETCH_SIZE`` smallest: the Jaccard of two sketches is exact for documents of fewer shingles
+A sketch holds the distinct shingle hashes of a document (each chains SplitMix64's output
+function over the FNV-1a hashes of its words), cut to the ``SKETCH_SIZE`` smallest: the Jaccard of two sketches is exact for documents of fewer shingles
 and the bottom-k estimate (standard error at most about 0.03) for longer ones.
 """
 
@@ -51,39 +51,71 @@ def _text_of(hasher: Simhasher, doc: Any) -> str:
 
 
 class Sketches:
-    """Shingle sketches of some rows of a corpus, added chunk by chunk in increasing row order.
+    """Shingle sketches of some rows of a corpus, added chunk by chunk in any order.
 
     Args:
         hasher: normalizes the texts (default: ``Simhasher()``).
         ngram: words per shingle.
         size: hashes kept per document.
         threads: worker threads (default: every core).
+        budget: the most bytes to hold; past it every sketch is dropped (``dropped`` is set)
+            and later ones are not kept, so that a caller can fall back to sketching fewer rows.
     """
 
-    def __init__(self, hasher: Simhasher | None = None, ngram: int = 3, size: int = SKETCH_SIZE, threads: int | None = None) -> None:
+    def __init__(
+        self, hasher: Simhasher | None = None, ngram: int = 3, size: int = SKETCH_SIZE, threads: int | None = None,
+        budget: int | None = None,
+    ) -> None:
         self.hasher = hasher if hasher is not None else Simhasher()
         self.ngram = _int(ngram, "ngram", minimum=1)
         self.size = _int(size, "size", minimum=1)
         self.threads = threads
-        self._rows: list[np.ndarray] = []
-        self._offsets: list[np.ndarray] = []
-        self._hashes: list[np.ndarray] = []
+        self.budget = budget
+        self.dropped = False
+        self.nbytes = 0
+        self._parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
         self._total = 0
 
     def add(self, rows: Sequence[int] | np.ndarray, docs: Sequence[Any]) -> None:
-        """Sketches the documents ``docs`` of rows ``rows`` (all larger than any added before)."""
-        rows = np.asarray(rows, dtype=np.int64)
+        """Sketches the documents ``docs`` of rows ``rows``."""
         if len(rows) != len(docs):
             raise ValueError(f"{len(rows)} rows but {len(docs)} documents")
-        if not len(rows):
+        if self.dropped or not len(rows):
             return
         offsets, hashes = _core.shingle_sketches([_text_of(self.hasher, d) for d in docs], self.ngram, self.size, self.threads)
-        self._rows.append(rows)
-        self._offsets.append(offsets[:-1] + np.uint64(self._total))
-        self._hashes.append(hashes)
+        self.add_sketches(rows, offsets[:-1], offsets[1:], hashes)
+
+    def add_sketches(self, rows: Sequence[int] | np.ndarray, starts: np.ndarray, ends: np.ndarray, hashes: np.ndarray) -> None:
+        """Adds sketches made elsewhere: row ``rows[d]``'s is ``hashes[starts[d]:ends[d]]``."""
+        if self.dropped:
+            return
+        base = np.uint64(self._total)
+        self._parts.append((np.asarray(rows, dtype=np.int64), starts + base, ends + base, hashes))
         self._total += len(hashes)
+        self.nbytes += hashes.nbytes + 24 * len(rows)
+        if self.budget is not None and self.nbytes > self.budget:
+            self.dropped = True
+            self._parts.clear()
+            self._total = self.nbytes = 0
 
     def jaccard(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        """The Jaccard similarity (``float64``) of the sketches of rows ``i[p]`` and ``j[p]``."""
+        if self.dropped:
+            raise RuntimeError("the sketches were dropped past their memory budget")
+        parts = self._parts or [(np.zeros(0, np.int64), np.zeros(0, np.uint64), np.zeros(0, np.uint64), np.zeros(0, np.uint64))]
+        rows, starts, ends, hashes = (np.concatenate(column) for column in zip(*parts))
+        order = np.argsort(rows, kind="stable")
+        rows, starts, ends = rows[order], starts[order], ends[order]
+        i, j = np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64)
+        a, b = np.searchsorted(rows, i), np.searchsorted(rows, j)
+        for row, at in ((i, a), (j, b)):
+            found = np.zeros(len(row), bool) if not len(rows) else rows[np.minimum(at, len(rows) - 1)] == row
+            if not found.all():
+                raise KeyError(f"row {int(row[~found][0])} was not sketched")
+        return _core.sketch_jaccard(starts, ends, hashes, a, b, self.size, self.threads)
+
+
+def jaccard(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
         """The Jaccard similarity (``float64``) of the sketches of rows ``i[p]`` and ``j[p]``."""
         rows = np.concatenate(self._rows) if self._rows else np.zeros(0, np.int64)
         offsets = np.concatenate([*self._offsets, np.array([self._total], np.uint64)])

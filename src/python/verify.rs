@@ -5,7 +5,7 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 
 use crate::parallel;
-use crate::verify::{self, Sketches};
+use crate::verify::{self, Ranges};
 
 /// Sketches handed to Python: (offsets, hashes).
 type SketchArrays<'py> = (Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<u64>>);
@@ -20,28 +20,30 @@ fn shingle_sketches<'py>(
     size: i64,
     threads: Option<i64>,
 ) -> PyResult<SketchArrays<'py>> {
-    let (config, size) = verify::shingle_config(ngram, size)?;
-    let s = py.detach(|| parallel::with_threads(threads, || verify::sketches(&config, size, &texts)))?;
+    let config = verify::shingle_config(ngram, size)?;
+    let s = py.detach(|| parallel::with_threads(threads, || verify::sketches(config, &texts)))?;
     Ok((s.offsets.into_pyarray(py), s.hashes.into_pyarray(py)))
 }
 
-/// The Jaccard similarity of the sketches of each pair of rows `(i[p], j[p])`.
+/// The Jaccard similarity of the sketches of each pair of rows `(i[p], j[p])`; row d's sketch
+/// is `hashes[starts[d]..ends[d]]`.
 #[pyfunction]
-#[pyo3(signature = (offsets, hashes, i, j, size, threads=None))]
+#[pyo3(signature = (starts, ends, hashes, i, j, size, threads=None))]
 #[allow(clippy::too_many_arguments)]
 fn sketch_jaccard<'py>(
     py: Python<'py>,
-    offsets: PyReadonlyArray1<'py, u64>,
+    starts: PyReadonlyArray1<'py, u64>,
+    ends: PyReadonlyArray1<'py, u64>,
     hashes: PyReadonlyArray1<'py, u64>,
     i: PyReadonlyArray1<'py, i64>,
     j: PyReadonlyArray1<'py, i64>,
     size: i64,
     threads: Option<i64>,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-    let (_, size) = verify::shingle_config(1, size)?;
-    let sketches = Sketches::from_parts(offsets.as_slice()?.to_vec(), hashes.as_slice()?.to_vec())?;
+    let size = verify::shingle_config(1, size)?.size;
+    let ranges = Ranges::new(starts.as_slice()?, ends.as_slice()?, hashes.as_slice()?)?;
     let (i, j) = (i.as_slice()?, j.as_slice()?);
-    let out = py.detach(|| parallel::with_threads(threads, || verify::jaccard_pairs(&sketches, size, i, j)))??;
+    let out = py.detach(|| parallel::with_threads(threads, || verify::jaccard_pairs(&ranges, size, i, j)))??;
     Ok(out.into_pyarray(py))
 }
 
