@@ -20,6 +20,7 @@ from .fingerprints import (
 from .hasher import Simhasher
 from .index import Plan, PlanTable, SimhashIndex, cluster, find_all, plan
 from .normalize import normalize
+from .tune import TuneResult, tune
 
 __all__ = [
     "DedupResult",
@@ -30,6 +31,7 @@ __all__ = [
     "SimhashIndex",
     "Simhasher",
     "SparseEncoder",
+    "TuneResult",
     "VectorSimhash",
     "cluster",
     "dedup",
@@ -46,4 +48,5 @@ __all__ = [
     "simhash_features",
     "simhash_hashes",
     "simhash_tallies",
+    "tune",
 ]
