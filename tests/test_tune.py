@@ -247,6 +247,30 @@ def test_command_json_is_the_curve_of_the_python_api(tmp_path, capsys):
     assert {k: report[k] for k in expected} == expected
 
 
+@pytest.mark.parametrize("kind", ["csv", "parquet", "txt"])
+def test_command_fetches_the_sampled_texts_from_every_format(tmp_path, capsys, kind):
+    if kind == "parquet":
+        pa = pytest.importorskip("pyarrow")
+        import pyarrow.parquet as pq
+
+        src = tmp_path / "corpus.parquet"
+        pq.write_table(pa.table({"text": DOCS}), src)
+    elif kind == "csv":
+        import csv
+
+        src = tmp_path / "corpus.csv"
+        with open(src, "w", newline="", encoding="utf-8") as f:
+            csv.writer(f).writerows([["text"]] + [[t] for t in DOCS])
+    else:
+        src = tmp_path / "corpus"
+        src.mkdir()
+        for i, t in enumerate(DOCS):
+            (src / f"{i:03d}.txt").write_text(t, encoding="utf-8")
+    code, out, _ = run(capsys, "tune", src, "--json", "--max-k", 6, "--sample", 6)
+    assert code == 0
+    assert json.loads(out)["rows"] == neardup.tune(DOCS, max_k=6, sample=6).as_dict()["rows"]
+
+
 def test_command_reads_stdin_twice_through_its_copy(tmp_path, capsys, monkeypatch):
     import io
 

@@ -928,7 +928,8 @@ def _ngram_list(ctx: click.Context, param: click.Parameter, value: str) -> list[
 @hasher_options
 @click.option("--threads", type=click.IntRange(min=1), default=None, help="Worker threads (default: every core).")
 @click.option("--json", "as_json", is_flag=True, help="Print the curve and the recommendation as JSON.")
-def tune_command(input: str | None, fmt: str | None, text_field: str, id_field: str | None, on_error: str, max_k: int, sample: int, target_precision: float, threshold: float, jaccard_ngram: int, jaccard_ngrams: list[int], seed: int,
+def tune_command(input: str | None, fmt: str | None, text_field: str, id_field: str | None, on_error: str, max_k: int, sample: int,
+                 target_precision: float, threshold: float, jaccard_ngram: int, jaccard_ngrams: list[int], seed: int,
                  plot: str | None, threads: int | None, as_json: bool, **hasher_flags: Any) -> None:
     """Which k? Measure how precise each Hamming distance is on INPUT and recommend a --k.
 
@@ -957,10 +958,16 @@ def tune_command(input: str | None, fmt: str | None, text_field: str, id_field: 
         fps, _, nbytes = fingerprint_with_progress(inp, hasher, threads, as_json)
         sampled = sample_pairs(fps, max_k, sample, seed, threads)
         texts: dict[int, str] = {}
-        for _, _, chunk_texts in inp.replay(texts=sampled.rows):
-            texts.update(chunk_texts)
+        progress = Progress(inp, f"texts of {len(sampled.a):,} pairs", as_json)
+        inp.bytes_read = 0
+        try:
+            for _, _, chunk_texts in inp.replay(texts=sampled.rows):
+                texts.update(chunk_texts)
+                progress.update()
+        finally:
+            progress.close()
         result = measure(sampled, texts, hasher=hasher, ngram=jaccard_ngram, ngrams=jaccard_ngrams, threshold=threshold,
-                                  target_precision=target_precision, documents=len(fps), sample=sample, seed=seed)
+                         target_precision=target_precision, documents=len(fps), sample=sample, seed=seed)
         if plot_tmp is not None:
             result.plot().savefig(plot_tmp, format="png", dpi=100)
         outputs.commit()
