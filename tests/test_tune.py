@@ -180,6 +180,16 @@ def test_when_no_k_qualifies_the_result_says_so():
         assert best == 1.0
 
 
+def test_jaccard_sees_the_text_as_the_hasher_normalizes_it():
+    names = ("alpha bravo charlie delta echo foxtrot golf hotel india juliett kilo lima mike november oscar papa "
+             "quebec romeo sierra tango uniform victor whiskey xray yankee zulu one two three four").split()
+    docs = [" ".join(names), " ".join(["ALPHA"] + names[1:])]  # one word of 30 differs, in case only
+    folded = neardup.tune(docs, max_k=16, ngrams=[1])
+    assert folded.rows[0].pairs == 1 and folded.sampled.jaccard[1].tolist() == [1.0]
+    cased = neardup.tune(docs, max_k=16, ngrams=[1], hasher=neardup.Simhasher(casefold=False))
+    assert cased.sampled.jaccard[1].tolist() == [29 / 31]  # 29 shared words of 31
+
+
 def test_tune_takes_what_dedup_takes():
     pd = pytest.importorskip("pandas")
     expected = neardup.tune(DOCS, max_k=4, sample=3, seed=1)
