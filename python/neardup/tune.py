@@ -9,7 +9,8 @@ instead of guessing:
    the number of document pairs at each distance d = 0..max_k follows from the copies' counts
    (the same step as the dedup report's histogram), so a corpus full of copies costs nothing more.
 3. **A seeded sample per distance**: up to ``sample`` document pairs at each distance, drawn
-   uniformly without replacement from all the document pairs at that distance (a pair of distinct
+   uniformly without replacement from all the document pairs at that distance (the same seed
+   and numpy version draw the same pairs) (a pair of distinct
    fingerprints standing for c_a x c_b document pairs weighs that much). Only the sampled
    documents' texts are needed: the command reads its input a second time for them (stdin is
    copied to a temporary file on the first pass) and never holds the corpus in memory.
