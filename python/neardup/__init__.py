@@ -20,6 +20,7 @@ from .fingerprints import (
 from .hasher import Simhasher
 from .index import Plan, PlanTable, SimhashIndex, cluster, find_all, plan
 from .normalize import normalize
+from .tune import TuneResult, tune
 from .verify import jaccard
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "SimhashIndex",
     "Simhasher",
     "SparseEncoder",
+    "TuneResult",
     "VectorSimhash",
     "cluster",
     "dedup",
@@ -48,4 +50,5 @@ __all__ = [
     "simhash_features",
     "simhash_hashes",
     "simhash_tallies",
+    "tune",
 ]

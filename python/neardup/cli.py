@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import logging
@@ -42,6 +43,7 @@ from .io import (
     hex_fingerprints,
     open_input,
 )
+from .tune import PLOT_EXTRA, measure, sample_pairs
 
 #: Exit statuses (documented in the README).
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -57,10 +59,11 @@ def sample_path() -> str:
 # -- options shared by commands ------------------------------------------------------------------
 
 
-def input_options(f: Callable[..., Any]) -> Callable[..., Any]:
+def input_options(f: Callable[..., Any], bundled: bool = True) -> Callable[..., Any]:
+    """INPUT and the options that read it; ``bundled`` adds --sample (the shipped Debian sample)."""
     options = [
         click.argument("input", required=False, metavar="[INPUT]"),
-        click.option("--sample", is_flag=True, help="Use the Debian sample that ships with neardup (3,000 documents) as INPUT."),
+        *([click.option("--sample", is_flag=True, help="Use the Debian sample that ships with neardup (3,000 documents) as INPUT.")] if bundled else []),
         click.option("--format", "fmt", type=click.Choice(FORMATS), help="Input format (default: from INPUT's extension; stdin: jsonl)."),
         click.option("--text-field", default="text", show_default=True, help="Field or column holding each document's text."),
         click.option("--id-field", default=None, help="Field or column holding each document's id (default: 'id' if the first document has it, else document numbers from 0)."),
@@ -985,6 +988,82 @@ def index_query(index_path: str, input: str | None, sample: bool, fmt: str | Non
     for r, i, d in zip(rows.tolist(), found.tolist(), dists.tolist()):
         click.echo(f"{names[r]}\t{i}\tdistance {d}")
     click.echo(f"{matched} of {len(fps)} documents have an entry within k={idx.k} ({len(rows)} matches)")
+
+
+def _ngram_list(ctx: click.Context, param: click.Parameter, value: str) -> list[int]:
+    try:
+        sizes = [int(v) for v in value.split(",") if v.strip()]
+    except ValueError:
+        raise click.BadParameter(f"{value!r}: expected word counts separated by commas, such as 1,2,3") from None
+    if not sizes or min(sizes) < 1:
+        raise click.BadParameter(f"{value!r}: expected word counts of at least 1, such as 1,2,3")
+    return sizes
+
+
+@cli.command("tune")
+@functools.partial(input_options, bundled=False)  # --sample is the pairs' sample here
+@click.option("--max-k", type=click.IntRange(0, 16), default=8, show_default=True, help="Largest Hamming distance measured (0 to 16).")
+@click.option("--sample", type=click.IntRange(min=1), default=200, show_default=True, help="Pairs whose Jaccard is measured at each distance.")
+@click.option("--target-precision", type=click.FloatRange(0, 1, min_open=True), default=0.9, show_default=True, help="Share of reported pairs that must be near-duplicates, in (0, 1].")
+@click.option("--threshold", type=click.FloatRange(0, 1, min_open=True), default=0.8, show_default=True, help="Jaccard at and above which a pair is a near-duplicate, in (0, 1].")
+@click.option("--jaccard-ngram", type=click.IntRange(min=1), default=3, show_default=True, help="Words per shingle of the Jaccard that defines a near-duplicate.")
+@click.option("--jaccard-ngrams", default="1,2,3", show_default=True, callback=_ngram_list, help="Shingle sizes to recommend a k for as well, separated by commas.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the sample of pairs.")
+@click.option("--plot", metavar="FILE.png", help="Also draw precision and pair counts against k in a PNG (needs neardup[plot]).")
+@hasher_options
+@click.option("--threads", type=click.IntRange(min=1), default=None, help="Worker threads (default: every core).")
+@click.option("--json", "as_json", is_flag=True, help="Print the curve and the recommendation as JSON.")
+def tune_command(input: str | None, fmt: str | None, text_field: str, id_field: str | None, on_error: str, max_k: int, sample: int,
+                 target_precision: float, threshold: float, jaccard_ngram: int, jaccard_ngrams: list[int], seed: int,
+                 plot: str | None, threads: int | None, as_json: bool, **hasher_flags: Any) -> None:
+    """Which k? Measure how precise each Hamming distance is on INPUT and recommend a --k.
+
+    Counts the pairs of documents at each distance 0..--max-k exactly, measures the word-shingle
+    Jaccard of up to --sample of them at each distance (seeded), and recommends the largest k
+    whose estimated precision within k (pairs with Jaccard >= --threshold) reaches
+    --target-precision. Reads INPUT twice: the second pass fetches the sampled documents' texts.
+    """
+    start = time.perf_counter()
+    hasher = make_hasher(**hasher_flags)
+    if plot is not None:
+        if not plot.lower().endswith(".png"):
+            raise click.BadParameter(f"{plot}: --plot writes a PNG; name it .png", param_hint="--plot")
+        try:
+            import matplotlib.figure  # noqa: F401
+        except ImportError:
+            raise MissingExtraError(f"--plot needs matplotlib: {PLOT_EXTRA}") from None
+    if input is None:
+        raise click.UsageError("missing INPUT (a file, a folder of .txt files, or - for stdin)")
+    inp = _open(input, False, fmt, text_field, id_field, on_error, hasher, replayable=True)
+    with inp, Outputs() as outputs:
+        try:
+            plot_tmp = outputs.reserve(plot) if plot else None
+        except OSError as err:
+            raise _Failed(f"cannot write {plot}: {err.strerror or err}") from None
+        fps, _, nbytes = fingerprint_with_progress(inp, hasher, threads, as_json)
+        sampled = sample_pairs(fps, max_k, sample, seed, threads)
+        texts: dict[int, str] = {}
+        progress = Progress(inp, f"texts of {len(sampled.a):,} pairs", as_json)
+        inp.bytes_read = 0
+        try:
+            for _, _, chunk_texts in inp.replay(texts=sampled.rows):
+                texts.update(chunk_texts)
+                progress.update()
+        finally:
+            progress.close()
+        result = measure(sampled, texts, hasher=hasher, ngram=jaccard_ngram, ngrams=jaccard_ngrams, threshold=threshold,
+                         target_precision=target_precision, documents=len(fps), sample=sample, seed=seed)
+        if plot_tmp is not None:
+            result.plot().savefig(plot_tmp, format="png", dpi=100)
+        outputs.commit()
+    seconds = time.perf_counter() - start
+    if as_json:
+        summary = {"input": inp.name, **result.as_dict(), "bytes": nbytes, "seconds": round(seconds, 4), "skipped": len(inp.errors),
+                   "errors": [str(e) for e in inp.errors], "plot": plot}
+        click.echo(json.dumps(summary, indent=2, ensure_ascii=False))
+        return
+    lines = [str(result), f"{inp.name}: {_size(nbytes)} in {seconds:.2f} s" + (f"; wrote {plot}" if plot else "")]
+    _say("\n".join(lines + _errors_text(inp)))
 
 
 @cli.command("plan")
