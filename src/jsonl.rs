@@ -18,7 +18,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqA
 use crate::error::{Error, Result};
 use crate::features::{Scratch, TokenKind};
 use crate::fingerprint::Hasher;
-use crate::verify::{self, ShingleConfig, Sketches};
+use crate::verify::{self, ShingleConfig, SketchHash, Sketches};
 
 /// What became of one line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,7 +49,7 @@ struct Line {
     kind: Kind,
     fingerprint: u64,
     length: u32,
-    sketch: Vec<u64>,
+    sketch: Vec<SketchHash>,
 }
 
 impl Line {

@@ -9,7 +9,8 @@
 //! cut to the `size` smallest (a bottom-k sketch, Broder 1997). Words are the fingerprints' word
 //! tokens with their FNV-1a 64 hashes (so a fingerprint of word features leaves them ready), and
 //! a shingle's hash chains the SplitMix64 output function over its words' hashes: well mixed,
-//! so the smallest hashes are a random sample of the shingles, and it depends on word order. For two documents with fewer than `size` shingles each, the
+//! so the smallest hashes are a random sample of the shingles, and it depends on word order. A
+//! sketch keeps the high 32 bits of each ([`SketchHash`]): half the memory. For two documents with fewer than `size` shingles each, the
 //! Jaccard of the sketches is exact; beyond that it is the bottom-k estimate: among the `size`
 //! smallest hashes of the union, the share present in both sketches.
 
@@ -24,8 +25,12 @@ use crate::features::{word_token_hashes, Scratch};
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Sketches {
     pub offsets: Vec<u64>,
-    pub hashes: Vec<u64>,
+    pub hashes: Vec<SketchHash>,
 }
+
+/// A shingle's hash in a sketch: the high half of its 64-bit hash. Two distinct shingles of a
+/// pair of documents share it with probability 2^-32 each, far below what moves a Jaccard.
+pub type SketchHash = u32;
 
 impl Sketches {
     /// The number of documents.
@@ -38,7 +43,7 @@ impl Sketches {
     }
 
     /// Document `d`'s sketch.
-    pub fn get(&self, d: usize) -> &[u64] {
+    pub fn get(&self, d: usize) -> &[SketchHash] {
         &self.hashes[self.offsets[d] as usize..self.offsets[d + 1] as usize]
     }
 
@@ -50,13 +55,13 @@ impl Sketches {
 pub struct Ranges<'a> {
     starts: &'a [u64],
     ends: &'a [u64],
-    hashes: &'a [u64],
+    hashes: &'a [SketchHash],
 }
 
 impl<'a> Ranges<'a> {
     /// Checks sketches received from outside: as many starts as ends, each range inside the
     /// hashes, each sketch strictly increasing.
-    pub fn new(starts: &'a [u64], ends: &'a [u64], hashes: &'a [u64]) -> Result<Self> {
+    pub fn new(starts: &'a [u64], ends: &'a [u64], hashes: &'a [SketchHash]) -> Result<Self> {
         if starts.len() != ends.len() {
             return Err(Error::invalid(format!("{} sketch starts but {} ends", starts.len(), ends.len())));
         }
@@ -81,7 +86,7 @@ impl<'a> Ranges<'a> {
     }
 
     /// Row `d`'s sketch.
-    pub fn get(&self, d: usize) -> &'a [u64] {
+    pub fn get(&self, d: usize) -> &'a [SketchHash] {
         &self.hashes[self.starts[d] as usize..self.ends[d] as usize]
     }
 }
@@ -106,13 +111,13 @@ pub fn shingle_config(ngram: i64, size: i64) -> Result<ShingleConfig> {
 
 /// The hash of a shingle from the hashes of its words.
 #[inline]
-fn shingle_hash(words: &[u64]) -> u64 {
-    words.iter().fold(0x243F_6A88_85A3_08D3, |h, &w| mix64(h ^ w))
+fn shingle_hash(words: &[u64]) -> SketchHash {
+    (words.iter().fold(0x243F_6A88_85A3_08D3, |h, &w| mix64(h ^ w)) >> 32) as SketchHash
 }
 
 /// The sketch of a document from the hashes of its words, written to `out` (cleared first). A
 /// document of fewer than `ngram` words is one shingle; one without words has an empty sketch.
-pub fn sketch_of_words(config: ShingleConfig, words: &[u64], out: &mut Vec<u64>) {
+pub fn sketch_of_words(config: ShingleConfig, words: &[u64], out: &mut Vec<SketchHash>) {
     out.clear();
     if words.is_empty() {
         return;
@@ -125,14 +130,14 @@ pub fn sketch_of_words(config: ShingleConfig, words: &[u64], out: &mut Vec<u64>)
 }
 
 /// The sketch of one normalized text, written to `out` (cleared first).
-pub fn sketch(config: ShingleConfig, text: &str, scratch: &mut Scratch, out: &mut Vec<u64>) {
+pub fn sketch(config: ShingleConfig, text: &str, scratch: &mut Scratch, out: &mut Vec<SketchHash>) {
     let words = word_token_hashes(text, scratch);
     sketch_of_words(config, words, out);
 }
 
 /// The sketches of many normalized texts, computed in parallel.
 pub fn sketches<T: AsRef<str> + Sync>(config: ShingleConfig, texts: &[T]) -> Sketches {
-    let each: Vec<Vec<u64>> = texts
+    let each: Vec<Vec<SketchHash>> = texts
         .par_iter()
         .map_init(Scratch::default, |scratch, text| {
             let mut out = Vec::new();
@@ -153,7 +158,7 @@ pub fn sketches<T: AsRef<str> + Sync>(config: ShingleConfig, texts: &[T]) -> Ske
 /// The Jaccard similarity of two bottom-`size` sketches: exact when both sets have fewer than
 /// `size` shingles, the bottom-k estimate otherwise. Two empty sketches (texts without words)
 /// are the same document: 1.
-pub fn jaccard(a: &[u64], b: &[u64], size: usize) -> f64 {
+pub fn jaccard(a: &[SketchHash], b: &[SketchHash], size: usize) -> f64 {
     let (mut x, mut y) = (0, 0);
     let (mut union, mut both) = (0usize, 0usize);
     // The `size` smallest of the union are all known: each sketch holds its set's `size`
@@ -254,12 +259,12 @@ mod tests {
         assert_eq!(s.get(0).len(), 64);
         // The estimator by its definition: the 64 smallest shingle hashes of the union, and
         // how many of them are in both sets.
-        let all = |t: &str| -> BTreeSet<u64> {
+        let all = |t: &str| -> BTreeSet<SketchHash> {
             let mut sc = Scratch::default();
             word_token_hashes(t, &mut sc).iter().map(|&h| shingle_hash(&[h])).collect()
         };
         let (x, y) = (all(&a), all(&b));
-        let smallest: Vec<u64> = x.union(&y).copied().take(64).collect();
+        let smallest: Vec<SketchHash> = x.union(&y).copied().take(64).collect();
         let both = smallest.iter().filter(|h| x.contains(h) && y.contains(h)).count();
         assert_eq!(jaccard(s.get(0), s.get(1), 64), both as f64 / 64.0);
         // and it is near the true 200 / 400.
@@ -286,7 +291,7 @@ mod tests {
         assert!(Ranges::new(&[1], &[0], &[1, 2]).is_err());
         assert!(Ranges::new(&[0, 1], &[2], &[1, 2]).is_err());
         let r = Ranges::new(&[1, 0], &[2, 2], &[1, 2]).unwrap();
-        assert_eq!((r.get(0), r.get(1)), (&[2u64][..], &[1u64, 2][..]));
+        assert_eq!((r.get(0), r.get(1)), (&[2u32][..], &[1u32, 2][..]));
         assert_eq!(jaccard_pairs(&r, 16, &[0], &[1]).unwrap(), vec![0.5]);
     }
 }

@@ -72,12 +72,12 @@ def test_long_documents_get_the_bottom_k_estimate():
     sketches.add([0, 1], [a, b])
     got = sketches.jaccard(np.array([0]), np.array([1]))[0]
     # The estimator by its definition: the 256 smallest shingle hashes of the union, a shingle's
-    # hash chaining SplitMix64's output function over the FNV-1a hashes of its words.
+    # hash chaining SplitMix64's output function over the FNV-1a hashes of its words (high half).
     def shingle_hash(shingle: str) -> int:
         h = 0x243F6A8885A308D3
         for word in shingle.split(" "):
             h = mix64(h ^ reference.fnv1a_64(word.encode()))
-        return h
+        return h >> 32
 
     ha = {shingle_hash(s) for s in shingle_set(a)}
     hb = {shingle_hash(s) for s in shingle_set(b)}

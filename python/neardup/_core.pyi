@@ -176,7 +176,7 @@ def jsonl_fingerprints(
     npt.NDArray[np.uint64],
     npt.NDArray[np.uint32],
     npt.NDArray[np.uint64],
-    tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]] | None,
+    tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32]] | None,
 ]:
     """Per line of a block of JSONL: kind (0 blank, 1 fingerprinted, 2 for Python), fingerprint,
     length; where each line starts (one more: the block's length + 1); with sketch=(ngram, size)
@@ -187,13 +187,13 @@ def cluster_pairs(n: int, i: npt.NDArray[np.int64], j: npt.NDArray[np.int64]) ->
 
 def shingle_sketches(
     texts: list[str], ngram: int, size: int, threads: int | None = None
-) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32]]:
     """Bottom-size sketches of the word ngram-shingles of normalized texts: (offsets, hashes)."""
 
 def sketch_jaccard(
     starts: npt.NDArray[np.uint64],
     ends: npt.NDArray[np.uint64],
-    hashes: npt.NDArray[np.uint64],
+    hashes: npt.NDArray[np.uint32],
     i: npt.NDArray[np.int64],
     j: npt.NDArray[np.int64],
     size: int,

@@ -521,7 +521,7 @@ class JsonlInput(Input):
         sketch_now: Callable[[], tuple[int, int] | None],
     ) -> Iterator[tuple[Chunk, np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray] | None]]:
         core = hasher._inner
-        empty = np.zeros(0, np.uint64)
+        empty = np.zeros(0, np.uint32)
         for first, data, count in self._raw_blocks(False):
             sketch = sketch_now()
             if self.id_field == AUTO:

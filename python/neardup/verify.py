@@ -8,7 +8,8 @@ n-gram shingles (3-grams by default, on the normalized text) have Jaccard simila
 the threshold. Only the documents of candidate pairs are read again and sketched.
 
 A sketch holds the distinct shingle hashes of a document (each chains SplitMix64's output
-function over the FNV-1a hashes of its words), cut to the ``SKETCH_SIZE`` smallest: the Jaccard of two sketches is exact for documents of fewer shingles
+function over the FNV-1a hashes of its words; its high 32 bits are kept), cut to the
+``SKETCH_SIZE`` smallest: the Jaccard of two sketches is exact for documents of fewer shingles
 and the bottom-k estimate (standard error at most about 0.03) for longer ones.
 """
 
@@ -102,7 +103,7 @@ class Sketches:
         """The Jaccard similarity (``float64``) of the sketches of rows ``i[p]`` and ``j[p]``."""
         if self.dropped:
             raise RuntimeError("the sketches were dropped past their memory budget")
-        parts = self._parts or [(np.zeros(0, np.int64), np.zeros(0, np.uint64), np.zeros(0, np.uint64), np.zeros(0, np.uint64))]
+        parts = self._parts or [(np.zeros(0, np.int64), np.zeros(0, np.uint64), np.zeros(0, np.uint64), np.zeros(0, np.uint32))]
         rows, starts, ends, hashes = (np.concatenate(column) for column in zip(*parts))
         order = np.argsort(rows, kind="stable")
         rows, starts, ends = rows[order], starts[order], ends[order]

@@ -208,7 +208,7 @@ type JsonlArrays<'py> = (
     U64Array<'py>,
     Bound<'py, PyArray1<u32>>,
     U64Array<'py>,
-    Option<(U64Array<'py>, U64Array<'py>)>,
+    Option<(U64Array<'py>, Bound<'py, PyArray1<u32>>)>,
 );
 
 /// The JSONL fast path over one block of whole lines: (kind, fingerprint, length) per line,

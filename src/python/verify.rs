@@ -8,7 +8,7 @@ use crate::parallel;
 use crate::verify::{self, Ranges};
 
 /// Sketches handed to Python: (offsets, hashes).
-type SketchArrays<'py> = (Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<u64>>);
+type SketchArrays<'py> = (Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<u32>>);
 
 /// The bottom-`size` word-`ngram` shingle sketches of normalized texts: (offsets, hashes).
 #[pyfunction]
@@ -34,7 +34,7 @@ fn sketch_jaccard<'py>(
     py: Python<'py>,
     starts: PyReadonlyArray1<'py, u64>,
     ends: PyReadonlyArray1<'py, u64>,
-    hashes: PyReadonlyArray1<'py, u64>,
+    hashes: PyReadonlyArray1<'py, u32>,
     i: PyReadonlyArray1<'py, i64>,
     j: PyReadonlyArray1<'py, i64>,
     size: i64,
