@@ -254,14 +254,7 @@ def dedup(
         shingle = _int(shingle, "shingle", minimum=1)
     k = _k((6 if threshold is not None else 3) if k is None else k)
     _check_keep(keep)
-    if hasher is None:
-        hasher = Simhasher()
-    elif not isinstance(hasher, Simhasher):
-        raise TypeError(f"hasher must be a neardup.Simhasher, got {type(hasher).__name__}")
-    if threads is not None:
-        threads = _int(threads, "threads", minimum=1)
-    if isinstance(docs, (str, bytes)):
-        raise TypeError("docs must be a list or an iterable of documents, not a single str: wrap it in a list")
+    hasher, threads = check_corpus_arguments(docs, hasher, threads)
     start = time.perf_counter()
     texts, ids, doc_at = _documents(docs, text_field, id_field, column, hasher, keep)
     texts.held = [] if threshold is not None else None
@@ -287,6 +280,19 @@ def dedup(
         "mb_per_s": texts.nbytes / seconds / 1e6 if seconds > 0 else 0.0,
     }
     return DedupResult(fps, labels, mask, k, stats, ids, pairs, threshold)
+
+
+def check_corpus_arguments(docs: Any, hasher: Simhasher | None, threads: int | None) -> tuple[Simhasher, int | None]:
+    """The arguments every corpus-wide call shares, checked: (the hasher or the default one, threads)."""
+    if hasher is None:
+        hasher = Simhasher()
+    elif not isinstance(hasher, Simhasher):
+        raise TypeError(f"hasher must be a neardup.Simhasher, got {type(hasher).__name__}")
+    if threads is not None:
+        threads = _int(threads, "threads", minimum=1)
+    if isinstance(docs, (str, bytes)):
+        raise TypeError("docs must be a list or an iterable of documents, not a single str: wrap it in a list")
+    return hasher, threads
 
 
 def verified_pairs(

@@ -550,7 +550,11 @@ class JsonlInput(Input):
             if len(slow):
                 chunk = Chunk()
                 for index in slow.tolist():
-                    line = lines[index] if lines is not None else data[int(starts[index]) : int(starts[index + 1]) - 1]
+                    if lines is None:
+                        assert starts is not None
+                        line = data[int(starts[index]) : int(starts[index + 1]) - 1]
+                    else:
+                        line = lines[index]
                     got = self._record(first + index, line)
                     if got is not None:
                         text = got[0]

@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from .dedup import _documents
+from .dedup import _documents, check_corpus_arguments
 from .hasher import Simhasher
 from .index import _int
 from .io import MissingExtraError
@@ -472,14 +472,7 @@ def tune(
     sample = _int(sample, "sample", minimum=1)
     seed = _int(seed, "seed", minimum=0)
     _check(ngram, ngrams, threshold, target_precision)
-    if hasher is None:
-        hasher = Simhasher()
-    elif not isinstance(hasher, Simhasher):
-        raise TypeError(f"hasher must be a neardup.Simhasher, got {type(hasher).__name__}")
-    if threads is not None:
-        threads = _int(threads, "threads", minimum=1)
-    if isinstance(docs, (str, bytes)):
-        raise TypeError("docs must be a list or an iterable of documents, not a single str: wrap it in a list")
+    hasher, threads = check_corpus_arguments(docs, hasher, threads)
     if not hasattr(docs, "__getitem__"):
         docs = list(docs)  # the sampled texts are fetched by row afterwards
     texts, _, doc_at = _documents(docs, text_field, None, column, hasher, "first")

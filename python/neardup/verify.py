@@ -113,21 +113,7 @@ class Sketches:
             found = np.zeros(len(row), bool) if not len(rows) else rows[np.minimum(at, len(rows) - 1)] == row
             if not found.all():
                 raise KeyError(f"row {int(row[~found][0])} was not sketched")
-        return _core.sketch_jaccard(starts, ends, hashes, a, b, self.size, self.threads)
-
-
-def jaccard(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
-        """The Jaccard similarity (``float64``) of the sketches of rows ``i[p]`` and ``j[p]``."""
-        rows = np.concatenate(self._rows) if self._rows else np.zeros(0, np.int64)
-        offsets = np.concatenate([*self._offsets, np.array([self._total], np.uint64)])
-        hashes = np.concatenate(self._hashes) if self._hashes else np.zeros(0, np.uint64)
-        i, j = np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64)
-        a, b = np.searchsorted(rows, i), np.searchsorted(rows, j)
-        for row, at in ((i, a), (j, b)):
-            missing = (at >= len(rows)) | (rows[np.minimum(at, max(len(rows) - 1, 0))] != row) if len(rows) else np.ones(len(row), bool)
-            if missing.any():
-                raise KeyError(f"row {int(row[missing][0])} was not sketched")
-        return _core.sketch_jaccard(offsets, hashes, a, b, self.size, self.threads)
+        return _core.sketch_jaccard(starts, ends, hashes.astype(np.uint32, copy=False), a, b, self.size, self.threads)
 
 
 def jaccard(a: Any, b: Any, *, ngram: int = 3, hasher: Simhasher | None = None) -> float:
