@@ -108,6 +108,13 @@ class Sketches:
         order = np.argsort(rows, kind="stable")
         rows, starts, ends = rows[order], starts[order], ends[order]
         i, j = np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64)
+        n = len(rows)
+        if n and rows[0] == 0 and rows[-1] == n - 1 and (n == 1 or bool((np.diff(rows) == 1).all())):
+            # Every row 0..n-1 once (the first pass sketched them all): a row is its own index.
+            for row in (i, j):
+                if len(row) and (row.min() < 0 or row.max() >= n):
+                    raise KeyError(f"row {int(row[(row < 0) | (row >= n)][0])} was not sketched")
+            return _core.sketch_jaccard(starts, ends, hashes.astype(np.uint32, copy=False), i, j, self.size, self.threads)
         a, b = np.searchsorted(rows, i), np.searchsorted(rows, j)
         for row, at in ((i, a), (j, b)):
             found = np.zeros(len(row), bool) if not len(rows) else rows[np.minimum(at, len(rows) - 1)] == row
