@@ -43,7 +43,6 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-import quality  # noqa: E402  (the Debian loader)
 import synth  # noqa: E402  (shingles, the truth loader and the scorer)
 
 DATA = HERE.parent.parent / "shared" / "data"
@@ -54,9 +53,24 @@ def shingles(text: str) -> list[str]:
     return sorted(synth.shingles(text))
 
 
+def _open_text(path: str | Path):
+    return gzip.open(path, "rt", encoding="utf-8") if str(path).endswith(".gz") else open(path, encoding="utf-8")
+
+
 def read_texts(path: str) -> list[str]:
-    with gzip.open(path, "rt", encoding="utf-8") as f:
+    with _open_text(path) as f:
         return [json.loads(line)["text"] for line in f]
+
+
+def load_corpus(path: Path) -> tuple[list[str], list[str]]:
+    """(ids, texts) of a JSONL corpus, plain or gzipped."""
+    ids, texts = [], []
+    with _open_text(path) as f:
+        for line in f:
+            d = json.loads(line)
+            ids.append(str(d["id"]))
+            texts.append(d["text"])
+    return ids, texts
 
 
 # -- the peers, each run in a child process ----------------------------------------------------
@@ -175,6 +189,8 @@ def make_big(source: list[str], n: int, path: Path, seed: int = 0) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=DATA)
+    ap.add_argument("--corpus", type=Path, help="JSONL corpus (plain or .gz; default: the Debian one in --data)")
+    ap.add_argument("--truth", type=Path, help="its truth TSV (id_a, id_b, jaccard), e.g. from benches/synth.py")
     ap.add_argument("--k", type=int, default=3)
     ap.add_argument("--peers", default="simhash,datasketch,rensa")
     ap.add_argument("--big", type=int, default=0, help="also run neardup on a corpus of this many edited documents")
@@ -188,11 +204,12 @@ def main() -> None:
         child(args.child, args.input, args.k, args.pairs_out)
         return
 
-    corpus = args.data / "debian-descriptions.jsonl.gz"
-    ids, texts = quality.load(args.data)
-    truth = synth.load_truth(args.data / synth.DEBIAN_TRUTH.name, ids)
+    corpus = args.corpus or args.data / "debian-descriptions.jsonl.gz"
+    ids, texts = load_corpus(corpus)
+    truth = synth.load_truth(args.truth or args.data / synth.DEBIAN_TRUTH.name, ids)
     row = {doc_id: i for i, doc_id in enumerate(ids)}
     n = len(ids)
+    corpus_name = "Debian corpus" if args.corpus is None else f"`{args.corpus.name}`"
     raw_mb = sum(len(json.dumps({"id": i, "text": t}).encode()) + 1 for i, t in zip(ids, texts)) / 1e6
     rows = []
     with tempfile.TemporaryDirectory(prefix="neardup-bench-") as tmp:
@@ -207,13 +224,21 @@ def main() -> None:
         seconds, rss, code = timed(neardup_cmd() + ["dedup", str(corpus), "--dry-run", "--k", str(args.k), "--quiet"], args.timeout)
         assert code == 0, code
         rows.append(("neardup dedup --dry-run (clusters only)", seconds, rss, None))
-        seconds, rss, code = timed(neardup_cmd() + ["pairs", str(corpus), "-o", f"{tmp}/pairs.csv", "--k", str(args.k), "--quiet"], args.timeout)
+        def scored_pairs(label: str, extra: list[str]) -> None:
+            seconds, rss, code = timed(neardup_cmd() + ["pairs", str(corpus), "-o", f"{tmp}/pairs.csv", "--quiet", *extra], args.timeout)
+            assert code == 0, code
+            with open(f"{tmp}/pairs.csv", newline="", encoding="utf-8") as f:
+                found = [(row[r["id_a"]], row[r["id_b"]]) for r in csv.DictReader(f)]
+            pairs = np.sort(np.array(found, dtype=np.int64).reshape(-1, 2), axis=1)
+            rows.append((label, seconds, rss, score(pairs)))
+
+        scored_pairs(f"neardup pairs (k={args.k})", ["--k", str(args.k)])
+        # Candidates within k = 6 checked by word-3-shingle Jaccard >= 0.8.
+        seconds, rss, code = timed(neardup_cmd() + ["dedup", str(corpus), "--dry-run", "--threshold", "0.8", "--quiet"], args.timeout)
         assert code == 0, code
-        with open(f"{tmp}/pairs.csv", newline="", encoding="utf-8") as f:
-            found = [(row[r["id_a"]], row[r["id_b"]]) for r in csv.DictReader(f)]
-        pairs = np.sort(np.array(found, dtype=np.int64).reshape(-1, 2), axis=1)
-        rows.append((f"neardup pairs (k={args.k})", seconds, rss, score(pairs)))
-        print(rows[-3:], flush=True)
+        rows.append(("neardup dedup --dry-run --threshold 0.8 (k=6)", seconds, rss, None))
+        scored_pairs("neardup pairs --threshold 0.8 (k=6)", ["--threshold", "0.8"])
+        print(rows, flush=True)
 
         for name in [p for p in args.peers.split(",") if p]:
             try:
@@ -247,11 +272,12 @@ def main() -> None:
     lines = [
         f"# Dedup end to end: neardup beside its peers",
         "",
-        f"Debian corpus: {n:,} documents, {raw_mb:.1f} MB of JSONL (read gzipped); truth: "
+        f"{corpus_name}: {n:,} documents, {raw_mb:.1f} MB of JSONL; truth: "
         f"{int((truth.jaccard >= 0.8).sum()):,} pairs with Jaccard >= 0.8 on word 3-shingles. Each contender is one process, "
         "timed from start to exit (Python start-up and reading the file included).",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}.",
-        f"Command: `python benches/bench_dedup.py --k {args.k}" + (f" --big {args.big}" if args.big else "") + "`",
+        f"Command: `python benches/bench_dedup.py --k {args.k}" + (f" --big {args.big}" if args.big else "")
+        + (f" --corpus {args.corpus} --truth {args.truth}" if args.corpus else "") + "`",
         "",
         "| contender | seconds | documents/s | MB/s | peak RSS (MB) | pairs | precision | recall | F1 | time vs fastest peer |",
         "|---|---|---|---|---|---|---|---|---|---|",

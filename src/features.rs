@@ -297,6 +297,21 @@ fn scan_tokens(text: &str, spans: &mut Vec<(usize, usize)>, hashes: &mut Vec<u64
     }
 }
 
+/// The FNV-1a 64 hash of each word token of `text`, in order (kept in `scratch`).
+pub fn word_token_hashes<'s>(text: &str, scratch: &'s mut Scratch) -> &'s [u64] {
+    scratch.spans.clear();
+    scratch.token_hashes.clear();
+    scan_tokens(text, &mut scratch.spans, &mut scratch.token_hashes);
+    &scratch.token_hashes
+}
+
+impl Scratch {
+    /// The token hashes of the text last given to a word-mode [`FeatureConfig::hash_features`].
+    pub fn token_hashes(&self) -> &[u64] {
+        &self.token_hashes
+    }
+}
+
 impl FeatureConfig {
     /// Hashes the features of `text` into `scratch.hashes`, in feature order.
     pub fn hash_features(&self, text: &str, scratch: &mut Scratch) {

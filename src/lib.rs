@@ -14,11 +14,13 @@ pub mod fingerprint;
 pub mod hamming;
 pub mod hash;
 pub mod index;
+pub mod jsonl;
 pub mod pairs;
 pub mod parallel;
 pub mod plan;
 pub mod store;
 pub mod table;
+pub mod verify;
 
 #[cfg(feature = "python")]
 mod python;

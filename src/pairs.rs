@@ -215,6 +215,22 @@ pub fn cluster(fingerprints: &[u64], k: u32, plan: &Plan) -> Result<Vec<i64>> {
     Ok((0..fingerprints.len()).map(|r| uf.find(r) as i64).collect())
 }
 
+/// The cluster label of each of `n` rows linked by the pairs `(i[p], j[p])`: the smallest row
+/// of its connected component.
+pub fn components(n: usize, i: &[i64], j: &[i64]) -> Result<Vec<i64>> {
+    if i.len() != j.len() {
+        return Err(Error::invalid(format!("i and j must have the same length, got {} and {}", i.len(), j.len())));
+    }
+    if let Some(bad) = i.iter().chain(j).find(|&&r| r < 0 || r as u64 >= n as u64) {
+        return Err(Error::invalid(format!("row {bad} out of range for {n} rows")));
+    }
+    let mut uf = UnionFind::new(n);
+    for (&a, &b) in i.iter().zip(j) {
+        uf.union(a as usize, b as usize);
+    }
+    Ok((0..n).map(|r| uf.find(r) as i64).collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -20,6 +20,8 @@ from .fingerprints import (
 from .hasher import Simhasher
 from .index import Plan, PlanTable, SimhashIndex, cluster, find_all, plan
 from .normalize import normalize
+from .tune import TuneResult, tune
+from .verify import jaccard
 
 __all__ = [
     "DedupResult",
@@ -30,6 +32,7 @@ __all__ = [
     "SimhashIndex",
     "Simhasher",
     "SparseEncoder",
+    "TuneResult",
     "VectorSimhash",
     "cluster",
     "dedup",
@@ -38,6 +41,7 @@ __all__ = [
     "group_by_key",
     "hamming",
     "hamming_many",
+    "jaccard",
     "minhash_key",
     "minhash_key_many",
     "normalize",
@@ -46,4 +50,5 @@ __all__ = [
     "simhash_features",
     "simhash_hashes",
     "simhash_tallies",
+    "tune",
 ]

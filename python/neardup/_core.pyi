@@ -15,6 +15,7 @@ __all__ = [
     "Plan",
     "Sparse",
     "cluster",
+    "cluster_pairs",
     "compat_windows_many",
     "extended_hash",
     "find_all",
@@ -23,12 +24,15 @@ __all__ = [
     "minhash_key",
     "minhash_keys",
     "minhash_keys_tokens",
+    "shingle_sketches",
+    "sketch_jaccard",
     "IndexFormatError",
     "NeardupError",
     "fnv1a_64",
     "fnv1a_64_many",
     "hamming_one_to_many",
     "hamming_pairwise",
+    "jsonl_fingerprints",
     "tallies_float",
     "tallies_int",
 ]
@@ -158,6 +162,44 @@ def cluster(
     fingerprints: npt.NDArray[np.uint64], k: int, plan: Plan | None = None, threads: int | None = None
 ) -> npt.NDArray[np.int64]:
     """Connected components of the pairs within k; a cluster's label is its smallest row."""
+
+def jsonl_fingerprints(
+    hasher: Hasher,
+    block: bytes,
+    text_field: str,
+    id_field: str | None,
+    casefold: bool,
+    sketch: tuple[int, int] | None = None,
+    threads: int | None = None,
+) -> tuple[
+    npt.NDArray[np.uint8],
+    npt.NDArray[np.uint64],
+    npt.NDArray[np.uint32],
+    npt.NDArray[np.uint64],
+    tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32]] | None,
+]:
+    """Per line of a block of JSONL: kind (0 blank, 1 fingerprinted, 2 for Python), fingerprint,
+    length; where each line starts (one more: the block's length + 1); with sketch=(ngram, size)
+    the (offsets, hashes) of the shingle sketch of each line fingerprinted here."""
+
+def cluster_pairs(n: int, i: npt.NDArray[np.int64], j: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """Connected components of n rows linked by the pairs (i[p], j[p]); labels are smallest rows."""
+
+def shingle_sketches(
+    texts: list[str], ngram: int, size: int, threads: int | None = None
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32]]:
+    """Bottom-size sketches of the word ngram-shingles of normalized texts: (offsets, hashes)."""
+
+def sketch_jaccard(
+    starts: npt.NDArray[np.uint64],
+    ends: npt.NDArray[np.uint64],
+    hashes: npt.NDArray[np.uint32],
+    i: npt.NDArray[np.int64],
+    j: npt.NDArray[np.int64],
+    size: int,
+    threads: int | None = None,
+) -> npt.NDArray[np.float64]:
+    """Jaccard similarity of the sketches of each pair of rows (row d: hashes[starts[d]:ends[d]])."""
 
 @final
 class Sparse:

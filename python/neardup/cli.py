@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import logging
@@ -20,7 +21,12 @@ import click
 import numpy as np
 
 from . import _core, report as report_mod
-from .dedup import DedupResult, select
+from .dedup import DedupResult, candidate_rows, check_pairs, select
+from .verify import Sketches
+
+#: --threshold: the most memory for the first pass's shingle sketches (about 0.5 KB a short
+#: document); a corpus with more reads the documents of candidate pairs again instead.
+SKETCH_BUDGET = 512 << 20
 from .hasher import Simhasher
 from .index import SimhashIndex, cluster, find_all, plan as make_plan
 from .io import (
@@ -37,6 +43,7 @@ from .io import (
     hex_fingerprints,
     open_input,
 )
+from .tune import PLOT_EXTRA, measure, sample_pairs
 
 #: Exit statuses (documented in the README).
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -52,10 +59,11 @@ def sample_path() -> str:
 # -- options shared by commands ------------------------------------------------------------------
 
 
-def input_options(f: Callable[..., Any]) -> Callable[..., Any]:
+def input_options(f: Callable[..., Any], bundled: bool = True) -> Callable[..., Any]:
+    """INPUT and the options that read it; ``bundled`` adds --sample (the shipped Debian sample)."""
     options = [
         click.argument("input", required=False, metavar="[INPUT]"),
-        click.option("--sample", is_flag=True, help="Use the Debian sample that ships with neardup (3,000 documents) as INPUT."),
+        *([click.option("--sample", is_flag=True, help="Use the Debian sample that ships with neardup (3,000 documents) as INPUT.")] if bundled else []),
         click.option("--format", "fmt", type=click.Choice(FORMATS), help="Input format (default: from INPUT's extension; stdin: jsonl)."),
         click.option("--text-field", default="text", show_default=True, help="Field or column holding each document's text."),
         click.option("--id-field", default=None, help="Field or column holding each document's id (default: 'id' if the first document has it, else document numbers from 0)."),
@@ -79,6 +87,14 @@ def hasher_options(f: Callable[..., Any]) -> Callable[..., Any]:
     for option in reversed(options):
         f = option(f)
     return f
+
+
+def checked_k_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """--k, and --threshold/--shingle to check the pairs within --k by shingle Jaccard."""
+    f = click.option("--shingle", type=click.IntRange(min=1), default=3, show_default=True, help="Words per shingle for --threshold.")(f)
+    f = click.option("--threshold", type=click.FloatRange(0, 1, min_open=True), default=None, metavar="J",
+                     help="Check each pair within --k by the Jaccard similarity of its word shingles and keep it at J or above (0 < J <= 1): more near-duplicates found at the same precision.")(f)
+    return click.option("--k", "k", type=click.IntRange(0, 16), default=None, help="Largest Hamming distance of a near-duplicate pair, 0 to 16  [default: 3; 6 with --threshold]")(f)
 
 
 def k_option(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -209,11 +225,13 @@ def fingerprint_with_progress(inp: Input, hasher: Simhasher, threads: int | None
 
 def fingerprint_pass(
     inp: Input, hasher: Simhasher, threads: int | None, progress: Progress, on_chunk: Callable[[Chunk, np.ndarray], None] | None = None,
-    raw: bool = False, lengths: bool = False,
+    raw: bool = False, lengths: bool = False, sketches: Sketches | None = None,
 ) -> tuple[np.ndarray, np.ndarray, int]:
-    """Reads the input once: (fingerprints, text lengths if asked, text bytes). The core
-    fingerprints one chunk on every core while this thread parses the next. Only the
-    fingerprints (8 bytes a document) and, for --keep longest, the lengths (4 more) are kept."""
+    """Reads the input once: (fingerprints, text lengths if asked, text bytes). JSONL is read
+    and fingerprinted by the core where it can (see JsonlInput.fingerprint_chunks); otherwise
+    the core fingerprints one chunk on every core while this thread parses the next. Only the
+    fingerprints (8 bytes a document) and, for --keep longest, the lengths (4 more) are kept;
+    and, given ``sketches``, the documents' shingle sketches until they pass its budget."""
     if hasher.weighting == "idf":
         if inp.path == "-":
             raise click.UsageError("--weighting idf reads the input twice and cannot read stdin: give a file")
@@ -223,11 +241,16 @@ def fingerprint_pass(
     fps_parts: list[np.ndarray] = []
     len_parts: list[np.ndarray] = []
     nbytes = 0
-    pending: Future[tuple[Chunk, np.ndarray]] | None = None
+    rows = 0
 
-    def finish(future: Future[tuple[Chunk, np.ndarray]]) -> None:
-        nonlocal nbytes
-        chunk, fps = future.result()
+    def finish(chunk: Chunk, fps: np.ndarray, ranges: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> None:
+        nonlocal nbytes, rows
+        if sketches is not None and not sketches.dropped:
+            if ranges is not None:
+                sketches.add_sketches(np.arange(rows, rows + len(fps)), *ranges)
+            else:
+                sketches.add(np.arange(rows, rows + len(fps)), chunk.docs)
+        rows += len(fps)
         fps_parts.append(fps)
         if lengths:
             len_parts.append(np.asarray(chunk.lengths, dtype=np.uint32))
@@ -235,25 +258,74 @@ def fingerprint_pass(
         if on_chunk is not None:
             on_chunk(chunk, fps)
 
+    fast = None if raw or on_chunk is not None else getattr(inp, "fingerprint_chunks", None)
+    def sketch_now() -> tuple[int, int] | None:
+        return (sketches.ngram, sketches.size) if sketches is not None and not sketches.dropped else None
+
+    blocks = fast(hasher, threads, lambda chunk: _fingerprint_chunk(inp, hasher, chunk, threads), sketch_now) if fast is not None else None
+    if blocks is not None:
+        for chunk, fps, ranges in blocks:
+            finish(chunk, fps, ranges)
+            progress.update()
+    else:
+        _python_pass(inp, hasher, threads, progress, finish, raw)
+    progress.update()
+    inp.errors.sort(key=lambda e: (e.path, e.line or 0))
+    fps = np.concatenate(fps_parts) if fps_parts else np.zeros(0, np.uint64)
+    return fps, (np.concatenate(len_parts) if len_parts else np.zeros(0, np.uint32)), nbytes
+
+
+def _python_pass(inp: Input, hasher: Simhasher, threads: int | None, progress: Progress,
+                 finish: Callable[[Chunk, np.ndarray], None], raw: bool) -> None:
+    """The first pass read by Python: the core fingerprints one chunk on every core while this
+    thread parses the next."""
+    pending: Future[tuple[Chunk, np.ndarray]] | None = None
     with ThreadPoolExecutor(1, thread_name_prefix="neardup") as pool:
         try:
             for chunk in inp.chunks(raw=raw):
                 future = pool.submit(_fingerprint_chunk, inp, hasher, chunk, threads)
                 if pending is not None:
-                    finish(pending)
+                    finish(*pending.result())
                 pending = future
                 progress.update()
             if pending is not None:
-                finish(pending)
+                finish(*pending.result())
                 pending = None
         except BaseException:
             if pending is not None:
                 pending.cancel()
             raise
-    progress.update()
-    inp.errors.sort(key=lambda e: (e.path, e.line or 0))
-    fps = np.concatenate(fps_parts) if fps_parts else np.zeros(0, np.uint64)
-    return fps, (np.concatenate(len_parts) if len_parts else np.zeros(0, np.uint32)), nbytes
+
+
+def _default_k(k: int | None, threshold: float | None) -> int:
+    return k if k is not None else 6 if threshold is not None else 3
+
+
+def _jaccard_note(threshold: float | None) -> str:
+    return f" with shingle Jaccard >= {threshold:g}" if threshold is not None else ""
+
+
+def _verified_pairs(inp: Input, fps: np.ndarray, k: int, threshold: float, hasher: Simhasher, shingle: int, threads: int | None,
+                    hidden: bool, sketches: Sketches | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The pairs within k that pass --threshold, checked with the sketches of the first pass;
+    when those passed their budget (a large corpus), the documents of candidate pairs are read
+    again and sketched chunk by chunk (only their sketches are kept)."""
+    candidates = find_all(fps, k, threads=threads) if len(fps) else (np.zeros(0, np.int64),) * 2 + (np.zeros(0, np.uint8),)
+    if sketches is not None and not sketches.dropped:
+        return check_pairs(candidates, sketches, threshold)
+    rows = candidate_rows(candidates)
+    sketches = Sketches(hasher, shingle, threads=threads)
+    if len(rows):
+        progress = Progress(inp, f"checking {len(candidates[0]):,} candidate pairs", hidden)
+        inp.bytes_read = 0
+        try:
+            for _, _, chunk_texts in inp.replay(texts=frozenset(rows.tolist())):
+                got = sorted(chunk_texts)
+                sketches.add(got, [chunk_texts[r] for r in got])
+                progress.update()
+        finally:
+            progress.close()
+    return check_pairs(candidates, sketches, threshold)
 
 
 # -- reporting -----------------------------------------------------------------------------------
@@ -312,23 +384,26 @@ def cli() -> None:
 @click.option("--clusters", metavar="FILE", help="Write one row per document: id, cluster, kept, distance (.csv, .tsv, .jsonl or .parquet).")
 @click.option("--report", "report_path", metavar="FILE.html", help="Write an HTML report: distance histograms, cluster sizes, sample pairs.")
 @click.option("--dry-run", is_flag=True, help="Write no OUTPUT; only report (and write --clusters/--report if asked).")
-@k_option
+@checked_k_options
 @click.option("--keep", type=click.Choice(["first", "longest"]), default="first", show_default=True, help="Which document of a cluster to keep.")
 @click.option("--scheduler", metavar="ADDRESS", help="Run on the Dask cluster at ADDRESS (tcp://host:8786): INPUT and outputs are folders or globs of Parquet or JSONL partitions on storage every worker sees (needs neardup[dask]).")
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="Run on Dask with a local cluster of N worker processes (needs neardup[dask]).")
 @hasher_options
 @run_options
 def dedup(input: str | None, sample: bool, fmt: str | None, text_field: str, id_field: str | None, on_error: str, output: str | None,
-          clusters: str | None, report_path: str | None, dry_run: bool, k: int, keep: str, scheduler: str | None, workers: int | None,
-          threads: int | None, quiet: bool, as_json: bool, **hasher_flags: Any) -> None:
+          clusters: str | None, report_path: str | None, dry_run: bool, k: int | None, threshold: float | None, shingle: int, keep: str,
+          scheduler: str | None, workers: int | None, threads: int | None, quiet: bool, as_json: bool, **hasher_flags: Any) -> None:
     """Keep one document of each near-duplicate cluster of INPUT.
 
-    Documents whose fingerprints are within --k bits are near-duplicates; chains of them form a
-    cluster, of which one document is kept. The input is read in chunks, keeping 8 bytes per
-    document (its fingerprint; 12 with --keep longest) and never the whole corpus; writing
-    OUTPUT, --clusters or --report reads INPUT a second time (stdin is copied to a temporary
-    file). INPUT is a file, a folder of .txt files, - for stdin, or --sample.
+    Documents whose fingerprints are within --k bits are near-duplicates (with --threshold: and
+    whose word shingles have at least that Jaccard similarity); chains of them form a cluster,
+    of which one document is kept. The input is read in chunks, keeping 8 bytes per document
+    (its fingerprint; 12 with --keep longest) and never the whole corpus; writing OUTPUT,
+    --clusters or --report reads INPUT a second time, and --threshold once more for the
+    documents of candidate pairs (stdin is copied to a temporary file). INPUT is a file, a
+    folder of .txt files, - for stdin, or --sample.
     """
+    k = _default_k(k, threshold)
     start = time.perf_counter()
     if output is None and not dry_run:
         raise click.UsageError("give -o OUTPUT for the kept documents, or --dry-run to only report")
@@ -336,10 +411,12 @@ def dedup(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
         raise click.UsageError("--dry-run writes no OUTPUT: drop -o or --dry-run")
     hasher = make_hasher(**hasher_flags)
     if scheduler is not None or workers is not None:
+        if threshold is not None:
+            raise click.UsageError("--threshold runs on one machine: drop --scheduler/--workers or --threshold")
         _dedup_on_dask(input, sample, fmt, text_field, id_field, on_error, output, clusters, report_path, k, keep,
                        scheduler, workers, threads, quiet, as_json, hasher, start)
         return
-    inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher, replayable=bool(output or clusters or report_path))
+    inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher, replayable=bool(output or clusters or report_path or threshold))
     _check_output(inp, output)
     _table_name(clusters, "--clusters")
     with inp, Outputs() as outputs:
@@ -352,12 +429,17 @@ def dedup(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
 
         progress = Progress(inp, "fingerprinting", quiet or as_json)
         try:
-            fps, lengths, nbytes = fingerprint_pass(inp, hasher, threads, progress, lengths=keep == "longest")
+            sketches = Sketches(hasher, shingle, threads=threads, budget=SKETCH_BUDGET) if threshold is not None else None
+            fps, lengths, nbytes = fingerprint_pass(inp, hasher, threads, progress, lengths=keep == "longest", sketches=sketches)
         finally:
             progress.close()
-        if progress.shown:
-            click.echo(f"clustering {len(fps):,} fingerprints within k={k} ...", err=True)
-        labels = cluster(fps, k, threads=threads) if len(fps) else np.zeros(0, np.int64)
+        if threshold is not None:
+            pairs = _verified_pairs(inp, fps, k, threshold, hasher, shingle, threads, quiet or as_json, sketches)
+            labels = _core.cluster_pairs(len(fps), pairs[0], pairs[1])
+        else:
+            if progress.shown:
+                click.echo(f"clustering {len(fps):,} fingerprints within k={k} ...", err=True)
+            labels = cluster(fps, k, threads=threads) if len(fps) else np.zeros(0, np.int64)
         mask = select(labels, keep, lengths) if len(fps) else np.zeros(0, bool)
         result = DedupResult(fps, labels, mask, k, {})
         data = report_mod.prepare(fps, labels, mask, k, threads) if report_tmp else None
@@ -393,7 +475,7 @@ def dedup(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
         seconds = time.perf_counter() - start
         summary = {
             "input": inp.name, "documents": result.n_documents, "bytes": nbytes, "clusters": result.n_clusters,
-            "kept": result.n_kept, "removed": result.n_removed, "k": k, "keep": keep, "seconds": round(seconds, 4),
+            "kept": result.n_kept, "removed": result.n_removed, "k": k, "threshold": threshold, "keep": keep, "seconds": round(seconds, 4),
             "mb_per_s": round(nbytes / seconds / 1e6, 2) if seconds > 0 else 0.0, "skipped": len(inp.errors),
             "errors": [str(e) for e in inp.errors],
         }
@@ -410,7 +492,7 @@ def dedup(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
         return
     lines = [
         f"{_count(summary['documents'], 'document')} ({_size(nbytes)}) in {seconds:.2f} s, {summary['mb_per_s']:.1f} MB/s",
-        f"{_count(summary['clusters'], 'cluster')} of near-duplicates within k={k}: kept {summary['kept']}, removed {summary['removed']}",
+        f"{_count(summary['clusters'], 'cluster')} of near-duplicates within k={k}{_jaccard_note(threshold)}: kept {summary['kept']}, removed {summary['removed']}",
     ]
     done = [f"{output} ({_count(summary['kept'], 'document')})" if output and output != "-" else None, clusters, report_path]
     if any(done):
@@ -701,21 +783,27 @@ def _annotator(inp: Input, tmp: str, output: str, column: str) -> tuple[Callable
 
 @cli.command()
 @input_options
-@k_option
+@checked_k_options
 @click.option("-o", "--output", metavar="FILE", help="Write every pair (id_a, id_b, distance) to FILE (.csv, .tsv, .jsonl or .parquet).")
 @click.option("--limit", type=click.IntRange(min=0), default=20, show_default=True, help="Pairs to show with a preview (the farthest apart first).")
 @hasher_options
 @run_options
-def pairs(input: str | None, sample: bool, fmt: str | None, text_field: str, id_field: str | None, on_error: str, k: int,
-          output: str | None, limit: int, threads: int | None, quiet: bool, as_json: bool, **hasher_flags: Any) -> None:
+def pairs(input: str | None, sample: bool, fmt: str | None, text_field: str, id_field: str | None, on_error: str, k: int | None,
+          threshold: float | None, shingle: int, output: str | None, limit: int, threads: int | None, quiet: bool, as_json: bool,
+          **hasher_flags: Any) -> None:
     """The near-duplicate pairs of INPUT, with their distance and a short preview of each text."""
+    k = _default_k(k, threshold)
     hasher = make_hasher(**hasher_flags)
     _table_name(output, "--output")
     inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher, replayable=True)
     with inp, Outputs() as outputs:
         tmp = outputs.reserve(output) if output else None
-        fps, _, _ = fingerprint_with_progress(inp, hasher, threads, quiet or as_json)
-        i, j, d = find_all(fps, k, threads=threads)
+        sketches = Sketches(hasher, shingle, threads=threads, budget=SKETCH_BUDGET) if threshold is not None else None
+        fps, _, _ = fingerprint_with_progress(inp, hasher, threads, quiet or as_json, sketches=sketches)
+        if threshold is not None:
+            i, j, d = _verified_pairs(inp, fps, k, threshold, hasher, shingle, threads, quiet or as_json, sketches)
+        else:
+            i, j, d = find_all(fps, k, threads=threads)
         order = np.lexsort((j, i, -d.astype(np.int64)))
         shown = order[:limit]
         preview_rows = set(i[shown].tolist()) | set(j[shown].tolist())
@@ -747,7 +835,7 @@ def pairs(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
         for x, y in itertools.zip_longest(left, right, fillvalue=""):
             click.echo(f"  {x:<{column}} | {y}")
     more = f" (showing {len(shown)})" if len(shown) < len(i) else ""
-    click.echo(f"{len(i)} pairs within k={k} among {len(fps)} documents{more}" + (f"; wrote {output}" if output else ""))
+    click.echo(f"{len(i)} pairs within k={k}{_jaccard_note(threshold)} among {len(fps)} documents{more}" + (f"; wrote {output}" if output else ""))
     for line in _errors_text(inp):
         click.echo(line)
 
@@ -900,6 +988,82 @@ def index_query(index_path: str, input: str | None, sample: bool, fmt: str | Non
     for r, i, d in zip(rows.tolist(), found.tolist(), dists.tolist()):
         click.echo(f"{names[r]}\t{i}\tdistance {d}")
     click.echo(f"{matched} of {len(fps)} documents have an entry within k={idx.k} ({len(rows)} matches)")
+
+
+def _ngram_list(ctx: click.Context, param: click.Parameter, value: str) -> list[int]:
+    try:
+        sizes = [int(v) for v in value.split(",") if v.strip()]
+    except ValueError:
+        raise click.BadParameter(f"{value!r}: expected word counts separated by commas, such as 1,2,3") from None
+    if not sizes or min(sizes) < 1:
+        raise click.BadParameter(f"{value!r}: expected word counts of at least 1, such as 1,2,3")
+    return sizes
+
+
+@cli.command("tune")
+@functools.partial(input_options, bundled=False)  # --sample is the pairs' sample here
+@click.option("--max-k", type=click.IntRange(0, 16), default=8, show_default=True, help="Largest Hamming distance measured (0 to 16).")
+@click.option("--sample", type=click.IntRange(min=1), default=200, show_default=True, help="Pairs whose Jaccard is measured at each distance.")
+@click.option("--target-precision", type=click.FloatRange(0, 1, min_open=True), default=0.9, show_default=True, help="Share of reported pairs that must be near-duplicates, in (0, 1].")
+@click.option("--threshold", type=click.FloatRange(0, 1, min_open=True), default=0.8, show_default=True, help="Jaccard at and above which a pair is a near-duplicate, in (0, 1].")
+@click.option("--jaccard-ngram", type=click.IntRange(min=1), default=3, show_default=True, help="Words per shingle of the Jaccard that defines a near-duplicate.")
+@click.option("--jaccard-ngrams", default="1,2,3", show_default=True, callback=_ngram_list, help="Shingle sizes to recommend a k for as well, separated by commas.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the sample of pairs.")
+@click.option("--plot", metavar="FILE.png", help="Also draw precision and pair counts against k in a PNG (needs neardup[plot]).")
+@hasher_options
+@click.option("--threads", type=click.IntRange(min=1), default=None, help="Worker threads (default: every core).")
+@click.option("--json", "as_json", is_flag=True, help="Print the curve and the recommendation as JSON.")
+def tune_command(input: str | None, fmt: str | None, text_field: str, id_field: str | None, on_error: str, max_k: int, sample: int,
+                 target_precision: float, threshold: float, jaccard_ngram: int, jaccard_ngrams: list[int], seed: int,
+                 plot: str | None, threads: int | None, as_json: bool, **hasher_flags: Any) -> None:
+    """Which k? Measure how precise each Hamming distance is on INPUT and recommend a --k.
+
+    Counts the pairs of documents at each distance 0..--max-k exactly, measures the word-shingle
+    Jaccard of up to --sample of them at each distance (seeded), and recommends the largest k
+    whose estimated precision within k (pairs with Jaccard >= --threshold) reaches
+    --target-precision. Reads INPUT twice: the second pass fetches the sampled documents' texts.
+    """
+    start = time.perf_counter()
+    hasher = make_hasher(**hasher_flags)
+    if plot is not None:
+        if not plot.lower().endswith(".png"):
+            raise click.BadParameter(f"{plot}: --plot writes a PNG; name it .png", param_hint="--plot")
+        try:
+            import matplotlib.figure  # noqa: F401
+        except ImportError:
+            raise MissingExtraError(f"--plot needs matplotlib: {PLOT_EXTRA}") from None
+    if input is None:
+        raise click.UsageError("missing INPUT (a file, a folder of .txt files, or - for stdin)")
+    inp = _open(input, False, fmt, text_field, id_field, on_error, hasher, replayable=True)
+    with inp, Outputs() as outputs:
+        try:
+            plot_tmp = outputs.reserve(plot) if plot else None
+        except OSError as err:
+            raise _Failed(f"cannot write {plot}: {err.strerror or err}") from None
+        fps, _, nbytes = fingerprint_with_progress(inp, hasher, threads, as_json)
+        sampled = sample_pairs(fps, max_k, sample, seed, threads)
+        texts: dict[int, str] = {}
+        progress = Progress(inp, f"texts of {len(sampled.a):,} pairs", as_json)
+        inp.bytes_read = 0
+        try:
+            for _, _, chunk_texts in inp.replay(texts=sampled.rows):
+                texts.update(chunk_texts)
+                progress.update()
+        finally:
+            progress.close()
+        result = measure(sampled, texts, hasher=hasher, ngram=jaccard_ngram, ngrams=jaccard_ngrams, threshold=threshold,
+                         target_precision=target_precision, documents=len(fps), sample=sample, seed=seed)
+        if plot_tmp is not None:
+            result.plot().savefig(plot_tmp, format="png", dpi=100)
+        outputs.commit()
+    seconds = time.perf_counter() - start
+    if as_json:
+        summary = {"input": inp.name, **result.as_dict(), "bytes": nbytes, "seconds": round(seconds, 4), "skipped": len(inp.errors),
+                   "errors": [str(e) for e in inp.errors], "plot": plot}
+        click.echo(json.dumps(summary, indent=2, ensure_ascii=False))
+        return
+    lines = [str(result), f"{inp.name}: {_size(nbytes)} in {seconds:.2f} s" + (f"; wrote {plot}" if plot else "")]
+    _say("\n".join(lines + _errors_text(inp)))
 
 
 @cli.command("plan")

@@ -33,6 +33,8 @@ from typing import IO, Any, BinaryIO, Callable
 
 import numpy as np
 
+from . import _core
+
 try:  # optional (pip install 'neardup[fast]'): parses JSONL two to three times faster
     from orjson import loads as _fast_loads
 except ImportError:  # pragma: no cover - depends on the environment
@@ -454,9 +456,14 @@ class JsonlInput(Input):
     """One JSON object per line; blank lines are ignored."""
 
     def _blocks(self, again: bool) -> Iterator[tuple[int, list[bytes]]]:
-        """(number of the first line, lines without their ends) for blocks of about 4 MB. A
-        compressed input is decompressed by a helper thread (zlib and zstd release the GIL)
-        while this one parses."""
+        """(number of the first line, lines without their ends) for blocks of about 4 MB."""
+        for first, data, _ in self._raw_blocks(again):
+            yield first, data.split(b"\n")
+
+    def _raw_blocks(self, again: bool) -> Iterator[tuple[int, bytes, int]]:
+        """(number of the first line, whole lines joined by their ends without the last one,
+        number of lines) for blocks of about 4 MB. A compressed input is decompressed by a
+        helper thread (zlib and zstd release the GIL) while this one parses."""
         raw, stream = self._stream(again)
         reader: Any = _Prefetch(stream) if stream is not raw else stream
         lineno = 0
@@ -470,7 +477,7 @@ class JsonlInput(Input):
                     raise InputError(self.name, f"not a valid {what} stream ({err})", lineno + 1) from None
                 if not data:
                     if pending:
-                        yield lineno + 1, [pending]
+                        yield lineno + 1, pending, 1
                     break
                 if pending:
                     data = pending + data
@@ -478,9 +485,10 @@ class JsonlInput(Input):
                 pending = data[cut:]
                 if not cut:
                     continue
-                block = data[: cut - 1].split(b"\n")
-                yield lineno + 1, block
-                lineno += len(block)
+                block = data[: cut - 1]
+                count = block.count(b"\n") + 1
+                yield lineno + 1, block, count
+                lineno += count
                 if raw.seekable():
                     self.bytes_read = raw.tell()
         finally:
@@ -492,6 +500,99 @@ class JsonlInput(Input):
                 if raw is not self._spool:
                     raw.close()
             self.bytes_read = self.size or self.bytes_read
+
+    def fingerprint_chunks(
+        self, hasher: Any, threads: int | None, slow: Callable[[Chunk], tuple[Chunk, np.ndarray]],
+        sketch: Callable[[], tuple[int, int] | None] = lambda: None,
+    ) -> Iterator[tuple[Chunk, np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray] | None]] | None:
+        """The first pass with the fingerprints made in the core: (chunk without its documents,
+        fingerprints, sketches) per block, or None when this input or hasher needs the Python
+        path (several fields, a Python tokenizer). Lines the core leaves to Python (not ASCII,
+        or anything it does not read the plain way) are read and checked as on that path, and
+        ``slow(chunk)`` fingerprints them: (the chunk of those it keeps, their fingerprints).
+        While ``sketch()`` gives ``(ngram, size)``, each document's shingle sketch comes too, as
+        (starts, ends, hashes): document d's is ``hashes[starts[d]:ends[d]]``."""
+        if self.fields is not None or hasher.fields is not None or hasher.tokenizer is not None:
+            return None
+        return self._fingerprint_chunks(hasher, threads, slow, sketch)
+
+    def _fingerprint_chunks(
+        self, hasher: Any, threads: int | None, slow_path: Callable[[Chunk], tuple[Chunk, np.ndarray]],
+        sketch_now: Callable[[], tuple[int, int] | None],
+    ) -> Iterator[tuple[Chunk, np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray] | None]]:
+        core = hasher._inner
+        empty = np.zeros(0, np.uint32)
+        for first, data, count in self._raw_blocks(False):
+            sketch = sketch_now()
+            if self.id_field == AUTO:
+                self._peek_auto_id(data)
+            lines: list[bytes] | None = None
+            sketches = None
+            if self.id_field == AUTO:  # not settled by the first line: all of the block to Python
+                lines = data.split(b"\n")
+                kinds = np.full(count, 2, np.uint8)
+                fps, lengths = np.zeros(count, np.uint64), np.zeros(count, np.uint32)
+                starts = None
+                if sketch is not None:
+                    sketches = (np.zeros(count + 1, np.uint64), empty)
+            else:
+                kinds, fps, lengths, starts, sketches = _core.jsonl_fingerprints(
+                    core, data, self.text_field, self.id_field, hasher.casefold, sketch, threads)
+            slow = np.flatnonzero(kinds == 2)
+            rows = np.flatnonzero(kinds == 1)
+            positions = rows + first
+            nbytes = int(lengths[rows].sum(dtype=np.int64))
+            fps, lengths = fps[rows], lengths[rows]
+            ranges = None
+            if sketches is not None:
+                offsets, hashes = sketches
+                ranges = (offsets[rows], offsets[rows + 1], hashes)
+            if len(slow):
+                chunk = Chunk()
+                for index in slow.tolist():
+                    if lines is None:
+                        assert starts is not None
+                        line = data[int(starts[index]) : int(starts[index + 1]) - 1]
+                    else:
+                        line = lines[index]
+                    got = self._record(first + index, line)
+                    if got is not None:
+                        text = got[0]
+                        chunk.docs.append(text)
+                        chunk.positions.append(first + index)
+                        chunk.lengths.append(len(text))
+                        chunk.nbytes += len(text.encode("utf-8", "surrogatepass"))
+                if chunk.docs:
+                    chunk, more = slow_path(chunk)
+                    order = np.argsort(np.concatenate([positions, chunk.positions]), kind="stable")
+                    positions = np.concatenate([positions, chunk.positions])[order]
+                    fps = np.concatenate([fps, more])[order]
+                    lengths = np.concatenate([lengths, np.asarray(chunk.lengths, np.uint32)])[order]
+                    nbytes += chunk.nbytes
+                    if ranges is not None and sketch is not None:
+                        texts = [hasher.normalize(doc) for doc in chunk.docs]
+                        extra_offsets, extra = _core.shingle_sketches(texts, sketch[0], sketch[1], threads)
+                        base = np.uint64(len(ranges[2]))
+                        ranges = (
+                            np.concatenate([ranges[0], extra_offsets[:-1] + base])[order],
+                            np.concatenate([ranges[1], extra_offsets[1:] + base])[order],
+                            np.concatenate([ranges[2], extra]),
+                        )
+            if len(positions):
+                yield Chunk(positions=positions.tolist(), lengths=lengths.tolist(), nbytes=nbytes), fps, ranges
+
+    def _peek_auto_id(self, data: bytes) -> None:
+        """Resolves ``--id-field auto`` from the first line that is a JSON object, as the Python
+        path does (a block whose first non-blank line is not one is left to that path)."""
+        for line in data.split(b"\n", 64):
+            if line and not line.isspace():
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    return
+                if isinstance(record, dict):
+                    self._resolve_auto_id(list(record))
+                return
 
     def _parse(self, lineno: int, line: bytes) -> Any:
         try:

@@ -6,7 +6,7 @@ use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 
 use crate::features::{FeatureConfig, TokenKind};
 use crate::fingerprint::{self, Hasher, Idf, Weighting};
-use crate::{hamming, hash, parallel};
+use crate::{hamming, hash, jsonl, parallel, verify};
 
 /// A numpy `uint64` array handed to Python.
 type U64Array<'py> = Bound<'py, PyArray1<u64>>;
@@ -201,7 +201,51 @@ impl PyHasher {
     }
 }
 
+/// What the JSONL fast path hands to Python: kinds, fingerprints, lengths, line starts, and
+/// the sketches' offsets and hashes when asked for.
+type JsonlArrays<'py> = (
+    Bound<'py, PyArray1<u8>>,
+    U64Array<'py>,
+    Bound<'py, PyArray1<u32>>,
+    U64Array<'py>,
+    Option<(U64Array<'py>, Bound<'py, PyArray1<u32>>)>,
+);
+
+/// The JSONL fast path over one block of whole lines: (kind, fingerprint, length) per line,
+/// kind 0 blank, 1 fingerprinted, 2 for Python to read; the start of each line; and with
+/// `sketch=(ngram, size)` the shingle sketch of each line fingerprinted here.
+#[pyfunction]
+#[pyo3(signature = (hasher, block, text_field, id_field, casefold, sketch=None, threads=None))]
+#[allow(clippy::too_many_arguments)]
+fn jsonl_fingerprints<'py>(
+    py: Python<'py>,
+    hasher: PyRef<'py, PyHasher>,
+    block: PyBackedBytes,
+    text_field: String,
+    id_field: Option<String>,
+    casefold: bool,
+    sketch: Option<(i64, i64)>,
+    threads: Option<i64>,
+) -> PyResult<JsonlArrays<'py>> {
+    let inner = hasher.inner();
+    let sketch = sketch.map(|(ngram, size)| verify::shingle_config(ngram, size)).transpose()?;
+    let lines = py.detach(|| {
+        parallel::with_threads(threads, || {
+            jsonl::fingerprint_lines(inner, &block, &text_field, id_field.as_deref(), casefold, sketch)
+        })
+    })??;
+    let sketches = lines.sketches.map(|s| (s.offsets.into_pyarray(py), s.hashes.into_pyarray(py)));
+    Ok((
+        lines.kinds.into_pyarray(py),
+        lines.fingerprints.into_pyarray(py),
+        lines.lengths.into_pyarray(py),
+        lines.starts.into_pyarray(py),
+        sketches,
+    ))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(jsonl_fingerprints, m)?)?;
     m.add_function(wrap_pyfunction!(fnv1a_64, m)?)?;
     m.add_function(wrap_pyfunction!(fnv1a_64_many, m)?)?;
     m.add_function(wrap_pyfunction!(tallies_int, m)?)?;

@@ -306,8 +306,24 @@ fn cluster<'py>(
     Ok(labels.into_pyarray(py))
 }
 
+/// Cluster labels of `n` rows linked by the pairs `(i[p], j[p])`: the smallest row of each
+/// connected component.
+#[pyfunction]
+fn cluster_pairs<'py>(
+    py: Python<'py>,
+    n: i64,
+    i: PyReadonlyArray1<'py, i64>,
+    j: PyReadonlyArray1<'py, i64>,
+) -> PyResult<Bound<'py, PyArray1<i64>>> {
+    let n = non_negative("n", n)? as usize;
+    let (i, j) = (i.as_slice()?, j.as_slice()?);
+    let labels = py.detach(|| pairs::components(n, i, j))?;
+    Ok(labels.into_pyarray(py))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyPlan>()?;
+    m.add_function(wrap_pyfunction!(cluster_pairs, m)?)?;
     m.add_class::<PyIndex>()?;
     m.add_function(wrap_pyfunction!(find_all, m)?)?;
     m.add_function(wrap_pyfunction!(cluster, m)?)?;

@@ -6,6 +6,7 @@ mod encoders;
 mod errors;
 mod fingerprint;
 mod index;
+mod verify;
 
 #[pymodule]
 #[pyo3(name = "_core")]
@@ -15,5 +16,6 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     fingerprint::register(m)?;
     index::register(m)?;
     encoders::register(m)?;
+    verify::register(m)?;
     Ok(())
 }

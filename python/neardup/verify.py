@@ -1,0 +1,138 @@
+"""Checking near-duplicate candidates by the Jaccard similarity of their word shingles.
+
+A 64-bit simhash estimates how alike two documents are with some noise: at a distance small
+enough to be precise (k = 3) it misses many pairs that share most of their text. With a
+``threshold``, :func:`neardup.dedup` and ``neardup dedup --threshold`` let the fingerprints
+propose candidates at a larger distance (k = 6 by default) and keep the pairs whose sets of word
+n-gram shingles (3-grams by default, on the normalized text) have Jaccard similarity of at least
+the threshold. Only the documents of candidate pairs are read again and sketched.
+
+A sketch holds the distinct shingle hashes of a document (each chains SplitMix64's output
+function over the FNV-1a hashes of its words; its high 32 bits are kept), cut to the
+``SKETCH_SIZE`` smallest: the Jaccard of two sketches is exact for documents of fewer shingles
+and the bottom-k estimate (standard error at most about 0.03) for longer ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from . import _core
+from .hasher import Simhasher
+from .index import _int
+
+__all__ = ["SKETCH_SIZE", "Sketches", "jaccard", "check_threshold"]
+
+SKETCH_SIZE = 256
+
+
+def check_threshold(threshold: Any) -> float:
+    """The threshold as a float in (0, 1], or a ValueError saying so."""
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.floating, np.integer)):
+        raise TypeError(f"threshold must be a number in (0, 1], got {type(threshold).__name__}")
+    value = float(threshold)
+    if not 0.0 < value <= 1.0:
+        raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
+    return value
+
+
+def _text_of(hasher: Simhasher, doc: Any) -> str:
+    """The normalized text of a document: a str, or a dict of fields read in ``hasher.fields`` order."""
+    if isinstance(doc, Mapping):
+        names = list(hasher.fields or doc)
+        doc = "\n".join(v for v in (doc.get(name) for name in names) if isinstance(v, str))
+    if isinstance(doc, (bytes, bytearray, memoryview)):
+        doc = bytes(doc).decode("utf-8")
+    if not isinstance(doc, str):
+        raise TypeError(f"a document must be a str or a dict of fields, got {type(doc).__name__}")
+    return hasher.normalize(doc)
+
+
+class Sketches:
+    """Shingle sketches of some rows of a corpus, added chunk by chunk in any order.
+
+    Args:
+        hasher: normalizes the texts (default: ``Simhasher()``).
+        ngram: words per shingle.
+        size: hashes kept per document.
+        threads: worker threads (default: every core).
+        budget: the most bytes to hold; past it every sketch is dropped (``dropped`` is set)
+            and later ones are not kept, so that a caller can fall back to sketching fewer rows.
+    """
+
+    def __init__(
+        self, hasher: Simhasher | None = None, ngram: int = 3, size: int = SKETCH_SIZE, threads: int | None = None,
+        budget: int | None = None,
+    ) -> None:
+        self.hasher = hasher if hasher is not None else Simhasher()
+        self.ngram = _int(ngram, "ngram", minimum=1)
+        self.size = _int(size, "size", minimum=1)
+        self.threads = threads
+        self.budget = budget
+        self.dropped = False
+        self.nbytes = 0
+        self._parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        self._total = 0
+
+    def add(self, rows: Sequence[int] | np.ndarray, docs: Sequence[Any]) -> None:
+        """Sketches the documents ``docs`` of rows ``rows``."""
+        if len(rows) != len(docs):
+            raise ValueError(f"{len(rows)} rows but {len(docs)} documents")
+        if self.dropped or not len(rows):
+            return
+        offsets, hashes = _core.shingle_sketches([_text_of(self.hasher, d) for d in docs], self.ngram, self.size, self.threads)
+        self.add_sketches(rows, offsets[:-1], offsets[1:], hashes)
+
+    def add_sketches(self, rows: Sequence[int] | np.ndarray, starts: np.ndarray, ends: np.ndarray, hashes: np.ndarray) -> None:
+        """Adds sketches made elsewhere: row ``rows[d]``'s is ``hashes[starts[d]:ends[d]]``."""
+        if self.dropped:
+            return
+        base = np.uint64(self._total)
+        self._parts.append((np.asarray(rows, dtype=np.int64), starts + base, ends + base, hashes))
+        self._total += len(hashes)
+        self.nbytes += hashes.nbytes + 24 * len(rows)
+        if self.budget is not None and self.nbytes > self.budget:
+            self.dropped = True
+            self._parts.clear()
+            self._total = self.nbytes = 0
+
+    def jaccard(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        """The Jaccard similarity (``float64``) of the sketches of rows ``i[p]`` and ``j[p]``."""
+        if self.dropped:
+            raise RuntimeError("the sketches were dropped past their memory budget")
+        parts = self._parts or [(np.zeros(0, np.int64), np.zeros(0, np.uint64), np.zeros(0, np.uint64), np.zeros(0, np.uint32))]
+        rows, starts, ends, hashes = (np.concatenate(column) for column in zip(*parts))
+        order = np.argsort(rows, kind="stable")
+        rows, starts, ends = rows[order], starts[order], ends[order]
+        i, j = np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64)
+        n = len(rows)
+        if n and rows[0] == 0 and rows[-1] == n - 1 and (n == 1 or bool((np.diff(rows) == 1).all())):
+            # Every row 0..n-1 once (the first pass sketched them all): a row is its own index.
+            for row in (i, j):
+                if len(row) and (row.min() < 0 or row.max() >= n):
+                    raise KeyError(f"row {int(row[(row < 0) | (row >= n)][0])} was not sketched")
+            return _core.sketch_jaccard(starts, ends, hashes.astype(np.uint32, copy=False), i, j, self.size, self.threads)
+        a, b = np.searchsorted(rows, i), np.searchsorted(rows, j)
+        for row, at in ((i, a), (j, b)):
+            found = np.zeros(len(row), bool) if not len(rows) else rows[np.minimum(at, len(rows) - 1)] == row
+            if not found.all():
+                raise KeyError(f"row {int(row[~found][0])} was not sketched")
+        return _core.sketch_jaccard(starts, ends, hashes.astype(np.uint32, copy=False), a, b, self.size, self.threads)
+
+
+def jaccard(a: Any, b: Any, *, ngram: int = 3, hasher: Simhasher | None = None) -> float:
+    """The exact Jaccard similarity of the word ``ngram``-shingle sets of two documents.
+
+    Texts are normalized by ``hasher`` (default ``Simhasher()``) and cut into words as the
+    fingerprints' features are; a text of fewer than ``ngram`` words is one shingle, and two
+    texts without words are alike (1.0).
+
+    >>> jaccard("the quick brown fox jumps over the lazy dog", "The quick brown fox jumped over the lazy dog!")
+    0.4
+    """
+    sketches = Sketches(hasher, ngram, size=1 << 20, threads=1)
+    sketches.add([0, 1], [a, b])
+    return float(sketches.jaccard(np.array([0]), np.array([1]))[0])

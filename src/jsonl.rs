@@ -1,0 +1,333 @@
+//! The fast path of JSONL input: the lines of a block read, normalized and fingerprinted here.
+//!
+//! For each line, serde_json reads the one text field of its object in place (no string is
+//! built for the other values, which are only checked as JSON) and, when an id field is asked
+//! for, checks that it is there. A text that is ASCII is normalized here: Unicode normalization
+//! leaves ASCII as it is (every ASCII character is stable under NFC, NFD, NFKC and NFKD) and case
+//! folding of ASCII is lowercasing, so the fingerprint is exactly the one of the Python path.
+//! Every other line (not ASCII, not valid JSON, not an object, no text field, a text that is not
+//! a string, a field given twice, a missing id) is marked [`Kind::Slow`], and Python reads it as
+//! it reads every line without this path: same normalization, same error messages.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use rayon::prelude::*;
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+use crate::error::{Error, Result};
+use crate::features::{Scratch, TokenKind};
+use crate::fingerprint::Hasher;
+use crate::verify::{self, ShingleConfig, SketchHash, Sketches};
+
+/// What became of one line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Kind {
+    /// Blank: no document.
+    Blank = 0,
+    /// A document fingerprinted here.
+    Done = 1,
+    /// For Python to read.
+    Slow = 2,
+}
+
+/// Per line of a block: its kind, fingerprint and text length (characters = bytes: ASCII), and
+/// where each line starts (one more entry: the block's length + 1, where a next line would).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Lines {
+    pub kinds: Vec<u8>,
+    pub fingerprints: Vec<u64>,
+    pub lengths: Vec<u32>,
+    pub starts: Vec<u64>,
+    /// When asked for: the shingle sketch of each line done here (empty for the others).
+    pub sketches: Option<Sketches>,
+}
+
+/// What [`fingerprint_lines`] makes of one line.
+struct Line {
+    kind: Kind,
+    fingerprint: u64,
+    length: u32,
+    sketch: Vec<SketchHash>,
+}
+
+impl Line {
+    fn not_done(kind: Kind) -> Self {
+        Line { kind, fingerprint: 0, length: 0, sketch: Vec::new() }
+    }
+}
+
+/// Thread-local buffers of [`fingerprint_lines`].
+#[derive(Default)]
+struct Buffers {
+    scratch: Scratch,
+    text: String,
+}
+
+/// A JSON string (borrowed when it holds no escape), or the mark of any other value.
+enum MaybeStr<'de> {
+    Str(Cow<'de, str>),
+    Other,
+}
+
+struct MaybeStrVisitor;
+
+impl<'de> Visitor<'de> for MaybeStrVisitor {
+    type Value = MaybeStr<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> std::result::Result<Self::Value, E> {
+        Ok(MaybeStr::Str(Cow::Borrowed(v)))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<Self::Value, E> {
+        Ok(MaybeStr::Str(Cow::Owned(v.to_owned())))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> std::result::Result<Self::Value, E> {
+        Ok(MaybeStr::Str(Cow::Owned(v)))
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> std::result::Result<Self::Value, E> {
+        Ok(MaybeStr::Other)
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> std::result::Result<Self::Value, E> {
+        Ok(MaybeStr::Other)
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> std::result::Result<Self::Value, E> {
+        Ok(MaybeStr::Other)
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> std::result::Result<Self::Value, E> {
+        Ok(MaybeStr::Other)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> std::result::Result<Self::Value, E> {
+        Ok(MaybeStr::Other)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(MaybeStr::Other)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Self::Value, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(MaybeStr::Other)
+    }
+}
+
+impl<'de> de::Deserialize<'de> for MaybeStr<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        d.deserialize_any(MaybeStrVisitor)
+    }
+}
+
+/// Reads one record: its text, or None when Python must look at it.
+struct Record<'f> {
+    text_field: &'f str,
+    id_field: Option<&'f str>,
+}
+
+impl<'de> DeserializeSeed<'de> for Record<'_> {
+    type Value = Option<Cow<'de, str>>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Record<'_> {
+    type Value = Option<Cow<'de, str>>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Self::Value, A::Error> {
+        let mut text = None;
+        let mut ids = 0;
+        let mut plain = true;
+        while let Some(key) = map.next_key::<MaybeStr<'de>>()? {
+            let MaybeStr::Str(key) = key else { unreachable!("JSON keys are strings") };
+            if key == self.text_field {
+                match map.next_value::<MaybeStr<'de>>()? {
+                    MaybeStr::Str(value) if text.is_none() => text = Some(value),
+                    _ => plain = false,
+                }
+            } else {
+                ids += usize::from(Some(&*key) == self.id_field);
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        let id_ok = self.id_field.is_none() || ids == 1;
+        Ok(if plain && id_ok { text } else { None })
+    }
+}
+
+/// Python's `bytes.isspace` (an empty line is blank too).
+fn is_blank(line: &[u8]) -> bool {
+    line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c))
+}
+
+/// One line: its kind, and for a document done here its fingerprint, length and sketch.
+fn line(hasher: &Hasher, casefold: bool, record: &Record<'_>, sketch: Option<ShingleConfig>, line: &[u8], b: &mut Buffers) -> Line {
+    if is_blank(line) {
+        return Line::not_done(Kind::Blank);
+    }
+    let mut de = serde_json::Deserializer::from_slice(line);
+    let seed = Record { text_field: record.text_field, id_field: record.id_field };
+    let text = match seed.deserialize(&mut de) {
+        Ok(Some(text)) if de.end().is_ok() && text.is_ascii() && text.len() <= u32::MAX as usize => text,
+        _ => return Line::not_done(Kind::Slow),
+    };
+    let normalized: &str = if casefold {
+        b.text.clear();
+        b.text.push_str(&text);
+        b.text.make_ascii_lowercase();
+        &b.text
+    } else {
+        &text
+    };
+    let fingerprint = hasher.fingerprint(&[normalized], &mut b.scratch);
+    let mut out = Vec::new();
+    if let Some(config) = sketch {
+        if hasher.features().tokens() == TokenKind::Word {
+            // The fingerprint's features were built from the same word tokens: reuse them.
+            verify::sketch_of_words(config, b.scratch.token_hashes(), &mut out);
+        } else {
+            verify::sketch(config, normalized, &mut b.scratch, &mut out);
+        }
+    }
+    Line { kind: Kind::Done, fingerprint, length: text.len() as u32, sketch: out }
+}
+
+/// Reads the lines of `block` (split at `\n`; the block holds whole lines, without the last
+/// line's end) in parallel, and sketches the documents done here when `sketch` gives the
+/// shingle configuration and size. The hasher must take documents of one field.
+pub fn fingerprint_lines(
+    hasher: &Hasher,
+    block: &[u8],
+    text_field: &str,
+    id_field: Option<&str>,
+    casefold: bool,
+    sketch: Option<ShingleConfig>,
+) -> Result<Lines> {
+    if hasher.fields() != 1 {
+        return Err(Error::invalid("the JSONL fast path fingerprints documents of one field"));
+    }
+    let lines: Vec<&[u8]> = block.split(|&b| b == b'\n').collect();
+    let record = Record { text_field, id_field };
+    let each: Vec<Line> = lines
+        .par_iter()
+        .map_init(Buffers::default, |b, l| line(hasher, casefold, &record, sketch, l, b))
+        .collect();
+    let mut out = Lines {
+        kinds: Vec::with_capacity(each.len()),
+        fingerprints: Vec::with_capacity(each.len()),
+        lengths: Vec::with_capacity(each.len()),
+        starts: Vec::with_capacity(each.len() + 1),
+        sketches: None,
+    };
+    let mut start = 0u64;
+    for l in &lines {
+        out.starts.push(start);
+        start += l.len() as u64 + 1;
+    }
+    out.starts.push(start);
+    let mut sketches = Sketches { offsets: vec![0], hashes: Vec::new() };
+    for l in each {
+        out.kinds.push(l.kind as u8);
+        out.fingerprints.push(l.fingerprint);
+        out.lengths.push(l.length);
+        sketches.hashes.extend_from_slice(&l.sketch);
+        sketches.offsets.push(sketches.hashes.len() as u64);
+    }
+    if sketch.is_some() {
+        out.sketches = Some(sketches);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::features::{FeatureConfig, TokenKind};
+    use crate::fingerprint::Weighting;
+
+    fn hasher() -> Hasher {
+        let features = FeatureConfig::new(TokenKind::Word, 1, None).unwrap();
+        Hasher::new(features, Weighting::parse("tf").unwrap(), None, vec![1.0]).unwrap()
+    }
+
+    fn fp(text: &str) -> u64 {
+        hasher().fingerprint(&[text], &mut Scratch::default())
+    }
+
+    #[test]
+    fn ascii_texts_are_lowercased_and_fingerprinted() {
+        let block = b"{\"id\": 1, \"text\": \"Hello World\", \"n\": [1, {\"a\": null}]}\n  \n{\"text\": \"tab\\tescape \\u0041\", \"id\": \"x\"}";
+        let got = fingerprint_lines(&hasher(), block, "text", Some("id"), true, None).unwrap();
+        assert_eq!(got.kinds, vec![1, 0, 1]);
+        assert_eq!(got.fingerprints[0], fp("hello world"));
+        assert_eq!(got.fingerprints[2], fp("tab\tescape a"));
+        assert_eq!(got.lengths, vec![11, 0, 12]);
+        let at = |i: usize| &block[got.starts[i] as usize..got.starts[i + 1] as usize - 1];
+        assert_eq!(at(1), b"  ");
+        assert!(at(2).starts_with(b"{\"text\": \"tab") && at(2).ends_with(b"\"x\"}"));
+        assert_eq!(got.starts.last(), Some(&(block.len() as u64 + 1)));
+        let kept = fingerprint_lines(&hasher(), block, "text", None, false, None).unwrap();
+        assert_eq!(kept.fingerprints[0], fp("Hello World"));
+    }
+
+    #[test]
+    fn everything_else_goes_to_python() {
+        let lines = [
+            r#"{"text": "café"}"#,             // not ASCII
+            r#"{"text": "\u00e9t\u00e9"}"#,    // not ASCII once unescaped
+            r#"{"text": 3}"#,                  // not a string
+            r#"{"body": "x"}"#,                // no text field
+            r#"["text", "x"]"#,                // not an object
+            r#"{"text": "x""#,                 // truncated
+            r#"{"text": "x"} trailing"#,       // more after the object
+            r#"{"text": "x", "text": "y"}"#,   // given twice
+            r#"{"text": "\ud800"}"#,           // a lone surrogate
+            r#"{"text": "x", "n": NaN}"#,      // not JSON (Python's json reads it)
+        ];
+        let mut block: Vec<u8> = lines.join("\n").into_bytes();
+        block.extend_from_slice(b"\n{\"text\": \"\xff\"}"); // not UTF-8
+        let got = fingerprint_lines(&hasher(), &block, "text", None, true, None).unwrap();
+        assert_eq!(got.kinds, vec![2; 11]);
+        // An id field asked for and missing, or given twice.
+        let got = fingerprint_lines(&hasher(), br#"{"text": "x"}
+{"text": "x", "id": 1, "id": 2}
+{"text": "x", "id": null}"#, "text", Some("id"), true, None)
+        .unwrap();
+        assert_eq!(got.kinds, vec![2, 2, 1]);
+    }
+
+    #[test]
+    fn sketches_are_those_of_the_normalized_texts() {
+        let block = b"{\"text\": \"The Quick brown fox\"}\n{\"text\": \"caf\\u00e9 au lait\"}\n\n{\"text\": \"\"}";
+        let config = verify::shingle_config(3, 8).unwrap();
+        let got = fingerprint_lines(&hasher(), block, "text", None, true, Some(config)).unwrap();
+        assert_eq!(got.kinds, vec![1, 2, 0, 1]);
+        let want = verify::sketches(config, &["the quick brown fox", "", "", ""]);
+        let s = got.sketches.unwrap();
+        assert_eq!(s.get(0), want.get(0));
+        assert_eq!(s.get(0).len(), 2);
+        assert!(s.get(1).is_empty() && s.get(2).is_empty() && s.get(3).is_empty());
+    }
+
+    #[test]
+    fn blank_lines_are_pythons_isspace() {
+        let got = fingerprint_lines(&hasher(), b"\n \t\r\x0b\x0c\n", "text", None, true, None).unwrap();
+        assert_eq!(got.kinds, vec![0, 0, 0]);
+    }
+}

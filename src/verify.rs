@@ -1,0 +1,297 @@
+//! Checking candidate pairs by the Jaccard similarity of their word-shingle sets.
+//!
+//! A simhash fingerprint estimates the cosine of two feature vectors with 64 bits, so at a
+//! distance small enough to be precise it misses many pairs that a set similarity would call
+//! near-duplicates. Verification lets the fingerprints propose candidates generously (a larger
+//! k) and keeps the pairs whose word-shingle sets have Jaccard similarity at or above a threshold.
+//!
+//! Each document gets a *sketch*: the distinct hashes of its word n-gram shingles, sorted and
+//! cut to the `size` smallest (a bottom-k sketch, Broder 1997). Words are the fingerprints' word
+//! tokens with their FNV-1a 64 hashes (so a fingerprint of word features leaves them ready), and
+//! a shingle's hash chains the SplitMix64 output function over its words' hashes: well mixed,
+//! so the smallest hashes are a random sample of the shingles, and it depends on word order. A
+//! sketch keeps the high 32 bits of each ([`SketchHash`]): half the memory. For two documents with fewer than `size` shingles each, the
+//! Jaccard of the sketches is exact; beyond that it is the bottom-k estimate: among the `size`
+//! smallest hashes of the union, the share present in both sketches.
+
+use rayon::prelude::*;
+
+use crate::encoders::mix64;
+use crate::error::{Error, Result};
+use crate::features::{word_token_hashes, Scratch};
+
+/// Sketches of many documents, concatenated: document d's hashes are
+/// `hashes[offsets[d]..offsets[d + 1]]`, sorted ascending and distinct.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Sketches {
+    pub offsets: Vec<u64>,
+    pub hashes: Vec<SketchHash>,
+}
+
+/// A shingle's hash in a sketch: the high half of its 64-bit hash. Two distinct shingles of a
+/// pair of documents share it with probability 2^-32 each, far below what moves a Jaccard.
+pub type SketchHash = u32;
+
+impl Sketches {
+    /// The number of documents.
+    pub fn len(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Document `d`'s sketch.
+    pub fn get(&self, d: usize) -> &[SketchHash] {
+        &self.hashes[self.offsets[d] as usize..self.offsets[d + 1] as usize]
+    }
+
+}
+
+/// Sketches laid out anyhow: row d's hashes are `hashes[starts[d]..ends[d]]` (as Python gathers
+/// them, chunk by chunk in any order).
+#[derive(Debug, Clone, Copy)]
+pub struct Ranges<'a> {
+    starts: &'a [u64],
+    ends: &'a [u64],
+    hashes: &'a [SketchHash],
+}
+
+impl<'a> Ranges<'a> {
+    /// Checks sketches received from outside: as many starts as ends, each range inside the
+    /// hashes, each sketch strictly increasing.
+    pub fn new(starts: &'a [u64], ends: &'a [u64], hashes: &'a [SketchHash]) -> Result<Self> {
+        if starts.len() != ends.len() {
+            return Err(Error::invalid(format!("{} sketch starts but {} ends", starts.len(), ends.len())));
+        }
+        let n = hashes.len() as u64;
+        for (&a, &b) in starts.iter().zip(ends) {
+            if a > b || b > n {
+                return Err(Error::invalid(format!("sketch range {a}..{b} out of {n} hashes")));
+            }
+            if hashes[a as usize..b as usize].windows(2).any(|w| w[0] >= w[1]) {
+                return Err(Error::invalid("each sketch must be sorted and distinct"));
+            }
+        }
+        Ok(Ranges { starts, ends, hashes })
+    }
+
+    pub fn len(&self) -> usize {
+        self.starts.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.starts.is_empty()
+    }
+
+    /// Row `d`'s sketch.
+    pub fn get(&self, d: usize) -> &'a [SketchHash] {
+        &self.hashes[self.starts[d] as usize..self.ends[d] as usize]
+    }
+}
+
+/// How documents are sketched: words per shingle, and hashes kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShingleConfig {
+    pub ngram: usize,
+    pub size: usize,
+}
+
+/// The checked shingle configuration of sketches.
+pub fn shingle_config(ngram: i64, size: i64) -> Result<ShingleConfig> {
+    if !(1..=64).contains(&ngram) {
+        return Err(Error::invalid(format!("ngram must be in 1..=64, got {ngram}")));
+    }
+    if !(1..=1 << 20).contains(&size) {
+        return Err(Error::invalid(format!("sketch size must be in 1..=1048576, got {size}")));
+    }
+    Ok(ShingleConfig { ngram: ngram as usize, size: size as usize })
+}
+
+/// The hash of a shingle from the hashes of its words.
+#[inline]
+fn shingle_hash(words: &[u64]) -> SketchHash {
+    (words.iter().fold(0x243F_6A88_85A3_08D3, |h, &w| mix64(h ^ w)) >> 32) as SketchHash
+}
+
+/// The sketch of a document from the hashes of its words, written to `out` (cleared first). A
+/// document of fewer than `ngram` words is one shingle; one without words has an empty sketch.
+pub fn sketch_of_words(config: ShingleConfig, words: &[u64], out: &mut Vec<SketchHash>) {
+    out.clear();
+    if words.is_empty() {
+        return;
+    }
+    let width = config.ngram.min(words.len());
+    out.extend(words.windows(width).map(shingle_hash));
+    out.sort_unstable();
+    out.dedup();
+    out.truncate(config.size);
+}
+
+/// The sketch of one normalized text, written to `out` (cleared first).
+pub fn sketch(config: ShingleConfig, text: &str, scratch: &mut Scratch, out: &mut Vec<SketchHash>) {
+    let words = word_token_hashes(text, scratch);
+    sketch_of_words(config, words, out);
+}
+
+/// The sketches of many normalized texts, computed in parallel.
+pub fn sketches<T: AsRef<str> + Sync>(config: ShingleConfig, texts: &[T]) -> Sketches {
+    let each: Vec<Vec<SketchHash>> = texts
+        .par_iter()
+        .map_init(Scratch::default, |scratch, text| {
+            let mut out = Vec::new();
+            sketch(config, text.as_ref(), scratch, &mut out);
+            out
+        })
+        .collect();
+    let mut offsets = Vec::with_capacity(each.len() + 1);
+    offsets.push(0u64);
+    let mut hashes = Vec::with_capacity(each.iter().map(Vec::len).sum());
+    for s in &each {
+        hashes.extend_from_slice(s);
+        offsets.push(hashes.len() as u64);
+    }
+    Sketches { offsets, hashes }
+}
+
+/// The Jaccard similarity of two bottom-`size` sketches: exact when both sets have fewer than
+/// `size` shingles, the bottom-k estimate otherwise. Two empty sketches (texts without words)
+/// are the same document: 1.
+pub fn jaccard(a: &[SketchHash], b: &[SketchHash], size: usize) -> f64 {
+    let (mut x, mut y) = (0, 0);
+    let (mut union, mut both) = (0usize, 0usize);
+    // The `size` smallest of the union are all known: each sketch holds its set's `size`
+    // smallest, so the union's smallest `size` never lie past the end of a truncated sketch.
+    while union < size && (x < a.len() || y < b.len()) {
+        match (a.get(x), b.get(y)) {
+            (Some(&p), Some(&q)) if p == q => {
+                both += 1;
+                x += 1;
+                y += 1;
+            }
+            (Some(&p), Some(&q)) if p < q => x += 1,
+            (Some(_), Some(_)) => y += 1,
+            (Some(_), None) => x += 1,
+            (None, _) => y += 1,
+        }
+        union += 1;
+    }
+    if union == 0 {
+        1.0
+    } else {
+        both as f64 / union as f64
+    }
+}
+
+/// The Jaccard similarity of each pair of rows `(i[p], j[p])` of `sketches`, in parallel.
+pub fn jaccard_pairs(sketches: &Ranges<'_>, size: usize, i: &[i64], j: &[i64]) -> Result<Vec<f64>> {
+    if i.len() != j.len() {
+        return Err(Error::invalid(format!("i and j must have the same length, got {} and {}", i.len(), j.len())));
+    }
+    let n = sketches.len() as i64;
+    if let Some(bad) = i.iter().chain(j).find(|&&r| r < 0 || r >= n) {
+        return Err(Error::invalid(format!("row {bad} out of range for {n} sketches")));
+    }
+    Ok(i
+        .par_iter()
+        .zip(j)
+        .map(|(&a, &b)| jaccard(sketches.get(a as usize), sketches.get(b as usize), size))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::features::{FeatureConfig, TokenKind};
+    use std::collections::BTreeSet;
+
+    fn set(text: &str, n: i64) -> BTreeSet<String> {
+        FeatureConfig::new(TokenKind::Word, n, None).unwrap().features(text).into_iter().collect()
+    }
+
+    fn exact(a: &str, b: &str, n: i64) -> f64 {
+        let (x, y) = (set(a, n), set(b, n));
+        x.intersection(&y).count() as f64 / x.union(&y).count() as f64
+    }
+
+    #[test]
+    fn small_sets_give_the_exact_jaccard() {
+        let texts = [
+            "the quick brown fox jumps over the lazy dog",
+            "the quick brown fox jumped over the lazy dog",
+            "a quick brown fox jumps over a lazy dog today",
+            "nothing in common here at all",
+            "the the the the",
+            "two words",
+        ];
+        for n in [1, 2, 3, 5] {
+            let config = shingle_config(n, 256).unwrap();
+            let s = sketches(config, &texts);
+            for a in 0..texts.len() {
+                for b in 0..texts.len() {
+                    let got = jaccard(s.get(a), s.get(b), config.size);
+                    assert!((got - exact(texts[a], texts[b], n)).abs() < 1e-12, "{n} {a} {b}");
+                }
+            }
+        }
+        // Hand-worked: 7 shingles each; the 3 holding "jumps" differ from the 3 holding
+        // "jumped", so 4 are shared of 10 in all.
+        let config = shingle_config(3, 256).unwrap();
+        let s = sketches(config, &texts[..2]);
+        assert!((jaccard(s.get(0), s.get(1), config.size) - 0.4).abs() < 1e-12);
+    }
+
+    #[test]
+    fn word_order_matters() {
+        let config = shingle_config(2, 16).unwrap();
+        let s = sketches(config, &["a b", "b a"]);
+        assert_eq!(jaccard(s.get(0), s.get(1), 16), 0.0);
+    }
+
+    #[test]
+    fn truncated_sketches_estimate_from_the_smallest_of_the_union() {
+        let words: Vec<String> = (0..400).map(|w| format!("w{w}")).collect();
+        let a = words[..300].join(" ");
+        let b = words[100..].join(" ");
+        let config = shingle_config(1, 64).unwrap();
+        let s = sketches(config, &[a.as_str(), b.as_str()]);
+        assert_eq!(s.get(0).len(), 64);
+        // The estimator by its definition: the 64 smallest shingle hashes of the union, and
+        // how many of them are in both sets.
+        let all = |t: &str| -> BTreeSet<SketchHash> {
+            let mut sc = Scratch::default();
+            word_token_hashes(t, &mut sc).iter().map(|&h| shingle_hash(&[h])).collect()
+        };
+        let (x, y) = (all(&a), all(&b));
+        let smallest: Vec<SketchHash> = x.union(&y).copied().take(64).collect();
+        let both = smallest.iter().filter(|h| x.contains(h) && y.contains(h)).count();
+        assert_eq!(jaccard(s.get(0), s.get(1), 64), both as f64 / 64.0);
+        // and it is near the true 200 / 400.
+        assert!((jaccard(s.get(0), s.get(1), 64) - 0.5).abs() < 0.2);
+    }
+
+    #[test]
+    fn empty_texts_are_alike_and_unlike_others() {
+        let config = shingle_config(3, 16).unwrap();
+        let s = sketches(config, &["", "  ", "some words"]);
+        assert_eq!(jaccard(s.get(0), s.get(1), 16), 1.0);
+        assert_eq!(jaccard(s.get(0), s.get(2), 16), 0.0);
+    }
+
+    #[test]
+    fn bad_arguments_are_errors() {
+        assert!(shingle_config(0, 16).is_err());
+        assert!(shingle_config(3, 0).is_err());
+        let s = Ranges::new(&[0], &[0], &[]).unwrap();
+        assert!(jaccard_pairs(&s, 16, &[0], &[1]).is_err());
+        assert!(jaccard_pairs(&s, 16, &[0, 0], &[0]).is_err());
+        assert!(Ranges::new(&[0], &[2], &[5, 3]).is_err());
+        assert!(Ranges::new(&[0], &[3], &[1, 2]).is_err());
+        assert!(Ranges::new(&[1], &[0], &[1, 2]).is_err());
+        assert!(Ranges::new(&[0, 1], &[2], &[1, 2]).is_err());
+        let r = Ranges::new(&[1, 0], &[2, 2], &[1, 2]).unwrap();
+        assert_eq!((r.get(0), r.get(1)), (&[2u32][..], &[1u32, 2][..]));
+        assert_eq!(jaccard_pairs(&r, 16, &[0], &[1]).unwrap(), vec![0.5]);
+    }
+}

@@ -1,0 +1,182 @@
+"""Candidate pairs checked by shingle Jaccard: neardup.jaccard, dedup(threshold=) and
+`neardup dedup --threshold`, against sets built by the independent reference tokenizer."""
+
+import csv
+import random
+
+import numpy as np
+import pytest
+
+import neardup
+import reference
+from brute import family_corpus, keep_first, pairs
+from neardup.verify import Sketches
+from test_cli import IDS, run, write_input
+
+MASK = (1 << 64) - 1
+
+
+def shingle_set(text: str, n: int = 3) -> set[str]:
+    return set(reference.features(reference.normalize(text), "word", n))
+
+
+def exact(a: str, b: str, n: int = 3) -> float:
+    x, y = shingle_set(a, n), shingle_set(b, n)
+    return len(x & y) / len(x | y) if x | y else 1.0
+
+
+def mix64(z: int) -> int:
+    """SplitMix64's output function (Steele, Lea and Flood 2014), written out here."""
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+    return z ^ (z >> 31)
+
+
+def union_find(n: int, edges) -> np.ndarray:
+    parent = list(range(n))
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            x = parent[x]
+        return x
+
+    for a, b in edges:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    return np.array([find(x) for x in range(n)], dtype=np.int64)
+
+
+DOCS = family_corpus()
+
+
+def test_jaccard_is_the_exact_shingle_jaccard():
+    rng = random.Random(3)
+    for _ in range(60):
+        a, b = rng.choice(DOCS), rng.choice(DOCS)
+        for n in (1, 2, 3, 5):
+            assert neardup.jaccard(a, b, ngram=n) == pytest.approx(exact(a, b, n), abs=1e-12)
+    # Hand-worked: 7 shingles each, the 3 holding "jumps" differ from the 3 holding "jumped".
+    assert neardup.jaccard("The quick brown fox jumps over the lazy dog", "the quick brown fox JUMPED over the lazy dog") == 0.4
+    assert neardup.jaccard("", "  !! ") == 1.0
+    assert neardup.jaccard("two words", "other words") == 0.0  # each is one shingle of 2 words
+
+
+def test_long_documents_get_the_bottom_k_estimate():
+    rng = random.Random(5)
+    vocab = [f"w{i}" for i in range(5000)]
+    a_words = [rng.choice(vocab) for _ in range(900)]
+    b_words = a_words[:600] + [rng.choice(vocab) for _ in range(300)]
+    a, b = " ".join(a_words), " ".join(b_words)
+    sketches = Sketches(size=256)
+    sketches.add([0, 1], [a, b])
+    got = sketches.jaccard(np.array([0]), np.array([1]))[0]
+    # The estimator by its definition: the 256 smallest shingle hashes of the union, a shingle's
+    # hash chaining SplitMix64's output function over the FNV-1a hashes of its words (high half).
+    def shingle_hash(shingle: str) -> int:
+        h = 0x243F6A8885A308D3
+        for word in shingle.split(" "):
+            h = mix64(h ^ reference.fnv1a_64(word.encode()))
+        return h >> 32
+
+    ha = {shingle_hash(s) for s in shingle_set(a)}
+    hb = {shingle_hash(s) for s in shingle_set(b)}
+    smallest = sorted(ha | hb)[:256]
+    assert got == sum(h in ha and h in hb for h in smallest) / 256
+    assert abs(got - exact(a, b)) < 0.1
+
+
+@pytest.mark.parametrize("k, threshold", [(3, 0.5), (6, 0.8), (8, 0.6), (10, 1.0)])
+def test_dedup_with_a_threshold_matches_brute_force(k, threshold):
+    fps = neardup.Simhasher().fingerprint_many(DOCS)
+    kept_pairs = sorted((a, b, d) for a, b, d in pairs(fps, k) if exact(DOCS[a], DOCS[b]) >= threshold)
+    result = neardup.dedup(DOCS, k=k, threshold=threshold)
+    assert result.k == k and result.threshold == threshold
+    i, j, d = result.pairs
+    assert list(zip(i.tolist(), j.tolist(), d.tolist())) == kept_pairs
+    labels = union_find(len(DOCS), [(a, b) for a, b, _ in kept_pairs])
+    assert result.cluster.tolist() == labels.tolist()
+    assert result.keep.tolist() == keep_first(labels).tolist()
+
+
+def test_a_threshold_finds_pairs_fingerprints_alone_miss_and_drops_chance_ones():
+    fps = neardup.Simhasher().fingerprint_many(DOCS)
+    at3 = {(a, b) for a, b, _ in pairs(fps, 3)}
+    result = neardup.dedup(DOCS, threshold=0.5)  # k = 6 by default with a threshold
+    assert result.k == 6
+    found = set(zip(result.pairs[0].tolist(), result.pairs[1].tolist()))
+    assert found - at3, "the corpus has similar pairs beyond distance 3"
+    assert all(exact(DOCS[a], DOCS[b]) >= 0.5 for a, b in found)
+
+
+def test_iterators_dicts_and_tables_give_the_same_result():
+    want = neardup.dedup(DOCS, threshold=0.7).cluster.tolist()
+    assert neardup.dedup(iter(DOCS), threshold=0.7).cluster.tolist() == want
+    assert neardup.dedup([{"text": t} for t in DOCS], threshold=0.7).cluster.tolist() == want
+    pd = pytest.importorskip("pandas")
+    assert neardup.dedup(pd.DataFrame({"text": DOCS}), threshold=0.7).cluster.tolist() == want
+
+
+@pytest.mark.parametrize("threshold, error", [(0, ValueError), (1.5, ValueError), ("0.8", TypeError), (True, TypeError)])
+def test_bad_thresholds_are_refused(threshold, error):
+    with pytest.raises(error, match="threshold"):
+        neardup.dedup(DOCS, threshold=threshold)
+
+
+def test_bad_shingle_sizes_are_refused():
+    with pytest.raises(ValueError, match="shingle"):
+        neardup.dedup(DOCS, threshold=0.8, shingle=0)
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "jsonl.gz", "csv", "txt"])
+def test_the_command_matches_the_api(capsys, tmp_path, kind):
+    path = write_input(tmp_path, kind)
+    want = neardup.dedup(DOCS, threshold=0.8)
+    code, out, err = run(capsys, "dedup", path, "--threshold", "0.8", "--dry-run", "--clusters", tmp_path / "c.csv")
+    assert code == 0, err
+    assert "within k=6 with shingle Jaccard >= 0.8" in out
+    with open(tmp_path / "c.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["kept"] == "true" or r["kept"] == "True" for r in rows] == want.keep.tolist()
+    if kind != "txt":
+        assert [r["id"] for r in rows] == IDS
+        kept_ids = {IDS[r] for r in np.flatnonzero(want.keep)}
+        assert {r["id"] for r in rows if r["kept"] in ("true", "True")} == kept_ids
+
+
+def test_the_command_refuses_a_threshold_out_of_range_and_on_dask(capsys, tmp_path):
+    path = write_input(tmp_path, "jsonl")
+    code, _, err = run(capsys, "dedup", path, "--threshold", "0", "--dry-run")
+    assert code == 2 and "--threshold" in err
+    code, _, err = run(capsys, "dedup", path, "--threshold", "0.8", "--workers", "2", "--dry-run")
+    assert code == 2 and "--threshold runs on one machine" in err
+
+
+def test_pairs_command_lists_the_checked_pairs(capsys, tmp_path):
+    import json
+
+    path = write_input(tmp_path, "jsonl")
+    i, j, d = neardup.dedup(DOCS, k=8, threshold=0.6).pairs
+    code, out, err = run(capsys, "pairs", path, "--k", "8", "--threshold", "0.6", "--json")
+    assert code == 0, err
+    got = sorted((r["id_a"], r["id_b"], r["distance"]) for r in map(json.loads, out.splitlines()))
+    assert got == sorted((IDS[a], IDS[b], int(x)) for a, b, x in zip(i.tolist(), j.tolist(), d.tolist()))
+    assert got, "the corpus has pairs to list"
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "csv"])
+def test_sketches_past_their_budget_are_made_again_from_the_candidates(capsys, tmp_path, monkeypatch, kind):
+    from neardup import cli
+
+    path = write_input(tmp_path, kind)
+    outputs = []
+    for budget in (cli.SKETCH_BUDGET, 1):
+        monkeypatch.setattr(cli, "SKETCH_BUDGET", budget)
+        out = tmp_path / f"c{budget}.csv"
+        code, _, err = run(capsys, "dedup", path, "--threshold", "0.7", "--dry-run", "--clusters", out)
+        assert code == 0, err
+        outputs.append(out.read_text())
+    assert outputs[0] == outputs[1]
+    want = neardup.dedup(DOCS, threshold=0.7)
+    with open(tmp_path / f"c{cli.SKETCH_BUDGET}.csv", newline="") as f:
+        assert [int(r["cluster"]) for r in csv.DictReader(f)] == want.cluster.tolist()
