@@ -102,8 +102,8 @@ def test_dedup_with_a_threshold_matches_brute_force(k, threshold):
 def test_a_threshold_finds_pairs_fingerprints_alone_miss_and_drops_chance_ones():
     fps = neardup.Simhasher().fingerprint_many(DOCS)
     at3 = {(a, b) for a, b, _ in pairs(fps, 3)}
-    result = neardup.dedup(DOCS, threshold=0.5)  # k = 6 by default with a threshold
-    assert result.k == 6
+    result = neardup.dedup(DOCS, threshold=0.5)  # k = 5 by default with a threshold
+    assert result.k == 5
     found = set(zip(result.pairs[0].tolist(), result.pairs[1].tolist()))
     assert found - at3, "the corpus has similar pairs beyond distance 3"
     assert all(exact(DOCS[a], DOCS[b]) >= 0.5 for a, b in found)
@@ -134,7 +134,7 @@ def test_the_command_matches_the_api(capsys, tmp_path, kind):
     want = neardup.dedup(DOCS, threshold=0.8)
     code, out, err = run(capsys, "dedup", path, "--threshold", "0.8", "--dry-run", "--clusters", tmp_path / "c.csv")
     assert code == 0, err
-    assert "within k=6 with shingle Jaccard >= 0.8" in out
+    assert "within k=5 with shingle Jaccard >= 0.8" in out
     with open(tmp_path / "c.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     assert [r["kept"] == "true" or r["kept"] == "True" for r in rows] == want.keep.tolist()

@@ -22,7 +22,7 @@ import numpy as np
 
 from . import _core, report as report_mod
 from .dedup import DedupResult, candidate_rows, check_pairs, select
-from .verify import Sketches
+from .verify import THRESHOLD_K, Sketches
 
 #: --threshold: the most memory for the first pass's shingle sketches (about 0.5 KB a short
 #: document); a corpus with more reads the documents of candidate pairs again instead.
@@ -94,7 +94,7 @@ def checked_k_options(f: Callable[..., Any]) -> Callable[..., Any]:
     f = click.option("--shingle", type=click.IntRange(min=1), default=3, show_default=True, help="Words per shingle for --threshold.")(f)
     f = click.option("--threshold", type=click.FloatRange(0, 1, min_open=True), default=None, metavar="J",
                      help="Check each pair within --k by the Jaccard similarity of its word shingles and keep it at J or above (0 < J <= 1): more near-duplicates found at the same precision.")(f)
-    return click.option("--k", "k", type=click.IntRange(0, 16), default=None, help="Largest Hamming distance of a near-duplicate pair, 0 to 16  [default: 3; 6 with --threshold]")(f)
+    return click.option("--k", "k", type=click.IntRange(0, 16), default=None, help="Largest Hamming distance of a near-duplicate pair, 0 to 16  [default: 3; 5 with --threshold]")(f)
 
 
 def k_option(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -298,7 +298,7 @@ def _python_pass(inp: Input, hasher: Simhasher, threads: int | None, progress: P
 
 
 def _default_k(k: int | None, threshold: float | None) -> int:
-    return k if k is not None else 6 if threshold is not None else 3
+    return k if k is not None else THRESHOLD_K if threshold is not None else 3
 
 
 def _jaccard_note(threshold: float | None) -> str:

@@ -11,7 +11,7 @@ import numpy as np
 from . import _core
 from .hasher import Simhasher, _iter_docs
 from .index import _int, _k, cluster as _cluster, find_all
-from .verify import Sketches, check_threshold
+from .verify import THRESHOLD_K, Sketches, check_threshold
 
 __all__ = ["DedupResult", "dedup"]
 
@@ -221,7 +221,7 @@ def dedup(
             ``"text"``; with ``hasher.fields`` set, dicts go to the hasher whole), a pandas
             Series or DataFrame, a polars DataFrame or a pyarrow Table (the text in ``column``,
             default ``"text"``).
-        k: the largest distance of a near-duplicate pair, 0 to 16 (default 3; 6 with a threshold,
+        k: the largest distance of a near-duplicate pair, 0 to 16 (default 3; 5 with a threshold,
             which then weeds out the pairs that are only alike by chance).
         hasher: the fingerprint settings (default: ``Simhasher()``).
         keep: which document of a cluster is kept: ``"first"``, ``"longest"`` (ties to the
@@ -252,7 +252,7 @@ def dedup(
     if threshold is not None:
         threshold = check_threshold(threshold)
         shingle = _int(shingle, "shingle", minimum=1)
-    k = _k((6 if threshold is not None else 3) if k is None else k)
+    k = _k((THRESHOLD_K if threshold is not None else 3) if k is None else k)
     _check_keep(keep)
     hasher, threads = check_corpus_arguments(docs, hasher, threads)
     start = time.perf_counter()
