@@ -1,7 +1,7 @@
 """neardup beside its peers: one command, the same documents, the same machine, one report.
 
     python benches/compare.py --out DIR [--sizes debian,100k,1m,10m] [--peers simhash,gaoya,...] [--quick]
-    python benches/compare.py --fingerprint-md benches/results/fingerprint.md   # the fingerprint-only table
+    python benches/compare.py [--fingerprint-md benches/results/fingerprint.md]   # the fingerprint table alone
 
 For every corpus size and every method (a peer with its own defaults, and again with features
 matched to neardup's where its API allows), it measures in a child process of its own:
@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import importlib
 import json
 import os
 import platform
@@ -445,14 +446,19 @@ def timed(cmd: list[str], timeout: float, env: dict[str, str] | None = None) -> 
 def installed(m: Method, args: argparse.Namespace) -> str | None:
     """None when the method can run, otherwise why not."""
     env = child_env(m, args)
-    probe = {
-        "simhash": "import simhash; assert hasattr(simhash, 'Simhash')",
-        "simhash-pybind": "import simhash; assert hasattr(simhash, 'find_all')",
-        "python-simhash": "import simhash; assert hasattr(simhash, 'simhash_parallel')",
-    }.get(m.peer, f"import {m.module}")
-    code = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True).returncode
-    if code == 0:
-        return None
+    attribute = {"simhash": "Simhash", "simhash-pybind": "find_all", "python-simhash": "simhash_parallel"}.get(m.peer)
+    if m.path_option:
+        # Its own folder first on the path: only a child process sees the module as the peer will.
+        probe = f"import {m.module}, sys; sys.exit(0 if hasattr({m.module}, {attribute!r}) else 1)"
+        if subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True).returncode == 0:
+            return None
+    else:
+        try:
+            module = importlib.import_module(m.module)
+            if attribute is None or hasattr(module, attribute):
+                return None
+        except ImportError:
+            pass
     where = f" in {env['PYTHONPATH'].split(os.pathsep)[0]} (--{m.path_option.replace('_', '-')})" if m.path_option else ""
     return f"{m.peer} is not installed{where}: see benches/requirements-peers.txt"
 
@@ -558,7 +564,7 @@ def run_scale(scale: Scale, methods: list[Method], args: argparse.Namespace, his
     for m in methods:
         if m.name in history:
             prev_n, prev_s = history[m.name]
-            estimate = prev_s * n / prev_n
+            estimate = prev_s * min(n, args.sample if m.name == "pure-python" else n) / prev_n
             if estimate > args.budget:
                 note = f"{m.name}: skipped at {scale.name} (about {estimate:,.0f} s from {prev_n:,} documents, budget {args.budget:,.0f} s)"
                 res["notes"].append(note)
@@ -655,7 +661,8 @@ def machine() -> str:
         pass
     mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     return (f"{cpu}, {len(os.sched_getaffinity(0))} cores available, {mem:.0f} GiB RAM, {platform.system()} {platform.release()}, "
-            f"Python {platform.python_version()}")
+            f"Python {platform.python_version()}; load average over the last 15 minutes {os.getloadavg()[2]:.1f} "
+            "(other jobs of the machine slow every method)")
 
 
 def fmt(x: float | None, spec: str = ",.0f", none: str = "") -> str:
@@ -671,12 +678,7 @@ def best_quality(fig: dict) -> dict | None:
 
 
 def targets(results: dict[str, dict]) -> list[tuple[str, str, bool | None]]:
-    """(target, measured, met) for each target of the comparison, from the largest scale measured."""
-    rows: list[tuple[str, str, bool | None]] = []
-
-    def last(pred: Callable[[dict], bool]) -> tuple[str, dict] | None:
-        found = [(s, r) for s, r in results.items() if pred(r)]
-        return found[-1] if found else None
+    """(target, measured at every size where it can be, met at all of them) for each target."""
 
     def rate(fig: dict) -> float:
         return fig["documents"] / fig["phases"]["fingerprint"]
@@ -685,64 +687,76 @@ def targets(results: dict[str, dict]) -> list[tuple[str, str, bool | None]]:
         """neardup's fingerprinting rate: the better of all cores and one core (same features)."""
         return max(rate(r["methods"][name]) for name in ("neardup", "neardup-1core") if name in r["methods"])
 
-    got = last(lambda r: "neardup" in r["methods"] and "simhash" in r["methods"])
-    if got:
-        s, r = got
+    def vs_simhash(r: dict) -> tuple[str, bool] | None:
+        if "neardup" not in r["methods"] or "simhash" not in r["methods"]:
+            return None
         x = ours(r) / rate(r["methods"]["simhash"])
-        rows.append(("fingerprinting >= 100x the `simhash` package", f"{x:,.0f}x ({s})", x >= 100))
-    compiled = ["simhash-pybind-matched", "python-simhash-matched", "gaoya-simhash-matched"]
-    got = last(lambda r: "neardup" in r["methods"] and any(c in r["methods"] for c in compiled))
-    if got:
-        s, r = got
-        best = max((c for c in compiled if c in r["methods"]), key=lambda c: rate(r["methods"][c]))
+        return f"{x:,.0f}x", x >= 100
+
+    def vs_compiled(r: dict) -> tuple[str, bool] | None:
+        found = [c for c in ("simhash-pybind-matched", "python-simhash-matched", "gaoya-simhash-matched") if c in r["methods"]]
+        if "neardup" not in r["methods"] or not found:
+            return None
+        best = max(found, key=lambda c: rate(r["methods"][c]))
         x = ours(r) / rate(r["methods"][best])
-        rows.append(("fingerprinting >= 2x the fastest compiled peer, same features", f"{x:.1f}x {best} ({s})", x >= 2))
-    got = last(lambda r: "pybind_seconds" in r.get("exact", {}))
-    if got:
-        s, r = got
-        e = r["exact"]
+        return f"{x:.2f}x {best}", x >= 2
+
+    def all_pairs(r: dict) -> tuple[str, bool] | None:
+        e = r.get("exact", {})
+        if "pybind_seconds" not in e:
+            return None
         x = e["pybind_seconds"] / e["neardup_seconds"]
-        same = e["neardup_same"]
-        rows.append((f"all pairs at k=3 >= 3x simhash-pybind find_all (target at 1M), exactly the baseline's pairs",
-                     f"{x:.1f}x at {s} ({r['n']:,}); same pairs as {e['what']}: neardup {'yes' if same else 'NO'}, "
-                     f"pybind {'yes' if e['pybind_same'] else 'NO'}", x >= 3 and same))
-    got = last(lambda r: "cli" in r and any(f.get("e2e_seconds") for n, f in r["methods"].items() if not n.startswith("neardup")))
-    if got:
-        s, r = got
+        return (f"{x:.1f}x ({r['n']:,} fingerprints); same pairs as {e['what']}: neardup {'yes' if e['neardup_same'] else 'NO'}, "
+                f"pybind {'yes' if e['pybind_same'] else 'NO'}"), x >= 3 and e["neardup_same"]
+
+    def end_to_end(r: dict) -> tuple[str, bool] | None:
         peers = {n: f["e2e_seconds"] for n, f in r["methods"].items() if not n.startswith("neardup") and f.get("e2e_seconds")}
+        if "cli" not in r or not peers:
+            return None
         best = min(peers, key=peers.get)
         x = peers[best] / r["cli"]["seconds"]
-        rows.append(("end to end faster than every peer", f"{x:.1f}x faster than {best} ({s}; {len(peers)} peer runs)", x > 1))
-    got = last(lambda r: "neardup" in r["methods"] and best_quality(r["methods"]["neardup"]) is not None)
-    if got:
-        s, r = got
-        f1 = {n: max(q["f1"] for q in f["quality"]) for n, f in r["methods"].items() if f.get("quality")}
-        peers = {n: v for n, v in f1.items() if not n.startswith("neardup")}
-        if peers:
-            best = max(peers, key=peers.get)
-            ours = f1["neardup"]
-            rows.append(("F1 within 0.05 of the best peer (best over k / settings)", f"{ours:.3f} vs {peers[best]:.3f} {best} ({s})",
-                         ours >= peers[best] - 0.05))
-    got = last(lambda r: "cli" in r)
-    if got:
-        s, r = got
-        ours = r["cli"]["peak_mb"] * 2**20 / r["n"]
+        return f"{x:.1f}x faster than {best} ({len(peers)} peer runs)", x > 1
+
+    def f1(r: dict) -> tuple[str, bool] | None:
+        scores = {n: max(q["f1"] for q in f["quality"]) for n, f in r["methods"].items() if f.get("quality")}
+        peers = {n: v for n, v in scores.items() if not n.startswith("neardup")}
+        if "neardup" not in scores or not peers:
+            return None
+        best = max(peers, key=peers.get)
+        return f"{scores['neardup']:.3f} vs {peers[best]:.3f} {best}", scores["neardup"] >= peers[best] - 0.05
+
+    def memory(r: dict) -> tuple[str, bool] | None:
         peers = {n: f["peak_mb"] * 2**20 / f["documents"] for n, f in r["methods"].items()
-                 if not n.startswith("neardup") and n != "pure-python" and f.get("e2e_seconds")}
-        if peers:
-            best = min(peers, key=peers.get)
-            rows.append(("peak memory per document below every peer's", f"{ours:,.0f} B/doc vs {peers[best]:,.0f} {best} ({s})",
-                         ours < peers[best]))
+                 if not n.startswith("neardup") and f.get("e2e_seconds")}
+        if "cli" not in r or not peers:
+            return None
+        best = min(peers, key=peers.get)
+        ours_b = r["cli"]["peak_mb"] * 2**20 / r["n"]
+        return f"{ours_b:,.0f} B/doc vs {peers[best]:,.0f} {best}", ours_b < peers[best]
+
+    rows: list[tuple[str, str, bool | None]] = []
+    for target, check in (
+        ("fingerprinting >= 100x the `simhash` package", vs_simhash),
+        ("fingerprinting >= 2x the fastest compiled peer, same features", vs_compiled),
+        ("all pairs at k=3 >= 3x simhash-pybind find_all (the target is at 1M), exactly the exact baseline's pairs", all_pairs),
+        ("end to end (`neardup dedup`) faster than every peer", end_to_end),
+        ("F1 within 0.05 of the best peer (best over k = 1..8 / settings)", f1),
+        ("peak memory per document (`neardup dedup`) below every peer's", memory),
+    ):
+        measured = [(s, check(r)) for s, r in results.items()]
+        measured = [(s, m) for s, m in measured if m is not None]
+        if measured:
+            rows.append((target, "; ".join(f"{s}: {m[0]}" for s, m in measured), all(m[1] for _, m in measured)))
     return rows
 
 
-def report(results: dict[str, dict], skipped: list[str], args: argparse.Namespace, command: str) -> str:
-    import neardup
-
-    lines = ["# neardup beside its peers", "",
-             f"Command: `{command}` ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}).",
-             f"Machine: {machine()}; neardup {neardup.__version__}. Every method runs in a child process of its own, one after "
-             "the other.", "", "## Targets", "", "| target | measured | met |", "|---|---|---|"]
+def report(results: dict[str, dict], meta: dict[str, Any]) -> str:
+    """The Markdown report of a run; ``meta`` holds its command, date, machine and skipped peers."""
+    skipped = meta["skipped"]
+    lines = ["# neardup beside its peers", "", f"Command: `{meta['command']}` ({meta['when']}).",
+             f"Machine: {meta['machine']}. Every method runs in a child process of its own, one after the other.",
+             "", "## Targets", "", "A target is met when it is met at every size where it is measured.", "",
+             "| target | measured | met |", "|---|---|---|"]
     for target, measured, met in targets(results):
         lines.append(f"| {target} | {measured} | {'yes' if met else 'no'} |")
     lines += ["", "## Corpora", "", "| size | documents | file MB | truth |", "|---|---|---|---|"]
@@ -816,13 +830,20 @@ def plots(results: dict[str, dict], out: Path, reserve: Callable[[Path], str]) -
     names = [m.name for m in METHODS]
     written = []
 
-    def by_size(value: Callable[[dict, dict], float | None], ylabel: str, title: str, file: str) -> None:
+    colors = plt.get_cmap("tab20").colors
+    markers = "osD^v<>PX*"
+
+    def by_size(value: Callable[[dict, dict], float | None], ylabel: str, title: str, file: str,
+                command: Callable[[dict], float | None] | None = None) -> None:
         fig, ax = plt.subplots(figsize=(9, 5.5))
-        for name in names:
-            pts = [(r["n"], value(r, r["methods"][name])) for r in results.values() if name in r["methods"]]
+        series = [(name, [(r["n"], value(r, r["methods"][name])) for r in results.values() if name in r["methods"]]) for name in names]
+        if command is not None:
+            series.insert(0, ("neardup dedup (command)", [(r["n"], command(r)) for r in results.values()]))
+        for number, (name, pts) in enumerate(series):
             pts = [(x, y) for x, y in pts if y]
             if pts:
-                ax.plot(*zip(*pts), marker="o", label=name, linewidth=2.5 if name.startswith("neardup") else 1.2)
+                ax.plot(*zip(*pts), marker=markers[number % len(markers)], color=colors[number % len(colors)], label=name,
+                        linewidth=2.5 if name.startswith("neardup") else 1.2)
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("documents in the corpus")
@@ -838,7 +859,8 @@ def plots(results: dict[str, dict], out: Path, reserve: Callable[[Path], str]) -
     by_size(lambda r, f: f["documents"] / f["phases"]["fingerprint"] if "fingerprint" in f["phases"] else None,
             "documents/s (fingerprinting or sketching)", "Fingerprinting throughput by corpus size", "throughput.png")
     by_size(lambda r, f: f["peak_mb"] * 2**20 / f["documents"] if f.get("e2e_seconds") else None,
-            "peak RSS bytes per document (end to end)", "Memory by corpus size", "memory.png")
+            "peak RSS bytes per document (end to end)", "Memory by corpus size", "memory.png",
+            lambda r: r["cli"]["peak_mb"] * 2**20 / r["n"] if "cli" in r else None)
     with_truth = [(s, r) for s, r in results.items() if any(f.get("quality") for f in r["methods"].values())]
     if with_truth:
         s, r = with_truth[0]
@@ -951,6 +973,7 @@ def main() -> None:
     ap.add_argument("--truth", type=Path, help="its truth (gzipped TSV id_a, id_b, jaccard with a header)")
     ap.add_argument("--simhash-pybind", dest="simhash_pybind", help="folder simhash-pybind is installed in (pip --target)")
     ap.add_argument("--python-simhash", dest="python_simhash", help="folder python-simhash is installed in (pip --target)")
+    ap.add_argument("--replot", action="store_true", help="write report.md and the plots again from DIR/results.json, measuring nothing")
     ap.add_argument("--fingerprint-md", type=Path, help="only the fingerprint-speed table, written to this file")
     ap.add_argument("--repeat", type=int, default=5, help=argparse.SUPPRESS)
     ap.add_argument("--child", help=argparse.SUPPRESS)
@@ -967,16 +990,27 @@ def main() -> None:
         return one_core(args)
     from neardup.io import Outputs
 
-    if args.fingerprint_md:
+    if args.replot and args.out is None:
+        ap.error("--replot needs --out DIR (the folder of results.json)")
+    if args.fingerprint_md or args.out is None:
+        # Without --out: the fingerprint-speed table alone, printed (what this script did first).
         text = fingerprint_table(args)
         print(text)
+        if args.fingerprint_md is None:
+            return
         with Outputs() as outputs:
             tmp = outputs.reserve(str(args.fingerprint_md))
             Path(tmp).write_text(text, encoding="utf-8")
             outputs.commit()
         return
-    if args.out is None:
-        ap.error("give --out DIR (or --fingerprint-md FILE)")
+    if args.replot:
+        try:
+            saved = json.loads((args.out / "results.json").read_text(encoding="utf-8"))
+            results, meta = saved["scales"], saved["meta"]
+        except (OSError, ValueError, KeyError) as err:
+            ap.error(f"--replot: cannot read {args.out / 'results.json'}: {err!r}")
+        write_report(args.out, results, meta)
+        return
     if args.quick:
         if "--sizes" not in sys.argv:
             args.sizes = "debian"
@@ -994,8 +1028,9 @@ def main() -> None:
         methods = [m for m in METHODS if m.peer == "neardup" or m.peer in peers]
     scales, missing = resolve_scales(args, ap)
     skipped = []
+    why_not: dict[str, str | None] = {}
     for m in list(methods):
-        why = installed(m, args)
+        why = why_not[m.peer] = why_not[m.peer] if m.peer in why_not else installed(m, args)
         if why:
             print(f"{m.name}: {why}: skipped", flush=True)
             skipped.append(f"`{m.name}`: {why}")
@@ -1010,16 +1045,26 @@ def main() -> None:
         for scale in scales:
             results[scale.name] = run_scale(scale, methods, args, history, Path(tmp))
             results[scale.name]["has_truth"] = scale.truth is not None
-    command = "python benches/compare.py " + " ".join(a if " " not in a else repr(a) for a in sys.argv[1:])
-    with Outputs() as outputs:
-        written = plots(results, args.out, lambda p: outputs.reserve(str(p)))
-        text = report(results, skipped, args, command)
-        text += "".join(f"\n![{p}]({p})\n" for p in written)
-        Path(outputs.reserve(str(args.out / "report.md"))).write_text(text, encoding="utf-8")
-        Path(outputs.reserve(str(args.out / "results.json"))).write_text(json.dumps(results, indent=1, default=float), encoding="utf-8")
-        outputs.commit()
-    print(text)
+    import neardup
 
+    meta = {"command": "python benches/compare.py " + " ".join(a if a and " " not in a else repr(a) for a in sys.argv[1:]),
+            "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "machine": f"{machine()}; neardup {neardup.__version__}",
+            "skipped": skipped}
+    print(write_report(args.out, results, meta))
+
+
+def write_report(out: Path, results: dict[str, dict], meta: dict[str, Any]) -> str:
+    """Writes report.md, the plots and results.json (what --replot reads) into ``out``, atomically."""
+    from neardup.io import Outputs
+
+    with Outputs() as outputs:
+        written = plots(results, out, lambda p: outputs.reserve(str(p)))
+        text = report(results, meta) + "".join(f"\n![{p}]({p})\n" for p in written)
+        Path(outputs.reserve(str(out / "report.md"))).write_text(text, encoding="utf-8")
+        saved = json.dumps({"meta": meta, "scales": results}, indent=1, default=float)
+        Path(outputs.reserve(str(out / "results.json"))).write_text(saved, encoding="utf-8")
+        outputs.commit()
+    return text
 
 if __name__ == "__main__":
     main()

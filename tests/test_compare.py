@@ -108,7 +108,7 @@ def test_compare_end_to_end_on_a_tiny_corpus(tiny, tmp_path: Path) -> None:
     assert row[0] and float(row[6]) > 0  # peak MB of a real process
 
     # Every installed peer has its row, every other one is named under "Not run" with the reason.
-    results = json.loads((out / "results.json").read_text(encoding="utf-8"))["tiny"]["methods"]
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))["scales"]["tiny"]["methods"]
     for method in METHODS:
         if installed(method):
             assert method in results, method
@@ -122,6 +122,11 @@ def test_compare_end_to_end_on_a_tiny_corpus(tiny, tmp_path: Path) -> None:
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert "![throughput.png](throughput.png)" in report
     assert not list(out.glob(".*neardup-tmp"))  # outputs renamed into place, no temporary left
+
+    # --replot writes the same report again from results.json, measuring nothing.
+    (out / "report.md").unlink()
+    assert run("--out", str(out), "--replot").returncode == 0
+    assert (out / "report.md").read_text(encoding="utf-8") == report
 
 
 def test_compare_refuses_an_unknown_size_or_peer(tmp_path: Path) -> None:
