@@ -165,6 +165,14 @@ def read_corpus(path: Path) -> tuple[list[str], list[str]]:
     return ids, texts
 
 
+def read_ids(path: Path) -> list[str]:
+    """The ids of a JSONL corpus alone (the parent keeps no text: it would count in no child's
+    memory, but it would take the machine's)."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        return [str(json.loads(line)["id"]) for line in f]
+
+
 def pairs_from_lists(lists: list[list[int]]) -> np.ndarray:
     """Row pairs (i < j, each once) from one list of matching rows per query row."""
     found = {(min(i, j), max(i, j)) for i, hits in enumerate(lists) for j in hits if j != i}
@@ -177,7 +185,10 @@ def pairs_from_values(fps: np.ndarray, value_pairs: Any) -> np.ndarray:
     unique, inverse = np.unique(fps, return_inverse=True)
     order = np.argsort(inverse, kind="stable")
     starts = np.r_[0, np.cumsum(np.bincount(inverse, minlength=len(unique)))]
-    rows_of = lambda v: order[starts[v] : starts[v + 1]]  # noqa: E731
+
+    def rows_of(v: int | np.integer) -> np.ndarray:
+        return order[starts[v] : starts[v + 1]]
+
     out = []
     vp = np.array(list(value_pairs), dtype=np.uint64).reshape(-1, 2)
     for a, b in zip(np.searchsorted(unique, vp[:, 0]), np.searchsorted(unique, vp[:, 1])):
@@ -229,6 +240,7 @@ def run_method(m: Method, texts: list[str], t: Timer, queries: int, ref: np.ndar
     "query" a callable timed after the end-to-end work, "extra" figures)."""
     n = len(texts)
     out: dict[str, Any] = {"extra": {}}
+    query: Callable[[], int] | None
     if m.peer == "neardup":
         import neardup
 
@@ -283,10 +295,12 @@ def run_method(m: Method, texts: list[str], t: Timer, queries: int, ref: np.ndar
     elif m.peer == "simhash-pybind":
         import simhash as pybind
 
-        if m.params["features"] == "default":
-            fp = lambda d: pybind.compute([pybind.unsigned_hash(" ".join(s).encode()) for s in pybind.shingle(d.split(), 4)])  # noqa: E731
-        else:
-            fp = lambda d: pybind.compute([pybind.unsigned_hash(w.encode()) for w in matched(d)])  # noqa: E731
+        def fp(d: str) -> int:
+            """Its README's pipeline (word 4-shingles) or neardup's features, each hashed by its MD5 helper."""
+            if m.params["features"] == "default":
+                return pybind.compute([pybind.unsigned_hash(" ".join(s).encode()) for s in pybind.shingle(d.split(), 4)])
+            return pybind.compute([pybind.unsigned_hash(w.encode()) for w in matched(d)])
+
         fps = t("fingerprint", lambda: np.array([fp(d) for d in texts], dtype=np.uint64))
         out["fps"] = fps
         out["pairs"] = t("search", lambda: pairs_from_values(fps, pybind.find_all(fps.tolist(), 6, K)))
@@ -543,6 +557,7 @@ def quality_rows(fps: np.ndarray | None, pairs: np.ndarray | None, truth: tuple[
         keys = i.astype(np.int64) * n + j
         order = np.argsort(keys)
         return [quality.score(keys[order], d[order], keys_truth, jac, k) for k in range(1, MAX_K + 1)]
+    assert pairs is not None, "a method without fingerprints reports pairs"
     keys = keys_of(pairs, n)
     return [quality.score(keys, np.zeros(len(keys), np.uint8), keys_truth, jac, 0) | {"k": None}]
 
@@ -552,7 +567,7 @@ def run_scale(scale: Scale, methods: list[Method], args: argparse.Namespace, his
     """Every method on one corpus; returns the figures of the scale."""
     import neardup
 
-    ids, _ = read_corpus(scale.corpus)
+    ids = read_ids(scale.corpus)
     scale.n = len(ids)
     n = scale.n
     mb = scale.corpus.stat().st_size / 1e6
@@ -713,7 +728,7 @@ def targets(results: dict[str, dict]) -> list[tuple[str, str, bool | None]]:
         peers = {n: f["e2e_seconds"] for n, f in r["methods"].items() if not n.startswith("neardup") and f.get("e2e_seconds")}
         if "cli" not in r or not peers:
             return None
-        best = min(peers, key=peers.get)
+        best = min(peers, key=lambda name: peers[name])
         x = peers[best] / r["cli"]["seconds"]
         return f"{x:.1f}x faster than {best} ({len(peers)} peer runs)", x > 1
 
@@ -722,7 +737,7 @@ def targets(results: dict[str, dict]) -> list[tuple[str, str, bool | None]]:
         peers = {n: v for n, v in scores.items() if not n.startswith("neardup")}
         if "neardup" not in scores or not peers:
             return None
-        best = max(peers, key=peers.get)
+        best = max(peers, key=lambda name: peers[name])
         return f"{scores['neardup']:.3f} vs {peers[best]:.3f} {best}", scores["neardup"] >= peers[best] - 0.05
 
     def memory(r: dict) -> tuple[str, bool] | None:
@@ -730,7 +745,7 @@ def targets(results: dict[str, dict]) -> list[tuple[str, str, bool | None]]:
                  if not n.startswith("neardup") and f.get("e2e_seconds")}
         if "cli" not in r or not peers:
             return None
-        best = min(peers, key=peers.get)
+        best = min(peers, key=lambda name: peers[name])
         ours_b = r["cli"]["peak_mb"] * 2**20 / r["n"]
         return f"{ours_b:,.0f} B/doc vs {peers[best]:,.0f} {best}", ours_b < peers[best]
 
@@ -743,8 +758,7 @@ def targets(results: dict[str, dict]) -> list[tuple[str, str, bool | None]]:
         ("F1 within 0.05 of the best peer (best over k = 1..8 / settings)", f1),
         ("peak memory per document (`neardup dedup`) below every peer's", memory),
     ):
-        measured = [(s, check(r)) for s, r in results.items()]
-        measured = [(s, m) for s, m in measured if m is not None]
+        measured = [(s, m) for s, r in results.items() if (m := check(r)) is not None]
         if measured:
             rows.append((target, "; ".join(f"{s}: {m[0]}" for s, m in measured), all(m[1] for _, m in measured)))
     return rows
@@ -775,14 +789,14 @@ def report(results: dict[str, dict], meta: dict[str, Any]) -> str:
             fp = f["phases"].get("fingerprint")
             search = sum(f["phases"].get(p, 0) for p in ("build", "search")) if "search" in f["phases"] else None
             qps = f["queries"] / f["query_seconds"] if f.get("query_seconds") else None
-            q = best_quality(f)
+            q = best_quality(f) or {}
             e2e = f.get("e2e_seconds")
             peak = f["peak_mb"] if (e2e or f["peak_mb"]) else None
             lines.append(
                 f"| {BY_NAME[name].label} | {fmt(f['documents'] / fp if fp else None)} | {fmt(f['bytes'] / fp / 1e6 if fp else None, '.1f')} "
                 f"| {fmt(search, '.2f')} | {fmt(qps)} | {fmt(e2e, '.2f')} | {fmt(peak)} | {fmt(peak * 2**20 / f['documents'] if peak else None)} "
-                f"| {fmt(f.get('pairs'))} | {fmt(q and q['precision'], '.3f')} | {fmt(q and q['recall'], '.3f')} | {fmt(q and q['f1'], '.3f')} "
-                f"| {fmt(q and q['similar'], '.3f')} |")
+                f"| {fmt(f.get('pairs'))} | {fmt(q.get('precision'), '.3f')} | {fmt(q.get('recall'), '.3f')} | {fmt(q.get('f1'), '.3f')} "
+                f"| {fmt(q.get('similar'), '.3f')} |")
         if "cli" in r:
             c = r["cli"]
             lines.append(f"| `neardup dedup --dry-run --clusters` (the command, reading in chunks) | | | | | {c['seconds']:.2f} "
@@ -830,7 +844,7 @@ def plots(results: dict[str, dict], out: Path, reserve: Callable[[Path], str]) -
     names = [m.name for m in METHODS]
     written = []
 
-    colors = plt.get_cmap("tab20").colors
+    colors = [plt.get_cmap("tab20")(i) for i in range(20)]
     markers = "osD^v<>PX*"
 
     def by_size(value: Callable[[dict, dict], float | None], ylabel: str, title: str, file: str,
@@ -871,8 +885,9 @@ def plots(results: dict[str, dict], out: Path, reserve: Callable[[Path], str]) -
             if q and t:
                 ax.scatter(t, q["f1"], s=50 if name.startswith("neardup") else 25)
                 ax.annotate(name, (t, q["f1"]), fontsize=7, xytext=(4, 2), textcoords="offset points")
-        if "cli" in r and "neardup" in r["methods"]:
-            q = best_quality(r["methods"]["neardup"])
+        nd_q = best_quality(r["methods"]["neardup"]) if "neardup" in r["methods"] else None
+        if "cli" in r and nd_q is not None:
+            q = nd_q
             ax.scatter(r["cli"]["seconds"], q["f1"], marker="*", s=120)
             ax.annotate("neardup dedup (command)", (r["cli"]["seconds"], q["f1"]), fontsize=7, xytext=(4, -9), textcoords="offset points")
         ax.set_xscale("log")
@@ -1006,10 +1021,10 @@ def main() -> None:
     if args.replot:
         try:
             saved = json.loads((args.out / "results.json").read_text(encoding="utf-8"))
-            results, meta = saved["scales"], saved["meta"]
+            scales_saved, meta = saved["scales"], saved["meta"]
         except (OSError, ValueError, KeyError) as err:
             ap.error(f"--replot: cannot read {args.out / 'results.json'}: {err!r}")
-        write_report(args.out, results, meta)
+        write_report(args.out, scales_saved, meta)
         return
     if args.quick:
         if "--sizes" not in sys.argv:
