@@ -443,3 +443,23 @@ def test_hamming_one_and_many():
 def test_bad_input_gives_a_clear_error(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [{}, {"casefold": False}, {"unicode_form": None}, {"unicode_form": "NFD", "casefold": False}, {"tokens": "char", "ngram": 3},
+     {"ngram": 2, "stopwords": "english"}],
+)
+def test_mixed_ascii_and_unicode_batches_match_the_reference(settings):
+    """fingerprint_many over a batch mixing ASCII texts with capitals and texts that NFKC and
+    case folding change, in one chunk or many, against the reference's Python normalization."""
+    rng = random.Random(11)
+    words = ["The", "QUICK", "brown", "Fox", "of", "AND", "straße", "Ｆｕｌｌ", "ﬁne", "Ǆemal", "İstanbul", "x_Y", "A1b2"]
+    texts = [" ".join(rng.choice(words) for _ in range(rng.randint(0, 9))) for _ in range(300)]
+    assert sum(t.isascii() for t in texts) > 20 and sum(not t.isascii() for t in texts) > 20
+    hasher = neardup.Simhasher(**settings)
+    stop = set(hasher.stopwords) if hasher.stopwords else None
+    want = [reference.fingerprint(t, settings.get("tokens", "word"), settings.get("ngram", 1), stopwords=stop,
+                                  unicode_form=settings.get("unicode_form", "NFKC"), casefold=settings.get("casefold", True)) for t in texts]
+    assert hasher.fingerprint_many(texts).tolist() == want
+    assert hasher.fingerprint_many(texts, chunk_size=7, threads=1).tolist() == want
