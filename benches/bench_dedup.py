@@ -97,6 +97,16 @@ def peer_simhash(texts: list[str], k: int) -> list[tuple[int, int]]:
     return sorted(out)
 
 
+def lsh_pairs(lsh, sigs: list) -> list[tuple[int, int]]:
+    """Every pair an LSH index returns when each document's sketch queries it, each once."""
+    out = set()
+    for i, m in enumerate(sigs):
+        for j in lsh.query(m):
+            if j != i:
+                out.add((min(i, j), max(i, j)))
+    return sorted(out)
+
+
 def peer_datasketch(texts: list[str], k: int) -> list[tuple[int, int]]:
     from datasketch import MinHash, MinHashLSH
 
@@ -107,12 +117,7 @@ def peer_datasketch(texts: list[str], k: int) -> list[tuple[int, int]]:
         m.update_batch([s.encode("utf-8") for s in shingles(t)])
         sigs.append(m)
         lsh.insert(i, m)
-    out = set()
-    for i, m in enumerate(sigs):
-        for j in lsh.query(m):
-            if j != i:
-                out.add((min(i, j), max(i, j)))
-    return sorted(out)
+    return lsh_pairs(lsh, sigs)
 
 
 def peer_rensa(texts: list[str], k: int) -> list[tuple[int, int]]:
@@ -125,12 +130,7 @@ def peer_rensa(texts: list[str], k: int) -> list[tuple[int, int]]:
         m.update(shingles(t))
         sigs.append(m)
         lsh.insert(i, m)
-    out = set()
-    for i, m in enumerate(sigs):
-        for j in lsh.query(m):
-            if j != i:
-                out.add((min(i, j), max(i, j)))
-    return sorted(out)
+    return lsh_pairs(lsh, sigs)
 
 
 PEERS = {"simhash": peer_simhash, "datasketch": peer_datasketch, "rensa": peer_rensa}

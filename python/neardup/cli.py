@@ -23,10 +23,6 @@ import numpy as np
 from . import _core, report as report_mod
 from .dedup import DedupResult, candidate_rows, check_pairs, select
 from .verify import THRESHOLD_K, Sketches
-
-#: --threshold: the most memory for the first pass's shingle sketches (about 0.5 KB a short
-#: document); a corpus with more reads the documents of candidate pairs again instead.
-SKETCH_BUDGET = 512 << 20
 from .hasher import Simhasher
 from .index import SimhashIndex, cluster, find_all, plan as make_plan
 from .io import (
@@ -44,6 +40,10 @@ from .io import (
     open_input,
 )
 from .tune import PLOT_EXTRA, measure, sample_pairs
+
+#: --threshold: the most memory for the first pass's shingle sketches (about 0.5 KB a short
+#: document); a corpus with more reads the documents of candidate pairs again instead.
+SKETCH_BUDGET = 512 << 20
 
 #: Exit statuses (documented in the README).
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130

@@ -113,19 +113,17 @@ class Sketches:
         rows, starts, ends = rows[order], starts[order], ends[order]
         i, j = np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64)
         n = len(rows)
-        if n and rows[0] == 0 and rows[-1] == n - 1 and (n == 1 or bool((np.diff(rows) == 1).all())):
-            # Every row 0..n-1 once (the first pass sketched them all): a row is its own index.
-            for row in (i, j):
-                if len(row) and (row.min() < 0 or row.max() >= n):
-                    raise KeyError(f"row {int(row[(row < 0) | (row >= n)][0])} was not sketched")
-            return _core.sketch_jaccard(starts, ends, hashes.astype(np.uint32, copy=False), i, j, self.size, self.threads)
-        a, b = np.searchsorted(rows, i), np.searchsorted(rows, j)
+        # Every row 0..n-1 once (the first pass sketched them all): a row is its own index.
+        identity = bool(n) and rows[0] == 0 and rows[-1] == n - 1 and bool((np.diff(rows) == 1).all())
+        a, b = (i, j) if identity else (np.searchsorted(rows, i), np.searchsorted(rows, j))
         for row, at in ((i, a), (j, b)):
-            found = np.zeros(len(row), bool) if not len(rows) else rows[np.minimum(at, len(rows) - 1)] == row
+            if identity:
+                found = (row >= 0) & (row < n)
+            else:
+                found = rows[np.minimum(at, n - 1)] == row if n else np.zeros(len(row), bool)
             if not found.all():
                 raise KeyError(f"row {int(row[~found][0])} was not sketched")
         return _core.sketch_jaccard(starts, ends, hashes.astype(np.uint32, copy=False), a, b, self.size, self.threads)
-
 
 def jaccard(a: Any, b: Any, *, ngram: int = 3, hasher: Simhasher | None = None) -> float:
     """The exact Jaccard similarity of the word ``ngram``-shingle sets of two documents.
