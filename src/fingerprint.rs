@@ -363,6 +363,19 @@ pub const MAX_FIELD_WEIGHT: f64 = 1e9;
 /// it saves (measured with benches/bench_fingerprint.py).
 pub const PARALLEL_MIN_DOCS: usize = 64;
 
+/// `text` with its ASCII capitals in lower case: `text` itself when it has none, else a copy
+/// made in `buf`. Bytes of multi-byte UTF-8 sequences are never ASCII, so other characters
+/// are left as they are.
+pub fn ascii_lowercase<'a>(text: &'a str, buf: &'a mut String) -> &'a str {
+    if !text.bytes().any(|b| b.is_ascii_uppercase()) {
+        return text;
+    }
+    buf.clear();
+    buf.push_str(text);
+    buf.make_ascii_lowercase();
+    buf
+}
+
 impl Hasher {
     /// A hasher; `idf` is required with [`Weighting::Idf`] and refused otherwise.
     pub fn new(
@@ -493,6 +506,21 @@ impl Hasher {
     /// threads.
     pub fn fingerprint_many<S: AsRef<str> + Sync>(&self, fields: &[&[S]]) -> Result<Vec<u64>> {
         self.fingerprint_many_of::<str, S>(fields)
+    }
+
+    /// [`Hasher::fingerprint_many`] of one-field documents whose ASCII capitals are folded to
+    /// lower case first (each text read through [`ascii_lowercase`]): what case folding gives
+    /// an ASCII text, done here on all cores instead of in Python.
+    pub fn fingerprint_many_folded<S: AsRef<str> + Sync>(&self, texts: &[S]) -> Result<Vec<u64>> {
+        self.check_fields(&[texts])?;
+        let one = |(scratch, buf): &mut (Scratch, String), text: &S| {
+            self.fingerprint(&[ascii_lowercase(text.as_ref(), buf)], scratch)
+        };
+        if texts.len() < PARALLEL_MIN_DOCS {
+            let mut state = Default::default();
+            return Ok(texts.iter().map(|t| one(&mut state, t)).collect());
+        }
+        Ok(texts.par_iter().with_min_len(16).map_init(Default::default, one).collect())
     }
 
     /// [`Hasher::fingerprint_many`] of documents whose fields are lists of pre-split tokens:
@@ -751,6 +779,31 @@ mod tests {
             assert_eq!(from_text, from_tokens, "{weighting:?}");
             assert_eq!(hasher.weighted_features_of(1, &tokens[3][..]), hasher.weighted_features(1, &texts[3]));
         }
+    }
+
+    #[test]
+    fn folded_batches_equal_the_lowercased_texts() {
+        let mut buf = String::new();
+        assert_eq!(ascii_lowercase("Ünïcode ÉTÉ Mixed", &mut buf), "Ünïcode ÉtÉ mixed");
+        let texts: Vec<String> = (0..300)
+            .map(|i| match i % 3 {
+                0 => format!("Document {i} SHARES words with Document {}", i % 17),
+                1 => format!("déjà vu ÀLA {i} Café"),
+                _ => format!("already lower {}", i % 5),
+            })
+            .collect();
+        let lower: Vec<String> = texts.iter().map(|t| t.to_ascii_lowercase()).collect();
+        for (tokens, stopwords) in [(TokenKind::Word, Some(vec!["with".into()])), (TokenKind::Char, None)] {
+            let features = FeatureConfig::new(tokens, 2, stopwords).unwrap();
+            let hasher = Hasher::new(features, Weighting::Tf, None, vec![1.0]).unwrap();
+            let want = hasher.fingerprint_many(&[&lower[..]]).unwrap();
+            assert_eq!(hasher.fingerprint_many_folded(&texts).unwrap(), want);
+            assert_eq!(hasher.fingerprint_many_folded(&texts[..10]).unwrap(), want[..10]);
+            assert_ne!(hasher.fingerprint_many(&[&texts[..]]).unwrap(), want);
+        }
+        let two = FeatureConfig::new(TokenKind::Word, 1, None).unwrap();
+        let two = Hasher::new(two, Weighting::Tf, None, vec![1.0, 1.0]).unwrap();
+        assert!(two.fingerprint_many_folded(&texts).is_err());
     }
 
     #[test]

@@ -17,7 +17,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqA
 
 use crate::error::{Error, Result};
 use crate::features::{Scratch, TokenKind};
-use crate::fingerprint::Hasher;
+use crate::fingerprint::{ascii_lowercase, Hasher};
 use crate::verify::{self, ShingleConfig, SketchHash, Sketches};
 
 /// What became of one line.
@@ -187,14 +187,7 @@ fn line(hasher: &Hasher, casefold: bool, record: &Record<'_>, sketch: Option<Shi
         Ok(Some(text)) if de.end().is_ok() && text.is_ascii() && text.len() <= u32::MAX as usize => text,
         _ => return Line::not_done(Kind::Slow),
     };
-    let normalized: &str = if casefold {
-        b.text.clear();
-        b.text.push_str(&text);
-        b.text.make_ascii_lowercase();
-        &b.text
-    } else {
-        &text
-    };
+    let normalized: &str = if casefold { ascii_lowercase(&text, &mut b.text) } else { &text };
     let fingerprint = hasher.fingerprint(&[normalized], &mut b.scratch);
     let mut out = Vec::new();
     if let Some(config) = sketch {

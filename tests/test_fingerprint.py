@@ -463,3 +463,18 @@ def test_mixed_ascii_and_unicode_batches_match_the_reference(settings):
                                   unicode_form=settings.get("unicode_form", "NFKC"), casefold=settings.get("casefold", True)) for t in texts]
     assert hasher.fingerprint_many(texts).tolist() == want
     assert hasher.fingerprint_many(texts, chunk_size=7, threads=1).tolist() == want
+
+
+@pytest.mark.parametrize("settings", [{}, {"casefold": False}, {"unicode_form": None, "casefold": False}])
+def test_bytes_and_str_documents_mix_in_one_batch(settings):
+    """UTF-8 bytes beside str (ASCII or not) give the fingerprints of the decoded texts under
+    every normalization setting, none included; None is refused by position."""
+    texts = ["Hello World", "Ｆｕｌｌ Width straße", "plain words here", "ÉTÉ Café"]
+    docs = [texts[0], texts[1].encode(), bytearray(texts[2].encode()), texts[3], texts[0].encode()]
+    hasher = neardup.Simhasher(**settings)
+    want = [reference.fingerprint(t, "word", 1, unicode_form=settings.get("unicode_form", "NFKC"),
+                                  casefold=settings.get("casefold", True)) for t in texts + texts[:1]]
+    assert hasher.fingerprint_many(docs).tolist() == want
+    assert [hasher.fingerprint(d) for d in docs] == want
+    with pytest.raises(TypeError, match=r"docs\[1\] is None"):
+        hasher.fingerprint_many(["a", None])

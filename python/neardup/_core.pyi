@@ -92,7 +92,9 @@ class Hasher:
         self, fields: list[list[list[str]]], threads: int | None = None
     ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
         """Document frequencies of feature hashes of documents given as pre-split tokens."""
-    def fingerprint_many(self, fields: list[list[str]], threads: int | None = None) -> npt.NDArray[np.uint64]:
+    def fingerprint_many(
+        self, fields: list[list[str]], threads: int | None = None, fold_ascii: bool = False
+    ) -> npt.NDArray[np.uint64]:
         """Fingerprints of documents given field by field: ``fields[f][d]``."""
     def document_frequencies(
         self, fields: list[list[str]], threads: int | None = None

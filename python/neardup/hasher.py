@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import warnings
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -271,9 +272,12 @@ class Simhasher:
         pool: ThreadPoolExecutor | None = None
         pending: list[tuple[int, Future[np.ndarray]]] = []
         method = _method(self._inner, "fingerprint_many", self.tokenizer)
+        folding = self.fields is None and self._tokenize is None
+        if folding:
+            method = functools.partial(method, fold_ascii=self.casefold)
         try:
             for start, chunk in _chunks(docs, chunk_size, "docs"):
-                columns = self._columns(chunk, start, "docs")
+                columns = self._folding_column(chunk, start, "docs") if folding else self._columns(chunk, start, "docs")
                 if pool is None and len(chunk) == chunk_size and total != chunk_size:
                     pool = ThreadPoolExecutor(1, thread_name_prefix="neardup")
                 if pool is None:
@@ -316,6 +320,16 @@ class Simhasher:
             if not isinstance(token, str):
                 raise TypeError(f"the tokenizer returned {type(token).__name__} as token {j} of {label}; expected str")
         return tokens
+
+    def _folding_column(self, chunk: list[Any], start: int, name: str) -> list[list[str]]:
+        """The texts of one-field documents for the core's folding path: an ASCII ``str`` goes as
+        it is (every Unicode form leaves ASCII alone, and with ``casefold`` the core folds its
+        capitals on all cores), any other document is normalized here."""
+        isascii, normalize = str.isascii, self._normalize
+        try:
+            return [[doc if isascii(doc) else normalize(doc) for doc in chunk]]
+        except TypeError:
+            return self._text_columns(chunk, start, name)
 
     def _text_columns(self, chunk: list[Any], start: int, name: str) -> list[list[str]]:
         """One list of normalized texts per field, checking every document."""

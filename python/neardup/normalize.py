@@ -33,7 +33,8 @@ def normalizer(unicode_form: str | None = "NFKC", casefold: bool = True) -> Call
         return lambda text, form=unicode_form: unicodedata.normalize(form, text)
     if casefold:
         return str.casefold
-    return str
+    # Not ``str``: that would turn bytes or None into their repr instead of refusing them.
+    return str.__str__
 
 
 def normalize(text: str, unicode_form: str | None = "NFKC", casefold: bool = True) -> str:

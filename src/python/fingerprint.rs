@@ -6,6 +6,7 @@ use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 
 use crate::features::{FeatureConfig, TokenKind};
 use crate::fingerprint::{self, Hasher, Idf, Weighting};
+use crate::error::Error;
 use crate::{hamming, hash, jsonl, parallel, verify};
 
 /// A numpy `uint64` array handed to Python.
@@ -173,16 +174,24 @@ impl PyHasher {
         Ok((keys.into_pyarray(py), dfs.into_pyarray(py)))
     }
 
-    /// Fingerprints of documents given field by field: `fields[f][d]`.
-    #[pyo3(signature = (fields, threads=None))]
+    /// Fingerprints of documents given field by field: `fields[f][d]`. With `fold_ascii`, the
+    /// ASCII capitals of one-field documents are folded to lower case here first.
+    #[pyo3(signature = (fields, threads=None, fold_ascii=false))]
     fn fingerprint_many<'py>(
         &self,
         py: Python<'py>,
         fields: Vec<Vec<PyBackedStr>>,
         threads: Option<i64>,
+        fold_ascii: bool,
     ) -> PyResult<Bound<'py, PyArray1<u64>>> {
         let slices = field_slices(&fields);
-        let fps = py.detach(|| parallel::with_threads(threads, || self.inner.fingerprint_many(&slices)))??;
+        let fps = py.detach(|| {
+            parallel::with_threads(threads, || match (fold_ascii, &slices[..]) {
+                (false, _) => self.inner.fingerprint_many(&slices),
+                (true, [texts]) => self.inner.fingerprint_many_folded(texts),
+                (true, _) => Err(Error::invalid("fold_ascii takes documents of one field")),
+            })
+        })??;
         Ok(fps.into_pyarray(py))
     }
 
