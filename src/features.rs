@@ -238,6 +238,83 @@ fn wide_class(text: &str, i: usize) -> (Class, usize) {
     (classify(c), c.len_utf8())
 }
 
+/// Bit `j` set where `block[j]` is an ASCII letter or digit (the block is ASCII).
+#[inline]
+fn word_bits(block: &[u8; 64]) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SSE2 is part of x86-64: sixteen bytes classified per compare.
+        use std::arch::x86_64::*;
+        let mut bits = 0u64;
+        for (k, chunk) in block.chunks_exact(16).enumerate() {
+            // SAFETY: SSE2 is always available on x86_64; the load is unaligned and reads the
+            // sixteen bytes of `chunk`.
+            let mask = unsafe {
+                let v = _mm_loadu_si128(chunk.as_ptr().cast());
+                let between = |v: __m128i, lo: u8, hi: u8| {
+                    // ASCII bytes are non-negative as i8, so signed compares order them.
+                    _mm_and_si128(
+                        _mm_cmpgt_epi8(v, _mm_set1_epi8(lo as i8 - 1)),
+                        _mm_cmplt_epi8(v, _mm_set1_epi8(hi as i8 + 1)),
+                    )
+                };
+                let lower = _mm_or_si128(v, _mm_set1_epi8(0x20));
+                let word = _mm_or_si128(between(v, b'0', b'9'), between(lower, b'a', b'z'));
+                _mm_movemask_epi8(word) as u16
+            };
+            bits |= u64::from(mask) << (16 * k);
+        }
+        bits
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        word_bits_portable(block)
+    }
+}
+
+/// [`word_bits`] one byte at a time.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+fn word_bits_portable(block: &[u8; 64]) -> u64 {
+    block
+        .iter()
+        .enumerate()
+        .fold(0, |bits, (j, &b)| bits | (u64::from(ASCII_CLASS[usize::from(b & 0x7f)]) << j))
+}
+
+/// [`scan_tokens`] of an ASCII text: word bytes marked 64 at a time, each token found from the
+/// bit where the marks change, then the tokens hashed four at a time.
+fn scan_ascii_tokens(bytes: &[u8], spans: &mut Vec<(usize, usize)>, hashes: &mut Vec<u64>) {
+    let first = spans.len();
+    let (mut start, mut inside, mut carry) = (0, false, 0u64);
+    for (k, block) in bytes.chunks(64).enumerate() {
+        let bits = match <&[u8; 64]>::try_from(block) {
+            Ok(full) => word_bits(full),
+            Err(_) => {
+                let mut padded = [b' '; 64];
+                padded[..block.len()].copy_from_slice(block);
+                word_bits(&padded)
+            }
+        };
+        // A set bit where a token starts or where the byte after one is.
+        let mut edges = bits ^ ((bits << 1) | carry);
+        carry = bits >> 63;
+        while edges != 0 {
+            let at = 64 * k + edges.trailing_zeros() as usize;
+            edges &= edges - 1;
+            if inside {
+                spans.push((start, at));
+            } else {
+                start = at;
+            }
+            inside = !inside;
+        }
+    }
+    if inside {
+        spans.push((start, bytes.len()));
+    }
+    hash_ranges(bytes, &spans[first..], hashes);
+}
+
 /// Scans the tokens of `text` in one pass: each maximal run of word characters and each
 /// own-token character, as byte spans of `text`, and the FNV-1a 64 of each token, computed while
 /// its bytes are read. ASCII takes one table lookup a byte; other characters are
@@ -245,6 +322,9 @@ fn wide_class(text: &str, i: usize) -> (Class, usize) {
 #[inline]
 fn scan_tokens(text: &str, spans: &mut Vec<(usize, usize)>, hashes: &mut Vec<u64>) {
     let bytes = text.as_bytes();
+    if bytes.is_ascii() {
+        return scan_ascii_tokens(bytes, spans, hashes);
+    }
     let n = bytes.len();
     let mut i = 0;
     while i < n {
@@ -318,6 +398,12 @@ impl FeatureConfig {
         scratch.hashes.clear();
         match self.tokens {
             TokenKind::Word => {
+                if self.ngram == 1 && self.stopwords.is_none() {
+                    // Every token is a feature, hashed by the scan.
+                    word_token_hashes(text, scratch);
+                    scratch.hashes.extend_from_slice(&scratch.token_hashes);
+                    return;
+                }
                 self.shingles(text, scratch);
                 let s = &mut *scratch;
                 if self.ngram == 1 {
@@ -565,6 +651,44 @@ mod tests {
 
     fn chars(n: i64, text: &str) -> Vec<String> {
         FeatureConfig::new(TokenKind::Char, n, None).unwrap().features(text)
+    }
+
+    #[test]
+    fn ascii_scan_finds_the_tokens_of_a_plain_split() {
+        // Tokens of every length up to 150 (so across 64-byte blocks), separators of every
+        // kind, at either end or not; the ASCII scan against splitting at non-alphanumerics.
+        let mut x = 0x9E37_79B9_7F4A_7C15_u64;
+        let mut next = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        let alphabet: Vec<u8> = (0u8..128).collect();
+        for case in 0..400 {
+            let len = next(if case % 4 == 0 { 400 } else { 70 }) as usize;
+            let long = case % 5 == 0;
+            let text: String = (0..len)
+                .map(|_| {
+                    let pick = next(10);
+                    if long && pick < 8 {
+                        'q'
+                    } else if pick < 6 {
+                        (b'a' + next(26) as u8) as char
+                    } else {
+                        alphabet[next(128) as usize] as char
+                    }
+                })
+                .collect();
+            let want: Vec<&str> = text.split(|c: char| !c.is_ascii_alphanumeric()).filter(|t| !t.is_empty()).collect();
+            let (mut spans, mut hashes) = (Vec::new(), Vec::new());
+            scan_ascii_tokens(text.as_bytes(), &mut spans, &mut hashes);
+            let got: Vec<&str> = spans.iter().map(|&(a, b)| &text[a..b]).collect();
+            assert_eq!(got, want, "{text:?}");
+            assert_eq!(hashes, want.iter().map(|t| fnv1a_64(t.as_bytes())).collect::<Vec<_>>());
+        }
+        let block: [u8; 64] = std::array::from_fn(|i| (i as u8).wrapping_mul(37) & 0x7f);
+        assert_eq!(word_bits(&block), word_bits_portable(&block));
     }
 
     #[test]

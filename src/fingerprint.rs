@@ -111,9 +111,29 @@ impl BitCounter {
         }
     }
 
+    /// Adds every hash of `hashes`: whole blocks of sixteen straight from the slice.
+    #[inline]
+    pub fn add_all(&mut self, hashes: &[u64]) {
+        let mut rest = hashes;
+        while self.filled != 0 && !rest.is_empty() {
+            self.add(rest[0]);
+            rest = &rest[1..];
+        }
+        let mut blocks = rest.chunks_exact(16);
+        for block in &mut blocks {
+            self.add_block_of(block.try_into().expect("sixteen hashes"));
+        }
+        blocks.remainder().iter().for_each(|&h| self.add(h));
+    }
+
     #[inline]
     fn add_block(&mut self) {
-        let d = &self.block;
+        let block = self.block;
+        self.add_block_of(&block);
+    }
+
+    #[inline]
+    fn add_block_of(&mut self, d: &[u64; 16]) {
         let [mut ones, mut twos, mut fours, mut eights] = self.planes;
         let mut eights_pair = [0u64; 2];
         for (half, e) in eights_pair.iter_mut().enumerate() {
@@ -468,7 +488,7 @@ impl Hasher {
                 scratch.hashes.dedup();
             }
             let mut counter = BitCounter::default();
-            scratch.hashes.iter().for_each(|&h| counter.add(h));
+            counter.add_all(&scratch.hashes);
             let (counts, total) = counter.finish();
             if fields.len() == 1 && fw == 1 {
                 return fingerprint_of_counts(&counts, total);
