@@ -65,6 +65,13 @@ struct Buffers {
     text: String,
 }
 
+thread_local! {
+    /// Each worker's buffers, kept from one block to the next: buffers made afresh for every
+    /// piece of work were grown, freed and trimmed back to the system again and again, and the
+    /// page faults of two threads doing so waited on each other (two threads ran slower than one).
+    static BUFFERS: std::cell::RefCell<Buffers> = Default::default();
+}
+
 /// A JSON string (borrowed when it holds no escape), or the mark of any other value.
 enum MaybeStr<'de> {
     Str(Cow<'de, str>),
@@ -219,7 +226,7 @@ pub fn fingerprint_lines(
     let record = Record { text_field, id_field };
     let each: Vec<Line> = lines
         .par_iter()
-        .map_init(Buffers::default, |b, l| line(hasher, casefold, &record, sketch, l, b))
+        .map(|l| BUFFERS.with_borrow_mut(|b| line(hasher, casefold, &record, sketch, l, b)))
         .collect();
     let mut out = Lines {
         kinds: Vec::with_capacity(each.len()),
