@@ -19,7 +19,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqA
 use serde_json::value::RawValue;
 
 use crate::error::{Error, Result};
-use crate::features::{Scratch, TokenKind};
+use crate::features::Scratch;
 use crate::fingerprint::Hasher;
 use crate::verify::{self, ShingleConfig, SketchHash, Sketches};
 
@@ -43,6 +43,8 @@ pub struct Lines {
     pub fingerprints: Vec<u64>,
     pub lengths: Vec<u32>,
     pub starts: Vec<u64>,
+    /// The content key of each line done here (0 for the others).
+    pub keys: Vec<u64>,
     /// When asked for: the shingle sketch of each line done here (empty for the others).
     pub sketches: Option<Sketches>,
 }
@@ -52,12 +54,13 @@ struct Line {
     kind: Kind,
     fingerprint: u64,
     length: u32,
+    key: u64,
     sketch: Vec<SketchHash>,
 }
 
 impl Line {
     fn not_done(kind: Kind) -> Self {
-        Line { kind, fingerprint: 0, length: 0, sketch: Vec::new() }
+        Line { kind, fingerprint: 0, length: 0, key: 0, sketch: Vec::new() }
     }
 }
 
@@ -244,14 +247,10 @@ fn line(hasher: &Hasher, casefold: bool, record: &Record<'_>, sketch: Option<Shi
     let fingerprint = hasher.fingerprint(&[normalized], &mut b.scratch);
     let mut out = Vec::new();
     if let Some(config) = sketch {
-        if hasher.features().tokens() == TokenKind::Word {
-            // The fingerprint's features were built from the same word tokens: reuse them.
-            verify::sketch_of_words(config, b.scratch.token_hashes(), &mut out);
-        } else {
-            verify::sketch(config, normalized, &mut b.scratch, &mut out);
-        }
+        crate::digest::sketch_after_fingerprint(hasher, config, normalized, &mut b.scratch, &mut out);
     }
-    Line { kind: Kind::Done, fingerprint, length: normalized.len() as u32, sketch: out }
+    let key = verify::content_key(normalized.as_bytes());
+    Line { kind: Kind::Done, fingerprint, length: normalized.len() as u32, key, sketch: out }
 }
 
 /// Reads the lines of `block` (split at `\n`; the block holds whole lines, without the last
@@ -279,6 +278,7 @@ pub fn fingerprint_lines(
         fingerprints: Vec::with_capacity(each.len()),
         lengths: Vec::with_capacity(each.len()),
         starts: Vec::with_capacity(each.len() + 1),
+        keys: Vec::with_capacity(each.len()),
         sketches: None,
     };
     let mut start = 0u64;
@@ -287,11 +287,12 @@ pub fn fingerprint_lines(
         start += l.len() as u64 + 1;
     }
     out.starts.push(start);
-    let mut sketches = Sketches { offsets: vec![0], hashes: Vec::new() };
+    let mut sketches = Sketches { offsets: vec![0], ..Sketches::default() };
     for l in each {
         out.kinds.push(l.kind as u8);
         out.fingerprints.push(l.fingerprint);
         out.lengths.push(l.length);
+        out.keys.push(l.key);
         sketches.hashes.extend_from_slice(&l.sketch);
         sketches.offsets.push(sketches.hashes.len() as u64);
     }

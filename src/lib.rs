@@ -7,6 +7,7 @@
 //! `python/` behind the `python` feature and only extract, validate, release the GIL and convert.
 
 pub mod compat;
+pub mod digest;
 pub mod encoders;
 pub mod error;
 pub mod features;
@@ -18,6 +19,7 @@ pub mod jsonl;
 pub mod pairs;
 pub mod parallel;
 pub mod plan;
+pub mod star;
 pub mod store;
 pub mod table;
 pub mod verify;

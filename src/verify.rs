@@ -21,11 +21,21 @@ use crate::error::{Error, Result};
 use crate::features::{word_token_hashes, Scratch};
 
 /// Sketches of many documents, concatenated: document d's hashes are
-/// `hashes[offsets[d]..offsets[d + 1]]`, sorted ascending and distinct.
+/// `hashes[offsets[d]..offsets[d + 1]]`, sorted ascending and distinct; `keys[d]` is the
+/// content key of its normalized text.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Sketches {
     pub offsets: Vec<u64>,
     pub hashes: Vec<SketchHash>,
+    pub keys: Vec<u64>,
+}
+
+/// The content key of a normalized text: its XXH3-64 (seed 0). Documents with equal keys and
+/// fingerprints are taken as copies of one text (two different texts share a key and a
+/// fingerprint with probability about 2^-128).
+#[inline]
+pub fn content_key(text: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(text)
 }
 
 /// A shingle's hash in a sketch: the high half of its 64-bit hash. Two distinct shingles of a
@@ -137,27 +147,29 @@ pub fn sketch(config: ShingleConfig, text: &str, scratch: &mut Scratch, out: &mu
 
 /// The sketches of many normalized texts, computed in parallel.
 pub fn sketches<T: AsRef<str> + Sync>(config: ShingleConfig, texts: &[T]) -> Sketches {
-    let each: Vec<Vec<SketchHash>> = texts
+    let each: Vec<(Vec<SketchHash>, u64)> = texts
         .par_iter()
         .map_init(Scratch::default, |scratch, text| {
             let mut out = Vec::new();
             sketch(config, text.as_ref(), scratch, &mut out);
-            out
+            (out, content_key(text.as_ref().as_bytes()))
         })
         .collect();
     let mut offsets = Vec::with_capacity(each.len() + 1);
     offsets.push(0u64);
-    let mut hashes = Vec::with_capacity(each.iter().map(Vec::len).sum());
-    for s in &each {
+    let mut hashes = Vec::with_capacity(each.iter().map(|e| e.0.len()).sum());
+    let mut keys = Vec::with_capacity(each.len());
+    for (s, key) in &each {
         hashes.extend_from_slice(s);
         offsets.push(hashes.len() as u64);
+        keys.push(*key);
     }
-    Sketches { offsets, hashes }
+    Sketches { offsets, hashes, keys }
 }
 
 /// The Jaccard similarity of two bottom-`size` sketches: exact when both sets have fewer than
-/// `size` shingles, the bottom-k estimate otherwise. Two empty sketches (texts without words)
-/// are the same document: 1.
+/// `size` shingles, the bottom-k estimate otherwise. A text without words shares no shingle with
+/// any other (0): only its copies, found by their content key, are its duplicates.
 pub fn jaccard(a: &[SketchHash], b: &[SketchHash], size: usize) -> f64 {
     let (mut x, mut y) = (0, 0);
     let (mut union, mut both) = (0usize, 0usize);
@@ -178,7 +190,7 @@ pub fn jaccard(a: &[SketchHash], b: &[SketchHash], size: usize) -> f64 {
         union += 1;
     }
     if union == 0 {
-        1.0
+        0.0
     } else {
         both as f64 / union as f64
     }
@@ -272,11 +284,22 @@ mod tests {
     }
 
     #[test]
-    fn empty_texts_are_alike_and_unlike_others() {
+    fn texts_without_words_share_nothing_but_their_key() {
         let config = shingle_config(3, 16).unwrap();
-        let s = sketches(config, &["", "  ", "some words"]);
-        assert_eq!(jaccard(s.get(0), s.get(1), 16), 1.0);
+        let s = sketches(config, &["", "  ", "some words", "!!", "!!"]);
+        assert_eq!(jaccard(s.get(0), s.get(1), 16), 0.0);
         assert_eq!(jaccard(s.get(0), s.get(2), 16), 0.0);
+        assert_eq!(jaccard(s.get(3), s.get(4), 16), 0.0);
+        assert_eq!(s.keys[3], s.keys[4]);
+        assert_ne!(s.keys[0], s.keys[1]);
+        assert_ne!(s.keys[0], s.keys[3]);
+    }
+
+    #[test]
+    fn content_key_is_xxh3_64() {
+        // The published XXH3-64 of the empty input (seed 0) and of "abc".
+        assert_eq!(content_key(b""), 0x2D06_8005_38D3_94C2);
+        assert_eq!(content_key(b"abc"), 0x78AF_5F94_892F_3950);
     }
 
     #[test]

@@ -3,9 +3,12 @@ plain union-find, and a small corpus of near-duplicate families."""
 
 from __future__ import annotations
 
+import math
 import random
 
 import numpy as np
+
+import reference
 
 
 def distances(fps: np.ndarray) -> np.ndarray:
@@ -70,3 +73,66 @@ def family_corpus(families: int = 14, seed: int = 7) -> list[str]:
             docs.append(" ".join(words))
     rng.shuffle(docs)
     return docs
+
+
+def star_oracle(order, near) -> tuple[list[int], list[float]]:
+    """Greedy stars by brute force: in ``order``, each row not yet removed is kept and removes
+    every later free row ``s`` for which ``near(c, s)`` gives a Jaccard (or NaN) rather than None."""
+    n = len(order)
+    kept, jac = [-1] * n, [1.0] * n
+    for c in order:
+        if kept[c] != -1:
+            continue
+        kept[c] = c
+        for s in order:
+            if kept[s] == -1:
+                j = near(c, s)
+                if j is not None:
+                    kept[s], jac[s] = c, j
+    return kept, jac
+
+
+def same_floats(a, b) -> bool:
+    """Equal lists of floats, NaN equal to NaN."""
+    return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
+
+
+def exact_jaccard(a: str, b: str, n: int = 3) -> float:
+    x = set(reference.features(reference.normalize(a), "word", n))
+    y = set(reference.features(reference.normalize(b), "word", n))
+    return len(x & y) / len(x | y) if x | y else 0.0
+
+
+def fingerprint_near(docs, fps, k):
+    """Near-duplicates on fingerprints alone: copies of a normalized text (Jaccard 1), or two
+    texts with features whose fingerprints are within k (Jaccard unknown: NaN)."""
+    norm = [reference.normalize(t) for t in docs]
+    d = distances(fps)
+
+    def near(c, s):
+        if norm[c] == norm[s]:
+            return 1.0
+        return math.nan if fps[c] and fps[s] and d[c, s] <= k else None
+
+    return near
+
+
+def verified_near(docs, fps, k, threshold):
+    norm = [reference.normalize(t) for t in docs]
+    d = distances(fps)
+
+    def near(c, s):
+        if norm[c] == norm[s]:
+            return 1.0
+        if not (fps[c] and fps[s] and d[c, s] <= k):
+            return None
+        j = float(np.float32(exact_jaccard(docs[c], docs[s])))
+        return j if j >= np.float32(threshold) else None
+
+    return near
+
+
+def verified_stars(docs: list[str], k: int = 5, threshold: float = 0.8) -> list[int]:
+    """The row kept in each row's place by the default dedup (verified stars, keep first)."""
+    fps = np.array([reference.fingerprint(reference.normalize(t)) for t in docs], dtype=np.uint64)
+    return star_oracle(list(range(len(docs))), verified_near(docs, fps, k, threshold))[0]

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import neardup
-from brute import clusters, distances, family_corpus, keep_by, keep_first, pairs
+from brute import clusters, distances, exact_jaccard, family_corpus, fingerprint_near, same_floats, star_oracle, verified_near
 
 
 @pytest.fixture(scope="module")
@@ -18,19 +18,59 @@ def fps(docs) -> np.ndarray:
 
 
 @pytest.mark.parametrize("k", [0, 3, 6])
-def test_clusters_keep_and_distances_match_brute_force(docs, fps, k):
-    result = neardup.dedup(docs, k=k)
-    labels = clusters(fps, k)
-    assert result.cluster.tolist() == labels.tolist()
-    assert result.keep.tolist() == keep_first(labels).tolist()
+def test_fingerprint_stars_match_brute_force(docs, fps, k):
+    result = neardup.dedup(docs, k=k, threshold=None)
+    kept, jac = star_oracle(list(range(len(docs))), fingerprint_near(docs, fps, k))
+    assert result.kept_row.tolist() == kept
+    assert same_floats(result.jaccard.tolist(), jac)
+    assert result.keep.tolist() == [kept[r] == r for r in range(len(docs))]
     d = distances(fps)
-    assert result.distance.tolist() == [int(d[r, labels[r]]) for r in range(len(docs))]
-    sizes = np.bincount(labels)
-    assert result.n_clusters == int((sizes >= 2).sum())
-    assert result.n_removed == len(docs) - int((sizes > 0).sum())
+    assert result.distance.tolist() == [int(d[r, kept[r]]) for r in range(len(docs))]
+    assert all(result.distance <= k)
+    smallest = {c: min(r for r in range(len(docs)) if kept[r] == c) for c in set(kept)}
+    assert result.cluster.tolist() == [smallest[kept[r]] for r in range(len(docs))]
+    assert result.n_clusters == sum(1 for c in set(kept) if kept.count(c) > 1)
+    assert result.n_removed == sum(kept[r] != r for r in range(len(docs)))
     i, j, dist = result.pairs
-    assert set(zip(i.tolist(), j.tolist(), dist.tolist())) == pairs(fps, k)
+    assert list(zip(i.tolist(), j.tolist())) == [(kept[r], r) for r in range(len(docs)) if kept[r] != r]
     assert np.array_equal(result.fingerprints, fps)
+
+
+@pytest.mark.parametrize("k, threshold", [(3, 0.5), (5, 0.8), (8, 0.6), (10, 1.0)])
+def test_verified_stars_match_brute_force(docs, fps, k, threshold):
+    result = neardup.dedup(docs, k=k, threshold=threshold)
+    kept, jac = star_oracle(list(range(len(docs))), verified_near(docs, fps, k, threshold))
+    assert result.kept_row.tolist() == kept
+    assert result.jaccard.tolist() == jac
+    # The star invariant: every removed document is a near-duplicate of its kept document itself.
+    for r, c in enumerate(kept):
+        assert exact_jaccard(docs[r], docs[c]) >= threshold - 1e-6
+
+
+def test_verification_is_the_default(docs):
+    result = neardup.dedup(docs)
+    assert (result.k, result.threshold) == (5, 0.8)
+    assert result.kept_row.tolist() == neardup.dedup(docs, k=5, threshold=0.8).kept_row.tolist()
+
+
+def test_stars_do_not_chain():
+    # b is a near-duplicate of a and of c, but c is not one of a: components would remove c too.
+    a = " ".join(f"w{i}" for i in range(40))
+    b = " ".join(f"w{i}" for i in range(4, 44))
+    c = " ".join(f"w{i}" for i in range(8, 48))
+    assert exact_jaccard(a, b) >= 0.75 and exact_jaccard(b, c) >= 0.75 and exact_jaccard(a, c) < 0.75
+    result = neardup.dedup([a, b, c], k=64 // 4, threshold=0.75)
+    assert result.kept_row.tolist() == [0, 0, 2]
+    assert result.keep.tolist() == [True, False, True]
+
+
+def test_texts_without_features_are_duplicates_of_their_copies_only():
+    docs = ["", "", "!!", "??", "!!", "  ", "a real text here"]
+    for threshold in (None, 0.8):
+        result = neardup.dedup(docs, threshold=threshold)
+        # "" and "  " normalize differently (NFKC keeps spaces), so only exact copies go.
+        assert result.kept_row.tolist() == [0, 0, 2, 3, 2, 5, 6]
+        assert result.fingerprints[:6].tolist() == [0] * 6
 
 
 def test_the_corpus_has_clusters_to_find(docs, fps):
@@ -38,14 +78,15 @@ def test_the_corpus_has_clusters_to_find(docs, fps):
     assert (sizes >= 2).sum() >= 5 and (sizes >= 3).sum() >= 2
 
 
-def test_keep_longest_keeps_the_longest_of_each_cluster_first_of_equals(docs, fps):
+def test_keep_longest_takes_the_longest_first(docs, fps):
     result = neardup.dedup(docs, keep="longest")
-    expected = keep_by(clusters(fps, 3), [len(t) for t in docs])
-    assert result.keep.tolist() == expected.tolist()
-    assert result.keep.tolist() != keep_first(clusters(fps, 3)).tolist()  # the rule made a difference
+    order = sorted(range(len(docs)), key=lambda r: (-len(docs[r]), r))
+    kept, _ = star_oracle(order, verified_near(docs, fps, 5, 0.8))
+    assert result.kept_row.tolist() == kept
+    assert result.keep.tolist() != neardup.dedup(docs).keep.tolist()  # the rule made a difference
 
 
-def test_keep_function_ranks_the_documents_of_a_cluster(docs, fps):
+def test_keep_function_ranks_the_documents(docs, fps):
     records = [{"text": t, "stars": (7 * i) % 11} for i, t in enumerate(docs)]
     calls = []
 
@@ -54,21 +95,25 @@ def test_keep_function_ranks_the_documents_of_a_cluster(docs, fps):
         return doc["stars"]
 
     result = neardup.dedup(iter(records), keep=stars)  # a one-shot iterator is held for the function
-    labels = clusters(fps, 3)
-    assert result.keep.tolist() == keep_by(labels, [r["stars"] for r in records]).tolist()
-    in_clusters = int((np.bincount(labels)[labels] >= 2).sum())
-    assert len(calls) == in_clusters  # called only on documents that have near-duplicates
+    order = sorted(range(len(docs)), key=lambda r: (-records[r]["stars"], r))
+    kept, _ = star_oracle(order, verified_near(docs, fps, 5, 0.8))
+    assert result.kept_row.tolist() == kept
+    d = distances(fps)
+    alone = [r for r in range(len(docs)) if not any(d[r, s] <= 5 for s in range(len(docs)) if s != r)]
+    assert len(calls) == len(docs) - len(alone)  # not called on documents without candidates
 
 
 def test_dict_documents_with_ids_and_to_pandas(docs, fps):
     records = [{"name": f"doc-{i}", "body": t} for i, t in enumerate(docs)]
     result = neardup.dedup(records, text_field="body", id_field="name")
     frame = result.to_pandas()
-    assert list(frame.columns) == ["id", "cluster", "kept", "distance"]
+    assert list(frame.columns) == ["id", "cluster", "kept", "kept_id", "jaccard", "distance"]
     assert frame["id"].tolist() == [f"doc-{i}" for i in range(len(docs))]
-    labels = clusters(fps, 3)
-    assert frame["cluster"].tolist() == labels.tolist()
-    assert frame["kept"].tolist() == keep_first(labels).tolist()
+    plain = neardup.dedup(docs)
+    assert frame["cluster"].tolist() == plain.cluster.tolist()
+    assert frame["kept"].tolist() == plain.keep.tolist()
+    assert frame["kept_id"].tolist() == [f"doc-{r}" for r in plain.kept_row.tolist()]
+    assert frame["jaccard"].tolist() == plain.jaccard.tolist()
 
 
 def test_tables_and_series_give_the_same_result(docs):
@@ -132,6 +177,6 @@ def test_bad_arguments_say_what_is_wrong(call, error, message):
 
 def test_repr_and_exports():
     result = neardup.dedup(["same text", "same text", "other"])
-    assert repr(result) == "<DedupResult k=3: 3 documents, 1 clusters, 1 removed>"
+    assert repr(result) == "<DedupResult k=5, Jaccard >= 0.8: 3 documents, 1 cluster, 1 removed>"
     assert "dedup" in neardup.__all__ and "DedupResult" in neardup.__all__
     assert isinstance(result, neardup.DedupResult)

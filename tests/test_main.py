@@ -10,8 +10,10 @@ from importlib import metadata, resources
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import neardup
+import reference
 
 
 def _sample_texts() -> list[str]:
@@ -19,39 +21,44 @@ def _sample_texts() -> list[str]:
         return [json.loads(line)["text"] for line in gzip.open(raw, "rt", encoding="utf-8")]
 
 
-def _components(n: int, i: np.ndarray, j: np.ndarray) -> np.ndarray:
-    """Cluster labels (smallest member) by plain union-find over the pairs."""
-    parent = list(range(n))
-
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for a, b in zip(i.tolist(), j.tolist()):
-        ra, rb = find(a), find(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
-    return np.array([find(x) for x in range(n)])
+def _stars(d: np.ndarray, near: np.ndarray) -> np.ndarray:
+    """Greedy stars in row order by brute force: each row not yet removed is kept and removes
+    every later free row marked in its row of ``near``."""
+    n = len(d)
+    kept = np.full(n, -1)
+    for c in range(n):
+        if kept[c] == -1:
+            free = (kept == -1) & near[c]
+            free[c] = True
+            kept[free] = c
+    return kept
 
 
-def test_sample_dry_run_reports_the_brute_force_clusters():
+@pytest.mark.parametrize("verified", [False, True])
+def test_sample_dry_run_reports_the_brute_force_stars(verified):
+    k = 5 if verified else 3
     result = subprocess.run(
-        [sys.executable, "-m", "neardup", "dedup", "--sample", "--dry-run", "--json", "--k", "3"],
+        [sys.executable, "-m", "neardup", "dedup", "--sample", "--dry-run", "--json", *([] if verified else ["--no-verify"])],
         capture_output=True, text=True, check=True,
     )
     report = json.loads(result.stdout)
     texts = _sample_texts()
-    assert len(texts) == 3000 == report["documents"]
+    assert len(texts) == 3000 == report["documents"] and report["k"] == k
     fps = neardup.Simhasher().fingerprint_many(texts)
-    # Brute force: every pair's distance with numpy's popcount, then union-find.
+    assert (fps != 0).all()  # every text has features: copies need no special case here
+    # Brute force: every pair's distance with numpy's popcount; with verification, the exact
+    # word-3-shingle Jaccard of every pair within k, from the reference tokenizer.
     d = np.bitwise_count(fps[:, None] ^ fps[None, :])
-    i, j = np.nonzero(np.triu(d <= 3, 1))
-    labels = _components(len(texts), i, j)
-    sizes = np.bincount(labels)
-    assert report["clusters"] == int((sizes >= 2).sum()) > 100  # the sample holds templated families
-    assert report["removed"] == len(texts) - int((sizes > 0).sum())
+    near = d <= k
+    if verified:
+        shingles = [set(reference.features(reference.normalize(t), "word", 3)) for t in texts]
+        for a, b in zip(*np.nonzero(np.triu(near, 1))):
+            x, y = shingles[a], shingles[b]
+            near[a, b] = near[b, a] = len(x & y) >= 0.8 * len(x | y)
+    kept = _stars(d, near)
+    removed = kept != np.arange(len(texts))
+    assert report["removed"] == int(removed.sum())
+    assert report["clusters"] == len(np.unique(kept[removed])) > 100  # the sample holds templated families
 
 
 def test_console_script_is_the_module_command():

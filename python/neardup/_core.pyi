@@ -26,6 +26,8 @@ __all__ = [
     "minhash_keys_tokens",
     "shingle_sketches",
     "sketch_jaccard",
+    "star_candidates",
+    "star_clusters",
     "IndexFormatError",
     "NeardupError",
     "fnv1a_64",
@@ -100,6 +102,13 @@ class Hasher:
         self, fields: list[list[str]], threads: int | None = None
     ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
         """Document frequencies of feature hashes: (sorted keys, counts)."""
+    def digest_many(
+        self, fields: list[list[str]], threads: int | None = None, fold_ascii: bool = False, sketch: tuple[int, int] | None = None
+    ) -> tuple[
+        npt.NDArray[np.uint64], npt.NDArray[np.uint64], tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32]] | None
+    ]:
+        """Fingerprints, content keys (XXH3-64 of the normalized text) and, with sketch=(ngram,
+        size), shingle sketches as (offsets, hashes)."""
 
 @final
 class Plan:
@@ -178,19 +187,41 @@ def jsonl_fingerprints(
     npt.NDArray[np.uint64],
     npt.NDArray[np.uint32],
     npt.NDArray[np.uint64],
+    npt.NDArray[np.uint64],
     tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32]] | None,
 ]:
     """Per line of a block of JSONL: kind (0 blank, 1 fingerprinted, 2 for Python), fingerprint,
-    length; where each line starts (one more: the block's length + 1); with sketch=(ngram, size)
-    the (offsets, hashes) of the shingle sketch of each line fingerprinted here."""
+    length; where each line starts (one more: the block's length + 1); the content key of each
+    line fingerprinted here; with sketch=(ngram, size) the (offsets, hashes) of its sketch."""
 
 def cluster_pairs(n: int, i: npt.NDArray[np.int64], j: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     """Connected components of n rows linked by the pairs (i[p], j[p]); labels are smallest rows."""
 
 def shingle_sketches(
     texts: list[str], ngram: int, size: int, threads: int | None = None
-) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32]]:
-    """Bottom-size sketches of the word ngram-shingles of normalized texts: (offsets, hashes)."""
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32], npt.NDArray[np.uint64]]:
+    """Bottom-size sketches of the word ngram-shingles of normalized texts: (offsets, hashes,
+    content keys)."""
+
+def star_clusters(
+    fingerprints: npt.NDArray[np.uint64],
+    keys: npt.NDArray[np.uint64],
+    order: npt.NDArray[np.int64],
+    k: int,
+    threshold: float | None = None,
+    starts: npt.NDArray[np.uint64] | None = None,
+    ends: npt.NDArray[np.uint64] | None = None,
+    hashes: npt.NDArray[np.uint32] | None = None,
+    size: int = 256,
+    plan: Plan | None = None,
+    threads: int | None = None,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    """Star clusters in keep order: (the row kept in each row's place, their Jaccard)."""
+
+def star_candidates(
+    fingerprints: npt.NDArray[np.uint64], keys: npt.NDArray[np.uint64], k: int, threads: int | None = None
+) -> npt.NDArray[np.int64]:
+    """The rows whose sketches star_clusters may read."""
 
 def sketch_jaccard(
     starts: npt.NDArray[np.uint64],

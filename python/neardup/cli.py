@@ -21,8 +21,10 @@ import click
 import numpy as np
 
 from . import _core, report as report_mod
-from .dedup import DedupResult, candidate_rows, check_pairs, select
-from .verify import THRESHOLD_K, Sketches
+from .dedup import DedupResult
+from .digest import Digest
+from .pipeline import THRESHOLD, FirstPass, default_k, keep_order, stars
+from .verify import Sketches
 from .hasher import Simhasher
 from .index import SimhashIndex, cluster, find_all, plan as make_plan
 from .io import (
@@ -44,6 +46,10 @@ from .tune import PLOT_EXTRA, measure, sample_pairs
 #: --threshold: the most memory for the first pass's shingle sketches (about 0.5 KB a short
 #: document); a corpus with more reads the documents of candidate pairs again instead.
 SKETCH_BUDGET = 512 << 20
+
+#: The columns of --clusters: each document's id, its cluster (the smallest row of its star), whether
+#: it is kept, the id of the document kept in its place, their Jaccard and Hamming distance.
+CLUSTER_COLUMNS = ["id", "cluster", "kept", "kept_id", "jaccard", "distance"]
 
 #: Exit statuses (documented in the README).
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -90,11 +96,24 @@ def hasher_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def checked_k_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    """--k, and --threshold/--shingle to check the pairs within --k by shingle Jaccard."""
+    """--k, and --threshold/--shingle/--no-verify: how pairs within --k are checked."""
     f = click.option("--shingle", type=click.IntRange(min=1), default=3, show_default=True, help="Words per shingle for --threshold.")(f)
-    f = click.option("--threshold", type=click.FloatRange(0, 1, min_open=True), default=None, metavar="J",
-                     help="Check each pair within --k by the Jaccard similarity of its word shingles and keep it at J or above (0 < J <= 1): more near-duplicates found at the same precision.")(f)
-    return click.option("--k", "k", type=click.IntRange(0, 16), default=None, help="Largest Hamming distance of a near-duplicate pair, 0 to 16  [default: 3; 5 with --threshold]")(f)
+    f = click.option("--no-verify", is_flag=True,
+                     help="Take every pair within --k on its fingerprints alone, without comparing shingles: faster, less precise (--k defaults to 3).")(f)
+    f = click.option("--threshold", type=click.FloatRange(0, 1, min_open=True), default=THRESHOLD, show_default=True, metavar="J",
+                     help="A pair within --k is a near-duplicate when the Jaccard similarity of its word shingles is J or above (0 < J <= 1).")(f)
+    return click.option("--k", "k", type=click.IntRange(0, 16), default=None,
+                        help="Candidate radius: the largest Hamming distance of a near-duplicate pair, 0 to 16  [default: 5; 3 with --no-verify]")(f)
+
+
+def _verification(threshold: float, no_verify: bool) -> float | None:
+    """The threshold in force: None with --no-verify (which refuses an explicit --threshold)."""
+    if not no_verify:
+        return threshold
+    ctx = click.get_current_context()
+    if ctx.get_parameter_source("threshold") is not click.core.ParameterSource.DEFAULT:
+        raise click.UsageError("--no-verify takes pairs on fingerprints alone: drop --threshold or --no-verify")
+    return None
 
 
 def k_option(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -186,11 +205,12 @@ def _texts_of(doc: Any) -> list[str]:
     return [doc] if isinstance(doc, str) else [v for v in doc.values() if isinstance(v, str)]
 
 
-def _fingerprint_chunk(inp: Input, hasher: Simhasher, chunk: Chunk, threads: int | None) -> tuple[Chunk, np.ndarray]:
-    """Fingerprints of a chunk; a document the hasher refuses (a lone surrogate from a JSON
-    escape) is reported at its line, or skipped."""
+def _fingerprint_chunk(inp: Input, hasher: Simhasher, chunk: Chunk, threads: int | None,
+                       sketch: tuple[int, int] | None = None) -> tuple[Chunk, Digest]:
+    """The digests of a chunk (see :mod:`neardup.digest`); a document the hasher refuses (a
+    lone surrogate from a JSON escape) is reported at its line, or skipped."""
     try:
-        return chunk, hasher.fingerprint_many(chunk.docs, threads=threads)
+        return chunk, hasher._digest(chunk.docs, 0, "docs", threads, sketch)
     except ValueError:
         bad = []
         for i, doc in enumerate(chunk.docs):
@@ -211,7 +231,7 @@ def _fingerprint_chunk(inp: Input, hasher: Simhasher, chunk: Chunk, threads: int
             raw=[chunk.raw[i] for i in good] if len(chunk.raw) == len(chunk.docs) else chunk.raw,
             nbytes=sum(len(t.encode()) for i in good for t in _texts_of(chunk.docs[i])),
         )
-        return kept, hasher.fingerprint_many(kept.docs, threads=threads)
+        return kept, hasher._digest(kept.docs, 0, "docs", threads, sketch)
 
 
 def fingerprint_with_progress(inp: Input, hasher: Simhasher, threads: int | None, hidden: bool, **options: Any) -> tuple[np.ndarray, np.ndarray, int]:
@@ -225,65 +245,55 @@ def fingerprint_with_progress(inp: Input, hasher: Simhasher, threads: int | None
 
 def fingerprint_pass(
     inp: Input, hasher: Simhasher, threads: int | None, progress: Progress, on_chunk: Callable[[Chunk, np.ndarray], None] | None = None,
-    raw: bool = False, lengths: bool = False, sketches: Sketches | None = None,
+    raw: bool = False, lengths: bool = False, first: FirstPass | None = None,
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """Reads the input once: (fingerprints, text lengths if asked, text bytes). JSONL is read
     and fingerprinted by the core where it can (see JsonlInput.fingerprint_chunks); otherwise
     the core fingerprints one chunk on every core while this thread parses the next. Only the
     fingerprints (8 bytes a document) and, for --keep longest, the lengths (4 more) are kept;
-    and, given ``sketches``, the documents' shingle sketches until they pass its budget."""
+    given ``first``, every digest goes to it (content keys, and sketches within its budget)."""
     if hasher.weighting == "idf":
         if inp.path == "-":
             raise click.UsageError("--weighting idf reads the input twice and cannot read stdin: give a file")
         hasher.fit(doc for chunk in inp.chunks() for doc in chunk.docs)
         inp.errors.clear()
         inp._skipped.clear()
-    fps_parts: list[np.ndarray] = []
+    first = first if first is not None else FirstPass(hasher, None, threads)
     len_parts: list[np.ndarray] = []
     nbytes = 0
-    rows = 0
 
-    def finish(chunk: Chunk, fps: np.ndarray, ranges: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> None:
-        nonlocal nbytes, rows
-        if sketches is not None and not sketches.dropped:
-            if ranges is not None:
-                sketches.add_sketches(np.arange(rows, rows + len(fps)), *ranges)
-            else:
-                sketches.add(np.arange(rows, rows + len(fps)), chunk.docs)
-        rows += len(fps)
-        fps_parts.append(fps)
+    def finish(chunk: Chunk, digest: Digest) -> None:
+        nonlocal nbytes
+        first.add(digest)
         if lengths:
             len_parts.append(np.asarray(chunk.lengths, dtype=np.uint32))
         nbytes += chunk.nbytes
         if on_chunk is not None:
-            on_chunk(chunk, fps)
+            on_chunk(chunk, digest.fingerprints)
 
     fast = None if raw or on_chunk is not None else getattr(inp, "fingerprint_chunks", None)
-    def sketch_now() -> tuple[int, int] | None:
-        return (sketches.ngram, sketches.size) if sketches is not None and not sketches.dropped else None
-
-    blocks = fast(hasher, threads, lambda chunk: _fingerprint_chunk(inp, hasher, chunk, threads), sketch_now) if fast is not None else None
+    blocks = fast(hasher, threads, lambda chunk: _fingerprint_chunk(inp, hasher, chunk, threads, first.sketch_spec()),
+                  first.sketch_spec) if fast is not None else None
     if blocks is not None:
-        for chunk, fps, ranges in blocks:
-            finish(chunk, fps, ranges)
+        for chunk, digest in blocks:
+            finish(chunk, digest)
             progress.update()
     else:
-        _python_pass(inp, hasher, threads, progress, finish, raw)
+        _python_pass(inp, hasher, threads, progress, finish, raw, first.sketch_spec)
     progress.update()
     inp.errors.sort(key=lambda e: (e.path, e.line or 0))
-    fps = np.concatenate(fps_parts) if fps_parts else np.zeros(0, np.uint64)
-    return fps, (np.concatenate(len_parts) if len_parts else np.zeros(0, np.uint32)), nbytes
+    return first.fingerprints, (np.concatenate(len_parts) if len_parts else np.zeros(0, np.uint32)), nbytes
 
 
 def _python_pass(inp: Input, hasher: Simhasher, threads: int | None, progress: Progress,
-                 finish: Callable[[Chunk, np.ndarray], None], raw: bool) -> None:
-    """The first pass read by Python: the core fingerprints one chunk on every core while this
+                 finish: Callable[[Chunk, Digest], None], raw: bool, sketch_now: Callable[[], tuple[int, int] | None]) -> None:
+    """The first pass read by Python: the core digests one chunk on every core while this
     thread parses the next."""
-    pending: Future[tuple[Chunk, np.ndarray]] | None = None
+    pending: Future[tuple[Chunk, Digest]] | None = None
     with ThreadPoolExecutor(1, thread_name_prefix="neardup") as pool:
         try:
             for chunk in inp.chunks(raw=raw):
-                future = pool.submit(_fingerprint_chunk, inp, hasher, chunk, threads)
+                future = pool.submit(_fingerprint_chunk, inp, hasher, chunk, threads, sketch_now())
                 if pending is not None:
                     finish(*pending.result())
                 pending = future
@@ -297,35 +307,29 @@ def _python_pass(inp: Input, hasher: Simhasher, threads: int | None, progress: P
             raise
 
 
-def _default_k(k: int | None, threshold: float | None) -> int:
-    return k if k is not None else THRESHOLD_K if threshold is not None else 3
-
-
 def _jaccard_note(threshold: float | None) -> str:
-    return f" with shingle Jaccard >= {threshold:g}" if threshold is not None else ""
+    return f" with shingle Jaccard >= {threshold:g}" if threshold is not None else " (fingerprints only)"
 
 
-def _verified_pairs(inp: Input, fps: np.ndarray, k: int, threshold: float, hasher: Simhasher, shingle: int, threads: int | None,
-                    hidden: bool, sketches: Sketches | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The pairs within k that pass --threshold, checked with the sketches of the first pass;
-    when those passed their budget (a large corpus), the documents of candidate pairs are read
-    again and sketched chunk by chunk (only their sketches are kept)."""
-    candidates = find_all(fps, k, threads=threads) if len(fps) else (np.zeros(0, np.int64),) * 2 + (np.zeros(0, np.uint8),)
-    if sketches is not None and not sketches.dropped:
-        return check_pairs(candidates, sketches, threshold)
-    rows = candidate_rows(candidates)
-    sketches = Sketches(hasher, shingle, threads=threads)
-    if len(rows):
-        progress = Progress(inp, f"checking {len(candidates[0]):,} candidate pairs", hidden)
-        inp.bytes_read = 0
-        try:
-            for _, _, chunk_texts in inp.replay(texts=frozenset(rows.tolist())):
-                got = sorted(chunk_texts)
-                sketches.add(got, [chunk_texts[r] for r in got])
-                progress.update()
-        finally:
-            progress.close()
-    return check_pairs(candidates, sketches, threshold)
+def _resketcher(inp: Input, hasher: Simhasher, shingle: int, threads: int | None, hidden: bool) -> Callable[[np.ndarray], Sketches]:
+    """Reads again, and sketches, the documents of given rows: for a corpus whose first-pass
+    sketches passed their budget (only the sketches of these rows are kept)."""
+
+    def resketch(rows: np.ndarray) -> Sketches:
+        sketches = Sketches(hasher, shingle, threads=threads)
+        if len(rows):
+            progress = Progress(inp, f"sketching {len(rows):,} candidate documents", hidden)
+            inp.bytes_read = 0
+            try:
+                for _, _, chunk_texts in inp.replay(texts=frozenset(rows.tolist())):
+                    got = sorted(chunk_texts)
+                    sketches.add(got, [chunk_texts[r] for r in got])
+                    progress.update()
+            finally:
+                progress.close()
+        return sketches
+
+    return resketch
 
 
 # -- reporting -----------------------------------------------------------------------------------
@@ -391,19 +395,22 @@ def cli() -> None:
 @hasher_options
 @run_options
 def dedup(input: str | None, sample: bool, fmt: str | None, text_field: str, id_field: str | None, on_error: str, output: str | None,
-          clusters: str | None, report_path: str | None, dry_run: bool, k: int | None, threshold: float | None, shingle: int, keep: str,
-          scheduler: str | None, workers: int | None, threads: int | None, quiet: bool, as_json: bool, **hasher_flags: Any) -> None:
+          clusters: str | None, report_path: str | None, dry_run: bool, k: int | None, threshold: float, no_verify: bool, shingle: int,
+          keep: str, scheduler: str | None, workers: int | None, threads: int | None, quiet: bool, as_json: bool, **hasher_flags: Any) -> None:
     """Keep one document of each near-duplicate cluster of INPUT.
 
-    Documents whose fingerprints are within --k bits are near-duplicates (with --threshold: and
-    whose word shingles have at least that Jaccard similarity); chains of them form a cluster,
-    of which one document is kept. The input is read in chunks, keeping 8 bytes per document
-    (its fingerprint; 12 with --keep longest) and never the whole corpus; writing OUTPUT,
-    --clusters or --report reads INPUT a second time, and --threshold once more for the
-    documents of candidate pairs (stdin is copied to a temporary file). INPUT is a file, a
-    folder of .txt files, - for stdin, or --sample.
+    The fingerprints propose, the shingles decide: documents whose fingerprints are within --k
+    bits and whose word shingles have Jaccard similarity >= --threshold are near-duplicates;
+    documents with the same normalized text are copies. Documents are taken in --keep order:
+    the first not yet removed is kept and removes its own near-duplicates, so each removed
+    document is a near-duplicate of the one kept in its place (--clusters names it, with their
+    Jaccard). The input is read in chunks, keeping 16 bytes per document and its sketch (up to
+    a memory budget, past which the documents of candidate pairs are read again); writing
+    OUTPUT, --clusters or --report reads INPUT a second time (stdin is copied to a temporary
+    file). INPUT is a file, a folder of .txt files, - for stdin, or --sample.
     """
-    k = _default_k(k, threshold)
+    threshold_in_force = _verification(threshold, no_verify)
+    k = default_k(k, threshold_in_force)
     start = time.perf_counter()
     if output is None and not dry_run:
         raise click.UsageError("give -o OUTPUT for the kept documents, or --dry-run to only report")
@@ -411,12 +418,12 @@ def dedup(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
         raise click.UsageError("--dry-run writes no OUTPUT: drop -o or --dry-run")
     hasher = make_hasher(**hasher_flags)
     if scheduler is not None or workers is not None:
-        if threshold is not None:
-            raise click.UsageError("--threshold runs on one machine: drop --scheduler/--workers or --threshold")
-        _dedup_on_dask(input, sample, fmt, text_field, id_field, on_error, output, clusters, report_path, k, keep,
-                       scheduler, workers, threads, quiet, as_json, hasher, start)
+        _dedup_on_dask(input, sample, fmt, text_field, id_field, on_error, output, clusters, report_path, k, threshold_in_force, shingle,
+                       keep, scheduler, workers, threads, quiet, as_json, hasher, start)
         return
-    inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher, replayable=bool(output or clusters or report_path or threshold))
+    threshold = threshold_in_force  # type: ignore[assignment]
+    inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher,
+                replayable=bool(output or clusters or report_path or threshold is not None))
     _check_output(inp, output)
     _table_name(clusters, "--clusters")
     with inp, Outputs() as outputs:
@@ -427,45 +434,51 @@ def dedup(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
         except OSError as err:
             raise _Failed(f"cannot write {err.filename or ''}: {err.strerror or err}".replace("cannot write : ", "cannot write: ")) from None
 
+        first = FirstPass(hasher, shingle if threshold is not None else None, threads, budget=SKETCH_BUDGET)
         progress = Progress(inp, "fingerprinting", quiet or as_json)
         try:
-            sketches = Sketches(hasher, shingle, threads=threads, budget=SKETCH_BUDGET) if threshold is not None else None
-            fps, lengths, nbytes = fingerprint_pass(inp, hasher, threads, progress, lengths=keep == "longest", sketches=sketches)
+            fps, lengths, nbytes = fingerprint_pass(inp, hasher, threads, progress, lengths=keep == "longest", first=first)
         finally:
             progress.close()
-        if threshold is not None:
-            pairs = _verified_pairs(inp, fps, k, threshold, hasher, shingle, threads, quiet or as_json, sketches)
-            labels = _core.cluster_pairs(len(fps), pairs[0], pairs[1])
-        else:
-            if progress.shown:
-                click.echo(f"clustering {len(fps):,} fingerprints within k={k} ...", err=True)
-            labels = cluster(fps, k, threads=threads) if len(fps) else np.zeros(0, np.int64)
-        mask = select(labels, keep, lengths) if len(fps) else np.zeros(0, bool)
-        result = DedupResult(fps, labels, mask, k, {})
-        data = report_mod.prepare(fps, labels, mask, k, threads) if report_tmp else None
+        if progress.shown:
+            click.echo(f"finding near-duplicates of {len(fps):,} documents within k={k}{_jaccard_note(threshold)} ...", err=True)
+        order = keep_order(keep, len(fps), lengths)
+        kept, jaccard = stars(fps, first.keys, order, k, threshold, first.sketches,
+                              _resketcher(inp, hasher, shingle, threads, quiet or as_json), threads)
+        result = DedupResult(fps, kept, jaccard, k, {}, threshold=threshold)
+        data = report_mod.prepare(fps, result, threads) if report_tmp else None
 
         ids: dict[int, Any] = {}
         texts: dict[int, str] = {}
+        # Ids of kept documents that come after a document they replace (--keep longest): read first.
+        ahead = np.unique(kept[kept > np.arange(len(kept))]) if clusters_tmp else np.zeros(0, np.int64)
+        kept_ids: dict[int, Any] = _ids_of(inp, ahead) if len(ahead) else {}
         if out_tmp or clusters_tmp or data:
             progress = Progress(inp, "writing", quiet or as_json)
             inp.bytes_read = 0
-            clusters_writer = TableWriter(clusters_tmp, clusters, ["id", "cluster", "kept", "distance"]) if clusters_tmp and clusters else None
+            clusters_writer = TableWriter(clusters_tmp, clusters, CLUSTER_COLUMNS) if clusters_tmp and clusters else None
+            centers = set(np.unique(kept[~result.keep]).tolist()) if clusters_writer else set()
             try:
-                for first, chunk_ids, chunk_texts in inp.replay(
-                    keep=mask if out_tmp else None,
+                for first_row, chunk_ids, chunk_texts in inp.replay(
+                    keep=result.keep if out_tmp else None,
                     output=out_tmp,
                     output_compression=compression_of(output) if output and output != "-" else None,
                     ids=bool(clusters_writer or data),
                     texts=data.rows if data else frozenset(),
                 ):
                     n = len(chunk_ids)
-                    rows = np.arange(first, first + n)
+                    rows = np.arange(first_row, first_row + n)
                     named = [r if v is None else v for r, v in zip(rows.tolist(), chunk_ids)]
                     if clusters_writer is not None:
-                        clusters_writer.write({"id": named, "cluster": labels[first:first + n], "kept": mask[first:first + n],
-                                               "distance": result.distance[first:first + n]})
+                        kept_ids.update((r, v) for r, v in zip(rows.tolist(), named) if r in centers)
+                        kept_here = kept[first_row:first_row + n]
+                        clusters_writer.write({
+                            "id": named, "cluster": result.cluster[first_row:first_row + n], "kept": result.keep[first_row:first_row + n],
+                            "kept_id": [kept_ids[c] if c != r else v for r, c, v in zip(rows.tolist(), kept_here.tolist(), named)],
+                            "jaccard": [None if j != j else round(j, 4) for j in jaccard[first_row:first_row + n].tolist()],
+                            "distance": result.distance[first_row:first_row + n]})
                     if data is not None:
-                        ids.update((r, named[r - first]) for r in data.rows if first <= r < first + n)
+                        ids.update((r, named[r - first_row]) for r in data.rows if first_row <= r < first_row + n)
                         texts.update(chunk_texts)
                     progress.update()
             finally:
@@ -503,6 +516,17 @@ def dedup(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
     _say("\n".join(lines), output)
 
 
+def _ids_of(inp: Input, rows: np.ndarray) -> dict[int, Any]:
+    """The ids of some rows, from one more read of the input."""
+    want, found = set(rows.tolist()), {}
+    inp.bytes_read = 0
+    for first_row, chunk_ids, _ in inp.replay(ids=True):
+        for r, v in enumerate(chunk_ids, first_row):
+            if r in want:
+                found[r] = r if v is None else v
+    return found
+
+
 def _dask_format(path: str, fmt: str | None) -> str:
     """parquet or jsonl, from --format or the name of a file, glob or folder."""
     if fmt is not None:
@@ -527,8 +551,9 @@ def _part_name(suffix: str = "") -> Callable[[int], str]:
 
 
 def _dedup_on_dask(input: str | None, sample: bool, fmt: str | None, text_field: str, id_field: str | None, on_error: str,
-                   output: str | None, clusters: str | None, report_path: str | None, k: int, keep: str, scheduler: str | None,
-                   workers: int | None, threads: int | None, quiet: bool, as_json: bool, hasher: Simhasher, start: float) -> None:
+                   output: str | None, clusters: str | None, report_path: str | None, k: int, threshold: float | None, shingle: int,
+                   keep: str, scheduler: str | None, workers: int | None, threads: int | None, quiet: bool, as_json: bool,
+                   hasher: Simhasher, start: float) -> None:
     """`neardup dedup` on Dask: INPUT, OUTPUT and --clusters are folders of partitions."""
     if scheduler is not None and workers is not None:
         raise click.UsageError("--scheduler runs on an existing cluster, --workers starts a local one: give one of them")
@@ -587,13 +612,13 @@ neardup_dask.local_cluster(workers)
                         raise InputError(input, f"no column {name!r} ({flag}); columns: {', '.join(map(str, ddf.columns))}")
                 try:
                     kept, table = neardup_dask.dedup(ddf, column=text_field, k=k, id_column=id_field, keep=keep,
-                                                     hasher=hasher, clusters=True)
+                                                     threshold=threshold, shingle=shingle, hasher=hasher, clusters=True)
                 except (TypeError, ValueError) as err:
                     raise InputError(input, str(err)) from None
                 n_docs = len(table)
                 removed_rows = table[~table["kept"]]
                 n_removed = len(removed_rows)
-                n_clusters = int(removed_rows["cluster"].nunique().compute()) if n_removed else 0
+                n_clusters = int(removed_rows["kept_id"].nunique().compute()) if n_removed else 0
                 if out_tmp is not None:
                     if fmt == "parquet":
                         kept.to_parquet(out_tmp, write_index=False, name_function=_part_name(".parquet"))
@@ -612,7 +637,7 @@ neardup_dask.local_cluster(workers)
         outputs.commit()
     seconds = time.perf_counter() - start
     summary = {"input": input, "documents": n_docs, "clusters": n_clusters, "kept": n_docs - n_removed, "removed": n_removed,
-               "k": k, "keep": keep, "seconds": round(seconds, 4), "engine": "dask"}
+               "k": k, "threshold": threshold, "keep": keep, "seconds": round(seconds, 4), "engine": "dask"}
     written = {"output": output, "clusters": clusters}
     if as_json:
         click.echo(json.dumps({**summary, "outputs": {k_: v for k_, v in written.items() if v}}, indent=2))
@@ -621,7 +646,7 @@ neardup_dask.local_cluster(workers)
         return
     lines = [
         f"{_count(n_docs, 'document')} in {seconds:.2f} s on Dask",
-        f"{_count(n_clusters, 'cluster')} of near-duplicates within k={k}: kept {n_docs - n_removed}, removed {n_removed}",
+        f"{_count(n_clusters, 'cluster')} of near-duplicates within k={k}{_jaccard_note(threshold)}: kept {n_docs - n_removed}, removed {n_removed}",
     ]
     done = [d for d in (output, clusters) if d]
     lines.append("wrote " + ", ".join(done) if done else "dry run: nothing written")
@@ -784,26 +809,39 @@ def _annotator(inp: Input, tmp: str, output: str, column: str) -> tuple[Callable
 @cli.command()
 @input_options
 @checked_k_options
-@click.option("-o", "--output", metavar="FILE", help="Write every pair (id_a, id_b, distance) to FILE (.csv, .tsv, .jsonl or .parquet).")
+@click.option("-o", "--output", metavar="FILE", help="Write every pair (id_a, id_b, distance, jaccard) to FILE (.csv, .tsv, .jsonl or .parquet).")
 @click.option("--limit", type=click.IntRange(min=0), default=20, show_default=True, help="Pairs to show with a preview (the farthest apart first).")
 @hasher_options
 @run_options
 def pairs(input: str | None, sample: bool, fmt: str | None, text_field: str, id_field: str | None, on_error: str, k: int | None,
-          threshold: float | None, shingle: int, output: str | None, limit: int, threads: int | None, quiet: bool, as_json: bool,
+          threshold: float, no_verify: bool, shingle: int, output: str | None, limit: int, threads: int | None, quiet: bool, as_json: bool,
           **hasher_flags: Any) -> None:
-    """The near-duplicate pairs of INPUT, with their distance and a short preview of each text."""
-    k = _default_k(k, threshold)
+    """The near-duplicate pairs of INPUT (fingerprints within --k, word shingles with Jaccard >=
+    --threshold), with their distance, Jaccard and a short preview of each text."""
+    threshold = _verification(threshold, no_verify)  # type: ignore[assignment]
+    k = default_k(k, threshold)
     hasher = make_hasher(**hasher_flags)
     _table_name(output, "--output")
     inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher, replayable=True)
     with inp, Outputs() as outputs:
         tmp = outputs.reserve(output) if output else None
-        sketches = Sketches(hasher, shingle, threads=threads, budget=SKETCH_BUDGET) if threshold is not None else None
-        fps, _, _ = fingerprint_with_progress(inp, hasher, threads, quiet or as_json, sketches=sketches)
+        first = FirstPass(hasher, shingle if threshold is not None else None, threads, budget=SKETCH_BUDGET)
+        fps, _, _ = fingerprint_with_progress(inp, hasher, threads, quiet or as_json, first=first)
+        i, j, d = find_all(fps, k, threads=threads)
+        jac = np.full(len(i), np.nan)
         if threshold is not None:
-            i, j, d = _verified_pairs(inp, fps, k, threshold, hasher, shingle, threads, quiet or as_json, sketches)
+            sketches = first.sketches
+            if sketches is None or sketches.dropped:
+                sketches = _resketcher(inp, hasher, shingle, threads, quiet or as_json)(np.unique(np.concatenate([i, j])))
+            jac = sketches.jaccard(i, j)
+            same = first.keys[i] == first.keys[j]  # copies of one text, with or without words
+            jac[same] = 1.0
+            ok = jac >= threshold
+            i, j, d, jac = i[ok], j[ok], d[ok], jac[ok]
         else:
-            i, j, d = find_all(fps, k, threads=threads)
+            plain = (fps[i] != 0) | (first.keys[i] == first.keys[j])  # texts without features: copies only
+            i, j, d = i[plain], j[plain], d[plain]
+            jac = jac[plain]
         order = np.lexsort((j, i, -d.astype(np.int64)))
         shown = order[:limit]
         preview_rows = set(i[shown].tolist()) | set(j[shown].tolist())
@@ -817,20 +855,24 @@ def pairs(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
                     ids[row] = row if value is None else value
             texts.update(chunk_texts)
         if tmp is not None and output is not None:
-            table = TableWriter(tmp, output, ["id_a", "id_b", "distance"])
-            table.write({"id_a": [ids[r] for r in i.tolist()], "id_b": [ids[r] for r in j.tolist()], "distance": d})
+            table = TableWriter(tmp, output, ["id_a", "id_b", "distance", "jaccard"])
+            table.write({"id_a": [ids[r] for r in i.tolist()], "id_b": [ids[r] for r in j.tolist()], "distance": d,
+                         "jaccard": [None if x != x else round(x, 4) for x in jac.tolist()]})
             table.close()
         outputs.commit()
     if as_json:
         for n in order.tolist():
-            click.echo(json.dumps({"id_a": ids[int(i[n])], "id_b": ids[int(j[n])], "distance": int(d[n])}, ensure_ascii=False))
+            x = float(jac[n])
+            click.echo(json.dumps({"id_a": ids[int(i[n])], "id_b": ids[int(j[n])], "distance": int(d[n]),
+                                   "jaccard": None if x != x else round(x, 4)}, ensure_ascii=False))
         return
     if quiet:
         return
     column = max(20, (shutil.get_terminal_size((120, 20)).columns - 7) // 2)
     for n in shown.tolist():
         a, b = int(i[n]), int(j[n])
-        click.echo(f"distance {int(d[n])}: {ids[a]}  ~  {ids[b]}")
+        x = float(jac[n])
+        click.echo(f"distance {int(d[n])}{'' if x != x else f', Jaccard {x:.3f}'}: {ids[a]}  ~  {ids[b]}")
         left, right = (textwrap.wrap(" ".join(texts.get(row, "").split()), column)[:3] for row in (a, b))
         for x, y in itertools.zip_longest(left, right, fillvalue=""):
             click.echo(f"  {x:<{column}} | {y}")

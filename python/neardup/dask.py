@@ -1,26 +1,18 @@
 """The same dedup on Dask: ``pip install neardup[dask]``.
 
 :func:`fingerprint` adds a ``fingerprint`` column to a dask DataFrame; :func:`dedup` finds the
-near-duplicate clusters of a corpus spread over many machines and keeps one document of each,
-with the same clusters and the same kept documents as :func:`neardup.dedup` on one machine, for
-any number of partitions and workers.
+near-duplicates of a corpus spread over many machines and keeps one document of each cluster,
+with the same kept documents and the same evidence as :func:`neardup.dedup` on one machine, for
+any number of partitions and workers. It runs the steps of :mod:`neardup.pipeline`:
 
-How :func:`dedup` runs (each step one of the engine-agnostic functions of
-:mod:`neardup.batches`, mapped over partitions):
-
-1. fingerprint every partition (the Rust kernel inside each task) and keep only
-   ``(fingerprint, length)`` per document on the cluster: 8 or 16 bytes a document;
-2. number the rows globally (partition offsets), so a cluster's label is its smallest row as on
-   one machine;
-3. emit one key per table of the plan and row, shuffle the keys so rows sharing a key meet,
-   and link the near-duplicates inside each group (exact copies to their first row, other
-   pairs from the first table whose prefix they agree on); each partition's edges are reduced
-   to a spanning forest (at most one edge a row) before they leave it;
-4. connected components: when the edges fit (``max_edges``) they are collected and labelled
-   on the client; otherwise labels propagate on the cluster (min label over neighbours, then
-   pointer jumping) until nothing changes;
-5. the keep rule, and per-partition tables of the rows in a cluster of two or more, aligned
-   with the input's partitions, so the kept rows come out in input order without a shuffle.
+1. the workers read, normalize, fingerprint and sketch every partition (the text-heavy work,
+   in the Rust kernel inside each task); each partition's digests stay on its worker;
+2. the client gathers the fingerprints, content keys and lengths (20 bytes a document) and
+   finds which documents have candidates (Manku's batch mode over the distinct fingerprints);
+3. the client gathers the sketches of those documents only, and takes the stars in keep order
+   (:func:`neardup.pipeline.stars`, the function every path runs);
+4. per-partition tables of the result, aligned with the input's partitions, so the kept rows
+   come out in input order without a shuffle.
 """
 
 from __future__ import annotations
@@ -35,25 +27,21 @@ import dask
 import dask.dataframe as dd
 
 from neardup import _core
-from neardup.batches import fingerprint_batch, group_edges, hamming, labels_from_edges, plan_from_spec, plan_spec, table_keys
-from neardup.dedup import select
+from neardup.batches import check_texts, fingerprint_batch
+from neardup.digest import Digest
 from neardup.hasher import Simhasher
-from neardup.index import Plan, _int, _k
+from neardup.index import _int, _k
+from neardup.pipeline import THRESHOLD, default_k, keep_order, stars
+from neardup.verify import SKETCH_SIZE, Sketches, check_threshold
 
 __all__ = ["dedup", "fingerprint", "local_cluster"]
 
-#: Edges collected on the client when there are at most this many (24 bytes each); above it,
-#: connected components are computed on the cluster by label propagation.
-MAX_EDGES = 50_000_000
+_VERIFY = object()
 
-_INFO_META = pd.DataFrame(
-    {
-        "row": pd.Series([], dtype=np.int64),
-        "cluster": pd.Series([], dtype=np.int64),
-        "kept": pd.Series([], dtype=bool),
-        "kept_fingerprint": pd.Series([], dtype=np.uint64),
-    }
-)
+_DIGEST_META = pd.DataFrame({
+    "fingerprint": pd.Series([], dtype=np.uint64), "key": pd.Series([], dtype=np.uint64),
+    "length": pd.Series([], dtype=np.int64), "sketch": pd.Series([], dtype=object),
+})
 
 
 def local_cluster(workers: int = 2, **options: Any) -> Any:
@@ -112,76 +100,43 @@ def fingerprint(ddf: Any, column: str = "text", hasher: Simhasher | None = None)
 # -- the steps of dedup, one partition each -------------------------------------------------------
 
 
-def _fingerprint_part(part: pd.DataFrame, column: str, hasher: Simhasher, partition_info: Any = None) -> pd.DataFrame:
+def _digest_part(part: pd.DataFrame, column: str, hasher: Simhasher, sketch: tuple[int, int] | None, partition_info: Any = None) -> pd.DataFrame:
+    """Fingerprint, content key, length and (verified) sketch bytes of each row."""
     texts = part[column]
-    fps = fingerprint_batch(texts, hasher, where=f"partition {_number(partition_info)}, column {column!r},")
+    where = f"partition {_number(partition_info)}, column {column!r},"
+    values = texts.tolist()
+    check_texts(values, where)
+    digest = hasher._digest(values, 0, where, 1, sketch) if values else Digest(np.zeros(0, np.uint64), np.zeros(0, np.uint64))
+    sketches: Any = None
+    if digest.sketches is not None:
+        starts, ends, hashes = digest.sketches
+        sketches = [hashes[a:b].tobytes() for a, b in zip(starts.tolist(), ends.tolist())]
     lengths = texts.str.len().to_numpy(dtype=np.int64) if len(texts) else np.zeros(0, np.int64)
-    return pd.DataFrame({"fingerprint": fps, "length": lengths})
+    return pd.DataFrame({"fingerprint": digest.fingerprints, "key": digest.keys, "length": lengths, "sketch": sketches},
+                        index=pd.RangeIndex(len(values)))
 
 
-def _keys_part(part: pd.DataFrame, offsets: np.ndarray, spec: Any, partition_info: Any = None) -> pd.DataFrame:
-    start = int(offsets[_number(partition_info)])
-    rows = np.arange(start, start + len(part), dtype=np.int64)
-    keys = table_keys(rows, part["fingerprint"].to_numpy(np.uint64), plan_from_spec(spec))
-    return pd.DataFrame(keys)
+def _select_rows(part: pd.DataFrame, rows: np.ndarray, offsets: np.ndarray, partition_info: Any = None) -> pd.DataFrame:
+    """The rows of a partition whose global numbers are in ``rows`` (sorted), with their number."""
+    i = _number(partition_info)
+    start, end = int(offsets[i]), int(offsets[i + 1])
+    local = rows[(rows >= start) & (rows < end)] - start
+    return part.iloc[local].assign(row=local + start).reset_index(drop=True)
 
 
-def _edges_part(part: pd.DataFrame, spec: Any, k: int) -> pd.DataFrame:
-    """The partition's edges, reduced to a spanning forest: each row linked to the smallest row
-    of its component within this partition (the same components, at most one edge a row)."""
-    src, dst, _ = group_edges(
-        part["table"].to_numpy(), part["prefix"].to_numpy(), part["row"].to_numpy(),
-        part["fingerprint"].to_numpy(), plan_from_spec(spec), k,
-    )
-    vertices, labels = labels_from_edges(src, dst)
-    linked = vertices != labels
-    return pd.DataFrame({"src": vertices[linked], "dst": labels[linked]})
+def _kept_part(part: pd.DataFrame, result: pd.DataFrame, offsets: np.ndarray, partition_info: Any = None) -> pd.DataFrame:
+    i = _number(partition_info)
+    if len(part) != int(offsets[i + 1]) - int(offsets[i]):
+        raise RuntimeError(f"partition {i} has {len(part)} rows now but had {int(offsets[i + 1]) - int(offsets[i])} "
+                           "when fingerprinted: the input changed")
+    return part[result["kept"].to_numpy(bool)]
 
 
-def _vertex_attributes(part: pd.DataFrame, vertices: pd.DataFrame, offsets: np.ndarray, partition_info: Any = None) -> pd.DataFrame:
-    """Fingerprint and length of the partition's rows that are vertices (given in ``vertices``)."""
-    start = int(offsets[_number(partition_info)])
-    local = vertices["row"].to_numpy(np.int64) - start
-    return vertices.assign(
-        fingerprint=part["fingerprint"].to_numpy(np.uint64)[local],
-        length=part["length"].to_numpy(np.int64)[local],
-    )
-
-
-def _kept_part(part: pd.DataFrame, info: pd.DataFrame, offsets: np.ndarray, partition_info: Any = None) -> pd.DataFrame:
-    start = int(offsets[_number(partition_info)])
-    if len(info) and (len(part) != int(offsets[_number(partition_info) + 1]) - start):
-        raise RuntimeError(
-            f"partition {_number(partition_info)} has {len(part)} rows now but had "
-            f"{int(offsets[_number(partition_info) + 1]) - start} when fingerprinted: the input changed"
-        )
-    drop = info["row"].to_numpy(np.int64)[~info["kept"].to_numpy(bool)] - start
-    mask = np.ones(len(part), dtype=bool)
-    mask[drop] = False
-    return part[mask]
-
-
-def _table_part(
-    part: pd.DataFrame, fps: pd.DataFrame, info: pd.DataFrame, offsets: np.ndarray, id_column: str | None,
-    partition_info: Any = None,
-) -> pd.DataFrame:
-    start = int(offsets[_number(partition_info)])
-    n = len(fps)
-    rows = np.arange(start, start + n, dtype=np.int64)
-    cluster = rows.copy()
-    kept = np.ones(n, dtype=bool)
-    fp = fps["fingerprint"].to_numpy(np.uint64)
-    kept_fp = fp.copy()
-    local = info["row"].to_numpy(np.int64) - start
-    cluster[local] = info["cluster"].to_numpy(np.int64)
-    kept[local] = info["kept"].to_numpy(bool)
-    kept_fp[local] = info["kept_fingerprint"].to_numpy(np.uint64)
-    ids = part[id_column].to_numpy() if id_column is not None else rows
-    distance = hamming(fp, kept_fp).astype(np.int64) if n else np.zeros(0, np.int64)
-    return pd.DataFrame({"id": ids, "cluster": cluster, "kept": kept, "distance": distance})
-
-
-# -- connected components ---------------------------------------------------------------------
+def _table_part(part: pd.DataFrame, result: pd.DataFrame, id_column: str | None, partition_info: Any = None) -> pd.DataFrame:
+    table = result.copy()
+    if id_column is not None:
+        table["id"] = part[id_column].to_numpy()
+    return table[["id", "cluster", "kept", "kept_id", "jaccard", "distance"]]
 
 
 def _client() -> Any:
@@ -200,151 +155,53 @@ def _aligned(pieces: list[pd.DataFrame], meta: pd.DataFrame) -> Any:
     return dd.from_delayed(parts, meta=meta, verify_meta=False)
 
 
-def _split(frame: pd.DataFrame, offsets: np.ndarray) -> list[pd.DataFrame]:
-    rows = frame["row"].to_numpy(np.int64)
-    cuts = np.searchsorted(rows, offsets)
-    return [frame.iloc[cuts[i] : cuts[i + 1]].reset_index(drop=True) for i in range(len(offsets) - 1)]
-
-
-def _info_collected(edges: pd.DataFrame, fps: Any, offsets: np.ndarray, keep: str) -> Any:
-    vertices, labels = labels_from_edges(edges["src"].to_numpy(), edges["dst"].to_numpy())
-    frame = pd.DataFrame({"row": vertices})
-    vertex_pieces = _aligned(_split(frame, offsets), frame.iloc[:0])
-    attrs = dd.map_partitions(
-        _vertex_attributes, fps, vertex_pieces, offsets,
-        meta=frame.iloc[:0].assign(fingerprint=pd.Series([], dtype=np.uint64), length=pd.Series([], dtype=np.int64)),
-        align_dataframes=False,
-    ).compute()
-    compact = np.searchsorted(vertices, labels)
-    mask = select(compact, keep, attrs["length"].to_numpy(np.int64))
-    kept_row = np.zeros(len(vertices), dtype=np.int64)
-    kept_row[compact[mask]] = np.flatnonzero(mask)
-    info = pd.DataFrame(
-        {
-            "row": vertices,
-            "cluster": labels,
-            "kept": mask,
-            "kept_fingerprint": attrs["fingerprint"].to_numpy(np.uint64)[kept_row[compact]],
-        }
-    )
-    return _aligned(_split(info, offsets), _INFO_META)
-
-
-def _min_label(frame: pd.DataFrame) -> pd.DataFrame:
-    frame = frame.copy()
-    frame["label"] = np.minimum(frame["label"].to_numpy(), frame["other"].fillna(frame["label"]).to_numpy(np.int64))
-    return frame.drop(columns="other")
-
-
-def _propagate(edges: Any, record: dict[str, Any]) -> Any:
-    """(vertex, label) on the cluster: label = smallest row of the vertex's component."""
-    both = dd.concat([edges[["src", "dst"]], edges[["dst", "src"]].rename(columns={"dst": "src", "src": "dst"})])
-    both = both.persist()
-    labels = both[["src"]].drop_duplicates().rename(columns={"src": "vertex"})
-    labels = labels.assign(label=labels["vertex"]).persist()
-    record["iterations"] = 0
-    while True:
-        record["iterations"] += 1
-        old = labels.rename(columns={"label": "old"})
-        # The smallest label among each vertex's neighbours.
-        reach = both.merge(labels, left_on="dst", right_on="vertex")[["src", "label"]]
-        low = reach.groupby("src")["label"].min().to_frame("other").reset_index().rename(columns={"src": "vertex"})
-        step = old.merge(low, on="vertex", how="left").rename(columns={"old": "label"})
-        step = step.map_partitions(_min_label, meta=pd.DataFrame({"vertex": pd.Series([], dtype=np.int64), "label": pd.Series([], dtype=np.int64)}))
-        # Pointer jumping: a vertex takes its label's label.
-        jump = step.rename(columns={"vertex": "label", "label": "other"})
-        step = step.merge(jump, on="label", how="left")
-        step = step.map_partitions(_min_label, meta=pd.DataFrame({"vertex": pd.Series([], dtype=np.int64), "label": pd.Series([], dtype=np.int64)}))
-        labels = step.persist()
-        compare = labels.merge(old, on="vertex")
-        changed = int((compare["label"] != compare["old"]).sum().compute())
-        if changed == 0:
-            return labels
-
-
-def _by_partition(frame: Any, offsets: np.ndarray, meta: pd.DataFrame) -> Any:
-    """``frame`` (a ``row`` column) range-partitioned like the input: partition i holds the
-    rows of input partition i, in order; empty input partitions get empty partitions."""
-    nonempty = np.flatnonzero(np.diff(offsets) > 0)
-    out = [dask.delayed(meta.copy)() for _ in range(len(offsets) - 1)]
-    if len(nonempty):
-        divisions = tuple(int(offsets[i]) for i in nonempty) + (int(offsets[-1]) - 1,)
-        ranged = frame.set_index("row", divisions=divisions).reset_index()[list(meta.columns)]
-        for part, i in zip(ranged.to_delayed(), nonempty):
-            out[i] = part
-    return dd.from_delayed(out, meta=meta, verify_meta=False)
-
-
-def _info_propagated(edges: Any, fps: Any, offsets: np.ndarray, keep: str, record: dict[str, Any]) -> Any:
-    labels = _propagate(edges, record)
-    by_row = _by_partition(
-        labels.rename(columns={"vertex": "row"}), offsets,
-        pd.DataFrame({"row": pd.Series([], dtype=np.int64), "label": pd.Series([], dtype=np.int64)}),
-    )
-    attrs = dd.map_partitions(
-        _vertex_attributes, fps, by_row, offsets,
-        meta=pd.DataFrame({"row": pd.Series([], dtype=np.int64), "label": pd.Series([], dtype=np.int64),
-                           "fingerprint": pd.Series([], dtype=np.uint64), "length": pd.Series([], dtype=np.int64)}),
-        align_dataframes=False,
-    ).persist()
-    if keep == "first":
-        best = attrs[["label"]].drop_duplicates().assign(kept_row=lambda f: f["label"])
-    else:
-        longest = attrs.groupby("label")["length"].max().to_frame("longest").reset_index()
-        top = attrs.merge(longest, on="label")
-        top = top[top["length"] == top["longest"]]
-        best = top.groupby("label")["row"].min().to_frame("kept_row").reset_index()
-    kept_fp = attrs[["row", "fingerprint"]].rename(columns={"row": "kept_row", "fingerprint": "kept_fingerprint"})
-    best = best.merge(kept_fp, on="kept_row")
-    info = attrs.merge(best, on="label")
-    info = info.assign(kept=info["row"] == info["kept_row"]).rename(columns={"label": "cluster"})
-    return _by_partition(info[["row", "cluster", "kept", "kept_fingerprint"]], offsets, _INFO_META)
-
-
 def dedup(
     ddf: Any,
     column: str = "text",
-    k: int = 3,
+    k: int | None = None,
     id_column: str | None = None,
     keep: str = "first",
     *,
+    threshold: float | None | object = _VERIFY,
+    shingle: int = 3,
     hasher: Simhasher | None = None,
     clusters: bool = False,
-    max_edges: int = MAX_EDGES,
-    plan: Plan | None = None,
     stats: dict[str, Any] | None = None,
 ) -> Any:
     """Keeps one document of each near-duplicate cluster of a dask DataFrame.
 
-    The same clusters and kept documents as :func:`neardup.dedup` on the concatenated
-    partitions, for any number of partitions and workers. The matching runs when this is
-    called (the documents are read once to fingerprint them; ``(fingerprint, length)`` of each
-    document stays on the cluster); the kept rows are a lazy DataFrame that reads the input again.
+    The same kept documents and evidence as :func:`neardup.dedup` on the concatenated
+    partitions, for any number of partitions and workers. The matching runs when this is called
+    (the documents are read once to digest them; each partition's digests stay on its worker);
+    the kept rows are a lazy DataFrame that reads the input again.
 
     Args:
         ddf: a dask DataFrame with the text in ``column``.
         column: the column holding each document's text (str; a missing text is an error).
-        k: the largest distance of a near-duplicate pair, 0 to 16.
+        k: the candidate radius, 0 to 16 (default 5; 3 with ``threshold=None``).
         id_column: the column of ids for the clusters table (default: global row numbers).
         keep: ``"first"`` or ``"longest"`` (ties to the first), as in :func:`neardup.dedup`.
+        threshold: the least word-shingle Jaccard of a near-duplicate pair (default 0.8); None
+            takes pairs on their fingerprints alone.
+        shingle: words per shingle for ``threshold``.
         hasher: the fingerprint settings (default: ``Simhasher()``).
         clusters: also return the clusters table.
-        max_edges: collect the near-duplicate edges on the client when there are at most this
-            many; otherwise compute connected components on the cluster.
-        plan: the table layout (default: the batch plan for the corpus size).
-        stats: a dict to fill with what the matching did: ``documents``, ``tables``,
-            ``keys`` (rows shuffled), ``key_bytes`` (their in-memory size), ``edges`` (after
-            each partition's reduction to a spanning forest),
-            ``components`` ("collected" or "propagated", with its ``iterations``) and the seconds of each stage
-            (``seconds_fingerprint``, ``seconds_match``, ``seconds_components``).
+        stats: a dict to fill with ``documents``, ``candidates`` (documents whose sketches the
+            client gathered) and the seconds of each stage (``seconds_digest``,
+            ``seconds_stars``).
 
     Returns:
         the kept rows, a lazy dask DataFrame in input order; with ``clusters=True``,
         ``(kept, table)`` where ``table`` is a lazy dask DataFrame with one row per document:
-        ``id``, ``cluster`` (its cluster's smallest global row), ``kept`` and ``distance`` (to the
-        kept document), as :meth:`neardup.DedupResult.to_pandas`.
+        ``id``, ``cluster``, ``kept``, ``kept_id``, ``jaccard`` and ``distance``, as
+        :meth:`neardup.DedupResult.to_pandas`.
     """
-    k = _k(k)
+    if threshold is _VERIFY:
+        threshold = THRESHOLD
+    if threshold is not None:
+        threshold = check_threshold(threshold)
+        shingle = _int(shingle, "shingle", minimum=1)
+    k = _k(default_k(k, threshold))  # type: ignore[arg-type]
     if callable(keep):
         raise ValueError("keep must be \"first\" or \"longest\" on Dask; a keep function needs every document on one machine")
     if keep not in ("first", "longest"):
@@ -352,67 +209,63 @@ def dedup(
     hasher = _hasher(hasher)
     if hasher.fields is not None:
         raise ValueError("neardup.dask.dedup fingerprints one text column; hasher.fields is not supported")
-    max_edges = _int(max_edges, "max_edges", minimum=0)
     _check_frame(ddf, column, id_column)
     ddf = ddf.clear_divisions()
     clock = time.perf_counter()
     record: dict[str, Any] = stats if stats is not None else {}
 
-    fps = ddf.map_partitions(
-        _fingerprint_part, column, hasher,
-        meta=pd.DataFrame({"fingerprint": pd.Series([], dtype=np.uint64), "length": pd.Series([], dtype=np.int64)}),
-    ).persist()
-    counts = np.asarray(fps.map_partitions(len).compute(), dtype=np.int64)
+    spec = (shingle, SKETCH_SIZE) if threshold is not None else None
+    digests = ddf.map_partitions(_digest_part, column, hasher, spec, meta=_DIGEST_META).persist()
+    small = digests[["fingerprint", "key", "length"]].compute()
+    counts = np.asarray(digests.map_partitions(len).compute(), dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    n = int(offsets[-1])
+    fps = small["fingerprint"].to_numpy(np.uint64)
+    keys = small["key"].to_numpy(np.uint64)
+    n = len(fps)
     record["documents"] = n
-    record["seconds_fingerprint"] = time.perf_counter() - clock
+    record["seconds_digest"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    if plan is None:
-        plan = Plan(_core.Plan.choose(k, n, None, True))
-    elif not isinstance(plan, Plan) or plan.k < k:
-        raise ValueError(f"plan must be a neardup.Plan built for k >= {k}")
-    spec = plan_spec(plan)
 
-    keys = fps.map_partitions(
-        _keys_part, offsets, spec,
-        meta=pd.DataFrame({"key": pd.Series([], dtype=np.uint64), "table": pd.Series([], dtype=np.int16),
-                           "prefix": pd.Series([], dtype=np.uint64), "row": pd.Series([], dtype=np.int64),
-                           "fingerprint": pd.Series([], dtype=np.uint64)}),
-    )
-    groups = keys.shuffle(on="key", npartitions=fps.npartitions)
-    edges = groups.map_partitions(
-        _edges_part, spec, k,
-        meta=pd.DataFrame({"src": pd.Series([], dtype=np.int64), "dst": pd.Series([], dtype=np.int64)}),
-    ).persist()
-    n_edges = int(edges.map_partitions(len).compute().sum())
-    record.update(tables=len(plan.tables), keys=n * len(plan.tables), edges=n_edges,
-                  key_bytes=n * len(plan.tables) * sum(dtype.itemsize for dtype in keys._meta.dtypes))
-    record["seconds_match"] = time.perf_counter() - clock
-    clock = time.perf_counter()
-    if n_edges <= max_edges:
-        info = _info_collected(edges.compute(), fps, offsets, keep)
-        record["components"] = "collected"
-    else:
-        info = _info_propagated(edges, fps, offsets, keep, record).persist()
-        record["components"] = "propagated"
-    if _client() is not None:
-        from distributed import wait
+    def resketch(rows: np.ndarray) -> Sketches:
+        record["candidates"] = len(rows)
+        sketches = Sketches(hasher, shingle, threads=1)
+        got = digests.map_partitions(_select_rows, rows, offsets, meta=_DIGEST_META.assign(row=pd.Series([], dtype=np.int64)),
+                                     align_dataframes=False).compute()
+        blobs = [np.frombuffer(b, dtype=np.uint32) for b in got["sketch"].tolist()]
+        lengths = np.asarray([len(b) for b in blobs], dtype=np.uint64)
+        ends = np.cumsum(lengths, dtype=np.uint64)
+        hashes = np.concatenate(blobs) if blobs else np.zeros(0, np.uint32)
+        sketches.add_sketches(got["row"].to_numpy(np.int64), ends - lengths, ends, hashes)
+        return sketches
 
-        wait(info)
-    record["seconds_components"] = time.perf_counter() - clock
-
-    kept = dd.map_partitions(_kept_part, ddf, info, offsets, meta=ddf._meta, align_dataframes=False)
+    order = keep_order(keep, n, small["length"].to_numpy(np.int64))
+    kept, jaccard = stars(fps, keys, order, k, threshold, None, resketch) if n else (np.zeros(0, np.int64), np.zeros(0, np.float32))
+    record["seconds_stars"] = time.perf_counter() - clock
+    result = neardup_result(fps, kept, jaccard, k, threshold)
+    ids = np.arange(n, dtype=np.int64)
+    kept_ids: Any = kept
+    if id_column is not None and n:
+        centers = np.unique(kept)
+        got = ddf[[id_column]].map_partitions(_select_rows, centers, offsets, align_dataframes=False,
+                                              meta=ddf._meta[[id_column]].assign(row=pd.Series([], dtype=np.int64))).compute()
+        by_row = pd.Series(got[id_column].to_numpy(), index=got["row"].to_numpy())
+        kept_ids = by_row.loc[kept].to_numpy()
+    frame = pd.DataFrame({"id": ids, "cluster": result.cluster, "kept": result.keep, "kept_id": kept_ids,
+                          "jaccard": jaccard, "distance": result.distance.astype(np.int64)})
+    pieces = [frame.iloc[offsets[i]:offsets[i + 1]].reset_index(drop=True) for i in range(len(offsets) - 1)]
+    aligned = _aligned(pieces, frame.iloc[:0])
+    kept_rows = dd.map_partitions(_kept_part, ddf, aligned, offsets, meta=ddf._meta, align_dataframes=False)
     if not clusters:
-        return kept
-    ids = ddf[[id_column]] if id_column is not None else fps
-    table_meta = pd.DataFrame(
-        {
-            "id": ddf._meta[id_column] if id_column is not None else pd.Series([], dtype=np.int64),
-            "cluster": pd.Series([], dtype=np.int64),
-            "kept": pd.Series([], dtype=bool),
-            "distance": pd.Series([], dtype=np.int64),
-        }
-    )
-    table = dd.map_partitions(_table_part, ids, fps, info, offsets, id_column, meta=table_meta, align_dataframes=False)
-    return kept, table
+        return kept_rows
+    meta = frame.iloc[:0].copy()
+    if id_column is not None:
+        meta["id"] = ddf._meta[id_column]
+        meta["kept_id"] = ddf._meta[id_column]
+    table = dd.map_partitions(_table_part, ddf, aligned, id_column, meta=meta, align_dataframes=False)
+    return kept_rows, table
+
+
+def neardup_result(fps: np.ndarray, kept: np.ndarray, jaccard: np.ndarray, k: int, threshold: float | None) -> Any:
+    from neardup.dedup import DedupResult
+
+    return DedupResult(fps, kept, jaccard, k, {}, None, threshold)

@@ -4,71 +4,79 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 
 from . import _core
-from .hasher import Simhasher, _iter_docs
-from .index import _int, _k, cluster as _cluster, find_all
-from .verify import THRESHOLD_K, Sketches, check_threshold
+from .hasher import CHUNK_SIZE, Simhasher, _chunks, _iter_docs
+from .index import _int, _k
+from .pipeline import THRESHOLD, FirstPass, Keep, default_k, keep_order, labels_of, related_rows, stars
+from .verify import Sketches, check_threshold
 
 __all__ = ["DedupResult", "dedup"]
-
-Keep = Union[str, Callable[[Any], Any]]
-
 
 class DedupResult:
     """What :func:`dedup` found: one entry per document, in input order.
 
+    Clusters are stars: each removed document is a near-duplicate of the document kept in its
+    place (``kept_row``), never only through a chain of others.
+
     Attributes:
-        keep: ``bool`` mask, True for the one document kept per cluster.
-        cluster: ``int64`` cluster labels; a cluster's label is its first document's row, and a
-            document without near-duplicates is a cluster of its own.
-        distance: ``uint8`` Hamming distance from each document to its cluster's kept document
-            (0 for the kept one). It can exceed ``k``: a cluster is a chain of pairs within k.
+        keep: ``bool`` mask, True for the documents kept.
+        kept_row: ``int64``, the row of the document kept in each document's place (its own row
+            when it is kept).
+        jaccard: ``float32``, the word-shingle Jaccard similarity of each document with its kept
+            document: the evidence of a removal (1 for a kept document and for exact copies; NaN
+            for a removal on fingerprints alone, ``threshold=None``).
+        cluster: ``int64`` cluster labels: the smallest row of each star (a document without
+            near-duplicates is a cluster of its own).
+        distance: ``uint8`` Hamming distance from each document to its kept document (at most
+            ``k``).
         fingerprints: the ``uint64`` fingerprints.
         ids: the documents' ids (``id_field``, the DataFrame's index), or None for row numbers.
-        k: the largest distance of a near-duplicate pair (of a candidate pair, with a threshold).
-        threshold: with a threshold, pairs within ``k`` are near-duplicates only when their word
-            shingles have at least this Jaccard similarity; None otherwise.
+        k: the candidate radius: the largest distance of a near-duplicate pair.
+        threshold: the least Jaccard similarity of a near-duplicate pair, or None when pairs were
+            taken on their fingerprints alone.
         stats: ``documents``, ``bytes`` (UTF-8 bytes of text), ``seconds`` and ``mb_per_s``.
     """
 
     def __init__(
         self,
         fingerprints: np.ndarray,
-        cluster: np.ndarray,
-        keep: np.ndarray,
+        kept_row: np.ndarray,
+        jaccard: np.ndarray,
         k: int,
         stats: dict[str, float],
         ids: Any = None,
-        pairs: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
         threshold: float | None = None,
     ) -> None:
         self.fingerprints = fingerprints
-        self.cluster = cluster
-        self.keep = keep
+        self.kept_row = kept_row
+        self.jaccard = jaccard
+        self.keep = kept_row == np.arange(len(kept_row))
+        self.cluster = labels_of(kept_row)
         self.k = k
         self.stats = stats
         self.ids = ids
-        self.kept_row = kept_rows(cluster, keep)
-        self.distance = _core.hamming_pairwise(fingerprints, fingerprints[self.kept_row]) if len(cluster) else np.zeros(0, np.uint8)
         self.threshold = threshold
-        self._pairs = pairs
+        self.distance = _core.hamming_pairwise(fingerprints, fingerprints[kept_row]) if len(kept_row) else np.zeros(0, np.uint8)
+
+    @property
+    def kept_id(self) -> np.ndarray:
+        """The id of the document kept in each document's place (rows without ids)."""
+        return self.kept_row if self.ids is None else np.asarray(self.ids)[self.kept_row]
 
     @property
     def pairs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Every near-duplicate pair ``(i, j, distance)`` within ``k`` (``i < j``), each once
-        (with a threshold: those that passed it); found on first use (a corpus of n copies of one
-        text has n(n-1)/2 of them)."""
-        if self._pairs is None:
-            self._pairs = find_all(self.fingerprints, self.k)
-        return self._pairs
+        """The removals as pairs ``(kept row, removed row, distance)``, one per removed document,
+        in removed-row order."""
+        removed = np.flatnonzero(~self.keep)
+        return self.kept_row[removed], removed.astype(np.int64), self.distance[removed]
 
     @property
     def n_documents(self) -> int:
-        return len(self.cluster)
+        return len(self.kept_row)
 
     @property
     def n_kept(self) -> int:
@@ -82,74 +90,26 @@ class DedupResult:
     @property
     def n_clusters(self) -> int:
         """Clusters of two or more documents (each keeps one of them)."""
-        sizes = np.bincount(self.cluster, minlength=0) if len(self.cluster) else np.zeros(0, np.int64)
-        return int((sizes >= 2).sum())
+        return int(len(np.unique(self.kept_row[~self.keep])))
 
     def to_pandas(self) -> Any:
-        """One row per document: ``id``, ``cluster``, ``kept``, ``distance`` (to the kept one)."""
+        """One row per document: ``id``, ``cluster``, ``kept``, ``kept_id`` (the document kept in
+        its place), ``jaccard`` and ``distance`` (to that document)."""
         import pandas as pd
 
         ids = np.arange(self.n_documents) if self.ids is None else self.ids
         return pd.DataFrame(
-            {"id": ids, "cluster": self.cluster, "kept": self.keep, "distance": self.distance.astype(np.int64)}
+            {"id": ids, "cluster": self.cluster, "kept": self.keep, "kept_id": self.kept_id,
+             "jaccard": self.jaccard, "distance": self.distance.astype(np.int64)}
         )
 
     def __len__(self) -> int:
         return self.n_documents
 
     def __repr__(self) -> str:
-        return (
-            f"<DedupResult k={self.k}: {self.n_documents} documents, {self.n_clusters} clusters, "
-            f"{self.n_removed} removed>"
-        )
-
-
-def kept_rows(labels: np.ndarray, keep: np.ndarray) -> np.ndarray:
-    """For each row, the row kept in its cluster."""
-    kept = np.flatnonzero(keep)
-    by_label = np.zeros(len(labels), dtype=np.int64)
-    by_label[labels[kept]] = kept
-    return by_label[labels]
-
-
-def select(
-    labels: np.ndarray,
-    keep: Keep,
-    lengths: np.ndarray | None = None,
-    doc: Callable[[int], Any] | None = None,
-) -> np.ndarray:
-    """The keep mask: one row per cluster, chosen by ``keep`` ("first", "longest" with the
-    documents' ``lengths``, or a key function called on ``doc(row)`` of rows in clusters of two
-    or more documents; the highest key is kept, the first of equals)."""
-    n = len(labels)
-    rows = np.arange(n, dtype=np.int64)
-    if keep == "first":
-        return labels == rows
-    if keep == "longest":
-        assert lengths is not None
-        order = np.lexsort((rows, -np.asarray(lengths, dtype=np.int64), labels))
-        first = np.ones(n, dtype=bool)
-        first[1:] = labels[order][1:] != labels[order][:-1]
-        mask = np.zeros(n, dtype=bool)
-        mask[order[first]] = True
-        return mask
-    if callable(keep):
-        assert doc is not None
-        mask = labels == rows
-        sizes = np.bincount(labels, minlength=n) if n else np.zeros(0, np.int64)
-        in_clusters = np.flatnonzero(sizes[labels] >= 2)
-        order = in_clusters[np.argsort(labels[in_clusters], kind="stable")]
-        best: dict[int, tuple[Any, int]] = {}
-        for row in order.tolist():
-            label = int(labels[row])
-            key = keep(doc(row))
-            if label not in best or key > best[label][0]:
-                best[label] = (key, row)
-        for label, (_, row) in best.items():
-            mask[label] = False
-            mask[row] = True
-        return mask
-    raise ValueError(f"keep must be \"first\", \"longest\" or a function, got {keep!r}")
+        how = f"k={self.k}" + (f", Jaccard >= {self.threshold:g}" if self.threshold is not None else ", fingerprints only")
+        clusters = f"{self.n_clusters} cluster{'s' if self.n_clusters != 1 else ''}"
+        return f"<DedupResult {how}: {self.n_documents} documents, {clusters}, {self.n_removed} removed>"
 
 
 def _check_keep(keep: Any) -> None:
@@ -165,10 +125,9 @@ class _Texts:
         self.lengths: list[int] = []
         self.nbytes = 0
         self.ids: list[Any] | None = [] if id_field is not None else None
-        self.held: list[Any] | None = None  # every text, when set to a list
 
     def __iter__(self) -> Iterator[Any]:
-        lengths, ids, held = self.lengths, self.ids, self.held
+        lengths, ids = self.lengths, self.ids
         for i, item in enumerate(_iter_docs(self.items)):
             if isinstance(item, Mapping) and not self.fields:
                 field = self.text_field or "text"
@@ -192,9 +151,10 @@ class _Texts:
                 self.nbytes += sum(len(v.encode("utf-8", "surrogatepass")) for v in values)
             else:
                 lengths.append(0)
-            if held is not None:
-                held.append(text)
             yield text
+
+
+_VERIFY = object()
 
 
 def dedup(
@@ -203,42 +163,41 @@ def dedup(
     hasher: Simhasher | None = None,
     keep: Keep = "first",
     *,
-    threshold: float | None = None,
+    threshold: float | None | object = _VERIFY,
     shingle: int = 3,
     text_field: str | None = None,
     id_field: str | None = None,
     column: str | None = None,
     threads: int | None = None,
 ) -> DedupResult:
-    """Finds the near-duplicate clusters of a corpus and keeps one document of each.
+    """Finds the near-duplicates of a corpus and keeps one document of each cluster.
 
-    Two documents are near-duplicates when their fingerprints are within Hamming distance ``k``
-    and, with a ``threshold``, their word shingles have at least that Jaccard similarity; a
-    cluster holds the documents linked by chains of near-duplicate pairs.
+    The fingerprints propose, the shingles decide: two documents are near-duplicates when their
+    fingerprints are within Hamming distance ``k`` and the sets of their word ``shingle``-grams
+    have Jaccard similarity of at least ``threshold`` (0.8 by default). Documents with the same
+    normalized text are copies, found by a hash and never compared. Documents are taken in
+    ``keep`` order: the first not yet removed is kept, and removes its own near-duplicates, so
+    every removed document is a near-duplicate of the document kept in its place.
 
     Args:
         docs: a list or any iterable of strings or dicts (the text in ``text_field``, default
             ``"text"``; with ``hasher.fields`` set, dicts go to the hasher whole), a pandas
             Series or DataFrame, a polars DataFrame or a pyarrow Table (the text in ``column``,
             default ``"text"``).
-        k: the largest distance of a near-duplicate pair, 0 to 16 (default 3; 5 with a threshold,
-            which then weeds out the pairs that are only alike by chance).
+        k: the candidate radius, 0 to 16 (default 5; 3 with ``threshold=None``).
         hasher: the fingerprint settings (default: ``Simhasher()``).
-        keep: which document of a cluster is kept: ``"first"``, ``"longest"`` (ties to the
-            first), or a function called on each document of a cluster of two or more whose
-            highest result is kept (ties to the first), such as ``lambda doc: doc["stars"]``.
+        keep: which document is kept: ``"first"``, ``"longest"`` (ties to the first), or a
+            function called on each document that has a copy or a candidate, whose highest
+            result is kept first (ties to the first), such as ``lambda doc: doc["stars"]``.
             With a function, a one-shot iterator of documents is held in a list.
+        threshold: the least Jaccard similarity of the word-shingle sets of a near-duplicate
+            pair, in (0, 1] (exact below 256 shingles, a bottom-256 estimate above). ``None``
+            takes every pair within ``k`` on its fingerprints alone: faster, less precise.
+        shingle: words per shingle for ``threshold``.
         text_field: for dict documents, the field holding the text.
         id_field: for dicts, the field holding the id; for tables, the id column (default: the
             pandas index, or row numbers).
         column: for tables, the column holding the text.
-        threshold: check each pair within ``k`` by the exact Jaccard similarity of the
-            documents' word ``shingle``-gram sets (bottom-256 estimate past 256 shingles) and
-            keep it only at this value or above, in (0, 1]. Catches more near-duplicates than
-            fingerprints alone at the same precision (see the README's quality table), at the
-            cost of sketching the candidates' texts again; the texts of a one-shot iterator are
-            held until then.
-        shingle: words per shingle for ``threshold``.
         threads: worker threads (default: every core).
 
     Returns:
@@ -246,30 +205,27 @@ def dedup(
 
     Example:
         >>> result = dedup(["a cat sat on the mat", "A cat sat on the mat!", "dogs bark"])
-        >>> result.keep.tolist(), result.cluster.tolist(), result.n_removed
-        ([True, False, True], [0, 0, 2], 1)
+        >>> result.keep.tolist(), result.kept_row.tolist(), result.jaccard.tolist()
+        ([True, False, True], [0, 0, 2], [1.0, 1.0, 1.0])
     """
+    if threshold is _VERIFY:
+        threshold = THRESHOLD
     if threshold is not None:
         threshold = check_threshold(threshold)
         shingle = _int(shingle, "shingle", minimum=1)
-    k = _k((THRESHOLD_K if threshold is not None else 3) if k is None else k)
+    k = _k(default_k(k, threshold))  # type: ignore[arg-type]
     _check_keep(keep)
     hasher, threads = check_corpus_arguments(docs, hasher, threads)
     start = time.perf_counter()
     texts, ids, doc_at = _documents(docs, text_field, id_field, column, hasher, keep)
-    texts.held = [] if threshold is not None else None
-    fps = hasher.fingerprint_many(texts, threads=threads)
+    first = FirstPass(hasher, shingle if threshold is not None else None, threads, budget=None)
+    for at, chunk in _chunks(texts, CHUNK_SIZE, "docs"):
+        first.digest(chunk, at)
+    fps, keys = first.fingerprints, first.keys
     n = len(fps)
-    pairs = None
-    if threshold is not None:
-        assert texts.held is not None
-        pairs = verified_pairs(fps, k, threshold, texts.held.__getitem__, hasher, shingle, threads)
-        texts.held = None
-        labels = _core.cluster_pairs(n, pairs[0], pairs[1])
-    else:
-        labels = _cluster(fps, k, threads=threads) if n else np.zeros(0, np.int64)
     lengths = np.asarray(texts.lengths, dtype=np.int64)
-    mask = select(labels, keep, lengths, doc_at) if n else np.zeros(0, dtype=bool)
+    order = keep_order(keep, n, lengths, doc_at, lambda: related_rows(fps, keys, k, threads))
+    kept, jaccard = stars(fps, keys, order, k, threshold, first.sketches, threads=threads)  # type: ignore[arg-type]
     if ids is None and texts.ids is not None:
         ids = np.asarray(texts.ids, dtype=object) if not all(isinstance(v, int) for v in texts.ids) else np.asarray(texts.ids)
     seconds = time.perf_counter() - start
@@ -279,7 +235,7 @@ def dedup(
         "seconds": seconds,
         "mb_per_s": texts.nbytes / seconds / 1e6 if seconds > 0 else 0.0,
     }
-    return DedupResult(fps, labels, mask, k, stats, ids, pairs, threshold)
+    return DedupResult(fps, kept, jaccard, k, stats, ids, threshold)  # type: ignore[arg-type]
 
 
 def check_corpus_arguments(docs: Any, hasher: Simhasher | None, threads: int | None) -> tuple[Simhasher, int | None]:
@@ -293,18 +249,6 @@ def check_corpus_arguments(docs: Any, hasher: Simhasher | None, threads: int | N
     if isinstance(docs, (str, bytes)):
         raise TypeError("docs must be a list or an iterable of documents, not a single str: wrap it in a list")
     return hasher, threads
-
-
-def verified_pairs(
-    fps: np.ndarray, k: int, threshold: float, doc: Callable[[int], Any], hasher: Simhasher, shingle: int, threads: int | None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The pairs within ``k`` whose shingle Jaccard is at least ``threshold``; ``doc(row)`` gives
-    the document of a row."""
-    candidates = find_all(fps, k, threads=threads)
-    rows = candidate_rows(candidates)
-    sketches = Sketches(hasher, shingle, threads=threads)
-    sketches.add(rows, [doc(r) for r in rows.tolist()])
-    return check_pairs(candidates, sketches, threshold)
 
 
 def candidate_rows(candidates: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:

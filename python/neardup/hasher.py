@@ -12,6 +12,7 @@ from typing import Any, Callable, Union
 import numpy as np
 
 from . import _core
+from .digest import Digest
 from .normalize import normalizer
 from .stopwords import ENGLISH
 
@@ -295,6 +296,22 @@ class Simhasher:
         if total is None:
             return np.concatenate(parts) if parts else out
         return out
+
+    def _digest(self, chunk: list[Any], start: int, name: str, threads: int | None, sketch: tuple[int, int] | None) -> Digest:
+        """Fingerprints, content keys and (with ``sketch=(ngram, size)``) shingle sketches of a
+        chunk of documents, in one call into the core where it can."""
+        if self._tokenize is None:
+            folding = self.fields is None
+            columns = self._folding_column(chunk, start, name) if folding else self._text_columns(chunk, start, name)
+            got = _call(self._inner.digest_many, columns, start, name, threads, folding and self.casefold, sketch)
+            return Digest.of(*got)
+        # A Python tokenizer: the fingerprints from its tokens; keys and sketches from the text.
+        columns = self._text_columns(chunk, start, name)
+        fps = _call(self._inner.fingerprint_tokens_many, self._columns(chunk, start, name), start, name, threads)
+        texts = ["\n".join(doc) for doc in zip(*columns)] if len(columns) > 1 else columns[0]
+        ngram, size = sketch if sketch is not None else (1, 1)
+        offsets, hashes, keys = _core.shingle_sketches(texts, ngram, size, threads)
+        return Digest.of(fps, keys, (offsets, hashes) if sketch is not None else None)
 
     # -- documents to columns of normalized text ----------------------------------------------
 

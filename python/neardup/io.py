@@ -34,6 +34,7 @@ from typing import IO, Any, BinaryIO, Callable
 import numpy as np
 
 from . import _core
+from .digest import Digest
 
 try:  # optional (pip install 'neardup[fast]'): parses JSONL two to three times faster
     from orjson import loads as _fast_loads
@@ -502,51 +503,46 @@ class JsonlInput(Input):
             self.bytes_read = self.size or self.bytes_read
 
     def fingerprint_chunks(
-        self, hasher: Any, threads: int | None, slow: Callable[[Chunk], tuple[Chunk, np.ndarray]],
+        self, hasher: Any, threads: int | None, slow: Callable[[Chunk], tuple[Chunk, Digest]],
         sketch: Callable[[], tuple[int, int] | None] = lambda: None,
-    ) -> Iterator[tuple[Chunk, np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray] | None]] | None:
-        """The first pass with the fingerprints made in the core: (chunk without its documents,
-        fingerprints, sketches) per block, or None when this input or hasher needs the Python
-        path (several fields, a Python tokenizer). Lines the core leaves to Python (not ASCII,
-        or anything it does not read the plain way) are read and checked as on that path, and
-        ``slow(chunk)`` fingerprints them: (the chunk of those it keeps, their fingerprints).
-        While ``sketch()`` gives ``(ngram, size)``, each document's shingle sketch comes too, as
-        (starts, ends, hashes): document d's is ``hashes[starts[d]:ends[d]]``."""
+    ) -> Iterator[tuple[Chunk, Digest]] | None:
+        """The first pass with the digests made in the core: (chunk without its documents,
+        digests) per block, or None when this input or hasher needs the Python path (several
+        fields, a Python tokenizer). Lines the core leaves to Python (not ASCII, or anything it
+        does not read the plain way) are read and checked as on that path, and ``slow(chunk)``
+        digests them: (the chunk of those it keeps, their digests). While ``sketch()`` gives
+        ``(ngram, size)``, the digests hold each document's shingle sketch too."""
         if self.fields is not None or hasher.fields is not None or hasher.tokenizer is not None:
             return None
         return self._fingerprint_chunks(hasher, threads, slow, sketch)
 
     def _fingerprint_chunks(
-        self, hasher: Any, threads: int | None, slow_path: Callable[[Chunk], tuple[Chunk, np.ndarray]],
+        self, hasher: Any, threads: int | None, slow_path: Callable[[Chunk], tuple[Chunk, Digest]],
         sketch_now: Callable[[], tuple[int, int] | None],
-    ) -> Iterator[tuple[Chunk, np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray] | None]]:
+    ) -> Iterator[tuple[Chunk, Digest]]:
         core = hasher._inner
-        empty = np.zeros(0, np.uint32)
         for first, data, count in self._raw_blocks(False):
             sketch = sketch_now()
             if self.id_field == AUTO:
                 self._peek_auto_id(data)
             lines: list[bytes] | None = None
-            sketches = None
             if self.id_field == AUTO:  # not settled by the first line: all of the block to Python
                 lines = data.split(b"\n")
                 kinds = np.full(count, 2, np.uint8)
-                fps, lengths = np.zeros(count, np.uint64), np.zeros(count, np.uint32)
+                lengths = np.zeros(count, np.uint32)
                 starts = None
-                if sketch is not None:
-                    sketches = (np.zeros(count + 1, np.uint64), empty)
+                digest = Digest.of(np.zeros(count, np.uint64), np.zeros(count, np.uint64),
+                                   (np.zeros(count + 1, np.uint64), np.zeros(0, np.uint32)) if sketch is not None else None)
             else:
-                kinds, fps, lengths, starts, sketches = _core.jsonl_fingerprints(
+                kinds, fps, lengths, starts, keys, sketches = _core.jsonl_fingerprints(
                     core, data, self.text_field, self.id_field, hasher.casefold, sketch, threads)
+                digest = Digest.of(fps, keys, sketches)
             slow = np.flatnonzero(kinds == 2)
             rows = np.flatnonzero(kinds == 1)
             positions = rows + first
             nbytes = int(lengths[rows].sum(dtype=np.int64))
-            fps, lengths = fps[rows], lengths[rows]
-            ranges = None
-            if sketches is not None:
-                offsets, hashes = sketches
-                ranges = (offsets[rows], offsets[rows + 1], hashes)
+            lengths = lengths[rows]
+            digest = digest.take(rows)
             if len(slow):
                 chunk = Chunk()
                 for index in slow.tolist():
@@ -566,20 +562,11 @@ class JsonlInput(Input):
                     chunk, more = slow_path(chunk)
                     order = np.argsort(np.concatenate([positions, chunk.positions]), kind="stable")
                     positions = np.concatenate([positions, chunk.positions])[order]
-                    fps = np.concatenate([fps, more])[order]
                     lengths = np.concatenate([lengths, np.asarray(chunk.lengths, np.uint32)])[order]
                     nbytes += chunk.nbytes
-                    if ranges is not None and sketch is not None:
-                        texts = [hasher.normalize(doc) for doc in chunk.docs]
-                        extra_offsets, extra = _core.shingle_sketches(texts, sketch[0], sketch[1], threads)
-                        base = np.uint64(len(ranges[2]))
-                        ranges = (
-                            np.concatenate([ranges[0], extra_offsets[:-1] + base])[order],
-                            np.concatenate([ranges[1], extra_offsets[1:] + base])[order],
-                            np.concatenate([ranges[2], extra]),
-                        )
+                    digest = Digest.concat([digest, more]).take(order)
             if len(positions):
-                yield Chunk(positions=positions.tolist(), lengths=lengths.tolist(), nbytes=nbytes), fps, ranges
+                yield Chunk(positions=positions.tolist(), lengths=lengths.tolist(), nbytes=nbytes), digest
 
     def _peek_auto_id(self, data: bytes) -> None:
         """Resolves ``--id-field auto`` from the first line that is a JSON object, as the Python

@@ -2,19 +2,22 @@
 
 It shows, beyond the chosen k (up to k + 3): how many documents have their nearest neighbour at
 each Hamming distance, how many pairs lie at each distance, the sizes of the clusters, the largest
-clusters, and sample pairs at each distance with their word-level differences.
+clusters, and sample pairs at each distance with their word-level differences and Jaccard: within
+k, removals (the kept document and the one removed for it); beyond k, pairs a larger k would add.
 """
 
 from __future__ import annotations
 
 import difflib
 import html
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from .index import find_all
+from .verify import jaccard as shingle_jaccard
 
 __all__ = ["ReportData", "prepare", "render"]
 
@@ -34,7 +37,7 @@ class ReportData:
     pairs: list[int]  # pairs at distance d
     sizes: list[tuple[int, int]]  # (cluster size, how many clusters)
     largest: list[tuple[int, int, list[int]]]  # (size, kept row, other rows shown)
-    samples: dict[int, list[tuple[int, int]]]  # distance -> pairs of rows
+    samples: dict[int, list[tuple[int, int, float | None]]]  # distance -> (kept or first row, other row, Jaccard if known)
     rows: set[int] = field(default_factory=set)
 
 
@@ -54,8 +57,9 @@ def nearest_distances(fps: np.ndarray, reach: int, threads: int | None = None) -
     return nearest_u[inverse], pairs, (unique, first, counts, ui, uj, ud)
 
 
-def prepare(fps: np.ndarray, labels: np.ndarray, keep: np.ndarray, k: int, threads: int | None = None, seed: int = 0) -> ReportData:
-    """The report's figures from the fingerprints and clusters of a job."""
+def prepare(fps: np.ndarray, result: Any, threads: int | None = None, seed: int = 0) -> ReportData:
+    """The report's figures from the fingerprints and the :class:`~neardup.DedupResult` of a job."""
+    labels, keep, k = result.cluster, result.keep, result.k
     reach = min(16, k + 3)
     nearest, pairs, (unique, first, counts, ui, uj, ud) = nearest_distances(fps, reach, threads)
     hist = np.bincount(nearest[nearest != NONE], minlength=reach + 1)[: reach + 1]
@@ -65,24 +69,22 @@ def prepare(fps: np.ndarray, labels: np.ndarray, keep: np.ndarray, k: int, threa
     rng = np.random.default_rng(seed)
     rows: set[int] = set()
 
-    samples: dict[int, list[tuple[int, int]]] = {}
-    copies = np.flatnonzero(counts >= 2)
-    if len(copies):
-        order = np.argsort(first[copies] if len(copies) else copies)
-        picked = rng.choice(len(copies), min(SAMPLES_PER_DISTANCE, len(copies)), replace=False)
-        pairs0 = []
-        for u in copies[order][np.sort(picked)]:
-            members = np.flatnonzero(fps == unique[u])[:2]
-            pairs0.append((int(members[0]), int(members[1])))
-        samples[0] = pairs0
-    for d in range(1, reach + 1):
+    samples: dict[int, list[tuple[int, int, float | None]]] = {}
+    removed = np.flatnonzero(~keep)
+    for d in range(k + 1):
+        at = removed[result.distance[removed] == d]
+        if len(at):
+            picked = np.sort(rng.choice(len(at), min(SAMPLES_PER_DISTANCE, len(at)), replace=False))
+            samples[d] = [(int(result.kept_row[r]), int(r), None if result.jaccard[r] != result.jaccard[r] else float(result.jaccard[r]))
+                          for r in at[picked]]
+    for d in range(k + 1, reach + 1):
         at = np.flatnonzero(ud == d)
         if not len(at):
             continue
         picked = np.sort(rng.choice(len(at), min(SAMPLES_PER_DISTANCE, len(at)), replace=False))
-        samples[d] = sorted((int(first[ui[at[p]]]), int(first[uj[at[p]]])) for p in picked)
+        samples[d] = sorted((int(first[ui[at[p]]]), int(first[uj[at[p]]]), None) for p in picked)
     for pair_list in samples.values():
-        for a, b in pair_list:
+        for a, b, _ in pair_list:
             rows.update((a, b))
 
     largest: list[tuple[int, int, list[int]]] = []
@@ -94,7 +96,7 @@ def prepare(fps: np.ndarray, labels: np.ndarray, keep: np.ndarray, k: int, threa
             if size < 2:
                 break
             members = np.flatnonzero(labels == label)
-            kept = int(members[keep[members]][0])
+            kept = int(result.kept_row[members[0]])
             others = [int(r) for r in members[members != kept][:3]]
             largest.append((size, kept, others))
             rows.add(kept)
@@ -116,7 +118,8 @@ _CSS = """
 body{font:15px/1.45 system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
 h1{font-size:1.6em} h2{font-size:1.25em;margin-top:2em;border-bottom:1px solid #ddd}
 table{border-collapse:collapse;margin:.5em 0} td,th{border:1px solid #ddd;padding:.25em .6em;text-align:right}
-th{background:#f4f4f4} td.text{text-align:left;vertical-align:top;font-size:13px;white-space:pre-wrap;max-width:480px}
+th{background:#f4f4f4;overflow-wrap:anywhere;max-width:480px}
+td.text{text-align:left;vertical-align:top;font-size:13px;white-space:pre-wrap;overflow-wrap:anywhere;max-width:480px}
 dl{display:grid;grid-template-columns:max-content auto;gap:.2em 1em} dt{font-weight:600}
 del{background:#fdd;text-decoration:line-through} ins{background:#dfd;text-decoration:none}
 .chosen{background:#eef6ff} .note{color:#666;font-size:.9em} svg{display:block;margin:.5em 0}
@@ -140,12 +143,14 @@ def _bars(values: list[int], labels: list[str], highlight: set[int], title: str)
 
 
 def _diff(a: str, b: str, limit: int = 300) -> tuple[str, str]:
-    """The two texts with the words only one of them has marked (first ``limit`` words)."""
-    wa, wb = a.split()[:limit], b.split()[:limit]
-    out_a: list[str] = []
-    out_b: list[str] = []
+    """The two texts with the words only one of them has marked (first ``limit`` words); each
+    word keeps the white space after it, so line breaks (code, lists) stay."""
+    ta, tb = re.findall(r"\S+\s*", a)[:limit], re.findall(r"\S+\s*", b)[:limit]
+    wa, wb = [t.rstrip() for t in ta], [t.rstrip() for t in tb]
+    out_a: list[str] = [html.escape(a[: len(a) - len(a.lstrip())])]
+    out_b: list[str] = [html.escape(b[: len(b) - len(b.lstrip())])]
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, wa, wb, autojunk=False).get_opcodes():
-        left, right = html.escape(" ".join(wa[i1:i2])), html.escape(" ".join(wb[j1:j2]))
+        left, right = html.escape("".join(ta[i1:i2])), html.escape("".join(tb[j1:j2]))
         if op == "equal":
             out_a.append(left)
             out_b.append(right)
@@ -154,9 +159,9 @@ def _diff(a: str, b: str, limit: int = 300) -> tuple[str, str]:
                 out_a.append(f"<del>{left}</del>")
             if right:
                 out_b.append(f"<ins>{right}</ins>")
-    more_a = " …" if len(a.split()) > limit else ""
-    more_b = " …" if len(b.split()) > limit else ""
-    return " ".join(out_a) + more_a, " ".join(out_b) + more_b
+    more_a = " …" if len(re.findall(r"\S+", a)) > limit else ""
+    more_b = " …" if len(re.findall(r"\S+", b)) > limit else ""
+    return "".join(out_a) + more_a, "".join(out_b) + more_b
 
 
 def _name(row: int, ids: dict[int, Any]) -> str:
@@ -175,7 +180,7 @@ def render(data: ReportData, summary: dict[str, Any], ids: dict[int, Any], texts
     ]
     labels = {
         "documents": "documents", "clusters": "clusters (2+ documents)", "kept": "kept", "removed": "removed",
-        "k": "k", "seconds": "seconds", "mb_per_s": "MB/s", "skipped": "skipped (bad input)",
+        "k": "k", "threshold": "Jaccard threshold", "seconds": "seconds", "mb_per_s": "MB/s", "skipped": "skipped (bad input)",
     }
     for key, label in labels.items():
         if key in summary:
@@ -220,16 +225,20 @@ def render(data: ReportData, summary: dict[str, Any], ids: dict[int, Any], texts
                "<ins>marked</ins>.</p>")
     for d in range(reach + 1):
         pairs = data.samples.get(d, [])
-        note = "within k: near-duplicates" if d <= k else "beyond k: not matched"
+        note = "within k: removals, each beside the document kept in its place" if d <= k else "beyond k: not candidates"
         out.append(f"<h3 id='d{d}'>distance {d} ({note}): {data.pairs[d]} pairs</h3>")
         if not pairs:
             out.append("<p class='note'>none</p>")
             continue
         out.append("<table class='pairs'>")
-        for a, b in pairs:
+        for a, b, jac in pairs:
             left, right = _diff(texts.get(a, ""), texts.get(b, ""))
-            out.append(f"<tr><th>{_name(a, ids)}</th><th>{_name(b, ids)}</th></tr>")
-            out.append(f"<tr><td class='text'>{left}</td><td class='text'>{right}</td></tr>")
+            if jac is None:
+                jac = shingle_jaccard(texts.get(a, ""), texts.get(b, ""))
+            first, second = ("kept", "removed") if d <= k else ("", "")
+            out.append(f"<tr><th>{first} {_name(a, ids)}</th><th>{second} {_name(b, ids)}</th>"
+                       f"<th class='jaccard'>Jaccard {jac:.3f}</th></tr>")
+            out.append(f"<tr><td class='text'>{left}</td><td class='text'>{right}</td><td></td></tr>")
         out.append("</table>")
 
     errors = summary.get("errors") or []

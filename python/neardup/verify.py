@@ -87,7 +87,7 @@ class Sketches:
             raise ValueError(f"{len(rows)} rows but {len(docs)} documents")
         if self.dropped or not len(rows):
             return
-        offsets, hashes = _core.shingle_sketches([_text_of(self.hasher, d) for d in docs], self.ngram, self.size, self.threads)
+        offsets, hashes, _ = _core.shingle_sketches([_text_of(self.hasher, d) for d in docs], self.ngram, self.size, self.threads)
         self.add_sketches(rows, offsets[:-1], offsets[1:], hashes)
 
     def add_sketches(self, rows: Sequence[int] | np.ndarray, starts: np.ndarray, ends: np.ndarray, hashes: np.ndarray) -> None:
@@ -102,6 +102,17 @@ class Sketches:
             self.dropped = True
             self._parts.clear()
             self._total = self.nbytes = 0
+
+    def ranges(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(starts, ends, hashes)`` of rows 0..n-1: row d's sketch is ``hashes[starts[d]:ends[d]]``
+        (empty for a row not sketched)."""
+        if self.dropped:
+            raise RuntimeError("the sketches were dropped past their memory budget")
+        starts, ends = np.zeros(n, np.uint64), np.zeros(n, np.uint64)
+        hashes = [part[3] for part in self._parts]
+        for rows, s, e, _ in self._parts:
+            starts[rows], ends[rows] = s, e
+        return starts, ends, (np.concatenate(hashes) if hashes else np.zeros(0, np.uint32)).astype(np.uint32, copy=False)
 
     def jaccard(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
         """The Jaccard similarity (``float64``) of the sketches of rows ``i[p]`` and ``j[p]``."""
@@ -129,12 +140,15 @@ def jaccard(a: Any, b: Any, *, ngram: int = 3, hasher: Simhasher | None = None) 
     """The exact Jaccard similarity of the word ``ngram``-shingle sets of two documents.
 
     Texts are normalized by ``hasher`` (default ``Simhasher()``) and cut into words as the
-    fingerprints' features are; a text of fewer than ``ngram`` words is one shingle, and two
-    texts without words are alike (1.0).
+    fingerprints' features are; a text of fewer than ``ngram`` words is one shingle. Two texts
+    whose normalized forms are equal are alike (1.0) even without words; a text without words
+    shares nothing with any other (0.0).
 
     >>> jaccard("the quick brown fox jumps over the lazy dog", "The quick brown fox jumped over the lazy dog!")
     0.4
     """
     sketches = Sketches(hasher, ngram, size=1 << 20, threads=1)
+    if _text_of(sketches.hasher, a) == _text_of(sketches.hasher, b):
+        return 1.0
     sketches.add([0, 1], [a, b])
     return float(sketches.jaccard(np.array([0]), np.array([1]))[0])

@@ -7,7 +7,7 @@ use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 use crate::features::{FeatureConfig, TokenKind};
 use crate::fingerprint::{self, Hasher, Idf, Weighting};
 use crate::error::Error;
-use crate::{hamming, hash, jsonl, parallel, verify};
+use crate::{digest, hamming, hash, jsonl, parallel, verify};
 
 /// A numpy `uint64` array handed to Python.
 type U64Array<'py> = Bound<'py, PyArray1<u64>>;
@@ -195,6 +195,26 @@ impl PyHasher {
         Ok(fps.into_pyarray(py))
     }
 
+    /// Fingerprints, content keys and, with `sketch=(ngram, size)`, shingle sketches of
+    /// documents given field by field: (fingerprints, keys, (offsets, hashes) or None).
+    #[pyo3(signature = (fields, threads=None, fold_ascii=false, sketch=None))]
+    fn digest_many<'py>(
+        &self,
+        py: Python<'py>,
+        fields: Vec<Vec<PyBackedStr>>,
+        threads: Option<i64>,
+        fold_ascii: bool,
+        sketch: Option<(i64, i64)>,
+    ) -> PyResult<DigestArrays<'py>> {
+        let config = sketch.map(|(ngram, size)| verify::shingle_config(ngram, size)).transpose()?;
+        let slices = field_slices(&fields);
+        let d = py.detach(|| {
+            parallel::with_threads(threads, || digest::digest_many(&self.inner, &slices, fold_ascii, config))
+        })??;
+        let sketches = config.map(|_| (d.sketches.offsets.into_pyarray(py), d.sketches.hashes.into_pyarray(py)));
+        Ok((d.fingerprints.into_pyarray(py), d.sketches.keys.into_pyarray(py), sketches))
+    }
+
     /// Document frequencies of feature hashes: (sorted keys, counts).
     #[pyo3(signature = (fields, threads=None))]
     fn document_frequencies<'py>(
@@ -210,12 +230,17 @@ impl PyHasher {
     }
 }
 
-/// What the JSONL fast path hands to Python: kinds, fingerprints, lengths, line starts, and
-/// the sketches' offsets and hashes when asked for.
+/// What `digest_many` hands to Python: fingerprints, content keys, and the sketches' offsets
+/// and hashes when asked for.
+type DigestArrays<'py> = (U64Array<'py>, U64Array<'py>, Option<(U64Array<'py>, Bound<'py, PyArray1<u32>>)>);
+
+/// What the JSONL fast path hands to Python: kinds, fingerprints, lengths, line starts, content
+/// keys, and the sketches' offsets and hashes when asked for.
 type JsonlArrays<'py> = (
     Bound<'py, PyArray1<u8>>,
     U64Array<'py>,
     Bound<'py, PyArray1<u32>>,
+    U64Array<'py>,
     U64Array<'py>,
     Option<(U64Array<'py>, Bound<'py, PyArray1<u32>>)>,
 );
@@ -249,6 +274,7 @@ fn jsonl_fingerprints<'py>(
         lines.fingerprints.into_pyarray(py),
         lines.lengths.into_pyarray(py),
         lines.starts.into_pyarray(py),
+        lines.keys.into_pyarray(py),
         sketches,
     ))
 }

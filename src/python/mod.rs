@@ -6,6 +6,7 @@ mod encoders;
 mod errors;
 mod fingerprint;
 mod index;
+mod star;
 mod verify;
 
 #[pymodule]
@@ -17,5 +18,6 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     index::register(m)?;
     encoders::register(m)?;
     verify::register(m)?;
+    star::register(m)?;
     Ok(())
 }

@@ -7,10 +7,10 @@ use pyo3::pybacked::PyBackedStr;
 use crate::parallel;
 use crate::verify::{self, Ranges};
 
-/// Sketches handed to Python: (offsets, hashes).
-type SketchArrays<'py> = (Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<u32>>);
+/// Sketches handed to Python: (offsets, hashes, content keys).
+type SketchArrays<'py> = (Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<u32>>, Bound<'py, PyArray1<u64>>);
 
-/// The bottom-`size` word-`ngram` shingle sketches of normalized texts: (offsets, hashes).
+/// The bottom-`size` word-`ngram` shingle sketches of normalized texts: (offsets, hashes, keys).
 #[pyfunction]
 #[pyo3(signature = (texts, ngram, size, threads=None))]
 fn shingle_sketches<'py>(
@@ -22,7 +22,7 @@ fn shingle_sketches<'py>(
 ) -> PyResult<SketchArrays<'py>> {
     let config = verify::shingle_config(ngram, size)?;
     let s = py.detach(|| parallel::with_threads(threads, || verify::sketches(config, &texts)))?;
-    Ok((s.offsets.into_pyarray(py), s.hashes.into_pyarray(py)))
+    Ok((s.offsets.into_pyarray(py), s.hashes.into_pyarray(py), s.keys.into_pyarray(py)))
 }
 
 /// The Jaccard similarity of the sketches of each pair of rows `(i[p], j[p])`; row d's sketch

@@ -1,0 +1,177 @@
+"""The steps of a dedup, shared by :func:`neardup.dedup`, the ``neardup`` command and
+:mod:`neardup.dask`.
+
+1. **First pass.** Each document gives a :class:`~neardup.digest.Digest`: its fingerprint, the
+   content key of its normalized text and, when pairs are verified, its word-shingle sketch.
+   :class:`FirstPass` gathers them chunk by chunk; sketches are kept up to a memory budget, past
+   which the documents that need one are read again (:func:`stars` asks for them).
+2. **Keep order.** :func:`keep_order` ranks the rows by which should be kept: ``"first"``,
+   ``"longest"``, or a key function.
+3. **Stars.** :func:`stars` takes the rows in keep order; the first row not yet removed is kept
+   and removes every later near-duplicate *of itself*: copies (equal content key and
+   fingerprint), and rows whose fingerprints are within ``k`` and, when verified, whose sketches
+   have Jaccard similarity >= ``threshold``. Each removed row carries the kept row and their
+   Jaccard: the evidence. Clusters are stars, never chains.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Union
+
+import numpy as np
+
+from . import _core
+from .digest import Digest
+from .hasher import Simhasher
+from .verify import THRESHOLD_K, Sketches
+
+__all__ = ["THRESHOLD", "THRESHOLD_K", "UNVERIFIED_K", "SKETCH_BUDGET", "FirstPass", "keep_order", "stars", "labels_of"]
+
+Keep = Union[str, Callable[[Any], Any]]
+
+#: The default Jaccard threshold of a verified near-duplicate pair (word 3-shingles).
+THRESHOLD = 0.8
+#: The default k without verification (with it: ``THRESHOLD_K``).
+UNVERIFIED_K = 3
+#: The most memory for the first pass's shingle sketches (about 0.3 KB for a short document);
+#: a larger corpus reads the documents of candidate pairs again instead.
+SKETCH_BUDGET = 512 << 20
+
+
+def default_k(k: int | None, threshold: float | None) -> int:
+    """The candidate radius: ``k``, or the default of the mode."""
+    return k if k is not None else THRESHOLD_K if threshold is not None else UNVERIFIED_K
+
+
+class FirstPass:
+    """Gathers the digests of a corpus, chunk by chunk, in row order.
+
+    Args:
+        hasher: the fingerprint settings (its normalization also makes the sketches' text).
+        shingle: words per shingle of the sketches; None when pairs are not verified.
+        threads: worker threads for the core.
+        budget: the most bytes of sketches to keep (None: no limit).
+    """
+
+    def __init__(self, hasher: Simhasher, shingle: int | None, threads: int | None = None, budget: int | None = SKETCH_BUDGET) -> None:
+        self.hasher = hasher
+        self.threads = threads
+        self.sketches = Sketches(hasher, shingle, threads=threads, budget=budget) if shingle is not None else None
+        self._fps: list[np.ndarray] = []
+        self._keys: list[np.ndarray] = []
+        self.rows = 0
+
+    def sketch_spec(self) -> tuple[int, int] | None:
+        """``(ngram, size)`` of the sketches to make now, or None (not verified, or past budget)."""
+        if self.sketches is None or self.sketches.dropped:
+            return None
+        return self.sketches.ngram, self.sketches.size
+
+    def add(self, digest: Digest) -> None:
+        n = len(digest.fingerprints)
+        if self.sketches is not None and digest.sketches is not None:
+            self.sketches.add_sketches(np.arange(self.rows, self.rows + n), *digest.sketches)
+        self._fps.append(digest.fingerprints)
+        self._keys.append(digest.keys)
+        self.rows += n
+
+    def digest(self, docs: list[Any], start: int = 0, name: str = "docs") -> Digest:
+        """Digests a chunk of documents and adds it."""
+        got = self.hasher._digest(docs, start, name, self.threads, self.sketch_spec())
+        self.add(got)
+        return got
+
+    @property
+    def fingerprints(self) -> np.ndarray:
+        self._fps = [np.concatenate(self._fps)] if len(self._fps) > 1 else self._fps
+        return self._fps[0] if self._fps else np.zeros(0, np.uint64)
+
+    @property
+    def keys(self) -> np.ndarray:
+        self._keys = [np.concatenate(self._keys)] if len(self._keys) > 1 else self._keys
+        return self._keys[0] if self._keys else np.zeros(0, np.uint64)
+
+
+def copy_groups(fingerprints: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """A label per row, equal for rows of one text (equal content key and fingerprint)."""
+    if not len(keys):
+        return np.zeros(0, np.int64)
+    pairs = np.empty(len(keys), dtype=[("k", np.uint64), ("f", np.uint64)])
+    pairs["k"], pairs["f"] = keys, fingerprints
+    _, inverse = np.unique(pairs, return_inverse=True)
+    return inverse.reshape(-1).astype(np.int64, copy=False)
+
+
+def keep_order(
+    keep: Keep,
+    n: int,
+    lengths: np.ndarray | None = None,
+    doc: Callable[[int], Any] | None = None,
+    related: Callable[[], np.ndarray] | None = None,
+) -> np.ndarray:
+    """The rows in the order they should be kept: ``"first"`` (row order), ``"longest"`` (longest
+    text first, ties to the first), or by a key function called on ``doc(row)``, highest first,
+    ties to the first; it is called only on the ``related()`` rows (those that have a copy or a
+    candidate), the others keeping row order after them."""
+    rows = np.arange(n, dtype=np.int64)
+    if keep == "first":
+        return rows
+    if keep == "longest":
+        if lengths is None:
+            raise ValueError('keep="longest" needs the documents\' lengths')
+        return np.lexsort((rows, -np.asarray(lengths, dtype=np.int64))).astype(np.int64)
+    if callable(keep):
+        if doc is None:
+            raise ValueError("a keep function needs the documents: pass a list, DataFrame or Table")
+        chosen = related() if related is not None else rows
+        keys = {int(r): keep(doc(int(r))) for r in chosen}
+        ranked = sorted(keys, key=keys.__getitem__, reverse=True)  # stable: ties stay in row order
+        rest = np.setdiff1d(rows, chosen, assume_unique=True)
+        return np.concatenate([np.asarray(ranked, dtype=np.int64), rest])
+    raise ValueError(f'keep must be "first", "longest" or a function, got {keep!r}')
+
+
+def related_rows(fingerprints: np.ndarray, keys: np.ndarray, k: int, threads: int | None = None) -> np.ndarray:
+    """The rows a keep function must rank: those with a copy, or whose text has a candidate."""
+    groups = copy_groups(fingerprints, keys)
+    sizes = np.bincount(groups) if len(groups) else np.zeros(0, np.int64)
+    mark = np.zeros(len(sizes), bool)
+    mark[groups[_core.star_candidates(fingerprints, keys, k, threads)]] = True
+    return np.flatnonzero((sizes[groups] > 1) | mark[groups]).astype(np.int64)
+
+
+def stars(
+    fingerprints: np.ndarray,
+    keys: np.ndarray,
+    order: np.ndarray,
+    k: int,
+    threshold: float | None,
+    sketches: Sketches | None = None,
+    resketch: Callable[[np.ndarray], Sketches] | None = None,
+    threads: int | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(the row kept in each row's place, their Jaccard): see the module's step 3. Without a
+    threshold, candidates within ``k`` are near-duplicates on their fingerprints alone (Jaccard
+    NaN). With one, ``sketches`` holds every row's (from the first pass), or ``resketch(rows)``
+    makes those of the rows that need one."""
+    fps = np.ascontiguousarray(fingerprints, dtype=np.uint64)
+    keys = np.ascontiguousarray(keys, dtype=np.uint64)
+    order = np.ascontiguousarray(order, dtype=np.int64)
+    if threshold is None:
+        return _core.star_clusters(fps, keys, order, k, threads=threads)
+    if sketches is None or sketches.dropped:
+        if resketch is None:
+            raise ValueError("verified stars need the sketches, or a way to make them")
+        sketches = resketch(_core.star_candidates(fps, keys, k, threads))
+    starts, ends, hashes = sketches.ranges(len(fps))
+    return _core.star_clusters(fps, keys, order, k, threshold, starts, ends, hashes, sketches.size, threads=threads)
+
+
+def labels_of(kept: np.ndarray) -> np.ndarray:
+    """Cluster labels from stars: the smallest row of each star."""
+    n = len(kept)
+    smallest = np.arange(n, dtype=np.int64)
+    np.minimum.at(smallest, kept, np.arange(n, dtype=np.int64))
+    return smallest[kept]
+

@@ -1,0 +1,403 @@
+//! Star clusters: which document each near-duplicate is removed for, without drift.
+//!
+//! Documents are taken in keep order (the order in which they should be kept). The first
+//! document not yet removed becomes a *center* and is kept; every document after it that is not
+//! yet removed and is a near-duplicate *of the center itself* is removed for it. So each removed
+//! document carries its evidence, the kept document it duplicates and (when verified) their
+//! Jaccard similarity, and a cluster never chains documents that are only similar through others.
+//!
+//! Near-duplicates of a center are found in three steps, each cheaper than the next:
+//! 1. Documents with the same content key (a hash of the normalized text) and fingerprint are
+//!    copies: only the first of each set in keep order takes part, the others follow it.
+//! 2. The fingerprints propose candidates: the distinct fingerprints within `k` of the center's
+//!    (Manku's batch mode over distinct values; groups of equal fingerprints are never expanded
+//!    into pairs).
+//! 3. With verification, a candidate is a near-duplicate only when the Jaccard similarity of the
+//!    two sketches is at least the threshold; a pair is checked only when a center needs it.
+//!
+//! A fingerprint of 0 is that of a text without features: such a document proposes no
+//! candidates and is a duplicate of its copies only.
+
+use std::collections::HashMap;
+
+use rayon::prelude::*;
+
+use crate::error::{Error, Result};
+use crate::hamming::hamming;
+use crate::pairs::{distinct_pairs, Groups};
+use crate::plan::Plan;
+use crate::verify::{jaccard, Ranges};
+
+/// The Jaccard check of candidate pairs.
+#[derive(Debug, Clone, Copy)]
+pub struct Verification<'a> {
+    /// Row r's sketch; rows never checked may have empty ones.
+    pub sketches: Ranges<'a>,
+    /// The sketches' size (hashes kept per document).
+    pub size: usize,
+    /// The least Jaccard similarity of a near-duplicate pair, in (0, 1].
+    pub threshold: f64,
+}
+
+/// What [`stars`] found, per row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stars {
+    /// The row kept in this row's place (the row itself when it is kept).
+    pub kept: Vec<i64>,
+    /// The Jaccard similarity with the kept row: 1 for a kept row and for copies of its text,
+    /// NaN for a row removed on its fingerprint alone (no verification).
+    pub jaccard: Vec<f32>,
+}
+
+/// The star clusters of `fingerprints` taken in keep order `order` (a permutation of the rows),
+/// with `keys` the content keys of the rows' normalized texts.
+pub fn stars(
+    fingerprints: &[u64],
+    keys: &[u64],
+    order: &[i64],
+    k: u32,
+    plan: &Plan,
+    verification: Option<Verification<'_>>,
+) -> Result<Stars> {
+    let n = fingerprints.len();
+    if keys.len() != n || order.len() != n {
+        return Err(Error::invalid(format!(
+            "{n} fingerprints but {} keys and {} rows in keep order",
+            keys.len(),
+            order.len()
+        )));
+    }
+    if let Some(v) = &verification {
+        if v.sketches.len() != n {
+            return Err(Error::invalid(format!("{n} fingerprints but {} sketches", v.sketches.len())));
+        }
+        if !(v.threshold > 0.0 && v.threshold <= 1.0) {
+            return Err(Error::invalid(format!("threshold must be in (0, 1], got {}", v.threshold)));
+        }
+    }
+    let rank = ranks(order)?;
+
+    // 1. Copies: the first row (in keep order) of each (key, fingerprint) stands for the rest.
+    let mut first: HashMap<(u64, u64), u32> = HashMap::with_capacity(n.min(1 << 20));
+    let mut standin = vec![0u32; n];
+    for &row in order {
+        let r = row as usize;
+        standin[r] = *first.entry((keys[r], fingerprints[r])).or_insert(r as u32);
+    }
+    drop(first);
+
+    // 2. The rows that propose candidates: one per text, with features; grouped by fingerprint.
+    let proposers: Vec<u32> = (0..n as u32)
+        .filter(|&r| standin[r as usize] == r && fingerprints[r as usize] != 0)
+        .collect();
+    let proposer_fps: Vec<u64> = proposers.iter().map(|&r| fingerprints[r as usize]).collect();
+    let groups = Groups::new(&proposer_fps);
+    drop(proposer_fps);
+    // Group g's rows are `members[starts[g]..]`, in keep order; `alive[g]` of them not yet taken.
+    let mut members: Vec<u32> = groups.rows.iter().map(|&i| proposers[i]).collect();
+    drop(proposers);
+    for g in 0..groups.distinct.len() {
+        members[groups.starts[g]..groups.starts[g + 1]].sort_unstable_by_key(|&r| rank[r as usize]);
+    }
+    let mut alive: Vec<u32> = (0..groups.distinct.len())
+        .map(|g| (groups.starts[g + 1] - groups.starts[g]) as u32)
+        .collect();
+    let neighbours = adjacency(&groups.distinct, k, plan)?;
+    let group_of = {
+        let mut by_row = vec![u32::MAX; n];
+        for g in 0..groups.distinct.len() {
+            for &r in &members[groups.starts[g]..groups.starts[g + 1]] {
+                by_row[r as usize] = g as u32;
+            }
+        }
+        by_row
+    };
+
+    // 3. Centers in keep order.
+    const FREE: i64 = -1;
+    let mut kept = vec![FREE; n];
+    let mut jac = vec![1.0f32; n];
+    for &row in order {
+        let c = row as usize;
+        if standin[c] as usize != c || kept[c] != FREE {
+            continue;
+        }
+        kept[c] = c as i64;
+        let g = group_of[c];
+        if g == u32::MAX {
+            continue;
+        }
+        let g = g as usize;
+        let near = std::iter::once(g).chain(neighbours.of(g).iter().map(|&h| h as usize));
+        for h in near {
+            let start = groups.starts[h];
+            let list = &mut members[start..start + alive[h] as usize];
+            let mut keep_at = 0;
+            for at in 0..list.len() {
+                let s = list[at] as usize;
+                if kept[s] != FREE {
+                    continue;
+                }
+                let taken = match &verification {
+                    None => Some(f32::NAN),
+                    Some(v) => {
+                        let j = jaccard(v.sketches.get(c), v.sketches.get(s), v.size);
+                        (j >= v.threshold).then_some(j as f32)
+                    }
+                };
+                match taken {
+                    Some(j) => {
+                        debug_assert!(hamming(fingerprints[c], fingerprints[s]) <= k);
+                        kept[s] = c as i64;
+                        jac[s] = j;
+                    }
+                    None => {
+                        list[keep_at] = list[at];
+                        keep_at += 1;
+                    }
+                }
+            }
+            alive[h] = keep_at as u32;
+        }
+    }
+
+    // Copies follow the row that stands for them.
+    for r in 0..n {
+        let s = standin[r] as usize;
+        if s != r {
+            kept[r] = kept[s];
+            jac[r] = if kept[s] == s as i64 { 1.0 } else { jac[s] };
+        }
+    }
+    Ok(Stars { kept, jaccard: jac })
+}
+
+/// The rows whose sketches [`stars`] may read: one per text (the first of equal keys and
+/// fingerprints), with features, and with another such row within `k`. A caller that could not
+/// keep every sketch reads these documents again.
+pub fn candidate_rows(fingerprints: &[u64], keys: &[u64], k: u32, plan: &Plan) -> Result<Vec<i64>> {
+    if keys.len() != fingerprints.len() {
+        return Err(Error::invalid(format!("{} fingerprints but {} keys", fingerprints.len(), keys.len())));
+    }
+    let mut seen: HashMap<(u64, u64), ()> = HashMap::with_capacity(fingerprints.len().min(1 << 20));
+    let proposers: Vec<u32> = (0..fingerprints.len())
+        .filter(|&r| fingerprints[r] != 0 && seen.insert((keys[r], fingerprints[r]), ()).is_none())
+        .map(|r| r as u32)
+        .collect();
+    drop(seen);
+    let fps: Vec<u64> = proposers.iter().map(|&r| fingerprints[r as usize]).collect();
+    let groups = Groups::new(&fps);
+    let neighbours = adjacency(&groups.distinct, k, plan)?;
+    let mut rows: Vec<i64> = (0..groups.distinct.len())
+        .filter(|&g| groups.starts[g + 1] - groups.starts[g] > 1 || !neighbours.of(g).is_empty())
+        .flat_map(|g| groups.rows_of(g).iter().map(|&i| i64::from(proposers[i])))
+        .collect();
+    rows.sort_unstable();
+    Ok(rows)
+}
+
+/// Each row's position in `order`, checking that it is a permutation of the rows.
+fn ranks(order: &[i64]) -> Result<Vec<u32>> {
+    let n = order.len();
+    let mut rank = vec![u32::MAX; n];
+    for (at, &row) in order.iter().enumerate() {
+        if row < 0 || row as u64 >= n as u64 || rank[row as usize] != u32::MAX {
+            return Err(Error::invalid(format!(
+                "the keep order must hold each of the {n} rows once; row {row} is out of range or repeated"
+            )));
+        }
+        rank[row as usize] = at as u32;
+    }
+    Ok(rank)
+}
+
+/// The distinct values within `k` of each distinct value, as compressed rows.
+struct Adjacency {
+    starts: Vec<usize>,
+    to: Vec<u32>,
+}
+
+impl Adjacency {
+    fn of(&self, g: usize) -> &[u32] {
+        &self.to[self.starts[g]..self.starts[g + 1]]
+    }
+}
+
+fn adjacency(distinct: &[u64], k: u32, plan: &Plan) -> Result<Adjacency> {
+    let pairs = distinct_pairs(distinct, k, plan)?;
+    let mut degree = vec![0usize; distinct.len() + 1];
+    for &(a, b, _) in &pairs {
+        degree[a + 1] += 1;
+        degree[b + 1] += 1;
+    }
+    for g in 0..distinct.len() {
+        degree[g + 1] += degree[g];
+    }
+    let starts = degree.clone();
+    let mut next = degree;
+    let mut to = vec![0u32; pairs.len() * 2];
+    for &(a, b, _) in &pairs {
+        to[next[a]] = b as u32;
+        next[a] += 1;
+        to[next[b]] = a as u32;
+        next[b] += 1;
+    }
+    // Neighbours in value order: the result does not depend on how tables were scheduled.
+    let mut chunks: Vec<&mut [u32]> = Vec::with_capacity(distinct.len());
+    let mut rest = &mut to[..];
+    for g in 0..distinct.len() {
+        let (head, tail) = rest.split_at_mut(starts[g + 1] - starts[g]);
+        chunks.push(head);
+        rest = tail;
+    }
+    chunks.par_iter_mut().for_each(|c| c.sort_unstable());
+    Ok(Adjacency { starts, to })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verify::{shingle_config, sketches};
+
+    fn plan(k: u32) -> Plan {
+        Plan::choose(i64::from(k), 100, None, crate::plan::Workload::Batch).unwrap()
+    }
+
+    fn rng(seed: &mut u64) -> u64 {
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        *seed
+    }
+
+    /// The same greedy rule by brute force over every pair.
+    fn brute(fps: &[u64], keys: &[u64], order: &[i64], k: u32, sim: &dyn Fn(usize, usize) -> Option<f32>) -> Stars {
+        let n = fps.len();
+        let mut kept = vec![-1i64; n];
+        let mut jac = vec![1.0f32; n];
+        for &c in order {
+            let c = c as usize;
+            if kept[c] != -1 {
+                continue;
+            }
+            kept[c] = c as i64;
+            for &s in order {
+                let s = s as usize;
+                if kept[s] != -1 {
+                    continue;
+                }
+                if keys[s] == keys[c] && fps[s] == fps[c] {
+                    kept[s] = c as i64;
+                    continue;
+                }
+                if fps[c] == 0 || fps[s] == 0 || hamming(fps[c], fps[s]) > k {
+                    continue;
+                }
+                if let Some(j) = sim(c, s) {
+                    kept[s] = c as i64;
+                    jac[s] = j;
+                }
+            }
+        }
+        Stars { kept, jaccard: jac }
+    }
+
+    fn same(a: &Stars, b: &Stars) -> bool {
+        a.kept == b.kept
+            && a.jaccard.iter().zip(&b.jaccard).all(|(x, y)| x == y || (x.is_nan() && y.is_nan()))
+    }
+
+    #[test]
+    fn fingerprint_stars_match_brute_force_and_never_chain() {
+        let mut seed = 99;
+        for k in [0u32, 2, 3, 5] {
+            // Chains: each value one bit from the one before, so components would merge them all.
+            let mut fps = Vec::new();
+            let mut x = rng(&mut seed);
+            for i in 0..300 {
+                if i % 7 == 0 {
+                    x = rng(&mut seed);
+                }
+                x ^= 1 << (rng(&mut seed) % 64);
+                fps.push(x);
+                if i % 5 == 0 {
+                    fps.push(x); // a copy
+                }
+            }
+            fps.push(0);
+            fps.push(0);
+            let n = fps.len();
+            let keys: Vec<u64> = (0..n as u64).map(|r| if fps[r as usize] == 0 { r % 2 } else { fps[r as usize] }).collect();
+            let mut order: Vec<i64> = (0..n as i64).collect();
+            for i in (1..n).rev() {
+                order.swap(i, (rng(&mut seed) % (i as u64 + 1)) as usize);
+            }
+            let got = stars(&fps, &keys, &order, k, &plan(k), None).unwrap();
+            assert!(same(&got, &brute(&fps, &keys, &order, k, &|_, _| Some(f32::NAN))), "k={k}");
+            for r in 0..n {
+                let c = got.kept[r] as usize;
+                assert_eq!(got.kept[c], c as i64, "a kept row keeps itself");
+                assert!(hamming(fps[r], fps[c]) <= k);
+            }
+        }
+    }
+
+    #[test]
+    fn verified_stars_match_brute_force() {
+        let words = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta"];
+        let mut seed = 5;
+        let mut texts: Vec<String> = Vec::new();
+        for _ in 0..120 {
+            let len = 3 + (rng(&mut seed) % 6) as usize;
+            texts.push((0..len).map(|_| words[(rng(&mut seed) % 8) as usize]).collect::<Vec<_>>().join(" "));
+        }
+        texts.push(String::new());
+        texts.push(String::new());
+        texts.push("!!".into());
+        let n = texts.len();
+        let config = shingle_config(2, 64).unwrap();
+        let s = sketches(config, &texts);
+        // Fingerprints that make everything a candidate of everything but the empty texts.
+        let fps: Vec<u64> = (0..n).map(|d| if s.get(d).is_empty() { 0 } else { 1 + d as u64 % 3 }).collect();
+        let keys = s.keys.clone();
+        let starts: Vec<u64> = s.offsets[..n].to_vec();
+        let ends: Vec<u64> = s.offsets[1..].to_vec();
+        let ranges = Ranges::new(&starts, &ends, &s.hashes).unwrap();
+        let order: Vec<i64> = (0..n as i64).rev().collect();
+        for threshold in [0.3, 0.5, 1.0] {
+            let v = Verification { sketches: ranges, size: 64, threshold };
+            let got = stars(&fps, &keys, &order, 2, &plan(2), Some(v)).unwrap();
+            let sim = |a: usize, b: usize| {
+                let j = jaccard(s.get(a), s.get(b), 64);
+                (j >= threshold).then_some(j as f32)
+            };
+            assert!(same(&got, &brute(&fps, &keys, &order, 2, &sim)), "threshold {threshold}");
+            for r in 0..n {
+                let c = got.kept[r] as usize;
+                assert!(f64::from(got.jaccard[r]) >= threshold || c == r);
+            }
+            // The two empty texts are copies; "!!" has no words and stays alone.
+            assert_eq!(got.kept[n - 3], n as i64 - 2);
+            assert_eq!(got.kept[n - 1], n as i64 - 1);
+        }
+    }
+
+    #[test]
+    fn candidate_rows_are_those_stars_may_check() {
+        let p = plan(2);
+        // 0 and 5 copies; 1 near 0; 2 alone; 3, 4 featureless; 6 same fingerprint as 2, other text.
+        let fps = [0b1111u64, 0b0111, 1 << 40, 0, 0, 0b1111, 1 << 40, u64::MAX];
+        let keys = [1u64, 2, 3, 4, 5, 1, 7, 8];
+        assert_eq!(candidate_rows(&fps, &keys, 2, &p).unwrap(), vec![0, 1, 2, 6]);
+        assert_eq!(candidate_rows(&fps, &keys, 0, &p).unwrap(), vec![2, 6]);
+    }
+
+    #[test]
+    fn bad_orders_are_errors() {
+        let p = plan(3);
+        assert!(stars(&[1, 2], &[1, 2], &[0, 0], 3, &p, None).is_err());
+        assert!(stars(&[1, 2], &[1, 2], &[0, 2], 3, &p, None).is_err());
+        assert!(stars(&[1, 2], &[1], &[0, 1], 3, &p, None).is_err());
+        assert_eq!(stars(&[], &[], &[], 3, &p, None).unwrap(), Stars { kept: vec![], jaccard: vec![] });
+    }
+}
