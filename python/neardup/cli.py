@@ -15,7 +15,7 @@ import time
 from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
 from importlib import resources
-from typing import Any, Callable, TextIO
+from typing import Any, Callable, Literal, TextIO
 
 import click
 import numpy as np
@@ -23,7 +23,7 @@ import numpy as np
 from . import _core, report as report_mod
 from .dedup import DedupResult, candidate_rows, check_pairs, select
 from .verify import THRESHOLD_K, Sketches
-from .hasher import Simhasher
+from .hasher import Simhasher, Tokens, Weighting
 from .index import SimhashIndex, cluster, find_all, plan as make_plan
 from .io import (
     AUTO,
@@ -39,6 +39,7 @@ from .io import (
     hex_fingerprints,
     open_input,
 )
+from .normalize import UnicodeForm
 from .tune import PLOT_EXTRA, measure, sample_pairs
 
 #: --threshold: the most memory for the first pass's shingle sketches (about 0.5 KB a short
@@ -108,7 +109,8 @@ def run_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
-def make_hasher(tokens: str, ngram: int, weighting: str, unicode_form: str, casefold: bool, stopwords: str | None, fields: tuple[str, ...]) -> Simhasher:
+def make_hasher(tokens: Tokens, ngram: int, weighting: Weighting, unicode_form: UnicodeForm | Literal["none"], casefold: bool,
+                stopwords: str | None, fields: tuple[str, ...] = ()) -> Simhasher:
     words: Any = None
     if stopwords == "english":
         words = "english"
