@@ -21,6 +21,9 @@ take hours), for documents/s, MB/s and peak RSS at scale.
     python benches/bench_dedup.py [--k 3] [--peers simhash,datasketch,rensa] [--big 1000000]
                                   [--out benches/results/dedup.md]
 
+Without the Debian corpus in --data (a fresh clone), it runs on the 3,000-document sample that
+ships with neardup, its truth computed exactly in the run (synth.exact_truth), and says so.
+
 Run it on a release build (`pip install .`), not an editable debug build.
 """
 
@@ -204,12 +207,15 @@ def main() -> None:
         child(args.child, args.input, args.k, args.pairs_out)
         return
 
-    corpus = args.corpus or args.data / "debian-descriptions.jsonl.gz"
+    if args.corpus is not None:
+        corpus, truth_file = args.corpus, args.truth
+    else:
+        corpus, truth_file = synth.debian_corpus(args.data)
     ids, texts = load_corpus(corpus)
-    truth = synth.load_truth(args.truth or args.data / synth.DEBIAN_TRUTH.name, ids)
+    truth = synth.load_truth(truth_file, ids) if truth_file is not None else synth.exact_truth(texts)
     row = {doc_id: i for i, doc_id in enumerate(ids)}
     n = len(ids)
-    corpus_name = "Debian corpus" if args.corpus is None else f"`{args.corpus.name}`"
+    corpus_name = f"`{corpus.name}`" if args.corpus is not None or truth_file is None else "Debian corpus"
     raw_mb = sum(len(json.dumps({"id": i, "text": t}).encode()) + 1 for i, t in zip(ids, texts)) / 1e6
     rows = []
     with tempfile.TemporaryDirectory(prefix="neardup-bench-") as tmp:

@@ -39,6 +39,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import math
 import multiprocessing
 import os
 import random
@@ -56,12 +57,16 @@ import numpy as np
 from neardup.io import Outputs
 
 __all__ = [
-    "DEBIAN_JSONL_GZ", "DEBIAN_TRUTH", "SynthCorpus", "Truth", "generate", "describe", "jaccard", "load_truth", "score", "shingles",
+    "DEBIAN_JSONL_GZ", "DEBIAN_SAMPLE", "DEBIAN_TRUTH", "SynthCorpus", "Truth", "debian_corpus", "exact_truth", "generate",
+    "describe", "jaccard", "load_truth", "score", "shingles",
 ]
 
 HERE = Path(__file__).resolve().parent
 DEBIAN_JSONL_GZ = HERE.parent.parent / "shared" / "data" / "debian-descriptions.jsonl.gz"
 DEBIAN_TRUTH = DEBIAN_JSONL_GZ.with_name("debian-descriptions.truth-word3-j50.tsv.gz")
+#: The 3,000 Debian descriptions that ship with neardup: the quality benchmarks' corpus in a fresh
+#: clone, where ../shared/data is absent (its truth is then computed by exact_truth).
+DEBIAN_SAMPLE = HERE.parent / "python" / "neardup" / "data" / "debian-sample.jsonl.gz"
 #: Bumped whenever the same (n, seed, source) would give other bytes: older outputs are redone.
 VERSION = 1
 #: Documents per chunk: the unit of randomness, of parallel work and of the family numbering.
@@ -146,6 +151,49 @@ def load_truth(path: Path, ids: Sequence[str]) -> Truth:
                 raise ValueError(f"{path}:{lineno}: not a pair of known ids with a Jaccard ({err})") from None
     rows = np.column_stack([np.frombuffer(a, dtype=np.int64), np.frombuffer(b, dtype=np.int64)])
     return Truth.from_arrays(len(ids), rows, np.frombuffer(jac, dtype=np.float64))
+
+
+def exact_truth(texts: Sequence[str], threshold: float = LOOSE) -> Truth:
+    """Every pair of texts whose word-3-shingle Jaccard is at least ``threshold``, exactly: what
+    a truth file lists, computed for a corpus that has none.
+
+    Prefix filtering: with the shingles of every text sorted in one global order (rarest first),
+    two sets with Jaccard >= t share a shingle among the first ``|s| - ceil(t * |s|) + 1`` of each,
+    so only pairs sharing a prefix shingle are compared, and each of those exactly."""
+    sets = [shingles(t) for t in texts]
+    frequency: dict[str, int] = {}
+    for shingle_set in sets:
+        for g in shingle_set:
+            frequency[g] = frequency.get(g, 0) + 1
+    postings: dict[str, list[int]] = {}
+    rows: list[tuple[int, int]] = []
+    similarities: list[float] = []
+    for j, shingle_set in enumerate(sets):
+        ranked = sorted(shingle_set, key=lambda g: (frequency[g], g))
+        prefix = ranked[: len(ranked) - math.ceil(threshold * len(ranked)) + 1]
+        candidates: set[int] = set()
+        for g in prefix:
+            earlier = postings.setdefault(g, [])
+            candidates.update(earlier)
+            earlier.append(j)
+        for i in sorted(candidates):
+            similarity = jaccard(sets[i], shingle_set)
+            if similarity >= threshold:
+                rows.append((i, j))
+                similarities.append(similarity)
+    return Truth.from_arrays(len(sets), np.array(rows, dtype=np.int64).reshape(-1, 2), np.array(similarities, dtype=np.float64))
+
+
+def debian_corpus(data: Path) -> tuple[Path, Path | None]:
+    """``(corpus, truth file)`` of the Debian corpus in ``data`` (``../shared/data``). Where it is
+    absent, as in a fresh clone, the sample that ships with neardup and ``None`` (compute its
+    truth with :func:`exact_truth`), said in one line on stderr."""
+    corpus, truth = data / DEBIAN_JSONL_GZ.name, data / DEBIAN_TRUTH.name
+    if corpus.exists() and truth.exists():
+        return corpus, truth
+    print(f"no Debian corpus in {data}: using the {DEBIAN_SAMPLE.name} that ships with neardup (3,000 documents), "
+          f"its truth computed exactly now; --data DIR for the full corpus", file=sys.stderr, flush=True)
+    return DEBIAN_SAMPLE, None
 
 
 def score(reported_pairs: np.ndarray | Iterable[tuple[int, int]], truth: Truth, threshold: float = 0.8) -> dict[str, float]:

@@ -3,6 +3,7 @@ interruption, and the HTML report, against brute force and hand-made files."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import gzip
 import hashlib
@@ -326,8 +327,15 @@ def _no_temp_left(folder: Path) -> None:
     assert leftovers(folder) == []
 
 
+def _default_sigint() -> None:
+    # A job started in the background (`pytest ... &` in a script) inherits SIGINT ignored, and
+    # Python keeps an ignored SIGINT ignored: the child would never see the Ctrl-C it is sent.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _spawn(args, **kw):
-    return subprocess.Popen([sys.executable, "-m", "neardup", *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
+    return subprocess.Popen([sys.executable, "-m", "neardup", *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=_default_sigint, **kw)
 
 
 @pytest.mark.parametrize("name", ["feed.jsonl", "feed.jsonl.gz"])
@@ -508,9 +516,6 @@ def test_empty_inputs_give_empty_outputs(tmp_path, capsys):
     code, out, _ = run(capsys, "dedup", tmp_path / "empty.jsonl", "-o", tmp_path / "out.jsonl", "--json", "--clusters", tmp_path / "c.csv")
     assert code == 0 and json.loads(out)["documents"] == 0
     assert (tmp_path / "out.jsonl").read_bytes() == b"" and (tmp_path / "c.csv").read_text() == "id,cluster,kept,kept_id,jaccard,distance\n"
-    (tmp_path / "texts").mkdir()
-    code, out, _ = run(capsys, "dedup", tmp_path / "texts", "-o", tmp_path / "kept", "--json")
-    assert code == 0 and json.loads(out)["documents"] == 0 and list((tmp_path / "kept").iterdir()) == []
 
 
 def test_a_missing_extra_is_named(tmp_path, capsys, monkeypatch):
@@ -554,6 +559,125 @@ def test_plan_and_explain(capsys):
     distance = neardup.hamming(neardup.simhash(a), neardup.simhash(b))
     assert code == 0 and f"distance {distance} " in out
     assert "only in A (1): 'fox'" in out and "only in B (1): 'dog'" in out and "shared features (4 of 6)" in out
+
+
+def test_a_folder_without_txt_files_is_bad_input_for_every_command(tmp_path, capsys):
+    folder = tmp_path / "notes"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "a.md").write_text(DOCS[0])
+    (folder / "sub" / "b.text").write_text(DOCS[1])
+    (folder / ".hidden.txt").write_text(DOCS[2])
+    index = tmp_path / "i.idx"
+    assert run(capsys, "index", "build", write_input(tmp_path, "jsonl"), "-o", index, "-q")[0] == 0
+    for args in (["dedup", folder, "-o", tmp_path / "kept"], ["dedup", folder, "--dry-run", "--json"],
+                 ["fingerprint", folder, "-o", tmp_path / "f.csv"], ["pairs", folder], ["tune", folder],
+                 ["index", "build", folder, "-o", tmp_path / "j.idx"], ["index", "add", index, folder], ["index", "query", index, folder]):
+        code, out, err = run(capsys, *args)
+        assert (code, out, err) == (2, "", f"neardup: {folder}: no .txt files\n"), args
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.jsonl", "i.idx", "notes"]
+
+
+def test_fingerprint_of_a_folder_names_its_table_or_gets_a_usage_error(tmp_path, capsys):
+    src = write_input(tmp_path, "txt")
+    for name in ("fps.txt", "fps", "fps.json"):
+        code, out, err = run(capsys, "fingerprint", src, "-o", tmp_path / name)
+        assert code == 2 and out == "" and "Traceback" not in err, name
+        assert re.search(r"Invalid value for '?--output'?: ", err) and f"{tmp_path / name}: name it .csv, .tsv, .jsonl or .parquet" in err
+    code, _, _ = run(capsys, "fingerprint", src, "-o", tmp_path / "fps.csv", "-q")
+    assert code == 0 and sorted(p.name for p in tmp_path.iterdir()) == ["corpus", "fps.csv"]
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "jsonl.gz", "csv", "txt"])
+def test_every_output_is_named_for_the_inputs_format(tmp_path, capsys, kind):
+    src = write_input(tmp_path, kind)
+    fmt = "jsonl" if kind.startswith("jsonl") else kind
+    good = {"jsonl": ["kept.jsonl", "kept.ndjson.gz", "kept.jsonl.zst"], "csv": ["kept.csv", "kept.csv.gz"], "txt": ["kept", "kept.txt"]}[fmt]
+    bad = {"jsonl": ["kept.txt", "kept", "kept.json", "kept.csv", "kept.jsonl.tar"], "csv": ["kept.txt", "kept", "kept.tsv", "kept.jsonl"],
+           "txt": ["kept.jsonl", "kept.csv.gz", "kept.parquet"]}[fmt]
+    for name in bad:
+        for command in (["dedup"], ["fingerprint"]) if fmt != "txt" else (["dedup"],):
+            code, out, err = run(capsys, *command, src, "-o", tmp_path / name)
+            assert code == 2 and out == "" and f"{tmp_path / name}: OUTPUT is written in the input's format" in err, (command, name)
+            assert "name it ." + fmt in err if fmt != "txt" else "name a folder" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == [src.name]
+    for name in good:
+        code, _, err = run(capsys, "dedup", src, "-o", tmp_path / name, "-q")
+        assert code == 0, (name, err)
+        path = tmp_path / name
+        if fmt == "txt":
+            assert read_ids(path, "txt") == sorted(KEPT_IDS)
+            continue
+        data = path.read_bytes()
+        data = gzip.decompress(data) if name.endswith(".gz") else zstandard.ZstdDecompressor().decompressobj().decompress(data) if name.endswith(".zst") else data
+        lines = data.decode().splitlines()
+        ids = [json.loads(line)["id"] for line in lines] if fmt == "jsonl" else [row["id"] for row in csv.DictReader(lines)]
+        assert ids == KEPT_IDS, name
+
+
+def test_explain_help_lists_only_what_applies(capsys):
+    code, out, _ = run(capsys, "explain", "--help")
+    assert code == 0 and "--tokens" in out and "--stopwords" in out and "[tf|binary]" in out
+    assert "--field" not in out and "idf" not in out and "--text-field" not in out and "INPUT" not in out
+    code, _, err = run(capsys, "explain", "--weighting", "idf", "a", "b")
+    assert code == 2 and "'idf' is not one of 'tf', 'binary'" in err
+    code, _, err = run(capsys, "explain", "--field", "title=2", "a", "b")
+    assert code == 2 and re.search(r"No such option:? '?--field", err)
+    code, out, _ = run(capsys, "dedup", "--help")
+    assert "--field" in out and "[tf|binary|idf]" in out
+
+
+def test_counts_of_one_are_singular(tmp_path, capsys):
+    one = tmp_path / "one.jsonl"
+    one.write_bytes(jsonl_bytes([{"id": 1, "text": DOCS[0]}]))
+    idx = tmp_path / "one.idx"
+    outputs = [run(capsys, "fingerprint", one, "-o", tmp_path / "f.jsonl")[1],
+               run(capsys, "dedup", one, "--dry-run")[1],
+               run(capsys, "index", "build", one, "-o", idx)[1],
+               run(capsys, "index", "query", idx, "--text", DOCS[0])[1],
+               run(capsys, "index", "query", idx, one)[1],
+               run(capsys, "index", "add", idx, one)[1]]
+    text = "".join(outputs)
+    assert outputs[0].startswith("1 document (") and "1 cluster" not in outputs[1] and outputs[1].startswith("1 document (")
+    assert outputs[2].startswith("indexed 1 document (k=3)") and outputs[3].startswith("1 entry within k=3\n")
+    assert outputs[4].endswith("1 of 1 document has an entry within k=3 (1 match)\n")
+    assert outputs[5].startswith(f"added 1 document to {idx} (2 in all); 1 of them was within k=3")
+    assert not re.search(r"\b1 (documents|entries|matches|clusters|pairs|records)\b", text), text
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+class _Reading:
+    """An input whose bytes_read a test moves by hand."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.bytes_read = 0
+
+
+@pytest.mark.parametrize("ending", ["done", "failed"])
+def test_a_progress_bar_ends_at_100_percent_only_when_its_pass_ended(monkeypatch, ending):
+    from neardup.cli import Progress
+
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    inp = _Reading(1000)
+    bar = Progress(inp, "writing", quiet=False)  # type: ignore[arg-type]
+    assert bar.shown
+    inp.bytes_read = 600
+    bar.update()
+    inp.bytes_read = 980  # a gzip trailer, a skipped record: the bytes counted fall short
+    with pytest.raises(KeyboardInterrupt) if ending == "failed" else contextlib.nullcontext():
+        try:
+            if ending == "failed":
+                raise KeyboardInterrupt
+        finally:
+            bar.close()
+    shown = re.findall(r"writing +\[[#-]+\] +(\d+)%", terminal.getvalue())
+    assert shown[-1] == ("100" if ending == "done" else "98"), terminal.getvalue()
+    assert not Progress(inp, "writing", quiet=True).shown
 
 
 def test_every_command_has_help(capsys):

@@ -230,3 +230,40 @@ def test_bad_source_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert exit.value.code == 2
     assert "bad.jsonl:2: expected a JSON object with a text field" in capsys.readouterr().err
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_exact_truth_finds_every_similar_pair_of_a_corpus() -> None:
+    _, texts = read_corpus_gz(SOURCE)
+    texts = texts[:800]
+    loose = similar_pairs(texts, 0.5)
+    for threshold in (0.5, 0.8):
+        truth = synth.exact_truth(texts, threshold)
+        expected = {pair: j for pair, j in loose.items() if j >= threshold}
+        rows = np.column_stack(np.divmod(truth.keys, len(texts)))
+        assert {(int(a), int(b)): j for (a, b), j in zip(rows, truth.jaccard)} == pytest.approx(expected), threshold
+        assert len(expected) > 100
+    # Texts with few shingles, where the prefix is the whole set; a pair with one shared of three.
+    small = ["a b c d", "a b c d e", "x y", "x y", "q r s", "q r s t u v w"]
+    truth = synth.exact_truth(small, 0.2)
+    assert dict(zip(truth.keys.tolist(), truth.jaccard.tolist())) == pytest.approx({0 * 6 + 1: 2 / 3, 2 * 6 + 3: 1.0, 4 * 6 + 5: 1 / 5})
+    assert synth.exact_truth(small, 1.0).keys.tolist() == [2 * 6 + 3]
+
+
+def read_corpus_gz(path: Path) -> tuple[list[str], list[str]]:
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        docs = [json.loads(line) for line in f]
+    return [d["id"] for d in docs], [d["text"] for d in docs]
+
+
+@pytest.mark.parametrize("script", ["quality.py", "bench_dedup.py"])
+def test_quality_benchmarks_run_from_a_clone_without_shared_data(script: str, tmp_path: Path) -> None:
+    import subprocess
+
+    args = ["--configs", "default"] if script == "quality.py" else ["--peers", ""]
+    done = subprocess.run([sys.executable, str(ROOT / "benches" / script), "--data", str(tmp_path / "absent"), *args],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    notes = [line for line in done.stderr.splitlines() if line.strip()]
+    assert notes == [f"no Debian corpus in {tmp_path / 'absent'}: using the debian-sample.jsonl.gz that ships with neardup "
+                     "(3,000 documents), its truth computed exactly now; --data DIR for the full corpus"]
+    assert "3000 documents, 894 truth pairs" in done.stdout or "3,000 documents, 1.4 MB of JSONL; truth: 894 pairs" in done.stdout

@@ -15,7 +15,7 @@ import time
 from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
 from importlib import resources
-from typing import Any, Callable, TextIO
+from typing import Any, Callable, Literal, TextIO
 
 import click
 import numpy as np
@@ -25,7 +25,7 @@ from .dedup import DedupResult
 from .digest import Digest
 from .pipeline import THRESHOLD, FirstPass, default_k, keep_order, stars
 from .verify import Sketches
-from .hasher import Simhasher
+from .hasher import Simhasher, Tokens, Weighting
 from .index import SimhashIndex, cluster, find_all, plan as make_plan
 from .io import (
     AUTO,
@@ -36,11 +36,13 @@ from .io import (
     MissingExtraError,
     Outputs,
     TableWriter,
+    TxtInput,
     compression_of,
     format_of,
     hex_fingerprints,
     open_input,
 )
+from .normalize import UnicodeForm
 from .tune import PLOT_EXTRA, measure, sample_pairs
 
 #: --threshold: the most memory for the first pass's shingle sketches (about 0.5 KB a short
@@ -80,15 +82,19 @@ def input_options(f: Callable[..., Any], bundled: bool = True) -> Callable[..., 
     return f
 
 
-def hasher_options(f: Callable[..., Any]) -> Callable[..., Any]:
+def hasher_options(f: Callable[..., Any], corpus: bool = True) -> Callable[..., Any]:
+    """The Simhasher settings as flags. Without ``corpus`` (two texts, no input to read), the
+    options that need a corpus are left out: idf weights (fitted on one) and --field."""
+    weightings = ["tf", "binary", "idf"] if corpus else ["tf", "binary"]
+    weighting_help = "Feature weights; idf reads the input once more to count document frequencies." if corpus else "Feature weights."
     options = [
         click.option("--tokens", type=click.Choice(["word", "char"]), default="word", show_default=True, help="Features: word shingles or character n-grams."),
         click.option("--ngram", type=click.IntRange(min=1), default=1, show_default=True, help="Words per shingle (characters per n-gram with --tokens char)."),
-        click.option("--weighting", type=click.Choice(["tf", "binary", "idf"]), default="tf", show_default=True, help="Feature weights; idf reads the input once more to count document frequencies."),
+        click.option("--weighting", type=click.Choice(weightings), default="tf", show_default=True, help=weighting_help),
         click.option("--unicode-form", type=click.Choice(["NFKC", "NFC", "NFKD", "NFD", "none"]), default="NFKC", show_default=True, help="Unicode normalization."),
         click.option("--casefold/--no-casefold", default=True, show_default=True, help="Fold case before building features."),
         click.option("--stopwords", default=None, metavar="english|FILE", help="Keep only word shingles holding a stopword: the built-in English list, or a file of words, one a line."),
-        click.option("--field", "fields", multiple=True, metavar="NAME=WEIGHT", help="Fingerprint several weighted fields instead of --text-field (repeat: --field title=2 --field body=1)."),
+        *([click.option("--field", "fields", multiple=True, metavar="NAME=WEIGHT", help="Fingerprint several weighted fields instead of --text-field (repeat: --field title=2 --field body=1).")] if corpus else []),
     ]
     for option in reversed(options):
         f = option(f)
@@ -127,7 +133,8 @@ def run_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
-def make_hasher(tokens: str, ngram: int, weighting: str, unicode_form: str, casefold: bool, stopwords: str | None, fields: tuple[str, ...]) -> Simhasher:
+def make_hasher(tokens: Tokens, ngram: int, weighting: Weighting, unicode_form: UnicodeForm | Literal["none"], casefold: bool,
+                stopwords: str | None, fields: tuple[str, ...] = ()) -> Simhasher:
     words: Any = None
     if stopwords == "english":
         words = "english"
@@ -162,7 +169,7 @@ def _open(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
         input = sample_path()
     if input is None:
         raise click.UsageError("missing INPUT (a file, a folder of .txt files, or - for stdin; or --sample)")
-    return open_input(
+    inp = open_input(
         input,
         fmt,
         text_field=text_field,
@@ -171,6 +178,9 @@ def _open(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
         on_error=on_error,
         replayable=replayable,
     )
+    if isinstance(inp, TxtInput) and not inp.files():
+        raise InputError(inp.name, "no .txt files")
+    return inp
 
 
 class Progress:
@@ -193,7 +203,13 @@ class Progress:
                 self._done = now
 
     def close(self) -> None:
+        """Ends the bar: at 100% when the pass got to its end (the bytes counted can fall short
+        of the size, with skipped records or a compressed input's trailer), where it stopped
+        when an error or Ctrl-C ended it (close runs in a ``finally``)."""
         if self._bar is not None:
+            self.update()
+            if sys.exc_info()[0] is None and self._bar.length is not None and self._bar.pos < self._bar.length:
+                self._bar.update(self._bar.length - self._bar.pos)
             self._bar.__exit__(None, None, None)
             self._bar = None
 
@@ -352,8 +368,9 @@ def _errors_text(inp: Input, limit: int = 10) -> list[str]:
     return lines
 
 
-def _count(n: Any, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
+def _count(n: Any, noun: str, plural: str | None = None) -> str:
+    """``1 document``, ``2 documents``; ``plural`` where it is not ``noun + "s"``."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
 def _size(nbytes: float) -> str:
@@ -654,15 +671,21 @@ neardup_dask.local_cluster(workers)
 
 
 def _check_output(inp: Input, output: str | None) -> None:
+    """OUTPUT holds documents in INPUT's format, and its name must say so: .jsonl for JSONL input
+    (.gz or .zst after it to compress), .csv, .tsv, .parquet; a folder for a folder of .txt
+    files. A name without an extension, or with another one, is refused rather than written in
+    a format it does not name."""
     if output is None or output == "-":
         if output == "-" and inp.format in ("parquet", "txt"):
             raise click.UsageError(f"{inp.format} output cannot go to stdout: give -o FILE")
         return
+    named = format_of(output)
     if inp.format == "txt" and os.path.exists(output) and (not os.path.isdir(output) or os.listdir(output)):
         raise click.UsageError(f"{output}: exists and is not an empty folder; remove it or name another")
+    if inp.format == "txt" and named not in (None, "txt"):
+        raise click.UsageError(f"{output}: OUTPUT is written in the input's format, a folder of .txt files; name a folder, not a .{named} file")
     if inp.format != "txt":
-        named = format_of(output) if not os.path.isdir(output) else "txt"
-        if named is not None and named != inp.format:
+        if named != inp.format:
             raise click.UsageError(
                 f"{output}: OUTPUT is written in the input's format ({inp.format}); name it .{inp.format}"
                 + (" (.gz or .zst to compress)" if inp.format in ("jsonl", "csv", "tsv") else "")
@@ -704,6 +727,8 @@ def fingerprint(input: str | None, sample: bool, fmt: str | None, text_field: st
         _check_output(inp, output)
     elif output == "-" or os.path.exists(output) and os.path.exists(inp.path) and os.path.samefile(output, inp.path):
         raise click.UsageError("for a folder of .txt files, OUTPUT is a .csv, .jsonl or .parquet file")
+    else:
+        _table_name(output, "--output")
     with inp, Outputs() as outputs:
         try:
             tmp = outputs.reserve(output)
@@ -722,7 +747,7 @@ def fingerprint(input: str | None, sample: bool, fmt: str | None, text_field: st
     if as_json:
         click.echo(json.dumps(summary, indent=2), file=_stream(output))
     elif not quiet:
-        _say("\n".join([f"{len(fps)} documents ({_size(nbytes)}) fingerprinted in {seconds:.2f} s; wrote {output}"] + _errors_text(inp)), output)
+        _say("\n".join([f"{_count(len(fps), 'document')} ({_size(nbytes)}) fingerprinted in {seconds:.2f} s; wrote {output}"] + _errors_text(inp)), output)
 
 
 def _annotator(inp: Input, tmp: str, output: str, column: str) -> tuple[Callable[[Chunk, np.ndarray], None], Callable[[], None]]:
@@ -848,9 +873,9 @@ def pairs(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
         need = set(np.concatenate([i, j]).tolist()) if (output or as_json) else preview_rows
         ids: dict[int, Any] = {}
         texts: dict[int, str] = {}
-        for first, chunk_ids, chunk_texts in inp.replay(ids=True, texts=preview_rows if not as_json else frozenset()):
+        for first_row, chunk_ids, chunk_texts in inp.replay(ids=True, texts=preview_rows if not as_json else frozenset()):
             for offset, value in enumerate(chunk_ids):
-                row = first + offset
+                row = first_row + offset
                 if row in need:
                     ids[row] = row if value is None else value
             texts.update(chunk_texts)
@@ -871,13 +896,13 @@ def pairs(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
     column = max(20, (shutil.get_terminal_size((120, 20)).columns - 7) // 2)
     for n in shown.tolist():
         a, b = int(i[n]), int(j[n])
-        x = float(jac[n])
-        click.echo(f"distance {int(d[n])}{'' if x != x else f', Jaccard {x:.3f}'}: {ids[a]}  ~  {ids[b]}")
+        value = float(jac[n])
+        click.echo(f"distance {int(d[n])}{'' if value != value else f', Jaccard {value:.3f}'}: {ids[a]}  ~  {ids[b]}")
         left, right = (textwrap.wrap(" ".join(texts.get(row, "").split()), column)[:3] for row in (a, b))
         for x, y in itertools.zip_longest(left, right, fillvalue=""):
             click.echo(f"  {x:<{column}} | {y}")
     more = f" (showing {len(shown)})" if len(shown) < len(i) else ""
-    click.echo(f"{len(i)} pairs within k={k}{_jaccard_note(threshold)} among {len(fps)} documents{more}" + (f"; wrote {output}" if output else ""))
+    click.echo(f"{_count(len(i), 'pair')} within k={k}{_jaccard_note(threshold)} among {len(fps)} documents{more}" + (f"; wrote {output}" if output else ""))
     for line in _errors_text(inp):
         click.echo(line)
 
@@ -929,7 +954,7 @@ def index_build(input: str | None, sample: bool, fmt: str | None, text_field: st
     if as_json:
         click.echo(json.dumps(summary, indent=2))
     elif not quiet:
-        click.echo("\n".join([f"indexed {len(fps)} documents (k={k}) in {index_path}"] + _errors_text(inp)))
+        click.echo("\n".join([f"indexed {_count(len(fps), 'document')} (k={k}) in {index_path}"] + _errors_text(inp)))
 
 
 @index.command("add")
@@ -960,8 +985,8 @@ def index_add(index_path: str, input: str | None, sample: bool, fmt: str | None,
     if as_json:
         click.echo(json.dumps(summary, indent=2))
     elif not quiet:
-        click.echo("\n".join([f"added {len(fps)} documents to {index_path} ({before + len(fps)} in all); "
-                              f"{matched} of them were within k={idx.k} of an entry already there"] + _errors_text(inp)))
+        click.echo("\n".join([f"added {_count(len(fps), 'document')} to {index_path} ({before + len(fps)} in all); "
+                              f"{matched} of them {'was' if matched == 1 else 'were'} within k={idx.k} of an entry already there"] + _errors_text(inp)))
 
 
 def _load_index(path: str) -> SimhashIndex:
@@ -1008,7 +1033,7 @@ def index_query(index_path: str, input: str | None, sample: bool, fmt: str | Non
         if as_json:
             click.echo(json.dumps({"fingerprint": f"{fp:016x}", "matches": [{"id": i, "distance": d} for i, d in matches]}))
         else:
-            click.echo(f"{len(matches)} entries within k={idx.k}" + "".join(f"\n  {i}\tdistance {d}" for i, d in matches))
+            click.echo(f"{_count(len(matches), 'entry', 'entries')} within k={idx.k}" + "".join(f"\n  {i}\tdistance {d}" for i, d in matches))
         return
     inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher, replayable=True)
     with inp:
@@ -1029,7 +1054,8 @@ def index_query(index_path: str, input: str | None, sample: bool, fmt: str | Non
         return
     for r, i, d in zip(rows.tolist(), found.tolist(), dists.tolist()):
         click.echo(f"{names[r]}\t{i}\tdistance {d}")
-    click.echo(f"{matched} of {len(fps)} documents have an entry within k={idx.k} ({len(rows)} matches)")
+    click.echo(f"{matched} of {_count(len(fps), 'document')} {'has' if matched == 1 else 'have'} an entry within k={idx.k} "
+               f"({_count(len(rows), 'match', 'matches')})")
 
 
 def _ngram_list(ctx: click.Context, param: click.Parameter, value: str) -> list[int]:
@@ -1085,7 +1111,7 @@ def tune_command(input: str | None, fmt: str | None, text_field: str, id_field: 
         fps, _, nbytes = fingerprint_with_progress(inp, hasher, threads, as_json)
         sampled = sample_pairs(fps, max_k, sample, seed, threads)
         texts: dict[int, str] = {}
-        progress = Progress(inp, f"texts of {len(sampled.a):,} pairs", as_json)
+        progress = Progress(inp, f"texts of {len(sampled.a):,} pair{'' if len(sampled.a) == 1 else 's'}", as_json)
         inp.bytes_read = 0
         try:
             for _, _, chunk_texts in inp.replay(texts=sampled.rows):
@@ -1126,12 +1152,10 @@ def plan_command(k: int, n: int, memory: int | None) -> None:
 @click.argument("b")
 @click.option("--files", is_flag=True, help="A and B are files to read, not texts.")
 @click.option("--limit", type=click.IntRange(min=1), default=15, show_default=True, help="Features to list in each group.")
-@hasher_options
+@functools.partial(hasher_options, corpus=False)
 def explain(a: str, b: str, files: bool, limit: int, **hasher_flags: Any) -> None:
     """Why two texts match or not: their distance, shared features and the ones that differ."""
     hasher = make_hasher(**hasher_flags)
-    if hasher.fields is not None:
-        raise click.UsageError("explain compares two texts: --field does not apply")
     if files:
         texts = []
         for path in (a, b):

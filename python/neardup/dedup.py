@@ -274,6 +274,15 @@ def _documents(
     fields = hasher.fields is not None
     if fields and text_field is not None:
         raise ValueError("text_field names one text; with hasher.fields set, the fields are read from each dict")
+
+    def check_columns(available: list[Any]) -> None:
+        """A KeyError naming a missing text or id column and the columns there are."""
+        for wanted, option in ((None if fields else column or "text", "column="), (id_field, "id_field=")):
+            if wanted is not None and wanted not in available:
+                raise KeyError(f"no column {wanted!r} ({option}) in the {name}; its columns: {', '.join(map(str, available))}")
+
+    if name in ("DataFrame", "Table", "RecordBatch") and module.startswith(("pandas", "polars", "pyarrow")):
+        check_columns(list(docs.column_names if module.startswith("pyarrow") else docs.columns))
     if module.startswith("pandas") and name == "DataFrame":
         col = docs[column or "text"] if not fields else docs[list(hasher.fields or {})]
         items = col.to_dict("records") if fields else col

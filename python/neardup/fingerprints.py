@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Iterable, Sequence
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 
 from . import _core
-from .hasher import Simhasher
+from .hasher import Simhasher, SimhasherOptions
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 Fingerprints = Union[Sequence[int], np.ndarray]
 
@@ -112,8 +115,9 @@ def simhash_features(
 _DEFAULT: Simhasher | None = None
 
 
-def simhash(text: str | bytes, **options: Any) -> int:
-    """The fingerprint of one text under the default settings, or ``Simhasher(**options)``.
+def simhash(text: str | bytes, **options: Unpack[SimhasherOptions]) -> int:
+    """The fingerprint of one text under the default settings, or ``Simhasher(**options)``, as a
+    Python ``int``.
 
     >>> simhash("The quick brown fox") == Simhasher().fingerprint("the quick brown fox")
     True

@@ -7,24 +7,42 @@ import itertools
 import warnings
 from concurrent.futures import Future, ThreadPoolExecutor
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, Callable, Union
+from typing import Any, Callable, Literal, TypedDict, Union
 
 import numpy as np
 
 from . import _core
 from .digest import Digest
-from .normalize import normalizer
+from .normalize import UnicodeForm, normalizer
 from .stopwords import ENGLISH
 
 Document = Union[str, bytes, Mapping[str, Any]]
 Tokenizer = Callable[[str], Iterable[str]]
+#: What a feature is made of: word shingles or character n-grams.
+Tokens = Literal["word", "char"]
+#: How much each feature weighs in the tallies.
+Weighting = Literal["tf", "binary", "idf"]
+
+
+class SimhasherOptions(TypedDict, total=False):
+    """The keyword arguments of :class:`Simhasher`, for functions that pass them on."""
+
+    tokens: Tokens
+    ngram: int
+    weighting: Weighting
+    unicode_form: UnicodeForm | None
+    casefold: bool
+    stopwords: str | Iterable[str] | None
+    fields: Mapping[str, float] | None
+    tokenizer: str | Tokenizer | None
+
 
 #: The defaults, chosen by near-duplicate F1 on the Debian corpus (see README, "Choosing the
 #: defaults"). Changing any of them changes every default fingerprint: a breaking change.
-DEFAULT_TOKENS = "word"
+DEFAULT_TOKENS: Tokens = "word"
 DEFAULT_NGRAM = 1
-DEFAULT_WEIGHTING = "tf"
-DEFAULT_UNICODE_FORM = "NFKC"
+DEFAULT_WEIGHTING: Weighting = "tf"
+DEFAULT_UNICODE_FORM: UnicodeForm = "NFKC"
 
 #: Documents per call into the core: large enough to amortize the call, small enough that a
 #: progress bar moves and Ctrl-C is handled between chunks.
@@ -69,10 +87,10 @@ class Simhasher:
     def __init__(
         self,
         *,
-        tokens: str = DEFAULT_TOKENS,
+        tokens: Tokens = DEFAULT_TOKENS,
         ngram: int = DEFAULT_NGRAM,
-        weighting: str = DEFAULT_WEIGHTING,
-        unicode_form: str | None = DEFAULT_UNICODE_FORM,
+        weighting: Weighting = DEFAULT_WEIGHTING,
+        unicode_form: UnicodeForm | None = DEFAULT_UNICODE_FORM,
         casefold: bool = True,
         stopwords: str | Iterable[str] | None = None,
         fields: Mapping[str, float] | None = None,
@@ -85,10 +103,10 @@ class Simhasher:
         if not isinstance(weighting, str):
             raise TypeError(f"weighting must be \"tf\", \"binary\" or \"idf\", got {weighting!r}")
         self._normalize = normalizer(unicode_form, casefold)
-        self.tokens = tokens
+        self.tokens: Tokens = tokens
         self.ngram = int(ngram)
-        self.weighting = weighting
-        self.unicode_form = unicode_form
+        self.weighting: Weighting = weighting
+        self.unicode_form: UnicodeForm | None = unicode_form
         self.casefold = casefold
         self.stopwords = _stopword_list(stopwords, self._normalize)
         self.fields = _field_weights(fields)
@@ -97,7 +115,7 @@ class Simhasher:
         self._idf: tuple[int, np.ndarray, np.ndarray] | None = None
         self._inner = self._build()
 
-    def _build(self, weighting: str | None = None) -> Any:
+    def _build(self, weighting: Weighting | None = None) -> Any:
         """The core hasher of these settings (under another weighting, if given)."""
         weighting = weighting or self.weighting
         if weighting == "idf" and self._idf is None:
@@ -232,9 +250,10 @@ class Simhasher:
         return out
 
     def fingerprint(self, doc: Document) -> int:
-        """The 64-bit fingerprint of one document (a str, UTF-8 bytes, or a dict with ``fields``)."""
+        """The 64-bit fingerprint of one document (a str, UTF-8 bytes, or a dict with ``fields``),
+        as a Python ``int`` (``fingerprint_many`` gives a ``numpy.uint64`` array)."""
         columns = self._columns([doc], 0, "doc")
-        return _call(_method(self._inner, "fingerprint_many", self.tokenizer), columns, 0, "doc")[0]
+        return int(_call(_method(self._inner, "fingerprint_many", self.tokenizer), columns, 0, "doc")[0])
 
     # -- many documents -----------------------------------------------------------------------
 

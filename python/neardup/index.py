@@ -17,7 +17,7 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from . import _core
-from .fingerprints import _as_fingerprint, as_fingerprints
+from .fingerprints import Fingerprints, _as_fingerprint, _is_scalar, as_fingerprints
 
 __all__ = ["Plan", "PlanTable", "SimhashIndex", "cluster", "find_all", "plan"]
 
@@ -280,14 +280,17 @@ class SimhashIndex:
         """Bytes held by the index's arrays."""
         return int(self._inner.nbytes)
 
-    def add(self, fingerprints: Any, ids: Any = None) -> None:
-        """Adds fingerprints (a ``uint64`` array or ints) with ``int64`` ids.
+    def add(self, fingerprints: int | np.integer | Fingerprints, ids: Any = None) -> None:
+        """Adds fingerprints (a ``uint64`` array or ints, or a single one) with ``int64`` ids.
 
         Without ``ids``, entries are numbered on from one past the largest id ever added
         (0, 1, 2, ... for an index filled only this way). A repeated id, or one already in the
         index, is a ValueError and nothing is added.
         """
-        fps = as_fingerprints(fingerprints)
+        if _is_scalar(fingerprints):
+            fps = np.array([_as_fingerprint(fingerprints, "fingerprint")], dtype=np.uint64)
+        else:
+            fps = as_fingerprints(fingerprints)
         if ids is None:
             self._inner.add(fps, None)
             return

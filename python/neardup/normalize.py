@@ -9,13 +9,17 @@ features.
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 from collections.abc import Callable
+from typing import Literal
 
-UNICODE_FORMS = ("NFKC", "NFC", "NFKD", "NFD")
+#: A Unicode normalization form, as ``unicodedata.normalize`` names it.
+UnicodeForm = Literal["NFKC", "NFC", "NFKD", "NFD"]
+UNICODE_FORMS: tuple[UnicodeForm, ...] = ("NFKC", "NFC", "NFKD", "NFD")
 
 
-def normalizer(unicode_form: str | None = "NFKC", casefold: bool = True) -> Callable[[str], str]:
+def normalizer(unicode_form: UnicodeForm | None = "NFKC", casefold: bool = True) -> Callable[[str], str]:
     """Returns the function that normalizes one ``str`` under these settings.
 
     Args:
@@ -26,18 +30,18 @@ def normalizer(unicode_form: str | None = "NFKC", casefold: bool = True) -> Call
         raise ValueError(f"unicode_form must be one of {UNICODE_FORMS} or None, got {unicode_form!r}")
     if not isinstance(casefold, bool):
         raise TypeError(f"casefold must be a bool, got {type(casefold).__name__}")
-    if unicode_form and casefold:
-        form = unicode_form
-        return lambda text: unicodedata.normalize(form, text).casefold()
-    if unicode_form:
-        return lambda text, form=unicode_form: unicodedata.normalize(form, text)
+    if unicode_form is not None:
+        form: UnicodeForm = unicode_form
+        if casefold:
+            return lambda text: unicodedata.normalize(form, text).casefold()
+        return functools.partial(unicodedata.normalize, form)
     if casefold:
         return str.casefold
     # Not ``str``: that would turn bytes or None into their repr instead of refusing them.
     return str.__str__
 
 
-def normalize(text: str, unicode_form: str | None = "NFKC", casefold: bool = True) -> str:
+def normalize(text: str, unicode_form: UnicodeForm | None = "NFKC", casefold: bool = True) -> str:
     """Normalizes one text: Unicode normalization, then case folding.
 
     >>> normalize("Ｆｕｌｌ ＷＩＤＴＨ Straße")
