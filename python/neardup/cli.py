@@ -887,9 +887,9 @@ def pairs(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
         outputs.commit()
     if as_json:
         for n in order.tolist():
-            x = float(jac[n])
+            value = float(jac[n])
             click.echo(json.dumps({"id_a": ids[int(i[n])], "id_b": ids[int(j[n])], "distance": int(d[n]),
-                                   "jaccard": None if x != x else round(x, 4)}, ensure_ascii=False))
+                                   "jaccard": None if value != value else round(value, 4)}, ensure_ascii=False))
         return
     if quiet:
         return
