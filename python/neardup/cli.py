@@ -25,6 +25,7 @@ from .dedup import DedupResult, candidate_rows, check_pairs, select
 from .verify import THRESHOLD_K, Sketches
 from .hasher import Simhasher
 from .index import SimhashIndex, cluster, find_all, plan as make_plan
+from .paths import check_outputs, locked
 from .io import (
     AUTO,
     FORMATS,
@@ -417,6 +418,7 @@ def dedup(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
                        scheduler, workers, threads, quiet, as_json, hasher, start)
         return
     inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher, replayable=bool(output or clusters or report_path or threshold))
+    check_outputs([inp.path], [("-o", output), ("--clusters", clusters), ("--report", report_path)])
     _check_output(inp, output)
     _table_name(clusters, "--clusters")
     with inp, Outputs() as outputs:
@@ -642,8 +644,6 @@ def _check_output(inp: Input, output: str | None) -> None:
                 f"{output}: OUTPUT is written in the input's format ({inp.format}); name it .{inp.format}"
                 + (" (.gz or .zst to compress)" if inp.format in ("jsonl", "csv", "tsv") else "")
             )
-    if inp.path != "-" and os.path.exists(output) and os.path.exists(inp.path) and os.path.samefile(output, inp.path):
-        raise click.UsageError(f"{output}: is the input; neardup never overwrites its input")
 
 
 def _table_name(name: str | None, option: str) -> None:
@@ -675,6 +675,7 @@ def fingerprint(input: str | None, sample: bool, fmt: str | None, text_field: st
     start = time.perf_counter()
     hasher = make_hasher(**hasher_flags)
     inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher, replayable=hasher.weighting == "idf")
+    check_outputs([inp.path], [("-o", output)])
     if inp.format != "txt":
         _check_output(inp, output)
     elif output == "-" or os.path.exists(output) and os.path.exists(inp.path) and os.path.samefile(output, inp.path):
@@ -796,6 +797,7 @@ def pairs(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
     hasher = make_hasher(**hasher_flags)
     _table_name(output, "--output")
     inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher, replayable=True)
+    check_outputs([inp.path], [("-o", output)])
     with inp, Outputs() as outputs:
         tmp = outputs.reserve(output) if output else None
         sketches = Sketches(hasher, shingle, threads=threads, budget=SKETCH_BUDGET) if threshold is not None else None
@@ -876,6 +878,7 @@ def index_build(input: str | None, sample: bool, fmt: str | None, text_field: st
     """Fingerprint INPUT and save it as an index file."""
     hasher = make_hasher(**hasher_flags)
     inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher, replayable=id_field is not None, auto_id=False)
+    check_outputs([inp.path], [("-o", index_path)])
     with inp, Outputs() as outputs:
         tmp = outputs.reserve(index_path)
         fps, _, _ = fingerprint_with_progress(inp, hasher, threads, quiet or as_json)
@@ -899,9 +902,11 @@ def index_add(index_path: str, input: str | None, sample: bool, fmt: str | None,
               threads: int | None, quiet: bool, as_json: bool, **hasher_flags: Any) -> None:
     """Add the documents of INPUT to INDEX, saying how many were already near-duplicates of it."""
     hasher = make_hasher(**hasher_flags)
-    idx = _load_index(index_path)
     inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher, replayable=id_field is not None, auto_id=False)
-    with inp, Outputs() as outputs:
+    check_outputs([inp.path], [("INDEX", index_path)])
+    # Held from loading INDEX to renaming the new one into place: concurrent adds wait their turn.
+    with locked(index_path), inp, Outputs() as outputs:
+        idx = _load_index(index_path)
         tmp = outputs.reserve(index_path)
         fps, _, _ = fingerprint_with_progress(inp, hasher, threads, quiet or as_json)
         rows, _, _ = idx.query_many(fps, threads=threads)
@@ -1035,6 +1040,7 @@ def tune_command(input: str | None, fmt: str | None, text_field: str, id_field: 
     if input is None:
         raise click.UsageError("missing INPUT (a file, a folder of .txt files, or - for stdin)")
     inp = _open(input, False, fmt, text_field, id_field, on_error, hasher, replayable=True)
+    check_outputs([inp.path], [("--plot", plot)])
     with inp, Outputs() as outputs:
         try:
             plot_tmp = outputs.reserve(plot) if plot else None

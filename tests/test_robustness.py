@@ -1,0 +1,162 @@
+"""Issue 14: nothing lost, nothing crashes. Each test reproduces a reported failure: an output
+that overwrote the input, a truncated file read as complete, a lost index update, a hang, a
+silently coerced id, a traceback instead of ``FILE:LINE: what is wrong``."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import neardup
+from neardup.cli import main
+
+
+def run(capsys, *args) -> tuple[int, str, str]:
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def write_jsonl(path: Path, records) -> Path:
+    path.write_bytes("".join(json.dumps(r) + "\n" for r in records).encode())
+    return path
+
+
+TEXTS = [f"document number {i} about {word} and other things" for i, word in enumerate(["cats", "dogs", "birds", "fish"] * 3)]
+
+
+def corpus(tmp_path: Path, name: str = "x.jsonl") -> Path:
+    return write_jsonl(tmp_path / name, [{"id": i, "text": t} for i, t in enumerate(TEXTS)])
+
+
+def leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if "neardup-tmp" in p.name or ".tmp-" in p.name)
+
+
+# -- 1. outputs never overwrite the input or each other ------------------------------------------
+
+
+def output_cases(src: Path, tmp: Path) -> list[list[object]]:
+    """Commands whose output names the input, as the report gave them."""
+    return [
+        ["dedup", src, "--dry-run", "--clusters", src],
+        ["dedup", src, "--dry-run", "--report", src],
+        ["dedup", src, "-o", src],
+        ["pairs", src, "-o", src],
+        ["index", "build", src, "-o", src],
+        ["fingerprint", src, "-o", src],
+    ]
+
+
+@pytest.mark.parametrize("alias", ["same", "symlink", "hardlink", "dotted"])
+@pytest.mark.parametrize("case", range(6))
+def test_no_output_may_name_the_input(tmp_path, capsys, alias, case):
+    src = corpus(tmp_path)
+    before = src.read_bytes()
+    if alias == "symlink":
+        target = tmp_path / "link.jsonl"
+        target.symlink_to(src)
+    elif alias == "hardlink":
+        target = tmp_path / "hard.jsonl"
+        os.link(src, target)
+    elif alias == "dotted":
+        (tmp_path / "sub").mkdir()
+        target = tmp_path / "sub" / ".." / "x.jsonl"
+    else:
+        target = src
+    args = [target if a == src and i > 1 else a for i, a in enumerate(output_cases(src, tmp_path)[case])]
+    code, _, err = run(capsys, *args)
+    assert code == 2, err
+    assert "is the input" in err and "never overwrites its input" in err
+    assert src.read_bytes() == before
+    assert leftovers(tmp_path) == []
+
+
+def test_index_add_refuses_its_index_as_input(tmp_path, capsys):
+    src = corpus(tmp_path)
+    idx = tmp_path / "x.idx"
+    assert run(capsys, "index", "build", src, "-o", idx, "-q")[0] == 0
+    before = idx.read_bytes()
+    code, _, err = run(capsys, "index", "add", idx, idx, "--format", "jsonl")
+    assert code == 2 and "is the input" in err and idx.read_bytes() == before
+
+
+@pytest.mark.parametrize("second", ["same", "symlink", "dotted"])
+def test_two_outputs_may_not_name_one_file(tmp_path, capsys, second):
+    src = corpus(tmp_path)
+    out = tmp_path / "out.jsonl"
+    other: Path = out
+    if second == "symlink":  # a link to a file that does not exist yet
+        other = tmp_path / "link.jsonl"
+        other.symlink_to(out)
+    elif second == "dotted":
+        other = tmp_path / "." / "out.jsonl"
+    code, _, err = run(capsys, "dedup", src, "-o", out, "--clusters", other)
+    assert code == 2 and "--clusters names the same file as -o" in err
+    assert not out.exists() and leftovers(tmp_path) == []
+    code, _, err = run(capsys, "dedup", src, "--dry-run", "--clusters", tmp_path / "r.csv", "--report", tmp_path / "r.csv")
+    assert code == 2 and "--report names the same file as --clusters" in err
+
+
+def test_distinct_outputs_are_written(tmp_path, capsys):
+    src = corpus(tmp_path)
+    code, _, err = run(capsys, "dedup", src, "-o", tmp_path / "out.jsonl", "--clusters", tmp_path / "c.csv", "--report", tmp_path / "r.html", "-q")
+    assert code == 0, err
+    assert (tmp_path / "out.jsonl").exists() and (tmp_path / "c.csv").exists() and (tmp_path / "r.html").exists()
+
+
+# -- 3. concurrent writers of one index --------------------------------------------------------
+
+
+def holds_exactly(path: Path, ids: set[int]) -> bool:
+    index = neardup.SimhashIndex.load(path, mmap=False)
+    return len(index) == len(ids) and all(i in index for i in ids)
+
+
+def add_command(idx: Path, src: Path) -> list[str]:
+    return [sys.executable, "-m", "neardup", "index", "add", str(idx), str(src), "--id-field", "id", "-q"]
+
+
+def test_index_add_waits_for_another_writer_and_loses_nothing(tmp_path):
+    base = write_jsonl(tmp_path / "base.jsonl", [{"id": i, "text": t} for i, t in enumerate(TEXTS)])
+    mine = write_jsonl(tmp_path / "mine.jsonl", [{"id": 100 + i, "text": t} for i, t in enumerate(TEXTS)])
+    idx = tmp_path / "x.idx"
+    assert main(["index", "build", str(base), "--id-field", "id", "-o", str(idx), "-q"]) == 0
+    # This process is the first writer: it holds the index (as `index add` does), and the
+    # command started meanwhile must wait for it rather than load the old index.
+    index = neardup.SimhashIndex.load(idx, mmap=False)
+    with open(idx, "rb") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        proc = subprocess.Popen(add_command(idx, mine), stderr=subprocess.PIPE)
+        time.sleep(2.0)
+        index.add(neardup.Simhasher().fingerprint_many(TEXTS), ids=np.arange(200, 200 + len(TEXTS)))
+        index.save(idx)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert holds_exactly(idx, set(range(len(TEXTS))) | set(range(100, 100 + len(TEXTS))) | set(range(200, 200 + len(TEXTS))))
+
+
+def test_two_concurrent_index_adds_both_land(tmp_path):
+    n = 20_000
+    words = [f"w{i}" for i in range(500)]
+    rng = np.random.default_rng(7)
+    texts = [" ".join(rng.choice(words, 12)) for _ in range(2 * n)]
+    a = write_jsonl(tmp_path / "a.jsonl", [{"id": i, "text": texts[i]} for i in range(n)])
+    b = write_jsonl(tmp_path / "b.jsonl", [{"id": n + i, "text": texts[n + i]} for i in range(n)])
+    idx = tmp_path / "x.idx"
+    write_jsonl(tmp_path / "empty.jsonl", [])
+    assert main(["index", "build", str(tmp_path / "empty.jsonl"), "-o", str(idx), "-q"]) == 0
+    procs = [subprocess.Popen(add_command(idx, src), stderr=subprocess.PIPE) for src in (a, b)]
+    for proc in procs:
+        _, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+    assert holds_exactly(idx, set(range(2 * n)))
+    assert leftovers(tmp_path) == []
