@@ -5,6 +5,7 @@ silently coerced id, a traceback instead of ``FILE:LINE: what is wrong``."""
 from __future__ import annotations
 
 import fcntl
+import gzip
 import json
 import os
 import subprocess
@@ -160,3 +161,66 @@ def test_two_concurrent_index_adds_both_land(tmp_path):
         assert proc.returncode == 0, err
     assert holds_exactly(idx, set(range(2 * n)))
     assert leftovers(tmp_path) == []
+
+
+# -- 2 and 6. truncated, corrupt and foreign compressed input -----------------------------------
+
+
+def big_jsonl(n: int = 10_000) -> bytes:
+    return "".join(json.dumps({"id": i, "text": f"text {i} " + "word " * (i % 17)}) + "\n" for i in range(n)).encode()
+
+
+def zstd_blocks(data: bytes) -> bytes:
+    """Several zstd frames, each of several blocks (as zstd -B or a streaming writer makes)."""
+    import zstandard
+
+    cctx = zstandard.ZstdCompressor(level=1)
+    third = len(data) // 3
+    return b"".join(cctx.compress(data[i : i + third]) for i in range(0, len(data), third))
+
+
+@pytest.mark.parametrize("cut", [0.4, 0.5, 0.999])
+def test_a_truncated_zst_input_is_an_error_naming_the_file(tmp_path, capsys, cut):
+    pytest.importorskip("zstandard")
+    whole = zstd_blocks(big_jsonl())
+    path = tmp_path / "x.jsonl.zst"
+    path.write_bytes(whole[: int(len(whole) * cut)])
+    code, out, err = run(capsys, "dedup", path, "-o", tmp_path / "out.jsonl.zst", "--json")
+    assert code == 2, out
+    assert f"{path}: truncated or corrupt zstd stream" in err
+    assert not (tmp_path / "out.jsonl.zst").exists() and leftovers(tmp_path) == []
+
+
+def test_a_tiny_truncated_zst_is_an_error_and_a_whole_one_is_read(tmp_path, capsys):
+    zstandard = pytest.importorskip("zstandard")
+    whole = zstandard.ZstdCompressor().compress(big_jsonl(3))
+    path = tmp_path / "x.jsonl.zst"
+    path.write_bytes(whole[:-3])
+    code, _, err = run(capsys, "dedup", path, "--dry-run")
+    assert code == 2 and f"{path}: truncated or corrupt zstd stream" in err
+    path.write_bytes(zstd_blocks(big_jsonl(100)))
+    code, out, _ = run(capsys, "dedup", path, "--dry-run", "--json")
+    assert code == 0 and json.loads(out)["documents"] == 100
+
+
+@pytest.mark.parametrize("content", [b"this is not zstd at all\n", b"\x28\xb5\x2f\xfd" + b"\xff" * 64])
+@pytest.mark.parametrize("name", ["x.jsonl.zst", "x.csv.zst"])
+def test_a_corrupt_or_foreign_zst_is_an_error_naming_the_file(tmp_path, capsys, content, name):
+    pytest.importorskip("zstandard")
+    path = tmp_path / name
+    path.write_bytes(content)
+    code, _, err = run(capsys, "dedup", path, "--dry-run")
+    assert code == 2 and f"{path}: truncated or corrupt zstd stream" in err and "Traceback" not in err
+
+
+def test_a_truncated_zst_csv_and_gz_are_errors(tmp_path, capsys):
+    zstandard = pytest.importorskip("zstandard")
+    rows = "id,text\n" + "".join(f"{i},text number {i}\n" for i in range(5000))
+    whole = zstandard.ZstdCompressor().compress(rows.encode())
+    (tmp_path / "x.csv.zst").write_bytes(whole[: len(whole) // 2])
+    code, _, err = run(capsys, "dedup", tmp_path / "x.csv.zst", "--dry-run")
+    assert code == 2 and "x.csv.zst: truncated or corrupt zstd stream" in err
+    gz = gzip.compress(big_jsonl())
+    (tmp_path / "x.jsonl.gz").write_bytes(gz[: len(gz) // 2])
+    code, _, err = run(capsys, "dedup", tmp_path / "x.jsonl.gz", "--dry-run")
+    assert code == 2 and "x.jsonl.gz: truncated or corrupt gzip stream" in err

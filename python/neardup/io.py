@@ -97,8 +97,60 @@ def _zstd_reader(raw: BinaryIO) -> BinaryIO:
         except ImportError:
             raise MissingExtraError(".zst files need zstandard: pip install 'neardup[zstd]'") from None
         return zstd.ZstdFile(raw, "rb")  # type: ignore[no-any-return]
-    reader = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True, closefd=False)
-    return io.BufferedReader(reader, 1 << 20)  # type: ignore[arg-type]
+    return io.BufferedReader(_ZstdFrames(raw, zstandard), 1 << 20)  # type: ignore[arg-type]
+
+
+class CompressedStreamError(ValueError):
+    """A compressed input that is truncated or corrupt."""
+
+
+class _ZstdFrames(io.RawIOBase):
+    """Every frame of a zstd stream, decompressed; a stream that ends inside a frame, or is not
+    zstd, raises :class:`CompressedStreamError`. (zstandard's stream reader takes the end of its
+    input inside a frame for the end of the data: a truncated file read as complete.)"""
+
+    #: Compressed bytes fed at a time, which bounds the output of one call.
+    STEP = 1 << 16
+
+    def __init__(self, raw: BinaryIO, zstandard: Any) -> None:
+        self._raw, self._zstd = raw, zstandard
+        self._dctx = zstandard.ZstdDecompressor()
+        self._frame: Any = None  # the decompressor of the current frame
+        self._input = b""
+        self._output = memoryview(b"")
+        self._done = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while not len(self._output):
+            if self._done:
+                return 0
+            self._step()
+        n = min(len(buffer), len(self._output))
+        buffer[:n] = self._output[:n]
+        self._output = self._output[n:]
+        return n
+
+    def _step(self) -> None:
+        if not self._input:
+            self._input = self._raw.read(self.STEP)
+            if not self._input:
+                self._done = True
+                if self._frame is not None and not self._frame.eof:
+                    raise CompressedStreamError("truncated or corrupt zstd stream: it ends inside a frame")
+                return
+        if self._frame is None or self._frame.eof:
+            self._frame = self._dctx.decompressobj()
+        data, self._input = self._input[: self.STEP], self._input[self.STEP :]
+        try:
+            out = self._frame.decompress(data)
+        except self._zstd.ZstdError as err:
+            raise CompressedStreamError(f"truncated or corrupt zstd stream ({err})") from None
+        if self._frame.eof:
+            self._input = self._frame.unused_data + self._input
+        self._output = memoryview(out)
 
 
 def _zstd_writer(raw: BinaryIO) -> BinaryIO:
@@ -280,6 +332,15 @@ class Input:
             raise
 
     # -- errors -------------------------------------------------------------------------------
+
+    def _read_error(self, err: BaseException, compressed: bool) -> InputError:
+        """The error of a failed read: a truncated or corrupt compressed stream, or the system's."""
+        if isinstance(err, CompressedStreamError):
+            return InputError(self.name, str(err))
+        if compressed:
+            what = {"gzip": "gzip", "zstd": "zstd"}.get(self.compression or "", "compressed")
+            return InputError(self.name, f"truncated or corrupt {what} stream ({err})")
+        return InputError(self.name, f"cannot read: {getattr(err, 'strerror', None) or err}")
 
     def bad(self, position: int | None, reason: str) -> None:
         """A bad record: raise, or note it and go on (``on_error="skip"``)."""
@@ -473,8 +534,7 @@ class JsonlInput(Input):
                 try:
                     data = reader.read(1 << 22)
                 except (OSError, EOFError, ValueError, zlib.error) as err:
-                    what = {"gzip": "gzip", "zstd": "zstd"}.get(self.compression or "", "compressed")
-                    raise InputError(self.name, f"not a valid {what} stream ({err})", lineno + 1) from None
+                    raise self._read_error(err, stream is not raw) from None
                 if not data:
                     if pending:
                         yield lineno + 1, pending, 1
@@ -816,8 +876,8 @@ class CsvInput(Input):
                     break
                 except csv.Error as err:
                     raise InputError(self.name, f"malformed CSV: {err}", start) from None
-                except (OSError, EOFError) as err:
-                    raise InputError(self.name, f"not a valid compressed stream ({err})", start) from None
+                except (OSError, EOFError, zlib.error, CompressedStreamError) as err:
+                    raise self._read_error(err, stream is not raw) from None
                 if header is None:
                     header = row
                     continue
