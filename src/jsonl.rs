@@ -226,6 +226,11 @@ fn line(hasher: &Hasher, casefold: bool, record: &Record<'_>, sketch: Option<Shi
     if is_blank(line) {
         return Line::not_done(Kind::Blank);
     }
+    // serde_json checks the UTF-8 of the strings it reads but skips over the others unchecked:
+    // a line of invalid UTF-8 anywhere goes to Python, which reports it at its line.
+    if std::str::from_utf8(line).is_err() {
+        return Line::not_done(Kind::Slow);
+    }
     let mut de = serde_json::Deserializer::from_slice(line);
     let seed = Record { text_field: record.text_field, id_field: record.id_field };
     let raw = match seed.deserialize(&mut de) {
@@ -364,8 +369,10 @@ mod tests {
         ];
         let mut block: Vec<u8> = lines.join("\n").into_bytes();
         block.extend_from_slice(b"\n{\"text\": \"\xff\"}"); // not UTF-8
+        block.extend_from_slice(b"\n{\"text\": \"x\", \"other\": \"\xff\"}"); // not UTF-8 in another field
+        block.extend_from_slice(b"\n{\"text\": \"x\", \"n\": [\"\xc3\x28\"]}"); // nor deeper in it
         let got = fingerprint_lines(&hasher(), &block, "text", None, true, None).unwrap();
-        assert_eq!(got.kinds, vec![2; 11]);
+        assert_eq!(got.kinds, vec![2; 13]);
         // An id field asked for and missing, or given twice.
         let got = fingerprint_lines(&hasher(), br#"{"text": "x"}
 {"text": "x", "id": 1, "id": 2}

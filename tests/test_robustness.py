@@ -224,3 +224,132 @@ def test_a_truncated_zst_csv_and_gz_are_errors(tmp_path, capsys):
     (tmp_path / "x.jsonl.gz").write_bytes(gz[: len(gz) // 2])
     code, _, err = run(capsys, "dedup", tmp_path / "x.jsonl.gz", "--dry-run")
     assert code == 2 and "x.jsonl.gz: truncated or corrupt gzip stream" in err
+
+
+# -- 4. loading and saving index files ----------------------------------------------------------
+
+
+def small_index() -> neardup.SimhashIndex:
+    index = neardup.SimhashIndex(k=3)
+    index.add(neardup.Simhasher().fingerprint_many(TEXTS), ids=np.arange(len(TEXTS)) * 10)
+    return index
+
+
+def in_child(code: str, timeout: float = 20) -> subprocess.CompletedProcess:
+    """Runs ``code`` in a child Python (a hang fails the test instead of blocking the run)."""
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.parametrize("mmap", [True, False])
+def test_loading_a_fifo_is_refused_at_once(tmp_path, mmap):
+    fifo = tmp_path / "index.fifo"
+    os.mkfifo(fifo)
+    got = in_child(f"import neardup\ntry:\n    neardup.SimhashIndex.load({str(fifo)!r}, mmap={mmap})\n"
+                   "except neardup.IndexFormatError as err:\n    print('refused:', err)\n")
+    assert got.returncode == 0 and "refused: a named pipe (FIFO), not a neardup index file" in got.stdout, got
+
+
+def test_index_query_on_a_fifo_is_an_error_not_a_hang(tmp_path):
+    fifo = tmp_path / "index.fifo"
+    os.mkfifo(fifo)
+    got = subprocess.run([sys.executable, "-m", "neardup", "index", "query", str(fifo), "--text", "x"],
+                         capture_output=True, text=True, timeout=20)
+    assert got.returncode == 2 and f"{fifo}: a named pipe (FIFO), not a neardup index file" in got.stderr
+
+
+@pytest.mark.parametrize("mmap", [True, False])
+def test_loading_a_folder_or_device_says_what_it_is(tmp_path, mmap):
+    with pytest.raises(IsADirectoryError) as err:
+        neardup.SimhashIndex.load(tmp_path, mmap=mmap)
+    assert err.value.filename == str(tmp_path) and "is a folder, not a neardup index file" in str(err.value)
+    assert "os error" not in str(err.value)
+    with pytest.raises(neardup.IndexFormatError, match="a device, not a neardup index file"):
+        neardup.SimhashIndex.load("/dev/zero", mmap=mmap)
+    with pytest.raises(FileNotFoundError) as missing:
+        neardup.SimhashIndex.load(tmp_path / "missing.ndx", mmap=mmap)
+    assert missing.value.filename == str(tmp_path / "missing.ndx")
+
+
+def test_a_large_foreign_file_is_refused_before_it_is_read(tmp_path):
+    # A sparse 64 GB file: reading it whole (what load(mmap=False) did) takes 64 GB of memory.
+    big = tmp_path / "big.bin"
+    with open(big, "wb") as f:
+        f.truncate(64 << 30)
+    got = in_child(f"import neardup\ntry:\n    neardup.SimhashIndex.load({str(big)!r}, mmap=False)\n"
+                   "except neardup.IndexFormatError as err:\n    print('refused:', err)\n", timeout=30)
+    assert got.returncode == 0 and "refused: not a neardup index file (wrong magic bytes)" in got.stdout, got
+    # The right magic, but a length in the header that is not the file's: refused at once too.
+    with open(big, "r+b") as f:
+        f.write(small_index_bytes(tmp_path)[:24])
+    got = in_child(f"import neardup\ntry:\n    neardup.SimhashIndex.load({str(big)!r}, mmap=False)\n"
+                   "except neardup.IndexFormatError as err:\n    print('refused:', err)\n", timeout=30)
+    assert got.returncode == 0 and "refused: index file has" in got.stdout and "but the header says" in got.stdout, got
+
+
+def small_index_bytes(tmp_path: Path) -> bytes:
+    small_index().save(tmp_path / "small.ndx")
+    return (tmp_path / "small.ndx").read_bytes()
+
+
+def test_save_errors_name_the_path_given(tmp_path):
+    locked_dir = tmp_path / "ro"
+    locked_dir.mkdir()
+    target = locked_dir / "x.ndx"
+    if os.geteuid() == 0:  # root writes anywhere: a missing folder fails for everyone
+        target = tmp_path / "no" / "such" / "x.ndx"
+    else:
+        locked_dir.chmod(0o500)
+    with pytest.raises(OSError) as err:
+        small_index().save(target)
+    assert err.value.filename == str(target) and ".tmp-" not in str(err.value) and str(target) in str(err.value)
+    assert isinstance(err.value, (FileNotFoundError, PermissionError))
+
+
+# -- 5. wrong answers: ids, next_id, CSV headers, invalid UTF-8 -----------------------------------
+
+
+def test_an_index_whose_next_id_is_not_past_its_ids_is_refused(tmp_path):
+    from neardup.index import _core
+
+    data = bytearray(small_index_bytes(tmp_path))
+    words = np.frombuffer(bytes(data), dtype="<u8").copy()
+    assert words[12] == 111  # ids 0..110: the next default id is 111
+    for bad in (110, 50, 0, -5):
+        words[12] = np.int64(bad).astype(np.uint64)
+        words[-1] = checksum(words[:-1])
+        path = tmp_path / "crafted.ndx"
+        path.write_bytes(words.tobytes())
+        with pytest.raises(neardup.IndexFormatError, match=f"invalid next id {bad} in the index header: the largest id is 110"):
+            neardup.SimhashIndex.load(path)
+    words[12] = 111
+    words[-1] = checksum(words[:-1])
+    path.write_bytes(words.tobytes())
+    index = neardup.SimhashIndex.load(path)
+    index.add(np.array([1], dtype=np.uint64))
+    assert 111 in index and _core is not None
+
+
+def checksum(words: np.ndarray) -> np.uint64:
+    """The file's checksum (src/store.rs), computed here from its definition."""
+    h = 0x243F6A8885A308D3
+    mask = (1 << 64) - 1
+    for w in words.tolist():
+        h = ((h ^ w) * 0x9E3779B97F4A7C15) & mask
+        h ^= h >> 29
+    return np.uint64(h)
+
+
+@pytest.mark.parametrize("orjson", [True, False])
+def test_invalid_utf8_in_another_field_is_an_error_at_its_line_on_every_path(tmp_path, capsys, monkeypatch, orjson):
+    if not orjson:
+        monkeypatch.setattr("neardup.io._fast_loads", None)
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(b'{"text": "fine text here"}\n{"text": "plain ascii", "source": "caf\xe9"}\n{"text": "more text"}\n')
+    for command in (["dedup", path, "-o", tmp_path / "out.jsonl"], ["dedup", path, "--dry-run", "--field", "text=1"],
+                    ["fingerprint", path, "-o", tmp_path / "f.jsonl"], ["pairs", path]):
+        code, _, err = run(capsys, *command)
+        assert code == 2 and f"{path}:2: invalid UTF-8: byte 0xe9" in err, (command, err)
+    assert not (tmp_path / "out.jsonl").exists()
+    code, out, _ = run(capsys, "dedup", path, "-o", tmp_path / "out.jsonl", "--on-error", "skip", "--json")
+    assert code == 0 and json.loads(out)["skipped"] == 1
+    assert (tmp_path / "out.jsonl").read_bytes() == b'{"text": "fine text here"}\n{"text": "more text"}\n'
