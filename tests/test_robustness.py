@@ -353,3 +353,62 @@ def test_invalid_utf8_in_another_field_is_an_error_at_its_line_on_every_path(tmp
     code, out, _ = run(capsys, "dedup", path, "-o", tmp_path / "out.jsonl", "--on-error", "skip", "--json")
     assert code == 0 and json.loads(out)["skipped"] == 1
     assert (tmp_path / "out.jsonl").read_bytes() == b'{"text": "fine text here"}\n{"text": "more text"}\n'
+
+
+@pytest.mark.parametrize("value, shown", [(1.9, "1.9"), (False, "false"), (" 42 ", '" 42 "'), ("4_2", '"4_2"'), ("+42", '"+42"'),
+                                          (None, "null"), (1e30, "1e+30"), (2**63, str(2**63)), ([1], "[1]")])
+@pytest.mark.parametrize("command", ["build", "add"])
+def test_index_ids_are_kept_exactly_or_refused_at_their_line(tmp_path, capsys, value, shown, command):
+    records = [{"id": i, "text": t} for i, t in enumerate(TEXTS)]
+    records[4]["id"] = value
+    src = write_jsonl(tmp_path / "ids.jsonl", records)
+    idx = tmp_path / "x.idx"
+    if command == "build":
+        args = ["index", "build", src, "--id-field", "id", "-o", idx]
+    else:
+        assert run(capsys, "index", "build", write_jsonl(tmp_path / "e.jsonl", []), "-o", idx, "-q")[0] == 0
+        args = ["index", "add", idx, src, "--id-field", "id"]
+    before = idx.read_bytes() if idx.exists() else None
+    code, _, err = run(capsys, *args)
+    assert code == 2 and f"{src}:5: index ids must be integers (64-bit); 'id' is {shown}" in err, err
+    assert (idx.read_bytes() if idx.exists() else None) == before and leftovers(tmp_path) == []
+
+
+def test_index_ids_given_as_integers_integral_floats_or_digits_are_kept(tmp_path, capsys):
+    src = write_jsonl(tmp_path / "ids.jsonl", [{"id": v, "text": t} for v, t in zip([7, 8.0, "9", "-10", 2**63 - 1, -(2**63)], TEXTS)])
+    idx = tmp_path / "x.idx"
+    assert run(capsys, "index", "build", src, "--id-field", "id", "-o", idx, "-q")[0] == 0
+    assert holds_exactly(idx, {7, 8, 9, -10, 2**63 - 1, -(2**63)})
+
+
+def test_a_repeated_index_id_is_refused_at_its_line(tmp_path, capsys):
+    records = [{"id": i, "text": t} for i, t in enumerate(TEXTS)]
+    records[6]["id"] = 2
+    src = write_jsonl(tmp_path / "ids.jsonl", records)
+    code, _, err = run(capsys, "index", "build", src, "--id-field", "id", "-o", tmp_path / "x.idx")
+    assert code == 2 and f"{src}:7: id 2 in 'id' was given before, at line 3" in err, err
+    assert not (tmp_path / "x.idx").exists()
+
+
+def test_csv_ids_are_text_digits_and_a_bom_keeps_the_first_column(tmp_path, capsys):
+    src = tmp_path / "bom.csv"
+    src.write_bytes(b"\xef\xbb\xbfid,text\n" + "".join(f"{100 + i},{t}\n" for i, t in enumerate(TEXTS)).encode())
+    idx = tmp_path / "x.idx"
+    code, _, err = run(capsys, "index", "build", src, "--id-field", "id", "-o", idx, "-q")
+    assert code == 0, err
+    assert holds_exactly(idx, set(range(100, 100 + len(TEXTS))))
+    code, out, _ = run(capsys, "dedup", src, "--dry-run", "--clusters", tmp_path / "c.csv", "-q")
+    assert code == 0 and (tmp_path / "c.csv").read_text().splitlines()[1].startswith("100,")
+    src.write_bytes(b"id,text\n1,first text\n 2 ,second text\n")
+    code, _, err = run(capsys, "index", "build", src, "--id-field", "id", "-o", idx)
+    assert code == 2 and f"{src}:3: index ids must be integers (64-bit); 'id' is \" 2 \"" in err
+
+
+@pytest.mark.parametrize("header", ["id,text,text", "text,id,id", "a,text,a"])
+def test_a_csv_header_naming_a_column_twice_is_refused(tmp_path, capsys, header):
+    src = tmp_path / "dup.csv"
+    src.write_text(header + "\n1,first text,x\n2,second text,y\n")
+    name = [n for n in header.split(",") if header.split(",").count(n) > 1][0]
+    for args in (["dedup", src, "--dry-run"], ["fingerprint", src, "-o", tmp_path / "f.csv"]):
+        code, _, err = run(capsys, *args)
+        assert code == 2 and f"{src}:1: the header names the column {name!r} 2 times" in err, err

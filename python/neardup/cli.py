@@ -852,19 +852,61 @@ def index() -> None:
     """
 
 
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def _index_id(value: Any) -> int | None:
+    """An id as the index holds it (a 64-bit integer), exactly as given, or None: an integer, a
+    float with an integral value, or the text of one (CSV), never a boolean, 1.9 or " 42 "."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float):
+        value = int(value) if value.is_integer() else None
+    elif isinstance(value, str):
+        digits = value[1:] if value.startswith("-") else value
+        value = int(value) if digits.isascii() and digits.isdigit() else None
+    elif not isinstance(value, (int, np.integer)):
+        return None
+    return int(value) if value is not None and _INT64[0] <= value <= _INT64[1] else None
+
+
+def _bad_id(inp: Input, number: int, reason: str) -> InputError:
+    """An InputError at the record of document ``number`` (found by reading the input again)."""
+    errors = list(inp.errors)
+    seen = -1
+    try:
+        for position, _doc, _id, _raw in inp._records(True, False):
+            if position not in inp._skipped:
+                seen += 1
+                if seen == number:
+                    return InputError(inp.name, reason, position, inp.unit)
+    except InputError:
+        pass
+    finally:
+        inp.errors[:] = errors
+    return InputError(inp.name, f"document {number}: {reason}")
+
+
 def _int_ids(inp: Input) -> np.ndarray | None:
+    """The ids of --id-field, checked: each an integer as given, none given twice."""
     if inp.id_field is None:
         return None
-    values: list[Any] = []
+    values: list[int] = []
     for _, chunk_ids, _ in inp.replay(ids=True):
-        values.extend(chunk_ids)
-    for n, v in enumerate(values):
-        if isinstance(v, bool) or not isinstance(v, int):
-            try:
-                values[n] = int(v)  # CSV ids are text
-            except (TypeError, ValueError):
-                raise InputError(inp.name, f"index ids must be integers; document {n} has id {v!r} in {inp.id_field!r}") from None
-    return np.asarray(values, dtype=np.int64)
+        for value in chunk_ids:
+            got = _index_id(value)
+            if got is None:
+                raise _bad_id(inp, len(values), f"index ids must be integers (64-bit); {inp.id_field!r} is {json.dumps(value, default=repr)}")
+            values.append(got)
+    ids = np.asarray(values, dtype=np.int64)
+    order = np.argsort(ids, kind="stable")
+    again = np.flatnonzero(ids[order][1:] == ids[order][:-1])
+    if len(again):
+        first, second = int(order[again[0]]), int(order[again[0] + 1])
+        earlier = _bad_id(inp, first, "")
+        where = f"line {earlier.line}" if earlier.line is not None and earlier.unit == "line" else f"{earlier.unit} {earlier.line}"
+        raise _bad_id(inp, second, f"id {values[second]} in {inp.id_field!r} was given before, at {where}")
+    return ids
 
 
 @index.command("build")

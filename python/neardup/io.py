@@ -14,6 +14,7 @@ leaves no partial output behind.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import gzip
 import io
@@ -26,6 +27,7 @@ import queue
 import tempfile
 import threading
 import zlib
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -855,6 +857,8 @@ class CsvInput(Input):
         def lines() -> Iterator[str]:
             for line in stream:
                 counter[0] += 1
+                if counter[0] == 1 and line.startswith(codecs.BOM_UTF8):
+                    line = line[len(codecs.BOM_UTF8) :]  # Excel's mark: not part of the first name
                 try:
                     yield line.decode("utf-8")
                 except UnicodeDecodeError as err:
@@ -880,6 +884,11 @@ class CsvInput(Input):
                     raise self._read_error(err, stream is not raw) from None
                 if header is None:
                     header = row
+                    names = Counter(header)
+                    repeated = [name for name in header if names[name] > 1]
+                    if repeated:
+                        raise InputError(self.name, f"the header names the column {repeated[0]!r} {names[repeated[0]]} times: "
+                                         "name each column once", start)
                     continue
                 if not row:
                     continue
