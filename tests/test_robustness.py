@@ -412,3 +412,52 @@ def test_a_csv_header_naming_a_column_twice_is_refused(tmp_path, capsys, header)
     for args in (["dedup", src, "--dry-run"], ["fingerprint", src, "-o", tmp_path / "f.csv"]):
         code, _, err = run(capsys, *args)
         assert code == 2 and f"{src}:1: the header names the column {name!r} 2 times" in err, err
+
+
+# -- 6. tracebacks become FILE:LINE: what is wrong ---------------------------------------------
+
+
+def nested(depth: int, text: str = "plain ascii text") -> str:
+    return json.dumps({"text": text, "id": 1})[:-1] + ', "x": ' + "[" * depth + "]" * depth + "}"
+
+
+@pytest.mark.parametrize("depth", [5_000, 100_000])
+@pytest.mark.parametrize("text", ["plain ascii text", "caf\u00e9 au lait"])
+@pytest.mark.parametrize("flags", [["--dry-run"], ["--dry-run", "--field", "text=1"], ["-o", "OUT", "--clusters", "CLUSTERS"]])
+def test_deep_json_nesting_is_an_error_at_its_line_or_skipped(tmp_path, capsys, depth, text, flags):
+    path = tmp_path / "deep.jsonl"
+    path.write_text(json.dumps({"text": "first document", "id": 0}) + "\n" + nested(depth, text) + "\n" + json.dumps({"text": "last", "id": 2}) + "\n")
+    flags = [str(tmp_path / "out.jsonl") if f == "OUT" else str(tmp_path / "c.csv") if f == "CLUSTERS" else f for f in flags]
+    code, _, err = run(capsys, "dedup", path, *flags)
+    assert code == 2 and f"{path}:2: nesting too deep" in err, err
+    code, out, err = run(capsys, "dedup", path, *flags, "--on-error", "skip", "--json")
+    assert code == 0, err
+    assert json.loads(out)["skipped"] == 1 and json.loads(out)["documents"] == 2
+
+
+def test_json_nested_within_what_python_reads_is_read_on_both_passes(tmp_path, capsys):
+    path = tmp_path / "deep.jsonl"
+    path.write_text(json.dumps({"text": "first document", "id": 0}) + "\n" + nested(700) + "\n")
+    code, out, err = run(capsys, "dedup", path, "-o", tmp_path / "out.jsonl", "--clusters", tmp_path / "c.csv", "--json")
+    assert code == 0 and json.loads(out)["documents"] == 2, err
+    assert (tmp_path / "out.jsonl").read_bytes() == path.read_bytes()
+
+
+def test_invalid_utf8_in_a_parquet_string_column_is_an_error_at_its_row(tmp_path, capsys):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    texts = pa.array([b"good text here", b"bad \xff text", b"more good text"], pa.binary()).view(pa.string())
+    path = tmp_path / "bad.parquet"
+    pq.write_table(pa.table({"id": [1, 2, 3], "text": texts, "note": ["a", "b", "c"]}), path)
+    for args in (["dedup", path, "--dry-run"], ["fingerprint", path, "-o", tmp_path / "f.parquet"], ["pairs", path]):
+        code, _, err = run(capsys, *args)
+        assert code == 2 and f"{path}: row 2: column 'text' holds invalid UTF-8: byte 0xff at byte 5" in err, (args, err)
+    code, out, err = run(capsys, "dedup", path, "-o", tmp_path / "kept.parquet", "--on-error", "skip", "--json", "--report", tmp_path / "r.html")
+    assert code == 0 and json.loads(out)["skipped"] == 1, err
+    assert pq.read_table(tmp_path / "kept.parquet").column("id").to_pylist() == [1, 3]
+
+
+@pytest.mark.parametrize("args", [["--n", "1e20"], ["--n", str(10**20)], ["--memory", str(10**30)], ["--n", "-1"]])
+def test_plan_with_a_huge_n_is_a_usage_error(capsys, args):
+    code, _, err = run(capsys, "plan", *args)
+    assert code == 2 and "Invalid value for" in err and "Traceback" not in err

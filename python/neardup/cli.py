@@ -1116,8 +1116,8 @@ def tune_command(input: str | None, fmt: str | None, text_field: str, id_field: 
 
 @cli.command("plan")
 @k_option
-@click.option("--n", "n", type=click.IntRange(min=0), default=1_000_000, show_default=True, help="Expected number of fingerprints.")
-@click.option("--memory", type=click.IntRange(min=0), default=None, help="Memory budget for the index, in bytes.")
+@click.option("--n", "n", type=click.IntRange(0, 2**63 - 1), default=1_000_000, show_default=True, help="Expected number of fingerprints.")
+@click.option("--memory", type=click.IntRange(0, 2**63 - 1), default=None, help="Memory budget for the index, in bytes.")
 def plan_command(k: int, n: int, memory: int | None) -> None:
     """Explain the table layout the planner picks for --k and --n."""
     try:

@@ -210,6 +210,10 @@ def _sniff(raw: BinaryIO) -> str | None:
     return None
 
 
+#: A JSON line nested deeper than Python's json module reads (about 1,000 levels).
+NESTING_TOO_DEEP = "nesting too deep: arrays and objects nested more deeply than Python's json module reads"
+
+
 def _utf8_reason(data: bytes, err: UnicodeDecodeError) -> str:
     return f"invalid UTF-8: byte 0x{data[err.start]:02x} at column {err.start + 1} cannot start or continue a character"
 
@@ -650,7 +654,7 @@ class JsonlInput(Input):
             if line and not line.isspace():
                 try:
                     record = json.loads(line)
-                except ValueError:
+                except (ValueError, RecursionError):
                     return
                 if isinstance(record, dict):
                     self._resolve_auto_id(list(record))
@@ -667,6 +671,9 @@ class JsonlInput(Input):
         except ValueError as err:
             msg = getattr(err, "msg", str(err))
             self.bad(lineno, f"malformed JSON: {msg} (column {getattr(err, 'colno', '?')})")
+            return None
+        except RecursionError:
+            self.bad(lineno, NESTING_TOO_DEEP)
             return None
         if not isinstance(record, dict):
             self.bad(lineno, f"expected a JSON object, got {_type_name(record)}")
@@ -756,7 +763,10 @@ class JsonlInput(Input):
                     if keep_bytes is not None and keep_bytes[number]:
                         out.append(line)
                     if parse_all or number in texts:
-                        record = json.loads(line)
+                        try:
+                            record = json.loads(line)
+                        except RecursionError:  # read in the first pass, a few frames less deep
+                            raise InputError(self.name, NESTING_TOO_DEEP, lineno) from None
                         chunk_ids.append(record.get(self.id_field) if self.id_field is not None else None)
                         if number in texts:
                             chunk_texts[number] = _joined(record, self.text_field, self.fields)
@@ -1031,10 +1041,31 @@ class ParquetInput(Input):
         except OSError as err:
             raise InputError(self.name, f"cannot read Parquet data ({err})", row + 1, "row") from None
 
+    def _values(self, first: int, name: str, column: Any, bad: set[int]) -> list[Any]:
+        """A column's values; a value of invalid UTF-8 is a bad row (its position added to ``bad``)."""
+        try:
+            return column.to_pylist()  # type: ignore[no-any-return]
+        except UnicodeDecodeError:
+            pass
+        values = []
+        for offset in range(len(column)):
+            try:
+                values.append(column[offset].as_py())
+            except UnicodeDecodeError as err:
+                data = err.object
+                self.bad(first + offset + 1, f"column {name!r} holds invalid UTF-8: byte 0x{data[err.start]:02x} at byte "
+                                             f"{err.start + 1} cannot start or continue a character")
+                bad.add(first + offset + 1)
+                values.append(None)
+        return values
+
     def _batch_docs(self, first: int, batch: Any) -> Iterator[tuple[int, Any, Any]]:
-        cols = {name: batch.column(name).to_pylist() for name in batch.schema.names}
+        bad: set[int] = set()
+        cols = {name: self._values(first, name, batch.column(name), bad) for name in batch.schema.names}
         for offset in range(batch.num_rows):
             position = first + offset + 1
+            if position in bad:
+                continue
             record = {name: values[offset] for name, values in cols.items()}
             if self.fields is None and record.get(self.text_field) is None:
                 self.bad(position, f"column {self.text_field!r} is null")
@@ -1083,7 +1114,8 @@ class ParquetInput(Input):
                 batch_ids = batch.column(self.id_field).to_pylist() if ids and self.id_field else [None] * n
                 batch_texts: dict[int, str] = {}
                 for want in sorted(t for t in texts if number <= t < number + n):
-                    record = {name: batch.column(name)[want - number].as_py() for name in batch.schema.names}
+                    names = [self.text_field] if self.fields is None else self.fields
+                    record = {name: batch.column(name)[want - number].as_py() for name in names if name in batch.schema.names}
                     batch_texts[want] = _joined(record, self.text_field, self.fields)
                 yield number, batch_ids, batch_texts
                 number += n
