@@ -461,3 +461,38 @@ def test_invalid_utf8_in_a_parquet_string_column_is_an_error_at_its_row(tmp_path
 def test_plan_with_a_huge_n_is_a_usage_error(capsys, args):
     code, _, err = run(capsys, "plan", *args)
     assert code == 2 and "Invalid value for" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("option", ["-o", "--clusters", "--report"])
+def test_an_output_naming_a_fifo_is_refused_not_replaced(tmp_path, capsys, option):
+    src = corpus(tmp_path)
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    args = ["dedup", src, option, fifo] + (["--dry-run"] if option != "-o" else [])
+    code, _, err = run(capsys, *args)
+    assert code == 2 and f"{fifo}: {option} names a device, FIFO or socket" in err
+    assert fifo.is_fifo()
+    code, _, err = run(capsys, "index", "build", src, "-o", fifo)
+    assert code == 2 and fifo.is_fifo()
+
+
+@pytest.mark.parametrize("command", [["dedup", "SRC", "-o", "OUT.jsonl"], ["pairs", "SRC", "-o", "OUT.csv"], ["index", "build", "SRC", "-o", "OUT.idx"],
+                                     ["fingerprint", "SRC", "-o", "OUT.jsonl"], ["dedup", "SRC", "--dry-run", "--clusters", "OUT.csv"]])
+def test_output_errors_name_the_users_path_not_a_temporary_file(tmp_path, capsys, command):
+    src = corpus(tmp_path)
+    out = tmp_path / "no" / "such" / "folder"
+    args = [src if a == "SRC" else str(out / ("x" + a[3:])) if a.startswith("OUT.") else a for a in command]
+    code, _, err = run(capsys, *args)
+    assert code == 1 and f"{out}/x{command[-1][3:]}" in err and "neardup-tmp" not in err, err
+
+
+def test_a_failed_index_save_names_the_index(tmp_path, capsys, monkeypatch):
+    src = corpus(tmp_path)
+
+    def full(self, path):
+        raise OSError(28, "No space left on device", str(path))
+
+    monkeypatch.setattr(neardup.SimhashIndex, "save", full)
+    code, _, err = run(capsys, "index", "build", src, "-o", tmp_path / "x.idx")
+    assert code == 1 and f"cannot write {tmp_path / 'x.idx'}: No space left on device" in err and "neardup-tmp" not in err
+    assert leftovers(tmp_path) == [] and not (tmp_path / "x.idx").exists()

@@ -926,7 +926,7 @@ def index_build(input: str | None, sample: bool, fmt: str | None, text_field: st
         fps, _, _ = fingerprint_with_progress(inp, hasher, threads, quiet or as_json)
         idx = SimhashIndex(k=k, expected_size=max(len(fps), 1))
         idx.add(fps, _int_ids(inp))
-        idx.save(tmp)
+        _save_index(idx, tmp, index_path)
         outputs.commit()
     summary = {"index": index_path, "documents": len(fps), "k": k, "skipped": len(inp.errors), "errors": [str(e) for e in inp.errors]}
     if as_json:
@@ -958,7 +958,7 @@ def index_add(index_path: str, input: str | None, sample: bool, fmt: str | None,
             idx.add(fps, _int_ids(inp))
         except ValueError as err:
             raise InputError(inp.name, str(err)) from None
-        idx.save(tmp)
+        _save_index(idx, tmp, index_path)
         outputs.commit()
     summary = {"index": index_path, "added": len(fps), "size": before + len(fps), "already_near_duplicates": matched,
                "skipped": len(inp.errors), "errors": [str(e) for e in inp.errors]}
@@ -967,6 +967,14 @@ def index_add(index_path: str, input: str | None, sample: bool, fmt: str | None,
     elif not quiet:
         click.echo("\n".join([f"added {len(fps)} documents to {index_path} ({before + len(fps)} in all); "
                               f"{matched} of them were within k={idx.k} of an entry already there"] + _errors_text(inp)))
+
+
+def _save_index(idx: SimhashIndex, tmp: str, path: str) -> None:
+    """Saves to the temporary file of ``path``; a failure names ``path``."""
+    try:
+        idx.save(tmp)
+    except OSError as err:
+        raise _Failed(f"cannot write {path}: {err.strerror or err}") from None
 
 
 def _load_index(path: str) -> SimhashIndex:

@@ -1254,10 +1254,14 @@ class Outputs:
         if directory:
             if os.path.exists(final) and (not os.path.isdir(final) or os.listdir(final)):
                 raise FileExistsError(f"{final}: exists and is not an empty folder; remove it or name another")
-            tmp = tempfile.mkdtemp(prefix=f".{base}.", suffix=".neardup-tmp", dir=parent)
-        else:
-            fd, tmp = tempfile.mkstemp(prefix=f".{base}.", suffix=".neardup-tmp", dir=parent)
-            os.close(fd)
+        try:
+            if directory:
+                tmp = tempfile.mkdtemp(prefix=f".{base}.", suffix=".neardup-tmp", dir=parent)
+            else:
+                fd, tmp = tempfile.mkstemp(prefix=f".{base}.", suffix=".neardup-tmp", dir=parent)
+                os.close(fd)
+        except OSError as err:  # named by the path the user gave, not the hidden temporary one
+            raise OSError(err.errno, err.strerror, final) from None
         self._pending.append((tmp, final, directory))
         return tmp
 

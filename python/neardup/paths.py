@@ -39,7 +39,8 @@ def same_file(a: str, b: str) -> bool:
 
 
 def check_outputs(inputs: Sequence[str | None], outputs: Sequence[tuple[str, str | None]]) -> None:
-    """Refuses (``click.UsageError``, status 2) an output that is an input or another output.
+    """Refuses (``click.UsageError``, status 2) an output that is an input or another output, or
+    that names a device, FIFO or socket (outputs are renamed into place, which would replace it).
 
     Args:
         inputs: the paths the command reads (``None`` and ``"-"``, stdin, are left out).
@@ -51,6 +52,13 @@ def check_outputs(inputs: Sequence[str | None], outputs: Sequence[tuple[str, str
     for option, path in outputs:
         if path is None or path == "-":
             continue
+        try:
+            mode = os.stat(path).st_mode
+        except (OSError, ValueError):
+            mode = None
+        if mode is not None and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            # Outputs are renamed into place: that would replace a device or FIFO by a file.
+            raise click.UsageError(f"{path}: {option} names a device, FIFO or socket; give a file (or - for stdout)")
         for source in sources:
             if same_file(path, source):
                 raise click.UsageError(f"{path}: {option} is the input ({source}); neardup never overwrites its input")
