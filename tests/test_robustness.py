@@ -136,12 +136,13 @@ def test_index_add_waits_for_another_writer_and_loses_nothing(tmp_path):
     index = neardup.SimhashIndex.load(idx, mmap=False)
     with open(idx, "rb") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
-        proc = subprocess.Popen(add_command(idx, mine), stderr=subprocess.PIPE)
+        proc = subprocess.Popen(add_command(idx, mine)[:-1], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         time.sleep(2.0)
         index.add(neardup.Simhasher().fingerprint_many(TEXTS), ids=np.arange(200, 200 + len(TEXTS)))
         index.save(idx)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
+    assert f"waiting for another neardup writing {idx}" in err
     assert holds_exactly(idx, set(range(len(TEXTS))) | set(range(100, 100 + len(TEXTS))) | set(range(200, 200 + len(TEXTS))))
 
 

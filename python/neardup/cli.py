@@ -947,7 +947,11 @@ def index_add(index_path: str, input: str | None, sample: bool, fmt: str | None,
     inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher, replayable=id_field is not None, auto_id=False)
     check_outputs([inp.path], [("INDEX", index_path)])
     # Held from loading INDEX to renaming the new one into place: concurrent adds wait their turn.
-    with locked(index_path), inp, Outputs() as outputs:
+    def waiting() -> None:
+        if not quiet:
+            click.echo(f"waiting for another neardup writing {index_path} ...", err=True)
+
+    with locked(index_path, waiting), inp, Outputs() as outputs:
         idx = _load_index(index_path)
         tmp = outputs.reserve(index_path)
         fps, _, _ = fingerprint_with_progress(inp, hasher, threads, quiet or as_json)

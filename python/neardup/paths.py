@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import click
 
@@ -71,13 +71,14 @@ def check_outputs(inputs: Sequence[str | None], outputs: Sequence[tuple[str, str
 
 
 @contextlib.contextmanager
-def locked(path: str) -> Iterator[None]:
+def locked(path: str, waiting: Callable[[], None] | None = None) -> Iterator[None]:
     """Holds an exclusive lock on the file at ``path`` (``flock``), for a read-modify-replace.
 
     Writers replace the file by renaming a new one over it, so the lock is taken on the file
     the path names and taken again if the path names another file once it is held (a writer
     that held it has replaced it meanwhile). A path that is not a regular file is not locked:
-    opening it is left to the caller, which reports what it is.
+    opening it is left to the caller, which reports what it is. ``waiting()`` is called once
+    if another process holds the lock.
     """
     if fcntl is None:
         yield
@@ -95,7 +96,13 @@ def locked(path: str) -> Iterator[None]:
                 os.close(fd)
                 yield
                 return
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if waiting is not None:
+                    waiting()
+                    waiting = None
+                fcntl.flock(fd, fcntl.LOCK_EX)
             try:
                 now = os.stat(path)
             except OSError:
