@@ -12,6 +12,9 @@ pub enum Error {
     Format { offset: u64, reason: String },
     /// An operating-system error while reading or writing a file.
     Io(std::io::Error),
+    /// A path that names no regular file (a folder, FIFO or device) where a file was expected:
+    /// what it names.
+    NotAFile(&'static str),
 }
 
 /// The core's result type.
@@ -30,6 +33,7 @@ impl fmt::Display for Error {
             Error::InvalidArgument(message) => f.write_str(message),
             Error::Format { offset, reason } => write!(f, "{reason} (at byte {offset})"),
             Error::Io(err) => write!(f, "{err}"),
+            Error::NotAFile(kind) => write!(f, "{kind}, not a neardup index file"),
         }
     }
 }

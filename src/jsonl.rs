@@ -219,6 +219,9 @@ fn unescape_ascii(raw: &[u8], out: &mut Vec<u8>) -> Option<()> {
     Some(())
 }
 
+/// The most `[` and `{` of a line read here (in strings too); a line with more goes to Python.
+const MAX_BRACKETS: usize = 128;
+
 /// Python's `bytes.isspace` (an empty line is blank too).
 fn is_blank(line: &[u8]) -> bool {
     line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c))
@@ -228,6 +231,14 @@ fn is_blank(line: &[u8]) -> bool {
 fn line(hasher: &Hasher, casefold: bool, record: &Record<'_>, sketch: Option<ShingleConfig>, line: &[u8], b: &mut Buffers) -> Line {
     if is_blank(line) {
         return Line::not_done(Kind::Blank);
+    }
+    // serde_json checks the UTF-8 of the strings it reads but skips over the others unchecked,
+    // and skips nested values at any depth, where Python's json stops at about 1,000 levels: a
+    // line of invalid UTF-8 anywhere, or with many brackets, goes to Python, which reports what
+    // is wrong at its line (so both paths take and refuse the same lines).
+    let brackets = line.iter().filter(|&&c| c == b'[' || c == b'{').count();
+    if brackets > MAX_BRACKETS || std::str::from_utf8(line).is_err() {
+        return Line::not_done(Kind::Slow);
     }
     let mut de = serde_json::Deserializer::from_slice(line);
     let seed = Record { text_field: record.text_field, id_field: record.id_field };
@@ -365,8 +376,15 @@ mod tests {
         ];
         let mut block: Vec<u8> = lines.join("\n").into_bytes();
         block.extend_from_slice(b"\n{\"text\": \"\xff\"}"); // not UTF-8
+        block.extend_from_slice(b"\n{\"text\": \"x\", \"other\": \"\xff\"}"); // not UTF-8 in another field
+        block.extend_from_slice(b"\n{\"text\": \"x\", \"n\": [\"\xc3\x28\"]}"); // nor deeper in it
+        let deep = format!("\n{{\"text\": \"x\", \"n\": {}{}}}", "[".repeat(129), "]".repeat(129)); // nested deep
+        block.extend_from_slice(deep.as_bytes());
         let got = fingerprint_lines(&hasher(), &block, "text", None, true, None).unwrap();
-        assert_eq!(got.kinds, vec![2; 11]);
+        assert_eq!(got.kinds, vec![2; 14]);
+        let shallow = format!("{{\"text\": \"x\", \"n\": {}{}}}", "[".repeat(127), "]".repeat(127));
+        let got = fingerprint_lines(&hasher(), shallow.as_bytes(), "text", None, true, None).unwrap();
+        assert_eq!(got.kinds, vec![1]);
         // An id field asked for and missing, or given twice.
         let got = fingerprint_lines(&hasher(), br#"{"text": "x"}
 {"text": "x", "id": 1, "id": 2}

@@ -23,7 +23,7 @@
 //! foreign or newer file is an [`Error::Format`] and never a panic.
 
 use std::fs::File;
-use std::io::{BufWriter, Read, Write};
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -303,13 +303,66 @@ fn write_file(tmp: &Path, data: &ToStore<'_>) -> Result<()> {
     Ok(())
 }
 
+/// What a path that is not a regular file names, for [`Error::NotAFile`].
+fn kind_of(file_type: std::fs::FileType) -> Option<&'static str> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if file_type.is_fifo() {
+            return Some("a named pipe (FIFO)");
+        }
+        if file_type.is_char_device() || file_type.is_block_device() {
+            return Some("a device");
+        }
+        if file_type.is_socket() {
+            return Some("a socket");
+        }
+    }
+    if file_type.is_dir() {
+        Some("a folder")
+    } else if file_type.is_file() {
+        None
+    } else {
+        Some("not a regular file")
+    }
+}
+
 /// Opens an index file, mapped into memory (`mmap`) or read into it, and checks it whole.
+///
+/// A folder, FIFO or device is refused before it is opened (opening a FIFO would wait for a
+/// writer), and the magic bytes and the length in the header are checked before the file is
+/// mapped or read, so a large foreign file is refused without reading it.
 pub fn load(path: &Path, mmap: bool) -> Result<Stored> {
+    if let Some(kind) = kind_of(std::fs::metadata(path)?.file_type()) {
+        return Err(Error::NotAFile(kind));
+    }
     let mut file = File::open(path)?;
-    let size = file.metadata()?.len();
+    let meta = file.metadata()?;
+    if let Some(kind) = kind_of(meta.file_type()) {
+        return Err(Error::NotAFile(kind)); // replaced since the check above
+    }
+    let size = meta.len();
     if size == 0 {
         return Err(format_error(0, "empty file: not a neardup index"));
     }
+    let mut head = [0u8; 24];
+    let got = usize::try_from(size).map_or(head.len(), |s| s.min(head.len()));
+    file.read_exact(&mut head[..got])?;
+    if got < 8 || head[..8] != MAGIC {
+        return Err(format_error(
+            0,
+            "not a neardup index file (wrong magic bytes)",
+        ));
+    }
+    if got == head.len() {
+        let declared = u64::from_le_bytes([
+            head[16], head[17], head[18], head[19], head[20], head[21], head[22], head[23],
+        ]);
+        if declared != size {
+            return Err(truncated(size, Some(declared)));
+        }
+    }
+    file.seek(SeekFrom::Start(0))?;
     let backing = if mmap {
         // SAFETY: the map is read-only. Like every mapped file it may change under us if another
         // process rewrites it in place; neardup itself only ever replaces files by renaming.
@@ -468,6 +521,19 @@ fn parse(backing: Arc<Backing>) -> Result<Stored> {
         if by_id[i] as usize >= n || (i > 0 && ids[by_id[i - 1] as usize] >= ids[by_id[i] as usize])
         {
             return Err(bad("id order"));
+        }
+    }
+    // Default ids start at next_id: it must be past every id, or the index would hand out an id
+    // it holds (an index holding i64::MAX keeps next_id there, and refuses default ids).
+    if n > 0 {
+        let largest = ids[by_id[n - 1] as usize];
+        if next_id <= largest && !(largest == i64::MAX && next_id == i64::MAX) {
+            return Err(format_error(
+                96,
+                format!(
+                    "invalid next id {next_id} in the index header: the largest id is {largest}"
+                ),
+            ));
         }
     }
     let mut fp_sum = 0u64;

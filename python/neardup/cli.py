@@ -27,6 +27,7 @@ from .pipeline import THRESHOLD, FirstPass, default_k, keep_order, stars
 from .verify import Sketches
 from .hasher import Simhasher, Tokens, Weighting
 from .index import SimhashIndex, cluster, find_all, plan as make_plan
+from .paths import check_outputs, locked
 from .io import (
     AUTO,
     FORMATS,
@@ -441,6 +442,7 @@ def dedup(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
     threshold = threshold_in_force  # type: ignore[assignment]
     inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher,
                 replayable=bool(output or clusters or report_path or threshold is not None))
+    check_outputs([inp.path], [("-o", output), ("--clusters", clusters), ("--report", report_path)])
     _check_output(inp, output)
     _table_name(clusters, "--clusters")
     with inp, Outputs() as outputs:
@@ -690,8 +692,6 @@ def _check_output(inp: Input, output: str | None) -> None:
                 f"{output}: OUTPUT is written in the input's format ({inp.format}); name it .{inp.format}"
                 + (" (.gz or .zst to compress)" if inp.format in ("jsonl", "csv", "tsv") else "")
             )
-    if inp.path != "-" and os.path.exists(output) and os.path.exists(inp.path) and os.path.samefile(output, inp.path):
-        raise click.UsageError(f"{output}: is the input; neardup never overwrites its input")
 
 
 def _table_name(name: str | None, option: str) -> None:
@@ -723,6 +723,7 @@ def fingerprint(input: str | None, sample: bool, fmt: str | None, text_field: st
     start = time.perf_counter()
     hasher = make_hasher(**hasher_flags)
     inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher, replayable=hasher.weighting == "idf")
+    check_outputs([inp.path], [("-o", output)])
     if inp.format != "txt":
         _check_output(inp, output)
     elif output == "-" or os.path.exists(output) and os.path.exists(inp.path) and os.path.samefile(output, inp.path):
@@ -848,6 +849,7 @@ def pairs(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
     hasher = make_hasher(**hasher_flags)
     _table_name(output, "--output")
     inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher, replayable=True)
+    check_outputs([inp.path], [("-o", output)])
     with inp, Outputs() as outputs:
         tmp = outputs.reserve(output) if output else None
         first = FirstPass(hasher, shingle if threshold is not None else None, threads, budget=SKETCH_BUDGET)
@@ -917,19 +919,61 @@ def index() -> None:
     """
 
 
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def _index_id(value: Any) -> int | None:
+    """An id as the index holds it (a 64-bit integer), exactly as given, or None: an integer, a
+    float with an integral value, or the text of one (CSV), never a boolean, 1.9 or " 42 "."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float):
+        value = int(value) if value.is_integer() else None
+    elif isinstance(value, str):
+        digits = value[1:] if value.startswith("-") else value
+        value = int(value) if digits.isascii() and digits.isdigit() else None
+    elif not isinstance(value, (int, np.integer)):
+        return None
+    return int(value) if value is not None and _INT64[0] <= value <= _INT64[1] else None
+
+
+def _bad_id(inp: Input, number: int, reason: str) -> InputError:
+    """An InputError at the record of document ``number`` (found by reading the input again)."""
+    errors = list(inp.errors)
+    seen = -1
+    try:
+        for position, _doc, _id, _raw in inp._records(True, False):
+            if position not in inp._skipped:
+                seen += 1
+                if seen == number:
+                    return InputError(inp.name, reason, position, inp.unit)
+    except InputError:
+        pass
+    finally:
+        inp.errors[:] = errors
+    return InputError(inp.name, f"document {number}: {reason}")
+
+
 def _int_ids(inp: Input) -> np.ndarray | None:
+    """The ids of --id-field, checked: each an integer as given, none given twice."""
     if inp.id_field is None:
         return None
-    values: list[Any] = []
+    values: list[int] = []
     for _, chunk_ids, _ in inp.replay(ids=True):
-        values.extend(chunk_ids)
-    for n, v in enumerate(values):
-        if isinstance(v, bool) or not isinstance(v, int):
-            try:
-                values[n] = int(v)  # CSV ids are text
-            except (TypeError, ValueError):
-                raise InputError(inp.name, f"index ids must be integers; document {n} has id {v!r} in {inp.id_field!r}") from None
-    return np.asarray(values, dtype=np.int64)
+        for value in chunk_ids:
+            got = _index_id(value)
+            if got is None:
+                raise _bad_id(inp, len(values), f"index ids must be integers (64-bit); {inp.id_field!r} is {json.dumps(value, default=repr)}")
+            values.append(got)
+    ids = np.asarray(values, dtype=np.int64)
+    order = np.argsort(ids, kind="stable")
+    again = np.flatnonzero(ids[order][1:] == ids[order][:-1])
+    if len(again):
+        first, second = int(order[again[0]]), int(order[again[0] + 1])
+        earlier = _bad_id(inp, first, "")
+        where = f"line {earlier.line}" if earlier.line is not None and earlier.unit == "line" else f"{earlier.unit} {earlier.line}"
+        raise _bad_id(inp, second, f"id {values[second]} in {inp.id_field!r} was given before, at {where}")
+    return ids
 
 
 @index.command("build")
@@ -943,12 +987,13 @@ def index_build(input: str | None, sample: bool, fmt: str | None, text_field: st
     """Fingerprint INPUT and save it as an index file."""
     hasher = make_hasher(**hasher_flags)
     inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher, replayable=id_field is not None, auto_id=False)
+    check_outputs([inp.path], [("-o", index_path)])
     with inp, Outputs() as outputs:
         tmp = outputs.reserve(index_path)
         fps, _, _ = fingerprint_with_progress(inp, hasher, threads, quiet or as_json)
         idx = SimhashIndex(k=k, expected_size=max(len(fps), 1))
         idx.add(fps, _int_ids(inp))
-        idx.save(tmp)
+        _save_index(idx, tmp, index_path)
         outputs.commit()
     summary = {"index": index_path, "documents": len(fps), "k": k, "skipped": len(inp.errors), "errors": [str(e) for e in inp.errors]}
     if as_json:
@@ -966,9 +1011,15 @@ def index_add(index_path: str, input: str | None, sample: bool, fmt: str | None,
               threads: int | None, quiet: bool, as_json: bool, **hasher_flags: Any) -> None:
     """Add the documents of INPUT to INDEX, saying how many were already near-duplicates of it."""
     hasher = make_hasher(**hasher_flags)
-    idx = _load_index(index_path)
     inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher, replayable=id_field is not None, auto_id=False)
-    with inp, Outputs() as outputs:
+    check_outputs([inp.path], [("INDEX", index_path)])
+    # Held from loading INDEX to renaming the new one into place: concurrent adds wait their turn.
+    def waiting() -> None:
+        if not quiet:
+            click.echo(f"waiting for another neardup writing {index_path} ...", err=True)
+
+    with locked(index_path, waiting), inp, Outputs() as outputs:
+        idx = _load_index(index_path)
         tmp = outputs.reserve(index_path)
         fps, _, _ = fingerprint_with_progress(inp, hasher, threads, quiet or as_json)
         rows, _, _ = idx.query_many(fps, threads=threads)
@@ -978,7 +1029,7 @@ def index_add(index_path: str, input: str | None, sample: bool, fmt: str | None,
             idx.add(fps, _int_ids(inp))
         except ValueError as err:
             raise InputError(inp.name, str(err)) from None
-        idx.save(tmp)
+        _save_index(idx, tmp, index_path)
         outputs.commit()
     summary = {"index": index_path, "added": len(fps), "size": before + len(fps), "already_near_duplicates": matched,
                "skipped": len(inp.errors), "errors": [str(e) for e in inp.errors]}
@@ -987,6 +1038,14 @@ def index_add(index_path: str, input: str | None, sample: bool, fmt: str | None,
     elif not quiet:
         click.echo("\n".join([f"added {_count(len(fps), 'document')} to {index_path} ({before + len(fps)} in all); "
                               f"{matched} of them {'was' if matched == 1 else 'were'} within k={idx.k} of an entry already there"] + _errors_text(inp)))
+
+
+def _save_index(idx: SimhashIndex, tmp: str, path: str) -> None:
+    """Saves to the temporary file of ``path``; a failure names ``path``."""
+    try:
+        idx.save(tmp)
+    except OSError as err:
+        raise _Failed(f"cannot write {path}: {err.strerror or err}") from None
 
 
 def _load_index(path: str) -> SimhashIndex:
@@ -1103,6 +1162,7 @@ def tune_command(input: str | None, fmt: str | None, text_field: str, id_field: 
     if input is None:
         raise click.UsageError("missing INPUT (a file, a folder of .txt files, or - for stdin)")
     inp = _open(input, False, fmt, text_field, id_field, on_error, hasher, replayable=True)
+    check_outputs([inp.path], [("--plot", plot)])
     with inp, Outputs() as outputs:
         try:
             plot_tmp = outputs.reserve(plot) if plot else None
@@ -1136,8 +1196,8 @@ def tune_command(input: str | None, fmt: str | None, text_field: str, id_field: 
 
 @cli.command("plan")
 @k_option
-@click.option("--n", "n", type=click.IntRange(min=0), default=1_000_000, show_default=True, help="Expected number of fingerprints.")
-@click.option("--memory", type=click.IntRange(min=0), default=None, help="Memory budget for the index, in bytes.")
+@click.option("--n", "n", type=click.IntRange(0, 2**63 - 1), default=1_000_000, show_default=True, help="Expected number of fingerprints.")
+@click.option("--memory", type=click.IntRange(0, 2**63 - 1), default=None, help="Memory budget for the index, in bytes.")
 def plan_command(k: int, n: int, memory: int | None) -> None:
     """Explain the table layout the planner picks for --k and --n."""
     try:

@@ -14,6 +14,7 @@ leaves no partial output behind.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import gzip
 import io
@@ -26,6 +27,7 @@ import queue
 import tempfile
 import threading
 import zlib
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -98,8 +100,60 @@ def _zstd_reader(raw: BinaryIO) -> BinaryIO:
         except ImportError:
             raise MissingExtraError(".zst files need zstandard: pip install 'neardup[zstd]'") from None
         return zstd.ZstdFile(raw, "rb")  # type: ignore[no-any-return]
-    reader = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True, closefd=False)
-    return io.BufferedReader(reader, 1 << 20)  # type: ignore[arg-type]
+    return io.BufferedReader(_ZstdFrames(raw, zstandard), 1 << 20)  # type: ignore[arg-type]
+
+
+class CompressedStreamError(ValueError):
+    """A compressed input that is truncated or corrupt."""
+
+
+class _ZstdFrames(io.RawIOBase):
+    """Every frame of a zstd stream, decompressed; a stream that ends inside a frame, or is not
+    zstd, raises :class:`CompressedStreamError`. (zstandard's stream reader takes the end of its
+    input inside a frame for the end of the data: a truncated file read as complete.)"""
+
+    #: Compressed bytes fed at a time, which bounds the output of one call.
+    STEP = 1 << 16
+
+    def __init__(self, raw: BinaryIO, zstandard: Any) -> None:
+        self._raw, self._zstd = raw, zstandard
+        self._dctx = zstandard.ZstdDecompressor()
+        self._frame: Any = None  # the decompressor of the current frame
+        self._input = b""
+        self._output = memoryview(b"")
+        self._done = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while not len(self._output):
+            if self._done:
+                return 0
+            self._step()
+        n = min(len(buffer), len(self._output))
+        buffer[:n] = self._output[:n]
+        self._output = self._output[n:]
+        return n
+
+    def _step(self) -> None:
+        if not self._input:
+            self._input = self._raw.read(self.STEP)
+            if not self._input:
+                self._done = True
+                if self._frame is not None and not self._frame.eof:
+                    raise CompressedStreamError("truncated or corrupt zstd stream: it ends inside a frame")
+                return
+        if self._frame is None or self._frame.eof:
+            self._frame = self._dctx.decompressobj()
+        data, self._input = self._input[: self.STEP], self._input[self.STEP :]
+        try:
+            out = self._frame.decompress(data)
+        except self._zstd.ZstdError as err:
+            raise CompressedStreamError(f"truncated or corrupt zstd stream ({err})") from None
+        if self._frame.eof:
+            self._input = self._frame.unused_data + self._input
+        self._output = memoryview(out)
 
 
 def _zstd_writer(raw: BinaryIO) -> BinaryIO:
@@ -155,6 +209,10 @@ def _sniff(raw: BinaryIO) -> str | None:
     if head == b"\x28\xb5\x2f\xfd":
         return "zstd"
     return None
+
+
+#: A JSON line nested deeper than Python's json module reads (about 1,000 levels).
+NESTING_TOO_DEEP = "nesting too deep: arrays and objects nested more deeply than Python's json module reads"
 
 
 def _utf8_reason(data: bytes, err: UnicodeDecodeError) -> str:
@@ -281,6 +339,15 @@ class Input:
             raise
 
     # -- errors -------------------------------------------------------------------------------
+
+    def _read_error(self, err: BaseException, compressed: bool) -> InputError:
+        """The error of a failed read: a truncated or corrupt compressed stream, or the system's."""
+        if isinstance(err, CompressedStreamError):
+            return InputError(self.name, str(err))
+        if compressed:
+            what = {"gzip": "gzip", "zstd": "zstd"}.get(self.compression or "", "compressed")
+            return InputError(self.name, f"truncated or corrupt {what} stream ({err})")
+        return InputError(self.name, f"cannot read: {getattr(err, 'strerror', None) or err}")
 
     def bad(self, position: int | None, reason: str) -> None:
         """A bad record: raise, or note it and go on (``on_error="skip"``)."""
@@ -474,8 +541,7 @@ class JsonlInput(Input):
                 try:
                     data = reader.read(1 << 22)
                 except (OSError, EOFError, ValueError, zlib.error) as err:
-                    what = {"gzip": "gzip", "zstd": "zstd"}.get(self.compression or "", "compressed")
-                    raise InputError(self.name, f"not a valid {what} stream ({err})", lineno + 1) from None
+                    raise self._read_error(err, stream is not raw) from None
                 if not data:
                     if pending:
                         yield lineno + 1, pending, 1
@@ -575,7 +641,7 @@ class JsonlInput(Input):
             if line and not line.isspace():
                 try:
                     record = json.loads(line)
-                except ValueError:
+                except (ValueError, RecursionError):
                     return
                 if isinstance(record, dict):
                     self._resolve_auto_id(list(record))
@@ -592,6 +658,9 @@ class JsonlInput(Input):
         except ValueError as err:
             msg = getattr(err, "msg", str(err))
             self.bad(lineno, f"malformed JSON: {msg} (column {getattr(err, 'colno', '?')})")
+            return None
+        except RecursionError:
+            self.bad(lineno, NESTING_TOO_DEEP)
             return None
         if not isinstance(record, dict):
             self.bad(lineno, f"expected a JSON object, got {_type_name(record)}")
@@ -681,7 +750,10 @@ class JsonlInput(Input):
                     if keep_bytes is not None and keep_bytes[number]:
                         out.append(line)
                     if parse_all or number in texts:
-                        record = json.loads(line)
+                        try:
+                            record = json.loads(line)
+                        except RecursionError:  # read in the first pass, a few frames less deep
+                            raise InputError(self.name, NESTING_TOO_DEEP, lineno) from None
                         chunk_ids.append(record.get(self.id_field) if self.id_field is not None else None)
                         if number in texts:
                             chunk_texts[number] = _joined(record, self.text_field, self.fields)
@@ -782,6 +854,8 @@ class CsvInput(Input):
         def lines() -> Iterator[str]:
             for line in stream:
                 counter[0] += 1
+                if counter[0] == 1 and line.startswith(codecs.BOM_UTF8):
+                    line = line[len(codecs.BOM_UTF8) :]  # Excel's mark: not part of the first name
                 try:
                     yield line.decode("utf-8")
                 except UnicodeDecodeError as err:
@@ -803,10 +877,15 @@ class CsvInput(Input):
                     break
                 except csv.Error as err:
                     raise InputError(self.name, f"malformed CSV: {err}", start) from None
-                except (OSError, EOFError) as err:
-                    raise InputError(self.name, f"not a valid compressed stream ({err})", start) from None
+                except (OSError, EOFError, zlib.error, CompressedStreamError) as err:
+                    raise self._read_error(err, stream is not raw) from None
                 if header is None:
                     header = row
+                    names = Counter(header)
+                    repeated = [name for name in header if names[name] > 1]
+                    if repeated:
+                        raise InputError(self.name, f"the header names the column {repeated[0]!r} {names[repeated[0]]} times: "
+                                         "name each column once", start)
                     continue
                 if not row:
                     continue
@@ -949,10 +1028,31 @@ class ParquetInput(Input):
         except OSError as err:
             raise InputError(self.name, f"cannot read Parquet data ({err})", row + 1, "row") from None
 
+    def _values(self, first: int, name: str, column: Any, bad: set[int]) -> list[Any]:
+        """A column's values; a value of invalid UTF-8 is a bad row (its position added to ``bad``)."""
+        try:
+            return column.to_pylist()  # type: ignore[no-any-return]
+        except UnicodeDecodeError:
+            pass
+        values = []
+        for offset in range(len(column)):
+            try:
+                values.append(column[offset].as_py())
+            except UnicodeDecodeError as err:
+                data = err.object
+                self.bad(first + offset + 1, f"column {name!r} holds invalid UTF-8: byte 0x{data[err.start]:02x} at byte "
+                                             f"{err.start + 1} cannot start or continue a character")
+                bad.add(first + offset + 1)
+                values.append(None)
+        return values
+
     def _batch_docs(self, first: int, batch: Any) -> Iterator[tuple[int, Any, Any]]:
-        cols = {name: batch.column(name).to_pylist() for name in batch.schema.names}
+        bad: set[int] = set()
+        cols = {name: self._values(first, name, batch.column(name), bad) for name in batch.schema.names}
         for offset in range(batch.num_rows):
             position = first + offset + 1
+            if position in bad:
+                continue
             record = {name: values[offset] for name, values in cols.items()}
             if self.fields is None and record.get(self.text_field) is None:
                 self.bad(position, f"column {self.text_field!r} is null")
@@ -1001,7 +1101,8 @@ class ParquetInput(Input):
                 batch_ids = batch.column(self.id_field).to_pylist() if ids and self.id_field else [None] * n
                 batch_texts: dict[int, str] = {}
                 for want in sorted(t for t in texts if number <= t < number + n):
-                    record = {name: batch.column(name)[want - number].as_py() for name in batch.schema.names}
+                    names = [self.text_field] if self.fields is None else self.fields
+                    record = {name: batch.column(name)[want - number].as_py() for name in names if name in batch.schema.names}
                     batch_texts[want] = _joined(record, self.text_field, self.fields)
                 yield number, batch_ids, batch_texts
                 number += n
@@ -1140,10 +1241,14 @@ class Outputs:
         if directory:
             if os.path.exists(final) and (not os.path.isdir(final) or os.listdir(final)):
                 raise FileExistsError(f"{final}: exists and is not an empty folder; remove it or name another")
-            tmp = tempfile.mkdtemp(prefix=f".{base}.", suffix=".neardup-tmp", dir=parent)
-        else:
-            fd, tmp = tempfile.mkstemp(prefix=f".{base}.", suffix=".neardup-tmp", dir=parent)
-            os.close(fd)
+        try:
+            if directory:
+                tmp = tempfile.mkdtemp(prefix=f".{base}.", suffix=".neardup-tmp", dir=parent)
+            else:
+                fd, tmp = tempfile.mkstemp(prefix=f".{base}.", suffix=".neardup-tmp", dir=parent)
+                os.close(fd)
+        except OSError as err:  # named by the path the user gave, not the hidden temporary one
+            raise OSError(err.errno, err.strerror, final) from None
         self._pending.append((tmp, final, directory))
         return tmp
 

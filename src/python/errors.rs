@@ -1,7 +1,9 @@
 //! The one mapping from core errors to Python exceptions.
 
+use std::path::Path;
+
 use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyValueError};
+use pyo3::exceptions::{PyException, PyIsADirectoryError, PyOSError, PyValueError};
 use pyo3::prelude::*;
 
 use crate::error::Error;
@@ -20,7 +22,33 @@ impl From<Error> for PyErr {
             Error::InvalidArgument(message) => PyValueError::new_err(message),
             Error::Format { .. } => IndexFormatError::new_err(err.to_string()),
             Error::Io(io) => io.into(),
+            Error::NotAFile(_) => IndexFormatError::new_err(err.to_string()),
         }
+    }
+}
+
+/// An error of reading or writing the file at `path`, naming it: an operating-system error is
+/// raised as Python raises one, `OSError(errno, strerror, path)` (whose class follows errno:
+/// FileNotFoundError, PermissionError...), never naming a temporary file; a folder is an
+/// IsADirectoryError.
+pub fn on_path(err: Error, path: &Path) -> PyErr {
+    match err {
+        Error::Io(io) => match io.raw_os_error() {
+            Some(code) => {
+                let text = io.to_string();
+                let suffix = format!(" (os error {code})");
+                let strerror = text.strip_suffix(&suffix).unwrap_or(&text).to_owned();
+                PyOSError::new_err((code, strerror, path.as_os_str().to_os_string()))
+            }
+            None => std::io::Error::new(io.kind(), format!("{}: {io}", path.display())).into(),
+        },
+        // EISDIR (21 on Linux, macOS and Windows), so the class is IsADirectoryError.
+        Error::NotAFile("a folder") => PyIsADirectoryError::new_err((
+            21,
+            "is a folder, not a neardup index file",
+            path.as_os_str().to_os_string(),
+        )),
+        other => other.into(),
     }
 }
 

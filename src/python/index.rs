@@ -7,6 +7,7 @@ use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
 
+use super::errors::on_path;
 use crate::index::{Batch, Index};
 use crate::pairs;
 use crate::parallel;
@@ -241,14 +242,16 @@ impl PyIndex {
     }
 
     fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
-        py.detach(|| self.read().save(&path))?;
-        Ok(())
+        py.detach(|| self.read().save(&path))
+            .map_err(|e| on_path(e, &path))
     }
 
     #[staticmethod]
     #[pyo3(signature = (path, mmap=true))]
     fn load(py: Python<'_>, path: PathBuf, mmap: bool) -> PyResult<Self> {
-        let index = py.detach(|| Index::load(&path, mmap))?;
+        let index = py
+            .detach(|| Index::load(&path, mmap))
+            .map_err(|e| on_path(e, &path))?;
         Ok(PyIndex {
             inner: RwLock::new(index),
         })

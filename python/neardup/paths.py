@@ -1,0 +1,119 @@
+"""Files a command must not lose: outputs that overwrite neither the inputs nor each other, and
+an index file updated by one writer at a time.
+
+Every command that writes files calls :func:`check_outputs` once, before it reads anything,
+with all its inputs and all its outputs. Two paths are the same file when the system says so
+(``os.path.samefile``: symlinks and hard links included) or, for paths that do not exist yet,
+when their normalized real paths are equal (``out.csv`` and ``./dir/../out.csv``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from collections.abc import Callable, Iterator, Sequence
+
+import click
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no advisory locks, writers are not serialised
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = ["check_outputs", "locked", "same_file"]
+
+
+def _real(path: str) -> str:
+    return os.path.normcase(os.path.realpath(os.path.abspath(path)))
+
+
+def same_file(a: str, b: str) -> bool:
+    """Whether two paths name one file: the same inode, or the same normalized real path."""
+    try:
+        if os.path.samefile(a, b):
+            return True
+    except (OSError, ValueError):  # one does not exist (yet), or a path the system refuses
+        pass
+    return _real(a) == _real(b)
+
+
+def check_outputs(inputs: Sequence[str | None], outputs: Sequence[tuple[str, str | None]]) -> None:
+    """Refuses (``click.UsageError``, status 2) an output that is an input or another output, or
+    that names a device, FIFO or socket (outputs are renamed into place, which would replace it).
+
+    Args:
+        inputs: the paths the command reads (``None`` and ``"-"``, stdin, are left out).
+        outputs: ``(option, path)`` of every output the command writes, such as
+            ``("--clusters", "c.csv")`` (``None`` and ``"-"``, stdout, are left out).
+    """
+    sources = [p for p in inputs if p is not None and p != "-"]
+    seen: list[tuple[str, str]] = []
+    for option, path in outputs:
+        if path is None or path == "-":
+            continue
+        try:
+            mode = os.stat(path).st_mode
+        except (OSError, ValueError):
+            mode = None
+        if mode is not None and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            # Outputs are renamed into place: that would replace a device or FIFO by a file.
+            raise click.UsageError(f"{path}: {option} names a device, FIFO or socket; give a file (or - for stdout)")
+        for source in sources:
+            if same_file(path, source):
+                raise click.UsageError(f"{path}: {option} is the input ({source}); neardup never overwrites its input")
+        for other_option, other in seen:
+            if same_file(path, other):
+                raise click.UsageError(
+                    f"{path}: {option} names the same file as {other_option} {other}; give each output its own file"
+                )
+        seen.append((option, path))
+
+
+@contextlib.contextmanager
+def locked(path: str, waiting: Callable[[], None] | None = None) -> Iterator[None]:
+    """Holds an exclusive lock on the file at ``path`` (``flock``), for a read-modify-replace.
+
+    Writers replace the file by renaming a new one over it, so the lock is taken on the file
+    the path names and taken again if the path names another file once it is held (a writer
+    that held it has replaced it meanwhile). A path that is not a regular file is not locked:
+    opening it is left to the caller, which reports what it is. ``waiting()`` is called once
+    if another process holds the lock.
+    """
+    if fcntl is None:
+        yield
+        return
+    while True:
+        try:
+            # O_NONBLOCK: opening a FIFO must not wait for a writer.
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            yield
+            return
+        try:
+            held = os.fstat(fd)
+            if not stat.S_ISREG(held.st_mode):
+                os.close(fd)
+                yield
+                return
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if waiting is not None:
+                    waiting()
+                    waiting = None
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                now = os.stat(path)
+            except OSError:
+                now = None
+            if now is not None and (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino):
+                break
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)  # replaced while we waited: lock the file that is there now
+    try:
+        yield
+    finally:
+        os.close(fd)
