@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import neardup
+import reference
 from brute import clusters, distances, exact_jaccard, family_corpus, fingerprint_near, same_floats, star_oracle, verified_near
 
 
@@ -180,3 +181,46 @@ def test_repr_and_exports():
     assert repr(result) == "<DedupResult k=5, Jaccard >= 0.8: 3 documents, 1 cluster, 1 removed>"
     assert "dedup" in neardup.__all__ and "DedupResult" in neardup.__all__
     assert isinstance(result, neardup.DedupResult)
+
+
+# -- the star invariant over random corpora ------------------------------------------------------
+
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+
+@st.composite
+def planted_corpora(draw):
+    """Chains of edits (each member a few words from the one before, so the ends drift apart),
+    exact and case-changed copies, and texts without words, shuffled."""
+    vocab = [f"w{i}" for i in range(draw(st.integers(8, 60)))]
+    docs: list[str] = []
+    for _ in range(draw(st.integers(1, 6))):
+        words = draw(st.lists(st.sampled_from(vocab), min_size=1, max_size=40))
+        docs.append(" ".join(words))
+        for _ in range(draw(st.integers(0, 5))):
+            words = list(words)
+            for _ in range(draw(st.integers(1, 3))):
+                at = draw(st.integers(0, len(words)))
+                words.insert(at, draw(st.sampled_from(vocab)))
+            docs.append(" ".join(words))
+            if draw(st.booleans()):
+                docs.append(docs[-1].upper() if draw(st.booleans()) else docs[-1])
+    docs += draw(st.lists(st.sampled_from(["", "!!", "  ", "--"]), max_size=4))
+    order = draw(st.permutations(range(len(docs))))
+    return [docs[i] for i in order]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(planted_corpora(), st.sampled_from([2, 5, 8]), st.sampled_from([0.5, 0.8, 0.9]), st.sampled_from(["first", "longest"]))
+def test_every_removed_document_is_a_verified_near_duplicate_of_its_kept_one(docs, k, threshold, keep):
+    result = neardup.dedup(docs, k=k, threshold=threshold, keep=keep)
+    fps = neardup.Simhasher().fingerprint_many(docs)
+    order = list(range(len(docs))) if keep == "first" else sorted(range(len(docs)), key=lambda r: (-len(docs[r]), r))
+    kept, jac = star_oracle(order, verified_near(docs, fps, k, threshold))
+    assert result.kept_row.tolist() == kept
+    assert result.jaccard.tolist() == jac
+    for r, c in enumerate(result.kept_row.tolist()):
+        assert result.keep[c]  # a kept document keeps itself
+        if c != r:
+            assert exact_jaccard(docs[r], docs[c]) >= threshold - 1e-9 or reference.normalize(docs[r]) == reference.normalize(docs[c])
+            assert result.distance[r] <= k
