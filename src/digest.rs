@@ -16,6 +16,28 @@ pub struct Digests {
     pub sketches: Sketches,
 }
 
+/// The content keys seen so far in a pass: only a text's first occurrence needs a sketch (its
+/// copies are recognised by their key and never compared).
+#[derive(Debug, Default)]
+pub struct KeySet {
+    seen: std::collections::HashSet<u64>,
+}
+
+impl KeySet {
+    /// For each key in order, whether it is seen here for the first time (it is then recorded).
+    pub fn first_seen(&mut self, keys: &[u64]) -> Vec<bool> {
+        keys.iter().map(|&k| self.seen.insert(k)).collect()
+    }
+
+    pub fn len(&self) -> usize {
+        self.seen.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.seen.is_empty()
+    }
+}
+
 /// The sketch of a document of one field whose fingerprint `hasher` has just made in `scratch`.
 pub fn sketch_after_fingerprint(
     hasher: &Hasher,
@@ -135,6 +157,14 @@ mod tests {
             assert!(plain.sketches.hashes.is_empty());
             assert_eq!(plain.sketches.keys, texts.iter().map(|t| content_key(t.as_bytes())).collect::<Vec<_>>());
         }
+    }
+
+    #[test]
+    fn key_sets_mark_first_occurrences_across_calls() {
+        let mut seen = KeySet::default();
+        assert_eq!(seen.first_seen(&[5, 7, 5, 9]), [true, true, false, true]);
+        assert_eq!(seen.first_seen(&[9, 1, 1]), [false, true, false]);
+        assert_eq!(seen.len(), 4);
     }
 
     #[test]

@@ -78,6 +78,7 @@ pub fn stars(
     let rank = ranks(order)?;
 
     // 1. Copies: the first row (in keep order) of each (key, fingerprint) stands for the rest.
+    // A text's sketch is that of its first row in row order (a first pass sketches only those).
     let mut first: HashMap<(u64, u64), u32> = HashMap::with_capacity(n.min(1 << 20));
     let mut standin = vec![0u32; n];
     for &row in order {
@@ -85,6 +86,13 @@ pub fn stars(
         standin[r] = *first.entry((keys[r], fingerprints[r])).or_insert(r as u32);
     }
     drop(first);
+    let mut sketch_of: Vec<u32> = (0..n as u32).collect();
+    if verification.is_some() {
+        let mut lowest: HashMap<u64, u32> = HashMap::with_capacity(n.min(1 << 20));
+        for r in 0..n {
+            sketch_of[r] = *lowest.entry(keys[r]).or_insert(r as u32);
+        }
+    }
 
     // 2. The rows that propose candidates: one per text, with features; grouped by fingerprint.
     let proposers: Vec<u32> = (0..n as u32)
@@ -141,7 +149,8 @@ pub fn stars(
                 let taken = match &verification {
                     None => Some(f32::NAN),
                     Some(v) => {
-                        let j = jaccard(v.sketches.get(c), v.sketches.get(s), v.size);
+                        let (a, b) = (sketch_of[c] as usize, sketch_of[s] as usize);
+                        let j = jaccard(v.sketches.get(a), v.sketches.get(b), v.size);
                         (j >= v.threshold).then_some(j as f32)
                     }
                 };

@@ -140,17 +140,17 @@ def test_pairs_command_lists_the_checked_pairs(capsys, tmp_path):
 
 @pytest.mark.parametrize("kind", ["jsonl", "csv"])
 def test_sketches_past_their_budget_are_made_again_from_the_candidates(capsys, tmp_path, monkeypatch, kind):
-    from neardup import cli
+    from neardup import pipeline
 
     path = write_input(tmp_path, kind)
     outputs = []
-    for budget in (cli.SKETCH_BUDGET, 1):
-        monkeypatch.setattr(cli, "SKETCH_BUDGET", budget)
+    for budget in (pipeline.SKETCH_BUDGET, 1):
+        monkeypatch.setattr(pipeline, "SKETCH_BUDGET", budget)
         out = tmp_path / f"c{budget}.csv"
         code, _, err = run(capsys, "dedup", path, "--threshold", "0.7", "--dry-run", "--clusters", out)
         assert code == 0, err
         outputs.append(out.read_text())
     assert outputs[0] == outputs[1]
     want = neardup.dedup(DOCS, threshold=0.7)
-    with open(tmp_path / f"c{cli.SKETCH_BUDGET}.csv", newline="") as f:
+    with open(tmp_path / f"c{pipeline.SKETCH_BUDGET}.csv", newline="") as f:
         assert [int(r["cluster"]) for r in csv.DictReader(f)] == want.cluster.tolist()

@@ -12,6 +12,7 @@ __all__ = [
     "Hasher",
     "Hyperplanes",
     "Index",
+    "KeySet",
     "Plan",
     "Sparse",
     "cluster",
@@ -217,6 +218,15 @@ def star_clusters(
     threads: int | None = None,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
     """Star clusters in keep order: (the row kept in each row's place, their Jaccard)."""
+
+@final
+class KeySet:
+    """The content keys seen so far in a first pass."""
+
+    def __new__(cls) -> KeySet: ...
+    def first_seen(self, keys: npt.NDArray[np.uint64]) -> npt.NDArray[np.bool_]:
+        """For each key, whether it is seen for the first time (then recorded)."""
+    def __len__(self) -> int: ...
 
 def star_candidates(
     fingerprints: npt.NDArray[np.uint64], keys: npt.NDArray[np.uint64], k: int, threads: int | None = None

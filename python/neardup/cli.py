@@ -20,10 +20,10 @@ from typing import Any, Callable, Literal, TextIO
 import click
 import numpy as np
 
-from . import _core, report as report_mod
+from . import _core, pipeline, report as report_mod
 from .dedup import DedupResult
 from .digest import Digest
-from .pipeline import THRESHOLD, FirstPass, default_k, keep_order, stars
+from .pipeline import THRESHOLD, FirstPass, default_k, first_rows, keep_order, stars
 from .verify import Sketches
 from .hasher import Simhasher, Tokens, Weighting
 from .index import SimhashIndex, cluster, find_all, plan as make_plan
@@ -46,9 +46,6 @@ from .io import (
 from .normalize import UnicodeForm
 from .tune import PLOT_EXTRA, measure, sample_pairs
 
-#: --threshold: the most memory for the first pass's shingle sketches (about 0.5 KB a short
-#: document); a corpus with more reads the documents of candidate pairs again instead.
-SKETCH_BUDGET = 512 << 20
 
 #: The columns of --clusters: each document's id, its cluster (the smallest row of its star), whether
 #: it is kept, the id of the document kept in its place, their Jaccard and Hamming distance.
@@ -453,7 +450,7 @@ def dedup(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
         except OSError as err:
             raise _Failed(f"cannot write {err.filename or ''}: {err.strerror or err}".replace("cannot write : ", "cannot write: ")) from None
 
-        first = FirstPass(hasher, shingle if threshold is not None else None, threads, budget=SKETCH_BUDGET)
+        first = FirstPass(hasher, shingle if threshold is not None else None, threads, budget=pipeline.SKETCH_BUDGET)
         progress = Progress(inp, "fingerprinting", quiet or as_json)
         try:
             fps, lengths, nbytes = fingerprint_pass(inp, hasher, threads, progress, lengths=keep == "longest", first=first)
@@ -852,15 +849,16 @@ def pairs(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
     check_outputs([inp.path], [("-o", output)])
     with inp, Outputs() as outputs:
         tmp = outputs.reserve(output) if output else None
-        first = FirstPass(hasher, shingle if threshold is not None else None, threads, budget=SKETCH_BUDGET)
+        first = FirstPass(hasher, shingle if threshold is not None else None, threads, budget=pipeline.SKETCH_BUDGET)
         fps, _, _ = fingerprint_with_progress(inp, hasher, threads, quiet or as_json, first=first)
         i, j, d = find_all(fps, k, threads=threads)
         jac = np.full(len(i), np.nan)
         if threshold is not None:
             sketches = first.sketches
+            of = first_rows(first.keys)  # copies share the sketch of their first row
             if sketches is None or sketches.dropped:
-                sketches = _resketcher(inp, hasher, shingle, threads, quiet or as_json)(np.unique(np.concatenate([i, j])))
-            jac = sketches.jaccard(i, j)
+                sketches = _resketcher(inp, hasher, shingle, threads, quiet or as_json)(np.unique(np.concatenate([of[i], of[j]])))
+            jac = sketches.jaccard(of[i], of[j])
             same = first.keys[i] == first.keys[j]  # copies of one text, with or without words
             jac[same] = 1.0
             ok = jac >= threshold

@@ -78,7 +78,10 @@ class Sketches:
         self.budget = budget
         self.dropped = False
         self.nbytes = 0
-        self._parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        self._rows: list[np.ndarray] = []
+        self._starts: list[np.ndarray] = []
+        self._ends: list[np.ndarray] = []
+        self._buf = np.zeros(0, np.uint32)  # every sketch's hashes, one after the other
         self._total = 0
 
     def add(self, rows: Sequence[int] | np.ndarray, docs: Sequence[Any]) -> None:
@@ -91,16 +94,38 @@ class Sketches:
         self.add_sketches(rows, offsets[:-1], offsets[1:], hashes)
 
     def add_sketches(self, rows: Sequence[int] | np.ndarray, starts: np.ndarray, ends: np.ndarray, hashes: np.ndarray) -> None:
-        """Adds sketches made elsewhere: row ``rows[d]``'s is ``hashes[starts[d]:ends[d]]``."""
+        """Adds sketches made elsewhere: row ``rows[d]``'s is ``hashes[starts[d]:ends[d]]``. Only
+        those hashes are copied (into one buffer that grows by half), so ``hashes`` may hold
+        sketches of other rows too."""
         if self.dropped:
             return
-        base = np.uint64(self._total)
-        self._parts.append((np.asarray(rows, dtype=np.int64), starts + base, ends + base, hashes))
-        self._total += len(hashes)
-        self.nbytes += hashes.nbytes + 24 * len(rows)
+        rows = np.asarray(rows, dtype=np.int64)
+        starts = np.asarray(starts, dtype=np.int64)
+        lengths = np.asarray(ends, dtype=np.int64) - starts
+        m = int(lengths.sum())
+        end = self._total + m
+        if end > len(self._buf):
+            grown = np.empty(max(end, len(self._buf) * 3 // 2, 1 << 16), np.uint32)
+            grown[: self._total] = self._buf[: self._total]
+            self._buf = grown
+        if m:
+            firsts = np.cumsum(lengths) - lengths
+            if m == len(hashes) and bool((starts == firsts).all()):
+                self._buf[self._total:end] = hashes
+            else:
+                self._buf[self._total:end] = hashes[np.repeat(starts - firsts, lengths) + np.arange(m)]
+        else:
+            firsts = np.zeros(len(rows), np.int64)
+        new_starts = (self._total + firsts).astype(np.uint64)
+        self._rows.append(rows)
+        self._starts.append(new_starts)
+        self._ends.append(new_starts + lengths.astype(np.uint64))
+        self._total = end
+        self.nbytes = self._buf.nbytes + 24 * sum(len(r) for r in self._rows)
         if self.budget is not None and self.nbytes > self.budget:
             self.dropped = True
-            self._parts.clear()
+            self._rows, self._starts, self._ends = [], [], []
+            self._buf = np.zeros(0, np.uint32)
             self._total = self.nbytes = 0
 
     def ranges(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -109,17 +134,18 @@ class Sketches:
         if self.dropped:
             raise RuntimeError("the sketches were dropped past their memory budget")
         starts, ends = np.zeros(n, np.uint64), np.zeros(n, np.uint64)
-        hashes = [part[3] for part in self._parts]
-        for rows, s, e, _ in self._parts:
+        for rows, s, e in zip(self._rows, self._starts, self._ends):
             starts[rows], ends[rows] = s, e
-        return starts, ends, (np.concatenate(hashes) if hashes else np.zeros(0, np.uint32)).astype(np.uint32, copy=False)
+        return starts, ends, self._buf[: self._total]
 
     def jaccard(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
         """The Jaccard similarity (``float64``) of the sketches of rows ``i[p]`` and ``j[p]``."""
         if self.dropped:
             raise RuntimeError("the sketches were dropped past their memory budget")
-        parts = self._parts or [(np.zeros(0, np.int64), np.zeros(0, np.uint64), np.zeros(0, np.uint64), np.zeros(0, np.uint32))]
-        rows, starts, ends, hashes = (np.concatenate(column) for column in zip(*parts))
+        rows = np.concatenate(self._rows) if self._rows else np.zeros(0, np.int64)
+        starts = np.concatenate(self._starts) if self._starts else np.zeros(0, np.uint64)
+        ends = np.concatenate(self._ends) if self._ends else np.zeros(0, np.uint64)
+        hashes = self._buf[: self._total]
         order = np.argsort(rows, kind="stable")
         rows, starts, ends = rows[order], starts[order], ends[order]
         i, j = np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64)

@@ -3,6 +3,9 @@
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 
+use std::sync::Mutex;
+
+use crate::digest::KeySet;
 use crate::plan::{Plan, Workload};
 use crate::star::{self, Verification};
 use crate::verify::{self, Ranges};
@@ -69,7 +72,34 @@ fn star_candidates<'py>(
     Ok(rows.into_pyarray(py))
 }
 
+/// The content keys seen so far in a first pass (see `digest::KeySet`).
+#[pyclass(frozen, name = "KeySet", module = "neardup._core")]
+pub struct PyKeySet {
+    inner: Mutex<KeySet>,
+}
+
+#[pymethods]
+impl PyKeySet {
+    #[new]
+    fn new() -> Self {
+        PyKeySet { inner: Mutex::new(KeySet::default()) }
+    }
+
+    /// For each key, whether it is seen for the first time (then recorded).
+    fn first_seen<'py>(&self, py: Python<'py>, keys: PyReadonlyArray1<'py, u64>) -> PyResult<Bound<'py, PyArray1<bool>>> {
+        let keys = keys.as_slice()?;
+        let mask = py.detach(|| self.inner.lock().map(|mut set| set.first_seen(keys)).ok());
+        let mask = mask.ok_or_else(|| crate::error::Error::invalid("the key set was poisoned by an earlier panic"))?;
+        Ok(mask.into_pyarray(py))
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.lock().map(|set| set.len()).unwrap_or(0)
+    }
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyKeySet>()?;
     m.add_function(wrap_pyfunction!(star_clusters, m)?)?;
     m.add_function(wrap_pyfunction!(star_candidates, m)?)?;
     Ok(())
