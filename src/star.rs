@@ -23,7 +23,6 @@ use std::collections::HashMap;
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
-use crate::hamming::hamming;
 use crate::pairs::{distinct_pairs, Groups};
 use crate::plan::Plan;
 use crate::verify::{jaccard, Ranges};
@@ -49,6 +48,162 @@ pub struct Stars {
     pub jaccard: Vec<f32>,
 }
 
+/// The candidate structure of a corpus, computed once: its distinct texts (equal content key and
+/// fingerprint), those texts grouped by fingerprint, and the groups within `k` of each other.
+#[derive(Debug)]
+pub struct Candidates {
+    /// The text of each row.
+    text_of: Vec<u32>,
+    /// Each text's first row (in row order): the row whose sketch stands for the text.
+    first_row: Vec<u32>,
+    /// Each text's group of equal fingerprints (`u32::MAX` for a text without features).
+    group_of: Vec<u32>,
+    /// Group g's texts are `members[starts[g]..starts[g + 1]]`.
+    starts: Vec<usize>,
+    members: Vec<u32>,
+    neighbours: Adjacency,
+}
+
+impl Candidates {
+    /// The candidates of rows with these fingerprints and content keys, within `k`.
+    pub fn new(fingerprints: &[u64], keys: &[u64], k: u32, plan: &Plan) -> Result<Self> {
+        let n = fingerprints.len();
+        if keys.len() != n {
+            return Err(Error::invalid(format!("{n} fingerprints but {} keys", keys.len())));
+        }
+        if n >= u32::MAX as usize {
+            return Err(Error::invalid(format!("{n} documents are more than star clusters take (2^32 - 1)")));
+        }
+        let mut texts: HashMap<(u64, u64), u32> = HashMap::with_capacity(n.min(1 << 20));
+        let mut text_of = Vec::with_capacity(n);
+        let mut first_row = Vec::new();
+        for r in 0..n {
+            let next = first_row.len() as u32;
+            let t = *texts.entry((keys[r], fingerprints[r])).or_insert(next);
+            if t == next {
+                first_row.push(r as u32);
+            }
+            text_of.push(t);
+        }
+        drop(texts);
+        // Texts with features, grouped by fingerprint.
+        let fp_of = |t: u32| fingerprints[first_row[t as usize] as usize];
+        let proposers: Vec<u32> = (0..first_row.len() as u32).filter(|&t| fp_of(t) != 0).collect();
+        let fps: Vec<u64> = proposers.iter().map(|&t| fp_of(t)).collect();
+        let groups = Groups::new(&fps);
+        drop(fps);
+        let members: Vec<u32> = groups.rows.iter().map(|&i| proposers[i]).collect();
+        let mut group_of = vec![u32::MAX; first_row.len()];
+        for g in 0..groups.distinct.len() {
+            for &t in &members[groups.starts[g]..groups.starts[g + 1]] {
+                group_of[t as usize] = g as u32;
+            }
+        }
+        let neighbours = adjacency(&groups.distinct, k, plan)?;
+        Ok(Candidates { text_of, first_row, group_of, starts: groups.starts, members, neighbours })
+    }
+
+    /// The rows whose sketches [`Candidates::stars`] may read: the first row of each text that
+    /// has another text within `k`. A caller that could not keep every sketch reads these
+    /// documents again.
+    pub fn rows(&self) -> Vec<i64> {
+        let groups = self.starts.len().saturating_sub(1);
+        let mut rows: Vec<i64> = (0..groups)
+            .filter(|&g| self.starts[g + 1] - self.starts[g] > 1 || !self.neighbours.of(g).is_empty())
+            .flat_map(|g| self.members[self.starts[g]..self.starts[g + 1]].iter().map(|&t| i64::from(self.first_row[t as usize])))
+            .collect();
+        rows.sort_unstable();
+        rows
+    }
+
+    /// The star clusters, rows taken in keep order `order` (a permutation of the rows). With
+    /// `verification`, a text's sketch is that of its first row.
+    pub fn stars(&self, order: &[i64], verification: Option<Verification<'_>>) -> Result<Stars> {
+        let n = self.text_of.len();
+        if order.len() != n {
+            return Err(Error::invalid(format!("{n} rows but {} in keep order", order.len())));
+        }
+        if let Some(v) = &verification {
+            if v.sketches.len() != n {
+                return Err(Error::invalid(format!("{n} rows but {} sketches", v.sketches.len())));
+            }
+            if !(v.threshold > 0.0 && v.threshold <= 1.0) {
+                return Err(Error::invalid(format!("threshold must be in (0, 1], got {}", v.threshold)));
+            }
+        }
+        let rank = ranks(order)?;
+        // Each text stands in keep order where its first row in keep order does.
+        let texts = self.first_row.len();
+        let mut standin = vec![u32::MAX; texts];
+        for &row in order {
+            let t = self.text_of[row as usize] as usize;
+            if standin[t] == u32::MAX {
+                standin[t] = row as u32;
+            }
+        }
+        let mut members = self.members.clone();
+        for g in 0..self.starts.len().saturating_sub(1) {
+            members[self.starts[g]..self.starts[g + 1]].sort_unstable_by_key(|&t| rank[standin[t as usize] as usize]);
+        }
+        let mut alive: Vec<u32> = self.starts.windows(2).map(|w| (w[1] - w[0]) as u32).collect();
+
+        const FREE: u32 = u32::MAX;
+        let mut kept_text = vec![FREE; texts];
+        let mut jac_text = vec![1.0f32; texts];
+        for &row in order {
+            let t = self.text_of[row as usize] as usize;
+            if standin[t] != row as u32 || kept_text[t] != FREE {
+                continue;
+            }
+            kept_text[t] = t as u32;
+            let g = self.group_of[t];
+            if g == u32::MAX {
+                continue;
+            }
+            let g = g as usize;
+            for h in std::iter::once(g).chain(self.neighbours.of(g).iter().map(|&h| h as usize)) {
+                let start = self.starts[h];
+                let list = &mut members[start..start + alive[h] as usize];
+                let mut keep_at = 0;
+                for at in 0..list.len() {
+                    let s = list[at] as usize;
+                    if kept_text[s] != FREE {
+                        continue;
+                    }
+                    let taken = match &verification {
+                        None => Some(f32::NAN),
+                        Some(v) => {
+                            let (a, b) = (self.first_row[t] as usize, self.first_row[s] as usize);
+                            let j = jaccard(v.sketches.get(a), v.sketches.get(b), v.size);
+                            (j >= v.threshold).then_some(j as f32)
+                        }
+                    };
+                    match taken {
+                        Some(j) => {
+                            kept_text[s] = t as u32;
+                            jac_text[s] = j;
+                        }
+                        None => {
+                            list[keep_at] = list[at];
+                            keep_at += 1;
+                        }
+                    }
+                }
+                alive[h] = keep_at as u32;
+            }
+        }
+        let mut kept = Vec::with_capacity(n);
+        let mut jac = Vec::with_capacity(n);
+        for r in 0..n {
+            let t = self.text_of[r] as usize;
+            let c = kept_text[t] as usize;
+            kept.push(i64::from(standin[c]));
+            jac.push(if c == t { 1.0 } else { jac_text[t] });
+        }
+        Ok(Stars { kept, jaccard: jac })
+    }
+}
+
 /// The star clusters of `fingerprints` taken in keep order `order` (a permutation of the rows),
 /// with `keys` the content keys of the rows' normalized texts.
 pub fn stars(
@@ -59,150 +214,15 @@ pub fn stars(
     plan: &Plan,
     verification: Option<Verification<'_>>,
 ) -> Result<Stars> {
-    let n = fingerprints.len();
-    if keys.len() != n || order.len() != n {
-        return Err(Error::invalid(format!(
-            "{n} fingerprints but {} keys and {} rows in keep order",
-            keys.len(),
-            order.len()
-        )));
+    if order.len() != fingerprints.len() {
+        return Err(Error::invalid(format!("{} fingerprints but {} rows in keep order", fingerprints.len(), order.len())));
     }
-    if let Some(v) = &verification {
-        if v.sketches.len() != n {
-            return Err(Error::invalid(format!("{n} fingerprints but {} sketches", v.sketches.len())));
-        }
-        if !(v.threshold > 0.0 && v.threshold <= 1.0) {
-            return Err(Error::invalid(format!("threshold must be in (0, 1], got {}", v.threshold)));
-        }
-    }
-    let rank = ranks(order)?;
-
-    // 1. Copies: the first row (in keep order) of each (key, fingerprint) stands for the rest.
-    // A text's sketch is that of its first row in row order (a first pass sketches only those).
-    let mut first: HashMap<(u64, u64), u32> = HashMap::with_capacity(n.min(1 << 20));
-    let mut standin = vec![0u32; n];
-    for &row in order {
-        let r = row as usize;
-        standin[r] = *first.entry((keys[r], fingerprints[r])).or_insert(r as u32);
-    }
-    drop(first);
-    let mut sketch_of: Vec<u32> = (0..n as u32).collect();
-    if verification.is_some() {
-        let mut lowest: HashMap<u64, u32> = HashMap::with_capacity(n.min(1 << 20));
-        for r in 0..n {
-            sketch_of[r] = *lowest.entry(keys[r]).or_insert(r as u32);
-        }
-    }
-
-    // 2. The rows that propose candidates: one per text, with features; grouped by fingerprint.
-    let proposers: Vec<u32> = (0..n as u32)
-        .filter(|&r| standin[r as usize] == r && fingerprints[r as usize] != 0)
-        .collect();
-    let proposer_fps: Vec<u64> = proposers.iter().map(|&r| fingerprints[r as usize]).collect();
-    let groups = Groups::new(&proposer_fps);
-    drop(proposer_fps);
-    // Group g's rows are `members[starts[g]..]`, in keep order; `alive[g]` of them not yet taken.
-    let mut members: Vec<u32> = groups.rows.iter().map(|&i| proposers[i]).collect();
-    drop(proposers);
-    for g in 0..groups.distinct.len() {
-        members[groups.starts[g]..groups.starts[g + 1]].sort_unstable_by_key(|&r| rank[r as usize]);
-    }
-    let mut alive: Vec<u32> = (0..groups.distinct.len())
-        .map(|g| (groups.starts[g + 1] - groups.starts[g]) as u32)
-        .collect();
-    let neighbours = adjacency(&groups.distinct, k, plan)?;
-    let group_of = {
-        let mut by_row = vec![u32::MAX; n];
-        for g in 0..groups.distinct.len() {
-            for &r in &members[groups.starts[g]..groups.starts[g + 1]] {
-                by_row[r as usize] = g as u32;
-            }
-        }
-        by_row
-    };
-
-    // 3. Centers in keep order.
-    const FREE: i64 = -1;
-    let mut kept = vec![FREE; n];
-    let mut jac = vec![1.0f32; n];
-    for &row in order {
-        let c = row as usize;
-        if standin[c] as usize != c || kept[c] != FREE {
-            continue;
-        }
-        kept[c] = c as i64;
-        let g = group_of[c];
-        if g == u32::MAX {
-            continue;
-        }
-        let g = g as usize;
-        let near = std::iter::once(g).chain(neighbours.of(g).iter().map(|&h| h as usize));
-        for h in near {
-            let start = groups.starts[h];
-            let list = &mut members[start..start + alive[h] as usize];
-            let mut keep_at = 0;
-            for at in 0..list.len() {
-                let s = list[at] as usize;
-                if kept[s] != FREE {
-                    continue;
-                }
-                let taken = match &verification {
-                    None => Some(f32::NAN),
-                    Some(v) => {
-                        let (a, b) = (sketch_of[c] as usize, sketch_of[s] as usize);
-                        let j = jaccard(v.sketches.get(a), v.sketches.get(b), v.size);
-                        (j >= v.threshold).then_some(j as f32)
-                    }
-                };
-                match taken {
-                    Some(j) => {
-                        debug_assert!(hamming(fingerprints[c], fingerprints[s]) <= k);
-                        kept[s] = c as i64;
-                        jac[s] = j;
-                    }
-                    None => {
-                        list[keep_at] = list[at];
-                        keep_at += 1;
-                    }
-                }
-            }
-            alive[h] = keep_at as u32;
-        }
-    }
-
-    // Copies follow the row that stands for them.
-    for r in 0..n {
-        let s = standin[r] as usize;
-        if s != r {
-            kept[r] = kept[s];
-            jac[r] = if kept[s] == s as i64 { 1.0 } else { jac[s] };
-        }
-    }
-    Ok(Stars { kept, jaccard: jac })
+    Candidates::new(fingerprints, keys, k, plan)?.stars(order, verification)
 }
 
-/// The rows whose sketches [`stars`] may read: one per text (the first of equal keys and
-/// fingerprints), with features, and with another such row within `k`. A caller that could not
-/// keep every sketch reads these documents again.
+/// The rows whose sketches [`stars`] may read (see [`Candidates::rows`]).
 pub fn candidate_rows(fingerprints: &[u64], keys: &[u64], k: u32, plan: &Plan) -> Result<Vec<i64>> {
-    if keys.len() != fingerprints.len() {
-        return Err(Error::invalid(format!("{} fingerprints but {} keys", fingerprints.len(), keys.len())));
-    }
-    let mut seen: HashMap<(u64, u64), ()> = HashMap::with_capacity(fingerprints.len().min(1 << 20));
-    let proposers: Vec<u32> = (0..fingerprints.len())
-        .filter(|&r| fingerprints[r] != 0 && seen.insert((keys[r], fingerprints[r]), ()).is_none())
-        .map(|r| r as u32)
-        .collect();
-    drop(seen);
-    let fps: Vec<u64> = proposers.iter().map(|&r| fingerprints[r as usize]).collect();
-    let groups = Groups::new(&fps);
-    let neighbours = adjacency(&groups.distinct, k, plan)?;
-    let mut rows: Vec<i64> = (0..groups.distinct.len())
-        .filter(|&g| groups.starts[g + 1] - groups.starts[g] > 1 || !neighbours.of(g).is_empty())
-        .flat_map(|g| groups.rows_of(g).iter().map(|&i| i64::from(proposers[i])))
-        .collect();
-    rows.sort_unstable();
-    Ok(rows)
+    Ok(Candidates::new(fingerprints, keys, k, plan)?.rows())
 }
 
 /// Each row's position in `order`, checking that it is a permutation of the rows.
@@ -221,6 +241,7 @@ fn ranks(order: &[i64]) -> Result<Vec<u32>> {
 }
 
 /// The distinct values within `k` of each distinct value, as compressed rows.
+#[derive(Debug)]
 struct Adjacency {
     starts: Vec<usize>,
     to: Vec<u32>,
@@ -266,6 +287,7 @@ fn adjacency(distinct: &[u64], k: u32, plan: &Plan) -> Result<Adjacency> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hamming::hamming;
     use crate::verify::{shingle_config, sketches};
 
     fn plan(k: u32) -> Plan {

@@ -13,6 +13,7 @@ __all__ = [
     "Hyperplanes",
     "Index",
     "KeySet",
+    "StarCandidates",
     "Plan",
     "Sparse",
     "cluster",
@@ -27,8 +28,6 @@ __all__ = [
     "minhash_keys_tokens",
     "shingle_sketches",
     "sketch_jaccard",
-    "star_candidates",
-    "star_clusters",
     "IndexFormatError",
     "NeardupError",
     "fnv1a_64",
@@ -204,20 +203,27 @@ def shingle_sketches(
     """Bottom-size sketches of the word ngram-shingles of normalized texts: (offsets, hashes,
     content keys)."""
 
-def star_clusters(
-    fingerprints: npt.NDArray[np.uint64],
-    keys: npt.NDArray[np.uint64],
-    order: npt.NDArray[np.int64],
-    k: int,
-    threshold: float | None = None,
-    starts: npt.NDArray[np.uint64] | None = None,
-    ends: npt.NDArray[np.uint64] | None = None,
-    hashes: npt.NDArray[np.uint32] | None = None,
-    size: int = 256,
-    plan: Plan | None = None,
-    threads: int | None = None,
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-    """Star clusters in keep order: (the row kept in each row's place, their Jaccard)."""
+@final
+class StarCandidates:
+    """The candidate structure of a corpus: its texts (equal content key and fingerprint), grouped
+    by fingerprint, and the groups within k of each other."""
+
+    def __new__(
+        cls, fingerprints: npt.NDArray[np.uint64], keys: npt.NDArray[np.uint64], k: int, plan: Plan | None = None,
+        threads: int | None = None,
+    ) -> StarCandidates: ...
+    def rows(self) -> npt.NDArray[np.int64]:
+        """The rows whose sketches stars() may read."""
+    def stars(
+        self,
+        order: npt.NDArray[np.int64],
+        threshold: float | None = None,
+        starts: npt.NDArray[np.uint64] | None = None,
+        ends: npt.NDArray[np.uint64] | None = None,
+        hashes: npt.NDArray[np.uint32] | None = None,
+        size: int = 256,
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        """Star clusters in keep order: (the row kept in each row's place, their Jaccard)."""
 
 @final
 class KeySet:
@@ -228,10 +234,6 @@ class KeySet:
         """For each key, whether it is seen for the first time (then recorded)."""
     def __len__(self) -> int: ...
 
-def star_candidates(
-    fingerprints: npt.NDArray[np.uint64], keys: npt.NDArray[np.uint64], k: int, threads: int | None = None
-) -> npt.NDArray[np.int64]:
-    """The rows whose sketches star_clusters may read."""
 
 def sketch_jaccard(
     starts: npt.NDArray[np.uint64],

@@ -23,7 +23,7 @@ import numpy as np
 from . import _core, pipeline, report as report_mod
 from .dedup import DedupResult
 from .digest import Digest
-from .pipeline import THRESHOLD, FirstPass, default_k, first_rows, keep_order, stars
+from .pipeline import THRESHOLD, FirstPass, candidates, default_k, first_rows, keep_order, stars
 from .verify import Sketches
 from .hasher import Simhasher, Tokens, Weighting
 from .index import SimhashIndex, cluster, find_all, plan as make_plan
@@ -459,8 +459,8 @@ def dedup(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
         if progress.shown:
             click.echo(f"finding near-duplicates of {len(fps):,} documents within k={k}{_jaccard_note(threshold)} ...", err=True)
         order = keep_order(keep, len(fps), lengths)
-        kept, jaccard = stars(fps, first.keys, order, k, threshold, first.sketches,
-                              _resketcher(inp, hasher, shingle, threads, quiet or as_json), threads)
+        kept, jaccard = stars(candidates(fps, first.keys, k, threads), order, threshold, first.sketches,
+                              _resketcher(inp, hasher, shingle, threads, quiet or as_json))
         result = DedupResult(fps, kept, jaccard, k, {}, threshold=threshold)
         data = report_mod.prepare(fps, result, threads) if report_tmp else None
 

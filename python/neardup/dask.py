@@ -31,7 +31,7 @@ from neardup.batches import check_texts, fingerprint_batch
 from neardup.digest import Digest
 from neardup.hasher import Simhasher
 from neardup.index import _int, _k
-from neardup.pipeline import THRESHOLD, default_k, keep_order, stars
+from neardup.pipeline import THRESHOLD, candidates, default_k, keep_order, stars
 from neardup.verify import SKETCH_SIZE, Sketches, check_threshold
 
 __all__ = ["dedup", "fingerprint", "local_cluster"]
@@ -239,7 +239,7 @@ def dedup(
         return sketches
 
     order = keep_order(keep, n, small["length"].to_numpy(np.int64))
-    kept, jaccard = stars(fps, keys, order, k, threshold, None, resketch) if n else (np.zeros(0, np.int64), np.zeros(0, np.float32))
+    kept, jaccard = stars(candidates(fps, keys, k), order, threshold, None, resketch) if n else (np.zeros(0, np.int64), np.zeros(0, np.float32))
     record["seconds_stars"] = time.perf_counter() - clock
     result = neardup_result(fps, kept, jaccard, k, threshold)
     ids = np.arange(n, dtype=np.int64)

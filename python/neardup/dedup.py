@@ -11,7 +11,7 @@ import numpy as np
 from . import _core
 from .hasher import CHUNK_SIZE, Simhasher, _chunks, _iter_docs
 from .index import _int, _k
-from .pipeline import THRESHOLD, FirstPass, Keep, default_k, keep_order, labels_of, related_rows, stars
+from .pipeline import THRESHOLD, FirstPass, Keep, candidates, default_k, keep_order, labels_of, related_rows, stars
 from .verify import Sketches, check_threshold
 
 __all__ = ["DedupResult", "dedup"]
@@ -224,8 +224,9 @@ def dedup(
     fps, keys = first.fingerprints, first.keys
     n = len(fps)
     lengths = np.asarray(texts.lengths, dtype=np.int64)
-    order = keep_order(keep, n, lengths, doc_at, lambda: related_rows(fps, keys, k, threads))
-    kept, jaccard = stars(fps, keys, order, k, threshold, first.sketches, threads=threads)  # type: ignore[arg-type]
+    found = candidates(fps, keys, k, threads)
+    order = keep_order(keep, n, lengths, doc_at, lambda: related_rows(fps, keys, found))
+    kept, jaccard = stars(found, order, threshold, first.sketches)  # type: ignore[arg-type]
     if ids is None and texts.ids is not None:
         ids = np.asarray(texts.ids, dtype=object) if not all(isinstance(v, int) for v in texts.ids) else np.asarray(texts.ids)
     seconds = time.perf_counter() - start

@@ -26,7 +26,7 @@ from .digest import Digest
 from .hasher import Simhasher
 from .verify import THRESHOLD_K, Sketches
 
-__all__ = ["THRESHOLD", "THRESHOLD_K", "UNVERIFIED_K", "SKETCH_BUDGET", "FirstPass", "keep_order", "stars", "labels_of"]
+__all__ = ["THRESHOLD", "THRESHOLD_K", "UNVERIFIED_K", "SKETCH_BUDGET", "FirstPass", "candidates", "keep_order", "stars", "labels_of"]
 
 Keep = Union[str, Callable[[Any], Any]]
 
@@ -147,40 +147,42 @@ def keep_order(
     raise ValueError(f'keep must be "first", "longest" or a function, got {keep!r}')
 
 
-def related_rows(fingerprints: np.ndarray, keys: np.ndarray, k: int, threads: int | None = None) -> np.ndarray:
+def related_rows(fingerprints: np.ndarray, keys: np.ndarray, candidates: Any) -> np.ndarray:
     """The rows a keep function must rank: those with a copy, or whose text has a candidate."""
     groups = copy_groups(fingerprints, keys)
     sizes = np.bincount(groups) if len(groups) else np.zeros(0, np.int64)
     mark = np.zeros(len(sizes), bool)
-    mark[groups[_core.star_candidates(fingerprints, keys, k, threads)]] = True
+    mark[groups[candidates.rows()]] = True
     return np.flatnonzero((sizes[groups] > 1) | mark[groups]).astype(np.int64)
 
 
+def candidates(fingerprints: np.ndarray, keys: np.ndarray, k: int, threads: int | None = None) -> Any:
+    """The candidate structure of a corpus (texts, fingerprint groups, groups within ``k``),
+    computed once for :func:`related_rows`, the rows to sketch again, and :func:`stars`."""
+    fps = np.ascontiguousarray(fingerprints, dtype=np.uint64)
+    return _core.StarCandidates(fps, np.ascontiguousarray(keys, dtype=np.uint64), k, threads=threads)
+
+
 def stars(
-    fingerprints: np.ndarray,
-    keys: np.ndarray,
+    found: Any,
     order: np.ndarray,
-    k: int,
     threshold: float | None,
     sketches: Sketches | None = None,
     resketch: Callable[[np.ndarray], Sketches] | None = None,
-    threads: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(the row kept in each row's place, their Jaccard): see the module's step 3. Without a
-    threshold, candidates within ``k`` are near-duplicates on their fingerprints alone (Jaccard
-    NaN). With one, ``sketches`` holds every row's (from the first pass), or ``resketch(rows)``
-    makes those of the rows that need one."""
-    fps = np.ascontiguousarray(fingerprints, dtype=np.uint64)
-    keys = np.ascontiguousarray(keys, dtype=np.uint64)
+    """(the row kept in each row's place, their Jaccard) over the :func:`candidates` ``found``:
+    see the module's step 3. Without a threshold, candidates within ``k`` are near-duplicates on
+    their fingerprints alone (Jaccard NaN). With one, ``sketches`` holds every text's (from the
+    first pass), or ``resketch(rows)`` makes those of the rows that need one."""
     order = np.ascontiguousarray(order, dtype=np.int64)
     if threshold is None:
-        return _core.star_clusters(fps, keys, order, k, threads=threads)
+        return found.stars(order)
     if sketches is None or sketches.dropped:
         if resketch is None:
             raise ValueError("verified stars need the sketches, or a way to make them")
-        sketches = resketch(_core.star_candidates(fps, keys, k, threads))
-    starts, ends, hashes = sketches.ranges(len(fps))
-    return _core.star_clusters(fps, keys, order, k, threshold, starts, ends, hashes, sketches.size, threads=threads)
+        sketches = resketch(found.rows())
+    starts, ends, hashes = sketches.ranges(len(order))
+    return found.stars(order, threshold, starts, ends, hashes, sketches.size)
 
 
 def labels_of(kept: np.ndarray) -> np.ndarray:
