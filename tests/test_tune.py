@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import random
 import re
 import statistics
 import struct
@@ -424,3 +425,116 @@ def test_command_skips_bad_records_when_asked_and_lists_them(tmp_path, capsys):
 def test_command_refuses_bad_options_with_a_usage_error(tmp_path, capsys, args, message):
     code, out, err = run(capsys, "tune", write_corpus(tmp_path), *args)
     assert code == 2 and message in err and "Traceback" not in err and out == ""
+
+
+# -- the verified mode against brute force over every pair ---------------------------------------
+
+
+def swamped_corpus(seed: int = 5) -> list[str]:
+    """What a code corpus looks like: hundreds of empty files and identical `__init__.py`-like
+    texts, short snippets of the same words in other orders (one fingerprint, little shared
+    text), and a few families of long texts a few words apart (some near-duplicates, some not)."""
+    rng = random.Random(seed)
+    docs: list[str] = []
+    docs += [""] * 150 + ["\n"] * 40 + ["#" * (i % 7 + 1) + "\n" for i in range(30)]  # no words; 7 distinct ones
+    docs += ["from .core import *\n"] * 160 + ['"""The package."""\n'] * 90 + ["From .core import *\n"] * 20
+    imports = ["import os", "import sys", "import re", "import json", "from typing import Any", "import math"]
+    for _ in range(40):
+        rng.shuffle(imports)
+        docs.append("\n".join(imports) + "\n")
+    vocabulary = [f"w{i}" for i in range(400)]
+    for _ in range(6):
+        base = rng.choices(vocabulary, k=70)
+        docs.append(" ".join(base))
+        for changes in (1, 2, 3, 5, 8, 12):
+            words = list(base)
+            for at in rng.sample(range(len(words)), changes):
+                words[at] = rng.choice(vocabulary)
+            docs.append(" ".join(words))
+    rng.shuffle(docs)
+    return docs
+
+
+def grams(text: str, n: int) -> set[str]:
+    return set(reference.word_features(reference.normalize(text), n))
+
+
+def brute_verified(docs: list[str], max_k: int, threshold: float = 0.8, n: int = 3, target: float = 0.99) -> dict:
+    """Every figure of the verified mode, exactly, from every pair of distinct texts with words."""
+    fps = neardup.Simhasher().fingerprint_many(docs)
+    dist = distances(fps)
+    first: dict[str, int] = {}
+    for row, text in enumerate(docs):
+        first.setdefault(reference.normalize(text), row)
+    texts = sorted(r for t, r in first.items() if reference.tokens(t))
+    featureless = sum(not reference.tokens(reference.normalize(t)) for t in docs)
+    sets = {r: grams(docs[r], n) for r in texts}
+    pairs = [(x, y, int(dist[x, y]), len(sets[x] & sets[y]) / len(sets[x] | sets[y]) >= threshold)
+             for i, x in enumerate(texts) for y in texts[i + 1:] if dist[x, y] <= max_k]
+    width = max_k + 1
+    count = [sum(1 for p in pairs if p[2] == d) for d in range(width)]
+    true = [sum(1 for p in pairs if p[2] == d and p[3]) for d in range(width)]
+    found = np.cumsum(true)
+    recall = (found / found[-1]).tolist() if found[-1] else [math.nan] * width
+
+    def by_documents(chosen: list[tuple[int, int, int, bool]]) -> float:
+        share: dict[int, list[bool]] = {}
+        for x, y, _, t in chosen:
+            share.setdefault(x, []).append(t)
+            share.setdefault(y, []).append(t)
+        return statistics.fmean(sum(v) / len(v) for v in share.values()) if share else math.nan
+
+    return {
+        "texts": len(texts), "featureless": featureless, "copies": len(docs) - featureless - len(texts),
+        "pairs": count, "true": true, "recall": recall,
+        "recommended": next((k for k in range(width) if recall[k] >= target), None) if found[-1] else None,
+        "precision_at": [by_documents([p for p in pairs if p[2] == d]) for d in range(width)],
+        "precision_within": [by_documents([p for p in pairs if p[2] <= k]) for k in range(width)],
+        "texts_within": [len({r for p in pairs if p[2] <= k for r in p[:2]}) for k in range(width)],
+        "pair_precision_within": [sum(true[:k + 1]) / sum(count[:k + 1]) if sum(count[:k + 1]) else math.nan for k in range(width)],
+    }
+
+
+def test_verified_tune_is_not_swamped_by_copies_and_empty_files():
+    docs = swamped_corpus()
+    max_k = 10
+    expected = brute_verified(docs, max_k)
+    result = neardup.tune(docs, max_k=max_k, sample=1_000_000)  # every pair: the estimates are exact
+    assert (result.texts, result.copies, result.featureless) == (expected["texts"], expected["copies"], expected["featureless"])
+    assert result.featureless == 220 and result.copies > 250
+    assert [row.pairs for row in result.rows] == expected["pairs"]
+    assert [row.duplicates for row in result.rows] == pytest.approx([float(t) if c else math.nan for t, c in zip(expected["true"], expected["pairs"])], nan_ok=True)
+    assert [row.recall_within for row in result.rows] == pytest.approx(expected["recall"])
+    assert [row.recall_se for row in result.rows] == pytest.approx([0.0] * (max_k + 1))  # the whole population
+    assert [row.precision for row in result.rows] == pytest.approx(expected["precision_at"], nan_ok=True)
+    assert [row.precision_within for row in result.rows] == pytest.approx(expected["precision_within"], nan_ok=True)
+    assert [row.texts_within for row in result.rows] == expected["texts_within"]
+    assert result.recommended_k == expected["recommended"] is not None
+    # The copies, the empty files and the reordered snippets do not make k look precise: most
+    # texts with a candidate have no near-duplicate among them.
+    assert expected["precision_within"][max_k] < 0.5 and expected["precision_at"][0] < 0.3
+    # The fingerprint-only rule, over document pairs, is swamped by the copies: it takes the
+    # largest k, whose pairs it counts as 90% precise.
+    old = neardup.tune(docs, max_k=max_k, sample=1_000_000, verify=False)
+    assert old.recommended_k == max_k and old.rows[max_k].precision_within > 0.9
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_recommended_k_is_the_smallest_with_the_target_recall_by_brute_force(seed):
+    docs = family_corpus(families=12, seed=seed) + swamped_corpus(seed)[:120]
+    for target in (0.99, 0.8, 0.5):
+        expected = brute_verified(docs, 8, target=target)
+        result = neardup.tune(docs, max_k=8, sample=1_000_000, target_recall=target)
+        assert [row.recall_within for row in result.rows] == pytest.approx(expected["recall"], nan_ok=True)
+        assert result.recommended_k == expected["recommended"]
+        assert result.rows[-1].candidates_per_duplicate == pytest.approx(sum(expected["pairs"]) / sum(expected["true"]))
+
+
+def test_a_sampled_estimate_is_within_its_stated_error():
+    docs = family_corpus(families=40, seed=4) + swamped_corpus(4)
+    expected = brute_verified(docs, 8)
+    result = neardup.tune(docs, max_k=8, sample=40, seed=1)
+    assert result.rows[0].pairs > 10 * result.rows[0].sampled and max(row.recall_se for row in result.rows[:8]) < 0.5
+    for row, recall in zip(result.rows, expected["recall"]):
+        if row.k < 8 and row.recall_within > 0:
+            assert row.recall_se > 0 and abs(row.recall_within - recall) <= 3 * row.recall_se + 1e-9, (row, recall)

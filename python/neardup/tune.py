@@ -532,6 +532,8 @@ class TuneResult:
                 f"({self._truth()}) found within k = {self.max_k} (recall {row.recall_within:.3f} +- {row.recall_se:.3f}); "
                 f"it proposes {row.pairs_within:,} candidate pair{'s' if row.pairs_within != 1 else ''}, "
                 f"{row.candidates_per_duplicate:.2f} per near-duplicate; precision within k {row.precision_within:.3f} (by documents)")
+        if row.recall_se > 1 - self.target_recall:
+            text += f"; uncertain (standard error {row.recall_se:.3f}): raise --sample"
         if last.duplicates > (1 - self.target_recall) * last.duplicates_within:
             text += (f"; near-duplicates still appear at k = {self.max_k} ({last.duplicates:,.0f} pairs): "
                      f"raise --max-k to count those farther apart")
