@@ -561,7 +561,7 @@ class TuneResult:
         if self.verify:
             header: tuple[str, ...] = ("k", "pairs at k", "sampled", "mean J", "precision at k", "duplicates at k", "pairs within k",
                                        "texts within k", "precision within k", "recall within k", "+-", "candidates per duplicate")
-            body = [
+            body: list[tuple[str, ...]] = [
                 (str(r.k), f"{r.pairs:,}", f"{r.sampled:,}", num(r.mean_jaccard), num(r.precision), whole(r.duplicates),
                  f"{r.pairs_within:,}", f"{r.texts_within or 0:,}", num(r.precision_within), num(r.recall_within), num(r.recall_se),
                  num(r.candidates_per_duplicate, 2))
