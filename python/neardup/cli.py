@@ -44,7 +44,7 @@ from .io import (
     open_input,
 )
 from .normalize import UnicodeForm
-from .tune import PLOT_EXTRA, measure, sample_pairs
+from .tune import PLOT_EXTRA, TARGET_PRECISION, TARGET_RECALL, measure, sample_pairs, sample_text_pairs
 
 
 #: The columns of --clusters: each document's id, its cluster (the smallest row of its star), whether
@@ -1129,7 +1129,11 @@ def _ngram_list(ctx: click.Context, param: click.Parameter, value: str) -> list[
 @functools.partial(input_options, bundled=False)  # --sample is the pairs' sample here
 @click.option("--max-k", type=click.IntRange(0, 16), default=8, show_default=True, help="Largest Hamming distance measured (0 to 16).")
 @click.option("--sample", type=click.IntRange(min=1), default=200, show_default=True, help="Pairs whose Jaccard is measured at each distance.")
-@click.option("--target-precision", type=click.FloatRange(0, 1, min_open=True), default=0.9, show_default=True, help="Share of reported pairs that must be near-duplicates, in (0, 1].")
+@click.option("--no-verify", is_flag=True, help="Tune the fingerprint-only dedup (dedup --no-verify): the largest k whose precision reaches --target-precision.")
+@click.option("--target-recall", type=click.FloatRange(0, 1, min_open=True), default=None,
+              help=f"Share of the near-duplicate pairs within --max-k that k must keep, in (0, 1]  [default: {TARGET_RECALL:g}]")
+@click.option("--target-precision", type=click.FloatRange(0, 1, min_open=True), default=None,
+              help=f"With --no-verify: share of reported pairs that must be near-duplicates, in (0, 1]  [default: {TARGET_PRECISION:g}]")
 @click.option("--threshold", type=click.FloatRange(0, 1, min_open=True), default=0.8, show_default=True, help="Jaccard at and above which a pair is a near-duplicate, in (0, 1].")
 @click.option("--jaccard-ngram", type=click.IntRange(min=1), default=3, show_default=True, help="Words per shingle of the Jaccard that defines a near-duplicate.")
 @click.option("--jaccard-ngrams", default="1,2,3", show_default=True, callback=_ngram_list, help="Shingle sizes to recommend a k for as well, separated by commas.")
@@ -1139,15 +1143,23 @@ def _ngram_list(ctx: click.Context, param: click.Parameter, value: str) -> list[
 @click.option("--threads", type=click.IntRange(min=1), default=None, help="Worker threads (default: every core).")
 @click.option("--json", "as_json", is_flag=True, help="Print the curve and the recommendation as JSON.")
 def tune_command(input: str | None, fmt: str | None, text_field: str, id_field: str | None, on_error: str, max_k: int, sample: int,
-                 target_precision: float, threshold: float, jaccard_ngram: int, jaccard_ngrams: list[int], seed: int,
-                 plot: str | None, threads: int | None, as_json: bool, **hasher_flags: Any) -> None:
-    """Which k? Measure how precise each Hamming distance is on INPUT and recommend a --k.
+                 no_verify: bool, target_recall: float | None, target_precision: float | None, threshold: float, jaccard_ngram: int,
+                 jaccard_ngrams: list[int], seed: int, plot: str | None, threads: int | None, as_json: bool, **hasher_flags: Any) -> None:
+    """Which k? Measure how many pairs at each Hamming distance are near-duplicates on INPUT and recommend a --k.
 
-    Counts the pairs of documents at each distance 0..--max-k exactly, measures the word-shingle
-    Jaccard of up to --sample of them at each distance (seeded), and recommends the largest k
-    whose estimated precision within k (pairs with Jaccard >= --threshold) reaches
+    Counts the pairs at each distance 0..--max-k exactly and measures the word-shingle Jaccard of
+    up to --sample of them at each distance (seeded); a pair is a near-duplicate at Jaccard >=
+    --threshold. For the verified dedup (the default), the pairs are between distinct texts with
+    words (exact copies count once), and the recommended k is the smallest that keeps
+    --target-recall of the near-duplicate pairs found within --max-k; the precision is weighted
+    by documents. With --no-verify, for the fingerprint-only dedup: the pairs are between
+    documents, and the recommended k is the largest whose precision within k reaches
     --target-precision. Reads INPUT twice: the second pass fetches the sampled documents' texts.
     """
+    if no_verify and target_recall is not None:
+        raise click.UsageError("--target-recall is the rule of the verified mode: drop it or --no-verify (which takes --target-precision)")
+    if not no_verify and target_precision is not None:
+        raise click.UsageError("--target-precision is the rule of --no-verify: add --no-verify, or give --target-recall")
     start = time.perf_counter()
     hasher = make_hasher(**hasher_flags)
     if plot is not None:
@@ -1166,8 +1178,12 @@ def tune_command(input: str | None, fmt: str | None, text_field: str, id_field: 
             plot_tmp = outputs.reserve(plot) if plot else None
         except OSError as err:
             raise _Failed(f"cannot write {plot}: {err.strerror or err}") from None
-        fps, _, nbytes = fingerprint_with_progress(inp, hasher, threads, as_json)
-        sampled = sample_pairs(fps, max_k, sample, seed, threads)
+        first = FirstPass(hasher, None, threads)
+        fps, _, nbytes = fingerprint_with_progress(inp, hasher, threads, as_json, first=first)
+        if no_verify:
+            sampled = sample_pairs(fps, max_k, sample, seed, threads)
+        else:
+            sampled = sample_text_pairs(fps, first.keys, max_k, sample, seed, threads)
         texts: dict[int, str] = {}
         progress = Progress(inp, f"texts of {len(sampled.a):,} pair{'' if len(sampled.a) == 1 else 's'}", as_json)
         inp.bytes_read = 0
@@ -1178,7 +1194,7 @@ def tune_command(input: str | None, fmt: str | None, text_field: str, id_field: 
         finally:
             progress.close()
         result = measure(sampled, texts, hasher=hasher, ngram=jaccard_ngram, ngrams=jaccard_ngrams, threshold=threshold,
-                         target_precision=target_precision, documents=len(fps), sample=sample, seed=seed)
+                         target_precision=target_precision, target_recall=target_recall, documents=len(fps), sample=sample, seed=seed)
         if plot_tmp is not None:
             result.plot().savefig(plot_tmp, format="png", dpi=100)
         outputs.commit()
