@@ -266,7 +266,8 @@ fn line(hasher: &Hasher, casefold: bool, record: &Record<'_>, sketch: Option<Shi
 
 /// Reads the lines of `block` (split at `\n`; the block holds whole lines, without the last
 /// line's end) in parallel, and sketches the documents done here when `sketch` gives the
-/// shingle configuration and size. The hasher must take documents of one field.
+/// shingle configuration and size. With `wanted` (one flag a line), only the lines flagged are
+/// read; the others are left as blank. The hasher must take documents of one field.
 pub fn fingerprint_lines(
     hasher: &Hasher,
     block: &[u8],
@@ -274,15 +275,25 @@ pub fn fingerprint_lines(
     id_field: Option<&str>,
     casefold: bool,
     sketch: Option<ShingleConfig>,
+    wanted: Option<&[bool]>,
 ) -> Result<Lines> {
     if hasher.fields() != 1 {
         return Err(Error::invalid("the JSONL fast path fingerprints documents of one field"));
     }
     let lines: Vec<&[u8]> = block.split(|&b| b == b'\n').collect();
+    if let Some(w) = wanted {
+        if w.len() != lines.len() {
+            return Err(Error::invalid(format!("{} wanted flags for {} lines", w.len(), lines.len())));
+        }
+    }
     let record = Record { text_field, id_field };
     let each: Vec<Line> = lines
         .par_iter()
-        .map(|l| BUFFERS.with_borrow_mut(|b| line(hasher, casefold, &record, sketch, l, b)))
+        .enumerate()
+        .map(|(i, l)| match wanted {
+            Some(w) if !w[i] => Line::not_done(Kind::Blank),
+            _ => BUFFERS.with_borrow_mut(|b| line(hasher, casefold, &record, sketch, l, b)),
+        })
         .collect();
     let mut out = Lines {
         kinds: Vec::with_capacity(each.len()),
@@ -347,7 +358,7 @@ mod tests {
     #[test]
     fn ascii_texts_are_lowercased_and_fingerprinted() {
         let block = b"{\"id\": 1, \"text\": \"Hello World\", \"n\": [1, {\"a\": null}]}\n  \n{\"text\": \"tab\\tescape \\u0041\", \"id\": \"x\"}";
-        let got = fingerprint_lines(&hasher(), block, "text", Some("id"), true, None).unwrap();
+        let got = fingerprint_lines(&hasher(), block, "text", Some("id"), true, None, None).unwrap();
         assert_eq!(got.kinds, vec![1, 0, 1]);
         assert_eq!(got.fingerprints[0], fp("hello world"));
         assert_eq!(got.fingerprints[2], fp("tab\tescape a"));
@@ -356,7 +367,7 @@ mod tests {
         assert_eq!(at(1), b"  ");
         assert!(at(2).starts_with(b"{\"text\": \"tab") && at(2).ends_with(b"\"x\"}"));
         assert_eq!(got.starts.last(), Some(&(block.len() as u64 + 1)));
-        let kept = fingerprint_lines(&hasher(), block, "text", None, false, None).unwrap();
+        let kept = fingerprint_lines(&hasher(), block, "text", None, false, None, None).unwrap();
         assert_eq!(kept.fingerprints[0], fp("Hello World"));
     }
 
@@ -380,15 +391,15 @@ mod tests {
         block.extend_from_slice(b"\n{\"text\": \"x\", \"n\": [\"\xc3\x28\"]}"); // nor deeper in it
         let deep = format!("\n{{\"text\": \"x\", \"n\": {}{}}}", "[".repeat(129), "]".repeat(129)); // nested deep
         block.extend_from_slice(deep.as_bytes());
-        let got = fingerprint_lines(&hasher(), &block, "text", None, true, None).unwrap();
+        let got = fingerprint_lines(&hasher(), &block, "text", None, true, None, None).unwrap();
         assert_eq!(got.kinds, vec![2; 14]);
         let shallow = format!("{{\"text\": \"x\", \"n\": {}{}}}", "[".repeat(127), "]".repeat(127));
-        let got = fingerprint_lines(&hasher(), shallow.as_bytes(), "text", None, true, None).unwrap();
+        let got = fingerprint_lines(&hasher(), shallow.as_bytes(), "text", None, true, None, None).unwrap();
         assert_eq!(got.kinds, vec![1]);
         // An id field asked for and missing, or given twice.
         let got = fingerprint_lines(&hasher(), br#"{"text": "x"}
 {"text": "x", "id": 1, "id": 2}
-{"text": "x", "id": null}"#, "text", Some("id"), true, None)
+{"text": "x", "id": null}"#, "text", Some("id"), true, None, None)
         .unwrap();
         assert_eq!(got.kinds, vec![2, 2, 1]);
     }
@@ -397,7 +408,7 @@ mod tests {
     fn sketches_are_those_of_the_normalized_texts() {
         let block = b"{\"text\": \"The Quick brown fox\"}\n{\"text\": \"caf\\u00e9 au lait\"}\n\n{\"text\": \"\"}";
         let config = verify::shingle_config(3, 8).unwrap();
-        let got = fingerprint_lines(&hasher(), block, "text", None, true, Some(config)).unwrap();
+        let got = fingerprint_lines(&hasher(), block, "text", None, true, Some(config), None).unwrap();
         assert_eq!(got.kinds, vec![1, 2, 0, 1]);
         let want = verify::sketches(config, &["the quick brown fox", "", "", ""]);
         let s = got.sketches.unwrap();
@@ -408,7 +419,7 @@ mod tests {
 
     #[test]
     fn blank_lines_are_pythons_isspace() {
-        let got = fingerprint_lines(&hasher(), b"\n \t\r\x0b\x0c\n", "text", None, true, None).unwrap();
+        let got = fingerprint_lines(&hasher(), b"\n \t\r\x0b\x0c\n", "text", None, true, None, None).unwrap();
         assert_eq!(got.kinds, vec![0, 0, 0]);
     }
 }

@@ -182,6 +182,7 @@ def jsonl_fingerprints(
     casefold: bool,
     sketch: tuple[int, int] | None = None,
     threads: int | None = None,
+    wanted: npt.NDArray[np.bool_] | None = None,
 ) -> tuple[
     npt.NDArray[np.uint8],
     npt.NDArray[np.uint64],
@@ -192,7 +193,8 @@ def jsonl_fingerprints(
 ]:
     """Per line of a block of JSONL: kind (0 blank, 1 fingerprinted, 2 for Python), fingerprint,
     length; where each line starts (one more: the block's length + 1); the content key of each
-    line fingerprinted here; with sketch=(ngram, size) the (offsets, hashes) of its sketch."""
+    line fingerprinted here; with sketch=(ngram, size) the (offsets, hashes) of its sketch. With
+    wanted (a flag a line), only the flagged lines are read."""
 
 def cluster_pairs(n: int, i: npt.NDArray[np.int64], j: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     """Connected components of n rows linked by the pairs (i[p], j[p]); labels are smallest rows."""

@@ -278,7 +278,7 @@ def fingerprint_pass(
 
     def finish(chunk: Chunk, digest: Digest) -> None:
         nonlocal nbytes
-        first.add(digest)
+        first.add(digest, chunk.positions)
         if lengths:
             len_parts.append(np.asarray(chunk.lengths, dtype=np.uint32))
         nbytes += chunk.nbytes
@@ -325,22 +325,29 @@ def _jaccard_note(threshold: float | None) -> str:
     return f" with shingle Jaccard >= {threshold:g}" if threshold is not None else " (fingerprints only)"
 
 
-def _resketcher(inp: Input, hasher: Simhasher, shingle: int, threads: int | None, hidden: bool) -> Callable[[np.ndarray], Sketches]:
+def _resketcher(inp: Input, hasher: Simhasher, shingle: int, threads: int | None, hidden: bool,
+                first: FirstPass | None = None) -> Callable[[np.ndarray], Sketches]:
     """Reads again, and sketches, the documents of given rows: for a corpus whose first-pass
-    sketches passed their budget (only the sketches of these rows are kept)."""
+    sketches passed their budget (only the sketches of these rows are kept). JSONL is read by
+    the core, line by line where the first pass found the rows; other inputs by Python."""
 
     def resketch(rows: np.ndarray) -> Sketches:
         sketches = Sketches(hasher, shingle, threads=threads)
-        if len(rows):
-            progress = Progress(inp, f"sketching {len(rows):,} candidate documents", hidden)
-            inp.bytes_read = 0
-            try:
-                for _, _, chunk_texts in inp.replay(texts=frozenset(rows.tolist())):
-                    got = sorted(chunk_texts)
-                    sketches.add(got, [chunk_texts[r] for r in got])
-                    progress.update()
-            finally:
-                progress.close()
+        if not len(rows):
+            return sketches
+        progress = Progress(inp, f"sketching {len(rows):,} candidate documents", hidden)
+        inp.bytes_read = 0
+        try:
+            positions = first.positions if first is not None else None
+            fast = getattr(inp, "sketch_lines", None)
+            if positions is not None and fast is not None and fast(hasher, positions[rows], rows, sketches, threads):
+                return sketches
+            for _, _, chunk_texts in inp.replay(texts=frozenset(rows.tolist())):
+                got = sorted(chunk_texts)
+                sketches.add(got, [chunk_texts[r] for r in got])
+                progress.update()
+        finally:
+            progress.close()
         return sketches
 
     return resketch
@@ -451,6 +458,7 @@ def dedup(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
             raise _Failed(f"cannot write {err.filename or ''}: {err.strerror or err}".replace("cannot write : ", "cannot write: ")) from None
 
         first = FirstPass(hasher, shingle if threshold is not None else None, threads, budget=pipeline.SKETCH_BUDGET)
+        first.expect(inp.size)
         progress = Progress(inp, "fingerprinting", quiet or as_json)
         try:
             fps, lengths, nbytes = fingerprint_pass(inp, hasher, threads, progress, lengths=keep == "longest", first=first)
@@ -460,7 +468,7 @@ def dedup(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
             click.echo(f"finding near-duplicates of {len(fps):,} documents within k={k}{_jaccard_note(threshold)} ...", err=True)
         order = keep_order(keep, len(fps), lengths)
         kept, jaccard = stars(candidates(fps, first.keys, k, threads), order, threshold, first.sketches,
-                              _resketcher(inp, hasher, shingle, threads, quiet or as_json))
+                              _resketcher(inp, hasher, shingle, threads, quiet or as_json, first))
         result = DedupResult(fps, kept, jaccard, k, {}, threshold=threshold)
         data = report_mod.prepare(fps, result, threads) if report_tmp else None
 
@@ -857,7 +865,7 @@ def pairs(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
             sketches = first.sketches
             of = first_rows(first.keys)  # copies share the sketch of their first row
             if sketches is None or sketches.dropped:
-                sketches = _resketcher(inp, hasher, shingle, threads, quiet or as_json)(np.unique(np.concatenate([of[i], of[j]])))
+                sketches = _resketcher(inp, hasher, shingle, threads, quiet or as_json, first)(np.unique(np.concatenate([of[i], of[j]])))
             jac = sketches.jaccard(of[i], of[j])
             same = first.keys[i] == first.keys[j]  # copies of one text, with or without words
             jac[same] = 1.0

@@ -634,6 +634,38 @@ class JsonlInput(Input):
             if len(positions):
                 yield Chunk(positions=positions.tolist(), lengths=lengths.tolist(), nbytes=nbytes), digest
 
+    def sketch_lines(self, hasher: Any, lines: np.ndarray, rows: np.ndarray, sketches: Any, threads: int | None) -> bool:
+        """Sketches, on a second read, the documents at ``lines`` (line numbers, ascending) as
+        rows ``rows`` into ``sketches``: the core reads only the lines asked for, and those it
+        leaves to Python are read as in the first pass. False (nothing done) when this input or
+        hasher needs the Python path."""
+        if self.fields is not None or hasher.fields is not None or hasher.tokenizer is not None or self.id_field == AUTO:
+            return False
+        spec = (sketches.ngram, sketches.size)
+        at = 0
+        for first, data, count in self._raw_blocks(True):
+            end = int(np.searchsorted(lines, first + count, side="left"))
+            if end == at:
+                continue
+            index = lines[at:end] - first
+            here = rows[at:end]
+            at = end
+            wanted = np.zeros(count, bool)
+            wanted[index] = True
+            kinds, _, _, starts, _, made = _core.jsonl_fingerprints(
+                hasher._inner, data, self.text_field, self.id_field, hasher.casefold, spec, threads, wanted)
+            assert made is not None
+            offsets, hashes = made
+            done = kinds[index] == 1
+            sketches.add_sketches(here[done], offsets[index[done]], offsets[index[done] + 1], hashes)
+            if not done.all():
+                texts = []
+                for i in index[~done].tolist():
+                    got = self._record(first + i, data[int(starts[i]) : int(starts[i + 1]) - 1])
+                    texts.append(got[0] if got is not None else "")
+                sketches.add(here[~done], texts)
+        return True
+
     def _peek_auto_id(self, data: bytes) -> None:
         """Resolves ``--id-field auto`` from the first line that is a JSON object, as the Python
         path does (a block whose first non-blank line is not one is left to that path)."""
@@ -1124,7 +1156,10 @@ class TxtInput(Input):
 
     @property
     def size(self) -> int | None:
-        return sum(os.path.getsize(os.path.join(self.path, f)) for f in self.files())
+        try:
+            return sum(os.path.getsize(os.path.join(self.path, f)) for f in self.files())
+        except OSError:  # a file gone or unreadable: the read says which, at its turn
+            return None
 
     def files(self) -> list[str]:
         if self._files is None:

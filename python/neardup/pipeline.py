@@ -39,6 +39,10 @@ UNVERIFIED_K = 3
 #: again instead. Measured on 1M synthetic documents (280 MB of sketches): reading again cost 6%
 #: more time and saved 40% of the peak memory.
 SKETCH_BUDGET = 128 << 20
+#: Sketch bytes per byte of input, at most, as measured on short texts (0.64 on the 1M synthetic
+#: corpus; long documents have far less, their sketches being capped at 256 hashes): an input
+#: whose size times this passes the budget is not sketched in the first pass at all.
+SKETCH_BYTES_PER_INPUT_BYTE = 0.7
 
 
 def default_k(k: int | None, threshold: float | None) -> int:
@@ -63,7 +67,15 @@ class FirstPass:
         self._seen = _core.KeySet() if shingle is not None else None
         self._fps: list[np.ndarray] = []
         self._keys: list[np.ndarray] = []
+        self._positions: list[np.ndarray] = []
         self.rows = 0
+
+    def expect(self, input_bytes: int | None) -> None:
+        """Given the input's size, skips sketching in the first pass when the sketches would
+        pass their budget anyway (the candidates are then read again)."""
+        budget = self.sketches.budget if self.sketches is not None else None
+        if budget is not None and input_bytes and input_bytes * SKETCH_BYTES_PER_INPUT_BYTE > budget:
+            self.sketches.dropped = True  # type: ignore[union-attr]
 
     def sketch_spec(self) -> tuple[int, int] | None:
         """``(ngram, size)`` of the sketches to make now, or None (not verified, or past budget)."""
@@ -71,8 +83,12 @@ class FirstPass:
             return None
         return self.sketches.ngram, self.sketches.size
 
-    def add(self, digest: Digest) -> None:
+    def add(self, digest: Digest, positions: Any = None) -> None:
+        """Adds the digests of the next rows; ``positions``, where the input holds them (line
+        numbers), lets a second read find them."""
         n = len(digest.fingerprints)
+        if positions is not None:
+            self._positions.append(np.asarray(positions, dtype=np.int64))
         if self.sketches is not None and digest.sketches is not None and self._seen is not None:
             # Only a text's first occurrence keeps its sketch: its copies are found by their key.
             first = self._seen.first_seen(np.ascontiguousarray(digest.keys, dtype=np.uint64))
@@ -93,6 +109,14 @@ class FirstPass:
     def fingerprints(self) -> np.ndarray:
         self._fps = [np.concatenate(self._fps)] if len(self._fps) > 1 else self._fps
         return self._fps[0] if self._fps else np.zeros(0, np.uint64)
+
+    @property
+    def positions(self) -> np.ndarray | None:
+        """Where the input holds each row (line numbers), when every chunk said so."""
+        if sum(len(p) for p in self._positions) != self.rows:
+            return None
+        self._positions = [np.concatenate(self._positions)] if len(self._positions) > 1 else self._positions
+        return self._positions[0] if self._positions else np.zeros(0, np.int64)
 
     @property
     def keys(self) -> np.ndarray:

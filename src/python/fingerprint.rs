@@ -249,7 +249,7 @@ type JsonlArrays<'py> = (
 /// kind 0 blank, 1 fingerprinted, 2 for Python to read; the start of each line; and with
 /// `sketch=(ngram, size)` the shingle sketch of each line fingerprinted here.
 #[pyfunction]
-#[pyo3(signature = (hasher, block, text_field, id_field, casefold, sketch=None, threads=None))]
+#[pyo3(signature = (hasher, block, text_field, id_field, casefold, sketch=None, threads=None, wanted=None))]
 #[allow(clippy::too_many_arguments)]
 fn jsonl_fingerprints<'py>(
     py: Python<'py>,
@@ -260,12 +260,14 @@ fn jsonl_fingerprints<'py>(
     casefold: bool,
     sketch: Option<(i64, i64)>,
     threads: Option<i64>,
+    wanted: Option<PyReadonlyArray1<'py, bool>>,
 ) -> PyResult<JsonlArrays<'py>> {
+    let wanted = wanted.as_ref().map(|w| w.as_slice()).transpose()?;
     let inner = hasher.inner();
     let sketch = sketch.map(|(ngram, size)| verify::shingle_config(ngram, size)).transpose()?;
     let lines = py.detach(|| {
         parallel::with_threads(threads, || {
-            jsonl::fingerprint_lines(inner, &block, &text_field, id_field.as_deref(), casefold, sketch)
+            jsonl::fingerprint_lines(inner, &block, &text_field, id_field.as_deref(), casefold, sketch, wanted)
         })
     })??;
     let sketches = lines.sketches.map(|s| (s.offsets.into_pyarray(py), s.hashes.into_pyarray(py)));
