@@ -26,7 +26,7 @@ fn main() {
         for _ in 0..5 {
             let t = Instant::now();
             for b in &blocks {
-                std::hint::black_box(pool.install(|| fingerprint_lines(&hasher, b, "text", Some("id"), true, None).unwrap()));
+                std::hint::black_box(pool.install(|| fingerprint_lines(&hasher, b, "text", Some("id"), true, None, None).unwrap()));
             }
             best = best.min(t.elapsed().as_secs_f64());
         }

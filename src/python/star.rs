@@ -15,6 +15,9 @@ use crate::{parallel, plan};
 
 use super::index::PyPlan;
 
+/// Stars handed to Python: (the row kept in each row's place, their Jaccard).
+type StarArrays<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f32>>);
+
 /// The candidate structure of a corpus (see `star::Candidates`), computed once and used to list
 /// the rows whose sketches are needed and to take the stars.
 #[pyclass(frozen, name = "StarCandidates", module = "neardup._core")]
@@ -63,7 +66,7 @@ impl PyStarCandidates {
         ends: Option<PyReadonlyArray1<'py, u64>>,
         hashes: Option<PyReadonlyArray1<'py, u32>>,
         size: i64,
-    ) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f32>>)> {
+    ) -> PyResult<StarArrays<'py>> {
         let verification = match (threshold, &starts, &ends, &hashes) {
             (None, None, None, None) => None,
             (Some(threshold), Some(s), Some(e), Some(h)) => Some(Verification {
