@@ -254,10 +254,18 @@ def run_method(m: Method, texts: list[str], t: Timer, queries: int, ref: np.ndar
         threads = 1 if m.name == "neardup-1core" else None
         fps = t("fingerprint", lambda: hasher.fingerprint_many(texts, threads=threads))
         if m.name == "neardup-threshold":
-            from neardup.dedup import verified_pairs
-            from neardup.verify import THRESHOLD_K
+            from neardup.verify import THRESHOLD_K, Sketches
 
-            i, j, _ = t("search", lambda: verified_pairs(fps, THRESHOLD_K, 0.8, texts.__getitem__, hasher, 3, None))
+            def verified() -> tuple[np.ndarray, np.ndarray]:
+                # Every pair within k whose word-3-shingle Jaccard is >= 0.8 (the F1 is that of pairs).
+                i, j, _ = neardup.find_all(fps, THRESHOLD_K)
+                rows = np.unique(np.concatenate([i, j]))
+                sketches = Sketches(hasher, 3)
+                sketches.add(rows, [texts[r] for r in rows.tolist()])
+                ok = sketches.jaccard(i, j) >= 0.8
+                return i[ok], j[ok]
+
+            i, j = t("search", verified)
             out["pairs"] = np.stack([i, j], 1).astype(np.int64)
             out["query"] = None
             return out

@@ -31,12 +31,10 @@ from neardup.batches import check_texts, fingerprint_batch
 from neardup.digest import Digest
 from neardup.hasher import Simhasher
 from neardup.index import _int, _k
-from neardup.pipeline import THRESHOLD, candidates, default_k, keep_order, stars
-from neardup.verify import SKETCH_SIZE, Sketches, check_threshold
+from neardup.pipeline import VERIFY, candidates, check_settings, keep_order, stars
+from neardup.verify import SKETCH_SIZE, Sketches
 
 __all__ = ["dedup", "fingerprint", "local_cluster"]
-
-_VERIFY = object()
 
 _DIGEST_META = pd.DataFrame({
     "fingerprint": pd.Series([], dtype=np.uint64), "key": pd.Series([], dtype=np.uint64),
@@ -162,7 +160,7 @@ def dedup(
     id_column: str | None = None,
     keep: str = "first",
     *,
-    threshold: float | None | object = _VERIFY,
+    threshold: float | None | object = VERIFY,
     shingle: int = 3,
     hasher: Simhasher | None = None,
     clusters: bool = False,
@@ -196,12 +194,7 @@ def dedup(
         ``id``, ``cluster``, ``kept``, ``kept_id``, ``jaccard`` and ``distance``, as
         :meth:`neardup.DedupResult.to_pandas`.
     """
-    if threshold is _VERIFY:
-        threshold = THRESHOLD
-    if threshold is not None:
-        threshold = check_threshold(threshold)
-        shingle = _int(shingle, "shingle", minimum=1)
-    k = _k(default_k(k, threshold))  # type: ignore[arg-type]
+    k, threshold, shingle = check_settings(k, threshold, shingle)
     if callable(keep):
         raise ValueError("keep must be \"first\" or \"longest\" on Dask; a keep function needs every document on one machine")
     if keep not in ("first", "longest"):

@@ -11,8 +11,7 @@ import numpy as np
 from . import _core
 from .hasher import CHUNK_SIZE, Simhasher, _chunks, _iter_docs
 from .index import _int, _k
-from .pipeline import THRESHOLD, FirstPass, Keep, candidates, default_k, keep_order, labels_of, related_rows, stars
-from .verify import Sketches, check_threshold
+from .pipeline import VERIFY, FirstPass, Keep, candidates, check_settings, keep_order, labels_of, related_rows, stars
 
 __all__ = ["DedupResult", "dedup"]
 
@@ -154,16 +153,13 @@ class _Texts:
             yield text
 
 
-_VERIFY = object()
-
-
 def dedup(
     docs: Any,
     k: int | None = None,
     hasher: Simhasher | None = None,
     keep: Keep = "first",
     *,
-    threshold: float | None | object = _VERIFY,
+    threshold: float | None | object = VERIFY,
     shingle: int = 3,
     text_field: str | None = None,
     id_field: str | None = None,
@@ -208,12 +204,7 @@ def dedup(
         >>> result.keep.tolist(), result.kept_row.tolist(), result.jaccard.tolist()
         ([True, False, True], [0, 0, 2], [1.0, 1.0, 1.0])
     """
-    if threshold is _VERIFY:
-        threshold = THRESHOLD
-    if threshold is not None:
-        threshold = check_threshold(threshold)
-        shingle = _int(shingle, "shingle", minimum=1)
-    k = _k(default_k(k, threshold))  # type: ignore[arg-type]
+    k, threshold, shingle = check_settings(k, threshold, shingle)
     _check_keep(keep)
     hasher, threads = check_corpus_arguments(docs, hasher, threads)
     start = time.perf_counter()
@@ -250,20 +241,6 @@ def check_corpus_arguments(docs: Any, hasher: Simhasher | None, threads: int | N
     if isinstance(docs, (str, bytes)):
         raise TypeError("docs must be a list or an iterable of documents, not a single str: wrap it in a list")
     return hasher, threads
-
-
-def candidate_rows(candidates: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
-    """The rows in any candidate pair, sorted."""
-    return np.unique(np.concatenate([candidates[0], candidates[1]]))
-
-
-def check_pairs(
-    candidates: tuple[np.ndarray, np.ndarray, np.ndarray], sketches: Sketches, threshold: float
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The candidate pairs ``(i, j, distance)`` whose sketches' Jaccard is at least ``threshold``."""
-    i, j, d = candidates
-    ok = sketches.jaccard(i, j) >= threshold
-    return i[ok], j[ok], d[ok]
 
 
 def _documents(

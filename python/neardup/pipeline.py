@@ -24,7 +24,8 @@ import numpy as np
 from . import _core
 from .digest import Digest
 from .hasher import Simhasher
-from .verify import THRESHOLD_K, Sketches
+from .index import _int, _k
+from .verify import THRESHOLD_K, Sketches, check_threshold
 
 __all__ = ["THRESHOLD", "THRESHOLD_K", "UNVERIFIED_K", "SKETCH_BUDGET", "FirstPass", "candidates", "keep_order", "stars", "labels_of"]
 
@@ -45,9 +46,23 @@ SKETCH_BUDGET = 128 << 20
 SKETCH_BYTES_PER_INPUT_BYTE = 0.7
 
 
+#: The default of ``threshold=``: verify at ``THRESHOLD`` (``None`` means fingerprints alone).
+VERIFY: Any = object()
+
+
 def default_k(k: int | None, threshold: float | None) -> int:
     """The candidate radius: ``k``, or the default of the mode."""
     return k if k is not None else THRESHOLD_K if threshold is not None else UNVERIFIED_K
+
+
+def check_settings(k: Any, threshold: Any, shingle: Any) -> tuple[int, float | None, int]:
+    """``(k, threshold, shingle)`` checked, ``VERIFY`` and ``k=None`` given their defaults."""
+    if threshold is VERIFY:
+        threshold = THRESHOLD
+    if threshold is not None:
+        threshold = check_threshold(threshold)
+        shingle = _int(shingle, "shingle", minimum=1)
+    return _k(default_k(k, threshold)), threshold, shingle
 
 
 class FirstPass:
