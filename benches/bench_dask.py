@@ -59,7 +59,7 @@ def dask_child(corpus: str, out: str, result: str, workers: int) -> None:
         sampler.start()
         start = time.perf_counter()
         stats: dict = {}
-        kept = ndd.dedup(dd.read_parquet(corpus), column="text", k=3, stats=stats)
+        kept = ndd.dedup(dd.read_parquet(corpus), column="text", stats=stats)  # the defaults, as the command
         mid = time.perf_counter()
         kept.to_parquet(out, write_index=False, name_function=lambda i: f"part.{i:05d}.parquet")
         seconds = time.perf_counter() - start

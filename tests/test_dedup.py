@@ -224,3 +224,22 @@ def test_every_removed_document_is_a_verified_near_duplicate_of_its_kept_one(doc
         if c != r:
             assert exact_jaccard(docs[r], docs[c]) >= threshold - 1e-9 or reference.normalize(docs[r]) == reference.normalize(docs[c])
             assert result.distance[r] <= k
+
+
+def test_results_convert_to_pandas_arrow_and_polars_keeping_the_index(docs):
+    pd = pytest.importorskip("pandas")
+    pl = pytest.importorskip("polars")
+    frame = pd.DataFrame({"text": docs}).iloc[10:30]  # an index that does not start at 0
+    result = neardup.dedup(frame)
+    table = result.to_pandas()
+    assert table.index.tolist() == list(range(10, 30)) and table["id"].tolist() == list(range(10, 30))
+    joined = frame.join(table)
+    assert joined["kept_id"].tolist() == [frame.index[r] for r in result.kept_row.tolist()]
+    records = [{"name": f"d{i}", "text": t} for i, t in enumerate(docs)]
+    result = neardup.dedup(records, id_field="name")
+    arrow = result.to_arrow()
+    assert arrow.column_names == ["id", "cluster", "kept", "kept_id", "jaccard", "distance"]
+    assert arrow.column("kept_id").to_pylist() == [f"d{r}" for r in result.kept_row.tolist()]
+    polars = result.to_polars()
+    assert polars["id"].to_list() == [f"d{i}" for i in range(len(docs))]
+    assert polars["jaccard"].to_list() == result.jaccard.tolist()

@@ -60,6 +60,7 @@ class DedupResult:
         self.ids = ids
         self.threshold = threshold
         self.distance = _core.hamming_pairwise(fingerprints, fingerprints[kept_row]) if len(kept_row) else np.zeros(0, np.uint8)
+        self._index: Any = None
 
     @property
     def kept_id(self) -> np.ndarray:
@@ -91,16 +92,35 @@ class DedupResult:
         """Clusters of two or more documents (each keeps one of them)."""
         return int(len(np.unique(self.kept_row[~self.keep])))
 
+    def _columns(self) -> dict[str, Any]:
+        ids = np.arange(self.n_documents) if self.ids is None else self.ids
+        return {"id": ids, "cluster": self.cluster, "kept": self.keep, "kept_id": self.kept_id,
+                "jaccard": self.jaccard, "distance": self.distance.astype(np.int64)}
+
     def to_pandas(self) -> Any:
         """One row per document: ``id``, ``cluster``, ``kept``, ``kept_id`` (the document kept in
-        its place), ``jaccard`` and ``distance`` (to that document)."""
+        its place), ``jaccard`` and ``distance`` (to that document). For a pandas input, the
+        frame keeps the input's index, so ``df.join(result.to_pandas())`` lines up."""
         import pandas as pd
 
-        ids = np.arange(self.n_documents) if self.ids is None else self.ids
-        return pd.DataFrame(
-            {"id": ids, "cluster": self.cluster, "kept": self.keep, "kept_id": self.kept_id,
-             "jaccard": self.jaccard, "distance": self.distance.astype(np.int64)}
-        )
+        return pd.DataFrame(self._columns(), index=self._index)
+
+    def to_arrow(self) -> Any:
+        """The columns of :meth:`to_pandas` as a ``pyarrow.Table`` (needs pyarrow)."""
+        import pyarrow as pa
+
+        columns = self._columns()
+        ids = columns["id"]
+        columns["id"] = pa.array(ids.tolist() if getattr(ids, "dtype", None) == object else ids)
+        kept = columns["kept_id"]
+        columns["kept_id"] = pa.array(kept.tolist() if getattr(kept, "dtype", None) == object else kept)
+        return pa.table(columns)
+
+    def to_polars(self) -> Any:
+        """The columns of :meth:`to_pandas` as a ``polars.DataFrame`` (needs polars)."""
+        import polars as pl
+
+        return pl.from_arrow(self.to_arrow())
 
     def __len__(self) -> int:
         return self.n_documents
@@ -227,7 +247,10 @@ def dedup(
         "seconds": seconds,
         "mb_per_s": texts.nbytes / seconds / 1e6 if seconds > 0 else 0.0,
     }
-    return DedupResult(fps, kept, jaccard, k, stats, ids, threshold)  # type: ignore[arg-type]
+    result = DedupResult(fps, kept, jaccard, k, stats, ids, threshold)  # type: ignore[arg-type]
+    if type(docs).__module__.startswith("pandas") and hasattr(docs, "index"):
+        result._index = docs.index  # to_pandas() keeps it, so the result joins back on the input
+    return result
 
 
 def check_corpus_arguments(docs: Any, hasher: Simhasher | None, threads: int | None) -> tuple[Simhasher, int | None]:
