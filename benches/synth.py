@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import hashlib
 import json
 import math
 import multiprocessing
@@ -47,13 +48,14 @@ import re
 import sys
 import time
 from array import array
-from collections.abc import Hashable, Iterable, Iterator, Sequence, Set as AbstractSet
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence, Set as AbstractSet
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
 
 import numpy as np
 
+import neardup
 from neardup.io import Outputs
 
 __all__ = [
@@ -75,6 +77,8 @@ CHUNK = 10_000
 LOOSE = 0.5
 
 WORD = re.compile(r"\w+")
+#: The shingles of the corpus suite (benches/corpora.py): neardup's own, see neardup_shingles.
+_WORD3 = neardup.Simhasher(ngram=3)
 
 
 # --- Shingles, Jaccard and scoring -------------------------------------------------------------
@@ -153,35 +157,160 @@ def load_truth(path: Path, ids: Sequence[str]) -> Truth:
     return Truth.from_arrays(len(ids), rows, np.frombuffer(jac, dtype=np.float64))
 
 
-def exact_truth(texts: Sequence[str], threshold: float = LOOSE) -> Truth:
+def exact_truth(
+    texts: Sequence[str], threshold: float = LOOSE, shingler: Callable[[str], AbstractSet[Hashable]] | None = None,
+) -> Truth:
     """Every pair of texts whose word-3-shingle Jaccard is at least ``threshold``, exactly: what
-    a truth file lists, computed for a corpus that has none.
+    a truth file lists, computed for a corpus that has none. ``shingler`` gives a text's shingle
+    set (default :func:`shingles`, the shared README's; the corpus suite uses
+    :func:`neardup_shingles`).
 
-    Prefix filtering: with the shingles of every text sorted in one global order (rarest first),
-    two sets with Jaccard >= t share a shingle among the first ``|s| - ceil(t * |s|) + 1`` of each,
-    so only pairs sharing a prefix shingle are compared, and each of those exactly."""
-    sets = [shingles(t) for t in texts]
-    frequency: dict[str, int] = {}
-    for shingle_set in sets:
-        for g in shingle_set:
-            frequency[g] = frequency.get(g, 0) + 1
-    postings: dict[str, list[int]] = {}
-    rows: list[tuple[int, int]] = []
-    similarities: list[float] = []
-    for j, shingle_set in enumerate(sets):
-        ranked = sorted(shingle_set, key=lambda g: (frequency[g], g))
-        prefix = ranked[: len(ranked) - math.ceil(threshold * len(ranked)) + 1]
-        candidates: set[int] = set()
-        for g in prefix:
-            earlier = postings.setdefault(g, [])
-            candidates.update(earlier)
-            earlier.append(j)
-        for i in sorted(candidates):
-            similarity = jaccard(sets[i], shingle_set)
-            if similarity >= threshold:
-                rows.append((i, j))
-                similarities.append(similarity)
-    return Truth.from_arrays(len(sets), np.array(rows, dtype=np.int64).reshape(-1, 2), np.array(similarities, dtype=np.float64))
+    1. Each shingle set becomes a sorted array of 64-bit hashes of its shingles; texts with the
+       same set form one class, compared once (a class of c copies gives its c * (c - 1) / 2
+       pairs at Jaccard 1 without any comparison).
+    2. Prefix filtering over the classes: with every set sorted in one global order (rarest
+       shingle first), two sets with Jaccard >= t share a shingle among the first
+       ``|s| - ceil(t * |s|) + 1`` of each, so only pairs of classes sharing a prefix shingle
+       whose sizes allow t (``t * |x| <= |y| <= |x| / t``) are candidates.
+    3. Each candidate is verified exactly: its intersection counted, its Jaccard computed.
+
+    Exact up to a collision of two distinct shingles' 64-bit hashes (probability about
+    shingles^2 / 2^65: below 1e-5 for 10 million distinct shingles), which would move one
+    Jaccard by one shingle in its union.
+    """
+    t = float(threshold)
+    if not 0.0 < t <= 1.0:
+        raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
+    shingler = shingles if shingler is None else shingler
+    n = len(texts)
+    # 1. Hashed sets, classes of identical sets.
+    cls_of = np.empty(n, dtype=np.int64)
+    classes: dict[bytes, int] = {}
+    class_sets: list[np.ndarray] = []
+    for i, text in enumerate(texts):
+        sset = shingler(text)
+        arr = np.unique(np.fromiter((hash(g) for g in sset), dtype=np.int64, count=len(sset)))
+        key = len(arr).to_bytes(8, "little") + hashlib.blake2b(arr.tobytes(), digest_size=16).digest()
+        c = classes.setdefault(key, len(class_sets))
+        if c == len(class_sets):
+            class_sets.append(arr)
+        cls_of[i] = c
+    m = len(class_sets)
+    sizes = np.array([len(a) for a in class_sets], dtype=np.int64)
+    indptr = np.zeros(m + 1, dtype=np.int64)
+    np.cumsum(sizes, out=indptr[1:])
+    flat = np.concatenate(class_sets) if m else np.zeros(0, np.int64)
+    del class_sets
+    # 2. Global order: tokens by (number of classes holding them, hash); each row sorted by rank.
+    tokens, inverse, freq = np.unique(flat, return_inverse=True, return_counts=True)
+    rank_of = np.empty(len(tokens), dtype=np.int64)
+    rank_of[np.lexsort((tokens, freq))] = np.arange(len(tokens))
+    ranks = rank_of[inverse.reshape(-1)]
+    del flat, inverse, tokens
+    row_of = np.repeat(np.arange(m, dtype=np.int64), sizes)
+    order = np.lexsort((ranks, row_of))
+    ranks = ranks[order]
+    del order
+    prefix = sizes - np.ceil(t * sizes - 1e-9).astype(np.int64) + 1
+    prefix = np.minimum(np.maximum(prefix, 1), sizes)
+    pos = np.arange(len(ranks), dtype=np.int64) - indptr[row_of]
+    in_prefix = pos < prefix[row_of]
+    p_rank, p_row = ranks[in_prefix], row_of[in_prefix]
+    del pos, in_prefix, row_of
+    ca, cb = _prefix_candidates(p_rank, p_row, sizes, t)
+    # 3. Verification, in batches of about 2^22 shingles.
+    keep_a, keep_b, keep_j = [], [], []
+    budget = 1 << 22
+    start = 0
+    cost = np.cumsum(sizes[ca] + sizes[cb]) if len(ca) else np.zeros(0, np.int64)
+    while start < len(ca):
+        stop = max(int(np.searchsorted(cost, (cost[start - 1] if start else 0) + budget, side="right")), start + 1)
+        a, b = ca[start:stop], cb[start:stop]
+        inter = _intersections(ranks, indptr, sizes, a, b)
+        jac = inter / (sizes[a] + sizes[b] - inter)
+        ok = jac >= t - 1e-12
+        keep_a.append(a[ok])
+        keep_b.append(b[ok])
+        keep_j.append(jac[ok])
+        start = stop
+    ca = np.concatenate(keep_a) if keep_a else np.zeros(0, np.int64)
+    cb = np.concatenate(keep_b) if keep_b else np.zeros(0, np.int64)
+    cj = np.concatenate(keep_j) if keep_j else np.zeros(0, np.float64)
+    # Classes back to rows.
+    members = np.argsort(cls_of, kind="stable")
+    counts = np.bincount(cls_of, minlength=m)
+    first = np.zeros(m + 1, dtype=np.int64)
+    np.cumsum(counts, out=first[1:])
+    rows_a, rows_b, jacs = [], [], []
+    single = (counts[ca] == 1) & (counts[cb] == 1)
+    rows_a.append(members[first[ca[single]]])
+    rows_b.append(members[first[cb[single]]])
+    jacs.append(cj[single])
+    for a, b, j in zip(ca[~single], cb[~single], cj[~single]):
+        ra, rb = members[first[a] : first[a + 1]], members[first[b] : first[b + 1]]
+        rows_a.append(np.repeat(ra, len(rb)))
+        rows_b.append(np.tile(rb, len(ra)))
+        jacs.append(np.full(len(ra) * len(rb), j))
+    for c in np.flatnonzero(counts > 1):
+        rc = members[first[c] : first[c + 1]]
+        x, y = np.triu_indices(len(rc), 1)
+        rows_a.append(rc[x])
+        rows_b.append(rc[y])
+        jacs.append(np.ones(len(x)))
+    rows = np.column_stack([np.concatenate(rows_a), np.concatenate(rows_b)]).astype(np.int64)
+    return Truth.from_arrays(n, rows, np.concatenate(jacs))
+
+
+def _prefix_candidates(p_rank: np.ndarray, p_row: np.ndarray, sizes: np.ndarray, t: float) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs of rows (a < b) that share a prefix token and whose sizes allow Jaccard t, once each."""
+    order = np.lexsort((p_row, p_rank))
+    sr, srow = p_rank[order], p_row[order]
+    starts = np.flatnonzero(np.r_[True, sr[1:] != sr[:-1]]) if len(sr) else np.zeros(0, np.int64)
+    group = np.diff(np.r_[starts, len(sr)])
+    found: list[np.ndarray] = []
+    m = len(sizes)
+    for g in np.unique(group):
+        if g < 2:
+            continue
+        gs = starts[group == g]
+        x, y = np.triu_indices(int(g), 1)
+        # Bounded memory: groups of one size at a time, in slices.
+        step = max(1, (1 << 22) // len(x))
+        for s in range(0, len(gs), step):
+            base = gs[s : s + step, None]
+            a, b = srow[(base + x).ravel()], srow[(base + y).ravel()]
+            lo, hi = np.minimum(a, b), np.maximum(a, b)
+            sa, sb = sizes[lo], sizes[hi]
+            ok = (np.minimum(sa, sb) >= t * np.maximum(sa, sb) - 1e-9) & (lo != hi)
+            found.append(np.unique(lo[ok] * m + hi[ok]))
+    keys = np.unique(np.concatenate(found)) if found else np.zeros(0, np.int64)
+    return keys // m if m else keys, keys % m if m else keys
+
+
+def _intersections(ranks: np.ndarray, indptr: np.ndarray, sizes: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """|set a & set b| for each pair: the tokens of both, tagged by pair, counted when they repeat."""
+    both = np.r_[a, b]
+    lens = sizes[both]
+    pair = np.r_[np.arange(len(a)), np.arange(len(b))]
+    owner = np.repeat(pair, lens)
+    offset = np.arange(int(lens.sum()), dtype=np.int64) - np.repeat(np.cumsum(lens) - lens, lens)
+    tok = ranks[np.repeat(indptr[both], lens) + offset]
+    width = int(ranks.max(initial=0)) + 1
+    key = owner * width + tok
+    key.sort()
+    dup = key[1:] == key[:-1]
+    return np.bincount(key[1:][dup] // width, minlength=len(a)).astype(np.float64)
+
+
+def neardup_shingles(text: str) -> frozenset[str]:
+    """Word 3-shingles as neardup defines them: the text normalized by ``neardup.Simhasher()``
+    (NFKC, case folding), neardup's word tokens, three in a row; a text of fewer than three words
+    is one shingle. A text without words has one shingle of its own: its normalized text behind a
+    NUL, so that it is a copy of the texts normalized like it (Jaccard 1) and like no other."""
+    features = _WORD3.features(text)
+    if features:
+        return frozenset(features)
+    return frozenset(["\0" + _WORD3.normalize(text)])
 
 
 def debian_corpus(data: Path) -> tuple[Path, Path | None]:
