@@ -138,6 +138,22 @@ def pair_keys(n: int, pairs: np.ndarray | Iterable[tuple[int, int]], unique: boo
 def load_truth(path: Path, ids: Sequence[str]) -> Truth:
     """Reads a truth TSV (``id_a, id_b, jaccard``, gzipped or not) for the corpus whose ids are
     ``ids`` in corpus order."""
+    try:
+        import pandas as pd
+    except ImportError:
+        pd = None
+    if pd is not None:  # the fast path (truth files of the corpus suite hold up to ~10M pairs)
+        try:
+            frame = pd.read_csv(path, sep="\t", dtype={"id_a": str, "id_b": str, "jaccard": np.float64},
+                                quoting=3, keep_default_na=False, na_filter=False, engine="c")
+        except (ValueError, pd.errors.ParserError):
+            frame = None  # let the line-by-line reader say where
+        if frame is not None and list(frame.columns) == ["id_a", "id_b", "jaccard"]:
+            index = pd.Index(list(ids))
+            ra, rb = index.get_indexer(frame["id_a"]), index.get_indexer(frame["id_b"])
+            if index.is_unique and (ra >= 0).all() and (rb >= 0).all():
+                rows = np.column_stack([ra.astype(np.int64), rb.astype(np.int64)])
+                return Truth.from_arrays(len(ids), rows, frame["jaccard"].to_numpy(np.float64))
     row = {doc_id: i for i, doc_id in enumerate(ids)}
     opener = gzip.open if str(path).endswith(".gz") else open
     a, b, jac = array("q"), array("q"), array("d")  # compact: truth files of 10M documents are large
@@ -325,19 +341,54 @@ def debian_corpus(data: Path) -> tuple[Path, Path | None]:
     return DEBIAN_SAMPLE, None
 
 
-def score(reported_pairs: np.ndarray | Iterable[tuple[int, int]], truth: Truth, threshold: float = 0.8) -> dict[str, float]:
-    """Precision, recall and F1 of reported pairs of rows against the truth pairs with Jaccard
+def score(
+    reported_pairs: np.ndarray | Iterable[tuple[int, int]] | None, truth: Truth, threshold: float = 0.8, *,
+    kept_row: np.ndarray | Sequence[int] | None = None, texts: Sequence[str] | None = None,
+    shingler: Callable[[str], AbstractSet[Hashable]] | None = None,
+) -> dict[str, float]:
+    """The scorer of every benchmark.
+
+    Pairs: precision, recall and F1 of reported pairs of rows against the truth pairs with Jaccard
     >= ``threshold``, and ``loose``: the share of reported pairs with Jaccard >= 0.5 (pairs in
-    the truth file at all). A pair is counted once whatever its order or repeats. With nothing
-    reported precision and loose are 1.0; with nothing to find recall is 1.0."""
-    reported = pair_keys(truth.n, reported_pairs)
+    the truth file at all); ``reported`` and ``truth`` count them (for curves of recall against
+    candidates). A pair is counted once whatever its order or repeats. With nothing reported
+    precision and loose are 1.0; with nothing to find recall is 1.0.
+
+    A dedup result: ``kept_row[i]`` is the row of the document kept in row i's place (i itself
+    for a kept document). Its removals ``(kept_row[i], i)`` are the reported pairs unless
+    ``reported_pairs`` is given, and three more figures come out:
+
+    - ``removal_precision``: the share of removed documents whose Jaccard with their kept document
+      is >= ``threshold``, computed exactly from ``texts`` with ``shingler`` (default
+      :func:`shingles`) when ``texts`` is given, else read from the truth (exact too);
+    - ``removal_recall``: the share of the documents that have an earlier document at Jaccard >=
+      ``threshold`` (``to_remove`` of them) that are removed;
+    - ``removed``: how many documents are removed.
+    """
+    pairs_out: np.ndarray | Iterable[tuple[int, int]]
+    removed_rows = kept_of = None
+    if kept_row is not None:
+        kept = np.asarray(kept_row, dtype=np.int64)
+        if kept.shape != (truth.n,) or (len(kept) and (kept.min() < 0 or kept.max() >= truth.n)):
+            raise ValueError(f"kept_row must hold {truth.n} rows in [0, {truth.n})")
+        removed_rows = np.flatnonzero(kept != np.arange(truth.n))
+        kept_of = kept[removed_rows]
+        if len(removed_rows) and not np.all(kept[kept_of] == kept_of):
+            raise ValueError("a kept_row points to a removed document")
+    if reported_pairs is None:
+        if removed_rows is None or kept_of is None:
+            raise ValueError("give reported pairs, a kept_row, or both")
+        pairs_out = np.column_stack([kept_of, removed_rows])
+    else:
+        pairs_out = reported_pairs
+    reported = pair_keys(truth.n, pairs_out)
     strong = truth.keys[truth.jaccard >= threshold - 1e-9]  # float noise of values read from text
     tp = int(np.isin(reported, strong, assume_unique=True).sum())
     similar = int(np.isin(reported, truth.keys[truth.jaccard >= LOOSE - 1e-9]).sum())
     precision = tp / len(reported) if len(reported) else 1.0
     recall = tp / len(strong) if len(strong) else 1.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return {
+    out: dict[str, float] = {
         "precision": precision,
         "recall": recall,
         "f1": f1,
@@ -345,6 +396,20 @@ def score(reported_pairs: np.ndarray | Iterable[tuple[int, int]], truth: Truth, 
         "reported": len(reported),
         "truth": len(strong),
     }
+    if removed_rows is not None and kept_of is not None:
+        if texts is not None:
+            if len(texts) != truth.n:
+                raise ValueError(f"texts must hold the {truth.n} documents of the truth")
+            shingle = shingles if shingler is None else shingler
+            good = sum(jaccard(shingle(texts[a]), shingle(texts[b])) >= threshold - 1e-12 for a, b in zip(kept_of, removed_rows))
+        else:
+            good = int(np.isin(pair_keys(truth.n, np.column_stack([kept_of, removed_rows]), unique=False), strong).sum())
+        later = np.unique(strong % truth.n)  # the later row of each strong pair has an earlier one
+        out["removed"] = len(removed_rows)
+        out["removal_precision"] = good / len(removed_rows) if len(removed_rows) else 1.0
+        out["to_remove"] = len(later)
+        out["removal_recall"] = float(np.isin(later, removed_rows).sum() / len(later)) if len(later) else 1.0
+    return out
 
 
 # --- The generator -----------------------------------------------------------------------------
