@@ -187,7 +187,8 @@ def exact_truth(
     2. Prefix filtering over the classes: with every set sorted in one global order (rarest
        shingle first), two sets with Jaccard >= t share a shingle among the first
        ``|s| - ceil(t * |s|) + 1`` of each, so only pairs of classes sharing a prefix shingle
-       whose sizes allow t (``t * |x| <= |y| <= |x| / t``) are candidates.
+       whose sizes allow t (``t * |x| <= |y| <= |x| / t``) and that pass the positional filter
+       (see ``_prefix_candidates``) are candidates.
     3. Each candidate is verified exactly: its intersection counted, its Jaccard computed.
 
     Exact up to a collision of two distinct shingles' 64-bit hashes (probability about
@@ -231,9 +232,9 @@ def exact_truth(
     prefix = np.minimum(np.maximum(prefix, 1), sizes)
     pos = np.arange(len(ranks), dtype=np.int64) - indptr[row_of]
     in_prefix = pos < prefix[row_of]
-    p_rank, p_row = ranks[in_prefix], row_of[in_prefix]
+    p_rank, p_row, p_pos = ranks[in_prefix], row_of[in_prefix], pos[in_prefix]
     del pos, in_prefix, row_of
-    ca, cb = _prefix_candidates(p_rank, p_row, sizes, t)
+    ca, cb = _prefix_candidates(p_rank, p_row, p_pos, sizes, t)
     # 3. Verification, in batches of about 2^22 shingles.
     keep_a, keep_b, keep_j = [], [], []
     budget = 1 << 22
@@ -277,14 +278,32 @@ def exact_truth(
     return Truth.from_arrays(n, rows, np.concatenate(jacs))
 
 
-def _prefix_candidates(p_rank: np.ndarray, p_row: np.ndarray, sizes: np.ndarray, t: float) -> tuple[np.ndarray, np.ndarray]:
-    """Pairs of rows (a < b) that share a prefix token and whose sizes allow Jaccard t, once each."""
+def _prefix_candidates(
+    p_rank: np.ndarray, p_row: np.ndarray, p_pos: np.ndarray, sizes: np.ndarray, t: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs of rows (a < b) that share a prefix token, whose sizes allow Jaccard t, and that pass
+    the positional filter, once each.
+
+    Positional filter: let w be the last prefix token two sets x and y share, at positions i in x
+    and j in y (0-based, in the global order), and c the number of prefix tokens they share. Every
+    common token ranked before w lies before i in x and before j in y, so inside both prefixes,
+    and is counted in c; the common tokens after w are at most min(|x| - i - 1, |y| - j - 1). A
+    pair whose c + min(...) is below the overlap Jaccard t needs, t / (1 + t) * (|x| + |y|), is
+    not a candidate."""
     order = np.lexsort((p_row, p_rank))
-    sr, srow = p_rank[order], p_row[order]
+    sr, srow, spos = p_rank[order], p_row[order], p_pos[order]
     starts = np.flatnonzero(np.r_[True, sr[1:] != sr[:-1]]) if len(sr) else np.zeros(0, np.int64)
     group = np.diff(np.r_[starts, len(sr)])
-    found: list[np.ndarray] = []
     m = len(sizes)
+    partial: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+
+    def aggregate(keys: np.ndarray, count: np.ndarray, pl: np.ndarray, ph: np.ndarray) -> tuple[np.ndarray, ...]:
+        o = np.argsort(keys, kind="stable")
+        k = keys[o]
+        first = np.flatnonzero(np.r_[True, k[1:] != k[:-1]]) if len(k) else np.zeros(0, np.int64)
+        return (k[first], np.add.reduceat(count[o], first) if len(k) else count,
+                np.maximum.reduceat(pl[o], first) if len(k) else pl, np.maximum.reduceat(ph[o], first) if len(k) else ph)
+
     for g in np.unique(group):
         if g < 2:
             continue
@@ -294,13 +313,21 @@ def _prefix_candidates(p_rank: np.ndarray, p_row: np.ndarray, sizes: np.ndarray,
         step = max(1, (1 << 22) // len(x))
         for s in range(0, len(gs), step):
             base = gs[s : s + step, None]
-            a, b = srow[(base + x).ravel()], srow[(base + y).ravel()]
-            lo, hi = np.minimum(a, b), np.maximum(a, b)
+            ia, ib = (base + x).ravel(), (base + y).ravel()
+            a, b = srow[ia], srow[ib]
+            swap = a > b
+            lo, hi = np.where(swap, b, a), np.where(swap, a, b)
+            plo, phi = np.where(swap, spos[ib], spos[ia]), np.where(swap, spos[ia], spos[ib])
             sa, sb = sizes[lo], sizes[hi]
             ok = (np.minimum(sa, sb) >= t * np.maximum(sa, sb) - 1e-9) & (lo != hi)
-            found.append(np.unique(lo[ok] * m + hi[ok]))
-    keys = np.unique(np.concatenate(found)) if found else np.zeros(0, np.int64)
-    return keys // m if m else keys, keys % m if m else keys
+            partial.append(aggregate(lo[ok] * m + hi[ok], np.ones(int(ok.sum()), np.int64), plo[ok], phi[ok]))
+    if not partial:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    keys, count, pl, ph = aggregate(*(np.concatenate([part[f] for part in partial]) for f in range(4)))
+    a, b = keys // m, keys % m
+    bound = count + np.minimum(sizes[a] - pl - 1, sizes[b] - ph - 1)
+    ok = bound >= t / (1 + t) * (sizes[a] + sizes[b]) - 1e-9
+    return a[ok], b[ok]
 
 
 def _intersections(ranks: np.ndarray, indptr: np.ndarray, sizes: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
