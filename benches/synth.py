@@ -295,7 +295,8 @@ def _prefix_candidates(
     starts = np.flatnonzero(np.r_[True, sr[1:] != sr[:-1]]) if len(sr) else np.zeros(0, np.int64)
     group = np.diff(np.r_[starts, len(sr)])
     m = len(sizes)
-    partial: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+    partial: list[tuple[np.ndarray, ...]] = []
+    pending = merged = 0  # pairs held in partial, and in its first (merged) entry
 
     def aggregate(keys: np.ndarray, count: np.ndarray, pl: np.ndarray, ph: np.ndarray) -> tuple[np.ndarray, ...]:
         o = np.argsort(keys, kind="stable")
@@ -320,10 +321,16 @@ def _prefix_candidates(
             plo, phi = np.where(swap, spos[ib], spos[ia]), np.where(swap, spos[ia], spos[ib])
             sa, sb = sizes[lo], sizes[hi]
             ok = (np.minimum(sa, sb) >= t * np.maximum(sa, sb) - 1e-9) & (lo != hi)
-            partial.append(aggregate(lo[ok] * m + hi[ok], np.ones(int(ok.sum()), np.int64), plo[ok], phi[ok]))
+            partial.append(aggregate(lo[ok] * m + hi[ok], np.ones(int(ok.sum()), np.int32), plo[ok].astype(np.int32),
+                                     phi[ok].astype(np.int32)))
+            pending += len(partial[-1][0])
+            if pending > 2 * merged + (1 << 24):  # bounded memory: merged into one set of distinct pairs
+                partial = [aggregate(*(np.concatenate([part[f] for part in partial]) for f in range(4)))]
+                merged = pending = len(partial[0][0])
     if not partial:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     keys, count, pl, ph = aggregate(*(np.concatenate([part[f] for part in partial]) for f in range(4)))
+    del partial
     a, b = keys // m, keys % m
     bound = count + np.minimum(sizes[a] - pl - 1, sizes[b] - ph - 1)
     ok = bound >= t / (1 + t) * (sizes[a] + sizes[b]) - 1e-9
