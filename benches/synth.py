@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import hashlib
 import json
 import math
 import multiprocessing
@@ -47,13 +48,14 @@ import re
 import sys
 import time
 from array import array
-from collections.abc import Hashable, Iterable, Iterator, Sequence, Set as AbstractSet
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence, Set as AbstractSet
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
 
 import numpy as np
 
+import neardup
 from neardup.io import Outputs
 
 __all__ = [
@@ -75,6 +77,8 @@ CHUNK = 10_000
 LOOSE = 0.5
 
 WORD = re.compile(r"\w+")
+#: The shingles of the corpus suite (benches/corpora.py): neardup's own, see neardup_shingles.
+_WORD3 = neardup.Simhasher(ngram=3)
 
 
 # --- Shingles, Jaccard and scoring -------------------------------------------------------------
@@ -134,6 +138,22 @@ def pair_keys(n: int, pairs: np.ndarray | Iterable[tuple[int, int]], unique: boo
 def load_truth(path: Path, ids: Sequence[str]) -> Truth:
     """Reads a truth TSV (``id_a, id_b, jaccard``, gzipped or not) for the corpus whose ids are
     ``ids`` in corpus order."""
+    try:
+        import pandas as pd
+    except ImportError:
+        pd = None
+    if pd is not None:  # the fast path (truth files of the corpus suite hold up to ~10M pairs)
+        try:
+            frame = pd.read_csv(path, sep="\t", dtype={"id_a": str, "id_b": str, "jaccard": np.float64},
+                                quoting=3, keep_default_na=False, na_filter=False, engine="c")
+        except (ValueError, pd.errors.ParserError):
+            frame = None  # let the line-by-line reader say where
+        if frame is not None and list(frame.columns) == ["id_a", "id_b", "jaccard"]:
+            index = pd.Index(list(ids))
+            ra, rb = index.get_indexer(frame["id_a"]), index.get_indexer(frame["id_b"])
+            if index.is_unique and (ra >= 0).all() and (rb >= 0).all():
+                rows = np.column_stack([ra.astype(np.int64), rb.astype(np.int64)])
+                return Truth.from_arrays(len(ids), rows, frame["jaccard"].to_numpy(np.float64))
     row = {doc_id: i for i, doc_id in enumerate(ids)}
     opener = gzip.open if str(path).endswith(".gz") else open
     a, b, jac = array("q"), array("q"), array("d")  # compact: truth files of 10M documents are large
@@ -153,35 +173,194 @@ def load_truth(path: Path, ids: Sequence[str]) -> Truth:
     return Truth.from_arrays(len(ids), rows, np.frombuffer(jac, dtype=np.float64))
 
 
-def exact_truth(texts: Sequence[str], threshold: float = LOOSE) -> Truth:
+def exact_truth(
+    texts: Sequence[str], threshold: float = LOOSE, shingler: Callable[[str], AbstractSet[Hashable]] | None = None,
+) -> Truth:
     """Every pair of texts whose word-3-shingle Jaccard is at least ``threshold``, exactly: what
-    a truth file lists, computed for a corpus that has none.
+    a truth file lists, computed for a corpus that has none. ``shingler`` gives a text's shingle
+    set (default :func:`shingles`, the shared README's; the corpus suite uses
+    :func:`neardup_shingles`).
 
-    Prefix filtering: with the shingles of every text sorted in one global order (rarest first),
-    two sets with Jaccard >= t share a shingle among the first ``|s| - ceil(t * |s|) + 1`` of each,
-    so only pairs sharing a prefix shingle are compared, and each of those exactly."""
-    sets = [shingles(t) for t in texts]
-    frequency: dict[str, int] = {}
-    for shingle_set in sets:
-        for g in shingle_set:
-            frequency[g] = frequency.get(g, 0) + 1
-    postings: dict[str, list[int]] = {}
-    rows: list[tuple[int, int]] = []
-    similarities: list[float] = []
-    for j, shingle_set in enumerate(sets):
-        ranked = sorted(shingle_set, key=lambda g: (frequency[g], g))
-        prefix = ranked[: len(ranked) - math.ceil(threshold * len(ranked)) + 1]
-        candidates: set[int] = set()
-        for g in prefix:
-            earlier = postings.setdefault(g, [])
-            candidates.update(earlier)
-            earlier.append(j)
-        for i in sorted(candidates):
-            similarity = jaccard(sets[i], shingle_set)
-            if similarity >= threshold:
-                rows.append((i, j))
-                similarities.append(similarity)
-    return Truth.from_arrays(len(sets), np.array(rows, dtype=np.int64).reshape(-1, 2), np.array(similarities, dtype=np.float64))
+    1. Each shingle set becomes a sorted array of 64-bit hashes of its shingles; texts with the
+       same set form one class, compared once (a class of c copies gives its c * (c - 1) / 2
+       pairs at Jaccard 1 without any comparison).
+    2. Prefix filtering over the classes: with every set sorted in one global order (rarest
+       shingle first), two sets with Jaccard >= t share a shingle among the first
+       ``|s| - ceil(t * |s|) + 1`` of each, so only pairs of classes sharing a prefix shingle
+       whose sizes allow t (``t * |x| <= |y| <= |x| / t``) and that pass the positional filter
+       (see ``_prefix_candidates``) are candidates.
+    3. Each candidate is verified exactly: its intersection counted, its Jaccard computed.
+
+    Exact up to a collision of two distinct shingles' 64-bit hashes (probability about
+    shingles^2 / 2^65: below 1e-5 for 10 million distinct shingles), which would move one
+    Jaccard by one shingle in its union.
+    """
+    t = float(threshold)
+    if not 0.0 < t <= 1.0:
+        raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
+    shingler = shingles if shingler is None else shingler
+    n = len(texts)
+    # 1. Hashed sets, classes of identical sets.
+    cls_of = np.empty(n, dtype=np.int64)
+    classes: dict[bytes, int] = {}
+    class_sets: list[np.ndarray] = []
+    for i, text in enumerate(texts):
+        sset = shingler(text)
+        arr = np.unique(np.fromiter((hash(g) for g in sset), dtype=np.int64, count=len(sset)))
+        key = len(arr).to_bytes(8, "little") + hashlib.blake2b(arr.tobytes(), digest_size=16).digest()
+        c = classes.setdefault(key, len(class_sets))
+        if c == len(class_sets):
+            class_sets.append(arr)
+        cls_of[i] = c
+    m = len(class_sets)
+    sizes = np.array([len(a) for a in class_sets], dtype=np.int64)
+    indptr = np.zeros(m + 1, dtype=np.int64)
+    np.cumsum(sizes, out=indptr[1:])
+    flat = np.concatenate(class_sets) if m else np.zeros(0, np.int64)
+    del class_sets
+    # 2. Global order: tokens by (number of classes holding them, hash); each row sorted by rank.
+    tokens, inverse, freq = np.unique(flat, return_inverse=True, return_counts=True)
+    rank_of = np.empty(len(tokens), dtype=np.int64)
+    rank_of[np.lexsort((tokens, freq))] = np.arange(len(tokens))
+    ranks = rank_of[inverse.reshape(-1)]
+    del flat, inverse, tokens
+    row_of = np.repeat(np.arange(m, dtype=np.int64), sizes)
+    order = np.lexsort((ranks, row_of))
+    ranks = ranks[order]
+    del order
+    prefix = sizes - np.ceil(t * sizes - 1e-9).astype(np.int64) + 1
+    prefix = np.minimum(np.maximum(prefix, 1), sizes)
+    pos = np.arange(len(ranks), dtype=np.int64) - indptr[row_of]
+    in_prefix = pos < prefix[row_of]
+    p_rank, p_row, p_pos = ranks[in_prefix], row_of[in_prefix], pos[in_prefix]
+    del pos, in_prefix, row_of
+    ca, cb = _prefix_candidates(p_rank, p_row, p_pos, sizes, t)
+    # 3. Verification, in batches of about 2^22 shingles.
+    keep_a, keep_b, keep_j = [], [], []
+    budget = 1 << 22
+    start = 0
+    cost = np.cumsum(sizes[ca] + sizes[cb]) if len(ca) else np.zeros(0, np.int64)
+    while start < len(ca):
+        stop = max(int(np.searchsorted(cost, (cost[start - 1] if start else 0) + budget, side="right")), start + 1)
+        a, b = ca[start:stop], cb[start:stop]
+        inter = _intersections(ranks, indptr, sizes, a, b)
+        jac = inter / (sizes[a] + sizes[b] - inter)
+        ok = jac >= t - 1e-12
+        keep_a.append(a[ok])
+        keep_b.append(b[ok])
+        keep_j.append(jac[ok])
+        start = stop
+    ca = np.concatenate(keep_a) if keep_a else np.zeros(0, np.int64)
+    cb = np.concatenate(keep_b) if keep_b else np.zeros(0, np.int64)
+    cj = np.concatenate(keep_j) if keep_j else np.zeros(0, np.float64)
+    # Classes back to rows.
+    members = np.argsort(cls_of, kind="stable")
+    counts = np.bincount(cls_of, minlength=m)
+    first = np.zeros(m + 1, dtype=np.int64)
+    np.cumsum(counts, out=first[1:])
+    rows_a, rows_b, jacs = [], [], []
+    single = (counts[ca] == 1) & (counts[cb] == 1)
+    rows_a.append(members[first[ca[single]]])
+    rows_b.append(members[first[cb[single]]])
+    jacs.append(cj[single])
+    for a, b, j in zip(ca[~single], cb[~single], cj[~single]):
+        ra, rb = members[first[a] : first[a + 1]], members[first[b] : first[b + 1]]
+        rows_a.append(np.repeat(ra, len(rb)))
+        rows_b.append(np.tile(rb, len(ra)))
+        jacs.append(np.full(len(ra) * len(rb), j))
+    for c in np.flatnonzero(counts > 1):
+        rc = members[first[c] : first[c + 1]]
+        x, y = np.triu_indices(len(rc), 1)
+        rows_a.append(rc[x])
+        rows_b.append(rc[y])
+        jacs.append(np.ones(len(x)))
+    rows = np.column_stack([np.concatenate(rows_a), np.concatenate(rows_b)]).astype(np.int64)
+    return Truth.from_arrays(n, rows, np.concatenate(jacs))
+
+
+def _prefix_candidates(
+    p_rank: np.ndarray, p_row: np.ndarray, p_pos: np.ndarray, sizes: np.ndarray, t: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs of rows (a < b) that share a prefix token, whose sizes allow Jaccard t, and that pass
+    the positional filter, once each.
+
+    Positional filter: let w be the last prefix token two sets x and y share, at positions i in x
+    and j in y (0-based, in the global order), and c the number of prefix tokens they share. Every
+    common token ranked before w lies before i in x and before j in y, so inside both prefixes,
+    and is counted in c; the common tokens after w are at most min(|x| - i - 1, |y| - j - 1). A
+    pair whose c + min(...) is below the overlap Jaccard t needs, t / (1 + t) * (|x| + |y|), is
+    not a candidate."""
+    order = np.lexsort((p_row, p_rank))
+    sr, srow, spos = p_rank[order], p_row[order], p_pos[order]
+    starts = np.flatnonzero(np.r_[True, sr[1:] != sr[:-1]]) if len(sr) else np.zeros(0, np.int64)
+    group = np.diff(np.r_[starts, len(sr)])
+    m = len(sizes)
+    partial: list[tuple[np.ndarray, ...]] = []
+    pending = merged = 0  # pairs held in partial, and in its first (merged) entry
+
+    def aggregate(keys: np.ndarray, count: np.ndarray, pl: np.ndarray, ph: np.ndarray) -> tuple[np.ndarray, ...]:
+        o = np.argsort(keys, kind="stable")
+        k = keys[o]
+        first = np.flatnonzero(np.r_[True, k[1:] != k[:-1]]) if len(k) else np.zeros(0, np.int64)
+        return (k[first], np.add.reduceat(count[o], first) if len(k) else count,
+                np.maximum.reduceat(pl[o], first) if len(k) else pl, np.maximum.reduceat(ph[o], first) if len(k) else ph)
+
+    for g in np.unique(group):
+        if g < 2:
+            continue
+        gs = starts[group == g]
+        x, y = np.triu_indices(int(g), 1)
+        # Bounded memory: groups of one size at a time, in slices.
+        step = max(1, (1 << 22) // len(x))
+        for s in range(0, len(gs), step):
+            base = gs[s : s + step, None]
+            ia, ib = (base + x).ravel(), (base + y).ravel()
+            a, b = srow[ia], srow[ib]
+            swap = a > b
+            lo, hi = np.where(swap, b, a), np.where(swap, a, b)
+            plo, phi = np.where(swap, spos[ib], spos[ia]), np.where(swap, spos[ia], spos[ib])
+            sa, sb = sizes[lo], sizes[hi]
+            ok = (np.minimum(sa, sb) >= t * np.maximum(sa, sb) - 1e-9) & (lo != hi)
+            partial.append(aggregate(lo[ok] * m + hi[ok], np.ones(int(ok.sum()), np.int32), plo[ok].astype(np.int32),
+                                     phi[ok].astype(np.int32)))
+            pending += len(partial[-1][0])
+            if pending > 2 * merged + (1 << 24):  # bounded memory: merged into one set of distinct pairs
+                partial = [aggregate(*(np.concatenate([part[f] for part in partial]) for f in range(4)))]
+                merged = pending = len(partial[0][0])
+    if not partial:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    keys, count, pl, ph = aggregate(*(np.concatenate([part[f] for part in partial]) for f in range(4)))
+    del partial
+    a, b = keys // m, keys % m
+    bound = count + np.minimum(sizes[a] - pl - 1, sizes[b] - ph - 1)
+    ok = bound >= t / (1 + t) * (sizes[a] + sizes[b]) - 1e-9
+    return a[ok], b[ok]
+
+
+def _intersections(ranks: np.ndarray, indptr: np.ndarray, sizes: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """|set a & set b| for each pair: the tokens of both, tagged by pair, counted when they repeat."""
+    both = np.r_[a, b]
+    lens = sizes[both]
+    pair = np.r_[np.arange(len(a)), np.arange(len(b))]
+    owner = np.repeat(pair, lens)
+    offset = np.arange(int(lens.sum()), dtype=np.int64) - np.repeat(np.cumsum(lens) - lens, lens)
+    tok = ranks[np.repeat(indptr[both], lens) + offset]
+    width = int(ranks.max(initial=0)) + 1
+    key = owner * width + tok
+    key.sort()
+    dup = key[1:] == key[:-1]
+    return np.bincount(key[1:][dup] // width, minlength=len(a)).astype(np.float64)
+
+
+def neardup_shingles(text: str) -> frozenset[str]:
+    """Word 3-shingles as neardup defines them: the text normalized by ``neardup.Simhasher()``
+    (NFKC, case folding), neardup's word tokens, three in a row; a text of fewer than three words
+    is one shingle. A text without words has one shingle of its own: its normalized text behind a
+    NUL, so that it is a copy of the texts normalized like it (Jaccard 1) and like no other."""
+    features = _WORD3.features(text)
+    if features:
+        return frozenset(features)
+    return frozenset(["\0" + _WORD3.normalize(text)])
 
 
 def debian_corpus(data: Path) -> tuple[Path, Path | None]:
@@ -196,19 +375,54 @@ def debian_corpus(data: Path) -> tuple[Path, Path | None]:
     return DEBIAN_SAMPLE, None
 
 
-def score(reported_pairs: np.ndarray | Iterable[tuple[int, int]], truth: Truth, threshold: float = 0.8) -> dict[str, float]:
-    """Precision, recall and F1 of reported pairs of rows against the truth pairs with Jaccard
+def score(
+    reported_pairs: np.ndarray | Iterable[tuple[int, int]] | None, truth: Truth, threshold: float = 0.8, *,
+    kept_row: np.ndarray | Sequence[int] | None = None, texts: Sequence[str] | None = None,
+    shingler: Callable[[str], AbstractSet[Hashable]] | None = None,
+) -> dict[str, float]:
+    """The scorer of every benchmark.
+
+    Pairs: precision, recall and F1 of reported pairs of rows against the truth pairs with Jaccard
     >= ``threshold``, and ``loose``: the share of reported pairs with Jaccard >= 0.5 (pairs in
-    the truth file at all). A pair is counted once whatever its order or repeats. With nothing
-    reported precision and loose are 1.0; with nothing to find recall is 1.0."""
-    reported = pair_keys(truth.n, reported_pairs)
+    the truth file at all); ``reported`` and ``truth`` count them (for curves of recall against
+    candidates). A pair is counted once whatever its order or repeats. With nothing reported
+    precision and loose are 1.0; with nothing to find recall is 1.0.
+
+    A dedup result: ``kept_row[i]`` is the row of the document kept in row i's place (i itself
+    for a kept document). Its removals ``(kept_row[i], i)`` are the reported pairs unless
+    ``reported_pairs`` is given, and three more figures come out:
+
+    - ``removal_precision``: the share of removed documents whose Jaccard with their kept document
+      is >= ``threshold``, computed exactly from ``texts`` with ``shingler`` (default
+      :func:`shingles`) when ``texts`` is given, else read from the truth (exact too);
+    - ``removal_recall``: the share of the documents that have an earlier document at Jaccard >=
+      ``threshold`` (``to_remove`` of them) that are removed;
+    - ``removed``: how many documents are removed.
+    """
+    pairs_out: np.ndarray | Iterable[tuple[int, int]]
+    removed_rows = kept_of = None
+    if kept_row is not None:
+        kept = np.asarray(kept_row, dtype=np.int64)
+        if kept.shape != (truth.n,) or (len(kept) and (kept.min() < 0 or kept.max() >= truth.n)):
+            raise ValueError(f"kept_row must hold {truth.n} rows in [0, {truth.n})")
+        removed_rows = np.flatnonzero(kept != np.arange(truth.n))
+        kept_of = kept[removed_rows]
+        if len(removed_rows) and not np.all(kept[kept_of] == kept_of):
+            raise ValueError("a kept_row points to a removed document")
+    if reported_pairs is None:
+        if removed_rows is None or kept_of is None:
+            raise ValueError("give reported pairs, a kept_row, or both")
+        pairs_out = np.column_stack([kept_of, removed_rows])
+    else:
+        pairs_out = reported_pairs
+    reported = pair_keys(truth.n, pairs_out)
     strong = truth.keys[truth.jaccard >= threshold - 1e-9]  # float noise of values read from text
     tp = int(np.isin(reported, strong, assume_unique=True).sum())
     similar = int(np.isin(reported, truth.keys[truth.jaccard >= LOOSE - 1e-9]).sum())
     precision = tp / len(reported) if len(reported) else 1.0
     recall = tp / len(strong) if len(strong) else 1.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return {
+    out: dict[str, float] = {
         "precision": precision,
         "recall": recall,
         "f1": f1,
@@ -216,6 +430,20 @@ def score(reported_pairs: np.ndarray | Iterable[tuple[int, int]], truth: Truth, 
         "reported": len(reported),
         "truth": len(strong),
     }
+    if removed_rows is not None and kept_of is not None:
+        if texts is not None:
+            if len(texts) != truth.n:
+                raise ValueError(f"texts must hold the {truth.n} documents of the truth")
+            shingle = shingles if shingler is None else shingler
+            good = sum(jaccard(shingle(texts[a]), shingle(texts[b])) >= threshold - 1e-12 for a, b in zip(kept_of, removed_rows))
+        else:
+            good = int(np.isin(pair_keys(truth.n, np.column_stack([kept_of, removed_rows]), unique=False), strong).sum())
+        later = np.unique(strong % truth.n)  # the later row of each strong pair has an earlier one
+        out["removed"] = len(removed_rows)
+        out["removal_precision"] = good / len(removed_rows) if len(removed_rows) else 1.0
+        out["to_remove"] = len(later)
+        out["removal_recall"] = float(np.isin(later, removed_rows).sum() / len(later)) if len(later) else 1.0
+    return out
 
 
 # --- The generator -----------------------------------------------------------------------------

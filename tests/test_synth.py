@@ -267,3 +267,71 @@ def test_quality_benchmarks_run_from_a_clone_without_shared_data(script: str, tm
     assert notes == [f"no Debian corpus in {tmp_path / 'absent'}: using the debian-sample.jsonl.gz that ships with neardup "
                      "(3,000 documents), its truth computed exactly now; --data DIR for the full corpus"]
     assert "3000 documents, 894 truth pairs" in done.stdout or "3,000 documents, 1.4 MB of JSONL; truth: 894 pairs" in done.stdout
+
+
+def test_score_of_a_dedup_result_by_hand() -> None:
+    # Six documents; truth at 0.8: (0,1) 0.9, (0,2) 0.8, (3,4) 0.85; (1,5) is 0.6 only.
+    truth = synth.Truth.from_pairs(6, [(0, 1, 0.9), (0, 2, 0.8), (3, 4, 0.85), (1, 5, 0.6)])
+    # Documents with an earlier one at >= 0.8: 1, 2, 4 (to_remove = 3).
+    # The result removes 1 (for 0, right), 5 (for 1? no: 1 is removed; for 0, and (0,5) is not
+    # in the truth: wrong) and keeps 2, 3, 4: removed 2, precision 1/2, recall 1/3.
+    got = synth.score(None, truth, kept_row=[0, 0, 2, 3, 4, 0])
+    assert (got["removed"], got["to_remove"]) == (2, 3)
+    assert got["removal_precision"] == pytest.approx(1 / 2)
+    assert got["removal_recall"] == pytest.approx(1 / 3)
+    # The removals are the reported pairs: (0,1) hit, (0,5) miss of the three strong pairs.
+    assert (got["reported"], got["precision"], got["recall"]) == (2, pytest.approx(1 / 2), pytest.approx(1 / 3))
+    # From the texts, exactly: document 5 is a copy of 0 up to case, so its removal is right there
+    # (the texts decide, not the truth given); 1 differs from 0 by one of five shingles (J = 4/6 < 0.8).
+    texts = ["a b c d e f g", "a b c d e f x", "u v w", "p q r", "p q r s", "A B C D E F G!"]
+    got = synth.score(None, truth, kept_row=[0, 0, 2, 3, 4, 0], texts=texts)
+    assert got["removal_precision"] == pytest.approx(1 / 2)  # 5 right, 1 wrong (4/6)
+    got = synth.score(None, truth, kept_row=[0, 0, 2, 3, 4, 0], texts=texts, shingler=synth.neardup_shingles)
+    assert got["removal_precision"] == pytest.approx(1 / 2)
+    # Nothing removed: precision 1, recall 0.
+    none = synth.score(None, truth, kept_row=list(range(6)))
+    assert (none["removed"], none["removal_precision"], none["removal_recall"]) == (0, 1.0, 0.0)
+    with pytest.raises(ValueError, match="removed document"):
+        synth.score(None, truth, kept_row=[0, 0, 1, 3, 4, 5])  # 2 points to 1, itself removed
+    with pytest.raises(ValueError, match="6 rows"):
+        synth.score(None, truth, kept_row=[0, 0])
+
+
+def test_exact_truth_against_brute_force() -> None:
+    # Texts over a tiny vocabulary, many of them edits of earlier ones, some copies, some without
+    # words: every pair's Jaccard by brute force on the string sets must be what exact_truth says.
+    rng = __import__("random").Random(7)
+    words = "a b c d e f g h i j".split()
+    texts: list[str] = []
+    for _ in range(300):
+        if texts and rng.random() < 0.45:
+            w = rng.choice(texts).split()
+            for _ in range(rng.randint(0, 3)):
+                if w:
+                    w[rng.randrange(len(w))] = rng.choice(words)
+            texts.append(" ".join(w))
+        else:
+            texts.append(" ".join(rng.choice(words) for _ in range(rng.randint(0, 12))) + rng.choice(["", "!", " ?"]))
+    for shingler in (synth.shingles, synth.neardup_shingles):
+        sets = [shingler(t) for t in texts]
+        for t in (0.3, 0.5, 0.8, 1.0):
+            truth = synth.exact_truth(texts, t, shingler)
+            brute = {}
+            for i, j in combinations(range(len(texts)), 2):
+                jac = synth.jaccard(sets[i], sets[j])
+                if jac >= t:
+                    brute[i * len(texts) + j] = jac
+            got = dict(zip(truth.keys.tolist(), truth.jaccard.tolist()))
+            assert got.keys() == brute.keys()
+            assert all(got[k] == pytest.approx(brute[k], abs=1e-12) for k in got)
+            assert len(brute) > 100  # copies and edits: the sample holds pairs at every threshold
+
+
+def test_neardup_shingles() -> None:
+    # neardup's normalization: NFKC and case folding; its words split on underscores and keep digits.
+    assert synth.neardup_shingles("The ﬁne CAT_sat, Straße") == {"the fine cat", "fine cat sat", "cat sat strasse"}
+    assert synth.neardup_shingles("Hello,  World") == {"hello world"}
+    # Texts without words: copies of each other when normalized alike, of nothing else.
+    assert synth.neardup_shingles("!!") == synth.neardup_shingles("!!")
+    assert synth.neardup_shingles("") != synth.neardup_shingles("!!")
+    assert synth.jaccard(synth.neardup_shingles(""), synth.neardup_shingles("x")) == 0.0
