@@ -223,7 +223,7 @@ class StarCandidates:
         starts: npt.NDArray[np.uint64] | None = None,
         ends: npt.NDArray[np.uint64] | None = None,
         hashes: npt.NDArray[np.uint32] | None = None,
-        size: int = 256,
+        size: int = 1024,
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
         """Star clusters in keep order: (the row kept in each row's place, their Jaccard)."""
 

@@ -207,7 +207,7 @@ def dedup(
             result is kept first (ties to the first), such as ``lambda doc: doc["stars"]``.
             With a function, a one-shot iterator of documents is held in a list.
         threshold: the least Jaccard similarity of the word-shingle sets of a near-duplicate
-            pair, in (0, 1] (exact below 256 shingles, a bottom-256 estimate above). ``None``
+            pair, in (0, 1] (exact below 1,024 shingles, a bottom-1024 estimate above). ``None``
             takes every pair within ``k`` on its fingerprints alone: faster, less precise.
         shingle: words per shingle for ``threshold``.
         text_field: for dict documents, the field holding the text.

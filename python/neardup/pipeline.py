@@ -41,7 +41,7 @@ UNVERIFIED_K = 3
 #: more time and saved 40% of the peak memory.
 SKETCH_BUDGET = 128 << 20
 #: Sketch bytes per byte of input, at most, as measured on short texts (0.64 on the 1M synthetic
-#: corpus; long documents have far less, their sketches being capped at 256 hashes): an input
+#: corpus; long documents have far less, their sketches being capped at 1,024 hashes): an input
 #: whose size times this passes the budget is not sketched in the first pass at all.
 SKETCH_BYTES_PER_INPUT_BYTE = 0.7
 

@@ -55,7 +55,7 @@ impl PyStarCandidates {
     /// Star clusters: (the row kept in each row's place, their Jaccard). Rows are taken as
     /// centers in `order`; with `threshold`, candidates are checked by the sketches (row d's is
     /// `hashes[starts[d]..ends[d]]`, bottom-`size`).
-    #[pyo3(signature = (order, threshold=None, starts=None, ends=None, hashes=None, size=256))]
+    #[pyo3(signature = (order, threshold=None, starts=None, ends=None, hashes=None, size=1024))]
     #[allow(clippy::too_many_arguments)]
     fn stars<'py>(
         &self,
