@@ -340,7 +340,7 @@ def _resketcher(inp: Input, hasher: Simhasher, shingle: int, threads: int | None
         try:
             positions = first.positions if first is not None else None
             fast = getattr(inp, "sketch_lines", None)
-            if positions is not None and fast is not None and fast(hasher, positions[rows], rows, sketches, threads):
+            if positions is not None and fast is not None and fast(hasher, positions[rows], rows, sketches, threads, progress.update):
                 return sketches
             for _, _, chunk_texts in inp.replay(texts=frozenset(rows.tolist())):
                 got = sorted(chunk_texts)

@@ -634,7 +634,8 @@ class JsonlInput(Input):
             if len(positions):
                 yield Chunk(positions=positions.tolist(), lengths=lengths.tolist(), nbytes=nbytes), digest
 
-    def sketch_lines(self, hasher: Any, lines: np.ndarray, rows: np.ndarray, sketches: Any, threads: int | None) -> bool:
+    def sketch_lines(self, hasher: Any, lines: np.ndarray, rows: np.ndarray, sketches: Any, threads: int | None,
+                     on_block: Callable[[], None] = lambda: None) -> bool:
         """Sketches, on a second read, the documents at ``lines`` (line numbers, ascending) as
         rows ``rows`` into ``sketches``: the core reads only the lines asked for, and those it
         leaves to Python are read as in the first pass. False (nothing done) when this input or
@@ -644,6 +645,7 @@ class JsonlInput(Input):
         spec = (sketches.ngram, sketches.size)
         at = 0
         for first, data, count in self._raw_blocks(True):
+            on_block()
             end = int(np.searchsorted(lines, first + count, side="left"))
             if end == at:
                 continue
