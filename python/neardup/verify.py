@@ -101,7 +101,7 @@ class Sketches:
 
     def add_sketches(self, rows: Sequence[int] | np.ndarray, starts: np.ndarray, ends: np.ndarray, hashes: np.ndarray) -> None:
         """Adds sketches made elsewhere: row ``rows[d]``'s is ``hashes[starts[d]:ends[d]]``. Only
-        those hashes are copied (into one buffer that grows by half), so ``hashes`` may hold
+        those hashes are copied (into one buffer that doubles as it grows), so ``hashes`` may hold
         sketches of other rows too."""
         if self.dropped:
             return
@@ -111,7 +111,7 @@ class Sketches:
         m = int(lengths.sum())
         end = self._total + m
         if end > len(self._buf):
-            grown = np.empty(max(end, len(self._buf) * 3 // 2, 1 << 16), np.uint32)
+            grown = np.empty(max(end, len(self._buf) * 2, 1 << 16), np.uint32)
             grown[: self._total] = self._buf[: self._total]
             self._buf = grown
         if m:
