@@ -193,8 +193,9 @@ def render(data: ReportData, summary: dict[str, Any], ids: dict[int, Any], texts
     out.append("<h2>Nearest-neighbour distances</h2>")
     out.append(
         "<p>For each distance d, the documents whose nearest other document is exactly d bits away, "
-        f"and the pairs of documents d bits apart. Pairs within k = {k} are near-duplicates (shaded); "
-        "the sample pairs below show what a larger k would add.</p>"
+        f"and the pairs of documents d bits apart. Pairs within k = {k} (shaded) are candidates: near-duplicates "
+        "when their word shingles are alike enough (the Jaccard threshold), or on their fingerprints alone with "
+        "--no-verify; the sample pairs below show what was removed and what a larger k would add.</p>"
     )
     dist_labels = [str(d) for d in range(reach + 1)] + [f">{reach}"]
     out.append(_bars(data.nearest + [data.no_neighbour], dist_labels, set(range(k + 1)), "nearest-neighbour distances"))
