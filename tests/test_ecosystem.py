@@ -73,6 +73,15 @@ def test_a_dataset_is_read_in_its_row_order_and_in_arrow_batches(datasets, docs,
     assert batches.count("pyarrow.lib") == -(-len(docs) // 7)
 
 
+def test_a_dataset_of_weighted_fields_is_read_as_their_dicts(datasets, docs):
+    rows = [{"title": t[:20], "body": t, "n": i} for i, t in enumerate(docs)]
+    hasher = neardup.Simhasher(fields={"title": 2, "body": 1})
+    result = neardup.dedup(datasets.Dataset.from_list(rows), hasher=hasher, id_field="n")
+    want = neardup.dedup(rows, hasher=hasher, id_field="n")
+    assert result.kept_row.tolist() == want.kept_row.tolist() and want.n_removed > 0
+    assert result.ids.tolist() == list(range(len(docs)))
+
+
 def test_a_dataset_without_the_text_column_is_a_keyerror_naming_its_columns(datasets):
     ds = datasets.Dataset.from_dict({"body": ["a b c"]})
     with pytest.raises(KeyError, match=r"no column 'text' \(column=\) in the Dataset; its columns: body"):

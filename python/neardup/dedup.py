@@ -354,7 +354,7 @@ def _documents(
     if module.startswith("datasets") and name == "Dataset":
         check_columns(list(docs.column_names))
         plain = docs.with_format(None)  # a keep function sees dicts, whatever the Dataset's format
-        return _dataset_documents(docs, column, id_field, hasher), _dataset_ids(docs, id_field), lambda row: plain[row]
+        return _dataset_documents(docs, column, hasher), _dataset_ids(docs, id_field), lambda row: plain[row]
     if column is not None:
         raise ValueError("column= names the text column of a DataFrame, Table or Dataset; for dicts, use text_field=")
     if callable(keep) and not hasattr(docs, "__getitem__"):
@@ -363,7 +363,7 @@ def _documents(
     return _Texts(docs, text_field, id_field, fields), None, doc_at
 
 
-def _dataset_documents(ds: Any, column: str | None, id_field: str | None, hasher: Simhasher) -> _Texts:
+def _dataset_documents(ds: Any, column: str | None, hasher: Simhasher) -> _Texts:
     """The texts of a Hugging Face ``datasets.Dataset``, read from its Arrow table a batch at a
     time (in the Dataset's row order, a ``select`` or ``shuffle`` included), never as one list."""
     if hasher.fields is not None:
