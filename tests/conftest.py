@@ -16,6 +16,10 @@ settings.register_profile(
 if os.environ.get("CI"):
     settings.load_profile("ci")
 
+# Hugging Face datasets (test_ecosystem.py, the README's example) must never reach the network.
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = ROOT.parent / "shared" / "data" / "debian-descriptions.jsonl.gz"
 SAMPLE = ROOT / "python" / "neardup" / "data" / "debian-sample.jsonl.gz"

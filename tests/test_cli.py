@@ -707,3 +707,91 @@ def test_other_formats_on_stdin(tmp_path, capsys, monkeypatch, kind):
     assert code == 0 and json.loads(out)["kept"] == len(KEPT_IDS)
     code, _, err = run(capsys, "dedup", "-", "--format", kind, "--dry-run", stdin=b"", monkeypatch=monkeypatch)
     assert (code, err) == (0, "") if kind == "csv" else (code == 2 and "<stdin>: not a valid Parquet file" in err)
+
+
+# -- --sample: the shipped corpus, for every command that reads INPUT -------------------------------
+
+
+def test_every_command_that_reads_input_takes_the_sample_flag():
+    import click
+
+    from neardup.cli import cli
+
+    def commands(group, path=()):
+        for name, command in group.commands.items():
+            if isinstance(command, click.Group):
+                yield from commands(command, path + (name,))
+            else:
+                yield path + (name,), command
+
+    readers = []
+    for path, command in commands(cli):
+        params = {p.name: p for p in command.params}
+        if "input" in params:
+            readers.append(" ".join(path))
+            flag = next((p for p in command.params if "--sample" in getattr(p, "opts", [])), None)
+            assert flag is not None and flag.is_flag and flag.name == "sample", path
+    assert sorted(readers) == ["dedup", "fingerprint", "index add", "index build", "index query", "pairs", "tune"]
+
+
+def _unzipped(path: Path) -> bytes:
+    return gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+
+
+@pytest.mark.parametrize("command", ["dedup", "fingerprint", "pairs", "index build", "index add", "index query", "tune"])
+def test_sample_is_the_shipped_corpus_for_every_command(tmp_path, capsys, command):
+    from neardup.cli import sample_path
+
+    shipped = sample_path()
+    assert Path(shipped).is_file()
+    results = []
+    for source in (["--sample"], [shipped]):
+        out_dir = tmp_path / ("flag" if source == ["--sample"] else "path")
+        out_dir.mkdir()
+        if command == "dedup":
+            args = ["dedup", *source, "-o", out_dir / "kept.jsonl.gz", "--clusters", out_dir / "c.csv", "--quiet"]
+        elif command == "fingerprint":
+            args = ["fingerprint", *source, "-o", out_dir / "fps.jsonl.gz", "--quiet"]
+        elif command == "pairs":
+            args = ["pairs", *source, "-o", out_dir / "pairs.csv", "--quiet"]
+        elif command == "index build":
+            args = ["index", "build", *source, "-o", out_dir / "s.idx", "--quiet"]
+        elif command == "index add":
+            assert run(capsys, "index", "build", "--sample", "-o", out_dir / "s.idx", "--quiet")[0] == 0
+            args = ["index", "add", out_dir / "s.idx", *source, "--quiet"]
+        elif command == "index query":
+            assert run(capsys, "index", "build", "--sample", "-o", out_dir / "s.idx", "--quiet")[0] == 0
+            args = ["index", "query", out_dir / "s.idx", *source, "--json"]
+        else:
+            args = ["tune", *source, "--max-k", 3, "--pairs", 20, "--json"]
+        code, out, err = run(capsys, *args)
+        assert code == 0, err
+        if command == "tune":
+            report = json.loads(out)
+            assert report["documents"] == 3000 and report.pop("seconds") is not None
+            out = json.dumps(report)
+        files = {p.name: _unzipped(p) for p in sorted(out_dir.iterdir())}
+        results.append((out, files))
+    assert results[0] == results[1]
+    out, files = results[0]
+    assert out or files
+    if command == "dedup":
+        kept = [json.loads(line) for line in files["kept.jsonl.gz"].splitlines()]
+        assert 0 < len(kept) < 3000
+    if command == "index query":
+        assert len(out.splitlines()) >= 3000  # every document finds itself at least
+
+
+def test_sample_and_input_together_are_a_usage_error(tmp_path, capsys):
+    src = write_input(tmp_path, "jsonl")
+    for args in (["dedup", src, "--sample", "--dry-run"], ["tune", src, "--sample"], ["index", "build", src, "--sample", "-o", tmp_path / "x.idx"]):
+        code, _, err = run(capsys, *args)
+        assert code == 2 and "give INPUT or --sample, not both" in err, args
+
+
+def test_tune_sample_with_a_number_points_to_pairs(tmp_path, capsys):
+    for args in (["tune", "--sample", "50"], ["tune", write_input(tmp_path, "jsonl"), "--sample", "50", "--max-k", "2"]):
+        code, _, err = run(capsys, *args)
+        assert code == 2 and "the pairs measured at each distance are --pairs 50" in err, args
+    code, out, _ = run(capsys, "tune", write_input(tmp_path, "jsonl"), "--pairs", "3", "--max-k", "2", "--json")
+    assert code == 0 and json.loads(out)["sample"] == 3

@@ -307,7 +307,7 @@ def write_corpus(tmp_path: Path) -> Path:
 
 def test_command_prints_the_table_and_the_recommendation(tmp_path, capsys):
     for flags, pairs_at in (([], lambda k: text_pairs_at(DOCS, FPS, k)), (["--no-verify"], brute_pairs_at)):
-        code, out, _ = run(capsys, "tune", write_corpus(tmp_path), "--max-k", 6, "--sample", 7, "--seed", 2, *flags)
+        code, out, _ = run(capsys, "tune", write_corpus(tmp_path), "--max-k", 6, "--pairs", 7, "--seed", 2, *flags)
         assert code == 0
         expected = neardup.tune(DOCS, max_k=6, sample=7, seed=2, verify=not flags)
         assert out.startswith(str(expected) + "\n")
@@ -321,7 +321,7 @@ def test_command_prints_the_table_and_the_recommendation(tmp_path, capsys):
 
 
 def test_command_json_is_the_curve_of_the_python_api(tmp_path, capsys):
-    code, out, _ = run(capsys, "tune", write_corpus(tmp_path), "--json", "--max-k", MAX_K, "--sample", 9,
+    code, out, _ = run(capsys, "tune", write_corpus(tmp_path), "--json", "--max-k", MAX_K, "--pairs", 9,
                        "--no-verify", "--target-precision", 0.8, "--jaccard-ngrams", "1,5")
     assert code == 0
     report = json.loads(out)
@@ -330,7 +330,7 @@ def test_command_json_is_the_curve_of_the_python_api(tmp_path, capsys):
     assert sorted(report["recommended_by_ngram"]) == ["1", "3", "5"]
     expected = neardup.tune(DOCS, max_k=MAX_K, sample=9, target_precision=0.8, ngrams=(1, 5), verify=False).as_dict()
     assert {k: report[k] for k in expected} == expected and report["verify"] is False
-    code, out, _ = run(capsys, "tune", write_corpus(tmp_path), "--json", "--max-k", MAX_K, "--sample", 9, "--target-recall", 0.95)
+    code, out, _ = run(capsys, "tune", write_corpus(tmp_path), "--json", "--max-k", MAX_K, "--pairs", 9, "--target-recall", 0.95)
     assert code == 0
     report = json.loads(out)
     expected = neardup.tune(DOCS, max_k=MAX_K, sample=9, target_recall=0.95).as_dict()
@@ -356,7 +356,7 @@ def test_command_fetches_the_sampled_texts_from_every_format(tmp_path, capsys, k
         src.mkdir()
         for i, t in enumerate(DOCS):
             (src / f"{i:03d}.txt").write_text(t, encoding="utf-8")
-    code, out, _ = run(capsys, "tune", src, "--json", "--max-k", 6, "--sample", 6)
+    code, out, _ = run(capsys, "tune", src, "--json", "--max-k", 6, "--pairs", 6)
     assert code == 0
     assert json.loads(out)["rows"] == neardup.tune(DOCS, max_k=6, sample=6).as_dict()["rows"]
 

@@ -1133,10 +1133,22 @@ def _ngram_list(ctx: click.Context, param: click.Parameter, value: str) -> list[
     return sizes
 
 
-@cli.command("tune")
-@functools.partial(input_options, bundled=False)  # --sample is the pairs' sample here
+class _TuneCommand(click.Command):
+    """``tune``, whose ``--sample`` is the shipped corpus as for every command: ``--sample 200``
+    (pairs per distance) gets a usage error that names ``--pairs``, not a puzzling extra argument."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        for flag, value in zip(args, args[1:]):
+            if flag == "--sample" and value.isdigit():
+                raise click.UsageError(f"--sample takes no number: it uses the shipped Debian sample as INPUT; "
+                                       f"the pairs measured at each distance are --pairs {value}", ctx)
+        return super().parse_args(ctx, args)
+
+
+@cli.command("tune", cls=_TuneCommand)
+@input_options
 @click.option("--max-k", type=click.IntRange(0, 16), default=8, show_default=True, help="Largest Hamming distance measured (0 to 16).")
-@click.option("--sample", type=click.IntRange(min=1), default=200, show_default=True, help="Pairs whose Jaccard is measured at each distance.")
+@click.option("--pairs", type=click.IntRange(min=1), default=200, show_default=True, help="Pairs whose Jaccard is measured at each distance (at most).")
 @click.option("--no-verify", is_flag=True, help="Tune the fingerprint-only dedup (dedup --no-verify): the largest k whose precision reaches --target-precision.")
 @click.option("--target-recall", type=click.FloatRange(0, 1, min_open=True), default=None,
               help=f"Share of the near-duplicate pairs within --max-k that k must keep, in (0, 1]  [default: {TARGET_RECALL:g}]")
@@ -1150,13 +1162,13 @@ def _ngram_list(ctx: click.Context, param: click.Parameter, value: str) -> list[
 @hasher_options
 @click.option("--threads", type=click.IntRange(min=1), default=None, help="Worker threads (default: every core).")
 @click.option("--json", "as_json", is_flag=True, help="Print the curve and the recommendation as JSON.")
-def tune_command(input: str | None, fmt: str | None, text_field: str, id_field: str | None, on_error: str, max_k: int, sample: int,
+def tune_command(input: str | None, sample: bool, fmt: str | None, text_field: str, id_field: str | None, on_error: str, max_k: int, pairs: int,
                  no_verify: bool, target_recall: float | None, target_precision: float | None, threshold: float, jaccard_ngram: int,
                  jaccard_ngrams: list[int], seed: int, plot: str | None, threads: int | None, as_json: bool, **hasher_flags: Any) -> None:
     """Which k? Measure how many pairs at each Hamming distance are near-duplicates on INPUT and recommend a --k.
 
     Counts the pairs at each distance 0..--max-k exactly and measures the word-shingle Jaccard of
-    up to --sample of them at each distance (seeded); a pair is a near-duplicate at Jaccard >=
+    up to --pairs of them at each distance (seeded); a pair is a near-duplicate at Jaccard >=
     --threshold. For the verified dedup (the default), the pairs are between distinct texts with
     words (exact copies count once), and the recommended k is the smallest that keeps
     --target-recall of the near-duplicate pairs found within --max-k; the precision is weighted
@@ -1177,9 +1189,7 @@ def tune_command(input: str | None, fmt: str | None, text_field: str, id_field: 
             import matplotlib.figure  # noqa: F401
         except ImportError:
             raise MissingExtraError(f"--plot needs matplotlib: {PLOT_EXTRA}") from None
-    if input is None:
-        raise click.UsageError("missing INPUT (a file, a folder of .txt files, or - for stdin)")
-    inp = _open(input, False, fmt, text_field, id_field, on_error, hasher, replayable=True)
+    inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher, replayable=True)
     check_outputs([inp.path], [("--plot", plot)])
     with inp, Outputs() as outputs:
         try:
@@ -1189,9 +1199,9 @@ def tune_command(input: str | None, fmt: str | None, text_field: str, id_field: 
         first = FirstPass(hasher, None, threads)
         fps, _, nbytes = fingerprint_with_progress(inp, hasher, threads, as_json, first=first)
         if no_verify:
-            sampled = sample_pairs(fps, max_k, sample, seed, threads)
+            sampled = sample_pairs(fps, max_k, pairs, seed, threads)
         else:
-            sampled = sample_text_pairs(fps, first.keys, max_k, sample, seed, threads)
+            sampled = sample_text_pairs(fps, first.keys, max_k, pairs, seed, threads)
         texts: dict[int, str] = {}
         progress = Progress(inp, f"texts of {len(sampled.a):,} pair{'' if len(sampled.a) == 1 else 's'}", as_json)
         inp.bytes_read = 0
@@ -1202,7 +1212,7 @@ def tune_command(input: str | None, fmt: str | None, text_field: str, id_field: 
         finally:
             progress.close()
         result = measure(sampled, texts, hasher=hasher, ngram=jaccard_ngram, ngrams=jaccard_ngrams, threshold=threshold,
-                         target_precision=target_precision, target_recall=target_recall, documents=len(fps), sample=sample, seed=seed)
+                         target_precision=target_precision, target_recall=target_recall, documents=len(fps), sample=pairs, seed=seed)
         if plot_tmp is not None:
             result.plot().savefig(plot_tmp, format="png", dpi=100)
         outputs.commit()

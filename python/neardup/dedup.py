@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
@@ -9,11 +10,15 @@ from typing import Any
 import numpy as np
 
 from . import _core
-from .hasher import CHUNK_SIZE, Simhasher, _chunks, _iter_docs
+from .hasher import CHUNK_SIZE, Simhasher, _chunks, _iter_docs, _length
 from .index import _int, _k
 from .pipeline import VERIFY, FirstPass, Keep, candidates, check_settings, keep_order, labels_of, related_rows, stars
 
 __all__ = ["DedupResult", "dedup"]
+
+#: What a dedup did, at INFO (one record per call: documents, removed, seconds, k, threshold, with
+#: the same values as attributes of the record), and its stages at DEBUG.
+log = logging.getLogger("neardup")
 
 class DedupResult:
     """What :func:`dedup` found: one entry per document, in input order.
@@ -185,6 +190,7 @@ def dedup(
     id_field: str | None = None,
     column: str | None = None,
     threads: int | None = None,
+    progress: bool = False,
 ) -> DedupResult:
     """Finds the near-duplicates of a corpus and keeps one document of each cluster.
 
@@ -198,8 +204,9 @@ def dedup(
     Args:
         docs: a list or any iterable of strings or dicts (the text in ``text_field``, default
             ``"text"``; with ``hasher.fields`` set, dicts go to the hasher whole), a pandas
-            Series or DataFrame, a polars DataFrame or a pyarrow Table (the text in ``column``,
-            default ``"text"``).
+            Series or DataFrame, a polars DataFrame, a pyarrow Table or a Hugging Face
+            ``datasets.Dataset`` (the text in ``column``, default ``"text"``; a Dataset is read
+            in Arrow batches).
         k: the candidate radius, 0 to 16 (default 5; 3 with ``threshold=None``).
         hasher: the fingerprint settings (default: ``Simhasher()``).
         keep: which document is kept: ``"first"``, ``"longest"`` (ties to the first), or a
@@ -215,6 +222,11 @@ def dedup(
             pandas index, or row numbers).
         column: for tables, the column holding the text.
         threads: worker threads (default: every core).
+        progress: show a progress bar of the documents read (tqdm's, notebook-aware, when tqdm
+            is installed; nothing otherwise).
+
+    What each call did is logged at INFO to the ``logging`` logger ``"neardup"``, and its
+    stages at DEBUG.
 
     Returns:
         a :class:`DedupResult`.
@@ -226,18 +238,37 @@ def dedup(
     """
     k, threshold, shingle = check_settings(k, threshold, shingle)
     _check_keep(keep)
+    if not isinstance(progress, bool):
+        raise TypeError(f"progress must be True or False, got {type(progress).__name__}")
     hasher, threads = check_corpus_arguments(docs, hasher, threads)
     start = time.perf_counter()
     texts, ids, doc_at = _documents(docs, text_field, id_field, column, hasher, keep)
     first = FirstPass(hasher, shingle if threshold is not None else None, threads, budget=None)
-    for at, chunk in _chunks(texts, CHUNK_SIZE, "docs"):
-        first.digest(chunk, at)
-    fps, keys = first.fingerprints, first.keys
-    n = len(fps)
-    lengths = np.asarray(texts.lengths, dtype=np.int64)
-    found = candidates(fps, keys, k, threads)
-    order = keep_order(keep, n, lengths, doc_at, lambda: related_rows(fps, keys, found))
-    kept, jaccard = stars(found, order, threshold, first.sketches)  # type: ignore[arg-type]
+    bar = _progress_bar(_length(docs)) if progress else None
+    try:
+        for at, chunk in _chunks(texts, CHUNK_SIZE, "docs"):
+            first.digest(chunk, at)
+            if bar is not None:
+                bar.update(len(chunk))
+        fps, keys = first.fingerprints, first.keys
+        n = len(fps)
+        log.debug("dedup: fingerprinted %d documents (%d bytes) in %.3f s", n, texts.nbytes, time.perf_counter() - start)
+        if bar is not None:
+            bar.set_postfix_str("clustering", refresh=True)
+        lengths = np.asarray(texts.lengths, dtype=np.int64)
+        stage = time.perf_counter()
+        found = candidates(fps, keys, k, threads)
+        order = keep_order(keep, n, lengths, doc_at, lambda: related_rows(fps, keys, found))
+        log.debug("dedup: candidates within k=%d and the keep order in %.3f s", k, time.perf_counter() - stage)
+        stage = time.perf_counter()
+        kept, jaccard = stars(found, order, threshold, first.sketches)  # type: ignore[arg-type]
+        log.debug("dedup: stars (%s) in %.3f s", "fingerprints only" if threshold is None else f"Jaccard >= {threshold:g}",
+                  time.perf_counter() - stage)
+        if bar is not None:
+            bar.set_postfix_str("done", refresh=True)
+    finally:
+        if bar is not None:
+            bar.close()
     if ids is None and texts.ids is not None:
         ids = np.asarray(texts.ids, dtype=object) if not all(isinstance(v, int) for v in texts.ids) else np.asarray(texts.ids)
     seconds = time.perf_counter() - start
@@ -250,7 +281,22 @@ def dedup(
     result = DedupResult(fps, kept, jaccard, k, stats, ids, threshold)  # type: ignore[arg-type]
     if type(docs).__module__.startswith("pandas") and hasattr(docs, "index"):
         result._index = docs.index  # to_pandas() keeps it, so the result joins back on the input
+    log.info(
+        "dedup: %d document%s, %d removed (%d cluster%s) in %.3f s, k=%d, threshold=%s",
+        n, "" if n == 1 else "s", result.n_removed, result.n_clusters, "" if result.n_clusters == 1 else "s", seconds, k, threshold,
+        extra={"documents": n, "removed": result.n_removed, "seconds": seconds, "k": k, "threshold": threshold},
+    )
     return result
+
+
+def _progress_bar(total: int | None) -> Any:
+    """tqdm's bar of documents (``tqdm.auto``: a widget in a notebook, text on stderr elsewhere),
+    or None when tqdm is not installed: progress is a nicety, never a dependency."""
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=total, unit="doc", desc="neardup dedup")
 
 
 def check_corpus_arguments(docs: Any, hasher: Simhasher | None, threads: int | None) -> tuple[Simhasher, int | None]:
@@ -305,9 +351,40 @@ def _documents(
             items = docs.column(column or "text")
         ids = docs.column(id_field).to_numpy(zero_copy_only=False) if id_field is not None else None
         return _Texts(items, None, None, fields), ids, lambda row: docs.slice(row, 1).to_pylist()[0]
+    if module.startswith("datasets") and name == "Dataset":
+        check_columns(list(docs.column_names))
+        plain = docs.with_format(None)  # a keep function sees dicts, whatever the Dataset's format
+        return _dataset_documents(docs, column, hasher), _dataset_ids(docs, id_field), lambda row: plain[row]
     if column is not None:
-        raise ValueError("column= names the text column of a DataFrame or Table; for dicts, use text_field=")
+        raise ValueError("column= names the text column of a DataFrame, Table or Dataset; for dicts, use text_field=")
     if callable(keep) and not hasattr(docs, "__getitem__"):
         docs = list(docs)
     doc_at = (lambda row: docs[row]) if hasattr(docs, "__getitem__") else None
     return _Texts(docs, text_field, id_field, fields), None, doc_at
+
+
+def _dataset_documents(ds: Any, column: str | None, hasher: Simhasher) -> _Texts:
+    """The texts of a Hugging Face ``datasets.Dataset``, read from its Arrow table a batch at a
+    time (in the Dataset's row order, a ``select`` or ``shuffle`` included), never as one list."""
+    if hasher.fields is not None:
+        wanted = [f for f in hasher.fields if f in ds.column_names]
+    else:
+        wanted = [column or "text"]
+
+    def batches() -> Iterator[Any]:
+        view = ds.select_columns(wanted).with_format("arrow")
+        for batch in view.iter(batch_size=CHUNK_SIZE):
+            if hasher.fields is not None:
+                yield from batch.to_pylist()
+            else:
+                yield from _iter_docs(batch.column(wanted[0]))
+
+    return _Texts(batches(), None, None, hasher.fields is not None)
+
+
+def _dataset_ids(ds: Any, id_field: str | None) -> Any:
+    """The ``id_field`` column of a ``datasets.Dataset`` as an array, or None for row numbers."""
+    if id_field is None:
+        return None
+    table = ds.select_columns([id_field]).with_format("arrow")[:]
+    return table.column(id_field).to_numpy(zero_copy_only=False)
