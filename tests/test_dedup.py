@@ -243,3 +243,18 @@ def test_results_convert_to_pandas_arrow_and_polars_keeping_the_index(docs):
     polars = result.to_polars()
     assert polars["id"].to_list() == [f"d{i}" for i in range(len(docs))]
     assert polars["jaccard"].to_list() == result.jaccard.tolist()
+
+
+def test_removals_list_each_removed_document_with_its_evidence(docs, fps):
+    pytest.importorskip("pandas")
+    records = [{"name": f"d{i}", "text": t} for i, t in enumerate(docs)]
+    result = neardup.dedup(records, id_field="name")
+    kept, jac = star_oracle(list(range(len(docs))), verified_near(docs, fps, 5, 0.8))
+    removed = [r for r in range(len(docs)) if kept[r] != r]
+    table = result.removals()
+    assert list(table.columns) == ["id", "kept_id", "jaccard", "distance"]
+    assert table["id"].tolist() == [f"d{r}" for r in removed] and removed
+    assert table["kept_id"].tolist() == [f"d{kept[r]}" for r in removed]
+    assert table["jaccard"].tolist() == [jac[r] for r in removed]
+    d = distances(fps)
+    assert table["distance"].tolist() == [int(d[r, kept[r]]) for r in removed]

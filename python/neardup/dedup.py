@@ -110,6 +110,13 @@ class DedupResult:
 
         return pd.DataFrame(self._columns(), index=self._index)
 
+    def removals(self) -> Any:
+        """The removals as a pandas DataFrame, one row per removed document: ``id``, ``kept_id``
+        (the document kept in its place), ``jaccard`` and ``distance`` (their evidence), in row
+        order; with a pandas input, indexed like it."""
+        table = self.to_pandas()
+        return table.loc[~self.keep, ["id", "kept_id", "jaccard", "distance"]]
+
     def to_arrow(self) -> Any:
         """The columns of :meth:`to_pandas` as a ``pyarrow.Table`` (needs pyarrow)."""
         import pyarrow as pa
