@@ -1,7 +1,10 @@
-"""What a package index and a maintainer get, checked from the files (fast, in every run); the full
-build, `twine check` and install in a fresh venv are `bash benches/check_package.sh` (a minute)."""
+"""What a package index and a maintainer get: checked from the files, and by building the wheel and
+the sdist, `twine check`, and installing the wheel in a fresh venv (`benches/check_package.sh`,
+about two minutes)."""
 
+import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -71,3 +74,12 @@ def test_release_builds_strip_the_extension_and_the_readme_states_the_toolchain(
     install = readme.split("## Install", 1)[1].split("\n## ", 1)[0]
     assert f"rustc >= {rust}" in install and "Rust toolchain" in install
     assert "installs without Rust" in install
+
+
+def test_the_wheel_and_sdist_build_pass_twine_and_install_in_a_fresh_venv(tmp_path):
+    env = {**os.environ, "CARGO_TARGET_DIR": str(ROOT / "target" / "package-check")}
+    done = subprocess.run(["bash", str(ROOT / "benches" / "check_package.sh")], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=1200)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "check_package: passed" in done.stdout
+    assert re.search(r"neardup-[0-9.]+-cp310-abi3-manylinux_\d+_\d+_x86_64\.whl", done.stdout + done.stderr)
