@@ -5,6 +5,7 @@ fingerprints aborted the process ("memory allocation of N bytes failed", SIGABRT
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import numpy as np
 import pytest
 
 import neardup
+from neardup.cli import main
 from neardup.index import DEFAULT_MAX_PAIRS
 
 
@@ -121,6 +123,33 @@ def test_query_many_refuses_more_matches_than_max_pairs():
     assert "max_pairs" in str(info.value)
     rows, ids, dists = index.query_many(queries, max_pairs=3_000_000)
     assert len(rows) == 3_000_000 and (dists == 1).all()
+
+
+# -- the command ------------------------------------------------------------------------------
+
+
+def test_pairs_command_refuses_more_than_max_pairs_with_status_2(tmp_path, capsys):
+    src = tmp_path / "same.jsonl"
+    src.write_text("".join(json.dumps({"id": i, "text": "the very same text every time"}) + "\n" for i in range(5_000)))
+    out_path = tmp_path / "pairs.csv"
+    code = main(["pairs", str(src), "--max-pairs", "1000", "-o", str(out_path), "-q"])
+    out, err = capsys.readouterr()
+    count = 5_000 * 4_999 // 2
+    assert code == 2, err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith(f"neardup: {count:,} pairs within k=")
+    assert "more than --max-pairs 1,000" in err
+    assert out == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["same.jsonl"]  # no output, no temp file
+
+
+def test_pairs_command_within_max_pairs_reports_them(tmp_path, capsys):
+    src = tmp_path / "same.jsonl"
+    src.write_text("".join(json.dumps({"id": i, "text": "the very same text every time"}) + "\n" for i in range(50)))
+    code = main(["pairs", str(src), "--max-pairs", str(50 * 49 // 2), "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert len(out.splitlines()) == 50 * 49 // 2
 
 
 # -- under a memory limit -----------------------------------------------------------------------
