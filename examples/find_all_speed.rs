@@ -36,7 +36,7 @@ fn main() {
             pairs.len()
         );
         let t = Instant::now();
-        let all = find_all(&fps, 3, &plan).unwrap();
+        let all = find_all(&fps, 3, &plan, None).unwrap();
         println!(
             "find_all {:.3} s, {} pairs",
             t.elapsed().as_secs_f64(),

@@ -15,6 +15,11 @@ pub enum Error {
     /// A path that names no regular file (a folder, FIFO or device) where a file was expected:
     /// what it names.
     NotAFile(&'static str),
+    /// More pairs than a caller allows: how many there are, the limit, what they are and how
+    /// to bound them. Raised before the pairs are allocated.
+    TooManyPairs { count: u64, limit: u64, what: String, remedy: String },
+    /// An allocation whose size comes from the data failed: what it was for.
+    OutOfMemory(String),
 }
 
 /// The core's result type.
@@ -34,11 +39,53 @@ impl fmt::Display for Error {
             Error::Format { offset, reason } => write!(f, "{reason} (at byte {offset})"),
             Error::Io(err) => write!(f, "{err}"),
             Error::NotAFile(kind) => write!(f, "{kind}, not a neardup index file"),
+            Error::TooManyPairs { count, limit, what, remedy } => write!(
+                f,
+                "{} {what}, more than the limit of {}; {remedy}",
+                thousands(*count),
+                thousands(*limit)
+            ),
+            Error::OutOfMemory(what) => write!(f, "out of memory: {what}"),
         }
     }
 }
 
 impl std::error::Error for Error {}
+
+/// `n` with a comma between groups of three digits: 1,000,000.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (at, c) in digits.chars().enumerate() {
+        if at > 0 && (digits.len() - at) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// An empty vector with room for exactly `len` elements, or [`Error::OutOfMemory`] naming
+/// `what` and the bytes asked for: never an abort.
+pub fn try_with_capacity<T>(len: usize, what: &str) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| {
+        let bytes = len.saturating_mul(std::mem::size_of::<T>());
+        Error::OutOfMemory(format!("{len} {what} ({bytes} bytes)"))
+    })?;
+    Ok(v)
+}
+
+/// Pushes onto `v`, growing it with `try_reserve`: a failed allocation is
+/// [`Error::OutOfMemory`] naming `what`, never an abort.
+pub fn try_push<T>(v: &mut Vec<T>, item: T, what: &str) -> Result<()> {
+    if v.len() == v.capacity() {
+        v.try_reserve(1)
+            .map_err(|_| Error::OutOfMemory(format!("more than {} {what}", v.len())))?;
+    }
+    v.push(item);
+    Ok(())
+}
 
 impl From<std::io::Error> for Error {
     fn from(err: std::io::Error) -> Self {

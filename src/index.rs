@@ -10,11 +10,12 @@
 
 use std::collections::HashSet;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 use rayon::prelude::*;
 
-use crate::error::{Error, Result};
+use crate::error::{try_push, try_with_capacity, Error, Result};
 use crate::hamming::hamming;
 use crate::plan::{check_k, Plan, Workload};
 use crate::store::{self, Words};
@@ -605,8 +606,12 @@ impl Index {
     }
 
     /// (query row, id, distance) for many queries, in query order, parallel over queries.
-    pub fn query_many(&self, queries: &[u64]) -> (Vec<i64>, Vec<i64>, Vec<u8>) {
-        let run = |(c, chunk): (usize, &[u64])| {
+    pub fn query_many(&self, queries: &[u64], max_pairs: Option<u64>) -> Result<(Vec<i64>, Vec<i64>, Vec<u8>)> {
+        // Matches are counted as they are found; past `max_pairs` nothing more is kept and
+        // the rest are only counted, so the error names the exact count in bounded memory.
+        let total = AtomicU64::new(0);
+        let over = AtomicBool::new(false);
+        let run = |(c, chunk): (usize, &[u64])| -> Result<(Vec<i64>, Vec<i64>, Vec<u8>)> {
             let mut rows = Vec::new();
             let mut ids = Vec::new();
             let mut ds = Vec::new();
@@ -614,31 +619,49 @@ impl Index {
             for (r, &q) in chunk.iter().enumerate() {
                 found.clear();
                 self.query_into(q, &mut found);
+                let now = total.fetch_add(found.len() as u64, Ordering::Relaxed) + found.len() as u64;
+                if max_pairs.is_some_and(|m| now > m) {
+                    over.store(true, Ordering::Relaxed);
+                }
+                if over.load(Ordering::Relaxed) {
+                    rows = Vec::new();
+                    ids = Vec::new();
+                    ds = Vec::new();
+                    continue;
+                }
                 for &(d, id) in &found {
-                    rows.push((c * 1024 + r) as i64);
-                    ids.push(id);
-                    ds.push(d);
+                    try_push(&mut rows, (c * 1024 + r) as i64, "matches")?;
+                    try_push(&mut ids, id, "matches")?;
+                    try_push(&mut ds, d, "matches")?;
                 }
             }
-            (rows, ids, ds)
+            Ok((rows, ids, ds))
         };
         let parts: Vec<_> = if queries.len() > 2048 {
             queries.par_chunks(1024).enumerate().map(run).collect()
         } else {
             queries.chunks(1024).enumerate().map(run).collect()
         };
+        let count = total.load(Ordering::Relaxed);
+        if let Some(limit) = max_pairs.filter(|&m| count > m) {
+            return Err(Error::TooManyPairs {
+                count,
+                limit,
+                what: format!("matches within k={} of {} queries", self.k, queries.len()),
+                remedy: "raise max_pairs (None for no limit) or query fewer fingerprints at once".into(),
+            });
+        }
+        let parts = parts.into_iter().collect::<Result<Vec<_>>>()?;
         let total = parts.iter().map(|p| p.0.len()).sum();
-        let (mut rows, mut ids, mut ds) = (
-            Vec::with_capacity(total),
-            Vec::with_capacity(total),
-            Vec::with_capacity(total),
-        );
+        let mut rows = try_with_capacity(total, "matches (rows)")?;
+        let mut ids = try_with_capacity(total, "matches (ids)")?;
+        let mut ds = try_with_capacity(total, "matches (distances)")?;
         for (r, i, d) in parts {
             rows.extend(r);
             ids.extend(i);
             ds.extend(d);
         }
-        (rows, ids, ds)
+        Ok((rows, ids, ds))
     }
 
     /// Writes the index to one file atomically.
@@ -714,6 +737,22 @@ mod tests {
             .collect();
         v.sort_unstable();
         v
+    }
+
+    #[test]
+    fn query_many_refuses_more_matches_than_its_limit_naming_the_count() {
+        let mut index = Index::new(3, Some(Plan::blocks(4, 3).unwrap()), None).unwrap();
+        index.add(&vec![5u64; 3000], None).unwrap();
+        let queries = vec![5u64 ^ 0b11; 2500]; // every query matches every entry, 2 bits away
+        let all = 3000 * 2500;
+        match index.query_many(&queries, Some(all - 1)) {
+            Err(Error::TooManyPairs { count, limit, .. }) => assert_eq!((count, limit), (all, all - 1)),
+            other => panic!("expected TooManyPairs, got {:?}", other.map(|r| r.0.len())),
+        }
+        let (rows, ids, ds) = index.query_many(&queries, Some(all)).unwrap();
+        assert_eq!((rows.len() as u64, ids.len(), ds.len()), (all, all as usize, all as usize));
+        assert!(ds.iter().all(|&d| d == 2));
+        assert_eq!(index.query_many(&queries, None).unwrap().0, rows);
     }
 
     #[test]

@@ -7,9 +7,11 @@
 //! prefix masks against the pair's difference, so no global set of seen pairs is needed. The
 //! pairs of distinct values are then expanded to every copy.
 
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+
 use rayon::prelude::*;
 
-use crate::error::{Error, Result};
+use crate::error::{try_push, try_with_capacity, Error, Result};
 use crate::hamming::hamming;
 use crate::plan::Plan;
 use crate::table::{lower_bound, radix_sort_top_with};
@@ -72,12 +74,37 @@ fn check_plan(k: u32, plan: &Plan) -> Result<()> {
     Ok(())
 }
 
-/// Every pair (a, b), a < b, of indices into the ascending distinct values `distinct` within
-/// distance `k`, with its distance, in no particular order.
-pub fn distinct_pairs(distinct: &[u64], k: u32, plan: &Plan) -> Result<Vec<(usize, usize, u8)>> {
-    check_plan(k, plan)?;
+/// Pairs a caller collects unless told otherwise: 100 million, 1.7 GB as `find_all`'s arrays.
+pub const DEFAULT_MAX_PAIRS: u64 = 100_000_000;
+
+/// A collection that fits its limit, or the number of items it would have held.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Bounded<T> {
+    Within(T),
+    Over(u64),
+}
+
+/// Distinct values are numbered with u32 in pair lists and union-find.
+fn check_distinct(distinct: &[u64]) -> Result<()> {
+    if distinct.len() > u32::MAX as usize {
+        return Err(Error::invalid(format!(
+            "{} distinct fingerprints are more than batch mode takes (2^32 - 1)",
+            distinct.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Walks every pair (a, b), a < b, of indices into the ascending distinct values `distinct`
+/// within distance `k` exactly once, calling `visit(state, a, b, distance)`, each table with its
+/// own state (one per table, returned in table order).
+fn walk<S, F>(distinct: &[u64], k: u32, plan: &Plan, visit: F) -> Vec<S>
+where
+    S: Default + Send,
+    F: Fn(&mut S, u32, u32, u8) + Sync,
+{
     let tables = plan.tables();
-    let found: Vec<Vec<(usize, usize, u8)>> = tables
+    tables
         .par_iter()
         .enumerate()
         // Each worker keeps its two table-sized buffers from one table to the next.
@@ -93,7 +120,7 @@ pub fn distinct_pairs(distinct: &[u64], k: u32, plan: &Plan) -> Result<Vec<(usiz
                 v.clear();
                 v.extend(distinct.iter().map(|&x| perm.apply(x)));
                 radix_sort_top_with(v, layout.prefix_bits, scratch);
-                let mut out = Vec::new();
+                let mut state = S::default();
                 let mut start = 0;
                 while start < v.len() {
                     let prefix = layout.prefix_of(v[start]);
@@ -112,57 +139,208 @@ pub fn distinct_pairs(distinct: &[u64], k: u32, plan: &Plan) -> Result<Vec<(usiz
                             if earlier.iter().any(|&m| diff & m == 0) {
                                 continue;
                             }
-                            let ia = lower_bound(distinct, perm.invert(a));
-                            let ib = lower_bound(distinct, perm.invert(b));
-                            out.push((ia.min(ib), ia.max(ib), d as u8));
+                            let ia = lower_bound(distinct, perm.invert(a)) as u32;
+                            let ib = lower_bound(distinct, perm.invert(b)) as u32;
+                            visit(&mut state, ia.min(ib), ia.max(ib), d as u8);
                         }
                     }
                     start = end;
                 }
-                out
+                state
             },
         )
-        .collect();
-    Ok(found.concat())
+        .collect()
+}
+
+/// One table's share of [`distinct_pairs_bounded`].
+#[derive(Default)]
+struct Part {
+    pairs: Vec<(u32, u32, u8)>,
+    /// Weight found since the last report to the shared total.
+    pending: u64,
+    error: Option<Error>,
+}
+
+/// Every pair (a, b), a < b, of indices into the ascending distinct values `distinct` within
+/// distance `k`, with its distance, in no particular order, as long as the total `weight(a, b)`
+/// of the pairs stays within `budget` (None: no limit). Past the budget nothing more is kept and
+/// the walk only counts, so the answer is the exact total weight, found in bounded memory.
+pub fn distinct_pairs_bounded(
+    distinct: &[u64],
+    k: u32,
+    plan: &Plan,
+    budget: Option<u64>,
+    weight: &(dyn Fn(u32, u32) -> u64 + Sync),
+) -> Result<Bounded<Vec<(u32, u32, u8)>>> {
+    check_plan(k, plan)?;
+    check_distinct(distinct)?;
+    // Workers report their weight every FLUSH, so at most FLUSH pairs per table are kept past
+    // the budget before every worker knows.
+    const FLUSH: u64 = 1 << 16;
+    let total = AtomicU64::new(0);
+    let over = AtomicBool::new(false);
+    let report = |part: &mut Part| {
+        let now = total.fetch_add(part.pending, Ordering::Relaxed).saturating_add(part.pending);
+        part.pending = 0;
+        if budget.is_some_and(|b| now > b) {
+            over.store(true, Ordering::Relaxed);
+        }
+    };
+    let parts: Vec<Part> = walk(distinct, k, plan, |part: &mut Part, a, b, d| {
+        part.pending = part.pending.saturating_add(weight(a, b));
+        if part.pending >= FLUSH {
+            report(part);
+        }
+        if over.load(Ordering::Relaxed) || part.error.is_some() {
+            if part.pairs.capacity() > 0 {
+                part.pairs = Vec::new();
+            }
+            return;
+        }
+        if let Err(err) = try_push(&mut part.pairs, (a, b, d), "pairs of distinct fingerprints") {
+            part.pairs = Vec::new();
+            part.error = Some(err);
+        }
+    });
+    let weight_found = parts
+        .iter()
+        .fold(total.load(Ordering::Relaxed), |w, p| w.saturating_add(p.pending));
+    if budget.is_some_and(|b| weight_found > b) {
+        return Ok(Bounded::Over(weight_found));
+    }
+    let mut parts = parts;
+    if let Some(err) = parts.iter_mut().find_map(|p| p.error.take()) {
+        return Err(err);
+    }
+    let len = parts.iter().map(|p| p.pairs.len()).sum();
+    let mut out = try_with_capacity(len, "pairs of distinct fingerprints")?;
+    for part in parts {
+        out.extend_from_slice(&part.pairs);
+    }
+    Ok(Bounded::Within(out))
+}
+
+/// Every pair (a, b), a < b, of indices into the ascending distinct values `distinct` within
+/// distance `k`, with its distance, in no particular order; no limit on their number.
+pub fn distinct_pairs(distinct: &[u64], k: u32, plan: &Plan) -> Result<Vec<(u32, u32, u8)>> {
+    match distinct_pairs_bounded(distinct, k, plan, None, &|_, _| 1)? {
+        Bounded::Within(pairs) => Ok(pairs),
+        Bounded::Over(_) => unreachable!("no budget, never over it"),
+    }
+}
+
+fn too_many_pairs(count: u64, limit: u64, k: u32) -> Error {
+    Error::TooManyPairs {
+        count,
+        limit,
+        what: format!("pairs within k={k}"),
+        remedy: "raise max_pairs (None for no limit) or lower k".into(),
+    }
+}
+
+/// For each row x of `xs`, adds to `count[x + 1]` how many rows of `ys` are greater (both
+/// ascending, no row in both).
+fn add_greater(xs: &[usize], ys: &[usize], count: &mut [usize]) {
+    let mut below = 0;
+    for &x in xs {
+        while below < ys.len() && ys[below] < x {
+            below += 1;
+        }
+        count[x + 1] += ys.len() - below;
+    }
 }
 
 /// Every pair of rows of `fingerprints` within distance `k`, each once, sorted by (i, j).
-pub fn find_all(fingerprints: &[u64], k: u32, plan: &Plan) -> Result<Pairs> {
+///
+/// The number of pairs is known before they are allocated: copies of one value make c(c-1)/2,
+/// two distinct values within `k` make c_a * c_b. More than `max_pairs` (None: no limit) is
+/// [`Error::TooManyPairs`] naming the exact count, found in bounded memory.
+pub fn find_all(fingerprints: &[u64], k: u32, plan: &Plan, max_pairs: Option<u64>) -> Result<Pairs> {
     check_plan(k, plan)?;
     let groups = Groups::new(fingerprints);
-    let pairs = distinct_pairs(&groups.distinct, k, plan)?;
-    let mut rows: Vec<(u64, u64, u8)> = Vec::new();
+    let size = |g: u32| groups.rows_of(g as usize).len() as u64;
+    let copies = (0..groups.distinct.len() as u32)
+        .map(|g| size(g) * (size(g) - 1) / 2)
+        .fold(0u64, u64::saturating_add);
+    // Past the copies alone, the distinct pairs only count (a budget of 0 keeps none).
+    let budget = max_pairs.map(|m| m.saturating_sub(copies));
+    let found = distinct_pairs_bounded(&groups.distinct, k, plan, budget, &|a, b| size(a) * size(b))?;
+    let pairs = match found {
+        Bounded::Within(pairs) => pairs,
+        Bounded::Over(weight) => {
+            return Err(too_many_pairs(copies.saturating_add(weight), max_pairs.unwrap_or(u64::MAX), k))
+        }
+    };
+    let total = pairs
+        .iter()
+        .fold(copies, |t, &(a, b, _)| t.saturating_add(size(a) * size(b)));
+    if let Some(limit) = max_pairs.filter(|&m| total > m) {
+        return Err(too_many_pairs(total, limit, k));
+    }
+    let total = usize::try_from(total)
+        .map_err(|_| Error::OutOfMemory(format!("{total} pairs do not fit in this machine's address space")))?;
+
+    // Row r's pairs (r, j), j > r, go to packed[starts[r]..starts[r + 1]] as j << 8 | distance.
+    let n = fingerprints.len();
+    let mut starts = vec![0usize; n + 1];
+    for g in 0..groups.distinct.len() {
+        let r = groups.rows_of(g);
+        for (x, &row) in r.iter().enumerate() {
+            starts[row + 1] += r.len() - 1 - x;
+        }
+    }
+    for &(a, b, _) in &pairs {
+        let (ra, rb) = (groups.rows_of(a as usize), groups.rows_of(b as usize));
+        add_greater(ra, rb, &mut starts);
+        add_greater(rb, ra, &mut starts);
+    }
+    for r in 0..n {
+        starts[r + 1] += starts[r];
+    }
+    let mut packed: Vec<u64> = try_with_capacity(total, "pairs (j and distance)")?;
+    packed.resize(total, 0);
+    let mut next = starts.clone();
     for g in 0..groups.distinct.len() {
         let r = groups.rows_of(g);
         for (x, &a) in r.iter().enumerate() {
             for &b in &r[x + 1..] {
-                rows.push((a as u64, b as u64, 0));
+                packed[next[a]] = (b as u64) << 8;
+                next[a] += 1;
             }
         }
     }
     for &(a, b, d) in &pairs {
-        for &ra in groups.rows_of(a) {
-            for &rb in groups.rows_of(b) {
-                rows.push((ra.min(rb) as u64, ra.max(rb) as u64, d));
+        for &ra in groups.rows_of(a as usize) {
+            for &rb in groups.rows_of(b as usize) {
+                let (lo, hi) = (ra.min(rb), ra.max(rb));
+                packed[next[lo]] = (hi as u64) << 8 | u64::from(d);
+                next[lo] += 1;
             }
         }
     }
-    if rows.len() > 1 << 15 {
-        rows.par_sort_unstable_by_key(|&(i, j, _)| (i, j));
-    } else {
-        rows.sort_unstable_by_key(|&(i, j, _)| (i, j));
+    drop(next);
+    drop(pairs);
+    // Each row's partners in ascending order.
+    let mut segments: Vec<&mut [u64]> = Vec::new();
+    let mut rest = &mut packed[..];
+    for r in 0..n {
+        let (head, tail) = rest.split_at_mut(starts[r + 1] - starts[r]);
+        if head.len() > 1 {
+            segments.push(head);
+        }
+        rest = tail;
     }
-    let mut out = Pairs {
-        i: Vec::with_capacity(rows.len()),
-        j: Vec::with_capacity(rows.len()),
-        distance: Vec::with_capacity(rows.len()),
-    };
-    for (i, j, d) in rows {
-        out.i.push(i as i64);
-        out.j.push(j as i64);
-        out.distance.push(d);
+    segments.par_iter_mut().for_each(|s| s.sort_unstable());
+    drop(segments);
+    let mut i: Vec<i64> = try_with_capacity(total, "pairs (i)")?;
+    for r in 0..n {
+        i.extend(std::iter::repeat_n(r as i64, starts[r + 1] - starts[r]));
     }
-    Ok(out)
+    let mut distance: Vec<u8> = try_with_capacity(total, "pairs (distance)")?;
+    distance.extend(packed.iter().map(|&x| x as u8));
+    // The same allocation, reused for j.
+    let j: Vec<i64> = packed.into_iter().map(|x| (x >> 8) as i64).collect();
+    Ok(Pairs { i, j, distance })
 }
 
 /// Union-find over rows; the root of a set is its smallest row.
@@ -196,23 +374,76 @@ impl UnionFind {
     }
 }
 
+/// Union-find over distinct values shared by the tables' workers: a root is linked only to a
+/// smaller root, by compare-and-swap, so parents only decrease and no cycle can form.
+struct SharedUnionFind {
+    parent: Vec<AtomicU32>,
+}
+
+impl SharedUnionFind {
+    fn new(n: usize) -> Self {
+        SharedUnionFind {
+            parent: (0..n as u32).map(AtomicU32::new).collect(),
+        }
+    }
+
+    fn find(&self, mut x: u32) -> u32 {
+        loop {
+            let p = self.parent[x as usize].load(Ordering::Acquire);
+            if p == x {
+                return x;
+            }
+            let up = self.parent[p as usize].load(Ordering::Acquire);
+            if up != p {
+                // Path halving; losing the race to another update is harmless.
+                let _ = self.parent[x as usize].compare_exchange(p, up, Ordering::AcqRel, Ordering::Relaxed);
+            }
+            x = up;
+        }
+    }
+
+    fn union(&self, a: u32, b: u32) {
+        let (mut a, mut b) = (a, b);
+        loop {
+            a = self.find(a);
+            b = self.find(b);
+            if a == b {
+                return;
+            }
+            let (high, low) = (a.max(b), a.min(b));
+            if self.parent[high as usize]
+                .compare_exchange(high, low, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+            {
+                return;
+            }
+        }
+    }
+}
+
 /// The cluster label of each row: rows linked by chains of pairs within `k` share a label, the
-/// smallest row of their cluster.
+/// smallest row of their cluster. No pair is stored: copies share their value's group, and the
+/// tables' workers join groups as they find pairs, so memory stays linear in the rows.
 pub fn cluster(fingerprints: &[u64], k: u32, plan: &Plan) -> Result<Vec<i64>> {
     check_plan(k, plan)?;
     let groups = Groups::new(fingerprints);
-    let pairs = distinct_pairs(&groups.distinct, k, plan)?;
-    let mut uf = UnionFind::new(fingerprints.len());
+    check_distinct(&groups.distinct)?;
+    let uf = SharedUnionFind::new(groups.distinct.len());
+    walk(&groups.distinct, k, plan, |_: &mut (), a, b, _| uf.union(a, b));
+    let mut smallest = vec![usize::MAX; groups.distinct.len()];
+    let mut root_of = Vec::with_capacity(groups.distinct.len());
     for g in 0..groups.distinct.len() {
-        let r = groups.rows_of(g);
-        for &x in &r[1..] {
-            uf.union(r[0], x);
+        let root = uf.find(g as u32) as usize;
+        smallest[root] = smallest[root].min(groups.rows_of(g)[0]);
+        root_of.push(root);
+    }
+    let mut labels = vec![0i64; fingerprints.len()];
+    for (g, &root) in root_of.iter().enumerate() {
+        for &r in groups.rows_of(g) {
+            labels[r] = smallest[root] as i64;
         }
     }
-    for &(a, b, _) in &pairs {
-        uf.union(groups.rows_of(a)[0], groups.rows_of(b)[0]);
-    }
-    Ok((0..fingerprints.len()).map(|r| uf.find(r) as i64).collect())
+    Ok(labels)
 }
 
 /// The cluster label of each of `n` rows linked by the pairs `(i[p], j[p])`: the smallest row
@@ -294,7 +525,7 @@ mod tests {
                 plans.push(Plan::blocks(8, 6).unwrap());
             }
             for plan in &plans {
-                assert_eq!(find_all(&fps, k, plan).unwrap(), want, "k={k} plan={plan}");
+                assert_eq!(find_all(&fps, k, plan, None).unwrap(), want, "k={k} plan={plan}");
             }
         }
     }
@@ -303,16 +534,90 @@ mod tests {
     fn copies_and_shared_high_bits() {
         let plan = Plan::blocks(4, 3).unwrap();
         let fps = vec![42u64; 30];
-        let got = find_all(&fps, 3, &plan).unwrap();
+        let got = find_all(&fps, 3, &plan, None).unwrap();
         assert_eq!(got, brute(&fps, 3));
         assert_eq!(got.i.len(), 30 * 29 / 2);
         let mut seed = 7;
         let fps: Vec<u64> = (0..400)
             .map(|_| 0xdead_beef_0000_0000 | (rng(&mut seed) & 0xfff))
             .collect();
-        assert_eq!(find_all(&fps, 3, &plan).unwrap(), brute(&fps, 3));
-        assert_eq!(find_all(&[], 3, &plan).unwrap(), Pairs::default());
-        assert!(find_all(&fps, 4, &plan).is_err());
+        assert_eq!(find_all(&fps, 3, &plan, None).unwrap(), brute(&fps, 3));
+        assert_eq!(find_all(&[], 3, &plan, None).unwrap(), Pairs::default());
+        assert!(find_all(&fps, 4, &plan, None).is_err());
+    }
+
+    fn too_many(result: Result<Pairs>) -> (u64, u64) {
+        match result {
+            Err(Error::TooManyPairs { count, limit, .. }) => (count, limit),
+            other => panic!("expected TooManyPairs, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn find_all_counts_before_it_allocates_and_refuses_past_the_limit() {
+        let plan = Plan::blocks(4, 3).unwrap();
+        let n = 2_000u64;
+        let fps = vec![7u64; n as usize];
+        let all = n * (n - 1) / 2;
+        assert_eq!(too_many(find_all(&fps, 3, &plan, Some(1000))), (all, 1000));
+        assert_eq!(too_many(find_all(&fps, 3, &plan, Some(all - 1))), (all, all - 1));
+        assert_eq!(find_all(&fps, 3, &plan, Some(all)).unwrap().i.len() as u64, all);
+        // Values sharing their high bits, with copies: the count is exact however the limit
+        // falls between the copies and the distinct pairs.
+        let mut seed = 11;
+        let fps: Vec<u64> = (0..3000)
+            .map(|_| 0xabcd_0000_0000_0000 | (rng(&mut seed) & 0xff))
+            .collect();
+        let want = brute(&fps, 3);
+        let count = want.i.len() as u64;
+        let copies = (0..fps.len())
+            .flat_map(|a| (a + 1..fps.len()).map(move |b| (a, b)))
+            .filter(|&(a, b)| fps[a] == fps[b])
+            .count() as u64;
+        for limit in [0, copies / 2, copies, copies + 1, count - 1] {
+            assert_eq!(too_many(find_all(&fps, 3, &plan, Some(limit))), (count, limit));
+        }
+        assert_eq!(find_all(&fps, 3, &plan, Some(count)).unwrap(), want);
+        assert_eq!(find_all(&[], 3, &plan, Some(0)).unwrap(), Pairs::default());
+    }
+
+    #[test]
+    fn bounded_distinct_pairs_count_exactly_past_the_budget() {
+        let plan = Plan::blocks(4, 3).unwrap();
+        let distinct: Vec<u64> = (0..512u64).map(|x| 0x1234_0000_0000_0000 | x).collect();
+        let all = distinct_pairs(&distinct, 3, &plan).unwrap();
+        let n = all.len() as u64;
+        let weighted = |a: u32, b: u32| u64::from(a + b + 1);
+        let weight: u64 = all.iter().map(|&(a, b, _)| weighted(a, b)).sum();
+        assert_eq!(distinct_pairs_bounded(&distinct, 3, &plan, Some(n - 1), &|_, _| 1).unwrap(), Bounded::Over(n));
+        assert_eq!(distinct_pairs_bounded(&distinct, 3, &plan, Some(10), &weighted).unwrap(), Bounded::Over(weight));
+        match distinct_pairs_bounded(&distinct, 3, &plan, Some(weight), &weighted).unwrap() {
+            Bounded::Within(mut got) => {
+                let mut all = all;
+                got.sort_unstable();
+                all.sort_unstable();
+                assert_eq!(got, all);
+            }
+            Bounded::Over(c) => panic!("within its budget, yet over: {c}"),
+        }
+    }
+
+    #[test]
+    fn cluster_matches_the_components_of_brute_force_pairs() {
+        let mut seed = 31;
+        for k in [0u32, 1, 3, 6] {
+            let mut fps = planted(700, k, &mut seed);
+            // Copies, and a dense corner where everything chains.
+            for r in (0..fps.len()).step_by(9) {
+                fps.push(fps[r]);
+            }
+            fps.extend((0..200).map(|_| 0xffff_ffff_0000_0000 | (rng(&mut seed) & 0x3f)));
+            let want = brute(&fps, k);
+            let want = components(fps.len(), &want.i, &want.j).unwrap();
+            for plan in [Plan::blocks(i64::from(k) + 1, i64::from(k)).unwrap(), Plan::blocks(i64::from(k) + 3, i64::from(k)).unwrap()] {
+                assert_eq!(cluster(&fps, k, &plan).unwrap(), want, "k={k} plan={plan}");
+            }
+        }
     }
 
     #[test]

@@ -22,8 +22,8 @@ use std::collections::HashMap;
 
 use rayon::prelude::*;
 
-use crate::error::{Error, Result};
-use crate::pairs::{distinct_pairs, Groups};
+use crate::error::{try_with_capacity, Error, Result};
+use crate::pairs::{distinct_pairs_bounded, Bounded, Groups};
 use crate::plan::Plan;
 use crate::verify::{jaccard, Ranges};
 
@@ -65,8 +65,10 @@ pub struct Candidates {
 }
 
 impl Candidates {
-    /// The candidates of rows with these fingerprints and content keys, within `k`.
-    pub fn new(fingerprints: &[u64], keys: &[u64], k: u32, plan: &Plan) -> Result<Self> {
+    /// The candidates of rows with these fingerprints and content keys, within `k`. More than
+    /// `max_pairs` pairs of distinct fingerprints within `k` (None: no limit) is
+    /// [`Error::TooManyPairs`], raised before they are stored.
+    pub fn new(fingerprints: &[u64], keys: &[u64], k: u32, plan: &Plan, max_pairs: Option<u64>) -> Result<Self> {
         let n = fingerprints.len();
         if keys.len() != n {
             return Err(Error::invalid(format!("{n} fingerprints but {} keys", keys.len())));
@@ -99,7 +101,7 @@ impl Candidates {
                 group_of[t as usize] = g as u32;
             }
         }
-        let neighbours = adjacency(&groups.distinct, k, plan)?;
+        let neighbours = adjacency(&groups.distinct, k, plan, max_pairs)?;
         Ok(Candidates { text_of, first_row, group_of, starts: groups.starts, members, neighbours })
     }
 
@@ -217,12 +219,12 @@ pub fn stars(
     if order.len() != fingerprints.len() {
         return Err(Error::invalid(format!("{} fingerprints but {} rows in keep order", fingerprints.len(), order.len())));
     }
-    Candidates::new(fingerprints, keys, k, plan)?.stars(order, verification)
+    Candidates::new(fingerprints, keys, k, plan, None)?.stars(order, verification)
 }
 
 /// The rows whose sketches [`stars`] may read (see [`Candidates::rows`]).
 pub fn candidate_rows(fingerprints: &[u64], keys: &[u64], k: u32, plan: &Plan) -> Result<Vec<i64>> {
-    Ok(Candidates::new(fingerprints, keys, k, plan)?.rows())
+    Ok(Candidates::new(fingerprints, keys, k, plan, None)?.rows())
 }
 
 /// Each row's position in `order`, checking that it is a permutation of the rows.
@@ -253,25 +255,38 @@ impl Adjacency {
     }
 }
 
-fn adjacency(distinct: &[u64], k: u32, plan: &Plan) -> Result<Adjacency> {
-    let pairs = distinct_pairs(distinct, k, plan)?;
+fn adjacency(distinct: &[u64], k: u32, plan: &Plan, max_pairs: Option<u64>) -> Result<Adjacency> {
+    let pairs = match distinct_pairs_bounded(distinct, k, plan, max_pairs, &|_, _| 1)? {
+        Bounded::Within(pairs) => pairs,
+        Bounded::Over(count) => {
+            return Err(Error::TooManyPairs {
+                count,
+                limit: max_pairs.unwrap_or(u64::MAX),
+                what: format!("candidate pairs of distinct fingerprints within k={k}"),
+                remedy: "lower k (the candidate radius)".into(),
+            })
+        }
+    };
     let mut degree = vec![0usize; distinct.len() + 1];
     for &(a, b, _) in &pairs {
-        degree[a + 1] += 1;
-        degree[b + 1] += 1;
+        degree[a as usize + 1] += 1;
+        degree[b as usize + 1] += 1;
     }
     for g in 0..distinct.len() {
         degree[g + 1] += degree[g];
     }
     let starts = degree.clone();
     let mut next = degree;
-    let mut to = vec![0u32; pairs.len() * 2];
+    let mut to: Vec<u32> = try_with_capacity(pairs.len() * 2, "neighbours of distinct fingerprints")?;
+    to.resize(pairs.len() * 2, 0);
     for &(a, b, _) in &pairs {
+        let (a, b) = (a as usize, b as usize);
         to[next[a]] = b as u32;
         next[a] += 1;
         to[next[b]] = a as u32;
         next[b] += 1;
     }
+    drop(pairs);
     // Neighbours in value order: the result does not depend on how tables were scheduled.
     let mut chunks: Vec<&mut [u32]> = Vec::with_capacity(distinct.len());
     let mut rest = &mut to[..];
@@ -421,6 +436,23 @@ mod tests {
         let keys = [1u64, 2, 3, 4, 5, 1, 7, 8];
         assert_eq!(candidate_rows(&fps, &keys, 2, &p).unwrap(), vec![0, 1, 2, 6]);
         assert_eq!(candidate_rows(&fps, &keys, 0, &p).unwrap(), vec![2, 6]);
+    }
+
+    #[test]
+    fn candidate_pairs_past_max_pairs_are_refused_naming_their_count() {
+        let p = plan(3);
+        // 64 distinct values within 3 bits of their neighbours, each with a copy.
+        let fps: Vec<u64> = (0..128u64).map(|r| (1 << 40) | (r / 2)).collect();
+        let keys = fps.clone();
+        let count = (0..64u64)
+            .flat_map(|a| (a + 1..64).map(move |b| (a, b)))
+            .filter(|&(a, b)| hamming(a, b) <= 3)
+            .count() as u64;
+        match Candidates::new(&fps, &keys, 3, &p, Some(count - 1)) {
+            Err(Error::TooManyPairs { count: c, limit, .. }) => assert_eq!((c, limit), (count, count - 1)),
+            other => panic!("expected TooManyPairs, got {other:?}"),
+        }
+        assert!(Candidates::new(&fps, &keys, 3, &p, Some(count)).is_ok());
     }
 
     #[test]

@@ -30,6 +30,7 @@ __all__ = [
     "sketch_jaccard",
     "IndexFormatError",
     "NeardupError",
+    "TooManyPairsError",
     "fnv1a_64",
     "fnv1a_64_many",
     "hamming_one_to_many",
@@ -46,6 +47,13 @@ class NeardupError(Exception):
 
 class IndexFormatError(NeardupError):
     """A file that is not a valid neardup index: truncated, corrupted, foreign or of a newer version."""
+
+class TooManyPairsError(NeardupError):
+    """More pairs than the limit a call was given (max_pairs, --max-pairs), raised before they are
+    allocated."""
+
+    count: int
+    limit: int
 
 def fnv1a_64(data: str | bytes | bytearray | memoryview) -> int:
     """FNV-1a 64 of the bytes (a str as UTF-8)."""
@@ -158,21 +166,22 @@ class Index:
     def _set_limits(self, limits: tuple[int, int] | None) -> None: ...
     def query(self, fingerprint: int) -> list[tuple[int, int]]: ...
     def query_many(
-        self, fingerprints: npt.NDArray[np.uint64], threads: int | None = None
+        self, fingerprints: npt.NDArray[np.uint64], threads: int | None = None, max_pairs: int | None = 100_000_000
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.uint8]]: ...
     def save(self, path: str | os.PathLike[str]) -> None: ...
     @staticmethod
     def load(path: str | os.PathLike[str], mmap: bool = True) -> Index: ...
 
 def find_all(
-    fingerprints: npt.NDArray[np.uint64], k: int, plan: Plan | None = None, threads: int | None = None
+    fingerprints: npt.NDArray[np.uint64], k: int, plan: Plan | None = None, threads: int | None = None,
+    max_pairs: int | None = 100_000_000,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.uint8]]:
-    """Every pair (i < j) within k, each once."""
+    """Every pair (i < j) within k, each once; more than max_pairs raise TooManyPairsError."""
 
 def cluster(
     fingerprints: npt.NDArray[np.uint64], k: int, plan: Plan | None = None, threads: int | None = None
 ) -> npt.NDArray[np.int64]:
-    """Connected components of the pairs within k; a cluster's label is its smallest row."""
+    """Connected components of the pairs within k; a cluster's label is its smallest row. No pair is stored."""
 
 def jsonl_fingerprints(
     hasher: Hasher,
@@ -212,7 +221,7 @@ class StarCandidates:
 
     def __new__(
         cls, fingerprints: npt.NDArray[np.uint64], keys: npt.NDArray[np.uint64], k: int, plan: Plan | None = None,
-        threads: int | None = None,
+        threads: int | None = None, max_pairs: int | None = 100_000_000,
     ) -> StarCandidates: ...
     def rows(self) -> npt.NDArray[np.int64]:
         """The rows whose sketches stars() may read."""

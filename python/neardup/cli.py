@@ -26,7 +26,7 @@ from .digest import Digest
 from .pipeline import THRESHOLD, FirstPass, candidates, default_k, first_rows, keep_order, stars
 from .verify import Sketches
 from .hasher import Simhasher, Tokens, Weighting
-from .index import SimhashIndex, cluster, find_all, plan as make_plan
+from .index import DEFAULT_MAX_PAIRS, SimhashIndex, cluster, find_all, plan as make_plan
 from .paths import check_outputs, locked
 from .io import (
     AUTO,
@@ -711,6 +711,24 @@ class _Failed(click.ClickException):
     exit_code = EXIT_FAILED
 
 
+class _TooManyPairs(click.ClickException):
+    """More pairs than --max-pairs: one line, status 2."""
+
+    exit_code = EXIT_BAD_INPUT
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"neardup: {self.message}", err=True)
+
+
+def _find_all_within(fps: np.ndarray, k: int, max_pairs: int, threads: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """find_all, refusing more than --max-pairs pairs (0: no limit) before they are allocated."""
+    try:
+        return find_all(fps, k, threads=threads, max_pairs=max_pairs or None)
+    except _core.TooManyPairsError as err:
+        raise _TooManyPairs(f"{err.count:,} pairs within k={k} among {len(fps):,} documents, more than --max-pairs "
+                            f"{err.limit:,}; raise --max-pairs (0 for no limit) or lower --k") from None
+
+
 @cli.command()
 @input_options
 @click.option("-o", "--output", required=True, metavar="OUTPUT", help="Where to write the documents with their fingerprints (- for stdout).")
@@ -842,11 +860,13 @@ def _annotator(inp: Input, tmp: str, output: str, column: str) -> tuple[Callable
 @checked_k_options
 @click.option("-o", "--output", metavar="FILE", help="Write every pair (id_a, id_b, distance, jaccard) to FILE (.csv, .tsv, .jsonl or .parquet).")
 @click.option("--limit", type=click.IntRange(min=0), default=20, show_default=True, help="Pairs to show with a preview (the farthest apart first).")
+@click.option("--max-pairs", type=click.IntRange(min=0), default=DEFAULT_MAX_PAIRS, show_default=True,
+              help="The most pairs within --k to collect (counted before they are; 0 for no limit): more is an error, status 2.")
 @hasher_options
 @run_options
 def pairs(input: str | None, sample: bool, fmt: str | None, text_field: str, id_field: str | None, on_error: str, k: int | None,
-          threshold: float, no_verify: bool, shingle: int, output: str | None, limit: int, threads: int | None, quiet: bool, as_json: bool,
-          **hasher_flags: Any) -> None:
+          threshold: float, no_verify: bool, shingle: int, output: str | None, limit: int, max_pairs: int, threads: int | None, quiet: bool,
+          as_json: bool, **hasher_flags: Any) -> None:
     """The near-duplicate pairs of INPUT (fingerprints within --k, word shingles with Jaccard >=
     --threshold), with their distance, Jaccard and a short preview of each text."""
     threshold = _verification(threshold, no_verify)  # type: ignore[assignment]
@@ -859,7 +879,7 @@ def pairs(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
         tmp = outputs.reserve(output) if output else None
         first = FirstPass(hasher, shingle if threshold is not None else None, threads, budget=pipeline.SKETCH_BUDGET)
         fps, _, _ = fingerprint_with_progress(inp, hasher, threads, quiet or as_json, first=first)
-        i, j, d = find_all(fps, k, threads=threads)
+        i, j, d = _find_all_within(fps, k, max_pairs, threads)
         jac = np.full(len(i), np.nan)
         if threshold is not None:
             sketches = first.sketches
@@ -1303,6 +1323,12 @@ def main(argv: list[str] | None = None) -> int:
     except MissingExtraError as err:
         click.echo(f"neardup: {err}", err=True)
         return EXIT_BAD_INPUT
+    except _core.TooManyPairsError as err:
+        click.echo(f"neardup: {err}", err=True)
+        return EXIT_BAD_INPUT
+    except MemoryError as err:
+        click.echo(f"neardup: {err or 'out of memory'}; no output written", err=True)
+        return EXIT_FAILED
     except OSError as err:
         where = f"{err.filename}: " if err.filename else ""
         click.echo(f"neardup: {where}{err.strerror or err}", err=True)

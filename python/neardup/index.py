@@ -24,6 +24,10 @@ __all__ = ["Plan", "PlanTable", "SimhashIndex", "cluster", "find_all", "plan"]
 #: Corpus size assumed by :func:`plan` and :class:`SimhashIndex` when none is given.
 DEFAULT_EXPECTED_SIZE = 1_000_000
 
+#: Pairs :func:`find_all` and :meth:`SimhashIndex.query_many` return at most unless told
+#: otherwise: 100 million pairs take 1.7 GB as arrays.
+DEFAULT_MAX_PAIRS = 100_000_000
+
 PathLike = Union[str, "os.PathLike[str]"]
 
 
@@ -229,6 +233,10 @@ def plan(k: int = 3, n: int | None = None, memory: int | None = None) -> Plan:
     return Plan(_core.Plan.choose(_k(k), n, mem, False), n)
 
 
+def _max_pairs(value: Any) -> int | None:
+    return None if value is None else _int(value, "max_pairs", minimum=0)
+
+
 def _plan_arg(p: Any, k: int) -> Any:
     if p is None:
         return None
@@ -320,10 +328,15 @@ class SimhashIndex:
         then id."""
         return self._inner.query(_as_fingerprint(fingerprint, "fingerprint"))
 
-    def query_many(self, fingerprints: Any, threads: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def query_many(
+        self, fingerprints: Any, threads: int | None = None, max_pairs: int | None = DEFAULT_MAX_PAIRS
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every match of many queries at once, in parallel: ``(query_row, id, distance)``
-        arrays (``int64``, ``int64``, ``uint8``), by query row, then distance, then id."""
-        return self._inner.query_many(as_fingerprints(fingerprints), threads)
+        arrays (``int64``, ``int64``, ``uint8``), by query row, then distance, then id.
+
+        More than ``max_pairs`` matches (None: no limit) raise :class:`neardup.TooManyPairsError`
+        naming their count; past the limit they are only counted, never stored."""
+        return self._inner.query_many(as_fingerprints(fingerprints), threads, _max_pairs(max_pairs))
 
     def compact(self) -> None:
         """Merges pending inserts and removals into the main tables now (normally automatic)."""
@@ -353,7 +366,11 @@ class SimhashIndex:
 
 
 def find_all(
-    fingerprints: Any, k: int = 3, plan: Optional[Plan] = None, threads: int | None = None
+    fingerprints: Any,
+    k: int = 3,
+    plan: Optional[Plan] = None,
+    threads: int | None = None,
+    max_pairs: int | None = DEFAULT_MAX_PAIRS,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every pair of rows within Hamming distance ``k``, each pair once.
 
@@ -366,6 +383,9 @@ def find_all(
         k: the largest distance, 0 to 16.
         plan: the table layout; by default chosen for the input size.
         threads: worker threads (default: all cores).
+        max_pairs: the most pairs to return (default 100,000,000, 1.7 GB of arrays; None for no
+            limit). The pairs are counted before they are allocated (copies of one value make
+            c(c-1)/2 of them): more raise :class:`neardup.TooManyPairsError` naming the count.
 
     Example:
         >>> i, j, d = find_all(np.array([0b0, 0b111, 0b0, 0xFF << 40], dtype=np.uint64), k=3)
@@ -375,12 +395,13 @@ def find_all(
     k = _k(k)
     fps = as_fingerprints(fingerprints)
     threads = None if threads is None else _int(threads, "threads")
-    return _core.find_all(fps, k, _plan_arg(plan, k), threads)
+    return _core.find_all(fps, k, _plan_arg(plan, k), threads, _max_pairs(max_pairs))
 
 
 def cluster(fingerprints: Any, k: int = 3, plan: Optional[Plan] = None, threads: int | None = None) -> np.ndarray:
     """Cluster labels (``int64``): rows linked by chains of pairs within ``k`` share a label,
-    the smallest row of their cluster.
+    the smallest row of their cluster. No pair is stored, so memory stays linear in the rows
+    however many pairs there are.
 
     Example:
         >>> cluster(np.array([5, 1 << 40, 4, 0xFFFF], dtype=np.uint64), k=1).tolist()

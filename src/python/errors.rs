@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyIsADirectoryError, PyOSError, PyValueError};
+use pyo3::exceptions::{PyException, PyIsADirectoryError, PyMemoryError, PyOSError, PyValueError};
 use pyo3::prelude::*;
 
 use crate::error::Error;
@@ -15,6 +15,13 @@ create_exception!(
     NeardupError,
     "A file that is not a valid neardup index: truncated, corrupted, foreign or of a newer version."
 );
+create_exception!(
+    neardup,
+    TooManyPairsError,
+    NeardupError,
+    "More pairs than the limit a call was given (max_pairs, --max-pairs): raised before they \
+     are allocated. `count` is how many there are, `limit` the limit."
+);
 
 impl From<Error> for PyErr {
     fn from(err: Error) -> PyErr {
@@ -23,6 +30,17 @@ impl From<Error> for PyErr {
             Error::Format { .. } => IndexFormatError::new_err(err.to_string()),
             Error::Io(io) => io.into(),
             Error::NotAFile(_) => IndexFormatError::new_err(err.to_string()),
+            Error::TooManyPairs { count, limit, .. } => {
+                let pyerr = TooManyPairsError::new_err(err.to_string());
+                Python::attach(|py| {
+                    let value = pyerr.value(py);
+                    // Setting attributes on a fresh exception instance cannot fail.
+                    let _ = value.setattr("count", count);
+                    let _ = value.setattr("limit", limit);
+                });
+                pyerr
+            }
+            Error::OutOfMemory(_) => PyMemoryError::new_err(err.to_string()),
         }
     }
 }
@@ -56,5 +74,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("NeardupError", py.get_type::<NeardupError>())?;
     m.add("IndexFormatError", py.get_type::<IndexFormatError>())?;
+    m.add("TooManyPairsError", py.get_type::<TooManyPairsError>())?;
     Ok(())
 }

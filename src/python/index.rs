@@ -224,16 +224,19 @@ impl PyIndex {
         found.into_iter().map(|(d, id)| (id, d)).collect()
     }
 
-    #[pyo3(signature = (fingerprints, threads=None))]
+    #[pyo3(signature = (fingerprints, threads=None, max_pairs=Some(pairs::DEFAULT_MAX_PAIRS)),
+        text_signature = "($self, fingerprints, threads=None, max_pairs=100000000)"
+    )]
     fn query_many<'py>(
         &self,
         py: Python<'py>,
         fingerprints: PyReadonlyArray1<'py, u64>,
         threads: Option<i64>,
+        max_pairs: Option<u64>,
     ) -> PyResult<PairArrays<'py>> {
         let fps = fingerprints.as_slice()?;
         let (rows, ids, ds) =
-            py.detach(|| parallel::with_threads(threads, || self.read().query_many(fps)))?;
+            py.detach(|| parallel::with_threads(threads, || self.read().query_many(fps, max_pairs)))??;
         Ok((
             rows.into_pyarray(py),
             ids.into_pyarray(py),
@@ -274,18 +277,22 @@ fn batch_plan(k: i64, n: usize, plan: Option<PyRef<'_, PyPlan>>) -> PyResult<(u3
 }
 
 #[pyfunction]
-#[pyo3(signature = (fingerprints, k, plan=None, threads=None))]
+#[pyo3(signature = (fingerprints, k, plan=None, threads=None, max_pairs=Some(pairs::DEFAULT_MAX_PAIRS)),
+    text_signature = "(fingerprints, k, plan=None, threads=None, max_pairs=100000000)"
+)]
 fn find_all<'py>(
     py: Python<'py>,
     fingerprints: PyReadonlyArray1<'py, u64>,
     k: i64,
     plan: Option<PyRef<'py, PyPlan>>,
     threads: Option<i64>,
+    max_pairs: Option<u64>,
 ) -> PyResult<PairArrays<'py>> {
     let fps = fingerprints.as_slice()?;
     let (k, plan) = batch_plan(k, fps.len(), plan)?;
-    let found =
-        py.detach(|| parallel::with_threads(threads, || pairs::find_all(fps, k, &plan)))??;
+    let found = py.detach(|| {
+        parallel::with_threads(threads, || pairs::find_all(fps, k, &plan, max_pairs))
+    })??;
     Ok((
         found.i.into_pyarray(py),
         found.j.into_pyarray(py),

@@ -28,7 +28,9 @@ pub struct PyStarCandidates {
 #[pymethods]
 impl PyStarCandidates {
     #[new]
-    #[pyo3(signature = (fingerprints, keys, k, plan=None, threads=None))]
+    #[pyo3(signature = (fingerprints, keys, k, plan=None, threads=None, max_pairs=Some(crate::pairs::DEFAULT_MAX_PAIRS)),
+        text_signature = "(fingerprints, keys, k, plan=None, threads=None, max_pairs=100000000)"
+    )]
     fn new(
         py: Python<'_>,
         fingerprints: PyReadonlyArray1<'_, u64>,
@@ -36,6 +38,7 @@ impl PyStarCandidates {
         k: i64,
         plan: Option<PyRef<'_, PyPlan>>,
         threads: Option<i64>,
+        max_pairs: Option<u64>,
     ) -> PyResult<Self> {
         let (fps, keys) = (fingerprints.as_slice()?, keys.as_slice()?);
         let k_u = plan::check_k(k)?;
@@ -43,7 +46,7 @@ impl PyStarCandidates {
             Some(p) => p.inner.clone(),
             None => Plan::choose(k, fps.len() as u64, None, Workload::Batch)?,
         };
-        let inner = py.detach(|| parallel::with_threads(threads, || Candidates::new(fps, keys, k_u, &plan)))??;
+        let inner = py.detach(|| parallel::with_threads(threads, || Candidates::new(fps, keys, k_u, &plan, max_pairs)))??;
         Ok(PyStarCandidates { inner })
     }
 
