@@ -10,7 +10,10 @@ bench_dedup.py), writes it as Parquet partitions, then times, each in a fresh pr
 
 Usage (a release build: ``pip install .``)::
 
-    python benches/bench_dask.py --n 1000000 [--n 5000000] [--partitions 32]
+    python benches/bench_dask.py --n 1000000 [--n 5000000] [--partitions 32] [--data ../shared/data]
+
+Without the Debian corpus in --data (a fresh clone) the documents are drawn from the 3,000-document
+sample that ships with neardup (said in one line on stderr).
 
 Writes the table to stdout and, with ``--out``, a JSON file of the measurements.
 """
@@ -29,6 +32,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+import synth  # noqa: E402  (the Debian corpus or the shipped sample)
 
 
 def dask_child(corpus: str, out: str, result: str, workers: int) -> None:
@@ -70,12 +74,21 @@ def dask_child(corpus: str, out: str, result: str, workers: int) -> None:
     Path(result).write_text(json.dumps(stats))
 
 
+def source_texts(data: Path) -> list[str]:
+    """The texts the corpus is drawn from: the Debian corpus in ``data``, or the sample that ships
+    with neardup where it is absent (one line on stderr)."""
+    from bench_dedup import read_texts
+
+    return read_texts(str(synth.debian_source(data)))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, action="append", help="corpus sizes (repeat)")
     ap.add_argument("--partitions", type=int, default=32)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--out", help="write the measurements as JSON here")
+    ap.add_argument("--data", type=Path, default=synth.DATA, help="folder of the Debian corpus the documents are drawn from")
     ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -84,9 +97,9 @@ def main() -> None:
 
     import pyarrow as pa
     import pyarrow.parquet as pq
-    from bench_dedup import make_big, read_texts, timed
+    from bench_dedup import make_big, timed
 
-    source = read_texts(str(HERE.parent.parent / "shared" / "data" / "debian-descriptions.jsonl.gz"))
+    source = source_texts(args.data)
     rows = []
     for n in args.n or [1_000_000]:
         with tempfile.TemporaryDirectory(dir=os.environ.get("TMPDIR")) as tmp:

@@ -2,10 +2,14 @@
 in the same run (a pure-Python or numpy implementation of the same algorithm, or the `simhash`
 package itself). Writes a Markdown report.
 
-    python benches/bench_encoders.py [--data ../shared/data] [--out benches/results/encoders.md]
+    python benches/bench_encoders.py [--data ../shared/data] [--seed-zh FILE] [--out benches/results/encoders.md]
 
 Run it on a release build (`pip install .`), on a quiet machine; figures are best of --repeat runs.
 Every baseline is checked to compute the same output as neardup before it is timed.
+
+Without the Debian corpus in --data (a fresh clone) it times the 3,000-document sample that ships
+with neardup, and without ../shared/seeds the Chinese lines of benches/data/zh-simhash.txt; each
+fallback is said in one line on stderr.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import json
 import os
 import platform
 import re
+import sys
 import time
 from pathlib import Path
 
@@ -24,9 +29,16 @@ import numpy as np
 import neardup
 from neardup import compat
 
-ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT.parent / "shared" / "data"
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import synth  # noqa: E402  (the Debian corpus or the shipped sample)
+
+ROOT = HERE.parent
+DATA = synth.DATA
 SEED_ZH = ROOT.parent / "shared" / "seeds" / "002_4129d4cc20981ced.txt"
+#: The Chinese text timed in a fresh clone, where ../shared/seeds is absent: a few sentences about
+#: SimHash written for these benchmarks (committed here; jieba ships a dictionary, not sentences).
+ZH_FALLBACK = HERE / "data" / "zh-simhash.txt"
 
 MASK = (1 << 64) - 1
 OFFSET, PRIME = 0xCBF29CE484222325, 0x100000001B3
@@ -71,6 +83,24 @@ def minhash_python(text: str, r: int = 3, n: int = 4) -> int:
     return key
 
 
+def debian_docs(data: Path, n: int) -> list[str]:
+    """The first ``n`` texts of the Debian corpus in ``data``, or of the sample that ships with
+    neardup where it is absent (one line on stderr)."""
+    with gzip.open(synth.debian_source(data), "rt", encoding="utf-8") as f:
+        return [json.loads(line)["text"] for line in f][:n]
+
+
+def chinese_lines(seed: Path = SEED_ZH) -> tuple[str, list[str]]:
+    """(name, lines) of the Chinese text timed: the lines of ``seed`` with ten Chinese characters
+    in a row, or those of benches/data/zh-simhash.txt where ``seed`` is absent (one line on stderr)."""
+    if not seed.is_file():
+        print(f"no {seed}: timing the Chinese lines of {ZH_FALLBACK.relative_to(ROOT)} instead", file=sys.stderr, flush=True)
+        seed = ZH_FALLBACK
+    text = seed.read_text(encoding="utf-8")
+    name = "seed 002" if seed.name == SEED_ZH.name else str(seed.name)
+    return name, [line.strip() for line in text.splitlines() if re.search("[\u4e00-\u9fff]{10}", line)]
+
+
 def best_of(repeat: int, fn) -> float:
     best = float("inf")
     for _ in range(repeat):
@@ -83,13 +113,13 @@ def best_of(repeat: int, fn) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=DATA)
+    ap.add_argument("--seed-zh", type=Path, default=SEED_ZH, help="Chinese text for the tokenizer rows (default: seed 002)")
     ap.add_argument("--docs", type=int, default=20000, help="documents for the fast contenders")
     ap.add_argument("--sample", type=int, default=1000, help="documents for the slow baselines")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
-    with gzip.open(args.data / "debian-descriptions.jsonl.gz", "rt", encoding="utf-8") as f:
-        docs = [json.loads(line)["text"] for line in f][: args.docs]
+    docs = debian_docs(args.data, args.docs)
     sample = docs[: args.sample]
     rows: list[tuple[str, str, int, float, str]] = []  # (group, what, items, seconds, unit)
 
@@ -142,11 +172,11 @@ def main() -> None:
     split = neardup.Simhasher(tokenizer=str.split)
     measure(g, "built-in tokenizer (Debian texts)", lambda: builtin.fingerprint_many(docs), len(docs))
     measure(g, "tokenizer=str.split (Debian texts)", lambda: split.fingerprint_many(docs), len(docs))
-    chinese = [line.strip() for line in SEED_ZH.read_text(encoding="utf-8").splitlines() if re.search("[\u4e00-\u9fff]{10}", line)]
+    zh_name, chinese = chinese_lines(args.seed_zh)
     try:
         jieba_hasher = neardup.Simhasher(tokenizer="jieba")
         jieba_hasher.fingerprint(chinese[0])  # load the dictionary before timing
-        g = "Simhasher tokenizers, Chinese lines of seed 002"
+        g = f"Simhasher tokenizers, Chinese lines of {zh_name}"
         measure(g, f"built-in tokenizer ({len(chinese)} lines)", lambda: builtin.fingerprint_many(chinese), len(chinese))
         measure(g, "tokenizer=\"jieba\" (same lines)", lambda: jieba_hasher.fingerprint_many(chinese), len(chinese))
     except ImportError:

@@ -29,10 +29,12 @@ other two with ``pip install --no-deps --target DIR`` into folders given by ``--
 DIR`` and ``--python-simhash DIR`` (default: ``$NEARDUP_PEERS/<name>``, NEARDUP_PEERS defaulting
 to /tmp/neardup-peers); their child processes get that folder first on PYTHONPATH.
 
-Sizes: ``debian`` is the 63,905 Debian descriptions with their exact truth (../shared/data);
-``100k``, ``1m``, ``10m`` are the synthetic corpora of benches/synth.py, read from ``--benchdata``
-(corpus-N-s0.jsonl, truth-N-s0.tsv.gz) or generated there by synth.generate when it is
-importable; ``--corpus FILE [--truth FILE]`` adds a corpus of your own. A method whose time at a
+Sizes: ``debian`` is the 63,905 Debian descriptions with their exact truth (``--data``,
+../shared/data); in a fresh clone, without them, it is the 3,000-document sample that ships with
+neardup (``debian-sample``), its truth computed exactly (said in one line on stderr), and the
+fingerprint table times that sample too. ``100k``, ``1m``, ``10m`` are the synthetic corpora of
+benches/synth.py, read from ``--benchdata`` (corpus-N-s0.jsonl, truth-N-s0.tsv.gz) or generated
+there from the Debian corpus (skipped with a message where neither is there); ``--corpus FILE [--truth FILE]`` adds a corpus of your own. A method whose time at a
 size would exceed ``--budget`` seconds (extrapolated linearly from the size before) is skipped
 there, and any child running past three budgets is stopped; the report says so.
 
@@ -457,6 +459,8 @@ class Scale:
     corpus: Path
     truth: Path | None
     n: int = 0
+    #: No truth file, compute the truth exactly (the shipped sample).
+    exact: bool = False
 
 
 def timed(cmd: list[str], timeout: float, env: dict[str, str] | None = None) -> tuple[float, float, int, str]:
@@ -504,24 +508,29 @@ def child_env(m: Method, args: argparse.Namespace) -> dict[str, str]:
 
 def resolve_scales(args: argparse.Namespace, ap: argparse.ArgumentParser) -> tuple[list[Scale], list[str]]:
     """The corpora asked for, and a message for each one that is not there."""
+    import synth
+
     scales, missing = [], []
     for name in [s.strip().lower() for s in args.sizes.split(",") if s.strip()]:
         if name == "debian":
-            scales.append(Scale("debian", args.data / "debian-descriptions.jsonl.gz", args.data / "debian-descriptions.truth-word3-j50.tsv.gz"))
+            corpus, truth_file = synth.debian_corpus(args.data)
+            if truth_file is None:  # a fresh clone: the shipped sample, its truth computed in run_scale
+                scales.append(Scale("debian-sample", corpus, None, exact=True))
+            else:
+                scales.append(Scale("debian", corpus, truth_file))
             continue
         if name not in SIZES:
             ap.error(f"unknown size {name!r} (debian, {', '.join(SIZES)})")
         n = SIZES[name]
         corpus, truth = args.benchdata / f"corpus-{n}-s0.jsonl", args.benchdata / f"truth-{n}-s0.tsv.gz"
         if not corpus.exists():
-            try:
-                import synth  # type: ignore[import-not-found]
-
-                made = synth.generate(n, args.benchdata, seed=0)
-                corpus, truth = Path(made.jsonl), Path(made.truth)
-            except ImportError:
-                missing.append(f"{name}: {corpus} does not exist and benches/synth.py is not there to make it: skipped")
+            source = args.data / synth.DEBIAN_JSONL_GZ.name
+            if not source.is_file():
+                missing.append(f"{name}: {corpus} does not exist and the Debian corpus it is made from is not in "
+                               f"{args.data} (--data DIR): skipped")
                 continue
+            made = synth.generate(n, args.benchdata, seed=0, source=source)
+            corpus, truth = Path(made.jsonl), Path(made.truth)
         scales.append(Scale(name, corpus, truth if truth.exists() else None))
     if args.corpus:
         for path in (args.corpus, args.truth):
@@ -577,7 +586,12 @@ def run_scale(scale: Scale, methods: list[Method], args: argparse.Namespace, his
     print(f"== {scale.name}: {n:,} documents ({scale.corpus})", flush=True)
     import synth
 
-    truth = synth.load_truth(scale.truth, ids) if scale.truth else None
+    if scale.truth:
+        truth = synth.load_truth(scale.truth, ids)
+    elif scale.exact:
+        truth = synth.exact_truth(read_corpus(scale.corpus)[1])
+    else:
+        truth = None
     del ids
     res: dict[str, Any] = {"n": n, "file_mb": mb, "methods": {}, "notes": []}
     ref_path = work / "neardup.fps.npy"
@@ -942,7 +956,11 @@ def fingerprint_table(args: argparse.Namespace) -> str:
     import neardup
     import pure_python
 
-    _, docs = read_corpus(args.data / "debian-descriptions.jsonl.gz")
+    import synth
+
+    source = synth.debian_source(args.data)
+    corpus_name = "Debian package descriptions" if source != synth.DEBIAN_SAMPLE else f"Debian package descriptions ({source.name}, the sample that ships with neardup)"
+    _, docs = read_corpus(source)
     sample = docs[: args.sample]
     size, sample_size = sum(len(d.encode()) for d in docs), sum(len(d.encode()) for d in sample)
     hasher, raw = neardup.Simhasher(), neardup.Simhasher(unicode_form=None, casefold=False)
@@ -967,7 +985,7 @@ def fingerprint_table(args: argparse.Namespace) -> str:
             rows.append((f"neardup {what}, {label}", len(docs), size, seconds))
     base_rate = rows[0][1] / rows[0][3]
     lines = ["# Fingerprinting speed", "",
-             f"Corpus: Debian package descriptions, {len(docs)} documents, {size / 1e6:.1f} MB (slow baselines on the first "
+             f"Corpus: {corpus_name}, {len(docs)} documents, {size / 1e6:.1f} MB (slow baselines on the first "
              f"{len(sample)}). Settings: `Simhasher()` defaults.",
              f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, neardup {neardup.__version__}. "
              f"Best of {args.repeat} runs.",
@@ -982,7 +1000,9 @@ def fingerprint_table(args: argparse.Namespace) -> str:
 def one_core(args: argparse.Namespace) -> None:
     import neardup
 
-    _, docs = read_corpus(args.data / "debian-descriptions.jsonl.gz")
+    import synth
+
+    _, docs = read_corpus(synth.debian_source(args.data))
     hasher = neardup.Simhasher()
     if args.one_core == "kernel":
         docs = [hasher.normalize(d) for d in docs]
@@ -1081,7 +1101,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="neardup-compare-") as tmp:
         for scale in scales:
             results[scale.name] = run_scale(scale, methods, args, history, Path(tmp))
-            results[scale.name]["has_truth"] = scale.truth is not None
+            results[scale.name]["has_truth"] = scale.truth is not None or scale.exact
     import neardup
 
     meta = {"command": "python benches/compare.py " + " ".join(a if a and " " not in a else repr(a) for a in sys.argv[1:]),

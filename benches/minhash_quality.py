@@ -6,6 +6,9 @@ setting reports every pair of documents with equal keys (one group per key); we 
 recall and F1, and the share of reported pairs that are at least loosely similar (Jaccard >= 0.5).
 
     python benches/minhash_quality.py [--data ../shared/data] [--out FILE.md]
+
+Without the Debian corpus in --data (a fresh clone), it runs on the 3,000-document sample that
+ships with neardup and computes that sample's exact truth (synth.debian_corpus, one line on stderr).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -20,20 +24,29 @@ import numpy as np
 
 import neardup
 
-DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import synth  # noqa: E402  (the Debian corpus or the shipped sample, the truth)
+
+DATA = synth.DATA
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", type=Path, default=DATA)
-    ap.add_argument("--out", type=Path)
-    args = ap.parse_args()
-    with gzip.open(args.data / "debian-descriptions.jsonl.gz", "rt", encoding="utf-8") as f:
+def load(data: Path) -> tuple[list[str], list[tuple[int, int]], list[tuple[int, int]], str]:
+    """(texts, strict pairs at Jaccard >= 0.8, loose pairs at >= 0.5, a note on the corpus) of the Debian
+    corpus in ``data``, or of the shipped sample with its exact truth where it is absent."""
+    corpus, truth_file = synth.debian_corpus(data)
+    with gzip.open(corpus, "rt", encoding="utf-8") as f:
         docs = [json.loads(line) for line in f]
-    row = {d["id"]: i for i, d in enumerate(docs)}
     texts = [d["text"] for d in docs]
+    if truth_file is None:
+        truth = synth.exact_truth(texts)
+        rows = np.column_stack([truth.keys // truth.n, truth.keys % truth.n]).tolist()
+        loose = [(a, b) for a, b in rows]
+        strict = [(a, b) for (a, b), j in zip(rows, truth.jaccard.tolist()) if j >= 0.8 - 1e-9]
+        return texts, strict, loose, f" (the {corpus.name} that ships with neardup, truth computed exactly)"
+    row = {d["id"]: i for i, d in enumerate(docs)}
     strict, loose = [], []
-    with gzip.open(args.data / "debian-descriptions.truth-word3-j50.tsv.gz", "rt", encoding="utf-8") as f:
+    with gzip.open(truth_file, "rt", encoding="utf-8") as f:
         next(f)
         for line in f:
             a, b, j = line.rstrip("\n").split("\t")
@@ -41,11 +54,20 @@ def main() -> None:
             loose.append(pair)
             if float(j) >= 0.8:
                 strict.append(pair)
+    return texts, strict, loose, ""
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", type=Path, default=DATA)
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args()
+    texts, strict, loose, label = load(args.data)
     strict_a, loose_a = np.array(strict), np.array(loose)
     lines = [
         "# Minhash cluster keys: near-duplicate quality",
         "",
-        f"Corpus: {len(texts)} Debian package descriptions; truth: {len(strict)} pairs with word-3-shingle "
+        f"Corpus: {len(texts)} Debian package descriptions{label}; truth: {len(strict)} pairs with word-3-shingle "
         f"Jaccard >= 0.8. A pair is reported when both documents get the same key.",
         f"Command: `python benches/minhash_quality.py` ({time.strftime('%Y-%m-%d')})",
         "",

@@ -59,12 +59,14 @@ import neardup
 from neardup.io import Outputs
 
 __all__ = [
-    "DEBIAN_JSONL_GZ", "DEBIAN_SAMPLE", "DEBIAN_TRUTH", "SynthCorpus", "Truth", "debian_corpus", "exact_truth", "generate",
+    "DATA", "DEBIAN_JSONL_GZ", "DEBIAN_SAMPLE", "DEBIAN_TRUTH", "SynthCorpus", "Truth", "debian_corpus", "debian_source", "exact_truth", "generate",
     "describe", "jaccard", "load_truth", "score", "shingles",
 ]
 
 HERE = Path(__file__).resolve().parent
-DEBIAN_JSONL_GZ = HERE.parent.parent / "shared" / "data" / "debian-descriptions.jsonl.gz"
+#: Where the benchmarks look for the Debian corpus and its truth unless told otherwise (--data).
+DATA = HERE.parent.parent / "shared" / "data"
+DEBIAN_JSONL_GZ = DATA / "debian-descriptions.jsonl.gz"
 DEBIAN_TRUTH = DEBIAN_JSONL_GZ.with_name("debian-descriptions.truth-word3-j50.tsv.gz")
 #: The 3,000 Debian descriptions that ship with neardup: the quality benchmarks' corpus in a fresh
 #: clone, where ../shared/data is absent (its truth is then computed by exact_truth).
@@ -363,16 +365,28 @@ def neardup_shingles(text: str) -> frozenset[str]:
     return frozenset(["\0" + _WORD3.normalize(text)])
 
 
-def debian_corpus(data: Path) -> tuple[Path, Path | None]:
+def debian_corpus(data: Path, hint: str = "--data DIR") -> tuple[Path, Path | None]:
     """``(corpus, truth file)`` of the Debian corpus in ``data`` (``../shared/data``). Where it is
     absent, as in a fresh clone, the sample that ships with neardup and ``None`` (compute its
-    truth with :func:`exact_truth`), said in one line on stderr."""
+    truth with :func:`exact_truth`), said in one line on stderr; ``hint`` is how to point the
+    benchmark at the full corpus."""
     corpus, truth = data / DEBIAN_JSONL_GZ.name, data / DEBIAN_TRUTH.name
     if corpus.exists() and truth.exists():
         return corpus, truth
     print(f"no Debian corpus in {data}: using the {DEBIAN_SAMPLE.name} that ships with neardup (3,000 documents), "
-          f"its truth computed exactly now; --data DIR for the full corpus", file=sys.stderr, flush=True)
+          f"its truth computed exactly now; {hint} for the full corpus", file=sys.stderr, flush=True)
     return DEBIAN_SAMPLE, None
+
+
+def debian_source(data: Path, hint: str = "--data DIR") -> Path:
+    """The Debian corpus in ``data`` for a benchmark that needs its texts alone (no truth); where it
+    is absent, the sample that ships with neardup, said in one line on stderr."""
+    corpus = data / DEBIAN_JSONL_GZ.name
+    if corpus.exists():
+        return corpus
+    print(f"no Debian corpus in {data}: using the {DEBIAN_SAMPLE.name} that ships with neardup (3,000 documents); "
+          f"{hint} for the full corpus", file=sys.stderr, flush=True)
+    return DEBIAN_SAMPLE
 
 
 def score(
