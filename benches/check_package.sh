@@ -6,7 +6,8 @@
 #
 #   bash benches/check_package.sh            # needs maturin and twine: pip install maturin twine
 #
-# Set CARGO_TARGET_DIR to reuse a build directory; the artefacts go to a temporary folder that is
+# Leave CARGO_TARGET_DIR unset: the sdist unpacks with old file times, which a reused target folder
+# would take for an up-to-date build. The artefacts go to a temporary folder that is
 # removed at the end (KEEP=1 keeps it and prints where).
 set -euo pipefail
 cd "$(dirname "$0")/.."
