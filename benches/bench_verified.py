@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import os
 import subprocess
 import sys
@@ -80,12 +79,7 @@ def datasketch_dedup(texts: list[str], threshold: float = 0.8, num_perm: int = 1
 
 
 def _datasketch_main(corpus: Path, out: Path) -> None:
-    ids, texts = [], []
-    with open(corpus, encoding="utf-8") as f:
-        for line in f:
-            d = json.loads(line)
-            ids.append(d["id"])
-            texts.append(d["text"])
+    ids, texts = synth.read_corpus(corpus)
     kept = datasketch_dedup(texts)
     with open(out, "w", encoding="utf-8", newline="") as f:
         w = csv.writer(f)
@@ -155,12 +149,7 @@ def oracle_stars(truth: synth.Truth) -> np.ndarray:
 
 
 def run_corpus(corpus: Corpus, work: Path) -> list[str]:
-    ids, texts = [], []
-    with open(corpus.jsonl, encoding="utf-8") as f:
-        for line in f:
-            d = json.loads(line)
-            ids.append(d["id"])
-            texts.append(d["text"])
+    ids, texts = synth.read_corpus(corpus.jsonl)
     truth = synth.load_truth(corpus.truth, ids)
     row = {doc_id: i for i, doc_id in enumerate(ids)}
     nbytes = corpus.jsonl.stat().st_size

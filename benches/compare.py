@@ -157,15 +157,10 @@ FEATURES: dict[str, Callable[[str], list[str]]] = {"default": str.split, "matche
 
 
 def read_corpus(path: Path) -> tuple[list[str], list[str]]:
-    """Ids and texts of a JSONL corpus ({"id", "text"} per line; .gz read as gzip)."""
-    ids, texts = [], []
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as f:
-        for line in f:
-            record = json.loads(line)
-            ids.append(str(record["id"]))
-            texts.append(record["text"])
-    return ids, texts
+    """Ids and texts of a JSONL corpus (synth.read_corpus, imported when needed)."""
+    import synth
+
+    return synth.read_corpus(path)
 
 
 def read_ids(path: Path) -> list[str]:

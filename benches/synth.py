@@ -365,6 +365,18 @@ def neardup_shingles(text: str) -> frozenset[str]:
     return frozenset(["\0" + _WORD3.normalize(text)])
 
 
+def read_corpus(path: Path) -> tuple[list[str], list[str]]:
+    """Ids and texts of a JSONL corpus ({"id", "text"} per line; .gz read as gzip)."""
+    ids, texts = [], []
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        for line in f:
+            record = json.loads(line)
+            ids.append(str(record["id"]))
+            texts.append(record["text"])
+    return ids, texts
+
+
 def debian_corpus(data: Path, hint: str = "--data DIR") -> tuple[Path, Path | None]:
     """``(corpus, truth file)`` of the Debian corpus in ``data`` (``../shared/data``). Where it is
     absent, as in a fresh clone, the sample that ships with neardup and ``None`` (compute its
