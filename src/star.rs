@@ -206,27 +206,6 @@ impl Candidates {
     }
 }
 
-/// The star clusters of `fingerprints` taken in keep order `order` (a permutation of the rows),
-/// with `keys` the content keys of the rows' normalized texts.
-pub fn stars(
-    fingerprints: &[u64],
-    keys: &[u64],
-    order: &[i64],
-    k: u32,
-    plan: &Plan,
-    verification: Option<Verification<'_>>,
-) -> Result<Stars> {
-    if order.len() != fingerprints.len() {
-        return Err(Error::invalid(format!("{} fingerprints but {} rows in keep order", fingerprints.len(), order.len())));
-    }
-    Candidates::new(fingerprints, keys, k, plan, None)?.stars(order, verification)
-}
-
-/// The rows whose sketches [`stars`] may read (see [`Candidates::rows`]).
-pub fn candidate_rows(fingerprints: &[u64], keys: &[u64], k: u32, plan: &Plan) -> Result<Vec<i64>> {
-    Ok(Candidates::new(fingerprints, keys, k, plan, None)?.rows())
-}
-
 /// Each row's position in `order`, checking that it is a permutation of the rows.
 fn ranks(order: &[i64]) -> Result<Vec<u32>> {
     let n = order.len();
@@ -304,6 +283,21 @@ mod tests {
     use super::*;
     use crate::hamming::hamming;
     use crate::verify::{shingle_config, sketches};
+
+    fn stars(
+        fingerprints: &[u64],
+        keys: &[u64],
+        order: &[i64],
+        k: u32,
+        plan: &Plan,
+        verification: Option<Verification<'_>>,
+    ) -> Result<Stars> {
+        Candidates::new(fingerprints, keys, k, plan, None)?.stars(order, verification)
+    }
+
+    fn candidate_rows(fingerprints: &[u64], keys: &[u64], k: u32, plan: &Plan) -> Result<Vec<i64>> {
+        Ok(Candidates::new(fingerprints, keys, k, plan, None)?.rows())
+    }
 
     fn plan(k: u32) -> Plan {
         Plan::choose(i64::from(k), 100, None, crate::plan::Workload::Batch).unwrap()

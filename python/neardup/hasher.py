@@ -326,7 +326,7 @@ class Simhasher:
             return Digest.of(*got)
         # A Python tokenizer: the fingerprints from its tokens; keys and sketches from the text.
         columns = self._text_columns(chunk, start, name)
-        fps = _call(self._inner.fingerprint_tokens_many, self._columns(chunk, start, name), start, name, threads)
+        fps = _call(self._inner.fingerprint_tokens_many, self._token_columns(columns, start, name), start, name, threads)
         texts = ["\n".join(doc) for doc in zip(*columns)] if len(columns) > 1 else columns[0]
         ngram, size = sketch if sketch is not None else (1, 1)
         offsets, hashes, keys = _core.shingle_sketches(texts, ngram, size, threads)
@@ -341,8 +341,10 @@ class Simhasher:
     def _columns(self, chunk: list[Any], start: int, name: str) -> Any:
         """One list per field of normalized texts, or with a tokenizer of their tokens."""
         columns = self._text_columns(chunk, start, name)
-        if self._tokenize is None:
-            return columns
+        return columns if self._tokenize is None else self._token_columns(columns, start, name)
+
+    def _token_columns(self, columns: list[list[str]], start: int, name: str) -> list[list[list[str]]]:
+        """The tokenizer's tokens of columns of normalized texts."""
         return [[self._tokens(text, f"{name}[{start + i}]") for i, text in enumerate(column)] for column in columns]
 
     def _tokens(self, text: str, label: str) -> list[str]:

@@ -89,6 +89,7 @@ class Sketches:
         self._ends: list[np.ndarray] = []
         self._buf = np.zeros(0, np.uint32)  # every sketch's hashes, one after the other
         self._total = 0
+        self._count = 0  # rows sketched
 
     def add(self, rows: Sequence[int] | np.ndarray, docs: Sequence[Any]) -> None:
         """Sketches the documents ``docs`` of rows ``rows``."""
@@ -127,12 +128,13 @@ class Sketches:
         self._starts.append(new_starts)
         self._ends.append(new_starts + lengths.astype(np.uint64))
         self._total = end
-        self.nbytes = self._buf.nbytes + 24 * sum(len(r) for r in self._rows)
+        self._count += len(rows)
+        self.nbytes = self._buf.nbytes + 24 * self._count
         if self.budget is not None and self.nbytes > self.budget:
             self.dropped = True
             self._rows, self._starts, self._ends = [], [], []
             self._buf = np.zeros(0, np.uint32)
-            self._total = self.nbytes = 0
+            self._total = self._count = self.nbytes = 0
 
     def ranges(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(starts, ends, hashes)`` of rows 0..n-1: row d's sketch is ``hashes[starts[d]:ends[d]]``
