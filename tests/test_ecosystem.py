@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import neardup
+from neardup.verify import THRESHOLD_K
 from brute import family_corpus, verified_stars
 
 # conftest.py keeps Hugging Face offline (HF_DATASETS_OFFLINE, HF_HUB_OFFLINE).
@@ -99,12 +100,12 @@ def test_an_empty_dataset(datasets):
 
 def test_the_neardup_logger_says_what_a_dedup_did(docs, expected, caplog):
     with caplog.at_level(logging.DEBUG, logger="neardup"):
-        result = neardup.dedup(docs, k=5, threshold=0.8)
+        result = neardup.dedup(docs, k=THRESHOLD_K, threshold=0.8)
     info = [r for r in caplog.records if r.name == "neardup" and r.levelno == logging.INFO]
     assert len(info) == 1
     record = info[0]
     removed = sum(kept != row for row, kept in enumerate(expected))
-    assert (record.documents, record.removed, record.k, record.threshold) == (len(docs), removed, 5, 0.8)
+    assert (record.documents, record.removed, record.k, record.threshold) == (len(docs), removed, THRESHOLD_K, 0.8)
     assert record.seconds == result.stats["seconds"]
     assert f"{len(docs)} documents, {removed} removed" in record.getMessage()
     stages = [r.getMessage() for r in caplog.records if r.levelno == logging.DEBUG and r.name == "neardup"]

@@ -1,6 +1,6 @@
 """neardup: find near-duplicate documents at scale with 64-bit simhash fingerprints.
 
-The Rust core hashes features with FNV-1a 64 and folds them into 64 signed tallies; batches run
+The Rust core hashes features with FNV-1a 64 (then MurmurHash3's finalizer) and folds them into 64 signed tallies; batches run
 on all cores with the GIL released. See the README for a tour.
 """
 
@@ -9,6 +9,8 @@ from ._core import __version__ as __version__
 from .dedup import DedupResult, dedup
 from .encoders import SparseEncoder, VectorSimhash, group_by_key, minhash_key, minhash_key_many
 from .fingerprints import (
+    feature_hash,
+    fmix64,
     fnv1a_64,
     hamming,
     hamming_many,
@@ -37,7 +39,9 @@ __all__ = [
     "VectorSimhash",
     "cluster",
     "dedup",
+    "feature_hash",
     "find_all",
+    "fmix64",
     "fnv1a_64",
     "group_by_key",
     "hamming",

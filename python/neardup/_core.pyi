@@ -31,6 +31,9 @@ __all__ = [
     "IndexFormatError",
     "NeardupError",
     "TooManyPairsError",
+    "feature_hash",
+    "feature_hash_many",
+    "fmix64",
     "fnv1a_64",
     "fnv1a_64_many",
     "hamming_one_to_many",
@@ -60,6 +63,15 @@ def fnv1a_64(data: str | bytes | bytearray | memoryview) -> int:
 
 def fnv1a_64_many(items: Sequence[str | bytes]) -> npt.NDArray[np.uint64]:
     """FNV-1a 64 of each item, as a uint64 array."""
+
+def fmix64(x: int) -> int:
+    """MurmurHash3's 64-bit finalizer, a bijection of 64-bit integers."""
+
+def feature_hash(data: str | bytes | bytearray | memoryview) -> int:
+    """fmix64 of the FNV-1a 64 of the bytes (a str as UTF-8): a feature's hash as tallied."""
+
+def feature_hash_many(items: Sequence[str | bytes]) -> npt.NDArray[np.uint64]:
+    """feature_hash of each item, as a uint64 array."""
 
 def tallies_int(hashes: npt.NDArray[np.uint64], weights: npt.NDArray[np.int64] | None = None) -> list[int]:
     """The 64 tallies Σ ±w (w = 1 without weights), exact."""

@@ -23,7 +23,7 @@ import numpy as np
 from . import _core, pipeline, report as report_mod
 from .dedup import DedupResult
 from .digest import Digest
-from .pipeline import THRESHOLD, FirstPass, candidates, default_k, first_rows, keep_order, stars
+from .pipeline import THRESHOLD, THRESHOLD_K, UNVERIFIED_K, FirstPass, candidates, default_k, first_rows, keep_order, stars
 from .verify import Sketches
 from .hasher import Simhasher, Tokens, Weighting
 from .index import DEFAULT_MAX_PAIRS, SimhashIndex, cluster, find_all, plan as make_plan
@@ -107,7 +107,7 @@ def checked_k_options(f: Callable[..., Any]) -> Callable[..., Any]:
     f = click.option("--threshold", type=click.FloatRange(0, 1, min_open=True), default=THRESHOLD, show_default=True, metavar="J",
                      help="A pair within --k is a near-duplicate when the Jaccard similarity of its word shingles is J or above (0 < J <= 1).")(f)
     return click.option("--k", "k", type=click.IntRange(0, 16), default=None,
-                        help="Candidate radius: the largest Hamming distance of a near-duplicate pair, 0 to 16  [default: 5; 3 with --no-verify]")(f)
+                        help=f"Candidate radius: the largest Hamming distance of a near-duplicate pair, 0 to 16  [default: {THRESHOLD_K}; {UNVERIFIED_K} with --no-verify]")(f)
 
 
 def _verification(threshold: float, no_verify: bool) -> float | None:

@@ -176,7 +176,7 @@ def dedup(
     Args:
         ddf: a dask DataFrame with the text in ``column``.
         column: the column holding each document's text (str; a missing text is an error).
-        k: the candidate radius, 0 to 16 (default 5; 3 with ``threshold=None``).
+        k: the candidate radius, 0 to 16 (default 8; 3 with ``threshold=None``).
         id_column: the column of ids for the clusters table (default: global row numbers).
         keep: ``"first"`` or ``"longest"`` (ties to the first), as in :func:`neardup.dedup`.
         threshold: the least word-shingle Jaccard of a near-duplicate pair (default 0.8); None
