@@ -180,8 +180,19 @@ impl PyIndex {
         py.detach(|| self.read().len())
     }
 
-    fn contains(&self, py: Python<'_>, id: i64) -> bool {
-        py.detach(|| self.read().contains(id))
+    /// Whether the index views a memory-mapped file (checked on every use).
+    #[getter]
+    fn mapped(&self, py: Python<'_>) -> bool {
+        py.detach(|| self.read().is_mapped())
+    }
+
+    /// Raises IndexChangedError if the mapped file changed in place since it was loaded.
+    fn check_file(&self, py: Python<'_>) -> PyResult<()> {
+        Ok(py.detach(|| self.read().check_file())?)
+    }
+
+    fn contains(&self, py: Python<'_>, id: i64) -> PyResult<bool> {
+        Ok(py.detach(|| self.read().guarded(|ix| ix.contains(id)))?)
     }
 
     #[pyo3(signature = (fingerprints, ids=None))]
@@ -198,19 +209,19 @@ impl PyIndex {
             // meanwhile; the plan of an index never changes.
             let plan = self.read().plan().clone();
             let batch = Batch::new(&plan, fps, ids)?;
-            self.write().add_batch(batch)
+            self.write().guarded_mut(|ix| ix.add_batch(batch))?
         })?;
         Ok(())
     }
 
     fn remove(&self, py: Python<'_>, ids: PyReadonlyArray1<'_, i64>) -> PyResult<()> {
         let ids = ids.as_slice()?;
-        py.detach(|| self.write().remove(ids))
+        py.detach(|| self.write().guarded_mut(|ix| ix.remove(ids)))?
             .map_err(|missing| PyKeyError::new_err(format!("id {missing} is not in the index")))
     }
 
-    fn compact(&self, py: Python<'_>) {
-        py.detach(|| self.write().compact())
+    fn compact(&self, py: Python<'_>) -> PyResult<()> {
+        Ok(py.detach(|| self.write().guarded_mut(Index::compact))?)
     }
 
     /// Test hook: buffer and tombstone limits, or None for the defaults.
@@ -219,9 +230,9 @@ impl PyIndex {
     }
 
     /// (id, distance) pairs within k, by distance then id.
-    fn query(&self, py: Python<'_>, fingerprint: u64) -> Vec<(i64, u8)> {
-        let found = py.detach(|| self.read().query(fingerprint));
-        found.into_iter().map(|(d, id)| (id, d)).collect()
+    fn query(&self, py: Python<'_>, fingerprint: u64) -> PyResult<Vec<(i64, u8)>> {
+        let found = py.detach(|| self.read().guarded(|ix| ix.query(fingerprint)))?;
+        Ok(found.into_iter().map(|(d, id)| (id, d)).collect())
     }
 
     #[pyo3(signature = (fingerprints, threads=None, max_pairs=Some(pairs::DEFAULT_MAX_PAIRS)),
@@ -236,7 +247,7 @@ impl PyIndex {
     ) -> PyResult<PairArrays<'py>> {
         let fps = fingerprints.as_slice()?;
         let (rows, ids, ds) =
-            py.detach(|| parallel::with_threads(threads, || self.read().query_many(fps, max_pairs)))??;
+            py.detach(|| parallel::with_threads(threads, || self.read().guarded(|ix| ix.query_many(fps, max_pairs))))???;
         Ok((
             rows.into_pyarray(py),
             ids.into_pyarray(py),
@@ -245,7 +256,7 @@ impl PyIndex {
     }
 
     fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
-        py.detach(|| self.read().save(&path))
+        py.detach(|| self.read().guarded(|ix| ix.save(&path)).and_then(|saved| saved))
             .map_err(|e| on_path(e, &path))
     }
 
