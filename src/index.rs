@@ -679,6 +679,7 @@ impl Index {
             let mut ids = Vec::new();
             let mut ds = Vec::new();
             let mut found = Vec::new();
+            crate::interrupt::check()?;
             for (r, &q) in chunk.iter().enumerate() {
                 found.clear();
                 self.query_into(q, &mut found);

@@ -8,6 +8,7 @@ use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
 
 use super::errors::on_path;
+use super::interrupt;
 use crate::index::{Batch, Index};
 use crate::pairs;
 use crate::parallel;
@@ -247,7 +248,7 @@ impl PyIndex {
     ) -> PyResult<PairArrays<'py>> {
         let fps = fingerprints.as_slice()?;
         let (rows, ids, ds) =
-            py.detach(|| parallel::with_threads(threads, || self.read().guarded(|ix| ix.query_many(fps, max_pairs))))???;
+            interrupt::detach(py, || parallel::with_threads(threads, || self.read().guarded(|ix| ix.query_many(fps, max_pairs))))????;
         Ok((
             rows.into_pyarray(py),
             ids.into_pyarray(py),
@@ -301,9 +302,9 @@ fn find_all<'py>(
 ) -> PyResult<PairArrays<'py>> {
     let fps = fingerprints.as_slice()?;
     let (k, plan) = batch_plan(k, fps.len(), plan)?;
-    let found = py.detach(|| {
+    let found = interrupt::detach(py, || {
         parallel::with_threads(threads, || pairs::find_all(fps, k, &plan, max_pairs))
-    })??;
+    })???;
     Ok((
         found.i.into_pyarray(py),
         found.j.into_pyarray(py),
@@ -323,7 +324,7 @@ fn cluster<'py>(
     let fps = fingerprints.as_slice()?;
     let (k, plan) = batch_plan(k, fps.len(), plan)?;
     let labels =
-        py.detach(|| parallel::with_threads(threads, || pairs::cluster(fps, k, &plan)))??;
+        interrupt::detach(py, || parallel::with_threads(threads, || pairs::cluster(fps, k, &plan)))???;
     Ok(labels.into_pyarray(py))
 }
 
