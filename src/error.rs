@@ -20,6 +20,10 @@ pub enum Error {
     TooManyPairs { count: u64, limit: u64, what: String, remedy: String },
     /// An allocation whose size comes from the data failed: what it was for.
     OutOfMemory(String),
+    /// A memory-mapped index file changed in place since it was loaded: which and how.
+    Changed(String),
+    /// A long call stopped because the process was interrupted (Ctrl-C).
+    Interrupted,
 }
 
 /// The core's result type.
@@ -46,6 +50,8 @@ impl fmt::Display for Error {
                 thousands(*limit)
             ),
             Error::OutOfMemory(what) => write!(f, "out of memory: {what}"),
+            Error::Changed(message) => f.write_str(message),
+            Error::Interrupted => f.write_str("interrupted"),
         }
     }
 }

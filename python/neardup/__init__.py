@@ -4,7 +4,7 @@ The Rust core hashes features with FNV-1a 64 (then MurmurHash3's finalizer) and 
 on all cores with the GIL released. See the README for a tour.
 """
 
-from ._core import IndexFormatError, NeardupError, TooManyPairsError
+from ._core import IndexChangedError, IndexFormatError, NeardupError, TooManyPairsError
 from ._core import __version__ as __version__
 from .dedup import DedupResult, dedup
 from .encoders import SparseEncoder, VectorSimhash, group_by_key, minhash_key, minhash_key_many
@@ -27,6 +27,7 @@ from .verify import jaccard
 
 __all__ = [
     "DedupResult",
+    "IndexChangedError",
     "IndexFormatError",
     "NeardupError",
     "Plan",

@@ -28,6 +28,7 @@ __all__ = [
     "minhash_keys_tokens",
     "shingle_sketches",
     "sketch_jaccard",
+    "IndexChangedError",
     "IndexFormatError",
     "NeardupError",
     "TooManyPairsError",
@@ -50,6 +51,9 @@ class NeardupError(Exception):
 
 class IndexFormatError(NeardupError):
     """A file that is not a valid neardup index: truncated, corrupted, foreign or of a newer version."""
+
+class IndexChangedError(IndexFormatError):
+    """The file under a memory-mapped index was changed in place since it was loaded."""
 
 class TooManyPairsError(NeardupError):
     """More pairs than the limit a call was given (max_pairs, --max-pairs), raised before they are
@@ -171,6 +175,9 @@ class Index:
     @property
     def nbytes(self) -> int: ...
     def __len__(self) -> int: ...
+    @property
+    def mapped(self) -> bool: ...
+    def check_file(self) -> None: ...
     def contains(self, id: int) -> bool: ...
     def add(self, fingerprints: npt.NDArray[np.uint64], ids: npt.NDArray[np.int64] | None = None) -> None: ...
     def remove(self, ids: npt.NDArray[np.int64]) -> None: ...

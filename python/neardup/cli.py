@@ -20,13 +20,14 @@ from typing import Any, Callable, Literal, TextIO
 import click
 import numpy as np
 
-from . import _core, pipeline, report as report_mod
+from . import _core, pipeline, report as report_mod, stdio
 from .dedup import DedupResult
 from .digest import Digest
 from .pipeline import THRESHOLD, THRESHOLD_K, UNVERIFIED_K, FirstPass, candidates, default_k, first_rows, keep_order, stars
 from .verify import Sketches
 from .hasher import Simhasher, Tokens, Weighting
 from .index import DEFAULT_MAX_PAIRS, SimhashIndex, cluster, find_all, plan as make_plan
+from .lines import DEFAULT_MAX_RECORD_SIZE, parse_size
 from .paths import check_outputs, locked
 from .io import (
     AUTO,
@@ -65,6 +66,13 @@ def sample_path() -> str:
 # -- options shared by commands ------------------------------------------------------------------
 
 
+def _max_record_size(ctx: click.Context, param: click.Parameter, value: str) -> None:
+    try:
+        ctx.meta["neardup.max_record_size"] = parse_size(value)
+    except ValueError as err:
+        raise click.BadParameter(str(err), ctx, param) from None
+
+
 def input_options(f: Callable[..., Any], bundled: bool = True) -> Callable[..., Any]:
     """INPUT and the options that read it; ``bundled`` adds --sample (the shipped Debian sample)."""
     options = [
@@ -74,6 +82,9 @@ def input_options(f: Callable[..., Any], bundled: bool = True) -> Callable[..., 
         click.option("--text-field", default="text", show_default=True, help="Field or column holding each document's text."),
         click.option("--id-field", default=None, help="Field or column holding each document's id (default: 'id' if the first document has it, else document numbers from 0)."),
         click.option("--on-error", type=click.Choice(["stop", "skip"]), default="stop", show_default=True, help="On a bad record: stop with FILE:LINE and status 2, or skip it and list it in the report."),
+        click.option("--max-record-size", metavar="SIZE", default="64M", show_default=True, expose_value=False,
+                     callback=_max_record_size, is_eager=True,
+                     help="The most bytes of one record (JSONL or CSV line, .txt file): a larger one is bad input, found without reading it whole. 64M, 1G or bytes."),
     ]
     for option in reversed(options):
         f = option(f)
@@ -175,6 +186,7 @@ def _open(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
         fields=list(hasher.fields) if hasher.fields else None,
         on_error=on_error,
         replayable=replayable,
+        max_record_size=click.get_current_context().meta.get("neardup.max_record_size", DEFAULT_MAX_RECORD_SIZE),
     )
     if isinstance(inp, TxtInput) and not inp.files():
         raise InputError(inp.name, "no .txt files")
@@ -362,7 +374,9 @@ def _stream(output: str | None) -> TextIO:
 
 
 def _say(text: str, output: str | None = None) -> None:
-    click.echo(text, file=_stream(output))
+    stream = _stream(output)
+    # The report of a job whose outputs are written: to stderr when stdout was closed.
+    click.echo(text, file=sys.stderr if stdio.is_closed(stream) else stream)
 
 
 def _errors_text(inp: Input, limit: int = 10) -> list[str]:
@@ -1308,6 +1322,7 @@ def _terminate(signum: int, frame: Any) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Runs the command; returns its exit status (the console script exits with it)."""
     previous = signal.signal(signal.SIGTERM, _terminate) if hasattr(signal, "SIGTERM") else None
+    stdio.guard_closed()
     try:
         result = cli.main(args=argv, prog_name="neardup", standalone_mode=False)
         return result if isinstance(result, int) else EXIT_OK
@@ -1329,6 +1344,10 @@ def main(argv: list[str] | None = None) -> int:
     except MemoryError as err:
         click.echo(f"neardup: {err or 'out of memory'}; no output written", err=True)
         return EXIT_FAILED
+    except UnicodeEncodeError as err:
+        click.echo(f"neardup: cannot print {err.object[max(0, err.start - 20):err.end + 20]!r}: not valid Unicode "
+                   "(a lone surrogate, which JSON's \\ud800 escape can hold); write the output to a .jsonl file", err=True)
+        return EXIT_BAD_INPUT
     except OSError as err:
         where = f"{err.filename}: " if err.filename else ""
         click.echo(f"neardup: {where}{err.strerror or err}", err=True)

@@ -37,6 +37,7 @@ import numpy as np
 
 from . import _core
 from .digest import Digest
+from .lines import DEFAULT_MAX_RECORD_SIZE, READ_SIZE, line_blocks, too_long_reason
 
 try:  # optional (pip install 'neardup[fast]'): parses JSONL two to three times faster
     from orjson import loads as _fast_loads
@@ -112,8 +113,11 @@ class _ZstdFrames(io.RawIOBase):
     zstd, raises :class:`CompressedStreamError`. (zstandard's stream reader takes the end of its
     input inside a frame for the end of the data: a truncated file read as complete.)"""
 
-    #: Compressed bytes fed at a time, which bounds the output of one call.
+    #: Compressed bytes read at a time, and fed to the decompressor at a time: the latter bounds
+    #: the output of one call (a zstd block of up to 128 KiB may take 4 bytes), so a stream that
+    #: inflates enormously (a zstd bomb) comes out at most about 128 MiB at a time.
     STEP = 1 << 16
+    FEED = 1 << 12
 
     def __init__(self, raw: BinaryIO, zstandard: Any) -> None:
         self._raw, self._zstd = raw, zstandard
@@ -146,7 +150,7 @@ class _ZstdFrames(io.RawIOBase):
                 return
         if self._frame is None or self._frame.eof:
             self._frame = self._dctx.decompressobj()
-        data, self._input = self._input[: self.STEP], self._input[self.STEP :]
+        data, self._input = self._input[: self.FEED], self._input[self.FEED :]
         try:
             out = self._frame.decompress(data)
         except self._zstd.ZstdError as err:
@@ -255,6 +259,9 @@ class Input:
         on_error: ``"stop"`` raises :class:`InputError` at the first bad record; ``"skip"``
             skips bad records and lists them in :attr:`errors`.
         replayable: keep what is needed to read the input again (stdin is spooled).
+        max_record_size: the most bytes of one record (a JSONL or CSV line, a .txt file); a
+            larger one is bad input (``FILE:LINE: record of more than N bytes``), found without
+            holding it whole. Default 64 MiB.
     """
 
     unit = "line"
@@ -270,7 +277,11 @@ class Input:
         on_error: str = "stop",
         replayable: bool = True,
         compression: str | None = None,
+        max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
     ) -> None:
+        if isinstance(max_record_size, bool) or not isinstance(max_record_size, int) or max_record_size < 1:
+            raise ValueError(f"max_record_size must be a positive number of bytes, got {max_record_size!r}")
+        self.max_record_size = max_record_size
         self.path = path
         self.name = "<stdin>" if path == "-" else path
         self.format = format
@@ -305,6 +316,8 @@ class Input:
                     raise RuntimeError("stdin was not kept for a second pass")
                 self._spool.seek(0)
                 return self._spool  # type: ignore[return-value]
+            if sys.stdin is None:
+                raise InputError(self.name, "standard input is closed")
             stdin = sys.stdin.buffer
             if self.replayable:
                 self._spool = tempfile.TemporaryFile(prefix="neardup-stdin-")
@@ -448,7 +461,8 @@ class Input:
 class _Prefetch:
     """Reads a stream ahead in a helper thread, two blocks at most."""
 
-    def __init__(self, stream: BinaryIO, depth: int = 2) -> None:
+    def __init__(self, stream: BinaryIO, size: int = 1 << 22, depth: int = 2) -> None:
+        self._size = size
         self._queue: queue.Queue[tuple[bool, Any]] = queue.Queue(depth)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, args=(stream,), name="neardup-read", daemon=True)
@@ -457,7 +471,7 @@ class _Prefetch:
     def _run(self, stream: BinaryIO) -> None:
         try:
             while not self._stop.is_set():
-                data = stream.read(1 << 22)
+                data = stream.read(self._size)
                 self._put((True, data))
                 if not data:
                     return
@@ -533,29 +547,21 @@ class JsonlInput(Input):
         number of lines) for blocks of about 4 MB. A compressed input is decompressed by a
         helper thread (zlib and zstd release the GIL) while this one parses."""
         raw, stream = self._stream(again)
-        reader: Any = _Prefetch(stream) if stream is not raw else stream
-        lineno = 0
-        pending = b""
+        reader: Any = _Prefetch(stream, min(READ_SIZE, self.max_record_size + 1)) if stream is not raw else stream
+
+        def read(size: int) -> bytes:
+            try:
+                return reader.read(size)  # type: ignore[no-any-return]
+            except (OSError, EOFError, ValueError, zlib.error) as err:
+                raise self._read_error(err, stream is not raw) from None
+
+        def too_long(line: int) -> None:
+            if not again:  # noted by the first pass
+                self.bad(line, too_long_reason(self.max_record_size))
+
         try:
-            while True:
-                try:
-                    data = reader.read(1 << 22)
-                except (OSError, EOFError, ValueError, zlib.error) as err:
-                    raise self._read_error(err, stream is not raw) from None
-                if not data:
-                    if pending:
-                        yield lineno + 1, pending, 1
-                    break
-                if pending:
-                    data = pending + data
-                cut = data.rfind(b"\n") + 1
-                pending = data[cut:]
-                if not cut:
-                    continue
-                block = data[: cut - 1]
-                count = block.count(b"\n") + 1
-                yield lineno + 1, block, count
-                lineno += count
+            for block in line_blocks(read, self.max_record_size, too_long):
+                yield block
                 if raw.seekable():
                     self.bytes_read = raw.tell()
         finally:
@@ -881,13 +887,21 @@ class CsvInput(Input):
         """(first line, header, row) of every row. With on_error="skip", a line of invalid UTF-8
         is read with replacement characters and its row skipped (in both passes alike)."""
         raw, stream = self._stream(again)
-        csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
+        csv.field_size_limit(min(sys.maxsize, 2**31 - 1, self.max_record_size))
         counter = [0]
         undecodable: dict[int, str] = {}
 
         def lines() -> Iterator[str]:
-            for line in stream:
+            limit = self.max_record_size
+            while line := stream.readline(limit + 1):
                 counter[0] += 1
+                if len(line) > limit:  # never held whole: dropped to its end, read as blank
+                    if not again:
+                        self.bad(counter[0], too_long_reason(limit))
+                    while line and not line.endswith(b"\n"):
+                        line = stream.readline(READ_SIZE)
+                    yield "\n"
+                    continue
                 if counter[0] == 1 and line.startswith(codecs.BOM_UTF8):
                     line = line[len(codecs.BOM_UTF8) :]  # Excel's mark: not part of the first name
                 try:
@@ -1191,9 +1205,12 @@ class TxtInput(Input):
         full = os.path.join(self.path, relpath)
         try:
             with open(full, "rb") as f:
-                data = f.read()
+                data = f.read(self.max_record_size + 1)
         except OSError as err:
             self.bad(number, f"cannot read: {(err.strerror or str(err)).lower()}", None, relpath)
+            return None
+        if len(data) > self.max_record_size:
+            self.bad(number, too_long_reason(self.max_record_size), None, relpath)
             return None
         self.bytes_read += len(data)
         try:
@@ -1334,6 +1351,7 @@ class TableWriter:
         self.format = self.check_name(final_name)
         self._parquet: Any = None
         self._path = path
+        self._name = "<stdout>" if final_name == "-" else final_name
         if self.format == "parquet":
             self._pa = _pyarrow()
             return
@@ -1356,19 +1374,51 @@ class TableWriter:
     def write(self, data: dict[str, Any]) -> None:
         """One batch: a list or array per column, all of one length."""
         if self.format == "parquet":
-            table = self._pa.table({c: self._pa.array(_plain(data[c])) for c in self.columns})
+            columns = {}
+            for c in self.columns:
+                try:
+                    columns[c] = self._pa.array(_plain(data[c]))
+                except (self._pa.ArrowInvalid, self._pa.ArrowTypeError, UnicodeEncodeError) as err:
+                    self._release()
+                    raise InputError(self._name, f"column {c!r} cannot be written as Parquet ({err}): its values mix "
+                                     "types or are not valid Unicode; write a .csv or .jsonl table") from None
+            table = self._pa.table(columns)
             if self._parquet is None:
                 self._parquet = self._pa.parquet.ParquetWriter(self._path, table.schema, compression="zstd")
+            elif not table.schema.equals(self._parquet.schema):
+                self._release()
+                raise InputError(self._name, f"a column's type changed between rows ({self._parquet.schema.types} then "
+                                 f"{table.schema.types}): ids of mixed types cannot be written as Parquet; write a .csv or .jsonl table")
             self._parquet.write_table(table)
             return
         cols = [_plain(data[c]) for c in self.columns]
         if self.format == "jsonl":
-            dumps = json.dumps
-            self._raw.write("".join(dumps(dict(zip(self.columns, row)), ensure_ascii=False) + "\n" for row in zip(*cols)).encode())
+            text = "".join(json.dumps(dict(zip(self.columns, row)), ensure_ascii=False) + "\n" for row in zip(*cols))
+            try:
+                data_bytes = text.encode()
+            except UnicodeEncodeError:  # a lone surrogate (JSON's "\ud800" escape): written escaped, as read
+                data_bytes = "".join(json.dumps(dict(zip(self.columns, row))) + "\n" for row in zip(*cols)).encode()
+            self._raw.write(data_bytes)
         else:
-            self._csv.writerows(zip(*cols))
+            try:
+                self._csv.writerows(zip(*cols))
+            except UnicodeEncodeError as err:
+                self._release()
+                raise InputError(self._name, f"the value {err.object[max(0, err.start - 20):err.end + 20]!r} is not valid "
+                                 "Unicode (a lone surrogate, which JSON's \\ud800 escape can hold): CSV cannot hold it; "
+                                 "write a .jsonl table, which escapes it") from None
+
+    def _release(self) -> None:
+        """Closes the file after a failed write (the job's Outputs remove it)."""
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - the write's own error is the one to report
+            pass
 
     def close(self) -> None:
+        if getattr(self, "_closed", False):
+            return
+        self._closed = True
         if self.format == "parquet":
             if self._parquet is None:
                 self._parquet = self._pa.parquet.ParquetWriter(

@@ -8,6 +8,7 @@ use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
 
 use super::errors::on_path;
+use super::interrupt;
 use crate::index::{Batch, Index};
 use crate::pairs;
 use crate::parallel;
@@ -180,8 +181,19 @@ impl PyIndex {
         py.detach(|| self.read().len())
     }
 
-    fn contains(&self, py: Python<'_>, id: i64) -> bool {
-        py.detach(|| self.read().contains(id))
+    /// Whether the index views a memory-mapped file (checked on every use).
+    #[getter]
+    fn mapped(&self, py: Python<'_>) -> bool {
+        py.detach(|| self.read().is_mapped())
+    }
+
+    /// Raises IndexChangedError if the mapped file changed in place since it was loaded.
+    fn check_file(&self, py: Python<'_>) -> PyResult<()> {
+        Ok(py.detach(|| self.read().check_file())?)
+    }
+
+    fn contains(&self, py: Python<'_>, id: i64) -> PyResult<bool> {
+        Ok(py.detach(|| self.read().guarded(|ix| ix.contains(id)))?)
     }
 
     #[pyo3(signature = (fingerprints, ids=None))]
@@ -198,19 +210,19 @@ impl PyIndex {
             // meanwhile; the plan of an index never changes.
             let plan = self.read().plan().clone();
             let batch = Batch::new(&plan, fps, ids)?;
-            self.write().add_batch(batch)
+            self.write().guarded_mut(|ix| ix.add_batch(batch))?
         })?;
         Ok(())
     }
 
     fn remove(&self, py: Python<'_>, ids: PyReadonlyArray1<'_, i64>) -> PyResult<()> {
         let ids = ids.as_slice()?;
-        py.detach(|| self.write().remove(ids))
+        py.detach(|| self.write().guarded_mut(|ix| ix.remove(ids)))?
             .map_err(|missing| PyKeyError::new_err(format!("id {missing} is not in the index")))
     }
 
-    fn compact(&self, py: Python<'_>) {
-        py.detach(|| self.write().compact())
+    fn compact(&self, py: Python<'_>) -> PyResult<()> {
+        Ok(py.detach(|| self.write().guarded_mut(Index::compact))?)
     }
 
     /// Test hook: buffer and tombstone limits, or None for the defaults.
@@ -219,9 +231,9 @@ impl PyIndex {
     }
 
     /// (id, distance) pairs within k, by distance then id.
-    fn query(&self, py: Python<'_>, fingerprint: u64) -> Vec<(i64, u8)> {
-        let found = py.detach(|| self.read().query(fingerprint));
-        found.into_iter().map(|(d, id)| (id, d)).collect()
+    fn query(&self, py: Python<'_>, fingerprint: u64) -> PyResult<Vec<(i64, u8)>> {
+        let found = py.detach(|| self.read().guarded(|ix| ix.query(fingerprint)))?;
+        Ok(found.into_iter().map(|(d, id)| (id, d)).collect())
     }
 
     #[pyo3(signature = (fingerprints, threads=None, max_pairs=Some(pairs::DEFAULT_MAX_PAIRS)),
@@ -236,7 +248,7 @@ impl PyIndex {
     ) -> PyResult<PairArrays<'py>> {
         let fps = fingerprints.as_slice()?;
         let (rows, ids, ds) =
-            py.detach(|| parallel::with_threads(threads, || self.read().query_many(fps, max_pairs)))??;
+            interrupt::detach(py, || parallel::with_threads(threads, || self.read().guarded(|ix| ix.query_many(fps, max_pairs))))????;
         Ok((
             rows.into_pyarray(py),
             ids.into_pyarray(py),
@@ -245,7 +257,7 @@ impl PyIndex {
     }
 
     fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
-        py.detach(|| self.read().save(&path))
+        py.detach(|| self.read().guarded(|ix| ix.save(&path)).and_then(|saved| saved))
             .map_err(|e| on_path(e, &path))
     }
 
@@ -290,9 +302,9 @@ fn find_all<'py>(
 ) -> PyResult<PairArrays<'py>> {
     let fps = fingerprints.as_slice()?;
     let (k, plan) = batch_plan(k, fps.len(), plan)?;
-    let found = py.detach(|| {
+    let found = interrupt::detach(py, || {
         parallel::with_threads(threads, || pairs::find_all(fps, k, &plan, max_pairs))
-    })??;
+    })???;
     Ok((
         found.i.into_pyarray(py),
         found.j.into_pyarray(py),
@@ -312,7 +324,7 @@ fn cluster<'py>(
     let fps = fingerprints.as_slice()?;
     let (k, plan) = batch_plan(k, fps.len(), plan)?;
     let labels =
-        py.detach(|| parallel::with_threads(threads, || pairs::cluster(fps, k, &plan)))??;
+        interrupt::detach(py, || parallel::with_threads(threads, || pairs::cluster(fps, k, &plan)))???;
     Ok(labels.into_pyarray(py))
 }
 
