@@ -17,7 +17,12 @@ pub enum Error {
     NotAFile(&'static str),
     /// More pairs than a caller allows: how many there are, the limit, what they are and how
     /// to bound them. Raised before the pairs are allocated.
-    TooManyPairs { count: u64, limit: u64, what: String, remedy: String },
+    TooManyPairs {
+        count: u64,
+        limit: u64,
+        what: String,
+        remedy: String,
+    },
     /// An allocation whose size comes from the data failed: what it was for.
     OutOfMemory(String),
 }
@@ -39,7 +44,12 @@ impl fmt::Display for Error {
             Error::Format { offset, reason } => write!(f, "{reason} (at byte {offset})"),
             Error::Io(err) => write!(f, "{err}"),
             Error::NotAFile(kind) => write!(f, "{kind}, not a neardup index file"),
-            Error::TooManyPairs { count, limit, what, remedy } => write!(
+            Error::TooManyPairs {
+                count,
+                limit,
+                what,
+                remedy,
+            } => write!(
                 f,
                 "{} {what}, more than the limit of {}; {remedy}",
                 thousands(*count),

@@ -606,7 +606,11 @@ impl Index {
     }
 
     /// (query row, id, distance) for many queries, in query order, parallel over queries.
-    pub fn query_many(&self, queries: &[u64], max_pairs: Option<u64>) -> Result<(Vec<i64>, Vec<i64>, Vec<u8>)> {
+    pub fn query_many(
+        &self,
+        queries: &[u64],
+        max_pairs: Option<u64>,
+    ) -> Result<(Vec<i64>, Vec<i64>, Vec<u8>)> {
         // Matches are counted as they are found; past `max_pairs` nothing more is kept and
         // the rest are only counted, so the error names the exact count in bounded memory.
         let total = AtomicU64::new(0);
@@ -619,7 +623,8 @@ impl Index {
             for (r, &q) in chunk.iter().enumerate() {
                 found.clear();
                 self.query_into(q, &mut found);
-                let now = total.fetch_add(found.len() as u64, Ordering::Relaxed) + found.len() as u64;
+                let now =
+                    total.fetch_add(found.len() as u64, Ordering::Relaxed) + found.len() as u64;
                 if max_pairs.is_some_and(|m| now > m) {
                     over.store(true, Ordering::Relaxed);
                 }
@@ -648,7 +653,8 @@ impl Index {
                 count,
                 limit,
                 what: format!("matches within k={} of {} queries", self.k, queries.len()),
-                remedy: "raise max_pairs (None for no limit) or query fewer fingerprints at once".into(),
+                remedy: "raise max_pairs (None for no limit) or query fewer fingerprints at once"
+                    .into(),
             });
         }
         let parts = parts.into_iter().collect::<Result<Vec<_>>>()?;
@@ -746,11 +752,16 @@ mod tests {
         let queries = vec![5u64 ^ 0b11; 2500]; // every query matches every entry, 2 bits away
         let all = 3000 * 2500;
         match index.query_many(&queries, Some(all - 1)) {
-            Err(Error::TooManyPairs { count, limit, .. }) => assert_eq!((count, limit), (all, all - 1)),
+            Err(Error::TooManyPairs { count, limit, .. }) => {
+                assert_eq!((count, limit), (all, all - 1))
+            }
             other => panic!("expected TooManyPairs, got {:?}", other.map(|r| r.0.len())),
         }
         let (rows, ids, ds) = index.query_many(&queries, Some(all)).unwrap();
-        assert_eq!((rows.len() as u64, ids.len(), ds.len()), (all, all as usize, all as usize));
+        assert_eq!(
+            (rows.len() as u64, ids.len(), ds.len()),
+            (all, all as usize, all as usize)
+        );
         assert!(ds.iter().all(|&d| d == 2));
         assert_eq!(index.query_many(&queries, None).unwrap().0, rows);
     }

@@ -15,7 +15,9 @@ pub fn with_threads<R: Send>(threads: Option<i64>, f: impl FnOnce() -> R + Send)
         return Ok(f());
     };
     if !(1..=1024).contains(&threads) {
-        return Err(Error::invalid(format!("threads must be in 1..=1024, got {threads}")));
+        return Err(Error::invalid(format!(
+            "threads must be in 1..=1024, got {threads}"
+        )));
     }
     let pool = {
         let mut pools = POOLS

@@ -84,7 +84,9 @@ def test_a_dataset_of_weighted_fields_is_read_as_their_dicts(datasets, docs):
 
 def test_a_dataset_without_the_text_column_is_a_keyerror_naming_its_columns(datasets):
     ds = datasets.Dataset.from_dict({"body": ["a b c"]})
-    with pytest.raises(KeyError, match=r"no column 'text' \(column=\) in the Dataset; its columns: body"):
+    with pytest.raises(
+        KeyError, match=r"no column 'text' \(column=\) in the Dataset; its columns: body"
+    ):
         neardup.dedup(ds)
 
 
@@ -104,10 +106,17 @@ def test_the_neardup_logger_says_what_a_dedup_did(docs, expected, caplog):
     assert len(info) == 1
     record = info[0]
     removed = sum(kept != row for row, kept in enumerate(expected))
-    assert (record.documents, record.removed, record.k, record.threshold) == (len(docs), removed, 5, 0.8)
+    assert (record.documents, record.removed, record.k, record.threshold) == (
+        len(docs),
+        removed,
+        5,
+        0.8,
+    )
     assert record.seconds == result.stats["seconds"]
     assert f"{len(docs)} documents, {removed} removed" in record.getMessage()
-    stages = [r.getMessage() for r in caplog.records if r.levelno == logging.DEBUG and r.name == "neardup"]
+    stages = [
+        r.getMessage() for r in caplog.records if r.levelno == logging.DEBUG and r.name == "neardup"
+    ]
     assert [m.split(" ")[1] for m in stages] == ["fingerprinted", "candidates", "stars"]
 
 
@@ -155,7 +164,9 @@ def test_progress_counts_every_document(docs, monkeypatch):
 
 
 def test_progress_without_tqdm_is_silent(docs, monkeypatch, capsys):
-    monkeypatch.setitem(sys.modules, "tqdm.auto", None)  # `from tqdm.auto import tqdm` raises ImportError
+    monkeypatch.setitem(
+        sys.modules, "tqdm.auto", None
+    )  # `from tqdm.auto import tqdm` raises ImportError
     result = neardup.dedup(docs, progress=True)
     assert capsys.readouterr().err == ""
     assert result.kept_row.tolist() == neardup.dedup(docs).kept_row.tolist()
@@ -172,8 +183,10 @@ def test_progress_must_be_a_bool(docs):
 def test_notebook_script_pandas_in_filtered_frame_out(docs, expected, capsys):
     pd = pytest.importorskip("pandas")
     # In a notebook: a frame of documents, deduplicated with a progress bar, filtered by the mask.
-    df = pd.DataFrame({"url": [f"https://example.org/{i}" for i in range(len(docs))], "text": docs},
-                      index=pd.Index([1000 + 3 * i for i in range(len(docs))], name="row"))
+    df = pd.DataFrame(
+        {"url": [f"https://example.org/{i}" for i in range(len(docs))], "text": docs},
+        index=pd.Index([1000 + 3 * i for i in range(len(docs))], name="row"),
+    )
     result = neardup.dedup(df, column="text", progress=True)
     deduped = df[result.keep]
     report = result.to_pandas()
@@ -182,7 +195,9 @@ def test_notebook_script_pandas_in_filtered_frame_out(docs, expected, capsys):
     rows = [r for r in range(len(docs)) if expected[r] == r]
     pd.testing.assert_frame_equal(deduped, df.iloc[rows])
     assert removed.index.tolist() == [df.index[r] for r in range(len(docs)) if expected[r] != r]
-    assert removed["kept_id"].tolist() == [df.index[expected[r]] for r in range(len(docs)) if expected[r] != r]
+    assert removed["kept_id"].tolist() == [
+        df.index[expected[r]] for r in range(len(docs)) if expected[r] != r
+    ]
     assert (removed["jaccard"] >= 0.8).all()
     if "tqdm" in sys.modules:
         assert "100%" in capsys.readouterr().err

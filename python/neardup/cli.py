@@ -13,21 +13,21 @@ import sys
 import textwrap
 import time
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from importlib import resources
-from typing import Any, Callable, Literal, TextIO
+from typing import Any, Literal, TextIO
 
 import click
 import numpy as np
 
-from . import _core, pipeline, report as report_mod
+from . import _core, pipeline
+from . import report as report_mod
 from .dedup import DedupResult
 from .digest import Digest
-from .pipeline import THRESHOLD, FirstPass, candidates, default_k, first_rows, keep_order, stars
-from .verify import Sketches
 from .hasher import Simhasher, Tokens, Weighting
-from .index import DEFAULT_MAX_PAIRS, SimhashIndex, cluster, find_all, plan as make_plan
-from .paths import check_outputs, locked
+from .index import DEFAULT_MAX_PAIRS, SimhashIndex, find_all
+from .index import plan as make_plan
 from .io import (
     AUTO,
     FORMATS,
@@ -44,8 +44,17 @@ from .io import (
     open_input,
 )
 from .normalize import UnicodeForm
-from .tune import PLOT_EXTRA, TARGET_PRECISION, TARGET_RECALL, measure, sample_pairs, sample_text_pairs
-
+from .paths import check_outputs, locked
+from .pipeline import THRESHOLD, FirstPass, candidates, default_k, first_rows, keep_order, stars
+from .tune import (
+    PLOT_EXTRA,
+    TARGET_PRECISION,
+    TARGET_RECALL,
+    measure,
+    sample_pairs,
+    sample_text_pairs,
+)
+from .verify import Sketches
 
 #: The columns of --clusters: each document's id, its cluster (the smallest row of its star), whether
 #: it is kept, the id of the document kept in its place, their Jaccard and Hamming distance.
@@ -69,11 +78,42 @@ def input_options(f: Callable[..., Any], bundled: bool = True) -> Callable[..., 
     """INPUT and the options that read it; ``bundled`` adds --sample (the shipped Debian sample)."""
     options = [
         click.argument("input", required=False, metavar="[INPUT]"),
-        *([click.option("--sample", is_flag=True, help="Use the Debian sample that ships with neardup (3,000 documents) as INPUT.")] if bundled else []),
-        click.option("--format", "fmt", type=click.Choice(FORMATS), help="Input format (default: from INPUT's extension; stdin: jsonl)."),
-        click.option("--text-field", default="text", show_default=True, help="Field or column holding each document's text."),
-        click.option("--id-field", default=None, help="Field or column holding each document's id (default: 'id' if the first document has it, else document numbers from 0)."),
-        click.option("--on-error", type=click.Choice(["stop", "skip"]), default="stop", show_default=True, help="On a bad record: stop with FILE:LINE and status 2, or skip it and list it in the report."),
+        *(
+            [
+                click.option(
+                    "--sample",
+                    is_flag=True,
+                    help="Use the Debian sample that ships with neardup (3,000 documents) as INPUT.",
+                )
+            ]
+            if bundled
+            else []
+        ),
+        click.option(
+            "--format",
+            "fmt",
+            type=click.Choice(FORMATS),
+            help="Input format (default: from INPUT's extension; stdin: jsonl).",
+        ),
+        click.option(
+            "--text-field",
+            default="text",
+            show_default=True,
+            help="Field or column holding each document's text.",
+        ),
+        click.option(
+            "--id-field",
+            default=None,
+            help="Field or column holding each document's id (default: 'id' if the first "
+            "document has it, else document numbers from 0).",
+        ),
+        click.option(
+            "--on-error",
+            type=click.Choice(["stop", "skip"]),
+            default="stop",
+            show_default=True,
+            help="On a bad record: stop with FILE:LINE and status 2, or skip it and list it in the report.",
+        ),
     ]
     for option in reversed(options):
         f = option(f)
@@ -84,15 +124,67 @@ def hasher_options(f: Callable[..., Any], corpus: bool = True) -> Callable[..., 
     """The Simhasher settings as flags. Without ``corpus`` (two texts, no input to read), the
     options that need a corpus are left out: idf weights (fitted on one) and --field."""
     weightings = ["tf", "binary", "idf"] if corpus else ["tf", "binary"]
-    weighting_help = "Feature weights; idf reads the input once more to count document frequencies." if corpus else "Feature weights."
+    weighting_help = (
+        "Feature weights; idf reads the input once more to count document frequencies."
+        if corpus
+        else "Feature weights."
+    )
     options = [
-        click.option("--tokens", type=click.Choice(["word", "char"]), default="word", show_default=True, help="Features: word shingles or character n-grams."),
-        click.option("--ngram", type=click.IntRange(min=1), default=1, show_default=True, help="Words per shingle (characters per n-gram with --tokens char)."),
-        click.option("--weighting", type=click.Choice(weightings), default="tf", show_default=True, help=weighting_help),
-        click.option("--unicode-form", type=click.Choice(["NFKC", "NFC", "NFKD", "NFD", "none"]), default="NFKC", show_default=True, help="Unicode normalization."),
-        click.option("--casefold/--no-casefold", default=True, show_default=True, help="Fold case before building features."),
-        click.option("--stopwords", default=None, metavar="english|FILE", help="Keep only word shingles holding a stopword: the built-in English list, or a file of words, one a line."),
-        *([click.option("--field", "fields", multiple=True, metavar="NAME=WEIGHT", help="Fingerprint several weighted fields instead of --text-field (repeat: --field title=2 --field body=1).")] if corpus else []),
+        click.option(
+            "--tokens",
+            type=click.Choice(["word", "char"]),
+            default="word",
+            show_default=True,
+            help="Features: word shingles or character n-grams.",
+        ),
+        click.option(
+            "--ngram",
+            type=click.IntRange(min=1),
+            default=1,
+            show_default=True,
+            help="Words per shingle (characters per n-gram with --tokens char).",
+        ),
+        click.option(
+            "--weighting",
+            type=click.Choice(weightings),
+            default="tf",
+            show_default=True,
+            help=weighting_help,
+        ),
+        click.option(
+            "--unicode-form",
+            type=click.Choice(["NFKC", "NFC", "NFKD", "NFD", "none"]),
+            default="NFKC",
+            show_default=True,
+            help="Unicode normalization.",
+        ),
+        click.option(
+            "--casefold/--no-casefold",
+            default=True,
+            show_default=True,
+            help="Fold case before building features.",
+        ),
+        click.option(
+            "--stopwords",
+            default=None,
+            metavar="english|FILE",
+            help="Keep only word shingles holding a stopword: the built-in English list, or a "
+            "file of words, one a line.",
+        ),
+        *(
+            [
+                click.option(
+                    "--field",
+                    "fields",
+                    multiple=True,
+                    metavar="NAME=WEIGHT",
+                    help="Fingerprint several weighted fields instead of --text-field "
+                    "(repeat: --field title=2 --field body=1).",
+                )
+            ]
+            if corpus
+            else []
+        ),
     ]
     for option in reversed(options):
         f = option(f)
@@ -101,13 +193,36 @@ def hasher_options(f: Callable[..., Any], corpus: bool = True) -> Callable[..., 
 
 def checked_k_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """--k, and --threshold/--shingle/--no-verify: how pairs within --k are checked."""
-    f = click.option("--shingle", type=click.IntRange(min=1), default=3, show_default=True, help="Words per shingle for --threshold.")(f)
-    f = click.option("--no-verify", is_flag=True,
-                     help="Take every pair within --k on its fingerprints alone, without comparing shingles: faster, less precise (--k defaults to 3).")(f)
-    f = click.option("--threshold", type=click.FloatRange(0, 1, min_open=True), default=THRESHOLD, show_default=True, metavar="J",
-                     help="A pair within --k is a near-duplicate when the Jaccard similarity of its word shingles is J or above (0 < J <= 1).")(f)
-    return click.option("--k", "k", type=click.IntRange(0, 16), default=None,
-                        help="Candidate radius: the largest Hamming distance of a near-duplicate pair, 0 to 16  [default: 5; 3 with --no-verify]")(f)
+    f = click.option(
+        "--shingle",
+        type=click.IntRange(min=1),
+        default=3,
+        show_default=True,
+        help="Words per shingle for --threshold.",
+    )(f)
+    f = click.option(
+        "--no-verify",
+        is_flag=True,
+        help="Take every pair within --k on its fingerprints alone, without comparing "
+        "shingles: faster, less precise (--k defaults to 3).",
+    )(f)
+    f = click.option(
+        "--threshold",
+        type=click.FloatRange(0, 1, min_open=True),
+        default=THRESHOLD,
+        show_default=True,
+        metavar="J",
+        help="A pair within --k is a near-duplicate when the Jaccard similarity of its word "
+        "shingles is J or above (0 < J <= 1).",
+    )(f)
+    return click.option(
+        "--k",
+        "k",
+        type=click.IntRange(0, 16),
+        default=None,
+        help="Candidate radius: the largest Hamming distance of a near-duplicate pair, 0 to "
+        "16  [default: 5; 3 with --no-verify]",
+    )(f)
 
 
 def _verification(threshold: float, no_verify: bool) -> float | None:
@@ -116,23 +231,48 @@ def _verification(threshold: float, no_verify: bool) -> float | None:
         return threshold
     ctx = click.get_current_context()
     if ctx.get_parameter_source("threshold") is not click.core.ParameterSource.DEFAULT:
-        raise click.UsageError("--no-verify takes pairs on fingerprints alone: drop --threshold or --no-verify")
+        raise click.UsageError(
+            "--no-verify takes pairs on fingerprints alone: drop --threshold or --no-verify"
+        )
     return None
 
 
 def k_option(f: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--k", "k", type=click.IntRange(0, 16), default=3, show_default=True, help="Largest Hamming distance of a near-duplicate pair (0 to 16).")(f)
+    return click.option(
+        "--k",
+        "k",
+        type=click.IntRange(0, 16),
+        default=3,
+        show_default=True,
+        help="Largest Hamming distance of a near-duplicate pair (0 to 16).",
+    )(f)
 
 
 def run_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    f = click.option("--threads", type=click.IntRange(min=1), default=None, help="Worker threads (default: every core).")(f)
-    f = click.option("--quiet", "-q", is_flag=True, help="No progress bar and no report on the terminal.")(f)
-    f = click.option("--json", "as_json", is_flag=True, help="Print a machine-readable JSON report instead.")(f)
+    f = click.option(
+        "--threads",
+        type=click.IntRange(min=1),
+        default=None,
+        help="Worker threads (default: every core).",
+    )(f)
+    f = click.option(
+        "--quiet", "-q", is_flag=True, help="No progress bar and no report on the terminal."
+    )(f)
+    f = click.option(
+        "--json", "as_json", is_flag=True, help="Print a machine-readable JSON report instead."
+    )(f)
     return f
 
 
-def make_hasher(tokens: Tokens, ngram: int, weighting: Weighting, unicode_form: UnicodeForm | Literal["none"], casefold: bool,
-                stopwords: str | None, fields: tuple[str, ...] = ()) -> Simhasher:
+def make_hasher(
+    tokens: Tokens,
+    ngram: int,
+    weighting: Weighting,
+    unicode_form: UnicodeForm | Literal["none"],
+    casefold: bool,
+    stopwords: str | None,
+    fields: tuple[str, ...] = (),
+) -> Simhasher:
     words: Any = None
     if stopwords == "english":
         words = "english"
@@ -141,7 +281,9 @@ def make_hasher(tokens: Tokens, ngram: int, weighting: Weighting, unicode_form: 
             with open(stopwords, encoding="utf-8") as f:
                 words = [w.strip() for w in f if w.strip()]
         except OSError as err:
-            raise click.BadParameter(f"{stopwords}: {err.strerror or err}", param_hint="--stopwords") from None
+            raise click.BadParameter(
+                f"{stopwords}: {err.strerror or err}", param_hint="--stopwords"
+            ) from None
     weights: dict[str, float] | None = None
     if fields:
         weights = {}
@@ -150,23 +292,42 @@ def make_hasher(tokens: Tokens, ngram: int, weighting: Weighting, unicode_form: 
             try:
                 weights[name] = float(weight) if sep else 1.0
             except ValueError:
-                raise click.BadParameter(f"{spec!r}: expected NAME=WEIGHT, such as title=2", param_hint="--field") from None
+                raise click.BadParameter(
+                    f"{spec!r}: expected NAME=WEIGHT, such as title=2", param_hint="--field"
+                ) from None
     try:
         return Simhasher(
-            tokens=tokens, ngram=ngram, weighting=weighting, unicode_form=None if unicode_form == "none" else unicode_form,
-            casefold=casefold, stopwords=words, fields=weights,
+            tokens=tokens,
+            ngram=ngram,
+            weighting=weighting,
+            unicode_form=None if unicode_form == "none" else unicode_form,
+            casefold=casefold,
+            stopwords=words,
+            fields=weights,
         )
     except (TypeError, ValueError) as err:
         raise click.UsageError(str(err)) from None
 
 
-def _open(input: str | None, sample: bool, fmt: str | None, text_field: str, id_field: str | None, on_error: str, hasher: Simhasher, replayable: bool, auto_id: bool = True) -> Input:
+def _open(
+    input: str | None,
+    sample: bool,
+    fmt: str | None,
+    text_field: str,
+    id_field: str | None,
+    on_error: str,
+    hasher: Simhasher,
+    replayable: bool,
+    auto_id: bool = True,
+) -> Input:
     if sample and input is not None:
         raise click.UsageError("give INPUT or --sample, not both")
     if sample:
         input = sample_path()
     if input is None:
-        raise click.UsageError("missing INPUT (a file, a folder of .txt files, or - for stdin; or --sample)")
+        raise click.UsageError(
+            "missing INPUT (a file, a folder of .txt files, or - for stdin; or --sample)"
+        )
     inp = open_input(
         input,
         fmt,
@@ -187,7 +348,9 @@ class Progress:
     def __init__(self, inp: Input, label: str, quiet: bool) -> None:
         self.inp = inp
         size = inp.size if not quiet and sys.stderr.isatty() else None
-        self._bar: Any = click.progressbar(length=size, label=label, file=sys.stderr, width=30) if size else None
+        self._bar: Any = (
+            click.progressbar(length=size, label=label, file=sys.stderr, width=30) if size else None
+        )
         self.shown = self._bar is not None
         self._done = 0
         if self._bar is not None:
@@ -206,7 +369,11 @@ class Progress:
         when an error or Ctrl-C ended it (close runs in a ``finally``)."""
         if self._bar is not None:
             self.update()
-            if sys.exc_info()[0] is None and self._bar.length is not None and self._bar.pos < self._bar.length:
+            if (
+                sys.exc_info()[0] is None
+                and self._bar.length is not None
+                and self._bar.pos < self._bar.length
+            ):
                 self._bar.update(self._bar.length - self._bar.pos)
             self._bar.__exit__(None, None, None)
             self._bar = None
@@ -219,8 +386,13 @@ def _texts_of(doc: Any) -> list[str]:
     return [doc] if isinstance(doc, str) else [v for v in doc.values() if isinstance(v, str)]
 
 
-def _fingerprint_chunk(inp: Input, hasher: Simhasher, chunk: Chunk, threads: int | None,
-                       sketch: tuple[int, int] | None = None) -> tuple[Chunk, Digest]:
+def _fingerprint_chunk(
+    inp: Input,
+    hasher: Simhasher,
+    chunk: Chunk,
+    threads: int | None,
+    sketch: tuple[int, int] | None = None,
+) -> tuple[Chunk, Digest]:
     """The digests of a chunk (see :mod:`neardup.digest`); a document the hasher refuses (a
     lone surrogate from a JSON escape) is reported at its line, or skipped."""
     try:
@@ -232,7 +404,10 @@ def _fingerprint_chunk(inp: Input, hasher: Simhasher, chunk: Chunk, threads: int
                 try:
                     text.encode("utf-8")
                 except UnicodeEncodeError as err:
-                    inp.skip(chunk.positions[i], f"text holds a lone surrogate (U+{ord(text[err.start]):04X}), which is not valid Unicode")
+                    inp.skip(
+                        chunk.positions[i],
+                        f"text holds a lone surrogate (U+{ord(text[err.start]):04X}), which is not valid Unicode",
+                    )
                     bad.append(i)
                     break
         if not bad:
@@ -248,7 +423,9 @@ def _fingerprint_chunk(inp: Input, hasher: Simhasher, chunk: Chunk, threads: int
         return kept, hasher._digest(kept.docs, 0, "docs", threads, sketch)
 
 
-def fingerprint_with_progress(inp: Input, hasher: Simhasher, threads: int | None, hidden: bool, **options: Any) -> tuple[np.ndarray, np.ndarray, int]:
+def fingerprint_with_progress(
+    inp: Input, hasher: Simhasher, threads: int | None, hidden: bool, **options: Any
+) -> tuple[np.ndarray, np.ndarray, int]:
     """`fingerprint_pass` with a progress bar (hidden with --quiet or --json, or off a terminal)."""
     progress = Progress(inp, "fingerprinting", hidden)
     try:
@@ -258,8 +435,14 @@ def fingerprint_with_progress(inp: Input, hasher: Simhasher, threads: int | None
 
 
 def fingerprint_pass(
-    inp: Input, hasher: Simhasher, threads: int | None, progress: Progress, on_chunk: Callable[[Chunk, np.ndarray], None] | None = None,
-    raw: bool = False, lengths: bool = False, first: FirstPass | None = None,
+    inp: Input,
+    hasher: Simhasher,
+    threads: int | None,
+    progress: Progress,
+    on_chunk: Callable[[Chunk, np.ndarray], None] | None = None,
+    raw: bool = False,
+    lengths: bool = False,
+    first: FirstPass | None = None,
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """Reads the input once: (fingerprints, text lengths if asked, text bytes). JSONL is read
     and fingerprinted by the core where it can (see JsonlInput.fingerprint_chunks); otherwise
@@ -268,7 +451,9 @@ def fingerprint_pass(
     given ``first``, every digest goes to it (content keys, and sketches within its budget)."""
     if hasher.weighting == "idf":
         if inp.path == "-":
-            raise click.UsageError("--weighting idf reads the input twice and cannot read stdin: give a file")
+            raise click.UsageError(
+                "--weighting idf reads the input twice and cannot read stdin: give a file"
+            )
         hasher.fit(doc for chunk in inp.chunks() for doc in chunk.docs)
         inp.errors.clear()
         inp._skipped.clear()
@@ -286,8 +471,16 @@ def fingerprint_pass(
             on_chunk(chunk, digest.fingerprints)
 
     fast = None if raw or on_chunk is not None else getattr(inp, "fingerprint_chunks", None)
-    blocks = fast(hasher, threads, lambda chunk: _fingerprint_chunk(inp, hasher, chunk, threads, first.sketch_spec()),
-                  first.sketch_spec) if fast is not None else None
+    blocks = (
+        fast(
+            hasher,
+            threads,
+            lambda chunk: _fingerprint_chunk(inp, hasher, chunk, threads, first.sketch_spec()),
+            first.sketch_spec,
+        )
+        if fast is not None
+        else None
+    )
     if blocks is not None:
         for chunk, digest in blocks:
             finish(chunk, digest)
@@ -296,11 +489,22 @@ def fingerprint_pass(
         _python_pass(inp, hasher, threads, progress, finish, raw, first.sketch_spec)
     progress.update()
     inp.errors.sort(key=lambda e: (e.path, e.line or 0))
-    return first.fingerprints, (np.concatenate(len_parts) if len_parts else np.zeros(0, np.uint32)), nbytes
+    return (
+        first.fingerprints,
+        (np.concatenate(len_parts) if len_parts else np.zeros(0, np.uint32)),
+        nbytes,
+    )
 
 
-def _python_pass(inp: Input, hasher: Simhasher, threads: int | None, progress: Progress,
-                 finish: Callable[[Chunk, Digest], None], raw: bool, sketch_now: Callable[[], tuple[int, int] | None]) -> None:
+def _python_pass(
+    inp: Input,
+    hasher: Simhasher,
+    threads: int | None,
+    progress: Progress,
+    finish: Callable[[Chunk, Digest], None],
+    raw: bool,
+    sketch_now: Callable[[], tuple[int, int] | None],
+) -> None:
     """The first pass read by Python: the core digests one chunk on every core while this
     thread parses the next."""
     pending: Future[tuple[Chunk, Digest]] | None = None
@@ -322,11 +526,21 @@ def _python_pass(inp: Input, hasher: Simhasher, threads: int | None, progress: P
 
 
 def _jaccard_note(threshold: float | None) -> str:
-    return f" with shingle Jaccard >= {threshold:g}" if threshold is not None else " (fingerprints only)"
+    return (
+        f" with shingle Jaccard >= {threshold:g}"
+        if threshold is not None
+        else " (fingerprints only)"
+    )
 
 
-def _resketcher(inp: Input, hasher: Simhasher, shingle: int, threads: int | None, hidden: bool,
-                first: FirstPass | None = None) -> Callable[[np.ndarray], Sketches]:
+def _resketcher(
+    inp: Input,
+    hasher: Simhasher,
+    shingle: int,
+    threads: int | None,
+    hidden: bool,
+    first: FirstPass | None = None,
+) -> Callable[[np.ndarray], Sketches]:
     """Reads again, and sketches, the documents of given rows: for a corpus whose first-pass
     sketches passed their budget (only the sketches of these rows are kept). JSONL is read by
     the core, line by line where the first pass found the rows; other inputs by Python."""
@@ -340,7 +554,11 @@ def _resketcher(inp: Input, hasher: Simhasher, shingle: int, threads: int | None
         try:
             positions = first.positions if first is not None else None
             fast = getattr(inp, "sketch_lines", None)
-            if positions is not None and fast is not None and fast(hasher, positions[rows], rows, sketches, threads, progress.update):
+            if (
+                positions is not None
+                and fast is not None
+                and fast(hasher, positions[rows], rows, sketches, threads, progress.update)
+            ):
                 return sketches
             for _, _, chunk_texts in inp.replay(texts=frozenset(rows.tolist())):
                 got = sorted(chunk_texts)
@@ -366,10 +584,16 @@ def _say(text: str, output: str | None = None) -> None:
 
 
 def _errors_text(inp: Input, limit: int = 10) -> list[str]:
-    lines = [f"skipped {len(inp.errors)} bad record{'s' if len(inp.errors) != 1 else ''}:"] if inp.errors else []
+    lines = (
+        [f"skipped {len(inp.errors)} bad record{'s' if len(inp.errors) != 1 else ''}:"]
+        if inp.errors
+        else []
+    )
     lines += [f"  {e}" for e in inp.errors[:limit]]
     if len(inp.errors) > limit:
-        lines.append(f"  ... and {len(inp.errors) - limit} more (--json or --report lists them all)")
+        lines.append(
+            f"  ... and {len(inp.errors) - limit} more (--json or --report lists them all)"
+        )
     return lines
 
 
@@ -406,19 +630,73 @@ def cli() -> None:
 
 @cli.command()
 @input_options
-@click.option("-o", "--output", metavar="OUTPUT", help="Where to write the kept documents, in INPUT's format (a folder for .txt input; - for stdout).")
-@click.option("--clusters", metavar="FILE", help="Write one row per document: id, cluster, kept, distance (.csv, .tsv, .jsonl or .parquet).")
-@click.option("--report", "report_path", metavar="FILE.html", help="Write an HTML report: distance histograms, cluster sizes, sample pairs.")
-@click.option("--dry-run", is_flag=True, help="Write no OUTPUT; only report (and write --clusters/--report if asked).")
+@click.option(
+    "-o",
+    "--output",
+    metavar="OUTPUT",
+    help="Where to write the kept documents, in INPUT's format (a folder for .txt input; - for stdout).",
+)
+@click.option(
+    "--clusters",
+    metavar="FILE",
+    help="Write one row per document: id, cluster, kept, distance (.csv, .tsv, .jsonl or .parquet).",
+)
+@click.option(
+    "--report",
+    "report_path",
+    metavar="FILE.html",
+    help="Write an HTML report: distance histograms, cluster sizes, sample pairs.",
+)
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Write no OUTPUT; only report (and write --clusters/--report if asked).",
+)
 @checked_k_options
-@click.option("--keep", type=click.Choice(["first", "longest"]), default="first", show_default=True, help="Which document of a cluster to keep.")
-@click.option("--scheduler", metavar="ADDRESS", help="Run on the Dask cluster at ADDRESS (tcp://host:8786): INPUT and outputs are folders or globs of Parquet or JSONL partitions on storage every worker sees (needs neardup[dask]).")
-@click.option("--workers", type=click.IntRange(min=1), default=None, help="Run on Dask with a local cluster of N worker processes (needs neardup[dask]).")
+@click.option(
+    "--keep",
+    type=click.Choice(["first", "longest"]),
+    default="first",
+    show_default=True,
+    help="Which document of a cluster to keep.",
+)
+@click.option(
+    "--scheduler",
+    metavar="ADDRESS",
+    help="Run on the Dask cluster at ADDRESS (tcp://host:8786): INPUT and outputs are folders "
+    "or globs of Parquet or JSONL partitions on storage every worker sees (needs neardup[dask]).",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Run on Dask with a local cluster of N worker processes (needs neardup[dask]).",
+)
 @hasher_options
 @run_options
-def dedup(input: str | None, sample: bool, fmt: str | None, text_field: str, id_field: str | None, on_error: str, output: str | None,
-          clusters: str | None, report_path: str | None, dry_run: bool, k: int | None, threshold: float, no_verify: bool, shingle: int,
-          keep: str, scheduler: str | None, workers: int | None, threads: int | None, quiet: bool, as_json: bool, **hasher_flags: Any) -> None:
+def dedup(
+    input: str | None,
+    sample: bool,
+    fmt: str | None,
+    text_field: str,
+    id_field: str | None,
+    on_error: str,
+    output: str | None,
+    clusters: str | None,
+    report_path: str | None,
+    dry_run: bool,
+    k: int | None,
+    threshold: float,
+    no_verify: bool,
+    shingle: int,
+    keep: str,
+    scheduler: str | None,
+    workers: int | None,
+    threads: int | None,
+    quiet: bool,
+    as_json: bool,
+    **hasher_flags: Any,
+) -> None:
     """Keep one document of each near-duplicate cluster of INPUT.
 
     The fingerprints propose, the shingles decide: documents whose fingerprints are within --k
@@ -440,12 +718,40 @@ def dedup(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
         raise click.UsageError("--dry-run writes no OUTPUT: drop -o or --dry-run")
     hasher = make_hasher(**hasher_flags)
     if scheduler is not None or workers is not None:
-        _dedup_on_dask(input, sample, fmt, text_field, id_field, on_error, output, clusters, report_path, k, threshold_in_force, shingle,
-                       keep, scheduler, workers, threads, quiet, as_json, hasher, start)
+        _dedup_on_dask(
+            input,
+            sample,
+            fmt,
+            text_field,
+            id_field,
+            on_error,
+            output,
+            clusters,
+            report_path,
+            k,
+            threshold_in_force,
+            shingle,
+            keep,
+            scheduler,
+            workers,
+            threads,
+            quiet,
+            as_json,
+            hasher,
+            start,
+        )
         return
     threshold = threshold_in_force  # type: ignore[assignment]
-    inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher,
-                replayable=bool(output or clusters or report_path or threshold is not None))
+    inp = _open(
+        input,
+        sample,
+        fmt,
+        text_field,
+        id_field,
+        on_error,
+        hasher,
+        replayable=bool(output or clusters or report_path or threshold is not None),
+    )
     check_outputs([inp.path], [("-o", output), ("--clusters", clusters), ("--report", report_path)])
     _check_output(inp, output)
     _table_name(clusters, "--clusters")
@@ -455,32 +761,57 @@ def dedup(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
             clusters_tmp = outputs.reserve(clusters) if clusters else None
             report_tmp = outputs.reserve(report_path) if report_path else None
         except OSError as err:
-            raise _Failed(f"cannot write {err.filename or ''}: {err.strerror or err}".replace("cannot write : ", "cannot write: ")) from None
+            raise _Failed(
+                f"cannot write {err.filename or ''}: {err.strerror or err}".replace(
+                    "cannot write : ", "cannot write: "
+                )
+            ) from None
 
-        first = FirstPass(hasher, shingle if threshold is not None else None, threads, budget=pipeline.SKETCH_BUDGET)
+        first = FirstPass(
+            hasher,
+            shingle if threshold is not None else None,
+            threads,
+            budget=pipeline.SKETCH_BUDGET,
+        )
         first.expect(inp.size)
         progress = Progress(inp, "fingerprinting", quiet or as_json)
         try:
-            fps, lengths, nbytes = fingerprint_pass(inp, hasher, threads, progress, lengths=keep == "longest", first=first)
+            fps, lengths, nbytes = fingerprint_pass(
+                inp, hasher, threads, progress, lengths=keep == "longest", first=first
+            )
         finally:
             progress.close()
         if progress.shown:
-            click.echo(f"finding near-duplicates of {len(fps):,} documents within k={k}{_jaccard_note(threshold)} ...", err=True)
+            click.echo(
+                f"finding near-duplicates of {len(fps):,} documents within k={k}{_jaccard_note(threshold)} ...",
+                err=True,
+            )
         order = keep_order(keep, len(fps), lengths)
-        kept, jaccard = stars(candidates(fps, first.keys, k, threads), order, threshold, first.sketches,
-                              _resketcher(inp, hasher, shingle, threads, quiet or as_json, first))
+        kept, jaccard = stars(
+            candidates(fps, first.keys, k, threads),
+            order,
+            threshold,
+            first.sketches,
+            _resketcher(inp, hasher, shingle, threads, quiet or as_json, first),
+        )
         result = DedupResult(fps, kept, jaccard, k, {}, threshold=threshold)
         data = report_mod.prepare(fps, result, threads) if report_tmp else None
 
         ids: dict[int, Any] = {}
         texts: dict[int, str] = {}
         # Ids of kept documents that come after a document they replace (--keep longest): read first.
-        ahead = np.unique(kept[kept > np.arange(len(kept))]) if clusters_tmp else np.zeros(0, np.int64)
+        ahead = (
+            np.unique(kept[kept > np.arange(len(kept))]) if clusters_tmp else np.zeros(0, np.int64)
+        )
         kept_ids: dict[int, Any] = _ids_of(inp, ahead) if len(ahead) else {}
         if out_tmp or clusters_tmp or data:
             progress = Progress(inp, "writing", quiet or as_json)
             inp.bytes_read = 0
-            clusters_writer = TableWriter(clusters_tmp, clusters, CLUSTER_COLUMNS) if clusters_tmp and clusters else None
+            clusters_writer = (
+                TableWriter(clusters_tmp, clusters, CLUSTER_COLUMNS)
+                if clusters_tmp and clusters
+                else None
+            )
             centers = set(np.unique(kept[~result.keep]).tolist()) if clusters_writer else set()
             try:
                 for first_row, chunk_ids, chunk_texts in inp.replay(
@@ -494,15 +825,32 @@ def dedup(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
                     rows = np.arange(first_row, first_row + n)
                     named = [r if v is None else v for r, v in zip(rows.tolist(), chunk_ids)]
                     if clusters_writer is not None:
-                        kept_ids.update((r, v) for r, v in zip(rows.tolist(), named) if r in centers)
-                        kept_here = kept[first_row:first_row + n]
-                        clusters_writer.write({
-                            "id": named, "cluster": result.cluster[first_row:first_row + n], "kept": result.keep[first_row:first_row + n],
-                            "kept_id": [kept_ids[c] if c != r else v for r, c, v in zip(rows.tolist(), kept_here.tolist(), named)],
-                            "jaccard": [None if j != j else round(j, 4) for j in jaccard[first_row:first_row + n].tolist()],
-                            "distance": result.distance[first_row:first_row + n]})
+                        kept_ids.update(
+                            (r, v) for r, v in zip(rows.tolist(), named) if r in centers
+                        )
+                        kept_here = kept[first_row : first_row + n]
+                        clusters_writer.write(
+                            {
+                                "id": named,
+                                "cluster": result.cluster[first_row : first_row + n],
+                                "kept": result.keep[first_row : first_row + n],
+                                "kept_id": [
+                                    kept_ids[c] if c != r else v
+                                    for r, c, v in zip(rows.tolist(), kept_here.tolist(), named)
+                                ],
+                                "jaccard": [
+                                    None if j != j else round(j, 4)
+                                    for j in jaccard[first_row : first_row + n].tolist()
+                                ],
+                                "distance": result.distance[first_row : first_row + n],
+                            }
+                        )
                     if data is not None:
-                        ids.update((r, named[r - first_row]) for r in data.rows if first_row <= r < first_row + n)
+                        ids.update(
+                            (r, named[r - first_row])
+                            for r in data.rows
+                            if first_row <= r < first_row + n
+                        )
                         texts.update(chunk_texts)
                     progress.update()
             finally:
@@ -511,9 +859,18 @@ def dedup(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
                     clusters_writer.close()
         seconds = time.perf_counter() - start
         summary = {
-            "input": inp.name, "documents": result.n_documents, "bytes": nbytes, "clusters": result.n_clusters,
-            "kept": result.n_kept, "removed": result.n_removed, "k": k, "threshold": threshold, "keep": keep, "seconds": round(seconds, 4),
-            "mb_per_s": round(nbytes / seconds / 1e6, 2) if seconds > 0 else 0.0, "skipped": len(inp.errors),
+            "input": inp.name,
+            "documents": result.n_documents,
+            "bytes": nbytes,
+            "clusters": result.n_clusters,
+            "kept": result.n_kept,
+            "removed": result.n_removed,
+            "k": k,
+            "threshold": threshold,
+            "keep": keep,
+            "seconds": round(seconds, 4),
+            "mb_per_s": round(nbytes / seconds / 1e6, 2) if seconds > 0 else 0.0,
+            "skipped": len(inp.errors),
             "errors": [str(e) for e in inp.errors],
         }
         if data is not None and report_tmp is not None:
@@ -523,15 +880,24 @@ def dedup(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
         outputs.commit()
     written = {"output": output, "clusters": clusters, "report": report_path}
     if as_json:
-        click.echo(json.dumps({**summary, "outputs": {k_: v for k_, v in written.items() if v}}, indent=2), file=_stream(output))
+        click.echo(
+            json.dumps({**summary, "outputs": {k_: v for k_, v in written.items() if v}}, indent=2),
+            file=_stream(output),
+        )
         return
     if quiet:
         return
     lines = [
-        f"{_count(summary['documents'], 'document')} ({_size(nbytes)}) in {seconds:.2f} s, {summary['mb_per_s']:.1f} MB/s",
-        f"{_count(summary['clusters'], 'cluster')} of near-duplicates within k={k}{_jaccard_note(threshold)}: kept {summary['kept']}, removed {summary['removed']}",
+        f"{_count(summary['documents'], 'document')} ({_size(nbytes)}) in {seconds:.2f} s, "
+        f"{summary['mb_per_s']:.1f} MB/s",
+        f"{_count(summary['clusters'], 'cluster')} of near-duplicates within "
+        f"k={k}{_jaccard_note(threshold)}: kept {summary['kept']}, removed {summary['removed']}",
     ]
-    done = [f"{output} ({_count(summary['kept'], 'document')})" if output and output != "-" else None, clusters, report_path]
+    done = [
+        f"{output} ({_count(summary['kept'], 'document')})" if output and output != "-" else None,
+        clusters,
+        report_path,
+    ]
     if any(done):
         lines.append("wrote " + ", ".join(d for d in done if d))
     elif dry_run:
@@ -562,10 +928,14 @@ def _dask_format(path: str, fmt: str | None) -> str:
         found = {format_of(f) for f in os.listdir(name) if not f.startswith((".", "_"))} - {None}
         if len(found) == 1 and next(iter(found)) in ("parquet", "jsonl"):
             return str(next(iter(found)))
-        raise click.UsageError(f"{path}: a folder of Parquet or JSONL files is expected; give --format")
+        raise click.UsageError(
+            f"{path}: a folder of Parquet or JSONL files is expected; give --format"
+        )
     named = format_of(name.replace("*", "x"))
     if named not in ("parquet", "jsonl"):
-        raise click.UsageError(f"{path}: on Dask, INPUT is Parquet or JSONL (a file, a glob or a folder); give --format")
+        raise click.UsageError(
+            f"{path}: on Dask, INPUT is Parquet or JSONL (a file, a glob or a folder); give --format"
+        )
     return str(named)
 
 
@@ -574,50 +944,83 @@ def _part_name(suffix: str = "") -> Callable[[int], str]:
     return (lambda i: f"part.{i:05d}{suffix}") if suffix else (lambda i: f"{i:05d}")
 
 
-def _dedup_on_dask(input: str | None, sample: bool, fmt: str | None, text_field: str, id_field: str | None, on_error: str,
-                   output: str | None, clusters: str | None, report_path: str | None, k: int, threshold: float | None, shingle: int,
-                   keep: str, scheduler: str | None, workers: int | None, threads: int | None, quiet: bool, as_json: bool,
-                   hasher: Simhasher, start: float) -> None:
+def _dedup_on_dask(
+    input: str | None,
+    sample: bool,
+    fmt: str | None,
+    text_field: str,
+    id_field: str | None,
+    on_error: str,
+    output: str | None,
+    clusters: str | None,
+    report_path: str | None,
+    k: int,
+    threshold: float | None,
+    shingle: int,
+    keep: str,
+    scheduler: str | None,
+    workers: int | None,
+    threads: int | None,
+    quiet: bool,
+    as_json: bool,
+    hasher: Simhasher,
+    start: float,
+) -> None:
     """`neardup dedup` on Dask: INPUT, OUTPUT and --clusters are folders of partitions."""
     if scheduler is not None and workers is not None:
-        raise click.UsageError("--scheduler runs on an existing cluster, --workers starts a local one: give one of them")
-    for flag, given in (("--report", report_path), ("--on-error skip", on_error == "skip"), ("--threads", threads),
-                        ("--field", hasher.fields is not None)):
+        raise click.UsageError(
+            "--scheduler runs on an existing cluster, --workers starts a local one: give one of them"
+        )
+    for flag, given in (
+        ("--report", report_path),
+        ("--on-error skip", on_error == "skip"),
+        ("--threads", threads),
+        ("--field", hasher.fields is not None),
+    ):
         if given:
             raise click.UsageError(f"{flag} is not supported with --scheduler/--workers")
     if sample:
         input = sample_path()
     if input is None or input == "-":
-        raise click.UsageError("on Dask, INPUT is a file, glob or folder the workers can read (not stdin)")
+        raise click.UsageError(
+            "on Dask, INPUT is a file, glob or folder the workers can read (not stdin)"
+        )
     fmt = _dask_format(input, fmt)
     if output is not None and output == "-":
         raise click.UsageError("on Dask, OUTPUT is a folder of partitions: give -o FOLDER")
     clusters_format = None
     if clusters is not None:
-        clusters_format = {".parquet": "parquet", ".csv": "csv", ".jsonl": "jsonl"}.get(os.path.splitext(clusters.rstrip("/"))[1])
+        clusters_format = {".parquet": "parquet", ".csv": "csv", ".jsonl": "jsonl"}.get(
+            os.path.splitext(clusters.rstrip("/"))[1]
+        )
         if clusters_format is None:
-            raise click.BadParameter("on Dask, --clusters is a folder named .parquet, .csv or .jsonl", param_hint="--clusters")
+            raise click.BadParameter(
+                "on Dask, --clusters is a folder named .parquet, .csv or .jsonl",
+                param_hint="--clusters",
+            )
     try:
         import dask.dataframe as dd
         from distributed import Client
 
         from . import dask as neardup_dask
     except ImportError:
-        raise MissingExtraError("--scheduler and --workers need Dask: pip install 'neardup[dask]'") from None
+        raise MissingExtraError(
+            "--scheduler and --workers need Dask: pip install 'neardup[dask]'"
+        ) from None
 
     with Outputs() as outputs:
         out_tmp = outputs.reserve(output, directory=True) if output else None
         clusters_tmp = outputs.reserve(clusters, directory=True) if clusters else None
         # Dask's own INFO and WARNING lines (p2p shuffle start and stop) would drown the report.
         logging.getLogger("distributed").setLevel(logging.ERROR)
-        cluster_ctx: Any = (
-neardup_dask.local_cluster(workers)
-            if workers is not None else None
-        )
+        cluster_ctx: Any = neardup_dask.local_cluster(workers) if workers is not None else None
         try:
             with Client(cluster_ctx if cluster_ctx is not None else scheduler) as client:
                 if not quiet and not as_json:
-                    click.echo(f"dask: {len(client.scheduler_info()['workers'])} workers at {client.scheduler.address}", err=True)
+                    click.echo(
+                        f"dask: {len(client.scheduler_info()['workers'])} workers at {client.scheduler.address}",
+                        err=True,
+                    )
                 if fmt == "parquet":
                     ddf = dd.read_parquet(input)
                 else:
@@ -626,17 +1029,37 @@ neardup_dask.local_cluster(workers)
                     # dtype=False and deprecates convert_dates).
                     import pandas as pd
 
-                    dates = {"convert_dates": False} if int(pd.__version__.split(".")[0]) < 3 else {}
-                    ddf = dd.read_json(input, lines=True, orient="records", dtype=False,
-                                       blocksize=None if compressed else 64 * 2**20, **dates)
+                    dates = (
+                        {"convert_dates": False} if int(pd.__version__.split(".")[0]) < 3 else {}
+                    )
+                    ddf = dd.read_json(
+                        input,
+                        lines=True,
+                        orient="records",
+                        dtype=False,
+                        blocksize=None if compressed else 64 * 2**20,
+                        **dates,
+                    )
                 if id_field is None and "id" in ddf.columns:
                     id_field = "id"
                 for name, flag in ((text_field, "--text-field"), (id_field, "--id-field")):
                     if name is not None and name not in ddf.columns:
-                        raise InputError(input, f"no column {name!r} ({flag}); columns: {', '.join(map(str, ddf.columns))}")
+                        raise InputError(
+                            input,
+                            f"no column {name!r} ({flag}); columns: {', '.join(map(str, ddf.columns))}",
+                        )
                 try:
-                    kept, table = neardup_dask.dedup(ddf, column=text_field, k=k, id_column=id_field, keep=keep,
-                                                     threshold=threshold, shingle=shingle, hasher=hasher, clusters=True)
+                    kept, table = neardup_dask.dedup(
+                        ddf,
+                        column=text_field,
+                        k=k,
+                        id_column=id_field,
+                        keep=keep,
+                        threshold=threshold,
+                        shingle=shingle,
+                        hasher=hasher,
+                        clusters=True,
+                    )
                 except (TypeError, ValueError) as err:
                     raise InputError(input, str(err)) from None
                 n_docs = len(table)
@@ -645,32 +1068,64 @@ neardup_dask.local_cluster(workers)
                 n_clusters = int(removed_rows["kept_id"].nunique().compute()) if n_removed else 0
                 if out_tmp is not None:
                     if fmt == "parquet":
-                        kept.to_parquet(out_tmp, write_index=False, name_function=_part_name(".parquet"))
+                        kept.to_parquet(
+                            out_tmp, write_index=False, name_function=_part_name(".parquet")
+                        )
                     else:
-                        kept.to_json(os.path.join(out_tmp, "part-*.jsonl"), orient="records", lines=True, force_ascii=False, name_function=_part_name())
+                        kept.to_json(
+                            os.path.join(out_tmp, "part-*.jsonl"),
+                            orient="records",
+                            lines=True,
+                            force_ascii=False,
+                            name_function=_part_name(),
+                        )
                 if clusters_tmp is not None:
                     if clusters_format == "parquet":
-                        table.to_parquet(clusters_tmp, write_index=False, name_function=_part_name(".parquet"))
+                        table.to_parquet(
+                            clusters_tmp, write_index=False, name_function=_part_name(".parquet")
+                        )
                     elif clusters_format == "csv":
-                        table.to_csv(os.path.join(clusters_tmp, "part-*.csv"), index=False, name_function=_part_name())
+                        table.to_csv(
+                            os.path.join(clusters_tmp, "part-*.csv"),
+                            index=False,
+                            name_function=_part_name(),
+                        )
                     else:
-                        table.to_json(os.path.join(clusters_tmp, "part-*.jsonl"), orient="records", lines=True, name_function=_part_name())
+                        table.to_json(
+                            os.path.join(clusters_tmp, "part-*.jsonl"),
+                            orient="records",
+                            lines=True,
+                            name_function=_part_name(),
+                        )
         finally:
             if cluster_ctx is not None:
                 cluster_ctx.close()
         outputs.commit()
     seconds = time.perf_counter() - start
-    summary = {"input": input, "documents": n_docs, "clusters": n_clusters, "kept": n_docs - n_removed, "removed": n_removed,
-               "k": k, "threshold": threshold, "keep": keep, "seconds": round(seconds, 4), "engine": "dask"}
+    summary = {
+        "input": input,
+        "documents": n_docs,
+        "clusters": n_clusters,
+        "kept": n_docs - n_removed,
+        "removed": n_removed,
+        "k": k,
+        "threshold": threshold,
+        "keep": keep,
+        "seconds": round(seconds, 4),
+        "engine": "dask",
+    }
     written = {"output": output, "clusters": clusters}
     if as_json:
-        click.echo(json.dumps({**summary, "outputs": {k_: v for k_, v in written.items() if v}}, indent=2))
+        click.echo(
+            json.dumps({**summary, "outputs": {k_: v for k_, v in written.items() if v}}, indent=2)
+        )
         return
     if quiet:
         return
     lines = [
         f"{_count(n_docs, 'document')} in {seconds:.2f} s on Dask",
-        f"{_count(n_clusters, 'cluster')} of near-duplicates within k={k}{_jaccard_note(threshold)}: kept {n_docs - n_removed}, removed {n_removed}",
+        f"{_count(n_clusters, 'cluster')} of near-duplicates within "
+        f"k={k}{_jaccard_note(threshold)}: kept {n_docs - n_removed}, removed {n_removed}",
     ]
     done = [d for d in (output, clusters) if d]
     lines.append("wrote " + ", ".join(done) if done else "dry run: nothing written")
@@ -687,16 +1142,24 @@ def _check_output(inp: Input, output: str | None) -> None:
             raise click.UsageError(f"{inp.format} output cannot go to stdout: give -o FILE")
         return
     named = format_of(output)
-    if inp.format == "txt" and os.path.exists(output) and (not os.path.isdir(output) or os.listdir(output)):
-        raise click.UsageError(f"{output}: exists and is not an empty folder; remove it or name another")
+    if (
+        inp.format == "txt"
+        and os.path.exists(output)
+        and (not os.path.isdir(output) or os.listdir(output))
+    ):
+        raise click.UsageError(
+            f"{output}: exists and is not an empty folder; remove it or name another"
+        )
     if inp.format == "txt" and named not in (None, "txt"):
-        raise click.UsageError(f"{output}: OUTPUT is written in the input's format, a folder of .txt files; name a folder, not a .{named} file")
-    if inp.format != "txt":
-        if named != inp.format:
-            raise click.UsageError(
-                f"{output}: OUTPUT is written in the input's format ({inp.format}); name it .{inp.format}"
-                + (" (.gz or .zst to compress)" if inp.format in ("jsonl", "csv", "tsv") else "")
-            )
+        raise click.UsageError(
+            f"{output}: OUTPUT is written in the input's format, a folder of .txt files; name "
+            f"a folder, not a .{named} file"
+        )
+    if inp.format != "txt" and named != inp.format:
+        raise click.UsageError(
+            f"{output}: OUTPUT is written in the input's format ({inp.format}); name it .{inp.format}"
+            + (" (.gz or .zst to compress)" if inp.format in ("jsonl", "csv", "tsv") else "")
+        )
 
 
 def _table_name(name: str | None, option: str) -> None:
@@ -720,23 +1183,47 @@ class _TooManyPairs(click.ClickException):
         click.echo(f"neardup: {self.message}", err=True)
 
 
-def _find_all_within(fps: np.ndarray, k: int, max_pairs: int, threads: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _find_all_within(
+    fps: np.ndarray, k: int, max_pairs: int, threads: int | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """find_all, refusing more than --max-pairs pairs (0: no limit) before they are allocated."""
     try:
         return find_all(fps, k, threads=threads, max_pairs=max_pairs or None)
     except _core.TooManyPairsError as err:
-        raise _TooManyPairs(f"{err.count:,} pairs within k={k} among {len(fps):,} documents, more than --max-pairs "
-                            f"{err.limit:,}; raise --max-pairs (0 for no limit) or lower --k") from None
+        raise _TooManyPairs(
+            f"{err.count:,} pairs within k={k} among {len(fps):,} documents, more than --max-pairs "
+            f"{err.limit:,}; raise --max-pairs (0 for no limit) or lower --k"
+        ) from None
 
 
 @cli.command()
 @input_options
-@click.option("-o", "--output", required=True, metavar="OUTPUT", help="Where to write the documents with their fingerprints (- for stdout).")
-@click.option("--column", default="fingerprint", show_default=True, help="Name of the new field or column.")
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    metavar="OUTPUT",
+    help="Where to write the documents with their fingerprints (- for stdout).",
+)
+@click.option(
+    "--column", default="fingerprint", show_default=True, help="Name of the new field or column."
+)
 @hasher_options
 @run_options
-def fingerprint(input: str | None, sample: bool, fmt: str | None, text_field: str, id_field: str | None, on_error: str, output: str,
-                column: str, threads: int | None, quiet: bool, as_json: bool, **hasher_flags: Any) -> None:
+def fingerprint(
+    input: str | None,
+    sample: bool,
+    fmt: str | None,
+    text_field: str,
+    id_field: str | None,
+    on_error: str,
+    output: str,
+    column: str,
+    threads: int | None,
+    quiet: bool,
+    as_json: bool,
+    **hasher_flags: Any,
+) -> None:
     """Add a fingerprint column to every document of INPUT.
 
     JSONL and CSV get 16 hex digits (exact in any JSON or CSV reader); Parquet gets a uint64
@@ -745,12 +1232,28 @@ def fingerprint(input: str | None, sample: bool, fmt: str | None, text_field: st
     """
     start = time.perf_counter()
     hasher = make_hasher(**hasher_flags)
-    inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher, replayable=hasher.weighting == "idf")
+    inp = _open(
+        input,
+        sample,
+        fmt,
+        text_field,
+        id_field,
+        on_error,
+        hasher,
+        replayable=hasher.weighting == "idf",
+    )
     check_outputs([inp.path], [("-o", output)])
     if inp.format != "txt":
         _check_output(inp, output)
-    elif output == "-" or os.path.exists(output) and os.path.exists(inp.path) and os.path.samefile(output, inp.path):
-        raise click.UsageError("for a folder of .txt files, OUTPUT is a .csv, .jsonl or .parquet file")
+    elif (
+        output == "-"
+        or os.path.exists(output)
+        and os.path.exists(inp.path)
+        and os.path.samefile(output, inp.path)
+    ):
+        raise click.UsageError(
+            "for a folder of .txt files, OUTPUT is a .csv, .jsonl or .parquet file"
+        )
     else:
         _table_name(output, "--output")
     with inp, Outputs() as outputs:
@@ -760,21 +1263,40 @@ def fingerprint(input: str | None, sample: bool, fmt: str | None, text_field: st
             raise _Failed(f"cannot write {output}: {err.strerror or err}") from None
         write, close = _annotator(inp, tmp, output, column)
         try:
-            fps, _, nbytes = fingerprint_with_progress(inp, hasher, threads, quiet or as_json, on_chunk=write, raw=True)
+            fps, _, nbytes = fingerprint_with_progress(
+                inp, hasher, threads, quiet or as_json, on_chunk=write, raw=True
+            )
         finally:
             close()
         outputs.commit()
     seconds = time.perf_counter() - start
-    summary = {"input": inp.name, "documents": len(fps), "bytes": nbytes, "seconds": round(seconds, 4),
-               "mb_per_s": round(nbytes / seconds / 1e6, 2) if seconds > 0 else 0.0, "skipped": len(inp.errors),
-               "errors": [str(e) for e in inp.errors], "output": output}
+    summary = {
+        "input": inp.name,
+        "documents": len(fps),
+        "bytes": nbytes,
+        "seconds": round(seconds, 4),
+        "mb_per_s": round(nbytes / seconds / 1e6, 2) if seconds > 0 else 0.0,
+        "skipped": len(inp.errors),
+        "errors": [str(e) for e in inp.errors],
+        "output": output,
+    }
     if as_json:
         click.echo(json.dumps(summary, indent=2), file=_stream(output))
     elif not quiet:
-        _say("\n".join([f"{_count(len(fps), 'document')} ({_size(nbytes)}) fingerprinted in {seconds:.2f} s; wrote {output}"] + _errors_text(inp)), output)
+        _say(
+            "\n".join(
+                [
+                    f"{_count(len(fps), 'document')} ({_size(nbytes)}) fingerprinted in {seconds:.2f} s; wrote {output}"
+                ]
+                + _errors_text(inp)
+            ),
+            output,
+        )
 
 
-def _annotator(inp: Input, tmp: str, output: str, column: str) -> tuple[Callable[[Chunk, np.ndarray], None], Callable[[], None]]:
+def _annotator(
+    inp: Input, tmp: str, output: str, column: str
+) -> tuple[Callable[[Chunk, np.ndarray], None], Callable[[], None]]:
     """(write one chunk with its fingerprints, close) for the fingerprint command."""
     from .io import _pyarrow, _RawWriter
 
@@ -782,7 +1304,12 @@ def _annotator(inp: Input, tmp: str, output: str, column: str) -> tuple[Callable
         table = TableWriter(tmp, output, ["id", column])
 
         def write_table(chunk: Chunk, fps: np.ndarray) -> None:
-            table.write({"id": chunk.raw, column: fps if table.format == "parquet" else hex_fingerprints(fps)})
+            table.write(
+                {
+                    "id": chunk.raw,
+                    column: fps if table.format == "parquet" else hex_fingerprints(fps),
+                }
+            )
 
         return write_table, table.close
     if inp.format == "parquet":
@@ -858,15 +1385,47 @@ def _annotator(inp: Input, tmp: str, output: str, column: str) -> tuple[Callable
 @cli.command()
 @input_options
 @checked_k_options
-@click.option("-o", "--output", metavar="FILE", help="Write every pair (id_a, id_b, distance, jaccard) to FILE (.csv, .tsv, .jsonl or .parquet).")
-@click.option("--limit", type=click.IntRange(min=0), default=20, show_default=True, help="Pairs to show with a preview (the farthest apart first).")
-@click.option("--max-pairs", type=click.IntRange(min=0), default=DEFAULT_MAX_PAIRS, show_default=True,
-              help="The most pairs within --k to collect (counted before they are; 0 for no limit): more is an error, status 2.")
+@click.option(
+    "-o",
+    "--output",
+    metavar="FILE",
+    help="Write every pair (id_a, id_b, distance, jaccard) to FILE (.csv, .tsv, .jsonl or .parquet).",
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(min=0),
+    default=20,
+    show_default=True,
+    help="Pairs to show with a preview (the farthest apart first).",
+)
+@click.option(
+    "--max-pairs",
+    type=click.IntRange(min=0),
+    default=DEFAULT_MAX_PAIRS,
+    show_default=True,
+    help="The most pairs within --k to collect (counted before they are; 0 for no limit): more is an error, status 2.",
+)
 @hasher_options
 @run_options
-def pairs(input: str | None, sample: bool, fmt: str | None, text_field: str, id_field: str | None, on_error: str, k: int | None,
-          threshold: float, no_verify: bool, shingle: int, output: str | None, limit: int, max_pairs: int, threads: int | None, quiet: bool,
-          as_json: bool, **hasher_flags: Any) -> None:
+def pairs(
+    input: str | None,
+    sample: bool,
+    fmt: str | None,
+    text_field: str,
+    id_field: str | None,
+    on_error: str,
+    k: int | None,
+    threshold: float,
+    no_verify: bool,
+    shingle: int,
+    output: str | None,
+    limit: int,
+    max_pairs: int,
+    threads: int | None,
+    quiet: bool,
+    as_json: bool,
+    **hasher_flags: Any,
+) -> None:
     """The near-duplicate pairs of INPUT (fingerprints within --k, word shingles with Jaccard >=
     --threshold), with their distance, Jaccard and a short preview of each text."""
     threshold = _verification(threshold, no_verify)  # type: ignore[assignment]
@@ -877,7 +1436,12 @@ def pairs(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
     check_outputs([inp.path], [("-o", output)])
     with inp, Outputs() as outputs:
         tmp = outputs.reserve(output) if output else None
-        first = FirstPass(hasher, shingle if threshold is not None else None, threads, budget=pipeline.SKETCH_BUDGET)
+        first = FirstPass(
+            hasher,
+            shingle if threshold is not None else None,
+            threads,
+            budget=pipeline.SKETCH_BUDGET,
+        )
         fps, _, _ = fingerprint_with_progress(inp, hasher, threads, quiet or as_json, first=first)
         i, j, d = _find_all_within(fps, k, max_pairs, threads)
         jac = np.full(len(i), np.nan)
@@ -885,14 +1449,18 @@ def pairs(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
             sketches = first.sketches
             of = first_rows(first.keys)  # copies share the sketch of their first row
             if sketches is None or sketches.dropped:
-                sketches = _resketcher(inp, hasher, shingle, threads, quiet or as_json, first)(np.unique(np.concatenate([of[i], of[j]])))
+                sketches = _resketcher(inp, hasher, shingle, threads, quiet or as_json, first)(
+                    np.unique(np.concatenate([of[i], of[j]]))
+                )
             jac = sketches.jaccard(of[i], of[j])
             same = first.keys[i] == first.keys[j]  # copies of one text, with or without words
             jac[same] = 1.0
             ok = jac >= threshold
             i, j, d, jac = i[ok], j[ok], d[ok], jac[ok]
         else:
-            plain = (fps[i] != 0) | (first.keys[i] == first.keys[j])  # texts without features: copies only
+            plain = (fps[i] != 0) | (
+                first.keys[i] == first.keys[j]
+            )  # texts without features: copies only
             i, j, d = i[plain], j[plain], d[plain]
             jac = jac[plain]
         order = np.lexsort((j, i, -d.astype(np.int64)))
@@ -901,7 +1469,9 @@ def pairs(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
         need = set(np.concatenate([i, j]).tolist()) if (output or as_json) else preview_rows
         ids: dict[int, Any] = {}
         texts: dict[int, str] = {}
-        for first_row, chunk_ids, chunk_texts in inp.replay(ids=True, texts=preview_rows if not as_json else frozenset()):
+        for first_row, chunk_ids, chunk_texts in inp.replay(
+            ids=True, texts=preview_rows if not as_json else frozenset()
+        ):
             for offset, value in enumerate(chunk_ids):
                 row = first_row + offset
                 if row in need:
@@ -909,15 +1479,30 @@ def pairs(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
             texts.update(chunk_texts)
         if tmp is not None and output is not None:
             table = TableWriter(tmp, output, ["id_a", "id_b", "distance", "jaccard"])
-            table.write({"id_a": [ids[r] for r in i.tolist()], "id_b": [ids[r] for r in j.tolist()], "distance": d,
-                         "jaccard": [None if x != x else round(x, 4) for x in jac.tolist()]})
+            table.write(
+                {
+                    "id_a": [ids[r] for r in i.tolist()],
+                    "id_b": [ids[r] for r in j.tolist()],
+                    "distance": d,
+                    "jaccard": [None if x != x else round(x, 4) for x in jac.tolist()],
+                }
+            )
             table.close()
         outputs.commit()
     if as_json:
         for n in order.tolist():
             value = float(jac[n])
-            click.echo(json.dumps({"id_a": ids[int(i[n])], "id_b": ids[int(j[n])], "distance": int(d[n]),
-                                   "jaccard": None if value != value else round(value, 4)}, ensure_ascii=False))
+            click.echo(
+                json.dumps(
+                    {
+                        "id_a": ids[int(i[n])],
+                        "id_b": ids[int(j[n])],
+                        "distance": int(d[n]),
+                        "jaccard": None if value != value else round(value, 4),
+                    },
+                    ensure_ascii=False,
+                )
+            )
         return
     if quiet:
         return
@@ -925,12 +1510,19 @@ def pairs(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
     for n in shown.tolist():
         a, b = int(i[n]), int(j[n])
         value = float(jac[n])
-        click.echo(f"distance {int(d[n])}{'' if value != value else f', Jaccard {value:.3f}'}: {ids[a]}  ~  {ids[b]}")
-        left, right = (textwrap.wrap(" ".join(texts.get(row, "").split()), column)[:3] for row in (a, b))
+        click.echo(
+            f"distance {int(d[n])}{'' if value != value else f', Jaccard {value:.3f}'}: {ids[a]}  ~  {ids[b]}"
+        )
+        left, right = (
+            textwrap.wrap(" ".join(texts.get(row, "").split()), column)[:3] for row in (a, b)
+        )
         for x, y in itertools.zip_longest(left, right, fillvalue=""):
             click.echo(f"  {x:<{column}} | {y}")
     more = f" (showing {len(shown)})" if len(shown) < len(i) else ""
-    click.echo(f"{_count(len(i), 'pair')} within k={k}{_jaccard_note(threshold)} among {len(fps)} documents{more}" + (f"; wrote {output}" if output else ""))
+    click.echo(
+        f"{_count(len(i), 'pair')} within k={k}{_jaccard_note(threshold)} among {len(fps)} documents{more}"
+        + (f"; wrote {output}" if output else "")
+    )
     for line in _errors_text(inp):
         click.echo(line)
 
@@ -989,7 +1581,11 @@ def _int_ids(inp: Input) -> np.ndarray | None:
         for value in chunk_ids:
             got = _index_id(value)
             if got is None:
-                raise _bad_id(inp, len(values), f"index ids must be integers (64-bit); {inp.id_field!r} is {json.dumps(value, default=repr)}")
+                raise _bad_id(
+                    inp,
+                    len(values),
+                    f"index ids must be integers (64-bit); {inp.id_field!r} is {json.dumps(value, default=repr)}",
+                )
             values.append(got)
     ids = np.asarray(values, dtype=np.int64)
     order = np.argsort(ids, kind="stable")
@@ -997,22 +1593,52 @@ def _int_ids(inp: Input) -> np.ndarray | None:
     if len(again):
         first, second = int(order[again[0]]), int(order[again[0] + 1])
         earlier = _bad_id(inp, first, "")
-        where = f"line {earlier.line}" if earlier.line is not None and earlier.unit == "line" else f"{earlier.unit} {earlier.line}"
-        raise _bad_id(inp, second, f"id {values[second]} in {inp.id_field!r} was given before, at {where}")
+        where = (
+            f"line {earlier.line}"
+            if earlier.line is not None and earlier.unit == "line"
+            else f"{earlier.unit} {earlier.line}"
+        )
+        raise _bad_id(
+            inp, second, f"id {values[second]} in {inp.id_field!r} was given before, at {where}"
+        )
     return ids
 
 
 @index.command("build")
 @input_options
-@click.option("-o", "--output", "index_path", required=True, metavar="INDEX", help="The index file to write.")
+@click.option(
+    "-o", "--output", "index_path", required=True, metavar="INDEX", help="The index file to write."
+)
 @k_option
 @hasher_options
 @run_options
-def index_build(input: str | None, sample: bool, fmt: str | None, text_field: str, id_field: str | None, on_error: str, index_path: str,
-                k: int, threads: int | None, quiet: bool, as_json: bool, **hasher_flags: Any) -> None:
+def index_build(
+    input: str | None,
+    sample: bool,
+    fmt: str | None,
+    text_field: str,
+    id_field: str | None,
+    on_error: str,
+    index_path: str,
+    k: int,
+    threads: int | None,
+    quiet: bool,
+    as_json: bool,
+    **hasher_flags: Any,
+) -> None:
     """Fingerprint INPUT and save it as an index file."""
     hasher = make_hasher(**hasher_flags)
-    inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher, replayable=id_field is not None, auto_id=False)
+    inp = _open(
+        input,
+        sample,
+        fmt,
+        text_field,
+        id_field,
+        on_error,
+        hasher,
+        replayable=id_field is not None,
+        auto_id=False,
+    )
     check_outputs([inp.path], [("-o", index_path)])
     with inp, Outputs() as outputs:
         tmp = outputs.reserve(index_path)
@@ -1021,11 +1647,22 @@ def index_build(input: str | None, sample: bool, fmt: str | None, text_field: st
         idx.add(fps, _int_ids(inp))
         _save_index(idx, tmp, index_path)
         outputs.commit()
-    summary = {"index": index_path, "documents": len(fps), "k": k, "skipped": len(inp.errors), "errors": [str(e) for e in inp.errors]}
+    summary = {
+        "index": index_path,
+        "documents": len(fps),
+        "k": k,
+        "skipped": len(inp.errors),
+        "errors": [str(e) for e in inp.errors],
+    }
     if as_json:
         click.echo(json.dumps(summary, indent=2))
     elif not quiet:
-        click.echo("\n".join([f"indexed {_count(len(fps), 'document')} (k={k}) in {index_path}"] + _errors_text(inp)))
+        click.echo(
+            "\n".join(
+                [f"indexed {_count(len(fps), 'document')} (k={k}) in {index_path}"]
+                + _errors_text(inp)
+            )
+        )
 
 
 @index.command("add")
@@ -1033,12 +1670,34 @@ def index_build(input: str | None, sample: bool, fmt: str | None, text_field: st
 @input_options
 @hasher_options
 @run_options
-def index_add(index_path: str, input: str | None, sample: bool, fmt: str | None, text_field: str, id_field: str | None, on_error: str,
-              threads: int | None, quiet: bool, as_json: bool, **hasher_flags: Any) -> None:
+def index_add(
+    index_path: str,
+    input: str | None,
+    sample: bool,
+    fmt: str | None,
+    text_field: str,
+    id_field: str | None,
+    on_error: str,
+    threads: int | None,
+    quiet: bool,
+    as_json: bool,
+    **hasher_flags: Any,
+) -> None:
     """Add the documents of INPUT to INDEX, saying how many were already near-duplicates of it."""
     hasher = make_hasher(**hasher_flags)
-    inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher, replayable=id_field is not None, auto_id=False)
+    inp = _open(
+        input,
+        sample,
+        fmt,
+        text_field,
+        id_field,
+        on_error,
+        hasher,
+        replayable=id_field is not None,
+        auto_id=False,
+    )
     check_outputs([inp.path], [("INDEX", index_path)])
+
     # Held from loading INDEX to renaming the new one into place: concurrent adds wait their turn.
     def waiting() -> None:
         if not quiet:
@@ -1057,13 +1716,26 @@ def index_add(index_path: str, input: str | None, sample: bool, fmt: str | None,
             raise InputError(inp.name, str(err)) from None
         _save_index(idx, tmp, index_path)
         outputs.commit()
-    summary = {"index": index_path, "added": len(fps), "size": before + len(fps), "already_near_duplicates": matched,
-               "skipped": len(inp.errors), "errors": [str(e) for e in inp.errors]}
+    summary = {
+        "index": index_path,
+        "added": len(fps),
+        "size": before + len(fps),
+        "already_near_duplicates": matched,
+        "skipped": len(inp.errors),
+        "errors": [str(e) for e in inp.errors],
+    }
     if as_json:
         click.echo(json.dumps(summary, indent=2))
     elif not quiet:
-        click.echo("\n".join([f"added {_count(len(fps), 'document')} to {index_path} ({before + len(fps)} in all); "
-                              f"{matched} of them {'was' if matched == 1 else 'were'} within k={idx.k} of an entry already there"] + _errors_text(inp)))
+        click.echo(
+            "\n".join(
+                [
+                    f"added {_count(len(fps), 'document')} to {index_path} ({before + len(fps)} in all); "
+                    f"{matched} of them {'was' if matched == 1 else 'were'} within k={idx.k} of an entry already there"
+                ]
+                + _errors_text(inp)
+            )
+        )
 
 
 def _save_index(idx: SimhashIndex, tmp: str, path: str) -> None:
@@ -1091,13 +1763,30 @@ def _load_index(path: str) -> SimhashIndex:
 @click.argument("index_path", metavar="INDEX")
 @input_options
 @click.option("--text", "query_text", help="Query one text.")
-@click.option("--file", "query_file", type=click.Path(dir_okay=False), help="Query the text of one file.")
+@click.option(
+    "--file", "query_file", type=click.Path(dir_okay=False), help="Query the text of one file."
+)
 @hasher_options
 @run_options
-def index_query(index_path: str, input: str | None, sample: bool, fmt: str | None, text_field: str, id_field: str | None, on_error: str,
-                query_text: str | None, query_file: str | None, threads: int | None, quiet: bool, as_json: bool, **hasher_flags: Any) -> None:
+def index_query(
+    index_path: str,
+    input: str | None,
+    sample: bool,
+    fmt: str | None,
+    text_field: str,
+    id_field: str | None,
+    on_error: str,
+    query_text: str | None,
+    query_file: str | None,
+    threads: int | None,
+    quiet: bool,
+    as_json: bool,
+    **hasher_flags: Any,
+) -> None:
     """The entries of INDEX within its k of --text, --file, or each document of INPUT."""
-    given = sum(x is not None and x is not False for x in (query_text, query_file, input, sample or None))
+    given = sum(
+        x is not None and x is not False for x in (query_text, query_file, input, sample or None)
+    )
     if given != 1:
         raise click.UsageError("give exactly one of --text TEXT, --file FILE or INPUT")
     hasher = make_hasher(**hasher_flags)
@@ -1113,12 +1802,24 @@ def index_query(index_path: str, input: str | None, sample: bool, fmt: str | Non
             except UnicodeDecodeError as err:
                 raise InputError(query_file, f"invalid UTF-8 at byte {err.start}") from None
         assert query_text is not None
-        fp = hasher.fingerprint(query_text if hasher.fields is None else {next(iter(hasher.fields)): query_text})
+        fp = hasher.fingerprint(
+            query_text if hasher.fields is None else {next(iter(hasher.fields)): query_text}
+        )
         matches = idx.query(fp)
         if as_json:
-            click.echo(json.dumps({"fingerprint": f"{fp:016x}", "matches": [{"id": i, "distance": d} for i, d in matches]}))
+            click.echo(
+                json.dumps(
+                    {
+                        "fingerprint": f"{fp:016x}",
+                        "matches": [{"id": i, "distance": d} for i, d in matches],
+                    }
+                )
+            )
         else:
-            click.echo(f"{_count(len(matches), 'entry', 'entries')} within k={idx.k}" + "".join(f"\n  {i}\tdistance {d}" for i, d in matches))
+            click.echo(
+                f"{_count(len(matches), 'entry', 'entries')} within k={idx.k}"
+                + "".join(f"\n  {i}\tdistance {d}" for i, d in matches)
+            )
         return
     inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher, replayable=True)
     with inp:
@@ -1133,21 +1834,27 @@ def index_query(index_path: str, input: str | None, sample: bool, fmt: str | Non
     matched = len(wanted)
     if as_json:
         for r, i, d in zip(rows.tolist(), found.tolist(), dists.tolist()):
-            click.echo(json.dumps({"document": names[r], "id": i, "distance": d}, ensure_ascii=False))
+            click.echo(
+                json.dumps({"document": names[r], "id": i, "distance": d}, ensure_ascii=False)
+            )
         return
     if quiet:
         return
     for r, i, d in zip(rows.tolist(), found.tolist(), dists.tolist()):
         click.echo(f"{names[r]}\t{i}\tdistance {d}")
-    click.echo(f"{matched} of {_count(len(fps), 'document')} {'has' if matched == 1 else 'have'} an entry within k={idx.k} "
-               f"({_count(len(rows), 'match', 'matches')})")
+    click.echo(
+        f"{matched} of {_count(len(fps), 'document')} {'has' if matched == 1 else 'have'} an entry within k={idx.k} "
+        f"({_count(len(rows), 'match', 'matches')})"
+    )
 
 
 def _ngram_list(ctx: click.Context, param: click.Parameter, value: str) -> list[int]:
     try:
         sizes = [int(v) for v in value.split(",") if v.strip()]
     except ValueError:
-        raise click.BadParameter(f"{value!r}: expected word counts separated by commas, such as 1,2,3") from None
+        raise click.BadParameter(
+            f"{value!r}: expected word counts separated by commas, such as 1,2,3"
+        ) from None
     if not sizes or min(sizes) < 1:
         raise click.BadParameter(f"{value!r}: expected word counts of at least 1, such as 1,2,3")
     return sizes
@@ -1160,31 +1867,113 @@ class _TuneCommand(click.Command):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         for flag, value in zip(args, args[1:]):
             if flag == "--sample" and value.isdigit():
-                raise click.UsageError(f"--sample takes no number: it uses the shipped Debian sample as INPUT; "
-                                       f"the pairs measured at each distance are --pairs {value}", ctx)
+                raise click.UsageError(
+                    f"--sample takes no number: it uses the shipped Debian sample as INPUT; "
+                    f"the pairs measured at each distance are --pairs {value}",
+                    ctx,
+                )
         return super().parse_args(ctx, args)
 
 
 @cli.command("tune", cls=_TuneCommand)
 @input_options
-@click.option("--max-k", type=click.IntRange(0, 16), default=8, show_default=True, help="Largest Hamming distance measured (0 to 16).")
-@click.option("--pairs", type=click.IntRange(min=1), default=200, show_default=True, help="Pairs whose Jaccard is measured at each distance (at most).")
-@click.option("--no-verify", is_flag=True, help="Tune the fingerprint-only dedup (dedup --no-verify): the largest k whose precision reaches --target-precision.")
-@click.option("--target-recall", type=click.FloatRange(0, 1, min_open=True), default=None,
-              help=f"Share of the near-duplicate pairs within --max-k that k must keep, in (0, 1]  [default: {TARGET_RECALL:g}]")
-@click.option("--target-precision", type=click.FloatRange(0, 1, min_open=True), default=None,
-              help=f"With --no-verify: share of reported pairs that must be near-duplicates, in (0, 1]  [default: {TARGET_PRECISION:g}]")
-@click.option("--threshold", type=click.FloatRange(0, 1, min_open=True), default=0.8, show_default=True, help="Jaccard at and above which a pair is a near-duplicate, in (0, 1].")
-@click.option("--jaccard-ngram", type=click.IntRange(min=1), default=3, show_default=True, help="Words per shingle of the Jaccard that defines a near-duplicate.")
-@click.option("--jaccard-ngrams", default="1,2,3", show_default=True, callback=_ngram_list, help="Shingle sizes to recommend a k for as well, separated by commas.")
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the sample of pairs.")
-@click.option("--plot", metavar="FILE.png", help="Also draw precision and pair counts against k in a PNG (needs neardup[plot]).")
+@click.option(
+    "--max-k",
+    type=click.IntRange(0, 16),
+    default=8,
+    show_default=True,
+    help="Largest Hamming distance measured (0 to 16).",
+)
+@click.option(
+    "--pairs",
+    type=click.IntRange(min=1),
+    default=200,
+    show_default=True,
+    help="Pairs whose Jaccard is measured at each distance (at most).",
+)
+@click.option(
+    "--no-verify",
+    is_flag=True,
+    help="Tune the fingerprint-only dedup (dedup --no-verify): the largest k whose precision "
+    "reaches --target-precision.",
+)
+@click.option(
+    "--target-recall",
+    type=click.FloatRange(0, 1, min_open=True),
+    default=None,
+    help=f"Share of the near-duplicate pairs within --max-k that k must keep, in (0, 1]  [default: {TARGET_RECALL:g}]",
+)
+@click.option(
+    "--target-precision",
+    type=click.FloatRange(0, 1, min_open=True),
+    default=None,
+    help="With --no-verify: share of reported pairs that must be near-duplicates, in (0, 1]  "
+    f"[default: {TARGET_PRECISION:g}]",
+)
+@click.option(
+    "--threshold",
+    type=click.FloatRange(0, 1, min_open=True),
+    default=0.8,
+    show_default=True,
+    help="Jaccard at and above which a pair is a near-duplicate, in (0, 1].",
+)
+@click.option(
+    "--jaccard-ngram",
+    type=click.IntRange(min=1),
+    default=3,
+    show_default=True,
+    help="Words per shingle of the Jaccard that defines a near-duplicate.",
+)
+@click.option(
+    "--jaccard-ngrams",
+    default="1,2,3",
+    show_default=True,
+    callback=_ngram_list,
+    help="Shingle sizes to recommend a k for as well, separated by commas.",
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Seed of the sample of pairs.",
+)
+@click.option(
+    "--plot",
+    metavar="FILE.png",
+    help="Also draw precision and pair counts against k in a PNG (needs neardup[plot]).",
+)
 @hasher_options
-@click.option("--threads", type=click.IntRange(min=1), default=None, help="Worker threads (default: every core).")
-@click.option("--json", "as_json", is_flag=True, help="Print the curve and the recommendation as JSON.")
-def tune_command(input: str | None, sample: bool, fmt: str | None, text_field: str, id_field: str | None, on_error: str, max_k: int, pairs: int,
-                 no_verify: bool, target_recall: float | None, target_precision: float | None, threshold: float, jaccard_ngram: int,
-                 jaccard_ngrams: list[int], seed: int, plot: str | None, threads: int | None, as_json: bool, **hasher_flags: Any) -> None:
+@click.option(
+    "--threads",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Worker threads (default: every core).",
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the curve and the recommendation as JSON."
+)
+def tune_command(
+    input: str | None,
+    sample: bool,
+    fmt: str | None,
+    text_field: str,
+    id_field: str | None,
+    on_error: str,
+    max_k: int,
+    pairs: int,
+    no_verify: bool,
+    target_recall: float | None,
+    target_precision: float | None,
+    threshold: float,
+    jaccard_ngram: int,
+    jaccard_ngrams: list[int],
+    seed: int,
+    plot: str | None,
+    threads: int | None,
+    as_json: bool,
+    **hasher_flags: Any,
+) -> None:
     """Which k? Measure how many pairs at each Hamming distance are near-duplicates on INPUT and recommend a --k.
 
     Counts the pairs at each distance 0..--max-k exactly and measures the word-shingle Jaccard of
@@ -1197,14 +1986,20 @@ def tune_command(input: str | None, sample: bool, fmt: str | None, text_field: s
     --target-precision. Reads INPUT twice: the second pass fetches the sampled documents' texts.
     """
     if no_verify and target_recall is not None:
-        raise click.UsageError("--target-recall is the rule of the verified mode: drop it or --no-verify (which takes --target-precision)")
+        raise click.UsageError(
+            "--target-recall is the rule of the verified mode: drop it or --no-verify (which takes --target-precision)"
+        )
     if not no_verify and target_precision is not None:
-        raise click.UsageError("--target-precision is the rule of --no-verify: add --no-verify, or give --target-recall")
+        raise click.UsageError(
+            "--target-precision is the rule of --no-verify: add --no-verify, or give --target-recall"
+        )
     start = time.perf_counter()
     hasher = make_hasher(**hasher_flags)
     if plot is not None:
         if not plot.lower().endswith(".png"):
-            raise click.BadParameter(f"{plot}: --plot writes a PNG; name it .png", param_hint="--plot")
+            raise click.BadParameter(
+                f"{plot}: --plot writes a PNG; name it .png", param_hint="--plot"
+            )
         try:
             import matplotlib.figure  # noqa: F401
         except ImportError:
@@ -1223,7 +2018,9 @@ def tune_command(input: str | None, sample: bool, fmt: str | None, text_field: s
         else:
             sampled = sample_text_pairs(fps, first.keys, max_k, pairs, seed, threads)
         texts: dict[int, str] = {}
-        progress = Progress(inp, f"texts of {len(sampled.a):,} pair{'' if len(sampled.a) == 1 else 's'}", as_json)
+        progress = Progress(
+            inp, f"texts of {len(sampled.a):,} pair{'' if len(sampled.a) == 1 else 's'}", as_json
+        )
         inp.bytes_read = 0
         try:
             for _, _, chunk_texts in inp.replay(texts=sampled.rows):
@@ -1231,25 +2028,58 @@ def tune_command(input: str | None, sample: bool, fmt: str | None, text_field: s
                 progress.update()
         finally:
             progress.close()
-        result = measure(sampled, texts, hasher=hasher, ngram=jaccard_ngram, ngrams=jaccard_ngrams, threshold=threshold,
-                         target_precision=target_precision, target_recall=target_recall, documents=len(fps), sample=pairs, seed=seed)
+        result = measure(
+            sampled,
+            texts,
+            hasher=hasher,
+            ngram=jaccard_ngram,
+            ngrams=jaccard_ngrams,
+            threshold=threshold,
+            target_precision=target_precision,
+            target_recall=target_recall,
+            documents=len(fps),
+            sample=pairs,
+            seed=seed,
+        )
         if plot_tmp is not None:
             result.plot().savefig(plot_tmp, format="png", dpi=100)
         outputs.commit()
     seconds = time.perf_counter() - start
     if as_json:
-        summary = {"input": inp.name, **result.as_dict(), "bytes": nbytes, "seconds": round(seconds, 4), "skipped": len(inp.errors),
-                   "errors": [str(e) for e in inp.errors], "plot": plot}
+        summary = {
+            "input": inp.name,
+            **result.as_dict(),
+            "bytes": nbytes,
+            "seconds": round(seconds, 4),
+            "skipped": len(inp.errors),
+            "errors": [str(e) for e in inp.errors],
+            "plot": plot,
+        }
         click.echo(json.dumps(summary, indent=2, ensure_ascii=False))
         return
-    lines = [str(result), f"{inp.name}: {_size(nbytes)} in {seconds:.2f} s" + (f"; wrote {plot}" if plot else "")]
+    lines = [
+        str(result),
+        f"{inp.name}: {_size(nbytes)} in {seconds:.2f} s" + (f"; wrote {plot}" if plot else ""),
+    ]
     _say("\n".join(lines + _errors_text(inp)))
 
 
 @cli.command("plan")
 @k_option
-@click.option("--n", "n", type=click.IntRange(0, 2**63 - 1), default=1_000_000, show_default=True, help="Expected number of fingerprints.")
-@click.option("--memory", type=click.IntRange(0, 2**63 - 1), default=None, help="Memory budget for the index, in bytes.")
+@click.option(
+    "--n",
+    "n",
+    type=click.IntRange(0, 2**63 - 1),
+    default=1_000_000,
+    show_default=True,
+    help="Expected number of fingerprints.",
+)
+@click.option(
+    "--memory",
+    type=click.IntRange(0, 2**63 - 1),
+    default=None,
+    help="Memory budget for the index, in bytes.",
+)
 def plan_command(k: int, n: int, memory: int | None) -> None:
     """Explain the table layout the planner picks for --k and --n."""
     try:
@@ -1263,7 +2093,13 @@ def plan_command(k: int, n: int, memory: int | None) -> None:
 @click.argument("a")
 @click.argument("b")
 @click.option("--files", is_flag=True, help="A and B are files to read, not texts.")
-@click.option("--limit", type=click.IntRange(min=1), default=15, show_default=True, help="Features to list in each group.")
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=15,
+    show_default=True,
+    help="Features to list in each group.",
+)
 @functools.partial(hasher_options, corpus=False)
 def explain(a: str, b: str, files: bool, limit: int, **hasher_flags: Any) -> None:
     """Why two texts match or not: their distance, shared features and the ones that differ."""
@@ -1291,8 +2127,12 @@ def explain(a: str, b: str, files: bool, limit: int, **hasher_flags: Any) -> Non
         return text + (f", ... ({len(items) - limit} more)" if len(items) > limit else "")
 
     total = sum((ca | cb).values()) or 1
-    click.echo(f"A {fa:016x}\nB {fb:016x}\ndistance {distance} (bits {', '.join(map(str, bits)) or 'none'})")
-    click.echo(f"near-duplicates at k >= {distance}; the default k=3 {'matches' if distance <= 3 else 'does not match'}")
+    click.echo(
+        f"A {fa:016x}\nB {fb:016x}\ndistance {distance} (bits {', '.join(map(str, bits)) or 'none'})"
+    )
+    click.echo(
+        f"near-duplicates at k >= {distance}; the default k=3 {'matches' if distance <= 3 else 'does not match'}"
+    )
     click.echo(f"shared features ({sum(shared.values())} of {total}): {listing(shared) or 'none'}")
     click.echo(f"only in A ({sum(only_a.values())}): {listing(only_a) or 'none'}")
     click.echo(f"only in B ({sum(only_b.values())}): {listing(only_b) or 'none'}")

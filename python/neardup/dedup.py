@@ -11,14 +11,25 @@ import numpy as np
 
 from . import _core
 from .hasher import CHUNK_SIZE, Simhasher, _chunks, _iter_docs, _length
-from .index import _int, _k
-from .pipeline import VERIFY, FirstPass, Keep, candidates, check_settings, keep_order, labels_of, related_rows, stars
+from .index import _int
+from .pipeline import (
+    VERIFY,
+    FirstPass,
+    Keep,
+    candidates,
+    check_settings,
+    keep_order,
+    labels_of,
+    related_rows,
+    stars,
+)
 
 __all__ = ["DedupResult", "dedup"]
 
 #: What a dedup did, at INFO (one record per call: documents, removed, seconds, k, threshold, with
 #: the same values as attributes of the record), and its stages at DEBUG.
 log = logging.getLogger("neardup")
+
 
 class DedupResult:
     """What :func:`dedup` found: one entry per document, in input order.
@@ -64,7 +75,11 @@ class DedupResult:
         self.stats = stats
         self.ids = ids
         self.threshold = threshold
-        self.distance = _core.hamming_pairwise(fingerprints, fingerprints[kept_row]) if len(kept_row) else np.zeros(0, np.uint8)
+        self.distance = (
+            _core.hamming_pairwise(fingerprints, fingerprints[kept_row])
+            if len(kept_row)
+            else np.zeros(0, np.uint8)
+        )
         self._index: Any = None
 
     @property
@@ -99,8 +114,14 @@ class DedupResult:
 
     def _columns(self) -> dict[str, Any]:
         ids = np.arange(self.n_documents) if self.ids is None else self.ids
-        return {"id": ids, "cluster": self.cluster, "kept": self.keep, "kept_id": self.kept_id,
-                "jaccard": self.jaccard, "distance": self.distance.astype(np.int64)}
+        return {
+            "id": ids,
+            "cluster": self.cluster,
+            "kept": self.keep,
+            "kept_id": self.kept_id,
+            "jaccard": self.jaccard,
+            "distance": self.distance.astype(np.int64),
+        }
 
     def to_pandas(self) -> Any:
         """One row per document: ``id``, ``cluster``, ``kept``, ``kept_id`` (the document kept in
@@ -123,9 +144,11 @@ class DedupResult:
 
         columns = self._columns()
         ids = columns["id"]
-        columns["id"] = pa.array(ids.tolist() if getattr(ids, "dtype", None) == object else ids)
+        columns["id"] = pa.array(ids.tolist() if getattr(ids, "dtype", None) == object else ids)  # noqa: E721
         kept = columns["kept_id"]
-        columns["kept_id"] = pa.array(kept.tolist() if getattr(kept, "dtype", None) == object else kept)
+        columns["kept_id"] = pa.array(
+            kept.tolist() if getattr(kept, "dtype", None) == object else kept  # noqa: E721
+        )
         return pa.table(columns)
 
     def to_polars(self) -> Any:
@@ -138,21 +161,32 @@ class DedupResult:
         return self.n_documents
 
     def __repr__(self) -> str:
-        how = f"k={self.k}" + (f", Jaccard >= {self.threshold:g}" if self.threshold is not None else ", fingerprints only")
+        how = f"k={self.k}" + (
+            f", Jaccard >= {self.threshold:g}"
+            if self.threshold is not None
+            else ", fingerprints only"
+        )
         clusters = f"{self.n_clusters} cluster{'s' if self.n_clusters != 1 else ''}"
         return f"<DedupResult {how}: {self.n_documents} documents, {clusters}, {self.n_removed} removed>"
 
 
 def _check_keep(keep: Any) -> None:
     if not (keep in ("first", "longest") or callable(keep)):
-        raise ValueError(f"keep must be \"first\", \"longest\" or a function, got {keep!r}")
+        raise ValueError(f'keep must be "first", "longest" or a function, got {keep!r}')
 
 
 class _Texts:
     """Yields the text (or fields dict) of each document, noting its length and bytes."""
 
-    def __init__(self, items: Iterable[Any], text_field: str | None, id_field: str | None, fields: bool) -> None:
-        self.items, self.text_field, self.id_field, self.fields = items, text_field, id_field, fields
+    def __init__(
+        self, items: Iterable[Any], text_field: str | None, id_field: str | None, fields: bool
+    ) -> None:
+        self.items, self.text_field, self.id_field, self.fields = (
+            items,
+            text_field,
+            id_field,
+            fields,
+        )
         self.lengths: list[int] = []
         self.nbytes = 0
         self.ids: list[Any] | None = [] if id_field is not None else None
@@ -163,7 +197,9 @@ class _Texts:
             if isinstance(item, Mapping) and not self.fields:
                 field = self.text_field or "text"
                 if field not in item:
-                    raise KeyError(f"docs[{i}] has no field {field!r} (pass text_field= to name the text)")
+                    raise KeyError(
+                        f"docs[{i}] has no field {field!r} (pass text_field= to name the text)"
+                    )
                 text = item[field]
                 if not isinstance(text, str):
                     raise TypeError(f"docs[{i}][{field!r}] is {type(text).__name__}, expected str")
@@ -175,7 +211,9 @@ class _Texts:
                 ids.append(item[self.id_field])
             if isinstance(text, str):
                 lengths.append(len(text))
-                self.nbytes += len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+                self.nbytes += (
+                    len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+                )
             elif isinstance(text, Mapping):
                 values = [v for v in text.values() if isinstance(v, str)]
                 lengths.append(sum(map(len, values)))
@@ -259,25 +297,41 @@ def dedup(
                 bar.update(len(chunk))
         fps, keys = first.fingerprints, first.keys
         n = len(fps)
-        log.debug("dedup: fingerprinted %d documents (%d bytes) in %.3f s", n, texts.nbytes, time.perf_counter() - start)
+        log.debug(
+            "dedup: fingerprinted %d documents (%d bytes) in %.3f s",
+            n,
+            texts.nbytes,
+            time.perf_counter() - start,
+        )
         if bar is not None:
             bar.set_postfix_str("clustering", refresh=True)
         lengths = np.asarray(texts.lengths, dtype=np.int64)
         stage = time.perf_counter()
         found = candidates(fps, keys, k, threads)
         order = keep_order(keep, n, lengths, doc_at, lambda: related_rows(fps, keys, found))
-        log.debug("dedup: candidates within k=%d and the keep order in %.3f s", k, time.perf_counter() - stage)
+        log.debug(
+            "dedup: candidates within k=%d and the keep order in %.3f s",
+            k,
+            time.perf_counter() - stage,
+        )
         stage = time.perf_counter()
         kept, jaccard = stars(found, order, threshold, first.sketches)  # type: ignore[arg-type]
-        log.debug("dedup: stars (%s) in %.3f s", "fingerprints only" if threshold is None else f"Jaccard >= {threshold:g}",
-                  time.perf_counter() - stage)
+        log.debug(
+            "dedup: stars (%s) in %.3f s",
+            "fingerprints only" if threshold is None else f"Jaccard >= {threshold:g}",
+            time.perf_counter() - stage,
+        )
         if bar is not None:
             bar.set_postfix_str("done", refresh=True)
     finally:
         if bar is not None:
             bar.close()
     if ids is None and texts.ids is not None:
-        ids = np.asarray(texts.ids, dtype=object) if not all(isinstance(v, int) for v in texts.ids) else np.asarray(texts.ids)
+        ids = (
+            np.asarray(texts.ids, dtype=object)
+            if not all(isinstance(v, int) for v in texts.ids)
+            else np.asarray(texts.ids)
+        )
     seconds = time.perf_counter() - start
     stats = {
         "documents": n,
@@ -290,8 +344,21 @@ def dedup(
         result._index = docs.index  # to_pandas() keeps it, so the result joins back on the input
     log.info(
         "dedup: %d document%s, %d removed (%d cluster%s) in %.3f s, k=%d, threshold=%s",
-        n, "" if n == 1 else "s", result.n_removed, result.n_clusters, "" if result.n_clusters == 1 else "s", seconds, k, threshold,
-        extra={"documents": n, "removed": result.n_removed, "seconds": seconds, "k": k, "threshold": threshold},
+        n,
+        "" if n == 1 else "s",
+        result.n_removed,
+        result.n_clusters,
+        "" if result.n_clusters == 1 else "s",
+        seconds,
+        k,
+        threshold,
+        extra={
+            "documents": n,
+            "removed": result.n_removed,
+            "seconds": seconds,
+            "k": k,
+            "threshold": threshold,
+        },
     )
     return result
 
@@ -306,7 +373,9 @@ def _progress_bar(total: int | None) -> Any:
     return tqdm(total=total, unit="doc", desc="neardup dedup")
 
 
-def check_corpus_arguments(docs: Any, hasher: Simhasher | None, threads: int | None) -> tuple[Simhasher, int | None]:
+def check_corpus_arguments(
+    docs: Any, hasher: Simhasher | None, threads: int | None
+) -> tuple[Simhasher, int | None]:
     """The arguments every corpus-wide call shares, checked: (the hasher or the default one, threads)."""
     if hasher is None:
         hasher = Simhasher()
@@ -315,27 +384,43 @@ def check_corpus_arguments(docs: Any, hasher: Simhasher | None, threads: int | N
     if threads is not None:
         threads = _int(threads, "threads", minimum=1)
     if isinstance(docs, (str, bytes)):
-        raise TypeError("docs must be a list or an iterable of documents, not a single str: wrap it in a list")
+        raise TypeError(
+            "docs must be a list or an iterable of documents, not a single str: wrap it in a list"
+        )
     return hasher, threads
 
 
 def _documents(
-    docs: Any, text_field: str | None, id_field: str | None, column: str | None, hasher: Simhasher, keep: Keep
+    docs: Any,
+    text_field: str | None,
+    id_field: str | None,
+    column: str | None,
+    hasher: Simhasher,
+    keep: Keep,
 ) -> tuple[_Texts, Any, Callable[[int], Any] | None]:
     """(texts to fingerprint, ids or None, row -> document for a keep function)."""
     module = type(docs).__module__ or ""
     name = type(docs).__name__
     fields = hasher.fields is not None
     if fields and text_field is not None:
-        raise ValueError("text_field names one text; with hasher.fields set, the fields are read from each dict")
+        raise ValueError(
+            "text_field names one text; with hasher.fields set, the fields are read from each dict"
+        )
 
     def check_columns(available: list[Any]) -> None:
         """A KeyError naming a missing text or id column and the columns there are."""
-        for wanted, option in ((None if fields else column or "text", "column="), (id_field, "id_field=")):
+        for wanted, option in (
+            (None if fields else column or "text", "column="),
+            (id_field, "id_field="),
+        ):
             if wanted is not None and wanted not in available:
-                raise KeyError(f"no column {wanted!r} ({option}) in the {name}; its columns: {', '.join(map(str, available))}")
+                raise KeyError(
+                    f"no column {wanted!r} ({option}) in the {name}; its columns: {', '.join(map(str, available))}"
+                )
 
-    if name in ("DataFrame", "Table", "RecordBatch") and module.startswith(("pandas", "polars", "pyarrow")):
+    if name in ("DataFrame", "Table", "RecordBatch") and module.startswith(
+        ("pandas", "polars", "pyarrow")
+    ):
         check_columns(list(docs.column_names if module.startswith("pyarrow") else docs.columns))
     if module.startswith("pandas") and name == "DataFrame":
         col = docs[column or "text"] if not fields else docs[list(hasher.fields or {})]
@@ -353,7 +438,9 @@ def _documents(
         return _Texts(items, None, None, fields), ids, lambda row: docs.row(row, named=True)
     if module.startswith("pyarrow") and name in ("Table", "RecordBatch"):
         if fields:
-            items = docs.select([f for f in (hasher.fields or {}) if f in docs.column_names]).to_pylist()
+            items = docs.select(
+                [f for f in (hasher.fields or {}) if f in docs.column_names]
+            ).to_pylist()
         else:
             items = docs.column(column or "text")
         ids = docs.column(id_field).to_numpy(zero_copy_only=False) if id_field is not None else None
@@ -361,9 +448,15 @@ def _documents(
     if module.startswith("datasets") and name == "Dataset":
         check_columns(list(docs.column_names))
         plain = docs.with_format(None)  # a keep function sees dicts, whatever the Dataset's format
-        return _dataset_documents(docs, column, hasher), _dataset_ids(docs, id_field), lambda row: plain[row]
+        return (
+            _dataset_documents(docs, column, hasher),
+            _dataset_ids(docs, id_field),
+            lambda row: plain[row],
+        )
     if column is not None:
-        raise ValueError("column= names the text column of a DataFrame, Table or Dataset; for dicts, use text_field=")
+        raise ValueError(
+            "column= names the text column of a DataFrame, Table or Dataset; for dicts, use text_field="
+        )
     if callable(keep) and not hasattr(docs, "__getitem__"):
         docs = list(docs)
     doc_at = (lambda row: docs[row]) if hasattr(docs, "__getitem__") else None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -14,7 +14,7 @@ from .hasher import Simhasher, SimhasherOptions
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-Fingerprints = Union[Sequence[int], np.ndarray]
+Fingerprints = Sequence[int] | np.ndarray
 
 _MAX = (1 << 64) - 1
 
@@ -70,16 +70,26 @@ def simhash_tallies(
     else:
         w = np.asarray(list(weights) if not isinstance(weights, np.ndarray) else weights)
         if w.ndim != 1 or len(w) != len(array):
-            raise ValueError(f"weights must have one number per hash: {len(array)} hashes, shape {w.shape}")
-        if w.dtype.kind in "iu" or (w.dtype.kind == "O" and all(isinstance(x, numbers.Integral) and not isinstance(x, bool) for x in w)):
+            raise ValueError(
+                f"weights must have one number per hash: {len(array)} hashes, shape {w.shape}"
+            )
+        if w.dtype.kind in "iu" or (
+            w.dtype.kind == "O"
+            and all(isinstance(x, numbers.Integral) and not isinstance(x, bool) for x in w)
+        ):
             try:
                 w = w.astype(np.int64, casting="unsafe" if w.dtype.kind == "O" else "same_kind")
             except (OverflowError, TypeError):
                 raise ValueError("integer weights must fit in 64 signed bits") from None
-            if w.dtype.kind == "u" or (len(w) and (np.asarray(weights, dtype=object) != w.astype(object)).any()):
+            if w.dtype.kind == "u" or (
+                len(w) and (np.asarray(weights, dtype=object) != w.astype(object)).any()
+            ):
                 raise ValueError("integer weights must fit in 64 signed bits")
             tallies = _core.tallies_int(array, np.ascontiguousarray(w))
-        elif w.dtype.kind == "f" or (w.dtype.kind == "O" and all(isinstance(x, numbers.Real) and not isinstance(x, bool) for x in w)):
+        elif w.dtype.kind == "f" or (
+            w.dtype.kind == "O"
+            and all(isinstance(x, numbers.Real) and not isinstance(x, bool) for x in w)
+        ):
             tallies = _core.tallies_float(array, np.ascontiguousarray(w, dtype=np.float64))
         else:
             raise TypeError(f"weights must be numbers, got dtype {w.dtype}")
@@ -102,7 +112,9 @@ def simhash_features(
     True
     """
     if isinstance(features, (str, bytes, bytearray)):
-        raise TypeError("features must be a list of str or bytes, not a single one: wrap it in a list")
+        raise TypeError(
+            "features must be a list of str or bytes, not a single one: wrap it in a list"
+        )
     items = list(features)
     for i, f in enumerate(items):
         if not isinstance(f, (str, bytes, bytearray, memoryview)):
@@ -154,12 +166,16 @@ def hamming_many(a: int | Fingerprints, b: Fingerprints) -> np.ndarray:
         return _core.hamming_one_to_many(_as_fingerprint(b, "b"), as_fingerprints(a, "a"))
     left, right = as_fingerprints(a, "a"), as_fingerprints(b, "b")
     if len(left) != len(right):
-        raise ValueError(f"element-wise distances need arrays of one length, got {len(left)} and {len(right)}")
+        raise ValueError(
+            f"element-wise distances need arrays of one length, got {len(left)} and {len(right)}"
+        )
     return _core.hamming_pairwise(left, right)
 
 
 def _is_scalar(x: Any) -> bool:
-    return isinstance(x, (numbers.Integral, np.integer)) or (isinstance(x, np.ndarray) and x.ndim == 0)
+    return isinstance(x, (numbers.Integral, np.integer)) or (
+        isinstance(x, np.ndarray) and x.ndim == 0
+    )
 
 
 def _as_fingerprint(x: Any, name: str) -> int:
@@ -212,4 +228,6 @@ def _check_utf8(name: str, text: str) -> None:
         try:
             text.encode("utf-8")
         except UnicodeEncodeError as err:
-            raise ValueError(f"{name} holds a lone surrogate at position {err.start}: not valid Unicode text") from None
+            raise ValueError(
+                f"{name} holds a lone surrogate at position {err.start}: not valid Unicode text"
+            ) from None

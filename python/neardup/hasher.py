@@ -5,9 +5,9 @@ from __future__ import annotations
 import functools
 import itertools
 import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, Callable, Literal, TypedDict, Union
+from typing import Any, Literal, TypedDict
 
 import numpy as np
 
@@ -16,7 +16,7 @@ from .digest import Digest
 from .normalize import UnicodeForm, normalizer
 from .stopwords import ENGLISH
 
-Document = Union[str, bytes, Mapping[str, Any]]
+Document = str | bytes | Mapping[str, Any]
 Tokenizer = Callable[[str], Iterable[str]]
 #: What a feature is made of: word shingles or character n-grams.
 Tokens = Literal["word", "char"]
@@ -97,11 +97,11 @@ class Simhasher:
         tokenizer: str | Tokenizer | None = None,
     ) -> None:
         if not isinstance(tokens, str):
-            raise TypeError(f"tokens must be \"word\" or \"char\", got {tokens!r}")
+            raise TypeError(f'tokens must be "word" or "char", got {tokens!r}')
         if isinstance(ngram, bool) or not isinstance(ngram, (int, np.integer)):
             raise TypeError(f"ngram must be an int, got {type(ngram).__name__}")
         if not isinstance(weighting, str):
-            raise TypeError(f"weighting must be \"tf\", \"binary\" or \"idf\", got {weighting!r}")
+            raise TypeError(f'weighting must be "tf", "binary" or "idf", got {weighting!r}')
         self._normalize = normalizer(unicode_form, casefold)
         self.tokens: Tokens = tokens
         self.ngram = int(ngram)
@@ -147,7 +147,11 @@ class Simhasher:
         parts = []
         for name, value in self._settings().items():
             if name == "stopwords" and value is not None:
-                value = "english" if value == _sorted_english(self._normalize) else f"<{len(value)} words>"
+                value = (
+                    "english"
+                    if value == _sorted_english(self._normalize)
+                    else f"<{len(value)} words>"
+                )
                 parts.append(f"stopwords={value!r}" if value == "english" else f"stopwords={value}")
                 continue
             if name == "tokenizer" and value is None:
@@ -199,14 +203,22 @@ class Simhasher:
         seen in the corpus weigh as if df were 0.
         """
         if self.weighting != "idf":
-            raise ValueError(f"fit() learns idf weights: it needs weighting=\"idf\", not {self.weighting!r}")
+            raise ValueError(
+                f'fit() learns idf weights: it needs weighting="idf", not {self.weighting!r}'
+            )
         counter = self._build("tf")
         documents = 0
         keys_all: list[np.ndarray] = []
         dfs_all: list[np.ndarray] = []
         for start, chunk in _chunks(corpus, CHUNK_SIZE, "corpus"):
             columns = self._columns(chunk, start, "corpus")
-            keys, dfs = _call(_method(counter, "document_frequencies", self.tokenizer), columns, start, "corpus", threads)
+            keys, dfs = _call(
+                _method(counter, "document_frequencies", self.tokenizer),
+                columns,
+                start,
+                "corpus",
+                threads,
+            )
             keys_all.append(keys)
             dfs_all.append(dfs)
             documents += len(chunk)
@@ -246,14 +258,24 @@ class Simhasher:
         columns = self._columns([doc], 0, "doc")
         out: list[tuple[str, float]] = []
         for field, column in enumerate(columns):
-            out.extend(_call(_method(self._inner, "weighted_features", self.tokenizer), column[0], 0, "doc", field))
+            out.extend(
+                _call(
+                    _method(self._inner, "weighted_features", self.tokenizer),
+                    column[0],
+                    0,
+                    "doc",
+                    field,
+                )
+            )
         return out
 
     def fingerprint(self, doc: Document) -> int:
         """The 64-bit fingerprint of one document (a str, UTF-8 bytes, or a dict with ``fields``),
         as a Python ``int`` (``fingerprint_many`` gives a ``numpy.uint64`` array)."""
         columns = self._columns([doc], 0, "doc")
-        return int(_call(_method(self._inner, "fingerprint_many", self.tokenizer), columns, 0, "doc")[0])
+        return int(
+            _call(_method(self._inner, "fingerprint_many", self.tokenizer), columns, 0, "doc")[0]
+        )
 
     # -- many documents -----------------------------------------------------------------------
 
@@ -297,7 +319,11 @@ class Simhasher:
             method = functools.partial(method, fold_ascii=self.casefold)
         try:
             for start, chunk in _chunks(docs, chunk_size, "docs"):
-                columns = self._folding_column(chunk, start, "docs") if folding else self._columns(chunk, start, "docs")
+                columns = (
+                    self._folding_column(chunk, start, "docs")
+                    if folding
+                    else self._columns(chunk, start, "docs")
+                )
                 if pool is None and len(chunk) == chunk_size and total != chunk_size:
                     pool = ThreadPoolExecutor(1, thread_name_prefix="neardup")
                 if pool is None:
@@ -316,17 +342,42 @@ class Simhasher:
             return np.concatenate(parts) if parts else out
         return out
 
-    def _digest(self, chunk: list[Any], start: int, name: str, threads: int | None, sketch: tuple[int, int] | None) -> Digest:
+    def _digest(
+        self,
+        chunk: list[Any],
+        start: int,
+        name: str,
+        threads: int | None,
+        sketch: tuple[int, int] | None,
+    ) -> Digest:
         """Fingerprints, content keys and (with ``sketch=(ngram, size)``) shingle sketches of a
         chunk of documents, in one call into the core where it can."""
         if self._tokenize is None:
             folding = self.fields is None
-            columns = self._folding_column(chunk, start, name) if folding else self._text_columns(chunk, start, name)
-            got = _call(self._inner.digest_many, columns, start, name, threads, folding and self.casefold, sketch)
+            columns = (
+                self._folding_column(chunk, start, name)
+                if folding
+                else self._text_columns(chunk, start, name)
+            )
+            got = _call(
+                self._inner.digest_many,
+                columns,
+                start,
+                name,
+                threads,
+                folding and self.casefold,
+                sketch,
+            )
             return Digest.of(*got)
         # A Python tokenizer: the fingerprints from its tokens; keys and sketches from the text.
         columns = self._text_columns(chunk, start, name)
-        fps = _call(self._inner.fingerprint_tokens_many, self._token_columns(columns, start, name), start, name, threads)
+        fps = _call(
+            self._inner.fingerprint_tokens_many,
+            self._token_columns(columns, start, name),
+            start,
+            name,
+            threads,
+        )
         texts = ["\n".join(doc) for doc in zip(*columns)] if len(columns) > 1 else columns[0]
         ngram, size = sketch if sketch is not None else (1, 1)
         offsets, hashes, keys = _core.shingle_sketches(texts, ngram, size, threads)
@@ -343,20 +394,29 @@ class Simhasher:
         columns = self._text_columns(chunk, start, name)
         return columns if self._tokenize is None else self._token_columns(columns, start, name)
 
-    def _token_columns(self, columns: list[list[str]], start: int, name: str) -> list[list[list[str]]]:
+    def _token_columns(
+        self, columns: list[list[str]], start: int, name: str
+    ) -> list[list[list[str]]]:
         """The tokenizer's tokens of columns of normalized texts."""
-        return [[self._tokens(text, f"{name}[{start + i}]") for i, text in enumerate(column)] for column in columns]
+        return [
+            [self._tokens(text, f"{name}[{start + i}]") for i, text in enumerate(column)]
+            for column in columns
+        ]
 
     def _tokens(self, text: str, label: str) -> list[str]:
         """The tokenizer's tokens of one normalized text, checked."""
         assert self._tokenize is not None
         tokens = self._tokenize(text)
         if isinstance(tokens, (str, bytes)) or not isinstance(tokens, Iterable):
-            raise TypeError(f"the tokenizer must return a list of str, got {type(tokens).__name__} for {label}")
+            raise TypeError(
+                f"the tokenizer must return a list of str, got {type(tokens).__name__} for {label}"
+            )
         tokens = tokens if isinstance(tokens, list) else list(tokens)
         for j, token in enumerate(tokens):
             if not isinstance(token, str):
-                raise TypeError(f"the tokenizer returned {type(token).__name__} as token {j} of {label}; expected str")
+                raise TypeError(
+                    f"the tokenizer returned {type(token).__name__} as token {j} of {label}; expected str"
+                )
         return tokens
 
     def _folding_column(self, chunk: list[Any], start: int, name: str) -> list[list[str]]:
@@ -399,13 +459,15 @@ class Simhasher:
                 return self._normalize(bytes(doc).decode("utf-8"))
             except UnicodeDecodeError as err:
                 raise ValueError(
-                    f"{label} is not valid UTF-8: byte {err.start} ({bytes(doc)[err.start:err.start + 1]!r}) "
+                    f"{label} is not valid UTF-8: byte {err.start} ({bytes(doc)[err.start : err.start + 1]!r}) "
                     f"cannot start or continue a character"
                 ) from None
         if doc is None:
             raise TypeError(f"{label} is None; expected str or bytes")
         if isinstance(doc, Mapping):
-            raise TypeError(f"{label} is a dict: pass fields={{...}} to Simhasher to weigh its fields")
+            raise TypeError(
+                f"{label} is a dict: pass fields={{...}} to Simhasher to weigh its fields"
+            )
         raise TypeError(f"{label} is {type(doc).__name__}; expected str or bytes")
 
 
@@ -426,13 +488,19 @@ def _tokenizer(tokenizer: Any, tokens: str) -> Tokenizer | None:
     if tokenizer is None:
         return None
     if tokens != "word":
-        raise ValueError(f"tokenizer= cuts text into word tokens: it needs tokens=\"word\", not {tokens!r}")
+        raise ValueError(
+            f'tokenizer= cuts text into word tokens: it needs tokens="word", not {tokens!r}'
+        )
     if isinstance(tokenizer, str):
         if tokenizer != "jieba":
-            raise ValueError(f"tokenizer must be \"jieba\" or a function from str to a list of str, got {tokenizer!r}")
+            raise ValueError(
+                f'tokenizer must be "jieba" or a function from str to a list of str, got {tokenizer!r}'
+            )
         return _jieba()
     if not callable(tokenizer):
-        raise TypeError(f"tokenizer must be \"jieba\" or a function from str to a list of str, got {type(tokenizer).__name__}")
+        raise TypeError(
+            f'tokenizer must be "jieba" or a function from str to a list of str, got {type(tokenizer).__name__}'
+        )
     return tokenizer
 
 
@@ -445,7 +513,9 @@ def _jieba() -> Tokenizer:
             warnings.simplefilter("ignore", SyntaxWarning)  # its regexes' escapes, on newer Pythons
             import jieba  # type: ignore[import-untyped]
     except ImportError:
-        raise ImportError("tokenizer=\"jieba\" needs the jieba package: pip install 'neardup[zh]'") from None
+        raise ImportError(
+            "tokenizer=\"jieba\" needs the jieba package: pip install 'neardup[zh]'"
+        ) from None
     lcut: Tokenizer = jieba.lcut
     return lcut
 
@@ -454,7 +524,7 @@ class _Unfitted:
     """Stands in for the core hasher of an idf Simhasher before fit()."""
 
     def __getattr__(self, name: str) -> Any:
-        raise ValueError("weighting=\"idf\" needs document frequencies: call fit(corpus) first")
+        raise ValueError('weighting="idf" needs document frequencies: call fit(corpus) first')
 
 
 def _stopword_list(stopwords: Any, normalize: Any) -> tuple[str, ...] | None:
@@ -463,7 +533,7 @@ def _stopword_list(stopwords: Any, normalize: Any) -> tuple[str, ...] | None:
     if stopwords is True or (isinstance(stopwords, str) and stopwords == "english"):
         return _sorted_english(normalize)
     if isinstance(stopwords, str):
-        raise ValueError(f"stopwords must be \"english\" or a list of words, got {stopwords!r}")
+        raise ValueError(f'stopwords must be "english" or a list of words, got {stopwords!r}')
     words = list(stopwords)
     for w in words:
         if not isinstance(w, str):
@@ -479,13 +549,19 @@ def _field_weights(fields: Mapping[str, float] | None) -> dict[str, float] | Non
     if fields is None:
         return None
     if not isinstance(fields, Mapping) or not fields:
-        raise TypeError("fields must be a non-empty dict of field name to weight, such as {\"title\": 2, \"body\": 1}")
+        raise TypeError(
+            'fields must be a non-empty dict of field name to weight, such as {"title": 2, "body": 1}'
+        )
     out: dict[str, float] = {}
     for name, weight in fields.items():
         if not isinstance(name, str):
             raise TypeError(f"field names must be str, got {type(name).__name__}")
-        if isinstance(weight, bool) or not isinstance(weight, (int, float, np.integer, np.floating)):
-            raise TypeError(f"the weight of field {name!r} must be a number, got {type(weight).__name__}")
+        if isinstance(weight, bool) or not isinstance(
+            weight, (int, float, np.integer, np.floating)
+        ):
+            raise TypeError(
+                f"the weight of field {name!r} must be a number, got {type(weight).__name__}"
+            )
         if not (float(weight) > 0 and np.isfinite(weight)):
             raise ValueError(f"the weight of field {name!r} must be positive, got {weight!r}")
         out[name] = float(weight)
@@ -528,7 +604,9 @@ def _length(docs: Any) -> int | None:
             f"wrap one text in a list, or use fingerprint()"
         )
     if isinstance(docs, Mapping):
-        raise TypeError("docs must be an iterable of documents, not a dict: wrap one document in a list")
+        raise TypeError(
+            "docs must be an iterable of documents, not a dict: wrap one document in a list"
+        )
     try:
         return len(docs)
     except TypeError:

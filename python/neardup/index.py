@@ -12,7 +12,7 @@ from __future__ import annotations
 import numbers
 import os
 from dataclasses import dataclass
-from typing import Any, Optional, Union
+from typing import Any, Union
 
 import numpy as np
 
@@ -169,7 +169,12 @@ class Plan:
             top -= size
             block_masks.append(((1 << size) - 1) << top)
         return [
-            PlanTable(bits, mask, tuple(order), tuple(b for b, m in enumerate(block_masks) if mask & m == m))
+            PlanTable(
+                bits,
+                mask,
+                tuple(order),
+                tuple(b for b, m in enumerate(block_masks) if mask & m == m),
+            )
             for bits, mask, order in self._inner.tables
         ]
 
@@ -203,7 +208,11 @@ class Plan:
 
     def __repr__(self) -> str:
         levels = ", ".join(map(str, self.levels))
-        ctor = f"Plan.blocks({levels}, k={self.k})" if len(self.levels) == 1 else f"Plan.nested({levels}, k={self.k})"
+        ctor = (
+            f"Plan.blocks({levels}, k={self.k})"
+            if len(self.levels) == 1
+            else f"Plan.nested({levels}, k={self.k})"
+        )
         return f"<{ctor}: {len(self.prefix_bits)} tables>"
 
     def __eq__(self, other: object) -> bool:
@@ -270,7 +279,9 @@ class SimhashIndex:
 
     __slots__ = ("_inner",)
 
-    def __init__(self, k: int = 3, plan: Plan | None = None, expected_size: int | None = None) -> None:
+    def __init__(
+        self, k: int = 3, plan: Plan | None = None, expected_size: int | None = None
+    ) -> None:
         k = _k(k)
         size = None if expected_size is None else _int(expected_size, "expected_size", minimum=0)
         self._inner = _core.Index(k, _plan_arg(plan, k), size)
@@ -304,7 +315,9 @@ class SimhashIndex:
             return
         id_array = _ids(ids)
         if len(id_array) != len(fps):
-            raise ValueError(f"ids must have one id per fingerprint: {len(fps)} fingerprints, {len(id_array)} ids")
+            raise ValueError(
+                f"ids must have one id per fingerprint: {len(fps)} fingerprints, {len(id_array)} ids"
+            )
         self._inner.add(fps, id_array)
 
     def remove(self, ids: Any) -> None:
@@ -329,7 +342,10 @@ class SimhashIndex:
         return self._inner.query(_as_fingerprint(fingerprint, "fingerprint"))
 
     def query_many(
-        self, fingerprints: Any, threads: int | None = None, max_pairs: int | None = DEFAULT_MAX_PAIRS
+        self,
+        fingerprints: Any,
+        threads: int | None = None,
+        max_pairs: int | None = DEFAULT_MAX_PAIRS,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every match of many queries at once, in parallel: ``(query_row, id, distance)``
         arrays (``int64``, ``int64``, ``uint8``), by query row, then distance, then id.
@@ -362,13 +378,15 @@ class SimhashIndex:
         return self
 
     def __repr__(self) -> str:
-        return f"<SimhashIndex k={self.k}, {len(self)} fingerprints, {len(self.plan.tables)} tables>"
+        return (
+            f"<SimhashIndex k={self.k}, {len(self)} fingerprints, {len(self.plan.tables)} tables>"
+        )
 
 
 def find_all(
     fingerprints: Any,
     k: int = 3,
-    plan: Optional[Plan] = None,
+    plan: Plan | None = None,
     threads: int | None = None,
     max_pairs: int | None = DEFAULT_MAX_PAIRS,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -398,7 +416,9 @@ def find_all(
     return _core.find_all(fps, k, _plan_arg(plan, k), threads, _max_pairs(max_pairs))
 
 
-def cluster(fingerprints: Any, k: int = 3, plan: Optional[Plan] = None, threads: int | None = None) -> np.ndarray:
+def cluster(
+    fingerprints: Any, k: int = 3, plan: Plan | None = None, threads: int | None = None
+) -> np.ndarray:
     """Cluster labels (``int64``): rows linked by chains of pairs within ``k`` share a label,
     the smallest row of their cluster. No pair is stored, so memory stays linear in the rows
     however many pairs there are.

@@ -20,18 +20,18 @@ import gzip
 import io
 import json
 import os
+import queue
 import shutil
 import signal
 import sys
-import queue
 import tempfile
 import threading
 import zlib
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, BinaryIO, Callable
+from typing import IO, Any, BinaryIO
 
 import numpy as np
 
@@ -43,7 +43,15 @@ try:  # optional (pip install 'neardup[fast]'): parses JSONL two to three times 
 except ImportError:  # pragma: no cover - depends on the environment
     _fast_loads = None  # type: ignore[assignment]
 
-__all__ = ["FORMATS", "InputError", "MissingExtraError", "Input", "Outputs", "TableWriter", "open_input"]
+__all__ = [
+    "FORMATS",
+    "InputError",
+    "MissingExtraError",
+    "Input",
+    "Outputs",
+    "TableWriter",
+    "open_input",
+]
 
 FORMATS = ("jsonl", "csv", "tsv", "parquet", "txt")
 #: Documents per chunk, and the most text per chunk (a chunk ends at whichever comes first).
@@ -53,7 +61,12 @@ CHUNK_BYTES = 32 << 20
 AUTO = "auto"
 
 _EXTENSIONS = {
-    ".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".pq": "parquet",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
 }
 _COMPRESSIONS = {".gz": "gzip", ".zst": "zstd", ".zstd": "zstd"}
 
@@ -69,7 +82,9 @@ class InputError(Exception):
     def location(self) -> str:
         if self.line is None:
             return self.path
-        return f"{self.path}:{self.line}" if self.unit == "line" else f"{self.path}: row {self.line}"
+        return (
+            f"{self.path}:{self.line}" if self.unit == "line" else f"{self.path}: row {self.line}"
+        )
 
     def __str__(self) -> str:
         return f"{self.location}: {self.reason}"
@@ -98,7 +113,9 @@ def _zstd_reader(raw: BinaryIO) -> BinaryIO:
         try:
             from compression import zstd  # type: ignore[import-not-found]  # Python >= 3.14
         except ImportError:
-            raise MissingExtraError(".zst files need zstandard: pip install 'neardup[zstd]'") from None
+            raise MissingExtraError(
+                ".zst files need zstandard: pip install 'neardup[zstd]'"
+            ) from None
         return zstd.ZstdFile(raw, "rb")  # type: ignore[no-any-return]
     return io.BufferedReader(_ZstdFrames(raw, zstandard), 1 << 20)  # type: ignore[arg-type]
 
@@ -142,7 +159,9 @@ class _ZstdFrames(io.RawIOBase):
             if not self._input:
                 self._done = True
                 if self._frame is not None and not self._frame.eof:
-                    raise CompressedStreamError("truncated or corrupt zstd stream: it ends inside a frame")
+                    raise CompressedStreamError(
+                        "truncated or corrupt zstd stream: it ends inside a frame"
+                    )
                 return
         if self._frame is None or self._frame.eof:
             self._frame = self._dctx.decompressobj()
@@ -163,13 +182,15 @@ def _zstd_writer(raw: BinaryIO) -> BinaryIO:
         try:
             from compression import zstd  # type: ignore[import-not-found]
         except ImportError:
-            raise MissingExtraError(".zst files need zstandard: pip install 'neardup[zstd]'") from None
+            raise MissingExtraError(
+                ".zst files need zstandard: pip install 'neardup[zstd]'"
+            ) from None
         return zstd.ZstdFile(raw, "wb")  # type: ignore[no-any-return]
     return zstandard.ZstdCompressor(level=3).stream_writer(raw, closefd=False)  # type: ignore[return-value]
 
 
 def compression_of(path: str) -> str | None:
-    """"gzip" or "zstd" by the name's last suffix, else None."""
+    """ "gzip" or "zstd" by the name's last suffix, else None."""
     return _COMPRESSIONS.get(Path(path).suffix.lower())
 
 
@@ -212,7 +233,9 @@ def _sniff(raw: BinaryIO) -> str | None:
 
 
 #: A JSON line nested deeper than Python's json module reads (about 1,000 levels).
-NESTING_TOO_DEEP = "nesting too deep: arrays and objects nested more deeply than Python's json module reads"
+NESTING_TOO_DEEP = (
+    "nesting too deep: arrays and objects nested more deeply than Python's json module reads"
+)
 
 
 def _utf8_reason(data: bytes, err: UnicodeDecodeError) -> str:
@@ -220,8 +243,15 @@ def _utf8_reason(data: bytes, err: UnicodeDecodeError) -> str:
 
 
 def _type_name(value: Any) -> str:
-    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", int: "a number",
-            float: "a number", type(None): "null"}.get(type(value), type(value).__name__)
+    return {
+        dict: "an object",
+        list: "an array",
+        str: "a string",
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        type(None): "null",
+    }.get(type(value), type(value).__name__)
 
 
 def _text_bytes(text: str) -> int:
@@ -313,13 +343,18 @@ class Input:
         try:
             st = os.stat(self.path)
             if again and self._stamp != (st.st_size, st.st_mtime_ns):
-                raise InputError(self.name, "changed while the job ran (size or modification time); nothing written")
+                raise InputError(
+                    self.name,
+                    "changed while the job ran (size or modification time); nothing written",
+                )
             self._stamp = (st.st_size, st.st_mtime_ns)
             return open(self.path, "rb", buffering=1 << 20)
         except FileNotFoundError:
             raise InputError(self.name, "no such file") from None
         except IsADirectoryError:
-            raise InputError(self.name, "is a folder: a folder is read as .txt files with --format txt") from None
+            raise InputError(
+                self.name, "is a folder: a folder is read as .txt files with --format txt"
+            ) from None
         except PermissionError:
             raise InputError(self.name, "cannot read: permission denied") from None
         except OSError as err:
@@ -368,18 +403,25 @@ class Input:
         """The document of a record (a dict of fields or a row dict): its text, or its fields."""
         if self.fields is None:
             if self.text_field not in record:
-                self.bad(position, f"no {what} {self.text_field!r} (has: {', '.join(map(str, record)) or 'none'})")
+                self.bad(
+                    position,
+                    f"no {what} {self.text_field!r} (has: {', '.join(map(str, record)) or 'none'})",
+                )
                 return None
             text = record[self.text_field]
             if not isinstance(text, str):
-                self.bad(position, f"{what} {self.text_field!r} is {_type_name(text)}, expected a string")
+                self.bad(
+                    position, f"{what} {self.text_field!r} is {_type_name(text)}, expected a string"
+                )
                 return None
             return text
         doc = {}
         for name in self.fields:
             value = record.get(name)
             if value is not None and not isinstance(value, str):
-                self.bad(position, f"{what} {name!r} is {_type_name(value)}, expected a string or null")
+                self.bad(
+                    position, f"{what} {name!r} is {_type_name(value)}, expected a string or null"
+                )
                 return None
             doc[name] = value
         return doc
@@ -408,7 +450,11 @@ class Input:
             chunk.lengths.append(text_len)
             if raw:
                 chunk.raw.append(record)
-            chunk.nbytes += _text_bytes(doc) if isinstance(doc, str) else sum(_text_bytes(v) for v in doc.values() if v)
+            chunk.nbytes += (
+                _text_bytes(doc)
+                if isinstance(doc, str)
+                else sum(_text_bytes(v) for v in doc.values() if v)
+            )
             size += text_len
             if len(chunk.docs) >= CHUNK_DOCS or size >= CHUNK_BYTES:
                 yield chunk
@@ -451,7 +497,9 @@ class _Prefetch:
     def __init__(self, stream: BinaryIO, depth: int = 2) -> None:
         self._queue: queue.Queue[tuple[bool, Any]] = queue.Queue(depth)
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, args=(stream,), name="neardup-read", daemon=True)
+        self._thread = threading.Thread(
+            target=self._run, args=(stream,), name="neardup-read", daemon=True
+        )
         self._thread.start()
 
     def _run(self, stream: BinaryIO) -> None:
@@ -495,7 +543,11 @@ class _Tee(io.RawIOBase):
         return True
 
     def readinto(self, buffer: Any) -> int:
-        data = self._source.read1(len(buffer)) if hasattr(self._source, "read1") else self._source.read(len(buffer))
+        data = (
+            self._source.read1(len(buffer))
+            if hasattr(self._source, "read1")
+            else self._source.read(len(buffer))
+        )
         n = len(data)
         buffer[:n] = data
         self._copy.write(data)
@@ -569,7 +621,10 @@ class JsonlInput(Input):
             self.bytes_read = self.size or self.bytes_read
 
     def fingerprint_chunks(
-        self, hasher: Any, threads: int | None, slow: Callable[[Chunk], tuple[Chunk, Digest]],
+        self,
+        hasher: Any,
+        threads: int | None,
+        slow: Callable[[Chunk], tuple[Chunk, Digest]],
         sketch: Callable[[], tuple[int, int] | None] = lambda: None,
     ) -> Iterator[tuple[Chunk, Digest]] | None:
         """The first pass with the digests made in the core: (chunk without its documents,
@@ -583,7 +638,10 @@ class JsonlInput(Input):
         return self._fingerprint_chunks(hasher, threads, slow, sketch)
 
     def _fingerprint_chunks(
-        self, hasher: Any, threads: int | None, slow_path: Callable[[Chunk], tuple[Chunk, Digest]],
+        self,
+        hasher: Any,
+        threads: int | None,
+        slow_path: Callable[[Chunk], tuple[Chunk, Digest]],
         sketch_now: Callable[[], tuple[int, int] | None],
     ) -> Iterator[tuple[Chunk, Digest]]:
         core = hasher._inner
@@ -597,11 +655,17 @@ class JsonlInput(Input):
                 kinds = np.full(count, 2, np.uint8)
                 lengths = np.zeros(count, np.uint32)
                 starts = None
-                digest = Digest.of(np.zeros(count, np.uint64), np.zeros(count, np.uint64),
-                                   (np.zeros(count + 1, np.uint64), np.zeros(0, np.uint32)) if sketch is not None else None)
+                digest = Digest.of(
+                    np.zeros(count, np.uint64),
+                    np.zeros(count, np.uint64),
+                    (np.zeros(count + 1, np.uint64), np.zeros(0, np.uint32))
+                    if sketch is not None
+                    else None,
+                )
             else:
                 kinds, fps, lengths, starts, keys, sketches = _core.jsonl_fingerprints(
-                    core, data, self.text_field, self.id_field, hasher.casefold, sketch, threads)
+                    core, data, self.text_field, self.id_field, hasher.casefold, sketch, threads
+                )
                 digest = Digest.of(fps, keys, sketches)
             slow = np.flatnonzero(kinds == 2)
             rows = np.flatnonzero(kinds == 1)
@@ -632,15 +696,30 @@ class JsonlInput(Input):
                     nbytes += chunk.nbytes
                     digest = Digest.concat([digest, more]).take(order)
             if len(positions):
-                yield Chunk(positions=positions.tolist(), lengths=lengths.tolist(), nbytes=nbytes), digest
+                yield (
+                    Chunk(positions=positions.tolist(), lengths=lengths.tolist(), nbytes=nbytes),
+                    digest,
+                )
 
-    def sketch_lines(self, hasher: Any, lines: np.ndarray, rows: np.ndarray, sketches: Any, threads: int | None,
-                     on_block: Callable[[], None] = lambda: None) -> bool:
+    def sketch_lines(
+        self,
+        hasher: Any,
+        lines: np.ndarray,
+        rows: np.ndarray,
+        sketches: Any,
+        threads: int | None,
+        on_block: Callable[[], None] = lambda: None,
+    ) -> bool:
         """Sketches, on a second read, the documents at ``lines`` (line numbers, ascending) as
         rows ``rows`` into ``sketches``: the core reads only the lines asked for, and those it
         leaves to Python are read as in the first pass. False (nothing done) when this input or
         hasher needs the Python path."""
-        if self.fields is not None or hasher.fields is not None or hasher.tokenizer is not None or self.id_field == AUTO:
+        if (
+            self.fields is not None
+            or hasher.fields is not None
+            or hasher.tokenizer is not None
+            or self.id_field == AUTO
+        ):
             return False
         spec = (sketches.ngram, sketches.size)
         at = 0
@@ -655,11 +734,21 @@ class JsonlInput(Input):
             wanted = np.zeros(count, bool)
             wanted[index] = True
             kinds, _, _, starts, _, made = _core.jsonl_fingerprints(
-                hasher._inner, data, self.text_field, self.id_field, hasher.casefold, spec, threads, wanted)
+                hasher._inner,
+                data,
+                self.text_field,
+                self.id_field,
+                hasher.casefold,
+                spec,
+                threads,
+                wanted,
+            )
             assert made is not None
             offsets, hashes = made
             done = kinds[index] == 1
-            sketches.add_sketches(here[done], offsets[index[done]], offsets[index[done] + 1], hashes)
+            sketches.add_sketches(
+                here[done], offsets[index[done]], offsets[index[done] + 1], hashes
+            )
             if not done.all():
                 texts = []
                 for i in index[~done].tolist():
@@ -760,7 +849,9 @@ class JsonlInput(Input):
                 if not text.isascii():
                     extra += len(text.encode("utf-8", "surrogatepass")) - n
                 if size >= CHUNK_BYTES or len(docs) >= CHUNK_DOCS:
-                    yield Chunk(docs=docs, positions=positions, lengths=lengths, nbytes=size + extra)
+                    yield Chunk(
+                        docs=docs, positions=positions, lengths=lengths, nbytes=size + extra
+                    )
                     docs, positions, lengths = [], [], []
                     size = extra = 0
         if docs:
@@ -769,7 +860,9 @@ class JsonlInput(Input):
     def replay(self, keep=None, output=None, output_compression=None, ids=False, texts=frozenset()):  # type: ignore[no-untyped-def]
         writer = _RawWriter(output, output_compression) if output is not None else None
         skipped = self._skipped
-        keep_bytes = keep.astype(bool).tobytes() if keep is not None and writer is not None else None
+        keep_bytes = (
+            keep.astype(bool).tobytes() if keep is not None and writer is not None else None
+        )
         parse_all = ids and self.id_field is not None
         number = 0
         try:
@@ -788,7 +881,9 @@ class JsonlInput(Input):
                             record = json.loads(line)
                         except RecursionError:  # read in the first pass, a few frames less deep
                             raise InputError(self.name, NESTING_TOO_DEEP, lineno) from None
-                        chunk_ids.append(record.get(self.id_field) if self.id_field is not None else None)
+                        chunk_ids.append(
+                            record.get(self.id_field) if self.id_field is not None else None
+                        )
                         if number in texts:
                             chunk_texts[number] = _joined(record, self.text_field, self.fields)
                     else:
@@ -918,8 +1013,12 @@ class CsvInput(Input):
                     names = Counter(header)
                     repeated = [name for name in header if names[name] > 1]
                     if repeated:
-                        raise InputError(self.name, f"the header names the column {repeated[0]!r} {names[repeated[0]]} times: "
-                                         "name each column once", start)
+                        raise InputError(
+                            self.name,
+                            f"the header names the column {repeated[0]!r} {names[repeated[0]]} times: "
+                            "name each column once",
+                            start,
+                        )
                     continue
                 if not row:
                     continue
@@ -951,7 +1050,9 @@ class CsvInput(Input):
                     need.append(self.id_field)
                 missing = [name for name in need if name not in header]
                 if missing:
-                    raise InputError(self.name, f"no column {missing[0]!r} (columns: {', '.join(header)})", 1)
+                    raise InputError(
+                        self.name, f"no column {missing[0]!r} (columns: {', '.join(header)})", 1
+                    )
                 checked = True
             if len(row) != len(header):
                 self.bad(line, f"{len(row)} fields where the header has {len(header)}")
@@ -960,11 +1061,20 @@ class CsvInput(Input):
             doc = self._document(line, record, "column")
             if doc is None:
                 continue
-            yield line, doc, record.get(self.id_field) if self.id_field else None, (header, row) if raw else None
+            yield (
+                line,
+                doc,
+                record.get(self.id_field) if self.id_field else None,
+                (header, row) if raw else None,
+            )
 
     def replay(self, keep=None, output=None, output_compression=None, ids=False, texts=frozenset()):  # type: ignore[no-untyped-def]
         raw_writer = _RawWriter(output, output_compression) if output is not None else None
-        text_out = io.TextIOWrapper(_Unclosed(raw_writer), encoding="utf-8", newline="") if raw_writer else None  # type: ignore[type-var]
+        text_out = (
+            io.TextIOWrapper(_Unclosed(raw_writer), encoding="utf-8", newline="")
+            if raw_writer
+            else None
+        )  # type: ignore[type-var]
         writer = csv.writer(text_out, delimiter=self.delimiter) if text_out else None
         skipped = self._skipped
 
@@ -985,8 +1095,7 @@ class CsvInput(Input):
                 number += 1
 
         try:
-            for start, chunk_ids, chunk_texts in _replay_chunks(docs(), texts):
-                yield start, chunk_ids, chunk_texts
+            yield from _replay_chunks(docs(), texts)
         finally:
             if text_out is not None:
                 text_out.flush()
@@ -1047,7 +1156,9 @@ class ParquetInput(Input):
             if kind not in ("string", "large_string", "string_view", "null"):
                 raise InputError(self.name, f"column {name!r} is {kind}, expected strings")
         if self.id_field is not None and self.id_field not in names:
-            raise InputError(self.name, f"no column {self.id_field!r} (the id; columns: {', '.join(names)})")
+            raise InputError(
+                self.name, f"no column {self.id_field!r} (the id; columns: {', '.join(names)})"
+            )
         return [n for n in names if n in need or n == self.id_field]
 
     def _batches(self, pf: Any, columns: list[str]) -> Iterator[tuple[int, Any]]:
@@ -1060,7 +1171,9 @@ class ParquetInput(Input):
                 if self.size:
                     self.bytes_read = int(self.size * row / total)
         except OSError as err:
-            raise InputError(self.name, f"cannot read Parquet data ({err})", row + 1, "row") from None
+            raise InputError(
+                self.name, f"cannot read Parquet data ({err})", row + 1, "row"
+            ) from None
 
     def _values(self, first: int, name: str, column: Any, bad: set[int]) -> list[Any]:
         """A column's values; a value of invalid UTF-8 is a bad row (its position added to ``bad``)."""
@@ -1074,15 +1187,20 @@ class ParquetInput(Input):
                 values.append(column[offset].as_py())
             except UnicodeDecodeError as err:
                 data = err.object
-                self.bad(first + offset + 1, f"column {name!r} holds invalid UTF-8: byte 0x{data[err.start]:02x} at byte "
-                                             f"{err.start + 1} cannot start or continue a character")
+                self.bad(
+                    first + offset + 1,
+                    f"column {name!r} holds invalid UTF-8: byte 0x{data[err.start]:02x} at byte "
+                    f"{err.start + 1} cannot start or continue a character",
+                )
                 bad.add(first + offset + 1)
                 values.append(None)
         return values
 
     def _batch_docs(self, first: int, batch: Any) -> Iterator[tuple[int, Any, Any]]:
         bad: set[int] = set()
-        cols = {name: self._values(first, name, batch.column(name), bad) for name in batch.schema.names}
+        cols = {
+            name: self._values(first, name, batch.column(name), bad) for name in batch.schema.names
+        }
         for offset in range(batch.num_rows):
             position = first + offset + 1
             if position in bad:
@@ -1132,11 +1250,17 @@ class ParquetInput(Input):
                 n = batch.num_rows
                 if writer is not None:
                     writer.write_batch(batch.filter(pa.array(keep[number : number + n])))
-                batch_ids = batch.column(self.id_field).to_pylist() if ids and self.id_field else [None] * n
+                batch_ids = (
+                    batch.column(self.id_field).to_pylist() if ids and self.id_field else [None] * n
+                )
                 batch_texts: dict[int, str] = {}
                 for want in sorted(t for t in texts if number <= t < number + n):
                     names = [self.text_field] if self.fields is None else self.fields
-                    record = {name: batch.column(name)[want - number].as_py() for name in names if name in batch.schema.names}
+                    record = {
+                        name: batch.column(name)[want - number].as_py()
+                        for name in names
+                        if name in batch.schema.names
+                    }
                     batch_texts[want] = _joined(record, self.text_field, self.fields)
                 yield number, batch_ids, batch_texts
                 number += n
@@ -1176,7 +1300,9 @@ class TxtInput(Input):
             self._files = sorted(found, key=lambda p: p.split(os.sep))
         return self._files
 
-    def bad(self, position: int | None, reason: str, line: int | None = None, relpath: str | None = None) -> None:
+    def bad(
+        self, position: int | None, reason: str, line: int | None = None, relpath: str | None = None
+    ) -> None:
         name = os.path.join(self.name, relpath) if relpath else self.name
         err = InputError(name, reason, line, "line")
         if self.on_error != "skip" or position is None:
@@ -1201,7 +1327,12 @@ class TxtInput(Input):
         except UnicodeDecodeError as err:
             line = data.count(b"\n", 0, err.start) + 1
             col = err.start - (data.rfind(b"\n", 0, err.start) + 1)
-            self.bad(number, f"invalid UTF-8: byte 0x{data[err.start]:02x} at column {col + 1} cannot start or continue a character", line, relpath)
+            self.bad(
+                number,
+                f"invalid UTF-8: byte 0x{data[err.start]:02x} at column {col + 1} cannot start or continue a character",
+                line,
+                relpath,
+            )
             return None
 
     def _records(self, again: bool, raw: bool) -> Iterator[tuple[int, Any, Any, Any]]:
@@ -1232,12 +1363,15 @@ class TxtInput(Input):
                 yield number, relpath, text
                 number += 1
 
-        for start, chunk_ids, chunk_texts in _replay_chunks(docs(), texts):
-            yield start, chunk_ids, chunk_texts
+        yield from _replay_chunks(docs(), texts)
 
 
 _INPUTS: dict[str, type[Input]] = {
-    "jsonl": JsonlInput, "csv": CsvInput, "tsv": TsvInput, "parquet": ParquetInput, "txt": TxtInput,
+    "jsonl": JsonlInput,
+    "csv": CsvInput,
+    "tsv": TsvInput,
+    "parquet": ParquetInput,
+    "txt": TxtInput,
 }
 
 
@@ -1249,7 +1383,9 @@ def open_input(path: str, format: str | None = None, **options: Any) -> Input:
         if format is None:
             if not os.path.exists(path):
                 raise InputError(path, "no such file")
-            raise InputError(path, f"cannot tell the format from the name; pass --format ({', '.join(FORMATS)})")
+            raise InputError(
+                path, f"cannot tell the format from the name; pass --format ({', '.join(FORMATS)})"
+            )
     if format not in _INPUTS:
         raise InputError(path, f"unknown format {format!r}; expected one of {', '.join(FORMATS)}")
     if format == "txt" and path == "-":
@@ -1275,9 +1411,10 @@ class Outputs:
             return "-"
         parent = os.path.dirname(os.path.abspath(final))
         base = os.path.basename(final)
-        if directory:
-            if os.path.exists(final) and (not os.path.isdir(final) or os.listdir(final)):
-                raise FileExistsError(f"{final}: exists and is not an empty folder; remove it or name another")
+        if directory and os.path.exists(final) and (not os.path.isdir(final) or os.listdir(final)):
+            raise FileExistsError(
+                f"{final}: exists and is not an empty folder; remove it or name another"
+            )
         try:
             if directory:
                 tmp = tempfile.mkdtemp(prefix=f".{base}.", suffix=".neardup-tmp", dir=parent)
@@ -1293,7 +1430,11 @@ class Outputs:
         """Renames every output into place, with Ctrl-C held off until all are there."""
         mask = umask()
         blocked = {signal.SIGINT, signal.SIGTERM}
-        old = signal.pthread_sigmask(signal.SIG_BLOCK, blocked) if hasattr(signal, "pthread_sigmask") else None
+        old = (
+            signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
+            if hasattr(signal, "pthread_sigmask")
+            else None
+        )
         try:
             for tmp, final, directory in self._pending:
                 os.chmod(tmp, (0o777 if directory else 0o666) & ~mask)
@@ -1348,7 +1489,9 @@ class TableWriter:
         """The table format a file name asks for; ValueError if it names none."""
         fmt = format_of(name) if name != "-" else "csv"
         if fmt not in ("csv", "tsv", "jsonl", "parquet"):
-            raise ValueError(f"{name}: name it .csv, .tsv, .jsonl or .parquet (optionally .gz or .zst)")
+            raise ValueError(
+                f"{name}: name it .csv, .tsv, .jsonl or .parquet (optionally .gz or .zst)"
+            )
         if fmt == "parquet":
             _pyarrow()
         return fmt
@@ -1358,13 +1501,20 @@ class TableWriter:
         if self.format == "parquet":
             table = self._pa.table({c: self._pa.array(_plain(data[c])) for c in self.columns})
             if self._parquet is None:
-                self._parquet = self._pa.parquet.ParquetWriter(self._path, table.schema, compression="zstd")
+                self._parquet = self._pa.parquet.ParquetWriter(
+                    self._path, table.schema, compression="zstd"
+                )
             self._parquet.write_table(table)
             return
         cols = [_plain(data[c]) for c in self.columns]
         if self.format == "jsonl":
             dumps = json.dumps
-            self._raw.write("".join(dumps(dict(zip(self.columns, row)), ensure_ascii=False) + "\n" for row in zip(*cols)).encode())
+            self._raw.write(
+                "".join(
+                    dumps(dict(zip(self.columns, row)), ensure_ascii=False) + "\n"
+                    for row in zip(*cols)
+                ).encode()
+            )
         else:
             self._csv.writerows(zip(*cols))
 

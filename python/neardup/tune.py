@@ -87,8 +87,18 @@ from .pipeline import FirstPass, copy_groups
 from .report import nearest_distances
 
 __all__ = [
-    "SampledPairs", "TuneResult", "TuneRow", "measure", "precision_within", "recall_within", "recommend", "recommend_recall",
-    "sample_pairs", "sample_text_pairs", "shingles", "tune",
+    "SampledPairs",
+    "TuneResult",
+    "TuneRow",
+    "measure",
+    "precision_within",
+    "recall_within",
+    "recommend",
+    "recommend_recall",
+    "sample_pairs",
+    "sample_text_pairs",
+    "shingles",
+    "tune",
 ]
 
 #: What the plot extra is called, for messages.
@@ -140,12 +150,22 @@ class SampledPairs:
         """One row per sampled pair: ``distance``, ``a``, ``b`` and ``jaccard_<n>`` per shingle size."""
         import pandas as pd
 
-        columns: dict[str, Any] = {"distance": self.distance.astype(np.int64), "a": self.a, "b": self.b}
+        columns: dict[str, Any] = {
+            "distance": self.distance.astype(np.int64),
+            "a": self.a,
+            "b": self.b,
+        }
         columns.update({f"jaccard_{n}": values for n, values in sorted(self.jaccard.items())})
         return pd.DataFrame(columns)
 
 
-def sample_pairs(fingerprints: np.ndarray, max_k: int = 8, sample: int = 200, seed: int = 0, threads: int | None = None) -> SampledPairs:
+def sample_pairs(
+    fingerprints: np.ndarray,
+    max_k: int = 8,
+    sample: int = 200,
+    seed: int = 0,
+    threads: int | None = None,
+) -> SampledPairs:
     """Counts the document pairs at each distance 0..``max_k`` and samples up to ``sample`` of
     them at each distance, uniformly without replacement (seeded by ``seed``): the population of
     the fingerprint-only mode.
@@ -157,11 +177,18 @@ def sample_pairs(fingerprints: np.ndarray, max_k: int = 8, sample: int = 200, se
     max_k = _max_k(max_k)
     sample = _int(sample, "sample", minimum=1)
     seed = _int(seed, "seed", minimum=0)
-    return _draw(np.ascontiguousarray(fingerprints, dtype=np.uint64), max_k, sample, seed, threads)[0]
+    return _draw(np.ascontiguousarray(fingerprints, dtype=np.uint64), max_k, sample, seed, threads)[
+        0
+    ]
 
 
 def sample_text_pairs(
-    fingerprints: np.ndarray, keys: np.ndarray, max_k: int = 8, sample: int = 200, seed: int = 0, threads: int | None = None,
+    fingerprints: np.ndarray,
+    keys: np.ndarray,
+    max_k: int = 8,
+    sample: int = 200,
+    seed: int = 0,
+    threads: int | None = None,
 ) -> SampledPairs:
     """The population of the verified mode: like :func:`sample_pairs`, between the distinct texts
     with features. Rows of one text (equal content key ``keys`` and fingerprint) count once, as
@@ -186,10 +213,14 @@ def sample_text_pairs(
     seen = [np.flatnonzero(counts >= 2) * width]
     seen += [ui * width + ud, uj * width + ud]
     codes = np.unique(np.concatenate(seen).astype(np.int64))
-    texts_at = np.bincount(codes % width, weights=counts[codes // width], minlength=width).astype(np.int64)
+    texts_at = np.bincount(codes % width, weights=counts[codes // width], minlength=width).astype(
+        np.int64
+    )
     nearest = np.full(len(unique), width, np.int64)
     np.minimum.at(nearest, codes // width, codes % width)
-    texts_within = np.cumsum(np.bincount(nearest, weights=counts, minlength=width + 1)[:width]).astype(np.int64)
+    texts_within = np.cumsum(
+        np.bincount(nearest, weights=counts, minlength=width + 1)[:width]
+    ).astype(np.int64)
     # Candidates at each distance of the sampled texts' fingerprints.
     ua, ub = inverse[sampled.a], inverse[sampled.b]
     needed = np.unique(np.concatenate([ua, ub]))
@@ -209,14 +240,27 @@ def sample_text_pairs(
     return sampled
 
 
-def _draw(fps: np.ndarray, max_k: int, sample: int, seed: int, threads: int | None) -> tuple[SampledPairs, tuple[np.ndarray, ...]]:
+def _draw(
+    fps: np.ndarray, max_k: int, sample: int, seed: int, threads: int | None
+) -> tuple[SampledPairs, tuple[np.ndarray, ...]]:
     """The counts and sample of :func:`sample_pairs`, and the distinct fingerprints' pairs:
     ``(unique, counts, ui, uj, ud, inverse)`` (``int64``; row r has fingerprint ``unique[inverse[r]]``)."""
     empty = np.zeros(0, np.int64)
     if len(fps) < 2:
         unique, inverse, counts = np.unique(fps, return_inverse=True, return_counts=True)
-        return (SampledPairs(max_k, np.zeros(max_k + 1, np.int64), empty.astype(np.uint8), empty, empty),
-                (unique, counts.astype(np.int64), empty, empty, empty, inverse.reshape(-1).astype(np.int64)))
+        return (
+            SampledPairs(
+                max_k, np.zeros(max_k + 1, np.int64), empty.astype(np.uint8), empty, empty
+            ),
+            (
+                unique,
+                counts.astype(np.int64),
+                empty,
+                empty,
+                empty,
+                inverse.reshape(-1).astype(np.int64),
+            ),
+        )
     _, pairs, (unique, _first, counts, ui, uj, ud) = nearest_distances(fps, max_k, threads)
     ui, uj, ud = ui.astype(np.int64), uj.astype(np.int64), ud.astype(np.int64)
     inverse = np.searchsorted(unique, fps).astype(np.int64)
@@ -245,7 +289,9 @@ def _draw(fps: np.ndarray, max_k: int, sample: int, seed: int, threads: int | No
         for block, offset in zip(blocks.tolist(), offsets.tolist()):
             if d == 0:
                 u = int(groups[block])
-                hi = (1 + math.isqrt(1 + 8 * offset)) // 2  # the offset-th pair (lo < hi) of the group
+                hi = (
+                    1 + math.isqrt(1 + 8 * offset)
+                ) // 2  # the offset-th pair (lo < hi) of the group
                 lo = offset - hi * (hi - 1) // 2
                 x, y = order[start[u] + lo], order[start[u] + hi]
             else:
@@ -255,12 +301,16 @@ def _draw(fps: np.ndarray, max_k: int, sample: int, seed: int, threads: int | No
             b.append(max(x, y))
         parts.append((d, np.asarray(a, np.int64), np.asarray(b, np.int64)))
     if not parts:
-        return SampledPairs(max_k, pairs.astype(np.int64), empty.astype(np.uint8), empty, empty), structure
+        return SampledPairs(
+            max_k, pairs.astype(np.int64), empty.astype(np.uint8), empty, empty
+        ), structure
     distance = np.concatenate([np.full(len(a), d, np.uint8) for d, a, _ in parts])
     a_all = np.concatenate([a for _, a, _ in parts])
     b_all = np.concatenate([b for _, _, b in parts])
     sort = np.lexsort((b_all, a_all, distance))
-    return SampledPairs(max_k, pairs.astype(np.int64), distance[sort], a_all[sort], b_all[sort]), structure
+    return SampledPairs(
+        max_k, pairs.astype(np.int64), distance[sort], a_all[sort], b_all[sort]
+    ), structure
 
 
 def shingles(tokens: Sequence[str], ngram: int) -> set[str]:
@@ -272,7 +322,7 @@ def shingles(tokens: Sequence[str], ngram: int) -> set[str]:
     """
     if len(tokens) <= ngram:
         return {" ".join(tokens)} if tokens else set()
-    return {" ".join(tokens[i:i + ngram]) for i in range(len(tokens) - ngram + 1)}
+    return {" ".join(tokens[i : i + ngram]) for i in range(len(tokens) - ngram + 1)}
 
 
 def _jaccard(x: set[str], y: set[str]) -> float:
@@ -281,7 +331,9 @@ def _jaccard(x: set[str], y: set[str]) -> float:
     return len(x & y) / union if union else 1.0
 
 
-def precision_within(pairs: Sequence[int] | np.ndarray, precision: Sequence[float] | np.ndarray) -> np.ndarray:
+def precision_within(
+    pairs: Sequence[int] | np.ndarray, precision: Sequence[float] | np.ndarray
+) -> np.ndarray:
     """The precision of reporting every pair within k, for each k: the precision at each distance
     weighed by the number of pairs there. NaN while no pair lies within k; a distance without
     pairs leaves it as it was.
@@ -293,10 +345,14 @@ def precision_within(pairs: Sequence[int] | np.ndarray, precision: Sequence[floa
     at = np.where(counts > 0, np.asarray(precision, dtype=np.float64), 0.0)
     within = np.cumsum(counts)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(within > 0, np.cumsum(counts * at) / np.where(within > 0, within, 1), np.nan)
+        return np.where(
+            within > 0, np.cumsum(counts * at) / np.where(within > 0, within, 1), np.nan
+        )
 
 
-def recommend(pairs: Sequence[int] | np.ndarray, precision: Sequence[float] | np.ndarray, target: float) -> int | None:
+def recommend(
+    pairs: Sequence[int] | np.ndarray, precision: Sequence[float] | np.ndarray, target: float
+) -> int | None:
     """The largest k whose precision within k (:func:`precision_within`) is >= ``target``, or
     None when no k has pairs and reaches it.
 
@@ -308,7 +364,9 @@ def recommend(pairs: Sequence[int] | np.ndarray, precision: Sequence[float] | np
     return int(good[-1]) if len(good) else None
 
 
-def recall_within(pairs: Sequence[int] | np.ndarray, precision: Sequence[float] | np.ndarray) -> np.ndarray:
+def recall_within(
+    pairs: Sequence[int] | np.ndarray, precision: Sequence[float] | np.ndarray
+) -> np.ndarray:
     """The share of the near-duplicate pairs within the largest k that lie within k, for each k:
     ``pairs[d] * precision[d]`` near-duplicates at each distance d (none where there are no
     pairs). NaN when there are none at all.
@@ -322,7 +380,9 @@ def recall_within(pairs: Sequence[int] | np.ndarray, precision: Sequence[float] 
     return found / found[-1]
 
 
-def recommend_recall(pairs: Sequence[int] | np.ndarray, precision: Sequence[float] | np.ndarray, target: float) -> int | None:
+def recommend_recall(
+    pairs: Sequence[int] | np.ndarray, precision: Sequence[float] | np.ndarray, target: float
+) -> int | None:
     """The smallest k whose recall within k (:func:`recall_within`) is >= ``target``, or None
     when there is no near-duplicate pair at all.
 
@@ -336,9 +396,13 @@ def recommend_recall(pairs: Sequence[int] | np.ndarray, precision: Sequence[floa
     return int(good[0]) if len(good) else None
 
 
-def _duplicates(pairs: Sequence[int] | np.ndarray, precision: Sequence[float] | np.ndarray) -> np.ndarray:
+def _duplicates(
+    pairs: Sequence[int] | np.ndarray, precision: Sequence[float] | np.ndarray
+) -> np.ndarray:
     counts = np.asarray(pairs, dtype=np.float64)
-    return np.where(counts > 0, counts * np.nan_to_num(np.asarray(precision, dtype=np.float64), nan=0.0), 0.0)
+    return np.where(
+        counts > 0, counts * np.nan_to_num(np.asarray(precision, dtype=np.float64), nan=0.0), 0.0
+    )
 
 
 def _recall_se(pairs: np.ndarray, hits: np.ndarray, sampled: np.ndarray) -> np.ndarray:
@@ -348,7 +412,9 @@ def _recall_se(pairs: np.ndarray, hits: np.ndarray, sampled: np.ndarray) -> np.n
         found = np.where(sampled > 0, counts * hits / np.maximum(sampled, 1), 0.0)
         p = (hits + 1) / (sampled + 2)
         correction = np.where(counts > 1, (counts - sampled) / np.maximum(counts - 1, 1), 0.0)
-        var = np.where(sampled > 0, counts**2 * p * (1 - p) / np.maximum(sampled, 1) * correction, 0.0)
+        var = np.where(
+            sampled > 0, counts**2 * p * (1 - p) / np.maximum(sampled, 1) * correction, 0.0
+        )
     inside, var_inside = np.cumsum(found), np.cumsum(var)
     total = inside[-1] if len(inside) else 0.0
     if total <= 0:
@@ -365,14 +431,18 @@ def _document_precision(sampled: SampledPairs, true: np.ndarray) -> tuple[np.nda
     d = sampled.distance.astype(np.int64)
     rows = np.arange(len(d))
     taken = np.bincount(d, minlength=width)
-    weight = np.where(taken > 0, sampled.pairs / np.maximum(taken, 1), 0.0)[d]  # pairs each sampled pair stands for
+    weight = np.where(taken > 0, sampled.pairs / np.maximum(taken, 1), 0.0)[
+        d
+    ]  # pairs each sampled pair stands for
     true = true.astype(np.float64)
 
     def ratio(num: np.ndarray, den: np.ndarray) -> float:
         return float(num.sum() / den.sum()) if den.sum() > 0 else math.nan
 
     at = np.full(width, math.nan)
-    share = 1.0 / sampled.degree_a[rows, d] + 1.0 / sampled.degree_b[rows, d] if len(d) else np.zeros(0)
+    share = (
+        1.0 / sampled.degree_a[rows, d] + 1.0 / sampled.degree_b[rows, d] if len(d) else np.zeros(0)
+    )
     for k in range(width):
         m = d == k
         at[k] = ratio(true[m] * share[m], share[m])
@@ -429,7 +499,10 @@ class TuneRow:
 
     def as_dict(self) -> dict[str, Any]:
         """The row with NaN as None (for JSON)."""
-        return {name: (None if isinstance(v, float) and math.isnan(v) else v) for name, v in self.__dict__.items()}
+        return {
+            name: (None if isinstance(v, float) and math.isnan(v) else v)
+            for name, v in self.__dict__.items()
+        }
 
 
 @dataclass
@@ -507,10 +580,17 @@ class TuneResult:
             "seed": self.seed,
             "max_k": self.max_k,
             "recommended_k": self.recommended_k,
-            "recommended_by_ngram": {str(n): k for n, k in sorted(self.recommended_by_ngram.items())},
+            "recommended_by_ngram": {
+                str(n): k for n, k in sorted(self.recommended_by_ngram.items())
+            },
             "rows": [row.as_dict() for row in self.rows],
-            "precision_within_by_ngram": {str(n): clean(values) for n, values in sorted(self.precision_within_by_ngram.items())},
-            "recall_within_by_ngram": {str(n): clean(values) for n, values in sorted(self.recall_within_by_ngram.items())},
+            "precision_within_by_ngram": {
+                str(n): clean(values)
+                for n, values in sorted(self.precision_within_by_ngram.items())
+            },
+            "recall_within_by_ngram": {
+                str(n): clean(values) for n, values in sorted(self.recall_within_by_ngram.items())
+            },
         }
 
     def _truth(self) -> str:
@@ -524,32 +604,47 @@ class TuneResult:
         if not last.pairs_within:
             return f"no recommendation: no two distinct texts with words within k = {self.max_k}"
         if self.recommended_k is None:
-            return (f"no recommendation: none of the {len(self.sampled.a):,} pairs sampled within k = {self.max_k} is a "
-                    f"near-duplicate ({self._truth()}): lower --threshold, or raise --max-k")
+            return (
+                f"no recommendation: none of the {len(self.sampled.a):,} pairs sampled within k = {self.max_k} is a "
+                f"near-duplicate ({self._truth()}): lower --threshold, or raise --max-k"
+            )
         row = self.rows[self.recommended_k]
         assert self.target_recall is not None
-        text = (f"recommended k = {row.k}: the smallest k that keeps >= {self.target_recall:g} of the near-duplicate pairs "
-                f"({self._truth()}) found within k = {self.max_k} (recall {row.recall_within:.3f} +- {row.recall_se:.3f}); "
-                f"it proposes {row.pairs_within:,} candidate pair{'s' if row.pairs_within != 1 else ''}, "
-                f"{row.candidates_per_duplicate:.2f} per near-duplicate; precision within k {row.precision_within:.3f} (by documents)")
+        text = (
+            f"recommended k = {row.k}: the smallest k that keeps >= {self.target_recall:g} of the near-duplicate pairs "
+            f"({self._truth()}) found within k = {self.max_k} (recall {row.recall_within:.3f} +- {row.recall_se:.3f}); "
+            f"it proposes {row.pairs_within:,} candidate pair{'s' if row.pairs_within != 1 else ''}, "
+            f"{row.candidates_per_duplicate:.2f} per near-duplicate; precision within k "
+            f"{row.precision_within:.3f} (by documents)"
+        )
         if row.recall_se > 1 - self.target_recall:
             text += f"; uncertain (standard error {row.recall_se:.3f}): raise --sample"
         if last.duplicates > (1 - self.target_recall) * last.duplicates_within:
-            text += (f"; near-duplicates still appear at k = {self.max_k} ({last.duplicates:,.0f} pairs): "
-                     f"raise --max-k to count those farther apart")
+            text += (
+                f"; near-duplicates still appear at k = {self.max_k} ({last.duplicates:,.0f} pairs): "
+                f"raise --max-k to count those farther apart"
+            )
         return text
 
     def _verdict_fingerprints(self) -> str:
         rule = f"precision within k >= {self.target_precision:g} ({self._truth()})"
         if self.recommended_k is not None:
             row = self.rows[self.recommended_k]
-            return (f"recommended k = {row.k}: the largest k with {rule}; it reports {row.pairs_within:,} pair{'s' if row.pairs_within != 1 else ''}, "
-                    f"precision {row.precision_within:.3f}")
+            return (
+                f"recommended k = {row.k}: the largest k with {rule}; it reports "
+                f"{row.pairs_within:,} pair{'s' if row.pairs_within != 1 else ''}, "
+                f"precision {row.precision_within:.3f}"
+            )
         if not any(row.pairs for row in self.rows):
             return f"no recommendation: no pair of documents within k = {self.max_k}"
-        best = max((r for r in self.rows if not math.isnan(r.precision_within)), key=lambda r: (r.precision_within, r.k))
-        return (f"no k in 0..{self.max_k} reaches {rule}; the most precise is k = {best.k} "
-                f"({best.precision_within:.3f}): lower --target-precision or --threshold, or try other fingerprint settings")
+        best = max(
+            (r for r in self.rows if not math.isnan(r.precision_within)),
+            key=lambda r: (r.precision_within, r.k),
+        )
+        return (
+            f"no k in 0..{self.max_k} reaches {rule}; the most precise is k = {best.k} "
+            f"({best.precision_within:.3f}): lower --target-precision or --threshold, or try other fingerprint settings"
+        )
 
     def __str__(self) -> str:
         def num(v: float, digits: int = 3) -> str:
@@ -559,35 +654,88 @@ class TuneResult:
             return "-" if math.isnan(v) else f"{v:,.0f}"
 
         if self.verify:
-            header: tuple[str, ...] = ("k", "pairs at k", "sampled", "mean J", "precision at k", "duplicates at k", "pairs within k",
-                                       "texts within k", "precision within k", "recall within k", "+-", "candidates per duplicate")
+            header: tuple[str, ...] = (
+                "k",
+                "pairs at k",
+                "sampled",
+                "mean J",
+                "precision at k",
+                "duplicates at k",
+                "pairs within k",
+                "texts within k",
+                "precision within k",
+                "recall within k",
+                "+-",
+                "candidates per duplicate",
+            )
             body: list[tuple[str, ...]] = [
-                (str(r.k), f"{r.pairs:,}", f"{r.sampled:,}", num(r.mean_jaccard), num(r.precision), whole(r.duplicates),
-                 f"{r.pairs_within:,}", f"{r.texts_within or 0:,}", num(r.precision_within), num(r.recall_within), num(r.recall_se),
-                 num(r.candidates_per_duplicate, 2))
+                (
+                    str(r.k),
+                    f"{r.pairs:,}",
+                    f"{r.sampled:,}",
+                    num(r.mean_jaccard),
+                    num(r.precision),
+                    whole(r.duplicates),
+                    f"{r.pairs_within:,}",
+                    f"{r.texts_within or 0:,}",
+                    num(r.precision_within),
+                    num(r.recall_within),
+                    num(r.recall_se),
+                    num(r.candidates_per_duplicate, 2),
+                )
                 for r in self.rows
             ]
-            intro = (f"{self.documents:,} documents: {self.texts or 0:,} distinct texts with words, {self.copies:,} exact "
-                     f"cop{'y' if self.copies == 1 else 'ies'} and {self.featureless:,} without words left out; pairs of distinct "
-                     f"texts, up to {self.sample:,} sampled at each distance (seed {self.seed}); a pair is a near-duplicate when "
-                     f"its {self._truth()}; precision is weighted by documents")
+            intro = (
+                f"{self.documents:,} documents: {self.texts or 0:,} distinct texts with words, {self.copies:,} exact "
+                f"cop{'y' if self.copies == 1 else 'ies'} and {self.featureless:,} without "
+                "words left out; pairs of distinct "
+                f"texts, up to {self.sample:,} sampled at each distance (seed {self.seed}); a "
+                "pair is a near-duplicate when "
+                f"its {self._truth()}; precision is weighted by documents"
+            )
         else:
-            header = ("k", "pairs at k", "sampled", "mean J", "median J", "precision at k", "pairs within k", "precision within k",
-                      "duplicates within k")
+            header = (
+                "k",
+                "pairs at k",
+                "sampled",
+                "mean J",
+                "median J",
+                "precision at k",
+                "pairs within k",
+                "precision within k",
+                "duplicates within k",
+            )
             body = [
-                (str(r.k), f"{r.pairs:,}", f"{r.sampled:,}", num(r.mean_jaccard), num(r.median_jaccard), num(r.precision),
-                 f"{r.pairs_within:,}", num(r.precision_within), whole(r.duplicates_within))
+                (
+                    str(r.k),
+                    f"{r.pairs:,}",
+                    f"{r.sampled:,}",
+                    num(r.mean_jaccard),
+                    num(r.median_jaccard),
+                    num(r.precision),
+                    f"{r.pairs_within:,}",
+                    num(r.precision_within),
+                    whole(r.duplicates_within),
+                )
                 for r in self.rows
             ]
-            intro = (f"{self.documents:,} documents; up to {self.sample:,} pairs sampled at each distance (seed {self.seed}); "
-                     f"a pair is a near-duplicate when its word {self.ngram}-shingle Jaccard J >= {self.threshold:g}")
+            intro = (
+                f"{self.documents:,} documents; up to {self.sample:,} pairs sampled at each "
+                f"distance (seed {self.seed}); "
+                f"a pair is a near-duplicate when its word {self.ngram}-shingle Jaccard J >= {self.threshold:g}"
+            )
         widths = [max(len(h), *(len(line[c]) for line in body)) for c, h in enumerate(header)]
         lines = [intro, "  ".join(h.rjust(w) for h, w in zip(header, widths))]
         lines += ["  ".join(cell.rjust(w) for cell, w in zip(line, widths)) for line in body]
         lines.append(self.verdict())
         if len(self.recommended_by_ngram) > 1:
-            lines.append("recommended k by shingle size: " + ", ".join(
-                f"{n} word{'s' if n > 1 else ''}: {'none' if k is None else k}" for n, k in sorted(self.recommended_by_ngram.items())))
+            lines.append(
+                "recommended k by shingle size: "
+                + ", ".join(
+                    f"{n} word{'s' if n > 1 else ''}: {'none' if k is None else k}"
+                    for n, k in sorted(self.recommended_by_ngram.items())
+                )
+            )
         return "\n".join(lines)
 
     def plot(self) -> Any:
@@ -603,27 +751,70 @@ class TuneResult:
         fig = Figure(figsize=(8, 6.5), layout="constrained")
         top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(3, 2))
         weighting = " (by documents)" if self.verify else ""
-        top.plot(ks, [r.precision for r in self.rows], "o:", color="tab:gray", label=f"precision at k{weighting}")
+        top.plot(
+            ks,
+            [r.precision for r in self.rows],
+            "o:",
+            color="tab:gray",
+            label=f"precision at k{weighting}",
+        )
         others = iter(["tab:purple", "tab:olive", "tab:cyan", "tab:pink", "tab:brown"] * 4)
-        curves, what = (self.recall_within_by_ngram, "recall") if self.verify else (self.precision_within_by_ngram, "precision")
+        curves, what = (
+            (self.recall_within_by_ngram, "recall")
+            if self.verify
+            else (self.precision_within_by_ngram, "precision")
+        )
         if self.verify:
-            top.plot(ks, [r.precision_within for r in self.rows], "s--", color="tab:gray", label="precision within k (by documents)")
+            top.plot(
+                ks,
+                [r.precision_within for r in self.rows],
+                "s--",
+                color="tab:gray",
+                label="precision within k (by documents)",
+            )
         for n, values in sorted(curves.items()):
-            style = {"linewidth": 2.5, "color": "tab:blue"} if n == self.ngram else {"linewidth": 1, "color": next(others)}
+            style = (
+                {"linewidth": 2.5, "color": "tab:blue"}
+                if n == self.ngram
+                else {"linewidth": 1, "color": next(others)}
+            )
             top.plot(ks, values, "o-", label=f"{what} within k ({n}-word shingles)", **style)
         target = self.target_recall if self.verify else self.target_precision
-        top.axhline(target, color="tab:red", linestyle="--", linewidth=1, label=f"target {what} {target:g}")
+        top.axhline(
+            target, color="tab:red", linestyle="--", linewidth=1, label=f"target {what} {target:g}"
+        )
         if self.recommended_k is not None:
-            top.axvline(self.recommended_k, color="tab:green", linewidth=1.5, label=f"recommended k = {self.recommended_k}")
+            top.axvline(
+                self.recommended_k,
+                color="tab:green",
+                linewidth=1.5,
+                label=f"recommended k = {self.recommended_k}",
+            )
         top.set_ylim(-0.02, 1.02)
         top.set_ylabel(f"near-duplicates: Jaccard >= {self.threshold:g}")
-        top.set_title(f"neardup tune: {self.documents:,} documents, up to {self.sample:,} pairs sampled per distance")
+        top.set_title(
+            f"neardup tune: {self.documents:,} documents, up to {self.sample:,} pairs sampled per distance"
+        )
         top.grid(alpha=0.3)
         top.legend(loc="lower left", fontsize="small")
         unit = "text pairs" if self.verify else "document pairs"
-        bottom.bar(ks, [max(r.pairs, 0) for r in self.rows], color="tab:orange", label=f"{unit} at k")
-        bottom.plot(ks, [r.pairs_within for r in self.rows], "s-", color="tab:brown", label=f"{unit} within k")
-        bottom.plot(ks, [r.duplicates_within for r in self.rows], "^-", color="tab:green", label="near-duplicates within k (est.)")
+        bottom.bar(
+            ks, [max(r.pairs, 0) for r in self.rows], color="tab:orange", label=f"{unit} at k"
+        )
+        bottom.plot(
+            ks,
+            [r.pairs_within for r in self.rows],
+            "s-",
+            color="tab:brown",
+            label=f"{unit} within k",
+        )
+        bottom.plot(
+            ks,
+            [r.duplicates_within for r in self.rows],
+            "^-",
+            color="tab:green",
+            label="near-duplicates within k (est.)",
+        )
         if any(r.pairs for r in self.rows):
             bottom.set_yscale("log")
         bottom.set_xlabel("k (Hamming distance)")
@@ -660,14 +851,18 @@ def measure(
         documents, sample, seed: recorded in the result.
     """
     verify = sampled.texts is not None
-    ngram, sizes, threshold, target = _check(ngram, ngrams, threshold, target_precision, target_recall, verify)
+    ngram, sizes, threshold, target = _check(
+        ngram, ngrams, threshold, target_precision, target_recall, verify
+    )
     words = _word_hasher(hasher)
     get = text_of.__getitem__ if isinstance(text_of, Mapping) else text_of
     tokens = {row: words.features(get(row)) for row in sorted(sampled.rows)}
     a, b = sampled.a.tolist(), sampled.b.tolist()
     for n in sizes:
         sets = {row: shingles(t, n) for row, t in tokens.items()}
-        sampled.jaccard[n] = np.array([_jaccard(sets[x], sets[y]) for x, y in zip(a, b)], dtype=np.float64)
+        sampled.jaccard[n] = np.array(
+            [_jaccard(sets[x], sets[y]) for x, y in zip(a, b)], dtype=np.float64
+        )
     pairs = sampled.pairs
     width = sampled.max_k + 1
     distance = sampled.distance.astype(np.int64)
@@ -675,14 +870,18 @@ def measure(
     precision: dict[int, np.ndarray] = {}
     hits: dict[int, np.ndarray] = {}
     for n in sizes:
-        hits[n] = np.bincount(distance, weights=(sampled.jaccard[n] >= threshold).astype(np.float64), minlength=width)
+        hits[n] = np.bincount(
+            distance, weights=(sampled.jaccard[n] >= threshold).astype(np.float64), minlength=width
+        )
         precision[n] = np.where((pairs > 0) & (taken > 0), hits[n] / np.maximum(taken, 1), math.nan)
     duplicates = _duplicates(pairs, precision[ngram])
     found = np.cumsum(duplicates)
     counts_within = np.cumsum(pairs)
     recall: dict[int, list[float]] = {}
     if verify:
-        within = {n: _document_precision(sampled, sampled.jaccard[n] >= threshold)[1] for n in sizes}
+        within = {
+            n: _document_precision(sampled, sampled.jaccard[n] >= threshold)[1] for n in sizes
+        }
         at = _document_precision(sampled, sampled.jaccard[ngram] >= threshold)[0]
         recall = {n: recall_within(pairs, precision[n]).tolist() for n in sizes}
         by_ngram = {n: recommend_recall(pairs, precision[n], target) for n in sizes}
@@ -694,29 +893,37 @@ def measure(
     rows = []
     for d in range(width):
         values = sampled.jaccard[ngram][distance == d].tolist()
-        rows.append(TuneRow(
-            k=d,
-            pairs=int(pairs[d]),
-            sampled=len(values),
-            mean_jaccard=statistics.fmean(values) if values else math.nan,
-            median_jaccard=statistics.median(values) if values else math.nan,
-            precision=float(at[d]),
-            pairs_within=int(counts_within[d]),
-            precision_within=float(within[ngram][d]),
-            duplicates_within=float(found[d]) if counts_within[d] else math.nan,
-            pair_precision=float(precision[ngram][d]),
-            duplicates=float(duplicates[d]) if pairs[d] else math.nan,
-            candidates_per_duplicate=float(counts_within[d] / found[d]) if found[d] > 0 else math.nan,
-            texts=int(sampled.texts_at[d]) if sampled.texts_at is not None else None,
-            texts_within=int(sampled.texts_within[d]) if sampled.texts_within is not None else None,
-            recall_within=recall[ngram][d] if verify else math.nan,
-            recall_se=float(se[d]) if verify else math.nan,
-        ))
+        rows.append(
+            TuneRow(
+                k=d,
+                pairs=int(pairs[d]),
+                sampled=len(values),
+                mean_jaccard=statistics.fmean(values) if values else math.nan,
+                median_jaccard=statistics.median(values) if values else math.nan,
+                precision=float(at[d]),
+                pairs_within=int(counts_within[d]),
+                precision_within=float(within[ngram][d]),
+                duplicates_within=float(found[d]) if counts_within[d] else math.nan,
+                pair_precision=float(precision[ngram][d]),
+                duplicates=float(duplicates[d]) if pairs[d] else math.nan,
+                candidates_per_duplicate=float(counts_within[d] / found[d])
+                if found[d] > 0
+                else math.nan,
+                texts=int(sampled.texts_at[d]) if sampled.texts_at is not None else None,
+                texts_within=int(sampled.texts_within[d])
+                if sampled.texts_within is not None
+                else None,
+                recall_within=recall[ngram][d] if verify else math.nan,
+                recall_se=float(se[d]) if verify else math.nan,
+            )
+        )
     return TuneResult(
         rows=rows,
         recommended_k=by_ngram[ngram],
         recommended_by_ngram=by_ngram,
-        precision_within_by_ngram={n: np.asarray(within[n], dtype=np.float64).tolist() for n in sizes},
+        precision_within_by_ngram={
+            n: np.asarray(within[n], dtype=np.float64).tolist() for n in sizes
+        },
         sampled=sampled,
         documents=documents,
         ngram=ngram,
@@ -815,9 +1022,17 @@ def tune(
         sampled = sample_pairs(fps, max_k, sample, seed, threads)
     name = text_field or column or "text"
     return measure(
-        sampled, lambda row: _text(doc_at(row), name, hasher), hasher=hasher, ngram=ngram, ngrams=ngrams,
-        threshold=threshold, target_precision=target_precision, target_recall=target_recall, documents=len(fps),
-        sample=sample, seed=seed,
+        sampled,
+        lambda row: _text(doc_at(row), name, hasher),
+        hasher=hasher,
+        ngram=ngram,
+        ngrams=ngrams,
+        threshold=threshold,
+        target_precision=target_precision,
+        target_recall=target_recall,
+        documents=len(fps),
+        sample=sample,
+        seed=seed,
     )
 
 
@@ -831,22 +1046,33 @@ def _max_k(max_k: Any) -> int:
     return value
 
 
-def _check(ngram: Any, ngrams: Any, threshold: Any, target_precision: Any, target_recall: Any,
-           verify: bool) -> tuple[int, list[int], float, float]:
+def _check(
+    ngram: Any, ngrams: Any, threshold: Any, target_precision: Any, target_recall: Any, verify: bool
+) -> tuple[int, list[int], float, float]:
     """Validated (ngram, sorted shingle sizes with ngram among them, threshold, the mode's target):
     ``target_recall`` for the verified mode, ``target_precision`` for the fingerprint-only one."""
     ngram = _int(ngram, "ngram", minimum=1)
     if isinstance(ngrams, (str, bytes)) or not isinstance(ngrams, Iterable):
         raise TypeError(f"ngrams must be an iterable of ints, got {type(ngrams).__name__}")
     sizes = sorted({ngram} | {_int(n, "ngrams[]", minimum=1) for n in ngrams})
-    wrong, target, default = ("target_precision", "target_recall", TARGET_RECALL) if verify else ("target_recall", "target_precision", TARGET_PRECISION)
+    wrong, target, default = (
+        ("target_precision", "target_recall", TARGET_RECALL)
+        if verify
+        else ("target_recall", "target_precision", TARGET_PRECISION)
+    )
     given = {"target_precision": target_precision, "target_recall": target_recall}
     if given[wrong] is not None:
-        mode = "the verified mode recommends k by recall: give target_recall" if verify else \
-            "the fingerprint-only mode (verify=False) recommends k by precision: give target_precision"
+        mode = (
+            "the verified mode recommends k by recall: give target_recall"
+            if verify
+            else "the fingerprint-only mode (verify=False) recommends k by precision: give target_precision"
+        )
         raise ValueError(f"{wrong} does not apply here: {mode}")
     values = []
-    for name, value in (("threshold", threshold), (target, default if given[target] is None else given[target])):
+    for name, value in (
+        ("threshold", threshold),
+        (target, default if given[target] is None else given[target]),
+    ):
         if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
             raise TypeError(f"{name} must be a number, got {type(value).__name__}")
         if not 0 < float(value) <= 1:
@@ -860,7 +1086,9 @@ def _word_hasher(hasher: Simhasher | None) -> Simhasher:
     if hasher is None:
         return Simhasher()
     tokenizer = hasher.tokenizer if hasher.tokens == "word" else None
-    return Simhasher(unicode_form=hasher.unicode_form, casefold=hasher.casefold, tokenizer=tokenizer)
+    return Simhasher(
+        unicode_form=hasher.unicode_form, casefold=hasher.casefold, tokenizer=tokenizer
+    )
 
 
 def _text(doc: Any, name: str, hasher: Simhasher) -> str:

@@ -8,7 +8,12 @@ use pyo3::prelude::*;
 
 use crate::error::Error;
 
-create_exception!(neardup, NeardupError, PyException, "Base class of neardup's own errors.");
+create_exception!(
+    neardup,
+    NeardupError,
+    PyException,
+    "Base class of neardup's own errors."
+);
 create_exception!(
     neardup,
     IndexFormatError,

@@ -14,7 +14,11 @@ use crate::parallel;
 use crate::plan::{check_k, Plan, Workload};
 
 /// Parallel numpy arrays handed to Python: (rows or i, ids or j, distances).
-type PairArrays<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<u8>>);
+type PairArrays<'py> = (
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray1<u8>>,
+);
 
 /// A layout of permuted tables (compiled half of `neardup.Plan`).
 #[pyclass(frozen, name = "Plan", module = "neardup._core")]
@@ -45,7 +49,9 @@ impl PyPlan {
     #[pyo3(signature = (k, n, memory=None, batch=false))]
     fn choose(k: i64, n: i64, memory: Option<i64>, batch: bool) -> PyResult<Self> {
         let n = non_negative("n", n)?;
-        let memory = memory.map(|m| non_negative("memory (bytes)", m)).transpose()?;
+        let memory = memory
+            .map(|m| non_negative("memory (bytes)", m))
+            .transpose()?;
         let workload = if batch {
             Workload::Batch
         } else {
@@ -152,7 +158,9 @@ impl PyIndex {
     #[new]
     #[pyo3(signature = (k, plan=None, expected_size=None))]
     fn new(k: i64, plan: Option<PyRef<'_, PyPlan>>, expected_size: Option<i64>) -> PyResult<Self> {
-        let expected = expected_size.map(|n| non_negative("expected_size", n)).transpose()?;
+        let expected = expected_size
+            .map(|n| non_negative("expected_size", n))
+            .transpose()?;
         let index = Index::new(k, plan.map(|p| p.inner.clone()), expected)?;
         Ok(PyIndex {
             inner: RwLock::new(index),
@@ -235,8 +243,9 @@ impl PyIndex {
         max_pairs: Option<u64>,
     ) -> PyResult<PairArrays<'py>> {
         let fps = fingerprints.as_slice()?;
-        let (rows, ids, ds) =
-            py.detach(|| parallel::with_threads(threads, || self.read().query_many(fps, max_pairs)))??;
+        let (rows, ids, ds) = py.detach(|| {
+            parallel::with_threads(threads, || self.read().query_many(fps, max_pairs))
+        })??;
         Ok((
             rows.into_pyarray(py),
             ids.into_pyarray(py),
@@ -263,8 +272,9 @@ impl PyIndex {
 
 /// A count from Python: accepted as i64 so that -1 is a clear ValueError, not an OverflowError.
 fn non_negative(name: &str, value: i64) -> PyResult<u64> {
-    u64::try_from(value)
-        .map_err(|_| pyo3::exceptions::PyValueError::new_err(format!("{name} must be >= 0, got {value}")))
+    u64::try_from(value).map_err(|_| {
+        pyo3::exceptions::PyValueError::new_err(format!("{name} must be >= 0, got {value}"))
+    })
 }
 
 fn batch_plan(k: i64, n: usize, plan: Option<PyRef<'_, PyPlan>>) -> PyResult<(u32, Plan)> {
