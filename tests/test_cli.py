@@ -1000,12 +1000,12 @@ def test_every_command_has_help(capsys):
 
 @pytest.mark.parametrize("case", sorted(BAD_CASES))
 def test_without_orjson_the_same_messages(tmp_path, capsys, monkeypatch, case):
-    monkeypatch.setattr("neardup.io._fast_loads", None)
+    monkeypatch.setattr("neardup.io.jsonl._fast_loads", None)
     test_bad_jsonl_stops_with_file_line_and_status_2_and_leaves_nothing(tmp_path, capsys, case)
 
 
 def test_without_orjson_the_same_result(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr("neardup.io._fast_loads", None)
+    monkeypatch.setattr("neardup.io.jsonl._fast_loads", None)
     test_dedup_keeps_the_first_of_each_brute_force_cluster_in_every_format(
         tmp_path, capsys, "jsonl.gz"
     )

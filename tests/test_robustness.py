@@ -439,7 +439,7 @@ def test_invalid_utf8_in_another_field_is_an_error_at_its_line_on_every_path(
     tmp_path, capsys, monkeypatch, orjson
 ):
     if not orjson:
-        monkeypatch.setattr("neardup.io._fast_loads", None)
+        monkeypatch.setattr("neardup.io.jsonl._fast_loads", None)
     path = tmp_path / "x.jsonl"
     path.write_bytes(
         b'{"text": "fine text here"}\n{"text": "plain ascii", "source": "caf\xe9"}\n{"text": "more text"}\n'

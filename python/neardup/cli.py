@@ -40,7 +40,6 @@ from .io import (
     TxtInput,
     compression_of,
     format_of,
-    hex_fingerprints,
     open_input,
 )
 from .normalize import UnicodeForm
@@ -455,8 +454,7 @@ def fingerprint_pass(
                 "--weighting idf reads the input twice and cannot read stdin: give a file"
             )
         hasher.fit(doc for chunk in inp.chunks() for doc in chunk.docs)
-        inp.errors.clear()
-        inp._skipped.clear()
+        inp.forget_errors()
     first = first if first is not None else FirstPass(hasher, None, threads)
     len_parts: list[np.ndarray] = []
     nbytes = 0
@@ -1261,7 +1259,7 @@ def fingerprint(
             tmp = outputs.reserve(output)
         except OSError as err:
             raise _Failed(f"cannot write {output}: {err.strerror or err}") from None
-        write, close = _annotator(inp, tmp, output, column)
+        write, close = inp.fingerprint_writer(tmp, output, column)
         try:
             fps, _, nbytes = fingerprint_with_progress(
                 inp, hasher, threads, quiet or as_json, on_chunk=write, raw=True
@@ -1292,94 +1290,6 @@ def fingerprint(
             ),
             output,
         )
-
-
-def _annotator(
-    inp: Input, tmp: str, output: str, column: str
-) -> tuple[Callable[[Chunk, np.ndarray], None], Callable[[], None]]:
-    """(write one chunk with its fingerprints, close) for the fingerprint command."""
-    from .io import _pyarrow, _RawWriter
-
-    if inp.format == "txt":
-        table = TableWriter(tmp, output, ["id", column])
-
-        def write_table(chunk: Chunk, fps: np.ndarray) -> None:
-            table.write(
-                {
-                    "id": chunk.raw,
-                    column: fps if table.format == "parquet" else hex_fingerprints(fps),
-                }
-            )
-
-        return write_table, table.close
-    if inp.format == "parquet":
-        pa = _pyarrow()
-        state: dict[str, Any] = {"writer": None, "row": 0}
-
-        def write_parquet(chunk: Chunk, fps: np.ndarray) -> None:
-            (batch,) = chunk.raw
-            take = np.asarray(chunk.positions, dtype=np.int64) - 1 - state["row"]
-            state["row"] += batch.num_rows
-            table = pa.Table.from_batches([batch]).take(pa.array(take))
-            values = pa.array(fps, pa.uint64())
-            if column in table.column_names:
-                table = table.set_column(table.column_names.index(column), column, values)
-            else:
-                table = table.append_column(column, values)
-            if state["writer"] is None:
-                state["writer"] = pa.parquet.ParquetWriter(tmp, table.schema, compression="zstd")
-            state["writer"].write_table(table)
-
-        def close_parquet() -> None:
-            if state["writer"] is not None:
-                state["writer"].close()
-
-        return write_parquet, close_parquet
-    raw = _RawWriter(tmp, compression_of(output) if output != "-" else None)
-    if inp.format == "jsonl":
-        key = json.dumps(column).encode()
-
-        def write_jsonl(chunk: Chunk, fps: np.ndarray) -> None:
-            out = []
-            for (line, record), value in zip(chunk.raw, hex_fingerprints(fps)):
-                if column in record:
-                    record[column] = value
-                    out.append(json.dumps(record, ensure_ascii=False).encode() + b"\n")
-                    continue
-                body = line.rstrip()
-                sep = b"" if record == {} else b", "
-                out.append(body[:-1] + sep + key + b': "' + value.encode() + b'"}\n')
-            raw.write(b"".join(out))
-
-        return write_jsonl, raw.close
-    import csv
-    import io as _io
-
-    from .io import _Unclosed
-
-    text = _io.TextIOWrapper(_Unclosed(raw), encoding="utf-8", newline="")  # type: ignore[type-var]
-    writer = csv.writer(text, delimiter="," if inp.format == "csv" else "\t")
-    state_csv: dict[str, Any] = {"header": None}
-
-    def write_csv(chunk: Chunk, fps: np.ndarray) -> None:
-        for (header, row), value in zip(chunk.raw, hex_fingerprints(fps)):
-            if state_csv["header"] is None:
-                names = header + ([column] if column not in header else [])
-                state_csv["header"] = names
-                writer.writerow(names)
-            row = list(row)
-            if column in header:
-                row[header.index(column)] = value
-            else:
-                row.append(value)
-            writer.writerow(row)
-
-    def close_csv() -> None:
-        text.flush()
-        text.detach()
-        raw.close()
-
-    return write_csv, close_csv
 
 
 @cli.command()
@@ -1560,8 +1470,8 @@ def _bad_id(inp: Input, number: int, reason: str) -> InputError:
     errors = list(inp.errors)
     seen = -1
     try:
-        for position, _doc, _id, _raw in inp._records(True, False):
-            if position not in inp._skipped:
+        for position, _doc, _id, _raw in inp.records(True):
+            if not inp.skipped(position):
                 seen += 1
                 if seen == number:
                     return InputError(inp.name, reason, position, inp.unit)

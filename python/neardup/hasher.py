@@ -342,6 +342,21 @@ class Simhasher:
             return np.concatenate(parts) if parts else out
         return out
 
+    def jsonl_block(
+        self,
+        data: bytes,
+        text_field: str,
+        id_field: str | None,
+        sketch: tuple[int, int] | None,
+        threads: int | None,
+        wanted: np.ndarray | None = None,
+    ) -> tuple[Any, ...]:
+        """The core's JSONL fast path (:mod:`neardup.io.jsonl`) over one block of lines: (kinds,
+        fingerprints, lengths, line starts, content keys, sketches), the lines in ``wanted``
+        alone where given."""
+        args = [self._inner, data, text_field, id_field, self.casefold, sketch, threads]
+        return _core.jsonl_fingerprints(*args, *([] if wanted is None else [wanted]))
+
     def _digest(
         self,
         chunk: list[Any],
