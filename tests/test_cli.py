@@ -960,7 +960,7 @@ class _Reading:
 
 @pytest.mark.parametrize("ending", ["done", "failed"])
 def test_a_progress_bar_ends_at_100_percent_only_when_its_pass_ended(monkeypatch, ending):
-    from neardup.cli import Progress
+    from neardup.corpus import Progress
 
     terminal = _Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)

@@ -7,7 +7,7 @@ import random
 import pytest
 
 import neardup
-from neardup import cli
+from neardup import corpus
 from neardup.io import JsonlInput, open_input
 from test_cli import run
 
@@ -19,8 +19,8 @@ def python_path(monkeypatch):
 def first_pass(path, hasher, **options):
     inp = open_input(str(path), **options)
     with inp:
-        fps, lengths, nbytes = cli.fingerprint_pass(
-            inp, hasher, None, cli.Progress(inp, "x", True), lengths=True
+        fps, lengths, nbytes = corpus.fingerprint_pass(
+            inp, hasher, None, corpus.Progress(inp, "x", True), lengths=True
         )
     return fps, lengths, nbytes, [str(e) for e in inp.errors]
 

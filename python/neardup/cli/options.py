@@ -1,0 +1,305 @@
+"""The options the commands share, and the hasher and input they make."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib import resources
+from typing import Any, Literal
+
+import click
+
+from ..hasher import Simhasher, Tokens, Weighting
+from ..io import (
+    AUTO,
+    FORMATS,
+    Input,
+    InputError,
+    TxtInput,
+    open_input,
+)
+from ..normalize import UnicodeForm
+from ..pipeline import THRESHOLD
+
+#: The columns of --clusters: each document's id, its cluster (the smallest row of its star), whether
+#: it is kept, the id of the document kept in its place, their Jaccard and Hamming distance.
+CLUSTER_COLUMNS = ["id", "cluster", "kept", "kept_id", "jaccard", "distance"]
+
+
+#: Exit statuses (documented in the README).
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+SAMPLE = "debian-sample.jsonl.gz"
+
+
+def sample_path() -> str:
+    """The path of the Debian sample shipped with neardup."""
+    return str(resources.files("neardup") / "data" / SAMPLE)
+
+
+def input_options(f: Callable[..., Any], bundled: bool = True) -> Callable[..., Any]:
+    """INPUT and the options that read it; ``bundled`` adds --sample (the shipped Debian sample)."""
+    options = [
+        click.argument("input", required=False, metavar="[INPUT]"),
+        *(
+            [
+                click.option(
+                    "--sample",
+                    is_flag=True,
+                    help="Use the Debian sample that ships with neardup (3,000 documents) as INPUT.",
+                )
+            ]
+            if bundled
+            else []
+        ),
+        click.option(
+            "--format",
+            "fmt",
+            type=click.Choice(FORMATS),
+            help="Input format (default: from INPUT's extension; stdin: jsonl).",
+        ),
+        click.option(
+            "--text-field",
+            default="text",
+            show_default=True,
+            help="Field or column holding each document's text.",
+        ),
+        click.option(
+            "--id-field",
+            default=None,
+            help="Field or column holding each document's id (default: 'id' if the first "
+            "document has it, else document numbers from 0).",
+        ),
+        click.option(
+            "--on-error",
+            type=click.Choice(["stop", "skip"]),
+            default="stop",
+            show_default=True,
+            help="On a bad record: stop with FILE:LINE and status 2, or skip it and list it in the report.",
+        ),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def hasher_options(f: Callable[..., Any], corpus: bool = True) -> Callable[..., Any]:
+    """The Simhasher settings as flags. Without ``corpus`` (two texts, no input to read), the
+    options that need a corpus are left out: idf weights (fitted on one) and --field."""
+    weightings = ["tf", "binary", "idf"] if corpus else ["tf", "binary"]
+    weighting_help = (
+        "Feature weights; idf reads the input once more to count document frequencies."
+        if corpus
+        else "Feature weights."
+    )
+    options = [
+        click.option(
+            "--tokens",
+            type=click.Choice(["word", "char"]),
+            default="word",
+            show_default=True,
+            help="Features: word shingles or character n-grams.",
+        ),
+        click.option(
+            "--ngram",
+            type=click.IntRange(min=1),
+            default=1,
+            show_default=True,
+            help="Words per shingle (characters per n-gram with --tokens char).",
+        ),
+        click.option(
+            "--weighting",
+            type=click.Choice(weightings),
+            default="tf",
+            show_default=True,
+            help=weighting_help,
+        ),
+        click.option(
+            "--unicode-form",
+            type=click.Choice(["NFKC", "NFC", "NFKD", "NFD", "none"]),
+            default="NFKC",
+            show_default=True,
+            help="Unicode normalization.",
+        ),
+        click.option(
+            "--casefold/--no-casefold",
+            default=True,
+            show_default=True,
+            help="Fold case before building features.",
+        ),
+        click.option(
+            "--stopwords",
+            default=None,
+            metavar="english|FILE",
+            help="Keep only word shingles holding a stopword: the built-in English list, or a "
+            "file of words, one a line.",
+        ),
+        *(
+            [
+                click.option(
+                    "--field",
+                    "fields",
+                    multiple=True,
+                    metavar="NAME=WEIGHT",
+                    help="Fingerprint several weighted fields instead of --text-field "
+                    "(repeat: --field title=2 --field body=1).",
+                )
+            ]
+            if corpus
+            else []
+        ),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def checked_k_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """--k, and --threshold/--shingle/--no-verify: how pairs within --k are checked."""
+    f = click.option(
+        "--shingle",
+        type=click.IntRange(min=1),
+        default=3,
+        show_default=True,
+        help="Words per shingle for --threshold.",
+    )(f)
+    f = click.option(
+        "--no-verify",
+        is_flag=True,
+        help="Take every pair within --k on its fingerprints alone, without comparing "
+        "shingles: faster, less precise (--k defaults to 3).",
+    )(f)
+    f = click.option(
+        "--threshold",
+        type=click.FloatRange(0, 1, min_open=True),
+        default=THRESHOLD,
+        show_default=True,
+        metavar="J",
+        help="A pair within --k is a near-duplicate when the Jaccard similarity of its word "
+        "shingles is J or above (0 < J <= 1).",
+    )(f)
+    return click.option(
+        "--k",
+        "k",
+        type=click.IntRange(0, 16),
+        default=None,
+        help="Candidate radius: the largest Hamming distance of a near-duplicate pair, 0 to "
+        "16  [default: 5; 3 with --no-verify]",
+    )(f)
+
+
+def _verification(threshold: float, no_verify: bool) -> float | None:
+    """The threshold in force: None with --no-verify (which refuses an explicit --threshold)."""
+    if not no_verify:
+        return threshold
+    ctx = click.get_current_context()
+    if ctx.get_parameter_source("threshold") is not click.core.ParameterSource.DEFAULT:
+        raise click.UsageError(
+            "--no-verify takes pairs on fingerprints alone: drop --threshold or --no-verify"
+        )
+    return None
+
+
+def k_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--k",
+        "k",
+        type=click.IntRange(0, 16),
+        default=3,
+        show_default=True,
+        help="Largest Hamming distance of a near-duplicate pair (0 to 16).",
+    )(f)
+
+
+def run_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    f = click.option(
+        "--threads",
+        type=click.IntRange(min=1),
+        default=None,
+        help="Worker threads (default: every core).",
+    )(f)
+    f = click.option(
+        "--quiet", "-q", is_flag=True, help="No progress bar and no report on the terminal."
+    )(f)
+    f = click.option(
+        "--json", "as_json", is_flag=True, help="Print a machine-readable JSON report instead."
+    )(f)
+    return f
+
+
+def make_hasher(
+    tokens: Tokens,
+    ngram: int,
+    weighting: Weighting,
+    unicode_form: UnicodeForm | Literal["none"],
+    casefold: bool,
+    stopwords: str | None,
+    fields: tuple[str, ...] = (),
+) -> Simhasher:
+    words: Any = None
+    if stopwords == "english":
+        words = "english"
+    elif stopwords is not None:
+        try:
+            with open(stopwords, encoding="utf-8") as f:
+                words = [w.strip() for w in f if w.strip()]
+        except OSError as err:
+            raise click.BadParameter(
+                f"{stopwords}: {err.strerror or err}", param_hint="--stopwords"
+            ) from None
+    weights: dict[str, float] | None = None
+    if fields:
+        weights = {}
+        for spec in fields:
+            name, sep, weight = spec.partition("=")
+            try:
+                weights[name] = float(weight) if sep else 1.0
+            except ValueError:
+                raise click.BadParameter(
+                    f"{spec!r}: expected NAME=WEIGHT, such as title=2", param_hint="--field"
+                ) from None
+    try:
+        return Simhasher(
+            tokens=tokens,
+            ngram=ngram,
+            weighting=weighting,
+            unicode_form=None if unicode_form == "none" else unicode_form,
+            casefold=casefold,
+            stopwords=words,
+            fields=weights,
+        )
+    except (TypeError, ValueError) as err:
+        raise click.UsageError(str(err)) from None
+
+
+def _open(
+    input: str | None,
+    sample: bool,
+    fmt: str | None,
+    text_field: str,
+    id_field: str | None,
+    on_error: str,
+    hasher: Simhasher,
+    replayable: bool,
+    auto_id: bool = True,
+) -> Input:
+    if sample and input is not None:
+        raise click.UsageError("give INPUT or --sample, not both")
+    if sample:
+        input = sample_path()
+    if input is None:
+        raise click.UsageError(
+            "missing INPUT (a file, a folder of .txt files, or - for stdin; or --sample)"
+        )
+    inp = open_input(
+        input,
+        fmt,
+        text_field=text_field,
+        id_field=id_field if id_field is not None else (AUTO if auto_id else None),
+        fields=list(hasher.fields) if hasher.fields else None,
+        on_error=on_error,
+        replayable=replayable,
+    )
+    if isinstance(inp, TxtInput) and not inp.files():
+        raise InputError(inp.name, "no .txt files")
+    return inp
