@@ -16,9 +16,6 @@ use crate::hash::fnv1a_64;
 
 // -- SplitMix64 and xoshiro256** ------------------------------------------------------------------
 
-/// The SplitMix64 increment (2^64 / golden ratio).
-const GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
-
 /// The SplitMix64 output function: a bijection of u64 in which every output bit depends on
 /// every input bit (Steele, Lea and Flood, 2014).
 #[inline]
@@ -32,7 +29,7 @@ pub fn mix64(mut z: u64) -> u64 {
 /// `j` of the stream seeded with it.
 #[inline]
 pub fn extended_word(seed: u64, j: usize) -> u64 {
-    mix64(seed.wrapping_add(GAMMA.wrapping_mul(j as u64 + 1)))
+    mix64(seed.wrapping_add(crate::GOLDEN_GAMMA.wrapping_mul(j as u64 + 1)))
 }
 
 /// Appends the first `words` 64-bit words of the extendable hash of `bytes` to `out`.

@@ -768,3 +768,15 @@ def test_concurrent_adders_with_default_ids_get_distinct_ids():
         starts[b] = own[0]
         assert [x for x, d in index.query(int(fps[-1])) if d == 0] == [own[0] + 99]
     assert sorted(starts.values()) == list(range(0, 4000, 100))
+
+
+def test_plans_pickle_as_the_same_plan():
+    import pickle
+
+    for p in (
+        neardup.plan(k=3, n=10_000_000),
+        neardup.Plan.nested(4, 4, k=3),
+        neardup.Plan.blocks(6),
+    ):
+        again = pickle.loads(pickle.dumps(p))
+        assert again == p and str(again) == str(p) and again.prefix_bits == p.prefix_bits

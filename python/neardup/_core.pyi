@@ -9,6 +9,9 @@ import numpy.typing as npt
 
 __all__ = [
     "__version__",
+    "DEFAULT_EXPECTED_SIZE",
+    "MAX_K",
+    "MAX_THREADS",
     "Hasher",
     "Hyperplanes",
     "Index",
@@ -41,6 +44,12 @@ __all__ = [
 ]
 
 __version__: str
+#: The largest Hamming distance a plan or an index searches.
+MAX_K: int
+#: The most worker threads a call takes.
+MAX_THREADS: int
+#: The corpus size a plan assumes when none is given.
+DEFAULT_EXPECTED_SIZE: int
 
 class NeardupError(Exception):
     """Base class of neardup's own errors."""
@@ -139,6 +148,8 @@ class Plan:
     @staticmethod
     def choose(k: int, n: int, memory: int | None = None, batch: bool = False) -> Plan:
         """The plan of least expected work for n fingerprints within a memory budget."""
+    def __reduce__(self) -> tuple[object, tuple[list[int], int]]:
+        """Pickles as Plan.nested(levels, k)."""
     @property
     def k(self) -> int: ...
     @property

@@ -30,6 +30,7 @@ import numpy as np
 from . import _core
 from .fingerprints import simhash_hashes
 from .index import SimhashIndex as _Index
+from .validate import MAX_K
 
 __all__ = ["Simhash", "SimhashIndex", "simhash_many"]
 
@@ -245,8 +246,8 @@ class SimhashIndex:
         self.f = _check_f(f)
         if isinstance(k, bool) or not isinstance(k, numbers.Integral):
             raise TypeError(f"k must be an int, got {type(k).__name__}")
-        if not 0 <= k <= 16:
-            raise ValueError(f"k must be in 0..=16 in neardup.compat, got {k}")
+        if not 0 <= k <= MAX_K:
+            raise ValueError(f"k must be in 0..={MAX_K} in neardup.compat, got {k}")
         self.k: int = int(k)
         self.log = logging.getLogger("simhash") if log is None else log
         self._index: _Index = _Index(k=self.k)

@@ -18,6 +18,7 @@ from .io import (
     Input,
 )
 from .pipeline import FirstPass
+from .validate import lone_surrogate
 from .verify import Sketches
 
 
@@ -77,13 +78,9 @@ def _fingerprint_chunk(
         bad = []
         for i, doc in enumerate(chunk.docs):
             for text in _texts_of(doc):
-                try:
-                    text.encode("utf-8")
-                except UnicodeEncodeError as err:
-                    inp.skip(
-                        chunk.positions[i],
-                        f"text holds a lone surrogate (U+{ord(text[err.start]):04X}), which is not valid Unicode",
-                    )
+                wrong = lone_surrogate(text)
+                if wrong is not None:
+                    inp.skip(chunk.positions[i], f"text {wrong}")
                     bad.append(i)
                     break
         if not bad:

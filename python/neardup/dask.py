@@ -28,9 +28,10 @@ import pandas as pd
 from neardup.batches import check_texts, fingerprint_batch
 from neardup.digest import Digest
 from neardup.hasher import Simhasher
-from neardup.index import _int
 from neardup.pipeline import VERIFY, candidates, check_settings, keep_order, stars
 from neardup.verify import SKETCH_SIZE, Sketches
+
+from .validate import integer
 
 __all__ = ["dedup", "fingerprint", "local_cluster"]
 
@@ -52,7 +53,7 @@ def local_cluster(workers: int = 2, **options: Any) -> Any:
     from distributed import LocalCluster
 
     settings: dict[str, Any] = dict(
-        n_workers=_int(workers, "workers", minimum=1),
+        n_workers=integer(workers, "workers", minimum=1),
         threads_per_worker=1,
         processes=True,
         host="127.0.0.1",

@@ -11,7 +11,6 @@ import numpy as np
 
 from . import _core
 from .hasher import CHUNK_SIZE, Simhasher, _chunks, _iter_docs, _length
-from .index import _int
 from .pipeline import (
     VERIFY,
     FirstPass,
@@ -23,6 +22,7 @@ from .pipeline import (
     related_rows,
     stars,
 )
+from .validate import check_threads
 
 __all__ = ["DedupResult", "dedup"]
 
@@ -382,7 +382,7 @@ def check_corpus_arguments(
     elif not isinstance(hasher, Simhasher):
         raise TypeError(f"hasher must be a neardup.Simhasher, got {type(hasher).__name__}")
     if threads is not None:
-        threads = _int(threads, "threads", minimum=1)
+        threads = check_threads(threads)
     if isinstance(docs, (str, bytes)):
         raise TypeError(
             "docs must be a list or an iterable of documents, not a single str: wrap it in a list"

@@ -22,6 +22,7 @@ import numpy as np
 from . import _core
 from .fingerprints import as_fingerprints
 from .hasher import CHUNK_SIZE, Document, Simhasher, _call, _chunks
+from .validate import check_threads, check_unicode, integer
 
 __all__ = [
     "SparseEncoder",
@@ -30,16 +31,6 @@ __all__ = [
     "minhash_key",
     "minhash_key_many",
 ]
-
-
-def _int(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    return int(value)
-
-
-def _threads(threads: Any) -> int | None:
-    return None if threads is None else _int(threads, "threads")
 
 
 def _tokens(tokens: Any, name: str = "tokens") -> list[str]:
@@ -69,12 +60,7 @@ def _token_list(tokens: Any, name: str) -> Any:
 
 def _no_surrogates(items: list[str], name: str) -> None:
     for i, t in enumerate(items):
-        try:
-            t.encode("utf-8")
-        except UnicodeEncodeError as err:
-            raise ValueError(
-                f"{name}[{i}] holds a lone surrogate at position {err.start}: not valid Unicode text"
-            ) from None
+        check_unicode(t, f"{name}[{i}]")
 
 
 # -- sparse encoder -------------------------------------------------------------------------------
@@ -118,8 +104,8 @@ class SparseEncoder:
         token_similarity: bool = False,
         weights: Mapping[str, float] | None = None,
     ) -> None:
-        size = _int(size, "size")
-        active = _int(active, "active")
+        size = integer(size, "size")
+        active = integer(active, "active")
         if not isinstance(token_similarity, (bool, np.bool_)):
             raise TypeError(
                 f"token_similarity must be a bool, got {type(token_similarity).__name__}"
@@ -246,7 +232,7 @@ class SparseEncoder:
         if isinstance(docs, (str, bytes)):
             raise TypeError("docs must be a list of token lists, not a single str")
         lists = [_token_list(doc, f"docs[{i}]") for i, doc in enumerate(docs)]
-        flat = self._call(self._inner.encode_many, lists, "docs", _threads(threads))
+        flat = self._call(self._inner.encode_many, lists, "docs", check_threads(threads))
         return flat.reshape(len(lists), self.active)
 
 
@@ -281,9 +267,9 @@ class VectorSimhash:
     """
 
     def __init__(self, dim: int, bits: int = 64, seed: int = 0) -> None:
-        dim = _int(dim, "dim")
-        bits = _int(bits, "bits")
-        seed = _int(seed, "seed")
+        dim = integer(dim, "dim")
+        bits = integer(bits, "bits")
+        seed = integer(seed, "seed")
         if not 0 <= seed < 1 << 64:
             raise ValueError(f"seed must be in 0..2**64-1, got {seed}")
         self._inner = _core.Hyperplanes(dim, bits, seed)
@@ -336,8 +322,8 @@ class VectorSimhash:
         if array.ndim != 2 or array.shape[1] != self.dim:
             raise ValueError(f"matrix must have shape (n, dim={self.dim}), got {array.shape}")
         if array.dtype == np.float32:
-            return self._inner.fingerprint_many_f32(array, _threads(threads))
-        return self._inner.fingerprint_many_f64(array, _threads(threads))
+            return self._inner.fingerprint_many_f32(array, check_threads(threads))
+        return self._inner.fingerprint_many_f64(array, check_threads(threads))
 
 
 # -- minhash cluster keys -------------------------------------------------------------------------
@@ -351,7 +337,7 @@ _DEFAULT_HASHER: Simhasher | None = None
 
 
 def _restrictiveness(r: Any) -> int:
-    r = _int(r, "restrictiveness")
+    r = integer(r, "restrictiveness")
     if not 1 <= r <= 1024:
         raise ValueError(f"restrictiveness must be in 1..=1024, got {r}")
     return r
@@ -433,7 +419,7 @@ def _keys_of(
     core = h._feature_core()
     function = _core.minhash_keys_tokens if h.tokenizer is not None else _core.minhash_keys
     return _call(
-        lambda cols, *a: function(core, cols, *a), columns, start, name, r, _threads(threads)
+        lambda cols, *a: function(core, cols, *a), columns, start, name, r, check_threads(threads)
     )
 
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from . import _core
 from .hasher import Simhasher, SimhasherOptions
+from .validate import check_unicode
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -28,7 +29,7 @@ def fnv1a_64(data: str | bytes) -> int:
     if not isinstance(data, (str, bytes, bytearray, memoryview)):
         raise TypeError(f"data must be str or bytes, got {type(data).__name__}")
     if isinstance(data, str):
-        _check_utf8("data", data)
+        check_unicode(data, "data")
     return _core.fnv1a_64(data)
 
 
@@ -120,7 +121,7 @@ def simhash_features(
         if not isinstance(f, (str, bytes, bytearray, memoryview)):
             raise TypeError(f"features[{i}] is {type(f).__name__}; expected str or bytes")
         if isinstance(f, str):
-            _check_utf8(f"features[{i}]", f)
+            check_unicode(f, f"features[{i}]")
     return simhash_hashes(_core.fnv1a_64_many(items), weights)
 
 
@@ -221,13 +222,3 @@ def as_fingerprints(x: Any, name: str = "fingerprints") -> np.ndarray:
     if x.dtype.kind == "O":
         return as_fingerprints(x.tolist(), name)
     raise TypeError(f"{name} must be an array of unsigned 64-bit integers, got dtype {x.dtype}")
-
-
-def _check_utf8(name: str, text: str) -> None:
-    if not text.isascii():
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError as err:
-            raise ValueError(
-                f"{name} holds a lone surrogate at position {err.start}: not valid Unicode text"
-            ) from None

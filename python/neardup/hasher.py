@@ -15,6 +15,7 @@ from . import _core
 from .digest import Digest
 from .normalize import UnicodeForm, normalizer
 from .stopwords import ENGLISH
+from .validate import check_threads, check_unicode
 
 Document = str | bytes | Mapping[str, Any]
 Tokenizer = Callable[[str], Iterable[str]]
@@ -297,8 +298,7 @@ class Simhasher:
         """
         if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
             raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
-        if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int)):
-            raise TypeError(f"threads must be an int or None, got {type(threads).__name__}")
+        threads = check_threads(threads)
         total = _length(docs)
         out = np.empty(total if total is not None else 0, dtype=np.uint64)
         parts: list[np.ndarray] = []
@@ -603,13 +603,7 @@ def _raise_unencodable(columns: list[list[str]] | list[str], start: int, name: s
         flat = [[" ".join(tokens) for tokens in column] for column in flat]
     for column in flat:
         for i, text in enumerate(column):
-            try:
-                text.encode("utf-8")
-            except UnicodeEncodeError as err:
-                raise ValueError(
-                    f"{name}[{start + i}] holds a lone surrogate (U+{ord(text[err.start]):04X} at "
-                    f"position {err.start}): it is not valid Unicode text"
-                ) from None
+            check_unicode(text, f"{name}[{start + i}]")
 
 
 def _length(docs: Any) -> int | None:

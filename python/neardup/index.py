@@ -18,33 +18,15 @@ import numpy as np
 
 from . import _core
 from .fingerprints import Fingerprints, _as_fingerprint, _is_scalar, as_fingerprints
+from .validate import DEFAULT_EXPECTED_SIZE, check_k, check_threads, integer
 
 __all__ = ["Plan", "PlanTable", "SimhashIndex", "cluster", "find_all", "plan"]
-
-#: Corpus size assumed by :func:`plan` and :class:`SimhashIndex` when none is given.
-DEFAULT_EXPECTED_SIZE = 1_000_000
 
 #: Pairs :func:`find_all` and :meth:`SimhashIndex.query_many` return at most unless told
 #: otherwise: 100 million pairs take 1.7 GB as arrays.
 DEFAULT_MAX_PAIRS = 100_000_000
 
 PathLike = Union[str, "os.PathLike[str]"]
-
-
-def _int(value: Any, name: str, *, minimum: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    value = int(value)
-    if minimum is not None and value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return value
-
-
-def _k(k: Any) -> int:
-    k = _int(k, "k")
-    if not 0 <= k <= 16:
-        raise ValueError(f"k must be in 0..=16, got {k}")
-    return k
 
 
 def _ids(ids: Any, name: str = "ids") -> np.ndarray:
@@ -135,7 +117,7 @@ class Plan:
     def blocks(cls, blocks: int, k: int = 3) -> Plan:
         """``blocks`` blocks, one table for each choice of ``blocks - k`` of them: C(blocks, k)
         tables. ``blocks = k + 1`` is the pigeonhole index (k + 1 tables)."""
-        return cls(_core.Plan.blocks(_int(blocks, "blocks"), _k(k)))
+        return cls(_core.Plan.blocks(integer(blocks, "blocks"), check_k(k)))
 
     @classmethod
     def nested(cls, *levels: int, k: int = 3) -> Plan:
@@ -143,7 +125,7 @@ class Plan:
         bits each table leaves into 4 more, for 4 x 4 = 16 tables of 28-bit prefixes."""
         if not levels:
             raise ValueError("nested needs the number of blocks of at least one level")
-        return cls(_core.Plan.nested([_int(b, "levels") for b in levels], _k(k)))
+        return cls(_core.Plan.nested([integer(b, "levels") for b in levels], check_k(k)))
 
     @property
     def k(self) -> int:
@@ -185,7 +167,7 @@ class Plan:
 
     def expected_candidates(self, n: int) -> float:
         """Expected candidates per query over all tables among ``n`` random fingerprints."""
-        return float(self._inner.expected_candidates(float(_int(n, "n", minimum=0))))
+        return float(self._inner.expected_candidates(float(integer(n, "n", minimum=0))))
 
     @property
     def bytes_per_fingerprint(self) -> int:
@@ -195,7 +177,7 @@ class Plan:
 
     def permute(self, table: int, fingerprints: Any) -> np.ndarray:
         """The fingerprints as table ``table`` stores them (its prefix in the high bits)."""
-        return self._inner.permute(_int(table, "table"), as_fingerprints(fingerprints))
+        return self._inner.permute(integer(table, "table"), as_fingerprints(fingerprints))
 
     def __str__(self) -> str:
         text = str(self._inner)
@@ -214,6 +196,9 @@ class Plan:
             else f"Plan.nested({levels}, k={self.k})"
         )
         return f"<{ctor}: {len(self.prefix_bits)} tables>"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Plan, (self._inner, self._n))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Plan) and self._inner == other._inner
@@ -237,13 +222,13 @@ def plan(k: int = 3, n: int | None = None, memory: int | None = None) -> Plan:
         >>> p.k, p.bytes_per_fingerprint == 8 * len(p.tables) + 16
         (3, True)
     """
-    n = DEFAULT_EXPECTED_SIZE if n is None else _int(n, "n", minimum=0)
-    mem = None if memory is None else _int(memory, "memory", minimum=0)
-    return Plan(_core.Plan.choose(_k(k), n, mem, False), n)
+    n = DEFAULT_EXPECTED_SIZE if n is None else integer(n, "n", minimum=0)
+    mem = None if memory is None else integer(memory, "memory", minimum=0)
+    return Plan(_core.Plan.choose(check_k(k), n, mem, False), n)
 
 
 def _max_pairs(value: Any) -> int | None:
-    return None if value is None else _int(value, "max_pairs", minimum=0)
+    return None if value is None else integer(value, "max_pairs", minimum=0)
 
 
 def _plan_arg(p: Any, k: int) -> Any:
@@ -282,8 +267,8 @@ class SimhashIndex:
     def __init__(
         self, k: int = 3, plan: Plan | None = None, expected_size: int | None = None
     ) -> None:
-        k = _k(k)
-        size = None if expected_size is None else _int(expected_size, "expected_size", minimum=0)
+        k = check_k(k)
+        size = None if expected_size is None else integer(expected_size, "expected_size", minimum=0)
         self._inner = _core.Index(k, _plan_arg(plan, k), size)
 
     @property
@@ -410,9 +395,9 @@ def find_all(
         >>> list(zip(i.tolist(), j.tolist(), d.tolist()))
         [(0, 1, 3), (0, 2, 0), (1, 2, 3)]
     """
-    k = _k(k)
+    k = check_k(k)
     fps = as_fingerprints(fingerprints)
-    threads = None if threads is None else _int(threads, "threads")
+    threads = check_threads(threads)
     return _core.find_all(fps, k, _plan_arg(plan, k), threads, _max_pairs(max_pairs))
 
 
@@ -427,7 +412,7 @@ def cluster(
         >>> cluster(np.array([5, 1 << 40, 4, 0xFFFF], dtype=np.uint64), k=1).tolist()
         [0, 1, 0, 3]
     """
-    k = _k(k)
+    k = check_k(k)
     fps = as_fingerprints(fingerprints)
-    threads = None if threads is None else _int(threads, "threads")
+    threads = check_threads(threads)
     return _core.cluster(fps, k, _plan_arg(plan, k), threads)

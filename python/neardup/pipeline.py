@@ -24,7 +24,7 @@ import numpy as np
 from . import _core
 from .digest import Digest
 from .hasher import Simhasher
-from .index import _int, _k
+from .validate import check_k, integer
 from .verify import THRESHOLD_K, Sketches, check_threshold
 
 __all__ = [
@@ -71,8 +71,8 @@ def check_settings(k: Any, threshold: Any, shingle: Any) -> tuple[int, float | N
         threshold = THRESHOLD
     if threshold is not None:
         threshold = check_threshold(threshold)
-        shingle = _int(shingle, "shingle", minimum=1)
-    return _k(default_k(k, threshold)), threshold, shingle
+        shingle = integer(shingle, "shingle", minimum=1)
+    return check_k(default_k(k, threshold)), threshold, shingle
 
 
 class FirstPass:

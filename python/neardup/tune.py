@@ -81,10 +81,10 @@ import numpy as np
 
 from .dedup import _documents, check_corpus_arguments
 from .hasher import CHUNK_SIZE, Simhasher, _chunks
-from .index import _int
 from .io import MissingExtraError
 from .pipeline import FirstPass, copy_groups
 from .report import nearest_distances
+from .validate import check_k, integer
 
 __all__ = [
     "SampledPairs",
@@ -175,8 +175,8 @@ def sample_pairs(
     to be drawn as any other; so are the ``c (c - 1) / 2`` pairs among ``c`` copies at distance 0.
     """
     max_k = _max_k(max_k)
-    sample = _int(sample, "sample", minimum=1)
-    seed = _int(seed, "seed", minimum=0)
+    sample = integer(sample, "sample", minimum=1)
+    seed = integer(seed, "seed", minimum=0)
     return _draw(np.ascontiguousarray(fingerprints, dtype=np.uint64), max_k, sample, seed, threads)[
         0
     ]
@@ -196,8 +196,8 @@ def sample_text_pairs(
     with a pair at each distance and, for each sampled pair, the candidates of its two texts at
     each distance (for the precision weighted by documents)."""
     max_k = _max_k(max_k)
-    sample = _int(sample, "sample", minimum=1)
-    seed = _int(seed, "seed", minimum=0)
+    sample = integer(sample, "sample", minimum=1)
+    seed = integer(seed, "seed", minimum=0)
     fps = np.ascontiguousarray(fingerprints, dtype=np.uint64)
     keys = np.ascontiguousarray(keys, dtype=np.uint64)
     if len(keys) != len(fps):
@@ -1004,8 +1004,8 @@ def tune(
     if not isinstance(verify, bool):
         raise TypeError(f"verify must be True or False, got {type(verify).__name__}")
     max_k = _max_k(max_k)
-    sample = _int(sample, "sample", minimum=1)
-    seed = _int(seed, "seed", minimum=0)
+    sample = integer(sample, "sample", minimum=1)
+    seed = integer(seed, "seed", minimum=0)
     _check(ngram, ngrams, threshold, target_precision, target_recall, verify)
     hasher, threads = check_corpus_arguments(docs, hasher, threads)
     if not hasattr(docs, "__getitem__"):
@@ -1040,10 +1040,7 @@ def tune(
 
 
 def _max_k(max_k: Any) -> int:
-    value = _int(max_k, "max_k")
-    if not 0 <= value <= 16:
-        raise ValueError(f"max_k must be in 0..=16, got {value}")
-    return value
+    return check_k(max_k, "max_k")
 
 
 def _check(
@@ -1051,10 +1048,10 @@ def _check(
 ) -> tuple[int, list[int], float, float]:
     """Validated (ngram, sorted shingle sizes with ngram among them, threshold, the mode's target):
     ``target_recall`` for the verified mode, ``target_precision`` for the fingerprint-only one."""
-    ngram = _int(ngram, "ngram", minimum=1)
+    ngram = integer(ngram, "ngram", minimum=1)
     if isinstance(ngrams, (str, bytes)) or not isinstance(ngrams, Iterable):
         raise TypeError(f"ngrams must be an iterable of ints, got {type(ngrams).__name__}")
-    sizes = sorted({ngram} | {_int(n, "ngrams[]", minimum=1) for n in ngrams})
+    sizes = sorted({ngram} | {integer(n, "ngrams[]", minimum=1) for n in ngrams})
     wrong, target, default = (
         ("target_precision", "target_recall", TARGET_RECALL)
         if verify

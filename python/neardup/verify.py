@@ -23,7 +23,7 @@ import numpy as np
 
 from . import _core
 from .hasher import Simhasher
-from .index import _int
+from .validate import integer
 
 __all__ = ["SKETCH_SIZE", "THRESHOLD_K", "Sketches", "jaccard", "check_threshold"]
 
@@ -84,8 +84,8 @@ class Sketches:
         budget: int | None = None,
     ) -> None:
         self.hasher = hasher if hasher is not None else Simhasher()
-        self.ngram = _int(ngram, "ngram", minimum=1)
-        self.size = _int(size, "size", minimum=1)
+        self.ngram = integer(ngram, "ngram", minimum=1)
+        self.size = integer(size, "size", minimum=1)
         self.threads = threads
         self.budget = budget
         self.dropped = False

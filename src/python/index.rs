@@ -20,6 +20,9 @@ type PairArrays<'py> = (
     Bound<'py, PyArray1<u8>>,
 );
 
+/// What `Plan.nested` takes to build a plan again: (blocks per level, k).
+type PlanArgs = (Vec<u32>, u32);
+
 /// A layout of permuted tables (compiled half of `neardup.Plan`).
 #[pyclass(frozen, name = "Plan", module = "neardup._core")]
 pub struct PyPlan {
@@ -65,6 +68,15 @@ impl PyPlan {
     #[getter]
     fn k(&self) -> u32 {
         self.inner.k()
+    }
+
+    /// Pickles as `Plan.nested(levels, k)`, which builds the same plan again.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, PlanArgs)> {
+        let plan = &slf.get().inner;
+        Ok((
+            slf.get_type().getattr("nested")?,
+            (plan.levels().to_vec(), plan.k()),
+        ))
     }
 
     #[getter]

@@ -19,6 +19,7 @@ from ..io import (
 )
 from ..normalize import UnicodeForm
 from ..pipeline import THRESHOLD
+from ..validate import MAX_K
 
 #: The columns of --clusters: each document's id, its cluster (the smallest row of its star), whether
 #: it is kept, the id of the document kept in its place, their Jaccard and Hamming distance.
@@ -181,10 +182,10 @@ def checked_k_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
         "--k",
         "k",
-        type=click.IntRange(0, 16),
+        type=click.IntRange(0, MAX_K),
         default=None,
         help="Candidate radius: the largest Hamming distance of a near-duplicate pair, 0 to "
-        "16  [default: 5; 3 with --no-verify]",
+        f"{MAX_K}  [default: 5; 3 with --no-verify]",
     )(f)
 
 
@@ -204,10 +205,10 @@ def k_option(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
         "--k",
         "k",
-        type=click.IntRange(0, 16),
+        type=click.IntRange(0, MAX_K),
         default=3,
         show_default=True,
-        help="Largest Hamming distance of a near-duplicate pair (0 to 16).",
+        help=f"Largest Hamming distance of a near-duplicate pair (0 to {MAX_K}).",
     )(f)
 
 

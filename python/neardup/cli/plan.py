@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from ..index import plan as make_plan
+from ..validate import DEFAULT_EXPECTED_SIZE
 from .app import cli
 from .options import k_option
 
@@ -15,7 +16,7 @@ from .options import k_option
     "--n",
     "n",
     type=click.IntRange(0, 2**63 - 1),
-    default=1_000_000,
+    default=DEFAULT_EXPECTED_SIZE,
     show_default=True,
     help="Expected number of fingerprints.",
 )

@@ -23,6 +23,7 @@ from ..tune import (
     sample_pairs,
     sample_text_pairs,
 )
+from ..validate import MAX_K
 from .app import cli
 from .options import _open, hasher_options, input_options, make_hasher
 from .output import _errors_text, _Failed, _say, _size
@@ -59,10 +60,10 @@ class _TuneCommand(click.Command):
 @input_options
 @click.option(
     "--max-k",
-    type=click.IntRange(0, 16),
+    type=click.IntRange(0, MAX_K),
     default=8,
     show_default=True,
-    help="Largest Hamming distance measured (0 to 16).",
+    help=f"Largest Hamming distance measured (0 to {MAX_K}).",
 )
 @click.option(
     "--pairs",
