@@ -63,7 +63,7 @@ def dask_child(corpus: str, out: str, result: str, workers: int) -> None:
         start = time.perf_counter()
         stats: dict = {}
         kept = ndd.dedup(
-            dd.read_parquet(corpus), column="text", stats=stats
+            dd.read_parquet(corpus), text_field="text", stats=stats
         )  # the defaults, as the command
         mid = time.perf_counter()
         kept.to_parquet(out, write_index=False, name_function=lambda i: f"part.{i:05d}.parquet")

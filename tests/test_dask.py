@@ -109,7 +109,7 @@ def test_dedup_matches_single_machine_on_debian(client, debian, npartitions, kee
     want = neardup.dedup(debian["text"].tolist(), keep=keep, threshold=threshold)
     assert want.n_removed > 100
     ddf = dd.from_pandas(debian, npartitions=npartitions)
-    kept, table = ndd.dedup(ddf, id_column="id", keep=keep, clusters=True, threshold=threshold)
+    kept, table = ndd.dedup(ddf, id_field="id", keep=keep, clusters=True, threshold=threshold)
     _check_same(debian, kept, table, want)
 
 
@@ -122,7 +122,7 @@ def test_dedup_matches_single_machine_on_planted_duplicates(client, npartitions,
     kept, table = ndd.dedup(
         dd.from_pandas(df, npartitions=npartitions),
         k=k,
-        id_column="id",
+        id_field="id",
         keep="longest",
         clusters=True,
     )
@@ -165,10 +165,10 @@ def test_dedup_with_empty_partitions_and_empty_input(client):
 
 def test_dedup_refuses_bad_arguments(debian):
     ddf = dd.from_pandas(debian, npartitions=2)
-    with pytest.raises(KeyError, match="column 'body' is not a column"):
-        ndd.dedup(ddf, column="body")
-    with pytest.raises(KeyError, match="id_column 'url'"):
-        ndd.dedup(ddf, id_column="url")
+    with pytest.raises(KeyError, match="text_field 'body' is not a column"):
+        ndd.dedup(ddf, text_field="body")
+    with pytest.raises(KeyError, match="id_field 'url'"):
+        ndd.dedup(ddf, id_field="url")
     with pytest.raises(ValueError, match="k must be in 0..=16"):
         ndd.dedup(ddf, k=20)
     with pytest.raises(ValueError, match="keep must be"):
@@ -204,7 +204,7 @@ def test_dedup_survives_a_worker_killed_mid_job(client, debian):
     killer = threading.Thread(target=kill_one)
     killer.start()
     try:
-        kept, table = ndd.dedup(ddf, k=3, id_column="id", clusters=True)
+        kept, table = ndd.dedup(ddf, k=3, id_field="id", clusters=True)
         result = (table.compute(), kept.compute())
     except Exception as err:  # a clear failure is allowed: it must name what happened
         result = None

@@ -141,10 +141,12 @@ def test_tables_and_series_give_the_same_result(docs):
     frame = pd.DataFrame(
         {"body": docs, "n": range(len(docs))}, index=[f"r{i}" for i in range(len(docs))]
     )
-    from_frame = neardup.dedup(frame, column="body")
+    from_frame = neardup.dedup(frame, text_field="body")
     assert from_frame.keep.tolist() == plain.keep.tolist()
     assert from_frame.to_pandas()["id"].tolist() == list(frame.index)
-    assert neardup.dedup(frame, column="body", id_field="n").ids.tolist() == list(range(len(docs)))
+    assert neardup.dedup(frame, text_field="body", id_field="n").ids.tolist() == list(
+        range(len(docs))
+    )
     assert neardup.dedup(frame["body"]).cluster.tolist() == plain.cluster.tolist()
     table = pa.table({"text": docs})
     assert neardup.dedup(table).cluster.tolist() == plain.cluster.tolist()

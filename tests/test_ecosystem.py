@@ -37,7 +37,7 @@ def datasets():
 def test_a_dataset_keeps_the_rows_of_the_same_texts_as_a_list(datasets, docs, expected):
     ids = [f"doc-{i}" for i in range(len(docs))]
     ds = datasets.Dataset.from_dict({"text": docs, "id": ids, "n": list(range(len(docs)))})
-    result = neardup.dedup(ds, column="text", id_field="id")
+    result = neardup.dedup(ds, text_field="text", id_field="id")
     as_list = neardup.dedup(docs)
     assert result.kept_row.tolist() == as_list.kept_row.tolist() == expected
     assert result.jaccard.tolist() == as_list.jaccard.tolist()
@@ -63,7 +63,7 @@ def test_a_dataset_is_read_in_its_row_order_and_in_arrow_batches(datasets, docs,
 
     monkeypatch.setattr(module, "_iter_docs", spy)
     monkeypatch.setattr(module, "CHUNK_SIZE", 7)  # several batches from this small Dataset
-    result = neardup.dedup(shuffled, column="body", keep=lambda doc: doc["stars"])
+    result = neardup.dedup(shuffled, text_field="body", keep=lambda doc: doc["stars"])
     monkeypatch.undo()
     reordered = [docs[r] for r in order]
     want = neardup.dedup(reordered, keep=lambda text: len(text) % 7)
@@ -85,7 +85,7 @@ def test_a_dataset_of_weighted_fields_is_read_as_their_dicts(datasets, docs):
 def test_a_dataset_without_the_text_column_is_a_keyerror_naming_its_columns(datasets):
     ds = datasets.Dataset.from_dict({"body": ["a b c"]})
     with pytest.raises(
-        KeyError, match=r"no column 'text' \(column=\) in the Dataset; its columns: body"
+        KeyError, match=r"no column 'text' \(text_field=\) in the Dataset; its columns: body"
     ):
         neardup.dedup(ds)
 
@@ -187,7 +187,7 @@ def test_notebook_script_pandas_in_filtered_frame_out(docs, expected, capsys):
         {"url": [f"https://example.org/{i}" for i in range(len(docs))], "text": docs},
         index=pd.Index([1000 + 3 * i for i in range(len(docs))], name="row"),
     )
-    result = neardup.dedup(df, column="text", progress=True)
+    result = neardup.dedup(df, text_field="text", progress=True)
     deduped = df[result.keep]
     report = result.to_pandas()
     removed = df.join(report[["kept_id", "jaccard"]])[lambda f: ~report["kept"]]

@@ -587,3 +587,23 @@ def test_bytes_and_str_documents_mix_in_one_batch(settings):
     assert [hasher.fingerprint(d) for d in docs] == want
     with pytest.raises(TypeError, match=r"docs\[1\] is None"):
         hasher.fingerprint_many(["a", None])
+
+
+def test_a_hasher_is_frozen_and_replace_makes_a_variant():
+    # Once a setting could be changed after construction, fingerprint_many (the core, built at
+    # construction) and fingerprint (the normalizer) disagreed: settings are frozen now.
+    h = Simhasher()
+    with pytest.raises(AttributeError, match="frozen"):
+        h.casefold = False
+    cased = h.replace(casefold=False)
+    assert h.casefold and not cased.casefold
+    assert cased.fingerprint("Hello World") == int(cased.fingerprint_many(["Hello World"])[0])
+    assert cased.fingerprint("Hello World") != h.fingerprint("Hello World")
+    assert cased == Simhasher(casefold=False)
+    assert h.replace(stopwords="english").replace(ngram=2) == Simhasher(
+        ngram=2, stopwords="english"
+    )
+    with pytest.raises(TypeError, match="unknown settings: colour"):
+        h.replace(colour="red")
+    fitted = Simhasher(weighting="idf").fit(["a b c", "a b d"])
+    assert fitted.replace(weighting="idf") == fitted

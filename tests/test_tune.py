@@ -147,7 +147,7 @@ def test_each_document_pair_is_equally_likely_whatever_its_fingerprints_copies()
 
 
 def test_jaccard_of_sampled_pairs_equals_an_independent_set_computation():
-    result = neardup.tune(DOCS, max_k=MAX_K, sample=4, seed=3, ngrams=(1, 2, 4), verify=False)
+    result = neardup.tune(DOCS, max_k=MAX_K, sample=4, seed=3, shingles=(1, 2, 4), verify=False)
     sampled = result.sampled
     assert sorted(sampled.jaccard) == [1, 2, 3, 4]
     pairs = list(zip(sampled.a.tolist(), sampled.b.tolist()))
@@ -330,16 +330,16 @@ def test_jaccard_sees_the_text_as_the_hasher_normalizes_it():
         " ".join(names),
         " ".join(["ALPHA"] + names[1:]),
     ]  # one word of 30 differs, in case only
-    folded = neardup.tune(docs, max_k=16, ngrams=[1], verify=False)
+    folded = neardup.tune(docs, max_k=16, shingles=[1], verify=False)
     assert folded.rows[0].pairs == 1 and folded.sampled.jaccard[1].tolist() == [1.0]
     cased = neardup.tune(
-        docs, max_k=16, ngrams=[1], hasher=neardup.Simhasher(casefold=False), verify=False
+        docs, max_k=16, shingles=[1], hasher=neardup.Simhasher(casefold=False), verify=False
     )
     assert cased.sampled.jaccard[1].tolist() == [29 / 31]  # 29 shared words of 31
     # Verified: folded, the two are one text (copies); not folded, two texts 29/31 alike.
-    folded = neardup.tune(docs, max_k=16, ngrams=[1])
+    folded = neardup.tune(docs, max_k=16, shingles=[1])
     assert (folded.texts, folded.copies, sum(row.pairs for row in folded.rows)) == (1, 1, 0)
-    cased = neardup.tune(docs, max_k=16, ngrams=[1], hasher=neardup.Simhasher(casefold=False))
+    cased = neardup.tune(docs, max_k=16, shingles=[1], hasher=neardup.Simhasher(casefold=False))
     assert cased.texts == 2 and cased.sampled.jaccard[1].tolist() == [29 / 31]
 
 
@@ -349,7 +349,7 @@ def test_tune_takes_what_dedup_takes():
     for docs, options in (
         ((d for d in DOCS), {}),
         ([{"body": d} for d in DOCS], {"text_field": "body"}),
-        (pd.DataFrame({"body": DOCS}), {"column": "body"}),
+        (pd.DataFrame({"body": DOCS}), {"text_field": "body"}),
         (pd.Series(DOCS), {}),
     ):
         got = neardup.tune(docs, max_k=4, sample=3, seed=1, **options)
@@ -364,9 +364,9 @@ def test_tune_takes_what_dedup_takes():
         ({"target_precision": 0, "verify": False}, ValueError),
         ({"target_precision": 1.5, "verify": False}, ValueError),
         ({"threshold": 0.0}, ValueError),
-        ({"ngram": 0}, ValueError),
-        ({"ngrams": [1, 0]}, ValueError),
-        ({"ngrams": "12"}, TypeError),
+        ({"shingle": 0}, ValueError),
+        ({"shingles": [1, 0]}, ValueError),
+        ({"shingles": "12"}, TypeError),
         ({"hasher": "word"}, TypeError),
         ({"target_precision": "high", "verify": False}, TypeError),
         ({"target_recall": 0}, ValueError),
@@ -438,7 +438,7 @@ def test_command_json_is_the_curve_of_the_python_api(tmp_path, capsys):
         "--no-verify",
         "--target-precision",
         0.8,
-        "--jaccard-ngrams",
+        "--shingles",
         "1,5",
     )
     assert code == 0
@@ -449,7 +449,7 @@ def test_command_json_is_the_curve_of_the_python_api(tmp_path, capsys):
     ]
     assert sorted(report["recommended_by_ngram"]) == ["1", "3", "5"]
     expected = neardup.tune(
-        DOCS, max_k=MAX_K, sample=9, target_precision=0.8, ngrams=(1, 5), verify=False
+        DOCS, max_k=MAX_K, sample=9, target_precision=0.8, shingles=(1, 5), verify=False
     ).as_dict()
     assert {k: report[k] for k in expected} == expected and report["verify"] is False
     code, out, _ = run(

@@ -65,11 +65,11 @@ def test_a_missing_column_is_named_with_the_columns_there_are(kind):
         frame = pytest.importorskip("polars").DataFrame(data)
     else:
         frame = pytest.importorskip("pyarrow").table(data)
-    with pytest.raises(KeyError, match=r"no column 'text' \(column=\).*columns: url, body"):
+    with pytest.raises(KeyError, match=r"no column 'text' \(text_field=\).*columns: url, body"):
         neardup.dedup(frame)
     with pytest.raises(KeyError, match=r"no column 'id' \(id_field=\).*columns: url, body"):
-        neardup.dedup(frame, column="body", id_field="id")
-    assert neardup.dedup(frame, column="body", id_field="url").n_removed == 1
+        neardup.dedup(frame, text_field="body", id_field="id")
+    assert neardup.dedup(frame, text_field="body", id_field="url").n_removed == 1
 
 
 def _mypy(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

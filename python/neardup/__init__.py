@@ -4,10 +4,16 @@ The Rust core hashes features with FNV-1a 64 and folds them into 64 signed talli
 on all cores with the GIL released. See the README for a tour.
 """
 
-from ._core import IndexFormatError, NeardupError, TooManyPairsError
 from ._core import __version__ as __version__
 from .dedup import DedupResult, dedup
 from .encoders import SparseEncoder, VectorSimhash, group_by_key, minhash_key, minhash_key_many
+from .errors import (
+    IndexFormatError,
+    InputError,
+    MissingExtraError,
+    NeardupError,
+    TooManyPairsError,
+)
 from .fingerprints import (
     fnv1a_64,
     hamming,
@@ -26,6 +32,8 @@ from .verify import jaccard
 __all__ = [
     "DedupResult",
     "IndexFormatError",
+    "InputError",
+    "MissingExtraError",
     "NeardupError",
     "Plan",
     "PlanTable",

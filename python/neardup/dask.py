@@ -31,6 +31,7 @@ from neardup.hasher import Simhasher
 from neardup.pipeline import VERIFY, candidates, check_settings, keep_order, stars
 from neardup.verify import SKETCH_SIZE, Sketches
 
+from .deprecation import renamed
 from .validate import integer
 
 __all__ = ["dedup", "fingerprint", "local_cluster"]
@@ -74,12 +75,12 @@ def _hasher(hasher: Any) -> Simhasher:
     return hasher
 
 
-def _check_frame(ddf: Any, column: str, id_column: str | None = None) -> None:
+def _check_frame(ddf: Any, text_field: str, id_field: str | None = None) -> None:
     if not isinstance(ddf, dd.DataFrame):
         raise TypeError(
             f"expected a dask DataFrame, got {type(ddf).__name__} (dask.dataframe.from_pandas makes one)"
         )
-    for name, what in ((column, "column"), (id_column, "id_column")):
+    for name, what in ((text_field, "text_field"), (id_field, "id_field")):
         if name is not None and name not in ddf.columns:
             raise KeyError(
                 f"{what} {name!r} is not a column of the DataFrame (columns: {list(ddf.columns)})"
@@ -91,24 +92,28 @@ def _number(partition_info: dict[str, Any] | None) -> int:
 
 
 def _add_fingerprints(
-    part: pd.DataFrame, column: str, hasher: Simhasher, partition_info: Any = None
+    part: pd.DataFrame, text_field: str, hasher: Simhasher, partition_info: Any = None
 ) -> pd.DataFrame:
     fps = fingerprint_batch(
-        part[column], hasher, where=f"partition {_number(partition_info)}, column {column!r},"
+        part[text_field],
+        hasher,
+        where=f"partition {_number(partition_info)}, column {text_field!r},",
     )
     return part.assign(fingerprint=fps)
 
 
-def fingerprint(ddf: Any, column: str = "text", hasher: Simhasher | None = None) -> Any:
-    """The DataFrame with a ``fingerprint`` column (``uint64``) of the text in ``column``.
+@renamed(column="text_field")
+def fingerprint(ddf: Any, text_field: str = "text", hasher: Simhasher | None = None) -> Any:
+    """The DataFrame with a ``fingerprint`` column (``uint64``) of the text in column
+    ``text_field`` (``column=`` is its old name, deprecated).
 
     Lazy: each partition is fingerprinted in its own task, by the Rust kernel. A missing or
     non-string text fails the task with a TypeError naming the partition and row.
     """
     hasher = _hasher(hasher)
-    _check_frame(ddf, column)
+    _check_frame(ddf, text_field)
     meta = ddf._meta.assign(fingerprint=pd.Series([], dtype=np.uint64))
-    return ddf.map_partitions(_add_fingerprints, column, hasher, meta=meta)
+    return ddf.map_partitions(_add_fingerprints, text_field, hasher, meta=meta)
 
 
 # -- the steps of dedup, one partition each -------------------------------------------------------
@@ -116,14 +121,14 @@ def fingerprint(ddf: Any, column: str = "text", hasher: Simhasher | None = None)
 
 def _digest_part(
     part: pd.DataFrame,
-    column: str,
+    text_field: str,
     hasher: Simhasher,
     sketch: tuple[int, int] | None,
     partition_info: Any = None,
 ) -> pd.DataFrame:
     """Fingerprint, content key, length and (verified) sketch bytes of each row."""
-    texts = part[column]
-    where = f"partition {_number(partition_info)}, column {column!r},"
+    texts = part[text_field]
+    where = f"partition {_number(partition_info)}, column {text_field!r},"
     values = texts.tolist()
     check_texts(values, where)
     digest = (
@@ -170,11 +175,11 @@ def _kept_part(
 
 
 def _table_part(
-    part: pd.DataFrame, result: pd.DataFrame, id_column: str | None, partition_info: Any = None
+    part: pd.DataFrame, result: pd.DataFrame, id_field: str | None, partition_info: Any = None
 ) -> pd.DataFrame:
     table = result.copy()
-    if id_column is not None:
-        table["id"] = part[id_column].to_numpy()
+    if id_field is not None:
+        table["id"] = part[id_field].to_numpy()
     return table[["id", "cluster", "kept", "kept_id", "jaccard", "distance"]]
 
 
@@ -194,11 +199,12 @@ def _aligned(pieces: list[pd.DataFrame], meta: pd.DataFrame) -> Any:
     return dd.from_delayed(parts, meta=meta, verify_meta=False)
 
 
+@renamed(column="text_field", id_column="id_field")
 def dedup(
     ddf: Any,
-    column: str = "text",
+    text_field: str = "text",
     k: int | None = None,
-    id_column: str | None = None,
+    id_field: str | None = None,
     keep: str = "first",
     *,
     threshold: float | None | object = VERIFY,
@@ -215,10 +221,12 @@ def dedup(
     the kept rows are a lazy DataFrame that reads the input again.
 
     Args:
-        ddf: a dask DataFrame with the text in ``column``.
-        column: the column holding each document's text (str; a missing text is an error).
+        ddf: a dask DataFrame with the text in column ``text_field``.
+        text_field: the column holding each document's text (str; a missing text is an error);
+            ``column=`` is its old name, deprecated.
         k: the candidate radius, 0 to 16 (default 5; 3 with ``threshold=None``).
-        id_column: the column of ids for the clusters table (default: global row numbers).
+        id_field: the column of ids for the clusters table (default: global row numbers);
+            ``id_column=`` is its old name, deprecated.
         keep: ``"first"`` or ``"longest"`` (ties to the first), as in :func:`neardup.dedup`.
         threshold: the least word-shingle Jaccard of a near-duplicate pair (default 0.8); None
             takes pairs on their fingerprints alone.
@@ -247,13 +255,15 @@ def dedup(
         raise ValueError(
             "neardup.dask.dedup fingerprints one text column; hasher.fields is not supported"
         )
-    _check_frame(ddf, column, id_column)
+    _check_frame(ddf, text_field, id_field)
     ddf = ddf.clear_divisions()
     clock = time.perf_counter()
     record: dict[str, Any] = stats if stats is not None else {}
 
     spec = (shingle, SKETCH_SIZE) if threshold is not None else None
-    digests = ddf.map_partitions(_digest_part, column, hasher, spec, meta=_DIGEST_META).persist()
+    digests = ddf.map_partitions(
+        _digest_part, text_field, hasher, spec, meta=_DIGEST_META
+    ).persist()
     small = digests[["fingerprint", "key", "length"]].compute()
     counts = np.asarray(digests.map_partitions(len).compute(), dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
@@ -291,20 +301,20 @@ def dedup(
     result = neardup_result(fps, kept, jaccard, k, threshold)
     ids = np.arange(n, dtype=np.int64)
     kept_ids: Any = kept
-    if id_column is not None and n:
+    if id_field is not None and n:
         centers = np.unique(kept)
         got = (
-            ddf[[id_column]]
+            ddf[[id_field]]
             .map_partitions(
                 _select_rows,
                 centers,
                 offsets,
                 align_dataframes=False,
-                meta=ddf._meta[[id_column]].assign(row=pd.Series([], dtype=np.int64)),
+                meta=ddf._meta[[id_field]].assign(row=pd.Series([], dtype=np.int64)),
             )
             .compute()
         )
-        by_row = pd.Series(got[id_column].to_numpy(), index=got["row"].to_numpy())
+        by_row = pd.Series(got[id_field].to_numpy(), index=got["row"].to_numpy())
         kept_ids = by_row.loc[kept].to_numpy()
     frame = pd.DataFrame(
         {
@@ -327,11 +337,11 @@ def dedup(
     if not clusters:
         return kept_rows
     meta = frame.iloc[:0].copy()
-    if id_column is not None:
-        meta["id"] = ddf._meta[id_column]
-        meta["kept_id"] = ddf._meta[id_column]
+    if id_field is not None:
+        meta["id"] = ddf._meta[id_field]
+        meta["kept_id"] = ddf._meta[id_field]
     table = dd.map_partitions(
-        _table_part, ddf, aligned, id_column, meta=meta, align_dataframes=False
+        _table_part, ddf, aligned, id_field, meta=meta, align_dataframes=False
     )
     return kept_rows, table
 

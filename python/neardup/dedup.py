@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from . import _core
+from .deprecation import renamed
 from .hasher import CHUNK_SIZE, Simhasher, _chunks, _iter_docs, _length
 from .pipeline import (
     VERIFY,
@@ -223,6 +224,7 @@ class _Texts:
             yield text
 
 
+@renamed(column="text_field")
 def dedup(
     docs: Any,
     k: int | None = None,
@@ -233,7 +235,6 @@ def dedup(
     shingle: int = 3,
     text_field: str | None = None,
     id_field: str | None = None,
-    column: str | None = None,
     threads: int | None = None,
     progress: bool = False,
 ) -> DedupResult:
@@ -250,8 +251,8 @@ def dedup(
         docs: a list or any iterable of strings or dicts (the text in ``text_field``, default
             ``"text"``; with ``hasher.fields`` set, dicts go to the hasher whole), a pandas
             Series or DataFrame, a polars DataFrame, a pyarrow Table or a Hugging Face
-            ``datasets.Dataset`` (the text in ``column``, default ``"text"``; a Dataset is read
-            in Arrow batches).
+            ``datasets.Dataset`` (the text in the ``text_field`` column, default ``"text"``; a
+            Dataset is read in Arrow batches).
         k: the candidate radius, 0 to 16 (default 5; 3 with ``threshold=None``).
         hasher: the fingerprint settings (default: ``Simhasher()``).
         keep: which document is kept: ``"first"``, ``"longest"`` (ties to the first), or a
@@ -262,10 +263,10 @@ def dedup(
             pair, in (0, 1] (exact below 1,024 shingles, a bottom-1024 estimate above). ``None``
             takes every pair within ``k`` on its fingerprints alone: faster, less precise.
         shingle: words per shingle for ``threshold``.
-        text_field: for dict documents, the field holding the text.
-        id_field: for dicts, the field holding the id; for tables, the id column (default: the
+        text_field: the field (of dicts) or column (of tables) holding the text; ``column=``
+            is its old name, deprecated.
+        id_field: the field (of dicts) or column (of tables) holding the id (default: the
             pandas index, or row numbers).
-        column: for tables, the column holding the text.
         threads: worker threads (default: every core).
         progress: show a progress bar of the documents read (tqdm's, notebook-aware, when tqdm
             is installed; nothing otherwise).
@@ -287,7 +288,7 @@ def dedup(
         raise TypeError(f"progress must be True or False, got {type(progress).__name__}")
     hasher, threads = check_corpus_arguments(docs, hasher, threads)
     start = time.perf_counter()
-    texts, ids, doc_at = _documents(docs, text_field, id_field, column, hasher, keep)
+    texts, ids, doc_at = _documents(docs, text_field, id_field, hasher, keep)
     first = FirstPass(hasher, shingle if threshold is not None else None, threads, budget=None)
     bar = _progress_bar(_length(docs)) if progress else None
     try:
@@ -394,7 +395,6 @@ def _documents(
     docs: Any,
     text_field: str | None,
     id_field: str | None,
-    column: str | None,
     hasher: Simhasher,
     keep: Keep,
 ) -> tuple[_Texts, Any, Callable[[int], Any] | None]:
@@ -410,7 +410,7 @@ def _documents(
     def check_columns(available: list[Any]) -> None:
         """A KeyError naming a missing text or id column and the columns there are."""
         for wanted, option in (
-            (None if fields else column or "text", "column="),
+            (None if fields else text_field or "text", "text_field="),
             (id_field, "id_field="),
         ):
             if wanted is not None and wanted not in available:
@@ -423,7 +423,7 @@ def _documents(
     ):
         check_columns(list(docs.column_names if module.startswith("pyarrow") else docs.columns))
     if module.startswith("pandas") and name == "DataFrame":
-        col = docs[column or "text"] if not fields else docs[list(hasher.fields or {})]
+        col = docs[text_field or "text"] if not fields else docs[list(hasher.fields or {})]
         items = col.to_dict("records") if fields else col
         ids = docs[id_field].to_numpy() if id_field is not None else docs.index.to_numpy()
         return _Texts(items, None, None, fields), ids, lambda row: docs.iloc[row].to_dict()
@@ -433,7 +433,7 @@ def _documents(
         if fields:
             items = docs.select(list(hasher.fields or {})).iter_rows(named=True)
         else:
-            items = docs.get_column(column or "text").to_arrow()
+            items = docs.get_column(text_field or "text").to_arrow()
         ids = docs.get_column(id_field).to_numpy() if id_field is not None else None
         return _Texts(items, None, None, fields), ids, lambda row: docs.row(row, named=True)
     if module.startswith("pyarrow") and name in ("Table", "RecordBatch"):
@@ -442,20 +442,16 @@ def _documents(
                 [f for f in (hasher.fields or {}) if f in docs.column_names]
             ).to_pylist()
         else:
-            items = docs.column(column or "text")
+            items = docs.column(text_field or "text")
         ids = docs.column(id_field).to_numpy(zero_copy_only=False) if id_field is not None else None
         return _Texts(items, None, None, fields), ids, lambda row: docs.slice(row, 1).to_pylist()[0]
     if module.startswith("datasets") and name == "Dataset":
         check_columns(list(docs.column_names))
         plain = docs.with_format(None)  # a keep function sees dicts, whatever the Dataset's format
         return (
-            _dataset_documents(docs, column, hasher),
+            _dataset_documents(docs, text_field, hasher),
             _dataset_ids(docs, id_field),
             lambda row: plain[row],
-        )
-    if column is not None:
-        raise ValueError(
-            "column= names the text column of a DataFrame, Table or Dataset; for dicts, use text_field="
         )
     if callable(keep) and not hasattr(docs, "__getitem__"):
         docs = list(docs)

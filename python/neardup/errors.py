@@ -1,5 +1,5 @@
-"""The exceptions neardup raises beyond Python's own: those of the core, bad input, a missing
-optional dependency."""
+"""The exceptions neardup raises beyond Python's own, all under :class:`NeardupError`: those of
+the core (a bad index file, too many pairs), bad input, a missing optional dependency."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ __all__ = [
 ]
 
 
-class InputError(Exception):
+class InputError(NeardupError):
     """Bad input: ``FILE:LINE: reason`` (``FILE: row N: reason`` for Parquet)."""
 
     def __init__(self, path: str, reason: str, line: int | None = None, unit: str = "line") -> None:
@@ -38,5 +38,5 @@ class InputError(Exception):
         return {"file": self.path, self.unit: self.line, "message": self.reason}
 
 
-class MissingExtraError(ImportError):
+class MissingExtraError(NeardupError, ImportError):
     """A format needs an optional dependency that is not installed."""

@@ -115,6 +115,42 @@ class Simhasher:
         self._tokenize = _tokenizer(tokenizer, tokens)
         self._idf: tuple[int, np.ndarray, np.ndarray] | None = None
         self._inner = self._build()
+        self._frozen = True
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _SETTINGS and getattr(self, "_frozen", False):
+            raise AttributeError(
+                f"a Simhasher's settings are frozen: hasher.replace({name}=...) makes a hasher "
+                f"with another {name}"
+            )
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if name in _SETTINGS:
+            raise AttributeError(f"a Simhasher's settings are frozen: {name} cannot be deleted")
+        object.__delattr__(self, name)
+
+    def replace(self, **changes: Any) -> Simhasher:
+        """A new hasher with these settings changed and the others as here (the settings of a
+        hasher are frozen). An idf hasher keeps its fitted frequencies while the features stay
+        the same (only ``weighting`` changes); otherwise it is fitted anew.
+
+        Example:
+            >>> Simhasher().replace(casefold=False).casefold
+            False
+        """
+        unknown = sorted(set(changes) - set(_SETTINGS))
+        if unknown:
+            raise TypeError(f"replace() got unknown settings: {', '.join(unknown)}")
+        settings = {**self._settings(), **changes}
+        english = self.stopwords is not None and self.stopwords == _sorted_english(self._normalize)
+        if "stopwords" not in changes and english:
+            settings["stopwords"] = "english"
+        hasher = Simhasher(**settings)
+        if self._idf is not None and set(changes) <= {"weighting"}:
+            object.__setattr__(hasher, "_idf", self._idf)
+            object.__setattr__(hasher, "_inner", hasher._build())
+        return hasher
 
     def _build(self, weighting: Weighting | None = None) -> Any:
         """The core hasher of these settings (under another weighting, if given)."""
@@ -190,7 +226,7 @@ class Simhasher:
         settings = dict(state["settings"])
         stopwords = settings.pop("stopwords")
         self.__init__(**settings)  # type: ignore[misc]
-        self.stopwords = stopwords
+        object.__setattr__(self, "stopwords", stopwords)
         self._idf = state["idf"]
         self._inner = self._build()
 
@@ -533,6 +569,19 @@ def _jieba() -> Tokenizer:
         ) from None
     lcut: Tokenizer = jieba.lcut
     return lcut
+
+
+#: The settings of a Simhasher, frozen once it is made (see Simhasher.replace).
+_SETTINGS = (
+    "tokens",
+    "ngram",
+    "weighting",
+    "unicode_form",
+    "casefold",
+    "stopwords",
+    "fields",
+    "tokenizer",
+)
 
 
 class _Unfitted:

@@ -80,6 +80,7 @@ from typing import Any
 import numpy as np
 
 from .dedup import _documents, check_corpus_arguments
+from .deprecation import renamed
 from .hasher import CHUNK_SIZE, Simhasher, _chunks
 from .io import MissingExtraError
 from .pipeline import FirstPass, copy_groups
@@ -323,6 +324,10 @@ def shingles(tokens: Sequence[str], ngram: int) -> set[str]:
     if len(tokens) <= ngram:
         return {" ".join(tokens)} if tokens else set()
     return {" ".join(tokens[i : i + ngram]) for i in range(len(tokens) - ngram + 1)}
+
+
+#: :func:`shingles` under a name that :func:`measure`'s argument ``shingles`` does not hide.
+_shingle_set = shingles
 
 
 def _jaccard(x: set[str], y: set[str]) -> float:
@@ -825,13 +830,14 @@ class TuneResult:
         return fig
 
 
+@renamed(ngram="shingle", ngrams="shingles")
 def measure(
     sampled: SampledPairs,
     text_of: Callable[[int], str] | Mapping[int, str],
     *,
     hasher: Simhasher | None = None,
-    ngram: int = 3,
-    ngrams: Iterable[int] = (1, 2, 3),
+    shingle: int = 3,
+    shingles: Iterable[int] = (1, 2, 3),
     threshold: float = 0.8,
     target_precision: float | None = None,
     target_recall: float | None = None,
@@ -847,19 +853,19 @@ def measure(
         sampled: from :func:`sample_text_pairs` or :func:`sample_pairs` (its ``jaccard`` is filled in).
         text_of: the text of a document row (a function or a mapping).
         hasher: whose normalization and tokenizer cut the texts into words (default: neardup's).
-        ngram, ngrams, threshold, target_precision, target_recall: as for :func:`tune`.
+        shingle, shingles, threshold, target_precision, target_recall: as for :func:`tune`.
         documents, sample, seed: recorded in the result.
     """
     verify = sampled.texts is not None
-    ngram, sizes, threshold, target = _check(
-        ngram, ngrams, threshold, target_precision, target_recall, verify
+    shingle, sizes, threshold, target = _check(
+        shingle, shingles, threshold, target_precision, target_recall, verify
     )
     words = _word_hasher(hasher)
     get = text_of.__getitem__ if isinstance(text_of, Mapping) else text_of
     tokens = {row: words.features(get(row)) for row in sorted(sampled.rows)}
     a, b = sampled.a.tolist(), sampled.b.tolist()
     for n in sizes:
-        sets = {row: shingles(t, n) for row, t in tokens.items()}
+        sets = {row: _shingle_set(t, n) for row, t in tokens.items()}
         sampled.jaccard[n] = np.array(
             [_jaccard(sets[x], sets[y]) for x, y in zip(a, b)], dtype=np.float64
         )
@@ -874,7 +880,7 @@ def measure(
             distance, weights=(sampled.jaccard[n] >= threshold).astype(np.float64), minlength=width
         )
         precision[n] = np.where((pairs > 0) & (taken > 0), hits[n] / np.maximum(taken, 1), math.nan)
-    duplicates = _duplicates(pairs, precision[ngram])
+    duplicates = _duplicates(pairs, precision[shingle])
     found = np.cumsum(duplicates)
     counts_within = np.cumsum(pairs)
     recall: dict[int, list[float]] = {}
@@ -882,17 +888,17 @@ def measure(
         within = {
             n: _document_precision(sampled, sampled.jaccard[n] >= threshold)[1] for n in sizes
         }
-        at = _document_precision(sampled, sampled.jaccard[ngram] >= threshold)[0]
+        at = _document_precision(sampled, sampled.jaccard[shingle] >= threshold)[0]
         recall = {n: recall_within(pairs, precision[n]).tolist() for n in sizes}
         by_ngram = {n: recommend_recall(pairs, precision[n], target) for n in sizes}
-        se = _recall_se(pairs, hits[ngram], taken)
+        se = _recall_se(pairs, hits[shingle], taken)
     else:
         within = {n: precision_within(pairs, precision[n]) for n in sizes}
-        at = precision[ngram]
+        at = precision[shingle]
         by_ngram = {n: recommend(pairs, precision[n], target) for n in sizes}
     rows = []
     for d in range(width):
-        values = sampled.jaccard[ngram][distance == d].tolist()
+        values = sampled.jaccard[shingle][distance == d].tolist()
         rows.append(
             TuneRow(
                 k=d,
@@ -902,9 +908,9 @@ def measure(
                 median_jaccard=statistics.median(values) if values else math.nan,
                 precision=float(at[d]),
                 pairs_within=int(counts_within[d]),
-                precision_within=float(within[ngram][d]),
+                precision_within=float(within[shingle][d]),
                 duplicates_within=float(found[d]) if counts_within[d] else math.nan,
-                pair_precision=float(precision[ngram][d]),
+                pair_precision=float(precision[shingle][d]),
                 duplicates=float(duplicates[d]) if pairs[d] else math.nan,
                 candidates_per_duplicate=float(counts_within[d] / found[d])
                 if found[d] > 0
@@ -913,20 +919,20 @@ def measure(
                 texts_within=int(sampled.texts_within[d])
                 if sampled.texts_within is not None
                 else None,
-                recall_within=recall[ngram][d] if verify else math.nan,
+                recall_within=recall[shingle][d] if verify else math.nan,
                 recall_se=float(se[d]) if verify else math.nan,
             )
         )
     return TuneResult(
         rows=rows,
-        recommended_k=by_ngram[ngram],
+        recommended_k=by_ngram[shingle],
         recommended_by_ngram=by_ngram,
         precision_within_by_ngram={
             n: np.asarray(within[n], dtype=np.float64).tolist() for n in sizes
         },
         sampled=sampled,
         documents=documents,
-        ngram=ngram,
+        ngram=shingle,
         threshold=threshold,
         target_precision=None if verify else target,
         sample=sample,
@@ -940,6 +946,7 @@ def measure(
     )
 
 
+@renamed(column="text_field", ngram="shingle", ngrams="shingles")
 def tune(
     docs: Any,
     *,
@@ -947,14 +954,13 @@ def tune(
     verify: bool = True,
     max_k: int = 8,
     sample: int = 200,
-    ngram: int = 3,
-    ngrams: Iterable[int] = (1, 2, 3),
+    shingle: int = 3,
+    shingles: Iterable[int] = (1, 2, 3),
     target_recall: float | None = None,
     target_precision: float | None = None,
     threshold: float = 0.8,
     seed: int = 0,
     text_field: str | None = None,
-    column: str | None = None,
     threads: int | None = None,
 ) -> TuneResult:
     """Measures, on a corpus, how many pairs at each Hamming distance are near-duplicates, and
@@ -973,21 +979,23 @@ def tune(
     Args:
         docs: what :func:`neardup.dedup` takes: a list or iterable of strings or dicts (the text in
             ``text_field``), a pandas Series or DataFrame, a polars DataFrame or a pyarrow Table
-            (the text in ``column``). A one-shot iterator is held in a list.
+            (the text in column ``text_field``). A one-shot iterator is held in a list.
         hasher: the fingerprint settings to tune ``k`` for (default: ``Simhasher()``; an idf
             hasher must be fitted first).
         verify: True (default) to tune the verified dedup, False the fingerprint-only one.
         max_k: the largest distance measured, 0 to 16.
         sample: pairs measured per distance, at least 1.
-        ngram: words per shingle of the Jaccard that defines a near-duplicate (3: dedup's).
-        ngrams: shingle sizes to recommend a k for as well (``ngram`` is always among them).
+        shingle: words per shingle of the Jaccard that defines a near-duplicate (3: dedup's).
+        shingles: shingle sizes to recommend a k for as well (``shingle`` is always among them).
+            ``ngram=`` and ``ngrams=`` are the old names of these two, deprecated.
         target_recall: verified mode: the share of the near-duplicate pairs within ``max_k``
             that k must keep, in (0, 1] (default 0.99).
         target_precision: fingerprint-only mode: the share of reported pairs that must be
             near-duplicates, in (0, 1] (default 0.9).
         threshold: the Jaccard at and above which a pair is a near-duplicate, in (0, 1].
         seed: seeds the sample.
-        text_field, column: for dicts and tables, where the text is (default ``"text"``).
+        text_field: the field (of dicts) or column (of tables) holding the text (default
+            ``"text"``); ``column=`` is its old name, deprecated.
         threads: worker threads (default: every core).
 
     Returns:
@@ -1006,11 +1014,11 @@ def tune(
     max_k = _max_k(max_k)
     sample = integer(sample, "sample", minimum=1)
     seed = integer(seed, "seed", minimum=0)
-    _check(ngram, ngrams, threshold, target_precision, target_recall, verify)
+    _check(shingle, shingles, threshold, target_precision, target_recall, verify)
     hasher, threads = check_corpus_arguments(docs, hasher, threads)
     if not hasattr(docs, "__getitem__"):
         docs = list(docs)  # the sampled texts are fetched by row afterwards
-    texts, _, doc_at = _documents(docs, text_field, None, column, hasher, "first")
+    texts, _, doc_at = _documents(docs, text_field, None, hasher, "first")
     assert doc_at is not None
     first = FirstPass(hasher, None, threads)
     for at, chunk in _chunks(texts, CHUNK_SIZE, "docs"):
@@ -1020,13 +1028,13 @@ def tune(
         sampled = sample_text_pairs(fps, first.keys, max_k, sample, seed, threads)
     else:
         sampled = sample_pairs(fps, max_k, sample, seed, threads)
-    name = text_field or column or "text"
+    name = text_field or "text"
     return measure(
         sampled,
         lambda row: _text(doc_at(row), name, hasher),
         hasher=hasher,
-        ngram=ngram,
-        ngrams=ngrams,
+        shingle=shingle,
+        shingles=shingles,
         threshold=threshold,
         target_precision=target_precision,
         target_recall=target_recall,
@@ -1048,10 +1056,10 @@ def _check(
 ) -> tuple[int, list[int], float, float]:
     """Validated (ngram, sorted shingle sizes with ngram among them, threshold, the mode's target):
     ``target_recall`` for the verified mode, ``target_precision`` for the fingerprint-only one."""
-    ngram = integer(ngram, "ngram", minimum=1)
+    ngram = integer(ngram, "shingle", minimum=1)
     if isinstance(ngrams, (str, bytes)) or not isinstance(ngrams, Iterable):
-        raise TypeError(f"ngrams must be an iterable of ints, got {type(ngrams).__name__}")
-    sizes = sorted({ngram} | {integer(n, "ngrams[]", minimum=1) for n in ngrams})
+        raise TypeError(f"shingles must be an iterable of ints, got {type(ngrams).__name__}")
+    sizes = sorted({ngram} | {integer(n, "shingles[]", minimum=1) for n in ngrams})
     wrong, target, default = (
         ("target_precision", "target_recall", TARGET_RECALL)
         if verify

@@ -156,9 +156,9 @@ def _dedup_on_dask(
                 try:
                     kept, table = neardup_dask.dedup(
                         ddf,
-                        column=text_field,
+                        text_field=text_field,
                         k=k,
-                        id_column=id_field,
+                        id_field=id_field,
                         keep=keep,
                         threshold=threshold,
                         shingle=shingle,

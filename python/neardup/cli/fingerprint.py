@@ -15,7 +15,7 @@ from ..io import (
 )
 from ..paths import check_outputs
 from .app import cli
-from .options import _open, hasher_options, input_options, make_hasher, run_options
+from .options import _open, hasher_options, input_options, make_hasher, renamed_flag, run_options
 from .output import _check_output, _count, _errors_text, _Failed, _say, _size, _stream, _table_name
 
 
@@ -29,8 +29,12 @@ from .output import _check_output, _count, _errors_text, _Failed, _say, _size, _
     help="Where to write the documents with their fingerprints (- for stdout).",
 )
 @click.option(
-    "--column", default="fingerprint", show_default=True, help="Name of the new field or column."
+    "--fingerprint-field",
+    default="fingerprint",
+    show_default=True,
+    help="Name of the new field or column.",
 )
+@click.option("--column", "old_column", default=None, hidden=True)
 @hasher_options
 @run_options
 def fingerprint(
@@ -41,7 +45,8 @@ def fingerprint(
     id_field: str | None,
     on_error: str,
     output: str,
-    column: str,
+    fingerprint_field: str,
+    old_column: str | None,
     threads: int | None,
     quiet: bool,
     as_json: bool,
@@ -53,6 +58,7 @@ def fingerprint(
     column. A folder of .txt files gives a table (id, fingerprint): name OUTPUT .csv, .jsonl or
     .parquet. In one pass: the input is read once.
     """
+    column = renamed_flag("--column", "--fingerprint-field", old_column, fingerprint_field)
     start = time.perf_counter()
     hasher = make_hasher(**hasher_flags)
     inp = _open(

@@ -304,3 +304,14 @@ def _open(
     if isinstance(inp, TxtInput) and not inp.files():
         raise InputError(inp.name, "no .txt files")
     return inp
+
+
+def renamed_flag(old: str, new: str, old_value: Any, value: Any) -> Any:
+    """The value of a flag given under its old name (with a note on stderr), else ``value``: an
+    old spelling keeps working for one release."""
+    if old_value is None:
+        return value
+    click.echo(
+        f"neardup: {old} is deprecated and will be removed in the next release: use {new}", err=True
+    )
+    return old_value

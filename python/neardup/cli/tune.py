@@ -25,11 +25,13 @@ from ..tune import (
 )
 from ..validate import MAX_K
 from .app import cli
-from .options import _open, hasher_options, input_options, make_hasher
+from .options import _open, hasher_options, input_options, make_hasher, renamed_flag
 from .output import _errors_text, _Failed, _say, _size
 
 
-def _ngram_list(ctx: click.Context, param: click.Parameter, value: str) -> list[int]:
+def _ngram_list(ctx: click.Context, param: click.Parameter, value: str | None) -> list[int] | None:
+    if value is None:
+        return None
     try:
         sizes = [int(v) for v in value.split(",") if v.strip()]
     except ValueError:
@@ -99,19 +101,21 @@ class _TuneCommand(click.Command):
     help="Jaccard at and above which a pair is a near-duplicate, in (0, 1].",
 )
 @click.option(
-    "--jaccard-ngram",
+    "--shingle",
     type=click.IntRange(min=1),
     default=3,
     show_default=True,
     help="Words per shingle of the Jaccard that defines a near-duplicate.",
 )
 @click.option(
-    "--jaccard-ngrams",
+    "--shingles",
     default="1,2,3",
     show_default=True,
     callback=_ngram_list,
     help="Shingle sizes to recommend a k for as well, separated by commas.",
 )
+@click.option("--jaccard-ngram", type=click.IntRange(min=1), default=None, hidden=True)
+@click.option("--jaccard-ngrams", default=None, hidden=True, callback=_ngram_list)
 @click.option(
     "--seed",
     type=click.IntRange(min=0),
@@ -147,8 +151,10 @@ def tune_command(
     target_recall: float | None,
     target_precision: float | None,
     threshold: float,
-    jaccard_ngram: int,
-    jaccard_ngrams: list[int],
+    shingle: int,
+    shingles: list[int],
+    jaccard_ngram: int | None,
+    jaccard_ngrams: list[int] | None,
     seed: int,
     plot: str | None,
     threads: int | None,
@@ -174,6 +180,8 @@ def tune_command(
         raise click.UsageError(
             "--target-precision is the rule of --no-verify: add --no-verify, or give --target-recall"
         )
+    shingle = renamed_flag("--jaccard-ngram", "--shingle", jaccard_ngram, shingle)
+    shingles = renamed_flag("--jaccard-ngrams", "--shingles", jaccard_ngrams, shingles)
     start = time.perf_counter()
     hasher = make_hasher(**hasher_flags)
     if plot is not None:
@@ -213,8 +221,8 @@ def tune_command(
             sampled,
             texts,
             hasher=hasher,
-            ngram=jaccard_ngram,
-            ngrams=jaccard_ngrams,
+            shingle=shingle,
+            shingles=shingles,
             threshold=threshold,
             target_precision=target_precision,
             target_recall=target_recall,
