@@ -6,7 +6,7 @@ Run on a release build (not an editable debug build):
     python -m pytest benches/bench_index.py -p no:cacheprovider --benchmark-disable-gc -s
 
 The last test prints a table of the figures and their ratios to the baselines and writes it to
-``benches/results_index.md``. ``NEARDUP_BENCH_LARGE=0`` skips the 10M-fingerprint cases.
+``benches/results/index.md``. ``NEARDUP_BENCH_LARGE=0`` skips the 10M-fingerprint cases.
 
 Baselines: numpy brute force (all pairs by XOR and popcount in blocks), simhash-pybind's
 ``find_all`` (C++ permuted tables) and the pure-Python ``simhash`` package's ``SimhashIndex``
@@ -343,4 +343,4 @@ def test_zz_report():
     ]
     text = "\n".join(lines)
     print("\n" + text)
-    Path(__file__).with_name("results_index.md").write_text(text + "\n")
+    (Path(__file__).parent / "results" / "index.md").write_text(text + "\n")

@@ -55,13 +55,13 @@ def test_a_dataset_is_read_in_its_row_order_and_in_arrow_batches(datasets, docs,
     order = list(range(len(docs)))[::-1]
     shuffled = ds.select(order)  # an indices mapping over the same Arrow table
     batches = []
-    real = module._iter_docs
+    real = module.iter_docs
 
     def spy(items):
         batches.append(type(items).__module__)
         return real(items)
 
-    monkeypatch.setattr(module, "_iter_docs", spy)
+    monkeypatch.setattr(module, "iter_docs", spy)
     monkeypatch.setattr(module, "CHUNK_SIZE", 7)  # several batches from this small Dataset
     result = neardup.dedup(shuffled, text_field="body", keep=lambda doc: doc["stars"])
     monkeypatch.undo()

@@ -553,7 +553,7 @@ def test_seed_pair_is_closer_than_an_unrelated_sentence(tokenizer):
 
 def import_jieba():
     """jieba, imported as neardup imports it (quiet about its own use of deprecated modules)."""
-    neardup.hasher._jieba()
+    neardup.tokenizers._jieba()
     import jieba
 
     return jieba

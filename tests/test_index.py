@@ -679,22 +679,24 @@ def test_missing_file_is_an_os_error(tmp_path):
 
 
 def test_docs_examples_run_and_print_what_they_say(tmp_path, monkeypatch, capsys):
-    """Runs the Python blocks of docs/index.md and checks each print against its comment."""
+    """Runs the Python blocks of the README's section on batch mode and the index and checks
+    each print against its comment."""
     import re
     from pathlib import Path
 
-    doc = Path(__file__).resolve().parent.parent / "docs" / "index.md"
-    blocks = re.findall(r"```python\n(.*?)```", doc.read_text(), flags=re.S)
+    doc = Path(__file__).resolve().parent.parent / "README.md"
+    section = re.search(r"\n## Finding near-duplicates.*?\n## ", doc.read_text(), flags=re.S)
+    blocks = re.findall(r"```python\n(.*?)```", section.group(0), flags=re.S)
     assert len(blocks) == 2
     monkeypatch.chdir(tmp_path)
     namespace: dict = {}
-    for block in blocks:
-        exec(compile(block, str(doc), "exec"), namespace)
+    exec(compile(blocks[0], str(doc), "exec"), namespace)
     printed = capsys.readouterr().out.splitlines()
     expected = [m.group(1) for m in re.finditer(r"print\(.*\)\s+# (\[.*?\])", blocks[0])]
     assert printed[: len(expected)] == expected
+    exec(compile(blocks[1], str(doc), "exec"), namespace)
     plan_text = [line[2:] for line in blocks[1].splitlines() if line.startswith("# ")]
-    assert printed[len(expected) :] == plan_text
+    assert capsys.readouterr().out.splitlines() == plan_text
 
 
 # ---------------------------------------------------------------------------------------------

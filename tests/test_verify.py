@@ -9,15 +9,11 @@ import pytest
 
 import neardup
 import reference
-from brute import family_corpus, pairs
+from brute import family_corpus, pairs, shingle_set
 from neardup.verify import Sketches
 from test_cli import IDS, run, write_input
 
 MASK = (1 << 64) - 1
-
-
-def shingle_set(text: str, n: int = 3) -> set[str]:
-    return set(reference.features(reference.normalize(text), "word", n))
 
 
 def exact(a: str, b: str, n: int = 3) -> float:

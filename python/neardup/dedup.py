@@ -10,8 +10,9 @@ from typing import Any
 import numpy as np
 
 from . import _core
+from .chunks import CHUNK_SIZE, count_docs, in_chunks, iter_docs
 from .deprecation import renamed
-from .hasher import CHUNK_SIZE, Simhasher, _chunks, _iter_docs, _length
+from .hasher import Simhasher
 from .pipeline import (
     VERIFY,
     FirstPass,
@@ -194,7 +195,7 @@ class _Texts:
 
     def __iter__(self) -> Iterator[Any]:
         lengths, ids = self.lengths, self.ids
-        for i, item in enumerate(_iter_docs(self.items)):
+        for i, item in enumerate(iter_docs(self.items)):
             if isinstance(item, Mapping) and not self.fields:
                 field = self.text_field or "text"
                 if field not in item:
@@ -290,9 +291,9 @@ def dedup(
     start = time.perf_counter()
     texts, ids, doc_at = _documents(docs, text_field, id_field, hasher, keep)
     first = FirstPass(hasher, shingle if threshold is not None else None, threads, budget=None)
-    bar = _progress_bar(_length(docs)) if progress else None
+    bar = _progress_bar(count_docs(docs)) if progress else None
     try:
-        for at, chunk in _chunks(texts, CHUNK_SIZE, "docs"):
+        for at, chunk in in_chunks(texts, CHUNK_SIZE, "docs"):
             first.digest(chunk, at)
             if bar is not None:
                 bar.update(len(chunk))
@@ -473,7 +474,7 @@ def _dataset_documents(ds: Any, column: str | None, hasher: Simhasher) -> _Texts
             if hasher.fields is not None:
                 yield from batch.to_pylist()
             else:
-                yield from _iter_docs(batch.column(wanted[0]))
+                yield from iter_docs(batch.column(wanted[0]))
 
     return _Texts(batches(), None, None, hasher.fields is not None)
 

@@ -20,8 +20,9 @@ from typing import Any
 import numpy as np
 
 from . import _core
+from .chunks import CHUNK_SIZE, in_chunks
 from .fingerprints import as_fingerprints
-from .hasher import CHUNK_SIZE, Document, Simhasher, _call, _chunks
+from .hasher import Document, Simhasher, _call
 from .validate import check_threads, check_unicode, integer
 
 __all__ = [
@@ -407,7 +408,7 @@ def minhash_key_many(
     h = _hasher(hasher)
     parts = [
         _keys_of(h, chunk, r, threads, "docs", start)
-        for start, chunk in _chunks(docs, CHUNK_SIZE, "docs")
+        for start, chunk in in_chunks(docs, CHUNK_SIZE, "docs")
     ]
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
 

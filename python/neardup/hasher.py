@@ -3,22 +3,22 @@
 from __future__ import annotations
 
 import functools
-import itertools
-import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Literal, TypedDict
 
 import numpy as np
 
 from . import _core
+from .chunks import CHUNK_SIZE, count_docs, in_chunks
+from .columns import DocumentColumns, _call, _method, _Unfitted
 from .digest import Digest
 from .normalize import UnicodeForm, normalizer
-from .stopwords import ENGLISH
-from .validate import check_threads, check_unicode
+from .stopwords import _sorted_english, _stopword_list
+from .tokenizers import Tokenizer, _tokenizer
+from .validate import check_threads
 
 Document = str | bytes | Mapping[str, Any]
-Tokenizer = Callable[[str], Iterable[str]]
 #: What a feature is made of: word shingles or character n-grams.
 Tokens = Literal["word", "char"]
 #: How much each feature weighs in the tallies.
@@ -45,12 +45,8 @@ DEFAULT_NGRAM = 1
 DEFAULT_WEIGHTING: Weighting = "tf"
 DEFAULT_UNICODE_FORM: UnicodeForm = "NFKC"
 
-#: Documents per call into the core: large enough to amortize the call, small enough that a
-#: progress bar moves and Ctrl-C is handled between chunks.
-CHUNK_SIZE = 16_384
 
-
-class Simhasher:
+class Simhasher(DocumentColumns):
     """The settings that turn a document into a 64-bit simhash fingerprint.
 
     A document's text is normalized (Unicode NFKC and case folding by default), cut into tokens
@@ -247,7 +243,7 @@ class Simhasher:
         documents = 0
         keys_all: list[np.ndarray] = []
         dfs_all: list[np.ndarray] = []
-        for start, chunk in _chunks(corpus, CHUNK_SIZE, "corpus"):
+        for start, chunk in in_chunks(corpus, CHUNK_SIZE, "corpus"):
             columns = self._columns(chunk, start, "corpus")
             keys, dfs = _call(
                 _method(counter, "document_frequencies", self.tokenizer),
@@ -335,7 +331,7 @@ class Simhasher:
         if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
             raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
         threads = check_threads(threads)
-        total = _length(docs)
+        total = count_docs(docs)
         out = np.empty(total if total is not None else 0, dtype=np.uint64)
         parts: list[np.ndarray] = []
 
@@ -354,7 +350,7 @@ class Simhasher:
         if folding:
             method = functools.partial(method, fold_ascii=self.casefold)
         try:
-            for start, chunk in _chunks(docs, chunk_size, "docs"):
+            for start, chunk in in_chunks(docs, chunk_size, "docs"):
                 columns = (
                     self._folding_column(chunk, start, "docs")
                     if folding
@@ -436,140 +432,6 @@ class Simhasher:
 
     # -- documents to columns of normalized text ----------------------------------------------
 
-    def _feature_core(self) -> Any:
-        """A core hasher with these features, whatever the weighting (for feature sets)."""
-        return self._build("tf") if isinstance(self._inner, _Unfitted) else self._inner
-
-    def _columns(self, chunk: list[Any], start: int, name: str) -> Any:
-        """One list per field of normalized texts, or with a tokenizer of their tokens."""
-        columns = self._text_columns(chunk, start, name)
-        return columns if self._tokenize is None else self._token_columns(columns, start, name)
-
-    def _token_columns(
-        self, columns: list[list[str]], start: int, name: str
-    ) -> list[list[list[str]]]:
-        """The tokenizer's tokens of columns of normalized texts."""
-        return [
-            [self._tokens(text, f"{name}[{start + i}]") for i, text in enumerate(column)]
-            for column in columns
-        ]
-
-    def _tokens(self, text: str, label: str) -> list[str]:
-        """The tokenizer's tokens of one normalized text, checked."""
-        assert self._tokenize is not None
-        tokens = self._tokenize(text)
-        if isinstance(tokens, (str, bytes)) or not isinstance(tokens, Iterable):
-            raise TypeError(
-                f"the tokenizer must return a list of str, got {type(tokens).__name__} for {label}"
-            )
-        tokens = tokens if isinstance(tokens, list) else list(tokens)
-        for j, token in enumerate(tokens):
-            if not isinstance(token, str):
-                raise TypeError(
-                    f"the tokenizer returned {type(token).__name__} as token {j} of {label}; expected str"
-                )
-        return tokens
-
-    def _folding_column(self, chunk: list[Any], start: int, name: str) -> list[list[str]]:
-        """The texts of one-field documents for the core's folding path: an ASCII ``str`` goes as
-        it is (every Unicode form leaves ASCII alone, and with ``casefold`` the core folds its
-        capitals on all cores), any other document is normalized here."""
-        isascii, normalize = str.isascii, self._normalize
-        try:
-            return [[doc if isascii(doc) else normalize(doc) for doc in chunk]]
-        except TypeError:
-            return self._text_columns(chunk, start, name)
-
-    def _text_columns(self, chunk: list[Any], start: int, name: str) -> list[list[str]]:
-        """One list of normalized texts per field, checking every document."""
-        if self.fields is None:
-            try:
-                column = [self._normalize(doc) for doc in chunk]
-            except TypeError:
-                column = [self._text(doc, f"{name}[{start + i}]") for i, doc in enumerate(chunk)]
-            return [column]
-        columns: list[list[str]] = [[] for _ in self.fields]
-        for i, doc in enumerate(chunk):
-            if not isinstance(doc, Mapping):
-                raise TypeError(
-                    f"{name}[{start + i}] is {type(doc).__name__}: with fields= set, each document "
-                    f"is a dict with keys among {list(self.fields)}"
-                )
-            for column, field in zip(columns, self.fields):
-                value = doc.get(field)
-                label = f"{name}[{start + i}][{field!r}]"
-                column.append("" if value is None else self._text(value, label))
-        return columns
-
-    def _text(self, doc: Any, label: str) -> str:
-        """One document's text, normalized; ``label`` names it in errors."""
-        if isinstance(doc, str):
-            return self._normalize(doc)
-        if isinstance(doc, (bytes, bytearray, memoryview)):
-            try:
-                return self._normalize(bytes(doc).decode("utf-8"))
-            except UnicodeDecodeError as err:
-                raise ValueError(
-                    f"{label} is not valid UTF-8: byte {err.start} ({bytes(doc)[err.start : err.start + 1]!r}) "
-                    f"cannot start or continue a character"
-                ) from None
-        if doc is None:
-            raise TypeError(f"{label} is None; expected str or bytes")
-        if isinstance(doc, Mapping):
-            raise TypeError(
-                f"{label} is a dict: pass fields={{...}} to Simhasher to weigh its fields"
-            )
-        raise TypeError(f"{label} is {type(doc).__name__}; expected str or bytes")
-
-
-def _method(inner: Any, name: str, tokenizer: Any) -> Any:
-    """The core method for texts, or its twin for pre-split tokens when there is a tokenizer."""
-    if tokenizer is None:
-        return getattr(inner, name)
-    twins = {
-        "fingerprint_many": "fingerprint_tokens_many",
-        "document_frequencies": "document_frequencies_tokens",
-        "weighted_features": "weighted_features_tokens",
-    }
-    return getattr(inner, twins[name])
-
-
-def _tokenizer(tokenizer: Any, tokens: str) -> Tokenizer | None:
-    """The tokenizing function of a ``tokenizer=`` setting."""
-    if tokenizer is None:
-        return None
-    if tokens != "word":
-        raise ValueError(
-            f'tokenizer= cuts text into word tokens: it needs tokens="word", not {tokens!r}'
-        )
-    if isinstance(tokenizer, str):
-        if tokenizer != "jieba":
-            raise ValueError(
-                f'tokenizer must be "jieba" or a function from str to a list of str, got {tokenizer!r}'
-            )
-        return _jieba()
-    if not callable(tokenizer):
-        raise TypeError(
-            f'tokenizer must be "jieba" or a function from str to a list of str, got {type(tokenizer).__name__}'
-        )
-    return tokenizer
-
-
-def _jieba() -> Tokenizer:
-    """jieba's word segmentation (accurate mode), imported on first use."""
-    try:
-        with warnings.catch_warnings():
-            # jieba 0.42 imports pkg_resources, which newer setuptools deprecate on import.
-            warnings.simplefilter("ignore", DeprecationWarning)
-            warnings.simplefilter("ignore", SyntaxWarning)  # its regexes' escapes, on newer Pythons
-            import jieba  # type: ignore[import-untyped]
-    except ImportError:
-        raise ImportError(
-            "tokenizer=\"jieba\" needs the jieba package: pip install 'neardup[zh]'"
-        ) from None
-    lcut: Tokenizer = jieba.lcut
-    return lcut
-
 
 #: The settings of a Simhasher, frozen once it is made (see Simhasher.replace).
 _SETTINGS = (
@@ -582,31 +444,6 @@ _SETTINGS = (
     "fields",
     "tokenizer",
 )
-
-
-class _Unfitted:
-    """Stands in for the core hasher of an idf Simhasher before fit()."""
-
-    def __getattr__(self, name: str) -> Any:
-        raise ValueError('weighting="idf" needs document frequencies: call fit(corpus) first')
-
-
-def _stopword_list(stopwords: Any, normalize: Any) -> tuple[str, ...] | None:
-    if stopwords is None or stopwords is False:
-        return None
-    if stopwords is True or (isinstance(stopwords, str) and stopwords == "english"):
-        return _sorted_english(normalize)
-    if isinstance(stopwords, str):
-        raise ValueError(f'stopwords must be "english" or a list of words, got {stopwords!r}')
-    words = list(stopwords)
-    for w in words:
-        if not isinstance(w, str):
-            raise TypeError(f"stopwords must be strings, got {type(w).__name__}")
-    return tuple(sorted({normalize(w) for w in words}))
-
-
-def _sorted_english(normalize: Any) -> tuple[str, ...]:
-    return tuple(sorted({normalize(w) for w in ENGLISH}))
 
 
 def _field_weights(fields: Mapping[str, float] | None) -> dict[str, float] | None:
@@ -630,80 +467,3 @@ def _field_weights(fields: Mapping[str, float] | None) -> dict[str, float] | Non
             raise ValueError(f"the weight of field {name!r} must be positive, got {weight!r}")
         out[name] = float(weight)
     return out
-
-
-def _call(method: Any, columns: Any, start: int, name: str, *args: Any) -> Any:
-    """Calls the core on columns of texts; a text the core cannot take as UTF-8 is named."""
-    try:
-        return method(columns, *args)
-    except UnicodeEncodeError:
-        _raise_unencodable(columns, start, name)
-        raise
-
-
-def _raise_unencodable(columns: list[list[str]] | list[str], start: int, name: str) -> None:
-    """Lone surrogates cannot cross into the core as UTF-8: say which document holds one."""
-    if isinstance(columns, str):
-        flat: Any = [[columns]]
-    else:
-        flat = [columns] if columns and isinstance(columns[0], str) else columns
-    if flat and flat[0] and isinstance(flat[0][0], list):
-        # Pre-split tokens (a tokenizer): one token list per document.
-        flat = [[" ".join(tokens) for tokens in column] for column in flat]
-    for column in flat:
-        for i, text in enumerate(column):
-            check_unicode(text, f"{name}[{start + i}]")
-
-
-def _length(docs: Any) -> int | None:
-    if isinstance(docs, (str, bytes, bytearray)):
-        raise TypeError(
-            f"docs must be an iterable of documents, not a single {type(docs).__name__}: "
-            f"wrap one text in a list, or use fingerprint()"
-        )
-    if isinstance(docs, Mapping):
-        raise TypeError(
-            "docs must be an iterable of documents, not a dict: wrap one document in a list"
-        )
-    try:
-        return len(docs)
-    except TypeError:
-        return None
-
-
-def _iter_docs(docs: Any) -> Iterator[Any]:
-    """Documents as Python objects, whatever container holds them."""
-    module = type(docs).__module__ or ""
-    if module.startswith("pyarrow"):
-        chunks = docs.chunks if hasattr(docs, "chunks") else [docs]
-        for chunk in chunks:
-            for offset in range(0, len(chunk), CHUNK_SIZE):
-                yield from chunk.slice(offset, CHUNK_SIZE).to_pylist()
-        return
-    if isinstance(docs, np.ndarray):
-        if docs.ndim != 1:
-            raise TypeError(f"docs must be a one-dimensional array, got {docs.ndim} dimensions")
-        if docs.dtype.kind not in "OUS":
-            raise TypeError(f"docs must be an array of str, got dtype {docs.dtype}")
-        yield from docs.tolist()
-        return
-    if module.startswith("pandas") and hasattr(docs, "tolist"):
-        yield from docs.tolist()
-        return
-    yield from docs
-
-
-def _chunks(docs: Any, size: int, name: str) -> Iterator[tuple[int, list[Any]]]:
-    _length(docs)
-    if isinstance(docs, list):
-        for start in range(0, len(docs), size):
-            yield start, docs[start : start + size]
-        return
-    iterator = _iter_docs(docs)
-    start = 0
-    while True:
-        chunk = list(itertools.islice(iterator, size))
-        if not chunk:
-            return
-        yield start, chunk
-        start += len(chunk)

@@ -6,6 +6,10 @@ weights a page's prose over its chrome. The list is function words only (article
 prepositions, conjunctions, auxiliaries), written in case-folded form.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 ENGLISH = frozenset(
     [
         "a",
@@ -144,3 +148,21 @@ ENGLISH = frozenset(
         "yourselves",
     ]
 )
+
+
+def _stopword_list(stopwords: Any, normalize: Any) -> tuple[str, ...] | None:
+    if stopwords is None or stopwords is False:
+        return None
+    if stopwords is True or (isinstance(stopwords, str) and stopwords == "english"):
+        return _sorted_english(normalize)
+    if isinstance(stopwords, str):
+        raise ValueError(f'stopwords must be "english" or a list of words, got {stopwords!r}')
+    words = list(stopwords)
+    for w in words:
+        if not isinstance(w, str):
+            raise TypeError(f"stopwords must be strings, got {type(w).__name__}")
+    return tuple(sorted({normalize(w) for w in words}))
+
+
+def _sorted_english(normalize: Any) -> tuple[str, ...]:
+    return tuple(sorted({normalize(w) for w in ENGLISH}))

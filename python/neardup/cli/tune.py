@@ -15,14 +15,8 @@ from ..io import (
 )
 from ..paths import check_outputs
 from ..pipeline import FirstPass
-from ..tune import (
-    PLOT_EXTRA,
-    TARGET_PRECISION,
-    TARGET_RECALL,
-    measure,
-    sample_pairs,
-    sample_text_pairs,
-)
+from ..tune import measure, sample_pairs, sample_text_pairs
+from ..tune_result import PLOT_EXTRA, TARGET_PRECISION, TARGET_RECALL
 from ..validate import MAX_K
 from .app import cli
 from .options import _open, hasher_options, input_options, make_hasher, renamed_flag
