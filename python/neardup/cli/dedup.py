@@ -24,7 +24,7 @@ from .app import cli
 from .dedup_dask import _dedup_on_dask
 from .options import (
     CLUSTER_COLUMNS,
-    _open,
+    Source,
     _verification,
     checked_k_options,
     hasher_options,
@@ -92,12 +92,7 @@ from .output import (
 @hasher_options
 @run_options
 def dedup(
-    input: str | None,
-    sample: bool,
-    fmt: str | None,
-    text_field: str,
-    id_field: str | None,
-    on_error: str,
+    source: Source,
     output: str | None,
     clusters: str | None,
     report_path: str | None,
@@ -136,12 +131,7 @@ def dedup(
     hasher = make_hasher(**hasher_flags)
     if scheduler is not None or workers is not None:
         _dedup_on_dask(
-            input,
-            sample,
-            fmt,
-            text_field,
-            id_field,
-            on_error,
+            source,
             output,
             clusters,
             report_path,
@@ -159,13 +149,7 @@ def dedup(
         )
         return
     threshold = threshold_in_force  # type: ignore[assignment]
-    inp = _open(
-        input,
-        sample,
-        fmt,
-        text_field,
-        id_field,
-        on_error,
+    inp = source.open(
         hasher,
         replayable=bool(output or clusters or report_path or threshold is not None),
     )

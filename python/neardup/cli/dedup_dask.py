@@ -18,7 +18,7 @@ from ..io import (
     Outputs,
     format_of,
 )
-from .options import sample_path
+from .options import Source, sample_path
 from .output import _count, _jaccard_note, _say
 
 
@@ -50,12 +50,7 @@ def _part_name(suffix: str = "") -> Callable[[int], str]:
 
 
 def _dedup_on_dask(
-    input: str | None,
-    sample: bool,
-    fmt: str | None,
-    text_field: str,
-    id_field: str | None,
-    on_error: str,
+    source: Source,
     output: str | None,
     clusters: str | None,
     report_path: str | None,
@@ -72,6 +67,8 @@ def _dedup_on_dask(
     start: float,
 ) -> None:
     """`neardup dedup` on Dask: INPUT, OUTPUT and --clusters are folders of partitions."""
+    input, sample, fmt = source.input, source.sample, source.fmt
+    text_field, id_field, on_error = source.text_field, source.id_field, source.on_error
     if scheduler is not None and workers is not None:
         raise click.UsageError(
             "--scheduler runs on an existing cluster, --workers starts a local one: give one of them"

@@ -15,7 +15,7 @@ from ..io import (
 )
 from ..paths import check_outputs
 from .app import cli
-from .options import _open, hasher_options, input_options, make_hasher, renamed_flag, run_options
+from .options import Source, hasher_options, input_options, make_hasher, renamed_flag, run_options
 from .output import _check_output, _count, _errors_text, _Failed, _say, _size, _stream, _table_name
 
 
@@ -38,12 +38,7 @@ from .output import _check_output, _count, _errors_text, _Failed, _say, _size, _
 @hasher_options
 @run_options
 def fingerprint(
-    input: str | None,
-    sample: bool,
-    fmt: str | None,
-    text_field: str,
-    id_field: str | None,
-    on_error: str,
+    source: Source,
     output: str,
     fingerprint_field: str,
     old_column: str | None,
@@ -61,13 +56,7 @@ def fingerprint(
     column = renamed_flag("--column", "--fingerprint-field", old_column, fingerprint_field)
     start = time.perf_counter()
     hasher = make_hasher(**hasher_flags)
-    inp = _open(
-        input,
-        sample,
-        fmt,
-        text_field,
-        id_field,
-        on_error,
+    inp = source.open(
         hasher,
         replayable=hasher.weighting == "idf",
     )

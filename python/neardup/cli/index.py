@@ -18,7 +18,7 @@ from ..io import (
 )
 from ..paths import check_outputs, locked
 from .app import cli
-from .options import _open, hasher_options, input_options, k_option, make_hasher, run_options
+from .options import Source, hasher_options, input_options, k_option, make_hasher, run_options
 from .output import _count, _errors_text, _Failed
 
 
@@ -108,12 +108,7 @@ def _int_ids(inp: Input) -> np.ndarray | None:
 @hasher_options
 @run_options
 def index_build(
-    input: str | None,
-    sample: bool,
-    fmt: str | None,
-    text_field: str,
-    id_field: str | None,
-    on_error: str,
+    source: Source,
     index_path: str,
     k: int,
     threads: int | None,
@@ -123,15 +118,9 @@ def index_build(
 ) -> None:
     """Fingerprint INPUT and save it as an index file."""
     hasher = make_hasher(**hasher_flags)
-    inp = _open(
-        input,
-        sample,
-        fmt,
-        text_field,
-        id_field,
-        on_error,
+    inp = source.open(
         hasher,
-        replayable=id_field is not None,
+        replayable=source.id_field is not None,
         auto_id=False,
     )
     check_outputs([inp.path], [("-o", index_path)])
@@ -167,12 +156,7 @@ def index_build(
 @run_options
 def index_add(
     index_path: str,
-    input: str | None,
-    sample: bool,
-    fmt: str | None,
-    text_field: str,
-    id_field: str | None,
-    on_error: str,
+    source: Source,
     threads: int | None,
     quiet: bool,
     as_json: bool,
@@ -180,15 +164,9 @@ def index_add(
 ) -> None:
     """Add the documents of INPUT to INDEX, saying how many were already near-duplicates of it."""
     hasher = make_hasher(**hasher_flags)
-    inp = _open(
-        input,
-        sample,
-        fmt,
-        text_field,
-        id_field,
-        on_error,
+    inp = source.open(
         hasher,
-        replayable=id_field is not None,
+        replayable=source.id_field is not None,
         auto_id=False,
     )
     check_outputs([inp.path], [("INDEX", index_path)])
@@ -265,12 +243,7 @@ def _load_index(path: str) -> SimhashIndex:
 @run_options
 def index_query(
     index_path: str,
-    input: str | None,
-    sample: bool,
-    fmt: str | None,
-    text_field: str,
-    id_field: str | None,
-    on_error: str,
+    source: Source,
     query_text: str | None,
     query_file: str | None,
     threads: int | None,
@@ -280,7 +253,8 @@ def index_query(
 ) -> None:
     """The entries of INDEX within its k of --text, --file, or each document of INPUT."""
     given = sum(
-        x is not None and x is not False for x in (query_text, query_file, input, sample or None)
+        x is not None and x is not False
+        for x in (query_text, query_file, source.input, source.sample or None)
     )
     if given != 1:
         raise click.UsageError("give exactly one of --text TEXT, --file FILE or INPUT")
@@ -316,7 +290,7 @@ def index_query(
                 + "".join(f"\n  {i}\tdistance {d}" for i, d in matches)
             )
         return
-    inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher, replayable=True)
+    inp = source.open(hasher, replayable=True)
     with inp:
         fps, _, _ = fingerprint_with_progress(inp, hasher, threads, quiet or as_json)
         rows, found, dists = idx.query_many(fps, threads=threads)

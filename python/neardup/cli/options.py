@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
+from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Literal
 
@@ -79,9 +81,20 @@ def input_options(f: Callable[..., Any], bundled: bool = True) -> Callable[..., 
             help="On a bad record: stop with FILE:LINE and status 2, or skip it and list it in the report.",
         ),
     ]
+
+    @functools.wraps(f)
+    def with_source(**kwargs: Any) -> Any:
+        source = Source(
+            kwargs.pop("input"),
+            kwargs.pop("sample", False),
+            *(kwargs.pop(name) for name in ("fmt", "text_field", "id_field", "on_error")),
+        )
+        return f(source=source, **kwargs)
+
+    command: Callable[..., Any] = with_source
     for option in reversed(options):
-        f = option(f)
-    return f
+        command = option(command)
+    return command
 
 
 def hasher_options(f: Callable[..., Any], corpus: bool = True) -> Callable[..., Any]:
@@ -273,37 +286,39 @@ def make_hasher(
         raise click.UsageError(str(err)) from None
 
 
-def _open(
-    input: str | None,
-    sample: bool,
-    fmt: str | None,
-    text_field: str,
-    id_field: str | None,
-    on_error: str,
-    hasher: Simhasher,
-    replayable: bool,
-    auto_id: bool = True,
-) -> Input:
-    if sample and input is not None:
-        raise click.UsageError("give INPUT or --sample, not both")
-    if sample:
-        input = sample_path()
-    if input is None:
-        raise click.UsageError(
-            "missing INPUT (a file, a folder of .txt files, or - for stdin; or --sample)"
+@dataclass(frozen=True)
+class Source:
+    """Where a command's documents come from: INPUT (or --sample), --format, --text-field,
+    --id-field and --on-error, as :func:`input_options` collects them."""
+
+    input: str | None
+    sample: bool
+    fmt: str | None
+    text_field: str
+    id_field: str | None
+    on_error: str
+
+    def open(self, hasher: Simhasher, replayable: bool, auto_id: bool = True) -> Input:
+        """The :class:`neardup.io.Input` of this source for ``hasher``'s fields."""
+        if self.sample and self.input is not None:
+            raise click.UsageError("give INPUT or --sample, not both")
+        input = sample_path() if self.sample else self.input
+        if input is None:
+            raise click.UsageError(
+                "missing INPUT (a file, a folder of .txt files, or - for stdin; or --sample)"
+            )
+        inp = open_input(
+            input,
+            self.fmt,
+            text_field=self.text_field,
+            id_field=self.id_field if self.id_field is not None else (AUTO if auto_id else None),
+            fields=list(hasher.fields) if hasher.fields else None,
+            on_error=self.on_error,
+            replayable=replayable,
         )
-    inp = open_input(
-        input,
-        fmt,
-        text_field=text_field,
-        id_field=id_field if id_field is not None else (AUTO if auto_id else None),
-        fields=list(hasher.fields) if hasher.fields else None,
-        on_error=on_error,
-        replayable=replayable,
-    )
-    if isinstance(inp, TxtInput) and not inp.files():
-        raise InputError(inp.name, "no .txt files")
-    return inp
+        if isinstance(inp, TxtInput) and not inp.files():
+            raise InputError(inp.name, "no .txt files")
+        return inp
 
 
 def renamed_flag(old: str, new: str, old_value: Any, value: Any) -> Any:

@@ -22,7 +22,7 @@ from ..paths import check_outputs
 from ..pipeline import FirstPass, default_k, first_rows
 from .app import cli
 from .options import (
-    _open,
+    Source,
     _verification,
     checked_k_options,
     hasher_options,
@@ -72,12 +72,7 @@ def _find_all_within(
 @hasher_options
 @run_options
 def pairs(
-    input: str | None,
-    sample: bool,
-    fmt: str | None,
-    text_field: str,
-    id_field: str | None,
-    on_error: str,
+    source: Source,
     k: int | None,
     threshold: float,
     no_verify: bool,
@@ -96,7 +91,7 @@ def pairs(
     k = default_k(k, threshold)
     hasher = make_hasher(**hasher_flags)
     _table_name(output, "--output")
-    inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher, replayable=True)
+    inp = source.open(hasher, replayable=True)
     check_outputs([inp.path], [("-o", output)])
     with inp, Outputs() as outputs:
         tmp = outputs.reserve(output) if output else None

@@ -19,7 +19,7 @@ from ..tune import measure, sample_pairs, sample_text_pairs
 from ..tune_result import PLOT_EXTRA, TARGET_PRECISION, TARGET_RECALL
 from ..validate import MAX_K
 from .app import cli
-from .options import _open, hasher_options, input_options, make_hasher, renamed_flag
+from .options import Source, hasher_options, input_options, make_hasher, renamed_flag
 from .output import _errors_text, _Failed, _say, _size
 
 
@@ -133,12 +133,7 @@ class _TuneCommand(click.Command):
     "--json", "as_json", is_flag=True, help="Print the curve and the recommendation as JSON."
 )
 def tune_command(
-    input: str | None,
-    sample: bool,
-    fmt: str | None,
-    text_field: str,
-    id_field: str | None,
-    on_error: str,
+    source: Source,
     max_k: int,
     pairs: int,
     no_verify: bool,
@@ -187,7 +182,7 @@ def tune_command(
             import matplotlib.figure  # noqa: F401
         except ImportError:
             raise MissingExtraError(f"--plot needs matplotlib: {PLOT_EXTRA}") from None
-    inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher, replayable=True)
+    inp = source.open(hasher, replayable=True)
     check_outputs([inp.path], [("--plot", plot)])
     with inp, Outputs() as outputs:
         try:
