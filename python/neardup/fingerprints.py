@@ -10,7 +10,7 @@ import numpy as np
 
 from . import _core
 from .hasher import Simhasher, SimhasherOptions
-from .validate import check_unicode
+from .validate import check_unicode, integers
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -199,13 +199,8 @@ def as_fingerprints(x: Any, name: str = "fingerprints") -> np.ndarray:
     if isinstance(x, (str, bytes)):
         raise TypeError(f"{name} must be an array of 64-bit fingerprints, got {type(x).__name__}")
     if not isinstance(x, np.ndarray):
-        items = list(x)
-        for i, v in enumerate(items):
-            if isinstance(v, bool) or not isinstance(v, (numbers.Integral, np.integer)):
-                raise TypeError(f"{name}[{i}] must be an int, got {type(v).__name__}")
-            if not 0 <= int(v) <= _MAX:
-                raise ValueError(f"{name}[{i}] must be in 0..2**64-1, got {int(v)}")
-        return np.array([int(v) for v in items], dtype=np.uint64)
+        items = integers(x, name, 0, _MAX, "must be in 0..2**64-1")
+        return np.array(items, dtype=np.uint64)
     if x.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional, got shape {x.shape}")
     if x.dtype == np.uint64:

@@ -18,7 +18,7 @@ import numpy as np
 
 from . import _core
 from .fingerprints import Fingerprints, _as_fingerprint, _is_scalar, as_fingerprints
-from .validate import DEFAULT_EXPECTED_SIZE, check_k, check_threads, integer
+from .validate import DEFAULT_EXPECTED_SIZE, check_k, check_threads, integer, integers
 
 __all__ = ["Plan", "PlanTable", "SimhashIndex", "cluster", "find_all", "plan"]
 
@@ -36,13 +36,8 @@ def _ids(ids: Any, name: str = "ids") -> np.ndarray:
     if isinstance(ids, (numbers.Integral, np.integer)) and not isinstance(ids, bool):
         ids = [ids]
     if not isinstance(ids, np.ndarray):
-        items = list(ids)
-        for i, v in enumerate(items):
-            if isinstance(v, bool) or not isinstance(v, (numbers.Integral, np.integer)):
-                raise TypeError(f"{name}[{i}] must be an int, got {type(v).__name__}")
-            if not -(1 << 63) <= int(v) < (1 << 63):
-                raise ValueError(f"{name}[{i}] must fit in int64, got {int(v)}")
-        return np.array([int(v) for v in items], dtype=np.int64)
+        items = integers(ids, name, -(1 << 63), (1 << 63) - 1, "must fit in int64")
+        return np.array(items, dtype=np.int64)
     if ids.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional, got shape {ids.shape}")
     if ids.dtype == np.int64:

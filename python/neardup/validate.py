@@ -7,6 +7,7 @@ core is called (the core checks again and would say the same).
 from __future__ import annotations
 
 import numbers
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -21,6 +22,7 @@ __all__ = [
     "check_threads",
     "check_unicode",
     "integer",
+    "integers",
     "lone_surrogate",
 ]
 
@@ -42,6 +44,17 @@ def integer(value: Any, name: str, *, minimum: int | None = None) -> int:
     if minimum is not None and value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
     return value
+
+
+def integers(values: Iterable[Any], name: str, low: int, high: int, bounds: str) -> list[int]:
+    """The values as ints, each a Python or numpy integer in low..=high (``bounds`` says so)."""
+    items = list(values)
+    for i, v in enumerate(items):
+        if isinstance(v, bool) or not isinstance(v, (numbers.Integral, np.integer)):
+            raise TypeError(f"{name}[{i}] must be an int, got {type(v).__name__}")
+        if not low <= int(v) <= high:
+            raise ValueError(f"{name}[{i}] {bounds}, got {int(v)}")
+    return [int(v) for v in items]
 
 
 def check_k(k: Any, name: str = "k") -> int:

@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import _core
 from ..corpus import fingerprint_with_progress
+from ..hasher import Simhasher
 from ..index import SimhashIndex
 from ..io import (
     Input,
@@ -99,6 +100,12 @@ def _int_ids(inp: Input) -> np.ndarray | None:
     return ids
 
 
+def _open_for_index(source: Source, hasher: Simhasher) -> Input:
+    """INPUT for an index: the ids are document numbers unless --id-field names a field (then
+    INPUT can be read again, to point at the record of a bad id)."""
+    return source.open(hasher, replayable=source.id_field is not None, auto_id=False)
+
+
 @index.command("build")
 @input_options
 @click.option(
@@ -118,11 +125,7 @@ def index_build(
 ) -> None:
     """Fingerprint INPUT and save it as an index file."""
     hasher = make_hasher(**hasher_flags)
-    inp = source.open(
-        hasher,
-        replayable=source.id_field is not None,
-        auto_id=False,
-    )
+    inp = _open_for_index(source, hasher)
     check_outputs([inp.path], [("-o", index_path)])
     with inp, Outputs() as outputs:
         tmp = outputs.reserve(index_path)
@@ -164,11 +167,7 @@ def index_add(
 ) -> None:
     """Add the documents of INPUT to INDEX, saying how many were already near-duplicates of it."""
     hasher = make_hasher(**hasher_flags)
-    inp = source.open(
-        hasher,
-        replayable=source.id_field is not None,
-        auto_id=False,
-    )
+    inp = _open_for_index(source, hasher)
     check_outputs([inp.path], [("INDEX", index_path)])
 
     # Held from loading INDEX to renaming the new one into place: concurrent adds wait their turn.

@@ -94,6 +94,10 @@ class Chunk:
     lengths: list[int] = field(default_factory=list)
 
 
+#: (write one chunk with its fingerprints, close): what ``Input.fingerprint_writer`` returns.
+FingerprintWriter = tuple[Callable[[Chunk, np.ndarray], None], Callable[[], None]]
+
+
 class Input:
     """One input: a file, a folder of .txt files, or stdin (``"-"``).
 
@@ -326,9 +330,7 @@ class Input:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    def fingerprint_writer(
-        self, tmp: str, output: str, column: str
-    ) -> tuple[Callable[[Chunk, np.ndarray], None], Callable[[], None]]:
+    def fingerprint_writer(self, tmp: str, output: str, column: str) -> FingerprintWriter:
         """(write one chunk with its fingerprints, close) for the fingerprint command: each
         format writes to ``tmp`` (the temporary file of ``output``) the records of the chunks
         with a ``column`` of fingerprints added."""

@@ -12,7 +12,9 @@ from ..errors import MissingExtraError
 _COMPRESSIONS = {".gz": "gzip", ".zst": "zstd", ".zstd": "zstd"}
 
 
-def zstd_reader(raw: BinaryIO) -> BinaryIO:
+def _zstd_module() -> tuple[Any, Any]:
+    """(zstandard, None), or (None, the standard library's compression.zstd of Python >= 3.14);
+    a MissingExtraError naming the extra where neither is there."""
     try:
         import zstandard
     except ImportError:
@@ -22,6 +24,13 @@ def zstd_reader(raw: BinaryIO) -> BinaryIO:
             raise MissingExtraError(
                 ".zst files need zstandard: pip install 'neardup[zstd]'"
             ) from None
+        return None, zstd
+    return zstandard, None
+
+
+def zstd_reader(raw: BinaryIO) -> BinaryIO:
+    zstandard, zstd = _zstd_module()
+    if zstandard is None:
         return zstd.ZstdFile(raw, "rb")  # type: ignore[no-any-return]
     return io.BufferedReader(_ZstdFrames(raw, zstandard), 1 << 20)  # type: ignore[arg-type]
 
@@ -82,15 +91,8 @@ class _ZstdFrames(io.RawIOBase):
 
 
 def zstd_writer(raw: BinaryIO) -> BinaryIO:
-    try:
-        import zstandard
-    except ImportError:
-        try:
-            from compression import zstd  # type: ignore[import-not-found]
-        except ImportError:
-            raise MissingExtraError(
-                ".zst files need zstandard: pip install 'neardup[zstd]'"
-            ) from None
+    zstandard, zstd = _zstd_module()
+    if zstandard is None:
         return zstd.ZstdFile(raw, "wb")  # type: ignore[no-any-return]
     return zstandard.ZstdCompressor(level=3).stream_writer(raw, closefd=False)  # type: ignore[return-value]
 

@@ -8,13 +8,13 @@ import io
 import sys
 import zlib
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 from ..errors import InputError
-from .base import Chunk, Input, joined, replay_chunks, utf8_reason
+from .base import Chunk, FingerprintWriter, Input, joined, replay_chunks, utf8_reason
 from .compression import CompressedStreamError, compression_of
 from .outputs import RawWriter, Unclosed, hex_fingerprints
 
@@ -155,9 +155,7 @@ class CsvInput(Input):
             if raw_writer is not None:
                 raw_writer.close()
 
-    def fingerprint_writer(
-        self, tmp: str, output: str, column: str
-    ) -> tuple[Callable[[Chunk, np.ndarray], None], Callable[[], None]]:
+    def fingerprint_writer(self, tmp: str, output: str, column: str) -> FingerprintWriter:
         """(write one chunk with its fingerprints, close): each row with a hex column added."""
         raw = RawWriter(tmp, compression_of(output) if output != "-" else None)
         text = io.TextIOWrapper(Unclosed(raw), encoding="utf-8", newline="")  # type: ignore[type-var]

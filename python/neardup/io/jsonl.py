@@ -18,6 +18,7 @@ from .base import (
     CHUNK_BYTES,
     CHUNK_DOCS,
     Chunk,
+    FingerprintWriter,
     Input,
     joined,
     type_name,
@@ -403,9 +404,7 @@ class JsonlInput(Input):
             if writer is not None:
                 writer.close()
 
-    def fingerprint_writer(
-        self, tmp: str, output: str, column: str
-    ) -> tuple[Callable[[Chunk, np.ndarray], None], Callable[[], None]]:
+    def fingerprint_writer(self, tmp: str, output: str, column: str) -> FingerprintWriter:
         """(write one chunk with its fingerprints, close): each line with a hex field added."""
         raw = RawWriter(tmp, compression_of(output) if output != "-" else None)
         key = json.dumps(column).encode()

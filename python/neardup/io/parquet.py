@@ -5,13 +5,13 @@ from __future__ import annotations
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 from ..errors import InputError
-from .base import CHUNK_DOCS, Chunk, Input, joined, pyarrow
+from .base import CHUNK_DOCS, Chunk, FingerprintWriter, Input, joined, pyarrow
 
 
 class ParquetInput(Input):
@@ -159,9 +159,7 @@ class ParquetInput(Input):
             if writer is not None:
                 writer.close()
 
-    def fingerprint_writer(
-        self, tmp: str, output: str, column: str
-    ) -> tuple[Callable[[Chunk, np.ndarray], None], Callable[[], None]]:
+    def fingerprint_writer(self, tmp: str, output: str, column: str) -> FingerprintWriter:
         """(write one chunk with its fingerprints, close): the kept rows with a uint64 column."""
         pa = pyarrow()
         state: dict[str, Any] = {"writer": None, "row": 0}

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 from ..errors import InputError
-from .base import Chunk, Input, replay_chunks
+from .base import Chunk, FingerprintWriter, Input, replay_chunks
 from .outputs import TableWriter, hex_fingerprints
 
 
@@ -110,9 +110,7 @@ class TxtInput(Input):
 
         yield from replay_chunks(docs(), texts)
 
-    def fingerprint_writer(
-        self, tmp: str, output: str, column: str
-    ) -> tuple[Callable[[Chunk, np.ndarray], None], Callable[[], None]]:
+    def fingerprint_writer(self, tmp: str, output: str, column: str) -> FingerprintWriter:
         """(write one chunk with its fingerprints, close): a table of ids and fingerprints."""
         table = TableWriter(tmp, output, ["id", column])
 
