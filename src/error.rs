@@ -25,6 +25,8 @@ pub enum Error {
     },
     /// An allocation whose size comes from the data failed: what it was for.
     OutOfMemory(String),
+    /// An id that is not in the index (removing it): the id.
+    UnknownId(i64),
 }
 
 /// The core's result type.
@@ -56,6 +58,7 @@ impl fmt::Display for Error {
                 thousands(*limit)
             ),
             Error::OutOfMemory(what) => write!(f, "out of memory: {what}"),
+            Error::UnknownId(id) => write!(f, "id {id} is not in the index"),
         }
     }
 }

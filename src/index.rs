@@ -513,14 +513,14 @@ impl Index {
         Ok(())
     }
 
-    /// Removes entries by id. If an id is not in the index nothing is removed and it is returned
-    /// as the error.
-    pub fn remove(&mut self, ids: &[i64]) -> std::result::Result<(), i64> {
+    /// Removes entries by id. If an id is not in the index nothing is removed and the error is
+    /// [`Error::UnknownId`] with that id.
+    pub fn remove(&mut self, ids: &[i64]) -> Result<()> {
         let mut ids = ids.to_vec();
         ids.sort_unstable();
         ids.dedup();
         if let Some(&missing) = ids.iter().find(|&&id| !self.contains(id)) {
-            return Err(missing);
+            return Err(Error::UnknownId(missing));
         }
         let mut from_buffer = HashSet::new();
         for &id in &ids {
@@ -810,7 +810,10 @@ mod tests {
                 .add(&[1], Some(&[*model.keys().next().unwrap()]))
                 .is_err());
             assert!(index.add(&[1, 2], Some(&[-5, -5])).is_err());
-            assert_eq!(index.remove(&[i64::MIN]), Err(i64::MIN));
+            assert!(matches!(
+                index.remove(&[i64::MIN]),
+                Err(Error::UnknownId(i64::MIN))
+            ));
         }
     }
 

@@ -3,7 +3,9 @@
 use std::path::Path;
 
 use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyIsADirectoryError, PyMemoryError, PyOSError, PyValueError};
+use pyo3::exceptions::{
+    PyException, PyIsADirectoryError, PyKeyError, PyMemoryError, PyOSError, PyValueError,
+};
 use pyo3::prelude::*;
 
 use crate::error::Error;
@@ -46,6 +48,7 @@ impl From<Error> for PyErr {
                 pyerr
             }
             Error::OutOfMemory(_) => PyMemoryError::new_err(err.to_string()),
+            Error::UnknownId(_) => PyKeyError::new_err(err.to_string()),
         }
     }
 }

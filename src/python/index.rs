@@ -4,7 +4,6 @@ use std::path::PathBuf;
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
-use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
 
 use super::errors::on_path;
@@ -225,8 +224,7 @@ impl PyIndex {
 
     fn remove(&self, py: Python<'_>, ids: PyReadonlyArray1<'_, i64>) -> PyResult<()> {
         let ids = ids.as_slice()?;
-        py.detach(|| self.write().remove(ids))
-            .map_err(|missing| PyKeyError::new_err(format!("id {missing} is not in the index")))
+        Ok(py.detach(|| self.write().remove(ids))?)
     }
 
     fn compact(&self, py: Python<'_>) {
