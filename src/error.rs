@@ -27,6 +27,10 @@ pub enum Error {
     OutOfMemory(String),
     /// An id that is not in the index (removing it): the id.
     UnknownId(i64),
+    /// A memory-mapped index file changed in place since it was loaded: which and how.
+    Changed(String),
+    /// A long call stopped because the process was interrupted (Ctrl-C).
+    Interrupted,
 }
 
 /// The core's result type.
@@ -59,6 +63,8 @@ impl fmt::Display for Error {
             ),
             Error::OutOfMemory(what) => write!(f, "out of memory: {what}"),
             Error::UnknownId(id) => write!(f, "id {id} is not in the index"),
+            Error::Changed(message) => f.write_str(message),
+            Error::Interrupted => f.write_str("interrupted"),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Weighted tallies and fingerprints, one document or many.
 //!
 //! A feature of weight w adds w to tally i where bit i of its hash is 1 and subtracts w where it
-//! is 0; bit i of the fingerprint is 1 iff tally i > 0. Three ways to sum, all exact or in a fixed
+//! is 0 (a feature's hash: [`crate::hash::feature_hash`], its FNV-1a 64 through [`fmix64`]); bit i of the fingerprint is 1 iff tally i > 0. Three ways to sum, all exact or in a fixed
 //! order, so a fingerprint never depends on the thread count or the platform:
 //!
 //! * unit weights (the common case): [`BitCounter`] counts set bits per position with bit-sliced
@@ -17,7 +17,7 @@ use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::features::{FeatureConfig, Field, Scratch};
-use crate::hash::FoldHasher;
+use crate::hash::{fmix64, FoldHasher};
 
 /// How the features of one document are weighted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,16 +114,24 @@ impl BitCounter {
     /// Adds every hash of `hashes`: whole blocks of sixteen straight from the slice.
     #[inline]
     pub fn add_all(&mut self, hashes: &[u64]) {
+        self.add_all_mapped(hashes, |h| h);
+    }
+
+    /// Adds `map(h)` for every hash `h` of `hashes`. A block's sixteen maps are independent, so
+    /// they overlap in the pipeline instead of costing a pass of their own.
+    #[inline]
+    pub fn add_all_mapped(&mut self, hashes: &[u64], map: impl Fn(u64) -> u64) {
         let mut rest = hashes;
         while self.filled != 0 && !rest.is_empty() {
-            self.add(rest[0]);
+            self.add(map(rest[0]));
             rest = &rest[1..];
         }
         let mut blocks = rest.chunks_exact(16);
         for block in &mut blocks {
-            self.add_block_of(block.try_into().expect("sixteen hashes"));
+            let block: &[u64; 16] = block.try_into().expect("sixteen hashes");
+            self.add_block_of(&block.map(&map));
         }
-        blocks.remainder().iter().for_each(|&h| self.add(h));
+        blocks.remainder().iter().for_each(|&h| self.add(map(h)));
     }
 
     #[inline]
@@ -480,7 +488,7 @@ impl Hasher {
             .filter(|f| self.weighting != Weighting::Binary || seen.insert(f.clone()))
             .map(|f| {
                 let w = match &self.idf {
-                    Some(idf) => fw * idf.weight(crate::hash::fnv1a_64(f.as_bytes())),
+                    Some(idf) => fw * idf.weight(crate::hash::feature_hash(f.as_bytes())),
                     None => fw,
                 };
                 (f, w)
@@ -516,7 +524,7 @@ impl Hasher {
                 scratch.hashes.dedup();
             }
             let mut counter = BitCounter::default();
-            counter.add_all(&scratch.hashes);
+            counter.add_all_mapped(&scratch.hashes, fmix64);
             let (counts, total) = counter.finish();
             if fields.len() == 1 && fw == 1 {
                 return fingerprint_of_counts(&counts, total);
@@ -539,6 +547,7 @@ impl Hasher {
                 if self.weighting == Weighting::Binary && !seen.insert(h) {
                     continue;
                 }
+                let h = fmix64(h);
                 let w = match &self.idf {
                     Some(idf) => fw * idf.weight(h),
                     None => fw,
@@ -670,7 +679,7 @@ impl Hasher {
                     distinct.clear();
                     for f in fields {
                         f[d].as_ref().hash_features(&self.features, &mut scratch);
-                        distinct.extend_from_slice(&scratch.hashes);
+                        distinct.extend(scratch.hashes.iter().map(|&h| fmix64(h)));
                     }
                     distinct.sort_unstable();
                     distinct.dedup();
@@ -700,7 +709,7 @@ impl Hasher {
 mod tests {
     use super::*;
     use crate::features::TokenKind;
-    use crate::hash::fnv1a_64;
+    use crate::hash::feature_hash;
 
     /// The definition, one bit at a time.
     fn naive(hashes: &[u64], weights: &[i64]) -> u64 {
@@ -815,7 +824,7 @@ mod tests {
                 let (mut hashes, mut weights) = (Vec::new(), Vec::new());
                 for (f, text) in [&titles[d], &texts[d]].iter().enumerate() {
                     for (feature, w) in hasher.weighted_features(f, text) {
-                        hashes.push(fnv1a_64(feature.as_bytes()));
+                        hashes.push(feature_hash(feature.as_bytes()));
                         weights.push(w);
                     }
                 }
@@ -908,7 +917,7 @@ mod tests {
         let (keys, dfs) = hasher.document_frequencies(&[&texts[..]]).unwrap();
         let mut want: Vec<(u64, u64)> = [("a", 1), ("b", 2), ("c", 2)]
             .iter()
-            .map(|&(w, n)| (fnv1a_64(w.as_bytes()), n))
+            .map(|&(w, n)| (feature_hash(w.as_bytes()), n))
             .collect();
         want.sort_unstable();
         assert_eq!(keys.into_iter().zip(dfs).collect::<Vec<_>>(), want);

@@ -105,8 +105,16 @@ impl Segment {
     /// The position of `id` among the entries.
     fn position_of_id(&self, id: i64) -> Option<usize> {
         let by_id = self.by_id();
-        let at = by_id.partition_point(|&p| self.ids[p as usize] < id);
-        (at < by_id.len() && self.ids[by_id[at] as usize] == id).then(|| by_id[at] as usize)
+        let at = by_id.partition_point(|&p| self.id_at(p) < id);
+        (at < by_id.len() && self.id_at(by_id[at]) == id).then(|| by_id[at] as usize)
+    }
+
+    /// The id at position `p` of the id order. Positions were checked when the file was loaded;
+    /// a mapped file rewritten since may hold any value, so an out-of-range one reads as the
+    /// largest id rather than panicking (the index then reports the file as changed).
+    #[inline]
+    fn id_at(&self, p: u32) -> i64 {
+        self.ids.get(p as usize).copied().unwrap_or(i64::MAX)
     }
 
     /// Entries `lo..hi` holding fingerprint `fp`.
@@ -127,7 +135,7 @@ impl Segment {
 
     /// Ids in ascending order.
     fn sorted_ids(&self) -> impl Iterator<Item = i64> + '_ {
-        self.by_id().iter().map(|&p| self.ids[p as usize])
+        self.by_id().iter().map(|&p| self.id_at(p))
     }
 
     fn nbytes(&self) -> usize {
@@ -135,6 +143,14 @@ impl Segment {
             + self.ids.len() * 8
             + self.by_id.get().map_or(0, |b| b.len() * 4)
             + self.tables.iter().map(|t| t.len() * 8).sum::<usize>()
+    }
+
+    /// Whether any array views a loaded file.
+    fn is_mapped(&self) -> bool {
+        self.fps.is_shared()
+            || self.ids.is_shared()
+            || self.by_id.get().is_some_and(Words::is_shared)
+            || self.tables.iter().any(Words::is_shared)
     }
 
     /// Positions of the entries in ascending id order, built on first use.
@@ -274,10 +290,15 @@ fn merge_id_orders(
     let mut pa = a
         .by_id()
         .iter()
-        .map(|&p| new_a[p as usize])
+        .map(|&p| new_a.get(p as usize).copied().unwrap_or(u32::MAX))
         .filter(|&p| p != u32::MAX)
         .peekable();
-    let mut pb = b.by_id().iter().map(|&p| new_b[p as usize]).peekable();
+    let mut pb = b
+        .by_id()
+        .iter()
+        .map(|&p| new_b.get(p as usize).copied().unwrap_or(u32::MAX))
+        .filter(|&p| p != u32::MAX)
+        .peekable();
     loop {
         let next = match (pa.peek(), pb.peek()) {
             (None, None) => break,
@@ -353,6 +374,8 @@ pub struct Index {
     tombstones: HashSet<i64>,
     next_id: i64,
     limits: Option<(usize, usize)>,
+    /// The mapped file the main segment views, checked around every use.
+    source: Option<store::Source>,
 }
 
 impl Index {
@@ -383,6 +406,7 @@ impl Index {
             tombstones: HashSet::new(),
             next_id: 0,
             limits: None,
+            source: None,
         })
     }
 
@@ -392,6 +416,50 @@ impl Index {
 
     pub fn plan(&self) -> &Plan {
         &self.plan
+    }
+
+    /// Whether the main segment views a memory-mapped file.
+    pub fn is_mapped(&self) -> bool {
+        self.source.is_some()
+    }
+
+    /// [`Error::Changed`] if the mapped file under the index changed since it was loaded.
+    pub fn check_file(&self) -> Result<()> {
+        self.source.as_ref().map_or(Ok(()), store::Source::check)
+    }
+
+    /// Runs `f` on the index, checking a mapped file before and after: an answer is returned
+    /// only if the file was the one loaded throughout. A panic while the file changed (data
+    /// read from a file rewritten in place) is that error too, never a panic.
+    pub fn guarded<R>(&self, f: impl FnOnce(&Index) -> R) -> Result<R> {
+        if self.source.is_none() {
+            return Ok(f(self));
+        }
+        self.check_file()?;
+        let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(self)));
+        self.check_file()?;
+        match out {
+            Ok(r) => Ok(r),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    }
+
+    /// [`Index::guarded`] for a change to the index. Once the main segment no longer views
+    /// the file (merged into new arrays), the file is not checked any more.
+    pub fn guarded_mut<R>(&mut self, f: impl FnOnce(&mut Index) -> R) -> Result<R> {
+        if self.source.is_none() {
+            return Ok(f(self));
+        }
+        self.check_file()?;
+        let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(self)));
+        self.check_file()?;
+        if !self.main.is_mapped() {
+            self.source = None;
+        }
+        match out {
+            Ok(r) => Ok(r),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
     }
 
     /// Live entries.
@@ -620,6 +688,7 @@ impl Index {
             let mut ids = Vec::new();
             let mut ds = Vec::new();
             let mut found = Vec::new();
+            crate::interrupt::check()?;
             for (r, &q) in chunk.iter().enumerate() {
                 found.clear();
                 self.query_into(q, &mut found);
@@ -719,6 +788,7 @@ impl Index {
             tombstones: HashSet::new(),
             next_id: s.next_id,
             limits: None,
+            source: s.source,
         })
     }
 }
@@ -863,6 +933,44 @@ mod tests {
                     Err(e) => panic!("case {c}: {e}"),
                     Ok(_) => panic!("case {c} loaded"),
                 }
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_mapped_file_changed_in_place_is_refused_by_every_guarded_call() {
+        let dir = std::env::temp_dir().join(format!("neardup-changed-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("index.ndx");
+        let fps: Vec<u64> = (0..5000u64)
+            .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+            .collect();
+        let mut index = Index::new(3, None, Some(5000)).unwrap();
+        index.add(&fps, None).unwrap();
+        index.save(&path).unwrap();
+        let mut mapped = Index::load(&path, true).unwrap();
+        assert!(mapped.is_mapped() && !Index::load(&path, false).unwrap().is_mapped());
+        assert_eq!(mapped.guarded(|ix| ix.query(fps[9])).unwrap(), vec![(0, 9)]);
+        let len = std::fs::metadata(&path).unwrap().len();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(len / 2)
+            .unwrap();
+        for result in [
+            mapped.guarded(|ix| ix.query(fps[9]).len()),
+            mapped.guarded(|ix| usize::from(ix.contains(9))),
+            mapped.guarded_mut(|ix| ix.remove(&[9]).map_or(0, |()| 1)),
+            mapped.check_file().map(|()| 0),
+        ] {
+            match result {
+                Err(Error::Changed(message)) => assert!(message.contains("index.ndx"), "{message}"),
+                other => panic!(
+                    "expected Changed, got {:?}",
+                    other.map_err(|e| e.to_string())
+                ),
             }
         }
         std::fs::remove_dir_all(&dir).unwrap();

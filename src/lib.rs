@@ -15,6 +15,7 @@ pub mod fingerprint;
 pub mod hamming;
 pub mod hash;
 pub mod index;
+pub mod interrupt;
 pub mod jsonl;
 pub mod pairs;
 pub mod parallel;

@@ -13,6 +13,7 @@ use rayon::prelude::*;
 
 use crate::error::{try_push, try_with_capacity, Error, Result};
 use crate::hamming::hamming;
+use crate::interrupt;
 use crate::plan::Plan;
 use crate::table::{lower_bound, radix_sort_top_with};
 
@@ -97,20 +98,24 @@ fn check_distinct(distinct: &[u64]) -> Result<()> {
 
 /// Walks every pair (a, b), a < b, of indices into the ascending distinct values `distinct`
 /// within distance `k` exactly once, calling `visit(state, a, b, distance)`, each table with its
-/// own state (one per table, returned in table order).
-fn walk<S, F>(distinct: &[u64], k: u32, plan: &Plan, visit: F) -> Vec<S>
+/// own state (one per table, returned in table order). [`Error::Interrupted`] if an interrupt
+/// is raised meanwhile: every worker polls for one before each run of candidates.
+fn walk<S, F>(distinct: &[u64], k: u32, plan: &Plan, visit: F) -> Result<Vec<S>>
 where
     S: Default + Send,
     F: Fn(&mut S, u32, u32, u8) + Sync,
 {
     let tables = plan.tables();
-    tables
+    let states = tables
         .par_iter()
         .enumerate()
         // Each worker keeps its two table-sized buffers from one table to the next.
         .map_init(
             || (Vec::new(), Vec::new()),
             |(v, scratch): &mut (Vec<u64>, Vec<u64>), (t, layout)| {
+                if interrupt::requested() {
+                    return S::default();
+                }
                 let perm = &layout.permutation;
                 // The prefixes of the earlier tables, in this table's bit order.
                 let earlier: Vec<u64> = tables[..t]
@@ -123,6 +128,9 @@ where
                 let mut state = S::default();
                 let mut start = 0;
                 while start < v.len() {
+                    if interrupt::requested() {
+                        break;
+                    }
                     let prefix = layout.prefix_of(v[start]);
                     let mut end = start + 1;
                     while end < v.len() && layout.prefix_of(v[end]) == prefix {
@@ -130,6 +138,10 @@ where
                     }
                     let run = &v[start..end];
                     for (x, &a) in run.iter().enumerate() {
+                        // A long run (many fingerprints sharing a prefix) is quadratic: poll in it.
+                        if x % 1024 == 1023 && interrupt::requested() {
+                            break;
+                        }
                         for &b in &run[x + 1..] {
                             let d = hamming(a, b);
                             if d > k {
@@ -149,7 +161,9 @@ where
                 state
             },
         )
-        .collect()
+        .collect();
+    interrupt::check()?;
+    Ok(states)
 }
 
 /// One table's share of [`distinct_pairs_bounded`].
@@ -203,7 +217,7 @@ pub fn distinct_pairs_bounded(
             part.pairs = Vec::new();
             part.error = Some(err);
         }
-    });
+    })?;
     let weight_found = parts.iter().fold(total.load(Ordering::Relaxed), |w, p| {
         w.saturating_add(p.pending)
     });
@@ -335,6 +349,7 @@ pub fn find_all(
     }
     drop(next);
     drop(pairs);
+    interrupt::check()?;
     // Each row's partners in ascending order.
     let mut segments: Vec<&mut [u64]> = Vec::new();
     let mut rest = &mut packed[..];
@@ -451,7 +466,7 @@ pub fn cluster(fingerprints: &[u64], k: u32, plan: &Plan) -> Result<Vec<i64>> {
     let uf = SharedUnionFind::new(groups.distinct.len());
     walk(&groups.distinct, k, plan, |_: &mut (), a, b, _| {
         uf.union(a, b)
-    });
+    })?;
     let mut smallest = vec![usize::MAX; groups.distinct.len()];
     let mut root_of = Vec::with_capacity(groups.distinct.len());
     for g in 0..groups.distinct.len() {

@@ -23,6 +23,7 @@ use std::collections::HashMap;
 use rayon::prelude::*;
 
 use crate::error::{try_with_capacity, Error, Result};
+use crate::interrupt;
 use crate::pairs::{distinct_pairs_bounded, Bounded, Groups};
 use crate::plan::Plan;
 use crate::verify::{jaccard, Ranges};
@@ -91,6 +92,9 @@ impl Candidates {
         let mut text_of = Vec::with_capacity(n);
         let mut first_row = Vec::new();
         for r in 0..n {
+            if r % 65536 == 65535 {
+                interrupt::check()?;
+            }
             let next = first_row.len() as u32;
             let t = *texts.entry((keys[r], fingerprints[r])).or_insert(next);
             if t == next {
@@ -105,8 +109,10 @@ impl Candidates {
             .filter(|&t| fp_of(t) != 0)
             .collect();
         let fps: Vec<u64> = proposers.iter().map(|&t| fp_of(t)).collect();
+        interrupt::check()?;
         let groups = Groups::new(&fps);
         drop(fps);
+        interrupt::check()?;
         let members: Vec<u32> = groups.rows.iter().map(|&i| proposers[i]).collect();
         let mut group_of = vec![u32::MAX; first_row.len()];
         for g in 0..groups.distinct.len() {
@@ -192,7 +198,10 @@ impl Candidates {
         const FREE: u32 = u32::MAX;
         let mut kept_text = vec![FREE; texts];
         let mut jac_text = vec![1.0f32; texts];
-        for &row in order {
+        for (at, &row) in order.iter().enumerate() {
+            if at % 4096 == 0 {
+                interrupt::check()?;
+            }
             let t = self.text_of[row as usize] as usize;
             if standin[t] != row as u32 || kept_text[t] != FREE {
                 continue;

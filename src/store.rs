@@ -92,6 +92,66 @@ impl Plain for u32 {
     }
 }
 
+/// What a mapped file was when it was loaded: its identity, size and modification time.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+impl Stamp {
+    fn of(meta: &std::fs::Metadata) -> Self {
+        #[cfg(unix)]
+        let (dev, ino) = {
+            use std::os::unix::fs::MetadataExt;
+            (meta.dev(), meta.ino())
+        };
+        #[cfg(not(unix))]
+        let (dev, ino) = (0, 0);
+        Stamp {
+            dev,
+            ino,
+            len: meta.len(),
+            modified: meta.modified().ok(),
+        }
+    }
+}
+
+/// The file under a mapped index, kept open so that it can be checked on every use: a map
+/// shows whatever the file holds now, so a file truncated in place would fault on access
+/// (SIGBUS) and one rewritten in place would answer from other data.
+pub struct Source {
+    file: File,
+    stamp: Stamp,
+    path: PathBuf,
+}
+
+impl Source {
+    /// [`Error::Changed`] if the file was truncated, extended or written since it was mapped
+    /// (its size or modification time differ) or is no longer the same file.
+    pub fn check(&self) -> Result<()> {
+        let now = Stamp::of(&self.file.metadata()?);
+        if now == self.stamp {
+            return Ok(());
+        }
+        let what = if now.len != self.stamp.len {
+            format!("its size went from {} to {} bytes", self.stamp.len, now.len)
+        } else if (now.dev, now.ino) != (self.stamp.dev, self.stamp.ino) {
+            "it is no longer the same file".to_owned()
+        } else {
+            "its modification time changed".to_owned()
+        };
+        Err(Error::Changed(format!(
+            "{}: the memory-mapped index file changed in place since it was loaded ({what}); \
+             load it again, or load it with mmap=False. Replace an index file by renaming a new \
+             one over it (as save does), never by writing into it",
+            self.path.display()
+        )))
+    }
+}
+
 /// The bytes of a loaded file: read into memory (8-byte aligned) or mapped.
 pub enum Backing {
     /// Whole words holding the file's bytes, and the byte length.
@@ -119,6 +179,13 @@ pub enum Words<T: Plain> {
         offset: usize,
         len: usize,
     },
+}
+
+impl<T: Plain> Words<T> {
+    /// Whether the values are viewed in a loaded file rather than owned.
+    pub fn is_shared(&self) -> bool {
+        matches!(self, Words::Shared { .. })
+    }
 }
 
 impl<T: Plain> Default for Words<T> {
@@ -194,6 +261,8 @@ pub struct Stored {
     pub ids: Words<i64>,
     pub by_id: Words<u32>,
     pub tables: Vec<Words<u64>>,
+    /// The mapped file, to check on use; None when the file was read into memory.
+    pub source: Option<Source>,
 }
 
 /// What [`save`] writes, borrowed.
@@ -363,10 +432,18 @@ pub fn load(path: &Path, mmap: bool) -> Result<Stored> {
         }
     }
     file.seek(SeekFrom::Start(0))?;
+    let mut source = None;
     let backing = if mmap {
         // SAFETY: the map is read-only. Like every mapped file it may change under us if another
-        // process rewrites it in place; neardup itself only ever replaces files by renaming.
-        Backing::Map(unsafe { memmap2::Mmap::map(&file)? })
+        // process rewrites it in place (neardup itself only ever replaces files by renaming):
+        // the index checks `source` before and after every use and refuses a changed file.
+        let map = unsafe { memmap2::Mmap::map(&file)? };
+        source = Some(Source {
+            file,
+            stamp: Stamp::of(&meta),
+            path: path.to_path_buf(),
+        });
+        Backing::Map(map)
     } else {
         let words =
             usize::try_from(size.div_ceil(8)).map_err(|_| format_error(0, "file too large"))?;
@@ -378,7 +455,13 @@ pub fn load(path: &Path, mmap: bool) -> Result<Stored> {
         file.read_exact(&mut bytes[..size])?;
         Backing::Heap(v, size)
     };
-    parse(Arc::new(backing))
+    let mut stored = parse(Arc::new(backing))?;
+    if let Some(source) = &source {
+        // Written while it was read and checked: what was checked may not be what is mapped.
+        source.check()?;
+    }
+    stored.source = source;
+    Ok(stored)
 }
 
 fn truncated(size: u64, expected: Option<u64>) -> Error {
@@ -566,6 +649,7 @@ fn parse(backing: Arc<Backing>) -> Result<Stored> {
         ids,
         by_id,
         tables,
+        source: None,
     })
 }
 

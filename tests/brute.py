@@ -9,6 +9,7 @@ import random
 import numpy as np
 
 import reference
+from neardup.verify import THRESHOLD_K
 
 
 def distances(fps: np.ndarray) -> np.ndarray:
@@ -136,7 +137,7 @@ def verified_near(docs, fps, k, threshold):
     return near
 
 
-def verified_stars(docs: list[str], k: int = 5, threshold: float = 0.8) -> list[int]:
+def verified_stars(docs: list[str], k: int = THRESHOLD_K, threshold: float = 0.8) -> list[int]:
     """The row kept in each row's place by the default dedup (verified stars, keep first)."""
     fps = np.array([reference.fingerprint(reference.normalize(t)) for t in docs], dtype=np.uint64)
     return star_oracle(list(range(len(docs))), verified_near(docs, fps, k, threshold))[0]

@@ -1,8 +1,8 @@
 """An independent, slow, pure-Python statement of what neardup computes: the test oracle.
 
 Written from the specification (README "How a fingerprint is made"), sharing no code with the
-package: tokens by Unicode general category, shingles as joined strings, FNV-1a 64 byte by byte,
-and 64 tallies summed one bit at a time.
+package: tokens by Unicode general category, shingles as joined strings, FNV-1a 64 byte by byte
+then MurmurHash3's fmix64 finalizer, and 64 tallies summed one bit at a time.
 """
 
 from __future__ import annotations
@@ -33,6 +33,20 @@ def fnv1a_64(data: bytes) -> int:
         h ^= byte
         h = (h * PRIME) & MASK
     return h
+
+
+def fmix64(k: int) -> int:
+    """MurmurHash3's fmix64 (Appleby): xor-shift 33, multiply, xor-shift 33, multiply, xor-shift 33."""
+    k ^= k >> 33
+    k = (k * 0xFF51AFD7ED558CCD) & MASK
+    k ^= k >> 33
+    k = (k * 0xC4CEB9FE1A85EC53) & MASK
+    return k ^ (k >> 33)
+
+
+def feature_hash(data: bytes) -> int:
+    """A feature's hash as the fingerprint tallies it."""
+    return fmix64(fnv1a_64(data))
 
 
 def normalize(text: str, unicode_form: str | None = "NFKC", casefold: bool = True) -> str:
@@ -154,4 +168,4 @@ def fingerprint(
         weights = [idf.get(f, idf_unseen) for f in feats]
     else:
         weights = None
-    return simhash([fnv1a_64(f.encode("utf-8")) for f in feats], weights)
+    return simhash([feature_hash(f.encode("utf-8")) for f in feats], weights)

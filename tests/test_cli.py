@@ -25,6 +25,7 @@ import pytest
 import neardup
 from brute import distances, family_corpus, fingerprint_near, pairs, star_oracle, verified_stars
 from neardup.cli import main
+from neardup.verify import THRESHOLD_K
 
 try:  # the [parquet] and [zstd] extras (in [test]); tests that need them are skipped without
     import pyarrow as pa
@@ -41,7 +42,9 @@ needs_parquet = pytest.mark.skipif(pa is None, reason="pyarrow not installed (th
 DOCS = family_corpus()
 IDS = [f"doc-{i:03d}" for i in range(len(DOCS))]
 FPS = neardup.Simhasher().fingerprint_many(DOCS)
-KEPT_ROW = verified_stars(DOCS)  # the default: verified stars, k = 5, Jaccard >= 0.8, keep first
+KEPT_ROW = verified_stars(
+    DOCS
+)  # the default: verified stars, k = THRESHOLD_K, Jaccard >= 0.8, keep first
 KEEP = np.array([KEPT_ROW[r] == r for r in range(len(DOCS))])
 LABELS = np.array(
     [min(s for s in range(len(DOCS)) if KEPT_ROW[s] == KEPT_ROW[r]) for r in range(len(DOCS))]
@@ -662,13 +665,14 @@ def test_html_report_shows_the_brute_force_figures(tmp_path, capsys):
     nearest = d.min(axis=1)
     rows = parsed.tables["distances"]
     assert rows[0][0] == "distance"
-    for dist in range(9):  # k + 3 = 8
+    reach = THRESHOLD_K + 3  # the table shows distances up to k + 3
+    for dist in range(reach + 1):
         row = rows[1 + dist]
         assert int(row[0]) == dist
         assert int(row[1]) == int((nearest == dist).sum())
         assert int(row[2]) == int((nearest <= dist).sum())
-        assert int(row[3]) == len({p for p in pairs(FPS, 8) if p[2] == dist})
-    assert rows[10][:2] == [">8", str(int((nearest > 8).sum()))]
+        assert int(row[3]) == len({p for p in pairs(FPS, reach) if p[2] == dist})
+    assert rows[reach + 2][:2] == [f">{reach}", str(int((nearest > reach).sum()))]
     sizes = np.bincount(LABELS)
     size_counts = np.unique(sizes[sizes > 0], return_counts=True)
     assert [[int(a), int(b)] for a, b in parsed.tables["sizes"][1:]] == [

@@ -24,6 +24,7 @@ import neardup
 import neardup.dask as ndd
 from conftest import SAMPLE
 from neardup import batches
+from neardup.verify import THRESHOLD_K
 
 
 @pytest.fixture(scope="module")
@@ -325,13 +326,13 @@ def test_dedup_stats_count_the_stages(client, debian):
     texts = debian["text"].tolist()
     fps = neardup.Simhasher().fingerprint_many(texts)
     assert stats["documents"] == len(debian)
-    # The client gathers the sketches of the documents that have another text within k = 5 only.
+    # The client gathers the sketches of the documents that have another text within k = 8 only.
     d = np.bitwise_count(fps[:, None] ^ fps[None, :])
     distinct = {
         t: r for r, t in reversed(list(enumerate(neardup.Simhasher().normalize(t) for t in texts)))
     }
     firsts = sorted(distinct.values())
-    near = d[np.ix_(firsts, firsts)] <= 5
+    near = d[np.ix_(firsts, firsts)] <= THRESHOLD_K
     np.fill_diagonal(near, False)
     assert stats["candidates"] == int(near.any(axis=1).sum()) < len(debian)
     assert all(stats[f"seconds_{s}"] >= 0 for s in ("digest", "stars"))

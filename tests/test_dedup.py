@@ -15,6 +15,7 @@ from brute import (
     star_oracle,
     verified_near,
 )
+from neardup.verify import THRESHOLD_K
 
 
 @pytest.fixture(scope="module")
@@ -61,8 +62,8 @@ def test_verified_stars_match_brute_force(docs, fps, k, threshold):
 
 def test_verification_is_the_default(docs):
     result = neardup.dedup(docs)
-    assert (result.k, result.threshold) == (5, 0.8)
-    assert result.kept_row.tolist() == neardup.dedup(docs, k=5, threshold=0.8).kept_row.tolist()
+    assert (result.k, result.threshold) == (8, 0.8)
+    assert result.kept_row.tolist() == neardup.dedup(docs, k=8, threshold=0.8).kept_row.tolist()
 
 
 def test_stars_do_not_chain():
@@ -95,7 +96,7 @@ def test_the_corpus_has_clusters_to_find(docs, fps):
 def test_keep_longest_takes_the_longest_first(docs, fps):
     result = neardup.dedup(docs, keep="longest")
     order = sorted(range(len(docs)), key=lambda r: (-len(docs[r]), r))
-    kept, _ = star_oracle(order, verified_near(docs, fps, 5, 0.8))
+    kept, _ = star_oracle(order, verified_near(docs, fps, THRESHOLD_K, 0.8))
     assert result.kept_row.tolist() == kept
     assert result.keep.tolist() != neardup.dedup(docs).keep.tolist()  # the rule made a difference
 
@@ -112,11 +113,13 @@ def test_keep_function_ranks_the_documents(docs, fps):
         iter(records), keep=stars
     )  # a one-shot iterator is held for the function
     order = sorted(range(len(docs)), key=lambda r: (-records[r]["stars"], r))
-    kept, _ = star_oracle(order, verified_near(docs, fps, 5, 0.8))
+    kept, _ = star_oracle(order, verified_near(docs, fps, THRESHOLD_K, 0.8))
     assert result.kept_row.tolist() == kept
     d = distances(fps)
     alone = [
-        r for r in range(len(docs)) if not any(d[r, s] <= 5 for s in range(len(docs)) if s != r)
+        r
+        for r in range(len(docs))
+        if not any(d[r, s] <= THRESHOLD_K for s in range(len(docs)) if s != r)
     ]
     assert len(calls) == len(docs) - len(alone)  # not called on documents without candidates
 
@@ -210,7 +213,7 @@ def test_bad_arguments_say_what_is_wrong(call, error, message):
 
 def test_repr_and_exports():
     result = neardup.dedup(["same text", "same text", "other"])
-    assert repr(result) == "<DedupResult k=5, Jaccard >= 0.8: 3 documents, 1 cluster, 1 removed>"
+    assert repr(result) == "<DedupResult k=8, Jaccard >= 0.8: 3 documents, 1 cluster, 1 removed>"
     assert "dedup" in neardup.__all__ and "DedupResult" in neardup.__all__
     assert isinstance(result, neardup.DedupResult)
 
@@ -297,7 +300,7 @@ def test_removals_list_each_removed_document_with_its_evidence(docs, fps):
     pytest.importorskip("pandas")
     records = [{"name": f"d{i}", "text": t} for i, t in enumerate(docs)]
     result = neardup.dedup(records, id_field="name")
-    kept, jac = star_oracle(list(range(len(docs))), verified_near(docs, fps, 5, 0.8))
+    kept, jac = star_oracle(list(range(len(docs))), verified_near(docs, fps, THRESHOLD_K, 0.8))
     removed = [r for r in range(len(docs)) if kept[r] != r]
     table = result.removals()
     assert list(table.columns) == ["id", "kept_id", "jaccard", "distance"]

@@ -11,6 +11,7 @@ import pytest
 
 import neardup
 from brute import family_corpus, verified_stars
+from neardup.verify import THRESHOLD_K
 
 # conftest.py keeps Hugging Face offline (HF_DATASETS_OFFLINE, HF_HUB_OFFLINE).
 
@@ -101,7 +102,7 @@ def test_an_empty_dataset(datasets):
 
 def test_the_neardup_logger_says_what_a_dedup_did(docs, expected, caplog):
     with caplog.at_level(logging.DEBUG, logger="neardup"):
-        result = neardup.dedup(docs, k=5, threshold=0.8)
+        result = neardup.dedup(docs, k=THRESHOLD_K, threshold=0.8)
     info = [r for r in caplog.records if r.name == "neardup" and r.levelno == logging.INFO]
     assert len(info) == 1
     record = info[0]
@@ -109,7 +110,7 @@ def test_the_neardup_logger_says_what_a_dedup_did(docs, expected, caplog):
     assert (record.documents, record.removed, record.k, record.threshold) == (
         len(docs),
         removed,
-        5,
+        THRESHOLD_K,
         0.8,
     )
     assert record.seconds == result.stats["seconds"]

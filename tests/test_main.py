@@ -36,7 +36,7 @@ def _stars(d: np.ndarray, near: np.ndarray) -> np.ndarray:
 
 @pytest.mark.parametrize("verified", [False, True])
 def test_sample_dry_run_reports_the_brute_force_stars(verified):
-    k = 5 if verified else 3
+    k = 8 if verified else 3
     result = subprocess.run(
         [
             sys.executable,

@@ -10,7 +10,7 @@ import pytest
 import neardup
 import reference
 from brute import family_corpus, pairs, shingle_set
-from neardup.verify import Sketches
+from neardup.verify import THRESHOLD_K, Sketches
 from test_cli import IDS, run, write_input
 
 MASK = (1 << 64) - 1
@@ -78,8 +78,8 @@ def test_long_documents_get_the_bottom_k_estimate():
 def test_a_threshold_finds_pairs_fingerprints_alone_miss_and_drops_chance_ones():
     fps = neardup.Simhasher().fingerprint_many(DOCS)
     at3 = {(a, b) for a, b, _ in pairs(fps, 3)}
-    result = neardup.dedup(DOCS, threshold=0.5)  # k = 5 by default with a threshold
-    assert result.k == 5
+    result = neardup.dedup(DOCS, threshold=0.5)  # k = 8 by default with a threshold
+    assert result.k == 8
     found = set(zip(result.pairs[0].tolist(), result.pairs[1].tolist()))
     assert found - at3, "the corpus has similar pairs beyond distance 3"
     assert all(exact(DOCS[a], DOCS[b]) >= 0.5 for a, b in found)
@@ -114,7 +114,7 @@ def test_the_command_matches_the_api(capsys, tmp_path, kind):
         capsys, "dedup", path, "--threshold", "0.8", "--dry-run", "--clusters", tmp_path / "c.csv"
     )
     assert code == 0, err
-    assert "within k=5 with shingle Jaccard >= 0.8" in out
+    assert f"within k={THRESHOLD_K} with shingle Jaccard >= 0.8" in out
     with open(tmp_path / "c.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     assert [r["kept"] == "true" or r["kept"] == "True" for r in rows] == want.keep.tolist()

@@ -1,13 +1,14 @@
 """neardup: find near-duplicate documents at scale with 64-bit simhash fingerprints.
 
-The Rust core hashes features with FNV-1a 64 and folds them into 64 signed tallies; batches run
-on all cores with the GIL released. See the README for a tour.
+The Rust core hashes features with FNV-1a 64 (then MurmurHash3's finalizer) and folds them into
+64 signed tallies; batches run on all cores with the GIL released. See the README for a tour.
 """
 
 from ._core import __version__ as __version__
 from .dedup import DedupResult, dedup
 from .encoders import SparseEncoder, VectorSimhash, group_by_key, minhash_key, minhash_key_many
 from .errors import (
+    IndexChangedError,
     IndexFormatError,
     InputError,
     MissingExtraError,
@@ -15,6 +16,8 @@ from .errors import (
     TooManyPairsError,
 )
 from .fingerprints import (
+    feature_hash,
+    fmix64,
     fnv1a_64,
     hamming,
     hamming_many,
@@ -31,6 +34,7 @@ from .verify import jaccard
 
 __all__ = [
     "DedupResult",
+    "IndexChangedError",
     "IndexFormatError",
     "InputError",
     "MissingExtraError",
@@ -45,7 +49,9 @@ __all__ = [
     "VectorSimhash",
     "cluster",
     "dedup",
+    "feature_hash",
     "find_all",
+    "fmix64",
     "fnv1a_64",
     "group_by_key",
     "hamming",

@@ -31,9 +31,13 @@ __all__ = [
     "minhash_keys_tokens",
     "shingle_sketches",
     "sketch_jaccard",
+    "IndexChangedError",
     "IndexFormatError",
     "NeardupError",
     "TooManyPairsError",
+    "feature_hash",
+    "feature_hash_many",
+    "fmix64",
     "fnv1a_64",
     "fnv1a_64_many",
     "hamming_one_to_many",
@@ -57,6 +61,9 @@ class NeardupError(Exception):
 class IndexFormatError(NeardupError):
     """A file that is not a valid neardup index: truncated, corrupted, foreign or of a newer version."""
 
+class IndexChangedError(IndexFormatError):
+    """The file under a memory-mapped index was changed in place since it was loaded."""
+
 class TooManyPairsError(NeardupError):
     """More pairs than the limit a call was given (max_pairs, --max-pairs), raised before they are
     allocated."""
@@ -69,6 +76,15 @@ def fnv1a_64(data: str | bytes | bytearray | memoryview) -> int:
 
 def fnv1a_64_many(items: Sequence[str | bytes]) -> npt.NDArray[np.uint64]:
     """FNV-1a 64 of each item, as a uint64 array."""
+
+def fmix64(x: int) -> int:
+    """MurmurHash3's 64-bit finalizer, a bijection of 64-bit integers."""
+
+def feature_hash(data: str | bytes | bytearray | memoryview) -> int:
+    """fmix64 of the FNV-1a 64 of the bytes (a str as UTF-8): a feature's hash as tallied."""
+
+def feature_hash_many(items: Sequence[str | bytes]) -> npt.NDArray[np.uint64]:
+    """feature_hash of each item, as a uint64 array."""
 
 def tallies_int(
     hashes: npt.NDArray[np.uint64], weights: npt.NDArray[np.int64] | None = None
@@ -180,6 +196,9 @@ class Index:
     @property
     def nbytes(self) -> int: ...
     def __len__(self) -> int: ...
+    @property
+    def mapped(self) -> bool: ...
+    def check_file(self) -> None: ...
     def contains(self, id: int) -> bool: ...
     def add(
         self, fingerprints: npt.NDArray[np.uint64], ids: npt.NDArray[np.int64] | None = None

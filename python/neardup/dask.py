@@ -224,7 +224,7 @@ def dedup(
         ddf: a dask DataFrame with the text in column ``text_field``.
         text_field: the column holding each document's text (str; a missing text is an error);
             ``column=`` is its old name, deprecated.
-        k: the candidate radius, 0 to 16 (default 5; 3 with ``threshold=None``).
+        k: the candidate radius, 0 to 16 (default 8; 3 with ``threshold=None``).
         id_field: the column of ids for the clusters table (default: global row numbers);
             ``id_column=`` is its old name, deprecated.
         keep: ``"first"`` or ``"longest"`` (ties to the first), as in :func:`neardup.dedup`.

@@ -254,7 +254,7 @@ def dedup(
             Series or DataFrame, a polars DataFrame, a pyarrow Table or a Hugging Face
             ``datasets.Dataset`` (the text in the ``text_field`` column, default ``"text"``; a
             Dataset is read in Arrow batches).
-        k: the candidate radius, 0 to 16 (default 5; 3 with ``threshold=None``).
+        k: the candidate radius, 0 to 16 (default 8; 3 with ``threshold=None``).
         hasher: the fingerprint settings (default: ``Simhasher()``).
         keep: which document is kept: ``"first"``, ``"longest"`` (ties to the first), or a
             function called on each document that has a copy or a candidate, whose highest

@@ -1,13 +1,15 @@
 """The exceptions neardup raises beyond Python's own, all under :class:`NeardupError`: those of
-the core (a bad index file, too many pairs), bad input, a missing optional dependency."""
+the core (a bad index file, a mapped index file changed in place, too many pairs), bad input, a
+missing optional dependency."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ._core import IndexFormatError, NeardupError, TooManyPairsError
+from ._core import IndexChangedError, IndexFormatError, NeardupError, TooManyPairsError
 
 __all__ = [
+    "IndexChangedError",
     "IndexFormatError",
     "InputError",
     "MissingExtraError",

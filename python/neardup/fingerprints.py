@@ -10,7 +10,7 @@ import numpy as np
 
 from . import _core
 from .hasher import Simhasher, SimhasherOptions
-from .validate import check_unicode, integers
+from .validate import check_unicode, integer, integers
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -31,6 +31,32 @@ def fnv1a_64(data: str | bytes) -> int:
     if isinstance(data, str):
         check_unicode(data, "data")
     return _core.fnv1a_64(data)
+
+
+def fmix64(x: int) -> int:
+    """MurmurHash3's 64-bit finalizer: a fixed bijection of 64-bit integers that spreads every
+    input bit over the whole output. Applied to each FNV-1a 64 feature hash (:func:`feature_hash`).
+
+    >>> hex(fmix64(1))
+    '0xb456bcfc34c2cb2c'
+    """
+    x = integer(x, "x")
+    if not 0 <= x <= _MAX:
+        raise ValueError(f"x must be in 0..=2**64-1, got {x}")
+    return _core.fmix64(x)
+
+
+def feature_hash(data: str | bytes) -> int:
+    """The hash of one feature as the fingerprints tally it: ``fmix64(fnv1a_64(data))``.
+
+    >>> feature_hash("the") == fmix64(fnv1a_64("the"))
+    True
+    """
+    if not isinstance(data, (str, bytes, bytearray, memoryview)):
+        raise TypeError(f"data must be str or bytes, got {type(data).__name__}")
+    if isinstance(data, str):
+        check_unicode(data, "data")
+    return _core.feature_hash(data)
 
 
 def simhash_hashes(
@@ -106,10 +132,11 @@ def simhash_features(
     features: Iterable[str | bytes],
     weights: Iterable[float] | np.ndarray | None = None,
 ) -> int:
-    """The simhash of features: FNV-1a 64 of each (a ``str`` as UTF-8), then the tallies.
+    """The simhash of features: :func:`feature_hash` of each (a ``str`` as UTF-8), then the
+    tallies.
 
     >>> simhash_features(["the cat sat", "cat sat on"]) == simhash_hashes(
-    ...     [fnv1a_64("the cat sat"), fnv1a_64("cat sat on")])
+    ...     [feature_hash("the cat sat"), feature_hash("cat sat on")])
     True
     """
     if isinstance(features, (str, bytes, bytearray)):
@@ -122,7 +149,7 @@ def simhash_features(
             raise TypeError(f"features[{i}] is {type(f).__name__}; expected str or bytes")
         if isinstance(f, str):
             check_unicode(f, f"features[{i}]")
-    return simhash_hashes(_core.fnv1a_64_many(items), weights)
+    return simhash_hashes(_core.feature_hash_many(items), weights)
 
 
 _DEFAULT: Simhasher | None = None

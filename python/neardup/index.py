@@ -352,10 +352,32 @@ class SimhashIndex:
 
         The whole file is checked first: a truncated, corrupted, foreign or newer-version file
         raises :class:`neardup.IndexFormatError`.
+
+        A mapped index shares the file's pages with every process that maps it, and reads what
+        the file holds *now*. Replacing the file by renaming a new one over it, as :meth:`save`
+        does, is safe: the index keeps the file it opened. A file changed in place (truncated,
+        rewritten, ``cp other.ndx index.ndx``) is detected by its size, identity and
+        modification time, checked before and after every call: the call raises
+        :class:`neardup.IndexChangedError` instead of answering from other data, and so does
+        every later call until the file is loaded again. A change within the same clock tick as
+        the original write, or a truncation *during* a call (the system then stops the process
+        with SIGBUS), cannot be seen: never write into a mapped index file, or load it with
+        ``mmap=False`` (a private copy in memory).
         """
         self = cls.__new__(cls)
         self._inner = _core.Index.load(os.fspath(path), bool(mmap))
         return self
+
+    @property
+    def mapped(self) -> bool:
+        """Whether the index reads a memory-mapped file (see :meth:`load`); False once changes
+        have been merged into new tables in memory."""
+        return bool(self._inner.mapped)
+
+    def check_file(self) -> None:
+        """Raises :class:`neardup.IndexChangedError` if the mapped file was changed in place
+        since :meth:`load` (every call checks this too); does nothing for an index in memory."""
+        self._inner.check_file()
 
     def __repr__(self) -> str:
         return (

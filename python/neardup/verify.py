@@ -3,7 +3,7 @@
 A 64-bit simhash estimates how alike two documents are with some noise: at a distance small
 enough to be precise (k = 3) it misses many pairs that share most of their text, and on code or
 long documents many unrelated ones lie within a few bits. So :func:`neardup.dedup` and ``neardup
-dedup`` let the fingerprints propose candidates at a larger distance (k = 5 by default,
+dedup`` let the fingerprints propose candidates at a larger distance (k = 8 by default,
 ``THRESHOLD_K``) and keep the pairs whose sets of word n-gram shingles (3-grams by default, on
 the normalized text) have Jaccard similarity of at least the threshold (0.8 by default).
 
@@ -36,7 +36,7 @@ SKETCH_SIZE = 1024
 #: The default k with a threshold. Chosen by F1 at Jaccard >= 0.8 against time: on the Debian
 #: corpus k = 4, 5, 6 give 0.844, 0.888, 0.925, on the 1M synthetic one 0.895, 0.941, 0.967,
 #: while the candidate search there takes 1.8, 3.2 and 7.6 s (benches/results/dedup.md).
-THRESHOLD_K = 5
+THRESHOLD_K = 8
 
 
 def check_threshold(threshold: Any) -> float:

@@ -4,7 +4,8 @@ use std::path::Path;
 
 use pyo3::create_exception;
 use pyo3::exceptions::{
-    PyException, PyIsADirectoryError, PyKeyError, PyMemoryError, PyOSError, PyValueError,
+    PyException, PyIsADirectoryError, PyKeyError, PyKeyboardInterrupt, PyMemoryError, PyOSError,
+    PyValueError,
 };
 use pyo3::prelude::*;
 
@@ -21,6 +22,13 @@ create_exception!(
     IndexFormatError,
     NeardupError,
     "A file that is not a valid neardup index: truncated, corrupted, foreign or of a newer version."
+);
+create_exception!(
+    neardup,
+    IndexChangedError,
+    IndexFormatError,
+    "The file under a memory-mapped index was changed in place (truncated, rewritten or \
+     overwritten) since it was loaded: the index refuses to answer from it. Load it again."
 );
 create_exception!(
     neardup,
@@ -49,6 +57,8 @@ impl From<Error> for PyErr {
             }
             Error::OutOfMemory(_) => PyMemoryError::new_err(err.to_string()),
             Error::UnknownId(_) => PyKeyError::new_err(err.to_string()),
+            Error::Changed(_) => IndexChangedError::new_err(err.to_string()),
+            Error::Interrupted => PyKeyboardInterrupt::new_err(()),
         }
     }
 }
@@ -83,5 +93,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("NeardupError", py.get_type::<NeardupError>())?;
     m.add("IndexFormatError", py.get_type::<IndexFormatError>())?;
     m.add("TooManyPairsError", py.get_type::<TooManyPairsError>())?;
+    m.add("IndexChangedError", py.get_type::<IndexChangedError>())?;
     Ok(())
 }

@@ -40,6 +40,27 @@ fn fnv1a_64_many<'py>(py: Python<'py>, items: Vec<Data>) -> Bound<'py, PyArray1<
 }
 
 #[pyfunction]
+fn fmix64(x: u64) -> u64 {
+    hash::fmix64(x)
+}
+
+#[pyfunction]
+fn feature_hash(data: Data) -> u64 {
+    hash::feature_hash(data.as_ref())
+}
+
+#[pyfunction]
+fn feature_hash_many<'py>(py: Python<'py>, items: Vec<Data>) -> Bound<'py, PyArray1<u64>> {
+    let hashes: Vec<u64> = py.detach(|| {
+        items
+            .iter()
+            .map(|d| hash::feature_hash(d.as_ref()))
+            .collect()
+    });
+    hashes.into_pyarray(py)
+}
+
+#[pyfunction]
 #[pyo3(signature = (hashes, weights=None))]
 fn tallies_int(
     py: Python<'_>,
@@ -330,6 +351,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(jsonl_fingerprints, m)?)?;
     m.add_function(wrap_pyfunction!(fnv1a_64, m)?)?;
     m.add_function(wrap_pyfunction!(fnv1a_64_many, m)?)?;
+    m.add_function(wrap_pyfunction!(fmix64, m)?)?;
+    m.add_function(wrap_pyfunction!(feature_hash, m)?)?;
+    m.add_function(wrap_pyfunction!(feature_hash_many, m)?)?;
     m.add_function(wrap_pyfunction!(tallies_int, m)?)?;
     m.add_function(wrap_pyfunction!(tallies_float, m)?)?;
     m.add_function(wrap_pyfunction!(hamming_one_to_many, m)?)?;

@@ -7,6 +7,7 @@ use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 
 use super::errors::on_path;
+use super::interrupt;
 use crate::index::{Batch, Index};
 use crate::pairs;
 use crate::parallel;
@@ -199,8 +200,19 @@ impl PyIndex {
         py.detach(|| self.read().len())
     }
 
-    fn contains(&self, py: Python<'_>, id: i64) -> bool {
-        py.detach(|| self.read().contains(id))
+    /// Whether the index views a memory-mapped file (checked on every use).
+    #[getter]
+    fn mapped(&self, py: Python<'_>) -> bool {
+        py.detach(|| self.read().is_mapped())
+    }
+
+    /// Raises IndexChangedError if the mapped file changed in place since it was loaded.
+    fn check_file(&self, py: Python<'_>) -> PyResult<()> {
+        Ok(py.detach(|| self.read().check_file())?)
+    }
+
+    fn contains(&self, py: Python<'_>, id: i64) -> PyResult<bool> {
+        Ok(py.detach(|| self.read().guarded(|ix| ix.contains(id)))?)
     }
 
     #[pyo3(signature = (fingerprints, ids=None))]
@@ -217,18 +229,18 @@ impl PyIndex {
             // meanwhile; the plan of an index never changes.
             let plan = self.read().plan().clone();
             let batch = Batch::new(&plan, fps, ids)?;
-            self.write().add_batch(batch)
+            self.write().guarded_mut(|ix| ix.add_batch(batch))?
         })?;
         Ok(())
     }
 
     fn remove(&self, py: Python<'_>, ids: PyReadonlyArray1<'_, i64>) -> PyResult<()> {
         let ids = ids.as_slice()?;
-        Ok(py.detach(|| self.write().remove(ids))?)
+        Ok(py.detach(|| self.write().guarded_mut(|ix| ix.remove(ids)))??)
     }
 
-    fn compact(&self, py: Python<'_>) {
-        py.detach(|| self.write().compact())
+    fn compact(&self, py: Python<'_>) -> PyResult<()> {
+        Ok(py.detach(|| self.write().guarded_mut(Index::compact))?)
     }
 
     /// Test hook: buffer and tombstone limits, or None for the defaults.
@@ -237,9 +249,9 @@ impl PyIndex {
     }
 
     /// (id, distance) pairs within k, by distance then id.
-    fn query(&self, py: Python<'_>, fingerprint: u64) -> Vec<(i64, u8)> {
-        let found = py.detach(|| self.read().query(fingerprint));
-        found.into_iter().map(|(d, id)| (id, d)).collect()
+    fn query(&self, py: Python<'_>, fingerprint: u64) -> PyResult<Vec<(i64, u8)>> {
+        let found = py.detach(|| self.read().guarded(|ix| ix.query(fingerprint)))?;
+        Ok(found.into_iter().map(|(d, id)| (id, d)).collect())
     }
 
     #[pyo3(signature = (fingerprints, threads=None, max_pairs=Some(pairs::DEFAULT_MAX_PAIRS)),
@@ -253,9 +265,11 @@ impl PyIndex {
         max_pairs: Option<u64>,
     ) -> PyResult<PairArrays<'py>> {
         let fps = fingerprints.as_slice()?;
-        let (rows, ids, ds) = py.detach(|| {
-            parallel::with_threads(threads, || self.read().query_many(fps, max_pairs))
-        })??;
+        let (rows, ids, ds) = interrupt::detach(py, || {
+            parallel::with_threads(threads, || {
+                self.read().guarded(|ix| ix.query_many(fps, max_pairs))
+            })
+        })????;
         Ok((
             rows.into_pyarray(py),
             ids.into_pyarray(py),
@@ -264,8 +278,12 @@ impl PyIndex {
     }
 
     fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
-        py.detach(|| self.read().save(&path))
-            .map_err(|e| on_path(e, &path))
+        py.detach(|| {
+            self.read()
+                .guarded(|ix| ix.save(&path))
+                .and_then(|saved| saved)
+        })
+        .map_err(|e| on_path(e, &path))
     }
 
     #[staticmethod]
@@ -310,9 +328,9 @@ fn find_all<'py>(
 ) -> PyResult<PairArrays<'py>> {
     let fps = fingerprints.as_slice()?;
     let (k, plan) = batch_plan(k, fps.len(), plan)?;
-    let found = py.detach(|| {
+    let found = interrupt::detach(py, || {
         parallel::with_threads(threads, || pairs::find_all(fps, k, &plan, max_pairs))
-    })??;
+    })???;
     Ok((
         found.i.into_pyarray(py),
         found.j.into_pyarray(py),
@@ -331,8 +349,9 @@ fn cluster<'py>(
 ) -> PyResult<Bound<'py, PyArray1<i64>>> {
     let fps = fingerprints.as_slice()?;
     let (k, plan) = batch_plan(k, fps.len(), plan)?;
-    let labels =
-        py.detach(|| parallel::with_threads(threads, || pairs::cluster(fps, k, &plan)))??;
+    let labels = interrupt::detach(py, || {
+        parallel::with_threads(threads, || pairs::cluster(fps, k, &plan))
+    })???;
     Ok(labels.into_pyarray(py))
 }
 

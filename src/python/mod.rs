@@ -6,6 +6,7 @@ mod encoders;
 mod errors;
 mod fingerprint;
 mod index;
+mod interrupt;
 mod star;
 mod verify;
 

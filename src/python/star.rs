@@ -14,6 +14,7 @@ use crate::verify::{self, Ranges};
 use crate::{parallel, plan};
 
 use super::index::PyPlan;
+use super::interrupt;
 
 /// Stars handed to Python: (the row kept in each row's place, their Jaccard).
 type StarArrays<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f32>>);
@@ -46,11 +47,11 @@ impl PyStarCandidates {
             Some(p) => p.inner.clone(),
             None => Plan::choose(k, fps.len() as u64, None, Workload::Batch)?,
         };
-        let inner = py.detach(|| {
+        let inner = interrupt::detach(py, || {
             parallel::with_threads(threads, || {
                 Candidates::new(fps, keys, k_u, &plan, max_pairs)
             })
-        })??;
+        })???;
         Ok(PyStarCandidates { inner })
     }
 
@@ -89,7 +90,7 @@ impl PyStarCandidates {
             }
         };
         let order = order.as_slice()?;
-        let found = py.detach(|| self.inner.stars(order, verification))?;
+        let found = interrupt::detach(py, || self.inner.stars(order, verification))??;
         Ok((found.kept.into_pyarray(py), found.jaccard.into_pyarray(py)))
     }
 }

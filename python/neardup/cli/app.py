@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from .. import _core
+from .. import _core, stdio
 from ..io import (
     InputError,
     MissingExtraError,
@@ -37,6 +37,7 @@ def _terminate(signum: int, frame: Any) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Runs the command; returns its exit status (the console script exits with it)."""
     previous = signal.signal(signal.SIGTERM, _terminate) if hasattr(signal, "SIGTERM") else None
+    stdio.guard_closed()
     try:
         result = cli.main(args=argv, prog_name="neardup", standalone_mode=False)
         return result if isinstance(result, int) else EXIT_OK
@@ -58,6 +59,14 @@ def main(argv: list[str] | None = None) -> int:
     except MemoryError as err:
         click.echo(f"neardup: {err or 'out of memory'}; no output written", err=True)
         return EXIT_FAILED
+    except UnicodeEncodeError as err:
+        shown = err.object[max(0, err.start - 20) : err.end + 20]
+        click.echo(
+            f"neardup: cannot print {shown!r}: not valid Unicode (a lone surrogate, which JSON's "
+            "\\ud800 escape can hold); write the output to a .jsonl file",
+            err=True,
+        )
+        return EXIT_BAD_INPUT
     except OSError as err:
         where = f"{err.filename}: " if err.filename else ""
         click.echo(f"neardup: {where}{err.strerror or err}", err=True)

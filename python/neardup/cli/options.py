@@ -19,8 +19,9 @@ from ..io import (
     TxtInput,
     open_input,
 )
+from ..lines import DEFAULT_MAX_RECORD_SIZE, parse_size
 from ..normalize import UnicodeForm
-from ..pipeline import THRESHOLD
+from ..pipeline import THRESHOLD, THRESHOLD_K, UNVERIFIED_K
 from ..validate import MAX_K
 
 #: The columns of --clusters: each document's id, its cluster (the smallest row of its star), whether
@@ -38,6 +39,13 @@ SAMPLE = "debian-sample.jsonl.gz"
 def sample_path() -> str:
     """The path of the Debian sample shipped with neardup."""
     return str(resources.files("neardup") / "data" / SAMPLE)
+
+
+def _max_record_size(ctx: click.Context, param: click.Parameter, value: str) -> int:
+    try:
+        return parse_size(value)
+    except ValueError as err:
+        raise click.BadParameter(str(err), ctx, param) from None
 
 
 def input_options(f: Callable[..., Any], bundled: bool = True) -> Callable[..., Any]:
@@ -80,14 +88,28 @@ def input_options(f: Callable[..., Any], bundled: bool = True) -> Callable[..., 
             show_default=True,
             help="On a bad record: stop with FILE:LINE and status 2, or skip it and list it in the report.",
         ),
+        click.option(
+            "--max-record-size",
+            metavar="SIZE",
+            default="64M",
+            show_default=True,
+            callback=_max_record_size,
+            is_eager=True,
+            help="The most bytes of one record (JSONL or CSV line, .txt file): a larger one is "
+            "bad input, found without reading it whole. 64M, 1G or bytes.",
+        ),
     ]
 
     @functools.wraps(f)
     def with_source(**kwargs: Any) -> Any:
         source = Source(
-            kwargs.pop("input"),
-            kwargs.pop("sample", False),
-            *(kwargs.pop(name) for name in ("fmt", "text_field", "id_field", "on_error")),
+            input=kwargs.pop("input"),
+            sample=kwargs.pop("sample", False),
+            fmt=kwargs.pop("fmt"),
+            text_field=kwargs.pop("text_field"),
+            id_field=kwargs.pop("id_field"),
+            on_error=kwargs.pop("on_error"),
+            max_record_size=kwargs.pop("max_record_size"),
         )
         return f(source=source, **kwargs)
 
@@ -198,7 +220,7 @@ def checked_k_options(f: Callable[..., Any]) -> Callable[..., Any]:
         type=click.IntRange(0, MAX_K),
         default=None,
         help="Candidate radius: the largest Hamming distance of a near-duplicate pair, 0 to "
-        f"{MAX_K}  [default: 5; 3 with --no-verify]",
+        f"{MAX_K}  [default: {THRESHOLD_K}; {UNVERIFIED_K} with --no-verify]",
     )(f)
 
 
@@ -289,7 +311,7 @@ def make_hasher(
 @dataclass(frozen=True)
 class Source:
     """Where a command's documents come from: INPUT (or --sample), --format, --text-field,
-    --id-field and --on-error, as :func:`input_options` collects them."""
+    --id-field, --on-error and --max-record-size, as :func:`input_options` collects them."""
 
     input: str | None
     sample: bool
@@ -297,6 +319,7 @@ class Source:
     text_field: str
     id_field: str | None
     on_error: str
+    max_record_size: int = DEFAULT_MAX_RECORD_SIZE
 
     def open(self, hasher: Simhasher, replayable: bool, auto_id: bool = True) -> Input:
         """The :class:`neardup.io.Input` of this source for ``hasher``'s fields."""
@@ -315,6 +338,7 @@ class Source:
             fields=list(hasher.fields) if hasher.fields else None,
             on_error=self.on_error,
             replayable=replayable,
+            max_record_size=self.max_record_size,
         )
         if isinstance(inp, TxtInput) and not inp.files():
             raise InputError(inp.name, "no .txt files")

@@ -8,6 +8,7 @@ from typing import Any, TextIO
 
 import click
 
+from .. import stdio
 from ..io import (
     Input,
     TableWriter,
@@ -30,7 +31,9 @@ def _stream(output: str | None) -> TextIO:
 
 
 def _say(text: str, output: str | None = None) -> None:
-    click.echo(text, file=_stream(output))
+    stream = _stream(output)
+    # The report of a job whose outputs are written: to stderr when stdout was closed.
+    click.echo(text, file=sys.stderr if stdio.is_closed(stream) else stream)
 
 
 def _errors_text(inp: Input, limit: int = 10) -> list[str]:

@@ -15,6 +15,7 @@ from typing import IO, Any, BinaryIO
 import numpy as np
 
 from ..errors import InputError, MissingExtraError
+from ..lines import DEFAULT_MAX_RECORD_SIZE
 from .compression import _COMPRESSIONS, CompressedStreamError, decompressed, sniff
 
 FORMATS = ("jsonl", "csv", "tsv", "parquet", "txt")
@@ -111,6 +112,9 @@ class Input:
         on_error: ``"stop"`` raises :class:`InputError` at the first bad record; ``"skip"``
             skips bad records and lists them in :attr:`errors`.
         replayable: keep what is needed to read the input again (stdin is spooled).
+        max_record_size: the most bytes of one record (a JSONL or CSV line, a .txt file); a
+            larger one is bad input (``FILE:LINE: record of more than N bytes``), found without
+            holding it whole. Default 64 MiB.
     """
 
     unit = "line"
@@ -126,7 +130,17 @@ class Input:
         on_error: str = "stop",
         replayable: bool = True,
         compression: str | None = None,
+        max_record_size: int = DEFAULT_MAX_RECORD_SIZE,
     ) -> None:
+        if (
+            isinstance(max_record_size, bool)
+            or not isinstance(max_record_size, int)
+            or max_record_size < 1
+        ):
+            raise ValueError(
+                f"max_record_size must be a positive number of bytes, got {max_record_size!r}"
+            )
+        self.max_record_size = max_record_size
         self.path = path
         self.name = "<stdin>" if path == "-" else path
         self.format = format
@@ -161,6 +175,8 @@ class Input:
                     raise RuntimeError("stdin was not kept for a second pass")
                 self._spool.seek(0)
                 return self._spool  # type: ignore[return-value]
+            if sys.stdin is None:
+                raise InputError(self.name, "standard input is closed")
             stdin = sys.stdin.buffer
             if self.replayable:
                 self._spool = tempfile.TemporaryFile(prefix="neardup-stdin-")

@@ -44,8 +44,11 @@ class _ZstdFrames(io.RawIOBase):
     zstd, raises :class:`CompressedStreamError`. (zstandard's stream reader takes the end of its
     input inside a frame for the end of the data: a truncated file read as complete.)"""
 
-    #: Compressed bytes fed at a time, which bounds the output of one call.
+    #: Compressed bytes read at a time, and fed to the decompressor at a time: the latter bounds
+    #: the output of one call (a zstd block of up to 128 KiB may take 4 bytes), so a stream that
+    #: inflates enormously (a zstd bomb) comes out at most about 128 MiB at a time.
     STEP = 1 << 16
+    FEED = 1 << 12
 
     def __init__(self, raw: BinaryIO, zstandard: Any) -> None:
         self._raw, self._zstd = raw, zstandard
@@ -80,7 +83,7 @@ class _ZstdFrames(io.RawIOBase):
                 return
         if self._frame is None or self._frame.eof:
             self._frame = self._dctx.decompressobj()
-        data, self._input = self._input[: self.STEP], self._input[self.STEP :]
+        data, self._input = self._input[: self.FEED], self._input[self.FEED :]
         try:
             out = self._frame.decompress(data)
         except self._zstd.ZstdError as err:

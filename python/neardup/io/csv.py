@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
+from ..lines import READ_SIZE, too_long_reason
 from .base import Chunk, FingerprintWriter, Input, joined, replay_chunks, utf8_reason
 from .compression import CompressedStreamError, compression_of
 from .outputs import RawWriter, Unclosed, hex_fingerprints
@@ -28,13 +29,21 @@ class CsvInput(Input):
         """(first line, header, row) of every row. With on_error="skip", a line of invalid UTF-8
         is read with replacement characters and its row skipped (in both passes alike)."""
         raw, stream = self._stream(again)
-        csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
+        csv.field_size_limit(min(sys.maxsize, 2**31 - 1, self.max_record_size))
         counter = [0]
         undecodable: dict[int, str] = {}
 
         def lines() -> Iterator[str]:
-            for line in stream:
+            limit = self.max_record_size
+            while line := stream.readline(limit + 1):
                 counter[0] += 1
+                if len(line) > limit:  # never held whole: dropped to its end, read as blank
+                    if not again:
+                        self.bad(counter[0], too_long_reason(limit))
+                    while line and not line.endswith(b"\n"):
+                        line = stream.readline(READ_SIZE)
+                    yield "\n"
+                    continue
                 if counter[0] == 1 and line.startswith(codecs.BOM_UTF8):
                     line = line[len(codecs.BOM_UTF8) :]  # Excel's mark: not part of the first name
                 try:

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..digest import Digest
 from ..errors import InputError
+from ..lines import READ_SIZE, line_blocks, too_long_reason
 from .base import (
     AUTO,
     CHUNK_BYTES,
@@ -42,7 +43,8 @@ NESTING_TOO_DEEP = (
 class _Prefetch:
     """Reads a stream ahead in a helper thread, two blocks at most."""
 
-    def __init__(self, stream: BinaryIO, depth: int = 2) -> None:
+    def __init__(self, stream: BinaryIO, size: int = 1 << 22, depth: int = 2) -> None:
+        self._size = size
         self._queue: queue.Queue[tuple[bool, Any]] = queue.Queue(depth)
         self._stop = threading.Event()
         self._thread = threading.Thread(
@@ -53,7 +55,7 @@ class _Prefetch:
     def _run(self, stream: BinaryIO) -> None:
         try:
             while not self._stop.is_set():
-                data = stream.read(1 << 22)
+                data = stream.read(self._size)
                 self._put((True, data))
                 if not data:
                     return
@@ -94,29 +96,25 @@ class JsonlInput(Input):
         number of lines) for blocks of about 4 MB. A compressed input is decompressed by a
         helper thread (zlib and zstd release the GIL) while this one parses."""
         raw, stream = self._stream(again)
-        reader: Any = _Prefetch(stream) if stream is not raw else stream
-        lineno = 0
-        pending = b""
+        reader: Any = (
+            _Prefetch(stream, min(READ_SIZE, self.max_record_size + 1))
+            if stream is not raw
+            else stream
+        )
+
+        def read(size: int) -> bytes:
+            try:
+                return reader.read(size)  # type: ignore[no-any-return]
+            except (OSError, EOFError, ValueError, zlib.error) as err:
+                raise self._read_error(err, stream is not raw) from None
+
+        def too_long(line: int) -> None:
+            if not again:  # noted by the first pass
+                self.bad(line, too_long_reason(self.max_record_size))
+
         try:
-            while True:
-                try:
-                    data = reader.read(1 << 22)
-                except (OSError, EOFError, ValueError, zlib.error) as err:
-                    raise self._read_error(err, stream is not raw) from None
-                if not data:
-                    if pending:
-                        yield lineno + 1, pending, 1
-                    break
-                if pending:
-                    data = pending + data
-                cut = data.rfind(b"\n") + 1
-                pending = data[cut:]
-                if not cut:
-                    continue
-                block = data[: cut - 1]
-                count = block.count(b"\n") + 1
-                yield lineno + 1, block, count
-                lineno += count
+            for block in line_blocks(read, self.max_record_size, too_long):
+                yield block
                 if raw.seekable():
                     self.bytes_read = raw.tell()
         finally:

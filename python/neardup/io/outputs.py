@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import InputError
 from .base import format_of, pyarrow
 from .compression import compressed, compression_of
 
@@ -176,6 +177,7 @@ class TableWriter:
         self.format = self.check_name(final_name)
         self._parquet: Any = None
         self._path = path
+        self._name = "<stdout>" if final_name == "-" else final_name
         if self.format == "parquet":
             self._pa = pyarrow()
             return
@@ -200,26 +202,70 @@ class TableWriter:
     def write(self, data: dict[str, Any]) -> None:
         """One batch: a list or array per column, all of one length."""
         if self.format == "parquet":
-            table = self._pa.table({c: self._pa.array(_plain(data[c])) for c in self.columns})
+            columns = {}
+            for c in self.columns:
+                try:
+                    columns[c] = self._pa.array(_plain(data[c]))
+                except (self._pa.ArrowInvalid, self._pa.ArrowTypeError, UnicodeEncodeError) as err:
+                    self._release()
+                    raise InputError(
+                        self._name,
+                        f"column {c!r} cannot be written as Parquet ({err}): its values mix "
+                        "types or are not valid Unicode; write a .csv or .jsonl table",
+                    ) from None
+            table = self._pa.table(columns)
             if self._parquet is None:
                 self._parquet = self._pa.parquet.ParquetWriter(
                     self._path, table.schema, compression="zstd"
+                )
+            elif not table.schema.equals(self._parquet.schema):
+                self._release()
+                raise InputError(
+                    self._name,
+                    f"a column's type changed between rows ({self._parquet.schema.types} then "
+                    f"{table.schema.types}): ids of mixed types cannot be written as Parquet; "
+                    "write a .csv or .jsonl table",
                 )
             self._parquet.write_table(table)
             return
         cols = [_plain(data[c]) for c in self.columns]
         if self.format == "jsonl":
-            dumps = json.dumps
-            self._raw.write(
-                "".join(
-                    dumps(dict(zip(self.columns, row)), ensure_ascii=False) + "\n"
-                    for row in zip(*cols)
-                ).encode()
+            text = "".join(
+                json.dumps(dict(zip(self.columns, row)), ensure_ascii=False) + "\n"
+                for row in zip(*cols)
             )
+            try:
+                data_bytes = text.encode()
+            except UnicodeEncodeError:
+                # A lone surrogate (JSON's "\ud800" escape): written escaped, as read.
+                data_bytes = "".join(
+                    json.dumps(dict(zip(self.columns, row))) + "\n" for row in zip(*cols)
+                ).encode()
+            self._raw.write(data_bytes)
         else:
-            self._csv.writerows(zip(*cols))
+            try:
+                self._csv.writerows(zip(*cols))
+            except UnicodeEncodeError as err:
+                self._release()
+                shown = err.object[max(0, err.start - 20) : err.end + 20]
+                raise InputError(
+                    self._name,
+                    f"the value {shown!r} is not valid Unicode (a lone surrogate, which JSON's "
+                    "\\ud800 escape can hold): CSV cannot hold it; write a .jsonl table, which "
+                    "escapes it",
+                ) from None
+
+    def _release(self) -> None:
+        """Closes the file after a failed write (the job's Outputs remove it)."""
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - the write's own error is the one to report
+            pass
 
     def close(self) -> None:
+        if getattr(self, "_closed", False):
+            return
+        self._closed = True
         if self.format == "parquet":
             if self._parquet is None:
                 self._parquet = self._pa.parquet.ParquetWriter(

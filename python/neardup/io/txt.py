@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
+from ..lines import too_long_reason
 from .base import Chunk, FingerprintWriter, Input, replay_chunks
 from .outputs import TableWriter, hex_fingerprints
 
@@ -62,9 +63,12 @@ class TxtInput(Input):
         full = os.path.join(self.path, relpath)
         try:
             with open(full, "rb") as f:
-                data = f.read()
+                data = f.read(self.max_record_size + 1)
         except OSError as err:
             self.bad(number, f"cannot read: {(err.strerror or str(err)).lower()}", None, relpath)
+            return None
+        if len(data) > self.max_record_size:
+            self.bad(number, too_long_reason(self.max_record_size), None, relpath)
             return None
         self.bytes_read += len(data)
         try:

@@ -1,0 +1,219 @@
+"""The fingerprint as a candidate generator: recall of the true pairs against candidate pairs.
+
+For each corpus of the suite (``benches/corpora.py``) and each fingerprint setting, the curve
+over the candidate radius k of
+
+- ``recall``: the share of the document pairs with word-3-shingle Jaccard >= 0.8 (the suite's
+  exact truth) whose fingerprints are within k bits;
+- ``candidates``: every document pair within k bits (exact copies included: a group of c equal
+  fingerprints is c(c-1)/2 pairs), as a multiple of the true pairs;
+
+and two figures of spread: the mean distance of unrelated pairs (random pairs outside the truth,
+Jaccard < 0.5) and ``bits out``: bits set in fewer than 30% or more than 70% of the distinct texts.
+
+    python benches/corpora.py build          # the suite, once (../benchdata/suite)
+    python benches/candidates.py [--suite DIR] [--only short code ...] [--settings NAME ...] [--write]
+
+A setting is ``FEATURES-WEIGHTING``: ``word1-tf`` (the default), ``word3-binary``, ``char4-tf``,
+``word1-idf`` (fitted on the corpus itself)...; ``word1-tf-plain`` is the default features with
+plain FNV-1a feature hashes, no finalizer (the fingerprints before the finalizer was chosen),
+computed in Python from the core's features. ``--write`` writes
+``benches/results/candidates.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import corpora  # noqa: E402
+import neardup  # noqa: E402
+import synth  # noqa: E402
+from neardup import _core  # noqa: E402
+
+RESULTS = HERE / "results" / "candidates.md"
+KS = tuple(range(3, 11))
+THRESHOLD = 0.8
+DEFAULT_SETTINGS = [
+    "word1-tf",
+    "word1-tf-plain",
+    "word1-binary",
+    "word1-idf",
+    "word2-tf",
+    "word3-tf",
+    "char3-tf",
+    "char4-tf",
+    "char5-tf",
+]
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    tokens: str
+    ngram: int
+    weighting: str
+    plain: bool = False
+
+    @classmethod
+    def parse(cls, name: str) -> Setting:
+        features, weighting, *rest = name.split("-")
+        tokens = "word" if features.startswith("word") else "char"
+        if rest not in ([], ["plain"]) or tokens not in ("word", "char"):
+            raise SystemExit(f"unknown setting {name!r}")
+        return cls(name, tokens, int(features[len(tokens) :]), weighting, rest == ["plain"])
+
+    def fingerprints(self, texts: list[str]) -> np.ndarray:
+        hasher = neardup.Simhasher(tokens=self.tokens, ngram=self.ngram, weighting=self.weighting)
+        if self.weighting == "idf":
+            hasher.fit(texts)
+        if not self.plain:
+            return hasher.fingerprint_many(texts)
+        # The same features and weights, each hashed with FNV-1a 64 alone.
+        out = np.empty(len(texts), dtype=np.uint64)
+        for row, text in enumerate(texts):
+            pairs = hasher.feature_weights(text)
+            weights = [w for _, w in pairs] if self.weighting != "tf" else None
+            out[row] = (
+                neardup.simhash_hashes(_core.fnv1a_64_many([f for f, _ in pairs]), weights)
+                if pairs
+                else 0
+            )
+        return out
+
+
+def candidate_counts(fps: np.ndarray, max_k: int) -> np.ndarray:
+    """Document pairs at each distance 0..max_k, by one batch search over the distinct values
+    (-1 where they overflow the search's pair limit)."""
+    distinct, counts = np.unique(fps, return_counts=True)
+    counts = counts.astype(np.int64)
+    hist = np.zeros(max_k + 1, dtype=np.int64)
+    hist[0] = int((counts * (counts - 1) // 2).sum())
+    for k in range(max_k, 0, -1):
+        try:
+            i, j, d = _core.find_all(distinct, k, max_pairs=300_000_000)
+        except neardup.TooManyPairsError:
+            hist[k] = -1
+            continue
+        hist[1 : k + 1] = np.bincount(d, weights=counts[i] * counts[j], minlength=k + 1)[
+            1 : k + 1
+        ].astype(np.int64)
+        break
+    return hist
+
+
+def measure(
+    texts: list[str], truth: synth.Truth, setting: Setting, rng: np.random.Generator
+) -> dict[str, object]:
+    start = time.perf_counter()
+    fps = setting.fingerprints(texts)
+    seconds = time.perf_counter() - start
+    n = truth.n
+    true = truth.keys[truth.jaccard >= THRESHOLD]
+    dist = np.bitwise_count(fps[true // n] ^ fps[true % n])
+    recall = {k: float((dist <= k).mean()) if len(dist) else 1.0 for k in KS}
+    hist = candidate_counts(fps, max(KS))
+    cumulative = np.cumsum(hist)
+    overflow = np.cumsum(hist < 0) > 0
+    candidates = {k: -1 if overflow[k] else int(cumulative[k]) for k in KS}
+    x, y = rng.integers(0, n, 400_000), rng.integers(0, n, 400_000)
+    keys = np.minimum(x, y) * n + np.maximum(x, y)
+    unrelated = (x != y) & ~np.isin(keys, truth.keys)
+    mean_random = float(np.bitwise_count(fps[x[unrelated]] ^ fps[y[unrelated]]).mean())
+    _, first = np.unique(np.array(texts, dtype=object), return_index=True)
+    distinct = fps[np.sort(first)]
+    ones = ((distinct[:, None] >> np.arange(64, dtype=np.uint64)) & np.uint64(1)).mean(axis=0)
+    return {
+        "setting": setting.name,
+        "true_pairs": int(len(true)),
+        "recall": recall,
+        "candidates": candidates,
+        "mean_random": mean_random,
+        "bits_out": int(((ones < 0.3) | (ones > 0.7)).sum()),
+        "seconds": seconds,
+    }
+
+
+def cell(result: dict, k: int) -> str:
+    c = result["candidates"][k]
+    ratio = ">300M pairs" if c < 0 else f"{c / max(1, result['true_pairs']):.2g}x"
+    return f"{result['recall'][k]:.3f} / {ratio}"
+
+
+def table(name: str, docs: int, results: list[dict]) -> str:
+    true = results[0]["true_pairs"]
+    lines = [
+        f"### {name}: {docs:,} documents, {true:,} pairs at Jaccard >= {THRESHOLD}",
+        "",
+        "recall / candidates (as a multiple of the true pairs) within k",
+        "",
+        "| setting | random pair distance | bits out | "
+        + " | ".join(f"k = {k}" for k in KS)
+        + " |",
+        "|---|---|---|" + "---|" * len(KS),
+    ]
+    for r in results:
+        lines.append(
+            f"| {r['setting']} | {r['mean_random']:.1f} | {r['bits_out']} | "
+            + " | ".join(cell(r, k) for k in KS)
+            + " |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--suite", type=Path, default=corpora.DEFAULT_OUT)
+    parser.add_argument("--only", nargs="*", default=list(corpora.CORPORA))
+    parser.add_argument("--settings", nargs="*", default=DEFAULT_SETTINGS)
+    parser.add_argument(
+        "--write", action="store_true", help=f"write {RESULTS.relative_to(HERE.parent)}"
+    )
+    args = parser.parse_args(argv)
+    settings = [Setting.parse(s) for s in args.settings]
+    rng = np.random.default_rng(0)
+    sections = []
+    for name in args.only:
+        path = args.suite / f"{name}.jsonl"
+        if not path.exists():
+            print(
+                f"{path}: missing; build the suite with python benches/corpora.py build",
+                file=sys.stderr,
+            )
+            return 2
+        ids, texts = synth.read_corpus(path)
+        truth = synth.load_truth(args.suite / f"{name}.truth.tsv.gz", ids)
+        results = []
+        for s in settings:
+            results.append(measure(texts, truth, s, rng))
+            r = results[-1]
+            print(
+                f"{name:8s} {s.name:16s} random {r['mean_random']:4.1f} out {r['bits_out']:2d} | "
+                + " ".join(f"k{k} {cell(r, k)}" for k in KS),
+                flush=True,
+            )
+        sections.append(table(name, len(texts), results))
+    if args.write:
+        head = (
+            "# The fingerprint as a candidate generator\n\n"
+            "`python benches/candidates.py --write` (corpora: `python benches/corpora.py build`). For each corpus "
+            "and fingerprint setting: the share of the document pairs with word-3-shingle Jaccard >= 0.8 whose "
+            "fingerprints are within k bits (recall), and the document pairs within k bits as a multiple of those "
+            "true pairs (candidates). Random pair distance: mean over random unrelated pairs (32 for independent "
+            "values); bits out: bits set in fewer than 30% or more than 70% of the distinct texts. `word1-tf` is the "
+            "default; `-plain` hashes features with FNV-1a alone (no finalizer).\n\n"
+        )
+        RESULTS.write_text(head + "\n".join(sections), encoding="utf-8")
+        print(f"wrote {RESULTS}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,104 @@
+"""Ctrl-C stops a long core call promptly: KeyboardInterrupt within a second from the API, exit
+status 130 and no temporary file left from the command (issue 14)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+pytestmark = pytest.mark.skipif(
+    sys.platform == "win32", reason="SIGINT to a child process is POSIX"
+)
+
+CALL = textwrap.dedent("""
+    import sys, time
+    import numpy as np
+    import neardup
+    from neardup import _core
+    fps = np.random.default_rng(1).integers(0, 2**63, 1_000_000, dtype=np.int64).astype(np.uint64)
+    keys = np.arange(len(fps), dtype=np.uint64)
+    calls = {
+        "cluster": lambda: neardup.cluster(fps, k=14),
+        "find_all": lambda: neardup.find_all(fps, k=14, max_pairs=None),
+        "stars": lambda: _core.StarCandidates(fps, keys, 14, max_pairs=None),
+    }
+    print("ready", flush=True)
+    start = time.monotonic()
+    try:
+        calls[sys.argv[1]]()
+        print("finished", flush=True)
+    except KeyboardInterrupt:
+        print(f"interrupted {time.monotonic() - start:.3f}", flush=True)
+""")
+
+
+@pytest.mark.parametrize("call", ["cluster", "find_all", "stars"])
+def test_ctrl_c_stops_a_long_core_call_within_a_second(call):
+    with subprocess.Popen(
+        [sys.executable, "-c", CALL, call], stdout=subprocess.PIPE, text=True
+    ) as child:
+        try:
+            assert child.stdout.readline().strip() == "ready"
+            time.sleep(0.5)  # well into the call: it takes tens of seconds at k=14 on a million
+            sent = time.monotonic()
+            child.send_signal(signal.SIGINT)
+            line = child.stdout.readline().strip()
+            child.wait(timeout=30)
+            latency = time.monotonic() - sent
+        finally:
+            child.kill()
+    assert line.startswith("interrupted"), line
+    assert latency < 1.5, f"{call}: {latency:.2f} s from SIGINT to exit"
+
+
+def test_ctrl_c_during_dedup_exits_130_and_leaves_no_temporary_file(tmp_path):
+    rng = random.Random(4)
+    words = [f"w{i}" for i in range(2000)]
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(
+        "".join(
+            json.dumps({"id": i, "text": " ".join(rng.choices(words, k=8))}) + "\n"
+            for i in range(100_000)
+        )
+    )
+    with subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "neardup",
+            "dedup",
+            str(corpus),
+            "--k",
+            "16",
+            "--no-verify",
+            "-o",
+            str(tmp_path / "kept.jsonl"),
+            "--clusters",
+            str(tmp_path / "clusters.csv"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    ) as child:
+        try:
+            time.sleep(4)  # past the first pass, into the search at k=16 (minutes long)
+            assert child.poll() is None, child.communicate()
+            sent = time.monotonic()
+            child.send_signal(signal.SIGINT)
+            _, err = child.communicate(timeout=30)
+            latency = time.monotonic() - sent
+        finally:
+            child.kill()
+    assert child.returncode == 130, err
+    assert "interrupted; no output written" in err
+    assert latency < 1.5
+    assert sorted(os.listdir(tmp_path)) == ["corpus.jsonl"]
