@@ -33,9 +33,9 @@ __all__ = ["SKETCH_SIZE", "THRESHOLD_K", "Sketches", "jaccard", "check_threshold
 #: threshold through; with 1,024 (error 0.0125) it is 0.9999 and 0.991, at 10% more time there and
 #: no change on short texts, which have fewer shingles than that.
 SKETCH_SIZE = 1024
-#: The default k with a threshold. Chosen by F1 at Jaccard >= 0.8 against time: on the Debian
-#: corpus k = 4, 5, 6 give 0.844, 0.888, 0.925, on the 1M synthetic one 0.895, 0.941, 0.967,
-#: while the candidate search there takes 1.8, 3.2 and 7.6 s (benches/results/dedup.md).
+#: The default k with a threshold: the smallest k at which verified removal recall reaches
+#: datasketch's LSH with components on every corpus of the suite where drift-free stars can
+#: (README "Choosing the defaults"; benches/candidates.py, benches/bench_verified.py).
 THRESHOLD_K = 8
 
 
