@@ -44,6 +44,8 @@ from pathlib import Path
 
 import numpy as np
 
+from neardup.verify import THRESHOLD_K
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import synth  # noqa: E402  (shingles, the truth loader and the scorer)
@@ -254,7 +256,9 @@ def main() -> None:
             args.timeout,
         )
         assert code == 0, code
-        rows.append(("neardup dedup (-o kept.jsonl.gz; verified, k=5)", seconds, rss, None))
+        rows.append(
+            (f"neardup dedup (-o kept.jsonl.gz; verified, k={THRESHOLD_K})", seconds, rss, None)
+        )
         seconds, rss, code = timed(
             neardup_cmd()
             + ["dedup", str(corpus), "--dry-run", "--no-verify", "--k", str(args.k), "--quiet"],
@@ -275,13 +279,13 @@ def main() -> None:
             rows.append((label, seconds, rss, score(pairs)))
 
         scored_pairs(f"neardup pairs --no-verify (k={args.k})", ["--no-verify", "--k", str(args.k)])
-        # The default: candidates within k = 5 checked by word-3-shingle Jaccard >= 0.8.
+        # The default: candidates within k = THRESHOLD_K checked by word-3-shingle Jaccard >= 0.8.
         seconds, rss, code = timed(
             neardup_cmd() + ["dedup", str(corpus), "--dry-run", "--quiet"], args.timeout
         )
         assert code == 0, code
-        rows.append(("neardup dedup --dry-run (verified, k=5)", seconds, rss, None))
-        scored_pairs("neardup pairs (verified, k=5)", [])
+        rows.append((f"neardup dedup --dry-run (verified, k={THRESHOLD_K})", seconds, rss, None))
+        scored_pairs(f"neardup pairs (verified, k={THRESHOLD_K})", [])
         print(rows, flush=True)
 
         for name in [p for p in args.peers.split(",") if p]:
