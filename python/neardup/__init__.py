@@ -6,6 +6,7 @@ on all cores with the GIL released. See the README for a tour.
 
 from ._core import IndexChangedError, IndexFormatError, NeardupError, TooManyPairsError
 from ._core import __version__ as __version__
+from .against import AgainstResult, DedupIndex
 from .dedup import DedupResult, dedup
 from .encoders import SparseEncoder, VectorSimhash, group_by_key, minhash_key, minhash_key_many
 from .fingerprints import (
@@ -26,6 +27,8 @@ from .tune import TuneResult, tune
 from .verify import jaccard
 
 __all__ = [
+    "AgainstResult",
+    "DedupIndex",
     "DedupResult",
     "IndexChangedError",
     "IndexFormatError",
