@@ -20,7 +20,7 @@ from typing import Any, Callable, Literal, TextIO
 import click
 import numpy as np
 
-from . import _core, pipeline, report as report_mod, stdio
+from . import _core, against_cli, pipeline, report as report_mod, stdio
 from .dedup import DedupResult
 from .digest import Digest
 from .pipeline import THRESHOLD, THRESHOLD_K, UNVERIFIED_K, FirstPass, candidates, default_k, first_rows, keep_order, stars
@@ -428,11 +428,14 @@ def cli() -> None:
 @click.option("--keep", type=click.Choice(["first", "longest"]), default="first", show_default=True, help="Which document of a cluster to keep.")
 @click.option("--scheduler", metavar="ADDRESS", help="Run on the Dask cluster at ADDRESS (tcp://host:8786): INPUT and outputs are folders or globs of Parquet or JSONL partitions on storage every worker sees (needs neardup[dask]).")
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="Run on Dask with a local cluster of N worker processes (needs neardup[dask]).")
+@click.option("--against", metavar="INDEX.ndx", help="Also remove the near-duplicates of the documents of this dedup index (neardup index build -o INDEX.ndx); --clusters names what each removed document duplicates.")
+@click.option("--update", is_flag=True, help="With --against: append the kept documents to INDEX.ndx (a new file renamed over it).")
 @hasher_options
 @run_options
 def dedup(input: str | None, sample: bool, fmt: str | None, text_field: str, id_field: str | None, on_error: str, output: str | None,
           clusters: str | None, report_path: str | None, dry_run: bool, k: int | None, threshold: float, no_verify: bool, shingle: int,
-          keep: str, scheduler: str | None, workers: int | None, threads: int | None, quiet: bool, as_json: bool, **hasher_flags: Any) -> None:
+          keep: str, scheduler: str | None, workers: int | None, against: str | None, update: bool, threads: int | None, quiet: bool,
+          as_json: bool, **hasher_flags: Any) -> None:
     """Keep one document of each near-duplicate cluster of INPUT.
 
     The fingerprints propose, the shingles decide: documents whose fingerprints are within --k
@@ -446,6 +449,12 @@ def dedup(input: str | None, sample: bool, fmt: str | None, text_field: str, id_
     file). INPUT is a file, a folder of .txt files, - for stdin, or --sample.
     """
     threshold_in_force = _verification(threshold, no_verify)
+    if against is not None or update:  # deduplicating against a dedup index: neardup/against_cli.py
+        if against is None or report_path or scheduler or workers or keep != "first":
+            raise click.UsageError("--update needs --against; --against takes neither --report, --keep longest nor Dask")
+        hasher = make_hasher(**hasher_flags)
+        return against_cli.dedup_command(sys.modules[__name__], input, sample, fmt, text_field, id_field, on_error, output, clusters, dry_run,
+                                         k, threshold_in_force, update, threads, quiet, as_json, against, hasher, hasher != Simhasher())
     k = default_k(k, threshold_in_force)
     start = time.perf_counter()
     if output is None and not dry_run:
@@ -1018,14 +1027,19 @@ def _int_ids(inp: Input) -> np.ndarray | None:
 
 @index.command("build")
 @input_options
-@click.option("-o", "--output", "index_path", required=True, metavar="INDEX", help="The index file to write.")
+@click.option("-o", "--output", "index_path", required=True, metavar="INDEX", help="The index file to write; INDEX.ndx writes a dedup index (for dedup --against).")
 @k_option
+@click.option("--sketch-size", type=click.IntRange(1, 1024), default=16, show_default=True, help="For INDEX.ndx: shingle hashes kept per document.")
 @hasher_options
 @run_options
 def index_build(input: str | None, sample: bool, fmt: str | None, text_field: str, id_field: str | None, on_error: str, index_path: str,
-                k: int, threads: int | None, quiet: bool, as_json: bool, **hasher_flags: Any) -> None:
-    """Fingerprint INPUT and save it as an index file."""
+                k: int, sketch_size: int, threads: int | None, quiet: bool, as_json: bool, **hasher_flags: Any) -> None:
+    """Fingerprint INPUT and save it as an index file; INDEX.ndx: dedup INPUT and save a dedup index of what it keeps."""
     hasher = make_hasher(**hasher_flags)
+    if against_cli.is_dedup_index_path(index_path):  # neardup/against_cli.py
+        k_given = click.get_current_context().get_parameter_source("k") is not click.core.ParameterSource.DEFAULT
+        return against_cli.build_command(sys.modules[__name__], input, sample, fmt, text_field, id_field, on_error, index_path,
+                                         k if k_given else THRESHOLD_K, THRESHOLD, 3, sketch_size, threads, quiet, as_json, hasher)
     inp = _open(input, sample, fmt, text_field, id_field, on_error, hasher, replayable=id_field is not None, auto_id=False)
     check_outputs([inp.path], [("-o", index_path)])
     with inp, Outputs() as outputs:
