@@ -128,6 +128,8 @@ def dedup_command(cli: Any, input: str | None, sample: bool, fmt: str | None, te
         raise click.UsageError("--dry-run writes no OUTPUT: drop -o or --dry-run")
     if threshold is None:
         raise click.UsageError("--against verifies every pair by its sketches: drop --no-verify")
+    if update and dry_run:
+        raise click.UsageError("--dry-run writes nothing: drop --update or --dry-run")
     index = open_index(against)
     if hasher_given and hasher != index.hasher:
         raise click.UsageError(f"{against} was built with {index.hasher!r}: drop the fingerprint options or use the same ones")
