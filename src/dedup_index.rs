@@ -681,12 +681,39 @@ pub fn cross_pairs(new: &[u64], old: &[u64], k: u32, plan: &Plan) -> Result<Vec<
     Ok(out)
 }
 
+/// The plan of least expected work for [`cross_pairs`] of `n_new` values against `n_old`: per
+/// table, a permute and a radix sort of both sides and a distance per pair sharing a prefix
+/// (the all-pairs model of [`Plan::choose`] with n² replaced by `n_old · n_new`, which favours
+/// fewer tables when the batch is small).
+pub fn cross_plan(k: u32, n_old: u64, n_new: u64) -> Result<Plan> {
+    let (a, b) = (n_old.max(1) as f64, n_new.max(1) as f64);
+    let mut best: Option<(f64, Plan)> = None;
+    for blocks in i64::from(k) + 1..=64 {
+        let Ok(plan) = Plan::nested(&[blocks], i64::from(k)) else {
+            continue;
+        };
+        let cost: f64 = plan
+            .tables()
+            .iter()
+            .map(|t| {
+                let passes = f64::from(t.prefix_bits.min(64).div_ceil(11).max(1));
+                (a + b) * (3.0 + 2.5 * passes) + 1.2 * a * b / 2f64.powi(t.prefix_bits as i32)
+            })
+            .sum();
+        if best.as_ref().is_none_or(|(c, _)| cost < *c) {
+            best = Some((cost, plan));
+        }
+    }
+    best.map(|(_, p)| p).ok_or_else(|| Error::invalid(format!("no plan for k={k}")))
+}
+
 /// Deduplicates `batch` against `index` and itself (keep order: the index's documents, all kept,
 /// in their order, then the batch's rows in row order): a row is removed for the first document
 /// before it that is kept and is a near-duplicate of it (within `k`, and copies or sketches of
 /// Jaccard >= `threshold` cut to the index's sketch size), as stars over the index and the batch
-/// would remove it. `plan` must find pairs within `k`.
-pub fn dedup_against(index: &DedupIndex, batch: &Batch<'_>, k: u32, threshold: f64, plan: &Plan) -> Result<Against> {
+/// would remove it. The plans are chosen for the sizes: [`cross_plan`] against the index,
+/// [`Plan::choose`] for the batch's own pairs.
+pub fn dedup_against(index: &DedupIndex, batch: &Batch<'_>, k: u32, threshold: f64) -> Result<Against> {
     let n = batch.fps.len();
     if batch.keys.len() != n || batch.sketches.len() != n {
         return Err(Error::invalid(format!("{n} fingerprints but {} keys and {} sketches", batch.keys.len(), batch.sketches.len())));
@@ -733,7 +760,8 @@ pub fn dedup_against(index: &DedupIndex, batch: &Batch<'_>, k: u32, threshold: f
     }
     old_starts.push(order.len() as u32);
     interrupt::check()?;
-    let mut pairs = cross_pairs(&new_groups.distinct, &old_distinct, k, plan)?;
+    let plan = cross_plan(k, old_distinct.len() as u64, new_groups.distinct.len() as u64)?;
+    let mut pairs = cross_pairs(&new_groups.distinct, &old_distinct, k, &plan)?;
     pairs.par_sort_unstable();
     interrupt::check()?;
     // Per new value, its run of pairs.
@@ -770,7 +798,8 @@ pub fn dedup_against(index: &DedupIndex, batch: &Batch<'_>, k: u32, threshold: f
     drop(pair_start);
     interrupt::check()?;
     // Stars among the batch's texts, in row order of their first rows.
-    let within = distinct_pairs(&new_groups.distinct, k, plan)?;
+    let plan = Plan::choose(i64::from(k), new_groups.distinct.len() as u64, None, crate::plan::Workload::Batch)?;
+    let within = distinct_pairs(&new_groups.distinct, k, &plan)?;
     let groups = new_groups.distinct.len();
     let mut adj_start = vec![0usize; groups + 1];
     for &(a, b, _) in &within {

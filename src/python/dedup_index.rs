@@ -11,7 +11,7 @@ use super::errors::on_path;
 use super::interrupt;
 use crate::dedup_index::{dedup_against, Batch, DedupIndex, NewIds, Rows, Settings};
 use crate::parallel;
-use crate::plan::{check_k, Plan, Workload};
+use crate::plan::check_k;
 use crate::verify::Ranges;
 
 /// What `dedup` hands to Python: (kept new row or -1, index row or -1, Jaccard).
@@ -212,11 +212,10 @@ impl PyDedupIndex {
         let k_u = check_k(k)?;
         let (fps, keys) = (fps.as_slice()?, keys.as_slice()?);
         let sketches = Ranges::new(starts.as_slice()?, ends.as_slice()?, hashes.as_slice()?)?;
-        let plan = Plan::choose(k, (self.inner.len() + fps.len()) as u64, None, Workload::Batch)?;
         let batch = Batch { fps, keys, sketches };
         let index = &self.inner;
         let got = interrupt::detach(py, || {
-            parallel::with_threads(threads, || index.guarded(|ix| dedup_against(ix, &batch, k_u, threshold, &plan)))
+            parallel::with_threads(threads, || index.guarded(|ix| dedup_against(ix, &batch, k_u, threshold)))
         })???;
         let got = got?;
         Ok((got.kept.into_pyarray(py), got.index_row.into_pyarray(py), got.jaccard.into_pyarray(py)))
