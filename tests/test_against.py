@@ -206,6 +206,8 @@ def test_the_command_builds_and_deduplicates_against_an_index(tmp_path, capsys):
     kept, jac = oracle(docs)
     assert DedupIndex.open(ndx).ids == [f"http://a/{r}" for r in range(split) if kept[r] == r]
     out, ev = tmp_path / "kept.jsonl", tmp_path / "ev.jsonl"
+    plain = tmp_path / "plain.jsonl"  # without --clusters or --update the ids are not read: the same documents
+    assert main(["dedup", str(tmp_path / "b.jsonl"), "--against", str(ndx), "-o", str(plain), "-q"]) == 0
     code = main(["dedup", str(tmp_path / "b.jsonl"), "--id-field", "url", "--against", str(ndx), "-o", str(out), "--clusters", str(ev),
                  "--update", "--json"])
     assert code == 0
@@ -213,6 +215,7 @@ def test_the_command_builds_and_deduplicates_against_an_index(tmp_path, capsys):
     rows = [json.loads(line) for line in ev.read_text().splitlines()]
     want_kept = [i for i in range(len(docs) - split) if kept[split + i] == split + i]
     assert [json.loads(line)["url"] for line in out.read_text().splitlines()] == [f"http://b/{i}" for i in want_kept]
+    assert plain.read_text() == out.read_text()
     for i, row in enumerate(rows):
         c = kept[split + i]
         assert row["id"] == f"http://b/{i}" and row["kept"] == (c == split + i)

@@ -44,16 +44,20 @@ def open_index(path: str) -> DedupIndex:
         raise InputError(path, str(err)) from None
 
 
-def _ids(inp: Any, keep: np.ndarray | None, output: str | None, out_tmp: str | None) -> list[Any]:
+def _ids(inp: Any, keep: np.ndarray | None, output: str | None, out_tmp: str | None, ids: bool = True) -> list[Any]:
     """Reads the input again: writes the kept documents (if ``out_tmp``) and returns every id
-    (row numbers where the input gives none)."""
-    ids: list[Any] = []
+    (row numbers where the input gives none; nothing unless ``ids``: reading them costs a
+    parse of every record)."""
+    got: list[Any] = []
+    if not ids and not out_tmp:
+        return got
     inp.bytes_read = 0
     for first_row, chunk_ids, _ in inp.replay(keep=keep if out_tmp else None, output=out_tmp,
                                               output_compression=compression_of(output) if output and output != "-" else None,
-                                              ids=True):
-        ids.extend(first_row + i if v is None else v for i, v in enumerate(chunk_ids))
-    return ids
+                                              ids=ids):
+        if ids:
+            got.extend(first_row + i if v is None else v for i, v in enumerate(chunk_ids))
+    return got
 
 
 def _digest_input(cli: Any, inp: Any, index_hasher: Any, shingle: int, size: int, threads: int | None, hidden: bool) -> tuple[Digest, int]:
@@ -153,7 +157,7 @@ def dedup_command(cli: Any, input: str | None, sample: bool, fmt: str | None, te
         starts, ends, hashes = got.sketches  # type: ignore[misc]
         kept, index_row, jaccard = index._inner.dedup(got.fingerprints, got.keys, starts, ends, hashes, k, threshold, threads)
         keep = kept == np.arange(n)
-        ids = _ids(inp, keep, output, out_tmp)
+        ids = _ids(inp, keep, output, out_tmp, ids=bool(clusters_tmp) or update)
         in_index = index_row >= 0
         if clusters_tmp and clusters:
             rows = np.unique(index_row[in_index])
