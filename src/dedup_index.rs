@@ -604,9 +604,15 @@ fn near(a: (u64, u64, &[SketchHash]), b: (u64, u64, &[SketchHash]), size: usize,
     (j >= threshold).then_some(j as f32)
 }
 
+/// Tables with prefixes of at most this many bits are searched through a directory of the
+/// batch's prefixes (4 bytes each: 4 MB at 20 bits) instead of sorting the index's side.
+pub const PROBE_MAX_BITS: u32 = 20;
+
 /// Every pair (new value, index value) of the ascending distinct values `new` and `old` within
-/// `k`, each once, as indices into them: per table, both sides permuted, sorted by the table's
-/// prefix and merged run by run.
+/// `k`, each once, as indices into them. Per table, the batch's values are permuted and sorted
+/// by the table's prefix; for a prefix of at most [`PROBE_MAX_BITS`] bits each index value looks
+/// up the batch's run of its prefix in a directory (no sort of the index's side), otherwise both
+/// sides are sorted and merged run by run.
 pub fn cross_pairs(new: &[u64], old: &[u64], k: u32, plan: &Plan) -> Result<Vec<(u32, u32)>> {
     if plan.k() < k {
         return Err(Error::invalid(format!("plan is built for k={} and cannot find pairs at k={k}", plan.k())));
@@ -627,6 +633,37 @@ pub fn cross_pairs(new: &[u64], old: &[u64], k: u32, plan: &Plan) -> Result<Vec<
                 vn.clear();
                 vn.extend(new.iter().map(|&x| perm.apply(x)));
                 radix_sort_top_with(vn, layout.prefix_bits, scratch);
+                if layout.prefix_bits <= PROBE_MAX_BITS {
+                    // The index side is not sorted: each of its values finds the batch's run of
+                    // its prefix in a directory of every prefix.
+                    let width = 1usize << layout.prefix_bits;
+                    vo.clear();
+                    vo.resize(width + 1, 0);
+                    for &a in vn.iter() {
+                        vo[layout.prefix_of(a) as usize + 1] += 1;
+                    }
+                    for p in 0..width {
+                        vo[p + 1] += vo[p];
+                    }
+                    for (ib, &b) in old.iter().enumerate() {
+                        if ib % 65536 == 65535 && interrupt::requested() {
+                            return out;
+                        }
+                        let y = perm.apply(b);
+                        let p = layout.prefix_of(y) as usize;
+                        for &a in &vn[vo[p] as usize..vo[p + 1] as usize] {
+                            if hamming(a, y) > k {
+                                continue;
+                            }
+                            let diff = a ^ y;
+                            if earlier.iter().any(|&m| diff & m == 0) {
+                                continue;
+                            }
+                            out.push((lower_bound(new, perm.invert(a)) as u32, ib as u32));
+                        }
+                    }
+                    return out;
+                }
                 vo.clear();
                 vo.extend(old.iter().map(|&x| perm.apply(x)));
                 radix_sort_top_with(vo, layout.prefix_bits, scratch);
@@ -682,9 +719,10 @@ pub fn cross_pairs(new: &[u64], old: &[u64], k: u32, plan: &Plan) -> Result<Vec<
 }
 
 /// The plan of least expected work for [`cross_pairs`] of `n_new` values against `n_old`: per
-/// table, a permute and a radix sort of both sides and a distance per pair sharing a prefix
-/// (the all-pairs model of [`Plan::choose`] with n² replaced by `n_old · n_new`, which favours
-/// fewer tables when the batch is small).
+/// table, a permute and a radix sort of the batch, a permute and a lookup (or a sort) of the
+/// index's side, and a distance per pair sharing a prefix (the all-pairs model of
+/// [`Plan::choose`] with n² replaced by `n_old · n_new`, which favours fewer tables when the
+/// batch is small).
 pub fn cross_plan(k: u32, n_old: u64, n_new: u64) -> Result<Plan> {
     let (a, b) = (n_old.max(1) as f64, n_new.max(1) as f64);
     let mut best: Option<(f64, Plan)> = None;
@@ -697,7 +735,14 @@ pub fn cross_plan(k: u32, n_old: u64, n_new: u64) -> Result<Plan> {
             .iter()
             .map(|t| {
                 let passes = f64::from(t.prefix_bits.min(64).div_ceil(11).max(1));
-                (a + b) * (3.0 + 2.5 * passes) + 1.2 * a * b / 2f64.powi(t.prefix_bits as i32)
+                let old_side = if t.prefix_bits <= PROBE_MAX_BITS {
+                    // A permute and a directory lookup, a cache miss once the directory is large.
+                    let directory = 4.0 * 2f64.powi(t.prefix_bits as i32);
+                    6.0 + if directory > (1 << 20) as f64 { 10.0 } else { 2.0 }
+                } else {
+                    3.0 + 2.5 * passes
+                };
+                a * old_side + b * (3.0 + 2.5 * passes) + 1.2 * a * b / 2f64.powi(t.prefix_bits as i32)
             })
             .sum();
         if best.as_ref().is_none_or(|(c, _)| cost < *c) {
@@ -964,5 +1009,16 @@ mod tests {
         }
         assert!(want.len() > 50);
         assert_eq!(got, want);
+        // Both ways of searching a table: through the directory and by merging.
+        for plan in [Plan::blocks(7, 6).unwrap(), Plan::blocks(8, 6).unwrap(), Plan::blocks(12, 6).unwrap(), Plan::nested(&[8, 8], 6).unwrap()] {
+            let probe = plan.tables().iter().any(|t| t.prefix_bits <= PROBE_MAX_BITS);
+            let merge = plan.tables().iter().any(|t| t.prefix_bits > PROBE_MAX_BITS);
+            assert!(probe || merge);
+            let mut got = cross_pairs(&new, &old, k, &plan).unwrap();
+            got.sort_unstable();
+            assert_eq!(got, want, "{:?}", plan.levels());
+        }
+        assert!(Plan::blocks(12, 6).unwrap().tables().iter().all(|t| t.prefix_bits > PROBE_MAX_BITS));
+        assert!(Plan::blocks(8, 6).unwrap().tables().iter().all(|t| t.prefix_bits <= PROBE_MAX_BITS));
     }
 }
