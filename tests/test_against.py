@@ -291,3 +291,19 @@ def test_readers_keep_their_version_during_an_update(tmp_path):
     fresh = DedupIndex.open(path)
     assert len(fresh) == n + before.n_kept
     assert not neardup.dedup(batch, against=fresh).keep.any()
+
+
+def test_concurrent_updates_run_one_after_the_other(tmp_path):
+    path, n = big_index(tmp_path, 3000)
+    procs = []
+    for name in ("x", "y"):
+        write_jsonl(tmp_path / f"{name}.jsonl", [f"batch {name} text {i} with words of its own" for i in range(500)], f"{name}-")
+    for name in ("x", "y"):
+        procs.append(subprocess.Popen([sys.executable, "-m", "neardup", "dedup", str(tmp_path / f"{name}.jsonl"), "--id-field", "url",
+                                       "--against", str(path), "--update", "-o", str(tmp_path / f"{name}-out.jsonl"), "-q"]))
+    assert [p.wait() for p in procs] == [0, 0]
+    ids = DedupIndex.open(path).ids
+    # Neither update is lost: the index holds both batches, each whole and in order.
+    assert len(ids) == n + 1000 and ids[:n] == [f"doc-{i}" for i in range(n)]
+    assert sorted(ids[n:]) == sorted([f"x-{i}" for i in range(500)] + [f"y-{i}" for i in range(500)])
+    assert ids[n:n + 500] in ([f"x-{i}" for i in range(500)], [f"y-{i}" for i in range(500)])
