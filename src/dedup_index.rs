@@ -605,14 +605,23 @@ fn near(a: (u64, u64, &[SketchHash]), b: (u64, u64, &[SketchHash]), size: usize,
 }
 
 /// Tables with prefixes of at most this many bits are searched through a directory of the
-/// batch's prefixes (4 bytes each: 4 MB at 20 bits) instead of sorting the index's side.
+/// batch's prefixes (4 bytes each: 4 MB at 20 bits) instead of sorting the index's side...
 pub const PROBE_MAX_BITS: u32 = 20;
+/// ... when the batch and the directory fit in this many bytes: each index value reads both at
+/// a random place, cheap in cache and a miss beyond it (10M indexed against 1M new took twice
+/// the time of sorting and merging).
+pub const PROBE_MAX_BYTES: usize = 2 << 20;
+
+/// Whether a table of `prefix_bits` is searched through the directory for `n_new` values.
+fn probes(prefix_bits: u32, n_new: usize) -> bool {
+    prefix_bits <= PROBE_MAX_BITS && n_new.saturating_mul(8).saturating_add(4 << prefix_bits) <= PROBE_MAX_BYTES
+}
 
 /// Every pair (new value, index value) of the ascending distinct values `new` and `old` within
 /// `k`, each once, as indices into them. Per table, the batch's values are permuted and sorted
-/// by the table's prefix; for a prefix of at most [`PROBE_MAX_BITS`] bits each index value looks
-/// up the batch's run of its prefix in a directory (no sort of the index's side), otherwise both
-/// sides are sorted and merged run by run.
+/// by the table's prefix; for a short prefix and a small batch (see [`PROBE_MAX_BYTES`]) each
+/// index value looks up the batch's run of its prefix in a directory (no sort of the index's
+/// side), otherwise both sides are sorted and merged run by run.
 pub fn cross_pairs(new: &[u64], old: &[u64], k: u32, plan: &Plan) -> Result<Vec<(u32, u32)>> {
     if plan.k() < k {
         return Err(Error::invalid(format!("plan is built for k={} and cannot find pairs at k={k}", plan.k())));
@@ -633,7 +642,7 @@ pub fn cross_pairs(new: &[u64], old: &[u64], k: u32, plan: &Plan) -> Result<Vec<
                 vn.clear();
                 vn.extend(new.iter().map(|&x| perm.apply(x)));
                 radix_sort_top_with(vn, layout.prefix_bits, scratch);
-                if layout.prefix_bits <= PROBE_MAX_BITS {
+                if probes(layout.prefix_bits, new.len()) {
                     // The index side is not sorted: each of its values finds the batch's run of
                     // its prefix in a directory of every prefix.
                     let width = 1usize << layout.prefix_bits;
@@ -735,10 +744,8 @@ pub fn cross_plan(k: u32, n_old: u64, n_new: u64) -> Result<Plan> {
             .iter()
             .map(|t| {
                 let passes = f64::from(t.prefix_bits.min(64).div_ceil(11).max(1));
-                let old_side = if t.prefix_bits <= PROBE_MAX_BITS {
-                    // A permute and a directory lookup, a cache miss once the directory is large.
-                    let directory = 4.0 * 2f64.powi(t.prefix_bits as i32);
-                    6.0 + if directory > (1 << 20) as f64 { 10.0 } else { 2.0 }
+                let old_side = if probes(t.prefix_bits, n_new as usize) {
+                    6.0 // a permute and two lookups in cache
                 } else {
                     3.0 + 2.5 * passes
                 };
@@ -1011,14 +1018,15 @@ mod tests {
         assert_eq!(got, want);
         // Both ways of searching a table: through the directory and by merging.
         for plan in [Plan::blocks(7, 6).unwrap(), Plan::blocks(8, 6).unwrap(), Plan::blocks(12, 6).unwrap(), Plan::nested(&[8, 8], 6).unwrap()] {
-            let probe = plan.tables().iter().any(|t| t.prefix_bits <= PROBE_MAX_BITS);
-            let merge = plan.tables().iter().any(|t| t.prefix_bits > PROBE_MAX_BITS);
+            let probe = plan.tables().iter().any(|t| probes(t.prefix_bits, new.len()));
+            let merge = plan.tables().iter().any(|t| !probes(t.prefix_bits, new.len()));
             assert!(probe || merge);
             let mut got = cross_pairs(&new, &old, k, &plan).unwrap();
             got.sort_unstable();
             assert_eq!(got, want, "{:?}", plan.levels());
         }
-        assert!(Plan::blocks(12, 6).unwrap().tables().iter().all(|t| t.prefix_bits > PROBE_MAX_BITS));
-        assert!(Plan::blocks(8, 6).unwrap().tables().iter().all(|t| t.prefix_bits <= PROBE_MAX_BITS));
+        assert!(Plan::blocks(12, 6).unwrap().tables().iter().all(|t| !probes(t.prefix_bits, new.len())));
+        assert!(Plan::blocks(8, 6).unwrap().tables().iter().all(|t| probes(t.prefix_bits, new.len())));
+        assert!(!probes(8, 1 << 20));
     }
 }
