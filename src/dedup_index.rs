@@ -910,8 +910,8 @@ pub fn dedup_against(index: &DedupIndex, batch: &Batch<'_>, k: u32, threshold: f
     }
     // Rows follow their texts.
     let mut out = Against { kept: Vec::with_capacity(n), index_row: Vec::with_capacity(n), jaccard: Vec::with_capacity(n) };
-    for r in 0..n {
-        let t = text_of[r] as usize;
+    for (r, &t) in text_of.iter().enumerate() {
+        let t = t as usize;
         let (kept, index_row, j) = match fate[t] {
             Fate::Kept if first_row[t] as usize == r => (r as i64, -1, 1.0),
             Fate::Kept => (i64::from(first_row[t]), -1, 1.0),

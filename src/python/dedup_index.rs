@@ -1,6 +1,6 @@
 //! Bindings of the dedup index (`dedup_index::DedupIndex`) and of deduplicating a batch against it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
@@ -41,7 +41,7 @@ pub struct PyDedupIndex {
 fn save_with(
     py: Python<'_>,
     index: &DedupIndex,
-    path: &PathBuf,
+    path: &Path,
     fps: PyReadonlyArray1<'_, u64>,
     keys: PyReadonlyArray1<'_, u64>,
     starts: PyReadonlyArray1<'_, u64>,
