@@ -36,10 +36,9 @@ import synth  # noqa: E402  (the Debian corpus or the shipped sample)
 
 
 def dask_child(corpus: str, out: str, result: str, workers: int) -> None:
+    import dask.dataframe as dd
     import psutil
     from distributed import Client
-
-    import dask.dataframe as dd
 
     import neardup.dask as ndd
 
@@ -63,7 +62,9 @@ def dask_child(corpus: str, out: str, result: str, workers: int) -> None:
         sampler.start()
         start = time.perf_counter()
         stats: dict = {}
-        kept = ndd.dedup(dd.read_parquet(corpus), column="text", stats=stats)  # the defaults, as the command
+        kept = ndd.dedup(
+            dd.read_parquet(corpus), text_field="text", stats=stats
+        )  # the defaults, as the command
         mid = time.perf_counter()
         kept.to_parquet(out, write_index=False, name_function=lambda i: f"part.{i:05d}.parquet")
         seconds = time.perf_counter() - start
@@ -83,12 +84,19 @@ def source_texts(data: Path) -> list[str]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--n", type=int, action="append", help="corpus sizes (repeat)")
     ap.add_argument("--partitions", type=int, default=32)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--out", help="write the measurements as JSON here")
-    ap.add_argument("--data", type=Path, default=synth.DATA, help="folder of the Debian corpus the documents are drawn from")
+    ap.add_argument(
+        "--data",
+        type=Path,
+        default=synth.DATA,
+        help="folder of the Debian corpus the documents are drawn from",
+    )
     ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -97,6 +105,7 @@ def main() -> None:
 
     import pyarrow as pa
     import pyarrow.parquet as pq
+
     from bench_dedup import make_big, timed
 
     source = source_texts(args.data)
@@ -105,7 +114,9 @@ def main() -> None:
         with tempfile.TemporaryDirectory(dir=os.environ.get("TMPDIR")) as tmp:
             jsonl = Path(tmp) / "big.jsonl"
             make_big(source, n, jsonl)
-            table = pa.Table.from_pylist([json.loads(line) for line in jsonl.open(encoding="utf-8")])
+            table = pa.Table.from_pylist(
+                [json.loads(line) for line in jsonl.open(encoding="utf-8")]
+            )
             jsonl.unlink()
             mb = sum(len(t.encode("utf-8")) for t in table.column("text").to_pylist()) / 1e6
             single = Path(tmp) / "big.parquet"
@@ -116,23 +127,66 @@ def main() -> None:
             for i in range(args.partitions):
                 pq.write_table(table.slice(i * step, step), parts / f"part.{i:04d}.parquet")
             del table
-            seconds, rss, code = timed([sys.executable, "-m", "neardup", "dedup", str(single), "-o", f"{tmp}/kept.parquet", "--quiet"], 3600)
-            rows.append({"n": n, "mb": mb, "what": "single machine: neardup dedup (2 cores)", "seconds": seconds, "peak_rss_mb": rss, "status": code})
+            seconds, rss, code = timed(
+                [
+                    sys.executable,
+                    "-m",
+                    "neardup",
+                    "dedup",
+                    str(single),
+                    "-o",
+                    f"{tmp}/kept.parquet",
+                    "--quiet",
+                ],
+                3600,
+            )
+            rows.append(
+                {
+                    "n": n,
+                    "mb": mb,
+                    "what": "single machine: neardup dedup (2 cores)",
+                    "seconds": seconds,
+                    "peak_rss_mb": rss,
+                    "status": code,
+                }
+            )
             print(rows[-1], flush=True)
             result = Path(tmp) / "dask.json"
             start = time.perf_counter()
-            proc = subprocess.run([sys.executable, __file__, "--workers", str(args.workers), "--child", str(parts), f"{tmp}/kept-dask", str(result)])
+            proc = subprocess.run(
+                [
+                    sys.executable,
+                    __file__,
+                    "--workers",
+                    str(args.workers),
+                    "--child",
+                    str(parts),
+                    f"{tmp}/kept-dask",
+                    str(result),
+                ]
+            )
             wall = time.perf_counter() - start
             stats = json.loads(result.read_text()) if proc.returncode == 0 else {}
             same = None
             if proc.returncode == 0 and code == 0:
-                want_ids = pq.read_table(f"{tmp}/kept.parquet", columns=["id"]).column("id").to_pylist()
+                want_ids = (
+                    pq.read_table(f"{tmp}/kept.parquet", columns=["id"]).column("id").to_pylist()
+                )
                 got_ids = pq.read_table(f"{tmp}/kept-dask", columns=["id"]).column("id").to_pylist()
                 same = want_ids == got_ids
                 stats["kept"], stats["same_kept_as_single_machine"] = len(got_ids), same
-            rows.append({"n": n, "mb": mb, "what": f"neardup.dask, LocalCluster {args.workers} workers x 1 thread, {args.partitions} partitions",
-                         "seconds": stats.get("seconds", float("nan")), "wall_with_startup": wall,
-                         "peak_rss_mb": stats.get("peak_rss_mb", float("nan")), "status": proc.returncode, "stats": stats})
+            rows.append(
+                {
+                    "n": n,
+                    "mb": mb,
+                    "what": f"neardup.dask, LocalCluster {args.workers} workers x 1 thread, {args.partitions} partitions",
+                    "seconds": stats.get("seconds", float("nan")),
+                    "wall_with_startup": wall,
+                    "peak_rss_mb": stats.get("peak_rss_mb", float("nan")),
+                    "status": proc.returncode,
+                    "stats": stats,
+                }
+            )
             print(rows[-1], flush=True)
     if args.out:
         Path(args.out).write_text(json.dumps(rows, indent=2))

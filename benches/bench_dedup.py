@@ -57,7 +57,11 @@ def shingles(text: str) -> list[str]:
 
 
 def _open_text(path: str | Path):
-    return gzip.open(path, "rt", encoding="utf-8") if str(path).endswith(".gz") else open(path, encoding="utf-8")
+    return (
+        gzip.open(path, "rt", encoding="utf-8")
+        if str(path).endswith(".gz")
+        else open(path, encoding="utf-8")
+    )
 
 
 def read_texts(path: str) -> list[str]:
@@ -155,7 +159,11 @@ def timed(cmd: list[str], timeout: float) -> tuple[float, float, int]:
     with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss_file:
         start = time.perf_counter()
         try:
-            proc = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss_file.name, *cmd], stdout=subprocess.DEVNULL, timeout=timeout)
+            proc = subprocess.run(
+                ["/usr/bin/time", "-f", "%M", "-o", rss_file.name, *cmd],
+                stdout=subprocess.DEVNULL,
+                timeout=timeout,
+            )
         except subprocess.TimeoutExpired:
             return float("inf"), float("nan"), -9
         seconds = time.perf_counter() - start
@@ -190,13 +198,24 @@ def make_big(source: list[str], n: int, path: Path, seed: int = 0) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--data", type=Path, default=DATA)
-    ap.add_argument("--corpus", type=Path, help="JSONL corpus (plain or .gz; default: the Debian one in --data)")
-    ap.add_argument("--truth", type=Path, help="its truth TSV (id_a, id_b, jaccard), e.g. from benches/synth.py")
+    ap.add_argument(
+        "--corpus", type=Path, help="JSONL corpus (plain or .gz; default: the Debian one in --data)"
+    )
+    ap.add_argument(
+        "--truth", type=Path, help="its truth TSV (id_a, id_b, jaccard), e.g. from benches/synth.py"
+    )
     ap.add_argument("--k", type=int, default=3)
     ap.add_argument("--peers", default="simhash,datasketch,rensa")
-    ap.add_argument("--big", type=int, default=0, help="also run neardup on a corpus of this many edited documents")
+    ap.add_argument(
+        "--big",
+        type=int,
+        default=0,
+        help="also run neardup on a corpus of this many edited documents",
+    )
     ap.add_argument("--timeout", type=float, default=1800)
     ap.add_argument("--out", type=Path)
     ap.add_argument("--child", help=argparse.SUPPRESS)
@@ -212,11 +231,17 @@ def main() -> None:
     else:
         corpus, truth_file = synth.debian_corpus(args.data)
     ids, texts = load_corpus(corpus)
-    truth = synth.load_truth(truth_file, ids) if truth_file is not None else synth.exact_truth(texts)
+    truth = (
+        synth.load_truth(truth_file, ids) if truth_file is not None else synth.exact_truth(texts)
+    )
     row = {doc_id: i for i, doc_id in enumerate(ids)}
     n = len(ids)
-    corpus_name = f"`{corpus.name}`" if args.corpus is not None or truth_file is None else "Debian corpus"
-    raw_mb = sum(len(json.dumps({"id": i, "text": t}).encode()) + 1 for i, t in zip(ids, texts)) / 1e6
+    corpus_name = (
+        f"`{corpus.name}`" if args.corpus is not None or truth_file is None else "Debian corpus"
+    )
+    raw_mb = (
+        sum(len(json.dumps({"id": i, "text": t}).encode()) + 1 for i, t in zip(ids, texts)) / 1e6
+    )
     rows = []
     with tempfile.TemporaryDirectory(prefix="neardup-bench-") as tmp:
 
@@ -224,14 +249,25 @@ def main() -> None:
             return synth.score(pairs, truth)
 
         # neardup: the whole dedup job, then the pairs it finds (scored)
-        seconds, rss, code = timed(neardup_cmd() + ["dedup", str(corpus), "-o", f"{tmp}/kept.jsonl.gz", "--quiet"], args.timeout)
+        seconds, rss, code = timed(
+            neardup_cmd() + ["dedup", str(corpus), "-o", f"{tmp}/kept.jsonl.gz", "--quiet"],
+            args.timeout,
+        )
         assert code == 0, code
         rows.append(("neardup dedup (-o kept.jsonl.gz; verified, k=5)", seconds, rss, None))
-        seconds, rss, code = timed(neardup_cmd() + ["dedup", str(corpus), "--dry-run", "--no-verify", "--k", str(args.k), "--quiet"], args.timeout)
+        seconds, rss, code = timed(
+            neardup_cmd()
+            + ["dedup", str(corpus), "--dry-run", "--no-verify", "--k", str(args.k), "--quiet"],
+            args.timeout,
+        )
         assert code == 0, code
         rows.append((f"neardup dedup --dry-run --no-verify (k={args.k})", seconds, rss, None))
+
         def scored_pairs(label: str, extra: list[str]) -> None:
-            seconds, rss, code = timed(neardup_cmd() + ["pairs", str(corpus), "-o", f"{tmp}/pairs.csv", "--quiet", *extra], args.timeout)
+            seconds, rss, code = timed(
+                neardup_cmd() + ["pairs", str(corpus), "-o", f"{tmp}/pairs.csv", "--quiet", *extra],
+                args.timeout,
+            )
             assert code == 0, code
             with open(f"{tmp}/pairs.csv", newline="", encoding="utf-8") as f:
                 found = [(row[r["id_a"]], row[r["id_b"]]) for r in csv.DictReader(f)]
@@ -240,7 +276,9 @@ def main() -> None:
 
         scored_pairs(f"neardup pairs --no-verify (k={args.k})", ["--no-verify", "--k", str(args.k)])
         # The default: candidates within k = 5 checked by word-3-shingle Jaccard >= 0.8.
-        seconds, rss, code = timed(neardup_cmd() + ["dedup", str(corpus), "--dry-run", "--quiet"], args.timeout)
+        seconds, rss, code = timed(
+            neardup_cmd() + ["dedup", str(corpus), "--dry-run", "--quiet"], args.timeout
+        )
         assert code == 0, code
         rows.append(("neardup dedup --dry-run (verified, k=5)", seconds, rss, None))
         scored_pairs("neardup pairs (verified, k=5)", [])
@@ -248,18 +286,36 @@ def main() -> None:
 
         for name in [p for p in args.peers.split(",") if p]:
             try:
-                __import__({"simhash": "simhash", "datasketch": "datasketch", "rensa": "rensa"}[name])
+                __import__(
+                    {"simhash": "simhash", "datasketch": "datasketch", "rensa": "rensa"}[name]
+                )
             except ImportError:
                 print(f"{name}: not installed, skipped", flush=True)
                 continue
             out = f"{tmp}/{name}.npy"
-            cmd = [sys.executable, __file__, "--child", name, "--input", str(corpus), "--k", str(args.k), "--pairs-out", out, "--data", str(args.data)]
+            cmd = [
+                sys.executable,
+                __file__,
+                "--child",
+                name,
+                "--input",
+                str(corpus),
+                "--k",
+                str(args.k),
+                "--pairs-out",
+                out,
+                "--data",
+                str(args.data),
+            ]
             seconds, rss, code = timed(cmd, args.timeout)
             if code != 0:
                 rows.append((f"{name} (failed or timed out: {code})", seconds, rss, None))
                 continue
-            label = {"simhash": f"simhash SimhashIndex (k={args.k})", "datasketch": "datasketch MinHashLSH (0.8, 128 perm)",
-                     "rensa": "rensa RMinHashLSH (0.8, 128 perm)"}[name]
+            label = {
+                "simhash": f"simhash SimhashIndex (k={args.k})",
+                "datasketch": "datasketch MinHashLSH (0.8, 128 perm)",
+                "rensa": "rensa RMinHashLSH (0.8, 128 perm)",
+            }[name]
             rows.append((label, seconds, rss, score(np.load(out))))
             print(rows[-1], flush=True)
 
@@ -268,37 +324,71 @@ def main() -> None:
             big = Path(tmp) / "big.jsonl"
             make_big(texts, args.big, big)
             size_mb = big.stat().st_size / 1e6
-            seconds, rss, code = timed(neardup_cmd() + ["dedup", str(big), "-o", f"{tmp}/big-kept.jsonl", "--k", str(args.k), "--quiet"], args.timeout)
-            big_rows.append((f"neardup dedup, {args.big:,} edited documents ({size_mb:.0f} MB JSONL)", seconds, rss, args.big, size_mb, code))
-            seconds, rss, code = timed(neardup_cmd() + ["dedup", str(big), "--dry-run", "--k", str(args.k), "--quiet"], args.timeout)
-            big_rows.append((f"neardup dedup --dry-run, same corpus", seconds, rss, args.big, size_mb, code))
+            seconds, rss, code = timed(
+                neardup_cmd()
+                + ["dedup", str(big), "-o", f"{tmp}/big-kept.jsonl", "--k", str(args.k), "--quiet"],
+                args.timeout,
+            )
+            big_rows.append(
+                (
+                    f"neardup dedup, {args.big:,} edited documents ({size_mb:.0f} MB JSONL)",
+                    seconds,
+                    rss,
+                    args.big,
+                    size_mb,
+                    code,
+                )
+            )
+            seconds, rss, code = timed(
+                neardup_cmd() + ["dedup", str(big), "--dry-run", "--k", str(args.k), "--quiet"],
+                args.timeout,
+            )
+            big_rows.append(
+                ("neardup dedup --dry-run, same corpus", seconds, rss, args.big, size_mb, code)
+            )
             print(big_rows, flush=True)
 
-    fastest_peer = min((s for name, s, _, _ in rows if not name.startswith("neardup")), default=None)
+    fastest_peer = min(
+        (s for name, s, _, _ in rows if not name.startswith("neardup")), default=None
+    )
     lines = [
-        f"# Dedup end to end: neardup beside its peers",
+        "# Dedup end to end: neardup beside its peers",
         "",
         f"{corpus_name}: {n:,} documents, {raw_mb:.1f} MB of JSONL; truth: "
         f"{int((truth.jaccard >= 0.8).sum()):,} pairs with Jaccard >= 0.8 on word 3-shingles. Each contender is one process, "
         "timed from start to exit (Python start-up and reading the file included).",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}.",
-        f"Command: `python benches/bench_dedup.py --k {args.k}" + (f" --big {args.big}" if args.big else "")
-        + (f" --corpus {args.corpus} --truth {args.truth}" if args.corpus else "") + "`",
+        f"Command: `python benches/bench_dedup.py --k {args.k}"
+        + (f" --big {args.big}" if args.big else "")
+        + (f" --corpus {args.corpus} --truth {args.truth}" if args.corpus else "")
+        + "`",
         "",
         "| contender | seconds | documents/s | MB/s | peak RSS (MB) | pairs | precision | recall | F1 | time vs fastest peer |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, seconds, rss, s in rows:
-        ratio = f"{fastest_peer / seconds:.1f}x faster" if fastest_peer and name.startswith("neardup") else ""
+        ratio = (
+            f"{fastest_peer / seconds:.1f}x faster"
+            if fastest_peer and name.startswith("neardup")
+            else ""
+        )
         if s is None:
             q = "| | | | "
         else:
             q = f"| {s['reported']:,} | {s['precision']:.3f} | {s['recall']:.3f} | {s['f1']:.3f} "
-        lines.append(f"| {name} | {seconds:.2f} | {n / seconds:,.0f} | {raw_mb / seconds:.1f} | {rss:.0f} {q}| {ratio} |")
+        lines.append(
+            f"| {name} | {seconds:.2f} | {n / seconds:,.0f} | {raw_mb / seconds:.1f} | {rss:.0f} {q}| {ratio} |"
+        )
     if big_rows:
-        lines += ["", "| at scale | seconds | documents/s | MB/s | peak RSS (MB) |", "|---|---|---|---|---|"]
+        lines += [
+            "",
+            "| at scale | seconds | documents/s | MB/s | peak RSS (MB) |",
+            "|---|---|---|---|---|",
+        ]
         for name, seconds, rss, count, size_mb, code in big_rows:
-            lines.append(f"| {name}{'' if code == 0 else f' (exit {code})'} | {seconds:.1f} | {count / seconds:,.0f} | {size_mb / seconds:.1f} | {rss:.0f} |")
+            lines.append(
+                f"| {name}{'' if code == 0 else f' (exit {code})'} | {seconds:.1f} | {count / seconds:,.0f} | {size_mb / seconds:.1f} | {rss:.0f} |"
+            )
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out:

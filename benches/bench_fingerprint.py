@@ -52,7 +52,9 @@ def test_neardup(benchmark, sample, threads):
 
 @pytest.mark.benchmark(group="fingerprint the whole corpus")
 @pytest.mark.parametrize("threads", [1, None], ids=["1 thread", "all threads"])
-@pytest.mark.parametrize("options", [{}, {"ngram": 3}, {"tokens": "char", "ngram": 5}], ids=["default", "word3", "char5"])
+@pytest.mark.parametrize(
+    "options", [{}, {"ngram": 3}, {"tokens": "char", "ngram": 5}], ids=["default", "word3", "char5"]
+)
 def test_neardup_corpus(benchmark, corpus, threads, options):
     _info(benchmark, corpus)
     hasher = neardup.Simhasher(**options)

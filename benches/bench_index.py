@@ -6,7 +6,7 @@ Run on a release build (not an editable debug build):
     python -m pytest benches/bench_index.py -p no:cacheprovider --benchmark-disable-gc -s
 
 The last test prints a table of the figures and their ratios to the baselines and writes it to
-``benches/results_index.md``. ``NEARDUP_BENCH_LARGE=0`` skips the 10M-fingerprint cases.
+``benches/results/index.md``. ``NEARDUP_BENCH_LARGE=0`` skips the 10M-fingerprint cases.
 
 Baselines: numpy brute force (all pairs by XOR and popcount in blocks), simhash-pybind's
 ``find_all`` (C++ permuted tables) and the pure-Python ``simhash`` package's ``SimhashIndex``
@@ -64,7 +64,9 @@ def brute_force_pairs(fps: np.ndarray, k: int, block: int = 256) -> int:
 
 
 def timed(benchmark, key: str, fn, *args, rounds: int = 1, **kwargs):
-    result = benchmark.pedantic(fn, args=args, kwargs=kwargs, rounds=rounds, iterations=1, warmup_rounds=0)
+    result = benchmark.pedantic(
+        fn, args=args, kwargs=kwargs, rounds=rounds, iterations=1, warmup_rounds=0
+    )
     RESULTS[key] = benchmark.stats.stats.min
     return result
 
@@ -93,7 +95,15 @@ def test_find_all_1m(benchmark, data):
 
 
 def test_find_all_1m_one_thread(benchmark, data):
-    timed(benchmark, "neardup find_all 1M, 1 thread", neardup.find_all, data["1M"], 3, threads=1, rounds=3)
+    timed(
+        benchmark,
+        "neardup find_all 1M, 1 thread",
+        neardup.find_all,
+        data["1M"],
+        3,
+        threads=1,
+        rounds=3,
+    )
     cpu = time.process_time()
     neardup.find_all(data["1M"], 3, threads=1)
     RESULTS["neardup find_all 1M, 1 thread, CPU seconds"] = time.process_time() - cpu
@@ -146,7 +156,13 @@ def test_pure_simhash_index(benchmark, data):
         pytest.skip(f"pure-Python simhash not installed in {PURE_SIMHASH}")
     n = 20_000
     env = dict(os.environ, PYTHONPATH=PURE_SIMHASH)
-    out = subprocess.run([sys.executable, "-c", PURE_SCRIPT, str(n)], env=env, capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", PURE_SCRIPT, str(n)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     peer = json.loads(out.stdout)
     RESULTS["simhash SimhashIndex build 20k"] = peer["build"]
     RESULTS["simhash SimhashIndex queries/s (20k)"] = peer["queries_per_s"]
@@ -160,7 +176,9 @@ def test_pure_simhash_index(benchmark, data):
     start = time.perf_counter()
     for v in x[:2000].tolist():
         index.query(v)
-    RESULTS["neardup SimhashIndex queries/s (20k, one by one)"] = 2000 / (time.perf_counter() - start)
+    RESULTS["neardup SimhashIndex queries/s (20k, one by one)"] = 2000 / (
+        time.perf_counter() - start
+    )
     benchmark.pedantic(lambda: None, rounds=1)
 
 
@@ -178,26 +196,38 @@ def test_query_throughput(benchmark, big_index):
     index, fps = big_index
     size = f"{len(fps) // 1_000_000}M"
     rng = np.random.default_rng(7)
-    queries = np.concatenate([fps[rng.integers(0, len(fps), 100_000)], rng.integers(0, 2**64, 100_000, dtype=np.uint64)])
+    queries = np.concatenate(
+        [fps[rng.integers(0, len(fps), 100_000)], rng.integers(0, 2**64, 100_000, dtype=np.uint64)]
+    )
     timed(benchmark, "query_many 200k, 1 thread", index.query_many, queries, threads=1)
-    RESULTS[f"neardup queries/s per core ({size}, query_many)"] = len(queries) / RESULTS.pop("query_many 200k, 1 thread")
+    RESULTS[f"neardup queries/s per core ({size}, query_many)"] = len(queries) / RESULTS.pop(
+        "query_many 200k, 1 thread"
+    )
     # On a shared machine wall time counts other processes' turns too: CPU time does not.
     cpu = time.process_time()
     index.query_many(queries, threads=1)
-    RESULTS[f"neardup queries per CPU-second ({size}, query_many)"] = len(queries) / (time.process_time() - cpu)
+    RESULTS[f"neardup queries per CPU-second ({size}, query_many)"] = len(queries) / (
+        time.process_time() - cpu
+    )
     start = time.perf_counter()
     index.query_many(queries)
-    RESULTS[f"neardup queries/s all cores ({size}, query_many)"] = len(queries) / (time.perf_counter() - start)
+    RESULTS[f"neardup queries/s all cores ({size}, query_many)"] = len(queries) / (
+        time.perf_counter() - start
+    )
     start = time.perf_counter()
     for q in queries[:20_000].tolist():
         index.query(q)
-    RESULTS[f"neardup queries/s ({size}, query one by one)"] = 20_000 / (time.perf_counter() - start)
+    RESULTS[f"neardup queries/s ({size}, query one by one)"] = 20_000 / (
+        time.perf_counter() - start
+    )
     start = time.perf_counter()
     for q in queries[:10].tolist():
         d = neardup.hamming_many(q, fps)
         np.flatnonzero(d <= 3)
     RESULTS[f"numpy brute force queries/s ({size})"] = 10 / (time.perf_counter() - start)
-    NOTES[f"neardup queries/s per core ({size}, query_many)"] = f"plan {index.plan!r}, half members, half random"
+    NOTES[f"neardup queries/s per core ({size}, query_many)"] = (
+        f"plan {index.plan!r}, half members, half random"
+    )
 
 
 MEMORY_SCRIPT = textwrap.dedent(
@@ -227,7 +257,9 @@ MEMORY_SCRIPT = textwrap.dedent(
 
 def test_memory_per_fingerprint(benchmark):
     n = 10_000_000 if LARGE else 1_000_000
-    out = subprocess.run([sys.executable, "-c", MEMORY_SCRIPT, str(n)], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", MEMORY_SCRIPT, str(n)], capture_output=True, text=True, check=True
+    )
     mem = json.loads(out.stdout)
     size = f"{n // 1_000_000}M"
     RESULTS[f"index bytes per fingerprint ({size})"] = mem["nbytes"]
@@ -248,23 +280,54 @@ def test_zz_report():
     rows = []
     for key, value in RESULTS.items():
         unit = "" if ("/s" in key or "bytes" in key or "per CPU-second" in key) else " s"
-        rows.append(f"| {key} | {value:,.3f}{unit} | {NOTES.get(key, '')} |" if value < 100 else f"| {key} | {value:,.0f}{unit} | {NOTES.get(key, '')} |")
+        rows.append(
+            f"| {key} | {value:,.3f}{unit} | {NOTES.get(key, '')} |"
+            if value < 100
+            else f"| {key} | {value:,.0f}{unit} | {NOTES.get(key, '')} |"
+        )
     comparisons = [
-        ("find_all 100k vs numpy brute force 100k", ratio("neardup find_all 100k", "numpy brute force find_all 100k")),
-        ("find_all 1M vs numpy brute force 100k (100x fewer fingerprints)", ratio("neardup find_all 1M", "numpy brute force find_all 100k")),
-        ("find_all 10M vs numpy brute force 100k (100x fewer fingerprints)", ratio("neardup find_all 10M", "numpy brute force find_all 100k")),
-        ("find_all 100k vs simhash-pybind find_all 100k", ratio("neardup find_all 100k", "simhash-pybind find_all 100k")),
-        ("find_all 1M vs simhash-pybind find_all 1M", ratio("neardup find_all 1M", "simhash-pybind find_all 1M")),
-        ("SimhashIndex build 20k vs pure simhash SimhashIndex", ratio("neardup SimhashIndex build 20k", "simhash SimhashIndex build 20k")),
+        (
+            "find_all 100k vs numpy brute force 100k",
+            ratio("neardup find_all 100k", "numpy brute force find_all 100k"),
+        ),
+        (
+            "find_all 1M vs numpy brute force 100k (100x fewer fingerprints)",
+            ratio("neardup find_all 1M", "numpy brute force find_all 100k"),
+        ),
+        (
+            "find_all 10M vs numpy brute force 100k (100x fewer fingerprints)",
+            ratio("neardup find_all 10M", "numpy brute force find_all 100k"),
+        ),
+        (
+            "find_all 100k vs simhash-pybind find_all 100k",
+            ratio("neardup find_all 100k", "simhash-pybind find_all 100k"),
+        ),
+        (
+            "find_all 1M vs simhash-pybind find_all 1M",
+            ratio("neardup find_all 1M", "simhash-pybind find_all 1M"),
+        ),
+        (
+            "SimhashIndex build 20k vs pure simhash SimhashIndex",
+            ratio("neardup SimhashIndex build 20k", "simhash SimhashIndex build 20k"),
+        ),
         (
             "queries one by one (20k) vs pure simhash SimhashIndex",
-            ratio("neardup SimhashIndex queries/s (20k, one by one)", "simhash SimhashIndex queries/s (20k)", invert=True),
+            ratio(
+                "neardup SimhashIndex queries/s (20k, one by one)",
+                "simhash SimhashIndex queries/s (20k)",
+                invert=True,
+            ),
         ),
     ]
     for size in ("10M", "1M"):
         key = f"neardup queries/s per core ({size}, query_many)"
         if key in RESULTS:
-            comparisons.append((f"query_many per core vs numpy brute force per query ({size})", ratio(key, f"numpy brute force queries/s ({size})", invert=True)))
+            comparisons.append(
+                (
+                    f"query_many per core vs numpy brute force per query ({size})",
+                    ratio(key, f"numpy brute force queries/s ({size})", invert=True),
+                )
+            )
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     lines = [
         f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.python_version()}, neardup {neardup.__version__}, "
@@ -280,4 +343,4 @@ def test_zz_report():
     ]
     text = "\n".join(lines)
     print("\n" + text)
-    Path(__file__).with_name("results_index.md").write_text(text + "\n")
+    (Path(__file__).parent / "results" / "index.md").write_text(text + "\n")

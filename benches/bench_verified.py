@@ -32,7 +32,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,7 +41,6 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import corpora  # noqa: E402
 import synth  # noqa: E402
-
 from neardup.verify import THRESHOLD_K  # noqa: E402
 
 RESULTS = HERE / "results" / "verified.md"
@@ -103,7 +101,9 @@ print(os.waitstatus_to_exitcode(status), time.perf_counter() - t, usage.ru_maxrs
 
 def measure(cmd: list[str]) -> tuple[float, float]:
     """Runs cmd; (seconds, peak MB of its process)."""
-    done = subprocess.run([sys.executable, "-c", _LAUNCHER, *cmd], capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", _LAUNCHER, *cmd], capture_output=True, text=True, check=False
+    )
     try:
         code, seconds, kb = done.stdout.split()
     except ValueError:
@@ -122,8 +122,11 @@ def kept_rows(clusters: Path, row: dict[str, int]) -> np.ndarray:
 
 
 K = THRESHOLD_K  # the default candidate radius of verified dedup
-VERIFIED, NO_VERIFY, DATASKETCH = (f"neardup verified (default, k = {K})", f"neardup --no-verify (k = {K})",
-                                   "datasketch MinHashLSH(0.8, 128) + components")
+VERIFIED, NO_VERIFY, DATASKETCH = (
+    f"neardup verified (default, k = {K})",
+    f"neardup --no-verify (k = {K})",
+    "datasketch MinHashLSH(0.8, 128) + components",
+)
 METHODS = [
     (VERIFIED, []),
     ("neardup verified, k = 6", ["--k", "6"]),
@@ -147,7 +150,7 @@ def oracle_stars(truth: synth.Truth) -> np.ndarray:
     for c in range(n):
         if kept[c] == -1:
             kept[c] = c
-            later = hi[starts[c]:starts[c + 1]]
+            later = hi[starts[c] : starts[c + 1]]
             kept[later[kept[later] == -1]] = c
     return kept
 
@@ -169,14 +172,39 @@ def run_corpus(corpus: Corpus, work: Path) -> list[str]:
     for name, flags in METHODS:
         clusters = work / f"{corpus.name}-{len(times)}.csv"
         if flags is None:
-            cmd = [sys.executable, str(Path(__file__).resolve()), "_datasketch", str(corpus.jsonl), str(clusters)]
+            cmd = [
+                sys.executable,
+                str(Path(__file__).resolve()),
+                "_datasketch",
+                str(corpus.jsonl),
+                str(clusters),
+            ]
         else:
-            cmd = [sys.executable, "-m", "neardup", "dedup", str(corpus.jsonl), "--dry-run", "--quiet", "--clusters", str(clusters), *flags]
+            cmd = [
+                sys.executable,
+                "-m",
+                "neardup",
+                "dedup",
+                str(corpus.jsonl),
+                "--dry-run",
+                "--quiet",
+                "--clusters",
+                str(clusters),
+                *flags,
+            ]
         seconds, mb = measure(cmd)
         times[name] = (seconds, mb)
-        s = synth.score(None, truth, kept_row=kept_rows(clusters, row), texts=texts, shingler=synth.neardup_shingles)
-        line = (f"| {name} | {s['removed']:,} | {s['removal_precision']:.4f} | {s['removal_recall']:.4f} "
-                f"(of {s['to_remove']:,}) | {seconds:.2f} | {mb:,.0f} |")
+        s = synth.score(
+            None,
+            truth,
+            kept_row=kept_rows(clusters, row),
+            texts=texts,
+            shingler=synth.neardup_shingles,
+        )
+        line = (
+            f"| {name} | {s['removed']:,} | {s['removal_precision']:.4f} | {s['removal_recall']:.4f} "
+            f"(of {s['to_remove']:,}) | {seconds:.2f} | {mb:,.0f} |"
+        )
         lines.append(line)
         print(line, flush=True)
         clusters.unlink()
@@ -185,8 +213,12 @@ def run_corpus(corpus: Corpus, work: Path) -> list[str]:
     lines.append(line)
     print(line, flush=True)
     (vt, vm), (nt, nm), (dt, _) = times[VERIFIED], times[NO_VERIFY], times[DATASKETCH]
-    lines += ["", f"verified / no-verify at k = {K}: {vt / nt:.2f}x the time, {vm / nm:.2f}x the peak memory; "
-              f"neardup verified is {dt / vt:.1f}x datasketch's speed", ""]
+    lines += [
+        "",
+        f"verified / no-verify at k = {K}: {vt / nt:.2f}x the time, {vm / nm:.2f}x the peak memory; "
+        f"neardup verified is {dt / vt:.1f}x datasketch's speed",
+        "",
+    ]
     print("\n".join(lines[-2:]), flush=True)
     return lines
 
@@ -198,7 +230,10 @@ def suite_corpora(suite: Path, only: list[str] | None) -> list[Corpus]:
         if (suite / f"{name}.done").exists():
             found.append(Corpus(name, jsonl, truth))
         else:
-            print(f"{name}: not built in {suite} (python benches/corpora.py build --only {name})", file=sys.stderr)
+            print(
+                f"{name}: not built in {suite} (python benches/corpora.py build --only {name})",
+                file=sys.stderr,
+            )
     return found
 
 
@@ -206,29 +241,54 @@ def main(argv: list[str] | None = None) -> int:
     if argv is None and len(sys.argv) > 1 and sys.argv[1] == "_datasketch":
         _datasketch_main(Path(sys.argv[2]), Path(sys.argv[3]))
         return 0
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--suite", type=Path, default=corpora.DEFAULT_OUT)
     ap.add_argument("--only", action="append", choices=corpora.CORPORA + ["debian"])
-    ap.add_argument("--synth", action="append", type=Path, default=[], help="a corpus-N-sS.jsonl of benches/synth.py")
-    ap.add_argument("--write", action="store_true", help=f"write {RESULTS.relative_to(HERE.parent)}")
+    ap.add_argument(
+        "--synth",
+        action="append",
+        type=Path,
+        default=[],
+        help="a corpus-N-sS.jsonl of benches/synth.py",
+    )
+    ap.add_argument(
+        "--write", action="store_true", help=f"write {RESULTS.relative_to(HERE.parent)}"
+    )
     args = ap.parse_args(argv)
-    todo = suite_corpora(args.suite, [n for n in args.only or [] if n != "debian"] or (None if not args.only else []))
+    todo = suite_corpora(
+        args.suite, [n for n in args.only or [] if n != "debian"] or (None if not args.only else [])
+    )
     short = args.suite / "short.jsonl"
     from_debian = short.exists() and '"source": "debian:' in short.open(encoding="utf-8").readline()
-    if synth.DEBIAN_JSONL_GZ.exists() and not from_debian and (not args.only or "debian" in args.only):
+    if (
+        synth.DEBIAN_JSONL_GZ.exists()
+        and not from_debian
+        and (not args.only or "debian" in args.only)
+    ):
         plain = args.suite / "debian.jsonl"  # neardup reads .gz too; plain keeps every run alike
         if not plain.exists():
             import gzip
+
             plain.write_bytes(gzip.decompress(synth.DEBIAN_JSONL_GZ.read_bytes()))
         todo.append(Corpus("debian", plain, synth.DEBIAN_TRUTH))
     for path in args.synth:
-        todo.append(Corpus(path.stem, path, path.with_name(path.name.replace("corpus-", "truth-").replace(".jsonl", ".tsv.gz"))))
+        todo.append(
+            Corpus(
+                path.stem,
+                path,
+                path.with_name(path.name.replace("corpus-", "truth-").replace(".jsonl", ".tsv.gz")),
+            )
+        )
     out = [
-        "# Verified dedup on the corpus suite", "",
+        "# Verified dedup on the corpus suite",
+        "",
         "`python benches/bench_verified.py --write` (corpora: `python benches/corpora.py build`), "
         f"{os.cpu_count()} cores. Removal precision: removed documents whose exact word-3-shingle Jaccard with "
         "their kept document is >= 0.8; removal recall: documents with an earlier document at >= 0.8 that are "
-        "removed (`synth.score`). Seconds and peak MB: the whole process.", "",
+        "removed (`synth.score`). Seconds and peak MB: the whole process.",
+        "",
     ]
     with tempfile.TemporaryDirectory() as work:
         for corpus in todo:

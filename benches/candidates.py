@@ -34,15 +34,24 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import corpora  # noqa: E402
-import synth  # noqa: E402
-
 import neardup  # noqa: E402
+import synth  # noqa: E402
 from neardup import _core  # noqa: E402
 
 RESULTS = HERE / "results" / "candidates.md"
 KS = tuple(range(3, 11))
 THRESHOLD = 0.8
-DEFAULT_SETTINGS = ["word1-tf", "word1-tf-plain", "word1-binary", "word1-idf", "word2-tf", "word3-tf", "char3-tf", "char4-tf", "char5-tf"]
+DEFAULT_SETTINGS = [
+    "word1-tf",
+    "word1-tf-plain",
+    "word1-binary",
+    "word1-idf",
+    "word2-tf",
+    "word3-tf",
+    "char3-tf",
+    "char4-tf",
+    "char5-tf",
+]
 
 
 @dataclass(frozen=True)
@@ -59,7 +68,7 @@ class Setting:
         tokens = "word" if features.startswith("word") else "char"
         if rest not in ([], ["plain"]) or tokens not in ("word", "char"):
             raise SystemExit(f"unknown setting {name!r}")
-        return cls(name, tokens, int(features[len(tokens):]), weighting, rest == ["plain"])
+        return cls(name, tokens, int(features[len(tokens) :]), weighting, rest == ["plain"])
 
     def fingerprints(self, texts: list[str]) -> np.ndarray:
         hasher = neardup.Simhasher(tokens=self.tokens, ngram=self.ngram, weighting=self.weighting)
@@ -72,7 +81,11 @@ class Setting:
         for row, text in enumerate(texts):
             pairs = hasher.feature_weights(text)
             weights = [w for _, w in pairs] if self.weighting != "tf" else None
-            out[row] = neardup.simhash_hashes(_core.fnv1a_64_many([f for f, _ in pairs]), weights) if pairs else 0
+            out[row] = (
+                neardup.simhash_hashes(_core.fnv1a_64_many([f for f, _ in pairs]), weights)
+                if pairs
+                else 0
+            )
         return out
 
 
@@ -89,12 +102,16 @@ def candidate_counts(fps: np.ndarray, max_k: int) -> np.ndarray:
         except neardup.TooManyPairsError:
             hist[k] = -1
             continue
-        hist[1:k + 1] = np.bincount(d, weights=counts[i] * counts[j], minlength=k + 1)[1:k + 1].astype(np.int64)
+        hist[1 : k + 1] = np.bincount(d, weights=counts[i] * counts[j], minlength=k + 1)[
+            1 : k + 1
+        ].astype(np.int64)
         break
     return hist
 
 
-def measure(texts: list[str], truth: synth.Truth, setting: Setting, rng: np.random.Generator) -> dict[str, object]:
+def measure(
+    texts: list[str], truth: synth.Truth, setting: Setting, rng: np.random.Generator
+) -> dict[str, object]:
     start = time.perf_counter()
     fps = setting.fingerprints(texts)
     seconds = time.perf_counter() - start
@@ -114,8 +131,13 @@ def measure(texts: list[str], truth: synth.Truth, setting: Setting, rng: np.rand
     distinct = fps[np.sort(first)]
     ones = ((distinct[:, None] >> np.arange(64, dtype=np.uint64)) & np.uint64(1)).mean(axis=0)
     return {
-        "setting": setting.name, "true_pairs": int(len(true)), "recall": recall, "candidates": candidates,
-        "mean_random": mean_random, "bits_out": int(((ones < 0.3) | (ones > 0.7)).sum()), "seconds": seconds,
+        "setting": setting.name,
+        "true_pairs": int(len(true)),
+        "recall": recall,
+        "candidates": candidates,
+        "mean_random": mean_random,
+        "bits_out": int(((ones < 0.3) | (ones > 0.7)).sum()),
+        "seconds": seconds,
     }
 
 
@@ -127,12 +149,22 @@ def cell(result: dict, k: int) -> str:
 
 def table(name: str, docs: int, results: list[dict]) -> str:
     true = results[0]["true_pairs"]
-    lines = [f"### {name}: {docs:,} documents, {true:,} pairs at Jaccard >= {THRESHOLD}", "",
-             "recall / candidates (as a multiple of the true pairs) within k", "",
-             "| setting | random pair distance | bits out | " + " | ".join(f"k = {k}" for k in KS) + " |",
-             "|---|---|---|" + "---|" * len(KS)]
+    lines = [
+        f"### {name}: {docs:,} documents, {true:,} pairs at Jaccard >= {THRESHOLD}",
+        "",
+        "recall / candidates (as a multiple of the true pairs) within k",
+        "",
+        "| setting | random pair distance | bits out | "
+        + " | ".join(f"k = {k}" for k in KS)
+        + " |",
+        "|---|---|---|" + "---|" * len(KS),
+    ]
     for r in results:
-        lines.append(f"| {r['setting']} | {r['mean_random']:.1f} | {r['bits_out']} | " + " | ".join(cell(r, k) for k in KS) + " |")
+        lines.append(
+            f"| {r['setting']} | {r['mean_random']:.1f} | {r['bits_out']} | "
+            + " | ".join(cell(r, k) for k in KS)
+            + " |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -141,7 +173,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--suite", type=Path, default=corpora.DEFAULT_OUT)
     parser.add_argument("--only", nargs="*", default=list(corpora.CORPORA))
     parser.add_argument("--settings", nargs="*", default=DEFAULT_SETTINGS)
-    parser.add_argument("--write", action="store_true", help=f"write {RESULTS.relative_to(HERE.parent)}")
+    parser.add_argument(
+        "--write", action="store_true", help=f"write {RESULTS.relative_to(HERE.parent)}"
+    )
     args = parser.parse_args(argv)
     settings = [Setting.parse(s) for s in args.settings]
     rng = np.random.default_rng(0)
@@ -149,7 +183,10 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.only:
         path = args.suite / f"{name}.jsonl"
         if not path.exists():
-            print(f"{path}: missing; build the suite with python benches/corpora.py build", file=sys.stderr)
+            print(
+                f"{path}: missing; build the suite with python benches/corpora.py build",
+                file=sys.stderr,
+            )
             return 2
         ids, texts = synth.read_corpus(path)
         truth = synth.load_truth(args.suite / f"{name}.truth.tsv.gz", ids)
@@ -157,17 +194,22 @@ def main(argv: list[str] | None = None) -> int:
         for s in settings:
             results.append(measure(texts, truth, s, rng))
             r = results[-1]
-            print(f"{name:8s} {s.name:16s} random {r['mean_random']:4.1f} out {r['bits_out']:2d} | "
-                  + " ".join(f"k{k} {cell(r, k)}" for k in KS), flush=True)
+            print(
+                f"{name:8s} {s.name:16s} random {r['mean_random']:4.1f} out {r['bits_out']:2d} | "
+                + " ".join(f"k{k} {cell(r, k)}" for k in KS),
+                flush=True,
+            )
         sections.append(table(name, len(texts), results))
     if args.write:
-        head = ("# The fingerprint as a candidate generator\n\n"
-                "`python benches/candidates.py --write` (corpora: `python benches/corpora.py build`). For each corpus "
-                "and fingerprint setting: the share of the document pairs with word-3-shingle Jaccard >= 0.8 whose "
-                "fingerprints are within k bits (recall), and the document pairs within k bits as a multiple of those "
-                "true pairs (candidates). Random pair distance: mean over random unrelated pairs (32 for independent "
-                "values); bits out: bits set in fewer than 30% or more than 70% of the distinct texts. `word1-tf` is the "
-                "default; `-plain` hashes features with FNV-1a alone (no finalizer).\n\n")
+        head = (
+            "# The fingerprint as a candidate generator\n\n"
+            "`python benches/candidates.py --write` (corpora: `python benches/corpora.py build`). For each corpus "
+            "and fingerprint setting: the share of the document pairs with word-3-shingle Jaccard >= 0.8 whose "
+            "fingerprints are within k bits (recall), and the document pairs within k bits as a multiple of those "
+            "true pairs (candidates). Random pair distance: mean over random unrelated pairs (32 for independent "
+            "values); bits out: bits set in fewer than 30% or more than 70% of the distinct texts. `word1-tf` is the "
+            "default; `-plain` hashes features with FNV-1a alone (no finalizer).\n\n"
+        )
         RESULTS.write_text(head + "\n".join(sections), encoding="utf-8")
         print(f"wrote {RESULTS}")
     return 0

@@ -56,9 +56,10 @@ import sys
 import tempfile
 import time
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -96,42 +97,174 @@ class Method:
 
 
 METHODS = [
-    Method("neardup", "neardup", "neardup Simhasher() defaults, find_all k=3", "simhash", "neardup"),
-    Method("neardup-threshold", "neardup", "neardup threshold=0.8: candidates within k=5 checked by word 3-shingle Jaccard", "minhash", "neardup"),
-    Method("neardup-1core", "neardup", "neardup fingerprint_many, one core", "fingerprint", "neardup", e2e=False),
-    Method("pure-python", "neardup", "pure Python, same algorithm (benches/pure_python.py)", "fingerprint", "neardup", e2e=False),
-    Method("simhash", "simhash", "simhash pkg defaults (char 4-grams, MD5), SimhashIndex k=3", "simhash", "simhash", params={"features": "default"}),
-    Method("simhash-matched", "simhash", "simhash pkg, neardup's word features, SimhashIndex k=3", "simhash", "simhash", params={"features": "matched"}),
-    Method("simhash-pybind", "simhash-pybind", "simhash-pybind README pipeline (word 4-shingles, MD5), find_all 6 blocks k=3",
-           "simhash", "simhash", "simhash_pybind", {"features": "default"}),
-    Method("simhash-pybind-matched", "simhash-pybind", "simhash-pybind, neardup's word features (MD5), find_all 6 blocks k=3",
-           "simhash", "simhash", "simhash_pybind", {"features": "matched"}),
-    Method("python-simhash", "python-simhash", "python-simhash simhash_parallel, whitespace tokens (no search)",
-           "simhash", "simhash", "python_simhash", {"features": "default"}, e2e=False),
-    Method("python-simhash-matched", "python-simhash", "python-simhash simhash_parallel, neardup's word features (no search)",
-           "simhash", "simhash", "python_simhash", {"features": "matched"}, e2e=False),
-    Method("gaoya-simhash", "gaoya", "gaoya SimHashStringIndex defaults (words, no lowercase, k=5, 6 blocks)",
-           "simhash", "gaoya", params={"hamming_distance": 5, "lowercase": False}),
-    Method("gaoya-simhash-matched", "gaoya", "gaoya SimHashStringIndex, lowercase words, k=3, 6 blocks",
-           "simhash", "gaoya", params={"hamming_distance": 3, "lowercase": True}),
-    Method("gaoya-minhash", "gaoya", "gaoya MinHashStringIndex defaults (words, threshold 0.75, 20x5 bands)",
-           "minhash", "gaoya", params={}),
-    Method("gaoya-minhash-matched", "gaoya", "gaoya MinHashStringIndex, lowercase words, threshold 0.8, 20x5 bands",
-           "minhash", "gaoya", params={"jaccard_threshold": 0.8, "lowercase": True}),
-    Method("gaoya-minhash-w3", "gaoya", "gaoya MinHashStringIndex, lowercase word 3-shingles, threshold 0.8, 20x5 bands",
-           "minhash", "gaoya", params={"jaccard_threshold": 0.8, "lowercase": True, "ngram_range": (3, 3)}),
-    Method("datasketch", "datasketch", "datasketch MinHashLSH defaults (threshold 0.9, 128 perm), whitespace tokens",
-           "minhash", "datasketch", params={"features": "default", "threshold": 0.9}),
-    Method("datasketch-matched", "datasketch", "datasketch MinHashLSH, neardup's word features, threshold 0.8, 128 perm",
-           "minhash", "datasketch", params={"features": "matched", "threshold": 0.8}),
-    Method("datasketch-w3", "datasketch", "datasketch MinHashLSH, word 3-shingles (the truth's), threshold 0.8, 128 perm",
-           "minhash", "datasketch", params={"features": "w3", "threshold": 0.8}),
-    Method("rensa", "rensa", "rensa RMinHashLSH (0.8, 128 perm, 16 bands), whitespace tokens, LSH candidates",
-           "minhash", "rensa", params={"features": "default"}),
-    Method("rensa-matched", "rensa", "rensa RMinHashLSH (0.8, 128 perm, 16 bands), neardup's word features",
-           "minhash", "rensa", params={"features": "matched"}),
-    Method("rensa-w3", "rensa", "rensa RMinHashLSH (0.8, 128 perm, 16 bands), word 3-shingles (the truth's)",
-           "minhash", "rensa", params={"features": "w3"}),
+    Method(
+        "neardup", "neardup", "neardup Simhasher() defaults, find_all k=3", "simhash", "neardup"
+    ),
+    Method(
+        "neardup-threshold",
+        "neardup",
+        "neardup threshold=0.8: candidates within k=5 checked by word 3-shingle Jaccard",
+        "minhash",
+        "neardup",
+    ),
+    Method(
+        "neardup-1core",
+        "neardup",
+        "neardup fingerprint_many, one core",
+        "fingerprint",
+        "neardup",
+        e2e=False,
+    ),
+    Method(
+        "pure-python",
+        "neardup",
+        "pure Python, same algorithm (benches/pure_python.py)",
+        "fingerprint",
+        "neardup",
+        e2e=False,
+    ),
+    Method(
+        "simhash",
+        "simhash",
+        "simhash pkg defaults (char 4-grams, MD5), SimhashIndex k=3",
+        "simhash",
+        "simhash",
+        params={"features": "default"},
+    ),
+    Method(
+        "simhash-matched",
+        "simhash",
+        "simhash pkg, neardup's word features, SimhashIndex k=3",
+        "simhash",
+        "simhash",
+        params={"features": "matched"},
+    ),
+    Method(
+        "simhash-pybind",
+        "simhash-pybind",
+        "simhash-pybind README pipeline (word 4-shingles, MD5), find_all 6 blocks k=3",
+        "simhash",
+        "simhash",
+        "simhash_pybind",
+        {"features": "default"},
+    ),
+    Method(
+        "simhash-pybind-matched",
+        "simhash-pybind",
+        "simhash-pybind, neardup's word features (MD5), find_all 6 blocks k=3",
+        "simhash",
+        "simhash",
+        "simhash_pybind",
+        {"features": "matched"},
+    ),
+    Method(
+        "python-simhash",
+        "python-simhash",
+        "python-simhash simhash_parallel, whitespace tokens (no search)",
+        "simhash",
+        "simhash",
+        "python_simhash",
+        {"features": "default"},
+        e2e=False,
+    ),
+    Method(
+        "python-simhash-matched",
+        "python-simhash",
+        "python-simhash simhash_parallel, neardup's word features (no search)",
+        "simhash",
+        "simhash",
+        "python_simhash",
+        {"features": "matched"},
+        e2e=False,
+    ),
+    Method(
+        "gaoya-simhash",
+        "gaoya",
+        "gaoya SimHashStringIndex defaults (words, no lowercase, k=5, 6 blocks)",
+        "simhash",
+        "gaoya",
+        params={"hamming_distance": 5, "lowercase": False},
+    ),
+    Method(
+        "gaoya-simhash-matched",
+        "gaoya",
+        "gaoya SimHashStringIndex, lowercase words, k=3, 6 blocks",
+        "simhash",
+        "gaoya",
+        params={"hamming_distance": 3, "lowercase": True},
+    ),
+    Method(
+        "gaoya-minhash",
+        "gaoya",
+        "gaoya MinHashStringIndex defaults (words, threshold 0.75, 20x5 bands)",
+        "minhash",
+        "gaoya",
+        params={},
+    ),
+    Method(
+        "gaoya-minhash-matched",
+        "gaoya",
+        "gaoya MinHashStringIndex, lowercase words, threshold 0.8, 20x5 bands",
+        "minhash",
+        "gaoya",
+        params={"jaccard_threshold": 0.8, "lowercase": True},
+    ),
+    Method(
+        "gaoya-minhash-w3",
+        "gaoya",
+        "gaoya MinHashStringIndex, lowercase word 3-shingles, threshold 0.8, 20x5 bands",
+        "minhash",
+        "gaoya",
+        params={"jaccard_threshold": 0.8, "lowercase": True, "ngram_range": (3, 3)},
+    ),
+    Method(
+        "datasketch",
+        "datasketch",
+        "datasketch MinHashLSH defaults (threshold 0.9, 128 perm), whitespace tokens",
+        "minhash",
+        "datasketch",
+        params={"features": "default", "threshold": 0.9},
+    ),
+    Method(
+        "datasketch-matched",
+        "datasketch",
+        "datasketch MinHashLSH, neardup's word features, threshold 0.8, 128 perm",
+        "minhash",
+        "datasketch",
+        params={"features": "matched", "threshold": 0.8},
+    ),
+    Method(
+        "datasketch-w3",
+        "datasketch",
+        "datasketch MinHashLSH, word 3-shingles (the truth's), threshold 0.8, 128 perm",
+        "minhash",
+        "datasketch",
+        params={"features": "w3", "threshold": 0.8},
+    ),
+    Method(
+        "rensa",
+        "rensa",
+        "rensa RMinHashLSH (0.8, 128 perm, 16 bands), whitespace tokens, LSH candidates",
+        "minhash",
+        "rensa",
+        params={"features": "default"},
+    ),
+    Method(
+        "rensa-matched",
+        "rensa",
+        "rensa RMinHashLSH (0.8, 128 perm, 16 bands), neardup's word features",
+        "minhash",
+        "rensa",
+        params={"features": "matched"},
+    ),
+    Method(
+        "rensa-w3",
+        "rensa",
+        "rensa RMinHashLSH (0.8, 128 perm, 16 bands), word 3-shingles (the truth's)",
+        "minhash",
+        "rensa",
+        params={"features": "w3"},
+    ),
 ]
 BY_NAME = {m.name: m for m in METHODS}
 PEER_NAMES = sorted({m.peer for m in METHODS} - {"neardup"})
@@ -150,7 +283,11 @@ def w3(text: str) -> list[str]:
     return list({" ".join(tokens[i : i + 3]) for i in range(len(tokens) - 2)})
 
 
-FEATURES: dict[str, Callable[[str], list[str]]] = {"default": str.split, "matched": matched, "w3": w3}
+FEATURES: dict[str, Callable[[str], list[str]]] = {
+    "default": str.split,
+    "matched": matched,
+    "w3": w3,
+}
 
 
 # -- the child: one method on one corpus ----------------------------------------------------------
@@ -191,7 +328,9 @@ def pairs_from_values(fps: np.ndarray, value_pairs: Any) -> np.ndarray:
     vp = np.array(list(value_pairs), dtype=np.uint64).reshape(-1, 2)
     for a, b in zip(np.searchsorted(unique, vp[:, 0]), np.searchsorted(unique, vp[:, 1])):
         ra, rb = rows_of(a), rows_of(b)
-        out.append(np.stack([np.minimum.outer(ra, rb).ravel(), np.maximum.outer(ra, rb).ravel()], 1))
+        out.append(
+            np.stack([np.minimum.outer(ra, rb).ravel(), np.maximum.outer(ra, rb).ravel()], 1)
+        )
     for v in np.flatnonzero(np.diff(starts) > 1):
         r = np.sort(rows_of(v))
         a, b = np.triu_indices(len(r), 1)
@@ -233,7 +372,9 @@ class Timer:
         return out
 
 
-def run_method(m: Method, texts: list[str], t: Timer, queries: int, ref: np.ndarray | None) -> dict[str, Any]:
+def run_method(
+    m: Method, texts: list[str], t: Timer, queries: int, ref: np.ndarray | None
+) -> dict[str, Any]:
     """Runs one method: fills ``t`` with its phases and returns its outputs ("fps" and/or "pairs",
     "query" a callable timed after the end-to-end work, "extra" figures)."""
     n = len(texts)
@@ -245,7 +386,10 @@ def run_method(m: Method, texts: list[str], t: Timer, queries: int, ref: np.ndar
         if m.name == "pure-python":
             import pure_python
 
-            out["fps"] = t("fingerprint", lambda: np.array([pure_python.fingerprint(d) for d in texts], dtype=np.uint64))
+            out["fps"] = t(
+                "fingerprint",
+                lambda: np.array([pure_python.fingerprint(d) for d in texts], dtype=np.uint64),
+            )
             return out
         hasher = neardup.Simhasher()
         threads = 1 if m.name == "neardup-1core" else None
@@ -312,12 +456,19 @@ def run_method(m: Method, texts: list[str], t: Timer, queries: int, ref: np.ndar
         def fp(d: str) -> int:
             """Its README's pipeline (word 4-shingles) or neardup's features, each hashed by its MD5 helper."""
             if m.params["features"] == "default":
-                return pybind.compute([pybind.unsigned_hash(" ".join(s).encode()) for s in pybind.shingle(d.split(), 4)])
+                return pybind.compute(
+                    [
+                        pybind.unsigned_hash(" ".join(s).encode())
+                        for s in pybind.shingle(d.split(), 4)
+                    ]
+                )
             return pybind.compute([pybind.unsigned_hash(w.encode()) for w in matched(d)])
 
         fps = t("fingerprint", lambda: np.array([fp(d) for d in texts], dtype=np.uint64))
         out["fps"] = fps
-        out["pairs"] = t("search", lambda: pairs_from_values(fps, pybind.find_all(fps.tolist(), 6, K)))
+        out["pairs"] = t(
+            "search", lambda: pairs_from_values(fps, pybind.find_all(fps.tolist(), 6, K))
+        )
         query = None
         if ref is not None:
             # find_all on neardup's fingerprints, for the exactness check and the 3x target.
@@ -329,13 +480,21 @@ def run_method(m: Method, texts: list[str], t: Timer, queries: int, ref: np.ndar
         import simhash as pysimhash
 
         feats = FEATURES[m.params["features"]]
-        out["fps"] = t("fingerprint", lambda: np.array(pysimhash.simhash_parallel([feats(d) for d in texts]), dtype=np.uint64))
+        out["fps"] = t(
+            "fingerprint",
+            lambda: np.array(
+                pysimhash.simhash_parallel([feats(d) for d in texts]), dtype=np.uint64
+            ),
+        )
         query = None
     elif m.peer == "gaoya" and m.family == "simhash":
         from gaoya.simhash import SimHashStringIndex
 
         index = SimHashStringIndex(num_blocks=6, **m.params)
-        out["fps"] = t("fingerprint", lambda: np.array(index.index.par_bulk_doc2signatures(texts), dtype=np.uint64))
+        out["fps"] = t(
+            "fingerprint",
+            lambda: np.array(index.index.par_bulk_doc2signatures(texts), dtype=np.uint64),
+        )
         t("build", lambda: index.index.par_bulk_insert_docs(list(range(n)), texts))
         out["pairs"] = t("search", lambda: pairs_from_lists(index.index.par_bulk_query(texts)))
 
@@ -367,7 +526,10 @@ def run_method(m: Method, texts: list[str], t: Timer, queries: int, ref: np.ndar
         from datasketch import MinHash, MinHashLSH
 
         feats = FEATURES[m.params["features"]]
-        sketches = t("fingerprint", lambda: MinHash.bulk(([f.encode() for f in feats(d)] for d in texts), num_perm=128))
+        sketches = t(
+            "fingerprint",
+            lambda: MinHash.bulk(([f.encode() for f in feats(d)] for d in texts), num_perm=128),
+        )
         lsh = MinHashLSH(threshold=m.params["threshold"], num_perm=128)
 
         def build() -> None:
@@ -388,7 +550,10 @@ def run_method(m: Method, texts: list[str], t: Timer, queries: int, ref: np.ndar
         from rensa import RMinHash, RMinHashLSH
 
         feats = FEATURES[m.params["features"]]
-        sketches = t("fingerprint", lambda: RMinHash.from_token_sets((feats(d) for d in texts), num_perm=128, seed=42))
+        sketches = t(
+            "fingerprint",
+            lambda: RMinHash.from_token_sets((feats(d) for d in texts), num_perm=128, seed=42),
+        )
         lsh = RMinHashLSH(0.8, 128, 16)
         t("build", lambda: lsh.insert_many(sketches))
         out["pairs"] = t("search", lambda: pairs_from_lists(lsh.query_all(sketches)))
@@ -458,13 +623,21 @@ class Scale:
     exact: bool = False
 
 
-def timed(cmd: list[str], timeout: float, env: dict[str, str] | None = None) -> tuple[float, float, int, str]:
+def timed(
+    cmd: list[str], timeout: float, env: dict[str, str] | None = None
+) -> tuple[float, float, int, str]:
     """(seconds, peak RSS in MB from GNU time, exit status, stderr's tail) of a command."""
     with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss_file:
         start = time.perf_counter()
         try:
-            proc = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss_file.name, *cmd], stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.PIPE, text=True, timeout=timeout, env=env)
+            proc = subprocess.run(
+                ["/usr/bin/time", "-f", "%M", "-o", rss_file.name, *cmd],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+                timeout=timeout,
+                env=env,
+            )
         except subprocess.TimeoutExpired:
             return float("inf"), float("nan"), -9, "timed out"
         seconds = time.perf_counter() - start
@@ -476,11 +649,18 @@ def timed(cmd: list[str], timeout: float, env: dict[str, str] | None = None) -> 
 def installed(m: Method, args: argparse.Namespace) -> str | None:
     """None when the method can run, otherwise why not."""
     env = child_env(m, args)
-    attribute = {"simhash": "Simhash", "simhash-pybind": "find_all", "python-simhash": "simhash_parallel"}.get(m.peer)
+    attribute = {
+        "simhash": "Simhash",
+        "simhash-pybind": "find_all",
+        "python-simhash": "simhash_parallel",
+    }.get(m.peer)
     if m.path_option:
         # Its own folder first on the path: only a child process sees the module as the peer will.
         probe = f"import {m.module}, sys; sys.exit(0 if hasattr({m.module}, {attribute!r}) else 1)"
-        if subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True).returncode == 0:
+        if (
+            subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True).returncode
+            == 0
+        ):
             return None
     else:
         try:
@@ -489,7 +669,11 @@ def installed(m: Method, args: argparse.Namespace) -> str | None:
                 return None
         except ImportError:
             pass
-    where = f" in {env['PYTHONPATH'].split(os.pathsep)[0]} (--{m.path_option.replace('_', '-')})" if m.path_option else ""
+    where = (
+        f" in {env['PYTHONPATH'].split(os.pathsep)[0]} (--{m.path_option.replace('_', '-')})"
+        if m.path_option
+        else ""
+    )
     return f"{m.peer} is not installed{where}: see benches/requirements-peers.txt"
 
 
@@ -497,11 +681,15 @@ def child_env(m: Method, args: argparse.Namespace) -> dict[str, str]:
     env = dict(os.environ)
     if m.path_option:
         folder = getattr(args, m.path_option) or str(PEERS_DIR / m.peer)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (folder, str(HERE), env.get("PYTHONPATH", "")) if p)
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (folder, str(HERE), env.get("PYTHONPATH", "")) if p
+        )
     return env
 
 
-def resolve_scales(args: argparse.Namespace, ap: argparse.ArgumentParser) -> tuple[list[Scale], list[str]]:
+def resolve_scales(
+    args: argparse.Namespace, ap: argparse.ArgumentParser
+) -> tuple[list[Scale], list[str]]:
     """The corpora asked for, and a message for each one that is not there."""
     import synth
 
@@ -509,7 +697,9 @@ def resolve_scales(args: argparse.Namespace, ap: argparse.ArgumentParser) -> tup
     for name in [s.strip().lower() for s in args.sizes.split(",") if s.strip()]:
         if name == "debian":
             corpus, truth_file = synth.debian_corpus(args.data)
-            if truth_file is None:  # a fresh clone: the shipped sample, its truth computed in run_scale
+            if (
+                truth_file is None
+            ):  # a fresh clone: the shipped sample, its truth computed in run_scale
                 scales.append(Scale("debian-sample", corpus, None, exact=True))
             else:
                 scales.append(Scale("debian", corpus, truth_file))
@@ -517,12 +707,17 @@ def resolve_scales(args: argparse.Namespace, ap: argparse.ArgumentParser) -> tup
         if name not in SIZES:
             ap.error(f"unknown size {name!r} (debian, {', '.join(SIZES)})")
         n = SIZES[name]
-        corpus, truth = args.benchdata / f"corpus-{n}-s0.jsonl", args.benchdata / f"truth-{n}-s0.tsv.gz"
+        corpus, truth = (
+            args.benchdata / f"corpus-{n}-s0.jsonl",
+            args.benchdata / f"truth-{n}-s0.tsv.gz",
+        )
         if not corpus.exists():
             source = args.data / synth.DEBIAN_JSONL_GZ.name
             if not source.is_file():
-                missing.append(f"{name}: {corpus} does not exist and the Debian corpus it is made from is not in "
-                               f"{args.data} (--data DIR): skipped")
+                missing.append(
+                    f"{name}: {corpus} does not exist and the Debian corpus it is made from is not in "
+                    f"{args.data} (--data DIR): skipped"
+                )
                 continue
             made = synth.generate(n, args.benchdata, seed=0, source=source)
             corpus, truth = Path(made.jsonl), Path(made.truth)
@@ -550,7 +745,9 @@ def keys_of(pairs: np.ndarray, n: int) -> np.ndarray:
     return np.unique(pairs[:, 0] * n + pairs[:, 1]) if len(pairs) else np.zeros(0, np.int64)
 
 
-def quality_rows(fps: np.ndarray | None, pairs: np.ndarray | None, truth: Any, n: int) -> list[dict]:
+def quality_rows(
+    fps: np.ndarray | None, pairs: np.ndarray | None, truth: Any, n: int
+) -> list[dict]:
     """Scores for k = 1..MAX_K from fingerprints (pairs by neardup.find_all, checked exact against
     the baseline at k=3), or one score for the pairs a method reported (synth.score, the one
     scorer of the benchmarks)."""
@@ -559,7 +756,14 @@ def quality_rows(fps: np.ndarray | None, pairs: np.ndarray | None, truth: Any, n
 
     def row(found: np.ndarray, k: int | None) -> dict:
         s = synth.score(found, truth)
-        return {"k": k, "reported": s["reported"], "precision": s["precision"], "recall": s["recall"], "f1": s["f1"], "similar": s["loose"]}
+        return {
+            "k": k,
+            "reported": s["reported"],
+            "precision": s["precision"],
+            "recall": s["recall"],
+            "f1": s["f1"],
+            "similar": s["loose"],
+        }
 
     if fps is not None:
         i, j, d = neardup.find_all(fps, MAX_K)
@@ -569,8 +773,13 @@ def quality_rows(fps: np.ndarray | None, pairs: np.ndarray | None, truth: Any, n
     return [row(pairs, None)]
 
 
-def run_scale(scale: Scale, methods: list[Method], args: argparse.Namespace, history: dict[str, tuple[int, float]],
-              work: Path) -> dict[str, Any]:
+def run_scale(
+    scale: Scale,
+    methods: list[Method],
+    args: argparse.Namespace,
+    history: dict[str, tuple[int, float]],
+    work: Path,
+) -> dict[str, Any]:
     """Every method on one corpus; returns the figures of the scale."""
     import neardup
 
@@ -599,13 +808,29 @@ def run_scale(scale: Scale, methods: list[Method], args: argparse.Namespace, his
                 res["notes"].append(note)
                 print(note, flush=True)
                 continue
-        cmd = [sys.executable, __file__, "--child", m.name, "--corpus", str(scale.corpus), "--workdir", str(work),
-               "--queries", str(args.queries), "--started", repr(time.time())]
+        cmd = [
+            sys.executable,
+            __file__,
+            "--child",
+            m.name,
+            "--corpus",
+            str(scale.corpus),
+            "--workdir",
+            str(work),
+            "--queries",
+            str(args.queries),
+            "--started",
+            repr(time.time()),
+        ]
         if m.name == "pure-python":
             cmd += ["--limit", str(min(args.sample, n))]
         if m.name == "neardup-1core":
             cmd += ["--pin"]
-        if m.peer == "simhash-pybind" and ref_path.exists() and m.params.get("features") == "matched":
+        if (
+            m.peer == "simhash-pybind"
+            and ref_path.exists()
+            and m.params.get("features") == "matched"
+        ):
             cmd += ["--ref-fps", str(ref_path)]
         seconds, rss, code, err = timed(cmd, 3 * args.budget, child_env(m, args))
         if code != 0:
@@ -619,7 +844,11 @@ def run_scale(scale: Scale, methods: list[Method], args: argparse.Namespace, his
         fig["time_peak_mb"] = rss
         history[m.name] = (fig["documents"], seconds)
         fps = np.load(work / f"{m.name}.fps.npy") if (work / f"{m.name}.fps.npy").exists() else None
-        pairs = np.load(work / f"{m.name}.pairs.npy") if (work / f"{m.name}.pairs.npy").exists() else None
+        pairs = (
+            np.load(work / f"{m.name}.pairs.npy")
+            if (work / f"{m.name}.pairs.npy").exists()
+            else None
+        )
         if (work / f"{m.name}.refpairs.npy").exists():
             fig["ref_pairs"] = np.load(work / f"{m.name}.refpairs.npy")
         if truth is not None and m.family != "fingerprint" and fig["documents"] == n:
@@ -635,16 +864,34 @@ def run_scale(scale: Scale, methods: list[Method], args: argparse.Namespace, his
     # neardup's own command, end to end: reads the file in chunks, writes the clusters.
     # With --threshold 0.8 (candidates within k=5 checked by shingle Jaccard): the setting whose
     # F1 is neardup-threshold's.
-    for key, extra, wanted in (("cli", ["--k", str(K)], "neardup"), ("cli_threshold", ["--threshold", "0.8"], "neardup-threshold")):
+    for key, extra, wanted in (
+        ("cli", ["--k", str(K)], "neardup"),
+        ("cli_threshold", ["--threshold", "0.8"], "neardup-threshold"),
+    ):
         if wanted not in res["methods"]:
             continue
         clusters = work / "clusters.csv"
-        seconds, rss, code, err = timed([sys.executable, "-m", "neardup", "dedup", str(scale.corpus), "--dry-run", "--clusters",
-                                         str(clusters), *extra, "--quiet"], 3 * args.budget)
+        seconds, rss, code, err = timed(
+            [
+                sys.executable,
+                "-m",
+                "neardup",
+                "dedup",
+                str(scale.corpus),
+                "--dry-run",
+                "--clusters",
+                str(clusters),
+                *extra,
+                "--quiet",
+            ],
+            3 * args.budget,
+        )
         if code == 0:
             res[key] = {"seconds": seconds, "peak_mb": rss}
         else:
-            res["notes"].append(f"neardup dedup {' '.join(extra)} failed at {scale.name} (exit {code}): {err}")
+            res["notes"].append(
+                f"neardup dedup {' '.join(extra)} failed at {scale.name} (exit {code}): {err}"
+            )
         clusters.unlink(missing_ok=True)
 
     # The exact baseline on neardup's fingerprints.
@@ -663,8 +910,12 @@ def run_scale(scale: Scale, methods: list[Method], args: argparse.Namespace, his
         seconds = time.perf_counter() - start
         exact_keys = keys_of(exact, n)
         nd = res["methods"]["neardup"]
-        check = {"what": "numpy brute force" if brute else "numpy pigeonhole (k + 1 blocks, exact)", "seconds": seconds,
-                 "pairs": int(len(exact_keys)), "neardup_same": bool(np.array_equal(keys_of(nd.pop("neardup_pairs"), n), exact_keys))}
+        check = {
+            "what": "numpy brute force" if brute else "numpy pigeonhole (k + 1 blocks, exact)",
+            "seconds": seconds,
+            "pairs": int(len(exact_keys)),
+            "neardup_same": bool(np.array_equal(keys_of(nd.pop("neardup_pairs"), n), exact_keys)),
+        }
         start = time.perf_counter()
         neardup.find_all(fps, K)
         check["neardup_seconds"] = time.perf_counter() - start
@@ -693,9 +944,11 @@ def machine() -> str:
     except OSError:
         pass
     mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    return (f"{cpu}, {len(os.sched_getaffinity(0))} cores available, {mem:.0f} GiB RAM, {platform.system()} {platform.release()}, "
-            f"Python {platform.python_version()}; load average over the last 15 minutes {os.getloadavg()[2]:.1f} "
-            "(other jobs of the machine slow every method)")
+    return (
+        f"{cpu}, {len(os.sched_getaffinity(0))} cores available, {mem:.0f} GiB RAM, {platform.system()} {platform.release()}, "
+        f"Python {platform.python_version()}; load average over the last 15 minutes {os.getloadavg()[2]:.1f} "
+        "(other jobs of the machine slow every method)"
+    )
 
 
 def fmt(x: float | None, spec: str = ",.0f", none: str = "") -> str:
@@ -718,7 +971,11 @@ def targets(results: dict[str, dict]) -> list[tuple[str, str, bool | None]]:
 
     def ours(r: dict) -> float:
         """neardup's fingerprinting rate: the better of all cores and one core (same features)."""
-        return max(rate(r["methods"][name]) for name in ("neardup", "neardup-1core") if name in r["methods"])
+        return max(
+            rate(r["methods"][name])
+            for name in ("neardup", "neardup-1core")
+            if name in r["methods"]
+        )
 
     def vs_simhash(r: dict) -> tuple[str, bool] | None:
         if "neardup" not in r["methods"] or "simhash" not in r["methods"]:
@@ -727,7 +984,11 @@ def targets(results: dict[str, dict]) -> list[tuple[str, str, bool | None]]:
         return f"{x:,.0f}x", x >= 100
 
     def vs_compiled(r: dict) -> tuple[str, bool] | None:
-        found = [c for c in ("simhash-pybind-matched", "python-simhash-matched", "gaoya-simhash-matched") if c in r["methods"]]
+        found = [
+            c
+            for c in ("simhash-pybind-matched", "python-simhash-matched", "gaoya-simhash-matched")
+            if c in r["methods"]
+        ]
         if "neardup" not in r["methods"] or not found:
             return None
         best = max(found, key=lambda c: rate(r["methods"][c]))
@@ -739,81 +1000,134 @@ def targets(results: dict[str, dict]) -> list[tuple[str, str, bool | None]]:
         if "pybind_seconds" not in e:
             return None
         x = e["pybind_seconds"] / e["neardup_seconds"]
-        return (f"{x:.1f}x ({r['n']:,} fingerprints); same pairs as {e['what']}: neardup {'yes' if e['neardup_same'] else 'NO'}, "
-                f"pybind {'yes' if e['pybind_same'] else 'NO'}"), x >= 3 and e["neardup_same"]
+        return (
+            f"{x:.1f}x ({r['n']:,} fingerprints); same pairs as {e['what']}: neardup {'yes' if e['neardup_same'] else 'NO'}, "
+            f"pybind {'yes' if e['pybind_same'] else 'NO'}"
+        ), x >= 3 and e["neardup_same"]
 
     def end_to_end(r: dict) -> tuple[str, bool] | None:
         """The command with --threshold (the setting of neardup's best F1) against every peer's
         end-to-end run; the plain command's ratio is shown beside it."""
-        peers = {n: f["e2e_seconds"] for n, f in r["methods"].items() if not n.startswith("neardup") and f.get("e2e_seconds")}
+        peers = {
+            n: f["e2e_seconds"]
+            for n, f in r["methods"].items()
+            if not n.startswith("neardup") and f.get("e2e_seconds")
+        }
         run = r.get("cli_threshold") or r.get("cli")
         if run is None or not peers:
             return None
         best = min(peers, key=lambda name: peers[name])
         x = peers[best] / run["seconds"]
-        plain = f"; plain k={K}: {peers[best] / r['cli']['seconds']:.1f}x" if "cli" in r and "cli_threshold" in r else ""
+        plain = (
+            f"; plain k={K}: {peers[best] / r['cli']['seconds']:.1f}x"
+            if "cli" in r and "cli_threshold" in r
+            else ""
+        )
         what = "--threshold 0.8" if "cli_threshold" in r else f"k={K}"
         return f"{what}: {x:.1f}x faster than {best} ({len(peers)} peer runs){plain}", x > 1
 
     def f1(r: dict) -> tuple[str, bool] | None:
-        scores = {n: max(q["f1"] for q in f["quality"]) for n, f in r["methods"].items() if f.get("quality")}
+        scores = {
+            n: max(q["f1"] for q in f["quality"])
+            for n, f in r["methods"].items()
+            if f.get("quality")
+        }
         peers = {n: v for n, v in scores.items() if not n.startswith("neardup")}
         mine = {n: v for n, v in scores.items() if n.startswith("neardup")}
         if not mine or not peers:
             return None
         best = max(peers, key=lambda name: peers[name])
         ours_name = max(mine, key=lambda name: mine[name])
-        return f"{mine[ours_name]:.3f} {ours_name} vs {peers[best]:.3f} {best}", mine[ours_name] >= peers[best] - 0.05
+        return f"{mine[ours_name]:.3f} {ours_name} vs {peers[best]:.3f} {best}", mine[
+            ours_name
+        ] >= peers[best] - 0.05
 
     def memory(r: dict) -> tuple[str, bool] | None:
-        peers = {n: f["peak_mb"] * 2**20 / f["documents"] for n, f in r["methods"].items()
-                 if not n.startswith("neardup") and f.get("e2e_seconds")}
-        runs = {key: r[key]["peak_mb"] * 2**20 / r["n"] for key in ("cli", "cli_threshold") if key in r}
+        peers = {
+            n: f["peak_mb"] * 2**20 / f["documents"]
+            for n, f in r["methods"].items()
+            if not n.startswith("neardup") and f.get("e2e_seconds")
+        }
+        runs = {
+            key: r[key]["peak_mb"] * 2**20 / r["n"] for key in ("cli", "cli_threshold") if key in r
+        }
         if not runs or not peers:
             return None
         best = min(peers, key=lambda name: peers[name])
-        shown = ", ".join(f"{'--threshold' if key == 'cli_threshold' else 'plain'} {v:,.0f}" for key, v in runs.items())
+        shown = ", ".join(
+            f"{'--threshold' if key == 'cli_threshold' else 'plain'} {v:,.0f}"
+            for key, v in runs.items()
+        )
         return f"{shown} B/doc vs {peers[best]:,.0f} {best}", max(runs.values()) < peers[best]
 
     rows: list[tuple[str, str, bool | None]] = []
     for target, check in (
         ("fingerprinting >= 100x the `simhash` package", vs_simhash),
         ("fingerprinting >= 2x the fastest compiled peer, same features", vs_compiled),
-        ("all pairs at k=3 >= 3x simhash-pybind find_all (the target is at 1M), exactly the exact baseline's pairs", all_pairs),
+        (
+            "all pairs at k=3 >= 3x simhash-pybind find_all (the target is at 1M), exactly the exact baseline's pairs",
+            all_pairs,
+        ),
         ("end to end (`neardup dedup --threshold 0.8`) faster than every peer", end_to_end),
         ("F1 within 0.05 of the best peer (best over k = 1..8 / settings)", f1),
         ("peak memory per document (`neardup dedup`) below every peer's", memory),
     ):
         measured = [(s, m) for s, r in results.items() if (m := check(r)) is not None]
         if measured:
-            rows.append((target, "; ".join(f"{s}: {m[0]}" for s, m in measured), all(m[1] for _, m in measured)))
+            rows.append(
+                (
+                    target,
+                    "; ".join(f"{s}: {m[0]}" for s, m in measured),
+                    all(m[1] for _, m in measured),
+                )
+            )
     return rows
 
 
 def report(results: dict[str, dict], meta: dict[str, Any]) -> str:
     """The Markdown report of a run; ``meta`` holds its command, date, machine and skipped peers."""
     skipped = meta["skipped"]
-    lines = ["# neardup beside its peers", "", f"Command: `{meta['command']}` ({meta['when']}).",
-             f"Machine: {meta['machine']}. Every method runs in a child process of its own, one after the other.",
-             "", "## Targets", "", "A target is met when it is met at every size where it is measured.", "",
-             "| target | measured | met |", "|---|---|---|"]
+    lines = [
+        "# neardup beside its peers",
+        "",
+        f"Command: `{meta['command']}` ({meta['when']}).",
+        f"Machine: {meta['machine']}. Every method runs in a child process of its own, one after the other.",
+        "",
+        "## Targets",
+        "",
+        "A target is met when it is met at every size where it is measured.",
+        "",
+        "| target | measured | met |",
+        "|---|---|---|",
+    ]
     for target, measured, met in targets(results):
         lines.append(f"| {target} | {measured} | {'yes' if met else 'no'} |")
     lines += ["", "## Corpora", "", "| size | documents | file MB | truth |", "|---|---|---|---|"]
     for s, r in results.items():
-        lines.append(f"| {s} | {r['n']:,} | {r['file_mb']:.0f} | {'yes' if r.get('has_truth') else 'no'} |")
+        lines.append(
+            f"| {s} | {r['n']:,} | {r['file_mb']:.0f} | {'yes' if r.get('has_truth') else 'no'} |"
+        )
     for s, r in results.items():
         n = r["n"]
-        lines += ["", f"## {s}: {n:,} documents", "",
-                  "Fingerprint: documents/s and MB/s of the fingerprinting (sketching) phase; search: build plus all pairs "
-                  "at k=3 (MinHash: build plus the LSH query of every document); e2e: process start to kept ids written; "
-                  "peak: RSS at that point.", "",
-                  "| method | docs/s | MB/s | search s | queries/s | e2e s | peak MB | bytes/doc | pairs | P | R | F1 | J>=0.5 |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        lines += [
+            "",
+            f"## {s}: {n:,} documents",
+            "",
+            "Fingerprint: documents/s and MB/s of the fingerprinting (sketching) phase; search: build plus all pairs "
+            "at k=3 (MinHash: build plus the LSH query of every document); e2e: process start to kept ids written; "
+            "peak: RSS at that point.",
+            "",
+            "| method | docs/s | MB/s | search s | queries/s | e2e s | peak MB | bytes/doc | pairs | P | R | F1 | J>=0.5 |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        ]
         base = r["methods"].get("pure-python")
         for name, f in r["methods"].items():
             fp = f["phases"].get("fingerprint")
-            search = sum(f["phases"].get(p, 0) for p in ("build", "search")) if "search" in f["phases"] else None
+            search = (
+                sum(f["phases"].get(p, 0) for p in ("build", "search"))
+                if "search" in f["phases"]
+                else None
+            )
             qps = f["queries"] / f["query_seconds"] if f.get("query_seconds") else None
             q = best_quality(f) or {}
             e2e = f.get("e2e_seconds")
@@ -822,39 +1136,67 @@ def report(results: dict[str, dict], meta: dict[str, Any]) -> str:
                 f"| {BY_NAME[name].label} | {fmt(f['documents'] / fp if fp else None)} | {fmt(f['bytes'] / fp / 1e6 if fp else None, '.1f')} "
                 f"| {fmt(search, '.2f')} | {fmt(qps)} | {fmt(e2e, '.2f')} | {fmt(peak)} | {fmt(peak * 2**20 / f['documents'] if peak else None)} "
                 f"| {fmt(f.get('pairs'))} | {fmt(q.get('precision'), '.3f')} | {fmt(q.get('recall'), '.3f')} | {fmt(q.get('f1'), '.3f')} "
-                f"| {fmt(q.get('similar'), '.3f')} |")
-        for key, what in (("cli", "`neardup dedup --dry-run --clusters`"), ("cli_threshold", "`neardup dedup --dry-run --clusters --threshold 0.8`")):
+                f"| {fmt(q.get('similar'), '.3f')} |"
+            )
+        for key, what in (
+            ("cli", "`neardup dedup --dry-run --clusters`"),
+            ("cli_threshold", "`neardup dedup --dry-run --clusters --threshold 0.8`"),
+        ):
             if key in r:
                 c = r[key]
-                lines.append(f"| {what} (the command, reading in chunks) | | | | | {c['seconds']:.2f} "
-                             f"| {c['peak_mb']:.0f} | {c['peak_mb'] * 2**20 / n:,.0f} | | | | | |")
+                lines.append(
+                    f"| {what} (the command, reading in chunks) | | | | | {c['seconds']:.2f} "
+                    f"| {c['peak_mb']:.0f} | {c['peak_mb'] * 2**20 / n:,.0f} | | | | | |"
+                )
         if base:
             rate = base["documents"] / base["phases"]["fingerprint"]
-            lines += ["", f"Fingerprinting vs pure Python ({base['documents']:,} documents): " + ", ".join(
-                f"{name} {f['documents'] / f['phases']['fingerprint'] / rate:,.0f}x" for name, f in r["methods"].items()
-                if f["phases"].get("fingerprint") and name != "pure-python")]
+            lines += [
+                "",
+                f"Fingerprinting vs pure Python ({base['documents']:,} documents): "
+                + ", ".join(
+                    f"{name} {f['documents'] / f['phases']['fingerprint'] / rate:,.0f}x"
+                    for name, f in r["methods"].items()
+                    if f["phases"].get("fingerprint") and name != "pure-python"
+                ),
+            ]
         if "exact" in r:
             e = r["exact"]
-            line = (f"Exact baseline ({e['what']}, k=3, neardup's fingerprints): {e['pairs']:,} pairs in {e['seconds']:.2f} s; "
-                    f"neardup.find_all {e['neardup_seconds']:.3f} s, same pairs: {'yes' if e['neardup_same'] else 'NO'}")
+            line = (
+                f"Exact baseline ({e['what']}, k=3, neardup's fingerprints): {e['pairs']:,} pairs in {e['seconds']:.2f} s; "
+                f"neardup.find_all {e['neardup_seconds']:.3f} s, same pairs: {'yes' if e['neardup_same'] else 'NO'}"
+            )
             if "pybind_seconds" in e:
                 line += f"; simhash-pybind find_all {e['pybind_seconds']:.3f} s, same pairs: {'yes' if e['pybind_same'] else 'NO'}"
             lines += ["", line + "."]
-        with_q = [(name, f) for name, f in r["methods"].items() if f.get("quality") and f["quality"][0]["k"] is not None]
+        with_q = [
+            (name, f)
+            for name, f in r["methods"].items()
+            if f.get("quality") and f["quality"][0]["k"] is not None
+        ]
         if with_q:
-            lines += ["", f"F1 by k (fingerprints within k bits; pairs by neardup.find_all, exact):", "",
-                      "| method | " + " | ".join(f"k={k}" for k in range(1, MAX_K + 1)) + " |", "|---|" + "---|" * MAX_K]
+            lines += [
+                "",
+                "F1 by k (fingerprints within k bits; pairs by neardup.find_all, exact):",
+                "",
+                "| method | " + " | ".join(f"k={k}" for k in range(1, MAX_K + 1)) + " |",
+                "|---|" + "---|" * MAX_K,
+            ]
             for name, f in with_q:
-                lines.append(f"| {name} | " + " | ".join(f"{q['f1']:.3f}" for q in f["quality"]) + " |")
+                lines.append(
+                    f"| {name} | " + " | ".join(f"{q['f1']:.3f}" for q in f["quality"]) + " |"
+                )
         if r["notes"]:
             lines += [""] + [f"- {note}" for note in r["notes"]]
     if skipped:
         lines += ["", "## Not run", ""] + [f"- {s}" for s in skipped]
     lines += ["", "## Methods", ""] + [f"- `{m.name}`: {m.label}" for m in METHODS]
-    lines += ["", "MinHash methods report the pairs their LSH returns for each document (gaoya and datasketch verify "
-              "candidates against their threshold; rensa's RMinHashLSH.query_all returns band candidates). gaoya sketches and "
-              "inserts in one call, so its fingerprint phase includes the build. Queries/s: the first queries of the corpus "
-              "against the built index (gaoya: from the text)."]
+    lines += [
+        "",
+        "MinHash methods report the pairs their LSH returns for each document (gaoya and datasketch verify "
+        "candidates against their threshold; rensa's RMinHashLSH.query_all returns band candidates). gaoya sketches and "
+        "inserts in one call, so its fingerprint phase includes the build. Queries/s: the first queries of the corpus "
+        "against the built index (gaoya: from the text).",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -875,17 +1217,39 @@ def plots(results: dict[str, dict], out: Path, reserve: Callable[[Path], str]) -
     colors = [plt.get_cmap("tab20")(i) for i in range(20)]
     markers = "osD^v<>PX*"
 
-    def by_size(value: Callable[[dict, dict], float | None], ylabel: str, title: str, file: str,
-                command: Callable[[dict], float | None] | None = None) -> None:
+    def by_size(
+        value: Callable[[dict, dict], float | None],
+        ylabel: str,
+        title: str,
+        file: str,
+        command: Callable[[dict], float | None] | None = None,
+    ) -> None:
         fig, ax = plt.subplots(figsize=(9, 5.5))
-        series = [(name, [(r["n"], value(r, r["methods"][name])) for r in results.values() if name in r["methods"]]) for name in names]
+        series = [
+            (
+                name,
+                [
+                    (r["n"], value(r, r["methods"][name]))
+                    for r in results.values()
+                    if name in r["methods"]
+                ],
+            )
+            for name in names
+        ]
         if command is not None:
-            series.insert(0, ("neardup dedup (command)", [(r["n"], command(r)) for r in results.values()]))
+            series.insert(
+                0, ("neardup dedup (command)", [(r["n"], command(r)) for r in results.values()])
+            )
         for number, (name, pts) in enumerate(series):
             pts = [(x, y) for x, y in pts if y]
             if pts:
-                ax.plot(*zip(*pts), marker=markers[number % len(markers)], color=colors[number % len(colors)], label=name,
-                        linewidth=2.5 if name.startswith("neardup") else 1.2)
+                ax.plot(
+                    *zip(*pts),
+                    marker=markers[number % len(markers)],
+                    color=colors[number % len(colors)],
+                    label=name,
+                    linewidth=2.5 if name.startswith("neardup") else 1.2,
+                )
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("documents in the corpus")
@@ -898,26 +1262,51 @@ def plots(results: dict[str, dict], out: Path, reserve: Callable[[Path], str]) -
         plt.close(fig)
         written.append(file)
 
-    by_size(lambda r, f: f["documents"] / f["phases"]["fingerprint"] if "fingerprint" in f["phases"] else None,
-            "documents/s (fingerprinting or sketching)", "Fingerprinting throughput by corpus size", "throughput.png")
-    by_size(lambda r, f: f["peak_mb"] * 2**20 / f["documents"] if f.get("e2e_seconds") else None,
-            "peak RSS bytes per document (end to end)", "Memory by corpus size", "memory.png",
-            lambda r: r["cli"]["peak_mb"] * 2**20 / r["n"] if "cli" in r else None)
-    with_truth = [(s, r) for s, r in results.items() if any(f.get("quality") for f in r["methods"].values())]
+    by_size(
+        lambda r, f: (
+            f["documents"] / f["phases"]["fingerprint"] if "fingerprint" in f["phases"] else None
+        ),
+        "documents/s (fingerprinting or sketching)",
+        "Fingerprinting throughput by corpus size",
+        "throughput.png",
+    )
+    by_size(
+        lambda r, f: f["peak_mb"] * 2**20 / f["documents"] if f.get("e2e_seconds") else None,
+        "peak RSS bytes per document (end to end)",
+        "Memory by corpus size",
+        "memory.png",
+        lambda r: r["cli"]["peak_mb"] * 2**20 / r["n"] if "cli" in r else None,
+    )
+    with_truth = [
+        (s, r) for s, r in results.items() if any(f.get("quality") for f in r["methods"].values())
+    ]
     if with_truth:
         s, r = with_truth[0]
         fig, ax = plt.subplots(figsize=(9, 5.5))
         for name, f in r["methods"].items():
             q = best_quality(f)
-            t = f.get("e2e_seconds")  # methods without a search (python-simhash) have no end-to-end time
+            t = f.get(
+                "e2e_seconds"
+            )  # methods without a search (python-simhash) have no end-to-end time
             if q and t:
                 ax.scatter(t, q["f1"], s=50 if name.startswith("neardup") else 25)
-                ax.annotate(name, (t, q["f1"]), fontsize=7, xytext=(4, 2), textcoords="offset points")
-        for key, name, label in (("cli", "neardup", "neardup dedup (command)"), ("cli_threshold", "neardup-threshold", "neardup dedup --threshold 0.8 (command)")):
+                ax.annotate(
+                    name, (t, q["f1"]), fontsize=7, xytext=(4, 2), textcoords="offset points"
+                )
+        for key, name, label in (
+            ("cli", "neardup", "neardup dedup (command)"),
+            ("cli_threshold", "neardup-threshold", "neardup dedup --threshold 0.8 (command)"),
+        ):
             nd_q = best_quality(r["methods"][name]) if name in r["methods"] else None
             if key in r and nd_q is not None:
                 ax.scatter(r[key]["seconds"], nd_q["f1"], marker="*", s=120)
-                ax.annotate(label, (r[key]["seconds"], nd_q["f1"]), fontsize=7, xytext=(4, -9), textcoords="offset points")
+                ax.annotate(
+                    label,
+                    (r[key]["seconds"], nd_q["f1"]),
+                    fontsize=7,
+                    xytext=(4, -9),
+                    textcoords="offset points",
+                )
         ax.set_xscale("log")
         ax.xaxis.set_major_locator(matplotlib.ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
         ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: f"{x:g}"))
@@ -950,51 +1339,92 @@ def fingerprint_table(args: argparse.Namespace) -> str:
     the `simhash` package on the Debian corpus, best of --repeat runs; slow baselines on --sample."""
     import neardup
     import pure_python
-
     import synth
 
     source = synth.debian_source(args.data)
-    corpus_name = "Debian package descriptions" if source != synth.DEBIAN_SAMPLE else f"Debian package descriptions ({source.name}, the sample that ships with neardup)"
+    corpus_name = (
+        "Debian package descriptions"
+        if source != synth.DEBIAN_SAMPLE
+        else f"Debian package descriptions ({source.name}, the sample that ships with neardup)"
+    )
     _, docs = read_corpus(source)
     sample = docs[: args.sample]
     size, sample_size = sum(len(d.encode()) for d in docs), sum(len(d.encode()) for d in sample)
     hasher, raw = neardup.Simhasher(), neardup.Simhasher(unicode_form=None, casefold=False)
     normalized = [hasher.normalize(d) for d in docs]
     assert np.array_equal(hasher.fingerprint_many(docs), raw.fingerprint_many(normalized))
-    assert [pure_python.fingerprint(d) for d in sample[:500]] == hasher.fingerprint_many(sample[:500]).tolist()
-    rows = [("pure Python, same algorithm", len(sample), sample_size, best_of(1, lambda: [pure_python.fingerprint(d) for d in sample]))]
+    assert [pure_python.fingerprint(d) for d in sample[:500]] == hasher.fingerprint_many(
+        sample[:500]
+    ).tolist()
+    rows = [
+        (
+            "pure Python, same algorithm",
+            len(sample),
+            sample_size,
+            best_of(1, lambda: [pure_python.fingerprint(d) for d in sample]),
+        )
+    ]
     try:
         from simhash import Simhash
 
-        rows.append(("simhash (PyPI), its defaults", len(sample), sample_size, best_of(1, lambda: [Simhash(d).value for d in sample])))
+        rows.append(
+            (
+                "simhash (PyPI), its defaults",
+                len(sample),
+                sample_size,
+                best_of(1, lambda: [Simhash(d).value for d in sample]),
+            )
+        )
     except ImportError:
         print("simhash not installed: pip install simhash", file=sys.stderr)
     for label, threads in (("one core", 1), (f"all cores ({os.cpu_count()})", None)):
-        for what, h, texts in (("fingerprint_many (normalization included)", hasher, docs), ("kernel only (normalized text)", raw, normalized)):
+        for what, h, texts in (
+            ("fingerprint_many (normalization included)", hasher, docs),
+            ("kernel only (normalized text)", raw, normalized),
+        ):
             if threads == 1:
-                cmd = [sys.executable, __file__, "--pin", "--one-core", "kernel" if h is raw else "e2e", "--data", str(args.data),
-                       "--repeat", str(args.repeat)]
-                seconds = float(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1])
+                cmd = [
+                    sys.executable,
+                    __file__,
+                    "--pin",
+                    "--one-core",
+                    "kernel" if h is raw else "e2e",
+                    "--data",
+                    str(args.data),
+                    "--repeat",
+                    str(args.repeat),
+                ]
+                seconds = float(
+                    subprocess.run(cmd, check=True, capture_output=True, text=True)
+                    .stdout.strip()
+                    .splitlines()[-1]
+                )
             else:
-                seconds = best_of(args.repeat, lambda: h.fingerprint_many(texts))
+                seconds = best_of(args.repeat, lambda: h.fingerprint_many(texts))  # noqa: B023 (called at once)
             rows.append((f"neardup {what}, {label}", len(docs), size, seconds))
     base_rate = rows[0][1] / rows[0][3]
-    lines = ["# Fingerprinting speed", "",
-             f"Corpus: {corpus_name}, {len(docs)} documents, {size / 1e6:.1f} MB (slow baselines on the first "
-             f"{len(sample)}). Settings: `Simhasher()` defaults.",
-             f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, neardup {neardup.__version__}. "
-             f"Best of {args.repeat} runs.",
-             f"Command: `python benches/compare.py --fingerprint-md benches/results/fingerprint.md` ({time.strftime('%Y-%m-%d')}); "
-             "`python benches/compare.py --out DIR` runs the whole peer comparison.",
-             "", "| what | documents/s | MB/s | vs pure Python |", "|---|---|---|---|"]
+    lines = [
+        "# Fingerprinting speed",
+        "",
+        f"Corpus: {corpus_name}, {len(docs)} documents, {size / 1e6:.1f} MB (slow baselines on the first "
+        f"{len(sample)}). Settings: `Simhasher()` defaults.",
+        f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, neardup {neardup.__version__}. "
+        f"Best of {args.repeat} runs.",
+        f"Command: `python benches/compare.py --fingerprint-md benches/results/fingerprint.md` ({time.strftime('%Y-%m-%d')}); "
+        "`python benches/compare.py --out DIR` runs the whole peer comparison.",
+        "",
+        "| what | documents/s | MB/s | vs pure Python |",
+        "|---|---|---|---|",
+    ]
     for name, n_docs, n_bytes, seconds in rows:
-        lines.append(f"| {name} | {n_docs / seconds:,.0f} | {n_bytes / seconds / 1e6:.1f} | {n_docs / seconds / base_rate:,.0f}x |")
+        lines.append(
+            f"| {name} | {n_docs / seconds:,.0f} | {n_bytes / seconds / 1e6:.1f} | {n_docs / seconds / base_rate:,.0f}x |"
+        )
     return "\n".join(lines) + "\n"
 
 
 def one_core(args: argparse.Namespace) -> None:
     import neardup
-
     import synth
 
     _, docs = read_corpus(synth.debian_source(args.data))
@@ -1009,24 +1439,68 @@ def one_core(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--out", type=Path, help="folder for report.md and the PNG plots")
-    ap.add_argument("--sizes", default="debian,100k,1m", help="comma-separated: debian, 100k, 1m, 10m (default %(default)s)")
-    ap.add_argument("--peers", default=",".join(PEER_NAMES), help="comma-separated peers (default: all of %(default)s)")
+    ap.add_argument(
+        "--sizes",
+        default="debian,100k,1m",
+        help="comma-separated: debian, 100k, 1m, 10m (default %(default)s)",
+    )
+    ap.add_argument(
+        "--peers",
+        default=",".join(PEER_NAMES),
+        help="comma-separated peers (default: all of %(default)s)",
+    )
     ap.add_argument("--methods", help="comma-separated method names, instead of whole peers")
     ap.add_argument("--quick", action="store_true", help="debian only, a 60 s budget, 200 queries")
-    ap.add_argument("--budget", type=float, default=600, help="seconds one method may take at one size (default %(default)s)")
-    ap.add_argument("--queries", type=int, default=2000, help="queries timed against each index (default %(default)s)")
-    ap.add_argument("--sample", type=int, default=3000, help="documents the pure-Python baseline fingerprints")
-    ap.add_argument("--brute-max", type=int, default=200_000, help="largest corpus checked by numpy brute force")
-    ap.add_argument("--data", type=Path, default=DATA, help="folder of the Debian corpus and its truth")
-    ap.add_argument("--benchdata", type=Path, default=BENCHDATA, help="folder of the synthetic corpora")
+    ap.add_argument(
+        "--budget",
+        type=float,
+        default=600,
+        help="seconds one method may take at one size (default %(default)s)",
+    )
+    ap.add_argument(
+        "--queries",
+        type=int,
+        default=2000,
+        help="queries timed against each index (default %(default)s)",
+    )
+    ap.add_argument(
+        "--sample", type=int, default=3000, help="documents the pure-Python baseline fingerprints"
+    )
+    ap.add_argument(
+        "--brute-max", type=int, default=200_000, help="largest corpus checked by numpy brute force"
+    )
+    ap.add_argument(
+        "--data", type=Path, default=DATA, help="folder of the Debian corpus and its truth"
+    )
+    ap.add_argument(
+        "--benchdata", type=Path, default=BENCHDATA, help="folder of the synthetic corpora"
+    )
     ap.add_argument("--corpus", type=Path, help="also run on this JSONL corpus")
-    ap.add_argument("--truth", type=Path, help="its truth (gzipped TSV id_a, id_b, jaccard with a header)")
-    ap.add_argument("--simhash-pybind", dest="simhash_pybind", help="folder simhash-pybind is installed in (pip --target)")
-    ap.add_argument("--python-simhash", dest="python_simhash", help="folder python-simhash is installed in (pip --target)")
-    ap.add_argument("--replot", action="store_true", help="write report.md and the plots again from DIR/results.json, measuring nothing")
-    ap.add_argument("--fingerprint-md", type=Path, help="only the fingerprint-speed table, written to this file")
+    ap.add_argument(
+        "--truth", type=Path, help="its truth (gzipped TSV id_a, id_b, jaccard with a header)"
+    )
+    ap.add_argument(
+        "--simhash-pybind",
+        dest="simhash_pybind",
+        help="folder simhash-pybind is installed in (pip --target)",
+    )
+    ap.add_argument(
+        "--python-simhash",
+        dest="python_simhash",
+        help="folder python-simhash is installed in (pip --target)",
+    )
+    ap.add_argument(
+        "--replot",
+        action="store_true",
+        help="write report.md and the plots again from DIR/results.json, measuring nothing",
+    )
+    ap.add_argument(
+        "--fingerprint-md", type=Path, help="only the fingerprint-speed table, written to this file"
+    )
     ap.add_argument("--repeat", type=int, default=5, help=argparse.SUPPRESS)
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--one-core", help=argparse.SUPPRESS)
@@ -1076,7 +1550,9 @@ def main() -> None:
         peers = {p.strip() for p in args.peers.split(",") if p.strip()}
         unknown = peers - set(PEER_NAMES)
         if unknown:
-            ap.error(f"unknown peers: {', '.join(sorted(unknown))} (known: {', '.join(PEER_NAMES)})")
+            ap.error(
+                f"unknown peers: {', '.join(sorted(unknown))} (known: {', '.join(PEER_NAMES)})"
+            )
         methods = [m for m in METHODS if m.peer == "neardup" or m.peer in peers]
     scales, missing = resolve_scales(args, ap)
     skipped = []
@@ -1099,9 +1575,13 @@ def main() -> None:
             results[scale.name]["has_truth"] = scale.truth is not None or scale.exact
     import neardup
 
-    meta = {"command": "python benches/compare.py " + " ".join(a if a and " " not in a else repr(a) for a in sys.argv[1:]),
-            "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "machine": f"{machine()}; neardup {neardup.__version__}",
-            "skipped": skipped}
+    meta = {
+        "command": "python benches/compare.py "
+        + " ".join(a if a and " " not in a else repr(a) for a in sys.argv[1:]),
+        "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "machine": f"{machine()}; neardup {neardup.__version__}",
+        "skipped": skipped,
+    }
     print(write_report(args.out, results, meta))
 
 
@@ -1117,6 +1597,7 @@ def write_report(out: Path, results: dict[str, dict], meta: dict[str, Any]) -> s
         Path(outputs.reserve(str(out / "results.json"))).write_text(saved, encoding="utf-8")
         outputs.commit()
     return text
+
 
 if __name__ == "__main__":
     main()

@@ -57,8 +57,20 @@ sys.path.insert(0, str(HERE))
 import synth  # noqa: E402  (the truth tool and the scorer)
 
 __all__ = [
-    "CORPORA", "DEFAULT_OUT", "Doc", "build", "build_chinese", "build_code", "build_dups", "build_edits", "build_long",
-    "build_short", "edit_text", "read_corpus", "strip_roff", "write_corpus",
+    "CORPORA",
+    "DEFAULT_OUT",
+    "Doc",
+    "build",
+    "build_chinese",
+    "build_code",
+    "build_dups",
+    "build_edits",
+    "build_long",
+    "build_short",
+    "edit_text",
+    "read_corpus",
+    "strip_roff",
+    "write_corpus",
 ]
 
 DEFAULT_OUT = HERE.parent.parent / "benchdata" / "suite"
@@ -114,8 +126,13 @@ def _metadata_descriptions(lib: Path) -> Iterator[tuple[str, str]]:
             yield fields["Name"], (fields.get("Summary", "") + "\n" + body.strip()).strip()
 
 
-def build_short(debian: Path | None = synth.DEBIAN_JSONL_GZ, status: Path = Path("/var/lib/dpkg/status"),
-                lib: Path = PYTHON_LIB, apt: bool = True, limit: int = MAX_DOCS) -> list[Doc]:
+def build_short(
+    debian: Path | None = synth.DEBIAN_JSONL_GZ,
+    status: Path = Path("/var/lib/dpkg/status"),
+    lib: Path = PYTHON_LIB,
+    apt: bool = True,
+    limit: int = MAX_DOCS,
+) -> list[Doc]:
     """Short descriptions: the Debian corpus when present, else this machine's package metadata."""
     docs: list[Doc] = []
     if debian is not None and debian.is_file():
@@ -134,7 +151,13 @@ def build_short(debian: Path | None = synth.DEBIAN_JSONL_GZ, status: Path = Path
 
     if apt:
         try:
-            dump = subprocess.run(["apt-cache", "dumpavail"], capture_output=True, text=True, errors="replace", check=False)
+            dump = subprocess.run(
+                ["apt-cache", "dumpavail"],
+                capture_output=True,
+                text=True,
+                errors="replace",
+                check=False,
+            )
             add("apt", _deb822(dump.stdout))
         except OSError:
             pass
@@ -159,7 +182,34 @@ _ROFF_ESCAPES = [
 ]
 #: Macros whose arguments are text (headings, fonts, tagged paragraphs).
 _ALTERNATING = {"BI", "BR", "IB", "IR", "RB", "RI"}  # fonts alternate between arguments, no space
-_TEXT_MACROS = {"SH", "SS", "B", "I", "BI", "BR", "IB", "IR", "RB", "RI", "SM", "SB", "TP", "IP", "TH", "UR", "MT", "Nm", "Nd", "Sh", "Ar", "Fl", "Op", "Pa", "Xr", "Dt"}
+_TEXT_MACROS = {
+    "SH",
+    "SS",
+    "B",
+    "I",
+    "BI",
+    "BR",
+    "IB",
+    "IR",
+    "RB",
+    "RI",
+    "SM",
+    "SB",
+    "TP",
+    "IP",
+    "TH",
+    "UR",
+    "MT",
+    "Nm",
+    "Nd",
+    "Sh",
+    "Ar",
+    "Fl",
+    "Op",
+    "Pa",
+    "Xr",
+    "Dt",
+}
 
 
 def strip_roff(source: str) -> str:
@@ -191,7 +241,18 @@ def _strip_html(source: str) -> str:
     return re.sub(r"\n\s*\n\s*", "\n\n", text).strip()
 
 
-_TEXT_SUFFIXES = {"", ".txt", ".md", ".rst", ".html", ".htm", ".debian", ".text", ".news", ".markdown"}
+_TEXT_SUFFIXES = {
+    "",
+    ".txt",
+    ".md",
+    ".rst",
+    ".html",
+    ".htm",
+    ".debian",
+    ".text",
+    ".news",
+    ".markdown",
+}
 
 
 def _read_text_file(path: Path) -> str | None:
@@ -218,9 +279,17 @@ def _man_files(roots: Iterable[Path]) -> Iterator[Path]:
                     yield f
 
 
-def build_long(doc_root: Path = Path("/usr/share/doc"), man_roots: Iterable[Path] = (Path("/usr/share/man"),),
-               extra_roots: Iterable[Path] = (Path("/usr/share/doc/python3"), Path("/usr/share/doc/python3.11")),
-               min_chars: int = 500, max_chars: int = 100_000, limit: int = MAX_DOCS) -> list[Doc]:
+def build_long(
+    doc_root: Path = Path("/usr/share/doc"),
+    man_roots: Iterable[Path] = (Path("/usr/share/man"),),
+    extra_roots: Iterable[Path] = (
+        Path("/usr/share/doc/python3"),
+        Path("/usr/share/doc/python3.11"),
+    ),
+    min_chars: int = 500,
+    max_chars: int = 100_000,
+    limit: int = MAX_DOCS,
+) -> list[Doc]:
     """Manuals and documentation, one document per file (English manual pages only)."""
     docs: list[Doc] = []
     seen: set[Path] = set()
@@ -245,7 +314,9 @@ def build_long(doc_root: Path = Path("/usr/share/doc"), man_roots: Iterable[Path
                     continue
                 seen.add(f)
                 inner = Path(name[:-3]) if name.endswith(".gz") else Path(name)
-                if inner.suffix.lower() not in _TEXT_SUFFIXES and not inner.name.startswith(("README", "NEWS", "changelog", "copyright")):
+                if inner.suffix.lower() not in _TEXT_SUFFIXES and not inner.name.startswith(
+                    ("README", "NEWS", "changelog", "copyright")
+                ):
                     continue
                 text = _read_text_file(f)
                 if text is not None and inner.suffix.lower() in (".html", ".htm"):
@@ -257,7 +328,9 @@ def build_long(doc_root: Path = Path("/usr/share/doc"), man_roots: Iterable[Path
 # --- code ------------------------------------------------------------------------------------
 
 
-def build_code(lib: Path = PYTHON_LIB, max_chars: int = 100_000, limit: int = MAX_DOCS) -> list[Doc]:
+def build_code(
+    lib: Path = PYTHON_LIB, max_chars: int = 100_000, limit: int = MAX_DOCS
+) -> list[Doc]:
     """Every .py file under lib (the standard library and site-packages) of at most ``max_chars``
     characters, empty ones included (the few larger ones are mostly generated tables)."""
     docs: list[Doc] = []
@@ -292,9 +365,17 @@ def _mo_files(roots: Iterable[Path]) -> list[Path]:
     return sorted(found)
 
 
-def build_chinese(mo_roots: Iterable[Path] = (Path("/usr/share/locale"), Path("/usr/share/vim"), Path("/usr/lib/locale"), PYTHON_LIB),
-                  man_roots: Iterable[Path] = (Path("/usr/share/man/zh_CN"), Path("/usr/share/man/zh_TW")),
-                  min_han: int = 2, limit: int = MAX_DOCS) -> list[Doc]:
+def build_chinese(
+    mo_roots: Iterable[Path] = (
+        Path("/usr/share/locale"),
+        Path("/usr/share/vim"),
+        Path("/usr/lib/locale"),
+        PYTHON_LIB,
+    ),
+    man_roots: Iterable[Path] = (Path("/usr/share/man/zh_CN"), Path("/usr/share/man/zh_TW")),
+    min_han: int = 2,
+    limit: int = MAX_DOCS,
+) -> list[Doc]:
     """Chinese text: each translated message of the zh gettext catalogues (identical catalogue
     files read once) holding at least ``min_han`` Han characters, then each paragraph of the
     Chinese manual pages holding as many."""
@@ -312,8 +393,19 @@ def build_chinese(mo_roots: Iterable[Path] = (Path("/usr/share/locale"), Path("/
             continue
         digests.add(digest)
         for key, value in sorted(catalog.items(), key=lambda kv: str(kv[0])):
-            if key and isinstance(value, str) and len(_HAN.findall(value)) >= min_han and len(docs) < limit:
-                docs.append(Doc(f"zh-{len(docs):06d}", value, f"{f}:{key if isinstance(key, str) else key[0]}"[:300]))
+            if (
+                key
+                and isinstance(value, str)
+                and len(_HAN.findall(value)) >= min_han
+                and len(docs) < limit
+            ):
+                docs.append(
+                    Doc(
+                        f"zh-{len(docs):06d}",
+                        value,
+                        f"{f}:{key if isinstance(key, str) else key[0]}"[:300],
+                    )
+                )
     for f in _man_files(man_roots):
         source = _read_text_file(f)
         if source is None:
@@ -344,8 +436,13 @@ def _light_edit(rng: random.Random, text: str) -> str:
     return " ".join(words)
 
 
-def build_dups(short: list[Doc], seed: int = 0, base: int = 12_000, copies: tuple[int, ...] = (1_000, 2_000, 4_000),
-               edits: int = 100) -> list[Doc]:
+def build_dups(
+    short: list[Doc],
+    seed: int = 0,
+    base: int = 12_000,
+    copies: tuple[int, ...] = (1_000, 2_000, 4_000),
+    edits: int = 100,
+) -> list[Doc]:
     """``base`` short texts, and for each of ``copies`` a text of at least ten words copied that
     many times and edited lightly ``edits`` times, shuffled (seeded)."""
     rng = random.Random(f"neardup-suite-dups:{seed}")
@@ -369,12 +466,16 @@ RATES = (0.005, 0.02, 0.05, 0.1, 0.2, 0.35)
 _TOKEN = re.compile(r"\S+|\s+")
 
 
-def edit_text(rng: random.Random, text: str, rate: float, vocabulary: list[str], move: float = 0.3) -> str:
+def edit_text(
+    rng: random.Random, text: str, rate: float, vocabulary: list[str], move: float = 0.3
+) -> str:
     """``text`` with about ``rate`` edits per word (a word substituted, inserted or deleted, in
     proportions 2 : 1 : 1, whitespace kept), and one paragraph moved with probability ``move``."""
     paragraphs = text.split("\n\n")
     spans = [_TOKEN.findall(p) for p in paragraphs]
-    where = [(p, k) for p, toks in enumerate(spans) for k, tok in enumerate(toks) if not tok.isspace()]
+    where = [
+        (p, k) for p, toks in enumerate(spans) for k, tok in enumerate(toks) if not tok.isspace()
+    ]
     n_edits = int(rate * len(where) + rng.random())
     for p, k in rng.sample(where, min(n_edits, len(where))):
         op = rng.random()
@@ -392,8 +493,13 @@ def edit_text(rng: random.Random, text: str, rate: float, vocabulary: list[str],
     return "\n\n".join(paragraphs)
 
 
-def build_edits(sources: list[Doc], seed: int = 0, per_band: int = 700, max_variants: int = 4,
-                bands: tuple[tuple[int, int], ...] = ((100, 1_000), (1_000, 10_000), (10_000, 100_000))) -> list[Doc]:
+def build_edits(
+    sources: list[Doc],
+    seed: int = 0,
+    per_band: int = 700,
+    max_variants: int = 4,
+    bands: tuple[tuple[int, int], ...] = ((100, 1_000), (1_000, 10_000), (10_000, 100_000)),
+) -> list[Doc]:
     """``per_band`` real documents of each size band (bytes of UTF-8), each followed by 0 to
     ``max_variants`` edited variants at rates drawn from ``RATES``, shuffled (seeded)."""
     rng = random.Random(f"neardup-suite-edits:{seed}")
@@ -402,7 +508,11 @@ def build_edits(sources: list[Doc], seed: int = 0, per_band: int = 700, max_vari
         vocabulary += d.text.split()[:50]
     out: list[tuple[str, str]] = []
     for lo, hi in bands:
-        fit = [d for d in sources if lo <= len(d.text.encode("utf-8")) < hi and len(d.text.split()) >= 5]
+        fit = [
+            d
+            for d in sources
+            if lo <= len(d.text.encode("utf-8")) < hi and len(d.text.split()) >= 5
+        ]
         for d in rng.sample(fit, min(per_band, len(fit))):
             out.append((d.text, f"base:{d.source}"))
             for _ in range(rng.randint(0, max_variants)):
@@ -415,36 +525,62 @@ def build_edits(sources: list[Doc], seed: int = 0, per_band: int = 700, max_vari
 # --- files -----------------------------------------------------------------------------------
 
 
-def write_corpus(docs: list[Doc], out: Path, name: str, threshold: float = synth.LOOSE) -> dict[str, object]:
+def write_corpus(
+    docs: list[Doc], out: Path, name: str, threshold: float = synth.LOOSE
+) -> dict[str, object]:
     """Writes NAME.jsonl, NAME.truth.tsv.gz (exact truth at ``threshold``) and NAME.done; returns
     the counts the marker records."""
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    jsonl, truth_path, marker = out / f"{name}.jsonl", out / f"{name}.truth.tsv.gz", out / f"{name}.done"
+    jsonl, truth_path, marker = (
+        out / f"{name}.jsonl",
+        out / f"{name}.truth.tsv.gz",
+        out / f"{name}.done",
+    )
     marker.unlink(missing_ok=True)
     tmp = jsonl.with_suffix(".jsonl.tmp")
     with open(tmp, "w", encoding="utf-8") as f:
         for d in docs:
-            f.write(json.dumps({"id": d.id, "text": d.text, "source": d.source}, ensure_ascii=False) + "\n")
+            f.write(
+                json.dumps({"id": d.id, "text": d.text, "source": d.source}, ensure_ascii=False)
+                + "\n"
+            )
     os.replace(tmp, jsonl)
     truth = synth.exact_truth([d.text for d in docs], threshold, synth.neardup_shingles)
     ids = [d.id for d in docs]
     a, b = truth.keys // max(truth.n, 1), truth.keys % max(truth.n, 1)
     tmp = truth_path.with_suffix(".tmp")
-    with open(tmp, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=3, mtime=0) as f:
+    with (
+        open(tmp, "wb") as raw,
+        gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=3, mtime=0) as f,
+    ):
         f.write(b"id_a\tid_b\tjaccard\n")
         step = 1_000_000
         for s in range(0, len(a), step):
-            f.write("".join(f"{ids[x]}\t{ids[y]}\t{j:.6f}\n" for x, y, j in zip(
-                a[s : s + step].tolist(), b[s : s + step].tolist(), truth.jaccard[s : s + step].tolist())).encode("utf-8"))
+            f.write(
+                "".join(
+                    f"{ids[x]}\t{ids[y]}\t{j:.6f}\n"
+                    for x, y, j in zip(
+                        a[s : s + step].tolist(),
+                        b[s : s + step].tolist(),
+                        truth.jaccard[s : s + step].tolist(),
+                    )
+                ).encode("utf-8")
+            )
     os.replace(tmp, truth_path)
     lengths = sorted(len(d.text) for d in docs)
     done: dict[str, object] = {
-        "version": VERSION, "name": name, "documents": len(docs),
+        "version": VERSION,
+        "name": name,
+        "documents": len(docs),
         "bytes": sum(len(d.text.encode("utf-8")) for d in docs),
-        "median_chars": lengths[len(lengths) // 2] if lengths else 0, "max_chars": lengths[-1] if lengths else 0,
-        "pairs_50": int(len(truth.keys)), "pairs_80": int((truth.jaccard >= 0.8 - 1e-9).sum()),
-        "docs_with_earlier_80": int(len(set((truth.keys[truth.jaccard >= 0.8 - 1e-9] % max(truth.n, 1)).tolist()))),
+        "median_chars": lengths[len(lengths) // 2] if lengths else 0,
+        "max_chars": lengths[-1] if lengths else 0,
+        "pairs_50": int(len(truth.keys)),
+        "pairs_80": int((truth.jaccard >= 0.8 - 1e-9).sum()),
+        "docs_with_earlier_80": int(
+            len(set((truth.keys[truth.jaccard >= 0.8 - 1e-9] % max(truth.n, 1)).tolist()))
+        ),
         "seconds": round(time.perf_counter() - started, 1),
     }
     marker.write_text(json.dumps(done, indent=1) + "\n", encoding="utf-8")
@@ -459,62 +595,92 @@ def read_corpus(path: Path) -> list[Doc]:
 CORPORA = ["short", "long", "code", "chinese", "dups", "edits"]
 
 
-def build(out: Path = DEFAULT_OUT, only: Iterable[str] | None = None, seed: int = 0,
-          builders: dict[str, Callable[[], list[Doc]]] | None = None, log: Callable[[str], None] = print,
-          copies: tuple[int, ...] = (1_000, 2_000, 4_000)) -> dict[str, dict[str, object]]:
+def build(
+    out: Path = DEFAULT_OUT,
+    only: Iterable[str] | None = None,
+    seed: int = 0,
+    builders: dict[str, Callable[[], list[Doc]]] | None = None,
+    log: Callable[[str], None] = print,
+    copies: tuple[int, ...] = (1_000, 2_000, 4_000),
+) -> dict[str, dict[str, object]]:
     """Builds the corpora named in ``only`` (all by default) into ``out``. ``dups`` and ``edits``
     are made from ``short`` (and ``long`` and ``code``), read from ``out`` when built there
     before, else built in memory. ``builders`` replaces the sources of short, long, code and
     chinese (the tests build from a temporary folder); ``copies`` are the sizes of dups' groups."""
-    names = list(CORPORA if not only else only)
+    names = list(only if only else CORPORA)
     for name in names:
         if name not in CORPORA:
             raise ValueError(f"unknown corpus {name!r}; the suite has {', '.join(CORPORA)}")
-    sources: dict[str, Callable[[], list[Doc]]] = {"short": build_short, "long": build_long, "code": build_code, "chinese": build_chinese}
+    sources: dict[str, Callable[[], list[Doc]]] = {
+        "short": build_short,
+        "long": build_long,
+        "code": build_code,
+        "chinese": build_chinese,
+    }
     sources.update(builders or {})
     cache: dict[str, list[Doc]] = {}
 
     def docs_of(name: str) -> list[Doc]:
         if name not in cache:
             built = out / f"{name}.jsonl"
-            cache[name] = read_corpus(built) if name not in names and (out / f"{name}.done").exists() else sources[name]()
+            cache[name] = (
+                read_corpus(built)
+                if name not in names and (out / f"{name}.done").exists()
+                else sources[name]()
+            )
         return cache[name]
 
     sources["dups"] = lambda: build_dups(docs_of("short"), seed=seed, copies=copies)
-    sources["edits"] = lambda: build_edits(docs_of("short") + docs_of("long") + docs_of("code"), seed=seed)
+    sources["edits"] = lambda: build_edits(
+        docs_of("short") + docs_of("long") + docs_of("code"), seed=seed
+    )
     results = {}
     for name in names:
         started = time.perf_counter()
         docs = docs_of(name)
         if len(docs) < MIN_DOCS:
-            log(f"{name}: only {len(docs)} documents (fewer than {MIN_DOCS}); "
-                f"`python benches/corpora.py build --only {name} --install` installs {', '.join(PACKAGES)}")
+            log(
+                f"{name}: only {len(docs)} documents (fewer than {MIN_DOCS}); "
+                f"`python benches/corpora.py build --only {name} --install` installs {', '.join(PACKAGES)}"
+            )
         done = write_corpus(docs, out, name)
         results[name] = done
-        log(f"{name}: {done['documents']:,} documents, {int(done['bytes']) / 1e6:,.1f} MB, "  # type: ignore[call-overload]
+        log(
+            f"{name}: {done['documents']:,} documents, {int(done['bytes']) / 1e6:,.1f} MB, "  # type: ignore[call-overload]
             f"{done['pairs_80']:,} pairs at Jaccard >= 0.8 ({done['pairs_50']:,} >= 0.5), "
-            f"{time.perf_counter() - started:.1f} s")
+            f"{time.perf_counter() - started:.1f} s"
+        )
     return results
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = ap.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build", help="build the corpora and their truth")
     b.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"folder (default {DEFAULT_OUT})")
-    b.add_argument("--only", action="append", choices=CORPORA, help="build this corpus only (repeatable)")
+    b.add_argument(
+        "--only", action="append", choices=CORPORA, help="build this corpus only (repeatable)"
+    )
     b.add_argument("--seed", type=int, default=0, help="seed of dups and edits")
-    b.add_argument("--install", action="store_true", help=f"apt-get install {' '.join(PACKAGES)} first")
+    b.add_argument(
+        "--install", action="store_true", help=f"apt-get install {' '.join(PACKAGES)} first"
+    )
     ls = sub.add_parser("list", help="the corpora built in a folder, from their markers")
     ls.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = ap.parse_args(argv)
     if args.command == "list":
         for name in CORPORA:
             marker = args.out / f"{name}.done"
-            print(f"{name}: {marker.read_text(encoding='utf-8') if marker.exists() else 'not built'}")
+            print(
+                f"{name}: {marker.read_text(encoding='utf-8') if marker.exists() else 'not built'}"
+            )
         return 0
     if args.install:
-        subprocess.run(["apt-get", "install", "-y", "--no-install-recommends", *PACKAGES], check=True)
+        subprocess.run(
+            ["apt-get", "install", "-y", "--no-install-recommends", *PACKAGES], check=True
+        )
     build(args.out, args.only, seed=args.seed)
     return 0
 

@@ -43,7 +43,12 @@ def load(data: Path) -> tuple[list[str], list[tuple[int, int]], list[tuple[int, 
         rows = np.column_stack([truth.keys // truth.n, truth.keys % truth.n]).tolist()
         loose = [(a, b) for a, b in rows]
         strict = [(a, b) for (a, b), j in zip(rows, truth.jaccard.tolist()) if j >= 0.8 - 1e-9]
-        return texts, strict, loose, f" (the {corpus.name} that ships with neardup, truth computed exactly)"
+        return (
+            texts,
+            strict,
+            loose,
+            f" (the {corpus.name} that ships with neardup, truth computed exactly)",
+        )
     row = {d["id"]: i for i, d in enumerate(docs)}
     strict, loose = [], []
     with gzip.open(truth_file, "rt", encoding="utf-8") as f:
@@ -58,7 +63,9 @@ def load(data: Path) -> tuple[list[str], list[tuple[int, int]], list[tuple[int, 
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
@@ -86,7 +93,9 @@ def main() -> None:
             rc = tp / len(strict)
             f1 = 2 * p * rc / (p + rc) if p + rc else 0.0
             loose_share = lp / reported if reported else 0.0
-            lines.append(f"| word {ngram}-shingles | {r} | {reported:,} | {p:.3f} | {loose_share:.3f} | {rc:.3f} | {f1:.3f} |")
+            lines.append(
+                f"| word {ngram}-shingles | {r} | {reported:,} | {p:.3f} | {loose_share:.3f} | {rc:.3f} | {f1:.3f} |"
+            )
             print(lines[-1], flush=True)
     report = "\n".join(lines) + "\n"
     print(report)

@@ -83,7 +83,10 @@ def pairs_within(fps: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     counts = np.bincount(inverse, minlength=m)
     first = np.r_[0, np.cumsum(counts)[:-1]]
     out_keys, out_d = [], []
-    for u_list, v_list, dist in ((ua, ub, popcount(unique[ua] ^ unique[ub])), (np.arange(m)[counts > 1], None, None)):
+    for u_list, v_list, dist in (
+        (ua, ub, popcount(unique[ua] ^ unique[ub])),
+        (np.arange(m)[counts > 1], None, None),
+    ):
         if v_list is None:
             for u in u_list:
                 rows = np.sort(rows_by[first[u] : first[u] + counts[u]])
@@ -134,7 +137,9 @@ CONFIGS["extra"] = CONFIGS["all"][-5:]
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--configs", choices=sorted(CONFIGS), default="all")
     ap.add_argument("--kmax", type=int, default=6)
@@ -142,7 +147,9 @@ def main() -> None:
     args = ap.parse_args()
     corpus, truth_file = synth.debian_corpus(args.data)
     ids, texts = load(corpus)
-    truth = synth.load_truth(truth_file, ids) if truth_file is not None else synth.exact_truth(texts)
+    truth = (
+        synth.load_truth(truth_file, ids) if truth_file is not None else synth.exact_truth(texts)
+    )
     lines = [
         f"{'Debian corpus' if truth_file is not None else 'Debian sample (' + corpus.name + ')'}: {len(texts)} documents, {int((truth.jaccard >= 0.8).sum())} truth pairs (Jaccard >= 0.8)",
         "",

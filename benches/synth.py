@@ -40,7 +40,6 @@ import argparse
 import gzip
 import hashlib
 import json
-import math
 import multiprocessing
 import os
 import random
@@ -48,7 +47,8 @@ import re
 import sys
 import time
 from array import array
-from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence, Set as AbstractSet
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
@@ -59,8 +59,21 @@ import neardup
 from neardup.io import Outputs
 
 __all__ = [
-    "DATA", "DEBIAN_JSONL_GZ", "DEBIAN_SAMPLE", "DEBIAN_TRUTH", "SynthCorpus", "Truth", "debian_corpus", "debian_source", "exact_truth", "generate",
-    "describe", "jaccard", "load_truth", "score", "shingles",
+    "DATA",
+    "DEBIAN_JSONL_GZ",
+    "DEBIAN_SAMPLE",
+    "DEBIAN_TRUTH",
+    "SynthCorpus",
+    "Truth",
+    "debian_corpus",
+    "debian_source",
+    "exact_truth",
+    "generate",
+    "describe",
+    "jaccard",
+    "load_truth",
+    "score",
+    "shingles",
 ]
 
 HERE = Path(__file__).resolve().parent
@@ -117,7 +130,11 @@ class Truth:
     def from_pairs(cls, n: int, pairs: Iterable[tuple[int, int, float]]) -> Truth:
         """From ``(row_a, row_b, jaccard)`` triples, rows in either order."""
         rows = list(pairs)
-        return cls.from_arrays(n, np.array([(a, b) for a, b, _ in rows], dtype=np.int64), np.array([j for _, _, j in rows]))
+        return cls.from_arrays(
+            n,
+            np.array([(a, b) for a, b, _ in rows], dtype=np.int64),
+            np.array([j for _, _, j in rows]),
+        )
 
     @classmethod
     def from_arrays(cls, n: int, rows: np.ndarray, jaccard: np.ndarray) -> Truth:
@@ -127,10 +144,14 @@ class Truth:
         return cls(n, keys[order], np.asarray(jaccard, dtype=np.float64)[order])
 
 
-def pair_keys(n: int, pairs: np.ndarray | Iterable[tuple[int, int]], unique: bool = True) -> np.ndarray:
+def pair_keys(
+    n: int, pairs: np.ndarray | Iterable[tuple[int, int]], unique: bool = True
+) -> np.ndarray:
     """Keys ``min * n + max`` of row pairs (an (m, 2) array or pairs of ints), sorted and
     deduplicated unless ``unique`` is false (then in the given order)."""
-    arr = np.asarray(pairs if isinstance(pairs, np.ndarray) else list(pairs), dtype=np.int64).reshape(-1, 2)
+    arr = np.asarray(
+        pairs if isinstance(pairs, np.ndarray) else list(pairs), dtype=np.int64
+    ).reshape(-1, 2)
     if len(arr) and (arr.min() < 0 or arr.max() >= n):
         raise ValueError(f"pair rows must be in [0, {n})")
     keys = arr.min(axis=1) * n + arr.max(axis=1)
@@ -146,8 +167,15 @@ def load_truth(path: Path, ids: Sequence[str]) -> Truth:
         pd = None
     if pd is not None:  # the fast path (truth files of the corpus suite hold up to ~10M pairs)
         try:
-            frame = pd.read_csv(path, sep="\t", dtype={"id_a": str, "id_b": str, "jaccard": np.float64},
-                                quoting=3, keep_default_na=False, na_filter=False, engine="c")
+            frame = pd.read_csv(
+                path,
+                sep="\t",
+                dtype={"id_a": str, "id_b": str, "jaccard": np.float64},
+                quoting=3,
+                keep_default_na=False,
+                na_filter=False,
+                engine="c",
+            )
         except (ValueError, pd.errors.ParserError):
             frame = None  # let the line-by-line reader say where
         if frame is not None and list(frame.columns) == ["id_a", "id_b", "jaccard"]:
@@ -158,7 +186,11 @@ def load_truth(path: Path, ids: Sequence[str]) -> Truth:
                 return Truth.from_arrays(len(ids), rows, frame["jaccard"].to_numpy(np.float64))
     row = {doc_id: i for i, doc_id in enumerate(ids)}
     opener = gzip.open if str(path).endswith(".gz") else open
-    a, b, jac = array("q"), array("q"), array("d")  # compact: truth files of 10M documents are large
+    a, b, jac = (
+        array("q"),
+        array("q"),
+        array("d"),
+    )  # compact: truth files of 10M documents are large
     with opener(path, "rt", encoding="utf-8") as f:
         header = next(f, "").rstrip("\n").split("\t")
         if header != ["id_a", "id_b", "jaccard"]:
@@ -170,13 +202,17 @@ def load_truth(path: Path, ids: Sequence[str]) -> Truth:
                 b.append(row[y])
                 jac.append(float(j))
             except (ValueError, KeyError) as err:
-                raise ValueError(f"{path}:{lineno}: not a pair of known ids with a Jaccard ({err})") from None
+                raise ValueError(
+                    f"{path}:{lineno}: not a pair of known ids with a Jaccard ({err})"
+                ) from None
     rows = np.column_stack([np.frombuffer(a, dtype=np.int64), np.frombuffer(b, dtype=np.int64)])
     return Truth.from_arrays(len(ids), rows, np.frombuffer(jac, dtype=np.float64))
 
 
 def exact_truth(
-    texts: Sequence[str], threshold: float = LOOSE, shingler: Callable[[str], AbstractSet[Hashable]] | None = None,
+    texts: Sequence[str],
+    threshold: float = LOOSE,
+    shingler: Callable[[str], AbstractSet[Hashable]] | None = None,
 ) -> Truth:
     """Every pair of texts whose word-3-shingle Jaccard is at least ``threshold``, exactly: what
     a truth file lists, computed for a corpus that has none. ``shingler`` gives a text's shingle
@@ -209,7 +245,9 @@ def exact_truth(
     for i, text in enumerate(texts):
         sset = shingler(text)
         arr = np.unique(np.fromiter((hash(g) for g in sset), dtype=np.int64, count=len(sset)))
-        key = len(arr).to_bytes(8, "little") + hashlib.blake2b(arr.tobytes(), digest_size=16).digest()
+        key = (
+            len(arr).to_bytes(8, "little") + hashlib.blake2b(arr.tobytes(), digest_size=16).digest()
+        )
         c = classes.setdefault(key, len(class_sets))
         if c == len(class_sets):
             class_sets.append(arr)
@@ -243,7 +281,10 @@ def exact_truth(
     start = 0
     cost = np.cumsum(sizes[ca] + sizes[cb]) if len(ca) else np.zeros(0, np.int64)
     while start < len(ca):
-        stop = max(int(np.searchsorted(cost, (cost[start - 1] if start else 0) + budget, side="right")), start + 1)
+        stop = max(
+            int(np.searchsorted(cost, (cost[start - 1] if start else 0) + budget, side="right")),
+            start + 1,
+        )
         a, b = ca[start:stop], cb[start:stop]
         inter = _intersections(ranks, indptr, sizes, a, b)
         jac = inter / (sizes[a] + sizes[b] - inter)
@@ -281,7 +322,11 @@ def exact_truth(
 
 
 def _prefix_candidates(
-    p_rank: np.ndarray, p_row: np.ndarray, p_pos: np.ndarray, sizes: np.ndarray, t: float,
+    p_rank: np.ndarray,
+    p_row: np.ndarray,
+    p_pos: np.ndarray,
+    sizes: np.ndarray,
+    t: float,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Pairs of rows (a < b) that share a prefix token, whose sizes allow Jaccard t, and that pass
     the positional filter, once each.
@@ -300,12 +345,18 @@ def _prefix_candidates(
     partial: list[tuple[np.ndarray, ...]] = []
     pending = merged = 0  # pairs held in partial, and in its first (merged) entry
 
-    def aggregate(keys: np.ndarray, count: np.ndarray, pl: np.ndarray, ph: np.ndarray) -> tuple[np.ndarray, ...]:
+    def aggregate(
+        keys: np.ndarray, count: np.ndarray, pl: np.ndarray, ph: np.ndarray
+    ) -> tuple[np.ndarray, ...]:
         o = np.argsort(keys, kind="stable")
         k = keys[o]
         first = np.flatnonzero(np.r_[True, k[1:] != k[:-1]]) if len(k) else np.zeros(0, np.int64)
-        return (k[first], np.add.reduceat(count[o], first) if len(k) else count,
-                np.maximum.reduceat(pl[o], first) if len(k) else pl, np.maximum.reduceat(ph[o], first) if len(k) else ph)
+        return (
+            k[first],
+            np.add.reduceat(count[o], first) if len(k) else count,
+            np.maximum.reduceat(pl[o], first) if len(k) else pl,
+            np.maximum.reduceat(ph[o], first) if len(k) else ph,
+        )
 
     for g in np.unique(group):
         if g < 2:
@@ -323,15 +374,27 @@ def _prefix_candidates(
             plo, phi = np.where(swap, spos[ib], spos[ia]), np.where(swap, spos[ia], spos[ib])
             sa, sb = sizes[lo], sizes[hi]
             ok = (np.minimum(sa, sb) >= t * np.maximum(sa, sb) - 1e-9) & (lo != hi)
-            partial.append(aggregate(lo[ok] * m + hi[ok], np.ones(int(ok.sum()), np.int32), plo[ok].astype(np.int32),
-                                     phi[ok].astype(np.int32)))
+            partial.append(
+                aggregate(
+                    lo[ok] * m + hi[ok],
+                    np.ones(int(ok.sum()), np.int32),
+                    plo[ok].astype(np.int32),
+                    phi[ok].astype(np.int32),
+                )
+            )
             pending += len(partial[-1][0])
-            if pending > 2 * merged + (1 << 24):  # bounded memory: merged into one set of distinct pairs
-                partial = [aggregate(*(np.concatenate([part[f] for part in partial]) for f in range(4)))]
+            if pending > 2 * merged + (
+                1 << 24
+            ):  # bounded memory: merged into one set of distinct pairs
+                partial = [
+                    aggregate(*(np.concatenate([part[f] for part in partial]) for f in range(4)))
+                ]
                 merged = pending = len(partial[0][0])
     if not partial:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    keys, count, pl, ph = aggregate(*(np.concatenate([part[f] for part in partial]) for f in range(4)))
+    keys, count, pl, ph = aggregate(
+        *(np.concatenate([part[f] for part in partial]) for f in range(4))
+    )
     del partial
     a, b = keys // m, keys % m
     bound = count + np.minimum(sizes[a] - pl - 1, sizes[b] - ph - 1)
@@ -339,7 +402,9 @@ def _prefix_candidates(
     return a[ok], b[ok]
 
 
-def _intersections(ranks: np.ndarray, indptr: np.ndarray, sizes: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def _intersections(
+    ranks: np.ndarray, indptr: np.ndarray, sizes: np.ndarray, a: np.ndarray, b: np.ndarray
+) -> np.ndarray:
     """|set a & set b| for each pair: the tokens of both, tagged by pair, counted when they repeat."""
     both = np.r_[a, b]
     lens = sizes[both]
@@ -385,8 +450,12 @@ def debian_corpus(data: Path, hint: str = "--data DIR") -> tuple[Path, Path | No
     corpus, truth = data / DEBIAN_JSONL_GZ.name, data / DEBIAN_TRUTH.name
     if corpus.exists() and truth.exists():
         return corpus, truth
-    print(f"no Debian corpus in {data}: using the {DEBIAN_SAMPLE.name} that ships with neardup (3,000 documents), "
-          f"its truth computed exactly now; {hint} for the full corpus", file=sys.stderr, flush=True)
+    print(
+        f"no Debian corpus in {data}: using the {DEBIAN_SAMPLE.name} that ships with neardup (3,000 documents), "
+        f"its truth computed exactly now; {hint} for the full corpus",
+        file=sys.stderr,
+        flush=True,
+    )
     return DEBIAN_SAMPLE, None
 
 
@@ -396,14 +465,22 @@ def debian_source(data: Path, hint: str = "--data DIR") -> Path:
     corpus = data / DEBIAN_JSONL_GZ.name
     if corpus.exists():
         return corpus
-    print(f"no Debian corpus in {data}: using the {DEBIAN_SAMPLE.name} that ships with neardup (3,000 documents); "
-          f"{hint} for the full corpus", file=sys.stderr, flush=True)
+    print(
+        f"no Debian corpus in {data}: using the {DEBIAN_SAMPLE.name} that ships with neardup (3,000 documents); "
+        f"{hint} for the full corpus",
+        file=sys.stderr,
+        flush=True,
+    )
     return DEBIAN_SAMPLE
 
 
 def score(
-    reported_pairs: np.ndarray | Iterable[tuple[int, int]] | None, truth: Truth, threshold: float = 0.8, *,
-    kept_row: np.ndarray | Sequence[int] | None = None, texts: Sequence[str] | None = None,
+    reported_pairs: np.ndarray | Iterable[tuple[int, int]] | None,
+    truth: Truth,
+    threshold: float = 0.8,
+    *,
+    kept_row: np.ndarray | Sequence[int] | None = None,
+    texts: Sequence[str] | None = None,
     shingler: Callable[[str], AbstractSet[Hashable]] | None = None,
 ) -> dict[str, float]:
     """The scorer of every benchmark.
@@ -461,14 +538,24 @@ def score(
             if len(texts) != truth.n:
                 raise ValueError(f"texts must hold the {truth.n} documents of the truth")
             shingle = shingles if shingler is None else shingler
-            good = sum(jaccard(shingle(texts[a]), shingle(texts[b])) >= threshold - 1e-12 for a, b in zip(kept_of, removed_rows))
+            good = sum(
+                jaccard(shingle(texts[a]), shingle(texts[b])) >= threshold - 1e-12
+                for a, b in zip(kept_of, removed_rows)
+            )
         else:
-            good = int(np.isin(pair_keys(truth.n, np.column_stack([kept_of, removed_rows]), unique=False), strong).sum())
+            good = int(
+                np.isin(
+                    pair_keys(truth.n, np.column_stack([kept_of, removed_rows]), unique=False),
+                    strong,
+                ).sum()
+            )
         later = np.unique(strong % truth.n)  # the later row of each strong pair has an earlier one
         out["removed"] = len(removed_rows)
         out["removal_precision"] = good / len(removed_rows) if len(removed_rows) else 1.0
         out["to_remove"] = len(later)
-        out["removal_recall"] = float(np.isin(later, removed_rows).sum() / len(later)) if len(later) else 1.0
+        out["removal_recall"] = (
+            float(np.isin(later, removed_rows).sum() / len(later)) if len(later) else 1.0
+        )
     return out
 
 
@@ -533,7 +620,7 @@ def _load_source(path: Path) -> _Source:
     global _SOURCE, _SOURCE_KEY
     st = path.stat()
     key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
-    if _SOURCE is not None and _SOURCE_KEY == key:
+    if _SOURCE is not None and key == _SOURCE_KEY:
         return _SOURCE
     shared: dict[str, str] = {}
     words, layouts = [], []
@@ -544,7 +631,9 @@ def _load_source(path: Path) -> _Source:
             try:
                 text = json.loads(line)["text"]
             except (ValueError, KeyError, TypeError) as err:
-                raise ValueError(f"{path}:{lineno}: expected a JSON object with a text field ({err})") from None
+                raise ValueError(
+                    f"{path}:{lineno}: expected a JSON object with a text field ({err})"
+                ) from None
             if not isinstance(text, str):
                 raise ValueError(f"{path}:{lineno}: the text field is not a string")
             head, _, body = text.partition("\n")
@@ -668,9 +757,13 @@ class _Family:
         rng = self.rng
         doc = [list(p) for p in parent]
         kind = rng.random()
-        rate = 0.0 if kind < 0.1 else rng.uniform(0.0, 0.04) if kind < 0.5 else rng.uniform(0.04, 0.2)
+        rate = (
+            0.0 if kind < 0.1 else rng.uniform(0.0, 0.04) if kind < 0.5 else rng.uniform(0.04, 0.2)
+        )
         total = sum(len(p) for p in doc)
-        for _ in range(int(rate * total + rng.random())):  # rounded at random, so light edits stay light
+        for _ in range(
+            int(rate * total + rng.random())
+        ):  # rounded at random, so light edits stay light
             at = rng.randrange(max(total, 1))
             p = 0
             while p < len(doc) - 1 and at >= len(doc[p]):
@@ -768,7 +861,8 @@ def _chunk(task: _Task) -> tuple[bytes, bytes, dict[str, int]]:
                 pairs.append((ra, rb, inter / union))
     pairs.sort()
     jsonl = "".join(
-        json.dumps({"id": f"d{task.first_row + p}", "text": texts[i]}, ensure_ascii=False) + "\n" for p, i in enumerate(order)
+        json.dumps({"id": f"d{task.first_row + p}", "text": texts[i]}, ensure_ascii=False) + "\n"
+        for p, i in enumerate(order)
     )
     truth = "".join(f"d{a}\td{b}\t{j:.6f}\n" for a, b, j in pairs)
     stats = {
@@ -785,7 +879,11 @@ def _chunk(task: _Task) -> tuple[bytes, bytes, dict[str, int]]:
 
 def _paths(n: int, out_dir: Path, seed: int) -> tuple[Path, Path, Path]:
     stem = f"{n}-s{seed}"
-    return out_dir / f"corpus-{stem}.jsonl", out_dir / f"truth-{stem}.tsv.gz", out_dir / f"corpus-{stem}.done"
+    return (
+        out_dir / f"corpus-{stem}.jsonl",
+        out_dir / f"truth-{stem}.tsv.gz",
+        out_dir / f"corpus-{stem}.done",
+    )
 
 
 def _marker_matches(marker: Path, expected: dict[str, object], jsonl: Path, truth: Path) -> bool:
@@ -800,7 +898,9 @@ def _marker_matches(marker: Path, expected: dict[str, object], jsonl: Path, trut
         return False
 
 
-def generate(n: int, out_dir: Path, *, seed: int = 0, source: Path = DEBIAN_JSONL_GZ, jobs: int = 1) -> SynthCorpus:
+def generate(
+    n: int, out_dir: Path, *, seed: int = 0, source: Path = DEBIAN_JSONL_GZ, jobs: int = 1
+) -> SynthCorpus:
     """Write corpus-{n}-s{seed}.jsonl and truth-{n}-s{seed}.tsv.gz in out_dir (reusing them if
     they already exist and are complete, e.g. a small .done marker or a check) and return them.
 
@@ -816,7 +916,13 @@ def generate(n: int, out_dir: Path, *, seed: int = 0, source: Path = DEBIAN_JSON
     out_dir = Path(out_dir)
     jsonl, truth, marker = _paths(n, out_dir, seed)
     st = source.stat()
-    expected: dict[str, object] = {"version": VERSION, "n": n, "seed": seed, "source": source.name, "source_bytes": st.st_size}
+    expected: dict[str, object] = {
+        "version": VERSION,
+        "n": n,
+        "seed": seed,
+        "source": source.name,
+        "source_bytes": st.st_size,
+    }
     if _marker_matches(marker, expected, jsonl, truth):
         return SynthCorpus(jsonl, truth, n)
     _load_source(source)  # a bad source fails here, before any output
@@ -825,15 +931,18 @@ def generate(n: int, out_dir: Path, *, seed: int = 0, source: Path = DEBIAN_JSON
     width = _name_width(n)
     # A chunk has at most CHUNK families: c * CHUNK numbers the first family of chunk c.
     tasks = [
-        _Task(source, seed, c, min(CHUNK, n - c * CHUNK), c * CHUNK, c * CHUNK, width) for c in range((n + CHUNK - 1) // CHUNK)
+        _Task(source, seed, c, min(CHUNK, n - c * CHUNK), c * CHUNK, c * CHUNK, width)
+        for c in range((n + CHUNK - 1) // CHUNK)
     ]
     totals: dict[str, int] = {}
     started, cpu_started = time.perf_counter(), _cpu_seconds()
     with Outputs() as outputs:
         jsonl_tmp, truth_tmp = outputs.reserve(str(jsonl)), outputs.reserve(str(truth))
-        with open(jsonl_tmp, "wb") as fj, open(truth_tmp, "wb") as raw, gzip.GzipFile(
-            filename="", mode="wb", fileobj=raw, compresslevel=6, mtime=0
-        ) as ft:
+        with (
+            open(jsonl_tmp, "wb") as fj,
+            open(truth_tmp, "wb") as raw,
+            gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=6, mtime=0) as ft,
+        ):
             ft.write(b"id_a\tid_b\tjaccard\n")
             for data, pairs, stats in _map(tasks, jobs):
                 fj.write(data)
@@ -841,9 +950,15 @@ def generate(n: int, out_dir: Path, *, seed: int = 0, source: Path = DEBIAN_JSON
                 for k, v in stats.items():
                     totals[k] = totals.get(k, 0) + v
         outputs.commit()
-    done = dict(expected, jsonl_bytes=jsonl.stat().st_size, truth_bytes=truth.stat().st_size,
-                seconds=round(time.perf_counter() - started, 1), cpu_seconds=round(_cpu_seconds() - cpu_started, 1),
-                jobs=jobs, **totals)
+    done = dict(
+        expected,
+        jsonl_bytes=jsonl.stat().st_size,
+        truth_bytes=truth.stat().st_size,
+        seconds=round(time.perf_counter() - started, 1),
+        cpu_seconds=round(_cpu_seconds() - cpu_started, 1),
+        jobs=jobs,
+        **totals,
+    )
     with Outputs() as outputs:
         tmp = outputs.reserve(str(marker))
         Path(tmp).write_text(json.dumps(done, indent=1) + "\n", encoding="utf-8")
@@ -879,29 +994,68 @@ def describe(corpus: SynthCorpus) -> str:
     bands = [(0.5, 0.6), (0.6, 0.7), (0.7, 0.8), (0.8, 0.9), (0.9, 1.0)]
     rows = [
         ("documents", f"{done['documents']:,}"),
-        ("JSONL size", f"{done['jsonl_bytes'] / 1e6:,.1f} MB (truth {done['truth_bytes'] / 1e6:,.1f} MB gzipped)"),
-        ("families (of them 2 to 50 documents)", f"{done['families']:,} ({done['families_2plus']:,})"),
-        ("documents in families of 2 or more", f"{done['documents_in_families']:,} ({done['documents_in_families'] / done['documents']:.1%})"),
-        ("text length, characters: median / p90 / p99 / max", " / ".join(f"{v:,.0f}" for v in np.percentile(lengths, [50, 90, 99, 100]))),
+        (
+            "JSONL size",
+            f"{done['jsonl_bytes'] / 1e6:,.1f} MB (truth {done['truth_bytes'] / 1e6:,.1f} MB gzipped)",
+        ),
+        (
+            "families (of them 2 to 50 documents)",
+            f"{done['families']:,} ({done['families_2plus']:,})",
+        ),
+        (
+            "documents in families of 2 or more",
+            f"{done['documents_in_families']:,} ({done['documents_in_families'] / done['documents']:.1%})",
+        ),
+        (
+            "text length, characters: median / p90 / p99 / max",
+            " / ".join(f"{v:,.0f}" for v in np.percentile(lengths, [50, 90, 99, 100])),
+        ),
         ("truth pairs, Jaccard >= 0.5", f"{done['pairs_50']:,}"),
         ("truth pairs, Jaccard >= 0.8", f"{done['pairs_80']:,}"),
     ]
-    rows += [(f"truth pairs, Jaccard in [{lo}, {hi})", f"{int(((jac >= lo) & (jac < hi)).sum()):,}") for lo, hi in bands]
+    rows += [
+        (f"truth pairs, Jaccard in [{lo}, {hi})", f"{int(((jac >= lo) & (jac < hi)).sum()):,}")
+        for lo, hi in bands
+    ]
     rows.append(("truth pairs, Jaccard 1 (same shingles)", f"{done['identical']:,}"))
     cpu = f", {done['cpu_seconds']:,.1f} s of CPU" if "cpu_seconds" in done else ""
-    rows.append((f"generation, {done['jobs']} process(es), as the marker records it", f"{done['seconds']:,.1f} s{cpu}"))
-    return "\n".join(["| corpus-%d-s%d | |" % (corpus.n, done["seed"]), "|---|---|"] + [f"| {k} | {v} |" for k, v in rows])
+    rows.append(
+        (
+            f"generation, {done['jobs']} process(es), as the marker records it",
+            f"{done['seconds']:,.1f} s{cpu}",
+        )
+    )
+    return "\n".join(
+        [f"| corpus-{corpus.n}-s{done['seed']} | |", "|---|---|"]
+        + [f"| {k} | {v} |" for k, v in rows]
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     """``python benches/synth.py N OUT_DIR [--seed S] [--jobs J] [--source FILE]``."""
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("n", type=int, help="number of documents")
-    ap.add_argument("out_dir", type=Path, help="folder for the corpus, its truth and the .done marker")
+    ap.add_argument(
+        "out_dir", type=Path, help="folder for the corpus, its truth and the .done marker"
+    )
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--jobs", type=int, default=1, help="processes drawing chunks (default 1; same output for any)")
-    ap.add_argument("--source", type=Path, default=DEBIAN_JSONL_GZ, help="JSONL(.gz) of {\"text\"} documents to draw from")
-    ap.add_argument("--stats", action="store_true", help="then print a Markdown table of the corpus")
+    ap.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="processes drawing chunks (default 1; same output for any)",
+    )
+    ap.add_argument(
+        "--source",
+        type=Path,
+        default=DEBIAN_JSONL_GZ,
+        help='JSONL(.gz) of {"text"} documents to draw from',
+    )
+    ap.add_argument(
+        "--stats", action="store_true", help="then print a Markdown table of the corpus"
+    )
     args = ap.parse_args(argv)
     if args.n < 1:
         ap.error(f"N must be a positive number of documents, not {args.n}")

@@ -28,8 +28,21 @@ def main() -> int:
     rounds = 0
     while time.monotonic() < end:
         rounds += 1
-        done = subprocess.run([*limit, sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
-                               str(ROOT / "tests" / "test_fuzz.py")], cwd=ROOT, env=env)
+        done = subprocess.run(
+            [
+                *limit,
+                sys.executable,
+                "-m",
+                "pytest",
+                "-q",
+                "-x",
+                "-p",
+                "no:cacheprovider",
+                str(ROOT / "tests" / "test_fuzz.py"),
+            ],
+            cwd=ROOT,
+            env=env,
+        )
         if done.returncode != 0:
             print(f"fuzz: round {rounds} failed (status {done.returncode})", file=sys.stderr)
             return 1

@@ -52,9 +52,16 @@ pub fn fingerprint_windows(clean: &str) -> u64 {
 /// [`fingerprint_windows`] of many cleaned texts, in parallel above 64 texts.
 pub fn fingerprint_windows_many<S: AsRef<str> + Sync>(texts: &[S]) -> Vec<u64> {
     if texts.len() < 64 {
-        texts.iter().map(|t| fingerprint_windows(t.as_ref())).collect()
+        texts
+            .iter()
+            .map(|t| fingerprint_windows(t.as_ref()))
+            .collect()
     } else {
-        texts.par_iter().with_min_len(16).map(|t| fingerprint_windows(t.as_ref())).collect()
+        texts
+            .par_iter()
+            .with_min_len(16)
+            .map(|t| fingerprint_windows(t.as_ref()))
+            .collect()
     }
 }
 
@@ -78,7 +85,10 @@ mod tests {
             (b"a", "0cc175b9c0f1b6a831c399e269772661"),
             (b"abc", "900150983cd24fb0d6963f7d28e17f72"),
             (b"message digest", "f96b697d7cb7938d525a2f31aaf161d0"),
-            (b"abcdefghijklmnopqrstuvwxyz", "c3fcd3d76192e4007dfb496cca67e13b"),
+            (
+                b"abcdefghijklmnopqrstuvwxyz",
+                "c3fcd3d76192e4007dfb496cca67e13b",
+            ),
             (
                 b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
                 "d174ab98d277d9f5a5611c2c9f419d9f",
@@ -89,7 +99,12 @@ mod tests {
             ),
         ];
         for (input, want) in cases {
-            assert_eq!(hex(md5(input)), want, "{:?}", String::from_utf8_lossy(input));
+            assert_eq!(
+                hex(md5(input)),
+                want,
+                "{:?}",
+                String::from_utf8_lossy(input)
+            );
         }
         // Lengths around the padding boundary (55, 56, 63, 64 bytes) against a known digest set:
         // the digest of n bytes 'a' must differ for every n and be stable.

@@ -44,7 +44,11 @@ pub const MAX_SKETCH: usize = 1024;
 pub enum Ids {
     Int(Words<i64>),
     /// Document d's id is `bytes[offsets[d]..offsets[d + 1]]` (the bytes packed in words).
-    Str { offsets: Words<u64>, bytes: Words<u64>, len: usize },
+    Str {
+        offsets: Words<u64>,
+        bytes: Words<u64>,
+        len: usize,
+    },
 }
 
 /// New ids to store.
@@ -108,14 +112,23 @@ pub struct Settings {
 impl Settings {
     pub fn check(&self) -> Result<()> {
         if !(1..=MAX_SKETCH).contains(&self.sketch_size) {
-            return Err(Error::invalid(format!("sketch_size must be in 1..={MAX_SKETCH}, got {}", self.sketch_size)));
+            return Err(Error::invalid(format!(
+                "sketch_size must be in 1..={MAX_SKETCH}, got {}",
+                self.sketch_size
+            )));
         }
         if !(1..=64).contains(&self.shingle) {
-            return Err(Error::invalid(format!("shingle must be in 1..=64, got {}", self.shingle)));
+            return Err(Error::invalid(format!(
+                "shingle must be in 1..=64, got {}",
+                self.shingle
+            )));
         }
         crate::plan::check_k(i64::from(self.k))?;
         if !(self.threshold > 0.0 && self.threshold <= 1.0) {
-            return Err(Error::invalid(format!("threshold must be in (0, 1], got {}", self.threshold)));
+            return Err(Error::invalid(format!(
+                "threshold must be in (0, 1], got {}",
+                self.threshold
+            )));
         }
         Ok(())
     }
@@ -160,7 +173,8 @@ impl<W: Write> Out<W> {
         }
         let whole = b.len() / 8 * 8;
         for c in b[..whole].chunks_exact(8) {
-            self.sum.add(u64::from_le_bytes(c.try_into().expect("8 bytes")));
+            self.sum
+                .add(u64::from_le_bytes(c.try_into().expect("8 bytes")));
         }
         for &x in &b[whole..] {
             self.carry[self.fill] = x;
@@ -204,7 +218,11 @@ fn words_of(bytes: u64) -> u64 {
 /// The file's length in bytes for `n` documents.
 fn file_len(s: &Settings, n: u64, id_bytes: u64) -> Option<u64> {
     let sketch = n.checked_mul(s.sketch_size as u64)?;
-    let ids = if s.string_ids { (n + 1).checked_add(words_of(id_bytes))? } else { n };
+    let ids = if s.string_ids {
+        (n + 1).checked_add(words_of(id_bytes))?
+    } else {
+        n
+    };
     let words = (HEADER_WORDS as u64)
         .checked_add(n.checked_mul(2)?)?
         .checked_add(n.div_ceil(2))?
@@ -220,7 +238,11 @@ impl DedupIndex {
     pub fn new(settings: Settings) -> Result<Self> {
         settings.check()?;
         let ids = if settings.string_ids {
-            Ids::Str { offsets: Words::Owned(vec![0]), bytes: Words::default(), len: 0 }
+            Ids::Str {
+                offsets: Words::Owned(vec![0]),
+                bytes: Words::default(),
+                len: 0,
+            }
         } else {
             Ids::Int(Words::default())
         };
@@ -274,7 +296,11 @@ impl DedupIndex {
     pub fn str_id(&self, d: usize) -> Option<&[u8]> {
         match &self.ids {
             Ids::Int(_) => None,
-            Ids::Str { offsets, bytes, len } => {
+            Ids::Str {
+                offsets,
+                bytes,
+                len,
+            } => {
                 // SAFETY: u64 words viewed as their bytes; `len` is within them (checked on load).
                 let all = unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<u8>(), *len) };
                 let (a, b) = (offsets[d] as usize, offsets[d + 1] as usize);
@@ -301,20 +327,33 @@ impl DedupIndex {
             rows.check()?;
             match (&self.ids, rows.ids) {
                 (Ids::Int(_), NewIds::Int(_)) | (Ids::Str { .. }, NewIds::Str(_)) => {}
-                (Ids::Int(_), _) => return Err(Error::invalid("this index holds integer ids: new ids must be integers")),
-                _ => return Err(Error::invalid("this index holds string ids: new ids must be strings")),
+                (Ids::Int(_), _) => {
+                    return Err(Error::invalid(
+                        "this index holds integer ids: new ids must be integers",
+                    ))
+                }
+                _ => {
+                    return Err(Error::invalid(
+                        "this index holds string ids: new ids must be strings",
+                    ))
+                }
             }
         }
-        let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        let name = path
-            .file_name()
-            .ok_or_else(|| Error::invalid(format!("path must name a file, got {}", path.display())))?;
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let name = path.file_name().ok_or_else(|| {
+            Error::invalid(format!("path must name a file, got {}", path.display()))
+        })?;
         static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let unique = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut tmp_name = name.to_os_string();
         tmp_name.push(format!(".tmp-{}-{unique}", std::process::id()));
         let tmp: PathBuf = dir.join(tmp_name);
-        let result = self.write(&tmp, extra).and_then(|()| std::fs::rename(&tmp, path).map_err(Error::from));
+        let result = self
+            .write(&tmp, extra)
+            .and_then(|()| std::fs::rename(&tmp, path).map_err(Error::from));
         if result.is_err() {
             let _ = std::fs::remove_file(&tmp);
         }
@@ -341,9 +380,15 @@ impl DedupIndex {
             _ => 0,
         };
         let id_bytes = old_id_bytes + new_id_bytes;
-        let len = file_len(s, n, id_bytes).ok_or_else(|| Error::invalid("index too large to save"))?;
+        let len =
+            file_len(s, n, id_bytes).ok_or_else(|| Error::invalid("index too large to save"))?;
         let file = File::create(tmp)?;
-        let mut w = Out { out: BufWriter::with_capacity(1 << 20, file), sum: Checksum::default(), carry: [0; 8], fill: 0 };
+        let mut w = Out {
+            out: BufWriter::with_capacity(1 << 20, file),
+            sum: Checksum::default(),
+            carry: [0; 8],
+            fill: 0,
+        };
         let mut header = [0u64; HEADER_WORDS];
         header[0] = u64::from_le_bytes(MAGIC);
         header[1] = VERSION;
@@ -367,7 +412,9 @@ impl DedupIndex {
         }
         w.values(&self.lens, u32s)?;
         if let Some(r) = extra {
-            let lens: Vec<u32> = (0..n_new).map(|d| r.sketches.get(d).len().min(size) as u32).collect();
+            let lens: Vec<u32> = (0..n_new)
+                .map(|d| r.sketches.get(d).len().min(size) as u32)
+                .collect();
             w.values(&lens, u32s)?;
         }
         w.pad()?;
@@ -390,7 +437,11 @@ impl DedupIndex {
                     w.values(new, |x, b| u64s(x as u64, b))?;
                 }
             }
-            Ids::Str { offsets, bytes, len } => {
+            Ids::Str {
+                offsets,
+                bytes,
+                len,
+            } => {
                 w.values(offsets, u64s)?;
                 let mut at = *len as u64;
                 if let Some(NewIds::Str(new)) = extra.map(|r| r.ids) {
@@ -434,12 +485,18 @@ impl DedupIndex {
         let got = usize::try_from(size).map_or(head.len(), |s| s.min(head.len()));
         file.read_exact(&mut head[..got])?;
         if got < 8 || head[..8] != MAGIC {
-            return Err(format_error(0, "not a neardup dedup index file (wrong magic bytes)"));
+            return Err(format_error(
+                0,
+                "not a neardup dedup index file (wrong magic bytes)",
+            ));
         }
         if got == head.len() {
             let declared = u64::from_le_bytes(head[16..24].try_into().expect("8 bytes"));
             if declared != size {
-                return Err(format_error(size.min(declared), format!("dedup index file has {size} bytes but the header says {declared}")));
+                return Err(format_error(
+                    size.min(declared),
+                    format!("dedup index file has {size} bytes but the header says {declared}"),
+                ));
             }
         }
         drop(file);
@@ -451,10 +508,12 @@ impl DedupIndex {
             source = Some(Source::new(File::open(path)?, &meta, path));
             Backing::Map(map)
         } else {
-            let words = usize::try_from(size.div_ceil(8)).map_err(|_| format_error(0, "file too large"))?;
+            let words =
+                usize::try_from(size.div_ceil(8)).map_err(|_| format_error(0, "file too large"))?;
             let mut v = vec![0u64; words];
             // SAFETY: u64 has no padding and every byte pattern is valid.
-            let bytes = unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), words * 8) };
+            let bytes =
+                unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), words * 8) };
             file.read_exact(&mut bytes[..size as usize])?;
             Backing::Heap(v, size as usize)
         };
@@ -479,14 +538,23 @@ fn parse(backing: Arc<Backing>) -> Result<DedupIndex> {
     let bytes = backing.bytes();
     let size = bytes.len() as u64;
     if bytes.len() < (HEADER_WORDS + 1) * 8 {
-        return Err(format_error(size, format!("truncated dedup index file: {size} bytes is shorter than the header")));
+        return Err(format_error(
+            size,
+            format!("truncated dedup index file: {size} bytes is shorter than the header"),
+        ));
     }
     if size % 8 != 0 {
-        return Err(format_error(size, "truncated or foreign file: not a whole number of 8-byte words"));
+        return Err(format_error(
+            size,
+            "truncated or foreign file: not a whole number of 8-byte words",
+        ));
     }
     let word = |i: usize| <u64 as Plain>::from_le(&bytes[i * 8..i * 8 + 8]);
     if bytes[..8] != MAGIC {
-        return Err(format_error(0, "not a neardup dedup index file (wrong magic bytes)"));
+        return Err(format_error(
+            0,
+            "not a neardup dedup index file (wrong magic bytes)",
+        ));
     }
     let version = word(1);
     if version > VERSION {
@@ -496,7 +564,13 @@ fn parse(backing: Arc<Backing>) -> Result<DedupIndex> {
         return Err(format_error(8, "invalid dedup index format version 0"));
     }
     if word(2) != size {
-        return Err(format_error(16, format!("dedup index file has {size} bytes but the header says {}", word(2))));
+        return Err(format_error(
+            16,
+            format!(
+                "dedup index file has {size} bytes but the header says {}",
+                word(2)
+            ),
+        ));
     }
     let words = bytes.len() / 8;
     let mut sum = Checksum::default();
@@ -504,7 +578,10 @@ fn parse(backing: Arc<Backing>) -> Result<DedupIndex> {
         sum.add(word(i));
     }
     if sum.value() != word(words - 1) {
-        return Err(format_error(size - 8, "checksum mismatch: the dedup index file is corrupted"));
+        return Err(format_error(
+            size - 8,
+            "checksum mismatch: the dedup index file is corrupted",
+        ));
     }
     let n = word(3);
     let settings = Settings {
@@ -519,13 +596,25 @@ fn parse(backing: Arc<Backing>) -> Result<DedupIndex> {
         },
         meta: Vec::new(),
     };
-    settings.check().map_err(|e| format_error(32, format!("bad settings in the header: {e}")))?;
+    settings
+        .check()
+        .map_err(|e| format_error(32, format!("bad settings in the header: {e}")))?;
     let (id_bytes, meta_bytes) = (word(9), word(10));
-    let expected = file_len(&Settings { meta: vec![0; 0], ..settings.clone() }, n, id_bytes)
-        .and_then(|l| l.checked_add(words_of(meta_bytes) * 8))
-        .ok_or_else(|| format_error(24, "sizes in the header overflow"))?;
+    let expected = file_len(
+        &Settings {
+            meta: vec![0; 0],
+            ..settings.clone()
+        },
+        n,
+        id_bytes,
+    )
+    .and_then(|l| l.checked_add(words_of(meta_bytes) * 8))
+    .ok_or_else(|| format_error(24, "sizes in the header overflow"))?;
     if expected != size {
-        return Err(format_error(24, format!("the header's sizes make {expected} bytes, the file has {size}")));
+        return Err(format_error(
+            24,
+            format!("the header's sizes make {expected} bytes, the file has {size}"),
+        ));
     }
     let n = n as usize;
     let s = settings.sketch_size;
@@ -539,17 +628,27 @@ fn parse(backing: Arc<Backing>) -> Result<DedupIndex> {
     let sketches: Words<u32> = view(&backing, at, n * s)?;
     at += (n * s).div_ceil(2) * 8;
     if let Some(d) = lens.iter().position(|&l| l as usize > s) {
-        return Err(format_error((HEADER_WORDS * 8 + 16 * n + 4 * d) as u64, format!("sketch length {} over the sketch size {s}", lens[d])));
+        return Err(format_error(
+            (HEADER_WORDS * 8 + 16 * n + 4 * d) as u64,
+            format!("sketch length {} over the sketch size {s}", lens[d]),
+        ));
     }
     let ids = if settings.string_ids {
         let offsets: Words<u64> = view(&backing, at, n + 1)?;
         at += (n + 1) * 8;
         if offsets[0] != 0 || offsets[n] != id_bytes || offsets.windows(2).any(|w| w[0] > w[1]) {
-            return Err(format_error(at as u64, "string id offsets out of order or out of range"));
+            return Err(format_error(
+                at as u64,
+                "string id offsets out of order or out of range",
+            ));
         }
         let packed: Words<u64> = view(&backing, at, words_of(id_bytes) as usize)?;
         at += packed.len() * 8;
-        Ids::Str { offsets, bytes: packed, len: id_bytes as usize }
+        Ids::Str {
+            offsets,
+            bytes: packed,
+            len: id_bytes as usize,
+        }
     } else {
         let v: Words<i64> = view(&backing, at, n)?;
         at += n * 8;
@@ -557,7 +656,15 @@ fn parse(backing: Arc<Backing>) -> Result<DedupIndex> {
     };
     let meta_words: Words<u64> = view(&backing, at, words_of(meta_bytes) as usize)?;
     let meta = word_bytes(&meta_words, meta_bytes as usize);
-    Ok(DedupIndex { settings: Settings { meta, ..settings }, fps, keys, lens, sketches, ids, source: None })
+    Ok(DedupIndex {
+        settings: Settings { meta, ..settings },
+        fps,
+        keys,
+        lens,
+        sketches,
+        ids,
+        source: None,
+    })
 }
 
 /// New documents to deduplicate: fingerprints, content keys, and sketches (only the first
@@ -593,14 +700,23 @@ enum Fate {
 /// fingerprint) always; otherwise two documents with features whose sketches (cut to `size`)
 /// have Jaccard >= `threshold`. Callers only pass pairs within k.
 #[inline]
-fn near(a: (u64, u64, &[SketchHash]), b: (u64, u64, &[SketchHash]), size: usize, threshold: f64) -> Option<f32> {
+fn near(
+    a: (u64, u64, &[SketchHash]),
+    b: (u64, u64, &[SketchHash]),
+    size: usize,
+    threshold: f64,
+) -> Option<f32> {
     if a.0 == b.0 && a.1 == b.1 {
         return Some(1.0);
     }
     if a.0 == 0 || b.0 == 0 {
         return None;
     }
-    let j = jaccard(&a.2[..a.2.len().min(size)], &b.2[..b.2.len().min(size)], size);
+    let j = jaccard(
+        &a.2[..a.2.len().min(size)],
+        &b.2[..b.2.len().min(size)],
+        size,
+    );
     (j >= threshold).then_some(j as f32)
 }
 
@@ -614,7 +730,8 @@ pub const PROBE_MAX_BYTES: usize = 2 << 20;
 
 /// Whether a table of `prefix_bits` is searched through the directory for `n_new` values.
 fn probes(prefix_bits: u32, n_new: usize) -> bool {
-    prefix_bits <= PROBE_MAX_BITS && n_new.saturating_mul(8).saturating_add(4 << prefix_bits) <= PROBE_MAX_BYTES
+    prefix_bits <= PROBE_MAX_BITS
+        && n_new.saturating_mul(8).saturating_add(4 << prefix_bits) <= PROBE_MAX_BYTES
 }
 
 /// Every pair (new value, index value) of the ascending distinct values `new` and `old` within
@@ -624,7 +741,10 @@ fn probes(prefix_bits: u32, n_new: usize) -> bool {
 /// side), otherwise both sides are sorted and merged run by run.
 pub fn cross_pairs(new: &[u64], old: &[u64], k: u32, plan: &Plan) -> Result<Vec<(u32, u32)>> {
     if plan.k() < k {
-        return Err(Error::invalid(format!("plan is built for k={} and cannot find pairs at k={k}", plan.k())));
+        return Err(Error::invalid(format!(
+            "plan is built for k={} and cannot find pairs at k={k}",
+            plan.k()
+        )));
     }
     let tables = plan.tables();
     let parts: Vec<Vec<(u32, u32)>> = tables
@@ -638,7 +758,10 @@ pub fn cross_pairs(new: &[u64], old: &[u64], k: u32, plan: &Plan) -> Result<Vec<
                     return out;
                 }
                 let perm = &layout.permutation;
-                let earlier: Vec<u64> = tables[..t].iter().map(|e| perm.apply(e.prefix_mask)).collect();
+                let earlier: Vec<u64> = tables[..t]
+                    .iter()
+                    .map(|e| perm.apply(e.prefix_mask))
+                    .collect();
                 vn.clear();
                 vn.extend(new.iter().map(|&x| perm.apply(x)));
                 radix_sort_top_with(vn, layout.prefix_bits, scratch);
@@ -749,14 +872,17 @@ pub fn cross_plan(k: u32, n_old: u64, n_new: u64) -> Result<Plan> {
                 } else {
                     3.0 + 2.5 * passes
                 };
-                a * old_side + b * (3.0 + 2.5 * passes) + 1.2 * a * b / 2f64.powi(t.prefix_bits as i32)
+                a * old_side
+                    + b * (3.0 + 2.5 * passes)
+                    + 1.2 * a * b / 2f64.powi(t.prefix_bits as i32)
             })
             .sum();
         if best.as_ref().is_none_or(|(c, _)| cost < *c) {
             best = Some((cost, plan));
         }
     }
-    best.map(|(_, p)| p).ok_or_else(|| Error::invalid(format!("no plan for k={k}")))
+    best.map(|(_, p)| p)
+        .ok_or_else(|| Error::invalid(format!("no plan for k={k}")))
 }
 
 /// Deduplicates `batch` against `index` and itself (keep order: the index's documents, all kept,
@@ -765,13 +891,24 @@ pub fn cross_plan(k: u32, n_old: u64, n_new: u64) -> Result<Plan> {
 /// Jaccard >= `threshold` cut to the index's sketch size), as stars over the index and the batch
 /// would remove it. The plans are chosen for the sizes: [`cross_plan`] against the index,
 /// [`Plan::choose`] for the batch's own pairs.
-pub fn dedup_against(index: &DedupIndex, batch: &Batch<'_>, k: u32, threshold: f64) -> Result<Against> {
+pub fn dedup_against(
+    index: &DedupIndex,
+    batch: &Batch<'_>,
+    k: u32,
+    threshold: f64,
+) -> Result<Against> {
     let n = batch.fps.len();
     if batch.keys.len() != n || batch.sketches.len() != n {
-        return Err(Error::invalid(format!("{n} fingerprints but {} keys and {} sketches", batch.keys.len(), batch.sketches.len())));
+        return Err(Error::invalid(format!(
+            "{n} fingerprints but {} keys and {} sketches",
+            batch.keys.len(),
+            batch.sketches.len()
+        )));
     }
     if !(threshold > 0.0 && threshold <= 1.0) {
-        return Err(Error::invalid(format!("threshold must be in (0, 1], got {threshold}")));
+        return Err(Error::invalid(format!(
+            "threshold must be in (0, 1], got {threshold}"
+        )));
     }
     if n >= u32::MAX as usize || index.len() >= u32::MAX as usize {
         return Err(Error::invalid("at most 2^32 - 2 documents on each side"));
@@ -812,7 +949,11 @@ pub fn dedup_against(index: &DedupIndex, batch: &Batch<'_>, k: u32, threshold: f
     }
     old_starts.push(order.len() as u32);
     interrupt::check()?;
-    let plan = cross_plan(k, old_distinct.len() as u64, new_groups.distinct.len() as u64)?;
+    let plan = cross_plan(
+        k,
+        old_distinct.len() as u64,
+        new_groups.distinct.len() as u64,
+    )?;
     let mut pairs = cross_pairs(&new_groups.distinct, &old_distinct, k, &plan)?;
     pairs.par_sort_unstable();
     interrupt::check()?;
@@ -839,7 +980,12 @@ pub fn dedup_against(index: &DedupIndex, batch: &Batch<'_>, k: u32, threshold: f
             cands.sort_unstable();
             for &c in cands.iter() {
                 let c = c as usize;
-                if let Some(j) = near((old[c], index.keys[c], index.sketch(c)), me, size, threshold) {
+                if let Some(j) = near(
+                    (old[c], index.keys[c], index.sketch(c)),
+                    me,
+                    size,
+                    threshold,
+                ) {
                     return Fate::Index(c as u32, j);
                 }
             }
@@ -850,7 +996,12 @@ pub fn dedup_against(index: &DedupIndex, batch: &Batch<'_>, k: u32, threshold: f
     drop(pair_start);
     interrupt::check()?;
     // Stars among the batch's texts, in row order of their first rows.
-    let plan = Plan::choose(i64::from(k), new_groups.distinct.len() as u64, None, crate::plan::Workload::Batch)?;
+    let plan = Plan::choose(
+        i64::from(k),
+        new_groups.distinct.len() as u64,
+        None,
+        crate::plan::Workload::Batch,
+    )?;
     let within = distinct_pairs(&new_groups.distinct, k, &plan)?;
     let groups = new_groups.distinct.len();
     let mut adj_start = vec![0usize; groups + 1];
@@ -887,7 +1038,11 @@ pub fn dedup_against(index: &DedupIndex, batch: &Batch<'_>, k: u32, threshold: f
             continue;
         }
         let g = lower_bound(&new_groups.distinct, me.0);
-        for h in std::iter::once(g).chain(adj[adj_start[g]..adj_start[g + 1]].iter().map(|&h| h as usize)) {
+        for h in std::iter::once(g).chain(
+            adj[adj_start[g]..adj_start[g + 1]]
+                .iter()
+                .map(|&h| h as usize),
+        ) {
             let start = new_groups.starts[h];
             let list = &mut members[start..start + alive[h]];
             let mut keep_at = 0;
@@ -909,7 +1064,11 @@ pub fn dedup_against(index: &DedupIndex, batch: &Batch<'_>, k: u32, threshold: f
         }
     }
     // Rows follow their texts.
-    let mut out = Against { kept: Vec::with_capacity(n), index_row: Vec::with_capacity(n), jaccard: Vec::with_capacity(n) };
+    let mut out = Against {
+        kept: Vec::with_capacity(n),
+        index_row: Vec::with_capacity(n),
+        jaccard: Vec::with_capacity(n),
+    };
     for (r, &t) in text_of.iter().enumerate() {
         let t = t as usize;
         let (kept, index_row, j) = match fate[t] {
@@ -932,7 +1091,14 @@ mod tests {
     use crate::verify::{shingle_config, sketches};
 
     fn settings(string_ids: bool) -> Settings {
-        Settings { sketch_size: 8, shingle: 1, k: 4, threshold: 0.5, string_ids, meta: b"{\"x\": 1}".to_vec() }
+        Settings {
+            sketch_size: 8,
+            shingle: 1,
+            k: 4,
+            threshold: 0.5,
+            string_ids,
+            meta: b"{\"x\": 1}".to_vec(),
+        }
     }
 
     fn rng(s: &mut u64) -> u64 {
@@ -952,9 +1118,17 @@ mod tests {
         let ends: Vec<u64> = sk.offsets[1..].to_vec();
         let ranges = Ranges::new(&starts, &ends, &sk.hashes).unwrap();
         let ids: Vec<&[u8]> = vec![b"one", b"", "caf\u{e9}".as_bytes(), b"4"];
-        let rows = Rows { fps: &[1, 2, 0, 9], keys: &sk.keys, sketches: ranges, ids: NewIds::Str(&ids) };
+        let rows = Rows {
+            fps: &[1, 2, 0, 9],
+            keys: &sk.keys,
+            sketches: ranges,
+            ids: NewIds::Str(&ids),
+        };
         let path = dir.join("a.ndx");
-        DedupIndex::new(settings(true)).unwrap().save(&path, Some(&rows)).unwrap();
+        DedupIndex::new(settings(true))
+            .unwrap()
+            .save(&path, Some(&rows))
+            .unwrap();
         for mmap in [true, false] {
             let idx = DedupIndex::load(&path, mmap).unwrap();
             assert_eq!(idx.len(), 4);
@@ -968,7 +1142,12 @@ mod tests {
             assert_eq!(idx.str_id(1).unwrap(), b"");
             // Appending writes a new file with the old documents first.
             let more: Vec<&[u8]> = vec![b"five"];
-            let extra = Rows { fps: &[5], keys: &[77], sketches: Ranges::new(&[0], &[1], &[3]).unwrap(), ids: NewIds::Str(&more) };
+            let extra = Rows {
+                fps: &[5],
+                keys: &[77],
+                sketches: Ranges::new(&[0], &[1], &[3]).unwrap(),
+                ids: NewIds::Str(&more),
+            };
             let other = dir.join(format!("b{mmap}.ndx"));
             idx.save(&other, Some(&extra)).unwrap();
             let again = DedupIndex::load(&other, mmap).unwrap();
@@ -976,7 +1155,12 @@ mod tests {
             assert_eq!(again.str_id(4).unwrap(), b"five");
             assert_eq!(again.str_id(0).unwrap(), b"one");
             assert_eq!(again.sketch(4), &[3]);
-            let ints = Rows { fps: &[5], keys: &[77], sketches: Ranges::new(&[0], &[1], &[3]).unwrap(), ids: NewIds::Int(&[3]) };
+            let ints = Rows {
+                fps: &[5],
+                keys: &[77],
+                sketches: Ranges::new(&[0], &[1], &[3]).unwrap(),
+                ids: NewIds::Int(&[3]),
+            };
             assert!(idx.save(&other, Some(&ints)).is_err());
         }
         // Every flipped word is refused.
@@ -985,10 +1169,19 @@ mod tests {
             let mut bad = good.clone();
             bad[at] ^= 1;
             std::fs::write(dir.join("bad.ndx"), &bad).unwrap();
-            assert!(matches!(DedupIndex::load(&dir.join("bad.ndx"), false), Err(Error::Format { .. })), "byte {at}");
+            assert!(
+                matches!(
+                    DedupIndex::load(&dir.join("bad.ndx"), false),
+                    Err(Error::Format { .. })
+                ),
+                "byte {at}"
+            );
         }
         std::fs::write(dir.join("bad.ndx"), &good[..good.len() - 8]).unwrap();
-        assert!(matches!(DedupIndex::load(&dir.join("bad.ndx"), true), Err(Error::Format { .. })));
+        assert!(matches!(
+            DedupIndex::load(&dir.join("bad.ndx"), true),
+            Err(Error::Format { .. })
+        ));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -996,7 +1189,13 @@ mod tests {
     fn cross_pairs_are_every_pair_within_k_once() {
         let mut s = 42u64;
         let mut old: Vec<u64> = (0..3000).map(|_| rng(&mut s)).collect();
-        let mut new: Vec<u64> = (0..300).map(|i| old[i * 7] ^ (1u64 << (i % 64)) ^ (rng(&mut s) & rng(&mut s) & rng(&mut s) & rng(&mut s))).collect();
+        let mut new: Vec<u64> = (0..300)
+            .map(|i| {
+                old[i * 7]
+                    ^ (1u64 << (i % 64))
+                    ^ (rng(&mut s) & rng(&mut s) & rng(&mut s) & rng(&mut s))
+            })
+            .collect();
         new.push(old[5]);
         old.sort_unstable();
         old.dedup();
@@ -1017,16 +1216,35 @@ mod tests {
         assert!(want.len() > 50);
         assert_eq!(got, want);
         // Both ways of searching a table: through the directory and by merging.
-        for plan in [Plan::blocks(7, 6).unwrap(), Plan::blocks(8, 6).unwrap(), Plan::blocks(12, 6).unwrap(), Plan::nested(&[8, 8], 6).unwrap()] {
-            let probe = plan.tables().iter().any(|t| probes(t.prefix_bits, new.len()));
-            let merge = plan.tables().iter().any(|t| !probes(t.prefix_bits, new.len()));
+        for plan in [
+            Plan::blocks(7, 6).unwrap(),
+            Plan::blocks(8, 6).unwrap(),
+            Plan::blocks(12, 6).unwrap(),
+            Plan::nested(&[8, 8], 6).unwrap(),
+        ] {
+            let probe = plan
+                .tables()
+                .iter()
+                .any(|t| probes(t.prefix_bits, new.len()));
+            let merge = plan
+                .tables()
+                .iter()
+                .any(|t| !probes(t.prefix_bits, new.len()));
             assert!(probe || merge);
             let mut got = cross_pairs(&new, &old, k, &plan).unwrap();
             got.sort_unstable();
             assert_eq!(got, want, "{:?}", plan.levels());
         }
-        assert!(Plan::blocks(12, 6).unwrap().tables().iter().all(|t| !probes(t.prefix_bits, new.len())));
-        assert!(Plan::blocks(8, 6).unwrap().tables().iter().all(|t| probes(t.prefix_bits, new.len())));
+        assert!(Plan::blocks(12, 6)
+            .unwrap()
+            .tables()
+            .iter()
+            .all(|t| !probes(t.prefix_bits, new.len())));
+        assert!(Plan::blocks(8, 6)
+            .unwrap()
+            .tables()
+            .iter()
+            .all(|t| probes(t.prefix_bits, new.len())));
         assert!(!probes(8, 1 << 20));
     }
 }

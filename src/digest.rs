@@ -94,14 +94,20 @@ pub fn digest_many<S: AsRef<str> + Sync>(
     sketch: Option<ShingleConfig>,
 ) -> Result<Digests> {
     if fields.len() != hasher.fields() {
-        return Err(Error::invalid(format!("expected {} fields per document, got {}", hasher.fields(), fields.len())));
+        return Err(Error::invalid(format!(
+            "expected {} fields per document, got {}",
+            hasher.fields(),
+            fields.len()
+        )));
     }
     if fold_ascii && fields.len() != 1 {
         return Err(Error::invalid("fold_ascii takes documents of one field"));
     }
     let n = fields.first().map_or(0, |f| f.len());
     if fields.iter().any(|f| f.len() != n) {
-        return Err(Error::invalid("every field must hold one text per document"));
+        return Err(Error::invalid(
+            "every field must hold one text per document",
+        ));
     }
     let one = |(scratch, buf, joined): &mut (Scratch, String, String), d: usize| {
         if fold_ascii {
@@ -115,11 +121,19 @@ pub fn digest_many<S: AsRef<str> + Sync>(
         let mut state = Default::default();
         (0..n).map(|d| one(&mut state, d)).collect()
     } else {
-        (0..n).into_par_iter().with_min_len(16).map_init(Default::default, one).collect()
+        (0..n)
+            .into_par_iter()
+            .with_min_len(16)
+            .map_init(Default::default, one)
+            .collect()
     };
     let mut out = Digests {
         fingerprints: Vec::with_capacity(n),
-        sketches: Sketches { offsets: Vec::with_capacity(n + 1), hashes: Vec::new(), keys: Vec::with_capacity(n) },
+        sketches: Sketches {
+            offsets: Vec::with_capacity(n + 1),
+            hashes: Vec::new(),
+            keys: Vec::with_capacity(n),
+        },
     };
     out.sketches.offsets.push(0);
     for (fingerprint, key, sketch) in each {
@@ -144,18 +158,39 @@ mod tests {
 
     #[test]
     fn digests_are_the_fingerprints_keys_and_sketches_made_apart() {
-        let texts = ["the quick brown fox", "", "Some CAPITALS here", "x y z w v u t s"];
+        let texts = [
+            "the quick brown fox",
+            "",
+            "Some CAPITALS here",
+            "x y z w v u t s",
+        ];
         let config = verify::shingle_config(3, 256).unwrap();
-        for (tokens, ngram) in [(TokenKind::Word, 1), (TokenKind::Word, 3), (TokenKind::Char, 4)] {
+        for (tokens, ngram) in [
+            (TokenKind::Word, 1),
+            (TokenKind::Word, 3),
+            (TokenKind::Char, 4),
+        ] {
             let h = hasher(tokens, ngram, 1);
             let got = digest_many(&h, &[&texts[..]], true, Some(config)).unwrap();
             let folded: Vec<String> = texts.iter().map(|t| t.to_ascii_lowercase()).collect();
-            assert_eq!(got.fingerprints, h.fingerprint_many(&[&folded[..]]).unwrap());
+            assert_eq!(
+                got.fingerprints,
+                h.fingerprint_many(&[&folded[..]]).unwrap()
+            );
             assert_eq!(got.sketches, verify::sketches(config, &folded));
             let plain = digest_many(&h, &[&texts[..]], false, None).unwrap();
-            assert_eq!(plain.fingerprints, h.fingerprint_many(&[&texts[..]]).unwrap());
+            assert_eq!(
+                plain.fingerprints,
+                h.fingerprint_many(&[&texts[..]]).unwrap()
+            );
             assert!(plain.sketches.hashes.is_empty());
-            assert_eq!(plain.sketches.keys, texts.iter().map(|t| content_key(t.as_bytes())).collect::<Vec<_>>());
+            assert_eq!(
+                plain.sketches.keys,
+                texts
+                    .iter()
+                    .map(|t| content_key(t.as_bytes()))
+                    .collect::<Vec<_>>()
+            );
         }
     }
 

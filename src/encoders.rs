@@ -16,9 +16,6 @@ use crate::hash::fnv1a_64;
 
 // -- SplitMix64 and xoshiro256** ------------------------------------------------------------------
 
-/// The SplitMix64 increment (2^64 / golden ratio).
-const GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
-
 /// The SplitMix64 output function: a bijection of u64 in which every output bit depends on
 /// every input bit (Steele, Lea and Flood, 2014).
 #[inline]
@@ -32,7 +29,7 @@ pub fn mix64(mut z: u64) -> u64 {
 /// `j` of the stream seeded with it.
 #[inline]
 pub fn extended_word(seed: u64, j: usize) -> u64 {
-    mix64(seed.wrapping_add(GAMMA.wrapping_mul(j as u64 + 1)))
+    mix64(seed.wrapping_add(crate::GOLDEN_GAMMA.wrapping_mul(j as u64 + 1)))
 }
 
 /// Appends the first `words` 64-bit words of the extendable hash of `bytes` to `out`.
@@ -54,7 +51,9 @@ struct Xoshiro256 {
 
 impl Xoshiro256 {
     fn new(seed: u64) -> Self {
-        Xoshiro256 { s: [0, 1, 2, 3].map(|j| extended_word(seed, j)) }
+        Xoshiro256 {
+            s: [0, 1, 2, 3].map(|j| extended_word(seed, j)),
+        }
     }
 
     fn next_u64(&mut self) -> u64 {
@@ -104,7 +103,10 @@ struct Gaussian {
 
 impl Gaussian {
     fn new(seed: u64) -> Self {
-        Gaussian { rng: Xoshiro256::new(seed), spare: None }
+        Gaussian {
+            rng: Xoshiro256::new(seed),
+            spare: None,
+        }
     }
 
     fn next(&mut self) -> f64 {
@@ -145,12 +147,21 @@ impl Sparse {
     /// `size` bits (1..=2^20), `active` of them set (1..=size); with `token_similarity` each
     /// character of each token is added too. `weights` maps tokens to their weight (finite);
     /// tokens not in it weigh 1, and a token's characters weigh what the token does.
-    pub fn new(size: i64, active: i64, token_similarity: bool, weights: Option<Vec<(String, f64)>>) -> Result<Self> {
+    pub fn new(
+        size: i64,
+        active: i64,
+        token_similarity: bool,
+        weights: Option<Vec<(String, f64)>>,
+    ) -> Result<Self> {
         if !(1..=MAX_SIZE).contains(&size) {
-            return Err(Error::invalid(format!("size must be in 1..={MAX_SIZE}, got {size}")));
+            return Err(Error::invalid(format!(
+                "size must be in 1..={MAX_SIZE}, got {size}"
+            )));
         }
         if !(1..=size).contains(&active) {
-            return Err(Error::invalid(format!("active must be in 1..=size ({size}), got {active}")));
+            return Err(Error::invalid(format!(
+                "active must be in 1..=size ({size}), got {active}"
+            )));
         }
         let weights = match weights {
             None => None,
@@ -158,14 +169,21 @@ impl Sparse {
                 let mut map = HashKeyMap::default();
                 for (token, w) in pairs {
                     if !w.is_finite() {
-                        return Err(Error::invalid(format!("weights must be finite, got {w} for {token:?}")));
+                        return Err(Error::invalid(format!(
+                            "weights must be finite, got {w} for {token:?}"
+                        )));
                     }
                     map.insert(fnv1a_64(token.as_bytes()), w);
                 }
                 Some(map)
             }
         };
-        Ok(Sparse { size: size as usize, active: active as usize, token_similarity, weights })
+        Ok(Sparse {
+            size: size as usize,
+            active: active as usize,
+            token_similarity,
+            weights,
+        })
     }
 
     /// The number of bits.
@@ -228,7 +246,10 @@ impl Sparse {
                 };
                 for token in tokens {
                     let token = token.as_ref();
-                    let w = weights.get(&fnv1a_64(token.as_bytes())).copied().unwrap_or(1.0);
+                    let w = weights
+                        .get(&fnv1a_64(token.as_bytes()))
+                        .copied()
+                        .unwrap_or(1.0);
                     add(token.as_bytes(), w);
                     if self.token_similarity {
                         for ch in token.chars() {
@@ -253,7 +274,9 @@ impl Sparse {
             )));
         }
         if let Some(i) = sums.iter().position(|x| x.is_nan()) {
-            return Err(Error::invalid(format!("sums must be numbers, got NaN at position {i}")));
+            return Err(Error::invalid(format!(
+                "sums must be numbers, got NaN at position {i}"
+            )));
         }
         Ok(top(sums, self.active))
     }
@@ -373,7 +396,9 @@ unsafe fn dot_avx<T: Copy + Into<f64>>(by_dim: &[f64], v: &[T]) -> [f64; 64] {
 }
 
 fn sign_bits(acc: &[f64; 64]) -> u64 {
-    acc.iter().enumerate().fold(0u64, |fp, (i, &a)| fp | (u64::from(a > 0.0) << i))
+    acc.iter()
+        .enumerate()
+        .fold(0u64, |fp, (i, &a)| fp | (u64::from(a > 0.0) << i))
 }
 
 impl Hyperplanes {
@@ -382,10 +407,14 @@ impl Hyperplanes {
     /// `bits` >= b.
     pub fn new(dim: i64, bits: i64, seed: u64) -> Result<Self> {
         if !(1..=MAX_DIM).contains(&dim) {
-            return Err(Error::invalid(format!("dim must be in 1..={MAX_DIM}, got {dim}")));
+            return Err(Error::invalid(format!(
+                "dim must be in 1..={MAX_DIM}, got {dim}"
+            )));
         }
         if !(1..=64).contains(&bits) {
-            return Err(Error::invalid(format!("bits must be in 1..=64, got {bits}")));
+            return Err(Error::invalid(format!(
+                "bits must be in 1..=64, got {bits}"
+            )));
         }
         let (dim, bits) = (dim as usize, bits as usize);
         let mut by_dim = vec![0.0; dim * 64];
@@ -432,7 +461,11 @@ impl Hyperplanes {
     /// The fingerprint of one vector of `dim` finite components.
     pub fn fingerprint<T: Copy + Into<f64> + Sync>(&self, v: &[T]) -> Result<u64> {
         if v.len() != self.dim {
-            return Err(Error::invalid(format!("vector must have dim = {} components, got {}", self.dim, v.len())));
+            return Err(Error::invalid(format!(
+                "vector must have dim = {} components, got {}",
+                self.dim,
+                v.len()
+            )));
         }
         Ok(self.fingerprint_many(v)?[0])
     }
@@ -457,7 +490,11 @@ impl Hyperplanes {
         if rows.len() < PARALLEL_MIN_ITEMS {
             return Ok(rows.map(|v| self.row(v)).collect());
         }
-        Ok(matrix.par_chunks_exact(self.dim).with_min_len(16).map(|v| self.row(v)).collect())
+        Ok(matrix
+            .par_chunks_exact(self.dim)
+            .with_min_len(16)
+            .map(|v| self.row(v))
+            .collect())
     }
 }
 
@@ -484,7 +521,10 @@ struct Smallest {
 
 impl Smallest {
     fn new(r: usize) -> Self {
-        Smallest { r, kept: Vec::with_capacity(r + 1) }
+        Smallest {
+            r,
+            kept: Vec::with_capacity(r + 1),
+        }
     }
 
     #[inline]
@@ -512,14 +552,20 @@ pub fn minhash_key(hashes: &[u64], r: usize) -> u64 {
 
 /// Minhash keys of many documents: `fields[f][d]` is field f of document d (a text, or tokens);
 /// a document's set is the features of all its fields.
-pub fn minhash_keys_many<F, S>(config: &FeatureConfig, fields: &[&[S]], r: usize) -> Result<Vec<u64>>
+pub fn minhash_keys_many<F, S>(
+    config: &FeatureConfig,
+    fields: &[&[S]],
+    r: usize,
+) -> Result<Vec<u64>>
 where
     F: Field + Sync + ?Sized,
     S: AsRef<F> + Sync,
 {
     let n = fields.first().map_or(0, |f| f.len());
     if fields.iter().any(|f| f.len() != n) {
-        return Err(Error::invalid("every field must hold one entry per document"));
+        return Err(Error::invalid(
+            "every field must hold one entry per document",
+        ));
     }
     let one = |scratch: &mut Scratch, d: usize| {
         let mut smallest = Smallest::new(r);
@@ -533,7 +579,11 @@ where
         let mut scratch = Scratch::default();
         return Ok((0..n).map(|d| one(&mut scratch, d)).collect());
     }
-    Ok((0..n).into_par_iter().with_min_len(16).map_init(Scratch::default, one).collect())
+    Ok((0..n)
+        .into_par_iter()
+        .with_min_len(16)
+        .map_init(Scratch::default, one)
+        .collect())
 }
 
 /// Group labels of keys: entries with equal keys share a label, the smallest row holding that key.
@@ -565,7 +615,11 @@ mod tests {
     fn splitmix_matches_its_reference_stream() {
         // SplitMix64 seeded with 1234567: the first outputs of the reference implementation
         // (Vigna's splitmix64.c), as used to seed xoshiro.
-        let want = [6457827717110365317u64, 3203168211198807973, 9817491932198370423];
+        let want = [
+            6457827717110365317u64,
+            3203168211198807973,
+            9817491932198370423,
+        ];
         for (j, &w) in want.iter().enumerate() {
             assert_eq!(extended_word(1234567, j), w, "output {j}");
         }
@@ -573,7 +627,9 @@ mod tests {
 
     #[test]
     fn portable_ln_agrees_with_libm() {
-        for &x in &[1e-300, 1e-10, 0.001, 0.1, 0.5, 0.70, 0.999_999, 1.0, 1.5, 3.0] {
+        for &x in &[
+            1e-300, 1e-10, 0.001, 0.1, 0.5, 0.70, 0.999_999, 1.0, 1.5, 3.0,
+        ] {
             let (a, b) = (portable_ln(x), f64::ln(x));
             assert!((a - b).abs() <= 1e-15 * b.abs().max(1.0), "{x}: {a} vs {b}");
         }
@@ -594,21 +650,33 @@ mod tests {
 
     #[test]
     fn top_breaks_ties_toward_lower_indices() {
-        assert_eq!(top(&[0.0, 2.0, -6.0, 8.0, -2.0, -8.0, -6.0, -12.0, 0.0], 4), [0, 1, 3, 8]);
+        assert_eq!(
+            top(&[0.0, 2.0, -6.0, 8.0, -2.0, -8.0, -6.0, -12.0, 0.0], 4),
+            [0, 1, 3, 8]
+        );
         assert_eq!(top(&[1.0, 1.0, 1.0, 1.0], 2), [0, 1]);
         assert_eq!(top(&[0.0, 5.0], 2), [0, 1]);
-        assert_eq!(top(&[-1.0, -1.0, -3.0, 3.0, -3.0, 1.0, -1.0, 1.0, -1.0], 3), [3, 5, 7]);
+        assert_eq!(
+            top(&[-1.0, -1.0, -3.0, 3.0, -3.0, 1.0, -1.0, 1.0, -1.0], 3),
+            [3, 5, 7]
+        );
     }
 
     #[test]
     fn sparse_sums_match_the_definition() {
-        for weights in [None, Some(vec![("b".to_string(), 2.5), ("cd".to_string(), -1.0)])] {
+        for weights in [
+            None,
+            Some(vec![("b".to_string(), 2.5), ("cd".to_string(), -1.0)]),
+        ] {
             let enc = Sparse::new(130, 10, true, weights.clone()).unwrap();
             let tokens = ["a", "b", "cd", "b"];
             let sums = enc.sums(&tokens);
             let mut want = vec![0.0; 130];
             let weight = |t: &str| {
-                weights.as_ref().and_then(|w| w.iter().find(|(k, _)| k == t)).map_or(1.0, |(_, w)| *w)
+                weights
+                    .as_ref()
+                    .and_then(|w| w.iter().find(|(k, _)| k == t))
+                    .map_or(1.0, |(_, w)| *w)
             };
             let mut items: Vec<(String, f64)> = Vec::new();
             for t in tokens {
@@ -619,7 +687,11 @@ mod tests {
                 let mut h = Vec::new();
                 extended_hash(item.as_bytes(), 3, &mut h);
                 for (i, s) in want.iter_mut().enumerate() {
-                    *s += if (h[i / 64] >> (i % 64)) & 1 == 1 { w } else { -w };
+                    *s += if (h[i / 64] >> (i % 64)) & 1 == 1 {
+                        w
+                    } else {
+                        -w
+                    };
                 }
             }
             assert_eq!(sums, want);
@@ -650,7 +722,9 @@ mod tests {
         assert!(a.fingerprint(&[1.0, f64::NAN, 0.0, 0.0, 0.0]).is_err());
         assert!(a.fingerprint(&[1.0f64; 4]).is_err());
         // Blocks of four and the rows after them give what one row at a time gives.
-        let m: Vec<f64> = (0..5 * 11).map(|i| ((i * 37 % 17) as f64 - 8.0) / 3.0).collect();
+        let m: Vec<f64> = (0..5 * 11)
+            .map(|i| ((i * 37 % 17) as f64 - 8.0) / 3.0)
+            .collect();
         let many = a.fingerprint_many(&m).unwrap();
         let one: Vec<u64> = m.chunks(5).map(|v| a.fingerprint(v).unwrap()).collect();
         assert_eq!(many, one);
@@ -677,7 +751,10 @@ mod tests {
         let config = FeatureConfig::new(TokenKind::Word, 1, None).unwrap();
         let docs = ["b a c a", "x"];
         let keys = minhash_keys_many::<str, _>(&config, &[&docs[..]], 2).unwrap();
-        let mut h: Vec<u64> = ["a", "b", "c"].iter().map(|w| fnv1a_64(w.as_bytes())).collect();
+        let mut h: Vec<u64> = ["a", "b", "c"]
+            .iter()
+            .map(|w| fnv1a_64(w.as_bytes()))
+            .collect();
         h.sort_unstable();
         assert_eq!(keys, [h[0] ^ h[1], fnv1a_64(b"x")]);
     }

@@ -17,9 +17,16 @@ pub enum Error {
     NotAFile(&'static str),
     /// More pairs than a caller allows: how many there are, the limit, what they are and how
     /// to bound them. Raised before the pairs are allocated.
-    TooManyPairs { count: u64, limit: u64, what: String, remedy: String },
+    TooManyPairs {
+        count: u64,
+        limit: u64,
+        what: String,
+        remedy: String,
+    },
     /// An allocation whose size comes from the data failed: what it was for.
     OutOfMemory(String),
+    /// An id that is not in the index (removing it): the id.
+    UnknownId(i64),
     /// A memory-mapped index file changed in place since it was loaded: which and how.
     Changed(String),
     /// A long call stopped because the process was interrupted (Ctrl-C).
@@ -43,13 +50,19 @@ impl fmt::Display for Error {
             Error::Format { offset, reason } => write!(f, "{reason} (at byte {offset})"),
             Error::Io(err) => write!(f, "{err}"),
             Error::NotAFile(kind) => write!(f, "{kind}, not a neardup index file"),
-            Error::TooManyPairs { count, limit, what, remedy } => write!(
+            Error::TooManyPairs {
+                count,
+                limit,
+                what,
+                remedy,
+            } => write!(
                 f,
                 "{} {what}, more than the limit of {}; {remedy}",
                 thousands(*count),
                 thousands(*limit)
             ),
             Error::OutOfMemory(what) => write!(f, "out of memory: {what}"),
+            Error::UnknownId(id) => write!(f, "id {id} is not in the index"),
             Error::Changed(message) => f.write_str(message),
             Error::Interrupted => f.write_str("interrupted"),
         }

@@ -74,7 +74,11 @@ impl FeatureConfig {
                 .map(|w| w.into_bytes().into_boxed_slice())
                 .collect::<ByteSet>()
         });
-        Ok(FeatureConfig { tokens, ngram: ngram as usize, stopwords })
+        Ok(FeatureConfig {
+            tokens,
+            ngram: ngram as usize,
+            stopwords,
+        })
     }
 
     /// The token kind.
@@ -141,10 +145,16 @@ fn is_own_token_block(c: char) -> bool {
 #[inline]
 fn classify(c: char) -> Class {
     if c.is_ascii() {
-        return if ASCII_CLASS[c as usize] { Class::Word } else { Class::Separator };
+        return if ASCII_CLASS[c as usize] {
+            Class::Word
+        } else {
+            Class::Separator
+        };
     }
     match c.general_category_group() {
-        GeneralCategoryGroup::Letter | GeneralCategoryGroup::Number | GeneralCategoryGroup::Mark => {
+        GeneralCategoryGroup::Letter
+        | GeneralCategoryGroup::Number
+        | GeneralCategoryGroup::Mark => {
             if is_own_token_block(c) {
                 Class::Own
             } else {
@@ -275,10 +285,9 @@ fn word_bits(block: &[u8; 64]) -> u64 {
 /// [`word_bits`] one byte at a time.
 #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
 fn word_bits_portable(block: &[u8; 64]) -> u64 {
-    block
-        .iter()
-        .enumerate()
-        .fold(0, |bits, (j, &b)| bits | (u64::from(ASCII_CLASS[usize::from(b & 0x7f)]) << j))
+    block.iter().enumerate().fold(0, |bits, (j, &b)| {
+        bits | (u64::from(ASCII_CLASS[usize::from(b & 0x7f)]) << j)
+    })
 }
 
 /// [`scan_tokens`] of an ASCII text: word bytes marked 64 at a time, each token found from the
@@ -409,7 +418,8 @@ impl FeatureConfig {
                 if self.ngram == 1 {
                     // Each feature is one token, hashed by the scan.
                     let token_hashes = &s.token_hashes;
-                    s.hashes.extend(s.ranges.iter().map(|&(a, _)| token_hashes[a]));
+                    s.hashes
+                        .extend(s.ranges.iter().map(|&(a, _)| token_hashes[a]));
                     return;
                 }
                 // A shingle continues the hash of its first token over " " and each next token
@@ -419,7 +429,10 @@ impl FeatureConfig {
                 s.hashes.extend(s.ranges.iter().map(|&(a, b)| {
                     let mut h = token_hashes[a];
                     for &(start, end) in &spans[a + 1..b] {
-                        h = fnv1a_64_update((h ^ u64::from(b' ')).wrapping_mul(PRIME), &bytes[start..end]);
+                        h = fnv1a_64_update(
+                            (h ^ u64::from(b' ')).wrapping_mul(PRIME),
+                            &bytes[start..end],
+                        );
                     }
                     h
                 }));
@@ -444,7 +457,8 @@ impl FeatureConfig {
                 s.ranges
                     .iter()
                     .map(|&(a, b)| {
-                        let words: Vec<&str> = s.spans[a..b].iter().map(|&(x, y)| &text[x..y]).collect();
+                        let words: Vec<&str> =
+                            s.spans[a..b].iter().map(|&(x, y)| &text[x..y]).collect();
                         words.join(" ")
                     })
                     .collect()
@@ -454,7 +468,11 @@ impl FeatureConfig {
                 if s.ranges.is_empty() && !s.buf.is_empty() {
                     // ASCII: the n-grams are every run of n bytes.
                     let n = self.ngram;
-                    return s.buf.windows(n).map(|w| String::from_utf8_lossy(w).into_owned()).collect();
+                    return s
+                        .buf
+                        .windows(n)
+                        .map(|w| String::from_utf8_lossy(w).into_owned())
+                        .collect();
                 }
                 s.ranges
                     .iter()
@@ -485,7 +503,11 @@ impl FeatureConfig {
         };
         let bytes = text.as_bytes();
         s.stop.clear();
-        s.stop.extend(s.spans.iter().map(|&(a, b)| stopwords.contains(&bytes[a..b])));
+        s.stop.extend(
+            s.spans
+                .iter()
+                .map(|&(a, b)| stopwords.contains(&bytes[a..b])),
+        );
         Self::stopword_windows(width, windows, s);
     }
 
@@ -532,13 +554,18 @@ impl FeatureConfig {
         // Character starts, then n-grams between them.
         s.spans.clear();
         let buf = &s.buf;
-        s.spans.extend((0..buf.len()).filter(|&i| (buf[i] & 0xC0) != 0x80).map(|i| (i, i)));
+        s.spans.extend(
+            (0..buf.len())
+                .filter(|&i| (buf[i] & 0xC0) != 0x80)
+                .map(|i| (i, i)),
+        );
         let chars = s.spans.len();
         if chars <= n {
             s.ranges.push((0, buf.len()));
         } else {
             let end_of = |j: usize| if j < chars { s.spans[j].0 } else { buf.len() };
-            s.ranges.extend((0..=chars - n).map(|i| (s.spans[i].0, end_of(i + n))));
+            s.ranges
+                .extend((0..=chars - n).map(|i| (s.spans[i].0, end_of(i + n))));
         }
     }
 }
@@ -576,7 +603,11 @@ impl FeatureConfig {
             None => s.ranges.extend((0..windows).map(|i| (i, i + width))),
             Some(stopwords) => {
                 s.stop.clear();
-                s.stop.extend(s.spans.iter().map(|&(i, _)| stopwords.contains(tokens[i].as_ref().as_bytes())));
+                s.stop.extend(
+                    s.spans
+                        .iter()
+                        .map(|&(i, _)| stopwords.contains(tokens[i].as_ref().as_bytes())),
+                );
                 Self::stopword_windows(width, windows, s);
             }
         }
@@ -592,7 +623,10 @@ impl FeatureConfig {
         s.hashes.extend(s.ranges.iter().map(|&(a, b)| {
             let mut h = token_hashes[a];
             for &(i, _) in &spans[a + 1..b] {
-                h = fnv1a_64_update((h ^ u64::from(b' ')).wrapping_mul(PRIME), tokens[i].as_ref().as_bytes());
+                h = fnv1a_64_update(
+                    (h ^ u64::from(b' ')).wrapping_mul(PRIME),
+                    tokens[i].as_ref().as_bytes(),
+                );
             }
             h
         }));
@@ -605,7 +639,10 @@ impl FeatureConfig {
         s.ranges
             .iter()
             .map(|&(a, b)| {
-                let words: Vec<&str> = s.spans[a..b].iter().map(|&(i, _)| tokens[i].as_ref()).collect();
+                let words: Vec<&str> = s.spans[a..b]
+                    .iter()
+                    .map(|&(i, _)| tokens[i].as_ref())
+                    .collect();
                 words.join(" ")
             })
             .collect()
@@ -646,11 +683,15 @@ mod tests {
     use super::*;
 
     fn words(n: i64, text: &str) -> Vec<String> {
-        FeatureConfig::new(TokenKind::Word, n, None).unwrap().features(text)
+        FeatureConfig::new(TokenKind::Word, n, None)
+            .unwrap()
+            .features(text)
     }
 
     fn chars(n: i64, text: &str) -> Vec<String> {
-        FeatureConfig::new(TokenKind::Char, n, None).unwrap().features(text)
+        FeatureConfig::new(TokenKind::Char, n, None)
+            .unwrap()
+            .features(text)
     }
 
     #[test]
@@ -680,12 +721,20 @@ mod tests {
                     }
                 })
                 .collect();
-            let want: Vec<&str> = text.split(|c: char| !c.is_ascii_alphanumeric()).filter(|t| !t.is_empty()).collect();
+            let want: Vec<&str> = text
+                .split(|c: char| !c.is_ascii_alphanumeric())
+                .filter(|t| !t.is_empty())
+                .collect();
             let (mut spans, mut hashes) = (Vec::new(), Vec::new());
             scan_ascii_tokens(text.as_bytes(), &mut spans, &mut hashes);
             let got: Vec<&str> = spans.iter().map(|&(a, b)| &text[a..b]).collect();
             assert_eq!(got, want, "{text:?}");
-            assert_eq!(hashes, want.iter().map(|t| fnv1a_64(t.as_bytes())).collect::<Vec<_>>());
+            assert_eq!(
+                hashes,
+                want.iter()
+                    .map(|t| fnv1a_64(t.as_bytes()))
+                    .collect::<Vec<_>>()
+            );
         }
         let block: [u8; 64] = std::array::from_fn(|i| (i as u8).wrapping_mul(37) & 0x7f);
         assert_eq!(word_bits(&block), word_bits_portable(&block));
@@ -704,7 +753,10 @@ mod tests {
     fn cjk_characters_are_tokens_of_their_own() {
         assert_eq!(words(1, "回家吃饭"), ["回", "家", "吃", "饭"]);
         assert_eq!(words(2, "abc回家"), ["abc 回", "回 家"]);
-        assert_eq!(words(1, "한국어 カタカナ"), ["한", "국", "어", "カ", "タ", "カ", "ナ"]);
+        assert_eq!(
+            words(1, "한국어 カタカナ"),
+            ["한", "국", "어", "カ", "タ", "カ", "ナ"]
+        );
     }
 
     #[test]
@@ -724,12 +776,8 @@ mod tests {
 
     #[test]
     fn stopword_filter_keeps_shingles_with_a_stopword() {
-        let config = FeatureConfig::new(
-            TokenKind::Word,
-            2,
-            Some(vec!["the".into(), "of".into()]),
-        )
-        .unwrap();
+        let config =
+            FeatureConfig::new(TokenKind::Word, 2, Some(vec!["the".into(), "of".into()])).unwrap();
         assert_eq!(
             config.features("buy now cheap pills the best of all"),
             ["pills the", "the best", "best of", "of all"]
@@ -752,7 +800,11 @@ mod tests {
         let text = "a quick brown fox jumps over the lazy dog near the bank";
         let mut scratch = Scratch::default();
         config.hash_features(text, &mut scratch);
-        let want: Vec<u64> = config.features(text).iter().map(|f| fnv1a_64(f.as_bytes())).collect();
+        let want: Vec<u64> = config
+            .features(text)
+            .iter()
+            .map(|f| fnv1a_64(f.as_bytes()))
+            .collect();
         assert_eq!(scratch.hashes, want);
     }
 
@@ -762,7 +814,11 @@ mod tests {
         for n in 1..5 {
             let config = FeatureConfig::new(TokenKind::Word, n, Some(vec!["on".into()])).unwrap();
             let tokens: Vec<&str> = text.split([' ', ',']).collect();
-            assert_eq!(config.token_features(&tokens), config.features(text), "n = {n}");
+            assert_eq!(
+                config.token_features(&tokens),
+                config.features(text),
+                "n = {n}"
+            );
             let (mut a, mut b) = (Scratch::default(), Scratch::default());
             config.hash_features(text, &mut a);
             config.hash_token_features(&tokens, &mut b);
@@ -774,7 +830,10 @@ mod tests {
     fn pre_split_tokens_keep_words_and_drop_separators() {
         let config = FeatureConfig::new(TokenKind::Word, 2, None).unwrap();
         let tokens = ["你", "妈妈", "，", " ", "回家", "!?", "", "a_b"];
-        assert_eq!(config.token_features(&tokens), ["你 妈妈", "妈妈 回家", "回家 a_b"]);
+        assert_eq!(
+            config.token_features(&tokens),
+            ["你 妈妈", "妈妈 回家", "回家 a_b"]
+        );
         assert!(config.token_features::<&str>(&[]).is_empty());
         assert!(config.token_features(&["  ", "，"]).is_empty());
     }

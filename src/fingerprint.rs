@@ -355,8 +355,16 @@ impl Idf {
                 "document frequencies must be in 1..={documents}, got {df}"
             )));
         }
-        let weights = keys.iter().zip(dfs).map(|(&k, &df)| (k, idf_weight(documents, df))).collect();
-        Ok(Idf { weights, unseen: idf_weight(documents, 0), documents })
+        let weights = keys
+            .iter()
+            .zip(dfs)
+            .map(|(&k, &df)| (k, idf_weight(documents, df)))
+            .collect();
+        Ok(Idf {
+            weights,
+            unseen: idf_weight(documents, 0),
+            documents,
+        })
     }
 
     /// The weight of one feature hash; features never seen in the fit weigh most.
@@ -415,7 +423,10 @@ impl Hasher {
         if field_weights.is_empty() {
             return Err(Error::invalid("field weights must name at least one field"));
         }
-        if let Some(w) = field_weights.iter().find(|w| !(w.is_finite() && **w > 0.0 && **w <= MAX_FIELD_WEIGHT)) {
+        if let Some(w) = field_weights
+            .iter()
+            .find(|w| !(w.is_finite() && **w > 0.0 && **w <= MAX_FIELD_WEIGHT))
+        {
             return Err(Error::invalid(format!(
                 "field weights must be positive numbers up to {MAX_FIELD_WEIGHT:e}, got {w}"
             )));
@@ -427,7 +438,9 @@ impl Hasher {
                 ))
             }
             (Weighting::Tf | Weighting::Binary, Some(_)) => {
-                return Err(Error::invalid("idf weights are only used with weighting=\"idf\""))
+                return Err(Error::invalid(
+                    "idf weights are only used with weighting=\"idf\"",
+                ))
             }
             _ => {}
         }
@@ -436,7 +449,13 @@ impl Hasher {
             .map(|&w| (w.fract() == 0.0).then_some(w as i64))
             .collect::<Option<Vec<i64>>>()
             .filter(|_| weighting != Weighting::Idf);
-        Ok(Hasher { features, weighting, idf, field_weights, int_field_weights })
+        Ok(Hasher {
+            features,
+            weighting,
+            idf,
+            field_weights,
+            int_field_weights,
+        })
     }
 
     /// The feature configuration.
@@ -456,7 +475,11 @@ impl Hasher {
     }
 
     /// [`Hasher::weighted_features`] of one field given as text or as pre-split tokens.
-    pub fn weighted_features_of<F: Field + ?Sized>(&self, field: usize, doc: &F) -> Vec<(String, f64)> {
+    pub fn weighted_features_of<F: Field + ?Sized>(
+        &self,
+        field: usize,
+        doc: &F,
+    ) -> Vec<(String, f64)> {
         let features = doc.features(&self.features);
         let fw = self.field_weights.get(field).copied().unwrap_or(1.0);
         let mut seen = std::collections::HashSet::new();
@@ -486,7 +509,12 @@ impl Hasher {
         }
     }
 
-    fn fingerprint_int<F: Field + ?Sized>(&self, fields: &[&F], fws: &[i64], scratch: &mut Scratch) -> u64 {
+    fn fingerprint_int<F: Field + ?Sized>(
+        &self,
+        fields: &[&F],
+        fws: &[i64],
+        scratch: &mut Scratch,
+    ) -> u64 {
         // Σ_fields w_f · (2·count − total): exact, and the fast path for one field of weight 1.
         let mut tallies = [0i128; 64];
         for (&text, &fw) in fields.iter().zip(fws) {
@@ -549,7 +577,11 @@ impl Hasher {
             let mut state = Default::default();
             return Ok(texts.iter().map(|t| one(&mut state, t)).collect());
         }
-        Ok(texts.par_iter().with_min_len(16).map_init(Default::default, one).collect())
+        Ok(texts
+            .par_iter()
+            .with_min_len(16)
+            .map_init(Default::default, one)
+            .collect())
     }
 
     /// [`Hasher::fingerprint_many`] of documents whose fields are lists of pre-split tokens:
@@ -570,7 +602,9 @@ impl Hasher {
         let n = self.check_fields(fields)?;
         if n < PARALLEL_MIN_DOCS {
             let (mut scratch, mut doc) = (Scratch::default(), Vec::new());
-            return Ok((0..n).map(|d| self.fingerprint_at(fields, d, &mut scratch, &mut doc)).collect());
+            return Ok((0..n)
+                .map(|d| self.fingerprint_at(fields, d, &mut scratch, &mut doc))
+                .collect());
         }
         Ok((0..n)
             .into_par_iter()
@@ -605,7 +639,9 @@ impl Hasher {
         }
         let n = fields.first().map_or(0, |f| f.len());
         if fields.iter().any(|f| f.len() != n) {
-            return Err(Error::invalid("every field must hold one text per document"));
+            return Err(Error::invalid(
+                "every field must hold one text per document",
+            ));
         }
         Ok(n)
     }
@@ -682,7 +718,13 @@ mod tests {
             let t: i128 = hashes
                 .iter()
                 .zip(weights)
-                .map(|(&h, &w)| if (h >> i) & 1 == 1 { w as i128 } else { -(w as i128) })
+                .map(|(&h, &w)| {
+                    if (h >> i) & 1 == 1 {
+                        w as i128
+                    } else {
+                        -(w as i128)
+                    }
+                })
                 .sum();
             fp |= u64::from(t > 0) << i;
         }
@@ -751,7 +793,13 @@ mod tests {
     #[test]
     fn batch_equals_one_by_one_for_every_weighting() {
         let texts: Vec<String> = (0..300)
-            .map(|i| format!("document {i} shares words with document {} and more {}", i % 17, i % 5))
+            .map(|i| {
+                format!(
+                    "document {i} shares words with document {} and more {}",
+                    i % 17,
+                    i % 5
+                )
+            })
             .collect();
         let titles: Vec<String> = (0..300).map(|i| format!("title {}", i % 11)).collect();
         let features = FeatureConfig::new(TokenKind::Word, 2, None).unwrap();
@@ -768,7 +816,10 @@ mod tests {
             let many = hasher.fingerprint_many(&[&titles[..], &texts[..]]).unwrap();
             let mut scratch = Scratch::default();
             for d in 0..texts.len() {
-                assert_eq!(many[d], hasher.fingerprint(&[&titles[d], &texts[d]], &mut scratch));
+                assert_eq!(
+                    many[d],
+                    hasher.fingerprint(&[&titles[d], &texts[d]], &mut scratch)
+                );
                 // The weighted features reproduce the fingerprint through the float tallies.
                 let (mut hashes, mut weights) = (Vec::new(), Vec::new());
                 for (f, text) in [&titles[d], &texts[d]].iter().enumerate() {
@@ -786,7 +837,13 @@ mod tests {
     #[test]
     fn pre_split_tokens_give_the_fingerprints_of_the_text() {
         let texts: Vec<String> = (0..200)
-            .map(|i| format!("doc {i} shares words with doc {} and more {} of the same", i % 13, i % 4))
+            .map(|i| {
+                format!(
+                    "doc {i} shares words with doc {} and more {} of the same",
+                    i % 13,
+                    i % 4
+                )
+            })
             .collect();
         let tokens: Vec<Vec<&str>> = texts.iter().map(|t| t.split(' ').collect()).collect();
         let titles: Vec<String> = (0..200).map(|i| format!("title {}", i % 7)).collect();
@@ -794,7 +851,10 @@ mod tests {
         let features = FeatureConfig::new(TokenKind::Word, 2, Some(vec!["of".into()])).unwrap();
         let plain = Hasher::new(features.clone(), Weighting::Tf, None, vec![1.0]).unwrap();
         let (keys, dfs) = plain.document_frequencies(&[&texts[..]]).unwrap();
-        assert_eq!(plain.document_frequencies_tokens(&[&tokens[..]]).unwrap(), (keys.clone(), dfs.clone()));
+        assert_eq!(
+            plain.document_frequencies_tokens(&[&tokens[..]]).unwrap(),
+            (keys.clone(), dfs.clone())
+        );
         let idf = Idf::from_frequencies(200, &keys, &dfs).unwrap();
         for (weighting, idf, fw) in [
             (Weighting::Tf, None, vec![1.0, 1.0]),
@@ -804,16 +864,24 @@ mod tests {
         ] {
             let hasher = Hasher::new(features.clone(), weighting, idf, fw).unwrap();
             let from_text = hasher.fingerprint_many(&[&titles[..], &texts[..]]).unwrap();
-            let from_tokens = hasher.fingerprint_tokens_many(&[&title_tokens[..], &tokens[..]]).unwrap();
+            let from_tokens = hasher
+                .fingerprint_tokens_many(&[&title_tokens[..], &tokens[..]])
+                .unwrap();
             assert_eq!(from_text, from_tokens, "{weighting:?}");
-            assert_eq!(hasher.weighted_features_of(1, &tokens[3][..]), hasher.weighted_features(1, &texts[3]));
+            assert_eq!(
+                hasher.weighted_features_of(1, &tokens[3][..]),
+                hasher.weighted_features(1, &texts[3])
+            );
         }
     }
 
     #[test]
     fn folded_batches_equal_the_lowercased_texts() {
         let mut buf = String::new();
-        assert_eq!(ascii_lowercase("Ünïcode ÉTÉ Mixed", &mut buf), "Ünïcode ÉtÉ mixed");
+        assert_eq!(
+            ascii_lowercase("Ünïcode ÉTÉ Mixed", &mut buf),
+            "Ünïcode ÉtÉ mixed"
+        );
         let texts: Vec<String> = (0..300)
             .map(|i| match i % 3 {
                 0 => format!("Document {i} SHARES words with Document {}", i % 17),
@@ -822,12 +890,18 @@ mod tests {
             })
             .collect();
         let lower: Vec<String> = texts.iter().map(|t| t.to_ascii_lowercase()).collect();
-        for (tokens, stopwords) in [(TokenKind::Word, Some(vec!["with".into()])), (TokenKind::Char, None)] {
+        for (tokens, stopwords) in [
+            (TokenKind::Word, Some(vec!["with".into()])),
+            (TokenKind::Char, None),
+        ] {
             let features = FeatureConfig::new(tokens, 2, stopwords).unwrap();
             let hasher = Hasher::new(features, Weighting::Tf, None, vec![1.0]).unwrap();
             let want = hasher.fingerprint_many(&[&lower[..]]).unwrap();
             assert_eq!(hasher.fingerprint_many_folded(&texts).unwrap(), want);
-            assert_eq!(hasher.fingerprint_many_folded(&texts[..10]).unwrap(), want[..10]);
+            assert_eq!(
+                hasher.fingerprint_many_folded(&texts[..10]).unwrap(),
+                want[..10]
+            );
             assert_ne!(hasher.fingerprint_many(&[&texts[..]]).unwrap(), want);
         }
         let two = FeatureConfig::new(TokenKind::Word, 1, None).unwrap();
@@ -841,8 +915,10 @@ mod tests {
         let features = FeatureConfig::new(TokenKind::Word, 1, None).unwrap();
         let hasher = Hasher::new(features, Weighting::Tf, None, vec![1.0]).unwrap();
         let (keys, dfs) = hasher.document_frequencies(&[&texts[..]]).unwrap();
-        let mut want: Vec<(u64, u64)> =
-            [("a", 1), ("b", 2), ("c", 2)].iter().map(|&(w, n)| (feature_hash(w.as_bytes()), n)).collect();
+        let mut want: Vec<(u64, u64)> = [("a", 1), ("b", 2), ("c", 2)]
+            .iter()
+            .map(|&(w, n)| (feature_hash(w.as_bytes()), n))
+            .collect();
         want.sort_unstable();
         assert_eq!(keys.into_iter().zip(dfs).collect::<Vec<_>>(), want);
     }

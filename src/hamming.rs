@@ -10,7 +10,10 @@ pub fn hamming(a: u64, b: u64) -> u32 {
 
 /// Distances from `query` to each fingerprint.
 pub fn one_to_many(query: u64, fingerprints: &[u64]) -> Vec<u8> {
-    fingerprints.iter().map(|&f| hamming(query, f) as u8).collect()
+    fingerprints
+        .iter()
+        .map(|&f| hamming(query, f) as u8)
+        .collect()
 }
 
 /// Element-wise distances of two equally long arrays.
@@ -22,7 +25,10 @@ pub fn pairwise(a: &[u64], b: &[u64]) -> Result<Vec<u8>> {
             b.len()
         )));
     }
-    Ok(a.iter().zip(b).map(|(&x, &y)| hamming(x, y) as u8).collect())
+    Ok(a.iter()
+        .zip(b)
+        .map(|(&x, &y)| hamming(x, y) as u8)
+        .collect())
 }
 
 #[cfg(test)]

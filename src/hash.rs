@@ -82,7 +82,12 @@ const SHORT_RANGE: usize = 16;
 #[inline]
 #[allow(clippy::needless_range_loop)] // byte j of four lanes per step: the index is the point
 fn fnv1a_64_x4_short(buf: &[u8], q: &[(usize, usize)]) -> [u64; 4] {
-    let len = [q[0].1 - q[0].0, q[1].1 - q[1].0, q[2].1 - q[2].0, q[3].1 - q[3].0];
+    let len = [
+        q[0].1 - q[0].0,
+        q[1].1 - q[1].0,
+        q[2].1 - q[2].0,
+        q[3].1 - q[3].0,
+    ];
     let longest = len.iter().copied().max().unwrap_or(0);
     let mut h = [OFFSET_BASIS; 4];
     if q.iter().all(|&(s, _)| s + longest <= buf.len()) {
@@ -190,12 +195,16 @@ mod tests {
     #[test]
     fn fmix64_is_a_bijection_on_a_sample() {
         // Distinct inputs give distinct outputs, and single-bit changes move about half the bits.
-        let inputs: Vec<u64> = (0..4096u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15)).collect();
+        let inputs: Vec<u64> = (0..4096u64)
+            .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+            .collect();
         let mut outputs: Vec<u64> = inputs.iter().map(|&x| fmix64(x)).collect();
         outputs.sort_unstable();
         outputs.dedup();
         assert_eq!(outputs.len(), inputs.len());
-        let flips: u32 = (0..64).map(|bit| (fmix64(12345) ^ fmix64(12345 ^ (1 << bit))).count_ones()).sum();
+        let flips: u32 = (0..64)
+            .map(|bit| (fmix64(12345) ^ fmix64(12345 ^ (1 << bit))).count_ones())
+            .sum();
         let mean = f64::from(flips) / 64.0;
         assert!((28.0..36.0).contains(&mean), "mean {mean}");
     }
@@ -207,7 +216,12 @@ mod tests {
             .collect();
         for w in words.windows(4) {
             let got = fnv1a_64_x4([&w[0], &w[1], &w[2], &w[3]]);
-            let want = [fnv1a_64(&w[0]), fnv1a_64(&w[1]), fnv1a_64(&w[2]), fnv1a_64(&w[3])];
+            let want = [
+                fnv1a_64(&w[0]),
+                fnv1a_64(&w[1]),
+                fnv1a_64(&w[2]),
+                fnv1a_64(&w[3]),
+            ];
             assert_eq!(got, want);
         }
     }
@@ -215,9 +229,21 @@ mod tests {
     #[test]
     fn ranges_hash_their_slices() {
         let buf = b"the quick brown fox jumps";
-        let mut ranges: Vec<(usize, usize)> = (0..buf.len() - 3).map(|i| (i, i + 3 + i % 5)).map(|(s, e)| (s, e.min(buf.len()))).collect();
+        let mut ranges: Vec<(usize, usize)> = (0..buf.len() - 3)
+            .map(|i| (i, i + 3 + i % 5))
+            .map(|(s, e)| (s, e.min(buf.len())))
+            .collect();
         // Empty ranges, and ranges past the lockstep length among short ones.
-        ranges.extend([(0, 0), (2, 2), (0, 17), (1, 3), (3, 25), (0, 16), (9, 25), (24, 25)]);
+        ranges.extend([
+            (0, 0),
+            (2, 2),
+            (0, 17),
+            (1, 3),
+            (3, 25),
+            (0, 16),
+            (9, 25),
+            (24, 25),
+        ]);
         let mut out = Vec::new();
         hash_ranges(buf, &ranges, &mut out);
         let want: Vec<u64> = ranges.iter().map(|&(s, e)| fnv1a_64(&buf[s..e])).collect();

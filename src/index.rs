@@ -293,7 +293,12 @@ fn merge_id_orders(
         .map(|&p| new_a.get(p as usize).copied().unwrap_or(u32::MAX))
         .filter(|&p| p != u32::MAX)
         .peekable();
-    let mut pb = b.by_id().iter().map(|&p| new_b.get(p as usize).copied().unwrap_or(u32::MAX)).filter(|&p| p != u32::MAX).peekable();
+    let mut pb = b
+        .by_id()
+        .iter()
+        .map(|&p| new_b.get(p as usize).copied().unwrap_or(u32::MAX))
+        .filter(|&p| p != u32::MAX)
+        .peekable();
     loop {
         let next = match (pa.peek(), pb.peek()) {
             (None, None) => break,
@@ -576,14 +581,14 @@ impl Index {
         Ok(())
     }
 
-    /// Removes entries by id. If an id is not in the index nothing is removed and it is returned
-    /// as the error.
-    pub fn remove(&mut self, ids: &[i64]) -> std::result::Result<(), i64> {
+    /// Removes entries by id. If an id is not in the index nothing is removed and the error is
+    /// [`Error::UnknownId`] with that id.
+    pub fn remove(&mut self, ids: &[i64]) -> Result<()> {
         let mut ids = ids.to_vec();
         ids.sort_unstable();
         ids.dedup();
         if let Some(&missing) = ids.iter().find(|&&id| !self.contains(id)) {
-            return Err(missing);
+            return Err(Error::UnknownId(missing));
         }
         let mut from_buffer = HashSet::new();
         for &id in &ids {
@@ -669,7 +674,11 @@ impl Index {
     }
 
     /// (query row, id, distance) for many queries, in query order, parallel over queries.
-    pub fn query_many(&self, queries: &[u64], max_pairs: Option<u64>) -> Result<(Vec<i64>, Vec<i64>, Vec<u8>)> {
+    pub fn query_many(
+        &self,
+        queries: &[u64],
+        max_pairs: Option<u64>,
+    ) -> Result<(Vec<i64>, Vec<i64>, Vec<u8>)> {
         // Matches are counted as they are found; past `max_pairs` nothing more is kept and
         // the rest are only counted, so the error names the exact count in bounded memory.
         let total = AtomicU64::new(0);
@@ -683,7 +692,8 @@ impl Index {
             for (r, &q) in chunk.iter().enumerate() {
                 found.clear();
                 self.query_into(q, &mut found);
-                let now = total.fetch_add(found.len() as u64, Ordering::Relaxed) + found.len() as u64;
+                let now =
+                    total.fetch_add(found.len() as u64, Ordering::Relaxed) + found.len() as u64;
                 if max_pairs.is_some_and(|m| now > m) {
                     over.store(true, Ordering::Relaxed);
                 }
@@ -712,7 +722,8 @@ impl Index {
                 count,
                 limit,
                 what: format!("matches within k={} of {} queries", self.k, queries.len()),
-                remedy: "raise max_pairs (None for no limit) or query fewer fingerprints at once".into(),
+                remedy: "raise max_pairs (None for no limit) or query fewer fingerprints at once"
+                    .into(),
             });
         }
         let parts = parts.into_iter().collect::<Result<Vec<_>>>()?;
@@ -811,11 +822,16 @@ mod tests {
         let queries = vec![5u64 ^ 0b11; 2500]; // every query matches every entry, 2 bits away
         let all = 3000 * 2500;
         match index.query_many(&queries, Some(all - 1)) {
-            Err(Error::TooManyPairs { count, limit, .. }) => assert_eq!((count, limit), (all, all - 1)),
+            Err(Error::TooManyPairs { count, limit, .. }) => {
+                assert_eq!((count, limit), (all, all - 1))
+            }
             other => panic!("expected TooManyPairs, got {:?}", other.map(|r| r.0.len())),
         }
         let (rows, ids, ds) = index.query_many(&queries, Some(all)).unwrap();
-        assert_eq!((rows.len() as u64, ids.len(), ds.len()), (all, all as usize, all as usize));
+        assert_eq!(
+            (rows.len() as u64, ids.len(), ds.len()),
+            (all, all as usize, all as usize)
+        );
         assert!(ds.iter().all(|&d| d == 2));
         assert_eq!(index.query_many(&queries, None).unwrap().0, rows);
     }
@@ -864,7 +880,10 @@ mod tests {
                 .add(&[1], Some(&[*model.keys().next().unwrap()]))
                 .is_err());
             assert!(index.add(&[1, 2], Some(&[-5, -5])).is_err());
-            assert_eq!(index.remove(&[i64::MIN]), Err(i64::MIN));
+            assert!(matches!(
+                index.remove(&[i64::MIN]),
+                Err(Error::UnknownId(i64::MIN))
+            ));
         }
     }
 
@@ -924,7 +943,9 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("neardup-changed-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("index.ndx");
-        let fps: Vec<u64> = (0..5000u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
+        let fps: Vec<u64> = (0..5000u64)
+            .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+            .collect();
         let mut index = Index::new(3, None, Some(5000)).unwrap();
         index.add(&fps, None).unwrap();
         index.save(&path).unwrap();
@@ -932,7 +953,12 @@ mod tests {
         assert!(mapped.is_mapped() && !Index::load(&path, false).unwrap().is_mapped());
         assert_eq!(mapped.guarded(|ix| ix.query(fps[9])).unwrap(), vec![(0, 9)]);
         let len = std::fs::metadata(&path).unwrap().len();
-        std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(len / 2).unwrap();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(len / 2)
+            .unwrap();
         for result in [
             mapped.guarded(|ix| ix.query(fps[9]).len()),
             mapped.guarded(|ix| usize::from(ix.contains(9))),
@@ -941,7 +967,10 @@ mod tests {
         ] {
             match result {
                 Err(Error::Changed(message)) => assert!(message.contains("index.ndx"), "{message}"),
-                other => panic!("expected Changed, got {:?}", other.map_err(|e| e.to_string())),
+                other => panic!(
+                    "expected Changed, got {:?}",
+                    other.map_err(|e| e.to_string())
+                ),
             }
         }
         std::fs::remove_dir_all(&dir).unwrap();

@@ -60,7 +60,13 @@ struct Line {
 
 impl Line {
     fn not_done(kind: Kind) -> Self {
-        Line { kind, fingerprint: 0, length: 0, key: 0, sketch: Vec::new() }
+        Line {
+            kind,
+            fingerprint: 0,
+            length: 0,
+            key: 0,
+            sketch: Vec::new(),
+        }
     }
 }
 
@@ -126,12 +132,18 @@ impl<'de> Visitor<'de> for MaybeStrVisitor {
         Ok(MaybeStr::Other)
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Self::Value, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> std::result::Result<Self::Value, A::Error> {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
         Ok(MaybeStr::Other)
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Self::Value, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> std::result::Result<Self::Value, A::Error> {
         while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
         Ok(MaybeStr::Other)
     }
@@ -164,12 +176,17 @@ impl<'de> Visitor<'de> for Record<'_> {
         f.write_str("a JSON object")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Self::Value, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> std::result::Result<Self::Value, A::Error> {
         let mut text = None;
         let mut ids = 0;
         let mut plain = true;
         while let Some(key) = map.next_key::<MaybeStr<'de>>()? {
-            let MaybeStr::Str(key) = key else { unreachable!("JSON keys are strings") };
+            let MaybeStr::Str(key) = key else {
+                unreachable!("JSON keys are strings")
+            };
             if key == self.text_field {
                 // Checked as JSON, kept as written: `line` unescapes it into a reused buffer.
                 let value = map.next_value::<&'de RawValue>()?;
@@ -224,11 +241,19 @@ const MAX_BRACKETS: usize = 128;
 
 /// Python's `bytes.isspace` (an empty line is blank too).
 fn is_blank(line: &[u8]) -> bool {
-    line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c))
+    line.iter()
+        .all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c))
 }
 
 /// One line: its kind, and for a document done here its fingerprint, length and sketch.
-fn line(hasher: &Hasher, casefold: bool, record: &Record<'_>, sketch: Option<ShingleConfig>, line: &[u8], b: &mut Buffers) -> Line {
+fn line(
+    hasher: &Hasher,
+    casefold: bool,
+    record: &Record<'_>,
+    sketch: Option<ShingleConfig>,
+    line: &[u8],
+    b: &mut Buffers,
+) -> Line {
     if is_blank(line) {
         return Line::not_done(Kind::Blank);
     }
@@ -241,7 +266,10 @@ fn line(hasher: &Hasher, casefold: bool, record: &Record<'_>, sketch: Option<Shi
         return Line::not_done(Kind::Slow);
     }
     let mut de = serde_json::Deserializer::from_slice(line);
-    let seed = Record { text_field: record.text_field, id_field: record.id_field };
+    let seed = Record {
+        text_field: record.text_field,
+        id_field: record.id_field,
+    };
     let raw = match seed.deserialize(&mut de) {
         Ok(Some(raw)) if de.end().is_ok() => raw.get().as_bytes(),
         _ => return Line::not_done(Kind::Slow),
@@ -258,10 +286,22 @@ fn line(hasher: &Hasher, casefold: bool, record: &Record<'_>, sketch: Option<Shi
     let fingerprint = hasher.fingerprint(&[normalized], &mut b.scratch);
     let mut out = Vec::new();
     if let Some(config) = sketch {
-        crate::digest::sketch_after_fingerprint(hasher, config, normalized, &mut b.scratch, &mut out);
+        crate::digest::sketch_after_fingerprint(
+            hasher,
+            config,
+            normalized,
+            &mut b.scratch,
+            &mut out,
+        );
     }
     let key = verify::content_key(normalized.as_bytes());
-    Line { kind: Kind::Done, fingerprint, length: normalized.len() as u32, key, sketch: out }
+    Line {
+        kind: Kind::Done,
+        fingerprint,
+        length: normalized.len() as u32,
+        key,
+        sketch: out,
+    }
 }
 
 /// Reads the lines of `block` (split at `\n`; the block holds whole lines, without the last
@@ -278,15 +318,24 @@ pub fn fingerprint_lines(
     wanted: Option<&[bool]>,
 ) -> Result<Lines> {
     if hasher.fields() != 1 {
-        return Err(Error::invalid("the JSONL fast path fingerprints documents of one field"));
+        return Err(Error::invalid(
+            "the JSONL fast path fingerprints documents of one field",
+        ));
     }
     let lines: Vec<&[u8]> = block.split(|&b| b == b'\n').collect();
     if let Some(w) = wanted {
         if w.len() != lines.len() {
-            return Err(Error::invalid(format!("{} wanted flags for {} lines", w.len(), lines.len())));
+            return Err(Error::invalid(format!(
+                "{} wanted flags for {} lines",
+                w.len(),
+                lines.len()
+            )));
         }
     }
-    let record = Record { text_field, id_field };
+    let record = Record {
+        text_field,
+        id_field,
+    };
     let each: Vec<Line> = lines
         .par_iter()
         .enumerate()
@@ -309,7 +358,10 @@ pub fn fingerprint_lines(
         start += l.len() as u64 + 1;
     }
     out.starts.push(start);
-    let mut sketches = Sketches { offsets: vec![0], ..Sketches::default() };
+    let mut sketches = Sketches {
+        offsets: vec![0],
+        ..Sketches::default()
+    };
     for l in each {
         out.kinds.push(l.kind as u8);
         out.fingerprints.push(l.fingerprint);
@@ -342,15 +394,32 @@ mod tests {
     #[test]
     fn string_literals_are_unescaped_as_json_defines() {
         let mut out = Vec::new();
-        let mut unescaped = |raw: &str| unescape_ascii(raw.as_bytes(), &mut out).map(|()| String::from_utf8(out.clone()).unwrap());
+        let mut unescaped = |raw: &str| {
+            unescape_ascii(raw.as_bytes(), &mut out)
+                .map(|()| String::from_utf8(out.clone()).unwrap())
+        };
         let all = r#""a\"b\\c\/d\be\ff\ng\rh\ti\u0041\u007e\u0000z""#;
-        assert_eq!(unescaped(all).as_deref(), Some("a\"b\\c/d\u{8}e\u{c}f\ng\rh\tiA~\u{0}z"));
+        assert_eq!(
+            unescaped(all).as_deref(),
+            Some("a\"b\\c/d\u{8}e\u{c}f\ng\rh\tiA~\u{0}z")
+        );
         // The same text as serde_json decodes it.
-        assert_eq!(unescaped(all).unwrap(), serde_json::from_str::<String>(all).unwrap());
+        assert_eq!(
+            unescaped(all).unwrap(),
+            serde_json::from_str::<String>(all).unwrap()
+        );
         assert_eq!(unescaped(r#""plain text""#).as_deref(), Some("plain text"));
         assert_eq!(unescaped(r#""""#).as_deref(), Some(""));
         // Not ASCII, written or escaped, and values that are not strings: for Python.
-        for raw in [r#""caf\u00e9""#, "\"café\"", r#""\ud83d\ude00""#, r#""\u0100""#, "null", "12", "[\"a\"]"] {
+        for raw in [
+            r#""caf\u00e9""#,
+            "\"café\"",
+            r#""\ud83d\ude00""#,
+            r#""\u0100""#,
+            "null",
+            "12",
+            "[\"a\"]",
+        ] {
             assert_eq!(unescaped(raw), None, "{raw}");
         }
     }
@@ -358,7 +427,8 @@ mod tests {
     #[test]
     fn ascii_texts_are_lowercased_and_fingerprinted() {
         let block = b"{\"id\": 1, \"text\": \"Hello World\", \"n\": [1, {\"a\": null}]}\n  \n{\"text\": \"tab\\tescape \\u0041\", \"id\": \"x\"}";
-        let got = fingerprint_lines(&hasher(), block, "text", Some("id"), true, None, None).unwrap();
+        let got =
+            fingerprint_lines(&hasher(), block, "text", Some("id"), true, None, None).unwrap();
         assert_eq!(got.kinds, vec![1, 0, 1]);
         assert_eq!(got.fingerprints[0], fp("hello world"));
         assert_eq!(got.fingerprints[2], fp("tab\tescape a"));
@@ -374,32 +444,57 @@ mod tests {
     #[test]
     fn everything_else_goes_to_python() {
         let lines = [
-            r#"{"text": "café"}"#,             // not ASCII
-            r#"{"text": "\u00e9t\u00e9"}"#,    // not ASCII once unescaped
-            r#"{"text": 3}"#,                  // not a string
-            r#"{"body": "x"}"#,                // no text field
-            r#"["text", "x"]"#,                // not an object
-            r#"{"text": "x""#,                 // truncated
-            r#"{"text": "x"} trailing"#,       // more after the object
-            r#"{"text": "x", "text": "y"}"#,   // given twice
-            r#"{"text": "\ud800"}"#,           // a lone surrogate
-            r#"{"text": "x", "n": NaN}"#,      // not JSON (Python's json reads it)
+            r#"{"text": "café"}"#,           // not ASCII
+            r#"{"text": "\u00e9t\u00e9"}"#,  // not ASCII once unescaped
+            r#"{"text": 3}"#,                // not a string
+            r#"{"body": "x"}"#,              // no text field
+            r#"["text", "x"]"#,              // not an object
+            r#"{"text": "x""#,               // truncated
+            r#"{"text": "x"} trailing"#,     // more after the object
+            r#"{"text": "x", "text": "y"}"#, // given twice
+            r#"{"text": "\ud800"}"#,         // a lone surrogate
+            r#"{"text": "x", "n": NaN}"#,    // not JSON (Python's json reads it)
         ];
         let mut block: Vec<u8> = lines.join("\n").into_bytes();
         block.extend_from_slice(b"\n{\"text\": \"\xff\"}"); // not UTF-8
         block.extend_from_slice(b"\n{\"text\": \"x\", \"other\": \"\xff\"}"); // not UTF-8 in another field
         block.extend_from_slice(b"\n{\"text\": \"x\", \"n\": [\"\xc3\x28\"]}"); // nor deeper in it
-        let deep = format!("\n{{\"text\": \"x\", \"n\": {}{}}}", "[".repeat(129), "]".repeat(129)); // nested deep
+        let deep = format!(
+            "\n{{\"text\": \"x\", \"n\": {}{}}}",
+            "[".repeat(129),
+            "]".repeat(129)
+        ); // nested deep
         block.extend_from_slice(deep.as_bytes());
         let got = fingerprint_lines(&hasher(), &block, "text", None, true, None, None).unwrap();
         assert_eq!(got.kinds, vec![2; 14]);
-        let shallow = format!("{{\"text\": \"x\", \"n\": {}{}}}", "[".repeat(127), "]".repeat(127));
-        let got = fingerprint_lines(&hasher(), shallow.as_bytes(), "text", None, true, None, None).unwrap();
+        let shallow = format!(
+            "{{\"text\": \"x\", \"n\": {}{}}}",
+            "[".repeat(127),
+            "]".repeat(127)
+        );
+        let got = fingerprint_lines(
+            &hasher(),
+            shallow.as_bytes(),
+            "text",
+            None,
+            true,
+            None,
+            None,
+        )
+        .unwrap();
         assert_eq!(got.kinds, vec![1]);
         // An id field asked for and missing, or given twice.
-        let got = fingerprint_lines(&hasher(), br#"{"text": "x"}
+        let got = fingerprint_lines(
+            &hasher(),
+            br#"{"text": "x"}
 {"text": "x", "id": 1, "id": 2}
-{"text": "x", "id": null}"#, "text", Some("id"), true, None, None)
+{"text": "x", "id": null}"#,
+            "text",
+            Some("id"),
+            true,
+            None,
+            None,
+        )
         .unwrap();
         assert_eq!(got.kinds, vec![2, 2, 1]);
     }
@@ -408,7 +503,8 @@ mod tests {
     fn sketches_are_those_of_the_normalized_texts() {
         let block = b"{\"text\": \"The Quick brown fox\"}\n{\"text\": \"caf\\u00e9 au lait\"}\n\n{\"text\": \"\"}";
         let config = verify::shingle_config(3, 8).unwrap();
-        let got = fingerprint_lines(&hasher(), block, "text", None, true, Some(config), None).unwrap();
+        let got =
+            fingerprint_lines(&hasher(), block, "text", None, true, Some(config), None).unwrap();
         assert_eq!(got.kinds, vec![1, 2, 0, 1]);
         let want = verify::sketches(config, &["the quick brown fox", "", "", ""]);
         let s = got.sketches.unwrap();
@@ -419,7 +515,16 @@ mod tests {
 
     #[test]
     fn blank_lines_are_pythons_isspace() {
-        let got = fingerprint_lines(&hasher(), b"\n \t\r\x0b\x0c\n", "text", None, true, None, None).unwrap();
+        let got = fingerprint_lines(
+            &hasher(),
+            b"\n \t\r\x0b\x0c\n",
+            "text",
+            None,
+            true,
+            None,
+            None,
+        )
+        .unwrap();
         assert_eq!(got.kinds, vec![0, 0, 0]);
     }
 }

@@ -30,3 +30,7 @@ pub mod verify;
 mod python;
 
 pub use error::{Error, Result};
+
+/// 2^64 divided by the golden ratio, made odd: the increment of SplitMix64 and the multiplier of
+/// Fibonacci hashing, the one constant of every mixing step in the core.
+pub const GOLDEN_GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;

@@ -194,7 +194,9 @@ pub fn distinct_pairs_bounded(
     let total = AtomicU64::new(0);
     let over = AtomicBool::new(false);
     let report = |part: &mut Part| {
-        let now = total.fetch_add(part.pending, Ordering::Relaxed).saturating_add(part.pending);
+        let now = total
+            .fetch_add(part.pending, Ordering::Relaxed)
+            .saturating_add(part.pending);
         part.pending = 0;
         if budget.is_some_and(|b| now > b) {
             over.store(true, Ordering::Relaxed);
@@ -216,9 +218,9 @@ pub fn distinct_pairs_bounded(
             part.error = Some(err);
         }
     })?;
-    let weight_found = parts
-        .iter()
-        .fold(total.load(Ordering::Relaxed), |w, p| w.saturating_add(p.pending));
+    let weight_found = parts.iter().fold(total.load(Ordering::Relaxed), |w, p| {
+        w.saturating_add(p.pending)
+    });
     if budget.is_some_and(|b| weight_found > b) {
         return Ok(Bounded::Over(weight_found));
     }
@@ -269,7 +271,12 @@ fn add_greater(xs: &[usize], ys: &[usize], count: &mut [usize]) {
 /// The number of pairs is known before they are allocated: copies of one value make c(c-1)/2,
 /// two distinct values within `k` make c_a * c_b. More than `max_pairs` (None: no limit) is
 /// [`Error::TooManyPairs`] naming the exact count, found in bounded memory.
-pub fn find_all(fingerprints: &[u64], k: u32, plan: &Plan, max_pairs: Option<u64>) -> Result<Pairs> {
+pub fn find_all(
+    fingerprints: &[u64],
+    k: u32,
+    plan: &Plan,
+    max_pairs: Option<u64>,
+) -> Result<Pairs> {
     check_plan(k, plan)?;
     let groups = Groups::new(fingerprints);
     let size = |g: u32| groups.rows_of(g as usize).len() as u64;
@@ -278,11 +285,16 @@ pub fn find_all(fingerprints: &[u64], k: u32, plan: &Plan, max_pairs: Option<u64
         .fold(0u64, u64::saturating_add);
     // Past the copies alone, the distinct pairs only count (a budget of 0 keeps none).
     let budget = max_pairs.map(|m| m.saturating_sub(copies));
-    let found = distinct_pairs_bounded(&groups.distinct, k, plan, budget, &|a, b| size(a) * size(b))?;
+    let found =
+        distinct_pairs_bounded(&groups.distinct, k, plan, budget, &|a, b| size(a) * size(b))?;
     let pairs = match found {
         Bounded::Within(pairs) => pairs,
         Bounded::Over(weight) => {
-            return Err(too_many_pairs(copies.saturating_add(weight), max_pairs.unwrap_or(u64::MAX), k))
+            return Err(too_many_pairs(
+                copies.saturating_add(weight),
+                max_pairs.unwrap_or(u64::MAX),
+                k,
+            ))
         }
     };
     let total = pairs
@@ -291,8 +303,11 @@ pub fn find_all(fingerprints: &[u64], k: u32, plan: &Plan, max_pairs: Option<u64
     if let Some(limit) = max_pairs.filter(|&m| total > m) {
         return Err(too_many_pairs(total, limit, k));
     }
-    let total = usize::try_from(total)
-        .map_err(|_| Error::OutOfMemory(format!("{total} pairs do not fit in this machine's address space")))?;
+    let total = usize::try_from(total).map_err(|_| {
+        Error::OutOfMemory(format!(
+            "{total} pairs do not fit in this machine's address space"
+        ))
+    })?;
 
     // Row r's pairs (r, j), j > r, go to packed[starts[r]..starts[r + 1]] as j << 8 | distance.
     let n = fingerprints.len();
@@ -411,7 +426,12 @@ impl SharedUnionFind {
             let up = self.parent[p as usize].load(Ordering::Acquire);
             if up != p {
                 // Path halving; losing the race to another update is harmless.
-                let _ = self.parent[x as usize].compare_exchange(p, up, Ordering::AcqRel, Ordering::Relaxed);
+                let _ = self.parent[x as usize].compare_exchange(
+                    p,
+                    up,
+                    Ordering::AcqRel,
+                    Ordering::Relaxed,
+                );
             }
             x = up;
         }
@@ -444,7 +464,9 @@ pub fn cluster(fingerprints: &[u64], k: u32, plan: &Plan) -> Result<Vec<i64>> {
     let groups = Groups::new(fingerprints);
     check_distinct(&groups.distinct)?;
     let uf = SharedUnionFind::new(groups.distinct.len());
-    walk(&groups.distinct, k, plan, |_: &mut (), a, b, _| uf.union(a, b))?;
+    walk(&groups.distinct, k, plan, |_: &mut (), a, b, _| {
+        uf.union(a, b)
+    })?;
     let mut smallest = vec![usize::MAX; groups.distinct.len()];
     let mut root_of = Vec::with_capacity(groups.distinct.len());
     for g in 0..groups.distinct.len() {
@@ -465,10 +487,16 @@ pub fn cluster(fingerprints: &[u64], k: u32, plan: &Plan) -> Result<Vec<i64>> {
 /// of its connected component.
 pub fn components(n: usize, i: &[i64], j: &[i64]) -> Result<Vec<i64>> {
     if i.len() != j.len() {
-        return Err(Error::invalid(format!("i and j must have the same length, got {} and {}", i.len(), j.len())));
+        return Err(Error::invalid(format!(
+            "i and j must have the same length, got {} and {}",
+            i.len(),
+            j.len()
+        )));
     }
     if let Some(bad) = i.iter().chain(j).find(|&&r| r < 0 || r as u64 >= n as u64) {
-        return Err(Error::invalid(format!("row {bad} out of range for {n} rows")));
+        return Err(Error::invalid(format!(
+            "row {bad} out of range for {n} rows"
+        )));
     }
     let mut uf = UnionFind::new(n);
     for (&a, &b) in i.iter().zip(j) {
@@ -540,7 +568,11 @@ mod tests {
                 plans.push(Plan::blocks(8, 6).unwrap());
             }
             for plan in &plans {
-                assert_eq!(find_all(&fps, k, plan, None).unwrap(), want, "k={k} plan={plan}");
+                assert_eq!(
+                    find_all(&fps, k, plan, None).unwrap(),
+                    want,
+                    "k={k} plan={plan}"
+                );
             }
         }
     }
@@ -575,8 +607,14 @@ mod tests {
         let fps = vec![7u64; n as usize];
         let all = n * (n - 1) / 2;
         assert_eq!(too_many(find_all(&fps, 3, &plan, Some(1000))), (all, 1000));
-        assert_eq!(too_many(find_all(&fps, 3, &plan, Some(all - 1))), (all, all - 1));
-        assert_eq!(find_all(&fps, 3, &plan, Some(all)).unwrap().i.len() as u64, all);
+        assert_eq!(
+            too_many(find_all(&fps, 3, &plan, Some(all - 1))),
+            (all, all - 1)
+        );
+        assert_eq!(
+            find_all(&fps, 3, &plan, Some(all)).unwrap().i.len() as u64,
+            all
+        );
         // Values sharing their high bits, with copies: the count is exact however the limit
         // falls between the copies and the distinct pairs.
         let mut seed = 11;
@@ -590,7 +628,10 @@ mod tests {
             .filter(|&(a, b)| fps[a] == fps[b])
             .count() as u64;
         for limit in [0, copies / 2, copies, copies + 1, count - 1] {
-            assert_eq!(too_many(find_all(&fps, 3, &plan, Some(limit))), (count, limit));
+            assert_eq!(
+                too_many(find_all(&fps, 3, &plan, Some(limit))),
+                (count, limit)
+            );
         }
         assert_eq!(find_all(&fps, 3, &plan, Some(count)).unwrap(), want);
         assert_eq!(find_all(&[], 3, &plan, Some(0)).unwrap(), Pairs::default());
@@ -604,8 +645,14 @@ mod tests {
         let n = all.len() as u64;
         let weighted = |a: u32, b: u32| u64::from(a + b + 1);
         let weight: u64 = all.iter().map(|&(a, b, _)| weighted(a, b)).sum();
-        assert_eq!(distinct_pairs_bounded(&distinct, 3, &plan, Some(n - 1), &|_, _| 1).unwrap(), Bounded::Over(n));
-        assert_eq!(distinct_pairs_bounded(&distinct, 3, &plan, Some(10), &weighted).unwrap(), Bounded::Over(weight));
+        assert_eq!(
+            distinct_pairs_bounded(&distinct, 3, &plan, Some(n - 1), &|_, _| 1).unwrap(),
+            Bounded::Over(n)
+        );
+        assert_eq!(
+            distinct_pairs_bounded(&distinct, 3, &plan, Some(10), &weighted).unwrap(),
+            Bounded::Over(weight)
+        );
         match distinct_pairs_bounded(&distinct, 3, &plan, Some(weight), &weighted).unwrap() {
             Bounded::Within(mut got) => {
                 let mut all = all;
@@ -629,7 +676,10 @@ mod tests {
             fps.extend((0..200).map(|_| 0xffff_ffff_0000_0000 | (rng(&mut seed) & 0x3f)));
             let want = brute(&fps, k);
             let want = components(fps.len(), &want.i, &want.j).unwrap();
-            for plan in [Plan::blocks(i64::from(k) + 1, i64::from(k)).unwrap(), Plan::blocks(i64::from(k) + 3, i64::from(k)).unwrap()] {
+            for plan in [
+                Plan::blocks(i64::from(k) + 1, i64::from(k)).unwrap(),
+                Plan::blocks(i64::from(k) + 3, i64::from(k)).unwrap(),
+            ] {
                 assert_eq!(cluster(&fps, k, &plan).unwrap(), want, "k={k} plan={plan}");
             }
         }

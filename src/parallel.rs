@@ -9,13 +9,18 @@ use crate::error::{Error, Result};
 
 static POOLS: OnceLock<Mutex<HashMap<usize, Arc<ThreadPool>>>> = OnceLock::new();
 
+/// The most threads a call may ask for.
+pub const MAX_THREADS: i64 = 1024;
+
 /// Runs `f` on `threads` threads (`None`: rayon's global pool, one thread per core).
 pub fn with_threads<R: Send>(threads: Option<i64>, f: impl FnOnce() -> R + Send) -> Result<R> {
     let Some(threads) = threads else {
         return Ok(f());
     };
-    if !(1..=1024).contains(&threads) {
-        return Err(Error::invalid(format!("threads must be in 1..=1024, got {threads}")));
+    if !(1..=MAX_THREADS).contains(&threads) {
+        return Err(Error::invalid(format!(
+            "threads must be in 1..={MAX_THREADS}, got {threads}"
+        )));
     }
     let pool = {
         let mut pools = POOLS

@@ -597,7 +597,7 @@ mod tests {
             check(&plan, &mut all.into_iter());
         }
         // Randomly for larger k: difference patterns of weight exactly k.
-        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        let mut s = crate::GOLDEN_GAMMA;
         for (levels, k) in [
             (vec![8], 6),
             (vec![9, 9], 8),

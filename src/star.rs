@@ -69,13 +69,24 @@ impl Candidates {
     /// The candidates of rows with these fingerprints and content keys, within `k`. More than
     /// `max_pairs` pairs of distinct fingerprints within `k` (None: no limit) is
     /// [`Error::TooManyPairs`], raised before they are stored.
-    pub fn new(fingerprints: &[u64], keys: &[u64], k: u32, plan: &Plan, max_pairs: Option<u64>) -> Result<Self> {
+    pub fn new(
+        fingerprints: &[u64],
+        keys: &[u64],
+        k: u32,
+        plan: &Plan,
+        max_pairs: Option<u64>,
+    ) -> Result<Self> {
         let n = fingerprints.len();
         if keys.len() != n {
-            return Err(Error::invalid(format!("{n} fingerprints but {} keys", keys.len())));
+            return Err(Error::invalid(format!(
+                "{n} fingerprints but {} keys",
+                keys.len()
+            )));
         }
         if n >= u32::MAX as usize {
-            return Err(Error::invalid(format!("{n} documents are more than star clusters take (2^32 - 1)")));
+            return Err(Error::invalid(format!(
+                "{n} documents are more than star clusters take (2^32 - 1)"
+            )));
         }
         let mut texts: HashMap<(u64, u64), u32> = HashMap::with_capacity(n.min(1 << 20));
         let mut text_of = Vec::with_capacity(n);
@@ -94,7 +105,9 @@ impl Candidates {
         drop(texts);
         // Texts with features, grouped by fingerprint.
         let fp_of = |t: u32| fingerprints[first_row[t as usize] as usize];
-        let proposers: Vec<u32> = (0..first_row.len() as u32).filter(|&t| fp_of(t) != 0).collect();
+        let proposers: Vec<u32> = (0..first_row.len() as u32)
+            .filter(|&t| fp_of(t) != 0)
+            .collect();
         let fps: Vec<u64> = proposers.iter().map(|&t| fp_of(t)).collect();
         interrupt::check()?;
         let groups = Groups::new(&fps);
@@ -108,7 +121,14 @@ impl Candidates {
             }
         }
         let neighbours = adjacency(&groups.distinct, k, plan, max_pairs)?;
-        Ok(Candidates { text_of, first_row, group_of, starts: groups.starts, members, neighbours })
+        Ok(Candidates {
+            text_of,
+            first_row,
+            group_of,
+            starts: groups.starts,
+            members,
+            neighbours,
+        })
     }
 
     /// The rows whose sketches [`Candidates::stars`] may read: the first row of each text that
@@ -117,8 +137,14 @@ impl Candidates {
     pub fn rows(&self) -> Vec<i64> {
         let groups = self.starts.len().saturating_sub(1);
         let mut rows: Vec<i64> = (0..groups)
-            .filter(|&g| self.starts[g + 1] - self.starts[g] > 1 || !self.neighbours.of(g).is_empty())
-            .flat_map(|g| self.members[self.starts[g]..self.starts[g + 1]].iter().map(|&t| i64::from(self.first_row[t as usize])))
+            .filter(|&g| {
+                self.starts[g + 1] - self.starts[g] > 1 || !self.neighbours.of(g).is_empty()
+            })
+            .flat_map(|g| {
+                self.members[self.starts[g]..self.starts[g + 1]]
+                    .iter()
+                    .map(|&t| i64::from(self.first_row[t as usize]))
+            })
             .collect();
         rows.sort_unstable();
         rows
@@ -129,14 +155,23 @@ impl Candidates {
     pub fn stars(&self, order: &[i64], verification: Option<Verification<'_>>) -> Result<Stars> {
         let n = self.text_of.len();
         if order.len() != n {
-            return Err(Error::invalid(format!("{n} rows but {} in keep order", order.len())));
+            return Err(Error::invalid(format!(
+                "{n} rows but {} in keep order",
+                order.len()
+            )));
         }
         if let Some(v) = &verification {
             if v.sketches.len() != n {
-                return Err(Error::invalid(format!("{n} rows but {} sketches", v.sketches.len())));
+                return Err(Error::invalid(format!(
+                    "{n} rows but {} sketches",
+                    v.sketches.len()
+                )));
             }
             if !(v.threshold > 0.0 && v.threshold <= 1.0) {
-                return Err(Error::invalid(format!("threshold must be in (0, 1], got {}", v.threshold)));
+                return Err(Error::invalid(format!(
+                    "threshold must be in (0, 1], got {}",
+                    v.threshold
+                )));
             }
         }
         let rank = ranks(order)?;
@@ -151,9 +186,14 @@ impl Candidates {
         }
         let mut members = self.members.clone();
         for g in 0..self.starts.len().saturating_sub(1) {
-            members[self.starts[g]..self.starts[g + 1]].sort_unstable_by_key(|&t| rank[standin[t as usize] as usize]);
+            members[self.starts[g]..self.starts[g + 1]]
+                .sort_unstable_by_key(|&t| rank[standin[t as usize] as usize]);
         }
-        let mut alive: Vec<u32> = self.starts.windows(2).map(|w| (w[1] - w[0]) as u32).collect();
+        let mut alive: Vec<u32> = self
+            .starts
+            .windows(2)
+            .map(|w| (w[1] - w[0]) as u32)
+            .collect();
 
         const FREE: u32 = u32::MAX;
         let mut kept_text = vec![FREE; texts];
@@ -265,7 +305,8 @@ fn adjacency(distinct: &[u64], k: u32, plan: &Plan, max_pairs: Option<u64>) -> R
     }
     let starts = degree.clone();
     let mut next = degree;
-    let mut to: Vec<u32> = try_with_capacity(pairs.len() * 2, "neighbours of distinct fingerprints")?;
+    let mut to: Vec<u32> =
+        try_with_capacity(pairs.len() * 2, "neighbours of distinct fingerprints")?;
     to.resize(pairs.len() * 2, 0);
     for &(a, b, _) in &pairs {
         let (a, b) = (a as usize, b as usize);
@@ -320,7 +361,13 @@ mod tests {
     }
 
     /// The same greedy rule by brute force over every pair.
-    fn brute(fps: &[u64], keys: &[u64], order: &[i64], k: u32, sim: &dyn Fn(usize, usize) -> Option<f32>) -> Stars {
+    fn brute(
+        fps: &[u64],
+        keys: &[u64],
+        order: &[i64],
+        k: u32,
+        sim: &dyn Fn(usize, usize) -> Option<f32>,
+    ) -> Stars {
         let n = fps.len();
         let mut kept = vec![-1i64; n];
         let mut jac = vec![1.0f32; n];
@@ -353,7 +400,10 @@ mod tests {
 
     fn same(a: &Stars, b: &Stars) -> bool {
         a.kept == b.kept
-            && a.jaccard.iter().zip(&b.jaccard).all(|(x, y)| x == y || (x.is_nan() && y.is_nan()))
+            && a.jaccard
+                .iter()
+                .zip(&b.jaccard)
+                .all(|(x, y)| x == y || (x.is_nan() && y.is_nan()))
     }
 
     #[test]
@@ -376,13 +426,24 @@ mod tests {
             fps.push(0);
             fps.push(0);
             let n = fps.len();
-            let keys: Vec<u64> = (0..n as u64).map(|r| if fps[r as usize] == 0 { r % 2 } else { fps[r as usize] }).collect();
+            let keys: Vec<u64> = (0..n as u64)
+                .map(|r| {
+                    if fps[r as usize] == 0 {
+                        r % 2
+                    } else {
+                        fps[r as usize]
+                    }
+                })
+                .collect();
             let mut order: Vec<i64> = (0..n as i64).collect();
             for i in (1..n).rev() {
                 order.swap(i, (rng(&mut seed) % (i as u64 + 1)) as usize);
             }
             let got = stars(&fps, &keys, &order, k, &plan(k), None).unwrap();
-            assert!(same(&got, &brute(&fps, &keys, &order, k, &|_, _| Some(f32::NAN))), "k={k}");
+            assert!(
+                same(&got, &brute(&fps, &keys, &order, k, &|_, _| Some(f32::NAN))),
+                "k={k}"
+            );
             for r in 0..n {
                 let c = got.kept[r] as usize;
                 assert_eq!(got.kept[c], c as i64, "a kept row keeps itself");
@@ -393,12 +454,19 @@ mod tests {
 
     #[test]
     fn verified_stars_match_brute_force() {
-        let words = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta"];
+        let words = [
+            "alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta",
+        ];
         let mut seed = 5;
         let mut texts: Vec<String> = Vec::new();
         for _ in 0..120 {
             let len = 3 + (rng(&mut seed) % 6) as usize;
-            texts.push((0..len).map(|_| words[(rng(&mut seed) % 8) as usize]).collect::<Vec<_>>().join(" "));
+            texts.push(
+                (0..len)
+                    .map(|_| words[(rng(&mut seed) % 8) as usize])
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            );
         }
         texts.push(String::new());
         texts.push(String::new());
@@ -407,20 +475,35 @@ mod tests {
         let config = shingle_config(2, 64).unwrap();
         let s = sketches(config, &texts);
         // Fingerprints that make everything a candidate of everything but the empty texts.
-        let fps: Vec<u64> = (0..n).map(|d| if s.get(d).is_empty() { 0 } else { 1 + d as u64 % 3 }).collect();
+        let fps: Vec<u64> = (0..n)
+            .map(|d| {
+                if s.get(d).is_empty() {
+                    0
+                } else {
+                    1 + d as u64 % 3
+                }
+            })
+            .collect();
         let keys = s.keys.clone();
         let starts: Vec<u64> = s.offsets[..n].to_vec();
         let ends: Vec<u64> = s.offsets[1..].to_vec();
         let ranges = Ranges::new(&starts, &ends, &s.hashes).unwrap();
         let order: Vec<i64> = (0..n as i64).rev().collect();
         for threshold in [0.3, 0.5, 1.0] {
-            let v = Verification { sketches: ranges, size: 64, threshold };
+            let v = Verification {
+                sketches: ranges,
+                size: 64,
+                threshold,
+            };
             let got = stars(&fps, &keys, &order, 2, &plan(2), Some(v)).unwrap();
             let sim = |a: usize, b: usize| {
                 let j = jaccard(s.get(a), s.get(b), 64);
                 (j >= threshold).then_some(j as f32)
             };
-            assert!(same(&got, &brute(&fps, &keys, &order, 2, &sim)), "threshold {threshold}");
+            assert!(
+                same(&got, &brute(&fps, &keys, &order, 2, &sim)),
+                "threshold {threshold}"
+            );
             for r in 0..n {
                 let c = got.kept[r] as usize;
                 assert!(f64::from(got.jaccard[r]) >= threshold || c == r);
@@ -437,7 +520,10 @@ mod tests {
         // 0 and 5 copies; 1 near 0; 2 alone; 3, 4 featureless; 6 same fingerprint as 2, other text.
         let fps = [0b1111u64, 0b0111, 1 << 40, 0, 0, 0b1111, 1 << 40, u64::MAX];
         let keys = [1u64, 2, 3, 4, 5, 1, 7, 8];
-        assert_eq!(candidate_rows(&fps, &keys, 2, &p).unwrap(), vec![0, 1, 2, 6]);
+        assert_eq!(
+            candidate_rows(&fps, &keys, 2, &p).unwrap(),
+            vec![0, 1, 2, 6]
+        );
         assert_eq!(candidate_rows(&fps, &keys, 0, &p).unwrap(), vec![2, 6]);
     }
 
@@ -452,7 +538,9 @@ mod tests {
             .filter(|&(a, b)| hamming(a, b) <= 3)
             .count() as u64;
         match Candidates::new(&fps, &keys, 3, &p, Some(count - 1)) {
-            Err(Error::TooManyPairs { count: c, limit, .. }) => assert_eq!((c, limit), (count, count - 1)),
+            Err(Error::TooManyPairs {
+                count: c, limit, ..
+            }) => assert_eq!((c, limit), (count, count - 1)),
             other => panic!("expected TooManyPairs, got {other:?}"),
         }
         assert!(Candidates::new(&fps, &keys, 3, &p, Some(count)).is_ok());
@@ -464,6 +552,12 @@ mod tests {
         assert!(stars(&[1, 2], &[1, 2], &[0, 0], 3, &p, None).is_err());
         assert!(stars(&[1, 2], &[1, 2], &[0, 2], 3, &p, None).is_err());
         assert!(stars(&[1, 2], &[1], &[0, 1], 3, &p, None).is_err());
-        assert_eq!(stars(&[], &[], &[], 3, &p, None).unwrap(), Stars { kept: vec![], jaccard: vec![] });
+        assert_eq!(
+            stars(&[], &[], &[], 3, &p, None).unwrap(),
+            Stars {
+                kept: vec![],
+                jaccard: vec![]
+            }
+        );
     }
 }

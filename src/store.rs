@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::plan::{Plan, MAX_LEVELS};
+use crate::plan::{Plan, MAX_K, MAX_LEVELS};
 
 pub const MAGIC: [u8; 8] = *b"\x93NDUPIDX";
 pub const VERSION: u64 = 1;
@@ -48,7 +48,7 @@ impl Default for Checksum {
 impl Checksum {
     #[inline]
     pub fn add(&mut self, w: u64) {
-        let mut h = (self.0 ^ w).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let mut h = (self.0 ^ w).wrapping_mul(crate::GOLDEN_GAMMA);
         h ^= h >> 29;
         self.0 = h;
     }
@@ -131,7 +131,11 @@ pub struct Source {
 impl Source {
     /// The mapped file `file` at `path`, as `meta` says it was when it was mapped.
     pub(crate) fn new(file: File, meta: &std::fs::Metadata, path: &Path) -> Self {
-        Source { file, stamp: Stamp::of(meta), path: path.to_path_buf() }
+        Source {
+            file,
+            stamp: Stamp::of(meta),
+            path: path.to_path_buf(),
+        }
     }
 
     /// [`Error::Changed`] if the file was truncated, extended or written since it was mapped
@@ -226,7 +230,11 @@ impl<T: Plain> Deref for Words<T> {
 }
 
 /// `len` values of T at byte `offset` of the backing: in place where possible, else copied.
-pub(crate) fn view<T: Plain>(backing: &Arc<Backing>, offset: usize, len: usize) -> Result<Words<T>> {
+pub(crate) fn view<T: Plain>(
+    backing: &Arc<Backing>,
+    offset: usize,
+    len: usize,
+) -> Result<Words<T>> {
     let bytes = backing.bytes();
     let end = len
         .checked_mul(T::SIZE)
@@ -531,7 +539,7 @@ fn parse(backing: Arc<Backing>) -> Result<Stored> {
     // The checksum matched, but a foreign writer could still produce nonsense: check the rest.
     let k = word(3);
     let plan_k = word(4);
-    if k > 16 || plan_k > 16 || k > plan_k {
+    if k > u64::from(MAX_K) || plan_k > u64::from(MAX_K) || k > plan_k {
         return Err(format_error(
             24,
             format!("invalid k={k} or plan k={plan_k} in the index header"),
@@ -629,7 +637,7 @@ fn parse(backing: Arc<Backing>) -> Result<Stored> {
     for i in 0..n {
         if i == 0 || fps[i - 1] != fps[i] {
             fp_sum = fp_sum.wrapping_add(fps[i]);
-            fp_xor ^= fps[i].rotate_left(17).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            fp_xor ^= fps[i].rotate_left(17).wrapping_mul(crate::GOLDEN_GAMMA);
         }
     }
     for (layout, table) in plan.tables().iter().zip(&tables) {
@@ -640,7 +648,7 @@ fn parse(backing: Arc<Backing>) -> Result<Stored> {
             }
             let fp = layout.permutation.invert(table[i]);
             s = s.wrapping_add(fp);
-            x ^= fp.rotate_left(17).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            x ^= fp.rotate_left(17).wrapping_mul(crate::GOLDEN_GAMMA);
         }
         if (s, x) != (fp_sum, fp_xor) {
             return Err(bad("a table does not hold the indexed fingerprints"));

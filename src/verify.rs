@@ -56,7 +56,6 @@ impl Sketches {
     pub fn get(&self, d: usize) -> &[SketchHash] {
         &self.hashes[self.offsets[d] as usize..self.offsets[d + 1] as usize]
     }
-
 }
 
 /// Sketches laid out anyhow: row d's hashes are `hashes[starts[d]..ends[d]]` (as Python gathers
@@ -73,18 +72,31 @@ impl<'a> Ranges<'a> {
     /// hashes, each sketch strictly increasing.
     pub fn new(starts: &'a [u64], ends: &'a [u64], hashes: &'a [SketchHash]) -> Result<Self> {
         if starts.len() != ends.len() {
-            return Err(Error::invalid(format!("{} sketch starts but {} ends", starts.len(), ends.len())));
+            return Err(Error::invalid(format!(
+                "{} sketch starts but {} ends",
+                starts.len(),
+                ends.len()
+            )));
         }
         let n = hashes.len() as u64;
         for (&a, &b) in starts.iter().zip(ends) {
             if a > b || b > n {
-                return Err(Error::invalid(format!("sketch range {a}..{b} out of {n} hashes")));
+                return Err(Error::invalid(format!(
+                    "sketch range {a}..{b} out of {n} hashes"
+                )));
             }
-            if hashes[a as usize..b as usize].windows(2).any(|w| w[0] >= w[1]) {
+            if hashes[a as usize..b as usize]
+                .windows(2)
+                .any(|w| w[0] >= w[1])
+            {
                 return Err(Error::invalid("each sketch must be sorted and distinct"));
             }
         }
-        Ok(Ranges { starts, ends, hashes })
+        Ok(Ranges {
+            starts,
+            ends,
+            hashes,
+        })
     }
 
     pub fn len(&self) -> usize {
@@ -111,18 +123,28 @@ pub struct ShingleConfig {
 /// The checked shingle configuration of sketches.
 pub fn shingle_config(ngram: i64, size: i64) -> Result<ShingleConfig> {
     if !(1..=64).contains(&ngram) {
-        return Err(Error::invalid(format!("ngram must be in 1..=64, got {ngram}")));
+        return Err(Error::invalid(format!(
+            "ngram must be in 1..=64, got {ngram}"
+        )));
     }
     if !(1..=1 << 20).contains(&size) {
-        return Err(Error::invalid(format!("sketch size must be in 1..=1048576, got {size}")));
+        return Err(Error::invalid(format!(
+            "sketch size must be in 1..=1048576, got {size}"
+        )));
     }
-    Ok(ShingleConfig { ngram: ngram as usize, size: size as usize })
+    Ok(ShingleConfig {
+        ngram: ngram as usize,
+        size: size as usize,
+    })
 }
 
 /// The hash of a shingle from the hashes of its words.
 #[inline]
 fn shingle_hash(words: &[u64]) -> SketchHash {
-    (words.iter().fold(0x243F_6A88_85A3_08D3, |h, &w| mix64(h ^ w)) >> 32) as SketchHash
+    (words
+        .iter()
+        .fold(0x243F_6A88_85A3_08D3, |h, &w| mix64(h ^ w))
+        >> 32) as SketchHash
 }
 
 /// The sketch of a document from the hashes of its words, written to `out` (cleared first). A
@@ -164,7 +186,11 @@ pub fn sketches<T: AsRef<str> + Sync>(config: ShingleConfig, texts: &[T]) -> Ske
         offsets.push(hashes.len() as u64);
         keys.push(*key);
     }
-    Sketches { offsets, hashes, keys }
+    Sketches {
+        offsets,
+        hashes,
+        keys,
+    }
 }
 
 /// The Jaccard similarity of two bottom-`size` sketches: exact when both sets have fewer than
@@ -199,14 +225,19 @@ pub fn jaccard(a: &[SketchHash], b: &[SketchHash], size: usize) -> f64 {
 /// The Jaccard similarity of each pair of rows `(i[p], j[p])` of `sketches`, in parallel.
 pub fn jaccard_pairs(sketches: &Ranges<'_>, size: usize, i: &[i64], j: &[i64]) -> Result<Vec<f64>> {
     if i.len() != j.len() {
-        return Err(Error::invalid(format!("i and j must have the same length, got {} and {}", i.len(), j.len())));
+        return Err(Error::invalid(format!(
+            "i and j must have the same length, got {} and {}",
+            i.len(),
+            j.len()
+        )));
     }
     let n = sketches.len() as i64;
     if let Some(bad) = i.iter().chain(j).find(|&&r| r < 0 || r >= n) {
-        return Err(Error::invalid(format!("row {bad} out of range for {n} sketches")));
+        return Err(Error::invalid(format!(
+            "row {bad} out of range for {n} sketches"
+        )));
     }
-    Ok(i
-        .par_iter()
+    Ok(i.par_iter()
         .zip(j)
         .map(|(&a, &b)| jaccard(sketches.get(a as usize), sketches.get(b as usize), size))
         .collect())
@@ -219,7 +250,11 @@ mod tests {
     use std::collections::BTreeSet;
 
     fn set(text: &str, n: i64) -> BTreeSet<String> {
-        FeatureConfig::new(TokenKind::Word, n, None).unwrap().features(text).into_iter().collect()
+        FeatureConfig::new(TokenKind::Word, n, None)
+            .unwrap()
+            .features(text)
+            .into_iter()
+            .collect()
     }
 
     fn exact(a: &str, b: &str, n: i64) -> f64 {
@@ -243,7 +278,10 @@ mod tests {
             for a in 0..texts.len() {
                 for b in 0..texts.len() {
                     let got = jaccard(s.get(a), s.get(b), config.size);
-                    assert!((got - exact(texts[a], texts[b], n)).abs() < 1e-12, "{n} {a} {b}");
+                    assert!(
+                        (got - exact(texts[a], texts[b], n)).abs() < 1e-12,
+                        "{n} {a} {b}"
+                    );
                 }
             }
         }
@@ -273,11 +311,17 @@ mod tests {
         // how many of them are in both sets.
         let all = |t: &str| -> BTreeSet<SketchHash> {
             let mut sc = Scratch::default();
-            word_token_hashes(t, &mut sc).iter().map(|&h| shingle_hash(&[h])).collect()
+            word_token_hashes(t, &mut sc)
+                .iter()
+                .map(|&h| shingle_hash(&[h]))
+                .collect()
         };
         let (x, y) = (all(&a), all(&b));
         let smallest: Vec<SketchHash> = x.union(&y).copied().take(64).collect();
-        let both = smallest.iter().filter(|h| x.contains(h) && y.contains(h)).count();
+        let both = smallest
+            .iter()
+            .filter(|h| x.contains(h) && y.contains(h))
+            .count();
         assert_eq!(jaccard(s.get(0), s.get(1), 64), both as f64 / 64.0);
         // and it is near the true 200 / 400.
         assert!((jaccard(s.get(0), s.get(1), 64) - 0.5).abs() < 0.2);

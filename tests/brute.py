@@ -98,9 +98,13 @@ def same_floats(a, b) -> bool:
     return len(a) == len(b) and all(x == y or (x != x and y != y) for x, y in zip(a, b))
 
 
+def shingle_set(text: str, n: int = 3) -> set[str]:
+    """The set of word n-shingles of the normalized text, by the reference implementation."""
+    return set(reference.features(reference.normalize(text), "word", n))
+
+
 def exact_jaccard(a: str, b: str, n: int = 3) -> float:
-    x = set(reference.features(reference.normalize(a), "word", n))
-    y = set(reference.features(reference.normalize(b), "word", n))
+    x, y = shingle_set(a, n), shingle_set(b, n)
     return len(x & y) / len(x | y) if x | y else 0.0
 
 

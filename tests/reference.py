@@ -15,8 +15,15 @@ PRIME = 0x100000001B3
 MASK = (1 << 64) - 1
 
 OWN_TOKEN_RANGES = [
-    (0x3040, 0x30FF), (0x31F0, 0x31FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xAC00, 0xD7AF),
-    (0xF900, 0xFAFF), (0xFF66, 0xFF9F), (0x1B000, 0x1B16F), (0x20000, 0x3FFFF),
+    (0x3040, 0x30FF),
+    (0x31F0, 0x31FF),
+    (0x3400, 0x4DBF),
+    (0x4E00, 0x9FFF),
+    (0xAC00, 0xD7AF),
+    (0xF900, 0xFAFF),
+    (0xFF66, 0xFF9F),
+    (0x1B000, 0x1B16F),
+    (0x20000, 0x3FFFF),
 ]
 
 
@@ -51,7 +58,7 @@ def normalize(text: str, unicode_form: str | None = "NFKC", casefold: bool = Tru
 
 
 def char_class(c: str) -> str:
-    """"word", "own" (a token by itself) or "sep"."""
+    """ "word", "own" (a token by itself) or "sep"."""
     if c < "\x80":
         return "word" if c.isalnum() else "sep"
     if unicodedata.category(c)[0] not in "LNM":
@@ -114,7 +121,9 @@ def char_features(text: str, n: int) -> list[str]:
     return [compact[i : i + n] for i in range(len(compact) - n + 1)]
 
 
-def features(text: str, tokens_kind: str = "word", ngram: int = 1, stopwords: set[str] | None = None) -> list[str]:
+def features(
+    text: str, tokens_kind: str = "word", ngram: int = 1, stopwords: set[str] | None = None
+) -> list[str]:
     if tokens_kind == "word":
         return word_features(text, ngram, stopwords)
     return char_features(text, ngram)
@@ -140,9 +149,17 @@ def idf_weight(documents: int, df: int) -> float:
     return round(raw * 1024) / 1024
 
 
-def fingerprint(text: str, tokens_kind: str = "word", ngram: int = 1, weighting: str = "tf",
-                stopwords: set[str] | None = None, idf: dict[str, float] | None = None,
-                idf_unseen: float = 0.0, unicode_form: str | None = "NFKC", casefold: bool = True) -> int:
+def fingerprint(
+    text: str,
+    tokens_kind: str = "word",
+    ngram: int = 1,
+    weighting: str = "tf",
+    stopwords: set[str] | None = None,
+    idf: dict[str, float] | None = None,
+    idf_unseen: float = 0.0,
+    unicode_form: str | None = "NFKC",
+    casefold: bool = True,
+) -> int:
     feats = features(normalize(text, unicode_form, casefold), tokens_kind, ngram, stopwords)
     if weighting == "binary":
         feats = list(dict.fromkeys(feats))

@@ -4,9 +4,7 @@ force, ids kept exactly, atomic updates, corrupt files and readers during an upd
 
 from __future__ import annotations
 
-import io
 import json
-import os
 import random
 import resource
 import signal
@@ -35,7 +33,9 @@ def short_corpus(seed: int) -> list[str]:
     """Families of 12 to 14 word texts: a text and a variant differ in one word, so any two have
     at most 16 shingles between them and bottom-16 sketches give their exact Jaccard."""
     rng = random.Random(seed)
-    vocab = ["".join(rng.choice("abcdefghij") for _ in range(rng.randint(2, 6))) for _ in range(300)]
+    vocab = [
+        "".join(rng.choice("abcdefghij") for _ in range(rng.randint(2, 6))) for _ in range(300)
+    ]
     docs = []
     for _ in range(30):
         base = [rng.choice(vocab) for _ in range(rng.randint(12, 14))]
@@ -56,12 +56,16 @@ def ids_of(kind: str | None, prefix: str, n: int) -> list | None:
     return None
 
 
-def check_against(tmp_path: Path, docs: list[str], split: int, kind: str | None, sketch_size: int) -> None:
+def check_against(
+    tmp_path: Path, docs: list[str], split: int, kind: str | None, sketch_size: int
+) -> None:
     a_docs, b_docs = docs[:split], docs[split:]
     a_ids = ids_of(kind, "a", len(a_docs)) or list(range(len(a_docs)))
     b_ids = ids_of(kind, "b", len(b_docs)) or list(range(len(b_docs)))
     kept, jac = oracle(docs)
-    index = DedupIndex.build(a_docs, tmp_path / "a.ndx", ids=a_ids if kind else None, sketch_size=sketch_size)
+    index = DedupIndex.build(
+        a_docs, tmp_path / "a.ndx", ids=a_ids if kind else None, sketch_size=sketch_size
+    )
     # The index holds what a dedup of A keeps.
     assert index.ids == [a_ids[r] for r in range(split) if kept[r] == r]
     new = [{"id": i, "text": t} for i, t in zip(b_ids, b_docs)]
@@ -114,7 +118,9 @@ def test_update_appends_the_kept_documents(tmp_path):
     # for itself.
     again = neardup.dedup(new, against=str(path), id_field="id")
     assert not again.keep.any() and again.in_index.all()
-    assert again.duplicate_of == [d if d is not None else i for d, i in zip(first.duplicate_of, first.ids)]
+    assert again.duplicate_of == [
+        d if d is not None else i for d, i in zip(first.duplicate_of, first.ids)
+    ]
     assert again.jaccard.tolist() == first.jaccard.tolist()
 
 
@@ -147,7 +153,9 @@ def test_bad_arguments(tmp_path):
     with pytest.raises(ValueError, match="shingles"):
         neardup.dedup(["x"], against=index, shingle=2)
     with pytest.raises(ValueError, match="idf"):
-        DedupIndex.build(["a b"], tmp_path / "b.ndx", hasher=neardup.Simhasher(weighting="idf").fit(["a b"]))
+        DedupIndex.build(
+            ["a b"], tmp_path / "b.ndx", hasher=neardup.Simhasher(weighting="idf").fit(["a b"])
+        )
     with pytest.raises(TypeError, match="DedupIndex"):
         neardup.against.dedup_against(["x"], object())  # type: ignore[arg-type]
 
@@ -162,12 +170,16 @@ def test_the_fingerprint_settings_travel_with_the_index(tmp_path):
 
 def test_corrupt_and_foreign_files_raise_index_format_error(tmp_path):
     path = tmp_path / "a.ndx"
-    DedupIndex.build(family_corpus(5, seed=1), path, ids=[f"d{i}" for i in range(len(family_corpus(5, seed=1)))])
+    DedupIndex.build(
+        family_corpus(5, seed=1), path, ids=[f"d{i}" for i in range(len(family_corpus(5, seed=1)))]
+    )
     good = path.read_bytes()
     bad = tmp_path / "bad.ndx"
     rng = random.Random(0)
     cases = [b"", good[:7], good[:100], good[:-8], good + b"\0" * 8, b"\0" * len(good)]
-    for at in [0, 8, 16, 24, 40, 64, 130, len(good) // 2, len(good) - 1] + rng.sample(range(len(good)), 20):
+    for at in [0, 8, 16, 24, 40, 64, 130, len(good) // 2, len(good) - 1] + rng.sample(
+        range(len(good)), 20
+    ):
         flipped = bytearray(good)
         flipped[at] ^= 1 << rng.randrange(8)
         cases.append(bytes(flipped))
@@ -178,7 +190,7 @@ def test_corrupt_and_foreign_files_raise_index_format_error(tmp_path):
     idx.add(np.arange(5, dtype=np.uint64))
     idx.save(tmp_path / "other.idx")
     cases.append((tmp_path / "other.idx").read_bytes())
-    for i, data in enumerate(cases):
+    for data in cases:
         bad.write_bytes(data)
         for mmap in (True, False):
             with pytest.raises(IndexFormatError):
@@ -193,7 +205,9 @@ def test_corrupt_and_foreign_files_raise_index_format_error(tmp_path):
 
 
 def write_jsonl(path: Path, docs: list[str], prefix: str) -> None:
-    path.write_text("".join(json.dumps({"url": f"{prefix}{i}", "text": t}) + "\n" for i, t in enumerate(docs)))
+    path.write_text(
+        "".join(json.dumps({"url": f"{prefix}{i}", "text": t}) + "\n" for i, t in enumerate(docs))
+    )
 
 
 def test_the_command_builds_and_deduplicates_against_an_index(tmp_path, capsys):
@@ -202,19 +216,56 @@ def test_the_command_builds_and_deduplicates_against_an_index(tmp_path, capsys):
     write_jsonl(tmp_path / "a.jsonl", docs[:split], "http://a/")
     write_jsonl(tmp_path / "b.jsonl", docs[split:], "http://b/")
     ndx = tmp_path / "a.ndx"
-    assert main(["index", "build", str(tmp_path / "a.jsonl"), "--id-field", "url", "-o", str(ndx), "--sketch-size", "1024", "-q"]) == 0
+    assert (
+        main(
+            [
+                "index",
+                "build",
+                str(tmp_path / "a.jsonl"),
+                "--id-field",
+                "url",
+                "-o",
+                str(ndx),
+                "--sketch-size",
+                "1024",
+                "-q",
+            ]
+        )
+        == 0
+    )
     kept, jac = oracle(docs)
     assert DedupIndex.open(ndx).ids == [f"http://a/{r}" for r in range(split) if kept[r] == r]
     out, ev = tmp_path / "kept.jsonl", tmp_path / "ev.jsonl"
-    plain = tmp_path / "plain.jsonl"  # without --clusters or --update the ids are not read: the same documents
-    assert main(["dedup", str(tmp_path / "b.jsonl"), "--against", str(ndx), "-o", str(plain), "-q"]) == 0
-    code = main(["dedup", str(tmp_path / "b.jsonl"), "--id-field", "url", "--against", str(ndx), "-o", str(out), "--clusters", str(ev),
-                 "--update", "--json"])
+    plain = (
+        tmp_path / "plain.jsonl"
+    )  # without --clusters or --update the ids are not read: the same documents
+    assert (
+        main(["dedup", str(tmp_path / "b.jsonl"), "--against", str(ndx), "-o", str(plain), "-q"])
+        == 0
+    )
+    code = main(
+        [
+            "dedup",
+            str(tmp_path / "b.jsonl"),
+            "--id-field",
+            "url",
+            "--against",
+            str(ndx),
+            "-o",
+            str(out),
+            "--clusters",
+            str(ev),
+            "--update",
+            "--json",
+        ]
+    )
     assert code == 0
     summary = json.loads(capsys.readouterr().out)
     rows = [json.loads(line) for line in ev.read_text().splitlines()]
     want_kept = [i for i in range(len(docs) - split) if kept[split + i] == split + i]
-    assert [json.loads(line)["url"] for line in out.read_text().splitlines()] == [f"http://b/{i}" for i in want_kept]
+    assert [json.loads(line)["url"] for line in out.read_text().splitlines()] == [
+        f"http://b/{i}" for i in want_kept
+    ]
     assert plain.read_text() == out.read_text()
     for i, row in enumerate(rows):
         c = kept[split + i]
@@ -222,15 +273,26 @@ def test_the_command_builds_and_deduplicates_against_an_index(tmp_path, capsys):
         assert row["kept_id"] == (f"http://a/{c}" if c < split else f"http://b/{c - split}")
         assert row["in_index"] == (c < split)
         assert row["jaccard"] == round(float(np.float32(jac[split + i])), 4)
-    assert summary["removed"] == len(rows) - len(want_kept) and summary["index_size"] == len(DedupIndex.open(ndx))
-    assert DedupIndex.open(ndx).ids[-len(want_kept):] == [f"http://b/{i}" for i in want_kept]
+    assert summary["removed"] == len(rows) - len(want_kept) and summary["index_size"] == len(
+        DedupIndex.open(ndx)
+    )
+    assert DedupIndex.open(ndx).ids[-len(want_kept) :] == [f"http://b/{i}" for i in want_kept]
 
 
 def test_the_command_refuses_bad_index_files(tmp_path, capsys):
     write_jsonl(tmp_path / "b.jsonl", ["some text here"], "b")
     (tmp_path / "bad.ndx").write_bytes(b"not an index at all, not at all")
     for name in ("bad.ndx", "missing.ndx"):
-        code = main(["dedup", str(tmp_path / "b.jsonl"), "--against", str(tmp_path / name), "-o", str(tmp_path / "out.jsonl")])
+        code = main(
+            [
+                "dedup",
+                str(tmp_path / "b.jsonl"),
+                "--against",
+                str(tmp_path / name),
+                "-o",
+                str(tmp_path / "out.jsonl"),
+            ]
+        )
         err = capsys.readouterr().err
         assert code == 2 and f"{name}:" in err, err
     assert not (tmp_path / "out.jsonl").exists()
@@ -251,22 +313,58 @@ def test_an_interrupted_update_leaves_the_old_index(tmp_path):
     write_jsonl(new, [f"brand new text number {i} of the batch" for i in range(3000)], "new-")
     out = tmp_path / "out.jsonl"
 
-    def limit() -> None:  # files may not grow past half the index: the new index is cut short by SIGXFSZ
+    def limit() -> (
+        None
+    ):  # files may not grow past half the index: the new index is cut short by SIGXFSZ
         resource.setrlimit(resource.RLIMIT_FSIZE, (size // 2, size // 2))
 
-    args = ["dedup", str(new), "--id-field", "url", "--against", str(path), "--update", "-o", str(out), "-q"]
+    args = [
+        "dedup",
+        str(new),
+        "--id-field",
+        "url",
+        "--against",
+        str(path),
+        "--update",
+        "-o",
+        str(out),
+        "-q",
+    ]
     # A failed write (EFBIG: Python ignores SIGXFSZ) is an error that removes its temporary file;
     # with SIGXFSZ's default action the kernel kills the process in the middle of the write.
-    crash = "import signal, sys; signal.signal(signal.SIGXFSZ, signal.SIG_DFL); from neardup.cli import main; sys.exit(main(sys.argv[1:]))"
+    crash = (
+        "import signal, sys; signal.signal(signal.SIGXFSZ, signal.SIG_DFL); "
+        "from neardup.cli import main; sys.exit(main(sys.argv[1:]))"
+    )
     for command, status in (["-m", "neardup"], 1), (["-c", crash], -signal.SIGXFSZ):
-        proc = subprocess.run([sys.executable, *command, *args], preexec_fn=limit, capture_output=True)
+        proc = subprocess.run(
+            [sys.executable, *command, *args], preexec_fn=limit, capture_output=True
+        )
         assert proc.returncode == status, proc.stderr
         assert path.stat().st_size == size
         index = DedupIndex.open(path)
         assert len(index) == n and index.ids[-1] == f"doc-{n - 1}"
-    assert any(".tmp-" in p.name for p in tmp_path.iterdir())  # what the crash left; it hides nothing
+    assert any(
+        ".tmp-" in p.name for p in tmp_path.iterdir()
+    )  # what the crash left; it hides nothing
     # The same update, uninterrupted.
-    assert main(["dedup", str(new), "--id-field", "url", "--against", str(path), "--update", "-o", str(out), "-q"]) == 0
+    assert (
+        main(
+            [
+                "dedup",
+                str(new),
+                "--id-field",
+                "url",
+                "--against",
+                str(path),
+                "--update",
+                "-o",
+                str(out),
+                "-q",
+            ]
+        )
+        == 0
+    )
     assert len(DedupIndex.open(path)) == n + 3000
 
 
@@ -279,8 +377,23 @@ def test_readers_keep_their_version_during_an_update(tmp_path):
     # Another process updates the file while this one has it mapped.
     new = tmp_path / "new.jsonl"
     write_jsonl(new, batch, "new-")
-    proc = subprocess.Popen([sys.executable, "-m", "neardup", "dedup", str(new), "--id-field", "url", "--against", str(path), "--update",
-                             "-o", str(tmp_path / "out.jsonl"), "-q"])
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "neardup",
+            "dedup",
+            str(new),
+            "--id-field",
+            "url",
+            "--against",
+            str(path),
+            "--update",
+            "-o",
+            str(tmp_path / "out.jsonl"),
+            "-q",
+        ]
+    )
     during = [neardup.dedup(batch, against=reader) for _ in range(5)]
     assert proc.wait() == 0
     after = neardup.dedup(batch, against=reader)
@@ -297,13 +410,36 @@ def test_concurrent_updates_run_one_after_the_other(tmp_path):
     path, n = big_index(tmp_path, 3000)
     procs = []
     for name in ("x", "y"):
-        write_jsonl(tmp_path / f"{name}.jsonl", [f"batch {name} text {i} with words of its own" for i in range(500)], f"{name}-")
+        write_jsonl(
+            tmp_path / f"{name}.jsonl",
+            [f"batch {name} text {i} with words of its own" for i in range(500)],
+            f"{name}-",
+        )
     for name in ("x", "y"):
-        procs.append(subprocess.Popen([sys.executable, "-m", "neardup", "dedup", str(tmp_path / f"{name}.jsonl"), "--id-field", "url",
-                                       "--against", str(path), "--update", "-o", str(tmp_path / f"{name}-out.jsonl"), "-q"]))
+        procs.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "neardup",
+                    "dedup",
+                    str(tmp_path / f"{name}.jsonl"),
+                    "--id-field",
+                    "url",
+                    "--against",
+                    str(path),
+                    "--update",
+                    "-o",
+                    str(tmp_path / f"{name}-out.jsonl"),
+                    "-q",
+                ]
+            )
+        )
     assert [p.wait() for p in procs] == [0, 0]
     ids = DedupIndex.open(path).ids
     # Neither update is lost: the index holds both batches, each whole and in order.
     assert len(ids) == n + 1000 and ids[:n] == [f"doc-{i}" for i in range(n)]
-    assert sorted(ids[n:]) == sorted([f"x-{i}" for i in range(500)] + [f"y-{i}" for i in range(500)])
-    assert ids[n:n + 500] in ([f"x-{i}" for i in range(500)], [f"y-{i}" for i in range(500)])
+    assert sorted(ids[n:]) == sorted(
+        [f"x-{i}" for i in range(500)] + [f"y-{i}" for i in range(500)]
+    )
+    assert ids[n : n + 500] in ([f"x-{i}" for i in range(500)], [f"y-{i}" for i in range(500)])

@@ -21,7 +21,9 @@ def run(capsys, *args) -> tuple[int, str, str]:
 
 def lone_surrogate(tmp_path: Path) -> Path:
     path = tmp_path / "x.jsonl"
-    path.write_text('{"id": "\\ud800", "text": "one document about cats"}\n{"id": "b", "text": "one document about cats"}\n')
+    path.write_text(
+        '{"id": "\\ud800", "text": "one document about cats"}\n{"id": "b", "text": "one document about cats"}\n'
+    )
     return path
 
 
@@ -29,12 +31,20 @@ def leftovers(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if "neardup-tmp" in p.name)
 
 
-@pytest.mark.parametrize("args", [["dedup", "SRC", "--dry-run", "--clusters", "OUT.csv"], ["pairs", "SRC", "-o", "OUT.csv"]])
+@pytest.mark.parametrize(
+    "args",
+    [["dedup", "SRC", "--dry-run", "--clusters", "OUT.csv"], ["pairs", "SRC", "-o", "OUT.csv"]],
+)
 def test_a_lone_surrogate_id_into_csv_is_an_error_naming_the_file(tmp_path, capsys, args):
     src = lone_surrogate(tmp_path)
     out = tmp_path / "out.csv"
     code, _, err = run(capsys, *[src if a == "SRC" else out if a == "OUT.csv" else a for a in args])
-    assert code == 2 and f"{out}: the value" in err and "lone surrogate" in err and "Traceback" not in err
+    assert (
+        code == 2
+        and f"{out}: the value" in err
+        and "lone surrogate" in err
+        and "Traceback" not in err
+    )
     assert not out.exists() and leftovers(tmp_path) == []
 
 
@@ -54,7 +64,9 @@ def test_a_lone_surrogate_printed_is_an_error(tmp_path, capsys):
 def test_mixed_type_ids_into_parquet_are_an_error_naming_the_file(tmp_path, capsys):
     pytest.importorskip("pyarrow")
     src = tmp_path / "x.jsonl"
-    src.write_text('{"id": 1, "text": "a document about cats"}\n{"id": "b", "text": "a document about cats"}\n')
+    src.write_text(
+        '{"id": 1, "text": "a document about cats"}\n{"id": "b", "text": "a document about cats"}\n'
+    )
     out = tmp_path / "c.parquet"
     code, _, err = run(capsys, "dedup", src, "--dry-run", "--clusters", out)
     assert code == 2 and f"{out}: column 'id' cannot be written as Parquet" in err
@@ -62,11 +74,19 @@ def test_mixed_type_ids_into_parquet_are_an_error_naming_the_file(tmp_path, caps
 
 
 def shell(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["bash", "-c", f"{sys.executable} -m neardup {command}"], cwd=cwd, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        ["bash", "-c", f"{sys.executable} -m neardup {command}"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_closed_standard_streams(tmp_path):
-    (tmp_path / "x.jsonl").write_text('{"id": 1, "text": "a document about cats"}\n{"id": 2, "text": "a document about cats"}\n')
+    (tmp_path / "x.jsonl").write_text(
+        '{"id": 1, "text": "a document about cats"}\n{"id": 2, "text": "a document about cats"}\n'
+    )
     done = shell("dedup x.jsonl --dry-run --clusters - >&-", tmp_path)
     assert done.returncode == 1 and "<stdout>: standard output is closed" in done.stderr
     done = shell("pairs x.jsonl >&-", tmp_path)
@@ -84,11 +104,25 @@ def test_closed_standard_streams(tmp_path):
 
 def test_non_utf8_arguments(tmp_path):
     name = b"\xff.jsonl"
-    (tmp_path / name.decode("utf-8", "surrogateescape")).write_text('{"id": 1, "text": "a document about cats"}\n')
-    done = subprocess.run([sys.executable, "-m", "neardup", "dedup", name, "-o", b"\xfe.jsonl"], cwd=tmp_path,
-                          capture_output=True, timeout=120)
+    (tmp_path / name.decode("utf-8", "surrogateescape")).write_text(
+        '{"id": 1, "text": "a document about cats"}\n'
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "neardup", "dedup", name, "-o", b"\xfe.jsonl"],
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
-    assert (tmp_path / b"\xfe.jsonl".decode("utf-8", "surrogateescape")).read_bytes() == b'{"id": 1, "text": "a document about cats"}\n'
-    done = subprocess.run([sys.executable, "-m", "neardup", "dedup", b"\xfd.jsonl", "--dry-run"], cwd=tmp_path,
-                          capture_output=True, timeout=120)
-    assert done.returncode == 2 and b"no such file" in done.stderr and b"Traceback" not in done.stderr
+    assert (
+        tmp_path / b"\xfe.jsonl".decode("utf-8", "surrogateescape")
+    ).read_bytes() == b'{"id": 1, "text": "a document about cats"}\n'
+    done = subprocess.run(
+        [sys.executable, "-m", "neardup", "dedup", b"\xfd.jsonl", "--dry-run"],
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=120,
+    )
+    assert (
+        done.returncode == 2 and b"no such file" in done.stderr and b"Traceback" not in done.stderr
+    )

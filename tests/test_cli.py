@@ -42,9 +42,13 @@ needs_parquet = pytest.mark.skipif(pa is None, reason="pyarrow not installed (th
 DOCS = family_corpus()
 IDS = [f"doc-{i:03d}" for i in range(len(DOCS))]
 FPS = neardup.Simhasher().fingerprint_many(DOCS)
-KEPT_ROW = verified_stars(DOCS)  # the default: verified stars, k = THRESHOLD_K, Jaccard >= 0.8, keep first
+KEPT_ROW = verified_stars(
+    DOCS
+)  # the default: verified stars, k = THRESHOLD_K, Jaccard >= 0.8, keep first
 KEEP = np.array([KEPT_ROW[r] == r for r in range(len(DOCS))])
-LABELS = np.array([min(s for s in range(len(DOCS)) if KEPT_ROW[s] == KEPT_ROW[r]) for r in range(len(DOCS))])
+LABELS = np.array(
+    [min(s for s in range(len(DOCS)) if KEPT_ROW[s] == KEPT_ROW[r]) for r in range(len(DOCS))]
+)
 KEPT_IDS = [IDS[r] for r in np.flatnonzero(KEEP)]
 
 
@@ -111,7 +115,9 @@ def read_ids(path: Path, kind: str) -> list[str]:
         return pq.read_table(path).column("id").to_pylist()
     if kind in ("csv", "tsv"):
         with open(path, newline="", encoding="utf-8") as f:
-            return [row["id"] for row in csv.DictReader(f, delimiter="," if kind == "csv" else "\t")]
+            return [
+                row["id"] for row in csv.DictReader(f, delimiter="," if kind == "csv" else "\t")
+            ]
     return sorted(p.stem for p in path.rglob("*.txt"))
 
 
@@ -125,7 +131,9 @@ def test_dedup_keeps_the_first_of_each_brute_force_cluster_in_every_format(tmp_p
         pytest.skip(f"{kind} needs an extra that is not installed")
     src = write_input(tmp_path, kind)
     out = tmp_path / ("kept" if kind == "txt" else f"kept.{kind}")
-    code, stdout, _ = run(capsys, "dedup", src, "-o", out, "--json", "--clusters", tmp_path / "clusters.csv")
+    code, stdout, _ = run(
+        capsys, "dedup", src, "-o", out, "--json", "--clusters", tmp_path / "clusters.csv"
+    )
     assert code == 0
     report = json.loads(stdout)
     assert report["documents"] == len(DOCS) and report["removed"] == len(DOCS) - len(KEPT_IDS)
@@ -139,22 +147,48 @@ def test_dedup_keeps_the_first_of_each_brute_force_cluster_in_every_format(tmp_p
 
 def test_jsonl_output_copies_the_kept_lines_byte_for_byte(tmp_path, capsys):
     src = tmp_path / "in.jsonl"
-    lines = [json.dumps({"text": t, "id": i, "extra": [1, {"a": None}]}, indent=None, separators=(", ", ":")) for i, t in zip(IDS, DOCS)]
-    src.write_text("\n".join(lines) + "\n\n", encoding="utf-8")  # a blank line at the end is not a document
+    lines = [
+        json.dumps(
+            {"text": t, "id": i, "extra": [1, {"a": None}]}, indent=None, separators=(", ", ":")
+        )
+        for i, t in zip(IDS, DOCS)
+    ]
+    src.write_text(
+        "\n".join(lines) + "\n\n", encoding="utf-8"
+    )  # a blank line at the end is not a document
     assert run(capsys, "dedup", src, "-o", tmp_path / "out.jsonl", "-q")[0] == 0
     kept = [lines[r] + "\n" for r in np.flatnonzero(KEEP)]
     assert (tmp_path / "out.jsonl").read_text(encoding="utf-8") == "".join(kept)
 
 
 def test_stdin_in_and_stdout_out(tmp_path, capsys, monkeypatch):
-    code, out, err = run(capsys, "dedup", "-", "-o", "-", "--json", stdin=jsonl_bytes(records()), monkeypatch=monkeypatch)
+    code, out, err = run(
+        capsys,
+        "dedup",
+        "-",
+        "-o",
+        "-",
+        "--json",
+        stdin=jsonl_bytes(records()),
+        monkeypatch=monkeypatch,
+    )
     assert code == 0
     assert [json.loads(line)["id"] for line in out.splitlines()] == KEPT_IDS
-    assert json.loads(err)["kept"] == len(KEPT_IDS)  # the report goes to stderr when the data goes to stdout
+    assert json.loads(err)["kept"] == len(
+        KEPT_IDS
+    )  # the report goes to stderr when the data goes to stdout
 
 
 def test_gzip_on_stdin_is_recognized(capsys, monkeypatch):
-    code, out, _ = run(capsys, "dedup", "-", "--dry-run", "--json", stdin=gzip.compress(jsonl_bytes(records())), monkeypatch=monkeypatch)
+    code, out, _ = run(
+        capsys,
+        "dedup",
+        "-",
+        "--dry-run",
+        "--json",
+        stdin=gzip.compress(jsonl_bytes(records())),
+        monkeypatch=monkeypatch,
+    )
     assert code == 0 and json.loads(out)["kept"] == len(KEPT_IDS)
 
 
@@ -162,16 +196,44 @@ def test_command_equals_the_python_api(tmp_path, capsys):
     src = write_input(tmp_path, "jsonl")
     for k, keep in [(3, "first"), (5, "longest"), (0, "first")]:
         clusters_file = tmp_path / f"clusters-{k}.jsonl"
-        code, _, _ = run(capsys, "dedup", src, "--dry-run", "--k", k, "--keep", keep, "--clusters", clusters_file, "-q")
+        code, _, _ = run(
+            capsys,
+            "dedup",
+            src,
+            "--dry-run",
+            "--k",
+            k,
+            "--keep",
+            keep,
+            "--clusters",
+            clusters_file,
+            "-q",
+        )
         assert code == 0
         api = neardup.dedup(records(), k=k, keep=keep, id_field="id").to_pandas()
         rows = [json.loads(line) for line in clusters_file.read_text().splitlines()]
         assert rows == [
-            {"id": i, "cluster": c, "kept": kept, "kept_id": kid, "jaccard": round(j, 4), "distance": d}
-            for i, c, kept, kid, j, d in zip(api["id"], api["cluster"].tolist(), api["kept"].tolist(), api["kept_id"].tolist(),
-                                             api["jaccard"].tolist(), api["distance"].tolist())
+            {
+                "id": i,
+                "cluster": c,
+                "kept": kept,
+                "kept_id": kid,
+                "jaccard": round(j, 4),
+                "distance": d,
+            }
+            for i, c, kept, kid, j, d in zip(
+                api["id"],
+                api["cluster"].tolist(),
+                api["kept"].tolist(),
+                api["kept_id"].tolist(),
+                api["jaccard"].tolist(),
+                api["distance"].tolist(),
+            )
         ]
-    assert [r["kept"] for r in rows] != [r["kept"] for r in [json.loads(x) for x in (tmp_path / "clusters-5.jsonl").read_text().splitlines()]]
+    assert [r["kept"] for r in rows] != [
+        r["kept"]
+        for r in [json.loads(x) for x in (tmp_path / "clusters-5.jsonl").read_text().splitlines()]
+    ]
 
 
 def test_keep_longest_and_hasher_flags(tmp_path, capsys):
@@ -181,8 +243,23 @@ def test_keep_longest_and_hasher_flags(tmp_path, capsys):
     order = sorted(range(len(DOCS)), key=lambda r: (-len(DOCS[r]), r))
     kept, _ = star_oracle(order, fingerprint_near(DOCS, fps, 4))
     expected = [IDS[r] for r in range(len(DOCS)) if kept[r] == r]
-    code, _, _ = run(capsys, "dedup", src, "-o", tmp_path / "out.jsonl", "--k", 4, "--keep", "longest", "--tokens", "char", "--ngram", 4,
-                     "--no-verify", "-q")
+    code, _, _ = run(
+        capsys,
+        "dedup",
+        src,
+        "-o",
+        tmp_path / "out.jsonl",
+        "--k",
+        4,
+        "--keep",
+        "longest",
+        "--tokens",
+        "char",
+        "--ngram",
+        4,
+        "--no-verify",
+        "-q",
+    )
     assert code == 0 and read_ids(tmp_path / "out.jsonl", "jsonl") == expected
 
 
@@ -190,36 +267,95 @@ def test_normalization_and_stopword_flags(tmp_path, capsys):
     src = write_input(tmp_path, "jsonl")
     words = tmp_path / "stop.txt"
     words.write_text("the\nof\n" + "\n".join(DOCS[0].split()[:5]) + "\n")
-    hasher = neardup.Simhasher(unicode_form=None, casefold=False, stopwords=words.read_text().split(), ngram=2)
+    hasher = neardup.Simhasher(
+        unicode_form=None, casefold=False, stopwords=words.read_text().split(), ngram=2
+    )
     want = fingerprint_clusters(DOCS, hasher.fingerprint_many(DOCS), 2)
-    code, out, _ = run(capsys, "dedup", src, "--dry-run", "--json", "--k", 2, "--unicode-form", "none", "--no-casefold",
-                       "--stopwords", words, "--ngram", 2, "--no-verify")
+    code, out, _ = run(
+        capsys,
+        "dedup",
+        src,
+        "--dry-run",
+        "--json",
+        "--k",
+        2,
+        "--unicode-form",
+        "none",
+        "--no-casefold",
+        "--stopwords",
+        words,
+        "--ngram",
+        2,
+        "--no-verify",
+    )
     assert code == 0 and json.loads(out)["clusters"] == len(want) > 0
 
 
 def test_fields_and_idf_flags(tmp_path, capsys):
     src = tmp_path / "in.jsonl"
     src.write_bytes(jsonl_bytes({"id": i, "title": t[:20], "body": t} for i, t in zip(IDS, DOCS)))
-    code, out, _ = run(capsys, "dedup", src, "--dry-run", "--json", "--field", "title=2", "--field", "body=1", "--weighting", "idf",
-                       "--no-verify")
+    code, out, _ = run(
+        capsys,
+        "dedup",
+        src,
+        "--dry-run",
+        "--json",
+        "--field",
+        "title=2",
+        "--field",
+        "body=1",
+        "--weighting",
+        "idf",
+        "--no-verify",
+    )
     hasher = neardup.Simhasher(fields={"title": 2, "body": 1}, weighting="idf")
     docs = [{"title": t[:20], "body": t} for t in DOCS]
     hasher.fit(docs)
     want = fingerprint_clusters(DOCS, hasher.fingerprint_many(docs), 3)
     assert code == 0 and json.loads(out)["clusters"] == len(want) > 0
     # Verified, the fields are compared as one text: the API gives the same.
-    code, out, _ = run(capsys, "dedup", src, "--dry-run", "--json", "--field", "title=2", "--field", "body=1", "--weighting", "idf")
+    code, out, _ = run(
+        capsys,
+        "dedup",
+        src,
+        "--dry-run",
+        "--json",
+        "--field",
+        "title=2",
+        "--field",
+        "body=1",
+        "--weighting",
+        "idf",
+    )
     assert code == 0 and json.loads(out)["removed"] == neardup.dedup(docs, hasher=hasher).n_removed
 
 
 BAD_CASES = {
-    "malformed JSON": (b'{"text": "a b c"}\n{"text": "d e f"}\n{"text": oops}\n', r"bad\.jsonl:3: malformed JSON: Expecting value \(column 10\)"),
-    "missing text field": (b'{"text": "a b c"}\n{"body": "x"}\n', r"bad\.jsonl:2: no field 'text' \(has: body\)"),
-    "non-string text": (b'{"text": "a"}\n{"text": "b"}\n\n{"text": 42}\n', r"bad\.jsonl:4: field 'text' is a number, expected a string"),
+    "malformed JSON": (
+        b'{"text": "a b c"}\n{"text": "d e f"}\n{"text": oops}\n',
+        r"bad\.jsonl:3: malformed JSON: Expecting value \(column 10\)",
+    ),
+    "missing text field": (
+        b'{"text": "a b c"}\n{"body": "x"}\n',
+        r"bad\.jsonl:2: no field 'text' \(has: body\)",
+    ),
+    "non-string text": (
+        b'{"text": "a"}\n{"text": "b"}\n\n{"text": 42}\n',
+        r"bad\.jsonl:4: field 'text' is a number, expected a string",
+    ),
     "null text": (b'{"text": null}\n', r"bad\.jsonl:1: field 'text' is null, expected a string"),
-    "not an object": (b'{"text": "a"}\n["text"]\n', r"bad\.jsonl:2: expected a JSON object, got an array"),
-    "invalid UTF-8": (b'{"text": "a"}\n{"text": "caf\xe9"}\n', r"bad\.jsonl:2: invalid UTF-8: byte 0xe9 at column 14"),
-    "lone surrogate": (b'{"text": "a"}\n{"text": "x \\ud800 y"}\n', r"bad\.jsonl:2: text holds a lone surrogate \(U\+D800\)"),
+    "not an object": (
+        b'{"text": "a"}\n["text"]\n',
+        r"bad\.jsonl:2: expected a JSON object, got an array",
+    ),
+    "invalid UTF-8": (
+        b'{"text": "a"}\n{"text": "caf\xe9"}\n',
+        r"bad\.jsonl:2: invalid UTF-8: byte 0xe9 at column 14",
+    ),
+    "lone surrogate": (
+        b'{"text": "a"}\n{"text": "x \\ud800 y"}\n',
+        r"bad\.jsonl:2: text holds a lone surrogate \(U\+D800\)",
+    ),
     "missing id": (b'{"id": 1, "text": "a"}\n{"text": "b"}\n', r"bad\.jsonl:2: no field 'id'"),
 }
 
@@ -230,7 +366,17 @@ def test_bad_jsonl_stops_with_file_line_and_status_2_and_leaves_nothing(tmp_path
     src = tmp_path / "bad.jsonl"
     src.write_bytes(data)
     out, clusters_file = tmp_path / "out.jsonl", tmp_path / "c.csv"
-    code, _, err = run(capsys, "dedup", src, "-o", out, "--clusters", clusters_file, "--report", tmp_path / "r.html")
+    code, _, err = run(
+        capsys,
+        "dedup",
+        src,
+        "-o",
+        out,
+        "--clusters",
+        clusters_file,
+        "--report",
+        tmp_path / "r.html",
+    )
     assert code == 2
     assert re.search(message, err), err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl"]
@@ -245,12 +391,25 @@ def test_on_error_skip_counts_and_lists_bad_records(tmp_path, capsys):
     lines.insert(5, json.dumps({"id": "x", "text": 7}))
     lines.insert(6, '{"id": "s", "text": "\\udc00"}')
     src.write_text("\n".join(lines) + "\n")
-    code, out, _ = run(capsys, "dedup", src, "-o", tmp_path / "out.jsonl", "--on-error", "skip", "--json", "--clusters", tmp_path / "c.csv")
+    code, out, _ = run(
+        capsys,
+        "dedup",
+        src,
+        "-o",
+        tmp_path / "out.jsonl",
+        "--on-error",
+        "skip",
+        "--json",
+        "--clusters",
+        tmp_path / "c.csv",
+    )
     report = json.loads(out)
     assert code == 0 and report["documents"] == 6 and report["skipped"] == 3
     assert [e.split(": ")[0] for e in report["errors"]] == [f"{src}:3", f"{src}:6", f"{src}:7"]
     expected = neardup.dedup(good, id_field="id")
-    assert read_ids(tmp_path / "out.jsonl", "jsonl") == [good[r]["id"] for r in np.flatnonzero(expected.keep)]
+    assert read_ids(tmp_path / "out.jsonl", "jsonl") == [
+        good[r]["id"] for r in np.flatnonzero(expected.keep)
+    ]
     with open(tmp_path / "c.csv") as f:
         assert [r["id"] for r in csv.DictReader(f)] == [r["id"] for r in good]
     code, out, _ = run(capsys, "dedup", src, "--dry-run", "--on-error", "skip")
@@ -260,10 +419,14 @@ def test_on_error_skip_counts_and_lists_bad_records(tmp_path, capsys):
 def test_on_error_skip_skips_a_csv_row_of_invalid_utf8(tmp_path, capsys):
     src = tmp_path / "c.csv"
     src.write_bytes(b'id,text\n1,"first doc"\n2,"bad \xff\nrow"\n3,third doc\n')
-    code, out, _ = run(capsys, "dedup", src, "-o", tmp_path / "out.csv", "--on-error", "skip", "--json")
+    code, out, _ = run(
+        capsys, "dedup", src, "-o", tmp_path / "out.csv", "--on-error", "skip", "--json"
+    )
     report = json.loads(out)
     assert code == 0 and report["documents"] == 2
-    assert report["errors"] == [f"{src}:3: invalid UTF-8: byte 0xff at column 8 cannot start or continue a character"]
+    assert report["errors"] == [
+        f"{src}:3: invalid UTF-8: byte 0xff at column 8 cannot start or continue a character"
+    ]
     assert (tmp_path / "out.csv").read_bytes() == b"id,text\r\n1,first doc\r\n3,third doc\r\n"
 
 
@@ -271,32 +434,80 @@ def test_on_error_skip_skips_a_csv_row_of_invalid_utf8(tmp_path, capsys):
 def test_bad_csv_parquet_txt_and_files(tmp_path, capsys):
     cases = []
     (tmp_path / "a.csv").write_text("id,body\n1,x\n")
-    cases.append((["dedup", tmp_path / "a.csv", "--dry-run"], r"a\.csv:1: no column 'text' \(columns: id, body\)"))
+    cases.append(
+        (
+            ["dedup", tmp_path / "a.csv", "--dry-run"],
+            r"a\.csv:1: no column 'text' \(columns: id, body\)",
+        )
+    )
     (tmp_path / "b.csv").write_text('id,text\n1,"one\ntwo"\n2,three,extra\n')
-    cases.append((["dedup", tmp_path / "b.csv", "--dry-run"], r"b\.csv:4: 3 fields where the header has 2"))
+    cases.append(
+        (["dedup", tmp_path / "b.csv", "--dry-run"], r"b\.csv:4: 3 fields where the header has 2")
+    )
     (tmp_path / "c.csv").write_bytes(b"id,text\n1,ok\n2,\xff\n")
-    cases.append((["dedup", tmp_path / "c.csv", "--dry-run"], r"c\.csv:3: invalid UTF-8: byte 0xff at column 3"))
+    cases.append(
+        (
+            ["dedup", tmp_path / "c.csv", "--dry-run"],
+            r"c\.csv:3: invalid UTF-8: byte 0xff at column 3",
+        )
+    )
     pq.write_table(pa.table({"text": ["a", None, "c"]}), tmp_path / "d.parquet")
-    cases.append((["dedup", tmp_path / "d.parquet", "--dry-run"], r"d\.parquet: row 2: column 'text' is null"))
+    cases.append(
+        (
+            ["dedup", tmp_path / "d.parquet", "--dry-run"],
+            r"d\.parquet: row 2: column 'text' is null",
+        )
+    )
     pq.write_table(pa.table({"text": [1, 2]}), tmp_path / "e.parquet")
-    cases.append((["dedup", tmp_path / "e.parquet", "--dry-run"], r"e\.parquet: column 'text' is int64, expected strings"))
+    cases.append(
+        (
+            ["dedup", tmp_path / "e.parquet", "--dry-run"],
+            r"e\.parquet: column 'text' is int64, expected strings",
+        )
+    )
     (tmp_path / "f.parquet").write_bytes(b"not parquet at all")
-    cases.append((["dedup", tmp_path / "f.parquet", "--dry-run"], r"f\.parquet: not a valid Parquet file"))
+    cases.append(
+        (["dedup", tmp_path / "f.parquet", "--dry-run"], r"f\.parquet: not a valid Parquet file")
+    )
     (tmp_path / "g.jsonl.gz").write_bytes(gzip.compress(b'{"text": "a"}\n' * 50)[:-12])
-    cases.append((["dedup", tmp_path / "g.jsonl.gz", "--dry-run"], r"g\.jsonl\.gz: truncated or corrupt gzip stream"))
-    cases.append((["dedup", tmp_path / "missing.jsonl", "--dry-run"], r"missing\.jsonl: no such file"))
-    cases.append((["dedup", tmp_path / "a.csv", "--format", "jsonl", "--dry-run"], r"a\.csv:1: malformed JSON"))
+    cases.append(
+        (
+            ["dedup", tmp_path / "g.jsonl.gz", "--dry-run"],
+            r"g\.jsonl\.gz: truncated or corrupt gzip stream",
+        )
+    )
+    cases.append(
+        (["dedup", tmp_path / "missing.jsonl", "--dry-run"], r"missing\.jsonl: no such file")
+    )
+    cases.append(
+        (
+            ["dedup", tmp_path / "a.csv", "--format", "jsonl", "--dry-run"],
+            r"a\.csv:1: malformed JSON",
+        )
+    )
     (tmp_path / "h.data").write_text("x")
-    cases.append((["dedup", tmp_path / "h.data", "--dry-run"], r"h\.data: cannot tell the format from the name; pass --format"))
+    cases.append(
+        (
+            ["dedup", tmp_path / "h.data", "--dry-run"],
+            r"h\.data: cannot tell the format from the name; pass --format",
+        )
+    )
     folder = tmp_path / "texts"
     folder.mkdir()
     (folder / "a.txt").write_text("fine")
     (folder / "b.txt").write_bytes(b"line one\nline \xc3\x28 two")
-    cases.append((["dedup", folder, "--dry-run"], r"texts/b\.txt:2: invalid UTF-8: byte 0xc3 at column 6"))
+    cases.append(
+        (["dedup", folder, "--dry-run"], r"texts/b\.txt:2: invalid UTF-8: byte 0xc3 at column 6")
+    )
     folder2 = tmp_path / "texts2"
     folder2.mkdir()
     (folder2 / "gone.txt").symlink_to(tmp_path / "nowhere")
-    cases.append((["dedup", folder2, "--dry-run"], r"texts2/gone\.txt: cannot read: no such file or directory"))
+    cases.append(
+        (
+            ["dedup", folder2, "--dry-run"],
+            r"texts2/gone\.txt: cannot read: no such file or directory",
+        )
+    )
     for args, message in cases:
         code, _, err = run(capsys, *args)
         assert code == 2, (args, err)
@@ -335,8 +546,13 @@ def _default_sigint() -> None:
 
 
 def _spawn(args, **kw):
-    return subprocess.Popen([sys.executable, "-m", "neardup", *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            preexec_fn=_default_sigint, **kw)
+    return subprocess.Popen(
+        [sys.executable, "-m", "neardup", *map(str, args)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=_default_sigint,
+        **kw,
+    )
 
 
 @pytest.mark.parametrize("name", ["feed.jsonl", "feed.jsonl.gz"])
@@ -348,10 +564,14 @@ def test_interrupt_while_reading_leaves_no_output(tmp_path, name):
     proc = _spawn(["dedup", fifo, "-o", out / "kept.jsonl", "--clusters", out / "c.csv"])
     with open(fifo, "wb") as feed:
         data = jsonl_bytes(records())
-        feed.write(gzip.compress(data)[:-20] if name.endswith(".gz") else data)  # the rest never comes
+        feed.write(
+            gzip.compress(data)[:-20] if name.endswith(".gz") else data
+        )  # the rest never comes
         feed.flush()
         deadline = time.monotonic() + 20
-        while len(os.listdir(out)) < 2 and time.monotonic() < deadline:  # the temporary outputs exist: mid-run
+        while (
+            len(os.listdir(out)) < 2 and time.monotonic() < deadline
+        ):  # the temporary outputs exist: mid-run
             time.sleep(0.02)
         assert len(os.listdir(out)) == 2
         time.sleep(0.3)
@@ -368,7 +588,11 @@ def test_interrupt_while_writing_leaves_no_output_and_the_input_untouched(tmp_pa
     vocab = np.array([f"w{n}" for n in range(5000)])
     words = vocab[rng.integers(0, len(vocab), size=(120_000, 24))]
     src = tmp_path / "big.jsonl"
-    src.write_text("".join(f'{{"id": {n}, "text": "{" ".join(row)}"}}\n' for n, row in enumerate(words.tolist())))
+    src.write_text(
+        "".join(
+            f'{{"id": {n}, "text": "{" ".join(row)}"}}\n' for n, row in enumerate(words.tolist())
+        )
+    )
     digest = hashlib.sha256(src.read_bytes()).hexdigest()
     out = tmp_path / "out"
     out.mkdir()
@@ -451,7 +675,9 @@ def test_html_report_shows_the_brute_force_figures(tmp_path, capsys):
     assert rows[reach + 2][:2] == [f">{reach}", str(int((nearest > reach).sum()))]
     sizes = np.bincount(LABELS)
     size_counts = np.unique(sizes[sizes > 0], return_counts=True)
-    assert [[int(a), int(b)] for a, b in parsed.tables["sizes"][1:]] == [[int(a), int(b)] for a, b in zip(*size_counts)]
+    assert [[int(a), int(b)] for a, b in parsed.tables["sizes"][1:]] == [
+        [int(a), int(b)] for a, b in zip(*size_counts)
+    ]
     assert parsed.summary["documents"] == str(len(DOCS))
     assert parsed.summary["clusters"] == str(int((sizes >= 2).sum()))
     assert parsed.summary["removed"] == str(len(DOCS) - len(KEPT_IDS))
@@ -475,7 +701,10 @@ def test_fingerprint_adds_a_column_in_each_format(tmp_path, capsys):
     src = write_input(tmp_path, "parquet")
     assert run(capsys, "fingerprint", src, "-o", tmp_path / "f.parquet", "-q")[0] == 0
     table = pq.read_table(tmp_path / "f.parquet")
-    assert table.column_names == ["id", "text", "n", "fingerprint"] and str(table.schema.field("fingerprint").type) == "uint64"
+    assert (
+        table.column_names == ["id", "text", "n", "fingerprint"]
+        and str(table.schema.field("fingerprint").type) == "uint64"
+    )
     assert table.column("fingerprint").to_numpy().tolist() == FPS.tolist()
     src = write_input(tmp_path, "txt")
     assert run(capsys, "fingerprint", src, "-o", tmp_path / "t.jsonl", "-q")[0] == 0
@@ -501,11 +730,22 @@ def test_index_build_add_and_query(tmp_path, capsys):
     idx = tmp_path / "c.idx"
     assert run(capsys, "index", "build", src, "-o", idx, "-q")[0] == 0
     code, out, _ = run(capsys, "index", "query", idx, "--text", DOCS[5], "--json")
-    expected = sorted((int(r), int(distances(FPS)[5, r])) for r in np.flatnonzero(distances(FPS)[5] <= 3))
-    assert code == 0 and sorted((m["id"], m["distance"]) for m in json.loads(out)["matches"]) == expected
+    expected = sorted(
+        (int(r), int(distances(FPS)[5, r])) for r in np.flatnonzero(distances(FPS)[5] <= 3)
+    )
+    assert (
+        code == 0
+        and sorted((m["id"], m["distance"]) for m in json.loads(out)["matches"]) == expected
+    )
     code, out, _ = run(capsys, "index", "add", idx, src, "--json")
     assert code == 0 and json.loads(out) | {"errors": []} == {
-        "index": str(idx), "added": len(DOCS), "size": 2 * len(DOCS), "already_near_duplicates": len(DOCS), "skipped": 0, "errors": []}
+        "index": str(idx),
+        "added": len(DOCS),
+        "size": 2 * len(DOCS),
+        "already_near_duplicates": len(DOCS),
+        "skipped": 0,
+        "errors": [],
+    }
     code, out, _ = run(capsys, "index", "query", idx, src, "--json")
     matches = [json.loads(line) for line in out.splitlines()]
     assert code == 0 and len(matches) == 2 * int((distances(FPS) <= 3).sum())
@@ -515,9 +755,20 @@ def test_index_build_add_and_query(tmp_path, capsys):
 
 def test_empty_inputs_give_empty_outputs(tmp_path, capsys):
     (tmp_path / "empty.jsonl").write_bytes(b"\n")
-    code, out, _ = run(capsys, "dedup", tmp_path / "empty.jsonl", "-o", tmp_path / "out.jsonl", "--json", "--clusters", tmp_path / "c.csv")
+    code, out, _ = run(
+        capsys,
+        "dedup",
+        tmp_path / "empty.jsonl",
+        "-o",
+        tmp_path / "out.jsonl",
+        "--json",
+        "--clusters",
+        tmp_path / "c.csv",
+    )
     assert code == 0 and json.loads(out)["documents"] == 0
-    assert (tmp_path / "out.jsonl").read_bytes() == b"" and (tmp_path / "c.csv").read_text() == "id,cluster,kept,kept_id,jaccard,distance\n"
+    assert (tmp_path / "out.jsonl").read_bytes() == b"" and (
+        tmp_path / "c.csv"
+    ).read_text() == "id,cluster,kept,kept_id,jaccard,distance\n"
 
 
 def test_a_missing_extra_is_named(tmp_path, capsys, monkeypatch):
@@ -534,12 +785,16 @@ def test_a_missing_extra_is_named(tmp_path, capsys, monkeypatch):
 
 def test_index_ids_come_from_an_integer_id_field(tmp_path, capsys):
     src = tmp_path / "n.jsonl"
-    src.write_bytes(jsonl_bytes({"n": 1000 + i, "name": IDS[i], "text": t} for i, t in enumerate(DOCS)))
+    src.write_bytes(
+        jsonl_bytes({"n": 1000 + i, "name": IDS[i], "text": t} for i, t in enumerate(DOCS))
+    )
     idx = tmp_path / "n.idx"
     assert run(capsys, "index", "build", src, "--id-field", "n", "-o", idx, "-q")[0] == 0
     code, out, _ = run(capsys, "index", "query", idx, "--text", DOCS[7], "--json")
     assert code == 0 and 1007 in [m["id"] for m in json.loads(out)["matches"]]
-    code, _, err = run(capsys, "index", "build", src, "--id-field", "name", "-o", tmp_path / "bad.idx")
+    code, _, err = run(
+        capsys, "index", "build", src, "--id-field", "name", "-o", tmp_path / "bad.idx"
+    )
     assert code == 2 and "index ids must be integers" in err and not (tmp_path / "bad.idx").exists()
     assert leftovers(tmp_path) == []
 
@@ -560,7 +815,11 @@ def test_plan_and_explain(capsys):
     code, out, _ = run(capsys, "explain", a, b)
     distance = neardup.hamming(neardup.simhash(a), neardup.simhash(b))
     assert code == 0 and f"distance {distance} " in out
-    assert "only in A (1): 'fox'" in out and "only in B (1): 'dog'" in out and "shared features (4 of 6)" in out
+    assert (
+        "only in A (1): 'fox'" in out
+        and "only in B (1): 'dog'" in out
+        and "shared features (4 of 6)" in out
+    )
 
 
 def test_a_folder_without_txt_files_is_bad_input_for_every_command(tmp_path, capsys):
@@ -571,9 +830,16 @@ def test_a_folder_without_txt_files_is_bad_input_for_every_command(tmp_path, cap
     (folder / ".hidden.txt").write_text(DOCS[2])
     index = tmp_path / "i.idx"
     assert run(capsys, "index", "build", write_input(tmp_path, "jsonl"), "-o", index, "-q")[0] == 0
-    for args in (["dedup", folder, "-o", tmp_path / "kept"], ["dedup", folder, "--dry-run", "--json"],
-                 ["fingerprint", folder, "-o", tmp_path / "f.csv"], ["pairs", folder], ["tune", folder],
-                 ["index", "build", folder, "-o", tmp_path / "j.idx"], ["index", "add", index, folder], ["index", "query", index, folder]):
+    for args in (
+        ["dedup", folder, "-o", tmp_path / "kept"],
+        ["dedup", folder, "--dry-run", "--json"],
+        ["fingerprint", folder, "-o", tmp_path / "f.csv"],
+        ["pairs", folder],
+        ["tune", folder],
+        ["index", "build", folder, "-o", tmp_path / "j.idx"],
+        ["index", "add", index, folder],
+        ["index", "query", index, folder],
+    ):
         code, out, err = run(capsys, *args)
         assert (code, out, err) == (2, "", f"neardup: {folder}: no .txt files\n"), args
     assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.jsonl", "i.idx", "notes"]
@@ -584,7 +850,10 @@ def test_fingerprint_of_a_folder_names_its_table_or_gets_a_usage_error(tmp_path,
     for name in ("fps.txt", "fps", "fps.json"):
         code, out, err = run(capsys, "fingerprint", src, "-o", tmp_path / name)
         assert code == 2 and out == "" and "Traceback" not in err, name
-        assert re.search(r"Invalid value for '?--output'?: ", err) and f"{tmp_path / name}: name it .csv, .tsv, .jsonl or .parquet" in err
+        assert (
+            re.search(r"Invalid value for '?--output'?: ", err)
+            and f"{tmp_path / name}: name it .csv, .tsv, .jsonl or .parquet" in err
+        )
     code, _, _ = run(capsys, "fingerprint", src, "-o", tmp_path / "fps.csv", "-q")
     assert code == 0 and sorted(p.name for p in tmp_path.iterdir()) == ["corpus", "fps.csv"]
 
@@ -593,13 +862,24 @@ def test_fingerprint_of_a_folder_names_its_table_or_gets_a_usage_error(tmp_path,
 def test_every_output_is_named_for_the_inputs_format(tmp_path, capsys, kind):
     src = write_input(tmp_path, kind)
     fmt = "jsonl" if kind.startswith("jsonl") else kind
-    good = {"jsonl": ["kept.jsonl", "kept.ndjson.gz", "kept.jsonl.zst"], "csv": ["kept.csv", "kept.csv.gz"], "txt": ["kept", "kept.txt"]}[fmt]
-    bad = {"jsonl": ["kept.txt", "kept", "kept.json", "kept.csv", "kept.jsonl.tar"], "csv": ["kept.txt", "kept", "kept.tsv", "kept.jsonl"],
-           "txt": ["kept.jsonl", "kept.csv.gz", "kept.parquet"]}[fmt]
+    good = {
+        "jsonl": ["kept.jsonl", "kept.ndjson.gz", "kept.jsonl.zst"],
+        "csv": ["kept.csv", "kept.csv.gz"],
+        "txt": ["kept", "kept.txt"],
+    }[fmt]
+    bad = {
+        "jsonl": ["kept.txt", "kept", "kept.json", "kept.csv", "kept.jsonl.tar"],
+        "csv": ["kept.txt", "kept", "kept.tsv", "kept.jsonl"],
+        "txt": ["kept.jsonl", "kept.csv.gz", "kept.parquet"],
+    }[fmt]
     for name in bad:
         for command in (["dedup"], ["fingerprint"]) if fmt != "txt" else (["dedup"],):
             code, out, err = run(capsys, *command, src, "-o", tmp_path / name)
-            assert code == 2 and out == "" and f"{tmp_path / name}: OUTPUT is written in the input's format" in err, (command, name)
+            assert (
+                code == 2
+                and out == ""
+                and f"{tmp_path / name}: OUTPUT is written in the input's format" in err
+            ), (command, name)
             assert "name it ." + fmt in err if fmt != "txt" else "name a folder" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == [src.name]
     for name in good:
@@ -610,16 +890,31 @@ def test_every_output_is_named_for_the_inputs_format(tmp_path, capsys, kind):
             assert read_ids(path, "txt") == sorted(KEPT_IDS)
             continue
         data = path.read_bytes()
-        data = gzip.decompress(data) if name.endswith(".gz") else zstandard.ZstdDecompressor().decompressobj().decompress(data) if name.endswith(".zst") else data
+        data = (
+            gzip.decompress(data)
+            if name.endswith(".gz")
+            else zstandard.ZstdDecompressor().decompressobj().decompress(data)
+            if name.endswith(".zst")
+            else data
+        )
         lines = data.decode().splitlines()
-        ids = [json.loads(line)["id"] for line in lines] if fmt == "jsonl" else [row["id"] for row in csv.DictReader(lines)]
+        ids = (
+            [json.loads(line)["id"] for line in lines]
+            if fmt == "jsonl"
+            else [row["id"] for row in csv.DictReader(lines)]
+        )
         assert ids == KEPT_IDS, name
 
 
 def test_explain_help_lists_only_what_applies(capsys):
     code, out, _ = run(capsys, "explain", "--help")
     assert code == 0 and "--tokens" in out and "--stopwords" in out and "[tf|binary]" in out
-    assert "--field" not in out and "idf" not in out and "--text-field" not in out and "INPUT" not in out
+    assert (
+        "--field" not in out
+        and "idf" not in out
+        and "--text-field" not in out
+        and "INPUT" not in out
+    )
     code, _, err = run(capsys, "explain", "--weighting", "idf", "a", "b")
     assert code == 2 and "'idf' is not one of 'tf', 'binary'" in err
     code, _, err = run(capsys, "explain", "--field", "title=2", "a", "b")
@@ -632,15 +927,23 @@ def test_counts_of_one_are_singular(tmp_path, capsys):
     one = tmp_path / "one.jsonl"
     one.write_bytes(jsonl_bytes([{"id": 1, "text": DOCS[0]}]))
     idx = tmp_path / "one.idx"
-    outputs = [run(capsys, "fingerprint", one, "-o", tmp_path / "f.jsonl")[1],
-               run(capsys, "dedup", one, "--dry-run")[1],
-               run(capsys, "index", "build", one, "-o", idx)[1],
-               run(capsys, "index", "query", idx, "--text", DOCS[0])[1],
-               run(capsys, "index", "query", idx, one)[1],
-               run(capsys, "index", "add", idx, one)[1]]
+    outputs = [
+        run(capsys, "fingerprint", one, "-o", tmp_path / "f.jsonl")[1],
+        run(capsys, "dedup", one, "--dry-run")[1],
+        run(capsys, "index", "build", one, "-o", idx)[1],
+        run(capsys, "index", "query", idx, "--text", DOCS[0])[1],
+        run(capsys, "index", "query", idx, one)[1],
+        run(capsys, "index", "add", idx, one)[1],
+    ]
     text = "".join(outputs)
-    assert outputs[0].startswith("1 document (") and "1 cluster" not in outputs[1] and outputs[1].startswith("1 document (")
-    assert outputs[2].startswith("indexed 1 document (k=3)") and outputs[3].startswith("1 entry within k=3\n")
+    assert (
+        outputs[0].startswith("1 document (")
+        and "1 cluster" not in outputs[1]
+        and outputs[1].startswith("1 document (")
+    )
+    assert outputs[2].startswith("indexed 1 document (k=3)") and outputs[3].startswith(
+        "1 entry within k=3\n"
+    )
     assert outputs[4].endswith("1 of 1 document has an entry within k=3 (1 match)\n")
     assert outputs[5].startswith(f"added 1 document to {idx} (2 in all); 1 of them was within k=3")
     assert not re.search(r"\b1 (documents|entries|matches|clusters|pairs|records)\b", text), text
@@ -661,7 +964,7 @@ class _Reading:
 
 @pytest.mark.parametrize("ending", ["done", "failed"])
 def test_a_progress_bar_ends_at_100_percent_only_when_its_pass_ended(monkeypatch, ending):
-    from neardup.cli import Progress
+    from neardup.corpus import Progress
 
     terminal = _Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
@@ -683,20 +986,33 @@ def test_a_progress_bar_ends_at_100_percent_only_when_its_pass_ended(monkeypatch
 
 
 def test_every_command_has_help(capsys):
-    for args in [[], ["dedup"], ["fingerprint"], ["pairs"], ["index"], ["index", "build"], ["index", "add"], ["index", "query"], ["plan"], ["explain"]]:
+    for args in [
+        [],
+        ["dedup"],
+        ["fingerprint"],
+        ["pairs"],
+        ["index"],
+        ["index", "build"],
+        ["index", "add"],
+        ["index", "query"],
+        ["plan"],
+        ["explain"],
+    ]:
         code, out, _ = run(capsys, *args, "--help")
         assert code == 0 and out.startswith("Usage: neardup") and len(out) > 200, args
 
 
 @pytest.mark.parametrize("case", sorted(BAD_CASES))
 def test_without_orjson_the_same_messages(tmp_path, capsys, monkeypatch, case):
-    monkeypatch.setattr("neardup.io._fast_loads", None)
+    monkeypatch.setattr("neardup.io.jsonl._fast_loads", None)
     test_bad_jsonl_stops_with_file_line_and_status_2_and_leaves_nothing(tmp_path, capsys, case)
 
 
 def test_without_orjson_the_same_result(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr("neardup.io._fast_loads", None)
-    test_dedup_keeps_the_first_of_each_brute_force_cluster_in_every_format(tmp_path, capsys, "jsonl.gz")
+    monkeypatch.setattr("neardup.io.jsonl._fast_loads", None)
+    test_dedup_keeps_the_first_of_each_brute_force_cluster_in_every_format(
+        tmp_path, capsys, "jsonl.gz"
+    )
     (tmp_path / "kept.jsonl.gz").unlink()
     test_on_error_skip_counts_and_lists_bad_records(tmp_path, capsys)
 
@@ -705,10 +1021,26 @@ def test_without_orjson_the_same_result(tmp_path, capsys, monkeypatch):
 @pytest.mark.parametrize("kind", ["parquet", "csv"])
 def test_other_formats_on_stdin(tmp_path, capsys, monkeypatch, kind):
     data = write_input(tmp_path, kind).read_bytes()
-    code, out, _ = run(capsys, "dedup", "-", "--format", kind, "--dry-run", "--json", stdin=data, monkeypatch=monkeypatch)
+    code, out, _ = run(
+        capsys,
+        "dedup",
+        "-",
+        "--format",
+        kind,
+        "--dry-run",
+        "--json",
+        stdin=data,
+        monkeypatch=monkeypatch,
+    )
     assert code == 0 and json.loads(out)["kept"] == len(KEPT_IDS)
-    code, _, err = run(capsys, "dedup", "-", "--format", kind, "--dry-run", stdin=b"", monkeypatch=monkeypatch)
-    assert (code, err) == (0, "") if kind == "csv" else (code == 2 and "<stdin>: not a valid Parquet file" in err)
+    code, _, err = run(
+        capsys, "dedup", "-", "--format", kind, "--dry-run", stdin=b"", monkeypatch=monkeypatch
+    )
+    assert (
+        (code, err) == (0, "")
+        if kind == "csv"
+        else (code == 2 and "<stdin>: not a valid Parquet file" in err)
+    )
 
 
 # -- --sample: the shipped corpus, for every command that reads INPUT -------------------------------
@@ -733,14 +1065,24 @@ def test_every_command_that_reads_input_takes_the_sample_flag():
             readers.append(" ".join(path))
             flag = next((p for p in command.params if "--sample" in getattr(p, "opts", [])), None)
             assert flag is not None and flag.is_flag and flag.name == "sample", path
-    assert sorted(readers) == ["dedup", "fingerprint", "index add", "index build", "index query", "pairs", "tune"]
+    assert sorted(readers) == [
+        "dedup",
+        "fingerprint",
+        "index add",
+        "index build",
+        "index query",
+        "pairs",
+        "tune",
+    ]
 
 
 def _unzipped(path: Path) -> bytes:
     return gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
 
 
-@pytest.mark.parametrize("command", ["dedup", "fingerprint", "pairs", "index build", "index add", "index query", "tune"])
+@pytest.mark.parametrize(
+    "command", ["dedup", "fingerprint", "pairs", "index build", "index add", "index query", "tune"]
+)
 def test_sample_is_the_shipped_corpus_for_every_command(tmp_path, capsys, command):
     from neardup.cli import sample_path
 
@@ -751,7 +1093,15 @@ def test_sample_is_the_shipped_corpus_for_every_command(tmp_path, capsys, comman
         out_dir = tmp_path / ("flag" if source == ["--sample"] else "path")
         out_dir.mkdir()
         if command == "dedup":
-            args = ["dedup", *source, "-o", out_dir / "kept.jsonl.gz", "--clusters", out_dir / "c.csv", "--quiet"]
+            args = [
+                "dedup",
+                *source,
+                "-o",
+                out_dir / "kept.jsonl.gz",
+                "--clusters",
+                out_dir / "c.csv",
+                "--quiet",
+            ]
         elif command == "fingerprint":
             args = ["fingerprint", *source, "-o", out_dir / "fps.jsonl.gz", "--quiet"]
         elif command == "pairs":
@@ -759,10 +1109,16 @@ def test_sample_is_the_shipped_corpus_for_every_command(tmp_path, capsys, comman
         elif command == "index build":
             args = ["index", "build", *source, "-o", out_dir / "s.idx", "--quiet"]
         elif command == "index add":
-            assert run(capsys, "index", "build", "--sample", "-o", out_dir / "s.idx", "--quiet")[0] == 0
+            assert (
+                run(capsys, "index", "build", "--sample", "-o", out_dir / "s.idx", "--quiet")[0]
+                == 0
+            )
             args = ["index", "add", out_dir / "s.idx", *source, "--quiet"]
         elif command == "index query":
-            assert run(capsys, "index", "build", "--sample", "-o", out_dir / "s.idx", "--quiet")[0] == 0
+            assert (
+                run(capsys, "index", "build", "--sample", "-o", out_dir / "s.idx", "--quiet")[0]
+                == 0
+            )
             args = ["index", "query", out_dir / "s.idx", *source, "--json"]
         else:
             args = ["tune", *source, "--max-k", 3, "--pairs", 20, "--json"]
@@ -786,14 +1142,23 @@ def test_sample_is_the_shipped_corpus_for_every_command(tmp_path, capsys, comman
 
 def test_sample_and_input_together_are_a_usage_error(tmp_path, capsys):
     src = write_input(tmp_path, "jsonl")
-    for args in (["dedup", src, "--sample", "--dry-run"], ["tune", src, "--sample"], ["index", "build", src, "--sample", "-o", tmp_path / "x.idx"]):
+    for args in (
+        ["dedup", src, "--sample", "--dry-run"],
+        ["tune", src, "--sample"],
+        ["index", "build", src, "--sample", "-o", tmp_path / "x.idx"],
+    ):
         code, _, err = run(capsys, *args)
         assert code == 2 and "give INPUT or --sample, not both" in err, args
 
 
 def test_tune_sample_with_a_number_points_to_pairs(tmp_path, capsys):
-    for args in (["tune", "--sample", "50"], ["tune", write_input(tmp_path, "jsonl"), "--sample", "50", "--max-k", "2"]):
+    for args in (
+        ["tune", "--sample", "50"],
+        ["tune", write_input(tmp_path, "jsonl"), "--sample", "50", "--max-k", "2"],
+    ):
         code, _, err = run(capsys, *args)
         assert code == 2 and "the pairs measured at each distance are --pairs 50" in err, args
-    code, out, _ = run(capsys, "tune", write_input(tmp_path, "jsonl"), "--pairs", "3", "--max-k", "2", "--json")
+    code, out, _ = run(
+        capsys, "tune", write_input(tmp_path, "jsonl"), "--pairs", "3", "--max-k", "2", "--json"
+    )
     assert code == 0 and json.loads(out)["sample"] == 3

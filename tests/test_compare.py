@@ -11,20 +11,30 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 import neardup
-
 from brute import pairs as brute_pairs
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPARE = ROOT / "benches" / "compare.py"
 SAMPLE = ROOT / "python" / "neardup" / "data" / "debian-sample.jsonl.gz"
 # One configuration of each peer, so that the run stays short; the uninstalled ones are skipped.
-METHODS = ["neardup", "pure-python", "simhash-matched", "simhash-pybind-matched", "python-simhash-matched",
-           "gaoya-minhash-w3", "datasketch-w3", "rensa-w3"]
-PROBES = {"simhash-matched": "Simhash", "simhash-pybind-matched": "find_all", "python-simhash-matched": "simhash_parallel"}
+METHODS = [
+    "neardup",
+    "pure-python",
+    "simhash-matched",
+    "simhash-pybind-matched",
+    "python-simhash-matched",
+    "gaoya-minhash-w3",
+    "datasketch-w3",
+    "rensa-w3",
+]
+PROBES = {
+    "simhash-matched": "Simhash",
+    "simhash-pybind-matched": "find_all",
+    "python-simhash-matched": "simhash_parallel",
+}
 
 
 def shingle_set(text: str) -> set[str]:
@@ -36,7 +46,9 @@ def shingle_set(text: str) -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[str], dict[tuple[int, int], float]]:
+def tiny(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, Path, list[str], dict[tuple[int, int], float]]:
     """240 Debian descriptions and 80 edited copies (one to four words changed), with every pair
     of Jaccard >= 0.5 found by comparing all pairs."""
     rng = random.Random(7)
@@ -50,7 +62,10 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[str
     folder = tmp_path_factory.mktemp("tiny")
     corpus, truth_path = folder / "tiny.jsonl", folder / "tiny-truth.tsv.gz"
     ids = [f"doc{i}" for i in range(len(texts))]
-    corpus.write_text("".join(json.dumps({"id": d, "text": t}) + "\n" for d, t in zip(ids, texts)), encoding="utf-8")
+    corpus.write_text(
+        "".join(json.dumps({"id": d, "text": t}) + "\n" for d, t in zip(ids, texts)),
+        encoding="utf-8",
+    )
     sets = [shingle_set(t) for t in texts]
     truth = {}
     for i in range(len(texts)):
@@ -65,7 +80,9 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[str
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(COMPARE), *args], capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, str(COMPARE), *args], capture_output=True, text=True, timeout=120
+    )
 
 
 def table_row(report: str, label_start: str) -> list[str]:
@@ -74,7 +91,13 @@ def table_row(report: str, label_start: str) -> list[str]:
 
 
 def installed(method: str) -> bool:
-    module = "simhash" if method in PROBES else {"gaoya-minhash-w3": "gaoya", "datasketch-w3": "datasketch", "rensa-w3": "rensa"}.get(method, "neardup")
+    module = (
+        "simhash"
+        if method in PROBES
+        else {"gaoya-minhash-w3": "gaoya", "datasketch-w3": "datasketch", "rensa-w3": "rensa"}.get(
+            method, "neardup"
+        )
+    )
     if importlib.util.find_spec(module) is None:
         return False
     if method in PROBES:
@@ -86,8 +109,23 @@ def installed(method: str) -> bool:
 def test_compare_end_to_end_on_a_tiny_corpus(tiny, tmp_path: Path) -> None:
     corpus, truth_path, texts, truth = tiny
     out = tmp_path / "report"
-    done = run("--out", str(out), "--sizes", "", "--corpus", str(corpus), "--truth", str(truth_path), "--quick",
-               "--methods", ",".join(METHODS), "--simhash-pybind", str(tmp_path / "none"), "--python-simhash", str(tmp_path / "none"))
+    done = run(
+        "--out",
+        str(out),
+        "--sizes",
+        "",
+        "--corpus",
+        str(corpus),
+        "--truth",
+        str(truth_path),
+        "--quick",
+        "--methods",
+        ",".join(METHODS),
+        "--simhash-pybind",
+        str(tmp_path / "none"),
+        "--python-simhash",
+        str(tmp_path / "none"),
+    )
     assert done.returncode == 0, done.stderr
     report = (out / "report.md").read_text(encoding="utf-8")
     assert report.startswith("# neardup beside its peers")
@@ -102,13 +140,25 @@ def test_compare_end_to_end_on_a_tiny_corpus(tiny, tmp_path: Path) -> None:
     f1 = 2 * precision * recall / (precision + recall)
     similar = len(found & set(truth)) / len(found)
     row = table_row(report, "neardup Simhasher()")
-    assert row[8:13] == [f"{len(found):,}", f"{precision:.3f}", f"{recall:.3f}", f"{f1:.3f}", f"{similar:.3f}"]
+    assert row[8:13] == [
+        f"{len(found):,}",
+        f"{precision:.3f}",
+        f"{recall:.3f}",
+        f"{f1:.3f}",
+        f"{similar:.3f}",
+    ]
     assert f"numpy brute force, k=3, neardup's fingerprints): {len(found):,} pairs" in report
-    assert "neardup.find_all" in report and "same pairs: yes" in report and "same pairs: NO" not in report
+    assert (
+        "neardup.find_all" in report
+        and "same pairs: yes" in report
+        and "same pairs: NO" not in report
+    )
     assert row[0] and float(row[6]) > 0  # peak MB of a real process
 
     # Every installed peer has its row, every other one is named under "Not run" with the reason.
-    results = json.loads((out / "results.json").read_text(encoding="utf-8"))["scales"]["tiny"]["methods"]
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))["scales"]["tiny"][
+        "methods"
+    ]
     for method in METHODS:
         if installed(method):
             assert method in results, method
@@ -130,7 +180,10 @@ def test_compare_end_to_end_on_a_tiny_corpus(tiny, tmp_path: Path) -> None:
 
 
 def test_compare_refuses_an_unknown_size_or_peer(tmp_path: Path) -> None:
-    for option, value, message in (("--sizes", "7k", "unknown size '7k'"), ("--peers", "nope", "unknown peers: nope")):
+    for option, value, message in (
+        ("--sizes", "7k", "unknown size '7k'"),
+        ("--peers", "nope", "unknown peers: nope"),
+    ):
         done = run("--out", str(tmp_path), option, value)
         assert done.returncode == 2
         assert message in done.stderr and "Traceback" not in done.stderr

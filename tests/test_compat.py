@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import re
 
-import numpy as np
 import pytest
 
 from neardup import compat
@@ -41,13 +40,23 @@ def test_values_equal_the_package_on_the_corpus(docs, theirs, ours):
 def test_values_equal_the_package_for_shorter_fingerprints(docs, f):
     for d in docs[:200]:
         assert compat.Simhash(d, f=f).value == simhash.Simhash(d, f=f).value
-    assert compat.simhash_many(docs[:200], f=f).tolist() == [simhash.Simhash(d, f=f).value for d in docs[:200]]
+    assert compat.simhash_many(docs[:200], f=f).tolist() == [
+        simhash.Simhash(d, f=f).value for d in docs[:200]
+    ]
 
 
 TEXTS = [
-    "", "a", "abc", "abcd", "How are you? I Am fine. blar blar blar blar blar Thanks.",
-    "你妈妈喊你回家吃饭哦，回家罗回家罗", "ÄÖÜ straße İstanbul ΣΟΦΟΣ ǅ", "emoji 😀😀 and_underscores __x__",
-    "数字123 mixed 日本語のテキスト 한국어", "\u4e00\u9fcc\u9fcd\u9fff", "   !!! ???   ",
+    "",
+    "a",
+    "abc",
+    "abcd",
+    "How are you? I Am fine. blar blar blar blar blar Thanks.",
+    "你妈妈喊你回家吃饭哦，回家罗回家罗",
+    "ÄÖÜ straße İstanbul ΣΟΦΟΣ ǅ",
+    "emoji 😀😀 and_underscores __x__",
+    "数字123 mixed 日本語のテキスト 한국어",
+    "\u4e00\u9fcc\u9fcd\u9fff",
+    "   !!! ???   ",
 ]
 
 
@@ -90,10 +99,16 @@ def sha256_bytes(data: bytes) -> bytes:
 @pytest.mark.parametrize("hashfunc", [sha1_int, sha256_bytes])
 def test_custom_hash_functions_equal_the_package(docs, hashfunc):
     for d in docs[:30]:
-        assert compat.Simhash(d, hashfunc=hashfunc).value == simhash.Simhash(d, hashfunc=hashfunc).value
+        assert (
+            compat.Simhash(d, hashfunc=hashfunc).value
+            == simhash.Simhash(d, hashfunc=hashfunc).value
+        )
     for features in FEATURES[:4]:
         for f in (64, 32):
-            assert compat.Simhash(features, f=f, hashfunc=hashfunc).value == simhash.Simhash(features, f=f, hashfunc=hashfunc).value
+            assert (
+                compat.Simhash(features, f=f, hashfunc=hashfunc).value
+                == simhash.Simhash(features, f=f, hashfunc=hashfunc).value
+            )
 
 
 def test_values_distances_and_equality(docs):
@@ -104,7 +119,9 @@ def test_values_distances_and_equality(docs):
     assert a == compat.Simhash(docs[0]) and a != b
     for i in range(0, 200, 2):
         x, y = compat.Simhash(docs[i], f=32), compat.Simhash(docs[i + 1], f=32)
-        assert x.distance(y) == simhash.Simhash(docs[i], f=32).distance(simhash.Simhash(docs[i + 1], f=32))
+        assert x.distance(y) == simhash.Simhash(docs[i], f=32).distance(
+            simhash.Simhash(docs[i + 1], f=32)
+        )
 
 
 def near_dup_sets(index, query_cls, docs, f=64):
@@ -138,16 +155,26 @@ def test_add_and_delete_follow_the_package(docs):
         ours.add(f"again-{i}", compat.Simhash(d))
     theirs.delete("absent", simhash.Simhash("nothing"))
     ours.delete("absent", compat.Simhash("nothing"))
-    assert near_dup_sets(ours, compat.Simhash, sample) == near_dup_sets(theirs, simhash.Simhash, sample)
+    assert near_dup_sets(ours, compat.Simhash, sample) == near_dup_sets(
+        theirs, simhash.Simhash, sample
+    )
     assert ours.offsets == theirs.offsets
-    assert list(ours.get_keys(compat.Simhash(sample[0]))) == list(theirs.get_keys(simhash.Simhash(sample[0])))
+    assert list(ours.get_keys(compat.Simhash(sample[0]))) == list(
+        theirs.get_keys(simhash.Simhash(sample[0]))
+    )
 
 
 def test_shorter_fingerprints_in_the_index(docs):
     sample = docs[:400]
-    theirs = simhash.SimhashIndex([(i, simhash.Simhash(d, f=32)) for i, d in enumerate(sample)], f=32, k=2)
-    ours = compat.SimhashIndex([(i, compat.Simhash(d, f=32)) for i, d in enumerate(sample)], f=32, k=2)
-    assert near_dup_sets(ours, compat.Simhash, sample, f=32) == near_dup_sets(theirs, simhash.Simhash, sample, f=32)
+    theirs = simhash.SimhashIndex(
+        [(i, simhash.Simhash(d, f=32)) for i, d in enumerate(sample)], f=32, k=2
+    )
+    ours = compat.SimhashIndex(
+        [(i, compat.Simhash(d, f=32)) for i, d in enumerate(sample)], f=32, k=2
+    )
+    assert near_dup_sets(ours, compat.Simhash, sample, f=32) == near_dup_sets(
+        theirs, simhash.Simhash, sample, f=32
+    )
 
 
 @pytest.mark.parametrize(

@@ -36,7 +36,9 @@ def write_mo(path: Path, messages: dict[str, str]) -> None:
         voffsets.append((len(v), key_start + len(data)))
         data += v + b"\0"
     header = struct.pack("<7I", 0x950412DE, 0, n, 7 * 4, 7 * 4 + 8 * n, 0, 0)
-    table = b"".join(struct.pack("<2I", *o) for o in koffsets) + b"".join(struct.pack("<2I", *o) for o in voffsets)
+    table = b"".join(struct.pack("<2I", *o) for o in koffsets) + b"".join(
+        struct.pack("<2I", *o) for o in voffsets
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(header + table + data)
 
@@ -101,8 +103,12 @@ def test_build_on_a_tiny_machine(tmp_path: Path) -> None:
     body = " ".join(rng.choice(vocab) for _ in range(200))
     (doc / "pkg").mkdir(parents=True)
     (doc / "pkg" / "README.txt").write_text("Read me. " + body)
-    (doc / "pkg" / "changelog.gz").write_bytes(gzip.compress(("pkg (1.0) unstable; " + body + " urgency").encode()))
-    (doc / "pkg" / "index.html").write_text("<html><style>x{}</style><p>Hello " + body + "</p></html>")
+    (doc / "pkg" / "changelog.gz").write_bytes(
+        gzip.compress(("pkg (1.0) unstable; " + body + " urgency").encode())
+    )
+    (doc / "pkg" / "index.html").write_text(
+        "<html><style>x{}</style><p>Hello " + body + "</p></html>"
+    )
     (doc / "pkg" / "logo.png").write_bytes(b"\x89PNG\0\0" + b"x" * 600)
     (doc / "pkg" / "tiny.txt").write_text("too short")
     man = fake / "man"
@@ -118,13 +124,17 @@ def test_build_on_a_tiny_machine(tmp_path: Path) -> None:
     (lib / "mod.py").write_text("def f(x):\n    return x + 1\n")
     (lib / "site-packages" / "tool-1.0.dist-info").mkdir()
     (lib / "site-packages" / "tool-1.0.dist-info" / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: tool\nSummary: A tool that frobs\n\nThe long description of the tool.\n")
+        "Metadata-Version: 2.1\nName: tool\nSummary: A tool that frobs\n\nThe long description of the tool.\n"
+    )
     # Package descriptions: a dpkg status file.
     status = fake / "status"
     stanzas = []
     for i in range(40):
         words = " ".join(rng.choice(vocab) for _ in range(12))
-        stanzas.append(f"Package: p{i}\nVersion: 1\nDescription: package {i % 7} of the suite\n {words}\n .\n second paragraph {i % 3}\n")
+        stanzas.append(
+            f"Package: p{i}\nVersion: 1\nDescription: package {i % 7} of the suite\n {words}\n "
+            f".\n second paragraph {i % 3}\n"
+        )
     status.write_text("\n".join(stanzas))
     # A Chinese catalogue (and an identical copy, read once) and a Chinese man page.
     zh = {f"msg{i}": "无法打开文件" + "中文字符"[i % 4] + "请检查权限" for i in range(20)}
@@ -133,7 +143,9 @@ def test_build_on_a_tiny_machine(tmp_path: Path) -> None:
     write_mo(fake / "locale" / "zh_CN.UTF-8" / "LC_MESSAGES" / "b.mo", zh)
     write_mo(fake / "locale" / "fr" / "LC_MESSAGES" / "a.mo", {"x": "pas du chinois"})
     (fake / "zhman" / "man1").mkdir(parents=True)
-    (fake / "zhman" / "man1" / "ls.1").write_text(".TH LS 1\n.SH 名称\nls \\- 列出目录内容\n.PP\n显示文件的信息。\n")
+    (fake / "zhman" / "man1" / "ls.1").write_text(
+        ".TH LS 1\n.SH 名称\nls \\- 列出目录内容\n.PP\n显示文件的信息。\n"
+    )
 
     builders = {
         "short": lambda: corpora.build_short(debian=None, status=status, lib=lib, apt=False),
@@ -143,29 +155,61 @@ def test_build_on_a_tiny_machine(tmp_path: Path) -> None:
     }
     out = tmp_path / "suite"
     logs: list[str] = []
-    corpora.build(out, only=["short", "long", "code", "chinese"], builders=builders, log=logs.append)
-    assert any("fewer than" in line and "--install" in line for line in logs)  # tiny corpora are said to be so
+    corpora.build(
+        out, only=["short", "long", "code", "chinese"], builders=builders, log=logs.append
+    )
+    assert any(
+        "fewer than" in line and "--install" in line for line in logs
+    )  # tiny corpora are said to be so
 
-    short = [json.loads(line) for line in (out / "short.jsonl").read_text(encoding="utf-8").splitlines()]
+    short = [
+        json.loads(line) for line in (out / "short.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
     assert len(short) == 41
-    assert short[0]["text"].startswith("package 0 of the suite\n") and "\n\nsecond paragraph 0" in short[0]["text"]
-    assert short[-1]["source"] == "pypi:tool" and short[-1]["text"].startswith("A tool that frobs\nThe long")
+    assert (
+        short[0]["text"].startswith("package 0 of the suite\n")
+        and "\n\nsecond paragraph 0" in short[0]["text"]
+    )
+    assert short[-1]["source"] == "pypi:tool" and short[-1]["text"].startswith(
+        "A tool that frobs\nThe long"
+    )
 
-    long = {Path(d["source"]).name: d["text"] for d in map(json.loads, (out / "long.jsonl").read_text(encoding="utf-8").splitlines())}
+    long = {
+        Path(d["source"]).name: d["text"]
+        for d in map(json.loads, (out / "long.jsonl").read_text(encoding="utf-8").splitlines())
+    }
     assert set(long) == {"frob.1.gz", "README.txt", "changelog.gz", "index.html"}
     assert "x{}" not in long["index.html"] and long["index.html"].startswith("Hello w")
     assert "frobnicate the widgets" in long["frob.1.gz"]
 
-    code = {d["source"]: d["text"] for d in map(json.loads, (out / "code.jsonl").read_text(encoding="utf-8").splitlines())}
-    assert code == {"mod.py": "def f(x):\n    return x + 1\n", "site-packages/pkg/__init__.py": "", "site-packages/sub/__init__.py": ""}
+    code = {
+        d["source"]: d["text"]
+        for d in map(json.loads, (out / "code.jsonl").read_text(encoding="utf-8").splitlines())
+    }
+    assert code == {
+        "mod.py": "def f(x):\n    return x + 1\n",
+        "site-packages/pkg/__init__.py": "",
+        "site-packages/sub/__init__.py": "",
+    }
 
-    chinese = [json.loads(line) for line in (out / "chinese.jsonl").read_text(encoding="utf-8").splitlines()]
-    assert len(chinese) == 20 + 2  # one catalogue of the two copies, no ASCII message; two paragraphs
-    assert [d["text"] for d in chinese[-2:]] == ["LS 1\n名称\nls - 列出目录内容", "显示文件的信息。"]
+    chinese = [
+        json.loads(line)
+        for line in (out / "chinese.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    assert (
+        len(chinese) == 20 + 2
+    )  # one catalogue of the two copies, no ASCII message; two paragraphs
+    assert [d["text"] for d in chinese[-2:]] == [
+        "LS 1\n名称\nls - 列出目录内容",
+        "显示文件的信息。",
+    ]
 
     # Every truth file is the brute-force truth of its corpus; the two empty __init__.py are copies.
     for name in ("short", "long", "code", "chinese"):
-        docs = [json.loads(line) for line in (out / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()]
+        docs = [
+            json.loads(line)
+            for line in (out / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
+        ]
         got = read_truth(out / f"{name}.truth.tsv.gz")
         want = brute_truth(docs)
         assert got.keys() == want.keys()
@@ -173,13 +217,20 @@ def test_build_on_a_tiny_machine(tmp_path: Path) -> None:
         marker = json.loads((out / f"{name}.done").read_text())
         assert marker["documents"] == len(docs) and marker["pairs_50"] == len(got)
     code_truth = read_truth(out / "code.truth.tsv.gz")
-    ids = {d["source"]: d["id"] for d in map(json.loads, (out / "code.jsonl").read_text(encoding="utf-8").splitlines())}
-    assert code_truth == {(ids["site-packages/pkg/__init__.py"], ids["site-packages/sub/__init__.py"]): 1.0}
+    ids = {
+        d["source"]: d["id"]
+        for d in map(json.loads, (out / "code.jsonl").read_text(encoding="utf-8").splitlines())
+    }
+    assert code_truth == {
+        (ids["site-packages/pkg/__init__.py"], ids["site-packages/sub/__init__.py"]): 1.0
+    }
     assert len(read_truth(out / "chinese.truth.tsv.gz")) > 0  # messages one character apart
 
     # dups and edits from the corpora built above (read back from the folder), seeded.
     corpora.build(out, only=["dups"], log=logs.append, copies=(100, 200, 400))
-    dups = [json.loads(line) for line in (out / "dups.jsonl").read_text(encoding="utf-8").splitlines()]
+    dups = [
+        json.loads(line) for line in (out / "dups.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
     assert len(dups) == 41 + 100 + 200 + 400 + 300
     texts = [d["text"] for d in dups]
     counts = sorted(texts.count(t) for t in set(texts) if texts.count(t) >= 100)
@@ -192,8 +243,11 @@ def test_build_on_a_tiny_machine(tmp_path: Path) -> None:
     corpora.build(out, only=["dups"], log=logs.append, copies=(100, 200, 400))
     assert (out / "dups.jsonl").read_bytes() == first
 
-    sources = [corpora.Doc(d["id"], d["text"], d["source"]) for name in ("short", "long", "code")
-               for d in map(json.loads, (out / f"{name}.jsonl").read_text(encoding="utf-8").splitlines())]
+    sources = [
+        corpora.Doc(d["id"], d["text"], d["source"])
+        for name in ("short", "long", "code")
+        for d in map(json.loads, (out / f"{name}.jsonl").read_text(encoding="utf-8").splitlines())
+    ]
     edits = corpora.build_edits(sources, per_band=10)
     assert edits == corpora.build_edits(sources, per_band=10)
     bases = [d for d in edits if d.source.startswith("base:")]

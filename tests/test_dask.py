@@ -14,20 +14,17 @@ import signal
 import threading
 import time
 
+import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 import pytest
-
-import dask.dataframe as dd
 from distributed import Client
 
 import neardup
 import neardup.dask as ndd
+from conftest import SAMPLE
 from neardup import batches
 from neardup.verify import THRESHOLD_K
-
-import brute
-from conftest import SAMPLE
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +60,9 @@ def planted(n_families: int = 150, seed: int = 7) -> pd.DataFrame:
     return pd.DataFrame({"id": [f"doc{i}" for i in range(len(texts))], "text": texts})
 
 
-def _check_same(df: pd.DataFrame, kept: dd.DataFrame, table: dd.DataFrame, want: neardup.DedupResult) -> None:
+def _check_same(
+    df: pd.DataFrame, kept: dd.DataFrame, table: dd.DataFrame, want: neardup.DedupResult
+) -> None:
     got = table.compute()
     assert got["id"].tolist() == df["id"].tolist()
     assert got["kept_id"].tolist() == df["id"].to_numpy()[want.kept_row].tolist()
@@ -83,7 +82,9 @@ def test_fingerprint_batch_names_the_bad_row():
     with pytest.raises(TypeError, match=r"row 0: the text is int 5"):
         batches.fingerprint_batch([5])
     texts = ["one text", "another one"]
-    np.testing.assert_array_equal(batches.fingerprint_batch(pd.Series(texts)), neardup.Simhasher().fingerprint_many(texts))
+    np.testing.assert_array_equal(
+        batches.fingerprint_batch(pd.Series(texts)), neardup.Simhasher().fingerprint_many(texts)
+    )
 
 
 # -- neardup.dask on a LocalCluster of 2 worker processes ----------------------------------------
@@ -92,10 +93,14 @@ def test_fingerprint_batch_names_the_bad_row():
 def test_fingerprint_column(client, debian):
     ddf = dd.from_pandas(debian, npartitions=3)
     got = ndd.fingerprint(ddf).compute()
-    np.testing.assert_array_equal(got["fingerprint"].to_numpy(), neardup.Simhasher().fingerprint_many(debian["text"].tolist()))
+    np.testing.assert_array_equal(
+        got["fingerprint"].to_numpy(), neardup.Simhasher().fingerprint_many(debian["text"].tolist())
+    )
     hasher = neardup.Simhasher(tokens="char", ngram=4)
     got = ndd.fingerprint(ddf, hasher=hasher).compute()
-    np.testing.assert_array_equal(got["fingerprint"].to_numpy(), hasher.fingerprint_many(debian["text"].tolist()))
+    np.testing.assert_array_equal(
+        got["fingerprint"].to_numpy(), hasher.fingerprint_many(debian["text"].tolist())
+    )
 
 
 @pytest.mark.parametrize("npartitions", [1, 3, 16])
@@ -105,7 +110,7 @@ def test_dedup_matches_single_machine_on_debian(client, debian, npartitions, kee
     want = neardup.dedup(debian["text"].tolist(), keep=keep, threshold=threshold)
     assert want.n_removed > 100
     ddf = dd.from_pandas(debian, npartitions=npartitions)
-    kept, table = ndd.dedup(ddf, id_column="id", keep=keep, clusters=True, threshold=threshold)
+    kept, table = ndd.dedup(ddf, id_field="id", keep=keep, clusters=True, threshold=threshold)
     _check_same(debian, kept, table, want)
 
 
@@ -115,7 +120,13 @@ def test_dedup_matches_single_machine_on_planted_duplicates(client, npartitions,
     df = planted()
     want = neardup.dedup(df["text"].tolist(), k=k, keep="longest")
     assert want.n_clusters > 40
-    kept, table = ndd.dedup(dd.from_pandas(df, npartitions=npartitions), k=k, id_column="id", keep="longest", clusters=True)
+    kept, table = ndd.dedup(
+        dd.from_pandas(df, npartitions=npartitions),
+        k=k,
+        id_field="id",
+        keep="longest",
+        clusters=True,
+    )
     _check_same(df, kept, table, want)
 
 
@@ -142,7 +153,9 @@ def test_dedup_bad_text_fails_with_the_partition_and_row(client):
 def test_dedup_with_empty_partitions_and_empty_input(client):
     df = pd.DataFrame({"text": ["a b c", "a b c", "x y z", "q"] * 3})
     ddf = dd.from_pandas(df, npartitions=4)
-    holes = ddf[ddf["text"] != "x y z"].map_partitions(lambda p: p.iloc[:0] if len(p) and p.index[0] == 3 else p)
+    holes = ddf[ddf["text"] != "x y z"].map_partitions(
+        lambda p: p.iloc[:0] if len(p) and p.index[0] == 3 else p
+    )
     for frame in (holes, dd.from_pandas(df.iloc[:0], npartitions=1)):
         full = frame.compute()
         want = neardup.dedup(full["text"].tolist())
@@ -153,10 +166,10 @@ def test_dedup_with_empty_partitions_and_empty_input(client):
 
 def test_dedup_refuses_bad_arguments(debian):
     ddf = dd.from_pandas(debian, npartitions=2)
-    with pytest.raises(KeyError, match="column 'body' is not a column"):
-        ndd.dedup(ddf, column="body")
-    with pytest.raises(KeyError, match="id_column 'url'"):
-        ndd.dedup(ddf, id_column="url")
+    with pytest.raises(KeyError, match="text_field 'body' is not a column"):
+        ndd.dedup(ddf, text_field="body")
+    with pytest.raises(KeyError, match="id_field 'url'"):
+        ndd.dedup(ddf, id_field="url")
     with pytest.raises(ValueError, match="k must be in 0..=16"):
         ndd.dedup(ddf, k=20)
     with pytest.raises(ValueError, match="keep must be"):
@@ -192,11 +205,14 @@ def test_dedup_survives_a_worker_killed_mid_job(client, debian):
     killer = threading.Thread(target=kill_one)
     killer.start()
     try:
-        kept, table = ndd.dedup(ddf, k=3, id_column="id", clusters=True)
+        kept, table = ndd.dedup(ddf, k=3, id_field="id", clusters=True)
         result = (table.compute(), kept.compute())
     except Exception as err:  # a clear failure is allowed: it must name what happened
         result = None
-        assert "worker" in str(err).lower() or type(err).__name__ in ("KilledWorker", "CancelledError"), err
+        assert "worker" in str(err).lower() or type(err).__name__ in (
+            "KilledWorker",
+            "CancelledError",
+        ), err
     finally:
         killer.join()
     assert killed.is_set(), "the worker was not killed while the job ran"
@@ -215,19 +231,60 @@ def test_cli_dedup_on_dask_matches_the_single_machine_command(tmp_path, debian):
     from neardup.cli import main
 
     assert main(["dedup", "--sample", "-o", str(tmp_path / "one.jsonl"), "--quiet"]) == 0
-    want = [json.loads(line)["id"] for line in (tmp_path / "one.jsonl").read_text(encoding="utf-8").splitlines()]
-    assert main(["dedup", "--sample", "--workers", "2", "-o", str(tmp_path / "kept"), "--clusters", str(tmp_path / "c.csv"), "--quiet"]) == 0
+    want = [
+        json.loads(line)["id"]
+        for line in (tmp_path / "one.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    assert (
+        main(
+            [
+                "dedup",
+                "--sample",
+                "--workers",
+                "2",
+                "-o",
+                str(tmp_path / "kept"),
+                "--clusters",
+                str(tmp_path / "c.csv"),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     parts = sorted(os.listdir(tmp_path / "kept"))
-    got = [json.loads(line)["id"] for f in parts for line in (tmp_path / "kept" / f).read_text(encoding="utf-8").splitlines()]
+    got = [
+        json.loads(line)["id"]
+        for f in parts
+        for line in (tmp_path / "kept" / f).read_text(encoding="utf-8").splitlines()
+    ]
     assert got == want
-    table = pd.concat(pd.read_csv(tmp_path / "c.csv" / f) for f in sorted(os.listdir(tmp_path / "c.csv")))
+    table = pd.concat(
+        pd.read_csv(tmp_path / "c.csv" / f) for f in sorted(os.listdir(tmp_path / "c.csv"))
+    )
     assert table["id"].tolist() == debian["id"].tolist()
     assert table["kept"].sum() == len(want)
 
     # Parquet partitions in a folder, keep longest: the same kept rows as neardup.dedup.
     folder = tmp_path / "corpus"
-    dd.from_pandas(debian, npartitions=12).to_parquet(folder, write_index=False, name_function=lambda i: f"p{i:02d}.parquet")
-    assert main(["dedup", str(folder), "--workers", "2", "--keep", "longest", "-o", str(tmp_path / "kept.parquet"), "--quiet"]) == 0
+    dd.from_pandas(debian, npartitions=12).to_parquet(
+        folder, write_index=False, name_function=lambda i: f"p{i:02d}.parquet"
+    )
+    assert (
+        main(
+            [
+                "dedup",
+                str(folder),
+                "--workers",
+                "2",
+                "--keep",
+                "longest",
+                "-o",
+                str(tmp_path / "kept.parquet"),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     kept = pd.read_parquet(tmp_path / "kept.parquet")
     want_longest = neardup.dedup(debian["text"].tolist(), keep="longest")
     assert kept["id"].tolist() == debian["id"][want_longest.keep].tolist()
@@ -236,9 +293,27 @@ def test_cli_dedup_on_dask_matches_the_single_machine_command(tmp_path, debian):
 def test_cli_dask_usage_errors(tmp_path, capsys):
     from neardup.cli import main
 
-    assert main(["dedup", "--sample", "--workers", "2", "--scheduler", "tcp://127.0.0.1:1", "--dry-run"]) == 2
+    assert (
+        main(
+            ["dedup", "--sample", "--workers", "2", "--scheduler", "tcp://127.0.0.1:1", "--dry-run"]
+        )
+        == 2
+    )
     assert "give one of them" in capsys.readouterr().err
-    assert main(["dedup", "--sample", "--workers", "2", "--dry-run", "--report", str(tmp_path / "r.html")]) == 2
+    assert (
+        main(
+            [
+                "dedup",
+                "--sample",
+                "--workers",
+                "2",
+                "--dry-run",
+                "--report",
+                str(tmp_path / "r.html"),
+            ]
+        )
+        == 2
+    )
     assert "--report is not supported" in capsys.readouterr().err
     (tmp_path / "a.csv").write_text("text\nx\n")
     assert main(["dedup", str(tmp_path / "a.csv"), "--workers", "1", "--dry-run"]) == 2
@@ -253,7 +328,9 @@ def test_dedup_stats_count_the_stages(client, debian):
     assert stats["documents"] == len(debian)
     # The client gathers the sketches of the documents that have another text within k = 8 only.
     d = np.bitwise_count(fps[:, None] ^ fps[None, :])
-    distinct = {t: r for r, t in reversed(list(enumerate(neardup.Simhasher().normalize(t) for t in texts)))}
+    distinct = {
+        t: r for r, t in reversed(list(enumerate(neardup.Simhasher().normalize(t) for t in texts)))
+    }
     firsts = sorted(distinct.values())
     near = d[np.ix_(firsts, firsts)] <= THRESHOLD_K
     np.fill_diagonal(near, False)
@@ -269,4 +346,6 @@ def test_cli_dask_bad_text_is_a_clear_input_error(tmp_path, capsys):
     assert main(["dedup", str(corpus), "--workers", "1", "-o", str(tmp_path / "kept")]) == 2
     err = capsys.readouterr().err
     assert "partition 0, column 'text', row 2: the text is missing" in err
-    assert not (tmp_path / "kept").exists() and not [p for p in os.listdir(tmp_path) if p.startswith(".")]
+    assert not (tmp_path / "kept").exists() and not [
+        p for p in os.listdir(tmp_path) if p.startswith(".")
+    ]

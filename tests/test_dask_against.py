@@ -29,18 +29,32 @@ def test_the_same_answer_as_one_machine(tmp_path, npartitions):
     index, new = corpus(tmp_path)
     single = neardup.dedup(new.to_dict("records"), against=index, id_field="u")
     assert single.n_removed and single.keep.any()
-    kept, table = dedup_against(dd.from_pandas(new, npartitions=npartitions), index, id_column="u", clusters=True)
+    kept, table = dedup_against(
+        dd.from_pandas(new, npartitions=npartitions), index, id_field="u", clusters=True
+    )
     assert kept.compute()["u"].tolist() == [i for i, k in zip(single.ids, single.keep) if k]
     t = table.compute()
     assert t["id"].tolist() == single.ids and t["kept"].tolist() == single.keep.tolist()
-    assert t["kept_id"].tolist() == [i if k else d for i, k, d in zip(single.ids, single.keep, single.duplicate_of)]
-    assert t["in_index"].tolist() == single.in_index.tolist() and t["jaccard"].tolist() == single.jaccard.tolist()
+    assert t["kept_id"].tolist() == [
+        i if k else d for i, k, d in zip(single.ids, single.keep, single.duplicate_of)
+    ]
+    assert (
+        t["in_index"].tolist() == single.in_index.tolist()
+        and t["jaccard"].tolist() == single.jaccard.tolist()
+    )
 
 
 def test_update_appends_what_one_machine_appends(tmp_path):
     index, new = corpus(tmp_path)
     shutil.copy(tmp_path / "a.ndx", tmp_path / "b.ndx")
-    neardup.dedup(new.to_dict("records"), against=DedupIndex.open(tmp_path / "b.ndx"), id_field="u", update=True)
-    dedup_against(dd.from_pandas(new, npartitions=4), str(tmp_path / "a.ndx"), id_column="u", update=True)
+    neardup.dedup(
+        new.to_dict("records"),
+        against=DedupIndex.open(tmp_path / "b.ndx"),
+        id_field="u",
+        update=True,
+    )
+    dedup_against(
+        dd.from_pandas(new, npartitions=4), str(tmp_path / "a.ndx"), id_field="u", update=True
+    )
     assert DedupIndex.open(tmp_path / "a.ndx").ids == DedupIndex.open(tmp_path / "b.ndx").ids
     assert (tmp_path / "a.ndx").read_bytes() == (tmp_path / "b.ndx").read_bytes()

@@ -4,9 +4,18 @@ import numpy as np
 import pytest
 
 import neardup
-from neardup.verify import THRESHOLD_K
 import reference
-from brute import clusters, distances, exact_jaccard, family_corpus, fingerprint_near, same_floats, star_oracle, verified_near
+from brute import (
+    clusters,
+    distances,
+    exact_jaccard,
+    family_corpus,
+    fingerprint_near,
+    same_floats,
+    star_oracle,
+    verified_near,
+)
+from neardup.verify import THRESHOLD_K
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +43,9 @@ def test_fingerprint_stars_match_brute_force(docs, fps, k):
     assert result.n_clusters == sum(1 for c in set(kept) if kept.count(c) > 1)
     assert result.n_removed == sum(kept[r] != r for r in range(len(docs)))
     i, j, dist = result.pairs
-    assert list(zip(i.tolist(), j.tolist())) == [(kept[r], r) for r in range(len(docs)) if kept[r] != r]
+    assert list(zip(i.tolist(), j.tolist())) == [
+        (kept[r], r) for r in range(len(docs)) if kept[r] != r
+    ]
     assert np.array_equal(result.fingerprints, fps)
 
 
@@ -60,7 +71,9 @@ def test_stars_do_not_chain():
     a = " ".join(f"w{i}" for i in range(40))
     b = " ".join(f"w{i}" for i in range(4, 44))
     c = " ".join(f"w{i}" for i in range(8, 48))
-    assert exact_jaccard(a, b) >= 0.75 and exact_jaccard(b, c) >= 0.75 and exact_jaccard(a, c) < 0.75
+    assert (
+        exact_jaccard(a, b) >= 0.75 and exact_jaccard(b, c) >= 0.75 and exact_jaccard(a, c) < 0.75
+    )
     result = neardup.dedup([a, b, c], k=64 // 4, threshold=0.75)
     assert result.kept_row.tolist() == [0, 0, 2]
     assert result.keep.tolist() == [True, False, True]
@@ -96,12 +109,18 @@ def test_keep_function_ranks_the_documents(docs, fps):
         calls.append(doc)
         return doc["stars"]
 
-    result = neardup.dedup(iter(records), keep=stars)  # a one-shot iterator is held for the function
+    result = neardup.dedup(
+        iter(records), keep=stars
+    )  # a one-shot iterator is held for the function
     order = sorted(range(len(docs)), key=lambda r: (-records[r]["stars"], r))
     kept, _ = star_oracle(order, verified_near(docs, fps, THRESHOLD_K, 0.8))
     assert result.kept_row.tolist() == kept
     d = distances(fps)
-    alone = [r for r in range(len(docs)) if not any(d[r, s] <= THRESHOLD_K for s in range(len(docs)) if s != r)]
+    alone = [
+        r
+        for r in range(len(docs))
+        if not any(d[r, s] <= THRESHOLD_K for s in range(len(docs)) if s != r)
+    ]
     assert len(calls) == len(docs) - len(alone)  # not called on documents without candidates
 
 
@@ -122,15 +141,22 @@ def test_tables_and_series_give_the_same_result(docs):
     pd = pytest.importorskip("pandas")
     pa = pytest.importorskip("pyarrow")
     plain = neardup.dedup(docs)
-    frame = pd.DataFrame({"body": docs, "n": range(len(docs))}, index=[f"r{i}" for i in range(len(docs))])
-    from_frame = neardup.dedup(frame, column="body")
+    frame = pd.DataFrame(
+        {"body": docs, "n": range(len(docs))}, index=[f"r{i}" for i in range(len(docs))]
+    )
+    from_frame = neardup.dedup(frame, text_field="body")
     assert from_frame.keep.tolist() == plain.keep.tolist()
     assert from_frame.to_pandas()["id"].tolist() == list(frame.index)
-    assert neardup.dedup(frame, column="body", id_field="n").ids.tolist() == list(range(len(docs)))
+    assert neardup.dedup(frame, text_field="body", id_field="n").ids.tolist() == list(
+        range(len(docs))
+    )
     assert neardup.dedup(frame["body"]).cluster.tolist() == plain.cluster.tolist()
     table = pa.table({"text": docs})
     assert neardup.dedup(table).cluster.tolist() == plain.cluster.tolist()
-    assert neardup.dedup(table, keep=lambda row: len(row["text"])).keep.tolist() == neardup.dedup(docs, keep="longest").keep.tolist()
+    assert (
+        neardup.dedup(table, keep=lambda row: len(row["text"])).keep.tolist()
+        == neardup.dedup(docs, keep="longest").keep.tolist()
+    )
 
 
 def test_polars_frames_are_read_too(docs):
@@ -141,7 +167,11 @@ def test_polars_frames_are_read_too(docs):
 
 def test_fields_of_the_hasher_weigh_dict_documents():
     hasher = neardup.Simhasher(fields={"title": 2, "body": 1})
-    records = [{"title": "A title", "body": "one two three four"}, {"title": "A title", "body": "one two three four"}, {"title": "x", "body": None}]
+    records = [
+        {"title": "A title", "body": "one two three four"},
+        {"title": "A title", "body": "one two three four"},
+        {"title": "x", "body": None},
+    ]
     result = neardup.dedup(records, hasher=hasher)
     assert result.cluster.tolist() == [0, 0, 2]
     assert result.fingerprints.tolist() == hasher.fingerprint_many(records).tolist()
@@ -167,7 +197,11 @@ def test_empty_corpus():
         (lambda: neardup.dedup(["a"], k=17), ValueError, "k must be in 0..=16"),
         (lambda: neardup.dedup(["a"], keep="last"), ValueError, "keep must be"),
         (lambda: neardup.dedup([{"body": "a"}]), KeyError, "docs\\[0\\] has no field 'text'"),
-        (lambda: neardup.dedup([{"text": "a"}, {"text": 3}]), TypeError, "docs\\[1\\]\\['text'\\] is int"),
+        (
+            lambda: neardup.dedup([{"text": "a"}, {"text": 3}]),
+            TypeError,
+            "docs\\[1\\]\\['text'\\] is int",
+        ),
         (lambda: neardup.dedup(["a", None]), TypeError, "docs\\[1\\]"),
         (lambda: neardup.dedup(["a"], hasher="word"), TypeError, "hasher must be"),
     ],
@@ -186,7 +220,8 @@ def test_repr_and_exports():
 
 # -- the star invariant over random corpora ------------------------------------------------------
 
-from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
 
 
 @st.composite
@@ -212,28 +247,43 @@ def planted_corpora(draw):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(planted_corpora(), st.sampled_from([2, 5, 8]), st.sampled_from([0.5, 0.8, 0.9]), st.sampled_from(["first", "longest"]))
-def test_every_removed_document_is_a_verified_near_duplicate_of_its_kept_one(docs, k, threshold, keep):
+@given(
+    planted_corpora(),
+    st.sampled_from([2, 5, 8]),
+    st.sampled_from([0.5, 0.8, 0.9]),
+    st.sampled_from(["first", "longest"]),
+)
+def test_every_removed_document_is_a_verified_near_duplicate_of_its_kept_one(
+    docs, k, threshold, keep
+):
     result = neardup.dedup(docs, k=k, threshold=threshold, keep=keep)
     fps = neardup.Simhasher().fingerprint_many(docs)
-    order = list(range(len(docs))) if keep == "first" else sorted(range(len(docs)), key=lambda r: (-len(docs[r]), r))
+    order = (
+        list(range(len(docs)))
+        if keep == "first"
+        else sorted(range(len(docs)), key=lambda r: (-len(docs[r]), r))
+    )
     kept, jac = star_oracle(order, verified_near(docs, fps, k, threshold))
     assert result.kept_row.tolist() == kept
     assert result.jaccard.tolist() == jac
     for r, c in enumerate(result.kept_row.tolist()):
         assert result.keep[c]  # a kept document keeps itself
         if c != r:
-            assert exact_jaccard(docs[r], docs[c]) >= threshold - 1e-9 or reference.normalize(docs[r]) == reference.normalize(docs[c])
+            assert exact_jaccard(docs[r], docs[c]) >= threshold - 1e-9 or reference.normalize(
+                docs[r]
+            ) == reference.normalize(docs[c])
             assert result.distance[r] <= k
 
 
 def test_results_convert_to_pandas_arrow_and_polars_keeping_the_index(docs):
     pd = pytest.importorskip("pandas")
-    pl = pytest.importorskip("polars")
+    pytest.importorskip("polars")
     frame = pd.DataFrame({"text": docs}).iloc[10:30]  # an index that does not start at 0
     result = neardup.dedup(frame)
     table = result.to_pandas()
-    assert table.index.tolist() == list(range(10, 30)) and table["id"].tolist() == list(range(10, 30))
+    assert table.index.tolist() == list(range(10, 30)) and table["id"].tolist() == list(
+        range(10, 30)
+    )
     joined = frame.join(table)
     assert joined["kept_id"].tolist() == [frame.index[r] for r in result.kept_row.tolist()]
     records = [{"name": f"d{i}", "text": t} for i, t in enumerate(docs)]

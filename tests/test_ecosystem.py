@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import neardup
-from neardup.verify import THRESHOLD_K
 from brute import family_corpus, verified_stars
+from neardup.verify import THRESHOLD_K
 
 # conftest.py keeps Hugging Face offline (HF_DATASETS_OFFLINE, HF_HUB_OFFLINE).
 
@@ -38,7 +38,7 @@ def datasets():
 def test_a_dataset_keeps_the_rows_of_the_same_texts_as_a_list(datasets, docs, expected):
     ids = [f"doc-{i}" for i in range(len(docs))]
     ds = datasets.Dataset.from_dict({"text": docs, "id": ids, "n": list(range(len(docs)))})
-    result = neardup.dedup(ds, column="text", id_field="id")
+    result = neardup.dedup(ds, text_field="text", id_field="id")
     as_list = neardup.dedup(docs)
     assert result.kept_row.tolist() == as_list.kept_row.tolist() == expected
     assert result.jaccard.tolist() == as_list.jaccard.tolist()
@@ -56,15 +56,15 @@ def test_a_dataset_is_read_in_its_row_order_and_in_arrow_batches(datasets, docs,
     order = list(range(len(docs)))[::-1]
     shuffled = ds.select(order)  # an indices mapping over the same Arrow table
     batches = []
-    real = module._iter_docs
+    real = module.iter_docs
 
     def spy(items):
         batches.append(type(items).__module__)
         return real(items)
 
-    monkeypatch.setattr(module, "_iter_docs", spy)
+    monkeypatch.setattr(module, "iter_docs", spy)
     monkeypatch.setattr(module, "CHUNK_SIZE", 7)  # several batches from this small Dataset
-    result = neardup.dedup(shuffled, column="body", keep=lambda doc: doc["stars"])
+    result = neardup.dedup(shuffled, text_field="body", keep=lambda doc: doc["stars"])
     monkeypatch.undo()
     reordered = [docs[r] for r in order]
     want = neardup.dedup(reordered, keep=lambda text: len(text) % 7)
@@ -85,7 +85,9 @@ def test_a_dataset_of_weighted_fields_is_read_as_their_dicts(datasets, docs):
 
 def test_a_dataset_without_the_text_column_is_a_keyerror_naming_its_columns(datasets):
     ds = datasets.Dataset.from_dict({"body": ["a b c"]})
-    with pytest.raises(KeyError, match=r"no column 'text' \(column=\) in the Dataset; its columns: body"):
+    with pytest.raises(
+        KeyError, match=r"no column 'text' \(text_field=\) in the Dataset; its columns: body"
+    ):
         neardup.dedup(ds)
 
 
@@ -105,10 +107,17 @@ def test_the_neardup_logger_says_what_a_dedup_did(docs, expected, caplog):
     assert len(info) == 1
     record = info[0]
     removed = sum(kept != row for row, kept in enumerate(expected))
-    assert (record.documents, record.removed, record.k, record.threshold) == (len(docs), removed, THRESHOLD_K, 0.8)
+    assert (record.documents, record.removed, record.k, record.threshold) == (
+        len(docs),
+        removed,
+        THRESHOLD_K,
+        0.8,
+    )
     assert record.seconds == result.stats["seconds"]
     assert f"{len(docs)} documents, {removed} removed" in record.getMessage()
-    stages = [r.getMessage() for r in caplog.records if r.levelno == logging.DEBUG and r.name == "neardup"]
+    stages = [
+        r.getMessage() for r in caplog.records if r.levelno == logging.DEBUG and r.name == "neardup"
+    ]
     assert [m.split(" ")[1] for m in stages] == ["fingerprinted", "candidates", "stars"]
 
 
@@ -156,7 +165,9 @@ def test_progress_counts_every_document(docs, monkeypatch):
 
 
 def test_progress_without_tqdm_is_silent(docs, monkeypatch, capsys):
-    monkeypatch.setitem(sys.modules, "tqdm.auto", None)  # `from tqdm.auto import tqdm` raises ImportError
+    monkeypatch.setitem(
+        sys.modules, "tqdm.auto", None
+    )  # `from tqdm.auto import tqdm` raises ImportError
     result = neardup.dedup(docs, progress=True)
     assert capsys.readouterr().err == ""
     assert result.kept_row.tolist() == neardup.dedup(docs).kept_row.tolist()
@@ -173,9 +184,11 @@ def test_progress_must_be_a_bool(docs):
 def test_notebook_script_pandas_in_filtered_frame_out(docs, expected, capsys):
     pd = pytest.importorskip("pandas")
     # In a notebook: a frame of documents, deduplicated with a progress bar, filtered by the mask.
-    df = pd.DataFrame({"url": [f"https://example.org/{i}" for i in range(len(docs))], "text": docs},
-                      index=pd.Index([1000 + 3 * i for i in range(len(docs))], name="row"))
-    result = neardup.dedup(df, column="text", progress=True)
+    df = pd.DataFrame(
+        {"url": [f"https://example.org/{i}" for i in range(len(docs))], "text": docs},
+        index=pd.Index([1000 + 3 * i for i in range(len(docs))], name="row"),
+    )
+    result = neardup.dedup(df, text_field="text", progress=True)
     deduped = df[result.keep]
     report = result.to_pandas()
     removed = df.join(report[["kept_id", "jaccard"]])[lambda f: ~report["kept"]]
@@ -183,7 +196,9 @@ def test_notebook_script_pandas_in_filtered_frame_out(docs, expected, capsys):
     rows = [r for r in range(len(docs)) if expected[r] == r]
     pd.testing.assert_frame_equal(deduped, df.iloc[rows])
     assert removed.index.tolist() == [df.index[r] for r in range(len(docs)) if expected[r] != r]
-    assert removed["kept_id"].tolist() == [df.index[expected[r]] for r in range(len(docs)) if expected[r] != r]
+    assert removed["kept_id"].tolist() == [
+        df.index[expected[r]] for r in range(len(docs)) if expected[r] != r
+    ]
     assert (removed["jaccard"] >= 0.8).all()
     if "tqdm" in sys.modules:
         assert "100%" in capsys.readouterr().err

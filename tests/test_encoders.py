@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import neardup
-from neardup.verify import THRESHOLD_K
 import reference
+from neardup.verify import THRESHOLD_K
 
 MASK = (1 << 64) - 1
 
@@ -37,7 +37,9 @@ def token_bits(token: str, size: int) -> list[int]:
     return [(words[i // 64] >> (i % 64)) & 1 for i in range(size)]
 
 
-def brute_sums(tokens: list[str], size: int, token_similarity: bool = False, weights: dict | None = None) -> list[float]:
+def brute_sums(
+    tokens: list[str], size: int, token_similarity: bool = False, weights: dict | None = None
+) -> list[float]:
     sums = [0.0] * size
     for token in tokens:
         w = (weights or {}).get(token, 1.0)
@@ -54,14 +56,19 @@ def brute_top(sums: list[float], active: int) -> list[int]:
 
 # -- sparse encoder: seed 001 ---------------------------------------------------------------------
 
+
 def rows(*bits: str) -> np.ndarray:
     return np.array([[int(b) for b in r.split()] for r in bits], dtype=np.uint8)
 
 
 HELLO, THERE, WORLD = "0 1 0 1 0 1 0 1 1", "0 0 0 1 0 0 1 0 0", "1 0 0 1 0 1 0 1 0"
 CHARS = {
-    "h": "1 0 1 1 0 1 0 0 1", "e": "0 1 0 1 1 0 0 0 1", "l": "1 1 0 1 1 0 1 0 0",
-    "o": "1 1 1 0 0 0 0 0 0", "t": "1 1 1 0 1 0 1 0 1", "w": "0 0 0 0 1 1 1 0 1",
+    "h": "1 0 1 1 0 1 0 0 1",
+    "e": "0 1 0 1 1 0 0 0 1",
+    "l": "1 1 0 1 1 0 1 0 0",
+    "o": "1 1 1 0 0 0 0 0 0",
+    "t": "1 1 1 0 1 0 1 0 1",
+    "w": "0 0 0 0 1 1 1 0 1",
     "d": "0 1 0 0 1 0 0 0 0",
 }
 
@@ -78,9 +85,24 @@ def test_seed_nine_bit_example_with_token_similarity():
     # Each token, then each of its characters, rows as printed ("r" appears with two different
     # hashes in the seed; each row is taken as it stands).
     table = rows(
-        HELLO, CHARS["h"], CHARS["e"], CHARS["l"], CHARS["l"], CHARS["o"],
-        THERE, CHARS["t"], CHARS["h"], CHARS["e"], "0 0 0 1 1 0 0 0 0", CHARS["e"],
-        WORLD, CHARS["w"], CHARS["o"], "0 0 1 1 0 0 0 1 1", CHARS["l"], CHARS["d"],
+        HELLO,
+        CHARS["h"],
+        CHARS["e"],
+        CHARS["l"],
+        CHARS["l"],
+        CHARS["o"],
+        THERE,
+        CHARS["t"],
+        CHARS["h"],
+        CHARS["e"],
+        "0 0 0 1 1 0 0 0 0",
+        CHARS["e"],
+        WORLD,
+        CHARS["w"],
+        CHARS["o"],
+        "0 0 1 1 0 0 0 1 1",
+        CHARS["l"],
+        CHARS["d"],
     )
     enc = neardup.SparseEncoder(size=9, active=4)
     sums = enc.sums_of_hashes(table)
@@ -96,7 +118,17 @@ def test_seed_nine_bit_example_with_token_similarity():
 
 def test_weights_multiply_rows():
     enc = neardup.SparseEncoder(size=9, active=2)
-    assert enc.sums_of_hashes(rows(HELLO, THERE), weights=[4, 5]).tolist() == [-9, -1, -9, 9, -9, -1, 1, -1, -1]
+    assert enc.sums_of_hashes(rows(HELLO, THERE), weights=[4, 5]).tolist() == [
+        -9,
+        -1,
+        -9,
+        9,
+        -9,
+        -1,
+        1,
+        -1,
+        -1,
+    ]
 
 
 def test_token_hash_is_the_documented_extendable_hash():
@@ -115,15 +147,23 @@ def test_token_hash_is_the_documented_extendable_hash():
 )
 def test_encode_matches_brute_force(tokens, size, data, token_similarity):
     active = data.draw(st.integers(1, size))
-    weights = data.draw(st.none() | st.dictionaries(st.sampled_from(tokens or ["x"]), st.integers(-3, 5)))
-    enc = neardup.SparseEncoder(size=size, active=active, token_similarity=token_similarity, weights=weights)
+    weights = data.draw(
+        st.none() | st.dictionaries(st.sampled_from(tokens or ["x"]), st.integers(-3, 5))
+    )
+    enc = neardup.SparseEncoder(
+        size=size, active=active, token_similarity=token_similarity, weights=weights
+    )
     want_sums = brute_sums(tokens, size, token_similarity, weights)
     assert enc.sums(tokens).tolist() == want_sums
     out = enc.encode(tokens)
     assert out.dtype == np.int64 and len(out) == active
     assert out.tolist() == brute_top(want_sums, active)
     dense = enc.encode_dense(tokens)
-    assert dense.dtype == bool and dense.sum() == active and np.flatnonzero(dense).tolist() == out.tolist()
+    assert (
+        dense.dtype == bool
+        and dense.sum() == active
+        and np.flatnonzero(dense).tolist() == out.tolist()
+    )
 
 
 def test_output_always_has_exactly_active_bits():
@@ -142,7 +182,11 @@ def test_similar_token_lists_overlap_more_than_unrelated(corpus):
         edited = list(words)
         for _ in range(3):
             edited[rng.randrange(len(edited))] = rng.choice(["foo", "bar", "baz"])
-        a, b, c = enc.encode(words), enc.encode(edited), enc.encode(docs[(i + len(docs) // 2) % len(docs)])
+        a, b, c = (
+            enc.encode(words),
+            enc.encode(edited),
+            enc.encode(docs[(i + len(docs) // 2) % len(docs)]),
+        )
         similar.append(len(np.intersect1d(a, b)))
         unrelated.append(len(np.intersect1d(a, c)))
     # 40 of 2048 bits: two unrelated codes share about 0.8 by chance, a few more for the common
@@ -165,7 +209,10 @@ def test_a_heavy_token_picks_among_its_own_one_bits():
     assert bits[enc.encode(["x", "a", "b", "c"])].all()
     # A weight of 3 is three occurrences.
     three = neardup.SparseEncoder(size=256, active=20, weights={"a": 3})
-    assert three.sums(["a", "b"]).tolist() == neardup.SparseEncoder(size=256, active=20).sums(["a", "a", "a", "b"]).tolist()
+    assert (
+        three.sums(["a", "b"]).tolist()
+        == neardup.SparseEncoder(size=256, active=20).sums(["a", "a", "a", "b"]).tolist()
+    )
 
 
 def test_encode_many_equals_one_by_one(corpus):
@@ -182,7 +229,9 @@ def test_sparse_encoder_pickles_and_shows_its_settings():
     enc = neardup.SparseEncoder(size=100, active=7, token_similarity=True, weights={"a": 2})
     again = pickle.loads(pickle.dumps(enc))
     assert again.encode(["a", "b"]).tolist() == enc.encode(["a", "b"]).tolist()
-    assert repr(enc) == "SparseEncoder(size=100, active=7, token_similarity=True, weights=<1 tokens>)"
+    assert (
+        repr(enc) == "SparseEncoder(size=100, active=7, token_similarity=True, weights=<1 tokens>)"
+    )
 
 
 @pytest.mark.parametrize(
@@ -201,9 +250,21 @@ def test_sparse_encoder_pickles_and_shows_its_settings():
         (lambda: neardup.SparseEncoder().encode(["\ud800"]), ValueError, "surrogate"),
         (lambda: neardup.SparseEncoder().encode_many([["a"], "b c"]), TypeError, r"docs\[1\]"),
         (lambda: neardup.SparseEncoder().select([1.0, 2.0]), ValueError, "size"),
-        (lambda: neardup.SparseEncoder(size=9, active=2).select([float("nan")] * 9), ValueError, "NaN"),
-        (lambda: neardup.SparseEncoder(size=9, active=2).sums_of_hashes(np.ones((2, 8))), ValueError, "shape"),
-        (lambda: neardup.SparseEncoder(size=2, active=1).sums_of_hashes([[0, 2]]), ValueError, "0 and 1"),
+        (
+            lambda: neardup.SparseEncoder(size=9, active=2).select([float("nan")] * 9),
+            ValueError,
+            "NaN",
+        ),
+        (
+            lambda: neardup.SparseEncoder(size=9, active=2).sums_of_hashes(np.ones((2, 8))),
+            ValueError,
+            "shape",
+        ),
+        (
+            lambda: neardup.SparseEncoder(size=2, active=1).sums_of_hashes([[0, 2]]),
+            ValueError,
+            "0 and 1",
+        ),
     ],
 )
 def test_sparse_encoder_bad_input(call, error, message):
@@ -212,6 +273,7 @@ def test_sparse_encoder_bad_input(call, error, message):
 
 
 # -- simhash of dense vectors: seed 003 -----------------------------------------------------------
+
 
 def test_vector_fingerprint_is_the_sign_of_each_dot_product():
     vs = neardup.VectorSimhash(dim=24, seed=11)
@@ -288,10 +350,18 @@ def test_shared_encoders_from_many_threads_give_the_one_thread_results(corpus):
     docs = [d.split()[:40] for d in corpus[:200]]
     texts = corpus[:200]
     vectors = np.random.default_rng(8).normal(size=(300, 48))
-    want = (enc.encode_many(docs, threads=1), vs.fingerprint_many(vectors, threads=1), neardup.minhash_key_many(texts, threads=1))
+    want = (
+        enc.encode_many(docs, threads=1),
+        vs.fingerprint_many(vectors, threads=1),
+        neardup.minhash_key_many(texts, threads=1),
+    )
 
     def work(i: int):
-        return (enc.encode_many(docs), vs.fingerprint_many(vectors), neardup.minhash_key_many(texts))
+        return (
+            enc.encode_many(docs),
+            vs.fingerprint_many(vectors),
+            neardup.minhash_key_many(texts),
+        )
 
     with ThreadPoolExecutor(8) as pool:
         for got in pool.map(work, range(16)):
@@ -301,7 +371,11 @@ def test_shared_encoders_from_many_threads_give_the_one_thread_results(corpus):
 def test_vector_simhash_pickles_and_compares():
     vs = neardup.VectorSimhash(dim=5, bits=32, seed=9)
     again = pickle.loads(pickle.dumps(vs))
-    assert again == vs and hash(again) == hash(vs) and repr(vs) == "VectorSimhash(dim=5, bits=32, seed=9)"
+    assert (
+        again == vs
+        and hash(again) == hash(vs)
+        and repr(vs) == "VectorSimhash(dim=5, bits=32, seed=9)"
+    )
     assert again.fingerprint([1, 2, 3, 4, 5]) == vs.fingerprint([1, 2, 3, 4, 5]) < 1 << 32
 
 
@@ -317,11 +391,27 @@ def test_vector_simhash_pickles_and_compares():
         (lambda: neardup.VectorSimhash(3).fingerprint([1, 2]), ValueError, "dim=3"),
         (lambda: neardup.VectorSimhash(3).fingerprint([[1, 2, 3]]), ValueError, "one-dimensional"),
         (lambda: neardup.VectorSimhash(3).fingerprint(["a", "b", "c"]), TypeError, "real numbers"),
-        (lambda: neardup.VectorSimhash(3).fingerprint_many(np.ones(3)), ValueError, r"\(n, dim=3\)"),
-        (lambda: neardup.VectorSimhash(3).fingerprint_many(np.ones((2, 4))), ValueError, r"\(n, dim=3\)"),
-        (lambda: neardup.VectorSimhash(3).fingerprint_many([[1, 2, 3], [1, np.nan, 3]]), ValueError, "row 1, component 1"),
+        (
+            lambda: neardup.VectorSimhash(3).fingerprint_many(np.ones(3)),
+            ValueError,
+            r"\(n, dim=3\)",
+        ),
+        (
+            lambda: neardup.VectorSimhash(3).fingerprint_many(np.ones((2, 4))),
+            ValueError,
+            r"\(n, dim=3\)",
+        ),
+        (
+            lambda: neardup.VectorSimhash(3).fingerprint_many([[1, 2, 3], [1, np.nan, 3]]),
+            ValueError,
+            "row 1, component 1",
+        ),
         (lambda: neardup.VectorSimhash(3).fingerprint([1, np.inf, 0]), ValueError, "finite"),
-        (lambda: neardup.VectorSimhash(3).fingerprint_many(np.ones((2, 3)), threads=0), ValueError, "threads"),
+        (
+            lambda: neardup.VectorSimhash(3).fingerprint_many(np.ones((2, 3)), threads=0),
+            ValueError,
+            "threads",
+        ),
     ],
 )
 def test_vector_simhash_bad_input(call, error, message):
@@ -330,6 +420,7 @@ def test_vector_simhash_bad_input(call, error, message):
 
 
 # -- minhash cluster keys: seed 004 ---------------------------------------------------------------
+
 
 def brute_key(features: list[str], r: int) -> int:
     hashes = sorted({reference.fnv1a_64(f.encode("utf-8")) for f in features})
@@ -340,7 +431,10 @@ def brute_key(features: list[str], r: int) -> int:
 
 
 @settings(max_examples=60, deadline=None)
-@given(features=st.lists(st.text(st.characters(codec="utf-8"), max_size=5), max_size=30), r=st.integers(1, 8))
+@given(
+    features=st.lists(st.text(st.characters(codec="utf-8"), max_size=5), max_size=30),
+    r=st.integers(1, 8),
+)
 def test_key_is_the_xor_of_the_smallest_distinct_hashes(features, r):
     assert neardup.minhash_key(features, restrictiveness=r) == brute_key(features, r)
 
@@ -350,7 +444,11 @@ def test_key_of_a_text_uses_the_hashers_features(corpus):
     chars = neardup.Simhasher(tokens="char", ngram=5)
     for text in corpus[:50]:
         oracle = reference.word_features(reference.normalize(text), 4)
-        assert neardup.minhash_key(text) == brute_key(oracle, 3) == brute_key(default.features(text), 3)
+        assert (
+            neardup.minhash_key(text)
+            == brute_key(oracle, 3)
+            == brute_key(default.features(text), 3)
+        )
         assert neardup.minhash_key(text, 2, hasher=chars) == brute_key(chars.features(text), 2)
     assert neardup.minhash_key("") == 0 and neardup.minhash_key([]) == 0
     assert neardup.minhash_key(["only"], restrictiveness=5) == reference.fnv1a_64(b"only")
@@ -364,7 +462,9 @@ def test_key_many_equals_one_by_one(corpus):
     assert np.array_equal(neardup.minhash_key_many(iter(docs), 2, threads=1), keys)
     fields = neardup.Simhasher(ngram=2, fields={"title": 1, "body": 1})
     doc = {"title": "a title here", "body": "and the body text"}
-    assert neardup.minhash_key(doc, 4, hasher=fields) == brute_key(["a title", "title here", "and the", "the body", "body text"], 4)
+    assert neardup.minhash_key(doc, 4, hasher=fields) == brute_key(
+        ["a title", "title here", "and the", "the body", "body text"], 4
+    )
 
 
 def match_rate(shared: int, only: int, r: int, trials: int, rng: random.Random) -> float:
@@ -457,7 +557,7 @@ def test_seed_pair_is_closer_than_an_unrelated_sentence(tokenizer):
 
 def import_jieba():
     """jieba, imported as neardup imports it (quiet about its own use of deprecated modules)."""
-    neardup.hasher._jieba()
+    neardup.tokenizers._jieba()
     import jieba
 
     return jieba
@@ -472,16 +572,36 @@ def test_jieba_tokens_are_the_features():
 
     hasher = neardup.Simhasher(tokenizer="jieba", ngram=2)
     want_tokens = word_tokens(jieba.lcut(reference.normalize(SEED_A)))
-    assert want_tokens == ["你", "妈妈", "喊", "你", "回家", "吃饭", "哦", "回家", "罗", "回家", "罗"]
+    assert want_tokens == [
+        "你",
+        "妈妈",
+        "喊",
+        "你",
+        "回家",
+        "吃饭",
+        "哦",
+        "回家",
+        "罗",
+        "回家",
+        "罗",
+    ]
     want = [" ".join(want_tokens[i : i + 2]) for i in range(len(want_tokens) - 1)]
     assert hasher.features(SEED_A) == want
-    assert hasher.fingerprint(SEED_A) == reference.simhash([reference.feature_hash(f.encode()) for f in want])
+    assert hasher.fingerprint(SEED_A) == reference.simhash(
+        [reference.feature_hash(f.encode()) for f in want]
+    )
 
 
 def test_jieba_with_idf_weights_fitted_on_a_corpus():
     jieba = import_jieba()
 
-    corpus = [SEED_A, SEED_B, UNRELATED, "我喜欢看电视，不喜欢看电影。", "我不喜欢看电视，也不喜欢看电影。"]
+    corpus = [
+        SEED_A,
+        SEED_B,
+        UNRELATED,
+        "我喜欢看电视，不喜欢看电影。",
+        "我不喜欢看电视，也不喜欢看电影。",
+    ]
     hasher = neardup.Simhasher(weighting="idf", tokenizer="jieba").fit(corpus)
     sets = [set(word_tokens(jieba.lcut(reference.normalize(t)))) for t in corpus]
     weights = dict(hasher.feature_weights(SEED_A))
@@ -492,7 +612,9 @@ def test_jieba_with_idf_weights_fitted_on_a_corpus():
     assert neardup.hamming(a, b) < min(neardup.hamming(a, c), neardup.hamming(b, c))
 
 
-@pytest.mark.parametrize("options", [{}, {"ngram": 3}, {"weighting": "binary"}, {"stopwords": ["the", "on"], "ngram": 2}])
+@pytest.mark.parametrize(
+    "options", [{}, {"ngram": 3}, {"weighting": "binary"}, {"stopwords": ["the", "on"], "ngram": 2}]
+)
 def test_a_callable_tokenizer_feeds_the_same_core_path(corpus, options):
     # On texts whose tokens are the words between spaces, str.split is the built-in tokenizer.
     texts = [" ".join(reference.tokens(reference.normalize(t))) for t in corpus[:200]]
@@ -504,7 +626,10 @@ def test_a_callable_tokenizer_feeds_the_same_core_path(corpus, options):
     idf_split = neardup.Simhasher(tokenizer=str.split, **options).fit(texts)
     idf_builtin = neardup.Simhasher(**options).fit(texts)
     assert np.array_equal(idf_split.fingerprint_many(texts), idf_builtin.fingerprint_many(texts))
-    assert neardup.minhash_key_many(texts, hasher=split).tolist() == neardup.minhash_key_many(texts, hasher=builtin).tolist()
+    assert (
+        neardup.minhash_key_many(texts, hasher=split).tolist()
+        == neardup.minhash_key_many(texts, hasher=builtin).tolist()
+    )
 
 
 @settings(max_examples=80, deadline=None)
@@ -554,9 +679,21 @@ def test_missing_jieba_says_how_to_install(monkeypatch):
     [
         (lambda: neardup.Simhasher(tokenizer="spacy"), ValueError, "tokenizer"),
         (lambda: neardup.Simhasher(tokenizer=3), TypeError, "tokenizer"),
-        (lambda: neardup.Simhasher(tokens="char", tokenizer=str.split), ValueError, "tokens=\"word\""),
-        (lambda: neardup.Simhasher(tokenizer=lambda t: t).fingerprint("abc"), TypeError, "list of str"),
-        (lambda: neardup.Simhasher(tokenizer=lambda t: [1]).fingerprint_many(["abc"]), TypeError, r"docs\[0\]"),
+        (
+            lambda: neardup.Simhasher(tokens="char", tokenizer=str.split),
+            ValueError,
+            'tokens="word"',
+        ),
+        (
+            lambda: neardup.Simhasher(tokenizer=lambda t: t).fingerprint("abc"),
+            TypeError,
+            "list of str",
+        ),
+        (
+            lambda: neardup.Simhasher(tokenizer=lambda t: [1]).fingerprint_many(["abc"]),
+            TypeError,
+            r"docs\[0\]",
+        ),
         (lambda: neardup.Simhasher(tokenizer=list).fingerprint("a\ud800"), ValueError, "surrogate"),
     ],
 )

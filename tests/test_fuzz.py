@@ -15,7 +15,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import neardup
 from neardup.cli import main
@@ -23,11 +24,29 @@ from neardup.cli import main
 EXAMPLES = int(os.environ.get("NEARDUP_FUZZ_EXAMPLES", "40"))
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 
-WORDS = ["cats", "dogs", "the", "a", "café", "日本", "\ud800", "\\u0000", "", " ", "\t", "{", "}", '"', ","]
+WORDS = [
+    "cats",
+    "dogs",
+    "the",
+    "a",
+    "café",
+    "日本",
+    "\ud800",
+    "\\u0000",
+    "",
+    " ",
+    "\t",
+    "{",
+    "}",
+    '"',
+    ",",
+]
 
 json_value = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=20),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
     max_leaves=8,
 )
 
@@ -38,8 +57,15 @@ def jsonl_bytes(draw) -> bytes:
     for i in range(draw(st.integers(0, 12))):
         kind = draw(st.integers(0, 5))
         if kind == 0:
-            record = {"id": draw(json_value), "text": " ".join(draw(st.lists(st.sampled_from(WORDS), max_size=8)))}
-            lines.append(json.dumps(record, ensure_ascii=draw(st.booleans())).encode("utf-8", "surrogatepass"))
+            record = {
+                "id": draw(json_value),
+                "text": " ".join(draw(st.lists(st.sampled_from(WORDS), max_size=8))),
+            }
+            lines.append(
+                json.dumps(record, ensure_ascii=draw(st.booleans())).encode(
+                    "utf-8", "surrogatepass"
+                )
+            )
         elif kind == 1:
             lines.append(json.dumps({"text": draw(json_value), "id": i}).encode())
         elif kind == 2:
@@ -50,7 +76,9 @@ def jsonl_bytes(draw) -> bytes:
         elif kind == 4:
             good = json.dumps({"id": i, "text": "a cat and a dog"}).encode()
             at = draw(st.integers(0, len(good) - 1))
-            lines.append(good[:at] + draw(st.binary(max_size=3)).replace(b"\n", b"") + good[at + 1 :])
+            lines.append(
+                good[:at] + draw(st.binary(max_size=3)).replace(b"\n", b"") + good[at + 1 :]
+            )
         else:
             lines.append(b"")
     return b"\n".join(lines) + draw(st.sampled_from([b"", b"\n", b"\r\n"]))
@@ -58,10 +86,21 @@ def jsonl_bytes(draw) -> bytes:
 
 @st.composite
 def csv_bytes(draw) -> bytes:
-    header = draw(st.sampled_from([b"id,text", b"\xef\xbb\xbfid,text", b"text", b"id,text,text", b"text,id"]))
-    rows = [draw(st.binary(max_size=40)).replace(b"\n", b"") if draw(st.booleans())
-            else b'%d,"%s"' % (i, " ".join(draw(st.lists(st.sampled_from(["cat", "dog", '""', ","]), max_size=6))).encode())
-            for i in range(draw(st.integers(0, 10)))]
+    header = draw(
+        st.sampled_from([b"id,text", b"\xef\xbb\xbfid,text", b"text", b"id,text,text", b"text,id"])
+    )
+    rows = [
+        draw(st.binary(max_size=40)).replace(b"\n", b"")
+        if draw(st.booleans())
+        else b'%d,"%s"'
+        % (
+            i,
+            " ".join(
+                draw(st.lists(st.sampled_from(["cat", "dog", '""', ","]), max_size=6))
+            ).encode(),
+        )
+        for i in range(draw(st.integers(0, 10)))
+    ]
     return b"\n".join([header, *rows]) + b"\n"
 
 
@@ -81,15 +120,33 @@ def check_run(folder: Path, *args: str) -> None:
 
 
 @SETTINGS
-@given(data=jsonl_bytes(), how=st.sampled_from(["plain", "gz", "zst"]), cut=st.none() | st.integers(0, 10_000),
-       on_error=st.sampled_from(["stop", "skip"]), limit=st.sampled_from(["64M", "40"]), verify=st.booleans())
+@given(
+    data=jsonl_bytes(),
+    how=st.sampled_from(["plain", "gz", "zst"]),
+    cut=st.none() | st.integers(0, 10_000),
+    on_error=st.sampled_from(["stop", "skip"]),
+    limit=st.sampled_from(["64M", "40"]),
+    verify=st.booleans(),
+)
 def test_jsonl_inputs_end_in_a_result_or_status_2(capsys, data, how, cut, on_error, limit, verify):
     with tempfile.TemporaryDirectory() as d:
         folder = Path(d)
         src = folder / ("x.jsonl" + {"plain": "", "gz": ".gz", "zst": ".zst"}[how])
         src.write_bytes(compress(data, how, cut))
-        check_run(folder, "dedup", str(src), "-o", str(folder / "kept.jsonl"), "--clusters", str(folder / "c.jsonl"),
-                  "--on-error", on_error, "--max-record-size", limit, *([] if verify else ["--no-verify"]))
+        check_run(
+            folder,
+            "dedup",
+            str(src),
+            "-o",
+            str(folder / "kept.jsonl"),
+            "--clusters",
+            str(folder / "c.jsonl"),
+            "--on-error",
+            on_error,
+            "--max-record-size",
+            limit,
+            *([] if verify else ["--no-verify"]),
+        )
         check_run(folder, "pairs", str(src), "-o", str(folder / "p.csv"), "--on-error", on_error)
         _, err = capsys.readouterr()
         assert "Traceback" not in err
@@ -103,7 +160,9 @@ def test_csv_inputs_end_in_a_result_or_status_2(capsys, data, on_error):
         src = folder / "x.csv"
         src.write_bytes(data)
         check_run(folder, "dedup", str(src), "-o", str(folder / "kept.csv"), "--on-error", on_error)
-        check_run(folder, "index", "build", str(src), "-o", str(folder / "i.ndx"), "--on-error", on_error)
+        check_run(
+            folder, "index", "build", str(src), "-o", str(folder / "i.ndx"), "--on-error", on_error
+        )
         capsys.readouterr()
 
 
@@ -118,8 +177,11 @@ def index_bytes(tmp_path_factory) -> bytes:
 
 
 @SETTINGS
-@given(edits=st.lists(st.tuples(st.integers(0, 10**9), st.integers(0, 255)), min_size=1, max_size=6),
-       cut=st.none() | st.integers(0, 10**9), mmap=st.booleans())
+@given(
+    edits=st.lists(st.tuples(st.integers(0, 10**9), st.integers(0, 255)), min_size=1, max_size=6),
+    cut=st.none() | st.integers(0, 10**9),
+    mmap=st.booleans(),
+)
 def test_mutated_index_files_load_or_raise_index_format_error(index_bytes, edits, cut, mmap):
     data = bytearray(index_bytes)
     for at, value in edits:

@@ -55,7 +55,9 @@ def brute_labels(n: int, pairs: set[tuple[int, int, int]]) -> list[int]:
 
 
 def brute_query(model: dict[int, int], q: int, k: int) -> list[tuple[int, int]]:
-    out = [(id_, bin(fp ^ q).count("1")) for id_, fp in model.items() if bin(fp ^ q).count("1") <= k]
+    out = [
+        (id_, bin(fp ^ q).count("1")) for id_, fp in model.items() if bin(fp ^ q).count("1") <= k
+    ]
     return sorted(out, key=lambda t: (t[1], t[0]))
 
 
@@ -83,7 +85,7 @@ def planted(rng: np.random.Generator, n: int, k: int) -> np.ndarray:
 
 def plans_for(k: int) -> list[Plan | None]:
     plans: list[Plan | None] = [None, Plan.blocks(k + 1, k=k), Plan.blocks(k + 2, k=k)]
-    if 1 <= k and math.comb(k + 1, k) ** 2 <= 1024:
+    if k >= 1 and math.comb(k + 1, k) ** 2 <= 1024:
         plans.append(Plan.nested(k + 1, k + 1, k=k))
     if math.comb(k + 3, k) <= 1024:
         plans.append(Plan.blocks(k + 3, k=k))
@@ -117,6 +119,7 @@ def test_table_prefix_is_its_blocks_moved_to_the_high_end():
     for size in six.block_sizes:
         bounds.append((top - size, size))
         top -= size
+
     def block_mask(low, width):
         return ((1 << width) - 1) << low
 
@@ -125,7 +128,9 @@ def test_table_prefix_is_its_blocks_moved_to_the_high_end():
     ]
     assert [t.prefix_mask for t in six.tables] == chosen
     assert [t.blocks for t in six.tables] == list(itertools.combinations(range(6), 3))
-    assert [t.blocks for t in Plan.nested(4, 4, k=3).tables] == [(b,) for b in range(4) for _ in range(4)]
+    assert [t.blocks for t in Plan.nested(4, 4, k=3).tables] == [
+        (b,) for b in range(4) for _ in range(4)
+    ]
     assert [sum(w for _, w in t.prefix_ranges) for t in six.tables] == six.prefix_bits
     rng = np.random.default_rng(0)
     fps = rng.integers(0, 2**64, size=50, dtype=np.uint64)
@@ -140,7 +145,9 @@ def test_table_prefix_is_its_blocks_moved_to_the_high_end():
             assert bin(x).count("1") == bin(y).count("1")
 
 
-@pytest.mark.parametrize("levels,k", [((6,), 3), ((4,), 3), ((4, 4), 3), ((8,), 6), ((9,), 8), ((5, 5), 4), ((17,), 16)])
+@pytest.mark.parametrize(
+    "levels,k", [((6,), 3), ((4,), 3), ((4, 4), 3), ((8,), 6), ((9,), 8), ((5, 5), 4), ((17,), 16)]
+)
 def test_every_difference_within_k_misses_some_prefix(levels, k):
     p = Plan.nested(*levels, k=k)
     masks = [t.prefix_mask for t in p.tables]
@@ -159,7 +166,9 @@ def test_plan_reports_candidates_memory_and_explains_itself():
     assert six.expected_candidates(n) == pytest.approx(4 * 2**1 + 12 * 2**2 + 4 * 2**3)
     assert six.bytes_per_fingerprint == 8 * 20 + 16
     text = str(six)
-    assert "k=3" in text and "20 tables" in text and "11,11,11,11,10,10" in text and "33 bits" in text
+    assert (
+        "k=3" in text and "20 tables" in text and "11,11,11,11,10,10" in text and "33 bits" in text
+    )
     chosen = neardup.plan(k=3, n=10_000_000)
     assert "expected candidates per query" in str(chosen)
     assert chosen.k == 3
@@ -278,7 +287,9 @@ def neighbourhood_strategy(max_size: int = 40):
     flips = st.lists(st.integers(0, 63), max_size=5)
     return bases.flatmap(
         lambda bs: st.lists(
-            st.tuples(st.sampled_from(bs), flips).map(lambda t: t[0] ^ sum(1 << b for b in set(t[1]))),
+            st.tuples(st.sampled_from(bs), flips).map(
+                lambda t: t[0] ^ sum(1 << b for b in set(t[1]))
+            ),
             max_size=max_size,
         )
     )
@@ -324,7 +335,9 @@ def test_query_matches_brute_force(k):
             assert index.query(q) == brute_query(model, q, k)
         rows, ids, dist = index.query_many(queries)
         assert rows.dtype == np.int64 and ids.dtype == np.int64 and dist.dtype == np.uint8
-        expect = [(r, i, d) for r, q in enumerate(queries.tolist()) for i, d in brute_query(model, q, k)]
+        expect = [
+            (r, i, d) for r, q in enumerate(queries.tolist()) for i, d in brute_query(model, q, k)
+        ]
         assert list(zip(rows.tolist(), ids.tolist(), dist.tolist())) == expect
 
 
@@ -390,7 +403,6 @@ def test_removed_entries_disappear_from_merged_tables_and_buffer():
         assert index.query(0) == [(0, 1), (1, 2), (2, 3)]
         index.compact()
         assert index.query(0) == [(0, 1), (1, 2), (2, 3)] and len(index) == 4
-
 
 
 ops = st.lists(
@@ -482,7 +494,9 @@ def test_saving_does_not_grow_the_index(tmp_path):
     before = index.nbytes
     index.save(tmp_path / "a.ndx")
     assert index.nbytes == before == 5000 * (8 * 4 + 16)
-    assert 4999 in SimhashIndex.load(tmp_path / "a.ndx") and 5000 not in SimhashIndex.load(tmp_path / "a.ndx")
+    assert 4999 in SimhashIndex.load(tmp_path / "a.ndx") and 5000 not in SimhashIndex.load(
+        tmp_path / "a.ndx"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -579,7 +593,7 @@ def test_bad_files_raise_index_format_error(tmp_path, mmap):
         flipped = bytearray(good)
         flipped[pos] ^= 0x04
         cases[f"bit flipped at {pos}"] = (bytes(flipped), "checksum|newer|header|invalid|truncated")
-    for name, (data, message) in cases.items():
+    for _name, (data, message) in cases.items():
         path = tmp_path / "bad.ndx"
         path.write_bytes(data)
         with pytest.raises(IndexFormatError, match=message):
@@ -618,9 +632,15 @@ def small_index_file(tmp_path_factory):
     return path.read_bytes(), fps
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
-    edits=st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 2**64 - 1), st.booleans()), min_size=1, max_size=3),
+    edits=st.lists(
+        st.tuples(st.integers(0, 10**6), st.integers(0, 2**64 - 1), st.booleans()),
+        min_size=1,
+        max_size=3,
+    ),
     fix_checksum=st.booleans(),
     mmap=st.booleans(),
 )
@@ -659,22 +679,24 @@ def test_missing_file_is_an_os_error(tmp_path):
 
 
 def test_docs_examples_run_and_print_what_they_say(tmp_path, monkeypatch, capsys):
-    """Runs the Python blocks of docs/index.md and checks each print against its comment."""
+    """Runs the Python blocks of the README's section on batch mode and the index and checks
+    each print against its comment."""
     import re
     from pathlib import Path
 
-    doc = Path(__file__).resolve().parent.parent / "docs" / "index.md"
-    blocks = re.findall(r"```python\n(.*?)```", doc.read_text(), flags=re.S)
+    doc = Path(__file__).resolve().parent.parent / "README.md"
+    section = re.search(r"\n## Finding near-duplicates.*?\n## ", doc.read_text(), flags=re.S)
+    blocks = re.findall(r"```python\n(.*?)```", section.group(0), flags=re.S)
     assert len(blocks) == 2
     monkeypatch.chdir(tmp_path)
     namespace: dict = {}
-    for block in blocks:
-        exec(compile(block, str(doc), "exec"), namespace)
+    exec(compile(blocks[0], str(doc), "exec"), namespace)
     printed = capsys.readouterr().out.splitlines()
     expected = [m.group(1) for m in re.finditer(r"print\(.*\)\s+# (\[.*?\])", blocks[0])]
     assert printed[: len(expected)] == expected
+    exec(compile(blocks[1], str(doc), "exec"), namespace)
     plan_text = [line[2:] for line in blocks[1].splitlines() if line.startswith("# ")]
-    assert printed[len(expected) :] == plan_text
+    assert capsys.readouterr().out.splitlines() == plan_text
 
 
 # ---------------------------------------------------------------------------------------------
@@ -748,3 +770,15 @@ def test_concurrent_adders_with_default_ids_get_distinct_ids():
         starts[b] = own[0]
         assert [x for x, d in index.query(int(fps[-1])) if d == 0] == [own[0] + 99]
     assert sorted(starts.values()) == list(range(0, 4000, 100))
+
+
+def test_plans_pickle_as_the_same_plan():
+    import pickle
+
+    for p in (
+        neardup.plan(k=3, n=10_000_000),
+        neardup.Plan.nested(4, 4, k=3),
+        neardup.Plan.blocks(6),
+    ):
+        again = pickle.loads(pickle.dumps(p))
+        assert again == p and str(again) == str(p) and again.prefix_bits == p.prefix_bits

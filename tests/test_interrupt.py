@@ -14,7 +14,9 @@ import time
 
 import pytest
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process is POSIX")
+pytestmark = pytest.mark.skipif(
+    sys.platform == "win32", reason="SIGINT to a child process is POSIX"
+)
 
 CALL = textwrap.dedent("""
     import sys, time
@@ -40,7 +42,9 @@ CALL = textwrap.dedent("""
 
 @pytest.mark.parametrize("call", ["cluster", "find_all", "stars"])
 def test_ctrl_c_stops_a_long_core_call_within_a_second(call):
-    with subprocess.Popen([sys.executable, "-c", CALL, call], stdout=subprocess.PIPE, text=True) as child:
+    with subprocess.Popen(
+        [sys.executable, "-c", CALL, call], stdout=subprocess.PIPE, text=True
+    ) as child:
         try:
             assert child.stdout.readline().strip() == "ready"
             time.sleep(0.5)  # well into the call: it takes tens of seconds at k=14 on a million
@@ -59,12 +63,31 @@ def test_ctrl_c_during_dedup_exits_130_and_leaves_no_temporary_file(tmp_path):
     rng = random.Random(4)
     words = [f"w{i}" for i in range(2000)]
     corpus = tmp_path / "corpus.jsonl"
-    corpus.write_text("".join(json.dumps({"id": i, "text": " ".join(rng.choices(words, k=8))}) + "\n"
-                              for i in range(100_000)))
+    corpus.write_text(
+        "".join(
+            json.dumps({"id": i, "text": " ".join(rng.choices(words, k=8))}) + "\n"
+            for i in range(100_000)
+        )
+    )
     with subprocess.Popen(
-        [sys.executable, "-m", "neardup", "dedup", str(corpus), "--k", "16", "--no-verify",
-         "-o", str(tmp_path / "kept.jsonl"), "--clusters", str(tmp_path / "clusters.csv")],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+        [
+            sys.executable,
+            "-m",
+            "neardup",
+            "dedup",
+            str(corpus),
+            "--k",
+            "16",
+            "--no-verify",
+            "-o",
+            str(tmp_path / "kept.jsonl"),
+            "--clusters",
+            str(tmp_path / "clusters.csv"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
     ) as child:
         try:
             time.sleep(4)  # past the first pass, into the search at k=16 (minutes long)

@@ -4,13 +4,11 @@ same fingerprints, same documents, same errors, whatever the lines hold."""
 import json
 import random
 
-import numpy as np
 import pytest
 
 import neardup
-from neardup import cli
+from neardup import corpus
 from neardup.io import JsonlInput, open_input
-
 from test_cli import run
 
 
@@ -21,13 +19,28 @@ def python_path(monkeypatch):
 def first_pass(path, hasher, **options):
     inp = open_input(str(path), **options)
     with inp:
-        fps, lengths, nbytes = cli.fingerprint_pass(inp, hasher, None, cli.Progress(inp, "x", True), lengths=True)
+        fps, lengths, nbytes = corpus.fingerprint_pass(
+            inp, hasher, None, corpus.Progress(inp, "x", True), lengths=True
+        )
     return fps, lengths, nbytes, [str(e) for e in inp.errors]
 
 
 def mixed_lines(n: int, seed: int, bad: bool) -> list[str]:
     rng = random.Random(seed)
-    words = ["Alpha", "beta", "GAMMA", "delta", "café", "Straße", "ﬁne", "中文", "naïve", "x\\ty", "\\u00e9t\\u00e9", "\\\"q\\\""]
+    words = [
+        "Alpha",
+        "beta",
+        "GAMMA",
+        "delta",
+        "café",
+        "Straße",
+        "ﬁne",
+        "中文",
+        "naïve",
+        "x\\ty",
+        "\\u00e9t\\u00e9",
+        '\\"q\\"',
+    ]
     lines = []
     for i in range(n):
         text = " ".join(rng.choice(words) for _ in range(rng.randint(0, 12)))
@@ -35,7 +48,18 @@ def mixed_lines(n: int, seed: int, bad: bool) -> list[str]:
         if pick < 0.05:
             lines.append("   ")
         elif bad and pick < 0.08:
-            lines.append(rng.choice(['{"text": 3}', '{"id": 1}', "[1, 2]", '{"text": "cut', '{"text": "a"} tail', "NaN"]))
+            lines.append(
+                rng.choice(
+                    [
+                        '{"text": 3}',
+                        '{"id": 1}',
+                        "[1, 2]",
+                        '{"text": "cut',
+                        '{"text": "a"} tail',
+                        "NaN",
+                    ]
+                )
+            )
         elif pick < 0.12:
             lines.append(f'{{"id": {i}, "text": "{text}", "text": "again {text}"}}')
         else:
@@ -45,7 +69,10 @@ def mixed_lines(n: int, seed: int, bad: bool) -> list[str]:
 
 
 @pytest.mark.parametrize("seed", range(4))
-@pytest.mark.parametrize("settings", [{}, {"casefold": False}, {"unicode_form": None}, {"ngram": 3}, {"tokens": "char", "ngram": 4}])
+@pytest.mark.parametrize(
+    "settings",
+    [{}, {"casefold": False}, {"unicode_form": None}, {"ngram": 3}, {"tokens": "char", "ngram": 4}],
+)
 def test_fast_path_gives_the_python_paths_fingerprints(tmp_path, monkeypatch, seed, settings):
     path = tmp_path / "in.jsonl"
     lines = mixed_lines(3000, seed, bad=False)
@@ -59,7 +86,11 @@ def test_fast_path_gives_the_python_paths_fingerprints(tmp_path, monkeypatch, se
     assert fast[2] == sum(len(t.encode()) for t in texts)
     python_path(monkeypatch)
     slow = first_pass(path, hasher, text_field="text", id_field="id")
-    assert fast[0].tolist() == slow[0].tolist() and fast[1].tolist() == slow[1].tolist() and fast[2:] == slow[2:]
+    assert (
+        fast[0].tolist() == slow[0].tolist()
+        and fast[1].tolist() == slow[1].tolist()
+        and fast[2:] == slow[2:]
+    )
 
 
 def test_bad_lines_are_skipped_and_reported_as_on_the_python_path(tmp_path, monkeypatch):
@@ -76,7 +107,9 @@ def test_bad_lines_are_skipped_and_reported_as_on_the_python_path(tmp_path, monk
 
 def test_the_first_bad_line_stops_the_job_with_its_number(tmp_path, capsys):
     path = tmp_path / "in.jsonl"
-    path.write_text('{"text": "fine"}\n\n{"text": "also fine"}\n{"text": 7}\n{"text": "x"\n', encoding="utf-8")
+    path.write_text(
+        '{"text": "fine"}\n\n{"text": "also fine"}\n{"text": 7}\n{"text": "x"\n', encoding="utf-8"
+    )
     code, _, err = run(capsys, "dedup", path, "--dry-run")
     assert code == 2
     assert f"{path}:4:" in err
@@ -88,7 +121,11 @@ def test_auto_id_is_settled_by_the_first_record(tmp_path, monkeypatch, first):
     path.write_text(first + '\n{"text": "two", "id": "b"}\n{"text": "three"}\n', encoding="utf-8")
     results = []
     for _ in range(2):
-        results.append(first_pass(path, neardup.Simhasher(), text_field="text", id_field="auto", on_error="skip"))
+        results.append(
+            first_pass(
+                path, neardup.Simhasher(), text_field="text", id_field="auto", on_error="skip"
+            )
+        )
         python_path(monkeypatch)
     assert results[0][0].tolist() == results[1][0].tolist() and results[0][3] == results[1][3]
     if first.startswith('{"id"'):

@@ -51,7 +51,9 @@ def test_find_all_of_identical_fingerprints_is_refused_naming_the_exact_count():
     count = n * (n - 1) // 2
     assert (info.value.count, info.value.limit) == (count, 1_000)
     message = str(info.value)
-    assert f"{count:,} pairs within k=3" in message and "1,000" in message and "max_pairs" in message
+    assert (
+        f"{count:,} pairs within k=3" in message and "1,000" in message and "max_pairs" in message
+    )
     # The default limit refuses it too.
     with pytest.raises(neardup.TooManyPairsError):
         neardup.find_all(fps, k=0)
@@ -106,7 +108,12 @@ def test_max_pairs_is_checked():
 
 def test_cluster_of_dense_fingerprints_stores_no_pair():
     # 200k copies and 4,096 distinct values all within k=16 of each other: 2e10 pairs as a list.
-    fps = np.concatenate([np.full(200_000, 0xDEAD_BEEF_CAFE_0007, dtype=np.uint64), shared_high_bits(4_096, 12, seed=2)])
+    fps = np.concatenate(
+        [
+            np.full(200_000, 0xDEAD_BEEF_CAFE_0007, dtype=np.uint64),
+            shared_high_bits(4_096, 12, seed=2),
+        ]
+    )
     labels = neardup.cluster(fps, k=16)
     assert (labels == 0).all()
     labels = neardup.cluster(np.array([5, 1 << 40, 4, 0xFFFF, 5], dtype=np.uint64), k=1)
@@ -130,7 +137,12 @@ def test_query_many_refuses_more_matches_than_max_pairs():
 
 def test_pairs_command_refuses_more_than_max_pairs_with_status_2(tmp_path, capsys):
     src = tmp_path / "same.jsonl"
-    src.write_text("".join(json.dumps({"id": i, "text": "the very same text every time"}) + "\n" for i in range(5_000)))
+    src.write_text(
+        "".join(
+            json.dumps({"id": i, "text": "the very same text every time"}) + "\n"
+            for i in range(5_000)
+        )
+    )
     out_path = tmp_path / "pairs.csv"
     code = main(["pairs", str(src), "--max-pairs", "1000", "-o", str(out_path), "-q"])
     out, err = capsys.readouterr()
@@ -145,7 +157,11 @@ def test_pairs_command_refuses_more_than_max_pairs_with_status_2(tmp_path, capsy
 
 def test_pairs_command_within_max_pairs_reports_them(tmp_path, capsys):
     src = tmp_path / "same.jsonl"
-    src.write_text("".join(json.dumps({"id": i, "text": "the very same text every time"}) + "\n" for i in range(50)))
+    src.write_text(
+        "".join(
+            json.dumps({"id": i, "text": "the very same text every time"}) + "\n" for i in range(50)
+        )
+    )
     code = main(["pairs", str(src), "--max-pairs", str(50 * 49 // 2), "--json"])
     out, err = capsys.readouterr()
     assert code == 0, err
@@ -189,8 +205,13 @@ def test_a_million_identical_fingerprints_end_in_the_error_under_2gb(tmp_path):
     of 1M sharing their high 48 bits) ended in SIGABRT; now each is a TooManyPairsError, and
     cluster(k=16) of dense fingerprints finishes."""
     assert PRLIMIT is not None
-    done = subprocess.run([PRLIMIT, "--as=2000000000", sys.executable, "-c", UNDER_LIMIT],
-                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    done = subprocess.run(
+        [PRLIMIT, "--as=2000000000", sys.executable, "-c", UNDER_LIMIT],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
     assert "memory allocation" not in done.stderr
     lines = done.stdout.splitlines()

@@ -38,8 +38,19 @@ def _stars(d: np.ndarray, near: np.ndarray) -> np.ndarray:
 def test_sample_dry_run_reports_the_brute_force_stars(verified):
     k = 8 if verified else 3
     result = subprocess.run(
-        [sys.executable, "-m", "neardup", "dedup", "--sample", "--dry-run", "--json", *([] if verified else ["--no-verify"])],
-        capture_output=True, text=True, check=True,
+        [
+            sys.executable,
+            "-m",
+            "neardup",
+            "dedup",
+            "--sample",
+            "--dry-run",
+            "--json",
+            *([] if verified else ["--no-verify"]),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     report = json.loads(result.stdout)
     texts = _sample_texts()
@@ -58,13 +69,17 @@ def test_sample_dry_run_reports_the_brute_force_stars(verified):
     kept = _stars(d, near)
     removed = kept != np.arange(len(texts))
     assert report["removed"] == int(removed.sum())
-    assert report["clusters"] == len(np.unique(kept[removed])) > 100  # the sample holds templated families
+    assert (
+        report["clusters"] == len(np.unique(kept[removed])) > 100
+    )  # the sample holds templated families
 
 
 def test_console_script_is_the_module_command():
     (script,) = [e for e in metadata.entry_points(group="console_scripts") if e.name == "neardup"]
     assert script.value == "neardup.cli:main"
-    help_text = subprocess.run([sys.executable, "-m", "neardup", "--help"], capture_output=True, text=True, check=True).stdout
+    help_text = subprocess.run(
+        [sys.executable, "-m", "neardup", "--help"], capture_output=True, text=True, check=True
+    ).stdout
     for command in ("dedup", "fingerprint", "pairs", "index", "plan", "explain"):
         assert command in help_text
 
@@ -72,9 +87,16 @@ def test_console_script_is_the_module_command():
 def test_the_readme_first_command_runs_on_the_sample(tmp_path):
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
     block = re.search(r"## Install.*?```bash\n(.*?)```", readme, flags=re.S).group(1)
-    command = [line.split("#")[0].split() for line in block.splitlines() if line.startswith("neardup ")][0]
+    command = [
+        line.split("#")[0].split() for line in block.splitlines() if line.startswith("neardup ")
+    ][0]
     assert command[:3] == ["neardup", "dedup", "--sample"]
-    result = subprocess.run([sys.executable, "-m", "neardup", *command[1:]], cwd=tmp_path, capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "neardup", *command[1:]],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stderr
     assert "3000 documents" in result.stdout and "removed" in result.stdout
     outputs = [a for a in command if "." in a and not a.startswith("-")]

@@ -52,7 +52,9 @@ def test_an_untouched_mapped_index_answers_and_says_it_is_mapped(saved, tmp_path
     assert 7 in index and 10**6 not in index
 
 
-@pytest.mark.parametrize("call", ["query", "contains", "query_many", "remove", "add", "compact", "save", "check_file"])
+@pytest.mark.parametrize(
+    "call", ["query", "contains", "query_many", "remove", "add", "compact", "save", "check_file"]
+)
 @pytest.mark.parametrize("change", ["truncate", "garbage", "copy"])
 def test_a_file_changed_in_place_is_an_error_on_every_call(saved, tmp_path, call, change):
     path, fps = saved
@@ -70,7 +72,9 @@ def test_a_file_changed_in_place_is_an_error_on_every_call(saved, tmp_path, call
             f.write(np.random.default_rng(1).bytes(os.path.getsize(path) - 300))
     else:
         shutil.copyfile(other, path)  # same inode, same size, other entries: 7 is N - 8 there
-    with pytest.raises(IndexChangedError, match=r"index\.ndx: the memory-mapped index file changed in place"):
+    with pytest.raises(
+        IndexChangedError, match=r"index\.ndx: the memory-mapped index file changed in place"
+    ):
         _calls(index, fps, tmp_path)[call]()
     # Every later call too: the index never answers from the changed file.
     with pytest.raises(IndexChangedError):
@@ -119,7 +123,7 @@ def test_garbage_behind_an_unchanged_modification_time_is_no_panic(saved, tmp_pa
         for name, call in _calls(index, fps, tmp_path).items():
             try:
                 call()
-            except (Exception) as err:  # a PanicException is a BaseException and fails the test
+            except Exception as err:  # a PanicException is a BaseException and fails the test
                 assert isinstance(err, (neardup.NeardupError, KeyError, ValueError)), (name, err)
 
 
@@ -134,6 +138,8 @@ def test_truncating_a_mapped_file_does_not_kill_the_process(saved):
         except neardup.IndexChangedError as err:
             print("refused:", err)
     """)
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0, done.stderr
     assert "refused:" in done.stdout and "size went from" in done.stdout

@@ -22,7 +22,7 @@ PROJECT = PYPROJECT["project"]
 def test_the_license_file_is_mit_and_declared_everywhere():
     text = (ROOT / "LICENSE").read_text(encoding="utf-8")
     assert text.startswith("MIT License\n") and "Copyright (c) 2026 neardup developers" in text
-    assert "THE SOFTWARE IS PROVIDED \"AS IS\"" in text
+    assert 'THE SOFTWARE IS PROVIDED "AS IS"' in text
     assert PROJECT["license"] == {"text": "MIT"} and CARGO["package"]["license"] == "MIT"
     assert "License :: OSI Approved :: MIT License" in PROJECT["classifiers"]
 
@@ -34,7 +34,11 @@ def test_metadata_names_authors_keywords_and_supported_pythons():
     assert any(c.startswith("Operating System :: ") for c in classifiers)
     minimum = re.fullmatch(r">=3\.(\d+)", PROJECT["requires-python"])
     assert minimum is not None
-    versions = sorted(int(c.rsplit(".", 1)[1]) for c in classifiers if re.fullmatch(r"Programming Language :: Python :: 3\.\d+", c))
+    versions = sorted(
+        int(c.rsplit(".", 1)[1])
+        for c in classifiers
+        if re.fullmatch(r"Programming Language :: Python :: 3\.\d+", c)
+    )
     assert versions == list(range(int(minimum.group(1)), 14)) == [10, 11, 12, 13]
     assert "Typing :: Typed" in classifiers and (ROOT / "python" / "neardup" / "py.typed").exists()
     # URLs only where there is a real home to point to; none is invented.
@@ -49,7 +53,9 @@ def test_the_package_index_description_is_short_and_renders_without_the_reposito
     assert text.startswith("# neardup\n") and len(text) < 5000
     assert "![" not in text and "<img" not in text.lower()
     for target in re.findall(r"\]\(([^)]*)\)", text) + re.findall(r"href=[\"']([^\"']*)", text):
-        assert target.startswith("https://"), f"{readme}: {target!r} will not resolve on a package index"
+        assert target.startswith("https://"), (
+            f"{readme}: {target!r} will not resolve on a package index"
+        )
     # Files it refers to are in the sdist (maturin packs the crate's files and the Python source).
     for name in re.findall(r"`([A-Za-z_./-]+\.(?:md|toml))`", text):
         assert (ROOT / name).exists(), name
@@ -63,7 +69,9 @@ def test_the_package_index_description_examples_run(tmp_path, monkeypatch):
     namespace: dict = {}
     for index, block in enumerate(blocks):
         exec(compile(block, f"{PROJECT['readme']} python block {index}", "exec"), namespace)
-    assert namespace["labels"].tolist() == [0, 1, 0] and [d["id"] for d in namespace["kept"]] == ["a"]
+    assert namespace["labels"].tolist() == [0, 1, 0] and [d["id"] for d in namespace["kept"]] == [
+        "a"
+    ]
 
 
 def test_release_builds_strip_the_extension_and_the_readme_states_the_toolchain():
@@ -80,8 +88,16 @@ def test_the_wheel_and_sdist_build_pass_twine_and_install_in_a_fresh_venv(tmp_pa
     # No shared CARGO_TARGET_DIR: the sdist unpacks with its files' old times, which a reused
     # target folder would take for an up-to-date build of other sources.
     env = {k: v for k, v in os.environ.items() if k != "CARGO_TARGET_DIR"}
-    done = subprocess.run(["bash", str(ROOT / "benches" / "check_package.sh")], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=1200)
+    done = subprocess.run(
+        ["bash", str(ROOT / "benches" / "check_package.sh")],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "check_package: passed" in done.stdout
-    assert re.search(r"neardup-[0-9.]+-cp310-abi3-manylinux_\d+_\d+_x86_64\.whl", done.stdout + done.stderr)
+    assert re.search(
+        r"neardup-[0-9.]+-cp310-abi3-manylinux_\d+_\d+_x86_64\.whl", done.stdout + done.stderr
+    )

@@ -21,13 +21,18 @@ def test_readme_python_blocks_run_in_order(tmp_path, monkeypatch):
 
 
 def test_ci_runs_the_readme_test_command():
-    command = re.search(r"## Development.*?```bash\n(.*?)\n```", README, flags=re.S).group(1).strip()
+    command = (
+        re.search(r"## Development.*?```bash\n(.*?)\n```", README, flags=re.S).group(1).strip()
+    )
     assert command in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
 
 
 def test_type_stub_matches_the_compiled_module():
     pytest.importorskip("mypy")
     result = subprocess.run(
-        [sys.executable, "-m", "mypy.stubtest", "neardup._core"], capture_output=True, text=True, cwd=ROOT / "tests"
+        [sys.executable, "-m", "mypy.stubtest", "neardup._core"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT / "tests",
     )
     assert result.returncode == 0, result.stdout + result.stderr

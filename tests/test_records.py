@@ -11,7 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from neardup.cli import main
 from neardup.io import InputError, open_input
@@ -30,7 +31,9 @@ def lines_of(data: bytes, read_sizes: list[int], limit: int) -> tuple[list[bytes
     sizes = iter(read_sizes * (len(data) + 1))
     long: list[int] = []
     out: list[bytes] = []
-    for first, block, count in line_blocks(lambda size: stream.read(min(size, next(sizes))), limit, long.append):
+    for first, block, count in line_blocks(
+        lambda size: stream.read(min(size, next(sizes))), limit, long.append
+    ):
         got = block.split(b"\n")
         assert len(got) == count and first == len(out) + 1
         out.extend(got)
@@ -56,7 +59,13 @@ def test_lines_are_those_of_a_split_with_long_ones_blank(lines, trailing, read_s
 
 
 def test_parse_size():
-    assert [parse_size(t) for t in ["1", "64M", "64MiB", "1g", "2 KB"]] == [1, 64 << 20, 64 << 20, 1 << 30, 2048]
+    assert [parse_size(t) for t in ["1", "64M", "64MiB", "1g", "2 KB"]] == [
+        1,
+        64 << 20,
+        64 << 20,
+        1 << 30,
+        2048,
+    ]
     for bad in ["", "0", "-1", "1.5G", "lots"]:
         with pytest.raises(ValueError):
             parse_size(bad)
@@ -75,18 +84,35 @@ def test_a_line_over_the_limit_stops_the_job_at_its_line(tmp_path, capsys):
     src = long_corpus(tmp_path / "x.jsonl", 3 << 20)
     code, _, err = run(capsys, "dedup", src, "--dry-run", "--max-record-size", "1M")
     assert code == 2
-    assert f"{src}:2: record of more than 1,048,576 bytes, over the record size limit (--max-record-size)" in err
+    assert (
+        f"{src}:2: record of more than 1,048,576 bytes, over the record size limit (--max-record-size)"
+        in err
+    )
 
 
 def test_a_line_over_the_limit_is_skipped_on_both_passes(tmp_path, capsys):
     src = long_corpus(tmp_path / "x.jsonl", 3 << 20)
     out = tmp_path / "kept.jsonl"
-    code, report, err = run(capsys, "dedup", src, "-o", out, "--max-record-size", "1M", "--on-error", "skip",
-                            "--clusters", tmp_path / "c.csv", "--json")
+    code, report, err = run(
+        capsys,
+        "dedup",
+        src,
+        "-o",
+        out,
+        "--max-record-size",
+        "1M",
+        "--on-error",
+        "skip",
+        "--clusters",
+        tmp_path / "c.csv",
+        "--json",
+    )
     assert code == 0, err
     assert json.loads(report)["skipped"] == 1 and json.loads(report)["documents"] == 2
     assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == ["a", "c"]
-    assert (tmp_path / "c.csv").read_text().splitlines()[1:] and "b," not in (tmp_path / "c.csv").read_text()
+    assert (tmp_path / "c.csv").read_text().splitlines()[1:] and "b," not in (
+        tmp_path / "c.csv"
+    ).read_text()
 
 
 def test_a_line_within_the_limit_is_read_whole(tmp_path, capsys):
@@ -99,7 +125,10 @@ def test_a_line_within_the_limit_is_read_whole(tmp_path, capsys):
 
 def test_the_api_takes_the_limit(tmp_path):
     src = long_corpus(tmp_path / "x.jsonl", 3 << 20)
-    with open_input(str(src), max_record_size=1 << 20) as inp, pytest.raises(InputError, match=r"x\.jsonl:2: record of more"):
+    with (
+        open_input(str(src), max_record_size=1 << 20) as inp,
+        pytest.raises(InputError, match=r"x\.jsonl:2: record of more"),
+    ):
         list(inp.chunks())
     with open_input(str(src), max_record_size=1 << 20, on_error="skip") as inp:
         assert sum(len(c.docs) for c in inp.chunks()) == 2 and [e.line for e in inp.errors] == [2]
@@ -132,12 +161,28 @@ def test_a_compression_bomb_ends_fast_in_an_error(tmp_path, capsys, suffix):
 
 def test_a_csv_line_or_field_over_the_limit(tmp_path, capsys):
     src = tmp_path / "x.csv"
-    src.write_text("id,text\n1,first short document\n2," + "word " * 500_000 + "\n3,last short document\n")
+    src.write_text(
+        "id,text\n1,first short document\n2," + "word " * 500_000 + "\n3,last short document\n"
+    )
     code, _, err = run(capsys, "dedup", src, "--dry-run", "--max-record-size", "1M")
     assert code == 2 and f"{src}:3: record of more than 1,048,576 bytes" in err
-    code, _, err = run(capsys, "dedup", src, "-o", tmp_path / "kept.csv", "--max-record-size", "1M", "--on-error", "skip")
+    code, _, err = run(
+        capsys,
+        "dedup",
+        src,
+        "-o",
+        tmp_path / "kept.csv",
+        "--max-record-size",
+        "1M",
+        "--on-error",
+        "skip",
+    )
     assert code == 0, err
-    assert (tmp_path / "kept.csv").read_text().splitlines() == ["id,text", "1,first short document", "3,last short document"]
+    assert (tmp_path / "kept.csv").read_text().splitlines() == [
+        "id,text",
+        "1,first short document",
+        "3,last short document",
+    ]
 
 
 def test_a_txt_file_over_the_limit(tmp_path, capsys):
@@ -145,7 +190,9 @@ def test_a_txt_file_over_the_limit(tmp_path, capsys):
     folder.mkdir()
     (folder / "a.txt").write_text("a short document")
     (folder / "b.txt").write_text("word " * 500_000)
-    code, _, err = run(capsys, "fingerprint", folder, "-o", tmp_path / "f.csv", "--max-record-size", "1M")
+    code, _, err = run(
+        capsys, "fingerprint", folder, "-o", tmp_path / "f.csv", "--max-record-size", "1M"
+    )
     assert code == 2 and "b.txt" in err and "record of more than 1,048,576 bytes" in err
 
 

@@ -31,7 +31,10 @@ def write_jsonl(path: Path, records) -> Path:
     return path
 
 
-TEXTS = [f"document number {i} about {word} and other things" for i, word in enumerate(["cats", "dogs", "birds", "fish"] * 3)]
+TEXTS = [
+    f"document number {i} about {word} and other things"
+    for i, word in enumerate(["cats", "dogs", "birds", "fish"] * 3)
+]
 
 
 def corpus(tmp_path: Path, name: str = "x.jsonl") -> Path:
@@ -73,7 +76,9 @@ def test_no_output_may_name_the_input(tmp_path, capsys, alias, case):
         target = tmp_path / "sub" / ".." / "x.jsonl"
     else:
         target = src
-    args = [target if a == src and i > 1 else a for i, a in enumerate(output_cases(src, tmp_path)[case])]
+    args = [
+        target if a == src and i > 1 else a for i, a in enumerate(output_cases(src, tmp_path)[case])
+    ]
     code, _, err = run(capsys, *args)
     assert code == 2, err
     assert "is the input" in err and "never overwrites its input" in err
@@ -103,15 +108,39 @@ def test_two_outputs_may_not_name_one_file(tmp_path, capsys, second):
     code, _, err = run(capsys, "dedup", src, "-o", out, "--clusters", other)
     assert code == 2 and "--clusters names the same file as -o" in err
     assert not out.exists() and leftovers(tmp_path) == []
-    code, _, err = run(capsys, "dedup", src, "--dry-run", "--clusters", tmp_path / "r.csv", "--report", tmp_path / "r.csv")
+    code, _, err = run(
+        capsys,
+        "dedup",
+        src,
+        "--dry-run",
+        "--clusters",
+        tmp_path / "r.csv",
+        "--report",
+        tmp_path / "r.csv",
+    )
     assert code == 2 and "--report names the same file as --clusters" in err
 
 
 def test_distinct_outputs_are_written(tmp_path, capsys):
     src = corpus(tmp_path)
-    code, _, err = run(capsys, "dedup", src, "-o", tmp_path / "out.jsonl", "--clusters", tmp_path / "c.csv", "--report", tmp_path / "r.html", "-q")
+    code, _, err = run(
+        capsys,
+        "dedup",
+        src,
+        "-o",
+        tmp_path / "out.jsonl",
+        "--clusters",
+        tmp_path / "c.csv",
+        "--report",
+        tmp_path / "r.html",
+        "-q",
+    )
     assert code == 0, err
-    assert (tmp_path / "out.jsonl").exists() and (tmp_path / "c.csv").exists() and (tmp_path / "r.html").exists()
+    assert (
+        (tmp_path / "out.jsonl").exists()
+        and (tmp_path / "c.csv").exists()
+        and (tmp_path / "r.html").exists()
+    )
 
 
 # -- 3. concurrent writers of one index --------------------------------------------------------
@@ -123,12 +152,25 @@ def holds_exactly(path: Path, ids: set[int]) -> bool:
 
 
 def add_command(idx: Path, src: Path) -> list[str]:
-    return [sys.executable, "-m", "neardup", "index", "add", str(idx), str(src), "--id-field", "id", "-q"]
+    return [
+        sys.executable,
+        "-m",
+        "neardup",
+        "index",
+        "add",
+        str(idx),
+        str(src),
+        "--id-field",
+        "id",
+        "-q",
+    ]
 
 
 def test_index_add_waits_for_another_writer_and_loses_nothing(tmp_path):
     base = write_jsonl(tmp_path / "base.jsonl", [{"id": i, "text": t} for i, t in enumerate(TEXTS)])
-    mine = write_jsonl(tmp_path / "mine.jsonl", [{"id": 100 + i, "text": t} for i, t in enumerate(TEXTS)])
+    mine = write_jsonl(
+        tmp_path / "mine.jsonl", [{"id": 100 + i, "text": t} for i, t in enumerate(TEXTS)]
+    )
     idx = tmp_path / "x.idx"
     assert main(["index", "build", str(base), "--id-field", "id", "-o", str(idx), "-q"]) == 0
     # This process is the first writer: it holds the index (as `index add` does), and the
@@ -136,14 +178,24 @@ def test_index_add_waits_for_another_writer_and_loses_nothing(tmp_path):
     index = neardup.SimhashIndex.load(idx, mmap=False)
     with open(idx, "rb") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
-        proc = subprocess.Popen(add_command(idx, mine)[:-1], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            add_command(idx, mine)[:-1],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         time.sleep(2.0)
         index.add(neardup.Simhasher().fingerprint_many(TEXTS), ids=np.arange(200, 200 + len(TEXTS)))
         index.save(idx)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     assert f"waiting for another neardup writing {idx}" in err
-    assert holds_exactly(idx, set(range(len(TEXTS))) | set(range(100, 100 + len(TEXTS))) | set(range(200, 200 + len(TEXTS))))
+    assert holds_exactly(
+        idx,
+        set(range(len(TEXTS)))
+        | set(range(100, 100 + len(TEXTS)))
+        | set(range(200, 200 + len(TEXTS))),
+    )
 
 
 def test_two_concurrent_index_adds_both_land(tmp_path):
@@ -168,7 +220,9 @@ def test_two_concurrent_index_adds_both_land(tmp_path):
 
 
 def big_jsonl(n: int = 10_000) -> bytes:
-    return "".join(json.dumps({"id": i, "text": f"text {i} " + "word " * (i % 17)}) + "\n" for i in range(n)).encode()
+    return "".join(
+        json.dumps({"id": i, "text": f"text {i} " + "word " * (i % 17)}) + "\n" for i in range(n)
+    ).encode()
 
 
 def zstd_blocks(data: bytes) -> bytes:
@@ -204,14 +258,18 @@ def test_a_tiny_truncated_zst_is_an_error_and_a_whole_one_is_read(tmp_path, caps
     assert code == 0 and json.loads(out)["documents"] == 100
 
 
-@pytest.mark.parametrize("content", [b"this is not zstd at all\n", b"\x28\xb5\x2f\xfd" + b"\xff" * 64])
+@pytest.mark.parametrize(
+    "content", [b"this is not zstd at all\n", b"\x28\xb5\x2f\xfd" + b"\xff" * 64]
+)
 @pytest.mark.parametrize("name", ["x.jsonl.zst", "x.csv.zst"])
 def test_a_corrupt_or_foreign_zst_is_an_error_naming_the_file(tmp_path, capsys, content, name):
     pytest.importorskip("zstandard")
     path = tmp_path / name
     path.write_bytes(content)
     code, _, err = run(capsys, "dedup", path, "--dry-run")
-    assert code == 2 and f"{path}: truncated or corrupt zstd stream" in err and "Traceback" not in err
+    assert (
+        code == 2 and f"{path}: truncated or corrupt zstd stream" in err and "Traceback" not in err
+    )
 
 
 def test_a_truncated_zst_csv_and_gz_are_errors(tmp_path, capsys):
@@ -238,31 +296,47 @@ def small_index() -> neardup.SimhashIndex:
 
 def in_child(code: str, timeout: float = 20) -> subprocess.CompletedProcess:
     """Runs ``code`` in a child Python (a hang fails the test instead of blocking the run)."""
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout
+    )
 
 
 @pytest.mark.parametrize("mmap", [True, False])
 def test_loading_a_fifo_is_refused_at_once(tmp_path, mmap):
     fifo = tmp_path / "index.fifo"
     os.mkfifo(fifo)
-    got = in_child(f"import neardup\ntry:\n    neardup.SimhashIndex.load({str(fifo)!r}, mmap={mmap})\n"
-                   "except neardup.IndexFormatError as err:\n    print('refused:', err)\n")
-    assert got.returncode == 0 and "refused: a named pipe (FIFO), not a neardup index file" in got.stdout, got
+    got = in_child(
+        f"import neardup\ntry:\n    neardup.SimhashIndex.load({str(fifo)!r}, mmap={mmap})\n"
+        "except neardup.IndexFormatError as err:\n    print('refused:', err)\n"
+    )
+    assert (
+        got.returncode == 0
+        and "refused: a named pipe (FIFO), not a neardup index file" in got.stdout
+    ), got
 
 
 def test_index_query_on_a_fifo_is_an_error_not_a_hang(tmp_path):
     fifo = tmp_path / "index.fifo"
     os.mkfifo(fifo)
-    got = subprocess.run([sys.executable, "-m", "neardup", "index", "query", str(fifo), "--text", "x"],
-                         capture_output=True, text=True, timeout=20)
-    assert got.returncode == 2 and f"{fifo}: a named pipe (FIFO), not a neardup index file" in got.stderr
+    got = subprocess.run(
+        [sys.executable, "-m", "neardup", "index", "query", str(fifo), "--text", "x"],
+        capture_output=True,
+        text=True,
+        timeout=20,
+    )
+    assert (
+        got.returncode == 2
+        and f"{fifo}: a named pipe (FIFO), not a neardup index file" in got.stderr
+    )
 
 
 @pytest.mark.parametrize("mmap", [True, False])
 def test_loading_a_folder_or_device_says_what_it_is(tmp_path, mmap):
     with pytest.raises(IsADirectoryError) as err:
         neardup.SimhashIndex.load(tmp_path, mmap=mmap)
-    assert err.value.filename == str(tmp_path) and "is a folder, not a neardup index file" in str(err.value)
+    assert err.value.filename == str(tmp_path) and "is a folder, not a neardup index file" in str(
+        err.value
+    )
     assert "os error" not in str(err.value)
     with pytest.raises(neardup.IndexFormatError, match="a device, not a neardup index file"):
         neardup.SimhashIndex.load("/dev/zero", mmap=mmap)
@@ -276,15 +350,28 @@ def test_a_large_foreign_file_is_refused_before_it_is_read(tmp_path):
     big = tmp_path / "big.bin"
     with open(big, "wb") as f:
         f.truncate(64 << 30)
-    got = in_child(f"import neardup\ntry:\n    neardup.SimhashIndex.load({str(big)!r}, mmap=False)\n"
-                   "except neardup.IndexFormatError as err:\n    print('refused:', err)\n", timeout=30)
-    assert got.returncode == 0 and "refused: not a neardup index file (wrong magic bytes)" in got.stdout, got
+    got = in_child(
+        f"import neardup\ntry:\n    neardup.SimhashIndex.load({str(big)!r}, mmap=False)\n"
+        "except neardup.IndexFormatError as err:\n    print('refused:', err)\n",
+        timeout=30,
+    )
+    assert (
+        got.returncode == 0
+        and "refused: not a neardup index file (wrong magic bytes)" in got.stdout
+    ), got
     # The right magic, but a length in the header that is not the file's: refused at once too.
     with open(big, "r+b") as f:
         f.write(small_index_bytes(tmp_path)[:24])
-    got = in_child(f"import neardup\ntry:\n    neardup.SimhashIndex.load({str(big)!r}, mmap=False)\n"
-                   "except neardup.IndexFormatError as err:\n    print('refused:', err)\n", timeout=30)
-    assert got.returncode == 0 and "refused: index file has" in got.stdout and "but the header says" in got.stdout, got
+    got = in_child(
+        f"import neardup\ntry:\n    neardup.SimhashIndex.load({str(big)!r}, mmap=False)\n"
+        "except neardup.IndexFormatError as err:\n    print('refused:', err)\n",
+        timeout=30,
+    )
+    assert (
+        got.returncode == 0
+        and "refused: index file has" in got.stdout
+        and "but the header says" in got.stdout
+    ), got
 
 
 def small_index_bytes(tmp_path: Path) -> bytes:
@@ -302,7 +389,11 @@ def test_save_errors_name_the_path_given(tmp_path):
         locked_dir.chmod(0o500)
     with pytest.raises(OSError) as err:
         small_index().save(target)
-    assert err.value.filename == str(target) and ".tmp-" not in str(err.value) and str(target) in str(err.value)
+    assert (
+        err.value.filename == str(target)
+        and ".tmp-" not in str(err.value)
+        and str(target) in str(err.value)
+    )
     assert isinstance(err.value, (FileNotFoundError, PermissionError))
 
 
@@ -320,7 +411,10 @@ def test_an_index_whose_next_id_is_not_past_its_ids_is_refused(tmp_path):
         words[-1] = checksum(words[:-1])
         path = tmp_path / "crafted.ndx"
         path.write_bytes(words.tobytes())
-        with pytest.raises(neardup.IndexFormatError, match=f"invalid next id {bad} in the index header: the largest id is 110"):
+        with pytest.raises(
+            neardup.IndexFormatError,
+            match=f"invalid next id {bad} in the index header: the largest id is 110",
+        ):
             neardup.SimhashIndex.load(path)
     words[12] = 111
     words[-1] = checksum(words[:-1])
@@ -341,25 +435,51 @@ def checksum(words: np.ndarray) -> np.uint64:
 
 
 @pytest.mark.parametrize("orjson", [True, False])
-def test_invalid_utf8_in_another_field_is_an_error_at_its_line_on_every_path(tmp_path, capsys, monkeypatch, orjson):
+def test_invalid_utf8_in_another_field_is_an_error_at_its_line_on_every_path(
+    tmp_path, capsys, monkeypatch, orjson
+):
     if not orjson:
-        monkeypatch.setattr("neardup.io._fast_loads", None)
+        monkeypatch.setattr("neardup.io.jsonl._fast_loads", None)
     path = tmp_path / "x.jsonl"
-    path.write_bytes(b'{"text": "fine text here"}\n{"text": "plain ascii", "source": "caf\xe9"}\n{"text": "more text"}\n')
-    for command in (["dedup", path, "-o", tmp_path / "out.jsonl"], ["dedup", path, "--dry-run", "--field", "text=1"],
-                    ["fingerprint", path, "-o", tmp_path / "f.jsonl"], ["pairs", path]):
+    path.write_bytes(
+        b'{"text": "fine text here"}\n{"text": "plain ascii", "source": "caf\xe9"}\n{"text": "more text"}\n'
+    )
+    for command in (
+        ["dedup", path, "-o", tmp_path / "out.jsonl"],
+        ["dedup", path, "--dry-run", "--field", "text=1"],
+        ["fingerprint", path, "-o", tmp_path / "f.jsonl"],
+        ["pairs", path],
+    ):
         code, _, err = run(capsys, *command)
         assert code == 2 and f"{path}:2: invalid UTF-8: byte 0xe9" in err, (command, err)
     assert not (tmp_path / "out.jsonl").exists()
-    code, out, _ = run(capsys, "dedup", path, "-o", tmp_path / "out.jsonl", "--on-error", "skip", "--json")
+    code, out, _ = run(
+        capsys, "dedup", path, "-o", tmp_path / "out.jsonl", "--on-error", "skip", "--json"
+    )
     assert code == 0 and json.loads(out)["skipped"] == 1
-    assert (tmp_path / "out.jsonl").read_bytes() == b'{"text": "fine text here"}\n{"text": "more text"}\n'
+    assert (
+        tmp_path / "out.jsonl"
+    ).read_bytes() == b'{"text": "fine text here"}\n{"text": "more text"}\n'
 
 
-@pytest.mark.parametrize("value, shown", [(1.9, "1.9"), (False, "false"), (" 42 ", '" 42 "'), ("4_2", '"4_2"'), ("+42", '"+42"'),
-                                          (None, "null"), (1e30, "1e+30"), (2**63, str(2**63)), ([1], "[1]")])
+@pytest.mark.parametrize(
+    "value, shown",
+    [
+        (1.9, "1.9"),
+        (False, "false"),
+        (" 42 ", '" 42 "'),
+        ("4_2", '"4_2"'),
+        ("+42", '"+42"'),
+        (None, "null"),
+        (1e30, "1e+30"),
+        (2**63, str(2**63)),
+        ([1], "[1]"),
+    ],
+)
 @pytest.mark.parametrize("command", ["build", "add"])
-def test_index_ids_are_kept_exactly_or_refused_at_their_line(tmp_path, capsys, value, shown, command):
+def test_index_ids_are_kept_exactly_or_refused_at_their_line(
+    tmp_path, capsys, value, shown, command
+):
     records = [{"id": i, "text": t} for i, t in enumerate(TEXTS)]
     records[4]["id"] = value
     src = write_jsonl(tmp_path / "ids.jsonl", records)
@@ -367,16 +487,24 @@ def test_index_ids_are_kept_exactly_or_refused_at_their_line(tmp_path, capsys, v
     if command == "build":
         args = ["index", "build", src, "--id-field", "id", "-o", idx]
     else:
-        assert run(capsys, "index", "build", write_jsonl(tmp_path / "e.jsonl", []), "-o", idx, "-q")[0] == 0
+        assert (
+            run(capsys, "index", "build", write_jsonl(tmp_path / "e.jsonl", []), "-o", idx, "-q")[0]
+            == 0
+        )
         args = ["index", "add", idx, src, "--id-field", "id"]
     before = idx.read_bytes() if idx.exists() else None
     code, _, err = run(capsys, *args)
-    assert code == 2 and f"{src}:5: index ids must be integers (64-bit); 'id' is {shown}" in err, err
+    assert code == 2 and f"{src}:5: index ids must be integers (64-bit); 'id' is {shown}" in err, (
+        err
+    )
     assert (idx.read_bytes() if idx.exists() else None) == before and leftovers(tmp_path) == []
 
 
 def test_index_ids_given_as_integers_integral_floats_or_digits_are_kept(tmp_path, capsys):
-    src = write_jsonl(tmp_path / "ids.jsonl", [{"id": v, "text": t} for v, t in zip([7, 8.0, "9", "-10", 2**63 - 1, -(2**63)], TEXTS)])
+    src = write_jsonl(
+        tmp_path / "ids.jsonl",
+        [{"id": v, "text": t} for v, t in zip([7, 8.0, "9", "-10", 2**63 - 1, -(2**63)], TEXTS)],
+    )
     idx = tmp_path / "x.idx"
     assert run(capsys, "index", "build", src, "--id-field", "id", "-o", idx, "-q")[0] == 0
     assert holds_exactly(idx, {7, 8, 9, -10, 2**63 - 1, -(2**63)})
@@ -393,7 +521,9 @@ def test_a_repeated_index_id_is_refused_at_its_line(tmp_path, capsys):
 
 def test_csv_ids_are_text_digits_and_a_bom_keeps_the_first_column(tmp_path, capsys):
     src = tmp_path / "bom.csv"
-    src.write_bytes(b"\xef\xbb\xbfid,text\n" + "".join(f"{100 + i},{t}\n" for i, t in enumerate(TEXTS)).encode())
+    src.write_bytes(
+        b"\xef\xbb\xbfid,text\n" + "".join(f"{100 + i},{t}\n" for i, t in enumerate(TEXTS)).encode()
+    )
     idx = tmp_path / "x.idx"
     code, _, err = run(capsys, "index", "build", src, "--id-field", "id", "-o", idx, "-q")
     assert code == 0, err
@@ -424,11 +554,28 @@ def nested(depth: int, text: str = "plain ascii text") -> str:
 
 @pytest.mark.parametrize("depth", [5_000, 100_000])
 @pytest.mark.parametrize("text", ["plain ascii text", "caf\u00e9 au lait"])
-@pytest.mark.parametrize("flags", [["--dry-run"], ["--dry-run", "--field", "text=1"], ["-o", "OUT", "--clusters", "CLUSTERS"]])
+@pytest.mark.parametrize(
+    "flags",
+    [["--dry-run"], ["--dry-run", "--field", "text=1"], ["-o", "OUT", "--clusters", "CLUSTERS"]],
+)
 def test_deep_json_nesting_is_an_error_at_its_line_or_skipped(tmp_path, capsys, depth, text, flags):
     path = tmp_path / "deep.jsonl"
-    path.write_text(json.dumps({"text": "first document", "id": 0}) + "\n" + nested(depth, text) + "\n" + json.dumps({"text": "last", "id": 2}) + "\n")
-    flags = [str(tmp_path / "out.jsonl") if f == "OUT" else str(tmp_path / "c.csv") if f == "CLUSTERS" else f for f in flags]
+    path.write_text(
+        json.dumps({"text": "first document", "id": 0})
+        + "\n"
+        + nested(depth, text)
+        + "\n"
+        + json.dumps({"text": "last", "id": 2})
+        + "\n"
+    )
+    flags = [
+        str(tmp_path / "out.jsonl")
+        if f == "OUT"
+        else str(tmp_path / "c.csv")
+        if f == "CLUSTERS"
+        else f
+        for f in flags
+    ]
     code, _, err = run(capsys, "dedup", path, *flags)
     assert code == 2 and f"{path}:2: nesting too deep" in err, err
     code, out, err = run(capsys, "dedup", path, *flags, "--on-error", "skip", "--json")
@@ -439,7 +586,16 @@ def test_deep_json_nesting_is_an_error_at_its_line_or_skipped(tmp_path, capsys, 
 def test_json_nested_within_what_python_reads_is_read_on_both_passes(tmp_path, capsys):
     path = tmp_path / "deep.jsonl"
     path.write_text(json.dumps({"text": "first document", "id": 0}) + "\n" + nested(700) + "\n")
-    code, out, err = run(capsys, "dedup", path, "-o", tmp_path / "out.jsonl", "--clusters", tmp_path / "c.csv", "--json")
+    code, out, err = run(
+        capsys,
+        "dedup",
+        path,
+        "-o",
+        tmp_path / "out.jsonl",
+        "--clusters",
+        tmp_path / "c.csv",
+        "--json",
+    )
     assert code == 0 and json.loads(out)["documents"] == 2, err
     assert (tmp_path / "out.jsonl").read_bytes() == path.read_bytes()
 
@@ -447,18 +603,40 @@ def test_json_nested_within_what_python_reads_is_read_on_both_passes(tmp_path, c
 def test_invalid_utf8_in_a_parquet_string_column_is_an_error_at_its_row(tmp_path, capsys):
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")
-    texts = pa.array([b"good text here", b"bad \xff text", b"more good text"], pa.binary()).view(pa.string())
+    texts = pa.array([b"good text here", b"bad \xff text", b"more good text"], pa.binary()).view(
+        pa.string()
+    )
     path = tmp_path / "bad.parquet"
     pq.write_table(pa.table({"id": [1, 2, 3], "text": texts, "note": ["a", "b", "c"]}), path)
-    for args in (["dedup", path, "--dry-run"], ["fingerprint", path, "-o", tmp_path / "f.parquet"], ["pairs", path]):
+    for args in (
+        ["dedup", path, "--dry-run"],
+        ["fingerprint", path, "-o", tmp_path / "f.parquet"],
+        ["pairs", path],
+    ):
         code, _, err = run(capsys, *args)
-        assert code == 2 and f"{path}: row 2: column 'text' holds invalid UTF-8: byte 0xff at byte 5" in err, (args, err)
-    code, out, err = run(capsys, "dedup", path, "-o", tmp_path / "kept.parquet", "--on-error", "skip", "--json", "--report", tmp_path / "r.html")
+        assert (
+            code == 2
+            and f"{path}: row 2: column 'text' holds invalid UTF-8: byte 0xff at byte 5" in err
+        ), (args, err)
+    code, out, err = run(
+        capsys,
+        "dedup",
+        path,
+        "-o",
+        tmp_path / "kept.parquet",
+        "--on-error",
+        "skip",
+        "--json",
+        "--report",
+        tmp_path / "r.html",
+    )
     assert code == 0 and json.loads(out)["skipped"] == 1, err
     assert pq.read_table(tmp_path / "kept.parquet").column("id").to_pylist() == [1, 3]
 
 
-@pytest.mark.parametrize("args", [["--n", "1e20"], ["--n", str(10**20)], ["--memory", str(10**30)], ["--n", "-1"]])
+@pytest.mark.parametrize(
+    "args", [["--n", "1e20"], ["--n", str(10**20)], ["--memory", str(10**30)], ["--n", "-1"]]
+)
 def test_plan_with_a_huge_n_is_a_usage_error(capsys, args):
     code, _, err = run(capsys, "plan", *args)
     assert code == 2 and "Invalid value for" in err and "Traceback" not in err
@@ -477,12 +655,23 @@ def test_an_output_naming_a_fifo_is_refused_not_replaced(tmp_path, capsys, optio
     assert code == 2 and fifo.is_fifo()
 
 
-@pytest.mark.parametrize("command", [["dedup", "SRC", "-o", "OUT.jsonl"], ["pairs", "SRC", "-o", "OUT.csv"], ["index", "build", "SRC", "-o", "OUT.idx"],
-                                     ["fingerprint", "SRC", "-o", "OUT.jsonl"], ["dedup", "SRC", "--dry-run", "--clusters", "OUT.csv"]])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["dedup", "SRC", "-o", "OUT.jsonl"],
+        ["pairs", "SRC", "-o", "OUT.csv"],
+        ["index", "build", "SRC", "-o", "OUT.idx"],
+        ["fingerprint", "SRC", "-o", "OUT.jsonl"],
+        ["dedup", "SRC", "--dry-run", "--clusters", "OUT.csv"],
+    ],
+)
 def test_output_errors_name_the_users_path_not_a_temporary_file(tmp_path, capsys, command):
     src = corpus(tmp_path)
     out = tmp_path / "no" / "such" / "folder"
-    args = [src if a == "SRC" else str(out / ("x" + a[3:])) if a.startswith("OUT.") else a for a in command]
+    args = [
+        src if a == "SRC" else str(out / ("x" + a[3:])) if a.startswith("OUT.") else a
+        for a in command
+    ]
     code, _, err = run(capsys, *args)
     assert code == 1 and f"{out}/x{command[-1][3:]}" in err and "neardup-tmp" not in err, err
 
@@ -495,5 +684,9 @@ def test_a_failed_index_save_names_the_index(tmp_path, capsys, monkeypatch):
 
     monkeypatch.setattr(neardup.SimhashIndex, "save", full)
     code, _, err = run(capsys, "index", "build", src, "-o", tmp_path / "x.idx")
-    assert code == 1 and f"cannot write {tmp_path / 'x.idx'}: No space left on device" in err and "neardup-tmp" not in err
+    assert (
+        code == 1
+        and f"cannot write {tmp_path / 'x.idx'}: No space left on device" in err
+        and "neardup-tmp" not in err
+    )
     assert leftovers(tmp_path) == [] and not (tmp_path / "x.idx").exists()

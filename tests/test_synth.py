@@ -110,7 +110,9 @@ def test_truth_is_complete_and_exact(small: synth.SynthCorpus) -> None:
     assert 0.1 < len(paired) / len(texts) < 0.5
 
 
-def test_same_seed_same_bytes_other_seed_other_corpus(small: synth.SynthCorpus, tmp_path: Path) -> None:
+def test_same_seed_same_bytes_other_seed_other_corpus(
+    small: synth.SynthCorpus, tmp_path: Path
+) -> None:
     again = synth.generate(2000, tmp_path, seed=3, source=SOURCE)
     assert again.jsonl.read_bytes() == small.jsonl.read_bytes()
     assert again.truth.read_bytes() == small.truth.read_bytes()
@@ -120,7 +122,9 @@ def test_same_seed_same_bytes_other_seed_other_corpus(small: synth.SynthCorpus, 
     assert other.truth.read_bytes() != again.truth.read_bytes()
 
 
-def test_chunks_and_processes_do_not_change_the_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_chunks_and_processes_do_not_change_the_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(synth, "CHUNK", 400)
     one = synth.generate(1000, tmp_path / "one", seed=1, source=SOURCE)
     two = synth.generate(1000, tmp_path / "two", seed=1, source=SOURCE, jobs=2)
@@ -145,7 +149,11 @@ def test_complete_files_are_reused_and_incomplete_ones_redone(tmp_path: Path) ->
     first.jsonl.write_bytes(whole[: len(whole) // 2])  # an interrupted copy, say
     synth.generate(500, tmp_path, source=SOURCE)
     assert first.jsonl.read_bytes() == whole
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus-500-s0.done", "corpus-500-s0.jsonl", "truth-500-s0.tsv.gz"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "corpus-500-s0.done",
+        "corpus-500-s0.jsonl",
+        "truth-500-s0.tsv.gz",
+    ]
 
 
 def test_score_by_hand() -> None:
@@ -165,7 +173,12 @@ def test_score_by_hand() -> None:
     got = synth.score(np.array([[0, 1], [2, 1], [3, 2], [3, 4]]), truth, threshold=0.6)
     assert (got["precision"], got["recall"]) == (pytest.approx(3 / 4), pytest.approx(3 / 4))
     empty = synth.score([], truth)
-    assert (empty["precision"], empty["recall"], empty["f1"], empty["loose"]) == (1.0, 0.0, 0.0, 1.0)
+    assert (empty["precision"], empty["recall"], empty["f1"], empty["loose"]) == (
+        1.0,
+        0.0,
+        0.0,
+        1.0,
+    )
     with pytest.raises(ValueError, match=r"\[0, 5\)"):
         synth.score([(0, 5)], truth)
 
@@ -176,7 +189,12 @@ def test_load_truth_and_score_on_a_generated_corpus(small: synth.SynthCorpus) ->
     _, rows = read_truth(small.truth)
     strong = [(int(a[1:]), int(b[1:])) for a, b, j in rows if float(j) >= 0.8]
     assert synth.score(strong, truth) == {
-        "precision": 1.0, "recall": 1.0, "f1": 1.0, "loose": 1.0, "reported": len(strong), "truth": len(strong),
+        "precision": 1.0,
+        "recall": 1.0,
+        "f1": 1.0,
+        "loose": 1.0,
+        "reported": len(strong),
+        "truth": len(strong),
     }
     half = strong[::2]
     got = synth.score(half, truth)
@@ -186,7 +204,12 @@ def test_load_truth_and_score_on_a_generated_corpus(small: synth.SynthCorpus) ->
 
 
 def test_cli_writes_the_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert synth.main(["300", str(tmp_path / "out"), "--seed", "2", "--source", str(SOURCE), "--stats"]) == 0
+    assert (
+        synth.main(
+            ["300", str(tmp_path / "out"), "--seed", "2", "--source", str(SOURCE), "--stats"]
+        )
+        == 0
+    )
     corpus = tmp_path / "out" / "corpus-300-s2.jsonl"
     truth = tmp_path / "out" / "truth-300-s2.tsv.gz"
     out = capsys.readouterr().out
@@ -198,7 +221,10 @@ def test_cli_writes_the_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert "| documents | 300 |" in out
     assert f"| truth pairs, Jaccard >= 0.5 | {len(rows):,} |" in out
     assert f"| truth pairs, Jaccard >= 0.8 | {sum(float(j) >= 0.8 for _, _, j in rows):,} |" in out
-    assert synth.generate(300, tmp_path / "out", seed=2, source=SOURCE).jsonl.read_bytes() == corpus.read_bytes()
+    assert (
+        synth.generate(300, tmp_path / "out", seed=2, source=SOURCE).jsonl.read_bytes()
+        == corpus.read_bytes()
+    )
 
 
 @pytest.mark.parametrize(
@@ -211,7 +237,9 @@ def test_cli_writes_the_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]
         (["10", "FILE"], "is not a folder"),
     ],
 )
-def test_cli_bad_input(argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_bad_input(
+    argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / "FILE").write_text("x")
     argv = [str(tmp_path / a) if a in ("OUT", "FILE", "MISSING") else a for a in argv]
     if "--source" not in argv:
@@ -240,12 +268,16 @@ def test_exact_truth_finds_every_similar_pair_of_a_corpus() -> None:
         truth = synth.exact_truth(texts, threshold)
         expected = {pair: j for pair, j in loose.items() if j >= threshold}
         rows = np.column_stack(np.divmod(truth.keys, len(texts)))
-        assert {(int(a), int(b)): j for (a, b), j in zip(rows, truth.jaccard)} == pytest.approx(expected), threshold
+        assert {(int(a), int(b)): j for (a, b), j in zip(rows, truth.jaccard)} == pytest.approx(
+            expected
+        ), threshold
         assert len(expected) > 100
     # Texts with few shingles, where the prefix is the whole set; a pair with one shared of three.
     small = ["a b c d", "a b c d e", "x y", "x y", "q r s", "q r s t u v w"]
     truth = synth.exact_truth(small, 0.2)
-    assert dict(zip(truth.keys.tolist(), truth.jaccard.tolist())) == pytest.approx({0 * 6 + 1: 2 / 3, 2 * 6 + 3: 1.0, 4 * 6 + 5: 1 / 5})
+    assert dict(zip(truth.keys.tolist(), truth.jaccard.tolist())) == pytest.approx(
+        {0 * 6 + 1: 2 / 3, 2 * 6 + 3: 1.0, 4 * 6 + 5: 1 / 5}
+    )
     assert synth.exact_truth(small, 1.0).keys.tolist() == [2 * 6 + 3]
 
 
@@ -256,17 +288,28 @@ def read_corpus_gz(path: Path) -> tuple[list[str], list[str]]:
 
 
 @pytest.mark.parametrize("script", ["quality.py", "bench_dedup.py"])
-def test_quality_benchmarks_run_from_a_clone_without_shared_data(script: str, tmp_path: Path) -> None:
+def test_quality_benchmarks_run_from_a_clone_without_shared_data(
+    script: str, tmp_path: Path
+) -> None:
     import subprocess
 
     args = ["--configs", "default"] if script == "quality.py" else ["--peers", ""]
-    done = subprocess.run([sys.executable, str(ROOT / "benches" / script), "--data", str(tmp_path / "absent"), *args],
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benches" / script), "--data", str(tmp_path / "absent"), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     notes = [line for line in done.stderr.splitlines() if line.strip()]
-    assert notes == [f"no Debian corpus in {tmp_path / 'absent'}: using the debian-sample.jsonl.gz that ships with neardup "
-                     "(3,000 documents), its truth computed exactly now; --data DIR for the full corpus"]
-    assert "3000 documents, 894 truth pairs" in done.stdout or "3,000 documents, 1.4 MB of JSONL; truth: 894 pairs" in done.stdout
+    assert notes == [
+        f"no Debian corpus in {tmp_path / 'absent'}: using the debian-sample.jsonl.gz that ships with neardup "
+        "(3,000 documents), its truth computed exactly now; --data DIR for the full corpus"
+    ]
+    assert (
+        "3000 documents, 894 truth pairs" in done.stdout
+        or "3,000 documents, 1.4 MB of JSONL; truth: 894 pairs" in done.stdout
+    )
 
 
 def test_score_of_a_dedup_result_by_hand() -> None:
@@ -280,13 +323,19 @@ def test_score_of_a_dedup_result_by_hand() -> None:
     assert got["removal_precision"] == pytest.approx(1 / 2)
     assert got["removal_recall"] == pytest.approx(1 / 3)
     # The removals are the reported pairs: (0,1) hit, (0,5) miss of the three strong pairs.
-    assert (got["reported"], got["precision"], got["recall"]) == (2, pytest.approx(1 / 2), pytest.approx(1 / 3))
+    assert (got["reported"], got["precision"], got["recall"]) == (
+        2,
+        pytest.approx(1 / 2),
+        pytest.approx(1 / 3),
+    )
     # From the texts, exactly: document 5 is a copy of 0 up to case, so its removal is right there
     # (the texts decide, not the truth given); 1 differs from 0 by one of five shingles (J = 4/6 < 0.8).
     texts = ["a b c d e f g", "a b c d e f x", "u v w", "p q r", "p q r s", "A B C D E F G!"]
     got = synth.score(None, truth, kept_row=[0, 0, 2, 3, 4, 0], texts=texts)
     assert got["removal_precision"] == pytest.approx(1 / 2)  # 5 right, 1 wrong (4/6)
-    got = synth.score(None, truth, kept_row=[0, 0, 2, 3, 4, 0], texts=texts, shingler=synth.neardup_shingles)
+    got = synth.score(
+        None, truth, kept_row=[0, 0, 2, 3, 4, 0], texts=texts, shingler=synth.neardup_shingles
+    )
     assert got["removal_precision"] == pytest.approx(1 / 2)
     # Nothing removed: precision 1, recall 0.
     none = synth.score(None, truth, kept_row=list(range(6)))
@@ -301,7 +350,7 @@ def test_exact_truth_against_brute_force() -> None:
     # Texts over a tiny vocabulary, many of them edits of earlier ones, some copies, some without
     # words: every pair's Jaccard by brute force on the string sets must be what exact_truth says.
     rng = __import__("random").Random(7)
-    words = "a b c d e f g h i j".split()
+    words = ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"]
     texts: list[str] = []
     for _ in range(300):
         if texts and rng.random() < 0.45:
@@ -311,7 +360,10 @@ def test_exact_truth_against_brute_force() -> None:
                     w[rng.randrange(len(w))] = rng.choice(words)
             texts.append(" ".join(w))
         else:
-            texts.append(" ".join(rng.choice(words) for _ in range(rng.randint(0, 12))) + rng.choice(["", "!", " ?"]))
+            texts.append(
+                " ".join(rng.choice(words) for _ in range(rng.randint(0, 12)))
+                + rng.choice(["", "!", " ?"])
+            )
     for shingler in (synth.shingles, synth.neardup_shingles):
         sets = [shingler(t) for t in texts]
         for t in (0.3, 0.5, 0.8, 1.0):
@@ -329,7 +381,11 @@ def test_exact_truth_against_brute_force() -> None:
 
 def test_neardup_shingles() -> None:
     # neardup's normalization: NFKC and case folding; its words split on underscores and keep digits.
-    assert synth.neardup_shingles("The ﬁne CAT_sat, Straße") == {"the fine cat", "fine cat sat", "cat sat strasse"}
+    assert synth.neardup_shingles("The ﬁne CAT_sat, Straße") == {
+        "the fine cat",
+        "fine cat sat",
+        "cat sat strasse",
+    }
     assert synth.neardup_shingles("Hello,  World") == {"hello world"}
     # Texts without words: copies of each other when normalized alike, of nothing else.
     assert synth.neardup_shingles("!!") == synth.neardup_shingles("!!")

@@ -34,7 +34,7 @@ MAX_K = 10
 
 
 def brute_pairs_at(d: int) -> set[tuple[int, int]]:
-    i, j = np.nonzero(np.triu(DIST == d, 1))
+    i, j = np.nonzero(np.triu(d == DIST, 1))
     return set(zip(i.tolist(), j.tolist()))
 
 
@@ -49,7 +49,7 @@ def jaccard(x: str, y: str, n: int) -> float:
     def grams(tokens: list[str]) -> set[tuple[str, ...]]:
         if len(tokens) < n:
             return {tuple(tokens)}
-        return {tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)}
+        return {tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)}
 
     a, b = grams(words(x)), grams(words(y))
     return len(a & b) / len(a | b)
@@ -63,7 +63,7 @@ def text_pairs_at(docs: list[str], fps: np.ndarray, d: int) -> set[tuple[int, in
         first.setdefault(reference.normalize(text), row)
     texts = sorted(r for t, r in first.items() if reference.tokens(t))
     dist = distances(fps)
-    return {(x, y) for i, x in enumerate(texts) for y in texts[i + 1:] if dist[x, y] == d}
+    return {(x, y) for i, x in enumerate(texts) for y in texts[i + 1 :] if dist[x, y] == d}
 
 
 def test_the_corpus_has_pairs_at_many_distances_and_copies():
@@ -77,7 +77,9 @@ def test_pair_counts_per_distance_equal_brute_force():
     assert [row.pairs for row in result.rows] == expected
     assert [row.pairs_within for row in result.rows] == np.cumsum(expected).tolist()
     assert [row.sampled for row in result.rows] == [min(5, c) for c in expected]
-    assert result.documents == len(DOCS) and [row.k for row in result.rows] == list(range(MAX_K + 1))
+    assert result.documents == len(DOCS) and [row.k for row in result.rows] == list(
+        range(MAX_K + 1)
+    )
 
 
 def test_verified_pairs_are_between_distinct_texts_and_count_brute_force():
@@ -85,7 +87,11 @@ def test_verified_pairs_are_between_distinct_texts_and_count_brute_force():
     expected = [len(text_pairs_at(DOCS, FPS, d)) for d in range(MAX_K + 1)]
     assert [row.pairs for row in result.rows] == expected
     assert [row.sampled for row in result.rows] == [min(5, c) for c in expected]
-    assert result.texts == len(set(BASE)) and result.copies == len(DOCS) - len(set(BASE)) and result.featureless == 0
+    assert (
+        result.texts == len(set(BASE))
+        and result.copies == len(DOCS) - len(set(BASE))
+        and result.featureless == 0
+    )
     population = set().union(*(text_pairs_at(DOCS, FPS, d) for d in range(MAX_K + 1)))
     sampled = set(zip(result.sampled.a.tolist(), result.sampled.b.tolist()))
     assert sampled <= population and len(sampled) == sum(row.sampled for row in result.rows)
@@ -127,7 +133,9 @@ def test_each_document_pair_is_equally_likely_whatever_its_fingerprints_copies()
     draws = 1200
     seen: dict[int, dict[tuple[int, int], int]] = {d: {} for d in population}
     for seed in range(draws):
-        sampled = sample_pairs(fps, 8, sample=1, seed=seed)  # max_k=8: the quickest search plan for 6 rows
+        sampled = sample_pairs(
+            fps, 8, sample=1, seed=seed
+        )  # max_k=8: the quickest search plan for 6 rows
         for d, x, y in zip(sampled.distance.tolist(), sampled.a.tolist(), sampled.b.tolist()):
             seen[d][(x, y)] = seen[d].get((x, y), 0) + 1
     for d, pairs in population.items():
@@ -139,7 +147,7 @@ def test_each_document_pair_is_equally_likely_whatever_its_fingerprints_copies()
 
 
 def test_jaccard_of_sampled_pairs_equals_an_independent_set_computation():
-    result = neardup.tune(DOCS, max_k=MAX_K, sample=4, seed=3, ngrams=(1, 2, 4), verify=False)
+    result = neardup.tune(DOCS, max_k=MAX_K, sample=4, seed=3, shingles=(1, 2, 4), verify=False)
     sampled = result.sampled
     assert sorted(sampled.jaccard) == [1, 2, 3, 4]
     pairs = list(zip(sampled.a.tolist(), sampled.b.tolist()))
@@ -147,7 +155,14 @@ def test_jaccard_of_sampled_pairs_equals_an_independent_set_computation():
     for n, values in sampled.jaccard.items():
         assert values.tolist() == [jaccard(DOCS[x], DOCS[y], n) for x, y in pairs]
     # The curve of the table from those Jaccards (3-word shingles, threshold 0.8).
-    mine = [[jaccard(DOCS[x], DOCS[y], 3) for (x, y), d in zip(pairs, sampled.distance.tolist()) if d == k] for k in range(MAX_K + 1)]
+    mine = [
+        [
+            jaccard(DOCS[x], DOCS[y], 3)
+            for (x, y), d in zip(pairs, sampled.distance.tolist())
+            if d == k
+        ]
+        for k in range(MAX_K + 1)
+    ]
     counts = [len(brute_pairs_at(k)) for k in range(MAX_K + 1)]
     hits = 0.0
     for row, values, count in zip(result.rows, mine, counts):
@@ -168,7 +183,9 @@ def test_recommend_follows_the_rule_on_a_hand_worked_table():
     # Within k: 10/10; 10/10; (10 + 27)/40 = 0.925; (37 + 30)/100 = 0.67.
     assert precision_within(pairs, precision).tolist() == pytest.approx([1.0, 1.0, 0.925, 0.67])
     assert recommend(pairs, precision, 0.9) == 2
-    assert recommend(pairs, precision, 0.95) == 1  # the largest k, even one without pairs of its own
+    assert (
+        recommend(pairs, precision, 0.95) == 1
+    )  # the largest k, even one without pairs of its own
     assert recommend(pairs, precision, 0.6) == 3
     assert recommend(pairs, precision, 1.0) == 1
     # Not monotone: k = 0 misses the target, larger k reach it. Within: 0.5, 0.75, 5/6.
@@ -181,13 +198,18 @@ def test_recommend_follows_the_rule_on_a_hand_worked_table():
 def test_recommend_recall_follows_the_rule_on_a_hand_worked_table():
     # Near-duplicates at k = 0..4: 10, 0, 15, 4, 1 (pairs x precision): 30 in all.
     pairs, precision = [10, 0, 30, 40, 100], [1.0, math.nan, 0.5, 0.1, 0.01]
-    assert recall_within(pairs, precision).tolist() == pytest.approx([1 / 3, 1 / 3, 25 / 30, 29 / 30, 1.0])
+    assert recall_within(pairs, precision).tolist() == pytest.approx(
+        [1 / 3, 1 / 3, 25 / 30, 29 / 30, 1.0]
+    )
     assert recommend_recall(pairs, precision, 0.99) == 4
     assert recommend_recall(pairs, precision, 0.95) == 3
     assert recommend_recall(pairs, precision, 0.8) == 2
     assert recommend_recall(pairs, precision, 0.3) == 0  # the smallest k, not the largest
     assert recommend_recall(pairs, precision, 1.0) == 4
-    assert recommend_recall([5, 5], [0.0, 0.0], 0.5) is None and np.isnan(recall_within([5, 5], [0.0, 0.0])).all()
+    assert (
+        recommend_recall([5, 5], [0.0, 0.0], 0.5) is None
+        and np.isnan(recall_within([5, 5], [0.0, 0.0])).all()
+    )
     assert recommend_recall([0, 7], [math.nan, 1.0], 0.99) == 1
 
 
@@ -195,8 +217,12 @@ def test_the_result_recommends_by_its_own_curve_and_for_each_shingle_size():
     result = neardup.tune(DOCS, max_k=MAX_K, sample=20, target_precision=0.75, verify=False)
     pairs = [row.pairs for row in result.rows]
     for n, within in result.precision_within_by_ngram.items():
-        precision = [float(np.mean(result.sampled.jaccard[n][result.sampled.distance == d] >= 0.8)) if c else math.nan
-                     for d, c in enumerate(pairs)]
+        precision = [
+            float(np.mean(result.sampled.jaccard[n][result.sampled.distance == d] >= 0.8))
+            if c
+            else math.nan
+            for d, c in enumerate(pairs)
+        ]
         assert within == pytest.approx(precision_within(pairs, precision).tolist(), nan_ok=True)
         assert result.recommended_by_ngram[n] == recommend(pairs, precision, 0.75)
     assert result.recommended_k == result.recommended_by_ngram[3]
@@ -211,12 +237,18 @@ def test_the_verified_result_recommends_by_its_own_recall_for_each_shingle_size(
     result = neardup.tune(DOCS, max_k=MAX_K, sample=4, target_recall=0.9)
     pairs = [row.pairs for row in result.rows]
     for n, recall in result.recall_within_by_ngram.items():
-        precision = [float(np.mean(result.sampled.jaccard[n][result.sampled.distance == d] >= 0.8)) if c else math.nan
-                     for d, c in enumerate(pairs)]
+        precision = [
+            float(np.mean(result.sampled.jaccard[n][result.sampled.distance == d] >= 0.8))
+            if c
+            else math.nan
+            for d, c in enumerate(pairs)
+        ]
         assert recall == pytest.approx(recall_within(pairs, precision).tolist(), nan_ok=True)
         assert result.recommended_by_ngram[n] == recommend_recall(pairs, precision, 0.9)
         if n == 3:
-            assert [row.pair_precision for row in result.rows] == pytest.approx(precision, nan_ok=True)
+            assert [row.pair_precision for row in result.rows] == pytest.approx(
+                precision, nan_ok=True
+            )
     assert result.recommended_k == result.recommended_by_ngram[3] is not None
     row = result.rows[result.recommended_k]
     assert row.recall_within >= 0.9 and (row.k == 0 or result.rows[row.k - 1].recall_within < 0.9)
@@ -226,7 +258,11 @@ def test_the_verified_result_recommends_by_its_own_recall_for_each_shingle_size(
     frame = result.to_pandas()
     assert frame["pairs"].tolist() == pairs and "recall_within_1" in frame.columns
     report = json.loads(json.dumps(result.as_dict()))
-    assert report["verify"] is True and report["target_recall"] == 0.9 and report["target_precision"] is None
+    assert (
+        report["verify"] is True
+        and report["target_recall"] == 0.9
+        and report["target_precision"] is None
+    )
 
 
 def test_when_no_k_qualifies_the_result_says_so():
@@ -234,9 +270,19 @@ def test_when_no_k_qualifies_the_result_says_so():
     result = neardup.tune(unrelated, max_k=2, verify=False)
     assert result.recommended_k is None and "no pair of documents within k = 2" in str(result)
     verified = neardup.tune(unrelated + ["", "", "?!"], max_k=2)
-    assert verified.recommended_k is None and "no two distinct texts with words within k = 2" in str(verified)
+    assert (
+        verified.recommended_k is None
+        and "no two distinct texts with words within k = 2" in str(verified)
+    )
     # Pairs within max_k, none of them a near-duplicate: reordered words, one fingerprint.
-    shuffled = neardup.tune(["red green blue cyan magenta", "magenta cyan blue green red", "blue red magenta green cyan"], max_k=2)
+    shuffled = neardup.tune(
+        [
+            "red green blue cyan magenta",
+            "magenta cyan blue green red",
+            "blue red magenta green cyan",
+        ],
+        max_k=2,
+    )
     assert shuffled.rows[0].pairs == 3 and shuffled.recommended_k is None
     assert "none of the 3 pairs sampled within k = 2 is a near-duplicate" in str(shuffled)
     loose = neardup.tune(DOCS, max_k=MAX_K, threshold=1.0, target_precision=1.0, verify=False)
@@ -248,17 +294,52 @@ def test_when_no_k_qualifies_the_result_says_so():
 
 
 def test_jaccard_sees_the_text_as_the_hasher_normalizes_it():
-    names = ("alpha bravo charlie delta echo foxtrot golf hotel india juliett kilo lima mike november oscar papa "
-             "quebec romeo sierra tango uniform victor whiskey xray yankee zulu one two three four").split()
-    docs = [" ".join(names), " ".join(["ALPHA"] + names[1:])]  # one word of 30 differs, in case only
-    folded = neardup.tune(docs, max_k=16, ngrams=[1], verify=False)
+    names = [
+        "alpha",
+        "bravo",
+        "charlie",
+        "delta",
+        "echo",
+        "foxtrot",
+        "golf",
+        "hotel",
+        "india",
+        "juliett",
+        "kilo",
+        "lima",
+        "mike",
+        "november",
+        "oscar",
+        "papa",
+        "quebec",
+        "romeo",
+        "sierra",
+        "tango",
+        "uniform",
+        "victor",
+        "whiskey",
+        "xray",
+        "yankee",
+        "zulu",
+        "one",
+        "two",
+        "three",
+        "four",
+    ]
+    docs = [
+        " ".join(names),
+        " ".join(["ALPHA"] + names[1:]),
+    ]  # one word of 30 differs, in case only
+    folded = neardup.tune(docs, max_k=16, shingles=[1], verify=False)
     assert folded.rows[0].pairs == 1 and folded.sampled.jaccard[1].tolist() == [1.0]
-    cased = neardup.tune(docs, max_k=16, ngrams=[1], hasher=neardup.Simhasher(casefold=False), verify=False)
+    cased = neardup.tune(
+        docs, max_k=16, shingles=[1], hasher=neardup.Simhasher(casefold=False), verify=False
+    )
     assert cased.sampled.jaccard[1].tolist() == [29 / 31]  # 29 shared words of 31
     # Verified: folded, the two are one text (copies); not folded, two texts 29/31 alike.
-    folded = neardup.tune(docs, max_k=16, ngrams=[1])
+    folded = neardup.tune(docs, max_k=16, shingles=[1])
     assert (folded.texts, folded.copies, sum(row.pairs for row in folded.rows)) == (1, 1, 0)
-    cased = neardup.tune(docs, max_k=16, ngrams=[1], hasher=neardup.Simhasher(casefold=False))
+    cased = neardup.tune(docs, max_k=16, shingles=[1], hasher=neardup.Simhasher(casefold=False))
     assert cased.texts == 2 and cased.sampled.jaccard[1].tolist() == [29 / 31]
 
 
@@ -268,21 +349,34 @@ def test_tune_takes_what_dedup_takes():
     for docs, options in (
         ((d for d in DOCS), {}),
         ([{"body": d} for d in DOCS], {"text_field": "body"}),
-        (pd.DataFrame({"body": DOCS}), {"column": "body"}),
+        (pd.DataFrame({"body": DOCS}), {"text_field": "body"}),
         (pd.Series(DOCS), {}),
     ):
         got = neardup.tune(docs, max_k=4, sample=3, seed=1, **options)
         assert got.as_dict() == expected.as_dict()
 
 
-@pytest.mark.parametrize("options, error", [
-    ({"max_k": 17}, ValueError), ({"sample": 0}, ValueError), ({"target_precision": 0, "verify": False}, ValueError),
-    ({"target_precision": 1.5, "verify": False}, ValueError), ({"threshold": 0.0}, ValueError), ({"ngram": 0}, ValueError),
-    ({"ngrams": [1, 0]}, ValueError), ({"ngrams": "12"}, TypeError), ({"hasher": "word"}, TypeError),
-    ({"target_precision": "high", "verify": False}, TypeError), ({"target_recall": 0}, ValueError),
-    ({"target_recall": 1.01}, ValueError), ({"target_recall": "all"}, TypeError), ({"verify": "no"}, TypeError),
-    ({"target_precision": 0.9}, ValueError), ({"target_recall": 0.9, "verify": False}, ValueError),
-])
+@pytest.mark.parametrize(
+    "options, error",
+    [
+        ({"max_k": 17}, ValueError),
+        ({"sample": 0}, ValueError),
+        ({"target_precision": 0, "verify": False}, ValueError),
+        ({"target_precision": 1.5, "verify": False}, ValueError),
+        ({"threshold": 0.0}, ValueError),
+        ({"shingle": 0}, ValueError),
+        ({"shingles": [1, 0]}, ValueError),
+        ({"shingles": "12"}, TypeError),
+        ({"hasher": "word"}, TypeError),
+        ({"target_precision": "high", "verify": False}, TypeError),
+        ({"target_recall": 0}, ValueError),
+        ({"target_recall": 1.01}, ValueError),
+        ({"target_recall": "all"}, TypeError),
+        ({"verify": "no"}, TypeError),
+        ({"target_precision": 0.9}, ValueError),
+        ({"target_recall": 0.9, "verify": False}, ValueError),
+    ],
+)
 def test_tune_refuses_bad_arguments(options, error):
     with pytest.raises(error):
         neardup.tune(DOCS, **options)
@@ -301,13 +395,24 @@ def run(capsys, *args) -> tuple[int, str, str]:
 
 def write_corpus(tmp_path: Path) -> Path:
     src = tmp_path / "corpus.jsonl"
-    src.write_text("".join(json.dumps({"id": f"d{i}", "text": t}, ensure_ascii=False) + "\n" for i, t in enumerate(DOCS)), encoding="utf-8")
+    src.write_text(
+        "".join(
+            json.dumps({"id": f"d{i}", "text": t}, ensure_ascii=False) + "\n"
+            for i, t in enumerate(DOCS)
+        ),
+        encoding="utf-8",
+    )
     return src
 
 
 def test_command_prints_the_table_and_the_recommendation(tmp_path, capsys):
-    for flags, pairs_at in (([], lambda k: text_pairs_at(DOCS, FPS, k)), (["--no-verify"], brute_pairs_at)):
-        code, out, _ = run(capsys, "tune", write_corpus(tmp_path), "--max-k", 6, "--pairs", 7, "--seed", 2, *flags)
+    for flags, pairs_at in (
+        ([], lambda k: text_pairs_at(DOCS, FPS, k)),
+        (["--no-verify"], brute_pairs_at),
+    ):
+        code, out, _ = run(
+            capsys, "tune", write_corpus(tmp_path), "--max-k", 6, "--pairs", 7, "--seed", 2, *flags
+        )
         assert code == 0
         expected = neardup.tune(DOCS, max_k=6, sample=7, seed=2, verify=not flags)
         assert out.startswith(str(expected) + "\n")
@@ -321,20 +426,52 @@ def test_command_prints_the_table_and_the_recommendation(tmp_path, capsys):
 
 
 def test_command_json_is_the_curve_of_the_python_api(tmp_path, capsys):
-    code, out, _ = run(capsys, "tune", write_corpus(tmp_path), "--json", "--max-k", MAX_K, "--pairs", 9,
-                       "--no-verify", "--target-precision", 0.8, "--jaccard-ngrams", "1,5")
+    code, out, _ = run(
+        capsys,
+        "tune",
+        write_corpus(tmp_path),
+        "--json",
+        "--max-k",
+        MAX_K,
+        "--pairs",
+        9,
+        "--no-verify",
+        "--target-precision",
+        0.8,
+        "--shingles",
+        "1,5",
+    )
     assert code == 0
     report = json.loads(out)
     assert report["documents"] == len(DOCS) and report["max_k"] == MAX_K
-    assert [row["pairs"] for row in report["rows"]] == [len(brute_pairs_at(d)) for d in range(MAX_K + 1)]
+    assert [row["pairs"] for row in report["rows"]] == [
+        len(brute_pairs_at(d)) for d in range(MAX_K + 1)
+    ]
     assert sorted(report["recommended_by_ngram"]) == ["1", "3", "5"]
-    expected = neardup.tune(DOCS, max_k=MAX_K, sample=9, target_precision=0.8, ngrams=(1, 5), verify=False).as_dict()
+    expected = neardup.tune(
+        DOCS, max_k=MAX_K, sample=9, target_precision=0.8, shingles=(1, 5), verify=False
+    ).as_dict()
     assert {k: report[k] for k in expected} == expected and report["verify"] is False
-    code, out, _ = run(capsys, "tune", write_corpus(tmp_path), "--json", "--max-k", MAX_K, "--pairs", 9, "--target-recall", 0.95)
+    code, out, _ = run(
+        capsys,
+        "tune",
+        write_corpus(tmp_path),
+        "--json",
+        "--max-k",
+        MAX_K,
+        "--pairs",
+        9,
+        "--target-recall",
+        0.95,
+    )
     assert code == 0
     report = json.loads(out)
     expected = neardup.tune(DOCS, max_k=MAX_K, sample=9, target_recall=0.95).as_dict()
-    assert {k: report[k] for k in expected} == expected and report["verify"] is True and report["texts"] == len(set(BASE))
+    assert (
+        {k: report[k] for k in expected} == expected
+        and report["verify"] is True
+        and report["texts"] == len(set(BASE))
+    )
 
 
 @pytest.mark.parametrize("kind", ["csv", "parquet", "txt"])
@@ -393,7 +530,9 @@ def test_command_plot_without_matplotlib_names_the_extra(tmp_path, capsys, monke
 
 def test_command_stops_at_a_malformed_line_with_file_line_and_status_2(tmp_path, capsys):
     src = tmp_path / "bad.jsonl"
-    src.write_text('{"text": "one"}\n{"text": "two"}\n{"text": "three"\n{"text": "four"}\n', encoding="utf-8")
+    src.write_text(
+        '{"text": "one"}\n{"text": "two"}\n{"text": "three"\n{"text": "four"}\n', encoding="utf-8"
+    )
     code, out, err = run(capsys, "tune", src, "--plot", tmp_path / "curve.png")
     assert code == 2 and f"{src}:3:" in err and out == ""
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl"]
@@ -411,17 +550,23 @@ def test_command_skips_bad_records_when_asked_and_lists_them(tmp_path, capsys):
     assert report["rows"] == neardup.tune(DOCS[:20], max_k=6).as_dict()["rows"]
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--no-verify", "--target-precision", "0"], "--target-precision"),
-    (["--no-verify", "--target-precision", "1.5"], "--target-precision"),
-    (["--target-precision", "0.9"], "--target-precision is the rule of --no-verify"),
-    (["--no-verify", "--target-recall", "0.9"], "--target-recall is the rule of the verified mode"),
-    (["--target-recall", "0"], "--target-recall"),
-    (["--threshold", "-0.1"], "--threshold"),
-    (["--max-k", "17"], "--max-k"),
-    (["--jaccard-ngrams", "1,x"], "--jaccard-ngrams"),
-    (["--plot", "curve.svg"], "--plot"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--no-verify", "--target-precision", "0"], "--target-precision"),
+        (["--no-verify", "--target-precision", "1.5"], "--target-precision"),
+        (["--target-precision", "0.9"], "--target-precision is the rule of --no-verify"),
+        (
+            ["--no-verify", "--target-recall", "0.9"],
+            "--target-recall is the rule of the verified mode",
+        ),
+        (["--target-recall", "0"], "--target-recall"),
+        (["--threshold", "-0.1"], "--threshold"),
+        (["--max-k", "17"], "--max-k"),
+        (["--jaccard-ngrams", "1,x"], "--jaccard-ngrams"),
+        (["--plot", "curve.svg"], "--plot"),
+    ],
+)
 def test_command_refuses_bad_options_with_a_usage_error(tmp_path, capsys, args, message):
     code, out, err = run(capsys, "tune", write_corpus(tmp_path), *args)
     assert code == 2 and message in err and "Traceback" not in err and out == ""
@@ -436,9 +581,22 @@ def swamped_corpus(seed: int = 5) -> list[str]:
     text), and a few families of long texts a few words apart (some near-duplicates, some not)."""
     rng = random.Random(seed)
     docs: list[str] = []
-    docs += [""] * 150 + ["\n"] * 40 + ["#" * (i % 7 + 1) + "\n" for i in range(30)]  # no words; 7 distinct ones
-    docs += ["from .core import *\n"] * 160 + ['"""The package."""\n'] * 90 + ["From .core import *\n"] * 20
-    imports = ["import os", "import sys", "import re", "import json", "from typing import Any", "import math"]
+    docs += (
+        [""] * 150 + ["\n"] * 40 + ["#" * (i % 7 + 1) + "\n" for i in range(30)]
+    )  # no words; 7 distinct ones
+    docs += (
+        ["from .core import *\n"] * 160
+        + ['"""The package."""\n'] * 90
+        + ["From .core import *\n"] * 20
+    )
+    imports = [
+        "import os",
+        "import sys",
+        "import re",
+        "import json",
+        "from typing import Any",
+        "import math",
+    ]
     for _ in range(40):
         rng.shuffle(imports)
         docs.append("\n".join(imports) + "\n")
@@ -459,7 +617,9 @@ def grams(text: str, n: int) -> set[str]:
     return set(reference.word_features(reference.normalize(text), n))
 
 
-def brute_verified(docs: list[str], max_k: int, threshold: float = 0.8, n: int = 3, target: float = 0.99) -> dict:
+def brute_verified(
+    docs: list[str], max_k: int, threshold: float = 0.8, n: int = 3, target: float = 0.99
+) -> dict:
     """Every figure of the verified mode, exactly, from every pair of distinct texts with words."""
     fps = neardup.Simhasher().fingerprint_many(docs)
     dist = distances(fps)
@@ -469,8 +629,12 @@ def brute_verified(docs: list[str], max_k: int, threshold: float = 0.8, n: int =
     texts = sorted(r for t, r in first.items() if reference.tokens(t))
     featureless = sum(not reference.tokens(reference.normalize(t)) for t in docs)
     sets = {r: grams(docs[r], n) for r in texts}
-    pairs = [(x, y, int(dist[x, y]), len(sets[x] & sets[y]) / len(sets[x] | sets[y]) >= threshold)
-             for i, x in enumerate(texts) for y in texts[i + 1:] if dist[x, y] <= max_k]
+    pairs = [
+        (x, y, int(dist[x, y]), len(sets[x] & sets[y]) / len(sets[x] | sets[y]) >= threshold)
+        for i, x in enumerate(texts)
+        for y in texts[i + 1 :]
+        if dist[x, y] <= max_k
+    ]
     width = max_k + 1
     count = [sum(1 for p in pairs if p[2] == d) for d in range(width)]
     true = [sum(1 for p in pairs if p[2] == d and p[3]) for d in range(width)]
@@ -485,13 +649,22 @@ def brute_verified(docs: list[str], max_k: int, threshold: float = 0.8, n: int =
         return statistics.fmean(sum(v) / len(v) for v in share.values()) if share else math.nan
 
     return {
-        "texts": len(texts), "featureless": featureless, "copies": len(docs) - featureless - len(texts),
-        "pairs": count, "true": true, "recall": recall,
-        "recommended": next((k for k in range(width) if recall[k] >= target), None) if found[-1] else None,
+        "texts": len(texts),
+        "featureless": featureless,
+        "copies": len(docs) - featureless - len(texts),
+        "pairs": count,
+        "true": true,
+        "recall": recall,
+        "recommended": next((k for k in range(width) if recall[k] >= target), None)
+        if found[-1]
+        else None,
         "precision_at": [by_documents([p for p in pairs if p[2] == d]) for d in range(width)],
         "precision_within": [by_documents([p for p in pairs if p[2] <= k]) for k in range(width)],
         "texts_within": [len({r for p in pairs if p[2] <= k for r in p[:2]}) for k in range(width)],
-        "pair_precision_within": [sum(true[:k + 1]) / sum(count[:k + 1]) if sum(count[:k + 1]) else math.nan for k in range(width)],
+        "pair_precision_within": [
+            sum(true[: k + 1]) / sum(count[: k + 1]) if sum(count[: k + 1]) else math.nan
+            for k in range(width)
+        ],
     }
 
 
@@ -499,15 +672,30 @@ def test_verified_tune_is_not_swamped_by_copies_and_empty_files():
     docs = swamped_corpus()
     max_k = 10
     expected = brute_verified(docs, max_k)
-    result = neardup.tune(docs, max_k=max_k, sample=1_000_000)  # every pair: the estimates are exact
-    assert (result.texts, result.copies, result.featureless) == (expected["texts"], expected["copies"], expected["featureless"])
+    result = neardup.tune(
+        docs, max_k=max_k, sample=1_000_000
+    )  # every pair: the estimates are exact
+    assert (result.texts, result.copies, result.featureless) == (
+        expected["texts"],
+        expected["copies"],
+        expected["featureless"],
+    )
     assert result.featureless == 220 and result.copies > 250
     assert [row.pairs for row in result.rows] == expected["pairs"]
-    assert [row.duplicates for row in result.rows] == pytest.approx([float(t) if c else math.nan for t, c in zip(expected["true"], expected["pairs"])], nan_ok=True)
+    assert [row.duplicates for row in result.rows] == pytest.approx(
+        [float(t) if c else math.nan for t, c in zip(expected["true"], expected["pairs"])],
+        nan_ok=True,
+    )
     assert [row.recall_within for row in result.rows] == pytest.approx(expected["recall"])
-    assert [row.recall_se for row in result.rows] == pytest.approx([0.0] * (max_k + 1))  # the whole population
-    assert [row.precision for row in result.rows] == pytest.approx(expected["precision_at"], nan_ok=True)
-    assert [row.precision_within for row in result.rows] == pytest.approx(expected["precision_within"], nan_ok=True)
+    assert [row.recall_se for row in result.rows] == pytest.approx(
+        [0.0] * (max_k + 1)
+    )  # the whole population
+    assert [row.precision for row in result.rows] == pytest.approx(
+        expected["precision_at"], nan_ok=True
+    )
+    assert [row.precision_within for row in result.rows] == pytest.approx(
+        expected["precision_within"], nan_ok=True
+    )
     assert [row.texts_within for row in result.rows] == expected["texts_within"]
     assert result.recommended_k == expected["recommended"] is not None
     # The copies, the empty files and the reordered snippets do not make k look precise: most
@@ -525,16 +713,25 @@ def test_recommended_k_is_the_smallest_with_the_target_recall_by_brute_force(see
     for target in (0.99, 0.8, 0.5):
         expected = brute_verified(docs, 8, target=target)
         result = neardup.tune(docs, max_k=8, sample=1_000_000, target_recall=target)
-        assert [row.recall_within for row in result.rows] == pytest.approx(expected["recall"], nan_ok=True)
+        assert [row.recall_within for row in result.rows] == pytest.approx(
+            expected["recall"], nan_ok=True
+        )
         assert result.recommended_k == expected["recommended"]
-        assert result.rows[-1].candidates_per_duplicate == pytest.approx(sum(expected["pairs"]) / sum(expected["true"]))
+        assert result.rows[-1].candidates_per_duplicate == pytest.approx(
+            sum(expected["pairs"]) / sum(expected["true"])
+        )
 
 
 def test_a_sampled_estimate_is_within_its_stated_error():
     docs = family_corpus(families=40, seed=4) + swamped_corpus(4)
     expected = brute_verified(docs, 8)
     result = neardup.tune(docs, max_k=8, sample=40, seed=1)
-    assert result.rows[0].pairs > 10 * result.rows[0].sampled and max(row.recall_se for row in result.rows[:8]) < 0.5
+    assert (
+        result.rows[0].pairs > 10 * result.rows[0].sampled
+        and max(row.recall_se for row in result.rows[:8]) < 0.5
+    )
     for row, recall in zip(result.rows, expected["recall"]):
         if row.k < 8 and row.recall_within > 0:
-            assert row.recall_se > 0 and abs(row.recall_within - recall) <= 3 * row.recall_se + 1e-9, (row, recall)
+            assert (
+                row.recall_se > 0 and abs(row.recall_within - recall) <= 3 * row.recall_se + 1e-9
+            ), (row, recall)

@@ -18,9 +18,13 @@ TEXT = "The quick brown fox jumps over the lazy dog"
 
 def test_scalar_fingerprints_are_plain_ints_that_json_encodes():
     hasher = neardup.Simhasher()
-    for fp in (neardup.simhash(TEXT), neardup.simhash(TEXT, ngram=2), hasher.fingerprint(TEXT),
-               neardup.Simhasher(fields={"title": 2, "body": 1}).fingerprint({"title": "a", "body": TEXT}),
-               neardup.Simhasher(tokenizer=str.split).fingerprint(TEXT)):
+    for fp in (
+        neardup.simhash(TEXT),
+        neardup.simhash(TEXT, ngram=2),
+        hasher.fingerprint(TEXT),
+        neardup.Simhasher(fields={"title": 2, "body": 1}).fingerprint({"title": "a", "body": TEXT}),
+        neardup.Simhasher(tokenizer=str.split).fingerprint(TEXT),
+    ):
         assert type(fp) is int
         assert json.loads(json.dumps({"fp": fp})) == {"fp": fp}
     # The same value the batch call gives as numpy.uint64.
@@ -30,12 +34,14 @@ def test_scalar_fingerprints_are_plain_ints_that_json_encodes():
 
 
 def test_index_add_takes_a_single_fingerprint():
-    fps = neardup.Simhasher().fingerprint_many([TEXT, TEXT.replace("lazy", "sleepy"), "something else entirely"])
+    fps = neardup.Simhasher().fingerprint_many(
+        [TEXT, TEXT.replace("lazy", "sleepy"), "something else entirely"]
+    )
     index = neardup.SimhashIndex(k=3)
-    index.add(fps[0])                      # numpy.uint64
-    index.add(int(fps[1]), ids=7)          # int, with one id
+    index.add(fps[0])  # numpy.uint64
+    index.add(int(fps[1]), ids=7)  # int, with one id
     index.add(np.int64(5), ids=np.int64(9))  # a signed numpy integer that fits
-    index.add(fps[2:])                     # and arrays as before
+    index.add(fps[2:])  # and arrays as before
     assert len(index) == 4
     assert sorted(i for i, _ in index.query(int(fps[0]))) == sorted(
         i for i, d in [(0, 0), (7, neardup.hamming(fps[0], fps[1]))] if d <= 3
@@ -59,16 +65,22 @@ def test_a_missing_column_is_named_with_the_columns_there_are(kind):
         frame = pytest.importorskip("polars").DataFrame(data)
     else:
         frame = pytest.importorskip("pyarrow").table(data)
-    with pytest.raises(KeyError, match=r"no column 'text' \(column=\).*columns: url, body"):
+    with pytest.raises(KeyError, match=r"no column 'text' \(text_field=\).*columns: url, body"):
         neardup.dedup(frame)
     with pytest.raises(KeyError, match=r"no column 'id' \(id_field=\).*columns: url, body"):
-        neardup.dedup(frame, column="body", id_field="id")
-    assert neardup.dedup(frame, column="body", id_field="url").n_removed == 1
+        neardup.dedup(frame, text_field="body", id_field="id")
+    assert neardup.dedup(frame, text_field="body", id_field="url").n_removed == 1
 
 
 def _mypy(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "mypy", "--no-error-summary", *args], cwd=ROOT, capture_output=True,
-                          text=True, env=env, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "mypy", "--no-error-summary", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
 
 
 def test_the_package_passes_mypy():

@@ -9,15 +9,11 @@ import pytest
 
 import neardup
 import reference
-from brute import family_corpus, pairs
+from brute import family_corpus, pairs, shingle_set
 from neardup.verify import THRESHOLD_K, Sketches
 from test_cli import IDS, run, write_input
 
 MASK = (1 << 64) - 1
-
-
-def shingle_set(text: str, n: int = 3) -> set[str]:
-    return set(reference.features(reference.normalize(text), "word", n))
 
 
 def exact(a: str, b: str, n: int = 3) -> float:
@@ -42,7 +38,13 @@ def test_jaccard_is_the_exact_shingle_jaccard():
         for n in (1, 2, 3, 5):
             assert neardup.jaccard(a, b, ngram=n) == pytest.approx(exact(a, b, n), abs=1e-12)
     # Hand-worked: 7 shingles each, the 3 holding "jumps" differ from the 3 holding "jumped".
-    assert neardup.jaccard("The quick brown fox jumps over the lazy dog", "the quick brown fox JUMPED over the lazy dog") == 0.4
+    assert (
+        neardup.jaccard(
+            "The quick brown fox jumps over the lazy dog",
+            "the quick brown fox JUMPED over the lazy dog",
+        )
+        == 0.4
+    )
     assert neardup.jaccard("", "  !! ") == 0.0  # texts without words share nothing
     assert neardup.jaccard("!!", "!!") == neardup.jaccard("", "") == 1.0  # but copies are copies
     assert neardup.jaccard("two words", "other words") == 0.0  # each is one shingle of 2 words
@@ -57,6 +59,7 @@ def test_long_documents_get_the_bottom_k_estimate():
     sketches = Sketches(size=256)
     sketches.add([0, 1], [a, b])
     got = sketches.jaccard(np.array([0]), np.array([1]))[0]
+
     # The estimator by its definition: the 256 smallest shingle hashes of the union, a shingle's
     # hash chaining SplitMix64's output function over the FNV-1a hashes of its words (high half).
     def shingle_hash(shingle: str) -> int:
@@ -90,7 +93,9 @@ def test_iterators_dicts_and_tables_give_the_same_result():
     assert neardup.dedup(pd.DataFrame({"text": DOCS}), threshold=0.7).cluster.tolist() == want
 
 
-@pytest.mark.parametrize("threshold, error", [(0, ValueError), (1.5, ValueError), ("0.8", TypeError), (True, TypeError)])
+@pytest.mark.parametrize(
+    "threshold, error", [(0, ValueError), (1.5, ValueError), ("0.8", TypeError), (True, TypeError)]
+)
 def test_bad_thresholds_are_refused(threshold, error):
     with pytest.raises(error, match="threshold"):
         neardup.dedup(DOCS, threshold=threshold)
@@ -105,7 +110,9 @@ def test_bad_shingle_sizes_are_refused():
 def test_the_command_matches_the_api(capsys, tmp_path, kind):
     path = write_input(tmp_path, kind)
     want = neardup.dedup(DOCS, threshold=0.8)
-    code, out, err = run(capsys, "dedup", path, "--threshold", "0.8", "--dry-run", "--clusters", tmp_path / "c.csv")
+    code, out, err = run(
+        capsys, "dedup", path, "--threshold", "0.8", "--dry-run", "--clusters", tmp_path / "c.csv"
+    )
     assert code == 0, err
     assert f"within k={THRESHOLD_K} with shingle Jaccard >= 0.8" in out
     with open(tmp_path / "c.csv", newline="") as f:
@@ -130,16 +137,25 @@ def test_pairs_command_lists_the_checked_pairs(capsys, tmp_path):
 
     path = write_input(tmp_path, "jsonl")
     fps = neardup.Simhasher().fingerprint_many(DOCS)
-    want = sorted((IDS[a], IDS[b], d, round(exact(DOCS[a], DOCS[b]), 4)) for a, b, d in pairs(fps, 8) if exact(DOCS[a], DOCS[b]) >= 0.6)
+    want = sorted(
+        (IDS[a], IDS[b], d, round(exact(DOCS[a], DOCS[b]), 4))
+        for a, b, d in pairs(fps, 8)
+        if exact(DOCS[a], DOCS[b]) >= 0.6
+    )
     code, out, err = run(capsys, "pairs", path, "--k", "8", "--threshold", "0.6", "--json")
     assert code == 0, err
-    got = sorted((r["id_a"], r["id_b"], r["distance"], r["jaccard"]) for r in map(json.loads, out.splitlines()))
+    got = sorted(
+        (r["id_a"], r["id_b"], r["distance"], r["jaccard"])
+        for r in map(json.loads, out.splitlines())
+    )
     assert got == want
     assert got, "the corpus has pairs to list"
 
 
 @pytest.mark.parametrize("kind", ["jsonl", "csv"])
-def test_sketches_past_their_budget_are_made_again_from_the_candidates(capsys, tmp_path, monkeypatch, kind):
+def test_sketches_past_their_budget_are_made_again_from_the_candidates(
+    capsys, tmp_path, monkeypatch, kind
+):
     from neardup import pipeline
 
     path = write_input(tmp_path, kind)
@@ -147,7 +163,9 @@ def test_sketches_past_their_budget_are_made_again_from_the_candidates(capsys, t
     for budget in (pipeline.SKETCH_BUDGET, 1):
         monkeypatch.setattr(pipeline, "SKETCH_BUDGET", budget)
         out = tmp_path / f"c{budget}.csv"
-        code, _, err = run(capsys, "dedup", path, "--threshold", "0.7", "--dry-run", "--clusters", out)
+        code, _, err = run(
+            capsys, "dedup", path, "--threshold", "0.7", "--dry-run", "--clusters", out
+        )
         assert code == 0, err
         outputs.append(out.read_text())
     assert outputs[0] == outputs[1]

@@ -1,14 +1,21 @@
 """neardup: find near-duplicate documents at scale with 64-bit simhash fingerprints.
 
-The Rust core hashes features with FNV-1a 64 (then MurmurHash3's finalizer) and folds them into 64 signed tallies; batches run
-on all cores with the GIL released. See the README for a tour.
+The Rust core hashes features with FNV-1a 64 (then MurmurHash3's finalizer) and folds them into
+64 signed tallies; batches run on all cores with the GIL released. See the README for a tour.
 """
 
-from ._core import IndexChangedError, IndexFormatError, NeardupError, TooManyPairsError
 from ._core import __version__ as __version__
 from .against import AgainstResult, DedupIndex
 from .dedup import DedupResult, dedup
 from .encoders import SparseEncoder, VectorSimhash, group_by_key, minhash_key, minhash_key_many
+from .errors import (
+    IndexChangedError,
+    IndexFormatError,
+    InputError,
+    MissingExtraError,
+    NeardupError,
+    TooManyPairsError,
+)
 from .fingerprints import (
     feature_hash,
     fmix64,
@@ -32,6 +39,8 @@ __all__ = [
     "DedupResult",
     "IndexChangedError",
     "IndexFormatError",
+    "InputError",
+    "MissingExtraError",
     "NeardupError",
     "Plan",
     "PlanTable",

@@ -9,6 +9,9 @@ import numpy.typing as npt
 
 __all__ = [
     "__version__",
+    "DEFAULT_EXPECTED_SIZE",
+    "MAX_K",
+    "MAX_THREADS",
     "DedupIndex",
     "Hasher",
     "Hyperplanes",
@@ -46,6 +49,12 @@ __all__ = [
 ]
 
 __version__: str
+#: The largest Hamming distance a plan or an index searches.
+MAX_K: int
+#: The most worker threads a call takes.
+MAX_THREADS: int
+#: The corpus size a plan assumes when none is given.
+DEFAULT_EXPECTED_SIZE: int
 
 class NeardupError(Exception):
     """Base class of neardup's own errors."""
@@ -78,7 +87,9 @@ def feature_hash(data: str | bytes | bytearray | memoryview) -> int:
 def feature_hash_many(items: Sequence[str | bytes]) -> npt.NDArray[np.uint64]:
     """feature_hash of each item, as a uint64 array."""
 
-def tallies_int(hashes: npt.NDArray[np.uint64], weights: npt.NDArray[np.int64] | None = None) -> list[int]:
+def tallies_int(
+    hashes: npt.NDArray[np.uint64], weights: npt.NDArray[np.int64] | None = None
+) -> list[int]:
     """The 64 tallies Σ ±w (w = 1 without weights), exact."""
 
 def tallies_float(hashes: npt.NDArray[np.uint64], weights: npt.NDArray[np.float64]) -> list[float]:
@@ -128,9 +139,15 @@ class Hasher:
     ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
         """Document frequencies of feature hashes: (sorted keys, counts)."""
     def digest_many(
-        self, fields: list[list[str]], threads: int | None = None, fold_ascii: bool = False, sketch: tuple[int, int] | None = None
+        self,
+        fields: list[list[str]],
+        threads: int | None = None,
+        fold_ascii: bool = False,
+        sketch: tuple[int, int] | None = None,
     ) -> tuple[
-        npt.NDArray[np.uint64], npt.NDArray[np.uint64], tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32]] | None
+        npt.NDArray[np.uint64],
+        npt.NDArray[np.uint64],
+        tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32]] | None,
     ]:
         """Fingerprints, content keys (XXH3-64 of the normalized text) and, with sketch=(ngram,
         size), shingle sketches as (offsets, hashes)."""
@@ -148,6 +165,8 @@ class Plan:
     @staticmethod
     def choose(k: int, n: int, memory: int | None = None, batch: bool = False) -> Plan:
         """The plan of least expected work for n fingerprints within a memory budget."""
+    def __reduce__(self) -> tuple[object, tuple[list[int], int]]:
+        """Pickles as Plan.nested(levels, k)."""
     @property
     def k(self) -> int: ...
     @property
@@ -168,7 +187,9 @@ class Plan:
 class Index:
     """Permuted sorted tables, an id map, an insert buffer and tombstones, behind one lock."""
 
-    def __new__(cls, k: int, plan: Plan | None = None, expected_size: int | None = None) -> Index: ...
+    def __new__(
+        cls, k: int, plan: Plan | None = None, expected_size: int | None = None
+    ) -> Index: ...
     @property
     def k(self) -> int: ...
     @property
@@ -180,26 +201,37 @@ class Index:
     def mapped(self) -> bool: ...
     def check_file(self) -> None: ...
     def contains(self, id: int) -> bool: ...
-    def add(self, fingerprints: npt.NDArray[np.uint64], ids: npt.NDArray[np.int64] | None = None) -> None: ...
+    def add(
+        self, fingerprints: npt.NDArray[np.uint64], ids: npt.NDArray[np.int64] | None = None
+    ) -> None: ...
     def remove(self, ids: npt.NDArray[np.int64]) -> None: ...
     def compact(self) -> None: ...
     def _set_limits(self, limits: tuple[int, int] | None) -> None: ...
     def query(self, fingerprint: int) -> list[tuple[int, int]]: ...
     def query_many(
-        self, fingerprints: npt.NDArray[np.uint64], threads: int | None = None, max_pairs: int | None = 100_000_000
+        self,
+        fingerprints: npt.NDArray[np.uint64],
+        threads: int | None = None,
+        max_pairs: int | None = 100_000_000,
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.uint8]]: ...
     def save(self, path: str | os.PathLike[str]) -> None: ...
     @staticmethod
     def load(path: str | os.PathLike[str], mmap: bool = True) -> Index: ...
 
 def find_all(
-    fingerprints: npt.NDArray[np.uint64], k: int, plan: Plan | None = None, threads: int | None = None,
+    fingerprints: npt.NDArray[np.uint64],
+    k: int,
+    plan: Plan | None = None,
+    threads: int | None = None,
     max_pairs: int | None = 100_000_000,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.uint8]]:
     """Every pair (i < j) within k, each once; more than max_pairs raise TooManyPairsError."""
 
 def cluster(
-    fingerprints: npt.NDArray[np.uint64], k: int, plan: Plan | None = None, threads: int | None = None
+    fingerprints: npt.NDArray[np.uint64],
+    k: int,
+    plan: Plan | None = None,
+    threads: int | None = None,
 ) -> npt.NDArray[np.int64]:
     """Connected components of the pairs within k; a cluster's label is its smallest row. No pair is stored."""
 
@@ -225,7 +257,9 @@ def jsonl_fingerprints(
     line fingerprinted here; with sketch=(ngram, size) the (offsets, hashes) of its sketch. With
     wanted (a flag a line), only the flagged lines are read."""
 
-def cluster_pairs(n: int, i: npt.NDArray[np.int64], j: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+def cluster_pairs(
+    n: int, i: npt.NDArray[np.int64], j: npt.NDArray[np.int64]
+) -> npt.NDArray[np.int64]:
     """Connected components of n rows linked by the pairs (i[p], j[p]); labels are smallest rows."""
 
 def shingle_sketches(
@@ -240,8 +274,13 @@ class StarCandidates:
     by fingerprint, and the groups within k of each other."""
 
     def __new__(
-        cls, fingerprints: npt.NDArray[np.uint64], keys: npt.NDArray[np.uint64], k: int, plan: Plan | None = None,
-        threads: int | None = None, max_pairs: int | None = 100_000_000,
+        cls,
+        fingerprints: npt.NDArray[np.uint64],
+        keys: npt.NDArray[np.uint64],
+        k: int,
+        plan: Plan | None = None,
+        threads: int | None = None,
+        max_pairs: int | None = 100_000_000,
     ) -> StarCandidates: ...
     def rows(self) -> npt.NDArray[np.int64]:
         """The rows whose sketches stars() may read."""
@@ -265,7 +304,6 @@ class KeySet:
         """For each key, whether it is seen for the first time (then recorded)."""
     def __len__(self) -> int: ...
 
-
 def sketch_jaccard(
     starts: npt.NDArray[np.uint64],
     ends: npt.NDArray[np.uint64],
@@ -282,7 +320,11 @@ class Sparse:
     """The compiled half of ``neardup.SparseEncoder``: extendable token hashes, column sums, top-N."""
 
     def __new__(
-        cls, size: int, active: int, token_similarity: bool, weights: list[tuple[str, float]] | None = None
+        cls,
+        size: int,
+        active: int,
+        token_similarity: bool,
+        weights: list[tuple[str, float]] | None = None,
     ) -> Sparse: ...
     @property
     def size(self) -> int: ...
@@ -294,7 +336,9 @@ class Sparse:
         """The indices of the `active` largest sums, ascending; ties to the lower index."""
     def encode(self, tokens: list[str]) -> npt.NDArray[np.int64]:
         """The active bits of one token list."""
-    def encode_many(self, docs: list[list[str]], threads: int | None = None) -> npt.NDArray[np.int64]:
+    def encode_many(
+        self, docs: list[list[str]], threads: int | None = None
+    ) -> npt.NDArray[np.int64]:
         """The active bits of many token lists, flat: `active` per list."""
     def sums_of_words(
         self, rows: npt.NDArray[np.uint64], weights: npt.NDArray[np.float64] | None = None
@@ -352,14 +396,30 @@ class DedupIndex:
 
     @staticmethod
     def create(
-        path: str | os.PathLike[str], sketch_size: int, shingle: int, k: int, threshold: float, string_ids: bool, meta: bytes,
-        fps: npt.NDArray[np.uint64], keys: npt.NDArray[np.uint64], starts: npt.NDArray[np.uint64], ends: npt.NDArray[np.uint64],
-        hashes: npt.NDArray[np.uint32], ids: npt.NDArray[np.int64] | list[bytes],
+        path: str | os.PathLike[str],
+        sketch_size: int,
+        shingle: int,
+        k: int,
+        threshold: float,
+        string_ids: bool,
+        meta: bytes,
+        fps: npt.NDArray[np.uint64],
+        keys: npt.NDArray[np.uint64],
+        starts: npt.NDArray[np.uint64],
+        ends: npt.NDArray[np.uint64],
+        hashes: npt.NDArray[np.uint32],
+        ids: npt.NDArray[np.int64] | list[bytes],
     ) -> None:
         """Writes a new index file of these documents, atomically."""
     def save_appended(
-        self, path: str | os.PathLike[str], fps: npt.NDArray[np.uint64], keys: npt.NDArray[np.uint64], starts: npt.NDArray[np.uint64],
-        ends: npt.NDArray[np.uint64], hashes: npt.NDArray[np.uint32], ids: npt.NDArray[np.int64] | list[bytes],
+        self,
+        path: str | os.PathLike[str],
+        fps: npt.NDArray[np.uint64],
+        keys: npt.NDArray[np.uint64],
+        starts: npt.NDArray[np.uint64],
+        ends: npt.NDArray[np.uint64],
+        hashes: npt.NDArray[np.uint32],
+        ids: npt.NDArray[np.int64] | list[bytes],
     ) -> None:
         """Writes this index followed by new documents to path, atomically."""
     @staticmethod
@@ -385,8 +445,15 @@ class DedupIndex:
     def sketch(self, row: int) -> npt.NDArray[np.uint32]: ...
     def ids_of(self, rows: list[int]) -> list[Any]: ...
     def dedup(
-        self, fps: npt.NDArray[np.uint64], keys: npt.NDArray[np.uint64], starts: npt.NDArray[np.uint64], ends: npt.NDArray[np.uint64],
-        hashes: npt.NDArray[np.uint32], k: int, threshold: float, threads: int | None = None,
+        self,
+        fps: npt.NDArray[np.uint64],
+        keys: npt.NDArray[np.uint64],
+        starts: npt.NDArray[np.uint64],
+        ends: npt.NDArray[np.uint64],
+        hashes: npt.NDArray[np.uint32],
+        k: int,
+        threshold: float,
+        threads: int | None = None,
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float32]]:
         """Deduplicates a batch against the index and itself: (new row kept in each row's place
         or -1, index row it duplicates or -1, Jaccard)."""

@@ -26,11 +26,12 @@ from typing import Any
 import numpy as np
 
 from . import _core
-from .dedup import _chunks, _documents, check_corpus_arguments
+from .chunks import in_chunks
+from .dedup import _documents, check_corpus_arguments
 from .digest import Digest
 from .hasher import Simhasher
-from .index import _int, _k
 from .pipeline import THRESHOLD, THRESHOLD_K
+from .validate import check_k, integer
 from .verify import check_threshold
 
 __all__ = ["DEFAULT_SKETCH_SIZE", "DedupIndex", "AgainstResult", "dedup_against"]
@@ -47,9 +48,13 @@ def _settings_bytes(hasher: Simhasher) -> bytes:
     """The fingerprint settings as JSON; hashers that cannot be written down are refused."""
     settings = hasher._settings()
     if hasher.weighting == "idf":
-        raise ValueError("a dedup index stores its fingerprint settings: idf weights are not supported; use tf or binary")
+        raise ValueError(
+            "a dedup index stores its fingerprint settings: idf weights are not supported; use tf or binary"
+        )
     if settings.get("tokenizer") is not None and not isinstance(settings["tokenizer"], str):
-        raise ValueError("a dedup index stores its fingerprint settings: a custom tokenizer function cannot be stored")
+        raise ValueError(
+            "a dedup index stores its fingerprint settings: a custom tokenizer function cannot be stored"
+        )
     if settings.get("stopwords") is not None:
         settings["stopwords"] = list(settings["stopwords"])
     return json.dumps({"format": _FORMAT, "hasher": settings}, sort_keys=True).encode()
@@ -59,7 +64,9 @@ def _hasher_of(meta: bytes) -> Simhasher:
     try:
         settings = json.loads(meta.decode())["hasher"]
     except (ValueError, KeyError, TypeError) as err:
-        raise _core.IndexFormatError(f"unreadable fingerprint settings in the dedup index: {err}") from None
+        raise _core.IndexFormatError(
+            f"unreadable fingerprint settings in the dedup index: {err}"
+        ) from None
     if settings.get("stopwords") is not None:
         settings["stopwords"] = tuple(settings["stopwords"])
     hasher = Simhasher.__new__(Simhasher)
@@ -86,16 +93,28 @@ def _id_values(ids: Any, n: int) -> tuple[bool, Any]:
 
 
 def _digest_docs(
-    docs: Any, hasher: Simhasher, shingle: int, size: int, text_field: str | None, id_field: str | None,
-    column: str | None, threads: int | None,
+    docs: Any,
+    hasher: Simhasher,
+    shingle: int,
+    size: int,
+    text_field: str | None,
+    id_field: str | None,
+    threads: int | None,
 ) -> tuple[Digest, Any]:
     """(fingerprints, content keys and bottom-``size`` sketches of every document; their ids or None)."""
-    texts, ids, _ = _documents(docs, text_field, id_field, column, hasher, "first")
-    parts = [hasher._digest(chunk, at, "docs", threads, (shingle, size)) for at, chunk in _chunks(texts, CHUNK_SIZE, "docs")]
+    texts, ids, _ = _documents(docs, text_field, id_field, hasher, "first")
+    parts = [
+        hasher._digest(chunk, at, "docs", threads, (shingle, size))
+        for at, chunk in in_chunks(texts, CHUNK_SIZE, "docs")
+    ]
     if parts:
         got = Digest.concat(parts)
     else:
-        got = Digest(np.zeros(0, np.uint64), np.zeros(0, np.uint64), (np.zeros(0, np.uint64), np.zeros(0, np.uint64), np.zeros(0, np.uint32)))
+        got = Digest(
+            np.zeros(0, np.uint64),
+            np.zeros(0, np.uint64),
+            (np.zeros(0, np.uint64), np.zeros(0, np.uint64), np.zeros(0, np.uint32)),
+        )
     if ids is None and texts.ids is not None:
         ids = texts.ids
     return got, ids
@@ -136,7 +155,6 @@ class DedupIndex:
         ids: Iterable[Any] | None = None,
         text_field: str | None = None,
         id_field: str | None = None,
-        column: str | None = None,
         dedup: bool = True,
         threads: int | None = None,
     ) -> DedupIndex:
@@ -154,12 +172,14 @@ class DedupIndex:
                 index's sketches); False indexes every document as given.
         """
         hasher, threads = check_corpus_arguments(docs, hasher, threads)
-        k = _k(k)
+        k = check_k(k)
         threshold = check_threshold(threshold)
-        shingle = _int(shingle, "shingle", minimum=1)
-        sketch_size = _int(sketch_size, "sketch_size", minimum=1)
+        shingle = integer(shingle, "shingle", minimum=1)
+        sketch_size = integer(sketch_size, "sketch_size", minimum=1)
         meta = _settings_bytes(hasher)
-        got, found_ids = _digest_docs(docs, hasher, shingle, sketch_size, text_field, id_field, column, threads)
+        got, found_ids = _digest_docs(
+            docs, hasher, shingle, sketch_size, text_field, id_field, threads
+        )
         n = len(got.fingerprints)
         string_ids, id_values = _id_values(ids if ids is not None else found_ids, n)
         starts, ends, hashes = got.sketches  # type: ignore[misc]
@@ -170,10 +190,21 @@ class DedupIndex:
             rows = np.flatnonzero(kept == rows)
         path = os.fspath(path)
         _core.DedupIndex.create(
-            path, sketch_size, shingle, k, threshold, string_ids, meta,
-            np.ascontiguousarray(got.fingerprints[rows]), np.ascontiguousarray(got.keys[rows]),
-            np.ascontiguousarray(starts[rows]), np.ascontiguousarray(ends[rows]), hashes,
-            [id_values[r] for r in rows.tolist()] if string_ids else np.ascontiguousarray(id_values[rows]),
+            path,
+            sketch_size,
+            shingle,
+            k,
+            threshold,
+            string_ids,
+            meta,
+            np.ascontiguousarray(got.fingerprints[rows]),
+            np.ascontiguousarray(got.keys[rows]),
+            np.ascontiguousarray(starts[rows]),
+            np.ascontiguousarray(ends[rows]),
+            hashes,
+            [id_values[r] for r in rows.tolist()]
+            if string_ids
+            else np.ascontiguousarray(id_values[rows]),
         )
         return cls.open(path)
 
@@ -228,19 +259,28 @@ class DedupIndex:
         string_ids, values = _id_values(ids, len(digest.fingerprints))
         if string_ids != self.string_ids:
             want = "strings" if self.string_ids else "integers"
-            raise TypeError(f"this index holds ids that are {want}: the new documents' ids must be {want} too")
+            raise TypeError(
+                f"this index holds ids that are {want}: the new documents' ids must be {want} too"
+            )
         starts, ends, hashes = digest.sketches  # type: ignore[misc]
         self._inner.save_appended(
             self.path,
-            np.ascontiguousarray(digest.fingerprints[rows]), np.ascontiguousarray(digest.keys[rows]),
-            np.ascontiguousarray(starts[rows]), np.ascontiguousarray(ends[rows]), hashes,
-            [values[r] for r in rows.tolist()] if string_ids else np.ascontiguousarray(values[rows]),
+            np.ascontiguousarray(digest.fingerprints[rows]),
+            np.ascontiguousarray(digest.keys[rows]),
+            np.ascontiguousarray(starts[rows]),
+            np.ascontiguousarray(ends[rows]),
+            hashes,
+            [values[r] for r in rows.tolist()]
+            if string_ids
+            else np.ascontiguousarray(values[rows]),
         )
         self._inner = _core.DedupIndex.load(self.path, self.mapped)
 
     def __repr__(self) -> str:
-        return (f"<DedupIndex {self.path!r}: {len(self)} documents, k={self.k}, Jaccard >= {self.threshold:g}, "
-                f"{self.shingle}-word shingles, sketches of {self.sketch_size}>")
+        return (
+            f"<DedupIndex {self.path!r}: {len(self)} documents, k={self.k}, Jaccard >= {self.threshold:g}, "
+            f"{self.shingle}-word shingles, sketches of {self.sketch_size}>"
+        )
 
 
 class AgainstResult:
@@ -255,9 +295,21 @@ class AgainstResult:
         jaccard: their Jaccard (1.0 for copies and kept documents), from the sketches.
     """
 
-    def __init__(self, ids: list[Any], keep: np.ndarray, duplicate_of: list[Any], in_index: np.ndarray,
-                 jaccard: np.ndarray) -> None:
-        self.ids, self.keep, self.duplicate_of, self.in_index, self.jaccard = ids, keep, duplicate_of, in_index, jaccard
+    def __init__(
+        self,
+        ids: list[Any],
+        keep: np.ndarray,
+        duplicate_of: list[Any],
+        in_index: np.ndarray,
+        jaccard: np.ndarray,
+    ) -> None:
+        self.ids, self.keep, self.duplicate_of, self.in_index, self.jaccard = (
+            ids,
+            keep,
+            duplicate_of,
+            in_index,
+            jaccard,
+        )
 
     @property
     def n_documents(self) -> int:
@@ -274,8 +326,12 @@ class AgainstResult:
     def removed(self) -> list[dict[str, Any]]:
         """One dict per removed document: ``id``, ``duplicate_of``, ``in_index``, ``jaccard``."""
         return [
-            {"id": self.ids[r], "duplicate_of": self.duplicate_of[r], "in_index": bool(self.in_index[r]),
-             "jaccard": float(self.jaccard[r])}
+            {
+                "id": self.ids[r],
+                "duplicate_of": self.duplicate_of[r],
+                "in_index": bool(self.in_index[r]),
+                "jaccard": float(self.jaccard[r]),
+            }
             for r in np.flatnonzero(~self.keep).tolist()
         ]
 
@@ -283,8 +339,10 @@ class AgainstResult:
         return self.n_documents
 
     def __repr__(self) -> str:
-        return (f"<AgainstResult: {self.n_documents} documents, {self.n_removed} removed "
-                f"({int(self.in_index.sum())} for documents of the index)>")
+        return (
+            f"<AgainstResult: {self.n_documents} documents, {self.n_removed} removed "
+            f"({int(self.in_index.sum())} for documents of the index)>"
+        )
 
 
 def dedup_against(
@@ -298,7 +356,6 @@ def dedup_against(
     ids: Iterable[Any] | None = None,
     text_field: str | None = None,
     id_field: str | None = None,
-    column: str | None = None,
     update: bool = False,
     threads: int | None = None,
 ) -> AgainstResult:
@@ -309,26 +366,44 @@ def dedup_against(
     if not isinstance(index, DedupIndex):
         raise TypeError(f"against must be a neardup.DedupIndex, got {type(index).__name__}")
     if hasher is not None and hasher != index.hasher:
-        raise ValueError(f"the index was built with {index.hasher!r}; its documents cannot be compared with {hasher!r}")
+        raise ValueError(
+            f"the index was built with {index.hasher!r}; its documents cannot be compared with {hasher!r}"
+        )
     if shingle is not None and shingle != index.shingle:
-        raise ValueError(f"the index holds sketches of {index.shingle}-word shingles, not {shingle}")
+        raise ValueError(
+            f"the index holds sketches of {index.shingle}-word shingles, not {shingle}"
+        )
     hasher, threads = check_corpus_arguments(docs, index.hasher, threads)
-    k = index.k if k is None else _k(k)
+    k = index.k if k is None else check_k(k)
     threshold = index.threshold if threshold is None else check_threshold(threshold)
-    got, found_ids = _digest_docs(docs, hasher, index.shingle, index.sketch_size, text_field, id_field, column, threads)
+    got, found_ids = _digest_docs(
+        docs, hasher, index.shingle, index.sketch_size, text_field, id_field, threads
+    )
     n = len(got.fingerprints)
     given = ids if ids is not None else found_ids
-    values = (given.tolist() if hasattr(given, "tolist") else list(given)) if given is not None else list(range(n))
+    values = (
+        (given.tolist() if hasattr(given, "tolist") else list(given))
+        if given is not None
+        else list(range(n))
+    )
     if len(values) != n:
         raise ValueError(f"{n} documents but {len(values)} ids")
     starts, ends, hashes = got.sketches  # type: ignore[misc]
-    kept, index_row, jaccard = index._inner.dedup(got.fingerprints, got.keys, starts, ends, hashes, k, threshold, threads)
+    kept, index_row, jaccard = index._inner.dedup(
+        got.fingerprints, got.keys, starts, ends, hashes, k, threshold, threads
+    )
     rows = np.arange(n, dtype=np.int64)
     keep = kept == rows
     in_index = index_row >= 0
-    from_index = dict(zip(np.unique(index_row[in_index]).tolist(), index.ids_of(np.unique(index_row[in_index]).tolist())))
+    from_index = dict(
+        zip(
+            np.unique(index_row[in_index]).tolist(),
+            index.ids_of(np.unique(index_row[in_index]).tolist()),
+        )
+    )
     duplicate_of: list[Any] = [
-        None if keep[r] else from_index[int(index_row[r])] if in_index[r] else values[int(kept[r])] for r in range(n)
+        None if keep[r] else from_index[int(index_row[r])] if in_index[r] else values[int(kept[r])]
+        for r in range(n)
     ]
     result = AgainstResult(values, keep, duplicate_of, in_index, jaccard)
     if update:
@@ -336,20 +411,45 @@ def dedup_against(
     return result
 
 
-def from_dedup(docs: Any, against: Any, update: bool, *, k: int | None, hasher: Simhasher | None, keep: Any, threshold: Any,
-               shingle: int, text_field: str | None, id_field: str | None, column: str | None, threads: int | None) -> AgainstResult:
+def from_dedup(
+    docs: Any,
+    against: Any,
+    update: bool,
+    *,
+    k: int | None,
+    hasher: Simhasher | None,
+    keep: Any,
+    threshold: Any,
+    shingle: int,
+    text_field: str | None,
+    id_field: str | None,
+    threads: int | None,
+) -> AgainstResult:
     """``neardup.dedup(docs, against=index)``: the arguments of :func:`neardup.dedup` checked
     for the index mode (keep "first", verified, the index's shingles) and passed on."""
     from .pipeline import VERIFY
 
     if keep != "first":
-        raise ValueError('deduplicating against an index keeps the index\'s documents first: keep must be "first"')
+        raise ValueError(
+            'deduplicating against an index keeps the index\'s documents first: keep must be "first"'
+        )
     if threshold is None:
-        raise ValueError("deduplicating against an index verifies every pair by its sketches: threshold cannot be None")
+        raise ValueError(
+            "deduplicating against an index verifies every pair by its sketches: threshold cannot be None"
+        )
     if not isinstance(update, bool):
         raise TypeError(f"update must be True or False, got {type(update).__name__}")
     if isinstance(against, (str, os.PathLike)):
         against = DedupIndex.open(against)
-    return dedup_against(docs, against, hasher=hasher, k=k, threshold=None if threshold is VERIFY else threshold,
-                         shingle=None if shingle == 3 else shingle, text_field=text_field, id_field=id_field, column=column,
-                         update=update, threads=threads)
+    return dedup_against(
+        docs,
+        against,
+        hasher=hasher,
+        k=k,
+        threshold=None if threshold is VERIFY else threshold,
+        shingle=None if shingle == 3 else shingle,
+        text_field=text_field,
+        id_field=id_field,
+        update=update,
+        threads=threads,
+    )

@@ -16,7 +16,9 @@ from .hasher import Simhasher
 __all__ = ["check_texts", "fingerprint_batch"]
 
 
-def fingerprint_batch(texts: Any, hasher: Simhasher | None = None, *, where: str = "texts") -> np.ndarray:
+def fingerprint_batch(
+    texts: Any, hasher: Simhasher | None = None, *, where: str = "texts"
+) -> np.ndarray:
     """Fingerprints of a batch of texts (a list, numpy array, pandas Series or Arrow array).
 
     A missing (None/NaN) or non-string text is a TypeError naming ``where`` and the row, so a
@@ -39,6 +41,10 @@ def check_texts(values: list[Any], where: str) -> None:
     """A TypeError naming ``where`` and the row of the first text that is not a str."""
     for row, text in enumerate(values):
         if not isinstance(text, str):
-            missing = text is None or type(text).__name__ in ("NAType", "NaTType") or (isinstance(text, float) and text != text)
+            missing = (
+                text is None
+                or type(text).__name__ in ("NAType", "NaTType")
+                or (isinstance(text, float) and text != text)
+            )
             found = "missing (None/NaN)" if missing else f"{type(text).__name__} {text!r:.40}"
             raise TypeError(f"{where} row {row}: the text is {found}; expected str")

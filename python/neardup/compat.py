@@ -23,20 +23,21 @@ import logging
 import numbers
 import re
 from collections.abc import Callable, Iterable
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 
 from . import _core
 from .fingerprints import simhash_hashes
 from .index import SimhashIndex as _Index
+from .validate import MAX_K
 
 __all__ = ["Simhash", "SimhashIndex", "simhash_many"]
 
 #: The package's default: runs of word characters and CJK ideographs.
 DEFAULT_REG = r"[\w\u4e00-\u9fcc]+"
 
-HashFunc = Callable[[bytes], Union[bytes, int]]
+HashFunc = Callable[[bytes], bytes | int]
 
 
 def _check_f(f: Any) -> int:
@@ -59,7 +60,9 @@ def _slide(content: str, width: int = 4) -> list[str]:
     return [content[i : i + width] for i in range(max(len(content) - width + 1, 1))]
 
 
-def simhash_many(texts: Iterable[str], f: int = 64, reg: Any = DEFAULT_REG, *, threads: int | None = None) -> np.ndarray:
+def simhash_many(
+    texts: Iterable[str], f: int = 64, reg: Any = DEFAULT_REG, *, threads: int | None = None
+) -> np.ndarray:
     """``Simhash(text, f, reg).value`` of many texts as a ``uint64`` array, on all cores.
 
     Example:
@@ -104,14 +107,21 @@ class Simhash:
     """
 
     def __init__(
-        self, value: Any, f: int = 64, reg: Any = DEFAULT_REG, hashfunc: HashFunc | None = None, log: Any = None
+        self,
+        value: Any,
+        f: int = 64,
+        reg: Any = DEFAULT_REG,
+        hashfunc: HashFunc | None = None,
+        log: Any = None,
     ) -> None:
         self.f = _check_f(f)
         self.f_bytes = self.f // 8
         self.reg = reg
         self.value: int | None = None
         self.hashfunc = hashfunc
-        self.hashfunc_returns_int = hashfunc is not None and isinstance(hashfunc(b"test"), numbers.Integral)
+        self.hashfunc_returns_int = hashfunc is not None and isinstance(
+            hashfunc(b"test"), numbers.Integral
+        )
         self.log = logging.getLogger("simhash") if log is None else log
         if isinstance(value, Simhash):
             self.value = value.value
@@ -182,13 +192,17 @@ class Simhash:
                 try:
                     name, w = item
                 except (TypeError, ValueError):
-                    raise TypeError(f"features must be str or (str, weight) pairs, got {item!r}") from None
+                    raise TypeError(
+                        f"features must be str or (str, weight) pairs, got {item!r}"
+                    ) from None
                 if not isinstance(name, str):
                     raise TypeError(f"a feature must be a str, got {type(name).__name__}")
                 if isinstance(w, bool):
                     w = int(w)
                 if not isinstance(w, (numbers.Integral, numbers.Real)):
-                    raise TypeError(f"the weight of feature {name!r} must be a number, got {type(w).__name__}")
+                    raise TypeError(
+                        f"the weight of feature {name!r} must be a number, got {type(w).__name__}"
+                    )
             names.append(name)
             weights.append(w)
         if not names:
@@ -226,12 +240,14 @@ class SimhashIndex:
         log: a logger (kept for compatibility).
     """
 
-    def __init__(self, objs: Iterable[tuple[Any, Simhash]], f: int = 64, k: int = 2, log: Any = None) -> None:
+    def __init__(
+        self, objs: Iterable[tuple[Any, Simhash]], f: int = 64, k: int = 2, log: Any = None
+    ) -> None:
         self.f = _check_f(f)
         if isinstance(k, bool) or not isinstance(k, numbers.Integral):
             raise TypeError(f"k must be an int, got {type(k).__name__}")
-        if not 0 <= k <= 16:
-            raise ValueError(f"k must be in 0..=16 in neardup.compat, got {k}")
+        if not 0 <= k <= MAX_K:
+            raise ValueError(f"k must be in 0..={MAX_K} in neardup.compat, got {k}")
         self.k: int = int(k)
         self.log = logging.getLogger("simhash") if log is None else log
         self._index: _Index = _Index(k=self.k)
@@ -251,9 +267,13 @@ class SimhashIndex:
 
     def _check(self, simhash: Simhash) -> None:
         if not isinstance(simhash, Simhash):
-            raise TypeError(f"simhash must be a neardup.compat.Simhash, got {type(simhash).__name__}")
+            raise TypeError(
+                f"simhash must be a neardup.compat.Simhash, got {type(simhash).__name__}"
+            )
         if simhash.f != self.f:
-            raise ValueError(f"the index holds {self.f}-bit fingerprints, got one of {simhash.f} bits")
+            raise ValueError(
+                f"the index holds {self.f}-bit fingerprints, got one of {simhash.f} bits"
+            )
 
     def _value(self, simhash: Simhash) -> int:
         return int(simhash.value or 0) & ((1 << self.f) - 1)
@@ -261,7 +281,7 @@ class SimhashIndex:
     def _new_row(self, obj_id: Any, simhash: Simhash) -> int | None:
         """A row for a new (fingerprint, id) entry, or None if the entry is already there."""
         self._check(simhash)
-        key = (int(simhash.value or 0), "%s" % (obj_id,))
+        key = (int(simhash.value or 0), str(obj_id))
         if key in self._rows:
             return None
         row = self._next
@@ -284,7 +304,7 @@ class SimhashIndex:
     def delete(self, obj_id: Any, simhash: Simhash) -> None:
         """Removes the entry (id, fingerprint) if it is there."""
         self._check(simhash)
-        row = self._rows.pop((int(simhash.value or 0), "%s" % (obj_id,)), None)
+        row = self._rows.pop((int(simhash.value or 0), str(obj_id)), None)
         if row is not None:
             del self._ids[row]
             self._index.remove([row])
@@ -299,7 +319,7 @@ class SimhashIndex:
         offsets = self.offsets
         for i, offset in enumerate(offsets):
             end = self.f if i == len(offsets) - 1 else offsets[i + 1]
-            yield "%x:%x" % (int(simhash.value or 0) >> offset & ((1 << (end - offset)) - 1), i)
+            yield f"{int(simhash.value or 0) >> offset & ((1 << (end - offset)) - 1):x}:{i:x}"
 
     def __len__(self) -> int:
         return len(self._rows)

@@ -10,15 +10,28 @@ from typing import Any
 import numpy as np
 
 from . import _core
-from .hasher import CHUNK_SIZE, Simhasher, _chunks, _iter_docs, _length
-from .index import _int, _k
-from .pipeline import VERIFY, FirstPass, Keep, candidates, check_settings, keep_order, labels_of, related_rows, stars
+from .chunks import CHUNK_SIZE, count_docs, in_chunks, iter_docs
+from .deprecation import renamed
+from .hasher import Simhasher
+from .pipeline import (
+    VERIFY,
+    FirstPass,
+    Keep,
+    candidates,
+    check_settings,
+    keep_order,
+    labels_of,
+    related_rows,
+    stars,
+)
+from .validate import check_threads
 
 __all__ = ["DedupResult", "dedup"]
 
 #: What a dedup did, at INFO (one record per call: documents, removed, seconds, k, threshold, with
 #: the same values as attributes of the record), and its stages at DEBUG.
 log = logging.getLogger("neardup")
+
 
 class DedupResult:
     """What :func:`dedup` found: one entry per document, in input order.
@@ -64,7 +77,11 @@ class DedupResult:
         self.stats = stats
         self.ids = ids
         self.threshold = threshold
-        self.distance = _core.hamming_pairwise(fingerprints, fingerprints[kept_row]) if len(kept_row) else np.zeros(0, np.uint8)
+        self.distance = (
+            _core.hamming_pairwise(fingerprints, fingerprints[kept_row])
+            if len(kept_row)
+            else np.zeros(0, np.uint8)
+        )
         self._index: Any = None
 
     @property
@@ -99,8 +116,14 @@ class DedupResult:
 
     def _columns(self) -> dict[str, Any]:
         ids = np.arange(self.n_documents) if self.ids is None else self.ids
-        return {"id": ids, "cluster": self.cluster, "kept": self.keep, "kept_id": self.kept_id,
-                "jaccard": self.jaccard, "distance": self.distance.astype(np.int64)}
+        return {
+            "id": ids,
+            "cluster": self.cluster,
+            "kept": self.keep,
+            "kept_id": self.kept_id,
+            "jaccard": self.jaccard,
+            "distance": self.distance.astype(np.int64),
+        }
 
     def to_pandas(self) -> Any:
         """One row per document: ``id``, ``cluster``, ``kept``, ``kept_id`` (the document kept in
@@ -123,9 +146,11 @@ class DedupResult:
 
         columns = self._columns()
         ids = columns["id"]
-        columns["id"] = pa.array(ids.tolist() if getattr(ids, "dtype", None) == object else ids)
+        columns["id"] = pa.array(ids.tolist() if getattr(ids, "dtype", None) == object else ids)  # noqa: E721
         kept = columns["kept_id"]
-        columns["kept_id"] = pa.array(kept.tolist() if getattr(kept, "dtype", None) == object else kept)
+        columns["kept_id"] = pa.array(
+            kept.tolist() if getattr(kept, "dtype", None) == object else kept  # noqa: E721
+        )
         return pa.table(columns)
 
     def to_polars(self) -> Any:
@@ -138,32 +163,45 @@ class DedupResult:
         return self.n_documents
 
     def __repr__(self) -> str:
-        how = f"k={self.k}" + (f", Jaccard >= {self.threshold:g}" if self.threshold is not None else ", fingerprints only")
+        how = f"k={self.k}" + (
+            f", Jaccard >= {self.threshold:g}"
+            if self.threshold is not None
+            else ", fingerprints only"
+        )
         clusters = f"{self.n_clusters} cluster{'s' if self.n_clusters != 1 else ''}"
         return f"<DedupResult {how}: {self.n_documents} documents, {clusters}, {self.n_removed} removed>"
 
 
 def _check_keep(keep: Any) -> None:
     if not (keep in ("first", "longest") or callable(keep)):
-        raise ValueError(f"keep must be \"first\", \"longest\" or a function, got {keep!r}")
+        raise ValueError(f'keep must be "first", "longest" or a function, got {keep!r}')
 
 
 class _Texts:
     """Yields the text (or fields dict) of each document, noting its length and bytes."""
 
-    def __init__(self, items: Iterable[Any], text_field: str | None, id_field: str | None, fields: bool) -> None:
-        self.items, self.text_field, self.id_field, self.fields = items, text_field, id_field, fields
+    def __init__(
+        self, items: Iterable[Any], text_field: str | None, id_field: str | None, fields: bool
+    ) -> None:
+        self.items, self.text_field, self.id_field, self.fields = (
+            items,
+            text_field,
+            id_field,
+            fields,
+        )
         self.lengths: list[int] = []
         self.nbytes = 0
         self.ids: list[Any] | None = [] if id_field is not None else None
 
     def __iter__(self) -> Iterator[Any]:
         lengths, ids = self.lengths, self.ids
-        for i, item in enumerate(_iter_docs(self.items)):
+        for i, item in enumerate(iter_docs(self.items)):
             if isinstance(item, Mapping) and not self.fields:
                 field = self.text_field or "text"
                 if field not in item:
-                    raise KeyError(f"docs[{i}] has no field {field!r} (pass text_field= to name the text)")
+                    raise KeyError(
+                        f"docs[{i}] has no field {field!r} (pass text_field= to name the text)"
+                    )
                 text = item[field]
                 if not isinstance(text, str):
                     raise TypeError(f"docs[{i}][{field!r}] is {type(text).__name__}, expected str")
@@ -175,7 +213,9 @@ class _Texts:
                 ids.append(item[self.id_field])
             if isinstance(text, str):
                 lengths.append(len(text))
-                self.nbytes += len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+                self.nbytes += (
+                    len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+                )
             elif isinstance(text, Mapping):
                 values = [v for v in text.values() if isinstance(v, str)]
                 lengths.append(sum(map(len, values)))
@@ -185,6 +225,7 @@ class _Texts:
             yield text
 
 
+@renamed(column="text_field")
 def dedup(
     docs: Any,
     k: int | None = None,
@@ -195,7 +236,6 @@ def dedup(
     shingle: int = 3,
     text_field: str | None = None,
     id_field: str | None = None,
-    column: str | None = None,
     threads: int | None = None,
     progress: bool = False,
     against: Any = None,
@@ -214,8 +254,8 @@ def dedup(
         docs: a list or any iterable of strings or dicts (the text in ``text_field``, default
             ``"text"``; with ``hasher.fields`` set, dicts go to the hasher whole), a pandas
             Series or DataFrame, a polars DataFrame, a pyarrow Table or a Hugging Face
-            ``datasets.Dataset`` (the text in ``column``, default ``"text"``; a Dataset is read
-            in Arrow batches).
+            ``datasets.Dataset`` (the text in the ``text_field`` column, default ``"text"``; a
+            Dataset is read in Arrow batches).
         k: the candidate radius, 0 to 16 (default 8; 3 with ``threshold=None``).
         hasher: the fingerprint settings (default: ``Simhasher()``).
         keep: which document is kept: ``"first"``, ``"longest"`` (ties to the first), or a
@@ -226,10 +266,10 @@ def dedup(
             pair, in (0, 1] (exact below 1,024 shingles, a bottom-1024 estimate above). ``None``
             takes every pair within ``k`` on its fingerprints alone: faster, less precise.
         shingle: words per shingle for ``threshold``.
-        text_field: for dict documents, the field holding the text.
-        id_field: for dicts, the field holding the id; for tables, the id column (default: the
+        text_field: the field (of dicts) or column (of tables) holding the text; ``column=``
+            is its old name, deprecated.
+        id_field: the field (of dicts) or column (of tables) holding the id (default: the
             pandas index, or row numbers).
-        column: for tables, the column holding the text.
         threads: worker threads (default: every core).
         progress: show a progress bar of the documents read (tqdm's, notebook-aware, when tqdm
             is installed; nothing otherwise).
@@ -251,43 +291,71 @@ def dedup(
     """
     if against is not None:
         from .against import from_dedup  # the index mode: neardup/against.py
-        return from_dedup(docs, against, update, k=k, hasher=hasher, keep=keep, threshold=threshold, shingle=shingle,  # type: ignore[return-value]
-                          text_field=text_field, id_field=id_field, column=column, threads=threads)
+
+        return from_dedup(
+            docs,
+            against,
+            update,
+            k=k,
+            hasher=hasher,
+            keep=keep,
+            threshold=threshold,
+            shingle=shingle,  # type: ignore[return-value]
+            text_field=text_field,
+            id_field=id_field,
+            threads=threads,
+        )
     k, threshold, shingle = check_settings(k, threshold, shingle)
     _check_keep(keep)
     if not isinstance(progress, bool):
         raise TypeError(f"progress must be True or False, got {type(progress).__name__}")
     hasher, threads = check_corpus_arguments(docs, hasher, threads)
     start = time.perf_counter()
-    texts, ids, doc_at = _documents(docs, text_field, id_field, column, hasher, keep)
+    texts, ids, doc_at = _documents(docs, text_field, id_field, hasher, keep)
     first = FirstPass(hasher, shingle if threshold is not None else None, threads, budget=None)
-    bar = _progress_bar(_length(docs)) if progress else None
+    bar = _progress_bar(count_docs(docs)) if progress else None
     try:
-        for at, chunk in _chunks(texts, CHUNK_SIZE, "docs"):
+        for at, chunk in in_chunks(texts, CHUNK_SIZE, "docs"):
             first.digest(chunk, at)
             if bar is not None:
                 bar.update(len(chunk))
         fps, keys = first.fingerprints, first.keys
         n = len(fps)
-        log.debug("dedup: fingerprinted %d documents (%d bytes) in %.3f s", n, texts.nbytes, time.perf_counter() - start)
+        log.debug(
+            "dedup: fingerprinted %d documents (%d bytes) in %.3f s",
+            n,
+            texts.nbytes,
+            time.perf_counter() - start,
+        )
         if bar is not None:
             bar.set_postfix_str("clustering", refresh=True)
         lengths = np.asarray(texts.lengths, dtype=np.int64)
         stage = time.perf_counter()
         found = candidates(fps, keys, k, threads)
         order = keep_order(keep, n, lengths, doc_at, lambda: related_rows(fps, keys, found))
-        log.debug("dedup: candidates within k=%d and the keep order in %.3f s", k, time.perf_counter() - stage)
+        log.debug(
+            "dedup: candidates within k=%d and the keep order in %.3f s",
+            k,
+            time.perf_counter() - stage,
+        )
         stage = time.perf_counter()
         kept, jaccard = stars(found, order, threshold, first.sketches)  # type: ignore[arg-type]
-        log.debug("dedup: stars (%s) in %.3f s", "fingerprints only" if threshold is None else f"Jaccard >= {threshold:g}",
-                  time.perf_counter() - stage)
+        log.debug(
+            "dedup: stars (%s) in %.3f s",
+            "fingerprints only" if threshold is None else f"Jaccard >= {threshold:g}",
+            time.perf_counter() - stage,
+        )
         if bar is not None:
             bar.set_postfix_str("done", refresh=True)
     finally:
         if bar is not None:
             bar.close()
     if ids is None and texts.ids is not None:
-        ids = np.asarray(texts.ids, dtype=object) if not all(isinstance(v, int) for v in texts.ids) else np.asarray(texts.ids)
+        ids = (
+            np.asarray(texts.ids, dtype=object)
+            if not all(isinstance(v, int) for v in texts.ids)
+            else np.asarray(texts.ids)
+        )
     seconds = time.perf_counter() - start
     stats = {
         "documents": n,
@@ -300,8 +368,21 @@ def dedup(
         result._index = docs.index  # to_pandas() keeps it, so the result joins back on the input
     log.info(
         "dedup: %d document%s, %d removed (%d cluster%s) in %.3f s, k=%d, threshold=%s",
-        n, "" if n == 1 else "s", result.n_removed, result.n_clusters, "" if result.n_clusters == 1 else "s", seconds, k, threshold,
-        extra={"documents": n, "removed": result.n_removed, "seconds": seconds, "k": k, "threshold": threshold},
+        n,
+        "" if n == 1 else "s",
+        result.n_removed,
+        result.n_clusters,
+        "" if result.n_clusters == 1 else "s",
+        seconds,
+        k,
+        threshold,
+        extra={
+            "documents": n,
+            "removed": result.n_removed,
+            "seconds": seconds,
+            "k": k,
+            "threshold": threshold,
+        },
     )
     return result
 
@@ -316,39 +397,56 @@ def _progress_bar(total: int | None) -> Any:
     return tqdm(total=total, unit="doc", desc="neardup dedup")
 
 
-def check_corpus_arguments(docs: Any, hasher: Simhasher | None, threads: int | None) -> tuple[Simhasher, int | None]:
+def check_corpus_arguments(
+    docs: Any, hasher: Simhasher | None, threads: int | None
+) -> tuple[Simhasher, int | None]:
     """The arguments every corpus-wide call shares, checked: (the hasher or the default one, threads)."""
     if hasher is None:
         hasher = Simhasher()
     elif not isinstance(hasher, Simhasher):
         raise TypeError(f"hasher must be a neardup.Simhasher, got {type(hasher).__name__}")
     if threads is not None:
-        threads = _int(threads, "threads", minimum=1)
+        threads = check_threads(threads)
     if isinstance(docs, (str, bytes)):
-        raise TypeError("docs must be a list or an iterable of documents, not a single str: wrap it in a list")
+        raise TypeError(
+            "docs must be a list or an iterable of documents, not a single str: wrap it in a list"
+        )
     return hasher, threads
 
 
 def _documents(
-    docs: Any, text_field: str | None, id_field: str | None, column: str | None, hasher: Simhasher, keep: Keep
+    docs: Any,
+    text_field: str | None,
+    id_field: str | None,
+    hasher: Simhasher,
+    keep: Keep,
 ) -> tuple[_Texts, Any, Callable[[int], Any] | None]:
     """(texts to fingerprint, ids or None, row -> document for a keep function)."""
     module = type(docs).__module__ or ""
     name = type(docs).__name__
     fields = hasher.fields is not None
     if fields and text_field is not None:
-        raise ValueError("text_field names one text; with hasher.fields set, the fields are read from each dict")
+        raise ValueError(
+            "text_field names one text; with hasher.fields set, the fields are read from each dict"
+        )
 
     def check_columns(available: list[Any]) -> None:
         """A KeyError naming a missing text or id column and the columns there are."""
-        for wanted, option in ((None if fields else column or "text", "column="), (id_field, "id_field=")):
+        for wanted, option in (
+            (None if fields else text_field or "text", "text_field="),
+            (id_field, "id_field="),
+        ):
             if wanted is not None and wanted not in available:
-                raise KeyError(f"no column {wanted!r} ({option}) in the {name}; its columns: {', '.join(map(str, available))}")
+                raise KeyError(
+                    f"no column {wanted!r} ({option}) in the {name}; its columns: {', '.join(map(str, available))}"
+                )
 
-    if name in ("DataFrame", "Table", "RecordBatch") and module.startswith(("pandas", "polars", "pyarrow")):
+    if name in ("DataFrame", "Table", "RecordBatch") and module.startswith(
+        ("pandas", "polars", "pyarrow")
+    ):
         check_columns(list(docs.column_names if module.startswith("pyarrow") else docs.columns))
     if module.startswith("pandas") and name == "DataFrame":
-        col = docs[column or "text"] if not fields else docs[list(hasher.fields or {})]
+        col = docs[text_field or "text"] if not fields else docs[list(hasher.fields or {})]
         items = col.to_dict("records") if fields else col
         ids = docs[id_field].to_numpy() if id_field is not None else docs.index.to_numpy()
         return _Texts(items, None, None, fields), ids, lambda row: docs.iloc[row].to_dict()
@@ -358,22 +456,26 @@ def _documents(
         if fields:
             items = docs.select(list(hasher.fields or {})).iter_rows(named=True)
         else:
-            items = docs.get_column(column or "text").to_arrow()
+            items = docs.get_column(text_field or "text").to_arrow()
         ids = docs.get_column(id_field).to_numpy() if id_field is not None else None
         return _Texts(items, None, None, fields), ids, lambda row: docs.row(row, named=True)
     if module.startswith("pyarrow") and name in ("Table", "RecordBatch"):
         if fields:
-            items = docs.select([f for f in (hasher.fields or {}) if f in docs.column_names]).to_pylist()
+            items = docs.select(
+                [f for f in (hasher.fields or {}) if f in docs.column_names]
+            ).to_pylist()
         else:
-            items = docs.column(column or "text")
+            items = docs.column(text_field or "text")
         ids = docs.column(id_field).to_numpy(zero_copy_only=False) if id_field is not None else None
         return _Texts(items, None, None, fields), ids, lambda row: docs.slice(row, 1).to_pylist()[0]
     if module.startswith("datasets") and name == "Dataset":
         check_columns(list(docs.column_names))
         plain = docs.with_format(None)  # a keep function sees dicts, whatever the Dataset's format
-        return _dataset_documents(docs, column, hasher), _dataset_ids(docs, id_field), lambda row: plain[row]
-    if column is not None:
-        raise ValueError("column= names the text column of a DataFrame, Table or Dataset; for dicts, use text_field=")
+        return (
+            _dataset_documents(docs, text_field, hasher),
+            _dataset_ids(docs, id_field),
+            lambda row: plain[row],
+        )
     if callable(keep) and not hasattr(docs, "__getitem__"):
         docs = list(docs)
     doc_at = (lambda row: docs[row]) if hasattr(docs, "__getitem__") else None
@@ -394,7 +496,7 @@ def _dataset_documents(ds: Any, column: str | None, hasher: Simhasher) -> _Texts
             if hasher.fields is not None:
                 yield from batch.to_pylist()
             else:
-                yield from _iter_docs(batch.column(wanted[0]))
+                yield from iter_docs(batch.column(wanted[0]))
 
     return _Texts(batches(), None, None, hasher.fields is not None)
 

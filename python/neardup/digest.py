@@ -20,7 +20,9 @@ class Digest(NamedTuple):
     sketches: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     @staticmethod
-    def of(fingerprints: np.ndarray, keys: np.ndarray, sketches: tuple[np.ndarray, np.ndarray] | None) -> Digest:
+    def of(
+        fingerprints: np.ndarray, keys: np.ndarray, sketches: tuple[np.ndarray, np.ndarray] | None
+    ) -> Digest:
         """From the core's arrays: sketches as (offsets, hashes)."""
         if sketches is None:
             return Digest(fingerprints, keys, None)
@@ -51,4 +53,6 @@ class Digest(NamedTuple):
             ends.append(e + np.uint64(base))
             hashes.append(h)
             base += len(h)
-        return Digest(fps, keys, (np.concatenate(starts), np.concatenate(ends), np.concatenate(hashes)))
+        return Digest(
+            fps, keys, (np.concatenate(starts), np.concatenate(ends), np.concatenate(hashes))
+        )

@@ -20,8 +20,10 @@ from typing import Any
 import numpy as np
 
 from . import _core
+from .chunks import CHUNK_SIZE, in_chunks
 from .fingerprints import as_fingerprints
-from .hasher import CHUNK_SIZE, Document, Simhasher, _call, _chunks
+from .hasher import Document, Simhasher, _call
+from .validate import check_threads, check_unicode, integer
 
 __all__ = [
     "SparseEncoder",
@@ -30,16 +32,6 @@ __all__ = [
     "minhash_key",
     "minhash_key_many",
 ]
-
-
-def _int(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    return int(value)
-
-
-def _threads(threads: Any) -> int | None:
-    return None if threads is None else _int(threads, "threads")
 
 
 def _tokens(tokens: Any, name: str = "tokens") -> list[str]:
@@ -69,10 +61,7 @@ def _token_list(tokens: Any, name: str) -> Any:
 
 def _no_surrogates(items: list[str], name: str) -> None:
     for i, t in enumerate(items):
-        try:
-            t.encode("utf-8")
-        except UnicodeEncodeError as err:
-            raise ValueError(f"{name}[{i}] holds a lone surrogate at position {err.start}: not valid Unicode text") from None
+        check_unicode(t, f"{name}[{i}]")
 
 
 # -- sparse encoder -------------------------------------------------------------------------------
@@ -116,20 +105,28 @@ class SparseEncoder:
         token_similarity: bool = False,
         weights: Mapping[str, float] | None = None,
     ) -> None:
-        size = _int(size, "size")
-        active = _int(active, "active")
+        size = integer(size, "size")
+        active = integer(active, "active")
         if not isinstance(token_similarity, (bool, np.bool_)):
-            raise TypeError(f"token_similarity must be a bool, got {type(token_similarity).__name__}")
+            raise TypeError(
+                f"token_similarity must be a bool, got {type(token_similarity).__name__}"
+            )
         pairs: list[tuple[str, float]] | None = None
         if weights is not None:
             if not isinstance(weights, Mapping):
-                raise TypeError(f"weights must be a dict of token to weight, got {type(weights).__name__}")
+                raise TypeError(
+                    f"weights must be a dict of token to weight, got {type(weights).__name__}"
+                )
             pairs = []
             for token, w in weights.items():
                 if not isinstance(token, str):
                     raise TypeError(f"weights keys must be str tokens, got {type(token).__name__}")
-                if isinstance(w, bool) or not isinstance(w, (numbers.Real, np.integer, np.floating)):
-                    raise TypeError(f"the weight of {token!r} must be a number, got {type(w).__name__}")
+                if isinstance(w, bool) or not isinstance(
+                    w, (numbers.Real, np.integer, np.floating)
+                ):
+                    raise TypeError(
+                        f"the weight of {token!r} must be a number, got {type(w).__name__}"
+                    )
                 if not math.isfinite(float(w)):
                     raise ValueError(f"the weight of {token!r} must be finite, got {w!r}")
                 pairs.append((token, float(w)))
@@ -142,7 +139,10 @@ class SparseEncoder:
 
     def __repr__(self) -> str:
         weights = "" if self.weights is None else f", weights=<{len(self.weights)} tokens>"
-        return f"SparseEncoder(size={self.size}, active={self.active}, token_similarity={self.token_similarity}{weights})"
+        return (
+            f"SparseEncoder(size={self.size}, active={self.active}, "
+            f"token_similarity={self.token_similarity}{weights})"
+        )
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (SparseEncoder, (self.size, self.active, self.token_similarity, self.weights))
@@ -193,12 +193,16 @@ class SparseEncoder:
         words = -(-self.size // 64)
         padded = np.zeros((rows.shape[0], words * 64), dtype=np.uint8)
         padded[:, : self.size] = rows
-        packed = np.packbits(padded, axis=1, bitorder="little").view("<u8").astype(np.uint64).ravel()
+        packed = (
+            np.packbits(padded, axis=1, bitorder="little").view("<u8").astype(np.uint64).ravel()
+        )
         w = None
         if weights is not None:
             w = np.asarray(weights, dtype=np.float64)
             if w.shape != (rows.shape[0],):
-                raise ValueError(f"weights must have one number per row: {rows.shape[0]} rows, shape {w.shape}")
+                raise ValueError(
+                    f"weights must have one number per row: {rows.shape[0]} rows, shape {w.shape}"
+                )
         return self._inner.sums_of_words(np.ascontiguousarray(packed), w)
 
     def select(self, sums: Any) -> np.ndarray:
@@ -206,7 +210,9 @@ class SparseEncoder:
         equal sums the lower index wins."""
         array = np.asarray(sums)
         if array.dtype.kind not in "iuf" or array.ndim != 1:
-            raise ValueError(f"sums must be a one-dimensional array of numbers, got {array.dtype} of shape {array.shape}")
+            raise ValueError(
+                f"sums must be a one-dimensional array of numbers, got {array.dtype} of shape {array.shape}"
+            )
         return self._inner.select(np.ascontiguousarray(array, dtype=np.float64))
 
     def encode(self, tokens: Iterable[str]) -> np.ndarray:
@@ -219,13 +225,15 @@ class SparseEncoder:
         out[self.encode(tokens)] = True
         return out
 
-    def encode_many(self, docs: Iterable[Iterable[str]], *, threads: int | None = None) -> np.ndarray:
+    def encode_many(
+        self, docs: Iterable[Iterable[str]], *, threads: int | None = None
+    ) -> np.ndarray:
         """The active bits of many token lists, on all cores: an ``int64`` array of shape
         ``(len(docs), active)``, row i for ``docs[i]``."""
         if isinstance(docs, (str, bytes)):
             raise TypeError("docs must be a list of token lists, not a single str")
         lists = [_token_list(doc, f"docs[{i}]") for i, doc in enumerate(docs)]
-        flat = self._call(self._inner.encode_many, lists, "docs", _threads(threads))
+        flat = self._call(self._inner.encode_many, lists, "docs", check_threads(threads))
         return flat.reshape(len(lists), self.active)
 
 
@@ -260,9 +268,9 @@ class VectorSimhash:
     """
 
     def __init__(self, dim: int, bits: int = 64, seed: int = 0) -> None:
-        dim = _int(dim, "dim")
-        bits = _int(bits, "bits")
-        seed = _int(seed, "seed")
+        dim = integer(dim, "dim")
+        bits = integer(bits, "bits")
+        seed = integer(seed, "seed")
         if not 0 <= seed < 1 << 64:
             raise ValueError(f"seed must be in 0..2**64-1, got {seed}")
         self._inner = _core.Hyperplanes(dim, bits, seed)
@@ -292,7 +300,9 @@ class VectorSimhash:
     def _matrix(self, matrix: Any, name: str) -> np.ndarray:
         array = matrix if isinstance(matrix, np.ndarray) else np.asarray(matrix)
         if array.dtype.kind not in "fiu" or array.dtype.kind == "f" and array.dtype.itemsize > 8:
-            raise TypeError(f"{name} must hold real numbers (float32, float64 or ints), got dtype {array.dtype}")
+            raise TypeError(
+                f"{name} must hold real numbers (float32, float64 or ints), got dtype {array.dtype}"
+            )
         dtype = np.float32 if array.dtype == np.float32 else np.float64
         return np.ascontiguousarray(array, dtype=dtype)
 
@@ -300,7 +310,9 @@ class VectorSimhash:
         """The fingerprint of one vector of ``dim`` finite numbers, as an int."""
         array = self._matrix(vector, "vector")
         if array.ndim != 1 or array.shape[0] != self.dim:
-            raise ValueError(f"vector must be one-dimensional with dim={self.dim} numbers, got shape {array.shape}")
+            raise ValueError(
+                f"vector must be one-dimensional with dim={self.dim} numbers, got shape {array.shape}"
+            )
         return int(self.fingerprint_many(array.reshape(1, -1))[0])
 
     def fingerprint_many(self, matrix: Any, *, threads: int | None = None) -> np.ndarray:
@@ -311,8 +323,8 @@ class VectorSimhash:
         if array.ndim != 2 or array.shape[1] != self.dim:
             raise ValueError(f"matrix must have shape (n, dim={self.dim}), got {array.shape}")
         if array.dtype == np.float32:
-            return self._inner.fingerprint_many_f32(array, _threads(threads))
-        return self._inner.fingerprint_many_f64(array, _threads(threads))
+            return self._inner.fingerprint_many_f32(array, check_threads(threads))
+        return self._inner.fingerprint_many_f64(array, check_threads(threads))
 
 
 # -- minhash cluster keys -------------------------------------------------------------------------
@@ -326,7 +338,7 @@ _DEFAULT_HASHER: Simhasher | None = None
 
 
 def _restrictiveness(r: Any) -> int:
-    r = _int(r, "restrictiveness")
+    r = integer(r, "restrictiveness")
     if not 1 <= r <= 1024:
         raise ValueError(f"restrictiveness must be in 1..=1024, got {r}")
     return r
@@ -343,7 +355,11 @@ def _hasher(hasher: Any) -> Simhasher:
     return hasher
 
 
-def minhash_key(text_or_features: Document | Iterable[str], restrictiveness: int = 3, hasher: Simhasher | None = None) -> int:
+def minhash_key(
+    text_or_features: Document | Iterable[str],
+    restrictiveness: int = 3,
+    hasher: Simhasher | None = None,
+) -> int:
     """A minhash-style cluster key (seed 004): the XOR of the ``restrictiveness`` smallest
     distinct FNV-1a 64 feature hashes (of all of them if there are fewer; 0 for none).
 
@@ -390,15 +406,22 @@ def minhash_key_many(
     """
     r = _restrictiveness(restrictiveness)
     h = _hasher(hasher)
-    parts = [_keys_of(h, chunk, r, threads, "docs", start) for start, chunk in _chunks(docs, CHUNK_SIZE, "docs")]
+    parts = [
+        _keys_of(h, chunk, r, threads, "docs", start)
+        for start, chunk in in_chunks(docs, CHUNK_SIZE, "docs")
+    ]
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
 
 
-def _keys_of(h: Simhasher, chunk: list[Any], r: int, threads: Any, name: str, start: int = 0) -> np.ndarray:
+def _keys_of(
+    h: Simhasher, chunk: list[Any], r: int, threads: Any, name: str, start: int = 0
+) -> np.ndarray:
     columns = h._columns(chunk, start, name)
     core = h._feature_core()
     function = _core.minhash_keys_tokens if h.tokenizer is not None else _core.minhash_keys
-    return _call(lambda cols, *a: function(core, cols, *a), columns, start, name, r, _threads(threads))
+    return _call(
+        lambda cols, *a: function(core, cols, *a), columns, start, name, r, check_threads(threads)
+    )
 
 
 def group_by_key(keys: Any) -> np.ndarray:

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import _core
 from .hasher import Simhasher, SimhasherOptions
+from .validate import check_unicode, integer, integers
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-Fingerprints = Union[Sequence[int], np.ndarray]
+Fingerprints = Sequence[int] | np.ndarray
 
 _MAX = (1 << 64) - 1
 
@@ -28,7 +29,7 @@ def fnv1a_64(data: str | bytes) -> int:
     if not isinstance(data, (str, bytes, bytearray, memoryview)):
         raise TypeError(f"data must be str or bytes, got {type(data).__name__}")
     if isinstance(data, str):
-        _check_utf8("data", data)
+        check_unicode(data, "data")
     return _core.fnv1a_64(data)
 
 
@@ -39,11 +40,10 @@ def fmix64(x: int) -> int:
     >>> hex(fmix64(1))
     '0xb456bcfc34c2cb2c'
     """
-    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
-        raise TypeError(f"x must be an int, got {type(x).__name__}")
+    x = integer(x, "x")
     if not 0 <= x <= _MAX:
         raise ValueError(f"x must be in 0..=2**64-1, got {x}")
-    return _core.fmix64(int(x))
+    return _core.fmix64(x)
 
 
 def feature_hash(data: str | bytes) -> int:
@@ -55,7 +55,7 @@ def feature_hash(data: str | bytes) -> int:
     if not isinstance(data, (str, bytes, bytearray, memoryview)):
         raise TypeError(f"data must be str or bytes, got {type(data).__name__}")
     if isinstance(data, str):
-        _check_utf8("data", data)
+        check_unicode(data, "data")
     return _core.feature_hash(data)
 
 
@@ -97,16 +97,26 @@ def simhash_tallies(
     else:
         w = np.asarray(list(weights) if not isinstance(weights, np.ndarray) else weights)
         if w.ndim != 1 or len(w) != len(array):
-            raise ValueError(f"weights must have one number per hash: {len(array)} hashes, shape {w.shape}")
-        if w.dtype.kind in "iu" or (w.dtype.kind == "O" and all(isinstance(x, numbers.Integral) and not isinstance(x, bool) for x in w)):
+            raise ValueError(
+                f"weights must have one number per hash: {len(array)} hashes, shape {w.shape}"
+            )
+        if w.dtype.kind in "iu" or (
+            w.dtype.kind == "O"
+            and all(isinstance(x, numbers.Integral) and not isinstance(x, bool) for x in w)
+        ):
             try:
                 w = w.astype(np.int64, casting="unsafe" if w.dtype.kind == "O" else "same_kind")
             except (OverflowError, TypeError):
                 raise ValueError("integer weights must fit in 64 signed bits") from None
-            if w.dtype.kind == "u" or (len(w) and (np.asarray(weights, dtype=object) != w.astype(object)).any()):
+            if w.dtype.kind == "u" or (
+                len(w) and (np.asarray(weights, dtype=object) != w.astype(object)).any()
+            ):
                 raise ValueError("integer weights must fit in 64 signed bits")
             tallies = _core.tallies_int(array, np.ascontiguousarray(w))
-        elif w.dtype.kind == "f" or (w.dtype.kind == "O" and all(isinstance(x, numbers.Real) and not isinstance(x, bool) for x in w)):
+        elif w.dtype.kind == "f" or (
+            w.dtype.kind == "O"
+            and all(isinstance(x, numbers.Real) and not isinstance(x, bool) for x in w)
+        ):
             tallies = _core.tallies_float(array, np.ascontiguousarray(w, dtype=np.float64))
         else:
             raise TypeError(f"weights must be numbers, got dtype {w.dtype}")
@@ -130,13 +140,15 @@ def simhash_features(
     True
     """
     if isinstance(features, (str, bytes, bytearray)):
-        raise TypeError("features must be a list of str or bytes, not a single one: wrap it in a list")
+        raise TypeError(
+            "features must be a list of str or bytes, not a single one: wrap it in a list"
+        )
     items = list(features)
     for i, f in enumerate(items):
         if not isinstance(f, (str, bytes, bytearray, memoryview)):
             raise TypeError(f"features[{i}] is {type(f).__name__}; expected str or bytes")
         if isinstance(f, str):
-            _check_utf8(f"features[{i}]", f)
+            check_unicode(f, f"features[{i}]")
     return simhash_hashes(_core.feature_hash_many(items), weights)
 
 
@@ -182,12 +194,16 @@ def hamming_many(a: int | Fingerprints, b: Fingerprints) -> np.ndarray:
         return _core.hamming_one_to_many(_as_fingerprint(b, "b"), as_fingerprints(a, "a"))
     left, right = as_fingerprints(a, "a"), as_fingerprints(b, "b")
     if len(left) != len(right):
-        raise ValueError(f"element-wise distances need arrays of one length, got {len(left)} and {len(right)}")
+        raise ValueError(
+            f"element-wise distances need arrays of one length, got {len(left)} and {len(right)}"
+        )
     return _core.hamming_pairwise(left, right)
 
 
 def _is_scalar(x: Any) -> bool:
-    return isinstance(x, (numbers.Integral, np.integer)) or (isinstance(x, np.ndarray) and x.ndim == 0)
+    return isinstance(x, (numbers.Integral, np.integer)) or (
+        isinstance(x, np.ndarray) and x.ndim == 0
+    )
 
 
 def _as_fingerprint(x: Any, name: str) -> int:
@@ -210,13 +226,8 @@ def as_fingerprints(x: Any, name: str = "fingerprints") -> np.ndarray:
     if isinstance(x, (str, bytes)):
         raise TypeError(f"{name} must be an array of 64-bit fingerprints, got {type(x).__name__}")
     if not isinstance(x, np.ndarray):
-        items = list(x)
-        for i, v in enumerate(items):
-            if isinstance(v, bool) or not isinstance(v, (numbers.Integral, np.integer)):
-                raise TypeError(f"{name}[{i}] must be an int, got {type(v).__name__}")
-            if not 0 <= int(v) <= _MAX:
-                raise ValueError(f"{name}[{i}] must be in 0..2**64-1, got {int(v)}")
-        return np.array([int(v) for v in items], dtype=np.uint64)
+        items = integers(x, name, 0, _MAX, "must be in 0..2**64-1")
+        return np.array(items, dtype=np.uint64)
     if x.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional, got shape {x.shape}")
     if x.dtype == np.uint64:
@@ -233,11 +244,3 @@ def as_fingerprints(x: Any, name: str = "fingerprints") -> np.ndarray:
     if x.dtype.kind == "O":
         return as_fingerprints(x.tolist(), name)
     raise TypeError(f"{name} must be an array of unsigned 64-bit integers, got dtype {x.dtype}")
-
-
-def _check_utf8(name: str, text: str) -> None:
-    if not text.isascii():
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError as err:
-            raise ValueError(f"{name} holds a lone surrogate at position {err.start}: not valid Unicode text") from None

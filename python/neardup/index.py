@@ -12,39 +12,21 @@ from __future__ import annotations
 import numbers
 import os
 from dataclasses import dataclass
-from typing import Any, Optional, Union
+from typing import Any, Union
 
 import numpy as np
 
 from . import _core
 from .fingerprints import Fingerprints, _as_fingerprint, _is_scalar, as_fingerprints
+from .validate import DEFAULT_EXPECTED_SIZE, check_k, check_threads, integer, integers
 
 __all__ = ["Plan", "PlanTable", "SimhashIndex", "cluster", "find_all", "plan"]
-
-#: Corpus size assumed by :func:`plan` and :class:`SimhashIndex` when none is given.
-DEFAULT_EXPECTED_SIZE = 1_000_000
 
 #: Pairs :func:`find_all` and :meth:`SimhashIndex.query_many` return at most unless told
 #: otherwise: 100 million pairs take 1.7 GB as arrays.
 DEFAULT_MAX_PAIRS = 100_000_000
 
 PathLike = Union[str, "os.PathLike[str]"]
-
-
-def _int(value: Any, name: str, *, minimum: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    value = int(value)
-    if minimum is not None and value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return value
-
-
-def _k(k: Any) -> int:
-    k = _int(k, "k")
-    if not 0 <= k <= 16:
-        raise ValueError(f"k must be in 0..=16, got {k}")
-    return k
 
 
 def _ids(ids: Any, name: str = "ids") -> np.ndarray:
@@ -54,13 +36,8 @@ def _ids(ids: Any, name: str = "ids") -> np.ndarray:
     if isinstance(ids, (numbers.Integral, np.integer)) and not isinstance(ids, bool):
         ids = [ids]
     if not isinstance(ids, np.ndarray):
-        items = list(ids)
-        for i, v in enumerate(items):
-            if isinstance(v, bool) or not isinstance(v, (numbers.Integral, np.integer)):
-                raise TypeError(f"{name}[{i}] must be an int, got {type(v).__name__}")
-            if not -(1 << 63) <= int(v) < (1 << 63):
-                raise ValueError(f"{name}[{i}] must fit in int64, got {int(v)}")
-        return np.array([int(v) for v in items], dtype=np.int64)
+        items = integers(ids, name, -(1 << 63), (1 << 63) - 1, "must fit in int64")
+        return np.array(items, dtype=np.int64)
     if ids.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional, got shape {ids.shape}")
     if ids.dtype == np.int64:
@@ -135,7 +112,7 @@ class Plan:
     def blocks(cls, blocks: int, k: int = 3) -> Plan:
         """``blocks`` blocks, one table for each choice of ``blocks - k`` of them: C(blocks, k)
         tables. ``blocks = k + 1`` is the pigeonhole index (k + 1 tables)."""
-        return cls(_core.Plan.blocks(_int(blocks, "blocks"), _k(k)))
+        return cls(_core.Plan.blocks(integer(blocks, "blocks"), check_k(k)))
 
     @classmethod
     def nested(cls, *levels: int, k: int = 3) -> Plan:
@@ -143,7 +120,7 @@ class Plan:
         bits each table leaves into 4 more, for 4 x 4 = 16 tables of 28-bit prefixes."""
         if not levels:
             raise ValueError("nested needs the number of blocks of at least one level")
-        return cls(_core.Plan.nested([_int(b, "levels") for b in levels], _k(k)))
+        return cls(_core.Plan.nested([integer(b, "levels") for b in levels], check_k(k)))
 
     @property
     def k(self) -> int:
@@ -169,7 +146,12 @@ class Plan:
             top -= size
             block_masks.append(((1 << size) - 1) << top)
         return [
-            PlanTable(bits, mask, tuple(order), tuple(b for b, m in enumerate(block_masks) if mask & m == m))
+            PlanTable(
+                bits,
+                mask,
+                tuple(order),
+                tuple(b for b, m in enumerate(block_masks) if mask & m == m),
+            )
             for bits, mask, order in self._inner.tables
         ]
 
@@ -180,7 +162,7 @@ class Plan:
 
     def expected_candidates(self, n: int) -> float:
         """Expected candidates per query over all tables among ``n`` random fingerprints."""
-        return float(self._inner.expected_candidates(float(_int(n, "n", minimum=0))))
+        return float(self._inner.expected_candidates(float(integer(n, "n", minimum=0))))
 
     @property
     def bytes_per_fingerprint(self) -> int:
@@ -190,7 +172,7 @@ class Plan:
 
     def permute(self, table: int, fingerprints: Any) -> np.ndarray:
         """The fingerprints as table ``table`` stores them (its prefix in the high bits)."""
-        return self._inner.permute(_int(table, "table"), as_fingerprints(fingerprints))
+        return self._inner.permute(integer(table, "table"), as_fingerprints(fingerprints))
 
     def __str__(self) -> str:
         text = str(self._inner)
@@ -203,8 +185,15 @@ class Plan:
 
     def __repr__(self) -> str:
         levels = ", ".join(map(str, self.levels))
-        ctor = f"Plan.blocks({levels}, k={self.k})" if len(self.levels) == 1 else f"Plan.nested({levels}, k={self.k})"
+        ctor = (
+            f"Plan.blocks({levels}, k={self.k})"
+            if len(self.levels) == 1
+            else f"Plan.nested({levels}, k={self.k})"
+        )
         return f"<{ctor}: {len(self.prefix_bits)} tables>"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Plan, (self._inner, self._n))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Plan) and self._inner == other._inner
@@ -228,13 +217,13 @@ def plan(k: int = 3, n: int | None = None, memory: int | None = None) -> Plan:
         >>> p.k, p.bytes_per_fingerprint == 8 * len(p.tables) + 16
         (3, True)
     """
-    n = DEFAULT_EXPECTED_SIZE if n is None else _int(n, "n", minimum=0)
-    mem = None if memory is None else _int(memory, "memory", minimum=0)
-    return Plan(_core.Plan.choose(_k(k), n, mem, False), n)
+    n = DEFAULT_EXPECTED_SIZE if n is None else integer(n, "n", minimum=0)
+    mem = None if memory is None else integer(memory, "memory", minimum=0)
+    return Plan(_core.Plan.choose(check_k(k), n, mem, False), n)
 
 
 def _max_pairs(value: Any) -> int | None:
-    return None if value is None else _int(value, "max_pairs", minimum=0)
+    return None if value is None else integer(value, "max_pairs", minimum=0)
 
 
 def _plan_arg(p: Any, k: int) -> Any:
@@ -270,9 +259,11 @@ class SimhashIndex:
 
     __slots__ = ("_inner",)
 
-    def __init__(self, k: int = 3, plan: Plan | None = None, expected_size: int | None = None) -> None:
-        k = _k(k)
-        size = None if expected_size is None else _int(expected_size, "expected_size", minimum=0)
+    def __init__(
+        self, k: int = 3, plan: Plan | None = None, expected_size: int | None = None
+    ) -> None:
+        k = check_k(k)
+        size = None if expected_size is None else integer(expected_size, "expected_size", minimum=0)
         self._inner = _core.Index(k, _plan_arg(plan, k), size)
 
     @property
@@ -304,7 +295,9 @@ class SimhashIndex:
             return
         id_array = _ids(ids)
         if len(id_array) != len(fps):
-            raise ValueError(f"ids must have one id per fingerprint: {len(fps)} fingerprints, {len(id_array)} ids")
+            raise ValueError(
+                f"ids must have one id per fingerprint: {len(fps)} fingerprints, {len(id_array)} ids"
+            )
         self._inner.add(fps, id_array)
 
     def remove(self, ids: Any) -> None:
@@ -329,7 +322,10 @@ class SimhashIndex:
         return self._inner.query(_as_fingerprint(fingerprint, "fingerprint"))
 
     def query_many(
-        self, fingerprints: Any, threads: int | None = None, max_pairs: int | None = DEFAULT_MAX_PAIRS
+        self,
+        fingerprints: Any,
+        threads: int | None = None,
+        max_pairs: int | None = DEFAULT_MAX_PAIRS,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every match of many queries at once, in parallel: ``(query_row, id, distance)``
         arrays (``int64``, ``int64``, ``uint8``), by query row, then distance, then id.
@@ -384,13 +380,15 @@ class SimhashIndex:
         self._inner.check_file()
 
     def __repr__(self) -> str:
-        return f"<SimhashIndex k={self.k}, {len(self)} fingerprints, {len(self.plan.tables)} tables>"
+        return (
+            f"<SimhashIndex k={self.k}, {len(self)} fingerprints, {len(self.plan.tables)} tables>"
+        )
 
 
 def find_all(
     fingerprints: Any,
     k: int = 3,
-    plan: Optional[Plan] = None,
+    plan: Plan | None = None,
     threads: int | None = None,
     max_pairs: int | None = DEFAULT_MAX_PAIRS,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -414,13 +412,15 @@ def find_all(
         >>> list(zip(i.tolist(), j.tolist(), d.tolist()))
         [(0, 1, 3), (0, 2, 0), (1, 2, 3)]
     """
-    k = _k(k)
+    k = check_k(k)
     fps = as_fingerprints(fingerprints)
-    threads = None if threads is None else _int(threads, "threads")
+    threads = check_threads(threads)
     return _core.find_all(fps, k, _plan_arg(plan, k), threads, _max_pairs(max_pairs))
 
 
-def cluster(fingerprints: Any, k: int = 3, plan: Optional[Plan] = None, threads: int | None = None) -> np.ndarray:
+def cluster(
+    fingerprints: Any, k: int = 3, plan: Plan | None = None, threads: int | None = None
+) -> np.ndarray:
     """Cluster labels (``int64``): rows linked by chains of pairs within ``k`` share a label,
     the smallest row of their cluster. No pair is stored, so memory stays linear in the rows
     however many pairs there are.
@@ -429,7 +429,7 @@ def cluster(fingerprints: Any, k: int = 3, plan: Optional[Plan] = None, threads:
         >>> cluster(np.array([5, 1 << 40, 4, 0xFFFF], dtype=np.uint64), k=1).tolist()
         [0, 1, 0, 3]
     """
-    k = _k(k)
+    k = check_k(k)
     fps = as_fingerprints(fingerprints)
-    threads = None if threads is None else _int(threads, "threads")
+    threads = check_threads(threads)
     return _core.cluster(fps, k, _plan_arg(plan, k), threads)

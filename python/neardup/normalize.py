@@ -19,7 +19,9 @@ UnicodeForm = Literal["NFKC", "NFC", "NFKD", "NFD"]
 UNICODE_FORMS: tuple[UnicodeForm, ...] = ("NFKC", "NFC", "NFKD", "NFD")
 
 
-def normalizer(unicode_form: UnicodeForm | None = "NFKC", casefold: bool = True) -> Callable[[str], str]:
+def normalizer(
+    unicode_form: UnicodeForm | None = "NFKC", casefold: bool = True
+) -> Callable[[str], str]:
     """Returns the function that normalizes one ``str`` under these settings.
 
     Args:
@@ -27,7 +29,9 @@ def normalizer(unicode_form: UnicodeForm | None = "NFKC", casefold: bool = True)
         casefold: fold case with ``str.casefold``.
     """
     if unicode_form is not None and unicode_form not in UNICODE_FORMS:
-        raise ValueError(f"unicode_form must be one of {UNICODE_FORMS} or None, got {unicode_form!r}")
+        raise ValueError(
+            f"unicode_form must be one of {UNICODE_FORMS} or None, got {unicode_form!r}"
+        )
     if not isinstance(casefold, bool):
         raise TypeError(f"casefold must be a bool, got {type(casefold).__name__}")
     if unicode_form is not None:

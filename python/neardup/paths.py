@@ -58,10 +58,14 @@ def check_outputs(inputs: Sequence[str | None], outputs: Sequence[tuple[str, str
             mode = None
         if mode is not None and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
             # Outputs are renamed into place: that would replace a device or FIFO by a file.
-            raise click.UsageError(f"{path}: {option} names a device, FIFO or socket; give a file (or - for stdout)")
+            raise click.UsageError(
+                f"{path}: {option} names a device, FIFO or socket; give a file (or - for stdout)"
+            )
         for source in sources:
             if same_file(path, source):
-                raise click.UsageError(f"{path}: {option} is the input ({source}); neardup never overwrites its input")
+                raise click.UsageError(
+                    f"{path}: {option} is the input ({source}); neardup never overwrites its input"
+                )
         for other_option, other in seen:
             if same_file(path, other):
                 raise click.UsageError(

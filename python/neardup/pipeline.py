@@ -17,19 +17,29 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 
 from . import _core
 from .digest import Digest
 from .hasher import Simhasher
-from .index import _int, _k
+from .validate import check_k, integer
 from .verify import THRESHOLD_K, Sketches, check_threshold
 
-__all__ = ["THRESHOLD", "THRESHOLD_K", "UNVERIFIED_K", "SKETCH_BUDGET", "FirstPass", "candidates", "keep_order", "stars", "labels_of"]
+__all__ = [
+    "THRESHOLD",
+    "THRESHOLD_K",
+    "UNVERIFIED_K",
+    "SKETCH_BUDGET",
+    "FirstPass",
+    "candidates",
+    "keep_order",
+    "stars",
+    "labels_of",
+]
 
-Keep = Union[str, Callable[[Any], Any]]
+Keep = str | Callable[[Any], Any]
 
 #: The default Jaccard threshold of a verified near-duplicate pair (word 3-shingles).
 THRESHOLD = 0.8
@@ -61,8 +71,8 @@ def check_settings(k: Any, threshold: Any, shingle: Any) -> tuple[int, float | N
         threshold = THRESHOLD
     if threshold is not None:
         threshold = check_threshold(threshold)
-        shingle = _int(shingle, "shingle", minimum=1)
-    return _k(default_k(k, threshold)), threshold, shingle
+        shingle = integer(shingle, "shingle", minimum=1)
+    return check_k(default_k(k, threshold)), threshold, shingle
 
 
 class FirstPass:
@@ -75,10 +85,20 @@ class FirstPass:
         budget: the most bytes of sketches to keep (None: no limit; the command uses ``SKETCH_BUDGET``).
     """
 
-    def __init__(self, hasher: Simhasher, shingle: int | None, threads: int | None = None, budget: int | None = None) -> None:
+    def __init__(
+        self,
+        hasher: Simhasher,
+        shingle: int | None,
+        threads: int | None = None,
+        budget: int | None = None,
+    ) -> None:
         self.hasher = hasher
         self.threads = threads
-        self.sketches = Sketches(hasher, shingle, threads=threads, budget=budget) if shingle is not None else None
+        self.sketches = (
+            Sketches(hasher, shingle, threads=threads, budget=budget)
+            if shingle is not None
+            else None
+        )
         self._seen = _core.KeySet() if shingle is not None else None
         self._fps: list[np.ndarray] = []
         self._keys: list[np.ndarray] = []
@@ -89,7 +109,11 @@ class FirstPass:
         """Given the input's size, skips sketching in the first pass when the sketches would
         pass their budget anyway (the candidates are then read again)."""
         budget = self.sketches.budget if self.sketches is not None else None
-        if budget is not None and input_bytes and input_bytes * SKETCH_BYTES_PER_INPUT_BYTE > budget:
+        if (
+            budget is not None
+            and input_bytes
+            and input_bytes * SKETCH_BYTES_PER_INPUT_BYTE > budget
+        ):
             self.sketches.dropped = True  # type: ignore[union-attr]
 
     def sketch_spec(self) -> tuple[int, int] | None:
@@ -130,7 +154,9 @@ class FirstPass:
         """Where the input holds each row (line numbers), when every chunk said so."""
         if sum(len(p) for p in self._positions) != self.rows:
             return None
-        self._positions = [np.concatenate(self._positions)] if len(self._positions) > 1 else self._positions
+        self._positions = (
+            [np.concatenate(self._positions)] if len(self._positions) > 1 else self._positions
+        )
         return self._positions[0] if self._positions else np.zeros(0, np.int64)
 
     @property
@@ -195,11 +221,15 @@ def related_rows(fingerprints: np.ndarray, keys: np.ndarray, candidates: Any) ->
     return np.flatnonzero((sizes[groups] > 1) | mark[groups]).astype(np.int64)
 
 
-def candidates(fingerprints: np.ndarray, keys: np.ndarray, k: int, threads: int | None = None) -> Any:
+def candidates(
+    fingerprints: np.ndarray, keys: np.ndarray, k: int, threads: int | None = None
+) -> Any:
     """The candidate structure of a corpus (texts, fingerprint groups, groups within ``k``),
     computed once for :func:`related_rows`, the rows to sketch again, and :func:`stars`."""
     fps = np.ascontiguousarray(fingerprints, dtype=np.uint64)
-    return _core.StarCandidates(fps, np.ascontiguousarray(keys, dtype=np.uint64), k, threads=threads)
+    return _core.StarCandidates(
+        fps, np.ascontiguousarray(keys, dtype=np.uint64), k, threads=threads
+    )
 
 
 def stars(
@@ -230,4 +260,3 @@ def labels_of(kept: np.ndarray) -> np.ndarray:
     smallest = np.arange(n, dtype=np.int64)
     np.minimum.at(smallest, kept, np.arange(n, dtype=np.int64))
     return smallest[kept]
-

@@ -37,14 +37,20 @@ class ReportData:
     pairs: list[int]  # pairs at distance d
     sizes: list[tuple[int, int]]  # (cluster size, how many clusters)
     largest: list[tuple[int, int, list[int]]]  # (size, kept row, other rows shown)
-    samples: dict[int, list[tuple[int, int, float | None]]]  # distance -> (kept or first row, other row, Jaccard if known)
+    samples: dict[
+        int, list[tuple[int, int, float | None]]
+    ]  # distance -> (kept or first row, other row, Jaccard if known)
     rows: set[int] = field(default_factory=set)
 
 
-def nearest_distances(fps: np.ndarray, reach: int, threads: int | None = None) -> tuple[np.ndarray, np.ndarray, tuple]:
+def nearest_distances(
+    fps: np.ndarray, reach: int, threads: int | None = None
+) -> tuple[np.ndarray, np.ndarray, tuple]:
     """Per document, the distance to its nearest other document (``NONE`` beyond ``reach``);
     and pair counts per distance. Copies are collapsed first, so copies cost nothing."""
-    unique, first, inverse, counts = np.unique(fps, return_index=True, return_inverse=True, return_counts=True)
+    unique, first, inverse, counts = np.unique(
+        fps, return_index=True, return_inverse=True, return_counts=True
+    )
     inverse = inverse.reshape(-1)
     ui, uj, ud = find_all(unique, reach, threads=threads)
     nearest_u = np.full(len(unique), NONE, dtype=np.uint8)
@@ -75,8 +81,14 @@ def prepare(fps: np.ndarray, result: Any, threads: int | None = None, seed: int 
         at = removed[result.distance[removed] == d]
         if len(at):
             picked = np.sort(rng.choice(len(at), min(SAMPLES_PER_DISTANCE, len(at)), replace=False))
-            samples[d] = [(int(result.kept_row[r]), int(r), None if result.jaccard[r] != result.jaccard[r] else float(result.jaccard[r]))
-                          for r in at[picked]]
+            samples[d] = [
+                (
+                    int(result.kept_row[r]),
+                    int(r),
+                    None if result.jaccard[r] != result.jaccard[r] else float(result.jaccard[r]),
+                )
+                for r in at[picked]
+            ]
     for d in range(k + 1, reach + 1):
         at = np.flatnonzero(ud == d)
         if not len(at):
@@ -130,14 +142,23 @@ def _bars(values: list[int], labels: list[str], highlight: set[int], title: str)
     """An inline SVG bar chart (square-root scale, so small bars stay visible)."""
     width, height, pad = 40 * len(values) + 60, 200, 30
     top = max(values) if values and max(values) > 0 else 1
-    parts = [f'<svg width="{width}" height="{height + 2 * pad}" role="img" aria-label="{html.escape(title)}">']
+    parts = [
+        f'<svg width="{width}" height="{height + 2 * pad}" role="img" aria-label="{html.escape(title)}">'
+    ]
     for i, (value, label) in enumerate(zip(values, labels)):
         h = (value / top) ** 0.5 * height if value else 0
         x = 50 + 40 * i
         color = "#3b7dd8" if i in highlight else "#9bb8e0"
-        parts.append(f'<rect x="{x}" y="{pad + height - h:.1f}" width="30" height="{h:.1f}" fill="{color}"/>')
-        parts.append(f'<text x="{x + 15}" y="{pad + height + 16}" font-size="11" text-anchor="middle">{html.escape(label)}</text>')
-        parts.append(f'<text x="{x + 15}" y="{pad + height - h - 4:.1f}" font-size="10" text-anchor="middle">{value}</text>')
+        parts.append(
+            f'<rect x="{x}" y="{pad + height - h:.1f}" width="30" height="{h:.1f}" fill="{color}"/>'
+        )
+        parts.append(
+            f'<text x="{x + 15}" y="{pad + height + 16}" font-size="11" text-anchor="middle">'
+            f"{html.escape(label)}</text>"
+        )
+        parts.append(
+            f'<text x="{x + 15}" y="{pad + height - h - 4:.1f}" font-size="10" text-anchor="middle">{value}</text>'
+        )
     parts.append("</svg>")
     return "".join(parts)
 
@@ -169,7 +190,13 @@ def _name(row: int, ids: dict[int, Any]) -> str:
     return html.escape(f"#{row}" if value is None else str(value))
 
 
-def render(data: ReportData, summary: dict[str, Any], ids: dict[int, Any], texts: dict[int, str], title: str) -> str:
+def render(
+    data: ReportData,
+    summary: dict[str, Any],
+    ids: dict[int, Any],
+    texts: dict[int, str],
+    title: str,
+) -> str:
     """The page: summary, distance histograms, cluster sizes, largest clusters, sample pairs."""
     k, reach = data.k, data.reach
     out = [
@@ -179,8 +206,15 @@ def render(data: ReportData, summary: dict[str, Any], ids: dict[int, Any], texts
         "<h2>Summary</h2><dl id='summary'>",
     ]
     labels = {
-        "documents": "documents", "clusters": "clusters (2+ documents)", "kept": "kept", "removed": "removed",
-        "k": "k", "threshold": "Jaccard threshold", "seconds": "seconds", "mb_per_s": "MB/s", "skipped": "skipped (bad input)",
+        "documents": "documents",
+        "clusters": "clusters (2+ documents)",
+        "kept": "kept",
+        "removed": "removed",
+        "k": "k",
+        "threshold": "Jaccard threshold",
+        "seconds": "seconds",
+        "mb_per_s": "MB/s",
+        "skipped": "skipped (bad input)",
     }
     for key, label in labels.items():
         if key in summary:
@@ -198,35 +232,61 @@ def render(data: ReportData, summary: dict[str, Any], ids: dict[int, Any], texts
         "--no-verify; the sample pairs below show what was removed and what a larger k would add.</p>"
     )
     dist_labels = [str(d) for d in range(reach + 1)] + [f">{reach}"]
-    out.append(_bars(data.nearest + [data.no_neighbour], dist_labels, set(range(k + 1)), "nearest-neighbour distances"))
-    out.append("<table id='distances'><tr><th>distance</th><th>documents whose nearest is at d</th>"
-               "<th>documents with a neighbour within d</th><th>pairs at d</th></tr>")
+    out.append(
+        _bars(
+            data.nearest + [data.no_neighbour],
+            dist_labels,
+            set(range(k + 1)),
+            "nearest-neighbour distances",
+        )
+    )
+    out.append(
+        "<table id='distances'><tr><th>distance</th><th>documents whose nearest is at d</th>"
+        "<th>documents with a neighbour within d</th><th>pairs at d</th></tr>"
+    )
     for d in range(reach + 1):
         cls = " class='chosen'" if d <= k else ""
-        out.append(f"<tr{cls}><td>{d}</td><td>{data.nearest[d]}</td><td>{docs_with[d]}</td><td>{data.pairs[d]}</td></tr>")
-    out.append(f"<tr><td>&gt;{reach}</td><td>{data.no_neighbour}</td><td></td><td></td></tr></table>")
+        out.append(
+            f"<tr{cls}><td>{d}</td><td>{data.nearest[d]}</td><td>{docs_with[d]}</td><td>{data.pairs[d]}</td></tr>"
+        )
+    out.append(
+        f"<tr><td>&gt;{reach}</td><td>{data.no_neighbour}</td><td></td><td></td></tr></table>"
+    )
 
     out.append("<h2>Cluster sizes</h2>")
     shown_sizes = data.sizes[:30]
-    out.append(_bars([c for _, c in shown_sizes], [str(s) for s, _ in shown_sizes], set(), "cluster sizes"))
+    out.append(
+        _bars([c for _, c in shown_sizes], [str(s) for s, _ in shown_sizes], set(), "cluster sizes")
+    )
     out.append("<table id='sizes'><tr><th>documents in the cluster</th><th>clusters</th></tr>")
     for size, count in data.sizes:
         out.append(f"<tr><td>{size}</td><td>{count}</td></tr>")
     out.append("</table>")
 
     if data.largest:
-        out.append("<h2>Largest clusters</h2><table id='largest'><tr><th>documents</th><th>kept</th><th>others (first three)</th></tr>")
+        out.append(
+            "<h2>Largest clusters</h2><table "
+            "id='largest'><tr><th>documents</th><th>kept</th><th>others (first three)</th></tr>"
+        )
         for size, kept, others in data.largest:
             names = ", ".join(_name(r, ids) for r in others)
-            out.append(f"<tr><td>{size}</td><td>{_name(kept, ids)}</td><td class='text'>{names}</td></tr>")
+            out.append(
+                f"<tr><td>{size}</td><td>{_name(kept, ids)}</td><td class='text'>{names}</td></tr>"
+            )
         out.append("</table>")
 
     out.append("<h2>Sample pairs at each distance</h2>")
-    out.append("<p class='note'>Words only in the first text are <del>struck out</del>; words only in the second are "
-               "<ins>marked</ins>.</p>")
+    out.append(
+        "<p class='note'>Words only in the first text are <del>struck out</del>; words only in the second are "
+        "<ins>marked</ins>.</p>"
+    )
     for d in range(reach + 1):
         pairs = data.samples.get(d, [])
-        note = "within k: removals, each beside the document kept in its place" if d <= k else "beyond k: not candidates"
+        note = (
+            "within k: removals, each beside the document kept in its place"
+            if d <= k
+            else "beyond k: not candidates"
+        )
         out.append(f"<h3 id='d{d}'>distance {d} ({note}): {data.pairs[d]} pairs</h3>")
         if not pairs:
             out.append("<p class='note'>none</p>")
@@ -237,9 +297,13 @@ def render(data: ReportData, summary: dict[str, Any], ids: dict[int, Any], texts
             if jac is None:
                 jac = shingle_jaccard(texts.get(a, ""), texts.get(b, ""))
             first, second = ("kept", "removed") if d <= k else ("", "")
-            out.append(f"<tr><th>{first} {_name(a, ids)}</th><th>{second} {_name(b, ids)}</th>"
-                       f"<th class='jaccard'>Jaccard {jac:.3f}</th></tr>")
-            out.append(f"<tr><td class='text'>{left}</td><td class='text'>{right}</td><td></td></tr>")
+            out.append(
+                f"<tr><th>{first} {_name(a, ids)}</th><th>{second} {_name(b, ids)}</th>"
+                f"<th class='jaccard'>Jaccard {jac:.3f}</th></tr>"
+            )
+            out.append(
+                f"<tr><td class='text'>{left}</td><td class='text'>{right}</td><td></td></tr>"
+            )
         out.append("</table>")
 
     errors = summary.get("errors") or []

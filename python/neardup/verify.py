@@ -23,7 +23,7 @@ import numpy as np
 
 from . import _core
 from .hasher import Simhasher
-from .index import _int
+from .validate import integer
 
 __all__ = ["SKETCH_SIZE", "THRESHOLD_K", "Sketches", "jaccard", "check_threshold"]
 
@@ -33,15 +33,17 @@ __all__ = ["SKETCH_SIZE", "THRESHOLD_K", "Sketches", "jaccard", "check_threshold
 #: threshold through; with 1,024 (error 0.0125) it is 0.9999 and 0.991, at 10% more time there and
 #: no change on short texts, which have fewer shingles than that.
 SKETCH_SIZE = 1024
-#: The default k with a threshold. Chosen by F1 at Jaccard >= 0.8 against time: on the Debian
-#: corpus k = 4, 5, 6 give 0.844, 0.888, 0.925, on the 1M synthetic one 0.895, 0.941, 0.967,
-#: while the candidate search there takes 1.8, 3.2 and 7.6 s (benches/results/dedup.md).
+#: The default k with a threshold: the smallest k at which verified removal recall reaches
+#: datasketch's LSH with components on every corpus of the suite where drift-free stars can
+#: (README "Choosing the defaults"; benches/candidates.py, benches/bench_verified.py).
 THRESHOLD_K = 8
 
 
 def check_threshold(threshold: Any) -> float:
     """The threshold as a float in (0, 1], or a ValueError saying so."""
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.floating, np.integer)):
+    if isinstance(threshold, bool) or not isinstance(
+        threshold, (int, float, np.floating, np.integer)
+    ):
         raise TypeError(f"threshold must be a number in (0, 1], got {type(threshold).__name__}")
     value = float(threshold)
     if not 0.0 < value <= 1.0:
@@ -74,12 +76,16 @@ class Sketches:
     """
 
     def __init__(
-        self, hasher: Simhasher | None = None, ngram: int = 3, size: int = SKETCH_SIZE, threads: int | None = None,
+        self,
+        hasher: Simhasher | None = None,
+        ngram: int = 3,
+        size: int = SKETCH_SIZE,
+        threads: int | None = None,
         budget: int | None = None,
     ) -> None:
         self.hasher = hasher if hasher is not None else Simhasher()
-        self.ngram = _int(ngram, "ngram", minimum=1)
-        self.size = _int(size, "size", minimum=1)
+        self.ngram = integer(ngram, "ngram", minimum=1)
+        self.size = integer(size, "size", minimum=1)
         self.threads = threads
         self.budget = budget
         self.dropped = False
@@ -97,10 +103,18 @@ class Sketches:
             raise ValueError(f"{len(rows)} rows but {len(docs)} documents")
         if self.dropped or not len(rows):
             return
-        offsets, hashes, _ = _core.shingle_sketches([_text_of(self.hasher, d) for d in docs], self.ngram, self.size, self.threads)
+        offsets, hashes, _ = _core.shingle_sketches(
+            [_text_of(self.hasher, d) for d in docs], self.ngram, self.size, self.threads
+        )
         self.add_sketches(rows, offsets[:-1], offsets[1:], hashes)
 
-    def add_sketches(self, rows: Sequence[int] | np.ndarray, starts: np.ndarray, ends: np.ndarray, hashes: np.ndarray) -> None:
+    def add_sketches(
+        self,
+        rows: Sequence[int] | np.ndarray,
+        starts: np.ndarray,
+        ends: np.ndarray,
+        hashes: np.ndarray,
+    ) -> None:
         """Adds sketches made elsewhere: row ``rows[d]``'s is ``hashes[starts[d]:ends[d]]``. Only
         those hashes are copied (into one buffer that doubles as it grows), so ``hashes`` may hold
         sketches of other rows too."""
@@ -118,9 +132,11 @@ class Sketches:
         if m:
             firsts = np.cumsum(lengths) - lengths
             if m == len(hashes) and bool((starts == firsts).all()):
-                self._buf[self._total:end] = hashes
+                self._buf[self._total : end] = hashes
             else:
-                self._buf[self._total:end] = hashes[np.repeat(starts - firsts, lengths) + np.arange(m)]
+                self._buf[self._total : end] = hashes[
+                    np.repeat(starts - firsts, lengths) + np.arange(m)
+                ]
         else:
             firsts = np.zeros(len(rows), np.int64)
         new_starts = (self._total + firsts).astype(np.uint64)
@@ -159,7 +175,9 @@ class Sketches:
         i, j = np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64)
         n = len(rows)
         # Every row 0..n-1 once (the first pass sketched them all): a row is its own index.
-        identity = bool(n) and rows[0] == 0 and rows[-1] == n - 1 and bool((np.diff(rows) == 1).all())
+        identity = (
+            bool(n) and rows[0] == 0 and rows[-1] == n - 1 and bool((np.diff(rows) == 1).all())
+        )
         a, b = (i, j) if identity else (np.searchsorted(rows, i), np.searchsorted(rows, j))
         for row, at in ((i, a), (j, b)):
             if identity:
@@ -168,7 +186,10 @@ class Sketches:
                 found = rows[np.minimum(at, n - 1)] == row if n else np.zeros(len(row), bool)
             if not found.all():
                 raise KeyError(f"row {int(row[~found][0])} was not sketched")
-        return _core.sketch_jaccard(starts, ends, hashes.astype(np.uint32, copy=False), a, b, self.size, self.threads)
+        return _core.sketch_jaccard(
+            starts, ends, hashes.astype(np.uint32, copy=False), a, b, self.size, self.threads
+        )
+
 
 def jaccard(a: Any, b: Any, *, ngram: int = 3, hasher: Simhasher | None = None) -> float:
     """The exact Jaccard similarity of the word ``ngram``-shingle sets of two documents.

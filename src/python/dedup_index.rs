@@ -15,7 +15,11 @@ use crate::plan::check_k;
 use crate::verify::Ranges;
 
 /// What `dedup` hands to Python: (kept new row or -1, index row or -1, Jaccard).
-type AgainstArrays<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f32>>);
+type AgainstArrays<'py> = (
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray1<f32>>,
+);
 
 /// Ids from Python: an int64 array, or a list of bytes.
 enum IdsIn {
@@ -27,7 +31,11 @@ fn ids_in(ids: &Bound<'_, PyAny>, string_ids: bool) -> PyResult<IdsIn> {
     Ok(if string_ids {
         IdsIn::Str(ids.extract()?)
     } else {
-        IdsIn::Int(ids.extract::<PyReadonlyArray1<'_, i64>>()?.as_slice()?.to_vec())
+        IdsIn::Int(
+            ids.extract::<PyReadonlyArray1<'_, i64>>()?
+                .as_slice()?
+                .to_vec(),
+        )
     })
 }
 
@@ -60,7 +68,12 @@ fn save_with(
         IdsIn::Int(v) => NewIds::Int(v),
         IdsIn::Str(_) => NewIds::Str(&views),
     };
-    let rows = Rows { fps, keys, sketches, ids: new_ids };
+    let rows = Rows {
+        fps,
+        keys,
+        sketches,
+        ids: new_ids,
+    };
     interrupt::detach(py, || index.save(path, Some(&rows)))?.map_err(|e| on_path(e, path))
 }
 
@@ -87,7 +100,14 @@ impl PyDedupIndex {
         ids: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
         let k = check_k(k)?;
-        let index = DedupIndex::new(Settings { sketch_size, shingle, k, threshold, string_ids, meta })?;
+        let index = DedupIndex::new(Settings {
+            sketch_size,
+            shingle,
+            k,
+            threshold,
+            string_ids,
+            meta,
+        })?;
         save_with(py, &index, &path, fps, keys, starts, ends, hashes, ids)
     }
 
@@ -112,7 +132,9 @@ impl PyDedupIndex {
     #[staticmethod]
     #[pyo3(signature = (path, mmap=true))]
     fn load(py: Python<'_>, path: PathBuf, mmap: bool) -> PyResult<Self> {
-        let inner = py.detach(|| DedupIndex::load(&path, mmap)).map_err(|e| on_path(e, &path))?;
+        let inner = py
+            .detach(|| DedupIndex::load(&path, mmap))
+            .map_err(|e| on_path(e, &path))?;
         Ok(PyDedupIndex { inner })
     }
 
@@ -162,18 +184,27 @@ impl PyDedupIndex {
 
     /// The fingerprints, in index order (a copy).
     fn fingerprints<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<u64>>> {
-        Ok(self.inner.guarded(|ix| ix.fingerprints().to_vec())?.into_pyarray(py))
+        Ok(self
+            .inner
+            .guarded(|ix| ix.fingerprints().to_vec())?
+            .into_pyarray(py))
     }
 
     /// The content keys, in index order (a copy).
     fn keys<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<u64>>> {
-        Ok(self.inner.guarded(|ix| ix.keys().to_vec())?.into_pyarray(py))
+        Ok(self
+            .inner
+            .guarded(|ix| ix.keys().to_vec())?
+            .into_pyarray(py))
     }
 
     /// Document `row`'s stored sketch.
     fn sketch<'py>(&self, py: Python<'py>, row: usize) -> PyResult<Bound<'py, PyArray1<u32>>> {
         self.row_ok(row)?;
-        Ok(self.inner.guarded(|ix| ix.sketch(row).to_vec())?.into_pyarray(py))
+        Ok(self
+            .inner
+            .guarded(|ix| ix.sketch(row).to_vec())?
+            .into_pyarray(py))
     }
 
     /// The ids of some rows: ints, or bytes for string ids.
@@ -185,7 +216,9 @@ impl PyDedupIndex {
             rows.iter()
                 .map(|&r| match ix.int_id(r) {
                     Some(v) => Ok(v.into_pyobject(py)?.into_any().unbind()),
-                    None => Ok(PyBytes::new(py, ix.str_id(r).unwrap_or(b"")).into_any().unbind()),
+                    None => Ok(PyBytes::new(py, ix.str_id(r).unwrap_or(b""))
+                        .into_any()
+                        .unbind()),
                 })
                 .collect::<PyResult<Vec<_>>>()
         })?;
@@ -212,20 +245,33 @@ impl PyDedupIndex {
         let k_u = check_k(k)?;
         let (fps, keys) = (fps.as_slice()?, keys.as_slice()?);
         let sketches = Ranges::new(starts.as_slice()?, ends.as_slice()?, hashes.as_slice()?)?;
-        let batch = Batch { fps, keys, sketches };
+        let batch = Batch {
+            fps,
+            keys,
+            sketches,
+        };
         let index = &self.inner;
         let got = interrupt::detach(py, || {
-            parallel::with_threads(threads, || index.guarded(|ix| dedup_against(ix, &batch, k_u, threshold)))
+            parallel::with_threads(threads, || {
+                index.guarded(|ix| dedup_against(ix, &batch, k_u, threshold))
+            })
         })???;
         let got = got?;
-        Ok((got.kept.into_pyarray(py), got.index_row.into_pyarray(py), got.jaccard.into_pyarray(py)))
+        Ok((
+            got.kept.into_pyarray(py),
+            got.index_row.into_pyarray(py),
+            got.jaccard.into_pyarray(py),
+        ))
     }
 }
 
 impl PyDedupIndex {
     fn row_ok(&self, row: usize) -> PyResult<()> {
         if row >= self.inner.len() {
-            return Err(pyo3::exceptions::PyIndexError::new_err(format!("row {row} out of range for {} documents", self.inner.len())));
+            return Err(pyo3::exceptions::PyIndexError::new_err(format!(
+                "row {row} out of range for {} documents",
+                self.inner.len()
+            )));
         }
         Ok(())
     }

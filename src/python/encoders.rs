@@ -22,8 +22,15 @@ pub struct PySparse {
 impl PySparse {
     #[new]
     #[pyo3(signature = (size, active, token_similarity, weights=None))]
-    fn new(size: i64, active: i64, token_similarity: bool, weights: Option<Vec<(String, f64)>>) -> PyResult<Self> {
-        Ok(PySparse { inner: Sparse::new(size, active, token_similarity, weights)? })
+    fn new(
+        size: i64,
+        active: i64,
+        token_similarity: bool,
+        weights: Option<Vec<(String, f64)>>,
+    ) -> PyResult<Self> {
+        Ok(PySparse {
+            inner: Sparse::new(size, active, token_similarity, weights)?,
+        })
     }
 
     #[getter]
@@ -42,7 +49,11 @@ impl PySparse {
     }
 
     /// The indices of the `active` largest sums, ascending; ties to the lower index.
-    fn select<'py>(&self, py: Python<'py>, sums: PyReadonlyArray1<'py, f64>) -> PyResult<I64Array<'py>> {
+    fn select<'py>(
+        &self,
+        py: Python<'py>,
+        sums: PyReadonlyArray1<'py, f64>,
+    ) -> PyResult<I64Array<'py>> {
         let sums = sums.as_slice()?;
         Ok(py.detach(|| self.inner.select(sums))?.into_pyarray(py))
     }
@@ -60,7 +71,8 @@ impl PySparse {
         docs: Vec<Vec<PyBackedStr>>,
         threads: Option<i64>,
     ) -> PyResult<I64Array<'py>> {
-        let out = py.detach(|| parallel::with_threads(threads, || self.inner.encode_many(&docs)))?;
+        let out =
+            py.detach(|| parallel::with_threads(threads, || self.inner.encode_many(&docs)))?;
         Ok(out.into_pyarray(py))
     }
 
@@ -74,7 +86,9 @@ impl PySparse {
     ) -> PyResult<F64Array<'py>> {
         let rows = rows.as_slice()?;
         let weights = weights.as_ref().map(|w| w.as_slice()).transpose()?;
-        Ok(py.detach(|| self.inner.sums_of_words(rows, weights))?.into_pyarray(py))
+        Ok(py
+            .detach(|| self.inner.sums_of_words(rows, weights))?
+            .into_pyarray(py))
     }
 }
 
@@ -83,7 +97,9 @@ impl PySparse {
 fn extended_hash<'py>(py: Python<'py>, data: Data, words: i64) -> PyResult<U64Array<'py>> {
     let most = encoders::MAX_SIZE / 64;
     if !(0..=most).contains(&words) {
-        return Err(crate::Error::invalid(format!("words must be in 0..={most}, got {words}")).into());
+        return Err(
+            crate::Error::invalid(format!("words must be in 0..={most}, got {words}")).into(),
+        );
     }
     let mut out = Vec::with_capacity(words as usize);
     encoders::extended_hash(data.as_ref(), words as usize, &mut out);
@@ -100,7 +116,9 @@ pub struct PyHyperplanes {
 impl PyHyperplanes {
     #[new]
     fn new(py: Python<'_>, dim: i64, bits: i64, seed: u64) -> PyResult<Self> {
-        Ok(PyHyperplanes { inner: py.detach(|| Hyperplanes::new(dim, bits, seed))? })
+        Ok(PyHyperplanes {
+            inner: py.detach(|| Hyperplanes::new(dim, bits, seed))?,
+        })
     }
 
     #[getter]
@@ -149,13 +167,19 @@ impl PyHyperplanes {
         matrix: &[T],
         threads: Option<i64>,
     ) -> PyResult<U64Array<'py>> {
-        Ok(py.detach(|| parallel::with_threads(threads, || self.inner.fingerprint_many(matrix)))??.into_pyarray(py))
+        Ok(py
+            .detach(|| parallel::with_threads(threads, || self.inner.fingerprint_many(matrix)))??
+            .into_pyarray(py))
     }
 }
 
 /// The XOR of the `restrictiveness` smallest distinct hashes.
 #[pyfunction]
-fn minhash_key(py: Python<'_>, hashes: PyReadonlyArray1<'_, u64>, restrictiveness: i64) -> PyResult<u64> {
+fn minhash_key(
+    py: Python<'_>,
+    hashes: PyReadonlyArray1<'_, u64>,
+    restrictiveness: i64,
+) -> PyResult<u64> {
     let r = encoders::restrictiveness(restrictiveness)?;
     let hashes = hashes.as_slice()?;
     Ok(py.detach(|| encoders::minhash_key(hashes, r)))
@@ -175,7 +199,9 @@ fn minhash_keys<'py>(
     let config = hasher.inner().features();
     let slices = field_slices_of(&fields);
     let keys = py.detach(|| {
-        parallel::with_threads(threads, || encoders::minhash_keys_many::<str, _>(config, &slices, r))
+        parallel::with_threads(threads, || {
+            encoders::minhash_keys_many::<str, _>(config, &slices, r)
+        })
     })??;
     Ok(keys.into_pyarray(py))
 }
@@ -194,7 +220,9 @@ fn minhash_keys_tokens<'py>(
     let config = hasher.inner().features();
     let slices = field_slices_of(&fields);
     let keys = py.detach(|| {
-        parallel::with_threads(threads, || encoders::minhash_keys_many::<[PyBackedStr], _>(config, &slices, r))
+        parallel::with_threads(threads, || {
+            encoders::minhash_keys_many::<[PyBackedStr], _>(config, &slices, r)
+        })
     })??;
     Ok(keys.into_pyarray(py))
 }
@@ -220,7 +248,8 @@ fn compat_windows_many<'py>(
     texts: Vec<PyBackedStr>,
     threads: Option<i64>,
 ) -> PyResult<U64Array<'py>> {
-    let fps = py.detach(|| parallel::with_threads(threads, || compat::fingerprint_windows_many(&texts)))?;
+    let fps =
+        py.detach(|| parallel::with_threads(threads, || compat::fingerprint_windows_many(&texts)))?;
     Ok(fps.into_pyarray(py))
 }
 

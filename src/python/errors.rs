@@ -3,12 +3,20 @@
 use std::path::Path;
 
 use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyIsADirectoryError, PyKeyboardInterrupt, PyMemoryError, PyOSError, PyValueError};
+use pyo3::exceptions::{
+    PyException, PyIsADirectoryError, PyKeyError, PyKeyboardInterrupt, PyMemoryError, PyOSError,
+    PyValueError,
+};
 use pyo3::prelude::*;
 
 use crate::error::Error;
 
-create_exception!(neardup, NeardupError, PyException, "Base class of neardup's own errors.");
+create_exception!(
+    neardup,
+    NeardupError,
+    PyException,
+    "Base class of neardup's own errors."
+);
 create_exception!(
     neardup,
     IndexFormatError,
@@ -48,6 +56,7 @@ impl From<Error> for PyErr {
                 pyerr
             }
             Error::OutOfMemory(_) => PyMemoryError::new_err(err.to_string()),
+            Error::UnknownId(_) => PyKeyError::new_err(err.to_string()),
             Error::Changed(_) => IndexChangedError::new_err(err.to_string()),
             Error::Interrupted => PyKeyboardInterrupt::new_err(()),
         }

@@ -4,9 +4,9 @@ use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 
+use crate::error::Error;
 use crate::features::{FeatureConfig, TokenKind};
 use crate::fingerprint::{self, Hasher, Idf, Weighting};
-use crate::error::Error;
 use crate::{digest, hamming, hash, jsonl, parallel, verify};
 
 /// A numpy `uint64` array handed to Python.
@@ -51,7 +51,12 @@ fn feature_hash(data: Data) -> u64 {
 
 #[pyfunction]
 fn feature_hash_many<'py>(py: Python<'py>, items: Vec<Data>) -> Bound<'py, PyArray1<u64>> {
-    let hashes: Vec<u64> = py.detach(|| items.iter().map(|d| hash::feature_hash(d.as_ref())).collect());
+    let hashes: Vec<u64> = py.detach(|| {
+        items
+            .iter()
+            .map(|d| hash::feature_hash(d.as_ref()))
+            .collect()
+    });
     hashes.into_pyarray(py)
 }
 
@@ -138,9 +143,11 @@ impl PyHasher {
     ) -> PyResult<Self> {
         let features = FeatureConfig::new(TokenKind::parse(tokens)?, ngram, stopwords)?;
         let idf = match idf {
-            Some((documents, keys, dfs)) => {
-                Some(Idf::from_frequencies(documents, keys.as_slice()?, dfs.as_slice()?)?)
-            }
+            Some((documents, keys, dfs)) => Some(Idf::from_frequencies(
+                documents,
+                keys.as_slice()?,
+                dfs.as_slice()?,
+            )?),
             None => None,
         };
         let inner = Hasher::new(features, Weighting::parse(weighting)?, idf, field_weights)?;
@@ -153,12 +160,22 @@ impl PyHasher {
     }
 
     /// The features of one field of a document with the weight each adds, in summation order.
-    fn weighted_features(&self, py: Python<'_>, text: PyBackedStr, field: usize) -> Vec<(String, f64)> {
+    fn weighted_features(
+        &self,
+        py: Python<'_>,
+        text: PyBackedStr,
+        field: usize,
+    ) -> Vec<(String, f64)> {
         py.detach(|| self.inner.weighted_features(field, &text))
     }
 
     /// The features of one field of a document given as pre-split tokens, with their weights.
-    fn weighted_features_tokens(&self, py: Python<'_>, tokens: Vec<PyBackedStr>, field: usize) -> Vec<(String, f64)> {
+    fn weighted_features_tokens(
+        &self,
+        py: Python<'_>,
+        tokens: Vec<PyBackedStr>,
+        field: usize,
+    ) -> Vec<(String, f64)> {
         py.detach(|| self.inner.weighted_features_of(field, &tokens[..]))
     }
 
@@ -172,7 +189,9 @@ impl PyHasher {
         threads: Option<i64>,
     ) -> PyResult<Bound<'py, PyArray1<u64>>> {
         let slices = field_slices_of(&fields);
-        let fps = py.detach(|| parallel::with_threads(threads, || self.inner.fingerprint_tokens_many(&slices)))??;
+        let fps = py.detach(|| {
+            parallel::with_threads(threads, || self.inner.fingerprint_tokens_many(&slices))
+        })??;
         Ok(fps.into_pyarray(py))
     }
 
@@ -185,8 +204,9 @@ impl PyHasher {
         threads: Option<i64>,
     ) -> PyResult<(U64Array<'py>, U64Array<'py>)> {
         let slices = field_slices_of(&fields);
-        let (keys, dfs) = py
-            .detach(|| parallel::with_threads(threads, || self.inner.document_frequencies_tokens(&slices)))??;
+        let (keys, dfs) = py.detach(|| {
+            parallel::with_threads(threads, || self.inner.document_frequencies_tokens(&slices))
+        })??;
         Ok((keys.into_pyarray(py), dfs.into_pyarray(py)))
     }
 
@@ -222,13 +242,26 @@ impl PyHasher {
         fold_ascii: bool,
         sketch: Option<(i64, i64)>,
     ) -> PyResult<DigestArrays<'py>> {
-        let config = sketch.map(|(ngram, size)| verify::shingle_config(ngram, size)).transpose()?;
+        let config = sketch
+            .map(|(ngram, size)| verify::shingle_config(ngram, size))
+            .transpose()?;
         let slices = field_slices(&fields);
         let d = py.detach(|| {
-            parallel::with_threads(threads, || digest::digest_many(&self.inner, &slices, fold_ascii, config))
+            parallel::with_threads(threads, || {
+                digest::digest_many(&self.inner, &slices, fold_ascii, config)
+            })
         })??;
-        let sketches = config.map(|_| (d.sketches.offsets.into_pyarray(py), d.sketches.hashes.into_pyarray(py)));
-        Ok((d.fingerprints.into_pyarray(py), d.sketches.keys.into_pyarray(py), sketches))
+        let sketches = config.map(|_| {
+            (
+                d.sketches.offsets.into_pyarray(py),
+                d.sketches.hashes.into_pyarray(py),
+            )
+        });
+        Ok((
+            d.fingerprints.into_pyarray(py),
+            d.sketches.keys.into_pyarray(py),
+            sketches,
+        ))
     }
 
     /// Document frequencies of feature hashes: (sorted keys, counts).
@@ -240,15 +273,20 @@ impl PyHasher {
         threads: Option<i64>,
     ) -> PyResult<(U64Array<'py>, U64Array<'py>)> {
         let slices = field_slices(&fields);
-        let (keys, dfs) =
-            py.detach(|| parallel::with_threads(threads, || self.inner.document_frequencies(&slices)))??;
+        let (keys, dfs) = py.detach(|| {
+            parallel::with_threads(threads, || self.inner.document_frequencies(&slices))
+        })??;
         Ok((keys.into_pyarray(py), dfs.into_pyarray(py)))
     }
 }
 
 /// What `digest_many` hands to Python: fingerprints, content keys, and the sketches' offsets
 /// and hashes when asked for.
-type DigestArrays<'py> = (U64Array<'py>, U64Array<'py>, Option<(U64Array<'py>, Bound<'py, PyArray1<u32>>)>);
+type DigestArrays<'py> = (
+    U64Array<'py>,
+    U64Array<'py>,
+    Option<(U64Array<'py>, Bound<'py, PyArray1<u32>>)>,
+);
 
 /// What the JSONL fast path hands to Python: kinds, fingerprints, lengths, line starts, content
 /// keys, and the sketches' offsets and hashes when asked for.
@@ -280,13 +318,25 @@ fn jsonl_fingerprints<'py>(
 ) -> PyResult<JsonlArrays<'py>> {
     let wanted = wanted.as_ref().map(|w| w.as_slice()).transpose()?;
     let inner = hasher.inner();
-    let sketch = sketch.map(|(ngram, size)| verify::shingle_config(ngram, size)).transpose()?;
+    let sketch = sketch
+        .map(|(ngram, size)| verify::shingle_config(ngram, size))
+        .transpose()?;
     let lines = py.detach(|| {
         parallel::with_threads(threads, || {
-            jsonl::fingerprint_lines(inner, &block, &text_field, id_field.as_deref(), casefold, sketch, wanted)
+            jsonl::fingerprint_lines(
+                inner,
+                &block,
+                &text_field,
+                id_field.as_deref(),
+                casefold,
+                sketch,
+                wanted,
+            )
         })
     })??;
-    let sketches = lines.sketches.map(|s| (s.offsets.into_pyarray(py), s.hashes.into_pyarray(py)));
+    let sketches = lines
+        .sketches
+        .map(|s| (s.offsets.into_pyarray(py), s.hashes.into_pyarray(py)));
     Ok((
         lines.kinds.into_pyarray(py),
         lines.fingerprints.into_pyarray(py),

@@ -4,7 +4,6 @@ use std::path::PathBuf;
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
-use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
 
 use super::errors::on_path;
@@ -15,7 +14,14 @@ use crate::parallel;
 use crate::plan::{check_k, Plan, Workload};
 
 /// Parallel numpy arrays handed to Python: (rows or i, ids or j, distances).
-type PairArrays<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<u8>>);
+type PairArrays<'py> = (
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray1<u8>>,
+);
+
+/// What `Plan.nested` takes to build a plan again: (blocks per level, k).
+type PlanArgs = (Vec<u32>, u32);
 
 /// A layout of permuted tables (compiled half of `neardup.Plan`).
 #[pyclass(frozen, name = "Plan", module = "neardup._core")]
@@ -46,7 +52,9 @@ impl PyPlan {
     #[pyo3(signature = (k, n, memory=None, batch=false))]
     fn choose(k: i64, n: i64, memory: Option<i64>, batch: bool) -> PyResult<Self> {
         let n = non_negative("n", n)?;
-        let memory = memory.map(|m| non_negative("memory (bytes)", m)).transpose()?;
+        let memory = memory
+            .map(|m| non_negative("memory (bytes)", m))
+            .transpose()?;
         let workload = if batch {
             Workload::Batch
         } else {
@@ -60,6 +68,15 @@ impl PyPlan {
     #[getter]
     fn k(&self) -> u32 {
         self.inner.k()
+    }
+
+    /// Pickles as `Plan.nested(levels, k)`, which builds the same plan again.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, PlanArgs)> {
+        let plan = &slf.get().inner;
+        Ok((
+            slf.get_type().getattr("nested")?,
+            (plan.levels().to_vec(), plan.k()),
+        ))
     }
 
     #[getter]
@@ -153,7 +170,9 @@ impl PyIndex {
     #[new]
     #[pyo3(signature = (k, plan=None, expected_size=None))]
     fn new(k: i64, plan: Option<PyRef<'_, PyPlan>>, expected_size: Option<i64>) -> PyResult<Self> {
-        let expected = expected_size.map(|n| non_negative("expected_size", n)).transpose()?;
+        let expected = expected_size
+            .map(|n| non_negative("expected_size", n))
+            .transpose()?;
         let index = Index::new(k, plan.map(|p| p.inner.clone()), expected)?;
         Ok(PyIndex {
             inner: RwLock::new(index),
@@ -217,8 +236,7 @@ impl PyIndex {
 
     fn remove(&self, py: Python<'_>, ids: PyReadonlyArray1<'_, i64>) -> PyResult<()> {
         let ids = ids.as_slice()?;
-        py.detach(|| self.write().guarded_mut(|ix| ix.remove(ids)))?
-            .map_err(|missing| PyKeyError::new_err(format!("id {missing} is not in the index")))
+        Ok(py.detach(|| self.write().guarded_mut(|ix| ix.remove(ids)))??)
     }
 
     fn compact(&self, py: Python<'_>) -> PyResult<()> {
@@ -247,8 +265,11 @@ impl PyIndex {
         max_pairs: Option<u64>,
     ) -> PyResult<PairArrays<'py>> {
         let fps = fingerprints.as_slice()?;
-        let (rows, ids, ds) =
-            interrupt::detach(py, || parallel::with_threads(threads, || self.read().guarded(|ix| ix.query_many(fps, max_pairs))))????;
+        let (rows, ids, ds) = interrupt::detach(py, || {
+            parallel::with_threads(threads, || {
+                self.read().guarded(|ix| ix.query_many(fps, max_pairs))
+            })
+        })????;
         Ok((
             rows.into_pyarray(py),
             ids.into_pyarray(py),
@@ -257,8 +278,12 @@ impl PyIndex {
     }
 
     fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
-        py.detach(|| self.read().guarded(|ix| ix.save(&path)).and_then(|saved| saved))
-            .map_err(|e| on_path(e, &path))
+        py.detach(|| {
+            self.read()
+                .guarded(|ix| ix.save(&path))
+                .and_then(|saved| saved)
+        })
+        .map_err(|e| on_path(e, &path))
     }
 
     #[staticmethod]
@@ -275,8 +300,9 @@ impl PyIndex {
 
 /// A count from Python: accepted as i64 so that -1 is a clear ValueError, not an OverflowError.
 fn non_negative(name: &str, value: i64) -> PyResult<u64> {
-    u64::try_from(value)
-        .map_err(|_| pyo3::exceptions::PyValueError::new_err(format!("{name} must be >= 0, got {value}")))
+    u64::try_from(value).map_err(|_| {
+        pyo3::exceptions::PyValueError::new_err(format!("{name} must be >= 0, got {value}"))
+    })
 }
 
 fn batch_plan(k: i64, n: usize, plan: Option<PyRef<'_, PyPlan>>) -> PyResult<(u32, Plan)> {
@@ -323,8 +349,9 @@ fn cluster<'py>(
 ) -> PyResult<Bound<'py, PyArray1<i64>>> {
     let fps = fingerprints.as_slice()?;
     let (k, plan) = batch_plan(k, fps.len(), plan)?;
-    let labels =
-        interrupt::detach(py, || parallel::with_threads(threads, || pairs::cluster(fps, k, &plan)))???;
+    let labels = interrupt::detach(py, || {
+        parallel::with_threads(threads, || pairs::cluster(fps, k, &plan))
+    })???;
     Ok(labels.into_pyarray(py))
 }
 

@@ -27,7 +27,9 @@ pub fn detach<R: Send>(py: Python<'_>, f: impl FnOnce() -> R + Send) -> PyResult
                     let _ = done.send(());
                     out
                 })
-                .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("cannot start a thread: {e}")))?;
+                .map_err(|e| {
+                    pyo3::exceptions::PyOSError::new_err(format!("cannot start a thread: {e}"))
+                })?;
             let mut raised = None;
             loop {
                 match finished.recv_timeout(POLL) {

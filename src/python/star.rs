@@ -47,7 +47,11 @@ impl PyStarCandidates {
             Some(p) => p.inner.clone(),
             None => Plan::choose(k, fps.len() as u64, None, Workload::Batch)?,
         };
-        let inner = interrupt::detach(py, || parallel::with_threads(threads, || Candidates::new(fps, keys, k_u, &plan, max_pairs)))???;
+        let inner = interrupt::detach(py, || {
+            parallel::with_threads(threads, || {
+                Candidates::new(fps, keys, k_u, &plan, max_pairs)
+            })
+        })???;
         Ok(PyStarCandidates { inner })
     }
 
@@ -78,7 +82,12 @@ impl PyStarCandidates {
                 size: verify::shingle_config(1, size)?.size,
                 threshold,
             }),
-            _ => return Err(Error::invalid("threshold needs starts, ends and hashes, and they need a threshold").into()),
+            _ => {
+                return Err(Error::invalid(
+                    "threshold needs starts, ends and hashes, and they need a threshold",
+                )
+                .into())
+            }
         };
         let order = order.as_slice()?;
         let found = interrupt::detach(py, || self.inner.stars(order, verification))??;
@@ -96,14 +105,21 @@ pub struct PyKeySet {
 impl PyKeySet {
     #[new]
     fn new() -> Self {
-        PyKeySet { inner: Mutex::new(KeySet::default()) }
+        PyKeySet {
+            inner: Mutex::new(KeySet::default()),
+        }
     }
 
     /// For each key, whether it is seen for the first time (then recorded).
-    fn first_seen<'py>(&self, py: Python<'py>, keys: PyReadonlyArray1<'py, u64>) -> PyResult<Bound<'py, PyArray1<bool>>> {
+    fn first_seen<'py>(
+        &self,
+        py: Python<'py>,
+        keys: PyReadonlyArray1<'py, u64>,
+    ) -> PyResult<Bound<'py, PyArray1<bool>>> {
         let keys = keys.as_slice()?;
         let mask = py.detach(|| self.inner.lock().map(|mut set| set.first_seen(keys)).ok());
-        let mask = mask.ok_or_else(|| Error::invalid("the key set was poisoned by an earlier panic"))?;
+        let mask =
+            mask.ok_or_else(|| Error::invalid("the key set was poisoned by an earlier panic"))?;
         Ok(mask.into_pyarray(py))
     }
 

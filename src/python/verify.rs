@@ -8,7 +8,11 @@ use crate::parallel;
 use crate::verify::{self, Ranges};
 
 /// Sketches handed to Python: (offsets, hashes, content keys).
-type SketchArrays<'py> = (Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<u32>>, Bound<'py, PyArray1<u64>>);
+type SketchArrays<'py> = (
+    Bound<'py, PyArray1<u64>>,
+    Bound<'py, PyArray1<u32>>,
+    Bound<'py, PyArray1<u64>>,
+);
 
 /// The bottom-`size` word-`ngram` shingle sketches of normalized texts: (offsets, hashes, keys).
 #[pyfunction]
@@ -22,7 +26,11 @@ fn shingle_sketches<'py>(
 ) -> PyResult<SketchArrays<'py>> {
     let config = verify::shingle_config(ngram, size)?;
     let s = py.detach(|| parallel::with_threads(threads, || verify::sketches(config, &texts)))?;
-    Ok((s.offsets.into_pyarray(py), s.hashes.into_pyarray(py), s.keys.into_pyarray(py)))
+    Ok((
+        s.offsets.into_pyarray(py),
+        s.hashes.into_pyarray(py),
+        s.keys.into_pyarray(py),
+    ))
 }
 
 /// The Jaccard similarity of the sketches of each pair of rows `(i[p], j[p])`; row d's sketch
@@ -43,7 +51,9 @@ fn sketch_jaccard<'py>(
     let size = verify::shingle_config(1, size)?.size;
     let ranges = Ranges::new(starts.as_slice()?, ends.as_slice()?, hashes.as_slice()?)?;
     let (i, j) = (i.as_slice()?, j.as_slice()?);
-    let out = py.detach(|| parallel::with_threads(threads, || verify::jaccard_pairs(&ranges, size, i, j)))??;
+    let out = py.detach(|| {
+        parallel::with_threads(threads, || verify::jaccard_pairs(&ranges, size, i, j))
+    })??;
     Ok(out.into_pyarray(py))
 }
 

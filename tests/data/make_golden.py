@@ -25,7 +25,23 @@ CONFIGS = {
 
 def texts() -> list[str]:
     rng = random.Random(20261121)
-    words = "the quick brown fox jumps over lazy dog while seven wizards quietly hex jolly bankers".split()
+    words = [
+        "the",
+        "quick",
+        "brown",
+        "fox",
+        "jumps",
+        "over",
+        "lazy",
+        "dog",
+        "while",
+        "seven",
+        "wizards",
+        "quietly",
+        "hex",
+        "jolly",
+        "bankers",
+    ]
     long_text = " ".join(rng.choice(words) for _ in range(20000))
     return [
         "",
@@ -88,11 +104,19 @@ def main() -> None:
         sys.exit(f"{OUT} exists: golden fingerprints never change (see this file's docstring)")
     hashers = {name: neardup.Simhasher(**opts) for name, opts in CONFIGS.items()}
     cases = [
-        {"text": t, "fingerprints": {name: f"{h.fingerprint(t):016x}" for name, h in hashers.items()}}
+        {
+            "text": t,
+            "fingerprints": {name: f"{h.fingerprint(t):016x}" for name, h in hashers.items()},
+        }
         for t in texts()
     ]
     OUT.write_text(
-        json.dumps({"neardup": neardup.__version__, "configs": CONFIGS, "cases": cases}, ensure_ascii=False, indent=1) + "\n",
+        json.dumps(
+            {"neardup": neardup.__version__, "configs": CONFIGS, "cases": cases},
+            ensure_ascii=False,
+            indent=1,
+        )
+        + "\n",
         encoding="utf-8",
     )
     print(f"{len(cases)} cases -> {OUT}")

@@ -1,0 +1,68 @@
+"""Documents in chunks: any iterable, numpy array, pandas Series or Arrow array, cut into lists
+the core takes one call at a time."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+#: Documents per call into the core: large enough to amortize the call, small enough that a
+#: progress bar moves and Ctrl-C is handled between chunks.
+CHUNK_SIZE = 16_384
+
+
+def count_docs(docs: Any) -> int | None:
+    if isinstance(docs, (str, bytes, bytearray)):
+        raise TypeError(
+            f"docs must be an iterable of documents, not a single {type(docs).__name__}: "
+            f"wrap one text in a list, or use fingerprint()"
+        )
+    if isinstance(docs, Mapping):
+        raise TypeError(
+            "docs must be an iterable of documents, not a dict: wrap one document in a list"
+        )
+    try:
+        return len(docs)
+    except TypeError:
+        return None
+
+
+def iter_docs(docs: Any) -> Iterator[Any]:
+    """Documents as Python objects, whatever container holds them."""
+    module = type(docs).__module__ or ""
+    if module.startswith("pyarrow"):
+        chunks = docs.chunks if hasattr(docs, "chunks") else [docs]
+        for chunk in chunks:
+            for offset in range(0, len(chunk), CHUNK_SIZE):
+                yield from chunk.slice(offset, CHUNK_SIZE).to_pylist()
+        return
+    if isinstance(docs, np.ndarray):
+        if docs.ndim != 1:
+            raise TypeError(f"docs must be a one-dimensional array, got {docs.ndim} dimensions")
+        if docs.dtype.kind not in "OUS":
+            raise TypeError(f"docs must be an array of str, got dtype {docs.dtype}")
+        yield from docs.tolist()
+        return
+    if module.startswith("pandas") and hasattr(docs, "tolist"):
+        yield from docs.tolist()
+        return
+    yield from docs
+
+
+def in_chunks(docs: Any, size: int, name: str) -> Iterator[tuple[int, list[Any]]]:
+    count_docs(docs)
+    if isinstance(docs, list):
+        for start in range(0, len(docs), size):
+            yield start, docs[start : start + size]
+        return
+    iterator = iter_docs(docs)
+    start = 0
+    while True:
+        chunk = list(itertools.islice(iterator, size))
+        if not chunk:
+            return
+        yield start, chunk
+        start += len(chunk)

@@ -1,0 +1,79 @@
+"""The ``neardup`` command group and its entry point (also ``python -m neardup``)."""
+
+from __future__ import annotations
+
+import signal
+from typing import Any
+
+import click
+
+from .. import _core, stdio
+from ..io import (
+    InputError,
+    MissingExtraError,
+)
+from .options import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(_core.__version__, "--version", prog_name="neardup")
+def cli() -> None:
+    """Find near-duplicate documents with 64-bit simhash fingerprints.
+
+    Inputs: JSONL (plain, .gz, .zst), Parquet, CSV/TSV, a folder of .txt files (one document
+    per file), or - for stdin. Start with the sample that ships with neardup:
+
+        neardup dedup --sample --dry-run
+
+    Exit status: 0 done, 1 failed (an output could not be written), 2 bad usage or bad input
+    (FILE:LINE: what is wrong), 130 interrupted. A failed or interrupted job leaves no output.
+    """
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Runs the command; returns its exit status (the console script exits with it)."""
+    previous = signal.signal(signal.SIGTERM, _terminate) if hasattr(signal, "SIGTERM") else None
+    stdio.guard_closed()
+    try:
+        result = cli.main(args=argv, prog_name="neardup", standalone_mode=False)
+        return result if isinstance(result, int) else EXIT_OK
+    except click.exceptions.Abort:
+        click.echo("neardup: interrupted; no output written", err=True)
+        return EXIT_INTERRUPTED
+    except click.ClickException as err:
+        err.show()
+        return err.exit_code
+    except InputError as err:
+        click.echo(f"neardup: {err}", err=True)
+        return EXIT_BAD_INPUT
+    except MissingExtraError as err:
+        click.echo(f"neardup: {err}", err=True)
+        return EXIT_BAD_INPUT
+    except _core.TooManyPairsError as err:
+        click.echo(f"neardup: {err}", err=True)
+        return EXIT_BAD_INPUT
+    except MemoryError as err:
+        click.echo(f"neardup: {err or 'out of memory'}; no output written", err=True)
+        return EXIT_FAILED
+    except UnicodeEncodeError as err:
+        shown = err.object[max(0, err.start - 20) : err.end + 20]
+        click.echo(
+            f"neardup: cannot print {shown!r}: not valid Unicode (a lone surrogate, which JSON's "
+            "\\ud800 escape can hold); write the output to a .jsonl file",
+            err=True,
+        )
+        return EXIT_BAD_INPUT
+    except OSError as err:
+        where = f"{err.filename}: " if err.filename else ""
+        click.echo(f"neardup: {where}{err.strerror or err}", err=True)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        click.echo("neardup: interrupted; no output written", err=True)
+        return EXIT_INTERRUPTED
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)

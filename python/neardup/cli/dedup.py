@@ -1,0 +1,344 @@
+"""``neardup dedup``: remove near-duplicates from a corpus."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import click
+import numpy as np
+
+from .. import pipeline
+from .. import report as report_mod
+from ..corpus import Progress, fingerprint_pass, ids_of, resketcher
+from ..dedup import DedupResult
+from ..hasher import Simhasher
+from ..io import (
+    Outputs,
+    TableWriter,
+    compression_of,
+)
+from ..paths import check_outputs
+from ..pipeline import FirstPass, candidates, default_k, keep_order, stars
+from . import against as against_cmd
+from .app import cli
+from .dedup_dask import _dedup_on_dask
+from .options import (
+    CLUSTER_COLUMNS,
+    Source,
+    _verification,
+    checked_k_options,
+    hasher_options,
+    input_options,
+    make_hasher,
+    run_options,
+)
+from .output import (
+    _check_output,
+    _count,
+    _errors_text,
+    _Failed,
+    _jaccard_note,
+    _say,
+    _size,
+    _stream,
+    _table_name,
+)
+
+
+@cli.command()
+@input_options
+@click.option(
+    "-o",
+    "--output",
+    metavar="OUTPUT",
+    help="Where to write the kept documents, in INPUT's format (a folder for .txt input; - for stdout).",
+)
+@click.option(
+    "--clusters",
+    metavar="FILE",
+    help="Write one row per document: id, cluster, kept, distance (.csv, .tsv, .jsonl or .parquet).",
+)
+@click.option(
+    "--report",
+    "report_path",
+    metavar="FILE.html",
+    help="Write an HTML report: distance histograms, cluster sizes, sample pairs.",
+)
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Write no OUTPUT; only report (and write --clusters/--report if asked).",
+)
+@checked_k_options
+@click.option(
+    "--keep",
+    type=click.Choice(["first", "longest"]),
+    default="first",
+    show_default=True,
+    help="Which document of a cluster to keep.",
+)
+@click.option(
+    "--scheduler",
+    metavar="ADDRESS",
+    help="Run on the Dask cluster at ADDRESS (tcp://host:8786): INPUT and outputs are folders "
+    "or globs of Parquet or JSONL partitions on storage every worker sees (needs neardup[dask]).",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Run on Dask with a local cluster of N worker processes (needs neardup[dask]).",
+)
+@click.option(
+    "--against",
+    metavar="INDEX.ndx",
+    help="Also remove the near-duplicates of the documents of this dedup index (neardup index "
+    "build -o INDEX.ndx); --clusters names what each removed document duplicates.",
+)
+@click.option(
+    "--update",
+    is_flag=True,
+    help="With --against: append the kept documents to INDEX.ndx (a new file renamed over it).",
+)
+@hasher_options
+@run_options
+def dedup(
+    source: Source,
+    output: str | None,
+    clusters: str | None,
+    report_path: str | None,
+    dry_run: bool,
+    k: int | None,
+    threshold: float,
+    no_verify: bool,
+    shingle: int,
+    keep: str,
+    scheduler: str | None,
+    workers: int | None,
+    against: str | None,
+    update: bool,
+    threads: int | None,
+    quiet: bool,
+    as_json: bool,
+    **hasher_flags: Any,
+) -> None:
+    """Keep one document of each near-duplicate cluster of INPUT.
+
+    The fingerprints propose, the shingles decide: documents whose fingerprints are within --k
+    bits and whose word shingles have Jaccard similarity >= --threshold are near-duplicates;
+    documents with the same normalized text are copies. Documents are taken in --keep order:
+    the first not yet removed is kept and removes its own near-duplicates, so each removed
+    document is a near-duplicate of the one kept in its place (--clusters names it, with their
+    Jaccard). The input is read in chunks, keeping 16 bytes per document and its sketch (up to
+    a memory budget, past which the documents of candidate pairs are read again); writing
+    OUTPUT, --clusters or --report reads INPUT a second time (stdin is copied to a temporary
+    file). INPUT is a file, a folder of .txt files, - for stdin, or --sample.
+    """
+    threshold_in_force = _verification(threshold, no_verify)
+    if against is not None or update:  # deduplicating against a dedup index: cli/against.py
+        if against is None or report_path or scheduler or workers or keep != "first":
+            raise click.UsageError(
+                "--update needs --against; --against takes neither --report, --keep longest nor Dask"
+            )
+        hasher = make_hasher(**hasher_flags)
+        against_cmd.dedup_command(
+            source,
+            output,
+            clusters,
+            dry_run,
+            k,
+            threshold_in_force,
+            update,
+            threads,
+            quiet,
+            as_json,
+            against,
+            hasher,
+            hasher != Simhasher(),
+        )
+        return
+    k = default_k(k, threshold_in_force)
+    start = time.perf_counter()
+    if output is None and not dry_run:
+        raise click.UsageError("give -o OUTPUT for the kept documents, or --dry-run to only report")
+    if output is not None and dry_run:
+        raise click.UsageError("--dry-run writes no OUTPUT: drop -o or --dry-run")
+    hasher = make_hasher(**hasher_flags)
+    if scheduler is not None or workers is not None:
+        _dedup_on_dask(
+            source,
+            output,
+            clusters,
+            report_path,
+            k,
+            threshold_in_force,
+            shingle,
+            keep,
+            scheduler,
+            workers,
+            threads,
+            quiet,
+            as_json,
+            hasher,
+            start,
+        )
+        return
+    threshold = threshold_in_force  # type: ignore[assignment]
+    inp = source.open(
+        hasher,
+        replayable=bool(output or clusters or report_path or threshold is not None),
+    )
+    check_outputs([inp.path], [("-o", output), ("--clusters", clusters), ("--report", report_path)])
+    _check_output(inp, output)
+    _table_name(clusters, "--clusters")
+    with inp, Outputs() as outputs:
+        try:
+            out_tmp = outputs.reserve(output, directory=inp.format == "txt") if output else None
+            clusters_tmp = outputs.reserve(clusters) if clusters else None
+            report_tmp = outputs.reserve(report_path) if report_path else None
+        except OSError as err:
+            raise _Failed(
+                f"cannot write {err.filename or ''}: {err.strerror or err}".replace(
+                    "cannot write : ", "cannot write: "
+                )
+            ) from None
+
+        first = FirstPass(
+            hasher,
+            shingle if threshold is not None else None,
+            threads,
+            budget=pipeline.SKETCH_BUDGET,
+        )
+        first.expect(inp.size)
+        progress = Progress(inp, "fingerprinting", quiet or as_json)
+        try:
+            fps, lengths, nbytes = fingerprint_pass(
+                inp, hasher, threads, progress, lengths=keep == "longest", first=first
+            )
+        finally:
+            progress.close()
+        if progress.shown:
+            click.echo(
+                f"finding near-duplicates of {len(fps):,} documents within k={k}{_jaccard_note(threshold)} ...",
+                err=True,
+            )
+        order = keep_order(keep, len(fps), lengths)
+        kept, jaccard = stars(
+            candidates(fps, first.keys, k, threads),
+            order,
+            threshold,
+            first.sketches,
+            resketcher(inp, hasher, shingle, threads, quiet or as_json, first),
+        )
+        result = DedupResult(fps, kept, jaccard, k, {}, threshold=threshold)
+        data = report_mod.prepare(fps, result, threads) if report_tmp else None
+
+        ids: dict[int, Any] = {}
+        texts: dict[int, str] = {}
+        # Ids of kept documents that come after a document they replace (--keep longest): read first.
+        ahead = (
+            np.unique(kept[kept > np.arange(len(kept))]) if clusters_tmp else np.zeros(0, np.int64)
+        )
+        kept_ids: dict[int, Any] = ids_of(inp, ahead) if len(ahead) else {}
+        if out_tmp or clusters_tmp or data:
+            progress = Progress(inp, "writing", quiet or as_json)
+            inp.bytes_read = 0
+            clusters_writer = (
+                TableWriter(clusters_tmp, clusters, CLUSTER_COLUMNS)
+                if clusters_tmp and clusters
+                else None
+            )
+            centers = set(np.unique(kept[~result.keep]).tolist()) if clusters_writer else set()
+            try:
+                for first_row, chunk_ids, chunk_texts in inp.replay(
+                    keep=result.keep if out_tmp else None,
+                    output=out_tmp,
+                    output_compression=compression_of(output) if output and output != "-" else None,
+                    ids=bool(clusters_writer or data),
+                    texts=data.rows if data else frozenset(),
+                ):
+                    n = len(chunk_ids)
+                    rows = np.arange(first_row, first_row + n)
+                    named = [r if v is None else v for r, v in zip(rows.tolist(), chunk_ids)]
+                    if clusters_writer is not None:
+                        kept_ids.update(
+                            (r, v) for r, v in zip(rows.tolist(), named) if r in centers
+                        )
+                        kept_here = kept[first_row : first_row + n]
+                        clusters_writer.write(
+                            {
+                                "id": named,
+                                "cluster": result.cluster[first_row : first_row + n],
+                                "kept": result.keep[first_row : first_row + n],
+                                "kept_id": [
+                                    kept_ids[c] if c != r else v
+                                    for r, c, v in zip(rows.tolist(), kept_here.tolist(), named)
+                                ],
+                                "jaccard": [
+                                    None if j != j else round(j, 4)
+                                    for j in jaccard[first_row : first_row + n].tolist()
+                                ],
+                                "distance": result.distance[first_row : first_row + n],
+                            }
+                        )
+                    if data is not None:
+                        ids.update(
+                            (r, named[r - first_row])
+                            for r in data.rows
+                            if first_row <= r < first_row + n
+                        )
+                        texts.update(chunk_texts)
+                    progress.update()
+            finally:
+                progress.close()
+                if clusters_writer is not None:
+                    clusters_writer.close()
+        seconds = time.perf_counter() - start
+        summary = {
+            "input": inp.name,
+            "documents": result.n_documents,
+            "bytes": nbytes,
+            "clusters": result.n_clusters,
+            "kept": result.n_kept,
+            "removed": result.n_removed,
+            "k": k,
+            "threshold": threshold,
+            "keep": keep,
+            "seconds": round(seconds, 4),
+            "mb_per_s": round(nbytes / seconds / 1e6, 2) if seconds > 0 else 0.0,
+            "skipped": len(inp.errors),
+            "errors": [str(e) for e in inp.errors],
+        }
+        if data is not None and report_tmp is not None:
+            page = report_mod.render(data, summary, ids, texts, inp.name)
+            with open(report_tmp, "w", encoding="utf-8") as f:
+                f.write(page)
+        outputs.commit()
+    written = {"output": output, "clusters": clusters, "report": report_path}
+    if as_json:
+        click.echo(
+            json.dumps({**summary, "outputs": {k_: v for k_, v in written.items() if v}}, indent=2),
+            file=_stream(output),
+        )
+        return
+    if quiet:
+        return
+    lines = [
+        f"{_count(summary['documents'], 'document')} ({_size(nbytes)}) in {seconds:.2f} s, "
+        f"{summary['mb_per_s']:.1f} MB/s",
+        f"{_count(summary['clusters'], 'cluster')} of near-duplicates within "
+        f"k={k}{_jaccard_note(threshold)}: kept {summary['kept']}, removed {summary['removed']}",
+    ]
+    done = [
+        f"{output} ({_count(summary['kept'], 'document')})" if output and output != "-" else None,
+        clusters,
+        report_path,
+    ]
+    if any(done):
+        lines.append("wrote " + ", ".join(d for d in done if d))
+    elif dry_run:
+        lines.append("dry run: nothing written")
+    lines += _errors_text(inp)
+    _say("\n".join(lines), output)

@@ -1,0 +1,234 @@
+"""``neardup dedup --workers/--scheduler``: the same on Dask, over folders of partitions."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from ..hasher import Simhasher
+from ..io import (
+    InputError,
+    MissingExtraError,
+    Outputs,
+    format_of,
+)
+from .options import Source, sample_path
+from .output import _count, _jaccard_note, _say
+
+
+def _dask_format(path: str, fmt: str | None) -> str:
+    """parquet or jsonl, from --format or the name of a file, glob or folder."""
+    if fmt is not None:
+        if fmt not in ("parquet", "jsonl"):
+            raise click.UsageError(f"on Dask, INPUT is Parquet or JSONL, not {fmt}")
+        return fmt
+    name = path.rstrip("/")
+    if os.path.isdir(name):
+        found = {format_of(f) for f in os.listdir(name) if not f.startswith((".", "_"))} - {None}
+        if len(found) == 1 and next(iter(found)) in ("parquet", "jsonl"):
+            return str(next(iter(found)))
+        raise click.UsageError(
+            f"{path}: a folder of Parquet or JSONL files is expected; give --format"
+        )
+    named = format_of(name.replace("*", "x"))
+    if named not in ("parquet", "jsonl"):
+        raise click.UsageError(
+            f"{path}: on Dask, INPUT is Parquet or JSONL (a file, a glob or a folder); give --format"
+        )
+    return str(named)
+
+
+def _part_name(suffix: str = "") -> Callable[[int], str]:
+    """Partition file names that sort in partition order (part.00000.parquet, part-00000.jsonl)."""
+    return (lambda i: f"part.{i:05d}{suffix}") if suffix else (lambda i: f"{i:05d}")
+
+
+def _dedup_on_dask(
+    source: Source,
+    output: str | None,
+    clusters: str | None,
+    report_path: str | None,
+    k: int,
+    threshold: float | None,
+    shingle: int,
+    keep: str,
+    scheduler: str | None,
+    workers: int | None,
+    threads: int | None,
+    quiet: bool,
+    as_json: bool,
+    hasher: Simhasher,
+    start: float,
+) -> None:
+    """`neardup dedup` on Dask: INPUT, OUTPUT and --clusters are folders of partitions."""
+    input, sample, fmt = source.input, source.sample, source.fmt
+    text_field, id_field, on_error = source.text_field, source.id_field, source.on_error
+    if scheduler is not None and workers is not None:
+        raise click.UsageError(
+            "--scheduler runs on an existing cluster, --workers starts a local one: give one of them"
+        )
+    for flag, given in (
+        ("--report", report_path),
+        ("--on-error skip", on_error == "skip"),
+        ("--threads", threads),
+        ("--field", hasher.fields is not None),
+    ):
+        if given:
+            raise click.UsageError(f"{flag} is not supported with --scheduler/--workers")
+    if sample:
+        input = sample_path()
+    if input is None or input == "-":
+        raise click.UsageError(
+            "on Dask, INPUT is a file, glob or folder the workers can read (not stdin)"
+        )
+    fmt = _dask_format(input, fmt)
+    if output is not None and output == "-":
+        raise click.UsageError("on Dask, OUTPUT is a folder of partitions: give -o FOLDER")
+    clusters_format = None
+    if clusters is not None:
+        clusters_format = {".parquet": "parquet", ".csv": "csv", ".jsonl": "jsonl"}.get(
+            os.path.splitext(clusters.rstrip("/"))[1]
+        )
+        if clusters_format is None:
+            raise click.BadParameter(
+                "on Dask, --clusters is a folder named .parquet, .csv or .jsonl",
+                param_hint="--clusters",
+            )
+    try:
+        import dask.dataframe as dd
+        from distributed import Client
+
+        from .. import dask as neardup_dask
+    except ImportError:
+        raise MissingExtraError(
+            "--scheduler and --workers need Dask: pip install 'neardup[dask]'"
+        ) from None
+
+    with Outputs() as outputs:
+        out_tmp = outputs.reserve(output, directory=True) if output else None
+        clusters_tmp = outputs.reserve(clusters, directory=True) if clusters else None
+        # Dask's own INFO and WARNING lines (p2p shuffle start and stop) would drown the report.
+        logging.getLogger("distributed").setLevel(logging.ERROR)
+        cluster_ctx: Any = neardup_dask.local_cluster(workers) if workers is not None else None
+        try:
+            with Client(cluster_ctx if cluster_ctx is not None else scheduler) as client:
+                if not quiet and not as_json:
+                    click.echo(
+                        f"dask: {len(client.scheduler_info()['workers'])} workers at {client.scheduler.address}",
+                        err=True,
+                    )
+                if fmt == "parquet":
+                    ddf = dd.read_parquet(input)
+                else:
+                    compressed = input.endswith((".gz", ".zst", ".bz2", ".xz"))
+                    # Values as written: no dtype or date guessing (pandas 3 folds dates into
+                    # dtype=False and deprecates convert_dates).
+                    import pandas as pd
+
+                    dates = (
+                        {"convert_dates": False} if int(pd.__version__.split(".")[0]) < 3 else {}
+                    )
+                    ddf = dd.read_json(
+                        input,
+                        lines=True,
+                        orient="records",
+                        dtype=False,
+                        blocksize=None if compressed else 64 * 2**20,
+                        **dates,
+                    )
+                if id_field is None and "id" in ddf.columns:
+                    id_field = "id"
+                for name, flag in ((text_field, "--text-field"), (id_field, "--id-field")):
+                    if name is not None and name not in ddf.columns:
+                        raise InputError(
+                            input,
+                            f"no column {name!r} ({flag}); columns: {', '.join(map(str, ddf.columns))}",
+                        )
+                try:
+                    kept, table = neardup_dask.dedup(
+                        ddf,
+                        text_field=text_field,
+                        k=k,
+                        id_field=id_field,
+                        keep=keep,
+                        threshold=threshold,
+                        shingle=shingle,
+                        hasher=hasher,
+                        clusters=True,
+                    )
+                except (TypeError, ValueError) as err:
+                    raise InputError(input, str(err)) from None
+                n_docs = len(table)
+                removed_rows = table[~table["kept"]]
+                n_removed = len(removed_rows)
+                n_clusters = int(removed_rows["kept_id"].nunique().compute()) if n_removed else 0
+                if out_tmp is not None:
+                    if fmt == "parquet":
+                        kept.to_parquet(
+                            out_tmp, write_index=False, name_function=_part_name(".parquet")
+                        )
+                    else:
+                        kept.to_json(
+                            os.path.join(out_tmp, "part-*.jsonl"),
+                            orient="records",
+                            lines=True,
+                            force_ascii=False,
+                            name_function=_part_name(),
+                        )
+                if clusters_tmp is not None:
+                    if clusters_format == "parquet":
+                        table.to_parquet(
+                            clusters_tmp, write_index=False, name_function=_part_name(".parquet")
+                        )
+                    elif clusters_format == "csv":
+                        table.to_csv(
+                            os.path.join(clusters_tmp, "part-*.csv"),
+                            index=False,
+                            name_function=_part_name(),
+                        )
+                    else:
+                        table.to_json(
+                            os.path.join(clusters_tmp, "part-*.jsonl"),
+                            orient="records",
+                            lines=True,
+                            name_function=_part_name(),
+                        )
+        finally:
+            if cluster_ctx is not None:
+                cluster_ctx.close()
+        outputs.commit()
+    seconds = time.perf_counter() - start
+    summary = {
+        "input": input,
+        "documents": n_docs,
+        "clusters": n_clusters,
+        "kept": n_docs - n_removed,
+        "removed": n_removed,
+        "k": k,
+        "threshold": threshold,
+        "keep": keep,
+        "seconds": round(seconds, 4),
+        "engine": "dask",
+    }
+    written = {"output": output, "clusters": clusters}
+    if as_json:
+        click.echo(
+            json.dumps({**summary, "outputs": {k_: v for k_, v in written.items() if v}}, indent=2)
+        )
+        return
+    if quiet:
+        return
+    lines = [
+        f"{_count(n_docs, 'document')} in {seconds:.2f} s on Dask",
+        f"{_count(n_clusters, 'cluster')} of near-duplicates within "
+        f"k={k}{_jaccard_note(threshold)}: kept {n_docs - n_removed}, removed {n_removed}",
+    ]
+    done = [d for d in (output, clusters) if d]
+    lines.append("wrote " + ", ".join(done) if done else "dry run: nothing written")
+    _say("\n".join(lines))

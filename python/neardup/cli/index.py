@@ -1,0 +1,350 @@
+"""``neardup index build|add|query``: a saved index of fingerprints."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+import numpy as np
+
+from .. import _core
+from ..against import DEFAULT_SKETCH_SIZE
+from ..corpus import fingerprint_with_progress
+from ..hasher import Simhasher
+from ..index import SimhashIndex
+from ..io import (
+    Input,
+    InputError,
+    Outputs,
+)
+from ..paths import check_outputs, locked
+from ..pipeline import THRESHOLD, THRESHOLD_K
+from . import against as against_cmd
+from .app import cli
+from .options import Source, hasher_options, input_options, k_option, make_hasher, run_options
+from .output import _count, _errors_text, _Failed
+
+
+@cli.group()
+def index() -> None:
+    """An index kept on disk, checked against new batches.
+
+    Ids in the index are integers: the values of --id-field if given (they must be integers),
+    otherwise documents are numbered on from the index's largest id. Use the same fingerprint
+    options for build, add and query.
+    """
+
+
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def _index_id(value: Any) -> int | None:
+    """An id as the index holds it (a 64-bit integer), exactly as given, or None: an integer, a
+    float with an integral value, or the text of one (CSV), never a boolean, 1.9 or " 42 "."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float):
+        value = int(value) if value.is_integer() else None
+    elif isinstance(value, str):
+        digits = value[1:] if value.startswith("-") else value
+        value = int(value) if digits.isascii() and digits.isdigit() else None
+    elif not isinstance(value, (int, np.integer)):
+        return None
+    return int(value) if value is not None and _INT64[0] <= value <= _INT64[1] else None
+
+
+def _bad_id(inp: Input, number: int, reason: str) -> InputError:
+    """An InputError at the record of document ``number`` (found by reading the input again)."""
+    errors = list(inp.errors)
+    seen = -1
+    try:
+        for position, _doc, _id, _raw in inp.records(True):
+            if not inp.skipped(position):
+                seen += 1
+                if seen == number:
+                    return InputError(inp.name, reason, position, inp.unit)
+    except InputError:
+        pass
+    finally:
+        inp.errors[:] = errors
+    return InputError(inp.name, f"document {number}: {reason}")
+
+
+def _int_ids(inp: Input) -> np.ndarray | None:
+    """The ids of --id-field, checked: each an integer as given, none given twice."""
+    if inp.id_field is None:
+        return None
+    values: list[int] = []
+    for _, chunk_ids, _ in inp.replay(ids=True):
+        for value in chunk_ids:
+            got = _index_id(value)
+            if got is None:
+                raise _bad_id(
+                    inp,
+                    len(values),
+                    f"index ids must be integers (64-bit); {inp.id_field!r} is {json.dumps(value, default=repr)}",
+                )
+            values.append(got)
+    ids = np.asarray(values, dtype=np.int64)
+    order = np.argsort(ids, kind="stable")
+    again = np.flatnonzero(ids[order][1:] == ids[order][:-1])
+    if len(again):
+        first, second = int(order[again[0]]), int(order[again[0] + 1])
+        earlier = _bad_id(inp, first, "")
+        where = (
+            f"line {earlier.line}"
+            if earlier.line is not None and earlier.unit == "line"
+            else f"{earlier.unit} {earlier.line}"
+        )
+        raise _bad_id(
+            inp, second, f"id {values[second]} in {inp.id_field!r} was given before, at {where}"
+        )
+    return ids
+
+
+def _open_for_index(source: Source, hasher: Simhasher) -> Input:
+    """INPUT for an index: the ids are document numbers unless --id-field names a field (then
+    INPUT can be read again, to point at the record of a bad id)."""
+    return source.open(hasher, replayable=source.id_field is not None, auto_id=False)
+
+
+@index.command("build")
+@input_options
+@click.option(
+    "-o",
+    "--output",
+    "index_path",
+    required=True,
+    metavar="INDEX",
+    help="The index file to write; INDEX.ndx writes a dedup index (for dedup --against).",
+)
+@k_option
+@click.option(
+    "--sketch-size",
+    type=click.IntRange(1, 1024),
+    default=DEFAULT_SKETCH_SIZE,
+    show_default=True,
+    help="For INDEX.ndx: shingle hashes kept per document (fewer: a smaller file, less precise "
+    "removals).",
+)
+@hasher_options
+@run_options
+def index_build(
+    source: Source,
+    index_path: str,
+    k: int,
+    sketch_size: int,
+    threads: int | None,
+    quiet: bool,
+    as_json: bool,
+    **hasher_flags: Any,
+) -> None:
+    """Fingerprint INPUT and save it as an index file; INDEX.ndx: dedup INPUT and save a dedup
+    index of what it keeps."""
+    hasher = make_hasher(**hasher_flags)
+    if against_cmd.is_dedup_index_path(index_path):  # cli/against.py
+        ctx = click.get_current_context()
+        k_given = ctx.get_parameter_source("k") is not click.core.ParameterSource.DEFAULT
+        against_cmd.build_command(
+            source,
+            index_path,
+            k if k_given else THRESHOLD_K,
+            THRESHOLD,
+            3,
+            sketch_size,
+            threads,
+            quiet,
+            as_json,
+            hasher,
+        )
+        return
+    inp = _open_for_index(source, hasher)
+    check_outputs([inp.path], [("-o", index_path)])
+    with inp, Outputs() as outputs:
+        tmp = outputs.reserve(index_path)
+        fps, _, _ = fingerprint_with_progress(inp, hasher, threads, quiet or as_json)
+        idx = SimhashIndex(k=k, expected_size=max(len(fps), 1))
+        idx.add(fps, _int_ids(inp))
+        _save_index(idx, tmp, index_path)
+        outputs.commit()
+    summary = {
+        "index": index_path,
+        "documents": len(fps),
+        "k": k,
+        "skipped": len(inp.errors),
+        "errors": [str(e) for e in inp.errors],
+    }
+    if as_json:
+        click.echo(json.dumps(summary, indent=2))
+    elif not quiet:
+        click.echo(
+            "\n".join(
+                [f"indexed {_count(len(fps), 'document')} (k={k}) in {index_path}"]
+                + _errors_text(inp)
+            )
+        )
+
+
+@index.command("add")
+@click.argument("index_path", metavar="INDEX")
+@input_options
+@hasher_options
+@run_options
+def index_add(
+    index_path: str,
+    source: Source,
+    threads: int | None,
+    quiet: bool,
+    as_json: bool,
+    **hasher_flags: Any,
+) -> None:
+    """Add the documents of INPUT to INDEX, saying how many were already near-duplicates of it."""
+    hasher = make_hasher(**hasher_flags)
+    inp = _open_for_index(source, hasher)
+    check_outputs([inp.path], [("INDEX", index_path)])
+
+    # Held from loading INDEX to renaming the new one into place: concurrent adds wait their turn.
+    def waiting() -> None:
+        if not quiet:
+            click.echo(f"waiting for another neardup writing {index_path} ...", err=True)
+
+    with locked(index_path, waiting), inp, Outputs() as outputs:
+        idx = _load_index(index_path)
+        tmp = outputs.reserve(index_path)
+        fps, _, _ = fingerprint_with_progress(inp, hasher, threads, quiet or as_json)
+        rows, _, _ = idx.query_many(fps, threads=threads)
+        matched = len(np.unique(rows))
+        before = len(idx)
+        try:
+            idx.add(fps, _int_ids(inp))
+        except ValueError as err:
+            raise InputError(inp.name, str(err)) from None
+        _save_index(idx, tmp, index_path)
+        outputs.commit()
+    summary = {
+        "index": index_path,
+        "added": len(fps),
+        "size": before + len(fps),
+        "already_near_duplicates": matched,
+        "skipped": len(inp.errors),
+        "errors": [str(e) for e in inp.errors],
+    }
+    if as_json:
+        click.echo(json.dumps(summary, indent=2))
+    elif not quiet:
+        click.echo(
+            "\n".join(
+                [
+                    f"added {_count(len(fps), 'document')} to {index_path} ({before + len(fps)} in all); "
+                    f"{matched} of them {'was' if matched == 1 else 'were'} within k={idx.k} of an entry already there"
+                ]
+                + _errors_text(inp)
+            )
+        )
+
+
+def _save_index(idx: SimhashIndex, tmp: str, path: str) -> None:
+    """Saves to the temporary file of ``path``; a failure names ``path``."""
+    try:
+        idx.save(tmp)
+    except OSError as err:
+        raise _Failed(f"cannot write {path}: {err.strerror or err}") from None
+
+
+def _load_index(path: str) -> SimhashIndex:
+    try:
+        return SimhashIndex.load(path, mmap=False)
+    except FileNotFoundError:
+        raise InputError(path, "no such file") from None
+    except OSError as err:
+        raise InputError(path, f"cannot read: {err.strerror or err}") from None
+    except Exception as err:  # IndexFormatError and friends
+        if isinstance(err, _core.NeardupError):
+            raise InputError(path, str(err)) from None
+        raise
+
+
+@index.command("query")
+@click.argument("index_path", metavar="INDEX")
+@input_options
+@click.option("--text", "query_text", help="Query one text.")
+@click.option(
+    "--file", "query_file", type=click.Path(dir_okay=False), help="Query the text of one file."
+)
+@hasher_options
+@run_options
+def index_query(
+    index_path: str,
+    source: Source,
+    query_text: str | None,
+    query_file: str | None,
+    threads: int | None,
+    quiet: bool,
+    as_json: bool,
+    **hasher_flags: Any,
+) -> None:
+    """The entries of INDEX within its k of --text, --file, or each document of INPUT."""
+    given = sum(
+        x is not None and x is not False
+        for x in (query_text, query_file, source.input, source.sample or None)
+    )
+    if given != 1:
+        raise click.UsageError("give exactly one of --text TEXT, --file FILE or INPUT")
+    hasher = make_hasher(**hasher_flags)
+    idx = _load_index(index_path)
+    if query_text is not None or query_file is not None:
+        if query_file is not None:
+            try:
+                with open(query_file, "rb") as f:
+                    data = f.read()
+                query_text = data.decode("utf-8")
+            except OSError as err:
+                raise InputError(query_file, f"cannot read: {err.strerror or err}") from None
+            except UnicodeDecodeError as err:
+                raise InputError(query_file, f"invalid UTF-8 at byte {err.start}") from None
+        assert query_text is not None
+        fp = hasher.fingerprint(
+            query_text if hasher.fields is None else {next(iter(hasher.fields)): query_text}
+        )
+        matches = idx.query(fp)
+        if as_json:
+            click.echo(
+                json.dumps(
+                    {
+                        "fingerprint": f"{fp:016x}",
+                        "matches": [{"id": i, "distance": d} for i, d in matches],
+                    }
+                )
+            )
+        else:
+            click.echo(
+                f"{_count(len(matches), 'entry', 'entries')} within k={idx.k}"
+                + "".join(f"\n  {i}\tdistance {d}" for i, d in matches)
+            )
+        return
+    inp = source.open(hasher, replayable=True)
+    with inp:
+        fps, _, _ = fingerprint_with_progress(inp, hasher, threads, quiet or as_json)
+        rows, found, dists = idx.query_many(fps, threads=threads)
+        names: dict[int, Any] = {}
+        wanted = set(rows.tolist())
+        for first, chunk_ids, _ in inp.replay(ids=True):
+            for offset, value in enumerate(chunk_ids):
+                if first + offset in wanted:
+                    names[first + offset] = first + offset if value is None else value
+    matched = len(wanted)
+    if as_json:
+        for r, i, d in zip(rows.tolist(), found.tolist(), dists.tolist()):
+            click.echo(
+                json.dumps({"document": names[r], "id": i, "distance": d}, ensure_ascii=False)
+            )
+        return
+    if quiet:
+        return
+    for r, i, d in zip(rows.tolist(), found.tolist(), dists.tolist()):
+        click.echo(f"{names[r]}\t{i}\tdistance {d}")
+    click.echo(
+        f"{matched} of {_count(len(fps), 'document')} {'has' if matched == 1 else 'have'} an entry within k={idx.k} "
+        f"({_count(len(rows), 'match', 'matches')})"
+    )

@@ -1,0 +1,114 @@
+"""What the commands print: counts, sizes, error listings, and the checks of output names."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, TextIO
+
+import click
+
+from .. import stdio
+from ..io import (
+    Input,
+    TableWriter,
+    format_of,
+)
+from .options import EXIT_BAD_INPUT, EXIT_FAILED
+
+
+def _jaccard_note(threshold: float | None) -> str:
+    return (
+        f" with shingle Jaccard >= {threshold:g}"
+        if threshold is not None
+        else " (fingerprints only)"
+    )
+
+
+def _stream(output: str | None) -> TextIO:
+    """Where the human report goes: stdout, unless the data goes there."""
+    return sys.stderr if output == "-" else sys.stdout
+
+
+def _say(text: str, output: str | None = None) -> None:
+    stream = _stream(output)
+    # The report of a job whose outputs are written: to stderr when stdout was closed.
+    click.echo(text, file=sys.stderr if stdio.is_closed(stream) else stream)
+
+
+def _errors_text(inp: Input, limit: int = 10) -> list[str]:
+    lines = (
+        [f"skipped {len(inp.errors)} bad record{'s' if len(inp.errors) != 1 else ''}:"]
+        if inp.errors
+        else []
+    )
+    lines += [f"  {e}" for e in inp.errors[:limit]]
+    if len(inp.errors) > limit:
+        lines.append(
+            f"  ... and {len(inp.errors) - limit} more (--json or --report lists them all)"
+        )
+    return lines
+
+
+def _count(n: Any, noun: str, plural: str | None = None) -> str:
+    """``1 document``, ``2 documents``; ``plural`` where it is not ``noun + "s"``."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
+def _size(nbytes: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if nbytes < 1000 or unit == "GB":
+            return f"{nbytes:.0f} {unit}" if unit == "B" else f"{nbytes:.1f} {unit}"
+        nbytes /= 1000
+    return f"{nbytes:.1f} GB"
+
+
+def _check_output(inp: Input, output: str | None) -> None:
+    """OUTPUT holds documents in INPUT's format, and its name must say so: .jsonl for JSONL input
+    (.gz or .zst after it to compress), .csv, .tsv, .parquet; a folder for a folder of .txt
+    files. A name without an extension, or with another one, is refused rather than written in
+    a format it does not name."""
+    if output is None or output == "-":
+        if output == "-" and inp.format in ("parquet", "txt"):
+            raise click.UsageError(f"{inp.format} output cannot go to stdout: give -o FILE")
+        return
+    named = format_of(output)
+    if (
+        inp.format == "txt"
+        and os.path.exists(output)
+        and (not os.path.isdir(output) or os.listdir(output))
+    ):
+        raise click.UsageError(
+            f"{output}: exists and is not an empty folder; remove it or name another"
+        )
+    if inp.format == "txt" and named not in (None, "txt"):
+        raise click.UsageError(
+            f"{output}: OUTPUT is written in the input's format, a folder of .txt files; name "
+            f"a folder, not a .{named} file"
+        )
+    if inp.format != "txt" and named != inp.format:
+        raise click.UsageError(
+            f"{output}: OUTPUT is written in the input's format ({inp.format}); name it .{inp.format}"
+            + (" (.gz or .zst to compress)" if inp.format in ("jsonl", "csv", "tsv") else "")
+        )
+
+
+def _table_name(name: str | None, option: str) -> None:
+    if name is not None:
+        try:
+            TableWriter.check_name(name)
+        except ValueError as err:
+            raise click.BadParameter(str(err), param_hint=option) from None
+
+
+class _Failed(click.ClickException):
+    exit_code = EXIT_FAILED
+
+
+class _TooManyPairs(click.ClickException):
+    """More pairs than --max-pairs: one line, status 2."""
+
+    exit_code = EXIT_BAD_INPUT
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"neardup: {self.message}", err=True)

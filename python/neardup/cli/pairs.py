@@ -1,0 +1,186 @@
+"""``neardup pairs``: every near-duplicate pair."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import shutil
+import textwrap
+from typing import Any
+
+import click
+import numpy as np
+
+from .. import _core, pipeline
+from ..corpus import fingerprint_with_progress, resketcher
+from ..index import DEFAULT_MAX_PAIRS, find_all
+from ..io import (
+    Outputs,
+    TableWriter,
+)
+from ..paths import check_outputs
+from ..pipeline import FirstPass, default_k, first_rows
+from .app import cli
+from .options import (
+    Source,
+    _verification,
+    checked_k_options,
+    hasher_options,
+    input_options,
+    make_hasher,
+    run_options,
+)
+from .output import _count, _errors_text, _jaccard_note, _table_name, _TooManyPairs
+
+
+def _find_all_within(
+    fps: np.ndarray, k: int, max_pairs: int, threads: int | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """find_all, refusing more than --max-pairs pairs (0: no limit) before they are allocated."""
+    try:
+        return find_all(fps, k, threads=threads, max_pairs=max_pairs or None)
+    except _core.TooManyPairsError as err:
+        raise _TooManyPairs(
+            f"{err.count:,} pairs within k={k} among {len(fps):,} documents, more than --max-pairs "
+            f"{err.limit:,}; raise --max-pairs (0 for no limit) or lower --k"
+        ) from None
+
+
+@cli.command()
+@input_options
+@checked_k_options
+@click.option(
+    "-o",
+    "--output",
+    metavar="FILE",
+    help="Write every pair (id_a, id_b, distance, jaccard) to FILE (.csv, .tsv, .jsonl or .parquet).",
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(min=0),
+    default=20,
+    show_default=True,
+    help="Pairs to show with a preview (the farthest apart first).",
+)
+@click.option(
+    "--max-pairs",
+    type=click.IntRange(min=0),
+    default=DEFAULT_MAX_PAIRS,
+    show_default=True,
+    help="The most pairs within --k to collect (counted before they are; 0 for no limit): more is an error, status 2.",
+)
+@hasher_options
+@run_options
+def pairs(
+    source: Source,
+    k: int | None,
+    threshold: float,
+    no_verify: bool,
+    shingle: int,
+    output: str | None,
+    limit: int,
+    max_pairs: int,
+    threads: int | None,
+    quiet: bool,
+    as_json: bool,
+    **hasher_flags: Any,
+) -> None:
+    """The near-duplicate pairs of INPUT (fingerprints within --k, word shingles with Jaccard >=
+    --threshold), with their distance, Jaccard and a short preview of each text."""
+    threshold = _verification(threshold, no_verify)  # type: ignore[assignment]
+    k = default_k(k, threshold)
+    hasher = make_hasher(**hasher_flags)
+    _table_name(output, "--output")
+    inp = source.open(hasher, replayable=True)
+    check_outputs([inp.path], [("-o", output)])
+    with inp, Outputs() as outputs:
+        tmp = outputs.reserve(output) if output else None
+        first = FirstPass(
+            hasher,
+            shingle if threshold is not None else None,
+            threads,
+            budget=pipeline.SKETCH_BUDGET,
+        )
+        fps, _, _ = fingerprint_with_progress(inp, hasher, threads, quiet or as_json, first=first)
+        i, j, d = _find_all_within(fps, k, max_pairs, threads)
+        jac = np.full(len(i), np.nan)
+        if threshold is not None:
+            sketches = first.sketches
+            of = first_rows(first.keys)  # copies share the sketch of their first row
+            if sketches is None or sketches.dropped:
+                sketches = resketcher(inp, hasher, shingle, threads, quiet or as_json, first)(
+                    np.unique(np.concatenate([of[i], of[j]]))
+                )
+            jac = sketches.jaccard(of[i], of[j])
+            same = first.keys[i] == first.keys[j]  # copies of one text, with or without words
+            jac[same] = 1.0
+            ok = jac >= threshold
+            i, j, d, jac = i[ok], j[ok], d[ok], jac[ok]
+        else:
+            plain = (fps[i] != 0) | (
+                first.keys[i] == first.keys[j]
+            )  # texts without features: copies only
+            i, j, d = i[plain], j[plain], d[plain]
+            jac = jac[plain]
+        order = np.lexsort((j, i, -d.astype(np.int64)))
+        shown = order[:limit]
+        preview_rows = set(i[shown].tolist()) | set(j[shown].tolist())
+        need = set(np.concatenate([i, j]).tolist()) if (output or as_json) else preview_rows
+        ids: dict[int, Any] = {}
+        texts: dict[int, str] = {}
+        for first_row, chunk_ids, chunk_texts in inp.replay(
+            ids=True, texts=preview_rows if not as_json else frozenset()
+        ):
+            for offset, value in enumerate(chunk_ids):
+                row = first_row + offset
+                if row in need:
+                    ids[row] = row if value is None else value
+            texts.update(chunk_texts)
+        if tmp is not None and output is not None:
+            table = TableWriter(tmp, output, ["id_a", "id_b", "distance", "jaccard"])
+            table.write(
+                {
+                    "id_a": [ids[r] for r in i.tolist()],
+                    "id_b": [ids[r] for r in j.tolist()],
+                    "distance": d,
+                    "jaccard": [None if x != x else round(x, 4) for x in jac.tolist()],
+                }
+            )
+            table.close()
+        outputs.commit()
+    if as_json:
+        for n in order.tolist():
+            value = float(jac[n])
+            click.echo(
+                json.dumps(
+                    {
+                        "id_a": ids[int(i[n])],
+                        "id_b": ids[int(j[n])],
+                        "distance": int(d[n]),
+                        "jaccard": None if value != value else round(value, 4),
+                    },
+                    ensure_ascii=False,
+                )
+            )
+        return
+    if quiet:
+        return
+    column = max(20, (shutil.get_terminal_size((120, 20)).columns - 7) // 2)
+    for n in shown.tolist():
+        a, b = int(i[n]), int(j[n])
+        value = float(jac[n])
+        click.echo(
+            f"distance {int(d[n])}{'' if value != value else f', Jaccard {value:.3f}'}: {ids[a]}  ~  {ids[b]}"
+        )
+        left, right = (
+            textwrap.wrap(" ".join(texts.get(row, "").split()), column)[:3] for row in (a, b)
+        )
+        for x, y in itertools.zip_longest(left, right, fillvalue=""):
+            click.echo(f"  {x:<{column}} | {y}")
+    more = f" (showing {len(shown)})" if len(shown) < len(i) else ""
+    click.echo(
+        f"{_count(len(i), 'pair')} within k={k}{_jaccard_note(threshold)} among {len(fps)} documents{more}"
+        + (f"; wrote {output}" if output else "")
+    )
+    for line in _errors_text(inp):
+        click.echo(line)

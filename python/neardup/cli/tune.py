@@ -1,0 +1,242 @@
+"""``neardup tune``: measure precision and recall by distance and recommend k."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import click
+
+from ..corpus import Progress, fingerprint_with_progress
+from ..io import (
+    MissingExtraError,
+    Outputs,
+)
+from ..paths import check_outputs
+from ..pipeline import FirstPass
+from ..tune import measure, sample_pairs, sample_text_pairs
+from ..tune_result import PLOT_EXTRA, TARGET_PRECISION, TARGET_RECALL
+from ..validate import MAX_K
+from .app import cli
+from .options import Source, hasher_options, input_options, make_hasher, renamed_flag
+from .output import _errors_text, _Failed, _say, _size
+
+
+def _ngram_list(ctx: click.Context, param: click.Parameter, value: str | None) -> list[int] | None:
+    if value is None:
+        return None
+    try:
+        sizes = [int(v) for v in value.split(",") if v.strip()]
+    except ValueError:
+        raise click.BadParameter(
+            f"{value!r}: expected word counts separated by commas, such as 1,2,3"
+        ) from None
+    if not sizes or min(sizes) < 1:
+        raise click.BadParameter(f"{value!r}: expected word counts of at least 1, such as 1,2,3")
+    return sizes
+
+
+class _TuneCommand(click.Command):
+    """``tune``, whose ``--sample`` is the shipped corpus as for every command: ``--sample 200``
+    (pairs per distance) gets a usage error that names ``--pairs``, not a puzzling extra argument."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        for flag, value in zip(args, args[1:]):
+            if flag == "--sample" and value.isdigit():
+                raise click.UsageError(
+                    f"--sample takes no number: it uses the shipped Debian sample as INPUT; "
+                    f"the pairs measured at each distance are --pairs {value}",
+                    ctx,
+                )
+        return super().parse_args(ctx, args)
+
+
+@cli.command("tune", cls=_TuneCommand)
+@input_options
+@click.option(
+    "--max-k",
+    type=click.IntRange(0, MAX_K),
+    default=8,
+    show_default=True,
+    help=f"Largest Hamming distance measured (0 to {MAX_K}).",
+)
+@click.option(
+    "--pairs",
+    type=click.IntRange(min=1),
+    default=200,
+    show_default=True,
+    help="Pairs whose Jaccard is measured at each distance (at most).",
+)
+@click.option(
+    "--no-verify",
+    is_flag=True,
+    help="Tune the fingerprint-only dedup (dedup --no-verify): the largest k whose precision "
+    "reaches --target-precision.",
+)
+@click.option(
+    "--target-recall",
+    type=click.FloatRange(0, 1, min_open=True),
+    default=None,
+    help=f"Share of the near-duplicate pairs within --max-k that k must keep, in (0, 1]  [default: {TARGET_RECALL:g}]",
+)
+@click.option(
+    "--target-precision",
+    type=click.FloatRange(0, 1, min_open=True),
+    default=None,
+    help="With --no-verify: share of reported pairs that must be near-duplicates, in (0, 1]  "
+    f"[default: {TARGET_PRECISION:g}]",
+)
+@click.option(
+    "--threshold",
+    type=click.FloatRange(0, 1, min_open=True),
+    default=0.8,
+    show_default=True,
+    help="Jaccard at and above which a pair is a near-duplicate, in (0, 1].",
+)
+@click.option(
+    "--shingle",
+    type=click.IntRange(min=1),
+    default=3,
+    show_default=True,
+    help="Words per shingle of the Jaccard that defines a near-duplicate.",
+)
+@click.option(
+    "--shingles",
+    default="1,2,3",
+    show_default=True,
+    callback=_ngram_list,
+    help="Shingle sizes to recommend a k for as well, separated by commas.",
+)
+@click.option("--jaccard-ngram", type=click.IntRange(min=1), default=None, hidden=True)
+@click.option("--jaccard-ngrams", default=None, hidden=True, callback=_ngram_list)
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Seed of the sample of pairs.",
+)
+@click.option(
+    "--plot",
+    metavar="FILE.png",
+    help="Also draw precision and pair counts against k in a PNG (needs neardup[plot]).",
+)
+@hasher_options
+@click.option(
+    "--threads",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Worker threads (default: every core).",
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the curve and the recommendation as JSON."
+)
+def tune_command(
+    source: Source,
+    max_k: int,
+    pairs: int,
+    no_verify: bool,
+    target_recall: float | None,
+    target_precision: float | None,
+    threshold: float,
+    shingle: int,
+    shingles: list[int],
+    jaccard_ngram: int | None,
+    jaccard_ngrams: list[int] | None,
+    seed: int,
+    plot: str | None,
+    threads: int | None,
+    as_json: bool,
+    **hasher_flags: Any,
+) -> None:
+    """Which k? Measure how many pairs at each Hamming distance are near-duplicates on INPUT and recommend a --k.
+
+    Counts the pairs at each distance 0..--max-k exactly and measures the word-shingle Jaccard of
+    up to --pairs of them at each distance (seeded); a pair is a near-duplicate at Jaccard >=
+    --threshold. For the verified dedup (the default), the pairs are between distinct texts with
+    words (exact copies count once), and the recommended k is the smallest that keeps
+    --target-recall of the near-duplicate pairs found within --max-k; the precision is weighted
+    by documents. With --no-verify, for the fingerprint-only dedup: the pairs are between
+    documents, and the recommended k is the largest whose precision within k reaches
+    --target-precision. Reads INPUT twice: the second pass fetches the sampled documents' texts.
+    """
+    if no_verify and target_recall is not None:
+        raise click.UsageError(
+            "--target-recall is the rule of the verified mode: drop it or --no-verify (which takes --target-precision)"
+        )
+    if not no_verify and target_precision is not None:
+        raise click.UsageError(
+            "--target-precision is the rule of --no-verify: add --no-verify, or give --target-recall"
+        )
+    shingle = renamed_flag("--jaccard-ngram", "--shingle", jaccard_ngram, shingle)
+    shingles = renamed_flag("--jaccard-ngrams", "--shingles", jaccard_ngrams, shingles)
+    start = time.perf_counter()
+    hasher = make_hasher(**hasher_flags)
+    if plot is not None:
+        if not plot.lower().endswith(".png"):
+            raise click.BadParameter(
+                f"{plot}: --plot writes a PNG; name it .png", param_hint="--plot"
+            )
+        try:
+            import matplotlib.figure  # noqa: F401
+        except ImportError:
+            raise MissingExtraError(f"--plot needs matplotlib: {PLOT_EXTRA}") from None
+    inp = source.open(hasher, replayable=True)
+    check_outputs([inp.path], [("--plot", plot)])
+    with inp, Outputs() as outputs:
+        try:
+            plot_tmp = outputs.reserve(plot) if plot else None
+        except OSError as err:
+            raise _Failed(f"cannot write {plot}: {err.strerror or err}") from None
+        first = FirstPass(hasher, None, threads)
+        fps, _, nbytes = fingerprint_with_progress(inp, hasher, threads, as_json, first=first)
+        if no_verify:
+            sampled = sample_pairs(fps, max_k, pairs, seed, threads)
+        else:
+            sampled = sample_text_pairs(fps, first.keys, max_k, pairs, seed, threads)
+        texts: dict[int, str] = {}
+        progress = Progress(
+            inp, f"texts of {len(sampled.a):,} pair{'' if len(sampled.a) == 1 else 's'}", as_json
+        )
+        inp.bytes_read = 0
+        try:
+            for _, _, chunk_texts in inp.replay(texts=sampled.rows):
+                texts.update(chunk_texts)
+                progress.update()
+        finally:
+            progress.close()
+        result = measure(
+            sampled,
+            texts,
+            hasher=hasher,
+            shingle=shingle,
+            shingles=shingles,
+            threshold=threshold,
+            target_precision=target_precision,
+            target_recall=target_recall,
+            documents=len(fps),
+            sample=pairs,
+            seed=seed,
+        )
+        if plot_tmp is not None:
+            result.plot().savefig(plot_tmp, format="png", dpi=100)
+        outputs.commit()
+    seconds = time.perf_counter() - start
+    if as_json:
+        summary = {
+            "input": inp.name,
+            **result.as_dict(),
+            "bytes": nbytes,
+            "seconds": round(seconds, 4),
+            "skipped": len(inp.errors),
+            "errors": [str(e) for e in inp.errors],
+            "plot": plot,
+        }
+        click.echo(json.dumps(summary, indent=2, ensure_ascii=False))
+        return
+    lines = [
+        str(result),
+        f"{inp.name}: {_size(nbytes)} in {seconds:.2f} s" + (f"; wrote {plot}" if plot else ""),
+    ]
+    _say("\n".join(lines + _errors_text(inp)))

@@ -1,0 +1,149 @@
+"""How a hasher turns documents into the columns of text (or tokens) the core takes, and calls
+the core on them: one column a field, the text normalized where the core cannot do it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from .validate import check_unicode
+
+
+class DocumentColumns:
+    """The document-to-columns half of :class:`neardup.Simhasher` (its settings are the
+    hasher's)."""
+
+    fields: dict[str, float] | None
+    _normalize: Callable[[str], str]
+    _tokenize: Callable[[str], Iterable[str]] | None
+    _inner: Any
+
+    def _build(self, weighting: Any = None) -> Any:
+        raise NotImplementedError
+
+    def _feature_core(self) -> Any:
+        """A core hasher with these features, whatever the weighting (for feature sets)."""
+        return self._build("tf") if isinstance(self._inner, _Unfitted) else self._inner
+
+    def _columns(self, chunk: list[Any], start: int, name: str) -> Any:
+        """One list per field of normalized texts, or with a tokenizer of their tokens."""
+        columns = self._text_columns(chunk, start, name)
+        return columns if self._tokenize is None else self._token_columns(columns, start, name)
+
+    def _token_columns(
+        self, columns: list[list[str]], start: int, name: str
+    ) -> list[list[list[str]]]:
+        """The tokenizer's tokens of columns of normalized texts."""
+        return [
+            [self._tokens(text, f"{name}[{start + i}]") for i, text in enumerate(column)]
+            for column in columns
+        ]
+
+    def _tokens(self, text: str, label: str) -> list[str]:
+        """The tokenizer's tokens of one normalized text, checked."""
+        assert self._tokenize is not None
+        tokens = self._tokenize(text)
+        if isinstance(tokens, (str, bytes)) or not isinstance(tokens, Iterable):
+            raise TypeError(
+                f"the tokenizer must return a list of str, got {type(tokens).__name__} for {label}"
+            )
+        tokens = tokens if isinstance(tokens, list) else list(tokens)
+        for j, token in enumerate(tokens):
+            if not isinstance(token, str):
+                raise TypeError(
+                    f"the tokenizer returned {type(token).__name__} as token {j} of {label}; expected str"
+                )
+        return tokens
+
+    def _folding_column(self, chunk: list[Any], start: int, name: str) -> list[list[str]]:
+        """The texts of one-field documents for the core's folding path: an ASCII ``str`` goes as
+        it is (every Unicode form leaves ASCII alone, and with ``casefold`` the core folds its
+        capitals on all cores), any other document is normalized here."""
+        isascii, normalize = str.isascii, self._normalize
+        try:
+            return [[doc if isascii(doc) else normalize(doc) for doc in chunk]]
+        except TypeError:
+            return self._text_columns(chunk, start, name)
+
+    def _text_columns(self, chunk: list[Any], start: int, name: str) -> list[list[str]]:
+        """One list of normalized texts per field, checking every document."""
+        if self.fields is None:
+            try:
+                column = [self._normalize(doc) for doc in chunk]
+            except TypeError:
+                column = [self._text(doc, f"{name}[{start + i}]") for i, doc in enumerate(chunk)]
+            return [column]
+        columns: list[list[str]] = [[] for _ in self.fields]
+        for i, doc in enumerate(chunk):
+            if not isinstance(doc, Mapping):
+                raise TypeError(
+                    f"{name}[{start + i}] is {type(doc).__name__}: with fields= set, each document "
+                    f"is a dict with keys among {list(self.fields)}"
+                )
+            for column, field in zip(columns, self.fields):
+                value = doc.get(field)
+                label = f"{name}[{start + i}][{field!r}]"
+                column.append("" if value is None else self._text(value, label))
+        return columns
+
+    def _text(self, doc: Any, label: str) -> str:
+        """One document's text, normalized; ``label`` names it in errors."""
+        if isinstance(doc, str):
+            return self._normalize(doc)
+        if isinstance(doc, (bytes, bytearray, memoryview)):
+            try:
+                return self._normalize(bytes(doc).decode("utf-8"))
+            except UnicodeDecodeError as err:
+                raise ValueError(
+                    f"{label} is not valid UTF-8: byte {err.start} ({bytes(doc)[err.start : err.start + 1]!r}) "
+                    f"cannot start or continue a character"
+                ) from None
+        if doc is None:
+            raise TypeError(f"{label} is None; expected str or bytes")
+        if isinstance(doc, Mapping):
+            raise TypeError(
+                f"{label} is a dict: pass fields={{...}} to Simhasher to weigh its fields"
+            )
+        raise TypeError(f"{label} is {type(doc).__name__}; expected str or bytes")
+
+
+def _method(inner: Any, name: str, tokenizer: Any) -> Any:
+    """The core method for texts, or its twin for pre-split tokens when there is a tokenizer."""
+    if tokenizer is None:
+        return getattr(inner, name)
+    twins = {
+        "fingerprint_many": "fingerprint_tokens_many",
+        "document_frequencies": "document_frequencies_tokens",
+        "weighted_features": "weighted_features_tokens",
+    }
+    return getattr(inner, twins[name])
+
+
+def _call(method: Any, columns: Any, start: int, name: str, *args: Any) -> Any:
+    """Calls the core on columns of texts; a text the core cannot take as UTF-8 is named."""
+    try:
+        return method(columns, *args)
+    except UnicodeEncodeError:
+        _raise_unencodable(columns, start, name)
+        raise
+
+
+def _raise_unencodable(columns: list[list[str]] | list[str], start: int, name: str) -> None:
+    """Lone surrogates cannot cross into the core as UTF-8: say which document holds one."""
+    if isinstance(columns, str):
+        flat: Any = [[columns]]
+    else:
+        flat = [columns] if columns and isinstance(columns[0], str) else columns
+    if flat and flat[0] and isinstance(flat[0][0], list):
+        # Pre-split tokens (a tokenizer): one token list per document.
+        flat = [[" ".join(tokens) for tokens in column] for column in flat]
+    for column in flat:
+        for i, text in enumerate(column):
+            check_unicode(text, f"{name}[{start + i}]")
+
+
+class _Unfitted:
+    """Stands in for the core hasher of an idf Simhasher before fit()."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise ValueError('weighting="idf" needs document frequencies: call fit(corpus) first')

@@ -1,0 +1,185 @@
+"""Parquet files, read and written with pyarrow (the ``parquet`` extra)."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from .base import CHUNK_DOCS, Chunk, FingerprintWriter, Input, joined, pyarrow
+
+
+class ParquetInput(Input):
+    """A Parquet file, read batch by batch; positions are rows, from 1."""
+
+    unit = "row"
+
+    def _file(self, again: bool) -> Any:
+        pa = pyarrow()
+        if self.path == "-":
+            if self._spool is None:  # Parquet needs to seek: spool stdin first
+                self._spool = tempfile.TemporaryFile(prefix="neardup-stdin-")
+                shutil.copyfileobj(sys.stdin.buffer, self._spool, 1 << 20)
+            self._spool.seek(0)
+            source: Any = self._spool
+        else:
+            self._open_raw(again).close()
+            source = self.path
+        try:
+            return pa.parquet.ParquetFile(source)
+        except (pa.ArrowInvalid, OSError) as err:
+            raise InputError(self.name, f"not a valid Parquet file ({err})") from None
+
+    def _columns(self, pf: Any) -> list[str]:
+        """The columns a pass needs, checked against the file's schema."""
+        names = pf.schema_arrow.names
+        self._resolve_auto_id(names)
+        need = [self.text_field] if self.fields is None else [f for f in self.fields if f in names]
+        for name in need:
+            if name not in names:
+                raise InputError(self.name, f"no column {name!r} (columns: {', '.join(names)})")
+            kind = str(pf.schema_arrow.field(name).type)
+            if kind not in ("string", "large_string", "string_view", "null"):
+                raise InputError(self.name, f"column {name!r} is {kind}, expected strings")
+        if self.id_field is not None and self.id_field not in names:
+            raise InputError(
+                self.name, f"no column {self.id_field!r} (the id; columns: {', '.join(names)})"
+            )
+        return [n for n in names if n in need or n == self.id_field]
+
+    def _batches(self, pf: Any, columns: list[str]) -> Iterator[tuple[int, Any]]:
+        total = pf.metadata.num_rows or 1
+        row = 0
+        try:
+            for batch in pf.iter_batches(batch_size=CHUNK_DOCS, columns=columns):
+                yield row, batch
+                row += batch.num_rows
+                if self.size:
+                    self.bytes_read = int(self.size * row / total)
+        except OSError as err:
+            raise InputError(
+                self.name, f"cannot read Parquet data ({err})", row + 1, "row"
+            ) from None
+
+    def _values(self, first: int, name: str, column: Any, bad: set[int]) -> list[Any]:
+        """A column's values; a value of invalid UTF-8 is a bad row (its position added to ``bad``)."""
+        try:
+            return column.to_pylist()  # type: ignore[no-any-return]
+        except UnicodeDecodeError:
+            pass
+        values = []
+        for offset in range(len(column)):
+            try:
+                values.append(column[offset].as_py())
+            except UnicodeDecodeError as err:
+                data = err.object
+                self.bad(
+                    first + offset + 1,
+                    f"column {name!r} holds invalid UTF-8: byte 0x{data[err.start]:02x} at byte "
+                    f"{err.start + 1} cannot start or continue a character",
+                )
+                bad.add(first + offset + 1)
+                values.append(None)
+        return values
+
+    def _batch_docs(self, first: int, batch: Any) -> Iterator[tuple[int, Any, Any]]:
+        bad: set[int] = set()
+        cols = {
+            name: self._values(first, name, batch.column(name), bad) for name in batch.schema.names
+        }
+        for offset in range(batch.num_rows):
+            position = first + offset + 1
+            if position in bad:
+                continue
+            record = {name: values[offset] for name, values in cols.items()}
+            if self.fields is None and record.get(self.text_field) is None:
+                self.bad(position, f"column {self.text_field!r} is null")
+                continue
+            doc = self._document(position, record, "column")
+            if doc is None:
+                continue
+            yield position, doc, record.get(self.id_field) if self.id_field else None
+
+    def _records(self, again: bool, raw: bool) -> Iterator[tuple[int, Any, Any, Any]]:
+        pf = self._file(again)
+        for first, batch in self._batches(pf, self._columns(pf)):
+            for position, doc, doc_id in self._batch_docs(first, batch):
+                yield position, doc, doc_id, None
+
+    def chunks(self, raw: bool = False) -> Iterator[Chunk]:
+        if not raw:
+            yield from super().chunks()
+            return
+        # Raw chunks are whole record batches (every column), to write back with a new column.
+        pf = self._file(False)
+        self._columns(pf)
+        for first, batch in self._batches(pf, pf.schema_arrow.names):
+            chunk = Chunk(raw=[batch])
+            for position, doc, _ in self._batch_docs(first, batch):
+                chunk.docs.append(doc)
+                chunk.positions.append(position)
+            yield chunk
+
+    def replay(self, keep=None, output=None, output_compression=None, ids=False, texts=frozenset()):  # type: ignore[no-untyped-def]
+        pa = pyarrow()
+        pf = self._file(True)
+        skipped = np.fromiter(sorted(self._skipped), np.int64, len(self._skipped))
+        writer = None
+        number = 0
+        try:
+            if output is not None and keep is not None:
+                writer = pa.parquet.ParquetWriter(output, pf.schema_arrow, compression="zstd")
+            for first, batch in self._batches(pf, pf.schema_arrow.names):
+                if len(skipped):
+                    rows = np.arange(first + 1, first + batch.num_rows + 1)
+                    batch = batch.filter(pa.array(~np.isin(rows, skipped)))
+                n = batch.num_rows
+                if writer is not None:
+                    writer.write_batch(batch.filter(pa.array(keep[number : number + n])))
+                batch_ids = (
+                    batch.column(self.id_field).to_pylist() if ids and self.id_field else [None] * n
+                )
+                batch_texts: dict[int, str] = {}
+                for want in sorted(t for t in texts if number <= t < number + n):
+                    names = [self.text_field] if self.fields is None else self.fields
+                    record = {
+                        name: batch.column(name)[want - number].as_py()
+                        for name in names
+                        if name in batch.schema.names
+                    }
+                    batch_texts[want] = joined(record, self.text_field, self.fields)
+                yield number, batch_ids, batch_texts
+                number += n
+        finally:
+            if writer is not None:
+                writer.close()
+
+    def fingerprint_writer(self, tmp: str, output: str, column: str) -> FingerprintWriter:
+        """(write one chunk with its fingerprints, close): the kept rows with a uint64 column."""
+        pa = pyarrow()
+        state: dict[str, Any] = {"writer": None, "row": 0}
+
+        def write_parquet(chunk: Chunk, fps: np.ndarray) -> None:
+            (batch,) = chunk.raw
+            take = np.asarray(chunk.positions, dtype=np.int64) - 1 - state["row"]
+            state["row"] += batch.num_rows
+            table = pa.Table.from_batches([batch]).take(pa.array(take))
+            values = pa.array(fps, pa.uint64())
+            if column in table.column_names:
+                table = table.set_column(table.column_names.index(column), column, values)
+            else:
+                table = table.append_column(column, values)
+            if state["writer"] is None:
+                state["writer"] = pa.parquet.ParquetWriter(tmp, table.schema, compression="zstd")
+            state["writer"].write_table(table)
+
+        def close_parquet() -> None:
+            if state["writer"] is not None:
+                state["writer"].close()
+
+        return write_parquet, close_parquet

@@ -1,0 +1,391 @@
+"""What tune reports: one TuneRow per distance and the TuneResult with its recommendation,
+printed, as JSON or drawn."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from .io import MissingExtraError
+from .pair_sample import SampledPairs
+
+#: What the plot extra is called, for messages.
+PLOT_EXTRA = "pip install 'neardup[plot]'"
+
+
+#: The defaults of the two recommendation rules.
+TARGET_RECALL = 0.99
+
+
+TARGET_PRECISION = 0.9
+
+
+@dataclass
+class TuneRow:
+    """One distance of the curve (figures for the result's ``ngram``; NaN without pairs).
+
+    Attributes:
+        k: the Hamming distance.
+        pairs: pairs at distance exactly ``k`` (verified mode: of distinct texts with features;
+            fingerprint-only mode: of documents).
+        sampled: how many of them were measured.
+        mean_jaccard, median_jaccard: of the sampled pairs.
+        precision: verified mode: weighted by documents, the mean over the texts with a pair at
+            ``k`` of the share of their pairs at ``k`` that are near-duplicates; fingerprint-only
+            mode: the share of the sampled pairs that are near-duplicates (Jaccard >= threshold).
+        pairs_within: pairs at distance <= ``k`` (the candidates ``k`` proposes).
+        precision_within: the same as ``precision``, within ``k`` (fingerprint-only mode: the
+            precision of reporting every pair within ``k``).
+        duplicates_within: estimated near-duplicate pairs within ``k``.
+        pair_precision: the share of the sampled pairs at ``k`` that are near-duplicates.
+        duplicates: estimated near-duplicate pairs at ``k``: ``pairs * pair_precision``.
+        candidates_per_duplicate: ``pairs_within / duplicates_within``, the cost of ``k``.
+        texts, texts_within: verified mode: distinct texts with a pair at ``k``, within ``k``.
+        recall_within, recall_se: verified mode: the estimated share of the near-duplicate pairs
+            within ``max_k`` that lie within ``k``, and its standard error.
+    """
+
+    k: int
+    pairs: int
+    sampled: int
+    mean_jaccard: float
+    median_jaccard: float
+    precision: float
+    pairs_within: int
+    precision_within: float
+    duplicates_within: float
+    pair_precision: float = math.nan
+    duplicates: float = math.nan
+    candidates_per_duplicate: float = math.nan
+    texts: int | None = None
+    texts_within: int | None = None
+    recall_within: float = math.nan
+    recall_se: float = math.nan
+
+    def as_dict(self) -> dict[str, Any]:
+        """The row with NaN as None (for JSON)."""
+        return {
+            name: (None if isinstance(v, float) and math.isnan(v) else v)
+            for name, v in self.__dict__.items()
+        }
+
+
+@dataclass
+class TuneResult:
+    """What :func:`tune` measured: the curve, the recommended k, and k by shingle size.
+
+    Attributes:
+        rows: one :class:`TuneRow` per distance 0..max_k.
+        recommended_k: verified mode: the smallest k whose recall within k reaches
+            ``target_recall``; fingerprint-only mode: the largest k whose precision within k
+            reaches ``target_precision`` (word ``ngram``-shingle Jaccard >= ``threshold``); None
+            when none does.
+        recommended_by_ngram: the same rule for each shingle size measured.
+        precision_within_by_ngram: shingle size -> precision within k, for k = 0..max_k.
+        sampled: the sampled pairs with their Jaccards (:class:`SampledPairs`).
+        documents: documents fingerprinted.
+        verify: True for the verified mode, False for the fingerprint-only one.
+        target_precision, target_recall: the target of the mode's rule (the other is None).
+        texts, copies, featureless: verified mode: the distinct texts with features between
+            which pairs are counted, and the rows left out as copies and as featureless.
+        recall_within_by_ngram: verified mode: shingle size -> recall within k.
+    """
+
+    rows: list[TuneRow]
+    recommended_k: int | None
+    recommended_by_ngram: dict[int, int | None]
+    precision_within_by_ngram: dict[int, list[float]]
+    sampled: SampledPairs
+    documents: int
+    ngram: int
+    threshold: float
+    target_precision: float | None
+    sample: int
+    seed: int
+    verify: bool = True
+    target_recall: float | None = None
+    texts: int | None = None
+    copies: int = 0
+    featureless: int = 0
+    recall_within_by_ngram: dict[int, list[float]] = field(default_factory=dict)
+
+    @property
+    def max_k(self) -> int:
+        return len(self.rows) - 1
+
+    def to_pandas(self) -> Any:
+        """The curve as a DataFrame, one row per k, with ``precision_within_<n>`` (and in
+        verified mode ``recall_within_<n>``) per shingle size."""
+        import pandas as pd
+
+        frame = pd.DataFrame([row.__dict__ for row in self.rows])
+        for n, values in sorted(self.precision_within_by_ngram.items()):
+            frame[f"precision_within_{n}"] = values
+        for n, values in sorted(self.recall_within_by_ngram.items()):
+            frame[f"recall_within_{n}"] = values
+        return frame
+
+    def as_dict(self) -> dict[str, Any]:
+        """Everything but the sampled pairs, JSON-ready (NaN as None)."""
+
+        def clean(values: list[float]) -> list[float | None]:
+            return [None if math.isnan(v) else v for v in values]
+
+        return {
+            "verify": self.verify,
+            "documents": self.documents,
+            "texts": self.texts,
+            "copies": self.copies,
+            "featureless": self.featureless,
+            "ngram": self.ngram,
+            "threshold": self.threshold,
+            "target_recall": self.target_recall,
+            "target_precision": self.target_precision,
+            "sample": self.sample,
+            "seed": self.seed,
+            "max_k": self.max_k,
+            "recommended_k": self.recommended_k,
+            "recommended_by_ngram": {
+                str(n): k for n, k in sorted(self.recommended_by_ngram.items())
+            },
+            "rows": [row.as_dict() for row in self.rows],
+            "precision_within_by_ngram": {
+                str(n): clean(values)
+                for n, values in sorted(self.precision_within_by_ngram.items())
+            },
+            "recall_within_by_ngram": {
+                str(n): clean(values) for n, values in sorted(self.recall_within_by_ngram.items())
+            },
+        }
+
+    def _truth(self) -> str:
+        return f"word {self.ngram}-shingle Jaccard >= {self.threshold:g}"
+
+    def verdict(self) -> str:
+        """The recommendation in one sentence."""
+        if not self.verify:
+            return self._verdict_fingerprints()
+        last = self.rows[-1]
+        if not last.pairs_within:
+            return f"no recommendation: no two distinct texts with words within k = {self.max_k}"
+        if self.recommended_k is None:
+            return (
+                f"no recommendation: none of the {len(self.sampled.a):,} pairs sampled within k = {self.max_k} is a "
+                f"near-duplicate ({self._truth()}): lower --threshold, or raise --max-k"
+            )
+        row = self.rows[self.recommended_k]
+        assert self.target_recall is not None
+        text = (
+            f"recommended k = {row.k}: the smallest k that keeps >= {self.target_recall:g} of the near-duplicate pairs "
+            f"({self._truth()}) found within k = {self.max_k} (recall {row.recall_within:.3f} +- {row.recall_se:.3f}); "
+            f"it proposes {row.pairs_within:,} candidate pair{'s' if row.pairs_within != 1 else ''}, "
+            f"{row.candidates_per_duplicate:.2f} per near-duplicate; precision within k "
+            f"{row.precision_within:.3f} (by documents)"
+        )
+        if row.recall_se > 1 - self.target_recall:
+            text += f"; uncertain (standard error {row.recall_se:.3f}): raise --sample"
+        if last.duplicates > (1 - self.target_recall) * last.duplicates_within:
+            text += (
+                f"; near-duplicates still appear at k = {self.max_k} ({last.duplicates:,.0f} pairs): "
+                f"raise --max-k to count those farther apart"
+            )
+        return text
+
+    def _verdict_fingerprints(self) -> str:
+        rule = f"precision within k >= {self.target_precision:g} ({self._truth()})"
+        if self.recommended_k is not None:
+            row = self.rows[self.recommended_k]
+            return (
+                f"recommended k = {row.k}: the largest k with {rule}; it reports "
+                f"{row.pairs_within:,} pair{'s' if row.pairs_within != 1 else ''}, "
+                f"precision {row.precision_within:.3f}"
+            )
+        if not any(row.pairs for row in self.rows):
+            return f"no recommendation: no pair of documents within k = {self.max_k}"
+        best = max(
+            (r for r in self.rows if not math.isnan(r.precision_within)),
+            key=lambda r: (r.precision_within, r.k),
+        )
+        return (
+            f"no k in 0..{self.max_k} reaches {rule}; the most precise is k = {best.k} "
+            f"({best.precision_within:.3f}): lower --target-precision or --threshold, or try other fingerprint settings"
+        )
+
+    def __str__(self) -> str:
+        def num(v: float, digits: int = 3) -> str:
+            return "-" if math.isnan(v) else f"{v:.{digits}f}"
+
+        def whole(v: float) -> str:
+            return "-" if math.isnan(v) else f"{v:,.0f}"
+
+        if self.verify:
+            header: tuple[str, ...] = (
+                "k",
+                "pairs at k",
+                "sampled",
+                "mean J",
+                "precision at k",
+                "duplicates at k",
+                "pairs within k",
+                "texts within k",
+                "precision within k",
+                "recall within k",
+                "+-",
+                "candidates per duplicate",
+            )
+            body: list[tuple[str, ...]] = [
+                (
+                    str(r.k),
+                    f"{r.pairs:,}",
+                    f"{r.sampled:,}",
+                    num(r.mean_jaccard),
+                    num(r.precision),
+                    whole(r.duplicates),
+                    f"{r.pairs_within:,}",
+                    f"{r.texts_within or 0:,}",
+                    num(r.precision_within),
+                    num(r.recall_within),
+                    num(r.recall_se),
+                    num(r.candidates_per_duplicate, 2),
+                )
+                for r in self.rows
+            ]
+            intro = (
+                f"{self.documents:,} documents: {self.texts or 0:,} distinct texts with words, {self.copies:,} exact "
+                f"cop{'y' if self.copies == 1 else 'ies'} and {self.featureless:,} without "
+                "words left out; pairs of distinct "
+                f"texts, up to {self.sample:,} sampled at each distance (seed {self.seed}); a "
+                "pair is a near-duplicate when "
+                f"its {self._truth()}; precision is weighted by documents"
+            )
+        else:
+            header = (
+                "k",
+                "pairs at k",
+                "sampled",
+                "mean J",
+                "median J",
+                "precision at k",
+                "pairs within k",
+                "precision within k",
+                "duplicates within k",
+            )
+            body = [
+                (
+                    str(r.k),
+                    f"{r.pairs:,}",
+                    f"{r.sampled:,}",
+                    num(r.mean_jaccard),
+                    num(r.median_jaccard),
+                    num(r.precision),
+                    f"{r.pairs_within:,}",
+                    num(r.precision_within),
+                    whole(r.duplicates_within),
+                )
+                for r in self.rows
+            ]
+            intro = (
+                f"{self.documents:,} documents; up to {self.sample:,} pairs sampled at each "
+                f"distance (seed {self.seed}); "
+                f"a pair is a near-duplicate when its word {self.ngram}-shingle Jaccard J >= {self.threshold:g}"
+            )
+        widths = [max(len(h), *(len(line[c]) for line in body)) for c, h in enumerate(header)]
+        lines = [intro, "  ".join(h.rjust(w) for h, w in zip(header, widths))]
+        lines += ["  ".join(cell.rjust(w) for cell, w in zip(line, widths)) for line in body]
+        lines.append(self.verdict())
+        if len(self.recommended_by_ngram) > 1:
+            lines.append(
+                "recommended k by shingle size: "
+                + ", ".join(
+                    f"{n} word{'s' if n > 1 else ''}: {'none' if k is None else k}"
+                    for n, k in sorted(self.recommended_by_ngram.items())
+                )
+            )
+        return "\n".join(lines)
+
+    def plot(self) -> Any:
+        """A matplotlib ``Figure``: above, recall within k (verified mode) or precision within k
+        (fingerprint-only mode) for each shingle size, the precision at k, the target and the
+        recommended k; below, the pair counts at k and within k (log scale). Needs matplotlib
+        (``pip install 'neardup[plot]'``); save it with ``fig.savefig(path)``."""
+        try:
+            from matplotlib.figure import Figure
+        except ImportError:
+            raise MissingExtraError(f"plotting needs matplotlib: {PLOT_EXTRA}") from None
+        ks = [r.k for r in self.rows]
+        fig = Figure(figsize=(8, 6.5), layout="constrained")
+        top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(3, 2))
+        weighting = " (by documents)" if self.verify else ""
+        top.plot(
+            ks,
+            [r.precision for r in self.rows],
+            "o:",
+            color="tab:gray",
+            label=f"precision at k{weighting}",
+        )
+        others = iter(["tab:purple", "tab:olive", "tab:cyan", "tab:pink", "tab:brown"] * 4)
+        curves, what = (
+            (self.recall_within_by_ngram, "recall")
+            if self.verify
+            else (self.precision_within_by_ngram, "precision")
+        )
+        if self.verify:
+            top.plot(
+                ks,
+                [r.precision_within for r in self.rows],
+                "s--",
+                color="tab:gray",
+                label="precision within k (by documents)",
+            )
+        for n, values in sorted(curves.items()):
+            style = (
+                {"linewidth": 2.5, "color": "tab:blue"}
+                if n == self.ngram
+                else {"linewidth": 1, "color": next(others)}
+            )
+            top.plot(ks, values, "o-", label=f"{what} within k ({n}-word shingles)", **style)
+        target = self.target_recall if self.verify else self.target_precision
+        top.axhline(
+            target, color="tab:red", linestyle="--", linewidth=1, label=f"target {what} {target:g}"
+        )
+        if self.recommended_k is not None:
+            top.axvline(
+                self.recommended_k,
+                color="tab:green",
+                linewidth=1.5,
+                label=f"recommended k = {self.recommended_k}",
+            )
+        top.set_ylim(-0.02, 1.02)
+        top.set_ylabel(f"near-duplicates: Jaccard >= {self.threshold:g}")
+        top.set_title(
+            f"neardup tune: {self.documents:,} documents, up to {self.sample:,} pairs sampled per distance"
+        )
+        top.grid(alpha=0.3)
+        top.legend(loc="lower left", fontsize="small")
+        unit = "text pairs" if self.verify else "document pairs"
+        bottom.bar(
+            ks, [max(r.pairs, 0) for r in self.rows], color="tab:orange", label=f"{unit} at k"
+        )
+        bottom.plot(
+            ks,
+            [r.pairs_within for r in self.rows],
+            "s-",
+            color="tab:brown",
+            label=f"{unit} within k",
+        )
+        bottom.plot(
+            ks,
+            [r.duplicates_within for r in self.rows],
+            "^-",
+            color="tab:green",
+            label="near-duplicates within k (est.)",
+        )
+        if any(r.pairs for r in self.rows):
+            bottom.set_yscale("log")
+        bottom.set_xlabel("k (Hamming distance)")
+        bottom.set_ylabel(unit)
+        bottom.set_xticks(ks)
+        bottom.grid(alpha=0.3)
+        bottom.legend(loc="upper left", fontsize="small")
+        return fig
