@@ -3,11 +3,11 @@
 //!
 //! Per document the file holds its id (a 64-bit integer or a string of bytes, kept exactly),
 //! its fingerprint, the content key of its normalized text and a small bottom-`S` sketch of its
-//! word shingles (`S` 32-bit hashes, 16 by default). The permuted tables are not stored: at
-//! k = 8 a plan has dozens of tables, 8 bytes per document each, far past a budget of 100 bytes
-//! per document. Batch mode builds them for the call instead: each table permutes and sorts the
-//! index's distinct fingerprints and the new batch's, and merges the two by prefix (Manku's
-//! batch mode), one table per worker at a time.
+//! word shingles (`S` 32-bit hashes; Python's default is 128). The permuted tables are not
+//! stored: at k = 8 a plan has 45 to 495 tables, 8 bytes per document each, 360 to 3,960 bytes
+//! beside the 28 + 4 S a document takes with an integer id. Batch mode builds them for the call
+//! instead: each table permutes and sorts the index's distinct fingerprints and the new batch's,
+//! and merges the two by prefix (Manku's batch mode), one table per worker at a time.
 //!
 //! File layout, little-endian 8-byte words, every section padded to whole words:
 //! a header of [`HEADER_WORDS`] words (magic, version, file length, documents, sketch size,

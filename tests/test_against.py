@@ -98,9 +98,27 @@ def test_against_an_index_is_a_verified_dedup_of_both(tmp_path, kind, seed):
 
 
 @pytest.mark.parametrize("seed", [4, 5])
-def test_the_default_sketch_size_is_exact_on_short_texts(tmp_path, seed):
+def test_a_16_hash_sketch_is_exact_on_short_texts(tmp_path, seed):
     docs = short_corpus(seed)
-    check_against(tmp_path, docs, len(docs) * 2 // 3, "str", neardup.against.DEFAULT_SKETCH_SIZE)
+    check_against(tmp_path, docs, len(docs) * 2 // 3, "str", 16)
+
+
+@pytest.mark.parametrize("seed", [6, 7])
+def test_the_default_sketch_size_is_128_and_exact_on_texts_within_it(tmp_path, seed):
+    # Removals verified at precision >= 0.99 (benches/results/against.md): 128 hashes.
+    assert neardup.against.DEFAULT_SKETCH_SIZE == 128
+    docs = family_corpus(30, seed=seed)
+    check_against(tmp_path, docs, len(docs) // 2, "int", neardup.against.DEFAULT_SKETCH_SIZE)
+    assert DedupIndex.build(docs[:5], tmp_path / "d.ndx").sketch_size == 128
+
+
+def test_index_build_sketch_size_defaults_to_128(tmp_path):
+    write_jsonl(tmp_path / "a.jsonl", family_corpus(10, seed=3), "http://a/")
+    for extra, size in ([], 128), (["--sketch-size", "16"], 16):
+        ndx = tmp_path / f"a{size}.ndx"
+        args = ["index", "build", str(tmp_path / "a.jsonl"), "-o", str(ndx), "-q", *extra]
+        assert main(args) == 0
+        assert DedupIndex.open(ndx).sketch_size == size
 
 
 def test_update_appends_the_kept_documents(tmp_path):

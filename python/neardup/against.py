@@ -2,7 +2,7 @@
 
 A :class:`DedupIndex` file holds, per document of the corpus, its id (an integer or a string,
 kept exactly), its fingerprint, the content key of its normalized text and a bottom-``S`` sketch
-of its word shingles (``sketch_size``, 16 by default), with the fingerprint settings. Building
+of its word shingles (``sketch_size``, 128 by default), with the fingerprint settings. Building
 one deduplicates the corpus first (``dedup=True``), so the index holds what a dedup keeps.
 :func:`dedup_against` then removes from a new batch every document that is a verified
 near-duplicate of an index document or of an earlier document of the batch, as a verified dedup
@@ -12,8 +12,10 @@ which is replaced atomically.
 
 Every Jaccard in this mode is that of the bottom-``S`` sketches (the index stores no more): exact
 when the two documents have at most ``S`` distinct shingles between them, otherwise the
-bottom-k estimate, whose standard error is ``sqrt(J (1 - J) / S)`` (0.1 at J = 0.8 for S = 16,
-0.05 for S = 64). README "Deduplicating against an index" gives the measured cost.
+bottom-k estimate, whose standard error is ``sqrt(J (1 - J) / S)`` (0.035 at J = 0.8 for the
+default S = 128, 0.05 for S = 64, 0.1 for S = 16). README "Deduplicating against an index" gives
+the measured cost: removal precision 0.997 at S = 128 and 0.77 at S = 16, whose file fits 10M
+documents in 1 GB where S = 128 takes about 5.4 GB.
 """
 
 from __future__ import annotations
@@ -36,10 +38,14 @@ from .verify import check_threshold
 
 __all__ = ["DEFAULT_SKETCH_SIZE", "DedupIndex", "AgainstResult", "dedup_against"]
 
-#: Hashes per stored sketch. 10M documents with integer ids take 8 (fingerprint) + 8 (content
-#: key) + 8 (id) + 4 (sketch length) + 16 x 4 (sketch) = 92 bytes each, 920 MB in all: under the
-#: 1 GB the index is meant to fit in. The Jaccard estimate's standard error is 0.1 at J = 0.8.
-DEFAULT_SKETCH_SIZE = 16
+#: Hashes per stored sketch: 128, for removals verified at precision >= 0.99 (measured 0.997
+#: on texts with many pairs just below the threshold; 0.98 at 64, 0.89 at 32, 0.77 at 16:
+#: benches/results/against.md). A document with an integer id takes 8 (fingerprint) + 8 (content
+#: key) + 8 (id) + 4 (sketch length) + 4 S (sketch) = 28 + 4 S bytes: 540 at S = 128, so 10M
+#: documents take 5.4 GB, above a 1 GB budget; ``sketch_size=16`` (92 bytes, 920 MB for 10M)
+#: fits 1 GB at precision 0.77. The Jaccard estimate's standard error is sqrt(J(1 - J)/S):
+#: 0.035 at J = 0.8 for S = 128, 0.1 for S = 16.
+DEFAULT_SKETCH_SIZE = 128
 CHUNK_SIZE = 8192
 _FORMAT = "neardup-dedup-index"
 
@@ -165,7 +171,9 @@ class DedupIndex:
             path: the file to write.
             hasher: the fingerprint settings (default ``Simhasher()``; not idf).
             k, threshold, shingle: the near-duplicate test, stored as the index's defaults.
-            sketch_size: hashes per stored sketch, 1 to 1024.
+            sketch_size: hashes per stored sketch, 1 to 1024 (default 128: removals verified at
+                precision >= 0.99, 540 bytes a document with integer ids; 16 makes a file of 92
+                bytes a document, 920 MB for 10M, at precision 0.77 near the threshold).
             ids: an id per document (all integers or all strings); default ``id_field``'s values,
                 the table's id column, or row numbers.
             dedup: deduplicate the corpus first, keeping what ``neardup.dedup`` keeps (with the

@@ -125,8 +125,9 @@ def _open_for_index(source: Source, hasher: Simhasher) -> Input:
     type=click.IntRange(1, 1024),
     default=DEFAULT_SKETCH_SIZE,
     show_default=True,
-    help="For INDEX.ndx: shingle hashes kept per document (fewer: a smaller file, less precise "
-    "removals).",
+    help="For INDEX.ndx: shingle hashes kept per document, 28 + 4 x this bytes a document with "
+    "integer ids (128: removals verified at precision >= 0.99; 16 fits 10M documents in 1 GB, "
+    "at precision 0.77 near the threshold).",
 )
 @hasher_options
 @run_options
