@@ -7,6 +7,7 @@
 //! `python/` behind the `python` feature and only extract, validate, release the GIL and convert.
 
 pub mod compat;
+pub mod dedup_index;
 pub mod digest;
 pub mod encoders;
 pub mod error;

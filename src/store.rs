@@ -129,6 +129,15 @@ pub struct Source {
 }
 
 impl Source {
+    /// The mapped file `file` at `path`, as `meta` says it was when it was mapped.
+    pub(crate) fn new(file: File, meta: &std::fs::Metadata, path: &Path) -> Self {
+        Source {
+            file,
+            stamp: Stamp::of(meta),
+            path: path.to_path_buf(),
+        }
+    }
+
     /// [`Error::Changed`] if the file was truncated, extended or written since it was mapped
     /// (its size or modification time differ) or is no longer the same file.
     pub fn check(&self) -> Result<()> {
@@ -160,7 +169,7 @@ pub enum Backing {
 }
 
 impl Backing {
-    fn bytes(&self) -> &[u8] {
+    pub(crate) fn bytes(&self) -> &[u8] {
         match self {
             // SAFETY: u64 has no padding; the byte view covers exactly the vector's memory.
             Backing::Heap(v, len) => unsafe {
@@ -221,7 +230,11 @@ impl<T: Plain> Deref for Words<T> {
 }
 
 /// `len` values of T at byte `offset` of the backing: in place where possible, else copied.
-fn view<T: Plain>(backing: &Arc<Backing>, offset: usize, len: usize) -> Result<Words<T>> {
+pub(crate) fn view<T: Plain>(
+    backing: &Arc<Backing>,
+    offset: usize,
+    len: usize,
+) -> Result<Words<T>> {
     let bytes = backing.bytes();
     let end = len
         .checked_mul(T::SIZE)
@@ -245,7 +258,7 @@ fn view<T: Plain>(backing: &Arc<Backing>, offset: usize, len: usize) -> Result<W
     }
 }
 
-fn format_error(offset: u64, reason: impl Into<String>) -> Error {
+pub(crate) fn format_error(offset: u64, reason: impl Into<String>) -> Error {
     Error::Format {
         offset,
         reason: reason.into(),
@@ -373,7 +386,7 @@ fn write_file(tmp: &Path, data: &ToStore<'_>) -> Result<()> {
 }
 
 /// What a path that is not a regular file names, for [`Error::NotAFile`].
-fn kind_of(file_type: std::fs::FileType) -> Option<&'static str> {
+pub(crate) fn kind_of(file_type: std::fs::FileType) -> Option<&'static str> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt;

@@ -5,6 +5,7 @@ The Rust core hashes features with FNV-1a 64 (then MurmurHash3's finalizer) and 
 """
 
 from ._core import __version__ as __version__
+from .against import AgainstResult, DedupIndex
 from .dedup import DedupResult, dedup
 from .encoders import SparseEncoder, VectorSimhash, group_by_key, minhash_key, minhash_key_many
 from .errors import (
@@ -33,6 +34,8 @@ from .tune import TuneResult, tune
 from .verify import jaccard
 
 __all__ = [
+    "AgainstResult",
+    "DedupIndex",
     "DedupResult",
     "IndexChangedError",
     "IndexFormatError",

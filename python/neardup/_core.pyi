@@ -2,7 +2,7 @@
 
 import os
 from collections.abc import Sequence
-from typing import final
+from typing import Any, final
 
 import numpy as np
 import numpy.typing as npt
@@ -12,6 +12,7 @@ __all__ = [
     "DEFAULT_EXPECTED_SIZE",
     "MAX_K",
     "MAX_THREADS",
+    "DedupIndex",
     "Hasher",
     "Hyperplanes",
     "Index",
@@ -388,3 +389,71 @@ def md5_64_many(items: Sequence[str | bytes]) -> npt.NDArray[np.uint64]:
 
 def compat_windows_many(texts: list[str], threads: int | None = None) -> npt.NDArray[np.uint64]:
     """The `simhash` package's default fingerprints of cleaned (lowercased, filtered) texts."""
+
+@final
+class DedupIndex:
+    """A dedup index file: per document its id, fingerprint, content key and bottom-S sketch."""
+
+    @staticmethod
+    def create(
+        path: str | os.PathLike[str],
+        sketch_size: int,
+        shingle: int,
+        k: int,
+        threshold: float,
+        string_ids: bool,
+        meta: bytes,
+        fps: npt.NDArray[np.uint64],
+        keys: npt.NDArray[np.uint64],
+        starts: npt.NDArray[np.uint64],
+        ends: npt.NDArray[np.uint64],
+        hashes: npt.NDArray[np.uint32],
+        ids: npt.NDArray[np.int64] | list[bytes],
+    ) -> None:
+        """Writes a new index file of these documents, atomically."""
+    def save_appended(
+        self,
+        path: str | os.PathLike[str],
+        fps: npt.NDArray[np.uint64],
+        keys: npt.NDArray[np.uint64],
+        starts: npt.NDArray[np.uint64],
+        ends: npt.NDArray[np.uint64],
+        hashes: npt.NDArray[np.uint32],
+        ids: npt.NDArray[np.int64] | list[bytes],
+    ) -> None:
+        """Writes this index followed by new documents to path, atomically."""
+    @staticmethod
+    def load(path: str | os.PathLike[str], mmap: bool = True) -> DedupIndex: ...
+    def __len__(self) -> int: ...
+    @property
+    def sketch_size(self) -> int: ...
+    @property
+    def shingle(self) -> int: ...
+    @property
+    def k(self) -> int: ...
+    @property
+    def threshold(self) -> float: ...
+    @property
+    def string_ids(self) -> bool: ...
+    @property
+    def meta(self) -> bytes: ...
+    @property
+    def mapped(self) -> bool: ...
+    def check_file(self) -> None: ...
+    def fingerprints(self) -> npt.NDArray[np.uint64]: ...
+    def keys(self) -> npt.NDArray[np.uint64]: ...
+    def sketch(self, row: int) -> npt.NDArray[np.uint32]: ...
+    def ids_of(self, rows: list[int]) -> list[Any]: ...
+    def dedup(
+        self,
+        fps: npt.NDArray[np.uint64],
+        keys: npt.NDArray[np.uint64],
+        starts: npt.NDArray[np.uint64],
+        ends: npt.NDArray[np.uint64],
+        hashes: npt.NDArray[np.uint32],
+        k: int,
+        threshold: float,
+        threads: int | None = None,
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        """Deduplicates a batch against the index and itself: (new row kept in each row's place
+        or -1, index row it duplicates or -1, Jaccard)."""

@@ -238,6 +238,8 @@ def dedup(
     id_field: str | None = None,
     threads: int | None = None,
     progress: bool = False,
+    against: Any = None,
+    update: bool = False,
 ) -> DedupResult:
     """Finds the near-duplicates of a corpus and keeps one document of each cluster.
 
@@ -271,6 +273,10 @@ def dedup(
         threads: worker threads (default: every core).
         progress: show a progress bar of the documents read (tqdm's, notebook-aware, when tqdm
             is installed; nothing otherwise).
+        against: a :class:`neardup.DedupIndex` (or its path): remove from ``docs`` the
+            near-duplicates of its documents and of earlier ``docs``, and return a
+            :class:`neardup.against.AgainstResult` naming what each removed one duplicates.
+        update: with ``against``, append the kept documents to the index file (atomically).
 
     What each call did is logged at INFO to the ``logging`` logger ``"neardup"``, and its
     stages at DEBUG.
@@ -283,6 +289,22 @@ def dedup(
         >>> result.keep.tolist(), result.kept_row.tolist(), result.jaccard.tolist()
         ([True, False, True], [0, 0, 2], [1.0, 1.0, 1.0])
     """
+    if against is not None:
+        from .against import from_dedup  # the index mode: neardup/against.py
+
+        return from_dedup(
+            docs,
+            against,
+            update,
+            k=k,
+            hasher=hasher,
+            keep=keep,
+            threshold=threshold,
+            shingle=shingle,  # type: ignore[return-value]
+            text_field=text_field,
+            id_field=id_field,
+            threads=threads,
+        )
     k, threshold, shingle = check_settings(k, threshold, shingle)
     _check_keep(keep)
     if not isinstance(progress, bool):

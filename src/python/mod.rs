@@ -2,6 +2,7 @@
 
 use pyo3::prelude::*;
 
+mod dedup_index;
 mod encoders;
 mod errors;
 mod fingerprint;
@@ -24,5 +25,6 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     encoders::register(m)?;
     verify::register(m)?;
     star::register(m)?;
+    dedup_index::register(m)?;
     Ok(())
 }

@@ -13,6 +13,7 @@ from .. import pipeline
 from .. import report as report_mod
 from ..corpus import Progress, fingerprint_pass, ids_of, resketcher
 from ..dedup import DedupResult
+from ..hasher import Simhasher
 from ..io import (
     Outputs,
     TableWriter,
@@ -20,6 +21,7 @@ from ..io import (
 )
 from ..paths import check_outputs
 from ..pipeline import FirstPass, candidates, default_k, keep_order, stars
+from . import against as against_cmd
 from .app import cli
 from .dedup_dask import _dedup_on_dask
 from .options import (
@@ -89,6 +91,17 @@ from .output import (
     default=None,
     help="Run on Dask with a local cluster of N worker processes (needs neardup[dask]).",
 )
+@click.option(
+    "--against",
+    metavar="INDEX.ndx",
+    help="Also remove the near-duplicates of the documents of this dedup index (neardup index "
+    "build -o INDEX.ndx); --clusters names what each removed document duplicates.",
+)
+@click.option(
+    "--update",
+    is_flag=True,
+    help="With --against: append the kept documents to INDEX.ndx (a new file renamed over it).",
+)
 @hasher_options
 @run_options
 def dedup(
@@ -104,6 +117,8 @@ def dedup(
     keep: str,
     scheduler: str | None,
     workers: int | None,
+    against: str | None,
+    update: bool,
     threads: int | None,
     quiet: bool,
     as_json: bool,
@@ -122,6 +137,28 @@ def dedup(
     file). INPUT is a file, a folder of .txt files, - for stdin, or --sample.
     """
     threshold_in_force = _verification(threshold, no_verify)
+    if against is not None or update:  # deduplicating against a dedup index: cli/against.py
+        if against is None or report_path or scheduler or workers or keep != "first":
+            raise click.UsageError(
+                "--update needs --against; --against takes neither --report, --keep longest nor Dask"
+            )
+        hasher = make_hasher(**hasher_flags)
+        against_cmd.dedup_command(
+            source,
+            output,
+            clusters,
+            dry_run,
+            k,
+            threshold_in_force,
+            update,
+            threads,
+            quiet,
+            as_json,
+            against,
+            hasher,
+            hasher != Simhasher(),
+        )
+        return
     k = default_k(k, threshold_in_force)
     start = time.perf_counter()
     if output is None and not dry_run:

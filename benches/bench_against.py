@@ -1,0 +1,284 @@
+"""Deduplicating new documents against a dedup index (issue 17): quality of the small stored
+sketches, time and peak memory against rebuilding from scratch, and the core at 10M documents.
+
+    python benches/bench_against.py quality [--corpus FILE.jsonl] [--docs N]
+    python benches/bench_against.py scale [--corpus FILE.jsonl] [--index-docs N] [--new-docs M]
+    python benches/bench_against.py core [--index-docs N] [--new-docs M]
+
+- ``quality``: the first N documents of the corpus (default the 1M synthetic corpus of
+  ``benches/synth.py``, 200,000 documents), the first 80% indexed, the rest deduplicated against
+  the index with sketches of S = 16, 32, 64, 128 and 1,024 hashes. Removal precision: removed
+  documents whose exact word-3-shingle Jaccard with the document they duplicate is >= 0.8 (from
+  the texts); agreement: removed documents also removed with S = 1,024, and the share of those
+  removed with S = 1,024 that are removed.
+- ``scale``: ``neardup index build A -o A.ndx`` once, then ``neardup dedup B --against A.ndx``
+  beside ``neardup dedup A+B`` (rebuilding: a verified dedup of everything), each in a process
+  of its own: wall seconds and peak resident MB (``wait4``).
+- ``core``: random fingerprints, keys and 16-hash sketches straight into the core: the file's
+  size, the time to open it, and the batch search of M new documents against N.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import synth  # noqa: E402
+
+DEFAULT_CORPUS = HERE.parent.parent / "benchdata" / "corpus-1000000-s0.jsonl"
+
+
+def measured(args: list[str]) -> tuple[float, float, str, float]:
+    """(wall seconds, peak resident MB, stdout, CPU seconds) of a command in a process of its own, waited
+    for by a small wrapper that reads its resource usage (``wait4``)."""
+    wrapper = (
+        "import os, subprocess, sys, time, json; t = time.perf_counter(); p = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE);"
+        " out = p.stdout.read(); _, s, u = os.wait4(p.pid, 0);"
+        " print(json.dumps({'s': time.perf_counter() - t, 'cpu': u.ru_utime + u.ru_stime, 'mb': u.ru_maxrss / 1024, 'status': s,"
+        " 'out': out.decode()}))"
+    )
+    proc = subprocess.run([sys.executable, "-c", wrapper, *args], capture_output=True, text=True)
+    got = json.loads(proc.stdout)
+    if got["status"]:
+        raise SystemExit(f"{' '.join(args)} failed: {proc.stderr[-2000:]}")
+    return got["s"], got["mb"], got["out"], got["cpu"]
+
+
+def split(corpus: Path, first: int, second: int, tmp: Path) -> tuple[Path, Path, Path]:
+    a, b, ab = tmp / "a.jsonl", tmp / "b.jsonl", tmp / "ab.jsonl"
+    with (
+        open(corpus, encoding="utf-8") as f,
+        open(a, "w") as wa,
+        open(b, "w") as wb,
+        open(ab, "w") as wab,
+    ):
+        for i, line in enumerate(f):
+            if i >= first + second:
+                break
+            (wa if i < first else wb).write(line)
+            wab.write(line)
+    return a, b, ab
+
+
+def quality(args: argparse.Namespace) -> None:
+    import neardup
+
+    texts, ids = [], []
+    with open(args.corpus, encoding="utf-8") as f:
+        for i, line in enumerate(f):
+            if i >= args.docs:
+                break
+            rec = json.loads(line)
+            texts.append(rec["text"])
+            ids.append(rec["id"])
+    by_id = dict(zip(ids, texts))
+    cut = len(texts) * 4 // 5
+    rows = []
+    reference = None
+    with tempfile.TemporaryDirectory() as tmp:
+        for size in (1024, 128, 64, 32, 16):
+            start = time.perf_counter()
+            index = neardup.DedupIndex.build(
+                texts[:cut], Path(tmp) / f"a{size}.ndx", ids=ids[:cut], sketch_size=size
+            )
+            built = time.perf_counter() - start
+            start = time.perf_counter()
+            got = neardup.against.dedup_against(texts[cut:], index, ids=ids[cut:])
+            seconds = time.perf_counter() - start
+            removed = {d["id"]: d["duplicate_of"] for d in got.removed()}
+            good = sum(
+                synth.jaccard(synth.neardup_shingles(by_id[a]), synth.neardup_shingles(by_id[b]))
+                >= 0.8
+                for a, b in removed.items()
+            )
+            if reference is None:
+                reference = set(removed)
+            both = len(reference & set(removed))
+            rows.append(
+                (
+                    size,
+                    len(index),
+                    len(removed),
+                    good / max(len(removed), 1),
+                    both / max(len(removed), 1),
+                    both / max(len(reference), 1),
+                    os.path.getsize(Path(tmp) / f"a{size}.ndx") / len(index),
+                    built,
+                    seconds,
+                )
+            )
+    print(
+        f"### {args.docs:,} documents of {args.corpus.name}: {cut:,} indexed (deduplicated), {len(texts) - cut:,} new\n"
+    )
+    print(
+        "| S (hashes) | index documents | removed | removal precision | also removed at S = 1024 | of those removed at S = 1024 | bytes/document | build s | dedup s |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    for size, n, r, p, a, rec, b, t1, t2 in rows:
+        print(
+            f"| {size} | {n:,} | {r:,} | {p:.4f} | {a:.4f} | {rec:.4f} | {b:.1f} | {t1:.2f} | {t2:.2f} |"
+        )
+
+
+def scale(args: argparse.Namespace) -> None:
+    exe = [sys.executable, "-m", "neardup"]
+    with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
+        a, b, ab = split(args.corpus, args.index_docs, args.new_docs, Path(tmp))
+        ndx = Path(tmp) / "a.ndx"
+        build = measured([*exe, "index", "build", str(a), "--id-field", "id", "-o", str(ndx), "-q"])
+        against = measured(
+            [
+                *exe,
+                "dedup",
+                str(b),
+                "--id-field",
+                "id",
+                "--against",
+                str(ndx),
+                "-o",
+                str(Path(tmp) / "kept.jsonl"),
+                "--json",
+            ]
+        )
+        full = measured(
+            [
+                *exe,
+                "dedup",
+                str(ab),
+                "--id-field",
+                "id",
+                "-o",
+                str(Path(tmp) / "all.jsonl"),
+                "--json",
+            ]
+        )
+        summary = json.loads(against[2])
+        total = json.loads(full[2])
+        print(
+            f"### {args.new_docs:,} new documents against an index of {args.index_docs:,} ({args.corpus.name}), {os.cpu_count()} cores\n"
+        )
+        print(
+            f"index file: {ndx.stat().st_size / 1e6:.1f} MB, {ndx.stat().st_size / summary['index_size']:.1f} bytes per indexed document\n"
+        )
+        print("| run | wall seconds | CPU seconds | peak MB | removed |")
+        print("|---|---|---|---|---|")
+        print(
+            f"| neardup index build A -o A.ndx (once) | {build[0]:.1f} | {build[3]:.1f} | {build[1]:.0f} | |"
+        )
+        print(
+            f"| neardup dedup B --against A.ndx | {against[0]:.1f} | {against[3]:.1f} | {against[1]:.0f} | "
+            f"{summary['removed']:,} of {summary['documents']:,} |"
+        )
+        print(
+            f"| neardup dedup A+B (rebuild) | {full[0]:.1f} | {full[3]:.1f} | {full[1]:.0f} | {total['removed']:,} of {total['documents']:,} |"
+        )
+        print(
+            f"\nagainst the index: {full[0] / against[0]:.1f}x faster than rebuilding (wall), {full[3] / against[3]:.1f}x (CPU), "
+            f"{against[1] / full[1]:.2f}x its peak memory"
+        )
+
+
+def core(args: argparse.Namespace) -> None:
+    from neardup import _core
+
+    rng = np.random.default_rng(0)
+    n, m, size = args.index_docs, args.new_docs, 16
+    with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
+        path = os.path.join(tmp, "core.ndx")
+        # Sorted, plus 0..S-1: strictly increasing, as a sketch is.
+        hashes = (
+            np.sort(rng.integers(0, 2**32 - size, (n, size), dtype=np.uint32), axis=1)
+            + np.arange(size, dtype=np.uint32)
+        ).reshape(-1)
+        starts = np.arange(0, n * size, size, dtype=np.uint64)
+        start = time.perf_counter()
+        _core.DedupIndex.create(
+            path,
+            size,
+            3,
+            8,
+            0.8,
+            False,
+            b"{}",
+            rng.integers(0, 2**64, n, dtype=np.uint64),
+            rng.integers(0, 2**64, n, dtype=np.uint64),
+            starts,
+            starts + size,
+            hashes,
+            np.arange(n, dtype=np.int64),
+        )
+        written = time.perf_counter() - start
+        del hashes, starts
+        start = time.perf_counter()
+        index = _core.DedupIndex.load(path, True)
+        opened = time.perf_counter() - start
+        old = index.fingerprints()
+        # New documents: half unrelated, half within 4 bits of an indexed one.
+        fps = rng.integers(0, 2**64, m, dtype=np.uint64)
+        near = rng.choice(n, m // 2, replace=False)
+        flips = np.zeros(m // 2, np.uint64)
+        for _ in range(4):
+            flips |= np.uint64(1) << rng.integers(0, 64, m // 2).astype(np.uint64)
+        fps[: m // 2] = old[near] ^ flips
+        del old
+        keys = rng.integers(0, 2**64, m, dtype=np.uint64)
+        new_hashes = (
+            np.sort(rng.integers(0, 2**32 - size, (m, size), dtype=np.uint32), axis=1)
+            + np.arange(size, dtype=np.uint32)
+        ).reshape(-1)
+        new_starts = np.arange(0, m * size, size, dtype=np.uint64)
+        import resource
+
+        def cpu() -> float:
+            u = resource.getrusage(resource.RUSAGE_SELF)
+            return u.ru_utime + u.ru_stime
+
+        start, cpu_start = time.perf_counter(), cpu()
+        kept, index_row, _ = index.dedup(
+            fps, keys, new_starts, new_starts + size, new_hashes, 8, 0.8
+        )
+        seconds, cpu_seconds = time.perf_counter() - start, cpu() - cpu_start
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(
+            f"core, {n:,} indexed and {m:,} new documents (random; half of the new within 4 bits of an indexed one), k = 8, {os.cpu_count()} cores:"
+        )
+        print(
+            f"file {os.path.getsize(path) / 1e6:.0f} MB ({os.path.getsize(path) / n:.1f} bytes per document), written in {written:.1f} s, "
+            f"opened (mapped, checksum read) in {opened:.2f} s; batch search {seconds:.1f} s ({cpu_seconds:.1f} CPU s); process peak {peak:.0f} MB"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    sub = parser.add_subparsers(dest="what", required=True)
+    q = sub.add_parser("quality")
+    q.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    q.add_argument("--docs", type=int, default=200_000)
+    s = sub.add_parser("scale")
+    s.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    s.add_argument("--index-docs", type=int, default=900_000)
+    s.add_argument("--new-docs", type=int, default=100_000)
+    s.add_argument("--tmp", default=None)
+    c = sub.add_parser("core")
+    c.add_argument("--index-docs", type=int, default=10_000_000)
+    c.add_argument("--new-docs", type=int, default=1_000_000)
+    c.add_argument("--tmp", default=None)
+    args = parser.parse_args()
+    {"quality": quality, "scale": scale, "core": core}[args.what](args)
+
+
+if __name__ == "__main__":
+    main()

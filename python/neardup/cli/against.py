@@ -1,0 +1,311 @@
+"""``neardup dedup NEW --against CORPUS.ndx [--update]`` and ``neardup index build INPUT -o
+CORPUS.ndx``: the command's side of the dedup index (the library's side is
+:mod:`neardup.against`; the options are declared with the commands, in :mod:`.dedup` and
+:mod:`.index`)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from typing import Any
+
+import click
+import numpy as np
+
+from .. import _core
+from ..against import DedupIndex, _settings_bytes
+from ..corpus import Progress, fingerprint_pass
+from ..digest import Digest
+from ..hasher import Simhasher
+from ..io import Input, InputError, Outputs, TableWriter, compression_of
+from ..paths import check_outputs, locked
+from ..pipeline import FirstPass
+from ..verify import Sketches
+from .options import Source
+from .output import _check_output, _errors_text, _Failed, _say, _stream, _table_name
+
+__all__ = ["AGAINST_COLUMNS", "is_dedup_index_path", "build_command", "dedup_command"]
+
+#: The columns of --clusters with --against: each new document, whether it is kept, the id of
+#: the document it duplicates (itself when kept), whether that one is in the index, their Jaccard.
+AGAINST_COLUMNS = ["id", "kept", "kept_id", "in_index", "jaccard"]
+
+
+def is_dedup_index_path(path: str) -> bool:
+    """``index build -o NAME.ndx`` writes a dedup index."""
+    return path.lower().endswith(".ndx")
+
+
+def open_index(path: str) -> DedupIndex:
+    """The dedup index at ``path``, or FILE: what is wrong (status 2)."""
+    try:
+        return DedupIndex.open(path)
+    except FileNotFoundError:
+        raise InputError(path, "no such file") from None
+    except OSError as err:
+        raise InputError(path, f"cannot read: {err.strerror or err}") from None
+    except _core.NeardupError as err:
+        raise InputError(path, str(err)) from None
+
+
+def _ids(
+    inp: Input, keep: np.ndarray | None, output: str | None, out_tmp: str | None, ids: bool = True
+) -> list[Any]:
+    """Reads the input again: writes the kept documents (if ``out_tmp``) and returns every id
+    (row numbers where the input gives none; nothing unless ``ids``: reading them costs a
+    parse of every record)."""
+    got: list[Any] = []
+    if not ids and not out_tmp:
+        return got
+    inp.bytes_read = 0
+    for first_row, chunk_ids, _ in inp.replay(
+        keep=keep if out_tmp else None,
+        output=out_tmp,
+        output_compression=compression_of(output) if output and output != "-" else None,
+        ids=ids,
+    ):
+        if ids:
+            got.extend(first_row + i if v is None else v for i, v in enumerate(chunk_ids))
+    return got
+
+
+def _digest_input(
+    inp: Input, index_hasher: Simhasher, shingle: int, size: int, threads: int | None, hidden: bool
+) -> tuple[Digest, int]:
+    """Fingerprints, keys and bottom-``size`` sketches of every document of INPUT, and its bytes."""
+    first = FirstPass(index_hasher, shingle, threads, budget=None)
+    first.sketches = Sketches(index_hasher, shingle, size=size, threads=threads)
+    progress = Progress(inp, "fingerprinting", hidden)
+    try:
+        fps, _, nbytes = fingerprint_pass(inp, index_hasher, threads, progress, first=first)
+    finally:
+        progress.close()
+    starts, ends, hashes = first.sketches.ranges(len(fps))
+    return Digest(fps, first.keys, (starts, ends, hashes)), nbytes
+
+
+def build_command(
+    source: Source,
+    index_path: str,
+    k: int,
+    threshold: float,
+    shingle: int,
+    sketch_size: int,
+    threads: int | None,
+    quiet: bool,
+    as_json: bool,
+    hasher: Simhasher,
+) -> None:
+    """``neardup index build INPUT -o CORPUS.ndx``: dedups INPUT and writes the kept documents'
+    dedup index (ids from --id-field, strings or integers, as given)."""
+    try:
+        _settings_bytes(hasher)
+    except ValueError as err:
+        raise click.UsageError(str(err)) from None
+    inp = source.open(hasher, replayable=True)
+    check_outputs([inp.path], [("-o", index_path)])
+    with inp, Outputs() as outputs:
+        tmp = outputs.reserve(index_path)
+        got, _ = _digest_input(inp, hasher, shingle, sketch_size, threads, quiet or as_json)
+        ids = _ids(inp, None, None, None)
+        n = len(got.fingerprints)
+        rows = np.arange(n, dtype=np.int64)
+        starts, ends, hashes = got.sketches  # type: ignore[misc]
+        if n:
+            found = _core.StarCandidates(got.fingerprints, got.keys, k, threads=threads)
+            kept, _ = found.stars(rows, threshold, starts, ends, hashes, sketch_size)
+            rows = np.flatnonzero(kept == rows)
+        string_ids = bool(ids) and any(isinstance(v, str) for v in ids)
+        if string_ids and not all(isinstance(v, str) for v in ids):
+            raise InputError(
+                inp.name, f"ids in {inp.id_field!r} must be all strings or all integers"
+            )
+        try:
+            values: Any = (
+                [ids[r].encode("utf-8", "surrogatepass") for r in rows.tolist()]
+                if string_ids
+                else np.asarray([ids[r] for r in rows.tolist()], dtype=np.int64)
+            )
+        except (TypeError, ValueError, OverflowError):
+            raise InputError(
+                inp.name, f"ids in {inp.id_field!r} must be strings or 64-bit integers"
+            ) from None
+        try:
+            _core.DedupIndex.create(
+                tmp,
+                sketch_size,
+                shingle,
+                k,
+                threshold,
+                string_ids,
+                _settings_bytes(hasher),
+                np.ascontiguousarray(got.fingerprints[rows]),
+                np.ascontiguousarray(got.keys[rows]),
+                np.ascontiguousarray(starts[rows]),
+                np.ascontiguousarray(ends[rows]),
+                hashes,
+                values,
+            )
+        except OSError as err:
+            raise _Failed(f"cannot write {index_path}: {err.strerror or err}") from None
+        outputs.commit()
+    summary = {
+        "index": index_path,
+        "documents": n,
+        "indexed": len(rows),
+        "removed": n - len(rows),
+        "k": k,
+        "threshold": threshold,
+        "sketch_size": sketch_size,
+        "skipped": len(inp.errors),
+        "errors": [str(e) for e in inp.errors],
+    }
+    if as_json:
+        click.echo(json.dumps(summary, indent=2))
+    elif not quiet:
+        click.echo(
+            "\n".join(
+                [
+                    f"indexed {len(rows):,} of {n:,} documents in {index_path} "
+                    f"({n - len(rows):,} near-duplicates removed; "
+                    f"k={k}, Jaccard >= {threshold:g}, sketches of {sketch_size})"
+                ]
+                + _errors_text(inp)
+            )
+        )
+
+
+def dedup_command(
+    source: Source,
+    output: str | None,
+    clusters: str | None,
+    dry_run: bool,
+    k: int | None,
+    threshold: float | None,
+    update: bool,
+    threads: int | None,
+    quiet: bool,
+    as_json: bool,
+    against: str,
+    hasher: Simhasher,
+    hasher_given: bool,
+) -> None:
+    """``neardup dedup NEW --against CORPUS.ndx``: writes the documents of NEW that are not
+    near-duplicates of the index or of an earlier document of NEW; ``--update`` appends them to
+    the index (a new file renamed over it, under a lock)."""
+    start = time.perf_counter()
+    if output is None and not dry_run:
+        raise click.UsageError("give -o OUTPUT for the kept documents, or --dry-run to only report")
+    if output is not None and dry_run:
+        raise click.UsageError("--dry-run writes no OUTPUT: drop -o or --dry-run")
+    if threshold is None:
+        raise click.UsageError("--against verifies every pair by its sketches: drop --no-verify")
+    if update and dry_run:
+        raise click.UsageError("--dry-run writes nothing: drop --update or --dry-run")
+    index = open_index(against)
+    if hasher_given and hasher != index.hasher:
+        raise click.UsageError(
+            f"{against} was built with {index.hasher!r}: drop the fingerprint options or use the same ones"
+        )
+    inp = source.open(index.hasher, replayable=True)
+    check_outputs([inp.path, against], [("-o", output), ("--clusters", clusters)])
+    _check_output(inp, output)
+    _table_name(clusters, "--clusters")
+
+    def waiting() -> None:
+        if not quiet:
+            click.echo(f"waiting for another neardup writing {against} ...", err=True)
+
+    with (
+        locked(against, waiting) if update else contextlib.nullcontext(),
+        inp,
+        Outputs() as outputs,
+    ):
+        if update:
+            index = open_index(against)  # another writer may have replaced it while we waited
+        k = index.k if k is None else k
+        out_tmp = outputs.reserve(output, directory=inp.format == "txt") if output else None
+        clusters_tmp = outputs.reserve(clusters) if clusters else None
+        got, nbytes = _digest_input(
+            inp, index.hasher, index.shingle, index.sketch_size, threads, quiet or as_json
+        )
+        n = len(got.fingerprints)
+        starts, ends, hashes = got.sketches  # type: ignore[misc]
+        kept, index_row, jaccard = index._inner.dedup(
+            got.fingerprints, got.keys, starts, ends, hashes, k, threshold, threads
+        )
+        keep = kept == np.arange(n)
+        ids = _ids(inp, keep, output, out_tmp, ids=bool(clusters_tmp) or update)
+        in_index = index_row >= 0
+        if clusters_tmp and clusters:
+            rows = np.unique(index_row[in_index])
+            named = dict(zip(rows.tolist(), index.ids_of(rows.tolist())))
+            writer = TableWriter(clusters_tmp, clusters, AGAINST_COLUMNS)
+            try:
+                for at in range(0, n, 65536):
+                    part = range(at, min(n, at + 65536))
+                    writer.write(
+                        {
+                            "id": [ids[r] for r in part],
+                            "kept": keep[at : part.stop],
+                            "kept_id": [
+                                named[int(index_row[r])] if in_index[r] else ids[int(kept[r])]
+                                for r in part
+                            ],
+                            "in_index": in_index[at : part.stop],
+                            "jaccard": [
+                                round(float(j), 4) for j in jaccard[at : part.stop].tolist()
+                            ],
+                        }
+                    )
+            finally:
+                writer.close()
+        outputs.commit()
+        if update:
+            try:
+                index._append(got, ids, np.flatnonzero(keep))
+            except (TypeError, ValueError) as err:
+                raise InputError(inp.name, f"cannot add to {against}: {err}") from None
+            except OSError as err:
+                raise _Failed(f"cannot write {against}: {err.strerror or err}") from None
+    seconds = time.perf_counter() - start
+    removed = int((~keep).sum())
+    summary = {
+        "input": inp.name,
+        "against": against,
+        "documents": n,
+        "bytes": nbytes,
+        "kept": n - removed,
+        "removed": removed,
+        "removed_for_index": int(in_index.sum()),
+        "k": k,
+        "threshold": threshold,
+        "updated": update,
+        "index_size": len(index),
+        "seconds": round(seconds, 4),
+        "skipped": len(inp.errors),
+        "errors": [str(e) for e in inp.errors],
+    }
+    written = {"output": output, "clusters": clusters}
+    if as_json:
+        click.echo(
+            json.dumps({**summary, "outputs": {k_: v for k_, v in written.items() if v}}, indent=2),
+            file=_stream(output),
+        )
+        return
+    if quiet:
+        return
+    lines = [
+        f"{n:,} documents in {seconds:.2f} s against {against} "
+        f"({len(index):,} documents{', updated' if update else ''})",
+        f"removed {removed:,} (k={k}, Jaccard >= {threshold:g}): {int(in_index.sum()):,} for documents of the index, "
+        f"{removed - int(in_index.sum()):,} for earlier documents of the input; kept {n - removed:,}",
+    ]
+    done = [f"{output} ({n - removed:,} documents)" if output and output != "-" else None, clusters]
+    if any(done):
+        lines.append("wrote " + ", ".join(d for d in done if d))
+    elif dry_run:
+        lines.append("dry run: nothing written")
+    lines += _errors_text(inp)
+    _say("\n".join(lines), output)

@@ -1,0 +1,1250 @@
+//! The dedup index: a corpus kept on disk so that new documents can be deduplicated against it
+//! without its texts.
+//!
+//! Per document the file holds its id (a 64-bit integer or a string of bytes, kept exactly),
+//! its fingerprint, the content key of its normalized text and a small bottom-`S` sketch of its
+//! word shingles (`S` 32-bit hashes; Python's default is 128). The permuted tables are not
+//! stored: at k = 8 a plan has 45 to 495 tables, 8 bytes per document each, 360 to 3,960 bytes
+//! beside the 28 + 4 S a document takes with an integer id. Batch mode builds them for the call
+//! instead: each table permutes and sorts the index's distinct fingerprints and the new batch's,
+//! and merges the two by prefix (Manku's batch mode), one table per worker at a time.
+//!
+//! File layout, little-endian 8-byte words, every section padded to whole words:
+//! a header of [`HEADER_WORDS`] words (magic, version, file length, documents, sketch size,
+//! shingle, k, threshold as f64 bits, id kind, id bytes, settings bytes), fingerprints (u64),
+//! content keys (u64), sketch lengths (u32), sketches (`S` u32 slots per document), ids (i64, or
+//! n + 1 u64 offsets then the bytes), the settings (opaque bytes: the caller's fingerprint
+//! settings), and a checksum of every word before it. A file is replaced only by renaming a new
+//! one over it, so a reader keeps the version it opened and a crash leaves the old file.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use crate::error::{Error, Result};
+use crate::hamming::hamming;
+use crate::interrupt;
+use crate::pairs::{distinct_pairs, Groups};
+use crate::plan::Plan;
+use crate::store::{format_error, kind_of, view, Backing, Checksum, Plain, Source, Words};
+use crate::table::{lower_bound, radix_sort_top_with};
+use crate::verify::{jaccard, Ranges, SketchHash};
+
+pub const MAGIC: [u8; 8] = *b"\x93NDUPDDX";
+pub const VERSION: u64 = 1;
+pub const HEADER_WORDS: usize = 16;
+/// The most hashes a stored sketch may have.
+pub const MAX_SKETCH: usize = 1024;
+
+/// The ids of the documents: integers, or strings of bytes.
+pub enum Ids {
+    Int(Words<i64>),
+    /// Document d's id is `bytes[offsets[d]..offsets[d + 1]]` (the bytes packed in words).
+    Str {
+        offsets: Words<u64>,
+        bytes: Words<u64>,
+        len: usize,
+    },
+}
+
+/// New ids to store.
+#[derive(Clone, Copy)]
+pub enum NewIds<'a> {
+    Int(&'a [i64]),
+    Str(&'a [&'a [u8]]),
+}
+
+impl NewIds<'_> {
+    fn len(&self) -> usize {
+        match self {
+            NewIds::Int(v) => v.len(),
+            NewIds::Str(v) => v.len(),
+        }
+    }
+}
+
+/// Documents to add to an index: fingerprints, content keys, sketches (cut to the index's size
+/// when stored) and ids.
+#[derive(Clone, Copy)]
+pub struct Rows<'a> {
+    pub fps: &'a [u64],
+    pub keys: &'a [u64],
+    pub sketches: Ranges<'a>,
+    pub ids: NewIds<'a>,
+}
+
+impl Rows<'_> {
+    fn check(&self) -> Result<usize> {
+        let n = self.fps.len();
+        if self.keys.len() != n || self.sketches.len() != n || self.ids.len() != n {
+            return Err(Error::invalid(format!(
+                "{n} fingerprints but {} keys, {} sketches and {} ids",
+                self.keys.len(),
+                self.sketches.len(),
+                self.ids.len()
+            )));
+        }
+        Ok(n)
+    }
+}
+
+/// The settings of an index, fixed when it is made.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// Hashes per stored sketch.
+    pub sketch_size: usize,
+    /// Words per shingle.
+    pub shingle: u32,
+    /// The candidate radius.
+    pub k: u32,
+    /// The least Jaccard of a near-duplicate pair.
+    pub threshold: f64,
+    /// Whether ids are strings (else integers).
+    pub string_ids: bool,
+    /// The caller's fingerprint settings, stored as given.
+    pub meta: Vec<u8>,
+}
+
+impl Settings {
+    pub fn check(&self) -> Result<()> {
+        if !(1..=MAX_SKETCH).contains(&self.sketch_size) {
+            return Err(Error::invalid(format!(
+                "sketch_size must be in 1..={MAX_SKETCH}, got {}",
+                self.sketch_size
+            )));
+        }
+        if !(1..=64).contains(&self.shingle) {
+            return Err(Error::invalid(format!(
+                "shingle must be in 1..=64, got {}",
+                self.shingle
+            )));
+        }
+        crate::plan::check_k(i64::from(self.k))?;
+        if !(self.threshold > 0.0 && self.threshold <= 1.0) {
+            return Err(Error::invalid(format!(
+                "threshold must be in (0, 1], got {}",
+                self.threshold
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// A dedup index, empty or opened from a file (mapped or read into memory).
+pub struct DedupIndex {
+    settings: Settings,
+    fps: Words<u64>,
+    keys: Words<u64>,
+    lens: Words<u32>,
+    sketches: Words<u32>,
+    ids: Ids,
+    source: Option<Source>,
+}
+
+/// The bytes of words, little-endian.
+fn word_bytes(words: &[u64], len: usize) -> Vec<u8> {
+    let mut out: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    out.truncate(len);
+    out
+}
+
+/// Writes bytes while summing them as little-endian words.
+struct Out<W: Write> {
+    out: W,
+    sum: Checksum,
+    carry: [u8; 8],
+    fill: usize,
+}
+
+impl<W: Write> Out<W> {
+    fn bytes(&mut self, mut b: &[u8]) -> std::io::Result<()> {
+        self.out.write_all(b)?;
+        while self.fill != 0 && !b.is_empty() {
+            self.carry[self.fill] = b[0];
+            self.fill = (self.fill + 1) % 8;
+            b = &b[1..];
+            if self.fill == 0 {
+                self.sum.add(u64::from_le_bytes(self.carry));
+            }
+        }
+        let whole = b.len() / 8 * 8;
+        for c in b[..whole].chunks_exact(8) {
+            self.sum
+                .add(u64::from_le_bytes(c.try_into().expect("8 bytes")));
+        }
+        for &x in &b[whole..] {
+            self.carry[self.fill] = x;
+            self.fill += 1;
+        }
+        Ok(())
+    }
+
+    /// Values as little-endian bytes, a block at a time.
+    fn values<T: Copy>(&mut self, v: &[T], le: impl Fn(T, &mut Vec<u8>)) -> std::io::Result<()> {
+        let mut buf = Vec::with_capacity(1 << 16);
+        for chunk in v.chunks(8192) {
+            buf.clear();
+            for &x in chunk {
+                le(x, &mut buf);
+            }
+            self.bytes(&buf)?;
+        }
+        Ok(())
+    }
+
+    fn pad(&mut self) -> std::io::Result<()> {
+        while self.fill != 0 {
+            self.bytes(&[0])?;
+        }
+        Ok(())
+    }
+}
+
+fn u64s(x: u64, b: &mut Vec<u8>) {
+    b.extend_from_slice(&x.to_le_bytes());
+}
+fn u32s(x: u32, b: &mut Vec<u8>) {
+    b.extend_from_slice(&x.to_le_bytes());
+}
+
+fn words_of(bytes: u64) -> u64 {
+    bytes.div_ceil(8)
+}
+
+/// The file's length in bytes for `n` documents.
+fn file_len(s: &Settings, n: u64, id_bytes: u64) -> Option<u64> {
+    let sketch = n.checked_mul(s.sketch_size as u64)?;
+    let ids = if s.string_ids {
+        (n + 1).checked_add(words_of(id_bytes))?
+    } else {
+        n
+    };
+    let words = (HEADER_WORDS as u64)
+        .checked_add(n.checked_mul(2)?)?
+        .checked_add(n.div_ceil(2))?
+        .checked_add(sketch.div_ceil(2))?
+        .checked_add(ids)?
+        .checked_add(words_of(s.meta.len() as u64))?
+        .checked_add(1)?;
+    words.checked_mul(8)
+}
+
+impl DedupIndex {
+    /// An empty index with these settings.
+    pub fn new(settings: Settings) -> Result<Self> {
+        settings.check()?;
+        let ids = if settings.string_ids {
+            Ids::Str {
+                offsets: Words::Owned(vec![0]),
+                bytes: Words::default(),
+                len: 0,
+            }
+        } else {
+            Ids::Int(Words::default())
+        };
+        Ok(DedupIndex {
+            settings,
+            fps: Words::default(),
+            keys: Words::default(),
+            lens: Words::default(),
+            sketches: Words::default(),
+            ids,
+            source: None,
+        })
+    }
+
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    pub fn len(&self) -> usize {
+        self.fps.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.fps.is_empty()
+    }
+
+    pub fn fingerprints(&self) -> &[u64] {
+        &self.fps
+    }
+
+    pub fn keys(&self) -> &[u64] {
+        &self.keys
+    }
+
+    /// Document d's stored sketch.
+    pub fn sketch(&self, d: usize) -> &[SketchHash] {
+        let s = self.settings.sketch_size;
+        let len = (self.lens[d] as usize).min(s);
+        &self.sketches[d * s..d * s + len]
+    }
+
+    /// Document d's integer id, or None with string ids.
+    pub fn int_id(&self, d: usize) -> Option<i64> {
+        match &self.ids {
+            Ids::Int(v) => Some(v[d]),
+            Ids::Str { .. } => None,
+        }
+    }
+
+    /// Document d's string id, or None with integer ids.
+    pub fn str_id(&self, d: usize) -> Option<&[u8]> {
+        match &self.ids {
+            Ids::Int(_) => None,
+            Ids::Str {
+                offsets,
+                bytes,
+                len,
+            } => {
+                // SAFETY: u64 words viewed as their bytes; `len` is within them (checked on load).
+                let all = unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<u8>(), *len) };
+                let (a, b) = (offsets[d] as usize, offsets[d + 1] as usize);
+                Some(&all[a.min(b).min(*len)..b.min(*len)])
+            }
+        }
+    }
+
+    /// Whether any array views a mapped file.
+    pub fn is_mapped(&self) -> bool {
+        self.source.is_some()
+    }
+
+    /// [`Error::Changed`] if the mapped file was changed in place since it was opened.
+    pub fn check_file(&self) -> Result<()> {
+        self.source.as_ref().map_or(Ok(()), Source::check)
+    }
+
+    /// Writes the index, followed by `extra` documents, to `path` atomically: a temporary file
+    /// in the same folder, synced, then renamed over `path`. Until the rename, `path` is untouched.
+    pub fn save(&self, path: &Path, extra: Option<&Rows<'_>>) -> Result<()> {
+        self.check_file()?;
+        if let Some(rows) = extra {
+            rows.check()?;
+            match (&self.ids, rows.ids) {
+                (Ids::Int(_), NewIds::Int(_)) | (Ids::Str { .. }, NewIds::Str(_)) => {}
+                (Ids::Int(_), _) => {
+                    return Err(Error::invalid(
+                        "this index holds integer ids: new ids must be integers",
+                    ))
+                }
+                _ => {
+                    return Err(Error::invalid(
+                        "this index holds string ids: new ids must be strings",
+                    ))
+                }
+            }
+        }
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let name = path.file_name().ok_or_else(|| {
+            Error::invalid(format!("path must name a file, got {}", path.display()))
+        })?;
+        static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let unique = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut tmp_name = name.to_os_string();
+        tmp_name.push(format!(".tmp-{}-{unique}", std::process::id()));
+        let tmp: PathBuf = dir.join(tmp_name);
+        let result = self
+            .write(&tmp, extra)
+            .and_then(|()| std::fs::rename(&tmp, path).map_err(Error::from));
+        if result.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        result?;
+        // The rename is durable once the folder is synced.
+        if let Ok(d) = File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    }
+
+    fn write(&self, tmp: &Path, extra: Option<&Rows<'_>>) -> Result<()> {
+        let s = &self.settings;
+        let size = s.sketch_size;
+        let n_old = self.len();
+        let n_new = extra.map_or(0, |r| r.fps.len());
+        let n = (n_old + n_new) as u64;
+        let old_id_bytes = match &self.ids {
+            Ids::Str { len, .. } => *len as u64,
+            Ids::Int(_) => 0,
+        };
+        let new_id_bytes = match extra.map(|r| r.ids) {
+            Some(NewIds::Str(v)) => v.iter().map(|b| b.len() as u64).sum(),
+            _ => 0,
+        };
+        let id_bytes = old_id_bytes + new_id_bytes;
+        let len =
+            file_len(s, n, id_bytes).ok_or_else(|| Error::invalid("index too large to save"))?;
+        let file = File::create(tmp)?;
+        let mut w = Out {
+            out: BufWriter::with_capacity(1 << 20, file),
+            sum: Checksum::default(),
+            carry: [0; 8],
+            fill: 0,
+        };
+        let mut header = [0u64; HEADER_WORDS];
+        header[0] = u64::from_le_bytes(MAGIC);
+        header[1] = VERSION;
+        header[2] = len;
+        header[3] = n;
+        header[4] = size as u64;
+        header[5] = u64::from(s.shingle);
+        header[6] = u64::from(s.k);
+        header[7] = s.threshold.to_bits();
+        header[8] = u64::from(s.string_ids);
+        header[9] = id_bytes;
+        header[10] = s.meta.len() as u64;
+        w.values(&header, u64s)?;
+        w.values(&self.fps, u64s)?;
+        if let Some(r) = extra {
+            w.values(r.fps, u64s)?;
+        }
+        w.values(&self.keys, u64s)?;
+        if let Some(r) = extra {
+            w.values(r.keys, u64s)?;
+        }
+        w.values(&self.lens, u32s)?;
+        if let Some(r) = extra {
+            let lens: Vec<u32> = (0..n_new)
+                .map(|d| r.sketches.get(d).len().min(size) as u32)
+                .collect();
+            w.values(&lens, u32s)?;
+        }
+        w.pad()?;
+        w.values(&self.sketches, u32s)?;
+        if let Some(r) = extra {
+            let mut slot = vec![0u32; size];
+            for d in 0..n_new {
+                let got = r.sketches.get(d);
+                let m = got.len().min(size);
+                slot[..m].copy_from_slice(&got[..m]);
+                slot[m..].fill(0);
+                w.values(&slot, u32s)?;
+            }
+        }
+        w.pad()?;
+        match &self.ids {
+            Ids::Int(v) => {
+                w.values(v, |x, b| u64s(x as u64, b))?;
+                if let Some(NewIds::Int(new)) = extra.map(|r| r.ids) {
+                    w.values(new, |x, b| u64s(x as u64, b))?;
+                }
+            }
+            Ids::Str {
+                offsets,
+                bytes,
+                len,
+            } => {
+                w.values(offsets, u64s)?;
+                let mut at = *len as u64;
+                if let Some(NewIds::Str(new)) = extra.map(|r| r.ids) {
+                    let ends: Vec<u64> = new
+                        .iter()
+                        .map(|b| {
+                            at += b.len() as u64;
+                            at
+                        })
+                        .collect();
+                    w.values(&ends, u64s)?;
+                }
+                w.bytes(&word_bytes(bytes, *len))?;
+                if let Some(NewIds::Str(new)) = extra.map(|r| r.ids) {
+                    for b in new {
+                        w.bytes(b)?;
+                    }
+                }
+                w.pad()?;
+            }
+        }
+        w.bytes(&s.meta)?;
+        w.pad()?;
+        let sum = w.sum.value();
+        w.out.write_all(&sum.to_le_bytes())?;
+        let file = w.out.into_inner().map_err(|e| Error::Io(e.into_error()))?;
+        file.sync_all()?;
+        Ok(())
+    }
+
+    /// Opens an index file, mapped (`mmap`) or read into memory, and checks it whole: magic,
+    /// version, length, checksum, and every offset and length inside its bounds.
+    pub fn load(path: &Path, mmap: bool) -> Result<Self> {
+        if let Some(kind) = kind_of(std::fs::metadata(path)?.file_type()) {
+            return Err(Error::NotAFile(kind));
+        }
+        let mut file = File::open(path)?;
+        let meta = file.metadata()?;
+        let size = meta.len();
+        let mut head = [0u8; 24];
+        let got = usize::try_from(size).map_or(head.len(), |s| s.min(head.len()));
+        file.read_exact(&mut head[..got])?;
+        if got < 8 || head[..8] != MAGIC {
+            return Err(format_error(
+                0,
+                "not a neardup dedup index file (wrong magic bytes)",
+            ));
+        }
+        if got == head.len() {
+            let declared = u64::from_le_bytes(head[16..24].try_into().expect("8 bytes"));
+            if declared != size {
+                return Err(format_error(
+                    size.min(declared),
+                    format!("dedup index file has {size} bytes but the header says {declared}"),
+                ));
+            }
+        }
+        drop(file);
+        let mut file = File::open(path)?;
+        let mut source = None;
+        let backing = if mmap {
+            // SAFETY: read-only map; the file is checked before and after each use (Source).
+            let map = unsafe { memmap2::Mmap::map(&file)? };
+            source = Some(Source::new(File::open(path)?, &meta, path));
+            Backing::Map(map)
+        } else {
+            let words =
+                usize::try_from(size.div_ceil(8)).map_err(|_| format_error(0, "file too large"))?;
+            let mut v = vec![0u64; words];
+            // SAFETY: u64 has no padding and every byte pattern is valid.
+            let bytes =
+                unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), words * 8) };
+            file.read_exact(&mut bytes[..size as usize])?;
+            Backing::Heap(v, size as usize)
+        };
+        let mut index = parse(Arc::new(backing))?;
+        if let Some(source) = &source {
+            source.check()?;
+        }
+        index.source = source;
+        Ok(index)
+    }
+
+    /// Runs `f` with the mapped file checked before and after.
+    pub fn guarded<R>(&self, f: impl FnOnce(&DedupIndex) -> R) -> Result<R> {
+        self.check_file()?;
+        let r = f(self);
+        self.check_file()?;
+        Ok(r)
+    }
+}
+
+fn parse(backing: Arc<Backing>) -> Result<DedupIndex> {
+    let bytes = backing.bytes();
+    let size = bytes.len() as u64;
+    if bytes.len() < (HEADER_WORDS + 1) * 8 {
+        return Err(format_error(
+            size,
+            format!("truncated dedup index file: {size} bytes is shorter than the header"),
+        ));
+    }
+    if size % 8 != 0 {
+        return Err(format_error(
+            size,
+            "truncated or foreign file: not a whole number of 8-byte words",
+        ));
+    }
+    let word = |i: usize| <u64 as Plain>::from_le(&bytes[i * 8..i * 8 + 8]);
+    if bytes[..8] != MAGIC {
+        return Err(format_error(
+            0,
+            "not a neardup dedup index file (wrong magic bytes)",
+        ));
+    }
+    let version = word(1);
+    if version > VERSION {
+        return Err(format_error(8, format!("dedup index format version {version} is newer than this neardup reads (version {VERSION}); upgrade neardup")));
+    }
+    if version == 0 {
+        return Err(format_error(8, "invalid dedup index format version 0"));
+    }
+    if word(2) != size {
+        return Err(format_error(
+            16,
+            format!(
+                "dedup index file has {size} bytes but the header says {}",
+                word(2)
+            ),
+        ));
+    }
+    let words = bytes.len() / 8;
+    let mut sum = Checksum::default();
+    for i in 0..words - 1 {
+        sum.add(word(i));
+    }
+    if sum.value() != word(words - 1) {
+        return Err(format_error(
+            size - 8,
+            "checksum mismatch: the dedup index file is corrupted",
+        ));
+    }
+    let n = word(3);
+    let settings = Settings {
+        sketch_size: usize::try_from(word(4)).unwrap_or(0),
+        shingle: u32::try_from(word(5)).unwrap_or(0),
+        k: u32::try_from(word(6)).unwrap_or(u32::MAX),
+        threshold: f64::from_bits(word(7)),
+        string_ids: match word(8) {
+            0 => false,
+            1 => true,
+            other => return Err(format_error(64, format!("unknown id kind {other}"))),
+        },
+        meta: Vec::new(),
+    };
+    settings
+        .check()
+        .map_err(|e| format_error(32, format!("bad settings in the header: {e}")))?;
+    let (id_bytes, meta_bytes) = (word(9), word(10));
+    let expected = file_len(
+        &Settings {
+            meta: vec![0; 0],
+            ..settings.clone()
+        },
+        n,
+        id_bytes,
+    )
+    .and_then(|l| l.checked_add(words_of(meta_bytes) * 8))
+    .ok_or_else(|| format_error(24, "sizes in the header overflow"))?;
+    if expected != size {
+        return Err(format_error(
+            24,
+            format!("the header's sizes make {expected} bytes, the file has {size}"),
+        ));
+    }
+    let n = n as usize;
+    let s = settings.sketch_size;
+    let mut at = HEADER_WORDS * 8;
+    let fps: Words<u64> = view(&backing, at, n)?;
+    at += n * 8;
+    let keys: Words<u64> = view(&backing, at, n)?;
+    at += n * 8;
+    let lens: Words<u32> = view(&backing, at, n)?;
+    at += n.div_ceil(2) * 8;
+    let sketches: Words<u32> = view(&backing, at, n * s)?;
+    at += (n * s).div_ceil(2) * 8;
+    if let Some(d) = lens.iter().position(|&l| l as usize > s) {
+        return Err(format_error(
+            (HEADER_WORDS * 8 + 16 * n + 4 * d) as u64,
+            format!("sketch length {} over the sketch size {s}", lens[d]),
+        ));
+    }
+    let ids = if settings.string_ids {
+        let offsets: Words<u64> = view(&backing, at, n + 1)?;
+        at += (n + 1) * 8;
+        if offsets[0] != 0 || offsets[n] != id_bytes || offsets.windows(2).any(|w| w[0] > w[1]) {
+            return Err(format_error(
+                at as u64,
+                "string id offsets out of order or out of range",
+            ));
+        }
+        let packed: Words<u64> = view(&backing, at, words_of(id_bytes) as usize)?;
+        at += packed.len() * 8;
+        Ids::Str {
+            offsets,
+            bytes: packed,
+            len: id_bytes as usize,
+        }
+    } else {
+        let v: Words<i64> = view(&backing, at, n)?;
+        at += n * 8;
+        Ids::Int(v)
+    };
+    let meta_words: Words<u64> = view(&backing, at, words_of(meta_bytes) as usize)?;
+    let meta = word_bytes(&meta_words, meta_bytes as usize);
+    Ok(DedupIndex {
+        settings: Settings { meta, ..settings },
+        fps,
+        keys,
+        lens,
+        sketches,
+        ids,
+        source: None,
+    })
+}
+
+/// New documents to deduplicate: fingerprints, content keys, and sketches (only the first
+/// row of each text's is read).
+#[derive(Clone, Copy)]
+pub struct Batch<'a> {
+    pub fps: &'a [u64],
+    pub keys: &'a [u64],
+    pub sketches: Ranges<'a>,
+}
+
+/// What [`dedup_against`] found, per new row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Against {
+    /// The new row kept in this row's place (itself when kept), or -1 when removed for a
+    /// document of the index.
+    pub kept: Vec<i64>,
+    /// The document of the index this row duplicates, or -1.
+    pub index_row: Vec<i64>,
+    /// Their Jaccard (1 for a kept row and for copies).
+    pub jaccard: Vec<f32>,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Fate {
+    Free,
+    Kept,
+    Index(u32, f32),
+    New(u32, f32),
+}
+
+/// Whether two documents are near-duplicates, and their Jaccard: copies (equal content key and
+/// fingerprint) always; otherwise two documents with features whose sketches (cut to `size`)
+/// have Jaccard >= `threshold`. Callers only pass pairs within k.
+#[inline]
+fn near(
+    a: (u64, u64, &[SketchHash]),
+    b: (u64, u64, &[SketchHash]),
+    size: usize,
+    threshold: f64,
+) -> Option<f32> {
+    if a.0 == b.0 && a.1 == b.1 {
+        return Some(1.0);
+    }
+    if a.0 == 0 || b.0 == 0 {
+        return None;
+    }
+    let j = jaccard(
+        &a.2[..a.2.len().min(size)],
+        &b.2[..b.2.len().min(size)],
+        size,
+    );
+    (j >= threshold).then_some(j as f32)
+}
+
+/// Tables with prefixes of at most this many bits are searched through a directory of the
+/// batch's prefixes (4 bytes each: 4 MB at 20 bits) instead of sorting the index's side...
+pub const PROBE_MAX_BITS: u32 = 20;
+/// ... when the batch and the directory fit in this many bytes: each index value reads both at
+/// a random place, cheap in cache and a miss beyond it (10M indexed against 1M new took twice
+/// the time of sorting and merging).
+pub const PROBE_MAX_BYTES: usize = 2 << 20;
+
+/// Whether a table of `prefix_bits` is searched through the directory for `n_new` values.
+fn probes(prefix_bits: u32, n_new: usize) -> bool {
+    prefix_bits <= PROBE_MAX_BITS
+        && n_new.saturating_mul(8).saturating_add(4 << prefix_bits) <= PROBE_MAX_BYTES
+}
+
+/// Every pair (new value, index value) of the ascending distinct values `new` and `old` within
+/// `k`, each once, as indices into them. Per table, the batch's values are permuted and sorted
+/// by the table's prefix; for a short prefix and a small batch (see [`PROBE_MAX_BYTES`]) each
+/// index value looks up the batch's run of its prefix in a directory (no sort of the index's
+/// side), otherwise both sides are sorted and merged run by run.
+pub fn cross_pairs(new: &[u64], old: &[u64], k: u32, plan: &Plan) -> Result<Vec<(u32, u32)>> {
+    if plan.k() < k {
+        return Err(Error::invalid(format!(
+            "plan is built for k={} and cannot find pairs at k={k}",
+            plan.k()
+        )));
+    }
+    let tables = plan.tables();
+    let parts: Vec<Vec<(u32, u32)>> = tables
+        .par_iter()
+        .enumerate()
+        .map_init(
+            || (Vec::new(), Vec::new(), Vec::new()),
+            |(vn, vo, scratch): &mut (Vec<u64>, Vec<u64>, Vec<u64>), (t, layout)| {
+                let mut out = Vec::new();
+                if interrupt::requested() {
+                    return out;
+                }
+                let perm = &layout.permutation;
+                let earlier: Vec<u64> = tables[..t]
+                    .iter()
+                    .map(|e| perm.apply(e.prefix_mask))
+                    .collect();
+                vn.clear();
+                vn.extend(new.iter().map(|&x| perm.apply(x)));
+                radix_sort_top_with(vn, layout.prefix_bits, scratch);
+                if probes(layout.prefix_bits, new.len()) {
+                    // The index side is not sorted: each of its values finds the batch's run of
+                    // its prefix in a directory of every prefix.
+                    let width = 1usize << layout.prefix_bits;
+                    vo.clear();
+                    vo.resize(width + 1, 0);
+                    for &a in vn.iter() {
+                        vo[layout.prefix_of(a) as usize + 1] += 1;
+                    }
+                    for p in 0..width {
+                        vo[p + 1] += vo[p];
+                    }
+                    for (ib, &b) in old.iter().enumerate() {
+                        if ib % 65536 == 65535 && interrupt::requested() {
+                            return out;
+                        }
+                        let y = perm.apply(b);
+                        let p = layout.prefix_of(y) as usize;
+                        for &a in &vn[vo[p] as usize..vo[p + 1] as usize] {
+                            if hamming(a, y) > k {
+                                continue;
+                            }
+                            let diff = a ^ y;
+                            if earlier.iter().any(|&m| diff & m == 0) {
+                                continue;
+                            }
+                            out.push((lower_bound(new, perm.invert(a)) as u32, ib as u32));
+                        }
+                    }
+                    return out;
+                }
+                vo.clear();
+                vo.extend(old.iter().map(|&x| perm.apply(x)));
+                radix_sort_top_with(vo, layout.prefix_bits, scratch);
+                let (mut i, mut j) = (0, 0);
+                while i < vn.len() && j < vo.len() {
+                    let (pn, po) = (layout.prefix_of(vn[i]), layout.prefix_of(vo[j]));
+                    if pn < po {
+                        i += 1;
+                        continue;
+                    }
+                    if po < pn {
+                        j += 1;
+                        continue;
+                    }
+                    let mut ie = i + 1;
+                    while ie < vn.len() && layout.prefix_of(vn[ie]) == pn {
+                        ie += 1;
+                    }
+                    let mut je = j + 1;
+                    while je < vo.len() && layout.prefix_of(vo[je]) == po {
+                        je += 1;
+                    }
+                    if interrupt::requested() {
+                        return out;
+                    }
+                    for &a in &vn[i..ie] {
+                        for &b in &vo[j..je] {
+                            if hamming(a, b) > k {
+                                continue;
+                            }
+                            let diff = a ^ b;
+                            if earlier.iter().any(|&m| diff & m == 0) {
+                                continue;
+                            }
+                            let ia = lower_bound(new, perm.invert(a)) as u32;
+                            let ib = lower_bound(old, perm.invert(b)) as u32;
+                            out.push((ia, ib));
+                        }
+                    }
+                    i = ie;
+                    j = je;
+                }
+                out
+            },
+        )
+        .collect();
+    interrupt::check()?;
+    let mut out = Vec::with_capacity(parts.iter().map(Vec::len).sum());
+    for p in parts {
+        out.extend(p);
+    }
+    Ok(out)
+}
+
+/// The plan of least expected work for [`cross_pairs`] of `n_new` values against `n_old`: per
+/// table, a permute and a radix sort of the batch, a permute and a lookup (or a sort) of the
+/// index's side, and a distance per pair sharing a prefix (the all-pairs model of
+/// [`Plan::choose`] with n² replaced by `n_old · n_new`, which favours fewer tables when the
+/// batch is small).
+pub fn cross_plan(k: u32, n_old: u64, n_new: u64) -> Result<Plan> {
+    let (a, b) = (n_old.max(1) as f64, n_new.max(1) as f64);
+    let mut best: Option<(f64, Plan)> = None;
+    for blocks in i64::from(k) + 1..=64 {
+        let Ok(plan) = Plan::nested(&[blocks], i64::from(k)) else {
+            continue;
+        };
+        let cost: f64 = plan
+            .tables()
+            .iter()
+            .map(|t| {
+                let passes = f64::from(t.prefix_bits.min(64).div_ceil(11).max(1));
+                let old_side = if probes(t.prefix_bits, n_new as usize) {
+                    6.0 // a permute and two lookups in cache
+                } else {
+                    3.0 + 2.5 * passes
+                };
+                a * old_side
+                    + b * (3.0 + 2.5 * passes)
+                    + 1.2 * a * b / 2f64.powi(t.prefix_bits as i32)
+            })
+            .sum();
+        if best.as_ref().is_none_or(|(c, _)| cost < *c) {
+            best = Some((cost, plan));
+        }
+    }
+    best.map(|(_, p)| p)
+        .ok_or_else(|| Error::invalid(format!("no plan for k={k}")))
+}
+
+/// Deduplicates `batch` against `index` and itself (keep order: the index's documents, all kept,
+/// in their order, then the batch's rows in row order): a row is removed for the first document
+/// before it that is kept and is a near-duplicate of it (within `k`, and copies or sketches of
+/// Jaccard >= `threshold` cut to the index's sketch size), as stars over the index and the batch
+/// would remove it. The plans are chosen for the sizes: [`cross_plan`] against the index,
+/// [`Plan::choose`] for the batch's own pairs.
+pub fn dedup_against(
+    index: &DedupIndex,
+    batch: &Batch<'_>,
+    k: u32,
+    threshold: f64,
+) -> Result<Against> {
+    let n = batch.fps.len();
+    if batch.keys.len() != n || batch.sketches.len() != n {
+        return Err(Error::invalid(format!(
+            "{n} fingerprints but {} keys and {} sketches",
+            batch.keys.len(),
+            batch.sketches.len()
+        )));
+    }
+    if !(threshold > 0.0 && threshold <= 1.0) {
+        return Err(Error::invalid(format!(
+            "threshold must be in (0, 1], got {threshold}"
+        )));
+    }
+    if n >= u32::MAX as usize || index.len() >= u32::MAX as usize {
+        return Err(Error::invalid("at most 2^32 - 2 documents on each side"));
+    }
+    let size = index.settings.sketch_size;
+    // The batch's texts: equal content key and fingerprint.
+    let mut texts: HashMap<(u64, u64), u32> = HashMap::with_capacity(n.min(1 << 20));
+    let mut text_of = Vec::with_capacity(n);
+    let mut first_row: Vec<u32> = Vec::new();
+    for r in 0..n {
+        let next = first_row.len() as u32;
+        let t = *texts.entry((batch.keys[r], batch.fps[r])).or_insert(next);
+        if t == next {
+            first_row.push(r as u32);
+        }
+        text_of.push(t);
+    }
+    drop(texts);
+    let doc = |t: usize| {
+        let r = first_row[t] as usize;
+        (batch.fps[r], batch.keys[r], batch.sketches.get(r))
+    };
+    let text_fps: Vec<u64> = (0..first_row.len()).map(|t| doc(t).0).collect();
+    let new_groups = Groups::new(&text_fps);
+    interrupt::check()?;
+    // The index's documents grouped by fingerprint.
+    let old = index.fingerprints();
+    let mut order: Vec<u32> = (0..old.len() as u32).collect();
+    order.par_sort_unstable_by_key(|&r| (old[r as usize], r));
+    let mut old_distinct: Vec<u64> = Vec::new();
+    let mut old_starts: Vec<u32> = Vec::new();
+    for (i, &r) in order.iter().enumerate() {
+        let fp = old[r as usize];
+        if old_distinct.last() != Some(&fp) {
+            old_distinct.push(fp);
+            old_starts.push(i as u32);
+        }
+    }
+    old_starts.push(order.len() as u32);
+    interrupt::check()?;
+    let plan = cross_plan(
+        k,
+        old_distinct.len() as u64,
+        new_groups.distinct.len() as u64,
+    )?;
+    let mut pairs = cross_pairs(&new_groups.distinct, &old_distinct, k, &plan)?;
+    pairs.par_sort_unstable();
+    interrupt::check()?;
+    // Per new value, its run of pairs.
+    let mut pair_start = vec![0usize; new_groups.distinct.len() + 1];
+    for &(a, _) in &pairs {
+        pair_start[a as usize + 1] += 1;
+    }
+    for g in 0..new_groups.distinct.len() {
+        pair_start[g + 1] += pair_start[g];
+    }
+    // Each text against the index: the first document (in index order) that is a near-duplicate.
+    let mut fate: Vec<Fate> = (0..first_row.len())
+        .into_par_iter()
+        .with_min_len(64)
+        .map_init(Vec::new, |cands: &mut Vec<u32>, t| {
+            let me = doc(t);
+            let g = lower_bound(&new_groups.distinct, me.0);
+            cands.clear();
+            for &(_, b) in &pairs[pair_start[g]..pair_start[g + 1]] {
+                let b = b as usize;
+                cands.extend_from_slice(&order[old_starts[b] as usize..old_starts[b + 1] as usize]);
+            }
+            cands.sort_unstable();
+            for &c in cands.iter() {
+                let c = c as usize;
+                if let Some(j) = near(
+                    (old[c], index.keys[c], index.sketch(c)),
+                    me,
+                    size,
+                    threshold,
+                ) {
+                    return Fate::Index(c as u32, j);
+                }
+            }
+            Fate::Free
+        })
+        .collect();
+    drop(pairs);
+    drop(pair_start);
+    interrupt::check()?;
+    // Stars among the batch's texts, in row order of their first rows.
+    let plan = Plan::choose(
+        i64::from(k),
+        new_groups.distinct.len() as u64,
+        None,
+        crate::plan::Workload::Batch,
+    )?;
+    let within = distinct_pairs(&new_groups.distinct, k, &plan)?;
+    let groups = new_groups.distinct.len();
+    let mut adj_start = vec![0usize; groups + 1];
+    for &(a, b, _) in &within {
+        adj_start[a as usize + 1] += 1;
+        adj_start[b as usize + 1] += 1;
+    }
+    for g in 0..groups {
+        adj_start[g + 1] += adj_start[g];
+    }
+    let mut adj = vec![0u32; adj_start[groups]];
+    let mut fill = adj_start.clone();
+    for &(a, b, _) in &within {
+        adj[fill[a as usize]] = b;
+        fill[a as usize] += 1;
+        adj[fill[b as usize]] = a;
+        fill[b as usize] += 1;
+    }
+    drop(within);
+    drop(fill);
+    // Members (texts) of each group, ascending; Groups lists rows of `text_fps`, i.e. texts.
+    let mut members: Vec<u32> = new_groups.rows.iter().map(|&t| t as u32).collect();
+    let mut alive: Vec<usize> = new_groups.starts.windows(2).map(|w| w[1] - w[0]).collect();
+    for t in 0..first_row.len() {
+        if t % 4096 == 0 {
+            interrupt::check()?;
+        }
+        if fate[t] != Fate::Free {
+            continue;
+        }
+        fate[t] = Fate::Kept;
+        let me = doc(t);
+        if me.0 == 0 {
+            continue;
+        }
+        let g = lower_bound(&new_groups.distinct, me.0);
+        for h in std::iter::once(g).chain(
+            adj[adj_start[g]..adj_start[g + 1]]
+                .iter()
+                .map(|&h| h as usize),
+        ) {
+            let start = new_groups.starts[h];
+            let list = &mut members[start..start + alive[h]];
+            let mut keep_at = 0;
+            for at in 0..list.len() {
+                let s = list[at] as usize;
+                if fate[s] != Fate::Free {
+                    continue;
+                }
+                if s > t {
+                    if let Some(j) = near(me, doc(s), size, threshold) {
+                        fate[s] = Fate::New(t as u32, j);
+                        continue;
+                    }
+                }
+                list[keep_at] = list[at];
+                keep_at += 1;
+            }
+            alive[h] = keep_at;
+        }
+    }
+    // Rows follow their texts.
+    let mut out = Against {
+        kept: Vec::with_capacity(n),
+        index_row: Vec::with_capacity(n),
+        jaccard: Vec::with_capacity(n),
+    };
+    for (r, &t) in text_of.iter().enumerate() {
+        let t = t as usize;
+        let (kept, index_row, j) = match fate[t] {
+            Fate::Kept if first_row[t] as usize == r => (r as i64, -1, 1.0),
+            Fate::Kept => (i64::from(first_row[t]), -1, 1.0),
+            Fate::Index(c, j) => (-1, i64::from(c), j),
+            Fate::New(c, j) => (i64::from(first_row[c as usize]), -1, j),
+            Fate::Free => unreachable!("every text is decided"),
+        };
+        out.kept.push(kept);
+        out.index_row.push(index_row);
+        out.jaccard.push(j);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verify::{shingle_config, sketches};
+
+    fn settings(string_ids: bool) -> Settings {
+        Settings {
+            sketch_size: 8,
+            shingle: 1,
+            k: 4,
+            threshold: 0.5,
+            string_ids,
+            meta: b"{\"x\": 1}".to_vec(),
+        }
+    }
+
+    fn rng(s: &mut u64) -> u64 {
+        *s ^= *s << 13;
+        *s ^= *s >> 7;
+        *s ^= *s << 17;
+        *s
+    }
+
+    #[test]
+    fn saved_files_open_with_the_same_contents_and_appends_keep_the_old() {
+        let dir = std::env::temp_dir().join(format!("neardup-ddx-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let texts = ["a b c d e f g h i j k", "a b c", "", "x y"];
+        let sk = sketches(shingle_config(1, 64).unwrap(), &texts);
+        let starts: Vec<u64> = sk.offsets[..4].to_vec();
+        let ends: Vec<u64> = sk.offsets[1..].to_vec();
+        let ranges = Ranges::new(&starts, &ends, &sk.hashes).unwrap();
+        let ids: Vec<&[u8]> = vec![b"one", b"", "caf\u{e9}".as_bytes(), b"4"];
+        let rows = Rows {
+            fps: &[1, 2, 0, 9],
+            keys: &sk.keys,
+            sketches: ranges,
+            ids: NewIds::Str(&ids),
+        };
+        let path = dir.join("a.ndx");
+        DedupIndex::new(settings(true))
+            .unwrap()
+            .save(&path, Some(&rows))
+            .unwrap();
+        for mmap in [true, false] {
+            let idx = DedupIndex::load(&path, mmap).unwrap();
+            assert_eq!(idx.len(), 4);
+            assert_eq!(idx.settings(), &settings(true));
+            assert_eq!(idx.fingerprints(), &[1, 2, 0, 9]);
+            assert_eq!(idx.sketch(0).len(), 8);
+            assert_eq!(idx.sketch(0), &sk.get(0)[..8]);
+            assert_eq!(idx.sketch(1), sk.get(1));
+            assert!(idx.sketch(2).is_empty());
+            assert_eq!(idx.str_id(2).unwrap(), "caf\u{e9}".as_bytes());
+            assert_eq!(idx.str_id(1).unwrap(), b"");
+            // Appending writes a new file with the old documents first.
+            let more: Vec<&[u8]> = vec![b"five"];
+            let extra = Rows {
+                fps: &[5],
+                keys: &[77],
+                sketches: Ranges::new(&[0], &[1], &[3]).unwrap(),
+                ids: NewIds::Str(&more),
+            };
+            let other = dir.join(format!("b{mmap}.ndx"));
+            idx.save(&other, Some(&extra)).unwrap();
+            let again = DedupIndex::load(&other, mmap).unwrap();
+            assert_eq!(again.fingerprints(), &[1, 2, 0, 9, 5]);
+            assert_eq!(again.str_id(4).unwrap(), b"five");
+            assert_eq!(again.str_id(0).unwrap(), b"one");
+            assert_eq!(again.sketch(4), &[3]);
+            let ints = Rows {
+                fps: &[5],
+                keys: &[77],
+                sketches: Ranges::new(&[0], &[1], &[3]).unwrap(),
+                ids: NewIds::Int(&[3]),
+            };
+            assert!(idx.save(&other, Some(&ints)).is_err());
+        }
+        // Every flipped word is refused.
+        let good = std::fs::read(&path).unwrap();
+        for at in (0..good.len()).step_by(8) {
+            let mut bad = good.clone();
+            bad[at] ^= 1;
+            std::fs::write(dir.join("bad.ndx"), &bad).unwrap();
+            assert!(
+                matches!(
+                    DedupIndex::load(&dir.join("bad.ndx"), false),
+                    Err(Error::Format { .. })
+                ),
+                "byte {at}"
+            );
+        }
+        std::fs::write(dir.join("bad.ndx"), &good[..good.len() - 8]).unwrap();
+        assert!(matches!(
+            DedupIndex::load(&dir.join("bad.ndx"), true),
+            Err(Error::Format { .. })
+        ));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn cross_pairs_are_every_pair_within_k_once() {
+        let mut s = 42u64;
+        let mut old: Vec<u64> = (0..3000).map(|_| rng(&mut s)).collect();
+        let mut new: Vec<u64> = (0..300)
+            .map(|i| {
+                old[i * 7]
+                    ^ (1u64 << (i % 64))
+                    ^ (rng(&mut s) & rng(&mut s) & rng(&mut s) & rng(&mut s))
+            })
+            .collect();
+        new.push(old[5]);
+        old.sort_unstable();
+        old.dedup();
+        new.sort_unstable();
+        new.dedup();
+        let k = 6;
+        let plan = Plan::choose(i64::from(k), 3300, None, crate::plan::Workload::Batch).unwrap();
+        let mut got = cross_pairs(&new, &old, k, &plan).unwrap();
+        got.sort_unstable();
+        let mut want = Vec::new();
+        for (a, &x) in new.iter().enumerate() {
+            for (b, &y) in old.iter().enumerate() {
+                if hamming(x, y) <= k {
+                    want.push((a as u32, b as u32));
+                }
+            }
+        }
+        assert!(want.len() > 50);
+        assert_eq!(got, want);
+        // Both ways of searching a table: through the directory and by merging.
+        for plan in [
+            Plan::blocks(7, 6).unwrap(),
+            Plan::blocks(8, 6).unwrap(),
+            Plan::blocks(12, 6).unwrap(),
+            Plan::nested(&[8, 8], 6).unwrap(),
+        ] {
+            let probe = plan
+                .tables()
+                .iter()
+                .any(|t| probes(t.prefix_bits, new.len()));
+            let merge = plan
+                .tables()
+                .iter()
+                .any(|t| !probes(t.prefix_bits, new.len()));
+            assert!(probe || merge);
+            let mut got = cross_pairs(&new, &old, k, &plan).unwrap();
+            got.sort_unstable();
+            assert_eq!(got, want, "{:?}", plan.levels());
+        }
+        assert!(Plan::blocks(12, 6)
+            .unwrap()
+            .tables()
+            .iter()
+            .all(|t| !probes(t.prefix_bits, new.len())));
+        assert!(Plan::blocks(8, 6)
+            .unwrap()
+            .tables()
+            .iter()
+            .all(|t| probes(t.prefix_bits, new.len())));
+        assert!(!probes(8, 1 << 20));
+    }
+}
