@@ -28,7 +28,7 @@ use rayon::prelude::*;
 use crate::error::{Error, Result};
 use crate::hamming::hamming;
 use crate::interrupt;
-use crate::pairs::{distinct_pairs, Groups};
+use crate::pairs::{check_work, distinct_pairs, Groups, DEFAULT_MAX_COMPARISONS};
 use crate::plan::Plan;
 use crate::store::{format_error, kind_of, view, Backing, Checksum, Plain, Source, Words};
 use crate::table::{lower_bound, radix_sort_top_with};
@@ -1001,6 +1001,13 @@ pub fn dedup_against(
         new_groups.distinct.len() as u64,
         None,
         crate::plan::Workload::Batch,
+    )?;
+    check_work(
+        &new_groups.distinct,
+        k,
+        &plan,
+        Some(DEFAULT_MAX_COMPARISONS),
+        "lower k",
     )?;
     let within = distinct_pairs(&new_groups.distinct, k, &plan)?;
     let groups = new_groups.distinct.len();

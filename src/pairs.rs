@@ -78,6 +78,100 @@ fn check_plan(k: u32, plan: &Plan) -> Result<()> {
 /// Pairs a caller collects unless told otherwise: 100 million, 1.7 GB as `find_all`'s arrays.
 pub const DEFAULT_MAX_PAIRS: u64 = 100_000_000;
 
+/// Candidate comparisons a batch search may make while a pair limit is set: 30 billion, about
+/// a minute or more of the walk. The 1M-document benchmark corpus is estimated at 10 billion at
+/// k = 8 (a third of the limit); 100k short texts of 8 words from 20 at k = 16, at 52 billion.
+pub const DEFAULT_MAX_COMPARISONS: u64 = 30_000_000_000;
+
+/// Distinct values an estimate samples at most; below it the estimate is exact.
+const ESTIMATE_SAMPLE: usize = 1 << 16;
+
+/// The candidate comparisons [`walk`] makes over `distinct` with `plan`: for each table, the
+/// pairs of values that share its prefix. Exact for up to 65,536 values; past that counted on a
+/// deterministic random sample of about 65,536 and scaled by the ratio of pair counts. One sort
+/// of the sample per table, so it costs a small fraction of the walk.
+pub fn estimate_comparisons(distinct: &[u64], plan: &Plan) -> u64 {
+    let n = distinct.len();
+    if n < 2 {
+        return 0;
+    }
+    let sample: Vec<u64> = if n <= ESTIMATE_SAMPLE {
+        distinct.to_vec()
+    } else {
+        // Keep a value when its mixed hash falls below p * 2^64, p = SAMPLE / n.
+        let cut = ((ESTIMATE_SAMPLE as f64 / n as f64) * 2f64.powi(64)) as u64;
+        distinct.iter().copied().filter(|&x| mix(x) < cut).collect()
+    };
+    let m = sample.len() as f64;
+    if m < 2.0 {
+        return 0;
+    }
+    let found: f64 = plan
+        .tables()
+        .par_iter()
+        .map(|layout| {
+            let mut prefixes: Vec<u64> = sample
+                .iter()
+                .map(|&x| layout.prefix_of(layout.permutation.apply(x)))
+                .collect();
+            prefixes.sort_unstable();
+            let mut pairs = 0f64;
+            let mut start = 0;
+            while start < prefixes.len() {
+                let mut end = start + 1;
+                while end < prefixes.len() && prefixes[end] == prefixes[start] {
+                    end += 1;
+                }
+                let run = (end - start) as f64;
+                pairs += run * (run - 1.0) / 2.0;
+                start = end;
+            }
+            pairs
+        })
+        .sum();
+    let scale = (n as f64) * (n as f64 - 1.0) / (m * (m - 1.0));
+    (found * scale).min(u64::MAX as f64) as u64
+}
+
+/// SplitMix64's finalizer: a fixed, well-mixed hash for sampling.
+fn mix(mut x: u64) -> u64 {
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d049bb133111eb);
+    x ^ (x >> 31)
+}
+
+/// The remedy [`check_work`] names where the limit comes with `max_pairs`.
+pub const WORK_REMEDY: &str =
+    "lower k, or pass max_pairs=None (--max-pairs 0) for no limit on pairs or work";
+
+/// [`Error::TooManyPairs`] naming the estimate when the search of `distinct` within `k` would
+/// make more than `limit` candidate comparisons (None: no limit), before any of them is made.
+pub fn check_work(
+    distinct: &[u64],
+    k: u32,
+    plan: &Plan,
+    limit: Option<u64>,
+    remedy: &str,
+) -> Result<()> {
+    let Some(limit) = limit else {
+        return Ok(());
+    };
+    let estimate = estimate_comparisons(distinct, plan);
+    if estimate > limit {
+        return Err(Error::TooManyPairs {
+            count: estimate,
+            limit,
+            what: format!(
+                "candidate comparisons (estimated from the data) for the search at k={k} over {} \
+                 tables",
+                plan.tables().len()
+            ),
+            remedy: remedy.into(),
+        });
+    }
+    Ok(())
+}
+
 /// A collection that fits its limit, or the number of items it would have held.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Bounded<T> {
@@ -285,6 +379,8 @@ pub fn find_all(
         .fold(0u64, u64::saturating_add);
     // Past the copies alone, the distinct pairs only count (a budget of 0 keeps none).
     let budget = max_pairs.map(|m| m.saturating_sub(copies));
+    let work = max_pairs.map(|_| DEFAULT_MAX_COMPARISONS);
+    check_work(&groups.distinct, k, plan, work, WORK_REMEDY)?;
     let found =
         distinct_pairs_bounded(&groups.distinct, k, plan, budget, &|a, b| size(a) * size(b))?;
     let pairs = match found {
@@ -463,6 +559,13 @@ pub fn cluster(fingerprints: &[u64], k: u32, plan: &Plan) -> Result<Vec<i64>> {
     check_plan(k, plan)?;
     let groups = Groups::new(fingerprints);
     check_distinct(&groups.distinct)?;
+    check_work(
+        &groups.distinct,
+        k,
+        plan,
+        Some(DEFAULT_MAX_COMPARISONS),
+        "lower k",
+    )?;
     let uf = SharedUnionFind::new(groups.distinct.len());
     walk(&groups.distinct, k, plan, |_: &mut (), a, b, _| {
         uf.union(a, b)
@@ -508,6 +611,80 @@ pub fn components(n: usize, i: &[i64], j: &[i64]) -> Result<Vec<i64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_work_estimate_is_exact_for_small_inputs_and_refuses_clusters() {
+        let plan = Plan::nested(&[4, 4], 3).unwrap();
+        let mut seed = 7u64;
+        // Half random, half sharing their top 40 bits: long prefix runs in some tables.
+        let mut fps: Vec<u64> = (0..2000).map(|_| rng(&mut seed)).collect();
+        fps.extend((0..2000).map(|_| 0xABCD_EF12_3400_0000 | (rng(&mut seed) >> 40)));
+        let distinct = Groups::new(&fps).distinct;
+        let want: u64 = plan
+            .tables()
+            .iter()
+            .map(|t| {
+                let p: Vec<u64> = distinct
+                    .iter()
+                    .map(|&x| t.prefix_of(t.permutation.apply(x)))
+                    .collect();
+                let mut same = 0u64;
+                for a in 0..p.len() {
+                    for b in a + 1..p.len() {
+                        same += u64::from(p[a] == p[b]);
+                    }
+                }
+                same
+            })
+            .sum();
+        assert!(want > 1_000_000, "{want}");
+        assert_eq!(estimate_comparisons(&distinct, &plan), want);
+        match check_work(&distinct, 3, &plan, Some(want - 1), "lower k") {
+            Err(err @ Error::TooManyPairs { count, limit, .. }) => {
+                assert_eq!((count, limit), (want, want - 1));
+                let text = err.to_string();
+                assert!(
+                    text.contains("k=3") && text.ends_with("; lower k"),
+                    "{text}"
+                );
+            }
+            other => panic!("expected TooManyPairs, got {other:?}"),
+        }
+        assert!(check_work(&distinct, 3, &plan, Some(want), "lower k").is_ok());
+    }
+
+    #[test]
+    fn the_sampled_work_estimate_is_close() {
+        let plan = Plan::nested(&[4, 4], 3).unwrap();
+        let mut seed = 11u64;
+        let fps: Vec<u64> = (0..200_000)
+            .map(|i| {
+                let x = rng(&mut seed);
+                if i % 2 == 0 {
+                    x
+                } else {
+                    0x1234_5678_9A00_0000 | (x >> 40)
+                }
+            })
+            .collect();
+        let distinct = Groups::new(&fps).distinct;
+        let exact: u64 = plan
+            .tables()
+            .iter()
+            .map(|t| {
+                let mut p: Vec<u64> = distinct
+                    .iter()
+                    .map(|&x| t.prefix_of(t.permutation.apply(x)))
+                    .collect();
+                p.sort_unstable();
+                p.chunk_by(|a, b| a == b)
+                    .map(|r| (r.len() as u64) * (r.len() as u64 - 1) / 2)
+                    .sum::<u64>()
+            })
+            .sum();
+        let got = estimate_comparisons(&distinct, &plan) as f64;
+        assert!((got / exact as f64 - 1.0).abs() < 0.05, "{got} vs {exact}");
+    }
 
     fn rng(seed: &mut u64) -> u64 {
         *seed ^= *seed << 13;

@@ -9,11 +9,13 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+import brute
 import neardup
 from neardup.cli import main
 from neardup.index import DEFAULT_MAX_PAIRS
@@ -219,3 +221,59 @@ def test_a_million_identical_fingerprints_end_in_the_error_under_2gb(tmp_path):
     assert lines[1] == f"high bits {low_bits_count(1_000_000, 16, 3)}"
     assert lines[2] == "cluster 1"
     assert not list(Path(tmp_path).iterdir())
+
+
+# The work of the search (issue 14, item 2): clustered fingerprints at a large k compare
+# quadratically many candidates per table; the search estimates them first and refuses.
+
+
+def clustered(n: int, seed: int = 3) -> np.ndarray:
+    """n distinct-ish fingerprints sharing their high 40 bits: every table's prefix runs are long."""
+    return shared_high_bits(n, 24, seed)
+
+
+def test_clustered_fingerprints_at_a_large_k_are_refused_at_once_naming_the_estimate_and_k():
+    fps = clustered(200_000)
+    start = time.perf_counter()
+    with pytest.raises(neardup.TooManyPairsError) as info:
+        neardup.find_all(fps, 16)
+    assert time.perf_counter() - start < 10
+    text = str(info.value)
+    assert "candidate comparisons" in text and "k=16" in text and "lower k" in text, text
+    assert info.value.limit == 30_000_000_000 < info.value.count
+    assert f"{info.value.count:,}" in text
+    with pytest.raises(neardup.TooManyPairsError, match="candidate comparisons.*k=16"):
+        neardup.cluster(fps, 16)
+
+
+def test_random_fingerprints_at_the_same_k_are_searched_and_match_brute_force():
+    rng = np.random.default_rng(5)
+    fps = rng.integers(0, 2**64, size=1500, dtype=np.uint64)
+    fps[1::3] = fps[::3][: len(fps[1::3])] ^ np.uint64(0xFFFF)  # some pairs at distance 16
+    i, j, d = neardup.find_all(fps, 16)
+    assert set(zip(i.tolist(), j.tolist(), d.tolist())) == brute.pairs(fps, 16)
+    assert len(i) > 0
+
+
+def test_no_pair_limit_is_no_work_limit():
+    fps = clustered(3000)
+    i, _, _ = neardup.find_all(fps, 16, max_pairs=None)
+    assert len(i) == exact_count(fps, 16)
+
+
+def test_dedup_refuses_a_dense_corpus_at_k16_with_status_2(tmp_path, capsys):
+    import random
+
+    r = random.Random(0)
+    words = [f"w{x}" for x in range(20)]
+    path = tmp_path / "dense.jsonl"
+    with path.open("w") as f:
+        for _ in range(100_000):
+            f.write(json.dumps({"text": " ".join(r.choice(words) for _ in range(8))}) + "\n")
+    start = time.perf_counter()
+    code = main(["dedup", str(path), "--dry-run", "--k", "16", "--no-verify", "--quiet"])
+    assert time.perf_counter() - start < 30
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.startswith("neardup: ") and "candidate comparisons" in err and "k=16" in err, err
+    assert "lower k" in err and err.count("\n") == 1

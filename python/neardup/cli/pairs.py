@@ -40,6 +40,12 @@ def _find_all_within(
     try:
         return find_all(fps, k, threads=threads, max_pairs=max_pairs or None)
     except _core.TooManyPairsError as err:
+        if "candidate comparisons" in str(err):  # the work limit, not the pair limit
+            raise _TooManyPairs(
+                f"{err.count:,} candidate comparisons (estimated) for the search at k={k} among "
+                f"{len(fps):,} documents, more than the limit of {err.limit:,}; lower --k, or "
+                "pass --max-pairs 0 for no limit on pairs or work"
+            ) from None
         raise _TooManyPairs(
             f"{err.count:,} pairs within k={k} among {len(fps):,} documents, more than --max-pairs "
             f"{err.limit:,}; raise --max-pairs (0 for no limit) or lower --k"
