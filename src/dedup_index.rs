@@ -19,7 +19,7 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{BufWriter, Read, Write};
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -30,7 +30,7 @@ use crate::hamming::hamming;
 use crate::interrupt;
 use crate::pairs::{check_work, distinct_pairs, Groups, DEFAULT_MAX_COMPARISONS};
 use crate::plan::Plan;
-use crate::store::{format_error, kind_of, view, Backing, Checksum, Plain, Source, Words};
+use crate::store::{format_error, open_checked, view, Backing, Checksum, Plain, Source, Words};
 use crate::table::{lower_bound, radix_sort_top_with};
 use crate::verify::{jaccard, Ranges, SketchHash};
 
@@ -475,48 +475,7 @@ impl DedupIndex {
     /// Opens an index file, mapped (`mmap`) or read into memory, and checks it whole: magic,
     /// version, length, checksum, and every offset and length inside its bounds.
     pub fn load(path: &Path, mmap: bool) -> Result<Self> {
-        if let Some(kind) = kind_of(std::fs::metadata(path)?.file_type()) {
-            return Err(Error::NotAFile(kind));
-        }
-        let mut file = File::open(path)?;
-        let meta = file.metadata()?;
-        let size = meta.len();
-        let mut head = [0u8; 24];
-        let got = usize::try_from(size).map_or(head.len(), |s| s.min(head.len()));
-        file.read_exact(&mut head[..got])?;
-        if got < 8 || head[..8] != MAGIC {
-            return Err(format_error(
-                0,
-                "not a neardup dedup index file (wrong magic bytes)",
-            ));
-        }
-        if got == head.len() {
-            let declared = u64::from_le_bytes(head[16..24].try_into().expect("8 bytes"));
-            if declared != size {
-                return Err(format_error(
-                    size.min(declared),
-                    format!("dedup index file has {size} bytes but the header says {declared}"),
-                ));
-            }
-        }
-        drop(file);
-        let mut file = File::open(path)?;
-        let mut source = None;
-        let backing = if mmap {
-            // SAFETY: read-only map; the file is checked before and after each use (Source).
-            let map = unsafe { memmap2::Mmap::map(&file)? };
-            source = Some(Source::new(File::open(path)?, &meta, path));
-            Backing::Map(map)
-        } else {
-            let words =
-                usize::try_from(size.div_ceil(8)).map_err(|_| format_error(0, "file too large"))?;
-            let mut v = vec![0u64; words];
-            // SAFETY: u64 has no padding and every byte pattern is valid.
-            let bytes =
-                unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), words * 8) };
-            file.read_exact(&mut bytes[..size as usize])?;
-            Backing::Heap(v, size as usize)
-        };
+        let (backing, source, _) = open_checked(path, mmap, &MAGIC, "dedup index")?;
         let mut index = parse(Arc::new(backing))?;
         if let Some(source) = &source {
             source.check()?;

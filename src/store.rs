@@ -129,15 +129,6 @@ pub struct Source {
 }
 
 impl Source {
-    /// The mapped file `file` at `path`, as `meta` says it was when it was mapped.
-    pub(crate) fn new(file: File, meta: &std::fs::Metadata, path: &Path) -> Self {
-        Source {
-            file,
-            stamp: Stamp::of(meta),
-            path: path.to_path_buf(),
-        }
-    }
-
     /// [`Error::Changed`] if the file was truncated, extended or written since it was mapped
     /// (its size or modification time differ) or is no longer the same file.
     pub fn check(&self) -> Result<()> {
@@ -409,12 +400,17 @@ pub(crate) fn kind_of(file_type: std::fs::FileType) -> Option<&'static str> {
     }
 }
 
-/// Opens an index file, mapped into memory (`mmap`) or read into it, and checks it whole.
-///
-/// A folder, FIFO or device is refused before it is opened (opening a FIFO would wait for a
-/// writer), and the magic bytes and the length in the header are checked before the file is
-/// mapped or read, so a large foreign file is refused without reading it.
-pub fn load(path: &Path, mmap: bool) -> Result<Stored> {
+/// Opens a file of one of the core's formats (magic bytes `magic`, the file's length as the third
+/// word of its header), mapped into memory (`mmap`) or read into it: a folder, FIFO or device is
+/// refused before it is opened (opening a FIFO would wait for a writer), and the magic bytes and
+/// the declared length are checked before the file is mapped or read, so a large foreign file is
+/// refused without reading it. `what` names the format in errors ("index", "dedup index").
+pub(crate) fn open_checked(
+    path: &Path,
+    mmap: bool,
+    magic: &[u8; 8],
+    what: &str,
+) -> Result<(Backing, Option<Source>, u64)> {
     if let Some(kind) = kind_of(std::fs::metadata(path)?.file_type()) {
         return Err(Error::NotAFile(kind));
     }
@@ -425,23 +421,31 @@ pub fn load(path: &Path, mmap: bool) -> Result<Stored> {
     }
     let size = meta.len();
     if size == 0 {
-        return Err(format_error(0, "empty file: not a neardup index"));
+        return Err(format_error(0, format!("empty file: not a neardup {what}")));
     }
     let mut head = [0u8; 24];
     let got = usize::try_from(size).map_or(head.len(), |s| s.min(head.len()));
     file.read_exact(&mut head[..got])?;
-    if got < 8 || head[..8] != MAGIC {
+    if got < 8 || head[..8] != magic[..] {
         return Err(format_error(
             0,
-            "not a neardup index file (wrong magic bytes)",
+            format!("not a neardup {what} file (wrong magic bytes)"),
         ));
     }
     if got == head.len() {
         let declared = u64::from_le_bytes([
             head[16], head[17], head[18], head[19], head[20], head[21], head[22], head[23],
         ]);
-        if declared != size {
-            return Err(truncated(size, Some(declared)));
+        if declared < size {
+            return Err(format_error(
+                declared,
+                format!("{what} file has {size} bytes but the header says {declared}: trailing data or a damaged header"),
+            ));
+        } else if declared > size {
+            return Err(format_error(
+                size,
+                format!("truncated {what} file: {size} bytes, the header says {declared}"),
+            ));
         }
     }
     file.seek(SeekFrom::Start(0))?;
@@ -468,6 +472,13 @@ pub fn load(path: &Path, mmap: bool) -> Result<Stored> {
         file.read_exact(&mut bytes[..size])?;
         Backing::Heap(v, size)
     };
+    Ok((backing, source, size))
+}
+
+/// Opens an index file, mapped into memory (`mmap`) or read into it ([`open_checked`]), and
+/// checks it whole.
+pub fn load(path: &Path, mmap: bool) -> Result<Stored> {
+    let (backing, source, _) = open_checked(path, mmap, &MAGIC, "index")?;
     let mut stored = parse(Arc::new(backing))?;
     if let Some(source) = &source {
         // Written while it was read and checked: what was checked may not be what is mapped.

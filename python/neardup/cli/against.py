@@ -23,7 +23,7 @@ from ..paths import check_outputs, locked
 from ..pipeline import FirstPass
 from ..verify import Sketches
 from .options import Source
-from .output import _check_output, _errors_text, _Failed, _say, _stream, _table_name
+from .output import _check_output, _errors_text, _Failed, _say, _stream, _table_name, summarize
 
 __all__ = ["AGAINST_COLUMNS", "is_dedup_index_path", "build_command", "dedup_command"]
 
@@ -150,30 +150,23 @@ def build_command(
         except OSError as err:
             raise _Failed(f"cannot write {index_path}: {err.strerror or err}") from None
         outputs.commit()
-    summary = {
-        "index": index_path,
-        "documents": n,
-        "indexed": len(rows),
-        "removed": n - len(rows),
-        "k": k,
-        "threshold": threshold,
-        "sketch_size": sketch_size,
-        "skipped": len(inp.errors),
-        "errors": [str(e) for e in inp.errors],
-    }
-    if as_json:
-        click.echo(json.dumps(summary, indent=2))
-    elif not quiet:
-        click.echo(
-            "\n".join(
-                [
-                    f"indexed {len(rows):,} of {n:,} documents in {index_path} "
-                    f"({n - len(rows):,} near-duplicates removed; "
-                    f"k={k}, Jaccard >= {threshold:g}, sketches of {sketch_size})"
-                ]
-                + _errors_text(inp)
-            )
-        )
+    summarize(
+        {
+            "index": index_path,
+            "documents": n,
+            "indexed": len(rows),
+            "removed": n - len(rows),
+            "k": k,
+            "threshold": threshold,
+            "sketch_size": sketch_size,
+        },
+        f"indexed {len(rows):,} of {n:,} documents in {index_path} "
+        f"({n - len(rows):,} near-duplicates removed; "
+        f"k={k}, Jaccard >= {threshold:g}, sketches of {sketch_size})",
+        inp,
+        as_json,
+        quiet,
+    )
 
 
 def dedup_command(

@@ -23,7 +23,7 @@ from ..pipeline import THRESHOLD, THRESHOLD_K
 from . import against as against_cmd
 from .app import cli
 from .options import Source, hasher_options, input_options, k_option, make_hasher, run_options
-from .output import _count, _errors_text, _Failed
+from .output import _count, _Failed, summarize
 
 
 @cli.group()
@@ -169,22 +169,13 @@ def index_build(
         idx.add(fps, _int_ids(inp))
         _save_index(idx, tmp, index_path)
         outputs.commit()
-    summary = {
-        "index": index_path,
-        "documents": len(fps),
-        "k": k,
-        "skipped": len(inp.errors),
-        "errors": [str(e) for e in inp.errors],
-    }
-    if as_json:
-        click.echo(json.dumps(summary, indent=2))
-    elif not quiet:
-        click.echo(
-            "\n".join(
-                [f"indexed {_count(len(fps), 'document')} (k={k}) in {index_path}"]
-                + _errors_text(inp)
-            )
-        )
+    summarize(
+        {"index": index_path, "documents": len(fps), "k": k},
+        f"indexed {_count(len(fps), 'document')} (k={k}) in {index_path}",
+        inp,
+        as_json,
+        quiet,
+    )
 
 
 @index.command("add")
@@ -223,26 +214,19 @@ def index_add(
             raise InputError(inp.name, str(err)) from None
         _save_index(idx, tmp, index_path)
         outputs.commit()
-    summary = {
-        "index": index_path,
-        "added": len(fps),
-        "size": before + len(fps),
-        "already_near_duplicates": matched,
-        "skipped": len(inp.errors),
-        "errors": [str(e) for e in inp.errors],
-    }
-    if as_json:
-        click.echo(json.dumps(summary, indent=2))
-    elif not quiet:
-        click.echo(
-            "\n".join(
-                [
-                    f"added {_count(len(fps), 'document')} to {index_path} ({before + len(fps)} in all); "
-                    f"{matched} of them {'was' if matched == 1 else 'were'} within k={idx.k} of an entry already there"
-                ]
-                + _errors_text(inp)
-            )
-        )
+    summarize(
+        {
+            "index": index_path,
+            "added": len(fps),
+            "size": before + len(fps),
+            "already_near_duplicates": matched,
+        },
+        f"added {_count(len(fps), 'document')} to {index_path} ({before + len(fps)} in all); "
+        f"{matched} of them {'was' if matched == 1 else 'were'} within k={idx.k} of an entry already there",
+        inp,
+        as_json,
+        quiet,
+    )
 
 
 def _save_index(idx: SimhashIndex, tmp: str, path: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from typing import Any, TextIO
@@ -34,6 +35,18 @@ def _say(text: str, output: str | None = None) -> None:
     stream = _stream(output)
     # The report of a job whose outputs are written: to stderr when stdout was closed.
     click.echo(text, file=sys.stderr if stdio.is_closed(stream) else stream)
+
+
+def summarize(
+    summary: dict[str, Any], headline: str, inp: Input, as_json: bool, quiet: bool
+) -> None:
+    """Prints a command's summary with the input's skipped records: as JSON, or as its headline
+    and the first skipped records (nothing with --quiet)."""
+    summary = {**summary, "skipped": len(inp.errors), "errors": [str(e) for e in inp.errors]}
+    if as_json:
+        click.echo(json.dumps(summary, indent=2))
+    elif not quiet:
+        click.echo("\n".join([headline, *_errors_text(inp)]))
 
 
 def _errors_text(inp: Input, limit: int = 10) -> list[str]:
