@@ -28,7 +28,7 @@ use rayon::prelude::*;
 use crate::error::{Error, Result};
 use crate::hamming::hamming;
 use crate::interrupt;
-use crate::pairs::{check_work, distinct_pairs, Groups, DEFAULT_MAX_COMPARISONS};
+use crate::pairs::{check_work, default_work_limit, distinct_pairs, Groups};
 use crate::plan::Plan;
 use crate::store::{format_error, open_checked, view, Backing, Checksum, Plain, Source, Words};
 use crate::table::{lower_bound, radix_sort_top_with};
@@ -965,7 +965,7 @@ pub fn dedup_against(
         &new_groups.distinct,
         k,
         &plan,
-        Some(DEFAULT_MAX_COMPARISONS),
+        Some(default_work_limit(new_groups.distinct.len())),
         "lower k",
     )?;
     let within = distinct_pairs(&new_groups.distinct, k, &plan)?;

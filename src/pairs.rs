@@ -79,9 +79,22 @@ fn check_plan(k: u32, plan: &Plan) -> Result<()> {
 pub const DEFAULT_MAX_PAIRS: u64 = 100_000_000;
 
 /// Candidate comparisons a batch search may make while a pair limit is set: 30 billion, about
-/// a minute or more of the walk. The 1M-document benchmark corpus is estimated at 10 billion at
-/// k = 8 (a third of the limit); 100k short texts of 8 words from 20 at k = 16, at 52 billion.
+/// a minute or more of the walk, or [`COMPARISONS_PER_VALUE`] per distinct value searched if that
+/// is more, so that the limit grows with the corpus as the walk's work does. The 1M-document
+/// benchmark corpus is estimated at 10 billion at k = 8 (10,400 a value); 100k short texts of 8
+/// words from 20 at k = 16, at 52 billion (517,000 a value).
 pub const DEFAULT_MAX_COMPARISONS: u64 = 30_000_000_000;
+
+/// Comparisons per distinct value the work limit allows at least: 20x what the 1M-document
+/// benchmark corpus needs at k = 8, and a corpus of 10M such documents (about 100,000 a value
+/// there, as buckets grow with the corpus) still within it.
+pub const COMPARISONS_PER_VALUE: u64 = 200_000;
+
+/// The work limit of a search over `values` distinct fingerprints: [`DEFAULT_MAX_COMPARISONS`],
+/// or [`COMPARISONS_PER_VALUE`] each if that is more.
+pub fn default_work_limit(values: usize) -> u64 {
+    DEFAULT_MAX_COMPARISONS.max(COMPARISONS_PER_VALUE.saturating_mul(values as u64))
+}
 
 /// Distinct values an estimate samples at most; below it the estimate is exact.
 const ESTIMATE_SAMPLE: usize = 1 << 16;
@@ -379,7 +392,7 @@ pub fn find_all(
         .fold(0u64, u64::saturating_add);
     // Past the copies alone, the distinct pairs only count (a budget of 0 keeps none).
     let budget = max_pairs.map(|m| m.saturating_sub(copies));
-    let work = max_pairs.map(|_| DEFAULT_MAX_COMPARISONS);
+    let work = max_pairs.map(|_| default_work_limit(groups.distinct.len()));
     check_work(&groups.distinct, k, plan, work, WORK_REMEDY)?;
     let found =
         distinct_pairs_bounded(&groups.distinct, k, plan, budget, &|a, b| size(a) * size(b))?;
@@ -563,7 +576,7 @@ pub fn cluster(fingerprints: &[u64], k: u32, plan: &Plan) -> Result<Vec<i64>> {
         &groups.distinct,
         k,
         plan,
-        Some(DEFAULT_MAX_COMPARISONS),
+        Some(default_work_limit(groups.distinct.len())),
         "lower k",
     )?;
     let uf = SharedUnionFind::new(groups.distinct.len());

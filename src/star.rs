@@ -25,7 +25,7 @@ use rayon::prelude::*;
 use crate::error::{try_with_capacity, Error, Result};
 use crate::interrupt;
 use crate::pairs::{
-    check_work, distinct_pairs_bounded, Bounded, Groups, DEFAULT_MAX_COMPARISONS, WORK_REMEDY,
+    check_work, default_work_limit, distinct_pairs_bounded, Bounded, Groups, WORK_REMEDY,
 };
 use crate::plan::Plan;
 use crate::verify::{jaccard, Ranges};
@@ -286,7 +286,7 @@ impl Adjacency {
 }
 
 fn adjacency(distinct: &[u64], k: u32, plan: &Plan, max_pairs: Option<u64>) -> Result<Adjacency> {
-    let work = max_pairs.map(|_| DEFAULT_MAX_COMPARISONS);
+    let work = max_pairs.map(|_| default_work_limit(distinct.len()));
     check_work(distinct, k, plan, work, WORK_REMEDY)?;
     let pairs = match distinct_pairs_bounded(distinct, k, plan, max_pairs, &|_, _| 1)? {
         Bounded::Within(pairs) => pairs,
