@@ -154,8 +154,7 @@ fn mix(mut x: u64) -> u64 {
 }
 
 /// The remedy [`check_work`] names where the limit comes with `max_pairs`.
-pub const WORK_REMEDY: &str =
-    "lower k, or pass max_pairs=None (--max-pairs 0) for no limit on pairs or work";
+pub const WORK_REMEDY: &str = "lower k (in Python, max_pairs=None lifts the limit)";
 
 /// [`Error::TooManyPairs`] naming the estimate when the search of `distinct` within `k` would
 /// make more than `limit` candidate comparisons (None: no limit), before any of them is made.
