@@ -277,3 +277,87 @@ def test_dedup_refuses_a_dense_corpus_at_k16_with_status_2(tmp_path, capsys):
     assert code == 2, err
     assert err.startswith("neardup: ") and "candidate comparisons" in err and "k=16" in err, err
     assert "lower k" in err and err.count("\n") == 1
+
+
+# The report looks beyond k (issue 14): on densely packed fingerprints its search further out is
+# cut where it would cost many times the job's own search, instead of running for minutes or
+# failing after the job.
+
+
+def comparisons(fps: np.ndarray, plan: neardup.Plan) -> int:
+    """Pairs of distinct values sharing a table's prefix, summed over the plan's tables."""
+    values = np.unique(fps)
+    total = 0
+    for table in plan.tables:
+        _, counts = np.unique(values & np.uint64(table.prefix_mask), return_counts=True)
+        total += int((counts * (counts - 1) // 2).sum())
+    return total
+
+
+def test_search_cost_counts_the_comparisons_of_each_table():
+    from neardup import _core
+
+    for fps in (clustered(3000), np.random.default_rng(1).integers(0, 2**64, 5000, np.uint64)):
+        for k in (3, 8, 12):
+            plan = neardup.Plan.blocks(k + 3, k)
+            assert _core.search_cost(fps, k, plan._inner) == comparisons(fps, plan)
+
+
+def dense_corpus(path: Path, n: int, seed: int = 0) -> Path:
+    import random
+
+    r = random.Random(seed)
+    words = [f"w{x}" for x in range(20)]
+    with path.open("w") as f:
+        for _ in range(n):
+            f.write(json.dumps({"text": " ".join(r.choice(words) for _ in range(8))}) + "\n")
+    return path
+
+
+def report_distances(page: str) -> list[int]:
+    """The distances of the report's table of nearest-neighbour distances."""
+    table = page.split("<table id='distances'>")[1].split("</table>")[0]
+    cells = [row.split("<td>")[1].split("</td>")[0] for row in table.split("<tr")[2:]]
+    return [int(c) for c in cells if not c.startswith("&gt;")]
+
+
+def test_the_report_stops_where_the_search_would_cost_many_times_the_jobs(tmp_path, monkeypatch):
+    from neardup import _core, report
+
+    path = dense_corpus(tmp_path / "dense.jsonl", 3000)
+    fps = neardup.Simhasher().fingerprint_many(
+        [json.loads(line)["text"] for line in path.read_text().splitlines()]
+    )
+    k = 6
+    cost = [_core.search_cost(np.unique(fps), d) for d in range(k, k + 4)]
+    monkeypatch.setattr(report, "REACH_FLOOR", 0)
+    monkeypatch.setattr(report, "REACH_COST", cost[1] / cost[0])  # the search at k + 1, no further
+    assert cost[2] > cost[1]  # costs grow with the distance on such data
+    page = tmp_path / "r.html"
+    assert main(["dedup", str(path), "--dry-run", "--k", str(k), "--report", str(page), "-q"]) == 0
+    text = page.read_text()
+    assert report_distances(text) == list(range(k + 2)) and "id='reach'" in text
+    monkeypatch.setattr(report, "REACH_COST", cost[3] / cost[0])
+    assert main(["dedup", str(path), "--dry-run", "--k", str(k), "--report", str(page), "-q"]) == 0
+    text = page.read_text()
+    assert report_distances(text) == list(range(k + 4)) and "id='reach'" not in text
+
+
+def test_the_report_falls_back_to_k_when_the_pairs_further_out_pass_the_limit(
+    tmp_path, monkeypatch
+):
+    from neardup import report
+
+    path = dense_corpus(tmp_path / "dense.jsonl", 2000)
+    real = report.find_all
+    seen = []
+
+    def limited(fps, k, threads=None):
+        seen.append(k)
+        within_k = len(real(fps, 5, threads=threads)[0])
+        return real(fps, k, threads=threads, max_pairs=within_k)  # the pairs at k + 1 do not fit
+
+    monkeypatch.setattr(report, "find_all", limited)
+    page = tmp_path / "r.html"
+    assert main(["dedup", str(path), "--dry-run", "--k", "5", "--report", str(page), "-q"]) == 0
+    assert seen == [8, 5] and report_distances(page.read_text()) == list(range(6))

@@ -227,6 +227,9 @@ def find_all(
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.uint8]]:
     """Every pair (i < j) within k, each once; more than max_pairs raise TooManyPairsError."""
 
+def search_cost(fingerprints: npt.NDArray[np.uint64], k: int, plan: Plan | None = None) -> int:
+    """The candidate comparisons find_all would make at k, estimated from the data."""
+
 def cluster(
     fingerprints: npt.NDArray[np.uint64],
     k: int,

@@ -1,6 +1,7 @@
 """The HTML report of a dedup job: one self-contained page to help choose k.
 
-It shows, beyond the chosen k (up to k + 3): how many documents have their nearest neighbour at
+It shows, beyond the chosen k (up to k + 3, less where the fingerprints are so dense that the
+search further out would cost many times the job's own): how many documents have their nearest neighbour at
 each Hamming distance, how many pairs lie at each distance, the sizes of the clusters, the largest
 clusters, and sample pairs at each distance with their word-level differences and Jaccard: within
 k, removals (the kept document and the one removed for it); beyond k, pairs a larger k would add.
@@ -16,7 +17,10 @@ from typing import Any
 
 import numpy as np
 
+from . import _core
+from .errors import TooManyPairsError
 from .index import find_all
+from .validate import MAX_K
 from .verify import jaccard as shingle_jaccard
 
 __all__ = ["ReportData", "prepare", "render"]
@@ -24,6 +28,10 @@ __all__ = ["ReportData", "prepare", "render"]
 SAMPLES_PER_DISTANCE = 3
 LARGEST_CLUSTERS = 10
 NONE = 255  # nearest-neighbour distance of a document with no neighbour within the report's range
+#: The report's search beyond k may cost this many times the search at k (in estimated candidate
+#: comparisons), or REACH_FLOOR comparisons (a few seconds) if that is more.
+REACH_COST = 4
+REACH_FLOOR = 2_000_000_000
 
 
 @dataclass
@@ -63,11 +71,32 @@ def nearest_distances(
     return nearest_u[inverse], pairs, (unique, first, counts, ui, uj, ud)
 
 
+def affordable_reach(fps: np.ndarray, k: int) -> int:
+    """How far beyond ``k`` the report looks: up to ``k + 3`` (16 at most), stopping before the
+    first distance whose search would cost more than ``REACH_COST`` times the search at ``k``
+    (at least ``REACH_FLOOR`` comparisons), so that on densely packed fingerprints the report
+    never costs much more than the job, nor is refused after it."""
+    unique = np.unique(fps)
+    allowed = max(REACH_FLOOR, REACH_COST * _core.search_cost(unique, k))
+    reach = k
+    while reach < min(MAX_K, k + 3) and _core.search_cost(unique, reach + 1) <= allowed:
+        reach += 1
+    return reach
+
+
 def prepare(fps: np.ndarray, result: Any, threads: int | None = None, seed: int = 0) -> ReportData:
     """The report's figures from the fingerprints and the :class:`~neardup.DedupResult` of a job."""
     labels, keep, k = result.cluster, result.keep, result.k
-    reach = min(16, k + 3)
-    nearest, pairs, (unique, first, counts, ui, uj, ud) = nearest_distances(fps, reach, threads)
+    reach = affordable_reach(fps, k)
+    try:
+        found = nearest_distances(fps, reach, threads)
+    except TooManyPairsError:
+        if reach == k:
+            raise
+        # Past the work or pair limit further out: the job's own search at k was within them.
+        reach = k
+        found = nearest_distances(fps, reach, threads)
+    nearest, pairs, (unique, first, counts, ui, uj, ud) = found
     hist = np.bincount(nearest[nearest != NONE], minlength=reach + 1)[: reach + 1]
     sizes_all = np.bincount(labels, minlength=0) if len(labels) else np.zeros(0, np.int64)
     sizes_all = sizes_all[sizes_all > 0]
@@ -231,6 +260,12 @@ def render(
         "when their word shingles are alike enough (the Jaccard threshold), or on their fingerprints alone with "
         "--no-verify; the sample pairs below show what was removed and what a larger k would add.</p>"
     )
+    if reach < min(MAX_K, k + 3):
+        out.append(
+            f"<p class='note' id='reach'>Distances beyond {reach} are not searched: these "
+            "fingerprints are packed so densely that a search further out would cost many times "
+            "the job's own.</p>"
+        )
     dist_labels = [str(d) for d in range(reach + 1)] + [f">{reach}"]
     out.append(
         _bars(

@@ -338,6 +338,25 @@ fn find_all<'py>(
     ))
 }
 
+/// The candidate comparisons `find_all` would make for these fingerprints at `k` with `plan`
+/// (estimated from the data as its work limit is; copies collapsed first).
+#[pyfunction]
+#[pyo3(signature = (fingerprints, k, plan=None))]
+fn search_cost(
+    py: Python<'_>,
+    fingerprints: PyReadonlyArray1<'_, u64>,
+    k: i64,
+    plan: Option<PyRef<'_, PyPlan>>,
+) -> PyResult<u64> {
+    let mut distinct = fingerprints.as_slice()?.to_vec();
+    let (_, plan) = batch_plan(k, distinct.len(), plan)?;
+    Ok(py.detach(|| {
+        distinct.sort_unstable();
+        distinct.dedup();
+        pairs::estimate_comparisons(&distinct, &plan)
+    }))
+}
+
 #[pyfunction]
 #[pyo3(signature = (fingerprints, k, plan=None, threads=None))]
 fn cluster<'py>(
@@ -375,6 +394,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cluster_pairs, m)?)?;
     m.add_class::<PyIndex>()?;
     m.add_function(wrap_pyfunction!(find_all, m)?)?;
+    m.add_function(wrap_pyfunction!(search_cost, m)?)?;
     m.add_function(wrap_pyfunction!(cluster, m)?)?;
     Ok(())
 }
