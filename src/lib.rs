@@ -13,6 +13,7 @@ pub mod encoders;
 pub mod error;
 pub mod features;
 pub mod fingerprint;
+pub mod first_table;
 pub mod hamming;
 pub mod hash;
 pub mod index;

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use rayon::prelude::*;
 
 use crate::error::{try_push, try_with_capacity, Error, Result};
+use crate::first_table::FirstTable;
 use crate::hamming::hamming;
 use crate::interrupt;
 use crate::plan::Plan;
@@ -212,6 +213,7 @@ where
     F: Fn(&mut S, u32, u32, u8) + Sync,
 {
     let tables = plan.tables();
+    let lookup = FirstTable::new(plan);
     let states = tables
         .par_iter()
         .enumerate()
@@ -223,11 +225,20 @@ where
                     return S::default();
                 }
                 let perm = &layout.permutation;
-                // The prefixes of the earlier tables, in this table's bit order.
-                let earlier: Vec<u64> = tables[..t]
-                    .iter()
-                    .map(|e| perm.apply(e.prefix_mask))
-                    .collect();
+                // The first table of a pair: by lookup, or by testing each earlier table's
+                // prefix (in this table's bit order) when the plan has too many atoms.
+                let atoms = lookup.as_ref().map(|l| l.atoms_for(layout));
+                let earlier: Vec<u64> = match lookup {
+                    Some(_) => Vec::new(),
+                    None => tables[..t]
+                        .iter()
+                        .map(|e| perm.apply(e.prefix_mask))
+                        .collect(),
+                };
+                let found_earlier = |diff: u64| match (&lookup, &atoms) {
+                    (Some(l), Some(atoms)) => l.first(atoms, diff) != t,
+                    _ => earlier.iter().any(|&m| diff & m == 0),
+                };
                 v.clear();
                 v.extend(distinct.iter().map(|&x| perm.apply(x)));
                 radix_sort_top_with(v, layout.prefix_bits, scratch);
@@ -253,8 +264,7 @@ where
                             if d > k {
                                 continue;
                             }
-                            let diff = a ^ b;
-                            if earlier.iter().any(|&m| diff & m == 0) {
+                            if found_earlier(a ^ b) {
                                 continue;
                             }
                             let ia = lower_bound(distinct, perm.invert(a)) as u32;
