@@ -1,10 +1,12 @@
 //! neardup: near-duplicate detection with 64-bit simhash fingerprints.
 //!
-//! The core is plain Rust, tested by `cargo test` without Python: FNV-1a feature hashes
-//! ([`hash`]), features of normalized text ([`features`]), weighted tallies and fingerprints
-//! ([`fingerprint`]) and Hamming distances ([`hamming`]); the seeds' other encoders ([`encoders`]) and
-//! the fingerprints of the `simhash` package ([`compat`]). The Python bindings live in
-//! `python/` behind the `python` feature and only extract, validate, release the GIL and convert.
+//! The core is plain Rust, tested by `cargo test` without Python: the tokenizer ([`tokens`]),
+//! features of normalized text ([`features`]), FNV-1a feature hashes ([`hash`]), weighted tallies
+//! ([`tally`]), fingerprints ([`fingerprint`]) and Hamming distances ([`hamming`]); the vector
+//! instructions and the switch that turns them off ([`simd`]); the seeds' other encoders
+//! ([`encoders`]) and the fingerprints of the `simhash` package ([`compat`]). The Python bindings
+//! live in `python/` behind the `python` feature and only extract, validate, release the GIL and
+//! convert.
 
 pub mod compat;
 pub mod dedup_index;
@@ -21,9 +23,12 @@ pub mod jsonl;
 pub mod pairs;
 pub mod parallel;
 pub mod plan;
+pub mod simd;
 pub mod star;
 pub mod store;
 pub mod table;
+pub mod tally;
+pub mod tokens;
 pub mod verify;
 
 #[cfg(feature = "python")]

@@ -369,6 +369,40 @@ def test_golden_fingerprints_never_change(config):
     assert hasher.fingerprint_many(texts).tolist() == want
 
 
+@pytest.fixture
+def scalar_path():
+    """The core's vector kernels held on their portable paths for one test."""
+    neardup._core.force_scalar(True)
+    try:
+        yield
+    finally:
+        neardup._core.force_scalar(False)
+
+
+@pytest.mark.parametrize("config", sorted(GOLDEN["configs"]))
+def test_golden_fingerprints_hold_on_the_scalar_path(config, scalar_path):
+    assert neardup._core.scalar_forced()
+    hasher = Simhasher(**GOLDEN["configs"][config])
+    texts = [case["text"] for case in GOLDEN["cases"]]
+    want = [int(case["fingerprints"][config], 16) for case in GOLDEN["cases"]]
+    assert hasher.fingerprint_many(texts).tolist() == want
+
+
+def test_vector_fingerprints_are_the_same_on_the_scalar_path():
+    rng = np.random.default_rng(7)
+    matrix = rng.standard_normal((200, 77))
+    encoder = neardup.VectorSimhash(77)
+    fast = encoder.fingerprint_many(matrix)
+    neardup._core.force_scalar(True)
+    try:
+        scalar = encoder.fingerprint_many(matrix)
+    finally:
+        neardup._core.force_scalar(False)
+    # Against the definition too: the sign of each dot product, in float64.
+    want = [sum(1 << i for i, d in enumerate(encoder.hyperplanes @ row) if d > 0) for row in matrix]
+    assert fast.tolist() == scalar.tolist() == want
+
+
 def test_golden_file_covers_what_it_must():
     texts = [case["text"] for case in GOLDEN["cases"]]
     assert len(texts) >= 50
