@@ -944,7 +944,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("index.ndx");
         let fps: Vec<u64> = (0..5000u64)
-            .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+            .map(|i| i.wrapping_mul(crate::GOLDEN_GAMMA))
             .collect();
         let mut index = Index::new(3, None, Some(5000)).unwrap();
         index.add(&fps, None).unwrap();

@@ -39,3 +39,7 @@ pub use error::{Error, Result};
 /// 2^64 divided by the golden ratio, made odd: the increment of SplitMix64 and the multiplier of
 /// Fibonacci hashing, the one constant of every mixing step in the core.
 pub const GOLDEN_GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// The first 64 bits of the fraction of π: the starting value of the chained hashes (a shingle's
+/// sketch hash, a file's checksum), a constant that hides no structure.
+pub const PI_SEED: u64 = 0x243F_6A88_85A3_08D3;

@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
+use crate::encoders::mix64;
 use crate::error::{try_push, try_with_capacity, Error, Result};
 use crate::hamming::hamming;
 use crate::interrupt;
@@ -113,7 +114,11 @@ pub fn estimate_comparisons(distinct: &[u64], plan: &Plan) -> u64 {
     } else {
         // Keep a value when its mixed hash falls below p * 2^64, p = SAMPLE / n.
         let cut = ((ESTIMATE_SAMPLE as f64 / n as f64) * 2f64.powi(64)) as u64;
-        distinct.iter().copied().filter(|&x| mix(x) < cut).collect()
+        distinct
+            .iter()
+            .copied()
+            .filter(|&x| mix64(x) < cut)
+            .collect()
     };
     let m = sample.len() as f64;
     if m < 2.0 {
@@ -144,13 +149,6 @@ pub fn estimate_comparisons(distinct: &[u64], plan: &Plan) -> u64 {
         .sum();
     let scale = (n as f64) * (n as f64 - 1.0) / (m * (m - 1.0));
     (found * scale).min(u64::MAX as f64) as u64
-}
-
-/// SplitMix64's finalizer: a fixed, well-mixed hash for sampling.
-fn mix(mut x: u64) -> u64 {
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d049bb133111eb);
-    x ^ (x >> 31)
 }
 
 /// The remedy [`check_work`] names where the limit comes with `max_pairs`.

@@ -41,7 +41,7 @@ pub struct Checksum(u64);
 
 impl Default for Checksum {
     fn default() -> Self {
-        Checksum(0x243f_6a88_85a3_08d3)
+        Checksum(crate::PI_SEED)
     }
 }
 

@@ -18,6 +18,7 @@ import pytest
 
 import neardup
 from neardup.cli import main
+from reference import checksum
 
 
 def run(capsys, *args) -> tuple[int, str, str]:
@@ -422,16 +423,6 @@ def test_an_index_whose_next_id_is_not_past_its_ids_is_refused(tmp_path):
     index = neardup.SimhashIndex.load(path)
     index.add(np.array([1], dtype=np.uint64))
     assert 111 in index and _core is not None
-
-
-def checksum(words: np.ndarray) -> np.uint64:
-    """The file's checksum (src/store.rs), computed here from its definition."""
-    h = 0x243F6A8885A308D3
-    mask = (1 << 64) - 1
-    for w in words.tolist():
-        h = ((h ^ w) * 0x9E3779B97F4A7C15) & mask
-        h ^= h >> 29
-    return np.uint64(h)
 
 
 @pytest.mark.parametrize("orjson", [True, False])
