@@ -216,7 +216,7 @@ def test_recommend_recall_follows_the_rule_on_a_hand_worked_table():
 def test_the_result_recommends_by_its_own_curve_and_for_each_shingle_size():
     result = neardup.tune(DOCS, max_k=MAX_K, sample=20, target_precision=0.75, verify=False)
     pairs = [row.pairs for row in result.rows]
-    for n, within in result.precision_within_by_ngram.items():
+    for n, within in result.precision_within_by_shingle.items():
         precision = [
             float(np.mean(result.sampled.jaccard[n][result.sampled.distance == d] >= 0.8))
             if c
@@ -224,8 +224,8 @@ def test_the_result_recommends_by_its_own_curve_and_for_each_shingle_size():
             for d, c in enumerate(pairs)
         ]
         assert within == pytest.approx(precision_within(pairs, precision).tolist(), nan_ok=True)
-        assert result.recommended_by_ngram[n] == recommend(pairs, precision, 0.75)
-    assert result.recommended_k == result.recommended_by_ngram[3]
+        assert result.recommended_by_shingle[n] == recommend(pairs, precision, 0.75)
+    assert result.recommended_k == result.recommended_by_shingle[3]
     text = str(result)
     assert f"recommended k = {result.recommended_k}" in text and "by shingle size: 1 word:" in text
     frame = result.to_pandas()
@@ -236,7 +236,7 @@ def test_the_result_recommends_by_its_own_curve_and_for_each_shingle_size():
 def test_the_verified_result_recommends_by_its_own_recall_for_each_shingle_size():
     result = neardup.tune(DOCS, max_k=MAX_K, sample=4, target_recall=0.9)
     pairs = [row.pairs for row in result.rows]
-    for n, recall in result.recall_within_by_ngram.items():
+    for n, recall in result.recall_within_by_shingle.items():
         precision = [
             float(np.mean(result.sampled.jaccard[n][result.sampled.distance == d] >= 0.8))
             if c
@@ -244,12 +244,12 @@ def test_the_verified_result_recommends_by_its_own_recall_for_each_shingle_size(
             for d, c in enumerate(pairs)
         ]
         assert recall == pytest.approx(recall_within(pairs, precision).tolist(), nan_ok=True)
-        assert result.recommended_by_ngram[n] == recommend_recall(pairs, precision, 0.9)
+        assert result.recommended_by_shingle[n] == recommend_recall(pairs, precision, 0.9)
         if n == 3:
             assert [row.pair_precision for row in result.rows] == pytest.approx(
                 precision, nan_ok=True
             )
-    assert result.recommended_k == result.recommended_by_ngram[3] is not None
+    assert result.recommended_k == result.recommended_by_shingle[3] is not None
     row = result.rows[result.recommended_k]
     assert row.recall_within >= 0.9 and (row.k == 0 or result.rows[row.k - 1].recall_within < 0.9)
     assert row.candidates_per_duplicate == pytest.approx(row.pairs_within / row.duplicates_within)
