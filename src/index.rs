@@ -796,14 +796,8 @@ impl Index {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::xorshift64 as rng;
     use std::collections::BTreeMap;
-
-    fn rng(s: &mut u64) -> u64 {
-        *s ^= *s << 13;
-        *s ^= *s >> 7;
-        *s ^= *s << 17;
-        *s
-    }
 
     fn brute(model: &BTreeMap<i64, u64>, q: u64, k: u32) -> Vec<(u8, i64)> {
         let mut v: Vec<(u8, i64)> = model

@@ -28,6 +28,7 @@ pub mod star;
 pub mod store;
 pub mod table;
 pub mod tally;
+pub mod testing;
 pub mod tokens;
 pub mod verify;
 

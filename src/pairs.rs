@@ -621,6 +621,7 @@ pub fn components(n: usize, i: &[i64], j: &[i64]) -> Result<Vec<i64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::xorshift64 as rng;
 
     #[test]
     fn the_work_estimate_is_exact_for_small_inputs_and_refuses_clusters() {
@@ -694,13 +695,6 @@ mod tests {
             .sum();
         let got = estimate_comparisons(&distinct, &plan) as f64;
         assert!((got / exact as f64 - 1.0).abs() < 0.05, "{got} vs {exact}");
-    }
-
-    fn rng(seed: &mut u64) -> u64 {
-        *seed ^= *seed << 13;
-        *seed ^= *seed >> 7;
-        *seed ^= *seed << 17;
-        *seed
     }
 
     fn brute(fps: &[u64], k: u32) -> Pairs {

@@ -131,15 +131,10 @@ mod tests {
     use crate::encoders::Hyperplanes;
     use crate::features::{FeatureConfig, TokenKind};
     use crate::fingerprint::{Hasher, Weighting};
+    use crate::testing::xorshift64;
 
-    fn xorshift(seed: u64) -> impl FnMut() -> u64 {
-        let mut x = seed;
-        move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        }
+    fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+        move || xorshift64(&mut seed)
     }
 
     #[test]

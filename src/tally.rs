@@ -269,6 +269,7 @@ fn check_lengths(hashes: usize, weights: usize) -> Result<()> {
 mod tests {
     use super::*;
     use crate::fingerprint::{fingerprint_of_counts, fingerprint_of_tallies};
+    use crate::testing::xorshift64;
 
     /// The definition, one bit at a time.
     fn naive(hashes: &[u64], weights: &[i64]) -> u64 {
@@ -292,14 +293,7 @@ mod tests {
 
     fn pseudo_random(n: usize, seed: u64) -> Vec<u64> {
         let mut x = seed;
-        (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x
-            })
-            .collect()
+        (0..n).map(|_| xorshift64(&mut x)).collect()
     }
 
     #[test]

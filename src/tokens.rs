@@ -241,6 +241,7 @@ pub fn is_word_token(token: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::xorshift64;
 
     /// The tokens of `text`, checked against the hashes the scan gives them.
     fn tokens(text: &str) -> Vec<&str> {
@@ -257,12 +258,7 @@ mod tests {
         // Tokens of every length up to 150 (so across 64-byte blocks), separators of every
         // kind, at either end or not; the ASCII scan against splitting at non-alphanumerics.
         let mut x = crate::GOLDEN_GAMMA;
-        let mut next = |m: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % m
-        };
+        let mut next = |m: u64| xorshift64(&mut x) % m;
         let alphabet: Vec<u8> = (0u8..128).collect();
         for case in 0..400 {
             let len = next(if case % 4 == 0 { 400 } else { 70 }) as usize;
@@ -305,12 +301,7 @@ mod tests {
                 .chars()
                 .collect();
         let mut x = crate::GOLDEN_GAMMA;
-        let mut next = |m: usize| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x % m as u64) as usize
-        };
+        let mut next = |m: usize| (xorshift64(&mut x) % m as u64) as usize;
         for _ in 0..500 {
             let len = next(90);
             let text: String = (0..len).map(|_| alphabet[next(alphabet.len())]).collect();

@@ -351,11 +351,15 @@ def test_a_large_foreign_file_is_refused_before_it_is_read(tmp_path):
     big = tmp_path / "big.bin"
     with open(big, "wb") as f:
         f.truncate(64 << 30)
-    got = in_child(
-        f"import neardup\ntry:\n    neardup.SimhashIndex.load({str(big)!r}, mmap=False)\n"
-        "except neardup.IndexFormatError as err:\n    print('refused:', err)\n",
-        timeout=30,
-    )
+
+    def load_in_child() -> subprocess.CompletedProcess:
+        return in_child(
+            f"import neardup\ntry:\n    neardup.SimhashIndex.load({str(big)!r}, mmap=False)\n"
+            "except neardup.IndexFormatError as err:\n    print('refused:', err)\n",
+            timeout=30,
+        )
+
+    got = load_in_child()
     assert (
         got.returncode == 0
         and "refused: not a neardup index file (wrong magic bytes)" in got.stdout
@@ -363,11 +367,7 @@ def test_a_large_foreign_file_is_refused_before_it_is_read(tmp_path):
     # The right magic, but a length in the header that is not the file's: refused at once too.
     with open(big, "r+b") as f:
         f.write(small_index_bytes(tmp_path)[:24])
-    got = in_child(
-        f"import neardup\ntry:\n    neardup.SimhashIndex.load({str(big)!r}, mmap=False)\n"
-        "except neardup.IndexFormatError as err:\n    print('refused:', err)\n",
-        timeout=30,
-    )
+    got = load_in_child()
     assert (
         got.returncode == 0
         and "refused: index file has" in got.stdout
