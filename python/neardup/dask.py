@@ -349,6 +349,6 @@ def dedup(
 def neardup_result(
     fps: np.ndarray, kept: np.ndarray, jaccard: np.ndarray, k: int, threshold: float | None
 ) -> Any:
-    from neardup.dedup import DedupResult
+    from neardup.dedup_result import DedupResult
 
     return DedupResult(fps, kept, jaccard, k, {}, None, threshold)
