@@ -16,18 +16,12 @@ use neardup::jsonl::fingerprint_lines;
 use neardup::pairs::find_all;
 use neardup::plan::{Plan, Workload};
 use neardup::table::{lower_bound, prefix_range, radix_sort_top};
+use neardup::testing::xorshift64;
 
 /// xorshift64: the same pseudo-random fingerprints on every run.
 fn random_u64s(n: usize, seed: u64) -> Vec<u64> {
     let mut s = seed | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s
-        })
-        .collect()
+    (0..n).map(|_| xorshift64(&mut s)).collect()
 }
 
 fn size() -> usize {

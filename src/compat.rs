@@ -14,7 +14,8 @@
 use md5::{Digest, Md5};
 use rayon::prelude::*;
 
-use crate::fingerprint::{fingerprint_of_counts, BitCounter};
+use crate::fingerprint::fingerprint_of_counts;
+use crate::tally::BitCounter;
 
 /// The MD5 digest of `data`.
 pub fn md5(data: &[u8]) -> [u8; 16] {

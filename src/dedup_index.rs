@@ -301,8 +301,8 @@ impl DedupIndex {
                 bytes,
                 len,
             } => {
-                // SAFETY: u64 words viewed as their bytes; `len` is within them (checked on load).
-                let all = unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<u8>(), *len) };
+                // The u64 words viewed as their bytes; `len` is within them (checked on load).
+                let all = &bytemuck::cast_slice::<u64, u8>(bytes)[..*len];
                 let (a, b) = (offsets[d] as usize, offsets[d + 1] as usize);
                 Some(&all[a.min(b).min(*len)..b.min(*len)])
             }

@@ -11,8 +11,10 @@ use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::features::{FeatureConfig, Field, Scratch};
-use crate::fingerprint::{add_float, BitCounter, HashKeyMap};
+use crate::fingerprint::HashKeyMap;
 use crate::hash::fnv1a_64;
+use crate::simd;
+use crate::tally::{add_float, BitCounter};
 
 // -- SplitMix64 and xoshiro256** ------------------------------------------------------------------
 
@@ -358,8 +360,8 @@ pub const MAX_DIM: i64 = 1 << 20;
 /// product with hyperplane i's normal is positive (Charikar, STOC 2002).
 ///
 /// The dot products of each vector accumulate component by component in order, so a fingerprint
-/// is the same on every machine: on x86-64 with AVX the same additions and multiplications (never
-/// fused) run four lanes wide, each lane computing exactly what the scalar code would.
+/// is the same on every machine: [`simd::dot`] runs them four lanes wide where the CPU has AVX,
+/// each lane computing exactly what the portable code would.
 #[derive(Clone, Debug)]
 pub struct Hyperplanes {
     dim: usize,
@@ -367,32 +369,6 @@ pub struct Hyperplanes {
     /// Normals stored by dimension, 64 to a row: entry `d * 64 + i` is component d of normal i
     /// (0 for i >= bits, which leaves those bits 0).
     by_dim: Vec<f64>,
-}
-
-/// The dot products of a vector with the 64 normals, each accumulated in dimension order. The
-/// 64 sums stay in registers with AVX (16 x 4 lanes); measured no slower than blocks of rows.
-#[inline(always)]
-fn dot<T: Copy + Into<f64>>(by_dim: &[f64], v: &[T]) -> [f64; 64] {
-    let mut acc = [0f64; 64];
-    for (normals, &x) in by_dim.chunks_exact(64).zip(v) {
-        let normals: &[f64; 64] = normals.try_into().unwrap_or(&[0.0; 64]);
-        let x: f64 = x.into();
-        for (a, &n) in acc.iter_mut().zip(normals) {
-            *a += x * n;
-        }
-    }
-    acc
-}
-
-/// [`dot`] compiled for AVX: four f64 lanes, each the same IEEE operations in the same order
-/// (multiplications and additions are never fused).
-///
-/// # Safety
-/// The CPU must support AVX.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx")]
-unsafe fn dot_avx<T: Copy + Into<f64>>(by_dim: &[f64], v: &[T]) -> [f64; 64] {
-    dot(by_dim, v)
 }
 
 fn sign_bits(acc: &[f64; 64]) -> u64 {
@@ -450,12 +426,7 @@ impl Hyperplanes {
 
     /// The fingerprint of one vector of `dim` finite components (checked by the callers).
     fn row<T: Copy + Into<f64>>(&self, v: &[T]) -> u64 {
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx") {
-            // SAFETY: AVX is available, checked just above.
-            return sign_bits(&unsafe { dot_avx(&self.by_dim, v) });
-        }
-        sign_bits(&dot(&self.by_dim, v))
+        sign_bits(&simd::dot(&self.by_dim, v))
     }
 
     /// The fingerprint of one vector of `dim` finite components.

@@ -146,7 +146,7 @@ impl std::hash::Hasher for FoldHasher {
         }
     }
     fn write_u64(&mut self, x: u64) {
-        let p = u128::from(x ^ self.0) * 0x9E37_79B9_7F4A_7C15_u128;
+        let p = u128::from(x ^ self.0) * u128::from(crate::GOLDEN_GAMMA);
         self.0 = (p as u64) ^ ((p >> 64) as u64);
     }
 }
@@ -196,7 +196,7 @@ mod tests {
     fn fmix64_is_a_bijection_on_a_sample() {
         // Distinct inputs give distinct outputs, and single-bit changes move about half the bits.
         let inputs: Vec<u64> = (0..4096u64)
-            .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+            .map(|i| i.wrapping_mul(crate::GOLDEN_GAMMA))
             .collect();
         let mut outputs: Vec<u64> = inputs.iter().map(|&x| fmix64(x)).collect();
         outputs.sort_unstable();

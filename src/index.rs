@@ -796,14 +796,8 @@ impl Index {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::xorshift64 as rng;
     use std::collections::BTreeMap;
-
-    fn rng(s: &mut u64) -> u64 {
-        *s ^= *s << 13;
-        *s ^= *s >> 7;
-        *s ^= *s << 17;
-        *s
-    }
 
     fn brute(model: &BTreeMap<i64, u64>, q: u64, k: u32) -> Vec<(u8, i64)> {
         let mut v: Vec<(u8, i64)> = model
@@ -944,7 +938,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("index.ndx");
         let fps: Vec<u64> = (0..5000u64)
-            .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+            .map(|i| i.wrapping_mul(crate::GOLDEN_GAMMA))
             .collect();
         let mut index = Index::new(3, None, Some(5000)).unwrap();
         index.add(&fps, None).unwrap();

@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
+use crate::encoders::mix64;
 use crate::error::{try_push, try_with_capacity, Error, Result};
 use crate::first_table::FirstTable;
 use crate::hamming::hamming;
@@ -114,7 +115,11 @@ pub fn estimate_comparisons(distinct: &[u64], plan: &Plan) -> u64 {
     } else {
         // Keep a value when its mixed hash falls below p * 2^64, p = SAMPLE / n.
         let cut = ((ESTIMATE_SAMPLE as f64 / n as f64) * 2f64.powi(64)) as u64;
-        distinct.iter().copied().filter(|&x| mix(x) < cut).collect()
+        distinct
+            .iter()
+            .copied()
+            .filter(|&x| mix64(x) < cut)
+            .collect()
     };
     let m = sample.len() as f64;
     if m < 2.0 {
@@ -145,13 +150,6 @@ pub fn estimate_comparisons(distinct: &[u64], plan: &Plan) -> u64 {
         .sum();
     let scale = (n as f64) * (n as f64 - 1.0) / (m * (m - 1.0));
     (found * scale).min(u64::MAX as f64) as u64
-}
-
-/// SplitMix64's finalizer: a fixed, well-mixed hash for sampling.
-fn mix(mut x: u64) -> u64 {
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d049bb133111eb);
-    x ^ (x >> 31)
 }
 
 /// The remedy [`check_work`] names where the limit comes with `max_pairs`.
@@ -633,6 +631,7 @@ pub fn components(n: usize, i: &[i64], j: &[i64]) -> Result<Vec<i64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::xorshift64 as rng;
 
     #[test]
     fn the_work_estimate_is_exact_for_small_inputs_and_refuses_clusters() {
@@ -706,13 +705,6 @@ mod tests {
             .sum();
         let got = estimate_comparisons(&distinct, &plan) as f64;
         assert!((got / exact as f64 - 1.0).abs() < 0.05, "{got} vs {exact}");
-    }
-
-    fn rng(seed: &mut u64) -> u64 {
-        *seed ^= *seed << 13;
-        *seed ^= *seed >> 7;
-        *seed ^= *seed << 17;
-        *seed
     }
 
     fn brute(fps: &[u64], k: u32) -> Pairs {

@@ -609,10 +609,7 @@ mod tests {
             let mut diffs = (0..20_000).map(|_| {
                 let mut d = 0u64;
                 while d.count_ones() < k as u32 {
-                    s ^= s << 13;
-                    s ^= s >> 7;
-                    s ^= s << 17;
-                    d |= 1u64 << (s % 64);
+                    d |= 1u64 << (crate::testing::xorshift64(&mut s) % 64);
                 }
                 d
             });

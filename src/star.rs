@@ -336,6 +336,7 @@ fn adjacency(distinct: &[u64], k: u32, plan: &Plan, max_pairs: Option<u64>) -> R
 mod tests {
     use super::*;
     use crate::hamming::hamming;
+    use crate::testing::xorshift64 as rng;
     use crate::verify::{shingle_config, sketches};
 
     fn stars(
@@ -355,13 +356,6 @@ mod tests {
 
     fn plan(k: u32) -> Plan {
         Plan::choose(i64::from(k), 100, None, crate::plan::Workload::Batch).unwrap()
-    }
-
-    fn rng(seed: &mut u64) -> u64 {
-        *seed ^= *seed << 13;
-        *seed ^= *seed >> 7;
-        *seed ^= *seed << 17;
-        *seed
     }
 
     /// The same greedy rule by brute force over every pair.

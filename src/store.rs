@@ -41,7 +41,7 @@ pub struct Checksum(u64);
 
 impl Default for Checksum {
     fn default() -> Self {
-        Checksum(0x243f_6a88_85a3_08d3)
+        Checksum(crate::PI_SEED)
     }
 }
 
@@ -64,8 +64,9 @@ impl Checksum {
     }
 }
 
-/// Values that can be viewed in place in a little-endian file.
-pub trait Plain: Copy + Send + Sync + 'static {
+/// Values that can be viewed in place in a little-endian file: plain old data (every bit pattern
+/// valid, no padding), so bytemuck casts bytes to them.
+pub trait Plain: bytemuck::Pod + Send + Sync {
     const SIZE: usize;
     fn from_le(bytes: &[u8]) -> Self;
 }
@@ -162,10 +163,10 @@ pub enum Backing {
 impl Backing {
     pub(crate) fn bytes(&self) -> &[u8] {
         match self {
-            // SAFETY: u64 has no padding; the byte view covers exactly the vector's memory.
-            Backing::Heap(v, len) => unsafe {
-                std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), (*len).min(v.len() * 8))
-            },
+            Backing::Heap(v, len) => {
+                let bytes: &[u8] = bytemuck::cast_slice(v);
+                &bytes[..(*len).min(bytes.len())]
+            }
             Backing::Map(m) => m,
         }
     }
@@ -210,11 +211,9 @@ impl<T: Plain> Deref for Words<T> {
                 offset,
                 len,
             } => {
-                let bytes = backing.bytes();
-                // SAFETY: `view` checked that offset..offset + len * SIZE lies inside the backing,
-                // that the address is aligned for T and that the host is little-endian; the
-                // backing is immutable and kept alive by the Arc.
-                unsafe { std::slice::from_raw_parts(bytes.as_ptr().add(*offset).cast::<T>(), *len) }
+                // `view` made this value only where the cast succeeds: the range lies inside the
+                // backing and its address is aligned for T (and the host is little-endian).
+                bytemuck::cast_slice(&backing.bytes()[*offset..*offset + *len * T::SIZE])
             }
         }
     }
@@ -232,7 +231,7 @@ pub(crate) fn view<T: Plain>(
         .and_then(|n| n.checked_add(offset))
         .filter(|&end| end <= bytes.len())
         .ok_or_else(|| format_error(offset as u64, "array runs past the end of the file"))?;
-    let aligned = (bytes.as_ptr() as usize + offset) % std::mem::align_of::<T>() == 0;
+    let aligned = bytemuck::try_cast_slice::<u8, T>(&bytes[offset..end]).is_ok();
     if cfg!(target_endian = "little") && aligned {
         Ok(Words::Shared {
             backing: Arc::clone(backing),
@@ -465,11 +464,8 @@ pub(crate) fn open_checked(
         let words =
             usize::try_from(size.div_ceil(8)).map_err(|_| format_error(0, "file too large"))?;
         let mut v = vec![0u64; words];
-        // SAFETY: u64 has no padding and every byte pattern is valid; we fill whole words.
-        let bytes =
-            unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), words * 8) };
         let size = size as usize;
-        file.read_exact(&mut bytes[..size])?;
+        file.read_exact(&mut bytemuck::cast_slice_mut::<u64, u8>(&mut v)[..size])?;
         Backing::Heap(v, size)
     };
     Ok((backing, source, size))
@@ -531,14 +527,10 @@ fn parse(backing: Arc<Backing>) -> Result<Stored> {
     }
     let words = bytes.len() / 8;
     let mut sum = Checksum::default();
-    if cfg!(target_endian = "little") && bytes.as_ptr() as usize % 8 == 0 {
-        // SAFETY: aligned, in bounds, little-endian host.
-        let all = unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<u64>(), words) };
-        sum.add_all(&all[..words - 1]);
-    } else {
-        for i in 0..words - 1 {
-            sum.add(word(i));
-        }
+    match bytemuck::try_cast_slice::<u8, u64>(bytes) {
+        // The file as words, in place: aligned, and little-endian as the file is.
+        Ok(all) if cfg!(target_endian = "little") => sum.add_all(&all[..words - 1]),
+        _ => (0..words - 1).for_each(|i| sum.add(word(i))),
     }
     if sum.value() != word(words - 1) {
         return Err(format_error(

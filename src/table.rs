@@ -5,6 +5,8 @@
 //! falls back to binary search on what is left, so a skewed or adversarial distribution never
 //! costs more than O(log n) probes.
 
+use crate::simd;
+
 /// Interpolation probes before falling back to binary search.
 const PROBES: u32 = 6;
 /// Below this many entries a plain binary search is as fast.
@@ -76,21 +78,8 @@ pub fn prefetch(a: &[u64], key: u64) {
         mid.saturating_add(gap).min(n - 1),
         mid.saturating_sub(gap),
     ] {
-        prefetch_line(&a[at]);
+        simd::prefetch_line(&a[at]);
     }
-}
-
-#[inline(always)]
-fn prefetch_line(x: &u64) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetching is a hint; the address is a valid reference.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-            (x as *const u64).cast::<i8>(),
-        );
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
 }
 
 /// The entries `lo..hi` of an ascending slice whose top `prefix_bits` bits equal those of `key`.
@@ -194,10 +183,7 @@ mod tests {
     struct Rng(u64);
     impl Rng {
         fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
+            crate::testing::xorshift64(&mut self.0)
         }
     }
 

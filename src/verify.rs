@@ -141,10 +141,7 @@ pub fn shingle_config(ngram: i64, size: i64) -> Result<ShingleConfig> {
 /// The hash of a shingle from the hashes of its words.
 #[inline]
 fn shingle_hash(words: &[u64]) -> SketchHash {
-    (words
-        .iter()
-        .fold(0x243F_6A88_85A3_08D3, |h, &w| mix64(h ^ w))
-        >> 32) as SketchHash
+    (words.iter().fold(crate::PI_SEED, |h, &w| mix64(h ^ w)) >> 32) as SketchHash
 }
 
 /// The sketch of a document from the hashes of its words, written to `out` (cleared first). A

@@ -44,6 +44,16 @@ def fmix64(k: int) -> int:
     return k ^ (k >> 33)
 
 
+def checksum(words) -> int:
+    """An index file's checksum of its words (all but the last, which holds it): from each word in
+    turn, h = (h xor w) * GOLDEN_GAMMA mod 2^64, then h xor (h >> 29), from PI_SEED."""
+    h = 0x243F6A8885A308D3  # the first 64 bits of the fraction of pi
+    for w in words:
+        h = ((h ^ int(w)) * 0x9E3779B97F4A7C15) & MASK  # 2^64 / golden ratio, odd
+        h ^= h >> 29
+    return h
+
+
 def feature_hash(data: bytes) -> int:
     """A feature's hash as the fingerprint tallies it."""
     return fmix64(fnv1a_64(data))

@@ -294,39 +294,15 @@ def test_normalization_and_stopword_flags(tmp_path, capsys):
 def test_fields_and_idf_flags(tmp_path, capsys):
     src = tmp_path / "in.jsonl"
     src.write_bytes(jsonl_bytes({"id": i, "title": t[:20], "body": t} for i, t in zip(IDS, DOCS)))
-    code, out, _ = run(
-        capsys,
-        "dedup",
-        src,
-        "--dry-run",
-        "--json",
-        "--field",
-        "title=2",
-        "--field",
-        "body=1",
-        "--weighting",
-        "idf",
-        "--no-verify",
-    )
+    flags = ["--field", "title=2", "--field", "body=1", "--weighting", "idf"]
+    code, out, _ = run(capsys, "dedup", src, "--dry-run", "--json", *flags, "--no-verify")
     hasher = neardup.Simhasher(fields={"title": 2, "body": 1}, weighting="idf")
     docs = [{"title": t[:20], "body": t} for t in DOCS]
     hasher.fit(docs)
     want = fingerprint_clusters(DOCS, hasher.fingerprint_many(docs), 3)
     assert code == 0 and json.loads(out)["clusters"] == len(want) > 0
     # Verified, the fields are compared as one text: the API gives the same.
-    code, out, _ = run(
-        capsys,
-        "dedup",
-        src,
-        "--dry-run",
-        "--json",
-        "--field",
-        "title=2",
-        "--field",
-        "body=1",
-        "--weighting",
-        "idf",
-    )
+    code, out, _ = run(capsys, "dedup", src, "--dry-run", "--json", *flags)
     assert code == 0 and json.loads(out)["removed"] == neardup.dedup(docs, hasher=hasher).n_removed
 
 

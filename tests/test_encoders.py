@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import neardup
 import reference
+import seeds
 from neardup.verify import THRESHOLD_K
 
 MASK = (1 << 64) - 1
@@ -61,16 +62,7 @@ def rows(*bits: str) -> np.ndarray:
     return np.array([[int(b) for b in r.split()] for r in bits], dtype=np.uint8)
 
 
-HELLO, THERE, WORLD = "0 1 0 1 0 1 0 1 1", "0 0 0 1 0 0 1 0 0", "1 0 0 1 0 1 0 1 0"
-CHARS = {
-    "h": "1 0 1 1 0 1 0 0 1",
-    "e": "0 1 0 1 1 0 0 0 1",
-    "l": "1 1 0 1 1 0 1 0 0",
-    "o": "1 1 1 0 0 0 0 0 0",
-    "t": "1 1 1 0 1 0 1 0 1",
-    "w": "0 0 0 0 1 1 1 0 1",
-    "d": "0 1 0 0 1 0 0 0 0",
-}
+HELLO, THERE, WORLD = seeds.TOKENS["hello"], seeds.TOKENS["there"], seeds.TOKENS["world"]
 
 
 def test_seed_nine_bit_example_without_token_similarity():
@@ -82,28 +74,7 @@ def test_seed_nine_bit_example_without_token_similarity():
 
 
 def test_seed_nine_bit_example_with_token_similarity():
-    # Each token, then each of its characters, rows as printed ("r" appears with two different
-    # hashes in the seed; each row is taken as it stands).
-    table = rows(
-        HELLO,
-        CHARS["h"],
-        CHARS["e"],
-        CHARS["l"],
-        CHARS["l"],
-        CHARS["o"],
-        THERE,
-        CHARS["t"],
-        CHARS["h"],
-        CHARS["e"],
-        "0 0 0 1 1 0 0 0 0",
-        CHARS["e"],
-        WORLD,
-        CHARS["w"],
-        CHARS["o"],
-        "0 0 1 1 0 0 0 1 1",
-        CHARS["l"],
-        CHARS["d"],
-    )
+    table = rows(*seeds.WITH_CHARACTERS)
     enc = neardup.SparseEncoder(size=9, active=4)
     sums = enc.sums_of_hashes(table)
     # The seed prints "+0 +2 -6 +8 -2 -8 -6 -12 +0"; its own rows add up to 4 at position 1 and

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import neardup
 import reference
+import seeds
 from neardup import Simhasher
 
 GOLDEN = json.loads((Path(__file__).parent / "data" / "golden.json").read_text(encoding="utf-8"))
@@ -57,57 +58,20 @@ def test_seed_two_features_with_weights_4_and_5():
     assert neardup.simhash_hashes(hashes, weights, bits=6) == 0b101011
 
 
-def _bits(row: str) -> int:
-    """Seed 001 writes hashes as arrays, position 0 first: position i is bit i."""
-    return sum(1 << i for i, b in enumerate(row.split()) if b == "1")
-
-
-SEED1_TOKENS = {
-    "hello": "0 1 0 1 0 1 0 1 1",
-    "there": "0 0 0 1 0 0 1 0 0",
-    "world": "1 0 0 1 0 1 0 1 0",
-}
-SEED1_CHARS = {
-    "h": "1 0 1 1 0 1 0 0 1",
-    "e": "0 1 0 1 1 0 0 0 1",
-    "l": "1 1 0 1 1 0 1 0 0",
-    "o": "1 1 1 0 0 0 0 0 0",
-    "t": "1 1 1 0 1 0 1 0 1",
-    "w": "0 0 0 0 1 1 1 0 1",
-    "d": "0 1 0 0 1 0 0 0 0",
-}
-
-
 def test_seed_nine_bit_sums_without_token_similarity():
-    hashes = [_bits(SEED1_TOKENS[t]) for t in ("hello", "there", "world")]
+    hashes = [seeds.bits(seeds.TOKENS[t]) for t in ("hello", "there", "world")]
     assert list(neardup.simhash_tallies(hashes, bits=9)) == [-1, -1, -3, 3, -3, 1, -1, 1, -1]
-    assert neardup.simhash_hashes(hashes, bits=9) == _bits("0 0 0 1 0 1 0 1 0")
+    assert neardup.simhash_hashes(hashes, bits=9) == seeds.bits("0 0 0 1 0 1 0 1 0")
 
 
 def test_seed_nine_bit_sums_with_token_similarity():
-    # Each token and then each of its characters. Seed 001 lists "r" twice with two different
-    # hashes (under "there" and "world"); we take each row as printed.
-    rows = [SEED1_TOKENS["hello"]] + [SEED1_CHARS[c] for c in "hello"]
-    rows += (
-        [SEED1_TOKENS["there"]]
-        + [SEED1_CHARS[c] for c in "the"]
-        + ["0 0 0 1 1 0 0 0 0", SEED1_CHARS["e"]]
-    )
-    rows += [
-        SEED1_TOKENS["world"],
-        SEED1_CHARS["w"],
-        SEED1_CHARS["o"],
-        "0 0 1 1 0 0 0 1 1",
-        SEED1_CHARS["l"],
-        SEED1_CHARS["d"],
-    ]
-    hashes = [_bits(r) for r in rows]
+    hashes = [seeds.bits(r) for r in seeds.WITH_CHARACTERS]
     # The seed prints the sums as "+0 +2 -6 +8 -2 -8 -6 -12 +0", but the columns of its own
     # +1/-1 rows add up differently at positions 1 and 4: position 1 has eleven +1 and seven -1
     # (sum 4), position 4 has ten +1 and eight -1 (sum 2). We hold to the rows, summed by hand.
     assert list(neardup.simhash_tallies(hashes, bits=9)) == [0, 4, -6, 8, 2, -8, -6, -12, 0]
     # A plain simhash sets the bits whose sum is positive (a sum of 0 gives 0).
-    assert neardup.simhash_hashes(hashes, bits=9) == _bits("0 1 0 1 1 0 0 0 0")
+    assert neardup.simhash_hashes(hashes, bits=9) == seeds.bits("0 1 0 1 1 0 0 0 0")
 
 
 def test_float_weights_sum_in_order():
@@ -367,6 +331,40 @@ def test_golden_fingerprints_never_change(config):
     want = [int(case["fingerprints"][config], 16) for case in GOLDEN["cases"]]
     assert [hasher.fingerprint(t) for t in texts] == want
     assert hasher.fingerprint_many(texts).tolist() == want
+
+
+@pytest.fixture
+def scalar_path():
+    """The core's vector kernels held on their portable paths for one test."""
+    neardup._core.force_scalar(True)
+    try:
+        yield
+    finally:
+        neardup._core.force_scalar(False)
+
+
+@pytest.mark.parametrize("config", sorted(GOLDEN["configs"]))
+def test_golden_fingerprints_hold_on_the_scalar_path(config, scalar_path):
+    assert neardup._core.scalar_forced()
+    hasher = Simhasher(**GOLDEN["configs"][config])
+    texts = [case["text"] for case in GOLDEN["cases"]]
+    want = [int(case["fingerprints"][config], 16) for case in GOLDEN["cases"]]
+    assert hasher.fingerprint_many(texts).tolist() == want
+
+
+def test_vector_fingerprints_are_the_same_on_the_scalar_path():
+    rng = np.random.default_rng(7)
+    matrix = rng.standard_normal((200, 77))
+    encoder = neardup.VectorSimhash(77)
+    fast = encoder.fingerprint_many(matrix)
+    neardup._core.force_scalar(True)
+    try:
+        scalar = encoder.fingerprint_many(matrix)
+    finally:
+        neardup._core.force_scalar(False)
+    # Against the definition too: the sign of each dot product, in float64.
+    want = [sum(1 << i for i, d in enumerate(encoder.hyperplanes @ row) if d > 0) for row in matrix]
+    assert fast.tolist() == scalar.tolist() == want
 
 
 def test_golden_file_covers_what_it_must():

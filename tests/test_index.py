@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 import neardup
 from neardup import IndexFormatError, Plan, SimhashIndex, cluster, find_all
+from reference import checksum
 
 # ---------------------------------------------------------------------------------------------
 # Oracles, written without the code under test.
@@ -542,14 +543,6 @@ def test_save_load_empty_index(tmp_path):
     index.save(tmp_path / "empty.ndx")
     loaded = SimhashIndex.load(tmp_path / "empty.ndx")
     assert len(loaded) == 0 and loaded.query(5) == [] and loaded.k == 0
-
-
-def checksum(words: list[int]) -> int:
-    h = 0x243F6A8885A308D3
-    for w in words:
-        h = ((h ^ w) * 0x9E3779B97F4A7C15) % 2**64
-        h ^= h >> 29
-    return h
 
 
 def rewrite(data: bytes, word: int, value: int) -> bytes:

@@ -38,6 +38,28 @@ def test_tune_takes_ngram_ngrams_and_column_as_old_names():
     assert old.recommended_k == new.recommended_k and str(old) == str(new)
 
 
+def test_tune_result_keeps_its_old_attribute_names_for_a_release():
+    result = neardup.tune(DOCS, max_k=4, shingle=2, shingles=[1], sample=4)
+    assert result.shingle == 2 and sorted(result.recommended_by_shingle) == [1, 2]
+    assert sorted(result.recall_within_by_shingle) == [1, 2]
+    for old, new in [
+        ("ngram", "shingle"),
+        ("recommended_by_ngram", "recommended_by_shingle"),
+        ("precision_within_by_ngram", "precision_within_by_shingle"),
+        ("recall_within_by_ngram", "recall_within_by_shingle"),
+    ]:
+        with pytest.warns(
+            DeprecationWarning, match=rf"TuneResult\.{old} is deprecated.*use \.{new}$"
+        ):
+            value = getattr(result, old)
+        assert value == getattr(result, new) and type(value) is type(getattr(result, new))
+    report = result.as_dict()
+    assert report["shingle"] == report["ngram"] == 2
+    for key in ("recommended_by", "precision_within_by", "recall_within_by"):
+        assert report[f"{key}_ngram"] == report[f"{key}_shingle"]
+        assert sorted(report[f"{key}_shingle"]) == ["1", "2"]
+
+
 def test_the_command_takes_the_old_flags_with_a_note(capsys, tmp_path):
     corpus = tmp_path / "c.jsonl"
     corpus.write_text("".join(json.dumps({"text": t}) + "\n" for t in DOCS))

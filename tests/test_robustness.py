@@ -18,6 +18,7 @@ import pytest
 
 import neardup
 from neardup.cli import main
+from reference import checksum
 
 
 def run(capsys, *args) -> tuple[int, str, str]:
@@ -350,11 +351,15 @@ def test_a_large_foreign_file_is_refused_before_it_is_read(tmp_path):
     big = tmp_path / "big.bin"
     with open(big, "wb") as f:
         f.truncate(64 << 30)
-    got = in_child(
-        f"import neardup\ntry:\n    neardup.SimhashIndex.load({str(big)!r}, mmap=False)\n"
-        "except neardup.IndexFormatError as err:\n    print('refused:', err)\n",
-        timeout=30,
-    )
+
+    def load_in_child() -> subprocess.CompletedProcess:
+        return in_child(
+            f"import neardup\ntry:\n    neardup.SimhashIndex.load({str(big)!r}, mmap=False)\n"
+            "except neardup.IndexFormatError as err:\n    print('refused:', err)\n",
+            timeout=30,
+        )
+
+    got = load_in_child()
     assert (
         got.returncode == 0
         and "refused: not a neardup index file (wrong magic bytes)" in got.stdout
@@ -362,11 +367,7 @@ def test_a_large_foreign_file_is_refused_before_it_is_read(tmp_path):
     # The right magic, but a length in the header that is not the file's: refused at once too.
     with open(big, "r+b") as f:
         f.write(small_index_bytes(tmp_path)[:24])
-    got = in_child(
-        f"import neardup\ntry:\n    neardup.SimhashIndex.load({str(big)!r}, mmap=False)\n"
-        "except neardup.IndexFormatError as err:\n    print('refused:', err)\n",
-        timeout=30,
-    )
+    got = load_in_child()
     assert (
         got.returncode == 0
         and "refused: index file has" in got.stdout
@@ -422,16 +423,6 @@ def test_an_index_whose_next_id_is_not_past_its_ids_is_refused(tmp_path):
     index = neardup.SimhashIndex.load(path)
     index.add(np.array([1], dtype=np.uint64))
     assert 111 in index and _core is not None
-
-
-def checksum(words: np.ndarray) -> np.uint64:
-    """The file's checksum (src/store.rs), computed here from its definition."""
-    h = 0x243F6A8885A308D3
-    mask = (1 << 64) - 1
-    for w in words.tolist():
-        h = ((h ^ w) * 0x9E3779B97F4A7C15) & mask
-        h ^= h >> 29
-    return np.uint64(h)
 
 
 @pytest.mark.parametrize("orjson", [True, False])

@@ -213,19 +213,24 @@ def test_recommend_recall_follows_the_rule_on_a_hand_worked_table():
     assert recommend_recall([0, 7], [math.nan, 1.0], 0.99) == 1
 
 
+def sampled_precision(result, n: int) -> list[float]:
+    """At each distance, the share of the sampled pairs whose n-word Jaccard is >= 0.8."""
+    return [
+        float(np.mean(result.sampled.jaccard[n][result.sampled.distance == d] >= 0.8))
+        if row.pairs
+        else math.nan
+        for d, row in enumerate(result.rows)
+    ]
+
+
 def test_the_result_recommends_by_its_own_curve_and_for_each_shingle_size():
     result = neardup.tune(DOCS, max_k=MAX_K, sample=20, target_precision=0.75, verify=False)
     pairs = [row.pairs for row in result.rows]
-    for n, within in result.precision_within_by_ngram.items():
-        precision = [
-            float(np.mean(result.sampled.jaccard[n][result.sampled.distance == d] >= 0.8))
-            if c
-            else math.nan
-            for d, c in enumerate(pairs)
-        ]
+    for n, within in result.precision_within_by_shingle.items():
+        precision = sampled_precision(result, n)
         assert within == pytest.approx(precision_within(pairs, precision).tolist(), nan_ok=True)
-        assert result.recommended_by_ngram[n] == recommend(pairs, precision, 0.75)
-    assert result.recommended_k == result.recommended_by_ngram[3]
+        assert result.recommended_by_shingle[n] == recommend(pairs, precision, 0.75)
+    assert result.recommended_k == result.recommended_by_shingle[3]
     text = str(result)
     assert f"recommended k = {result.recommended_k}" in text and "by shingle size: 1 word:" in text
     frame = result.to_pandas()
@@ -236,20 +241,15 @@ def test_the_result_recommends_by_its_own_curve_and_for_each_shingle_size():
 def test_the_verified_result_recommends_by_its_own_recall_for_each_shingle_size():
     result = neardup.tune(DOCS, max_k=MAX_K, sample=4, target_recall=0.9)
     pairs = [row.pairs for row in result.rows]
-    for n, recall in result.recall_within_by_ngram.items():
-        precision = [
-            float(np.mean(result.sampled.jaccard[n][result.sampled.distance == d] >= 0.8))
-            if c
-            else math.nan
-            for d, c in enumerate(pairs)
-        ]
+    for n, recall in result.recall_within_by_shingle.items():
+        precision = sampled_precision(result, n)
         assert recall == pytest.approx(recall_within(pairs, precision).tolist(), nan_ok=True)
-        assert result.recommended_by_ngram[n] == recommend_recall(pairs, precision, 0.9)
+        assert result.recommended_by_shingle[n] == recommend_recall(pairs, precision, 0.9)
         if n == 3:
             assert [row.pair_precision for row in result.rows] == pytest.approx(
                 precision, nan_ok=True
             )
-    assert result.recommended_k == result.recommended_by_ngram[3] is not None
+    assert result.recommended_k == result.recommended_by_shingle[3] is not None
     row = result.rows[result.recommended_k]
     assert row.recall_within >= 0.9 and (row.k == 0 or result.rows[row.k - 1].recall_within < 0.9)
     assert row.candidates_per_duplicate == pytest.approx(row.pairs_within / row.duplicates_within)

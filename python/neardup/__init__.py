@@ -6,7 +6,8 @@ The Rust core hashes features with FNV-1a 64 (then MurmurHash3's finalizer) and 
 
 from ._core import __version__ as __version__
 from .against import AgainstResult, DedupIndex
-from .dedup import DedupResult, dedup
+from .dedup import dedup
+from .dedup_result import DedupResult
 from .encoders import SparseEncoder, VectorSimhash, group_by_key, minhash_key, minhash_key_many
 from .errors import (
     IndexChangedError,

@@ -41,9 +41,11 @@ __all__ = [
     "fmix64",
     "fnv1a_64",
     "fnv1a_64_many",
+    "force_scalar",
     "hamming_one_to_many",
     "hamming_pairwise",
     "jsonl_fingerprints",
+    "scalar_forced",
     "tallies_float",
     "tallies_int",
 ]
@@ -94,6 +96,14 @@ def tallies_int(
 
 def tallies_float(hashes: npt.NDArray[np.uint64], weights: npt.NDArray[np.float64]) -> list[float]:
     """The 64 tallies Σ ±w in float64, summed in the order given; weights must be finite."""
+
+def force_scalar(on: bool) -> None:
+    """Holds the core's vector kernels (SSE2 token scan, AVX dot products) on their portable paths
+    (``True``) or lets them use what the CPU offers (``False``, the default), for the whole process.
+    Every result is the same either way: the switch is for testing that it is."""
+
+def scalar_forced() -> bool:
+    """Whether force_scalar holds the vector kernels on their portable paths."""
 
 def hamming_one_to_many(query: int, fingerprints: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint8]:
     """Distances from one fingerprint to each of many."""

@@ -21,10 +21,6 @@ class DocumentColumns:
     def _build(self, weighting: Any = None) -> Any:
         raise NotImplementedError
 
-    def _feature_core(self) -> Any:
-        """A core hasher with these features, whatever the weighting (for feature sets)."""
-        return self._build("tf") if isinstance(self._inner, _Unfitted) else self._inner
-
     def _columns(self, chunk: list[Any], start: int, name: str) -> Any:
         """One list per field of normalized texts, or with a tokenizer of their tokens."""
         columns = self._text_columns(chunk, start, name)
@@ -105,6 +101,19 @@ class DocumentColumns:
                 f"{label} is a dict: pass fields={{...}} to Simhasher to weigh its fields"
             )
         raise TypeError(f"{label} is {type(doc).__name__}; expected str or bytes")
+
+
+def call_with_columns(
+    hasher: DocumentColumns, function: Any, chunk: list[Any], start: int, name: str, *args: Any
+) -> Any:
+    """``function(core, columns, *args)``: a core function of features (such as the minhash keys)
+    on a chunk of documents, as ``hasher`` lays them out. ``core`` is a core hasher with the
+    hasher's features, whatever its weighting (an idf hasher need not be fitted); ``columns`` one
+    list per field of normalized texts, or with a tokenizer of their tokens. Document i is named
+    ``name[start + i]`` in errors."""
+    core = hasher._build("tf") if isinstance(hasher._inner, _Unfitted) else hasher._inner
+    columns = hasher._columns(chunk, start, name)
+    return _call(lambda cols, *a: function(core, cols, *a), columns, start, name, *args)
 
 
 def _method(inner: Any, name: str, tokenizer: Any) -> Any:

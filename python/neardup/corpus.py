@@ -12,7 +12,7 @@ import click
 import numpy as np
 
 from .digest import Digest
-from .hasher import Simhasher
+from .hasher import Simhasher, digest_many
 from .io import (
     Chunk,
     Input,
@@ -73,7 +73,7 @@ def _fingerprint_chunk(
     """The digests of a chunk (see :mod:`neardup.digest`); a document the hasher refuses (a
     lone surrogate from a JSON escape) is reported at its line, or skipped."""
     try:
-        return chunk, hasher._digest(chunk.docs, 0, "docs", threads, sketch)
+        return chunk, digest_many(hasher, chunk.docs, threads=threads, sketch=sketch)
     except ValueError:
         bad = []
         for i, doc in enumerate(chunk.docs):
@@ -93,7 +93,7 @@ def _fingerprint_chunk(
             raw=[chunk.raw[i] for i in good] if len(chunk.raw) == len(chunk.docs) else chunk.raw,
             nbytes=sum(len(t.encode()) for i in good for t in _texts_of(chunk.docs[i])),
         )
-        return kept, hasher._digest(kept.docs, 0, "docs", threads, sketch)
+        return kept, digest_many(hasher, kept.docs, threads=threads, sketch=sketch)
 
 
 def fingerprint_with_progress(

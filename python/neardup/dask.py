@@ -27,7 +27,7 @@ import pandas as pd
 
 from neardup.batches import check_texts, fingerprint_batch
 from neardup.digest import Digest
-from neardup.hasher import Simhasher
+from neardup.hasher import Simhasher, digest_many
 from neardup.pipeline import VERIFY, candidates, check_settings, keep_order, stars
 from neardup.verify import SKETCH_SIZE, Sketches
 
@@ -132,7 +132,7 @@ def _digest_part(
     values = texts.tolist()
     check_texts(values, where)
     digest = (
-        hasher._digest(values, 0, where, 1, sketch)
+        digest_many(hasher, values, threads=1, sketch=sketch, name=where)
         if values
         else Digest(np.zeros(0, np.uint64), np.zeros(0, np.uint64))
     )
@@ -349,6 +349,6 @@ def dedup(
 def neardup_result(
     fps: np.ndarray, kept: np.ndarray, jaccard: np.ndarray, k: int, threshold: float | None
 ) -> Any:
-    from neardup.dedup import DedupResult
+    from neardup.dedup_result import DedupResult
 
     return DedupResult(fps, kept, jaccard, k, {}, None, threshold)

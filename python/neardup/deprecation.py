@@ -1,4 +1,5 @@
-"""Old spellings of renamed arguments, accepted for one release with a DeprecationWarning."""
+"""Old spellings of renamed arguments and attributes, accepted for one release with a
+DeprecationWarning."""
 
 from __future__ import annotations
 
@@ -36,3 +37,19 @@ def renamed(**old_to_new: str) -> Callable[[F], F]:
         return wrapper  # type: ignore[return-value]
 
     return decorate
+
+
+def renamed_attribute(old: str, new: str) -> Any:
+    """A read-only property under the old name ``old`` of the attribute ``new``: its value, with a
+    DeprecationWarning."""
+
+    def get(self: Any) -> Any:
+        warnings.warn(
+            f"{type(self).__name__}.{old} is deprecated and will be removed in the next release: "
+            f"use .{new}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(self, new)
+
+    return property(get, doc=f"The old name of ``{new}`` (deprecated).")

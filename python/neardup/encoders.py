@@ -21,8 +21,9 @@ import numpy as np
 
 from . import _core
 from .chunks import CHUNK_SIZE, in_chunks
+from .columns import call_with_columns
 from .fingerprints import as_fingerprints
-from .hasher import Document, Simhasher, _call
+from .hasher import Document, Simhasher
 from .validate import check_threads, check_unicode, integer
 
 __all__ = [
@@ -416,12 +417,8 @@ def minhash_key_many(
 def _keys_of(
     h: Simhasher, chunk: list[Any], r: int, threads: Any, name: str, start: int = 0
 ) -> np.ndarray:
-    columns = h._columns(chunk, start, name)
-    core = h._feature_core()
     function = _core.minhash_keys_tokens if h.tokenizer is not None else _core.minhash_keys
-    return _call(
-        lambda cols, *a: function(core, cols, *a), columns, start, name, r, check_threads(threads)
-    )
+    return call_with_columns(h, function, chunk, start, name, r, check_threads(threads))
 
 
 def group_by_key(keys: Any) -> np.ndarray:

@@ -397,40 +397,55 @@ class Simhasher(DocumentColumns):
         threads: int | None,
         sketch: tuple[int, int] | None,
     ) -> Digest:
-        """Fingerprints, content keys and (with ``sketch=(ngram, size)``) shingle sketches of a
-        chunk of documents, in one call into the core where it can."""
-        if self._tokenize is None:
-            folding = self.fields is None
-            columns = (
-                self._folding_column(chunk, start, name)
-                if folding
-                else self._text_columns(chunk, start, name)
-            )
-            got = _call(
-                self._inner.digest_many,
-                columns,
-                start,
-                name,
-                threads,
-                folding and self.casefold,
-                sketch,
-            )
-            return Digest.of(*got)
-        # A Python tokenizer: the fingerprints from its tokens; keys and sketches from the text.
-        columns = self._text_columns(chunk, start, name)
-        fps = _call(
-            self._inner.fingerprint_tokens_many,
-            self._token_columns(columns, start, name),
+        """:func:`digest_many`, by the positional name against.py still calls."""
+        return digest_many(self, chunk, threads=threads, sketch=sketch, start=start, name=name)
+
+    # -- documents to columns of normalized text ----------------------------------------------
+
+
+def digest_many(
+    hasher: Simhasher,
+    docs: list[Any],
+    *,
+    threads: int | None = None,
+    sketch: tuple[int, int] | None = None,
+    start: int = 0,
+    name: str = "docs",
+) -> Digest:
+    """The first pass of dedup over a chunk of documents (see :mod:`neardup.digest`): their
+    fingerprints, content keys and, with ``sketch=(shingle, size)``, bottom-``size`` shingle
+    sketches, in one call into the core where it can. Document i is named ``name[start + i]``
+    in errors."""
+    if hasher._tokenize is None:
+        folding = hasher.fields is None
+        columns = (
+            hasher._folding_column(docs, start, name)
+            if folding
+            else hasher._text_columns(docs, start, name)
+        )
+        got = _call(
+            hasher._inner.digest_many,
+            columns,
             start,
             name,
             threads,
+            folding and hasher.casefold,
+            sketch,
         )
-        texts = ["\n".join(doc) for doc in zip(*columns)] if len(columns) > 1 else columns[0]
-        ngram, size = sketch if sketch is not None else (1, 1)
-        offsets, hashes, keys = _core.shingle_sketches(texts, ngram, size, threads)
-        return Digest.of(fps, keys, (offsets, hashes) if sketch is not None else None)
-
-    # -- documents to columns of normalized text ----------------------------------------------
+        return Digest.of(*got)
+    # A Python tokenizer: the fingerprints from its tokens; keys and sketches from the text.
+    columns = hasher._text_columns(docs, start, name)
+    fps = _call(
+        hasher._inner.fingerprint_tokens_many,
+        hasher._token_columns(columns, start, name),
+        start,
+        name,
+        threads,
+    )
+    texts = ["\n".join(doc) for doc in zip(*columns)] if len(columns) > 1 else columns[0]
+    shingle, size = sketch if sketch is not None else (1, 1)
+    offsets, hashes, keys = _core.shingle_sketches(texts, shingle, size, threads)
+    return Digest.of(fps, keys, (offsets, hashes) if sketch is not None else None)
 
 
 #: The settings of a Simhasher, frozen once it is made (see Simhasher.replace).

@@ -123,6 +123,12 @@ class Plan:
         return cls(_core.Plan.nested([integer(b, "levels") for b in levels], check_k(k)))
 
     @property
+    def core(self) -> Any:
+        """The compiled plan (``neardup._core.Plan``) this one wraps: what the core's functions
+        take."""
+        return self._inner
+
+    @property
     def k(self) -> int:
         """The largest distance the plan finds."""
         return int(self._inner.k)
@@ -233,7 +239,7 @@ def _plan_arg(p: Any, k: int) -> Any:
         raise TypeError(f"plan must be a neardup.Plan, got {type(p).__name__}")
     if p.k < k:
         raise ValueError(f"plan is built for k={p.k} and cannot find distances up to k={k}")
-    return p._inner
+    return p.core
 
 
 class SimhashIndex:

@@ -23,7 +23,7 @@ import numpy as np
 
 from . import _core
 from .digest import Digest
-from .hasher import Simhasher
+from .hasher import Simhasher, digest_many
 from .validate import check_k, integer
 from .verify import THRESHOLD_K, Sketches, check_threshold
 
@@ -140,7 +140,14 @@ class FirstPass:
 
     def digest(self, docs: list[Any], start: int = 0, name: str = "docs") -> Digest:
         """Digests a chunk of documents and adds it."""
-        got = self.hasher._digest(docs, start, name, self.threads, self.sketch_spec())
+        got = digest_many(
+            self.hasher,
+            docs,
+            threads=self.threads,
+            sketch=self.sketch_spec(),
+            start=start,
+            name=name,
+        )
         self.add(got)
         return got
 

@@ -22,7 +22,7 @@ fingerprint-only dedup, where ``k`` trades recall for precision.
    the same pairs; a pair of distinct fingerprints standing for c_a x c_b pairs weighs that
    much). Only the sampled documents' texts are needed: the command reads its input a second time
    for them (stdin is copied to a temporary file on the first pass) and never holds the corpus.
-5. **Exact Jaccard** of each sampled pair: the sets of word shingles (``ngram`` consecutive
+5. **Exact Jaccard** of each sampled pair: the sets of word shingles (``shingle`` consecutive
    tokens joined by one space; a text of fewer tokens is one shingle of them all) of the texts as
    the hasher normalizes them (its ``unicode_form`` and ``casefold``, its ``tokenizer`` if it has
    one, else neardup's word tokens), whatever the hasher's own features are, so that hashers of
@@ -60,7 +60,7 @@ sampled pairs that are near-duplicates; *within* k, the precision of reporting e
 distance <= k, which weighs the precision at each distance by the number of pairs there. The
 recommended k is the largest whose precision within k reaches ``target_precision`` (0.9).
 
-The same sampled pairs are also measured with every shingle size of ``ngrams`` (one tokenization
+The same sampled pairs are also measured with every shingle size of ``shingles`` (one tokenization
 per document, a few set operations per pair), so one can see how the answer depends on what one
 calls a duplicate: single words forgive reordering, 3-word shingles do not.
 
@@ -178,12 +178,12 @@ def measure(
         }
         at = _document_precision(sampled, sampled.jaccard[shingle] >= threshold)[0]
         recall = {n: recall_within(pairs, precision[n]).tolist() for n in sizes}
-        by_ngram = {n: recommend_recall(pairs, precision[n], target) for n in sizes}
+        by_shingle = {n: recommend_recall(pairs, precision[n], target) for n in sizes}
         se = _recall_se(pairs, hits[shingle], taken)
     else:
         within = {n: precision_within(pairs, precision[n]) for n in sizes}
         at = precision[shingle]
-        by_ngram = {n: recommend(pairs, precision[n], target) for n in sizes}
+        by_shingle = {n: recommend(pairs, precision[n], target) for n in sizes}
     rows = []
     for d in range(width):
         values = sampled.jaccard[shingle][distance == d].tolist()
@@ -213,14 +213,14 @@ def measure(
         )
     return TuneResult(
         rows=rows,
-        recommended_k=by_ngram[shingle],
-        recommended_by_ngram=by_ngram,
-        precision_within_by_ngram={
+        recommended_k=by_shingle[shingle],
+        recommended_by_shingle=by_shingle,
+        precision_within_by_shingle={
             n: np.asarray(within[n], dtype=np.float64).tolist() for n in sizes
         },
         sampled=sampled,
         documents=documents,
-        ngram=shingle,
+        shingle=shingle,
         threshold=threshold,
         target_precision=None if verify else target,
         sample=sample,
@@ -230,7 +230,7 @@ def measure(
         texts=sampled.texts,
         copies=sampled.copies,
         featureless=sampled.featureless,
-        recall_within_by_ngram=recall,
+        recall_within_by_shingle=recall,
     )
 
 
@@ -336,14 +336,19 @@ def tune(
 
 
 def _check(
-    ngram: Any, ngrams: Any, threshold: Any, target_precision: Any, target_recall: Any, verify: bool
+    shingle: Any,
+    shingles: Any,
+    threshold: Any,
+    target_precision: Any,
+    target_recall: Any,
+    verify: bool,
 ) -> tuple[int, list[int], float, float]:
-    """Validated (ngram, sorted shingle sizes with ngram among them, threshold, the mode's target):
+    """Validated (shingle, sorted shingle sizes with shingle among them, threshold, the mode's target):
     ``target_recall`` for the verified mode, ``target_precision`` for the fingerprint-only one."""
-    ngram = integer(ngram, "shingle", minimum=1)
-    if isinstance(ngrams, (str, bytes)) or not isinstance(ngrams, Iterable):
-        raise TypeError(f"shingles must be an iterable of ints, got {type(ngrams).__name__}")
-    sizes = sorted({ngram} | {integer(n, "shingles[]", minimum=1) for n in ngrams})
+    shingle = integer(shingle, "shingle", minimum=1)
+    if isinstance(shingles, (str, bytes)) or not isinstance(shingles, Iterable):
+        raise TypeError(f"shingles must be an iterable of ints, got {type(shingles).__name__}")
+    sizes = sorted({shingle} | {integer(n, "shingles[]", minimum=1) for n in shingles})
     wrong, target, default = (
         ("target_precision", "target_recall", TARGET_RECALL)
         if verify
@@ -367,7 +372,7 @@ def _check(
         if not 0 < float(value) <= 1:
             raise ValueError(f"{name} must be in (0, 1], got {value}")
         values.append(float(value))
-    return ngram, sizes, values[0], values[1]
+    return shingle, sizes, values[0], values[1]
 
 
 def _word_hasher(hasher: Simhasher | None) -> Simhasher:

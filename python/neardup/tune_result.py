@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from .deprecation import renamed_attribute
 from .io import MissingExtraError
 from .pair_sample import SampledPairs
 
@@ -23,7 +24,7 @@ TARGET_PRECISION = 0.9
 
 @dataclass
 class TuneRow:
-    """One distance of the curve (figures for the result's ``ngram``; NaN without pairs).
+    """One distance of the curve (figures for the result's ``shingle``; NaN without pairs).
 
     Attributes:
         k: the Hamming distance.
@@ -79,26 +80,31 @@ class TuneResult:
         rows: one :class:`TuneRow` per distance 0..max_k.
         recommended_k: verified mode: the smallest k whose recall within k reaches
             ``target_recall``; fingerprint-only mode: the largest k whose precision within k
-            reaches ``target_precision`` (word ``ngram``-shingle Jaccard >= ``threshold``); None
+            reaches ``target_precision`` (word ``shingle``-shingle Jaccard >= ``threshold``); None
             when none does.
-        recommended_by_ngram: the same rule for each shingle size measured.
-        precision_within_by_ngram: shingle size -> precision within k, for k = 0..max_k.
+        recommended_by_shingle: the same rule for each shingle size measured.
+        precision_within_by_shingle: shingle size -> precision within k, for k = 0..max_k.
         sampled: the sampled pairs with their Jaccards (:class:`SampledPairs`).
         documents: documents fingerprinted.
         verify: True for the verified mode, False for the fingerprint-only one.
         target_precision, target_recall: the target of the mode's rule (the other is None).
         texts, copies, featureless: verified mode: the distinct texts with features between
             which pairs are counted, and the rows left out as copies and as featureless.
-        recall_within_by_ngram: verified mode: shingle size -> recall within k.
+        recall_within_by_shingle: verified mode: shingle size -> recall within k.
+        shingle: words per shingle of the Jaccard that decides a near-duplicate.
+
+    ``ngram``, ``recommended_by_ngram``, ``precision_within_by_ngram`` and
+    ``recall_within_by_ngram`` are the old names of ``shingle`` and the ``*_by_shingle``
+    attributes: still readable for one release, with a DeprecationWarning.
     """
 
     rows: list[TuneRow]
     recommended_k: int | None
-    recommended_by_ngram: dict[int, int | None]
-    precision_within_by_ngram: dict[int, list[float]]
+    recommended_by_shingle: dict[int, int | None]
+    precision_within_by_shingle: dict[int, list[float]]
     sampled: SampledPairs
     documents: int
-    ngram: int
+    shingle: int
     threshold: float
     target_precision: float | None
     sample: int
@@ -108,7 +114,15 @@ class TuneResult:
     texts: int | None = None
     copies: int = 0
     featureless: int = 0
-    recall_within_by_ngram: dict[int, list[float]] = field(default_factory=dict)
+    recall_within_by_shingle: dict[int, list[float]] = field(default_factory=dict)
+
+    # The old names, readable for one release.
+    ngram = renamed_attribute("ngram", "shingle")
+    recommended_by_ngram = renamed_attribute("recommended_by_ngram", "recommended_by_shingle")
+    precision_within_by_ngram = renamed_attribute(
+        "precision_within_by_ngram", "precision_within_by_shingle"
+    )
+    recall_within_by_ngram = renamed_attribute("recall_within_by_ngram", "recall_within_by_shingle")
 
     @property
     def max_k(self) -> int:
@@ -120,9 +134,9 @@ class TuneResult:
         import pandas as pd
 
         frame = pd.DataFrame([row.__dict__ for row in self.rows])
-        for n, values in sorted(self.precision_within_by_ngram.items()):
+        for n, values in sorted(self.precision_within_by_shingle.items()):
             frame[f"precision_within_{n}"] = values
-        for n, values in sorted(self.recall_within_by_ngram.items()):
+        for n, values in sorted(self.recall_within_by_shingle.items()):
             frame[f"recall_within_{n}"] = values
         return frame
 
@@ -132,13 +146,25 @@ class TuneResult:
         def clean(values: list[float]) -> list[float | None]:
             return [None if math.isnan(v) else v for v in values]
 
+        by_shingle = {
+            "recommended_by_shingle": {
+                str(n): k for n, k in sorted(self.recommended_by_shingle.items())
+            },
+            "precision_within_by_shingle": {
+                str(n): clean(values)
+                for n, values in sorted(self.precision_within_by_shingle.items())
+            },
+            "recall_within_by_shingle": {
+                str(n): clean(values) for n, values in sorted(self.recall_within_by_shingle.items())
+            },
+        }
         return {
             "verify": self.verify,
             "documents": self.documents,
             "texts": self.texts,
             "copies": self.copies,
             "featureless": self.featureless,
-            "ngram": self.ngram,
+            "shingle": self.shingle,
             "threshold": self.threshold,
             "target_recall": self.target_recall,
             "target_precision": self.target_precision,
@@ -146,21 +172,15 @@ class TuneResult:
             "seed": self.seed,
             "max_k": self.max_k,
             "recommended_k": self.recommended_k,
-            "recommended_by_ngram": {
-                str(n): k for n, k in sorted(self.recommended_by_ngram.items())
-            },
             "rows": [row.as_dict() for row in self.rows],
-            "precision_within_by_ngram": {
-                str(n): clean(values)
-                for n, values in sorted(self.precision_within_by_ngram.items())
-            },
-            "recall_within_by_ngram": {
-                str(n): clean(values) for n, values in sorted(self.recall_within_by_ngram.items())
-            },
+            **by_shingle,
+            # The old keys, for one release.
+            "ngram": self.shingle,
+            **{key.replace("shingle", "ngram"): value for key, value in by_shingle.items()},
         }
 
     def _truth(self) -> str:
-        return f"word {self.ngram}-shingle Jaccard >= {self.threshold:g}"
+        return f"word {self.shingle}-shingle Jaccard >= {self.threshold:g}"
 
     def verdict(self) -> str:
         """The recommendation in one sentence."""
@@ -288,18 +308,18 @@ class TuneResult:
             intro = (
                 f"{self.documents:,} documents; up to {self.sample:,} pairs sampled at each "
                 f"distance (seed {self.seed}); "
-                f"a pair is a near-duplicate when its word {self.ngram}-shingle Jaccard J >= {self.threshold:g}"
+                f"a pair is a near-duplicate when its word {self.shingle}-shingle Jaccard J >= {self.threshold:g}"
             )
         widths = [max(len(h), *(len(line[c]) for line in body)) for c, h in enumerate(header)]
         lines = [intro, "  ".join(h.rjust(w) for h, w in zip(header, widths))]
         lines += ["  ".join(cell.rjust(w) for cell, w in zip(line, widths)) for line in body]
         lines.append(self.verdict())
-        if len(self.recommended_by_ngram) > 1:
+        if len(self.recommended_by_shingle) > 1:
             lines.append(
                 "recommended k by shingle size: "
                 + ", ".join(
                     f"{n} word{'s' if n > 1 else ''}: {'none' if k is None else k}"
-                    for n, k in sorted(self.recommended_by_ngram.items())
+                    for n, k in sorted(self.recommended_by_shingle.items())
                 )
             )
         return "\n".join(lines)
@@ -326,9 +346,9 @@ class TuneResult:
         )
         others = iter(["tab:purple", "tab:olive", "tab:cyan", "tab:pink", "tab:brown"] * 4)
         curves, what = (
-            (self.recall_within_by_ngram, "recall")
+            (self.recall_within_by_shingle, "recall")
             if self.verify
-            else (self.precision_within_by_ngram, "precision")
+            else (self.precision_within_by_shingle, "precision")
         )
         if self.verify:
             top.plot(
@@ -341,7 +361,7 @@ class TuneResult:
         for n, values in sorted(curves.items()):
             style = (
                 {"linewidth": 2.5, "color": "tab:blue"}
-                if n == self.ngram
+                if n == self.shingle
                 else {"linewidth": 1, "color": next(others)}
             )
             top.plot(ks, values, "o-", label=f"{what} within k ({n}-word shingles)", **style)

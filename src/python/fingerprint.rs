@@ -6,7 +6,8 @@ use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 
 use crate::error::Error;
 use crate::features::{FeatureConfig, TokenKind};
-use crate::fingerprint::{self, Hasher, Idf, Weighting};
+use crate::fingerprint::{Hasher, Idf, Weighting};
+use crate::tally;
 use crate::{digest, hamming, hash, jsonl, parallel, verify};
 
 /// A numpy `uint64` array handed to Python.
@@ -69,7 +70,7 @@ fn tallies_int(
 ) -> PyResult<Vec<i128>> {
     let hashes = hashes.as_slice()?;
     let weights = weights.as_ref().map(|w| w.as_slice()).transpose()?;
-    let tallies = py.detach(|| fingerprint::tallies_int(hashes, weights))?;
+    let tallies = py.detach(|| tally::tallies_int(hashes, weights))?;
     Ok(tallies.to_vec())
 }
 
@@ -80,7 +81,7 @@ fn tallies_float(
     weights: PyReadonlyArray1<'_, f64>,
 ) -> PyResult<Vec<f64>> {
     let (hashes, weights) = (hashes.as_slice()?, weights.as_slice()?);
-    let tallies = py.detach(|| fingerprint::tallies_float(hashes, weights))?;
+    let tallies = py.detach(|| tally::tallies_float(hashes, weights))?;
     Ok(tallies.to_vec())
 }
 

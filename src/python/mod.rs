@@ -8,6 +8,7 @@ mod errors;
 mod fingerprint;
 mod index;
 mod interrupt;
+mod simd;
 mod star;
 mod verify;
 
@@ -26,5 +27,6 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     verify::register(m)?;
     star::register(m)?;
     dedup_index::register(m)?;
+    simd::register(m)?;
     Ok(())
 }

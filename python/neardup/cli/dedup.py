@@ -12,7 +12,7 @@ import numpy as np
 from .. import pipeline
 from .. import report as report_mod
 from ..corpus import Progress, fingerprint_pass, ids_of, resketcher
-from ..dedup import DedupResult
+from ..dedup_result import DedupResult
 from ..hasher import Simhasher
 from ..io import (
     Outputs,
