@@ -103,6 +103,7 @@ fn atom_set(atoms: &[u64], diff: u64) -> usize {
 mod tests {
     use super::*;
     use crate::plan::Workload;
+    use crate::testing::xorshift64;
 
     /// The rule it replaces: the first table whose prefix mask is zero in the XOR.
     fn linear(plan: &Plan, diff: u64) -> usize {
@@ -114,13 +115,8 @@ mod tests {
 
     #[test]
     fn agrees_with_testing_every_table_in_turn() {
-        let mut x = 0x0123_4567_89ab_cdef_u64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut state = 0x0123_4567_89ab_cdef_u64;
+        let mut next = move || xorshift64(&mut state);
         let mut plans = vec![
             Plan::blocks(6, 3).unwrap(),
             Plan::nested(&[4, 4], 3).unwrap(),
