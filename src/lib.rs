@@ -21,6 +21,7 @@ pub mod hash;
 pub mod index;
 pub mod interrupt;
 pub mod jsonl;
+pub mod neighbourhood;
 pub mod pairs;
 pub mod parallel;
 pub mod plan;

@@ -205,7 +205,7 @@ fn check_distinct(distinct: &[u64]) -> Result<()> {
 /// within distance `k` exactly once, calling `visit(state, a, b, distance)`, each table with its
 /// own state (one per table, returned in table order). [`Error::Interrupted`] if an interrupt
 /// is raised meanwhile: every worker polls for one before each run of candidates.
-fn walk<S, F>(distinct: &[u64], k: u32, plan: &Plan, visit: F) -> Result<Vec<S>>
+pub(crate) fn walk<S, F>(distinct: &[u64], k: u32, plan: &Plan, visit: F) -> Result<Vec<S>>
 where
     S: Default + Send,
     F: Fn(&mut S, u32, u32, u8) + Sync,

@@ -343,21 +343,19 @@ def test_the_report_stops_where_the_search_would_cost_many_times_the_jobs(tmp_pa
     assert report_distances(text) == list(range(k + 4)) and "id='reach'" not in text
 
 
-def test_the_report_falls_back_to_k_when_the_pairs_further_out_pass_the_limit(
-    tmp_path, monkeypatch
-):
+def test_the_reports_neighbourhood_lists_no_pair_and_matches_brute_force():
     from neardup import report
 
-    path = dense_corpus(tmp_path / "dense.jsonl", 2000)
-    real = report.find_all
-    seen = []
-
-    def limited(fps, k, threads=None):
-        seen.append(k)
-        within_k = len(real(fps, 5, threads=threads)[0])
-        return real(fps, k, threads=threads, max_pairs=within_k)  # the pairs at k + 1 do not fit
-
-    monkeypatch.setattr(report, "find_all", limited)
-    page = tmp_path / "r.html"
-    assert main(["dedup", str(path), "--dry-run", "--k", "5", "--report", str(page), "-q"]) == 0
-    assert seen == [8, 5] and report_distances(page.read_text()) == list(range(6))
+    rng = np.random.default_rng(4)
+    base = clustered(400, seed=9)
+    fps = np.concatenate([base, base[:50], rng.integers(0, 2**64, 100, np.uint64)])
+    nearest, pairs, samples = report.neighbourhood(fps, 12)
+    d = brute.distances(fps)
+    np.fill_diagonal(d, 99)
+    want = d.min(axis=1)
+    assert nearest.tolist() == np.where(want <= 12, want, report.NONE).tolist()
+    within = brute.pairs(fps, 12)
+    assert pairs.tolist() == [sum(1 for p in within if p[2] == e) for e in range(13)]
+    for e, some in samples.items():
+        assert 0 < e <= 12 and len(some) <= report.SAMPLES_PER_DISTANCE
+        assert all(int(d[a, b]) == e and a < b for a, b in some)

@@ -30,6 +30,8 @@ __all__ = [
     "minhash_key",
     "minhash_keys",
     "minhash_keys_tokens",
+    "neighbourhood",
+    "search_cost",
     "shingle_sketches",
     "sketch_jaccard",
     "IndexChangedError",
@@ -239,6 +241,19 @@ def find_all(
 
 def search_cost(fingerprints: npt.NDArray[np.uint64], k: int, plan: Plan | None = None) -> int:
     """The candidate comparisons find_all would make at k, estimated from the data."""
+
+def neighbourhood(
+    distinct: npt.NDArray[np.uint64],
+    weights: npt.NDArray[np.uint64],
+    k: int,
+    per_distance: int = 3,
+    threads: int | None = None,
+) -> tuple[
+    npt.NDArray[np.uint8],
+    npt.NDArray[np.uint64],
+    tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.uint8]],
+]:
+    """Per value its nearest other's distance (255 beyond k), weighted pairs per distance, samples."""
 
 def cluster(
     fingerprints: npt.NDArray[np.uint64],

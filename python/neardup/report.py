@@ -71,6 +71,28 @@ def nearest_distances(
     return nearest_u[inverse], pairs, (unique, first, counts, ui, uj, ud)
 
 
+def neighbourhood(
+    fps: np.ndarray, reach: int, threads: int | None = None
+) -> tuple[np.ndarray, np.ndarray, dict[int, list[tuple[int, int]]]]:
+    """Per document, the distance to its nearest other document (``NONE`` beyond ``reach``);
+    the pairs of documents at each distance; and at each distance up to
+    ``SAMPLES_PER_DISTANCE`` sample pairs of rows (the first row of each fingerprint). No pair
+    is listed, so memory stays linear in the documents however densely they are packed."""
+    unique, first, inverse, counts = np.unique(
+        fps, return_index=True, return_inverse=True, return_counts=True
+    )
+    nearest_u, found, (a, b, d) = _core.neighbourhood(
+        unique, counts.astype(np.uint64), reach, SAMPLES_PER_DISTANCE, threads
+    )
+    nearest_u[counts >= 2] = 0
+    pairs = found.astype(np.int64)
+    pairs[0] = int((counts * (counts - 1) // 2).sum())
+    samples: dict[int, list[tuple[int, int]]] = {}
+    for x, y, dist in zip(first[a].tolist(), first[b].tolist(), d.tolist()):
+        samples.setdefault(dist, []).append((min(x, y), max(x, y)))
+    return nearest_u[inverse.reshape(-1)], pairs, {e: sorted(p) for e, p in samples.items()}
+
+
 def affordable_reach(fps: np.ndarray, k: int) -> int:
     """How far beyond ``k`` the report looks: up to ``k + 3`` (16 at most), stopping before the
     first distance whose search would cost more than ``REACH_COST`` times the search at ``k``
@@ -88,15 +110,14 @@ def prepare(fps: np.ndarray, result: Any, threads: int | None = None, seed: int 
     """The report's figures from the fingerprints and the :class:`~neardup.DedupResult` of a job."""
     labels, keep, k = result.cluster, result.keep, result.k
     reach = affordable_reach(fps, k)
-    try:
-        found = nearest_distances(fps, reach, threads)
-    except TooManyPairsError:
-        if reach == k:
-            raise
-        # Past the work or pair limit further out: the job's own search at k was within them.
-        reach = k
-        found = nearest_distances(fps, reach, threads)
-    nearest, pairs, (unique, first, counts, ui, uj, ud) = found
+    while True:
+        try:
+            nearest, pairs, beyond = neighbourhood(fps, reach, threads)
+            break
+        except TooManyPairsError:  # refused before the search, from its estimated work
+            if reach == k:
+                raise
+            reach -= 1
     hist = np.bincount(nearest[nearest != NONE], minlength=reach + 1)[: reach + 1]
     sizes_all = np.bincount(labels, minlength=0) if len(labels) else np.zeros(0, np.int64)
     sizes_all = sizes_all[sizes_all > 0]
@@ -119,11 +140,8 @@ def prepare(fps: np.ndarray, result: Any, threads: int | None = None, seed: int 
                 for r in at[picked]
             ]
     for d in range(k + 1, reach + 1):
-        at = np.flatnonzero(ud == d)
-        if not len(at):
-            continue
-        picked = np.sort(rng.choice(len(at), min(SAMPLES_PER_DISTANCE, len(at)), replace=False))
-        samples[d] = sorted((int(first[ui[at[p]]]), int(first[uj[at[p]]]), None) for p in picked)
+        if beyond.get(d):
+            samples[d] = [(a, b, None) for a, b in beyond[d]]
     for pair_list in samples.values():
         for a, b, _ in pair_list:
             rows.update((a, b))

@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 use super::errors::on_path;
 use super::interrupt;
 use crate::index::{Batch, Index};
+use crate::neighbourhood as around;
 use crate::pairs;
 use crate::parallel;
 use crate::plan::{check_k, Plan, Workload};
@@ -357,6 +358,53 @@ fn search_cost(
     }))
 }
 
+/// Nearest distances, pairs per distance and sample pairs (see [`neighbourhood`]).
+type NeighbourhoodArrays<'py> = (
+    Bound<'py, PyArray1<u8>>,
+    Bound<'py, PyArray1<u64>>,
+    PairArrays<'py>,
+);
+
+/// The neighbourhood of ascending distinct values within `k`: per value the distance of its
+/// nearest other (255 beyond k); pairs of rows at each distance, values weighing `weights`;
+/// `per_distance` sample pairs at each distance (rows a < b of `distinct`, and d).
+#[pyfunction]
+#[pyo3(signature = (distinct, weights, k, per_distance=3, threads=None))]
+fn neighbourhood<'py>(
+    py: Python<'py>,
+    distinct: PyReadonlyArray1<'py, u64>,
+    weights: PyReadonlyArray1<'py, u64>,
+    k: i64,
+    per_distance: usize,
+    threads: Option<i64>,
+) -> PyResult<NeighbourhoodArrays<'py>> {
+    let (values, weights) = (distinct.as_slice()?, weights.as_slice()?);
+    if values.len() != weights.len() || values.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "distinct must be ascending distinct values, with a weight for each",
+        ));
+    }
+    let (k, plan) = batch_plan(k, values.len(), None)?;
+    let found = interrupt::detach(py, || {
+        parallel::with_threads(threads, || {
+            around::neighbourhood(values, weights, k, &plan, per_distance)
+        })
+    })???;
+    let (mut a, mut b, mut d) = (Vec::new(), Vec::new(), Vec::new());
+    for (at, pairs) in found.samples.iter().enumerate() {
+        for &(x, y) in pairs {
+            a.push(i64::from(x));
+            b.push(i64::from(y));
+            d.push(at as u8);
+        }
+    }
+    Ok((
+        found.nearest.into_pyarray(py),
+        found.pairs.into_pyarray(py),
+        (a.into_pyarray(py), b.into_pyarray(py), d.into_pyarray(py)),
+    ))
+}
+
 #[pyfunction]
 #[pyo3(signature = (fingerprints, k, plan=None, threads=None))]
 fn cluster<'py>(
@@ -395,6 +443,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyIndex>()?;
     m.add_function(wrap_pyfunction!(find_all, m)?)?;
     m.add_function(wrap_pyfunction!(search_cost, m)?)?;
+    m.add_function(wrap_pyfunction!(neighbourhood, m)?)?;
     m.add_function(wrap_pyfunction!(cluster, m)?)?;
     Ok(())
 }
