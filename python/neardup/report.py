@@ -282,7 +282,7 @@ def render(
         out.append(
             f"<p class='note' id='reach'>Distances beyond {reach} are not searched: these "
             "fingerprints are packed so densely that a search further out would cost many times "
-            "the job's own.</p>"
+            "the job's own, or pass the work limit of a search.</p>"
         )
     dist_labels = [str(d) for d in range(reach + 1)] + [f">{reach}"]
     out.append(
