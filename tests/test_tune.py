@@ -22,7 +22,7 @@ import pytest
 import neardup
 import reference
 from brute import distances, family_corpus
-from neardup.cli import main
+from command import run
 from neardup.tune import precision_within, recall_within, recommend, recommend_recall, sample_pairs
 
 # Families of texts a few words apart, plus exact copies (several documents per fingerprint).
@@ -385,12 +385,6 @@ def test_tune_refuses_bad_arguments(options, error):
 
 
 # -- the command -------------------------------------------------------------------------------------
-
-
-def run(capsys, *args) -> tuple[int, str, str]:
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def write_corpus(tmp_path: Path) -> Path:
