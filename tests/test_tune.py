@@ -420,23 +420,14 @@ def test_command_prints_the_table_and_the_recommendation(tmp_path, capsys):
 
 
 def test_command_json_is_the_curve_of_the_python_api(tmp_path, capsys):
-    code, out, _ = run(
-        capsys,
-        "tune",
-        write_corpus(tmp_path),
-        "--json",
-        "--max-k",
-        MAX_K,
-        "--pairs",
-        9,
-        "--no-verify",
-        "--target-precision",
-        0.8,
-        "--shingles",
-        "1,5",
-    )
-    assert code == 0
-    report = json.loads(out)
+    def report_of(*flags) -> dict:
+        code, out, _ = run(
+            capsys, "tune", write_corpus(tmp_path), "--json", "--max-k", MAX_K, "--pairs", 9, *flags
+        )
+        assert code == 0
+        return json.loads(out)
+
+    report = report_of("--no-verify", "--target-precision", 0.8, "--shingles", "1,5")
     assert report["documents"] == len(DOCS) and report["max_k"] == MAX_K
     assert [row["pairs"] for row in report["rows"]] == [
         len(brute_pairs_at(d)) for d in range(MAX_K + 1)
@@ -446,20 +437,7 @@ def test_command_json_is_the_curve_of_the_python_api(tmp_path, capsys):
         DOCS, max_k=MAX_K, sample=9, target_precision=0.8, shingles=(1, 5), verify=False
     ).as_dict()
     assert {k: report[k] for k in expected} == expected and report["verify"] is False
-    code, out, _ = run(
-        capsys,
-        "tune",
-        write_corpus(tmp_path),
-        "--json",
-        "--max-k",
-        MAX_K,
-        "--pairs",
-        9,
-        "--target-recall",
-        0.95,
-    )
-    assert code == 0
-    report = json.loads(out)
+    report = report_of("--target-recall", 0.95)
     expected = neardup.tune(DOCS, max_k=MAX_K, sample=9, target_recall=0.95).as_dict()
     assert (
         {k: report[k] for k in expected} == expected
