@@ -69,6 +69,8 @@ if "--pin" in sys.argv:
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from harness import best_of, timed  # noqa: E402
+
 DATA = HERE.parent.parent / "shared" / "data"
 BENCHDATA = Path(os.environ.get("NEARDUP_BENCHDATA", HERE.parent.parent / "benchdata"))
 PEERS_DIR = Path(os.environ.get("NEARDUP_PEERS", "/tmp/neardup-peers"))
@@ -621,29 +623,6 @@ class Scale:
     n: int = 0
     #: No truth file, compute the truth exactly (the shipped sample).
     exact: bool = False
-
-
-def timed(
-    cmd: list[str], timeout: float, env: dict[str, str] | None = None
-) -> tuple[float, float, int, str]:
-    """(seconds, peak RSS in MB from GNU time, exit status, stderr's tail) of a command."""
-    with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss_file:
-        start = time.perf_counter()
-        try:
-            proc = subprocess.run(
-                ["/usr/bin/time", "-f", "%M", "-o", rss_file.name, *cmd],
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-                text=True,
-                timeout=timeout,
-                env=env,
-            )
-        except subprocess.TimeoutExpired:
-            return float("inf"), float("nan"), -9, "timed out"
-        seconds = time.perf_counter() - start
-        text = rss_file.read().strip().splitlines()
-        rss = int(text[-1]) / 1024 if text and text[-1].isdigit() else float("nan")
-    return seconds, rss, proc.returncode, proc.stderr.strip()[-400:]
 
 
 def installed(m: Method, args: argparse.Namespace) -> str | None:
@@ -1323,15 +1302,6 @@ def plots(results: dict[str, dict], out: Path, reserve: Callable[[Path], str]) -
 
 
 # -- the fingerprint-only table (benches/results/fingerprint.md) ------------------------------------
-
-
-def best_of(repeat: int, fn: Callable[[], Any]) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def fingerprint_table(args: argparse.Namespace) -> str:
