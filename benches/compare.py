@@ -374,6 +374,19 @@ class Timer:
         return out
 
 
+def timed_query(out: dict[str, Any], ask: Callable[[], int]) -> Callable[[], int]:
+    """A method's query phase: ``ask`` answers the queries and counts what they find; the seconds
+    it takes go to ``out["extra"]["query_seconds"]``."""
+
+    def query() -> int:
+        start = time.perf_counter()
+        found = ask()
+        out["extra"]["query_seconds"] = time.perf_counter() - start
+        return found
+
+    return query
+
+
 def run_method(
     m: Method, texts: list[str], t: Timer, queries: int, ref: np.ndarray | None
 ) -> dict[str, Any]:
@@ -421,10 +434,7 @@ def run_method(
         def query() -> int:
             index = neardup.SimhashIndex(k=K, expected_size=n)
             index.add(fps)
-            start = time.perf_counter()
-            rows, _, _ = index.query_many(fps[:queries])
-            out["extra"]["query_seconds"] = time.perf_counter() - start
-            return len(rows)
+            return timed_query(out, lambda: len(index.query_many(fps[:queries])[0]))()
 
     elif m.peer == "simhash":
         import logging
@@ -446,11 +456,9 @@ def run_method(
 
         out["pairs"] = t("search", search)
 
-        def query() -> int:
-            start = time.perf_counter()
-            found = sum(len(out["index"].get_near_dups(h)) for h in hashes[:queries])
-            out["extra"]["query_seconds"] = time.perf_counter() - start
-            return found
+        query = timed_query(
+            out, lambda: sum(len(out["index"].get_near_dups(h)) for h in hashes[:queries])
+        )
 
     elif m.peer == "simhash-pybind":
         import simhash as pybind
@@ -500,11 +508,7 @@ def run_method(
         t("build", lambda: index.index.par_bulk_insert_docs(list(range(n)), texts))
         out["pairs"] = t("search", lambda: pairs_from_lists(index.index.par_bulk_query(texts)))
 
-        def query() -> int:
-            start = time.perf_counter()
-            found = sum(map(len, index.index.par_bulk_query(texts[:queries])))
-            out["extra"]["query_seconds"] = time.perf_counter() - start
-            return found
+        query = timed_query(out, lambda: sum(map(len, index.index.par_bulk_query(texts[:queries]))))
 
     elif m.peer == "gaoya":
         from gaoya.minhash import MinHashStringIndex
@@ -518,11 +522,7 @@ def run_method(
         index = t("fingerprint", sketch_and_build)
         out["pairs"] = t("search", lambda: pairs_from_lists(index.par_bulk_query(texts)))
 
-        def query() -> int:
-            start = time.perf_counter()
-            found = sum(map(len, index.par_bulk_query(texts[:queries])))
-            out["extra"]["query_seconds"] = time.perf_counter() - start
-            return found
+        query = timed_query(out, lambda: sum(map(len, index.par_bulk_query(texts[:queries]))))
 
     elif m.peer == "datasketch":
         from datasketch import MinHash, MinHashLSH
@@ -542,11 +542,7 @@ def run_method(
         t("build", build)
         out["pairs"] = t("search", lambda: pairs_from_lists([lsh.query(s) for s in sketches]))
 
-        def query() -> int:
-            start = time.perf_counter()
-            found = sum(len(lsh.query(s)) for s in sketches[:queries])
-            out["extra"]["query_seconds"] = time.perf_counter() - start
-            return found
+        query = timed_query(out, lambda: sum(len(lsh.query(s)) for s in sketches[:queries]))
 
     elif m.peer == "rensa":
         from rensa import RMinHash, RMinHashLSH
@@ -560,11 +556,7 @@ def run_method(
         t("build", lambda: lsh.insert_many(sketches))
         out["pairs"] = t("search", lambda: pairs_from_lists(lsh.query_all(sketches)))
 
-        def query() -> int:
-            start = time.perf_counter()
-            found = sum(map(len, lsh.query_all(sketches[:queries])))
-            out["extra"]["query_seconds"] = time.perf_counter() - start
-            return found
+        query = timed_query(out, lambda: sum(map(len, lsh.query_all(sketches[:queries]))))
 
     else:
         raise ValueError(f"unknown method {m.name}")
