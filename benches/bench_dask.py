@@ -106,7 +106,8 @@ def main() -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from bench_dedup import make_big, timed
+    from bench_dedup import make_big
+    from harness import timed
 
     source = source_texts(args.data)
     rows = []
@@ -127,7 +128,7 @@ def main() -> None:
             for i in range(args.partitions):
                 pq.write_table(table.slice(i * step, step), parts / f"part.{i:04d}.parquet")
             del table
-            seconds, rss, code = timed(
+            seconds, rss, code, _ = timed(
                 [
                     sys.executable,
                     "-m",

@@ -36,10 +36,8 @@ import json
 import os
 import platform
 import random
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -49,6 +47,7 @@ from neardup.verify import THRESHOLD_K
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import synth  # noqa: E402  (shingles, the truth loader and the scorer)
+from harness import publish, timed  # noqa: E402
 
 DATA = HERE.parent.parent / "shared" / "data"
 
@@ -151,29 +150,6 @@ def child(name: str, path: str, k: int, out: str) -> None:
     np.save(out, np.array(found, dtype=np.int64).reshape(-1, 2))
 
 
-# -- timing a process --------------------------------------------------------------------------
-
-
-def timed(cmd: list[str], timeout: float) -> tuple[float, float, int]:
-    """(seconds, peak RSS in MB, exit status) of a command run to its end. The peak comes from
-    GNU time around the command: a child forked from this (large) process would carry this
-    process's RSS into its own ru_maxrss."""
-    with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss_file:
-        start = time.perf_counter()
-        try:
-            proc = subprocess.run(
-                ["/usr/bin/time", "-f", "%M", "-o", rss_file.name, *cmd],
-                stdout=subprocess.DEVNULL,
-                timeout=timeout,
-            )
-        except subprocess.TimeoutExpired:
-            return float("inf"), float("nan"), -9
-        seconds = time.perf_counter() - start
-        text = rss_file.read().strip().splitlines()
-        rss = int(text[-1]) / 1024 if text and text[-1].isdigit() else float("nan")
-    return seconds, rss, proc.returncode
-
-
 def neardup_cmd() -> list[str]:
     return [sys.executable, "-m", "neardup"]
 
@@ -251,28 +227,28 @@ def main() -> None:
             return synth.score(pairs, truth)
 
         # neardup: the whole dedup job, then the pairs it finds (scored)
-        seconds, rss, code = timed(
+        seconds, rss, code, err = timed(
             neardup_cmd() + ["dedup", str(corpus), "-o", f"{tmp}/kept.jsonl.gz", "--quiet"],
             args.timeout,
         )
-        assert code == 0, code
+        assert code == 0, err
         rows.append(
             (f"neardup dedup (-o kept.jsonl.gz; verified, k={THRESHOLD_K})", seconds, rss, None)
         )
-        seconds, rss, code = timed(
+        seconds, rss, code, err = timed(
             neardup_cmd()
             + ["dedup", str(corpus), "--dry-run", "--no-verify", "--k", str(args.k), "--quiet"],
             args.timeout,
         )
-        assert code == 0, code
+        assert code == 0, err
         rows.append((f"neardup dedup --dry-run --no-verify (k={args.k})", seconds, rss, None))
 
         def scored_pairs(label: str, extra: list[str]) -> None:
-            seconds, rss, code = timed(
+            seconds, rss, code, err = timed(
                 neardup_cmd() + ["pairs", str(corpus), "-o", f"{tmp}/pairs.csv", "--quiet", *extra],
                 args.timeout,
             )
-            assert code == 0, code
+            assert code == 0, err
             with open(f"{tmp}/pairs.csv", newline="", encoding="utf-8") as f:
                 found = [(row[r["id_a"]], row[r["id_b"]]) for r in csv.DictReader(f)]
             pairs = np.sort(np.array(found, dtype=np.int64).reshape(-1, 2), axis=1)
@@ -280,10 +256,10 @@ def main() -> None:
 
         scored_pairs(f"neardup pairs --no-verify (k={args.k})", ["--no-verify", "--k", str(args.k)])
         # The default: candidates within k = THRESHOLD_K checked by word-3-shingle Jaccard >= 0.8.
-        seconds, rss, code = timed(
+        seconds, rss, code, err = timed(
             neardup_cmd() + ["dedup", str(corpus), "--dry-run", "--quiet"], args.timeout
         )
-        assert code == 0, code
+        assert code == 0, err
         rows.append((f"neardup dedup --dry-run (verified, k={THRESHOLD_K})", seconds, rss, None))
         scored_pairs(f"neardup pairs (verified, k={THRESHOLD_K})", [])
         print(rows, flush=True)
@@ -311,7 +287,7 @@ def main() -> None:
                 "--data",
                 str(args.data),
             ]
-            seconds, rss, code = timed(cmd, args.timeout)
+            seconds, rss, code, err = timed(cmd, args.timeout)
             if code != 0:
                 rows.append((f"{name} (failed or timed out: {code})", seconds, rss, None))
                 continue
@@ -328,7 +304,7 @@ def main() -> None:
             big = Path(tmp) / "big.jsonl"
             make_big(texts, args.big, big)
             size_mb = big.stat().st_size / 1e6
-            seconds, rss, code = timed(
+            seconds, rss, code, err = timed(
                 neardup_cmd()
                 + ["dedup", str(big), "-o", f"{tmp}/big-kept.jsonl", "--k", str(args.k), "--quiet"],
                 args.timeout,
@@ -343,7 +319,7 @@ def main() -> None:
                     code,
                 )
             )
-            seconds, rss, code = timed(
+            seconds, rss, code, err = timed(
                 neardup_cmd() + ["dedup", str(big), "--dry-run", "--k", str(args.k), "--quiet"],
                 args.timeout,
             )
@@ -393,10 +369,7 @@ def main() -> None:
             lines.append(
                 f"| {name}{'' if code == 0 else f' (exit {code})'} | {seconds:.1f} | {count / seconds:,.0f} | {size_mb / seconds:.1f} | {rss:.0f} |"
             )
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.out:
-        args.out.write_text(text, encoding="utf-8")
+    publish("\n".join(lines) + "\n", args.out)
 
 
 if __name__ == "__main__":

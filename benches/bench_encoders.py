@@ -32,6 +32,7 @@ from neardup import compat
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import synth  # noqa: E402  (the Debian corpus or the shipped sample)
+from harness import best_of, publish  # noqa: E402
 
 ROOT = HERE.parent
 DATA = synth.DATA
@@ -107,15 +108,6 @@ def chinese_lines(seed: Path = SEED_ZH) -> tuple[str, list[str]]:
     return name, [
         line.strip() for line in text.splitlines() if re.search("[\u4e00-\u9fff]{10}", line)
     ]
-
-
-def best_of(repeat: int, fn) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
 
 
 def main() -> None:
@@ -339,10 +331,7 @@ def main() -> None:
         rate = items / seconds
         base.setdefault(group, rate)
         lines.append(f"| {group} | {what} | {rate:,.0f} {unit}/s | {rate / base[group]:,.1f}x |")
-    report = "\n".join(lines) + "\n"
-    print(report)
-    if args.out:
-        args.out.write_text(report, encoding="utf-8")
+    publish("\n".join(lines) + "\n", args.out)
 
 
 if __name__ == "__main__":

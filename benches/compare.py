@@ -69,6 +69,8 @@ if "--pin" in sys.argv:
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from harness import best_of, timed  # noqa: E402
+
 DATA = HERE.parent.parent / "shared" / "data"
 BENCHDATA = Path(os.environ.get("NEARDUP_BENCHDATA", HERE.parent.parent / "benchdata"))
 PEERS_DIR = Path(os.environ.get("NEARDUP_PEERS", "/tmp/neardup-peers"))
@@ -372,6 +374,19 @@ class Timer:
         return out
 
 
+def timed_query(out: dict[str, Any], ask: Callable[[], int]) -> Callable[[], int]:
+    """A method's query phase: ``ask`` answers the queries and counts what they find; the seconds
+    it takes go to ``out["extra"]["query_seconds"]``."""
+
+    def query() -> int:
+        start = time.perf_counter()
+        found = ask()
+        out["extra"]["query_seconds"] = time.perf_counter() - start
+        return found
+
+    return query
+
+
 def run_method(
     m: Method, texts: list[str], t: Timer, queries: int, ref: np.ndarray | None
 ) -> dict[str, Any]:
@@ -419,10 +434,7 @@ def run_method(
         def query() -> int:
             index = neardup.SimhashIndex(k=K, expected_size=n)
             index.add(fps)
-            start = time.perf_counter()
-            rows, _, _ = index.query_many(fps[:queries])
-            out["extra"]["query_seconds"] = time.perf_counter() - start
-            return len(rows)
+            return timed_query(out, lambda: len(index.query_many(fps[:queries])[0]))()
 
     elif m.peer == "simhash":
         import logging
@@ -444,11 +456,9 @@ def run_method(
 
         out["pairs"] = t("search", search)
 
-        def query() -> int:
-            start = time.perf_counter()
-            found = sum(len(out["index"].get_near_dups(h)) for h in hashes[:queries])
-            out["extra"]["query_seconds"] = time.perf_counter() - start
-            return found
+        query = timed_query(
+            out, lambda: sum(len(out["index"].get_near_dups(h)) for h in hashes[:queries])
+        )
 
     elif m.peer == "simhash-pybind":
         import simhash as pybind
@@ -498,11 +508,7 @@ def run_method(
         t("build", lambda: index.index.par_bulk_insert_docs(list(range(n)), texts))
         out["pairs"] = t("search", lambda: pairs_from_lists(index.index.par_bulk_query(texts)))
 
-        def query() -> int:
-            start = time.perf_counter()
-            found = sum(map(len, index.index.par_bulk_query(texts[:queries])))
-            out["extra"]["query_seconds"] = time.perf_counter() - start
-            return found
+        query = timed_query(out, lambda: sum(map(len, index.index.par_bulk_query(texts[:queries]))))
 
     elif m.peer == "gaoya":
         from gaoya.minhash import MinHashStringIndex
@@ -516,11 +522,7 @@ def run_method(
         index = t("fingerprint", sketch_and_build)
         out["pairs"] = t("search", lambda: pairs_from_lists(index.par_bulk_query(texts)))
 
-        def query() -> int:
-            start = time.perf_counter()
-            found = sum(map(len, index.par_bulk_query(texts[:queries])))
-            out["extra"]["query_seconds"] = time.perf_counter() - start
-            return found
+        query = timed_query(out, lambda: sum(map(len, index.par_bulk_query(texts[:queries]))))
 
     elif m.peer == "datasketch":
         from datasketch import MinHash, MinHashLSH
@@ -540,11 +542,7 @@ def run_method(
         t("build", build)
         out["pairs"] = t("search", lambda: pairs_from_lists([lsh.query(s) for s in sketches]))
 
-        def query() -> int:
-            start = time.perf_counter()
-            found = sum(len(lsh.query(s)) for s in sketches[:queries])
-            out["extra"]["query_seconds"] = time.perf_counter() - start
-            return found
+        query = timed_query(out, lambda: sum(len(lsh.query(s)) for s in sketches[:queries]))
 
     elif m.peer == "rensa":
         from rensa import RMinHash, RMinHashLSH
@@ -558,11 +556,7 @@ def run_method(
         t("build", lambda: lsh.insert_many(sketches))
         out["pairs"] = t("search", lambda: pairs_from_lists(lsh.query_all(sketches)))
 
-        def query() -> int:
-            start = time.perf_counter()
-            found = sum(map(len, lsh.query_all(sketches[:queries])))
-            out["extra"]["query_seconds"] = time.perf_counter() - start
-            return found
+        query = timed_query(out, lambda: sum(map(len, lsh.query_all(sketches[:queries]))))
 
     else:
         raise ValueError(f"unknown method {m.name}")
@@ -621,29 +615,6 @@ class Scale:
     n: int = 0
     #: No truth file, compute the truth exactly (the shipped sample).
     exact: bool = False
-
-
-def timed(
-    cmd: list[str], timeout: float, env: dict[str, str] | None = None
-) -> tuple[float, float, int, str]:
-    """(seconds, peak RSS in MB from GNU time, exit status, stderr's tail) of a command."""
-    with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss_file:
-        start = time.perf_counter()
-        try:
-            proc = subprocess.run(
-                ["/usr/bin/time", "-f", "%M", "-o", rss_file.name, *cmd],
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-                text=True,
-                timeout=timeout,
-                env=env,
-            )
-        except subprocess.TimeoutExpired:
-            return float("inf"), float("nan"), -9, "timed out"
-        seconds = time.perf_counter() - start
-        text = rss_file.read().strip().splitlines()
-        rss = int(text[-1]) / 1024 if text and text[-1].isdigit() else float("nan")
-    return seconds, rss, proc.returncode, proc.stderr.strip()[-400:]
 
 
 def installed(m: Method, args: argparse.Namespace) -> str | None:
@@ -1323,15 +1294,6 @@ def plots(results: dict[str, dict], out: Path, reserve: Callable[[Path], str]) -
 
 
 # -- the fingerprint-only table (benches/results/fingerprint.md) ------------------------------------
-
-
-def best_of(repeat: int, fn: Callable[[], Any]) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def fingerprint_table(args: argparse.Namespace) -> str:

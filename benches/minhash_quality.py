@@ -27,6 +27,7 @@ import neardup
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import synth  # noqa: E402  (the Debian corpus or the shipped sample, the truth)
+from harness import publish  # noqa: E402
 
 DATA = synth.DATA
 
@@ -97,10 +98,7 @@ def main() -> None:
                 f"| word {ngram}-shingles | {r} | {reported:,} | {p:.3f} | {loose_share:.3f} | {rc:.3f} | {f1:.3f} |"
             )
             print(lines[-1], flush=True)
-    report = "\n".join(lines) + "\n"
-    print(report)
-    if args.out:
-        args.out.write_text(report, encoding="utf-8")
+    publish("\n".join(lines) + "\n", args.out)
 
 
 if __name__ == "__main__":

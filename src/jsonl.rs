@@ -391,6 +391,14 @@ mod tests {
         hasher().fingerprint(&[text], &mut Scratch::default())
     }
 
+    /// The kind of each line of `block` (0 blank, 1 fingerprinted here, 2 for Python), text in
+    /// "text", folding case, without sketches.
+    fn kinds(block: &[u8], id_field: Option<&str>) -> Vec<u8> {
+        fingerprint_lines(&hasher(), block, "text", id_field, true, None, None)
+            .unwrap()
+            .kinds
+    }
+
     #[test]
     fn string_literals_are_unescaped_as_json_defines() {
         let mut out = Vec::new();
@@ -465,38 +473,18 @@ mod tests {
             "]".repeat(129)
         ); // nested deep
         block.extend_from_slice(deep.as_bytes());
-        let got = fingerprint_lines(&hasher(), &block, "text", None, true, None, None).unwrap();
-        assert_eq!(got.kinds, vec![2; 14]);
+        assert_eq!(kinds(&block, None), vec![2; 14]);
         let shallow = format!(
             "{{\"text\": \"x\", \"n\": {}{}}}",
             "[".repeat(127),
             "]".repeat(127)
         );
-        let got = fingerprint_lines(
-            &hasher(),
-            shallow.as_bytes(),
-            "text",
-            None,
-            true,
-            None,
-            None,
-        )
-        .unwrap();
-        assert_eq!(got.kinds, vec![1]);
+        assert_eq!(kinds(shallow.as_bytes(), None), vec![1]);
         // An id field asked for and missing, or given twice.
-        let got = fingerprint_lines(
-            &hasher(),
-            br#"{"text": "x"}
+        let block = br#"{"text": "x"}
 {"text": "x", "id": 1, "id": 2}
-{"text": "x", "id": null}"#,
-            "text",
-            Some("id"),
-            true,
-            None,
-            None,
-        )
-        .unwrap();
-        assert_eq!(got.kinds, vec![2, 2, 1]);
+{"text": "x", "id": null}"#;
+        assert_eq!(kinds(block, Some("id")), vec![2, 2, 1]);
     }
 
     #[test]
@@ -515,16 +503,6 @@ mod tests {
 
     #[test]
     fn blank_lines_are_pythons_isspace() {
-        let got = fingerprint_lines(
-            &hasher(),
-            b"\n \t\r\x0b\x0c\n",
-            "text",
-            None,
-            true,
-            None,
-            None,
-        )
-        .unwrap();
-        assert_eq!(got.kinds, vec![0, 0, 0]);
+        assert_eq!(kinds(b"\n \t\r\x0b\x0c\n", None), vec![0, 0, 0]);
     }
 }

@@ -10,13 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from neardup.cli import main
-
-
-def run(capsys, *args) -> tuple[int, str, str]:
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
+from command import run
 
 
 def lone_surrogate(tmp_path: Path) -> Path:

@@ -24,7 +24,7 @@ import pytest
 
 import neardup
 from brute import distances, family_corpus, fingerprint_near, pairs, star_oracle, verified_stars
-from neardup.cli import main
+from command import run
 from neardup.verify import THRESHOLD_K
 
 try:  # the [parquet] and [zstd] extras (in [test]); tests that need them are skipped without
@@ -56,14 +56,6 @@ def fingerprint_clusters(docs, fps, k, order=None) -> list[int]:
     """Clusters of two or more documents of fingerprint-only stars (--no-verify)."""
     kept, _ = star_oracle(order or list(range(len(docs))), fingerprint_near(docs, fps, k))
     return [c for c in set(kept) if kept.count(c) > 1]
-
-
-def run(capsys, *args: str, stdin: bytes | None = None, monkeypatch=None) -> tuple[int, str, str]:
-    if stdin is not None:
-        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def jsonl_bytes(records) -> bytes:

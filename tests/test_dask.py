@@ -22,6 +22,7 @@ from distributed import Client
 
 import neardup
 import neardup.dask as ndd
+from command import run
 from conftest import SAMPLE
 from neardup import batches
 from neardup.verify import THRESHOLD_K
@@ -227,30 +228,25 @@ def test_dedup_survives_a_worker_killed_mid_job(client, debian):
 # -- the command ---------------------------------------------------------------------------------
 
 
-def test_cli_dedup_on_dask_matches_the_single_machine_command(tmp_path, debian):
-    from neardup.cli import main
-
-    assert main(["dedup", "--sample", "-o", str(tmp_path / "one.jsonl"), "--quiet"]) == 0
+def test_cli_dedup_on_dask_matches_the_single_machine_command(tmp_path, debian, capsys):
+    assert run(capsys, "dedup", "--sample", "-o", tmp_path / "one.jsonl", "--quiet")[0] == 0
     want = [
         json.loads(line)["id"]
         for line in (tmp_path / "one.jsonl").read_text(encoding="utf-8").splitlines()
     ]
-    assert (
-        main(
-            [
-                "dedup",
-                "--sample",
-                "--workers",
-                "2",
-                "-o",
-                str(tmp_path / "kept"),
-                "--clusters",
-                str(tmp_path / "c.csv"),
-                "--quiet",
-            ]
-        )
-        == 0
+    code, _, _ = run(
+        capsys,
+        "dedup",
+        "--sample",
+        "--workers",
+        2,
+        "-o",
+        tmp_path / "kept",
+        "--clusters",
+        tmp_path / "c.csv",
+        "--quiet",
     )
+    assert code == 0
     parts = sorted(os.listdir(tmp_path / "kept"))
     got = [
         json.loads(line)["id"]
@@ -269,55 +265,33 @@ def test_cli_dedup_on_dask_matches_the_single_machine_command(tmp_path, debian):
     dd.from_pandas(debian, npartitions=12).to_parquet(
         folder, write_index=False, name_function=lambda i: f"p{i:02d}.parquet"
     )
-    assert (
-        main(
-            [
-                "dedup",
-                str(folder),
-                "--workers",
-                "2",
-                "--keep",
-                "longest",
-                "-o",
-                str(tmp_path / "kept.parquet"),
-                "--quiet",
-            ]
-        )
-        == 0
+    code, _, _ = run(
+        capsys,
+        "dedup",
+        folder,
+        "--workers",
+        2,
+        "--keep",
+        "longest",
+        "-o",
+        tmp_path / "kept.parquet",
+        "--quiet",
     )
+    assert code == 0
     kept = pd.read_parquet(tmp_path / "kept.parquet")
     want_longest = neardup.dedup(debian["text"].tolist(), keep="longest")
     assert kept["id"].tolist() == debian["id"][want_longest.keep].tolist()
 
 
 def test_cli_dask_usage_errors(tmp_path, capsys):
-    from neardup.cli import main
-
-    assert (
-        main(
-            ["dedup", "--sample", "--workers", "2", "--scheduler", "tcp://127.0.0.1:1", "--dry-run"]
-        )
-        == 2
-    )
-    assert "give one of them" in capsys.readouterr().err
-    assert (
-        main(
-            [
-                "dedup",
-                "--sample",
-                "--workers",
-                "2",
-                "--dry-run",
-                "--report",
-                str(tmp_path / "r.html"),
-            ]
-        )
-        == 2
-    )
-    assert "--report is not supported" in capsys.readouterr().err
+    dry = ("dedup", "--sample", "--workers", 2, "--dry-run")
+    code, _, err = run(capsys, *dry, "--scheduler", "tcp://127.0.0.1:1")
+    assert code == 2 and "give one of them" in err
+    code, _, err = run(capsys, *dry, "--report", tmp_path / "r.html")
+    assert code == 2 and "--report is not supported" in err
     (tmp_path / "a.csv").write_text("text\nx\n")
-    assert main(["dedup", str(tmp_path / "a.csv"), "--workers", "1", "--dry-run"]) == 2
-    assert "Parquet or JSONL" in capsys.readouterr().err
+    code, _, err = run(capsys, "dedup", tmp_path / "a.csv", "--workers", 1, "--dry-run")
+    assert code == 2 and "Parquet or JSONL" in err
 
 
 def test_dedup_stats_count_the_stages(client, debian):
@@ -339,12 +313,10 @@ def test_dedup_stats_count_the_stages(client, debian):
 
 
 def test_cli_dask_bad_text_is_a_clear_input_error(tmp_path, capsys):
-    from neardup.cli import main
-
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text('{"text": "one"}\n{"text": "two"}\n{"text": null}\n', encoding="utf-8")
-    assert main(["dedup", str(corpus), "--workers", "1", "-o", str(tmp_path / "kept")]) == 2
-    err = capsys.readouterr().err
+    code, _, err = run(capsys, "dedup", corpus, "--workers", 1, "-o", tmp_path / "kept")
+    assert code == 2
     assert "partition 0, column 'text', row 2: the text is missing" in err
     assert not (tmp_path / "kept").exists() and not [
         p for p in os.listdir(tmp_path) if p.startswith(".")

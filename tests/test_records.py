@@ -14,15 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup.cli import main
+from command import run
 from neardup.io import InputError, open_input
 from neardup.lines import DEFAULT_MAX_RECORD_SIZE, line_blocks, parse_size
-
-
-def run(capsys, *args) -> tuple[int, str, str]:
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def lines_of(data: bytes, read_sizes: list[int], limit: int) -> tuple[list[bytes], list[int]]:

@@ -17,14 +17,9 @@ import numpy as np
 import pytest
 
 import neardup
+from command import run
 from neardup.cli import main
 from reference import checksum
-
-
-def run(capsys, *args) -> tuple[int, str, str]:
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def write_jsonl(path: Path, records) -> Path:

@@ -22,7 +22,7 @@ import pytest
 import neardup
 import reference
 from brute import distances, family_corpus
-from neardup.cli import main
+from command import run
 from neardup.tune import precision_within, recall_within, recommend, recommend_recall, sample_pairs
 
 # Families of texts a few words apart, plus exact copies (several documents per fingerprint).
@@ -387,12 +387,6 @@ def test_tune_refuses_bad_arguments(options, error):
 # -- the command -------------------------------------------------------------------------------------
 
 
-def run(capsys, *args) -> tuple[int, str, str]:
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def write_corpus(tmp_path: Path) -> Path:
     src = tmp_path / "corpus.jsonl"
     src.write_text(
@@ -426,23 +420,14 @@ def test_command_prints_the_table_and_the_recommendation(tmp_path, capsys):
 
 
 def test_command_json_is_the_curve_of_the_python_api(tmp_path, capsys):
-    code, out, _ = run(
-        capsys,
-        "tune",
-        write_corpus(tmp_path),
-        "--json",
-        "--max-k",
-        MAX_K,
-        "--pairs",
-        9,
-        "--no-verify",
-        "--target-precision",
-        0.8,
-        "--shingles",
-        "1,5",
-    )
-    assert code == 0
-    report = json.loads(out)
+    def report_of(*flags) -> dict:
+        code, out, _ = run(
+            capsys, "tune", write_corpus(tmp_path), "--json", "--max-k", MAX_K, "--pairs", 9, *flags
+        )
+        assert code == 0
+        return json.loads(out)
+
+    report = report_of("--no-verify", "--target-precision", 0.8, "--shingles", "1,5")
     assert report["documents"] == len(DOCS) and report["max_k"] == MAX_K
     assert [row["pairs"] for row in report["rows"]] == [
         len(brute_pairs_at(d)) for d in range(MAX_K + 1)
@@ -452,20 +437,7 @@ def test_command_json_is_the_curve_of_the_python_api(tmp_path, capsys):
         DOCS, max_k=MAX_K, sample=9, target_precision=0.8, shingles=(1, 5), verify=False
     ).as_dict()
     assert {k: report[k] for k in expected} == expected and report["verify"] is False
-    code, out, _ = run(
-        capsys,
-        "tune",
-        write_corpus(tmp_path),
-        "--json",
-        "--max-k",
-        MAX_K,
-        "--pairs",
-        9,
-        "--target-recall",
-        0.95,
-    )
-    assert code == 0
-    report = json.loads(out)
+    report = report_of("--target-recall", 0.95)
     expected = neardup.tune(DOCS, max_k=MAX_K, sample=9, target_recall=0.95).as_dict()
     assert (
         {k: report[k] for k in expected} == expected

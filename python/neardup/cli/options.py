@@ -190,26 +190,34 @@ def hasher_options(f: Callable[..., Any], corpus: bool = True) -> Callable[..., 
     return f
 
 
+def threshold_option(**attrs: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """--threshold, the Jaccard of a near-duplicate, in (0, 1]; ``attrs`` give its help."""
+    return click.option(
+        "--threshold",
+        type=click.FloatRange(0, 1, min_open=True),
+        default=THRESHOLD,
+        show_default=True,
+        **attrs,
+    )
+
+
+def shingle_option(**attrs: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """--shingle, the words per shingle of the Jaccard; ``attrs`` give its help."""
+    return click.option(
+        "--shingle", type=click.IntRange(min=1), default=3, show_default=True, **attrs
+    )
+
+
 def checked_k_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """--k, and --threshold/--shingle/--no-verify: how pairs within --k are checked."""
-    f = click.option(
-        "--shingle",
-        type=click.IntRange(min=1),
-        default=3,
-        show_default=True,
-        help="Words per shingle for --threshold.",
-    )(f)
+    f = shingle_option(help="Words per shingle for --threshold.")(f)
     f = click.option(
         "--no-verify",
         is_flag=True,
         help="Take every pair within --k on its fingerprints alone, without comparing "
         "shingles: faster, less precise (--k defaults to 3).",
     )(f)
-    f = click.option(
-        "--threshold",
-        type=click.FloatRange(0, 1, min_open=True),
-        default=THRESHOLD,
-        show_default=True,
+    f = threshold_option(
         metavar="J",
         help="A pair within --k is a near-duplicate when the Jaccard similarity of its word "
         "shingles is J or above (0 < J <= 1).",

@@ -19,7 +19,15 @@ from ..tune import measure, sample_pairs, sample_text_pairs
 from ..tune_result import PLOT_EXTRA, TARGET_PRECISION, TARGET_RECALL
 from ..validate import MAX_K
 from .app import cli
-from .options import Source, hasher_options, input_options, make_hasher, renamed_flag
+from .options import (
+    Source,
+    hasher_options,
+    input_options,
+    make_hasher,
+    renamed_flag,
+    shingle_option,
+    threshold_option,
+)
 from .output import _errors_text, _Failed, _say, _size
 
 
@@ -87,20 +95,8 @@ class _TuneCommand(click.Command):
     help="With --no-verify: share of reported pairs that must be near-duplicates, in (0, 1]  "
     f"[default: {TARGET_PRECISION:g}]",
 )
-@click.option(
-    "--threshold",
-    type=click.FloatRange(0, 1, min_open=True),
-    default=0.8,
-    show_default=True,
-    help="Jaccard at and above which a pair is a near-duplicate, in (0, 1].",
-)
-@click.option(
-    "--shingle",
-    type=click.IntRange(min=1),
-    default=3,
-    show_default=True,
-    help="Words per shingle of the Jaccard that defines a near-duplicate.",
-)
+@threshold_option(help="Jaccard at and above which a pair is a near-duplicate, in (0, 1].")
+@shingle_option(help="Words per shingle of the Jaccard that defines a near-duplicate.")
 @click.option(
     "--shingles",
     default="1,2,3",

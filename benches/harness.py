@@ -1,0 +1,53 @@
+"""What the benchmark scripts share: the best time of a function, the time and peak memory of a
+process, and printing a results table (and writing it to --out)."""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+
+def best_of(repeat: int, fn: Callable[[], Any]) -> float:
+    """The fastest of ``repeat`` calls of ``fn``, in seconds."""
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def timed(
+    cmd: list[str], timeout: float, env: dict[str, str] | None = None
+) -> tuple[float, float, int, str]:
+    """(seconds, peak RSS in MB, exit status, stderr's tail) of a command run to its end. The peak
+    comes from GNU time around the command: a child forked from this (large) process would carry
+    this process's RSS into its own ru_maxrss."""
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss_file:
+        start = time.perf_counter()
+        try:
+            proc = subprocess.run(
+                ["/usr/bin/time", "-f", "%M", "-o", rss_file.name, *cmd],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+                timeout=timeout,
+                env=env,
+            )
+        except subprocess.TimeoutExpired:
+            return float("inf"), float("nan"), -9, "timed out"
+        seconds = time.perf_counter() - start
+        text = rss_file.read().strip().splitlines()
+        rss = int(text[-1]) / 1024 if text and text[-1].isdigit() else float("nan")
+    return seconds, rss, proc.returncode, proc.stderr.strip()[-400:]
+
+
+def publish(report: str, out: Path | None) -> None:
+    """Prints a results table and writes it to ``out`` when given."""
+    print(report)
+    if out:
+        out.write_text(report, encoding="utf-8")
