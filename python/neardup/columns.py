@@ -15,6 +15,7 @@ class DocumentColumns:
 
     fields: dict[str, float] | None
     _normalize: Callable[[str], str]
+    _normalize_outside_ascii: Callable[[str], str]
     _tokenize: Callable[[str], Iterable[str]] | None
     _inner: Any
 
@@ -54,8 +55,9 @@ class DocumentColumns:
     def _folding_column(self, chunk: list[Any], start: int, name: str) -> list[list[str]]:
         """The texts of one-field documents for the core's folding path: an ASCII ``str`` goes as
         it is (every Unicode form leaves ASCII alone, and with ``casefold`` the core folds its
-        capitals on all cores), any other document is normalized here."""
-        isascii, normalize = str.isascii, self._normalize
+        capitals on all cores), any other document is normalized here, its non-ASCII runs only
+        (:func:`~neardup.normalize.outside_ascii`)."""
+        isascii, normalize = str.isascii, self._normalize_outside_ascii
         try:
             return [[doc if isascii(doc) else normalize(doc) for doc in chunk]]
         except TypeError:

@@ -13,7 +13,7 @@ from . import _core
 from .chunks import CHUNK_SIZE, count_docs, in_chunks
 from .columns import DocumentColumns, _call, _method, _Unfitted
 from .digest import Digest
-from .normalize import UnicodeForm, normalizer
+from .normalize import UnicodeForm, normalizer, outside_ascii
 from .stopwords import _sorted_english, _stopword_list
 from .tokenizers import Tokenizer, _tokenizer
 from .validate import check_threads
@@ -100,6 +100,7 @@ class Simhasher(DocumentColumns):
         if not isinstance(weighting, str):
             raise TypeError(f'weighting must be "tf", "binary" or "idf", got {weighting!r}')
         self._normalize = normalizer(unicode_form, casefold)
+        self._normalize_outside_ascii = outside_ascii(self._normalize)
         self.tokens: Tokens = tokens
         self.ngram = int(ngram)
         self.weighting: Weighting = weighting
