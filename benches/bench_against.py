@@ -28,12 +28,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-import synth  # noqa: E402
 
 DEFAULT_CORPUS = HERE.parent.parent / "benchdata" / "corpus-1000000-s0.jsonl"
 
@@ -70,64 +70,172 @@ def split(corpus: Path, first: int, second: int, tmp: Path) -> tuple[Path, Path,
     return a, b, ab
 
 
-def quality(args: argparse.Namespace) -> None:
+#: The compact sketch shapes compared: (bytes, bits per bin). 1,024 bytes of 32-bit words keep
+#: every set of up to 256 shingles whole.
+SHAPES = [(64, 1), (64, 2), (64, 4), (64, 32), (128, 1), (1024, 32)]
+SUITE = HERE.parent.parent / "benchdata" / "suite"
+
+
+def _truth(path: Path, keep: set[str]) -> dict[tuple[str, str], float]:
+    """Exact word-3-shingle Jaccards >= 0.5 of pairs of ``keep`` (both orders)."""
+    import gzip
+
+    out: dict[tuple[str, str], float] = {}
+    with gzip.open(path, "rt") as f:
+        next(f)
+        for line in f:
+            a, b, j = line.rstrip("\n").split("\t")
+            if a in keep and b in keep:
+                out[a, b] = out[b, a] = float(j)
+    return out
+
+
+def _error_rows(texts: list[str], ids: list[str], truth: dict[tuple[str, str], float]) -> list[str]:
+    """The compact estimate against the exact Jaccard over the truth's pairs, per shape."""
+    import neardup
+    from neardup import _core
+
+    norm = neardup.Simhasher()
+    offsets, hashes, _ = _core.shingle_sketches(
+        [norm.normalize(t) for t in texts], 3, 1 << 20, None
+    )
+    at = {d: i for i, d in enumerate(ids)}
+    # Texts without shingles (empty files) are found by their content key, not compared.
+    sized = offsets[1:] > offsets[:-1]
+    pairs = [
+        (at[a], at[b], j) for (a, b), j in truth.items() if a < b and sized[at[a]] and sized[at[b]]
+    ]
+    ia = np.array([p[0] for p in pairs], np.int64)
+    ib = np.array([p[1] for p in pairs], np.int64)
+    exact = np.array([p[2] for p in pairs])
+    out = []
+    for nbytes, bits in SHAPES:
+        lens, words = _core.compact_sketches(offsets[:-1], offsets[1:], hashes, nbytes // 4, bits)
+        w = words.reshape(-1, nbytes // 4)
+        got = _core.compact_jaccard(
+            np.ascontiguousarray(lens[ia]),
+            np.ascontiguousarray(w[ia].reshape(-1)),
+            np.ascontiguousarray(lens[ib]),
+            np.ascontiguousarray(w[ib].reshape(-1)),
+            nbytes // 4,
+            bits,
+        )
+        err = got - exact
+        kept = (lens[ia] != 2**32 - 1) & (lens[ib] != 2**32 - 1)
+        both_whole = float(kept.mean()) if len(ia) else 0.0
+        near = (exact >= 0.7) & (exact < 0.9)
+        sketched = near & ~kept
+        out.append(
+            f"| {nbytes} x {bits} | {len(pairs):,} | {both_whole:.3f} | {np.abs(err).mean():.4f} | "
+            f"{np.sqrt((err**2).mean()) if len(err) else 0:.4f} | "
+            f"{err[sketched].std() if sketched.any() else float('nan'):.4f} ({int(sketched.sum()):,}) | "
+            f"{err[sketched].mean() if sketched.any() else float('nan'):+.4f} |"
+        )
+    return out
+
+
+def _removal_rows(
+    texts: list[str], ids: list[str], truth: dict[tuple[str, str], float], tmp: Path
+) -> list[str]:
+    """The first 80% indexed, the rest deduplicated against it with each shape; removal
+    precision and recall by the exact truth, beside the in-memory verified dedup of all."""
     import neardup
 
-    texts, ids = [], []
-    with open(args.corpus, encoding="utf-8") as f:
-        for i, line in enumerate(f):
-            if i >= args.docs:
-                break
-            rec = json.loads(line)
-            texts.append(rec["text"])
-            ids.append(rec["id"])
-    by_id = dict(zip(ids, texts))
     cut = len(texts) * 4 // 5
-    rows = []
-    reference = None
-    with tempfile.TemporaryDirectory() as tmp:
-        for size in (1024, 128, 64, 32, 16):
-            start = time.perf_counter()
-            index = neardup.DedupIndex.build(
-                texts[:cut], Path(tmp) / f"a{size}.ndx", ids=ids[:cut], sketch_size=size
-            )
-            built = time.perf_counter() - start
-            start = time.perf_counter()
-            got = neardup.against.dedup_against(texts[cut:], index, ids=ids[cut:])
-            seconds = time.perf_counter() - start
-            removed = {d["id"]: d["duplicate_of"] for d in got.removed()}
-            good = sum(
-                synth.jaccard(synth.neardup_shingles(by_id[a]), synth.neardup_shingles(by_id[b]))
-                >= 0.8
-                for a, b in removed.items()
-            )
-            if reference is None:
-                reference = set(removed)
-            both = len(reference & set(removed))
-            rows.append(
-                (
-                    size,
-                    len(index),
-                    len(removed),
-                    good / max(len(removed), 1),
-                    both / max(len(removed), 1),
-                    both / max(len(reference), 1),
-                    os.path.getsize(Path(tmp) / f"a{size}.ndx") / len(index),
-                    built,
-                    seconds,
-                )
-            )
-    print(
-        f"### {args.docs:,} documents of {args.corpus.name}: {cut:,} indexed (deduplicated), {len(texts) - cut:,} new\n"
-    )
-    print(
-        "| S (hashes) | index documents | removed | removal precision | also removed at S = 1024 | of those removed at S = 1024 | bytes/document | build s | dedup s |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|")
-    for size, n, r, p, a, rec, b, t1, t2 in rows:
-        print(
-            f"| {size} | {n:,} | {r:,} | {p:.4f} | {a:.4f} | {rec:.4f} | {b:.1f} | {t1:.2f} | {t2:.2f} |"
+    position = {d: i for i, d in enumerate(ids)}
+    # A new document "should go" when an earlier document has an exact Jaccard >= 0.8 with it.
+    earlier: dict[str, bool] = {}
+    for (a, b), j in truth.items():
+        if j >= 0.8 and position[b] < position[a] and position[a] >= cut:
+            earlier[a] = True
+    should = len(earlier)
+
+    def row(name: str, removed: dict[str, Any], per_doc: float | None, seconds: float) -> str:
+        good = sum(truth.get((a, b), 0.0) >= 0.8 for a, b in removed.items())
+        hit = sum(a in earlier for a in removed)
+        size = f"{per_doc:.1f}" if per_doc is not None else ""
+        return (
+            f"| {name} | {len(removed):,} | {good / max(len(removed), 1):.4f} | "
+            f"{hit / max(should, 1):.4f} | {size} | {seconds:.1f} |"
         )
+
+    out = []
+    start = time.perf_counter()
+    full = neardup.dedup(texts)
+    kept_ids = [ids[int(r)] for r in full.kept_row]
+    removed = {ids[r]: kept_ids[r] for r in range(cut, len(texts)) if not full.keep[r]}
+    out.append(
+        row(
+            "neardup.dedup of all (bottom-1,024, in memory)",
+            removed,
+            None,
+            time.perf_counter() - start,
+        )
+    )
+    for nbytes, bits in SHAPES:
+        start = time.perf_counter()
+        path = tmp / f"a{nbytes}x{bits}.ndx"
+        index = neardup.DedupIndex.build(
+            texts[:cut], path, ids=ids[:cut], sketch_bytes=nbytes, sketch_bits=bits
+        )
+        got = neardup.against.dedup_against(texts[cut:], index, ids=ids[cut:])
+        removed = {d["id"]: d["duplicate_of"] for d in got.removed()}
+        out.append(
+            row(
+                f"index, {nbytes} bytes x {bits} bits",
+                removed,
+                os.path.getsize(path) / max(len(index), 1),
+                time.perf_counter() - start,
+            )
+        )
+    out.append(f"\n({should:,} new documents have an earlier document at exact Jaccard >= 0.8)")
+    return out
+
+
+def sketches(args: argparse.Namespace) -> None:
+    """Jaccard error and removal precision and recall of each compact sketch shape."""
+    corpora: list[tuple[str, Path, Path, int]] = [
+        (name, SUITE / f"{name}.jsonl", SUITE / f"{name}.truth.tsv.gz", 0) for name in args.suite
+    ]
+    if args.synthetic:
+        corpora.append(
+            (
+                "synthetic",
+                DEFAULT_CORPUS,
+                DEFAULT_CORPUS.parent / "truth-1000000-s0.tsv.gz",
+                args.docs,
+            )
+        )
+    print(
+        "Shapes: bytes a document x bits per bin (1,024 x 32 keeps every set of up to 256 shingles whole).\n"
+    )
+    for name, corpus, truth_path, limit in corpora:
+        texts, ids = [], []
+        with open(corpus, encoding="utf-8") as f:
+            for i, line in enumerate(f):
+                if limit and i >= limit:
+                    break
+                rec = json.loads(line)
+                texts.append(rec["text"])
+                ids.append(str(rec["id"]))
+        truth = _truth(truth_path, set(ids))
+        print(f"### {name}: {len(texts):,} documents\n")
+        print(
+            "Jaccard error over every pair at exact J >= 0.5 (the estimate minus the exact Jaccard):\n"
+        )
+        print(
+            "| shape | pairs | both kept | mean abs error | RMS error | sd of error, pairs not both kept at J in [0.7, 0.9) (pairs) | bias there |"
+        )
+        print("|---|---|---|---|---|---|---|")
+        print("\n".join(_error_rows(texts, ids, truth)))
+        print(
+            "\nFirst 80% indexed, the last 20% deduplicated against it; precision: removed documents at exact Jaccard >= 0.8 with the one named; recall: of the new documents with an earlier one at >= 0.8, the share removed:\n"
+        )
+        print("| run | removed | precision | recall | bytes/document | seconds |")
+        print("|---|---|---|---|---|---|")
+        with tempfile.TemporaryDirectory() as tmp:
+            print("\n".join(_removal_rows(texts, ids, truth, Path(tmp))))
+        print(flush=True)
 
 
 def scale(args: argparse.Namespace) -> None:
@@ -264,8 +372,11 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     sub = parser.add_subparsers(dest="what", required=True)
-    q = sub.add_parser("quality")
-    q.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    q = sub.add_parser("sketches")
+    q.add_argument(
+        "--suite", nargs="*", default=["short", "long", "code", "chinese", "dups", "edits"]
+    )
+    q.add_argument("--synthetic", action=argparse.BooleanOptionalAction, default=True)
     q.add_argument("--docs", type=int, default=200_000)
     s = sub.add_parser("scale")
     s.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
@@ -277,7 +388,7 @@ def main() -> None:
     c.add_argument("--new-docs", type=int, default=1_000_000)
     c.add_argument("--tmp", default=None)
     args = parser.parse_args()
-    {"quality": quality, "scale": scale, "core": core}[args.what](args)
+    {"sketches": sketches, "scale": scale, "core": core}[args.what](args)
 
 
 if __name__ == "__main__":

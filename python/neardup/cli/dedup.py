@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
@@ -37,13 +36,11 @@ from .options import (
 from .output import (
     _check_output,
     _count,
-    _errors_text,
     _Failed,
     _jaccard_note,
-    _say,
     _size,
-    _stream,
     _table_name,
+    summarize,
 )
 
 
@@ -316,29 +313,23 @@ def dedup(
             with open(report_tmp, "w", encoding="utf-8") as f:
                 f.write(page)
         outputs.commit()
-    written = {"output": output, "clusters": clusters, "report": report_path}
-    if as_json:
-        click.echo(
-            json.dumps({**summary, "outputs": {k_: v for k_, v in written.items() if v}}, indent=2),
-            file=_stream(output),
-        )
-        return
-    if quiet:
-        return
-    lines = [
+    summarize(
+        summary,
         f"{_count(summary['documents'], 'document')} ({_size(nbytes)}) in {seconds:.2f} s, "
-        f"{summary['mb_per_s']:.1f} MB/s",
+        f"{summary['mb_per_s']:.1f} MB/s\n"
         f"{_count(summary['clusters'], 'cluster')} of near-duplicates within "
         f"k={k}{_jaccard_note(threshold)}: kept {summary['kept']}, removed {summary['removed']}",
-    ]
-    done = [
-        f"{output} ({_count(summary['kept'], 'document')})" if output and output != "-" else None,
-        clusters,
-        report_path,
-    ]
-    if any(done):
-        lines.append("wrote " + ", ".join(d for d in done if d))
-    elif dry_run:
-        lines.append("dry run: nothing written")
-    lines += _errors_text(inp)
-    _say("\n".join(lines), output)
+        inp,
+        as_json,
+        quiet,
+        output=output,
+        outputs={"output": output, "clusters": clusters, "report": report_path},
+        wrote=[
+            f"{output} ({_count(summary['kept'], 'document')})"
+            if output and output != "-"
+            else None,
+            clusters,
+            report_path,
+        ],
+        dry_run=dry_run,
+    )
