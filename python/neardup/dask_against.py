@@ -178,11 +178,14 @@ def dedup_against(
     keep = found.keep
     if update:
         index._append(batch, ids, np.flatnonzero(keep))
+    # The ids keep the column's type (a Parquet table needs one); row numbers are integers.
+    id_type: Any = ddf._meta[id_field].dtype if id_field is not None else np.int64
+    kept_type = id_type if id_field is not None or not index.string_ids else object
     frame = pd.DataFrame(
         {
-            "id": pd.Series(ids, dtype=object),
+            "id": pd.Series(ids, dtype=id_type),
             "kept": keep,
-            "kept_id": pd.Series(found.kept_ids(index, ids), dtype=object),
+            "kept_id": pd.Series(found.kept_ids(index, ids), dtype=kept_type),
             "in_index": found.in_index,
             "jaccard": found.jaccard,
         }

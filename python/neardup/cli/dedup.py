@@ -134,12 +134,35 @@ def dedup(
     file). INPUT is a file, a folder of .txt files, - for stdin, or --sample.
     """
     threshold_in_force = _verification(threshold, no_verify)
+    on_dask = scheduler is not None or workers is not None
     if against is not None or update:  # deduplicating against a dedup index: cli/against.py
-        if against is None or report_path or scheduler or workers or keep != "first":
+        if against is None or report_path or keep != "first":
             raise click.UsageError(
-                "--update needs --against; --against takes neither --report, --keep longest nor Dask"
+                "--update needs --against; --against takes neither --report nor --keep longest"
             )
         hasher = make_hasher(**hasher_flags)
+        if on_dask:
+            index = against_cmd.open_index(against)
+            _dedup_on_dask(
+                source,
+                output,
+                clusters,
+                report_path,
+                index.k if k is None else k,
+                threshold_in_force,
+                shingle,
+                keep,
+                scheduler,
+                workers,
+                threads,
+                quiet,
+                as_json,
+                hasher,
+                time.perf_counter(),
+                against=index,
+                update=update,
+            )
+            return
         against_cmd.dedup_command(
             source,
             output,
@@ -163,7 +186,7 @@ def dedup(
     if output is not None and dry_run:
         raise click.UsageError("--dry-run writes no OUTPUT: drop -o or --dry-run")
     hasher = make_hasher(**hasher_flags)
-    if scheduler is not None or workers is not None:
+    if on_dask:
         _dedup_on_dask(
             source,
             output,
