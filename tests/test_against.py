@@ -166,7 +166,7 @@ def test_the_compact_estimate_is_near_the_exact_jaccard():
     rng = random.Random(3)
     vocab = [f"w{i}" for i in range(5000)]
     texts_a, texts_b = [], []
-    for size in [10, 14, 16, 17, 30, 45, 64, 65, 80, 150, 300, 600]:
+    for size in [10, 14, 16, 17, 30, 45, 64, 80, 90, 150, 300, 600]:
         for rate in [0.0, 0.02, 0.05, 0.1, 0.2]:
             for _ in range(6):
                 base = [rng.choice(vocab) for _ in range(size + 2)]
@@ -183,13 +183,14 @@ def test_the_compact_estimate_is_near_the_exact_jaccard():
     (la, wa), (lb, wb) = compact(texts_a), compact(texts_b)
     got = _core.compact_jaccard(la, wa, lb, wb, 16, 1)
     kept = (la != 2**32 - 1) & (lb != 2**32 - 1)
-    assert (kept == (sizes <= 64)).all() or (kept[sizes <= 60]).all()
+    assert (kept == (sizes <= 64)).all()
     whole = kept & (sizes <= 15)
     assert (got[whole] == exact[whole]).all()
     # Kept hashes cut short agree by chance, more often the more shingles are unshared.
-    high = kept & (exact >= 0.6)
-    assert np.mean(np.abs(got[high] - exact[high]) <= 0.02) >= 0.97
-    assert (np.abs(got[kept] - exact[kept]) <= 0.1).all()
+    high = kept & (exact >= 0.7)
+    assert np.mean(np.abs(got[high] - exact[high]) <= 0.02) >= 0.9
+    assert (np.abs(got[high] - exact[high]) <= 0.05).all()
+    assert (np.abs(got[kept] - exact[kept]) <= 0.2).all()
     sketched = ~kept
     assert sketched.sum() > 100
     p = exact + (1 - exact) / 2
