@@ -25,6 +25,17 @@ type AgainstArrays<'py> = (
 /// Compact sketches handed to Python: (lengths, words).
 type CompactArrays<'py> = (Bound<'py, PyArray1<u32>>, Bound<'py, PyArray1<u32>>);
 
+/// Compact sketches borrowed from two arrays: lengths and words.
+fn sketches_of<'a>(
+    lens: &'a PyReadonlyArray1<'_, u32>,
+    words: &'a PyReadonlyArray1<'_, u32>,
+) -> PyResult<Sketches<'a>> {
+    Ok(Sketches {
+        lens: lens.as_slice()?,
+        words: words.as_slice()?,
+    })
+}
+
 /// Ids from Python: an int64 array, or a list of bytes.
 enum IdsIn {
     Int(Vec<i64>),
@@ -62,10 +73,7 @@ fn save_with(
 ) -> PyResult<()> {
     let ids = ids_in(ids, index.settings().string_ids)?;
     let (fps, keys) = (fps.as_slice()?, keys.as_slice()?);
-    let sketches = Sketches {
-        lens: lens.as_slice()?,
-        words: words.as_slice()?,
-    };
+    let sketches = sketches_of(&lens, &words)?;
     let views: Vec<&[u8]> = match &ids {
         IdsIn::Str(v) => v.iter().map(|b| &b[..]).collect(),
         IdsIn::Int(_) => Vec::new(),
@@ -252,10 +260,7 @@ impl PyDedupIndex {
     ) -> PyResult<AgainstArrays<'py>> {
         let k_u = check_k(k)?;
         let (fps, keys) = (fps.as_slice()?, keys.as_slice()?);
-        let sketches = Sketches {
-            lens: lens.as_slice()?,
-            words: words.as_slice()?,
-        };
+        let sketches = sketches_of(&lens, &words)?;
         let batch = Batch {
             fps,
             keys,
@@ -322,14 +327,10 @@ pub fn compact_jaccard<'py>(
     sketch_bits: i64,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let shape = Compact::new(sketch_words, sketch_bits)?;
-    let a = Sketches {
-        lens: lens_a.as_slice()?,
-        words: words_a.as_slice()?,
-    };
-    let b = Sketches {
-        lens: lens_b.as_slice()?,
-        words: words_b.as_slice()?,
-    };
+    let (a, b) = (
+        sketches_of(&lens_a, &words_a)?,
+        sketches_of(&lens_b, &words_b)?,
+    );
     a.check(a.lens.len(), shape)?;
     b.check(a.lens.len(), shape)?;
     let got = py.detach(|| crate::compact_sketch::jaccard_rows(shape, &a, &b));

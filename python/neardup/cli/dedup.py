@@ -135,50 +135,34 @@ def dedup(
     """
     threshold_in_force = _verification(threshold, no_verify)
     on_dask = scheduler is not None or workers is not None
+    index = None
     if against is not None or update:  # deduplicating against a dedup index: cli/against.py
         if against is None or report_path or keep != "first":
             raise click.UsageError(
                 "--update needs --against; --against takes neither --report nor --keep longest"
             )
-        hasher = make_hasher(**hasher_flags)
-        if on_dask:
-            index = against_cmd.open_index(against)
-            _dedup_on_dask(
+        if not on_dask:
+            hasher = make_hasher(**hasher_flags)
+            against_cmd.dedup_command(
                 source,
                 output,
                 clusters,
-                report_path,
-                index.k if k is None else k,
+                dry_run,
+                k,
                 threshold_in_force,
-                shingle,
-                keep,
-                scheduler,
-                workers,
+                update,
                 threads,
                 quiet,
                 as_json,
+                against,
                 hasher,
-                time.perf_counter(),
-                against=index,
-                update=update,
+                hasher != Simhasher(),
             )
             return
-        against_cmd.dedup_command(
-            source,
-            output,
-            clusters,
-            dry_run,
-            k,
-            threshold_in_force,
-            update,
-            threads,
-            quiet,
-            as_json,
-            against,
-            hasher,
-            hasher != Simhasher(),
-        )
-        return
+        if update and dry_run:
+            raise click.UsageError("--dry-run writes nothing: drop --update or --dry-run")
+        index = against_cmd.open_index(against)
+        k = index.k if k is None else k
     k = default_k(k, threshold_in_force)
     start = time.perf_counter()
     if output is None and not dry_run:
@@ -203,6 +187,8 @@ def dedup(
             as_json,
             hasher,
             start,
+            against=index,
+            update=update,
         )
         return
     threshold = threshold_in_force  # type: ignore[assignment]
