@@ -146,15 +146,20 @@ def _error_rows(texts: list[str], ids: list[str], truth: dict[tuple[str, str], f
             bits,
         )
         err = got - exact
-        kept = (lens[ia] != 2**32 - 1) & (lens[ib] != 2**32 - 1)
-        both_whole = float(kept.mean()) if len(ia) else 0.0
+        sa, sb = lens[ia] == 2**32 - 1, lens[ib] == 2**32 - 1
+        kept, both_binned, mixed = ~sa & ~sb, sa & sb, sa ^ sb
         near = (exact >= 0.7) & (exact < 0.9)
-        sketched = near & ~kept
+
+        def spread(rows: np.ndarray, err: np.ndarray = err) -> str:
+            if not rows.any():
+                return "| |"
+            e = err[rows]
+            return f"{np.abs(e).mean():.4f} | {e.std():.4f} / {e.mean():+.4f} ({int(rows.sum()):,})"
+
         out.append(
-            f"| {nbytes} x {bits} | {len(pairs):,} | {both_whole:.3f} | {np.abs(err).mean():.4f} | "
-            f"{np.sqrt((err**2).mean()) if len(err) else 0:.4f} | "
-            f"{err[sketched].std() if sketched.any() else float('nan'):.4f} ({int(sketched.sum()):,}) | "
-            f"{err[sketched].mean() if sketched.any() else float('nan'):+.4f} |"
+            f"| {nbytes} x {bits} | {len(pairs):,}: {kept.mean() if len(ia) else 0:.3f} / "
+            f"{both_binned.mean() if len(ia) else 0:.3f} / {mixed.mean() if len(ia) else 0:.3f} | "
+            f"{spread(kept)} | {spread(both_binned & near)} |"
         )
     return out
 
@@ -252,9 +257,9 @@ def sketches(args: argparse.Namespace) -> None:
             "Jaccard error over every pair at exact J >= 0.5 (the estimate minus the exact Jaccard):\n"
         )
         print(
-            "| shape | pairs | both kept | mean abs error | RMS error | sd of error, pairs not both kept at J in [0.7, 0.9) (pairs) | bias there |"
+            "| shape | pairs: both kept / both binned / one of each (not compared) | both kept: mean abs error | sd / mean of the error (pairs) | both binned, J in [0.7, 0.9): mean abs error | sd / mean (pairs) |"
         )
-        print("|---|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|")
         print("\n".join(_error_rows(texts, ids, truth)))
         print(
             "\nFirst 80% indexed, the last 20% deduplicated against it; precision: removed documents at exact Jaccard >= 0.8 with the one named; recall: of the new documents with an earlier one at >= 0.8, the share removed:\n"

@@ -2,7 +2,8 @@
 //!
 //! A document with few distinct shingles keeps them all: its 32-bit shingle hashes, sorted, each
 //! cut to its top `32 words / n` bits (32 bits for up to `words` shingles, down to
-//! [`MIN_BITS`] = 8 bits for `4 words`: 64 shingles in 16 words). Two such documents
+//! [`MIN_BITS`] = 8 bits and no fewer than `2 + log2 n`, so that a value agrees with a given
+//! other by chance at most once in 4 n: 64 shingles in 16 words, 113 in 32). Two such documents
 //! compare their hashes cut to the narrower width: exact at 32 bits, else the shared count I
 //! whose expected equal values, I plus the chance agreements of the unshared ones
 //! (`(n_a - I)(n_b - I) / 2^bits`), are the M found: an error below that of a sketch of the
@@ -12,7 +13,7 @@
 //! *b-bit similarity sketch*:
 //! `m = 32 words / bits` bins, each holding `bits` bits of the shingle that wins it. A document
 //! whose hashes are cut below 32 bits cannot be compared with a sketched one (its whole hashes
-//! are gone): such pairs, of at most `4 words` shingles on one side and more on the other, are
+//! are gone): such pairs, of at most [`Compact::max_kept`] shingles on one side and more on the other, are
 //! not near-duplicates here (at J >= 0.8 both sides have between 52 and 80 shingles for 16
 //! words).
 //!
@@ -100,9 +101,17 @@ impl Compact {
         self.words * 32 / self.bits as usize
     }
 
-    /// The most shingles a document keeps (cut to [`MIN_BITS`] bits or more).
+    /// The most shingles a document keeps: n, cut to `32 words / n` bits, where that is at
+    /// least [`MIN_BITS`] and two more than n needs (`2^bits >= 4 n`, so that chance agreements
+    /// stay rare: past that the values crowd and the correction fails).
     pub fn max_kept(&self) -> usize {
-        self.words * 32 / MIN_BITS
+        (1..=self.words * 32 / MIN_BITS)
+            .rev()
+            .find(|&n| {
+                let width = self.width(n) as usize;
+                width >= MIN_BITS && (width >= 32 || 1usize << width >= 4 * n)
+            })
+            .unwrap_or(0)
     }
 
     /// Bits each of `n` kept shingle hashes is cut to.
@@ -519,6 +528,29 @@ mod tests {
         let got = shape.jaccard((ea.0, &ea.1), (eb.0, &eb.1));
         assert!((got - exact(&a, &b)).abs() < 0.05, "{got}");
         assert_eq!(got, shape.jaccard((eb.0, &eb.1), (ea.0, &ea.1)));
+    }
+
+    #[test]
+    fn sets_are_kept_while_their_cut_hashes_stay_sparse() {
+        // 16 words: 64 shingles of 8 bits (2^8 = 4 x 64); 32 words: 113 of 9 bits (114 would
+        // get 8 bits, fewer than 4 x 114 values); 256 words: 682 of 12 bits (683 get 11).
+        assert_eq!(Compact::new(16, 1).unwrap().max_kept(), 64);
+        assert_eq!(Compact::new(32, 1).unwrap().max_kept(), 113);
+        assert_eq!(Compact::new(256, 1).unwrap().max_kept(), 682);
+        for words in [1, 2, 8, 16, 32, 64, 256] {
+            let shape = Compact::new(words, 1).unwrap();
+            let n = shape.max_kept();
+            let width = shape.width(n) as usize;
+            assert!(
+                width >= MIN_BITS && 1usize << width >= 4 * n,
+                "{words}: {n} x {width}"
+            );
+            let more = shape.width(n + 1) as usize;
+            assert!(
+                more < MIN_BITS || 1usize << more < 4 * (n + 1),
+                "{words}: {n}"
+            );
+        }
     }
 
     #[test]
