@@ -1,21 +1,28 @@
-"""Deduplicating new documents against a dedup index (issue 17): quality of the small stored
-sketches, time and peak memory against rebuilding from scratch, and the core at 10M documents.
+"""Deduplicating new documents against a dedup index (issue 17): the error and the removal
+precision and recall of the compact sketches, time and peak memory against rebuilding from
+scratch, and the core at 10M documents.
 
-    python benches/bench_against.py quality [--corpus FILE.jsonl] [--docs N]
+    python benches/bench_against.py sketches [--suite NAME ...] [--no-synthetic] [--docs N]
     python benches/bench_against.py scale [--corpus FILE.jsonl] [--index-docs N] [--new-docs M]
+    python benches/bench_against.py scale --index-corpus INDEX.jsonl --corpus NEW.jsonl [--tmp DIR]
+    python benches/bench_against.py shifted CORPUS.jsonl COPIES OUT.jsonl [--prefix FILE ...]
     python benches/bench_against.py core [--index-docs N] [--new-docs M]
 
-- ``quality``: the first N documents of the corpus (default the 1M synthetic corpus of
-  ``benches/synth.py``, 200,000 documents), the first 80% indexed, the rest deduplicated against
-  the index with sketches of S = 16, 32, 64, 128 and 1,024 hashes. Removal precision: removed
-  documents whose exact word-3-shingle Jaccard with the document they duplicate is >= 0.8 (from
-  the texts); agreement: removed documents also removed with S = 1,024, and the share of those
-  removed with S = 1,024 that are removed.
-- ``scale``: ``neardup index build A -o A.ndx`` once, then ``neardup dedup B --against A.ndx``
-  beside ``neardup dedup A+B`` (rebuilding: a verified dedup of everything), each in a process
-  of its own: wall seconds and peak resident MB (``wait4``).
-- ``core``: random fingerprints, keys and 16-hash sketches straight into the core: the file's
-  size, the time to open it, and the batch search of M new documents against N.
+- ``sketches``: for each compact sketch shape in ``SHAPES`` (bytes a document x bits per bin),
+  on each corpus of the suite (``../benchdata/suite``, with its exact truth) and the first N
+  documents of the 1M synthetic corpus (its truth ``truth-1000000-s0.tsv.gz``): the estimate
+  against the exact word-3-shingle Jaccard over every pair at J >= 0.5, and, indexing the first
+  80% and deduplicating the rest against it, removal precision (removed documents at exact
+  J >= 0.8 with the document named) and recall (of the new documents with an earlier one at
+  exact J >= 0.8, the share removed), beside the in-memory ``neardup.dedup`` of all.
+- ``scale``: ``neardup index build A -o A.ndx`` once, the index opened in a fresh process, then
+  ``neardup dedup B --against A.ndx`` beside ``neardup dedup A+B`` (rebuilding: a verified dedup
+  of everything), each in a process of its own: wall and CPU seconds and peak resident MB
+  (``wait4``). A and B are the first N and next M documents of one corpus, or two given corpora.
+- ``shifted``: a large corpus from a small one: copies with their letters shifted (far from
+  each other, with the same families inside), after the ``--prefix`` corpora.
+- ``core``: random fingerprints, keys and sketched 64-byte compact sketches straight into the
+  core: the file's size, the time to open it, and the batch search of M new documents against N.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -70,72 +78,246 @@ def split(corpus: Path, first: int, second: int, tmp: Path) -> tuple[Path, Path,
     return a, b, ab
 
 
-def quality(args: argparse.Namespace) -> None:
+#: The compact sketch shapes compared: (bytes, bits per bin). 1,024 bytes of 32-bit words keep
+#: every set of up to 256 shingles whole.
+SHAPES = [(64, 1), (64, 2), (64, 4), (64, 32), (128, 1), (1024, 32)]
+SUITE = HERE.parent.parent / "benchdata" / "suite"
+#: Pairs of the truth the Jaccard error is measured on, at most (a sample past it).
+ERROR_PAIRS = 300_000
+
+
+def _truth(path: Path, ids: list[str], cut: int) -> tuple[dict[tuple[str, str], float], set[str]]:
+    """From the exact truth (pairs at word-3-shingle Jaccard >= 0.5), read as a stream: a
+    deterministic sample of at most ``ERROR_PAIRS`` pairs of ``ids`` with their Jaccard, and the
+    documents from row ``cut`` on that have an earlier document at Jaccard >= 0.8."""
+    import gzip
+    import random
+
+    position = {d: i for i, d in enumerate(ids)}
+    sample: dict[tuple[str, str], float] = {}
+    seen = 0
+    rng = random.Random(0)
+    earlier: set[str] = set()
+    with gzip.open(path, "rt") as f:
+        next(f)
+        for line in f:
+            a, b, j = line.rstrip("\n").split("\t")
+            pa, pb = position.get(a), position.get(b)
+            if pa is None or pb is None:
+                continue
+            jac = float(j)
+            if jac >= 0.8 and max(pa, pb) >= cut:
+                earlier.add(a if pa > pb else b)
+            seen += 1
+            if len(sample) < ERROR_PAIRS:
+                sample[a, b] = jac
+            elif rng.random() < ERROR_PAIRS / seen:
+                sample.pop(next(iter(sample)))
+                sample[a, b] = jac
+    return sample, earlier
+
+
+def _error_rows(texts: list[str], ids: list[str], truth: dict[tuple[str, str], float]) -> list[str]:
+    """The compact estimate against the exact Jaccard over the truth's pairs, per shape."""
+    import neardup
+    from neardup import _core
+
+    norm = neardup.Simhasher()
+    offsets, hashes, _ = _core.shingle_sketches(
+        [norm.normalize(t) for t in texts], 3, 1 << 20, None
+    )
+    at = {d: i for i, d in enumerate(ids)}
+    # Texts without shingles (empty files) are found by their content key, not compared.
+    sized = offsets[1:] > offsets[:-1]
+    pairs = [(at[a], at[b], j) for (a, b), j in truth.items() if sized[at[a]] and sized[at[b]]]
+    ia = np.array([p[0] for p in pairs], np.int64)
+    ib = np.array([p[1] for p in pairs], np.int64)
+    exact = np.array([p[2] for p in pairs])
+    out = []
+    for nbytes, bits in SHAPES:
+        lens, words = _core.compact_sketches(offsets[:-1], offsets[1:], hashes, nbytes // 4, bits)
+        w = words.reshape(-1, nbytes // 4)
+        got = _core.compact_jaccard(
+            np.ascontiguousarray(lens[ia]),
+            np.ascontiguousarray(w[ia].reshape(-1)),
+            np.ascontiguousarray(lens[ib]),
+            np.ascontiguousarray(w[ib].reshape(-1)),
+            nbytes // 4,
+            bits,
+        )
+        err = got - exact
+        sa, sb = lens[ia] == 2**32 - 1, lens[ib] == 2**32 - 1
+        kept, both_binned, mixed = ~sa & ~sb, sa & sb, sa ^ sb
+        near = (exact >= 0.7) & (exact < 0.9)
+
+        def spread(rows: np.ndarray, err: np.ndarray = err) -> str:
+            if not rows.any():
+                return "| |"
+            e = err[rows]
+            return f"{np.abs(e).mean():.4f} | {e.std():.4f} / {e.mean():+.4f} ({int(rows.sum()):,})"
+
+        out.append(
+            f"| {nbytes} x {bits} | {len(pairs):,}: {kept.mean() if len(ia) else 0:.3f} / "
+            f"{both_binned.mean() if len(ia) else 0:.3f} / {mixed.mean() if len(ia) else 0:.3f} | "
+            f"{spread(kept)} | {spread(both_binned & near)} |"
+        )
+    return out
+
+
+def _removal_rows(texts: list[str], ids: list[str], earlier: set[str], tmp: Path) -> list[str]:
+    """The first 80% indexed, the rest deduplicated against it with each shape; removal
+    precision (by the exact Jaccard of the texts) and recall (of ``earlier``), beside the
+    in-memory verified dedup of all."""
     import neardup
 
-    texts, ids = [], []
-    with open(args.corpus, encoding="utf-8") as f:
-        for i, line in enumerate(f):
-            if i >= args.docs:
-                break
-            rec = json.loads(line)
-            texts.append(rec["text"])
-            ids.append(rec["id"])
-    by_id = dict(zip(ids, texts))
     cut = len(texts) * 4 // 5
-    rows = []
-    reference = None
-    with tempfile.TemporaryDirectory() as tmp:
-        for size in (1024, 128, 64, 32, 16):
-            start = time.perf_counter()
-            index = neardup.DedupIndex.build(
-                texts[:cut], Path(tmp) / f"a{size}.ndx", ids=ids[:cut], sketch_size=size
-            )
-            built = time.perf_counter() - start
-            start = time.perf_counter()
-            got = neardup.against.dedup_against(texts[cut:], index, ids=ids[cut:])
-            seconds = time.perf_counter() - start
-            removed = {d["id"]: d["duplicate_of"] for d in got.removed()}
-            good = sum(
-                synth.jaccard(synth.neardup_shingles(by_id[a]), synth.neardup_shingles(by_id[b]))
-                >= 0.8
-                for a, b in removed.items()
-            )
-            if reference is None:
-                reference = set(removed)
-            both = len(reference & set(removed))
-            rows.append(
-                (
-                    size,
-                    len(index),
-                    len(removed),
-                    good / max(len(removed), 1),
-                    both / max(len(removed), 1),
-                    both / max(len(reference), 1),
-                    os.path.getsize(Path(tmp) / f"a{size}.ndx") / len(index),
-                    built,
-                    seconds,
-                )
-            )
-    print(
-        f"### {args.docs:,} documents of {args.corpus.name}: {cut:,} indexed (deduplicated), {len(texts) - cut:,} new\n"
-    )
-    print(
-        "| S (hashes) | index documents | removed | removal precision | also removed at S = 1024 | of those removed at S = 1024 | bytes/document | build s | dedup s |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|")
-    for size, n, r, p, a, rec, b, t1, t2 in rows:
-        print(
-            f"| {size} | {n:,} | {r:,} | {p:.4f} | {a:.4f} | {rec:.4f} | {b:.1f} | {t1:.2f} | {t2:.2f} |"
+    by_id = dict(zip(ids, texts))
+    shingles: dict[str, frozenset[str]] = {}
+
+    def exact(a: str, b: str) -> float:
+        for d in (a, b):
+            if d not in shingles:
+                shingles[d] = synth.neardup_shingles(by_id[d])
+        x, y = shingles[a], shingles[b]
+        return synth.jaccard(x, y) if x or y else 1.0
+
+    def row(name: str, removed: dict[str, Any], per_doc: float | None, seconds: float) -> str:
+        good = sum(exact(a, b) >= 0.8 for a, b in removed.items())
+        hit = sum(a in earlier for a in removed)
+        size = f"{per_doc:.1f}" if per_doc is not None else ""
+        return (
+            f"| {name} | {len(removed):,} | {good / max(len(removed), 1):.4f} | "
+            f"{hit / max(len(earlier), 1):.4f} | {size} | {seconds:.1f} |"
         )
+
+    out = []
+    start = time.perf_counter()
+    full = neardup.dedup(texts)
+    kept_ids = [ids[int(r)] for r in full.kept_row]
+    removed = {ids[r]: kept_ids[r] for r in range(cut, len(texts)) if not full.keep[r]}
+    out.append(
+        row(
+            "neardup.dedup of all (bottom-1,024, in memory)",
+            removed,
+            None,
+            time.perf_counter() - start,
+        )
+    )
+    for nbytes, bits in SHAPES:
+        start = time.perf_counter()
+        path = tmp / f"a{nbytes}x{bits}.ndx"
+        index = neardup.DedupIndex.build(
+            texts[:cut], path, ids=ids[:cut], sketch_bytes=nbytes, sketch_bits=bits
+        )
+        got = neardup.against.dedup_against(texts[cut:], index, ids=ids[cut:])
+        removed = {d["id"]: d["duplicate_of"] for d in got.removed()}
+        out.append(
+            row(
+                f"index, {nbytes} bytes x {bits} bits",
+                removed,
+                os.path.getsize(path) / max(len(index), 1),
+                time.perf_counter() - start,
+            )
+        )
+    out.append(
+        f"\n({len(earlier):,} new documents have an earlier document at exact Jaccard >= 0.8)"
+    )
+    return out
+
+
+def sketches(args: argparse.Namespace) -> None:
+    """Jaccard error and removal precision and recall of each compact sketch shape."""
+    corpora: list[tuple[str, Path, Path, int]] = [
+        (name, SUITE / f"{name}.jsonl", SUITE / f"{name}.truth.tsv.gz", 0) for name in args.suite
+    ]
+    if args.synthetic:
+        corpora.append(
+            (
+                "synthetic",
+                DEFAULT_CORPUS,
+                DEFAULT_CORPUS.parent / "truth-1000000-s0.tsv.gz",
+                args.docs,
+            )
+        )
+    print(
+        "Shapes: bytes a document x bits per bin (1,024 x 32 keeps every set of up to 256 shingles whole).\n"
+    )
+    for name, corpus, truth_path, limit in corpora:
+        texts, ids = [], []
+        with open(corpus, encoding="utf-8") as f:
+            for i, line in enumerate(f):
+                if limit and i >= limit:
+                    break
+                rec = json.loads(line)
+                texts.append(rec["text"])
+                ids.append(str(rec["id"]))
+        truth, earlier = _truth(truth_path, ids, len(ids) * 4 // 5)
+        print(f"### {name}: {len(texts):,} documents\n")
+        print(
+            "Jaccard error over every pair at exact J >= 0.5 (the estimate minus the exact Jaccard):\n"
+        )
+        print(
+            "| shape | pairs: both kept / both binned / one of each (not compared) | both kept: mean abs error | sd / mean of the error (pairs) | both binned, J in [0.7, 0.9): mean abs error | sd / mean (pairs) |"
+        )
+        print("|---|---|---|---|---|---|")
+        print("\n".join(_error_rows(texts, ids, truth)))
+        print(
+            "\nFirst 80% indexed, the last 20% deduplicated against it; precision: removed documents at exact Jaccard >= 0.8 with the one named; recall: of the new documents with an earlier one at >= 0.8, the share removed:\n"
+        )
+        print("| run | removed | precision | recall | bytes/document | seconds |")
+        print("|---|---|---|---|---|---|")
+        with tempfile.TemporaryDirectory() as tmp:
+            print("\n".join(_removal_rows(texts, ids, earlier, Path(tmp))))
+        print(flush=True)
+
+
+def shifted(args: argparse.Namespace) -> None:
+    """Writes copies of a corpus whose letters are shifted (a -> b ... z -> a, once per copy):
+    the same families and lengths, the copies far apart from each other and from the original,
+    each id prefixed by its shift."""
+    with open(args.out, "w", encoding="utf-8") as out:
+        for source in args.prefix or []:
+            with open(source, encoding="utf-8") as f:
+                out.writelines(f)
+        for shift in range(1, args.copies + 1):
+            letters = "abcdefghijklmnopqrstuvwxyz"
+            table = str.maketrans(
+                letters + letters.upper(),
+                letters[shift:] + letters[:shift] + (letters[shift:] + letters[:shift]).upper(),
+            )
+            with open(args.corpus, encoding="utf-8") as f:
+                for line in f:
+                    rec = json.loads(line)
+                    rec["id"] = f"x{shift}-{rec['id']}"
+                    rec["text"] = rec["text"].translate(table)
+                    out.write(json.dumps(rec, ensure_ascii=False) + "\n")
 
 
 def scale(args: argparse.Namespace) -> None:
     exe = [sys.executable, "-m", "neardup"]
     with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
-        a, b, ab = split(args.corpus, args.index_docs, args.new_docs, Path(tmp))
+        if args.index_corpus is not None:
+            # Given corpora: the index's, the new one, and both for the rebuild.
+            a, b, ab = args.index_corpus, args.corpus, Path(tmp) / "ab.jsonl"
+            with open(ab, "w", encoding="utf-8") as out:
+                for part in (a, b):
+                    with open(part, encoding="utf-8") as f:
+                        out.writelines(f)
+            args.index_docs = sum(1 for _ in open(a, encoding="utf-8"))
+            args.new_docs = sum(1 for _ in open(b, encoding="utf-8"))
+        else:
+            a, b, ab = split(args.corpus, args.index_docs, args.new_docs, Path(tmp))
         ndx = Path(tmp) / "a.ndx"
         build = measured([*exe, "index", "build", str(a), "--id-field", "id", "-o", str(ndx), "-q"])
+        opened = measured(
+            [
+                sys.executable,
+                "-c",
+                "import sys, time, neardup; t = time.perf_counter(); "
+                "i = neardup.DedupIndex.open(sys.argv[1]); print(time.perf_counter() - t, len(i))",
+                str(ndx),
+            ]
+        )
         against = measured(
             [
                 *exe,
@@ -168,7 +350,8 @@ def scale(args: argparse.Namespace) -> None:
             f"### {args.new_docs:,} new documents against an index of {args.index_docs:,} ({args.corpus.name}), {os.cpu_count()} cores\n"
         )
         print(
-            f"index file: {ndx.stat().st_size / 1e6:.1f} MB, {ndx.stat().st_size / summary['index_size']:.1f} bytes per indexed document\n"
+            f"index file: {ndx.stat().st_size / 1e6:.1f} MB, {ndx.stat().st_size / summary['index_size']:.1f} bytes per indexed document; "
+            f"opened (mapped, checksum read) in {float(opened[2].split()[0]):.2f} s in a fresh process\n"
         )
         print("| run | wall seconds | CPU seconds | peak MB | removed |")
         print("|---|---|---|---|---|")
@@ -189,36 +372,26 @@ def scale(args: argparse.Namespace) -> None:
 
 
 def core(args: argparse.Namespace) -> None:
+    import neardup
     from neardup import _core
 
     rng = np.random.default_rng(0)
-    n, m, size = args.index_docs, args.new_docs, 16
+    n, m, words = args.index_docs, args.new_docs, 16
+    meta = neardup.against._settings_bytes(neardup.Simhasher())
     with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
         path = os.path.join(tmp, "core.ndx")
-        # Sorted, plus 0..S-1: strictly increasing, as a sketch is.
-        hashes = (
-            np.sort(rng.integers(0, 2**32 - size, (n, size), dtype=np.uint32), axis=1)
-            + np.arange(size, dtype=np.uint32)
-        ).reshape(-1)
-        starts = np.arange(0, n * size, size, dtype=np.uint64)
+        sketched = np.full(n, 2**32 - 1, np.uint32)
         start = time.perf_counter()
-        _core.DedupIndex.create(
+        _core.DedupIndex.empty(words, 1, 3, 8, 0.8, False, meta).save_appended(
             path,
-            size,
-            3,
-            8,
-            0.8,
-            False,
-            b"{}",
             rng.integers(0, 2**64, n, dtype=np.uint64),
             rng.integers(0, 2**64, n, dtype=np.uint64),
-            starts,
-            starts + size,
-            hashes,
+            sketched,
+            rng.integers(0, 2**32, n * words, dtype=np.uint32),
             np.arange(n, dtype=np.int64),
         )
         written = time.perf_counter() - start
-        del hashes, starts
+        del sketched
         start = time.perf_counter()
         index = _core.DedupIndex.load(path, True)
         opened = time.perf_counter() - start
@@ -232,11 +405,8 @@ def core(args: argparse.Namespace) -> None:
         fps[: m // 2] = old[near] ^ flips
         del old
         keys = rng.integers(0, 2**64, m, dtype=np.uint64)
-        new_hashes = (
-            np.sort(rng.integers(0, 2**32 - size, (m, size), dtype=np.uint32), axis=1)
-            + np.arange(size, dtype=np.uint32)
-        ).reshape(-1)
-        new_starts = np.arange(0, m * size, size, dtype=np.uint64)
+        new_lens = np.full(m, 2**32 - 1, np.uint32)
+        new_words = rng.integers(0, 2**32, m * words, dtype=np.uint32)
         import resource
 
         def cpu() -> float:
@@ -244,14 +414,12 @@ def core(args: argparse.Namespace) -> None:
             return u.ru_utime + u.ru_stime
 
         start, cpu_start = time.perf_counter(), cpu()
-        kept, index_row, _ = index.dedup(
-            fps, keys, new_starts, new_starts + size, new_hashes, 8, 0.8
-        )
+        kept, index_row, _ = index.dedup(fps, keys, new_lens, new_words, 8, 0.8)
         seconds, cpu_seconds = time.perf_counter() - start, cpu() - cpu_start
 
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(
-            f"core, {n:,} indexed and {m:,} new documents (random; half of the new within 4 bits of an indexed one), k = 8, {os.cpu_count()} cores:"
+            f"core, {n:,} indexed and {m:,} new documents (random; half of the new within 4 bits of an indexed one), k = 8, 64-byte sketches, {os.cpu_count()} cores:"
         )
         print(
             f"file {os.path.getsize(path) / 1e6:.0f} MB ({os.path.getsize(path) / n:.1f} bytes per document), written in {written:.1f} s, "
@@ -264,20 +432,34 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     sub = parser.add_subparsers(dest="what", required=True)
-    q = sub.add_parser("quality")
-    q.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    q = sub.add_parser("sketches")
+    q.add_argument(
+        "--suite", nargs="*", default=["short", "long", "code", "chinese", "dups", "edits"]
+    )
+    q.add_argument("--synthetic", action=argparse.BooleanOptionalAction, default=True)
     q.add_argument("--docs", type=int, default=200_000)
     s = sub.add_parser("scale")
     s.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     s.add_argument("--index-docs", type=int, default=900_000)
     s.add_argument("--new-docs", type=int, default=100_000)
     s.add_argument("--tmp", default=None)
+    s.add_argument(
+        "--index-corpus",
+        type=Path,
+        default=None,
+        help="index this corpus whole and deduplicate all of --corpus against it",
+    )
+    h = sub.add_parser("shifted")
+    h.add_argument("corpus", type=Path)
+    h.add_argument("copies", type=int)
+    h.add_argument("out", type=Path)
+    h.add_argument("--prefix", nargs="*", type=Path, help="corpora written first, as they are")
     c = sub.add_parser("core")
     c.add_argument("--index-docs", type=int, default=10_000_000)
     c.add_argument("--new-docs", type=int, default=1_000_000)
     c.add_argument("--tmp", default=None)
     args = parser.parse_args()
-    {"quality": quality, "scale": scale, "core": core}[args.what](args)
+    {"sketches": sketches, "scale": scale, "shifted": shifted, "core": core}[args.what](args)
 
 
 if __name__ == "__main__":

@@ -2,17 +2,20 @@
 //! without its texts.
 //!
 //! Per document the file holds its id (a 64-bit integer or a string of bytes, kept exactly),
-//! its fingerprint, the content key of its normalized text and a small bottom-`S` sketch of its
-//! word shingles (`S` 32-bit hashes; Python's default is 128). The permuted tables are not
-//! stored: at k = 8 a plan has 45 to 495 tables, 8 bytes per document each, 360 to 3,960 bytes
-//! beside the 28 + 4 S a document takes with an integer id. Batch mode builds them for the call
-//! instead: each table permutes and sorts the index's distinct fingerprints and the new batch's,
-//! and merges the two by prefix (Manku's batch mode), one table per worker at a time.
+//! its fingerprint, the content key of its normalized text and a compact sketch of its word
+//! shingles ([`crate::compact_sketch`]: `W` 32-bit words holding the shingles of a document of
+//! at most `W`, else a b-bit similarity sketch; Python's default is 16 words of 1-bit bins), so
+//! 28 + 4 W bytes a document with an integer id (92 at W = 16). The permuted tables are not
+//! stored: at k = 8 a plan has 45 to 495 tables, 8 bytes per document each. Batch mode builds
+//! them for the call instead: each table permutes and sorts the index's distinct fingerprints and
+//! the new batch's, and merges the two by prefix (Manku's batch mode), one table per worker at a
+//! time.
 //!
 //! File layout, little-endian 8-byte words, every section padded to whole words:
-//! a header of [`HEADER_WORDS`] words (magic, version, file length, documents, sketch size,
-//! shingle, k, threshold as f64 bits, id kind, id bytes, settings bytes), fingerprints (u64),
-//! content keys (u64), sketch lengths (u32), sketches (`S` u32 slots per document), ids (i64, or
+//! a header of [`HEADER_WORDS`] words (magic, version, file length, documents, sketch words,
+//! shingle, k, threshold as f64 bits, id kind, id bytes, settings bytes, sketch bits),
+//! fingerprints (u64), content keys (u64), sketch lengths (u32: shingles held, or
+//! [`SKETCHED`]), sketches (`W` u32 words per document), ids (i64, or
 //! n + 1 u64 offsets then the bytes), the settings (opaque bytes: the caller's fingerprint
 //! settings), and a checksum of every word before it. A file is replaced only by renaming a new
 //! one over it, so a reader keeps the version it opened and a crash leaves the old file.
@@ -25,20 +28,22 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
+use crate::compact_sketch::{Compact, Sketches, SKETCHED};
 use crate::error::{Error, Result};
 use crate::hamming::hamming;
 use crate::interrupt;
-use crate::pairs::{check_work, default_work_limit, distinct_pairs, Groups};
+use crate::pairs::{
+    check_cross_work, check_work, default_work_limit, distinct_pairs, Groups, WORK_REMEDY,
+};
 use crate::plan::Plan;
 use crate::store::{format_error, open_checked, view, Backing, Checksum, Plain, Source, Words};
 use crate::table::{lower_bound, radix_sort_top_with};
-use crate::verify::{jaccard, Ranges, SketchHash};
 
 pub const MAGIC: [u8; 8] = *b"\x93NDUPDDX";
-pub const VERSION: u64 = 1;
+/// Version 2 stores compact sketches ([`crate::compact_sketch`]); version 1's bottom-k sketches
+/// are refused (rebuild the index).
+pub const VERSION: u64 = 2;
 pub const HEADER_WORDS: usize = 16;
-/// The most hashes a stored sketch may have.
-pub const MAX_SKETCH: usize = 1024;
 
 /// The ids of the documents: integers, or strings of bytes.
 pub enum Ids {
@@ -67,27 +72,27 @@ impl NewIds<'_> {
     }
 }
 
-/// Documents to add to an index: fingerprints, content keys, sketches (cut to the index's size
-/// when stored) and ids.
+/// Documents to add to an index: fingerprints, content keys, compact sketches of the index's
+/// shape and ids.
 #[derive(Clone, Copy)]
 pub struct Rows<'a> {
     pub fps: &'a [u64],
     pub keys: &'a [u64],
-    pub sketches: Ranges<'a>,
+    pub sketches: Sketches<'a>,
     pub ids: NewIds<'a>,
 }
 
 impl Rows<'_> {
-    fn check(&self) -> Result<usize> {
+    fn check(&self, shape: Compact) -> Result<usize> {
         let n = self.fps.len();
-        if self.keys.len() != n || self.sketches.len() != n || self.ids.len() != n {
+        if self.keys.len() != n || self.ids.len() != n {
             return Err(Error::invalid(format!(
-                "{n} fingerprints but {} keys, {} sketches and {} ids",
+                "{n} fingerprints but {} keys and {} ids",
                 self.keys.len(),
-                self.sketches.len(),
                 self.ids.len()
             )));
         }
+        self.sketches.check(n, shape)?;
         Ok(n)
     }
 }
@@ -95,8 +100,8 @@ impl Rows<'_> {
 /// The settings of an index, fixed when it is made.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
-    /// Hashes per stored sketch.
-    pub sketch_size: usize,
+    /// The shape of the stored sketches.
+    pub sketch: Compact,
     /// Words per shingle.
     pub shingle: u32,
     /// The candidate radius.
@@ -111,12 +116,6 @@ pub struct Settings {
 
 impl Settings {
     pub fn check(&self) -> Result<()> {
-        if !(1..=MAX_SKETCH).contains(&self.sketch_size) {
-            return Err(Error::invalid(format!(
-                "sketch_size must be in 1..={MAX_SKETCH}, got {}",
-                self.sketch_size
-            )));
-        }
         if !(1..=64).contains(&self.shingle) {
             return Err(Error::invalid(format!(
                 "shingle must be in 1..=64, got {}",
@@ -140,7 +139,7 @@ pub struct DedupIndex {
     fps: Words<u64>,
     keys: Words<u64>,
     lens: Words<u32>,
-    sketches: Words<u32>,
+    words: Words<u32>,
     ids: Ids,
     source: Option<Source>,
 }
@@ -217,7 +216,7 @@ fn words_of(bytes: u64) -> u64 {
 
 /// The file's length in bytes for `n` documents.
 fn file_len(s: &Settings, n: u64, id_bytes: u64) -> Option<u64> {
-    let sketch = n.checked_mul(s.sketch_size as u64)?;
+    let sketch = n.checked_mul(s.sketch.words() as u64)?;
     let ids = if s.string_ids {
         (n + 1).checked_add(words_of(id_bytes))?
     } else {
@@ -251,7 +250,7 @@ impl DedupIndex {
             fps: Words::default(),
             keys: Words::default(),
             lens: Words::default(),
-            sketches: Words::default(),
+            words: Words::default(),
             ids,
             source: None,
         })
@@ -277,11 +276,10 @@ impl DedupIndex {
         &self.keys
     }
 
-    /// Document d's stored sketch.
-    pub fn sketch(&self, d: usize) -> &[SketchHash] {
-        let s = self.settings.sketch_size;
-        let len = (self.lens[d] as usize).min(s);
-        &self.sketches[d * s..d * s + len]
+    /// Document d's stored compact sketch: (its shingles or [`SKETCHED`], its words).
+    pub fn sketch(&self, d: usize) -> (u32, &[u32]) {
+        let w = self.settings.sketch.words();
+        (self.lens[d], &self.words[d * w..(d + 1) * w])
     }
 
     /// Document d's integer id, or None with string ids.
@@ -324,7 +322,7 @@ impl DedupIndex {
     pub fn save(&self, path: &Path, extra: Option<&Rows<'_>>) -> Result<()> {
         self.check_file()?;
         if let Some(rows) = extra {
-            rows.check()?;
+            rows.check(self.settings.sketch)?;
             match (&self.ids, rows.ids) {
                 (Ids::Int(_), NewIds::Int(_)) | (Ids::Str { .. }, NewIds::Str(_)) => {}
                 (Ids::Int(_), _) => {
@@ -367,7 +365,6 @@ impl DedupIndex {
 
     fn write(&self, tmp: &Path, extra: Option<&Rows<'_>>) -> Result<()> {
         let s = &self.settings;
-        let size = s.sketch_size;
         let n_old = self.len();
         let n_new = extra.map_or(0, |r| r.fps.len());
         let n = (n_old + n_new) as u64;
@@ -394,13 +391,14 @@ impl DedupIndex {
         header[1] = VERSION;
         header[2] = len;
         header[3] = n;
-        header[4] = size as u64;
+        header[4] = s.sketch.words() as u64;
         header[5] = u64::from(s.shingle);
         header[6] = u64::from(s.k);
         header[7] = s.threshold.to_bits();
         header[8] = u64::from(s.string_ids);
         header[9] = id_bytes;
         header[10] = s.meta.len() as u64;
+        header[11] = u64::from(s.sketch.bits());
         w.values(&header, u64s)?;
         w.values(&self.fps, u64s)?;
         if let Some(r) = extra {
@@ -412,22 +410,12 @@ impl DedupIndex {
         }
         w.values(&self.lens, u32s)?;
         if let Some(r) = extra {
-            let lens: Vec<u32> = (0..n_new)
-                .map(|d| r.sketches.get(d).len().min(size) as u32)
-                .collect();
-            w.values(&lens, u32s)?;
+            w.values(r.sketches.lens, u32s)?;
         }
         w.pad()?;
-        w.values(&self.sketches, u32s)?;
+        w.values(&self.words, u32s)?;
         if let Some(r) = extra {
-            let mut slot = vec![0u32; size];
-            for d in 0..n_new {
-                let got = r.sketches.get(d);
-                let m = got.len().min(size);
-                slot[..m].copy_from_slice(&got[..m]);
-                slot[m..].fill(0);
-                w.values(&slot, u32s)?;
-            }
+            w.values(r.sketches.words, u32s)?;
         }
         w.pad()?;
         match &self.ids {
@@ -516,6 +504,9 @@ fn parse(backing: Arc<Backing>) -> Result<DedupIndex> {
         ));
     }
     let version = word(1);
+    if version == 1 {
+        return Err(format_error(8, "dedup index format version 1 (bottom-k sketches) is no longer read: build the index again with this neardup (neardup index build CORPUS -o FILE)"));
+    }
     if version > VERSION {
         return Err(format_error(8, format!("dedup index format version {version} is newer than this neardup reads (version {VERSION}); upgrade neardup")));
     }
@@ -543,8 +534,13 @@ fn parse(backing: Arc<Backing>) -> Result<DedupIndex> {
         ));
     }
     let n = word(3);
+    let sketch = Compact::new(
+        i64::try_from(word(4)).unwrap_or(-1),
+        i64::try_from(word(11)).unwrap_or(-1),
+    )
+    .map_err(|e| format_error(32, format!("bad sketch shape in the header: {e}")))?;
     let settings = Settings {
-        sketch_size: usize::try_from(word(4)).unwrap_or(0),
+        sketch,
         shingle: u32::try_from(word(5)).unwrap_or(0),
         k: u32::try_from(word(6)).unwrap_or(u32::MAX),
         threshold: f64::from_bits(word(7)),
@@ -576,7 +572,7 @@ fn parse(backing: Arc<Backing>) -> Result<DedupIndex> {
         ));
     }
     let n = n as usize;
-    let s = settings.sketch_size;
+    let s = settings.sketch.words();
     let mut at = HEADER_WORDS * 8;
     let fps: Words<u64> = view(&backing, at, n)?;
     at += n * 8;
@@ -584,12 +580,19 @@ fn parse(backing: Arc<Backing>) -> Result<DedupIndex> {
     at += n * 8;
     let lens: Words<u32> = view(&backing, at, n)?;
     at += n.div_ceil(2) * 8;
-    let sketches: Words<u32> = view(&backing, at, n * s)?;
+    let words: Words<u32> = view(&backing, at, n * s)?;
     at += (n * s).div_ceil(2) * 8;
-    if let Some(d) = lens.iter().position(|&l| l as usize > s) {
+    let most = settings.sketch.max_kept();
+    if let Some(d) = lens
+        .iter()
+        .position(|&l| l != SKETCHED && l as usize > most)
+    {
         return Err(format_error(
             (HEADER_WORDS * 8 + 16 * n + 4 * d) as u64,
-            format!("sketch length {} over the sketch size {s}", lens[d]),
+            format!(
+                "sketch length {} over the {most} shingles a sketch keeps",
+                lens[d]
+            ),
         ));
     }
     let ids = if settings.string_ids {
@@ -620,19 +623,19 @@ fn parse(backing: Arc<Backing>) -> Result<DedupIndex> {
         fps,
         keys,
         lens,
-        sketches,
+        words,
         ids,
         source: None,
     })
 }
 
-/// New documents to deduplicate: fingerprints, content keys, and sketches (only the first
-/// row of each text's is read).
+/// New documents to deduplicate: fingerprints, content keys, and compact sketches of the
+/// index's shape (only the first row of each text's is read).
 #[derive(Clone, Copy)]
 pub struct Batch<'a> {
     pub fps: &'a [u64],
     pub keys: &'a [u64],
-    pub sketches: Ranges<'a>,
+    pub sketches: Sketches<'a>,
 }
 
 /// What [`dedup_against`] found, per new row.
@@ -655,27 +658,21 @@ enum Fate {
     New(u32, f32),
 }
 
+/// A document as [`near`] compares it: fingerprint, content key, compact sketch.
+type Doc<'a> = (u64, u64, (u32, &'a [u32]));
+
 /// Whether two documents are near-duplicates, and their Jaccard: copies (equal content key and
-/// fingerprint) always; otherwise two documents with features whose sketches (cut to `size`)
-/// have Jaccard >= `threshold`. Callers only pass pairs within k.
+/// fingerprint) always; otherwise two documents with features whose compact sketches have
+/// Jaccard >= `threshold`. Callers only pass pairs within k.
 #[inline]
-fn near(
-    a: (u64, u64, &[SketchHash]),
-    b: (u64, u64, &[SketchHash]),
-    size: usize,
-    threshold: f64,
-) -> Option<f32> {
+fn near(a: Doc<'_>, b: Doc<'_>, shape: Compact, threshold: f64) -> Option<f32> {
     if a.0 == b.0 && a.1 == b.1 {
         return Some(1.0);
     }
     if a.0 == 0 || b.0 == 0 {
         return None;
     }
-    let j = jaccard(
-        &a.2[..a.2.len().min(size)],
-        &b.2[..b.2.len().min(size)],
-        size,
-    );
+    let j = shape.jaccard(a.2, b.2);
     (j >= threshold).then_some(j as f32)
 }
 
@@ -850,20 +847,25 @@ pub fn cross_plan(k: u32, n_old: u64, n_new: u64) -> Result<Plan> {
 /// Jaccard >= `threshold` cut to the index's sketch size), as stars over the index and the batch
 /// would remove it. The plans are chosen for the sizes: [`cross_plan`] against the index,
 /// [`Plan::choose`] for the batch's own pairs.
+/// With `limit`, a search estimated to make more candidate comparisons than
+/// [`default_work_limit`] of the distinct fingerprints on both sides is refused
+/// ([`Error::TooManyPairs`]) before it starts, as `find_all` refuses one.
 pub fn dedup_against(
     index: &DedupIndex,
     batch: &Batch<'_>,
     k: u32,
     threshold: f64,
+    limit: bool,
 ) -> Result<Against> {
     let n = batch.fps.len();
-    if batch.keys.len() != n || batch.sketches.len() != n {
+    if batch.keys.len() != n {
         return Err(Error::invalid(format!(
-            "{n} fingerprints but {} keys and {} sketches",
-            batch.keys.len(),
-            batch.sketches.len()
+            "{n} fingerprints but {} keys",
+            batch.keys.len()
         )));
     }
+    let shape = index.settings.sketch;
+    batch.sketches.check(n, shape)?;
     if !(threshold > 0.0 && threshold <= 1.0) {
         return Err(Error::invalid(format!(
             "threshold must be in (0, 1], got {threshold}"
@@ -872,7 +874,7 @@ pub fn dedup_against(
     if n >= u32::MAX as usize || index.len() >= u32::MAX as usize {
         return Err(Error::invalid("at most 2^32 - 2 documents on each side"));
     }
-    let size = index.settings.sketch_size;
+    let w = shape.words();
     // The batch's texts: equal content key and fingerprint.
     let mut texts: HashMap<(u64, u64), u32> = HashMap::with_capacity(n.min(1 << 20));
     let mut text_of = Vec::with_capacity(n);
@@ -888,7 +890,7 @@ pub fn dedup_against(
     drop(texts);
     let doc = |t: usize| {
         let r = first_row[t] as usize;
-        (batch.fps[r], batch.keys[r], batch.sketches.get(r))
+        (batch.fps[r], batch.keys[r], batch.sketches.get(r, w))
     };
     let text_fps: Vec<u64> = (0..first_row.len()).map(|t| doc(t).0).collect();
     let new_groups = Groups::new(&text_fps);
@@ -912,6 +914,15 @@ pub fn dedup_against(
         k,
         old_distinct.len() as u64,
         new_groups.distinct.len() as u64,
+    )?;
+    let work = limit.then(|| default_work_limit(old_distinct.len() + new_groups.distinct.len()));
+    check_cross_work(
+        &new_groups.distinct,
+        &old_distinct,
+        k,
+        &plan,
+        work,
+        WORK_REMEDY,
     )?;
     let mut pairs = cross_pairs(&new_groups.distinct, &old_distinct, k, &plan)?;
     pairs.par_sort_unstable();
@@ -942,7 +953,7 @@ pub fn dedup_against(
                 if let Some(j) = near(
                     (old[c], index.keys[c], index.sketch(c)),
                     me,
-                    size,
+                    shape,
                     threshold,
                 ) {
                     return Fate::Index(c as u32, j);
@@ -965,8 +976,8 @@ pub fn dedup_against(
         &new_groups.distinct,
         k,
         &plan,
-        Some(default_work_limit(new_groups.distinct.len())),
-        "lower k",
+        limit.then(|| default_work_limit(new_groups.distinct.len())),
+        WORK_REMEDY,
     )?;
     let within = distinct_pairs(&new_groups.distinct, k, &plan)?;
     let groups = new_groups.distinct.len();
@@ -1018,7 +1029,7 @@ pub fn dedup_against(
                     continue;
                 }
                 if s > t {
-                    if let Some(j) = near(me, doc(s), size, threshold) {
+                    if let Some(j) = near(me, doc(s), shape, threshold) {
                         fate[s] = Fate::New(t as u32, j);
                         continue;
                     }
@@ -1054,11 +1065,12 @@ pub fn dedup_against(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::verify::{shingle_config, sketches};
+    use crate::compact_sketch::encode_many;
+    use crate::verify::{shingle_config, sketches, Ranges};
 
     fn settings(string_ids: bool) -> Settings {
         Settings {
-            sketch_size: 8,
+            sketch: Compact::new(8, 1).unwrap(),
             shingle: 1,
             k: 4,
             threshold: 0.5,
@@ -1083,11 +1095,17 @@ mod tests {
         let starts: Vec<u64> = sk.offsets[..4].to_vec();
         let ends: Vec<u64> = sk.offsets[1..].to_vec();
         let ranges = Ranges::new(&starts, &ends, &sk.hashes).unwrap();
+        let shape = settings(true).sketch;
+        let (lens, words) = encode_many(shape, &ranges);
+        assert_eq!(lens, vec![11, 3, 0, 2]);
         let ids: Vec<&[u8]> = vec![b"one", b"", "caf\u{e9}".as_bytes(), b"4"];
         let rows = Rows {
             fps: &[1, 2, 0, 9],
             keys: &sk.keys,
-            sketches: ranges,
+            sketches: Sketches {
+                lens: &lens,
+                words: &words,
+            },
             ids: NewIds::Str(&ids),
         };
         let path = dir.join("a.ndx");
@@ -1100,18 +1118,22 @@ mod tests {
             assert_eq!(idx.len(), 4);
             assert_eq!(idx.settings(), &settings(true));
             assert_eq!(idx.fingerprints(), &[1, 2, 0, 9]);
-            assert_eq!(idx.sketch(0).len(), 8);
-            assert_eq!(idx.sketch(0), &sk.get(0)[..8]);
-            assert_eq!(idx.sketch(1), sk.get(1));
-            assert!(idx.sketch(2).is_empty());
+            assert_eq!(idx.sketch(0), (11, &words[..8]));
+            assert_eq!(idx.sketch(1).0, 3);
+            assert_eq!(&idx.sketch(1).1[..3], sk.get(1));
+            assert_eq!(idx.sketch(2).0, 0);
             assert_eq!(idx.str_id(2).unwrap(), "caf\u{e9}".as_bytes());
             assert_eq!(idx.str_id(1).unwrap(), b"");
             // Appending writes a new file with the old documents first.
             let more: Vec<&[u8]> = vec![b"five"];
+            let one = Sketches {
+                lens: &[1],
+                words: &[3, 0, 0, 0, 0, 0, 0, 0],
+            };
             let extra = Rows {
                 fps: &[5],
                 keys: &[77],
-                sketches: Ranges::new(&[0], &[1], &[3]).unwrap(),
+                sketches: one,
                 ids: NewIds::Str(&more),
             };
             let other = dir.join(format!("b{mmap}.ndx"));
@@ -1120,14 +1142,37 @@ mod tests {
             assert_eq!(again.fingerprints(), &[1, 2, 0, 9, 5]);
             assert_eq!(again.str_id(4).unwrap(), b"five");
             assert_eq!(again.str_id(0).unwrap(), b"one");
-            assert_eq!(again.sketch(4), &[3]);
+            assert_eq!(again.sketch(4), (1, &[3, 0, 0, 0, 0, 0, 0, 0][..]));
             let ints = Rows {
-                fps: &[5],
-                keys: &[77],
-                sketches: Ranges::new(&[0], &[1], &[3]).unwrap(),
                 ids: NewIds::Int(&[3]),
+                ..extra
             };
             assert!(idx.save(&other, Some(&ints)).is_err());
+            // Lengths past the words, and words of another shape, are refused.
+            for bad in [
+                Sketches {
+                    lens: &[33],
+                    words: &[0; 8],
+                },
+                Sketches {
+                    lens: &[1],
+                    words: &[0; 7],
+                },
+            ] {
+                let rows = Rows {
+                    sketches: bad,
+                    ..extra
+                };
+                assert!(idx.save(&other, Some(&rows)).is_err());
+            }
+        }
+        // A file of format version 1 is refused with a message that says what to do.
+        let mut old = std::fs::read(&path).unwrap();
+        old[8] = 1;
+        std::fs::write(dir.join("v1.ndx"), &old).unwrap();
+        match DedupIndex::load(&dir.join("v1.ndx"), false) {
+            Err(Error::Format { reason, .. }) => assert!(reason.contains("version 1"), "{reason}"),
+            _ => panic!("a version 1 file was read"),
         }
         // Every flipped word is refused.
         let good = std::fs::read(&path).unwrap();

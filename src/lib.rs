@@ -8,6 +8,7 @@
 //! live in `python/` behind the `python` feature and only extract, validate, release the GIL and
 //! convert.
 
+pub mod compact_sketch;
 pub mod compat;
 pub mod dedup_index;
 pub mod digest;

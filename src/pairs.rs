@@ -110,17 +110,7 @@ pub fn estimate_comparisons(distinct: &[u64], plan: &Plan) -> u64 {
     if n < 2 {
         return 0;
     }
-    let sample: Vec<u64> = if n <= ESTIMATE_SAMPLE {
-        distinct.to_vec()
-    } else {
-        // Keep a value when its mixed hash falls below p * 2^64, p = SAMPLE / n.
-        let cut = ((ESTIMATE_SAMPLE as f64 / n as f64) * 2f64.powi(64)) as u64;
-        distinct
-            .iter()
-            .copied()
-            .filter(|&x| mix64(x) < cut)
-            .collect()
-    };
+    let sample = sample_of(distinct);
     let m = sample.len() as f64;
     if m < 2.0 {
         return 0;
@@ -152,6 +142,69 @@ pub fn estimate_comparisons(distinct: &[u64], plan: &Plan) -> u64 {
     (found * scale).min(u64::MAX as f64) as u64
 }
 
+/// About [`ESTIMATE_SAMPLE`] of `values`, a deterministic random sample (all of them when
+/// fewer): a value is kept when its mixed hash falls below p * 2^64, p = SAMPLE / n, so a value
+/// found in two lists is kept in both or neither at equal rates.
+fn sample_of(values: &[u64]) -> Vec<u64> {
+    let n = values.len();
+    if n <= ESTIMATE_SAMPLE {
+        return values.to_vec();
+    }
+    let cut = ((ESTIMATE_SAMPLE as f64 / n as f64) * 2f64.powi(64)) as u64;
+    values.iter().copied().filter(|&x| mix64(x) < cut).collect()
+}
+
+/// The candidate comparisons of a cross search of the distinct values `new` against `old` with
+/// `plan` (each value of `new` against each of `old` that shares a table's prefix, summed over
+/// the tables): exact while both have at most 65,536 values, else counted on samples of each and
+/// scaled by the inverse of the sampled shares.
+pub fn estimate_cross_comparisons(new: &[u64], old: &[u64], plan: &Plan) -> u64 {
+    if new.is_empty() || old.is_empty() {
+        return 0;
+    }
+    let (a, b) = (sample_of(new), sample_of(old));
+    if a.is_empty() || b.is_empty() {
+        return 0;
+    }
+    let found: f64 = plan
+        .tables()
+        .par_iter()
+        .map(|layout| {
+            let prefixes = |v: &[u64]| {
+                let mut p: Vec<u64> = v
+                    .iter()
+                    .map(|&x| layout.prefix_of(layout.permutation.apply(x)))
+                    .collect();
+                p.sort_unstable();
+                p
+            };
+            let (pa, pb) = (prefixes(&a), prefixes(&b));
+            let (mut i, mut j, mut pairs) = (0, 0, 0f64);
+            while i < pa.len() && j < pb.len() {
+                if pa[i] != pb[j] {
+                    if pa[i] < pb[j] {
+                        i += 1;
+                    } else {
+                        j += 1;
+                    }
+                    continue;
+                }
+                let (si, sj) = (i, j);
+                while i < pa.len() && pa[i] == pa[si] {
+                    i += 1;
+                }
+                while j < pb.len() && pb[j] == pb[sj] {
+                    j += 1;
+                }
+                pairs += (i - si) as f64 * (j - sj) as f64;
+            }
+            pairs
+        })
+        .sum();
+    let scale = (new.len() as f64 / a.len() as f64) * (old.len() as f64 / b.len() as f64);
+    (found * scale).min(u64::MAX as f64) as u64
+}
+
 /// The remedy [`check_work`] names where the limit comes with `max_pairs`.
 pub const WORK_REMEDY: &str = "lower k (in Python, max_pairs=None lifts the limit)";
 
@@ -167,7 +220,31 @@ pub fn check_work(
     let Some(limit) = limit else {
         return Ok(());
     };
-    let estimate = estimate_comparisons(distinct, plan);
+    refuse_over(estimate_comparisons(distinct, plan), limit, k, plan, remedy)
+}
+
+/// [`check_work`] for a cross search of `new` against `old` ([`estimate_cross_comparisons`]).
+pub fn check_cross_work(
+    new: &[u64],
+    old: &[u64],
+    k: u32,
+    plan: &Plan,
+    limit: Option<u64>,
+    remedy: &str,
+) -> Result<()> {
+    let Some(limit) = limit else {
+        return Ok(());
+    };
+    refuse_over(
+        estimate_cross_comparisons(new, old, plan),
+        limit,
+        k,
+        plan,
+        remedy,
+    )
+}
+
+fn refuse_over(estimate: u64, limit: u64, k: u32, plan: &Plan, remedy: &str) -> Result<()> {
     if estimate > limit {
         return Err(Error::TooManyPairs {
             count: estimate,
@@ -672,6 +749,42 @@ mod tests {
             other => panic!("expected TooManyPairs, got {other:?}"),
         }
         assert!(check_work(&distinct, 3, &plan, Some(want), "lower k").is_ok());
+    }
+
+    #[test]
+    fn the_cross_work_estimate_counts_prefix_sharing_pairs_of_the_two_sides() {
+        let plan = Plan::nested(&[4, 4], 3).unwrap();
+        let mut seed = 9u64;
+        let side = |seed: &mut u64, n: usize| {
+            let mut v: Vec<u64> = (0..n).map(|_| rng(seed)).collect();
+            v.extend((0..n).map(|_| 0xABCD_EF12_3400_0000 | (rng(seed) >> 40)));
+            Groups::new(&v).distinct
+        };
+        let (new, old) = (side(&mut seed, 300), side(&mut seed, 1500));
+        // Brute force: per table, every (new, old) pair with equal prefixes.
+        let want: u64 = plan
+            .tables()
+            .iter()
+            .map(|t| {
+                let p = |x: u64| t.prefix_of(t.permutation.apply(x));
+                let mut same = 0u64;
+                for &a in &new {
+                    for &b in &old {
+                        same += u64::from(p(a) == p(b));
+                    }
+                }
+                same
+            })
+            .sum();
+        assert!(want > 100_000, "{want}");
+        assert_eq!(estimate_cross_comparisons(&new, &old, &plan), want);
+        assert_eq!(estimate_cross_comparisons(&[], &old, &plan), 0);
+        assert!(matches!(
+            check_cross_work(&new, &old, 3, &plan, Some(want - 1), "lower k"),
+            Err(Error::TooManyPairs { count, .. }) if count == want
+        ));
+        assert!(check_cross_work(&new, &old, 3, &plan, Some(want), "lower k").is_ok());
+        assert!(check_cross_work(&new, &old, 3, &plan, None, "lower k").is_ok());
     }
 
     #[test]

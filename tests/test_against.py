@@ -10,6 +10,7 @@ import resource
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +18,7 @@ import pytest
 
 import neardup
 import reference
-from brute import family_corpus, star_oracle, verified_near
+from brute import exact_jaccard, family_corpus, shingle_set, star_oracle, verified_near
 from neardup import DedupIndex, IndexFormatError
 from neardup.cli import main
 from neardup.verify import THRESHOLD_K
@@ -57,14 +58,14 @@ def ids_of(kind: str | None, prefix: str, n: int) -> list | None:
 
 
 def check_against(
-    tmp_path: Path, docs: list[str], split: int, kind: str | None, sketch_size: int
+    tmp_path: Path, docs: list[str], split: int, kind: str | None, sketch_bytes: int
 ) -> None:
     a_docs, b_docs = docs[:split], docs[split:]
     a_ids = ids_of(kind, "a", len(a_docs)) or list(range(len(a_docs)))
     b_ids = ids_of(kind, "b", len(b_docs)) or list(range(len(b_docs)))
     kept, jac = oracle(docs)
     index = DedupIndex.build(
-        a_docs, tmp_path / "a.ndx", ids=a_ids if kind else None, sketch_size=sketch_size
+        a_docs, tmp_path / "a.ndx", ids=a_ids if kind else None, sketch_bytes=sketch_bytes
     )
     # The index holds what a dedup of A keeps.
     assert index.ids == [a_ids[r] for r in range(split) if kept[r] == r]
@@ -93,32 +94,125 @@ def check_against(
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_against_an_index_is_a_verified_dedup_of_both(tmp_path, kind, seed):
     docs = family_corpus(30, seed=seed)
-    # 1,024 hashes: every pair of these texts has fewer shingles between them, so exact Jaccards.
+    # 1,024 bytes keep up to 256 whole shingle hashes: these texts' Jaccards are exact.
     check_against(tmp_path, docs, len(docs) // 2, kind, 1024)
 
 
 @pytest.mark.parametrize("seed", [4, 5])
-def test_a_16_hash_sketch_is_exact_on_short_texts(tmp_path, seed):
+def test_the_default_sketch_keeps_short_texts_whole(tmp_path, seed):
+    # At most 16 shingles: the default 64 bytes hold their whole hashes, so exact Jaccards.
     docs = short_corpus(seed)
-    check_against(tmp_path, docs, len(docs) * 2 // 3, "str", 16)
+    check_against(tmp_path, docs, len(docs) * 2 // 3, "str", neardup.against.DEFAULT_SKETCH_BYTES)
 
 
+def long_corpus(seed: int) -> list[str]:
+    """Families of texts of 20 to 400 words: some keep their hashes cut short, some are
+    sketched; variants replace a few words."""
+    rng = random.Random(seed)
+    vocab = [
+        "".join(rng.choice("abcdefghijklmnop") for _ in range(rng.randint(2, 7)))
+        for _ in range(2000)
+    ]
+    docs = []
+    for _ in range(25):
+        base = [rng.choice(vocab) for _ in range(rng.choice([20, 50, 120, 400]))]
+        docs.append(" ".join(base))
+        for _ in range(rng.randint(1, 4)):
+            words = list(base)
+            for _ in range(rng.randint(1, max(1, len(words) // 25))):
+                words[rng.randrange(len(words))] = rng.choice(vocab)
+            docs.append(" ".join(words))
+    rng.shuffle(docs)
+    return docs
+
+
+@pytest.mark.parametrize("kind", ["str", "int"])
 @pytest.mark.parametrize("seed", [6, 7])
-def test_the_default_sketch_size_is_128_and_exact_on_texts_within_it(tmp_path, seed):
-    # Removals verified at precision >= 0.99 (benches/results/against.md): 128 hashes.
-    assert neardup.against.DEFAULT_SKETCH_SIZE == 128
-    docs = family_corpus(30, seed=seed)
-    check_against(tmp_path, docs, len(docs) // 2, "int", neardup.against.DEFAULT_SKETCH_SIZE)
-    assert DedupIndex.build(docs[:5], tmp_path / "d.ndx").sketch_size == 128
+def test_against_an_index_is_the_dedup_of_both_with_the_index_sketches(tmp_path, kind, seed):
+    # The default compact sketches estimate most of these Jaccards; a verified dedup with the
+    # same sketches is neardup.dedup(..., against=<an empty index>), and deduplicating B against
+    # the index of A gives B what that dedup of A + B gives it, evidence included.
+    docs = long_corpus(seed)
+    split = len(docs) // 2
+    ids = ids_of(kind, "d", len(docs))
+    assert ids is not None
+    empty = DedupIndex.build([], tmp_path / "empty.ndx", ids=[])
+    both = neardup.dedup(
+        [{"id": i, "text": t} for i, t in zip(ids, docs)], against=empty, id_field="id"
+    )
+    assert both.n_removed > 5 and not both.in_index.any()
+    index = DedupIndex.build(docs[:split], tmp_path / "a.ndx", ids=ids[:split])
+    assert index.ids == [i for i, k in zip(ids[:split], both.keep[:split]) if k]
+    got = neardup.dedup(
+        [{"id": i, "text": t} for i, t in zip(ids[split:], docs[split:])],
+        against=index,
+        id_field="id",
+    )
+    assert got.keep.tolist() == both.keep[split:].tolist()
+    assert got.duplicate_of == both.duplicate_of[split:]
+    assert got.jaccard.tolist() == both.jaccard[split:].tolist()
+    first = set(ids[:split])
+    assert got.in_index.tolist() == [d in first for d in both.duplicate_of[split:]]
+    assert got.in_index.any() and (~got.keep & ~got.in_index).any()
 
 
-def test_index_build_sketch_size_defaults_to_128(tmp_path):
+def test_the_compact_estimate_is_near_the_exact_jaccard():
+    # Pairs of texts of 10 to 600 words, a share of their words replaced, against the exact
+    # Jaccard of their word 3-shingle sets (brute force). Kept hashes (up to 64 shingles in 64
+    # bytes): nearly exact near the threshold; sketches (512 one-bit bins): within 4.5 standard
+    # errors, unbiased.
+    from neardup import _core
+
+    rng = random.Random(3)
+    vocab = [f"w{i}" for i in range(5000)]
+    texts_a, texts_b = [], []
+    for size in [10, 14, 16, 17, 30, 45, 64, 80, 90, 150, 300, 600]:
+        for rate in [0.0, 0.02, 0.05, 0.1, 0.2]:
+            for _ in range(6):
+                base = [rng.choice(vocab) for _ in range(size + 2)]
+                other = [w if rng.random() >= rate else rng.choice(vocab) for w in base]
+                texts_a.append(" ".join(base))
+                texts_b.append(" ".join(other))
+    exact = np.array([exact_jaccard(a, b) for a, b in zip(texts_a, texts_b)])
+    sizes = np.array([len(shingle_set(a)) for a in texts_a])
+
+    def compact(texts):
+        offsets, hashes, _ = _core.shingle_sketches(texts, 3, 1 << 20)
+        return _core.compact_sketches(offsets[:-1], offsets[1:], hashes, 16, 1)
+
+    (la, wa), (lb, wb) = compact(texts_a), compact(texts_b)
+    got = _core.compact_jaccard(la, wa, lb, wb, 16, 1)
+    kept = (la != 2**32 - 1) & (lb != 2**32 - 1)
+    assert (kept == (sizes <= 64)).all()
+    whole = kept & (sizes <= 15)
+    assert (got[whole] == exact[whole]).all()
+    # Kept hashes cut short agree by chance, more often the more shingles are unshared.
+    high = kept & (exact >= 0.7)
+    assert np.mean(np.abs(got[high] - exact[high]) <= 0.02) >= 0.9
+    assert (np.abs(got[high] - exact[high]) <= 0.05).all()
+    assert (np.abs(got[kept] - exact[kept]) <= 0.2).all()
+    sketched = ~kept
+    assert sketched.sum() > 100
+    p = exact + (1 - exact) / 2
+    se = np.sqrt(p * (1 - p) / 512) / 0.5
+    err = got[sketched] - exact[sketched]
+    assert (np.abs(err) <= 4.5 * se[sketched] + 1e-9).all()
+    assert abs(err.mean()) < 0.01
+
+
+def test_index_build_sketch_defaults_to_64_bytes_of_1_bit_bins(tmp_path):
     write_jsonl(tmp_path / "a.jsonl", family_corpus(10, seed=3), "http://a/")
-    for extra, size in ([], 128), (["--sketch-size", "16"], 16):
-        ndx = tmp_path / f"a{size}.ndx"
+    for extra, shape in ([], (64, 1)), (["--sketch-bytes", "128", "--sketch-bits", "2"], (128, 2)):
+        ndx = tmp_path / f"a{shape[0]}.ndx"
         args = ["index", "build", str(tmp_path / "a.jsonl"), "-o", str(ndx), "-q", *extra]
         assert main(args) == 0
-        assert DedupIndex.open(ndx).sketch_size == size
+        index = DedupIndex.open(ndx)
+        assert (index.sketch_bytes, index.sketch_bits) == shape
+    assert DedupIndex.build(["a b c"], tmp_path / "d.ndx").sketch_bytes == 64
+    with pytest.raises(ValueError, match="multiple of 4"):
+        DedupIndex.build(["a b c"], tmp_path / "e.ndx", sketch_bytes=66)
+    with pytest.raises(ValueError, match="bits"):
+        DedupIndex.build(["a b c"], tmp_path / "e.ndx", sketch_bits=3)
 
 
 def test_update_appends_the_kept_documents(tmp_path):
@@ -202,8 +296,11 @@ def test_corrupt_and_foreign_files_raise_index_format_error(tmp_path):
         flipped[at] ^= 1 << rng.randrange(8)
         cases.append(bytes(flipped))
     newer = bytearray(good)
-    newer[8] = 2
+    newer[8] = 3
     cases.append(bytes(newer))
+    older = bytearray(good)
+    older[8] = 1
+    cases.append(bytes(older))
     idx = neardup.SimhashIndex(k=3)
     idx.add(np.arange(5, dtype=np.uint64))
     idx.save(tmp_path / "other.idx")
@@ -215,6 +312,9 @@ def test_corrupt_and_foreign_files_raise_index_format_error(tmp_path):
                 DedupIndex.open(bad, mmap=mmap)
     bad.write_bytes(bytes(newer))
     with pytest.raises(IndexFormatError, match="newer"):
+        DedupIndex.open(bad)
+    bad.write_bytes(bytes(older))
+    with pytest.raises(IndexFormatError, match="version 1 .* build the index again"):
         DedupIndex.open(bad)
     with pytest.raises(IsADirectoryError):
         DedupIndex.open(tmp_path)
@@ -244,7 +344,7 @@ def test_the_command_builds_and_deduplicates_against_an_index(tmp_path, capsys):
                 "url",
                 "-o",
                 str(ndx),
-                "--sketch-size",
+                "--sketch-bytes",
                 "1024",
                 "-q",
             ]
@@ -461,3 +561,32 @@ def test_concurrent_updates_run_one_after_the_other(tmp_path):
         [f"x-{i}" for i in range(500)] + [f"y-{i}" for i in range(500)]
     )
     assert ids[n : n + 500] in ([f"x-{i}" for i in range(500)], [f"y-{i}" for i in range(500)])
+
+
+def test_a_dense_index_at_a_large_k_is_refused_quickly(tmp_path):
+    # 200,000 indexed and 100,000 new fingerprints sharing their top 44 bits: at k = 16 the
+    # cross search would compare billions of pairs per table; it is refused from the estimate.
+    from neardup import _core
+
+    rng = np.random.default_rng(0)
+    base = np.uint64(0xABCD_EF12_3450_0000)
+    old = base | rng.integers(0, 2**20, 200_000, dtype=np.uint64)
+    new = base | rng.integers(0, 2**20, 100_000, dtype=np.uint64)
+    meta = neardup.against._settings_bytes(neardup.Simhasher())
+    empty = _core.DedupIndex.empty(16, 1, 3, 8, 0.8, False, meta)
+    lens = np.zeros(len(old), np.uint32)
+    empty.save_appended(
+        tmp_path / "dense.ndx",
+        old,
+        old,
+        lens,
+        np.zeros(16 * len(old), np.uint32),
+        np.arange(len(old), dtype=np.int64),
+    )
+    index = DedupIndex.open(tmp_path / "dense.ndx")
+    lens = np.zeros(len(new), np.uint32)
+    batch = neardup.against.Batch(new, new, lens, np.zeros(16 * len(new), np.uint32))
+    start = time.perf_counter()
+    with pytest.raises(neardup.TooManyPairsError, match="k=16"):
+        index.search(batch, k=16)
+    assert time.perf_counter() - start < 10

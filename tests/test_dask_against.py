@@ -58,3 +58,59 @@ def test_update_appends_what_one_machine_appends(tmp_path):
     )
     assert DedupIndex.open(tmp_path / "a.ndx").ids == DedupIndex.open(tmp_path / "b.ndx").ids
     assert (tmp_path / "a.ndx").read_bytes() == (tmp_path / "b.ndx").read_bytes()
+
+
+def test_workers_in_processes_open_the_index_themselves(tmp_path):
+    # A LocalCluster of two worker processes: each partition's task opens the index file at its
+    # path (the client sends the path, not the index), and the answer is one machine's.
+    distributed = pytest.importorskip("distributed")
+    from neardup.dask import local_cluster
+
+    index, new = corpus(tmp_path)
+    single = neardup.dedup(new.to_dict("records"), against=index, id_field="u")
+    neardup.dask_against._OPENED.clear()  # earlier tests ran partitions in this process
+    with local_cluster(2) as cluster, distributed.Client(cluster) as client:
+        kept, table = dedup_against(
+            dd.from_pandas(new, npartitions=5), str(tmp_path / "a.ndx"), id_field="u", clusters=True
+        )
+        t = table.compute()
+        opened = client.run(lambda: [key[0] for key in neardup.dask_against._OPENED])
+        assert kept.compute()["u"].tolist() == [i for i, k in zip(single.ids, single.keep) if k]
+    assert t["kept"].tolist() == single.keep.tolist()
+    assert t["kept_id"].tolist() == [
+        i if k else d for i, k, d in zip(single.ids, single.keep, single.duplicate_of)
+    ]
+    assert t["jaccard"].tolist() == single.jaccard.tolist()
+    assert t["in_index"].tolist() == single.in_index.tolist()
+    paths = [p for got in opened.values() for p in got]
+    assert paths and set(paths) == {str(tmp_path / "a.ndx")}
+    assert neardup.dask_against._OPENED == {}  # the client opened nothing of its own
+
+
+def test_the_command_deduplicates_against_an_index_on_dask(tmp_path):
+    from neardup.cli import main
+
+    index, new = corpus(tmp_path)
+    single = neardup.dedup(new.to_dict("records"), against=index, id_field="u")
+    new.rename(columns={"u": "id"}).to_json(tmp_path / "b.jsonl", orient="records", lines=True)
+    args = ["dedup", str(tmp_path / "b.jsonl"), "--against", str(tmp_path / "a.ndx")]
+    code = main(
+        [
+            *args,
+            "--workers",
+            "2",
+            "-o",
+            str(tmp_path / "out"),
+            "--clusters",
+            str(tmp_path / "ev.parquet"),
+            "-q",
+        ]
+    )
+    assert code == 0
+    ev = pd.read_parquet(tmp_path / "ev.parquet")
+    assert ev["kept"].tolist() == single.keep.tolist()
+    assert ev["kept_id"].tolist() == [
+        i if k else d for i, k, d in zip(single.ids, single.keep, single.duplicate_of)
+    ]
+    out = pd.concat(pd.read_json(p, lines=True) for p in sorted((tmp_path / "out").glob("*.jsonl")))
+    assert out["id"].tolist() == [i for i, k in zip(single.ids, single.keep) if k]

@@ -30,6 +30,8 @@ __all__ = [
     "minhash_key",
     "minhash_keys",
     "minhash_keys_tokens",
+    "compact_jaccard",
+    "compact_sketches",
     "neighbourhood",
     "search_cost",
     "shingle_sketches",
@@ -420,33 +422,26 @@ def compat_windows_many(texts: list[str], threads: int | None = None) -> npt.NDA
 
 @final
 class DedupIndex:
-    """A dedup index file: per document its id, fingerprint, content key and bottom-S sketch."""
+    """A dedup index file: per document its id, fingerprint, content key and compact sketch."""
 
     @staticmethod
-    def create(
-        path: str | os.PathLike[str],
-        sketch_size: int,
+    def empty(
+        sketch_words: int,
+        sketch_bits: int,
         shingle: int,
         k: int,
         threshold: float,
         string_ids: bool,
         meta: bytes,
-        fps: npt.NDArray[np.uint64],
-        keys: npt.NDArray[np.uint64],
-        starts: npt.NDArray[np.uint64],
-        ends: npt.NDArray[np.uint64],
-        hashes: npt.NDArray[np.uint32],
-        ids: npt.NDArray[np.int64] | list[bytes],
-    ) -> None:
-        """Writes a new index file of these documents, atomically."""
+    ) -> DedupIndex:
+        """An empty index in memory with these settings."""
     def save_appended(
         self,
         path: str | os.PathLike[str],
         fps: npt.NDArray[np.uint64],
         keys: npt.NDArray[np.uint64],
-        starts: npt.NDArray[np.uint64],
-        ends: npt.NDArray[np.uint64],
-        hashes: npt.NDArray[np.uint32],
+        lens: npt.NDArray[np.uint32],
+        words: npt.NDArray[np.uint32],
         ids: npt.NDArray[np.int64] | list[bytes],
     ) -> None:
         """Writes this index followed by new documents to path, atomically."""
@@ -454,7 +449,9 @@ class DedupIndex:
     def load(path: str | os.PathLike[str], mmap: bool = True) -> DedupIndex: ...
     def __len__(self) -> int: ...
     @property
-    def sketch_size(self) -> int: ...
+    def sketch_words(self) -> int: ...
+    @property
+    def sketch_bits(self) -> int: ...
     @property
     def shingle(self) -> int: ...
     @property
@@ -470,18 +467,43 @@ class DedupIndex:
     def check_file(self) -> None: ...
     def fingerprints(self) -> npt.NDArray[np.uint64]: ...
     def keys(self) -> npt.NDArray[np.uint64]: ...
-    def sketch(self, row: int) -> npt.NDArray[np.uint32]: ...
+    def sketch(self, row: int) -> tuple[int, npt.NDArray[np.uint32]]: ...
     def ids_of(self, rows: list[int]) -> list[Any]: ...
     def dedup(
         self,
         fps: npt.NDArray[np.uint64],
         keys: npt.NDArray[np.uint64],
-        starts: npt.NDArray[np.uint64],
-        ends: npt.NDArray[np.uint64],
-        hashes: npt.NDArray[np.uint32],
+        lens: npt.NDArray[np.uint32],
+        words: npt.NDArray[np.uint32],
         k: int,
         threshold: float,
         threads: int | None = None,
+        limit: bool = True,
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float32]]:
         """Deduplicates a batch against the index and itself: (new row kept in each row's place
-        or -1, index row it duplicates or -1, Jaccard)."""
+        or -1, index row it duplicates or -1, Jaccard). With ``limit``, TooManyPairsError for a
+        search estimated past the work limit."""
+
+def compact_sketches(
+    starts: npt.NDArray[np.uint64],
+    ends: npt.NDArray[np.uint64],
+    hashes: npt.NDArray[np.uint32],
+    sketch_words: int,
+    sketch_bits: int,
+    threads: int | None = None,
+) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32]]:
+    """The compact sketches of documents given by their whole shingle sets (document d's is
+    ``hashes[starts[d]:ends[d]]``, sorted and distinct): (lengths, ``sketch_words`` words per
+    document). A length is the document's number of shingles, held in its words, or 2^32 - 1 for
+    ``32 sketch_words / sketch_bits`` bins of ``sketch_bits`` bits."""
+
+def compact_jaccard(
+    lens_a: npt.NDArray[np.uint32],
+    words_a: npt.NDArray[np.uint32],
+    lens_b: npt.NDArray[np.uint32],
+    words_b: npt.NDArray[np.uint32],
+    sketch_words: int,
+    sketch_bits: int,
+) -> npt.NDArray[np.float64]:
+    """The Jaccard of row p of the compact sketches a with row p of b, for every p: exact when
+    both hold their shingles, else the b-bit estimate."""

@@ -1,21 +1,25 @@
 """Deduplicating new documents against a corpus you already have: the dedup index.
 
 A :class:`DedupIndex` file holds, per document of the corpus, its id (an integer or a string,
-kept exactly), its fingerprint, the content key of its normalized text and a bottom-``S`` sketch
-of its word shingles (``sketch_size``, 128 by default), with the fingerprint settings. Building
-one deduplicates the corpus first (``dedup=True``), so the index holds what a dedup keeps.
+kept exactly), its fingerprint, the content key of its normalized text and a compact sketch of its
+word shingles: ``sketch_bytes`` (64 by default) that hold the document's shingle hashes when it
+has at most ``sketch_bytes / 4`` of them, else a b-bit similarity sketch of
+``8 sketch_bytes / sketch_bits`` bins (512 one-bit bins by default; see ``src/compact_sketch.rs``).
+Building one deduplicates the corpus first (``dedup=True``), so the index holds what a dedup keeps.
 :func:`dedup_against` then removes from a new batch every document that is a verified
 near-duplicate of an index document or of an earlier document of the batch, as a verified dedup
 of the corpus followed by the batch would (keep order "first"), and names the document each one
 duplicates and their Jaccard. With ``update=True`` the kept documents are appended to the file,
 which is replaced atomically.
 
-Every Jaccard in this mode is that of the bottom-``S`` sketches (the index stores no more): exact
-when the two documents have at most ``S`` distinct shingles between them, otherwise the
-bottom-k estimate, whose standard error is ``sqrt(J (1 - J) / S)`` (0.035 at J = 0.8 for the
-default S = 128, 0.05 for S = 64, 0.1 for S = 16). README "Deduplicating against an index" gives
-the measured cost: removal precision 0.997 at S = 128 and 0.77 at S = 16, whose file fits 10M
-documents in 1 GB where S = 128 takes about 5.4 GB.
+Every Jaccard in this mode is that of the compact sketches: exact between two documents of at
+most ``sketch_bytes / 4`` shingles, otherwise the b-bit estimate, unbiased with a standard error
+of ``sqrt(P (1 - P) / m) / (1 - 2^-b)`` for m bins and ``P = J + (1 - J) 2^-b`` (0.026 at J = 0.8
+by default). It is not the bottom-1,024 Jaccard of :func:`neardup.dedup`; the verified dedup of
+a corpus with the index's own Jaccards is ``dedup(docs, against=<an empty index>)``, and
+deduplicating B against the index of A gives exactly what that dedup of A + B gives B. A document
+takes 28 + ``sketch_bytes`` bytes with an integer id (92 by default: 920 MB for 10M documents);
+README "Deduplicating against an index" gives the measured precision and recall.
 """
 
 from __future__ import annotations
@@ -23,29 +27,41 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from . import _core
 from .chunks import in_chunks
 from .dedup import _documents, check_corpus_arguments
-from .digest import Digest
 from .hasher import Simhasher
-from .pipeline import THRESHOLD, THRESHOLD_K
+from .index import DEFAULT_MAX_PAIRS, _max_pairs
+from .pipeline import THRESHOLD, THRESHOLD_K, FirstPass
 from .validate import check_k, integer
 from .verify import check_threshold
 
-__all__ = ["DEFAULT_SKETCH_SIZE", "DedupIndex", "AgainstResult", "dedup_against"]
+__all__ = [
+    "DEFAULT_SKETCH_BITS",
+    "DEFAULT_SKETCH_BYTES",
+    "AgainstResult",
+    "Batch",
+    "CompactSketches",
+    "DedupIndex",
+    "Matches",
+    "dedup_against",
+]
 
-#: Hashes per stored sketch: 128, for removals verified at precision >= 0.99 (measured 0.997
-#: on texts with many pairs just below the threshold; 0.98 at 64, 0.89 at 32, 0.77 at 16:
-#: benches/results/against.md). A document with an integer id takes 8 (fingerprint) + 8 (content
-#: key) + 8 (id) + 4 (sketch length) + 4 S (sketch) = 28 + 4 S bytes: 540 at S = 128, so 10M
-#: documents take 5.4 GB, above a 1 GB budget; ``sketch_size=16`` (92 bytes, 920 MB for 10M)
-#: fits 1 GB at precision 0.77. The Jaccard estimate's standard error is sqrt(J(1 - J)/S):
-#: 0.035 at J = 0.8 for S = 128, 0.1 for S = 16.
-DEFAULT_SKETCH_SIZE = 128
+#: Bytes of a document's compact sketch: 64, so a document with an integer id takes 8
+#: (fingerprint) + 8 (content key) + 8 (id) + 4 (sketch length) + 64 = 92 bytes, and 10M
+#: documents 920 MB. Chosen with DEFAULT_SKETCH_BITS on the synthetic corpus and the corpus
+#: suite (benches/results/against.md).
+DEFAULT_SKETCH_BYTES = 64
+#: Bits per bin of a sketched document: 1 (512 bins in 64 bytes), the most precise of 1, 2, 4
+#: and 32 bits at equal size near J = 0.8 (benches/results/against.md).
+DEFAULT_SKETCH_BITS = 1
+#: A document's whole shingle set is hashed before its compact sketch is made; past this many
+#: distinct shingles only the smallest hashes are kept (a bottom-k sample of the set).
+WHOLE_SET = 1 << 20
 CHUNK_SIZE = 8192
 _FORMAT = "neardup-dedup-index"
 
@@ -98,32 +114,88 @@ def _id_values(ids: Any, n: int) -> tuple[bool, Any]:
     raise TypeError(f"ids must be all integers or all strings, got {', '.join(kinds)}")
 
 
+class CompactSketches:
+    """The compact sketches of a corpus's rows, each made as soon as its chunk's whole shingle
+    sets are added (so only a chunk's sets are held at once). It fills the place of
+    :class:`neardup.verify.Sketches` in a :class:`neardup.pipeline.FirstPass`."""
+
+    dropped = False
+    budget = None
+
+    def __init__(self, shingle: int, sketch_bytes: int, sketch_bits: int, threads: int | None):
+        self.ngram, self.size = shingle, WHOLE_SET
+        self.words, self.bits, self.threads = sketch_bytes // 4, sketch_bits, threads
+        self._parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+
+    def add_sketches(
+        self, rows: Any, starts: np.ndarray, ends: np.ndarray, hashes: np.ndarray
+    ) -> None:
+        """Adds rows ``rows``, row ``rows[d]``'s shingle set being ``hashes[starts[d]:ends[d]]``."""
+        lens, words = _core.compact_sketches(
+            np.ascontiguousarray(starts, dtype=np.uint64),
+            np.ascontiguousarray(ends, dtype=np.uint64),
+            np.ascontiguousarray(hashes, dtype=np.uint32),
+            self.words,
+            self.bits,
+            self.threads,
+        )
+        self._parts.append((np.asarray(rows, dtype=np.int64), lens, words))
+
+    def arrays(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """(lengths, words) of rows 0..n-1 (a row not added: no shingles)."""
+        lens = np.zeros(n, np.uint32)
+        words = np.zeros((n, self.words), np.uint32)
+        for rows, part_lens, part_words in self._parts:
+            lens[rows] = part_lens
+            words[rows] = part_words.reshape(-1, self.words)
+        return lens, words.reshape(-1)
+
+
+class Batch(NamedTuple):
+    """Documents as the dedup index compares them: fingerprints, content keys and compact
+    sketches (``lens``, ``words``: ``sketch_bytes / 4`` words a document)."""
+
+    fingerprints: np.ndarray
+    keys: np.ndarray
+    lens: np.ndarray
+    words: np.ndarray
+
+    @staticmethod
+    def of(first: Any, n: int) -> Batch:
+        """From a :class:`neardup.pipeline.FirstPass` whose sketches are CompactSketches."""
+        lens, words = first.sketches.arrays(n)
+        return Batch(first.fingerprints, first.keys, lens, words)
+
+    def take(self, rows: np.ndarray) -> Batch:
+        w = len(self.words) // max(len(self.lens), 1)
+        words = self.words.reshape(-1, w)[rows].reshape(-1) if w else self.words[:0]
+        return Batch(
+            np.ascontiguousarray(self.fingerprints[rows]),
+            np.ascontiguousarray(self.keys[rows]),
+            np.ascontiguousarray(self.lens[rows]),
+            np.ascontiguousarray(words),
+        )
+
+
 def _digest_docs(
     docs: Any,
     hasher: Simhasher,
     shingle: int,
-    size: int,
+    sketch_bytes: int,
+    sketch_bits: int,
     text_field: str | None,
     id_field: str | None,
     threads: int | None,
-) -> tuple[Digest, Any]:
-    """(fingerprints, content keys and bottom-``size`` sketches of every document; their ids or None)."""
+) -> tuple[Batch, Any]:
+    """(fingerprints, content keys and compact sketches of every document; their ids or None)."""
     texts, ids, _ = _documents(docs, text_field, id_field, hasher, "first")
-    parts = [
-        hasher._digest(chunk, at, "docs", threads, (shingle, size))
-        for at, chunk in in_chunks(texts, CHUNK_SIZE, "docs")
-    ]
-    if parts:
-        got = Digest.concat(parts)
-    else:
-        got = Digest(
-            np.zeros(0, np.uint64),
-            np.zeros(0, np.uint64),
-            (np.zeros(0, np.uint64), np.zeros(0, np.uint64), np.zeros(0, np.uint32)),
-        )
+    first = FirstPass(hasher, shingle, threads)
+    first.sketches = CompactSketches(shingle, sketch_bytes, sketch_bits, threads)  # type: ignore[assignment]
+    for at, chunk in in_chunks(texts, CHUNK_SIZE, "docs"):
+        first.digest(chunk, at)
     if ids is None and texts.ids is not None:
         ids = texts.ids
-    return got, ids
+    return Batch.of(first, first.rows), ids
 
 
 class DedupIndex:
@@ -157,7 +229,8 @@ class DedupIndex:
         k: int = THRESHOLD_K,
         threshold: float = THRESHOLD,
         shingle: int = 3,
-        sketch_size: int = DEFAULT_SKETCH_SIZE,
+        sketch_bytes: int = DEFAULT_SKETCH_BYTES,
+        sketch_bits: int = DEFAULT_SKETCH_BITS,
         ids: Iterable[Any] | None = None,
         text_field: str | None = None,
         id_field: str | None = None,
@@ -171,50 +244,94 @@ class DedupIndex:
             path: the file to write.
             hasher: the fingerprint settings (default ``Simhasher()``; not idf).
             k, threshold, shingle: the near-duplicate test, stored as the index's defaults.
-            sketch_size: hashes per stored sketch, 1 to 1024 (default 128: removals verified at
-                precision >= 0.99, 540 bytes a document with integer ids; 16 makes a file of 92
-                bytes a document, 920 MB for 10M, at precision 0.77 near the threshold).
+            sketch_bytes: bytes of each document's compact sketch, a multiple of 4 from 4 to 1,024
+                (default 64: 92 bytes a document with an integer id, 920 MB for 10M).
+            sketch_bits: bits per bin of a sketched document: 1, 2, 4, 8, 16 or 32 (default 1).
             ids: an id per document (all integers or all strings); default ``id_field``'s values,
                 the table's id column, or row numbers.
-            dedup: deduplicate the corpus first, keeping what ``neardup.dedup`` keeps (with the
-                index's sketches); False indexes every document as given.
+            dedup: deduplicate the corpus first, keeping what ``neardup.dedup(docs,
+                against=<an empty index>)`` keeps (the index's Jaccards); False indexes every
+                document as given.
         """
         hasher, threads = check_corpus_arguments(docs, hasher, threads)
-        k = check_k(k)
-        threshold = check_threshold(threshold)
         shingle = integer(shingle, "shingle", minimum=1)
-        sketch_size = integer(sketch_size, "sketch_size", minimum=1)
-        meta = _settings_bytes(hasher)
+        empty = cls._empty(hasher, k, threshold, shingle, sketch_bytes, sketch_bits, False)
         got, found_ids = _digest_docs(
-            docs, hasher, shingle, sketch_size, text_field, id_field, threads
+            docs, hasher, shingle, sketch_bytes, sketch_bits, text_field, id_field, threads
         )
         n = len(got.fingerprints)
         string_ids, id_values = _id_values(ids if ids is not None else found_ids, n)
-        starts, ends, hashes = got.sketches  # type: ignore[misc]
         rows = np.arange(n, dtype=np.int64)
         if dedup and n:
-            found = _core.StarCandidates(got.fingerprints, got.keys, k, threads=threads)
-            kept, _ = found.stars(rows, threshold, starts, ends, hashes, sketch_size)
-            rows = np.flatnonzero(kept == rows)
+            rows = np.flatnonzero(empty.search(got, threads=threads).keep)
         path = os.fspath(path)
-        _core.DedupIndex.create(
-            path,
-            sketch_size,
+        inner = _core.DedupIndex.empty(
+            sketch_bytes // 4,
+            sketch_bits,
             shingle,
-            k,
-            threshold,
+            empty.k,
+            empty.threshold,
             string_ids,
-            meta,
-            np.ascontiguousarray(got.fingerprints[rows]),
-            np.ascontiguousarray(got.keys[rows]),
-            np.ascontiguousarray(starts[rows]),
-            np.ascontiguousarray(ends[rows]),
-            hashes,
+            empty._meta,
+        )
+        kept = got.take(rows)
+        inner.save_appended(
+            path,
+            *kept,
             [id_values[r] for r in rows.tolist()]
             if string_ids
             else np.ascontiguousarray(id_values[rows]),
         )
         return cls.open(path)
+
+    @classmethod
+    def _empty(
+        cls,
+        hasher: Simhasher,
+        k: int,
+        threshold: float,
+        shingle: int,
+        sketch_bytes: int,
+        sketch_bits: int,
+        string_ids: bool,
+    ) -> DedupIndex:
+        """An empty index in memory (not saved) with these settings, checked."""
+        k = check_k(k)
+        threshold = check_threshold(threshold)
+        sketch_bytes = integer(sketch_bytes, "sketch_bytes", minimum=4)
+        if sketch_bytes % 4:
+            raise ValueError(f"sketch_bytes must be a multiple of 4, got {sketch_bytes}")
+        sketch_bits = integer(sketch_bits, "sketch_bits", minimum=1)
+        meta = _settings_bytes(hasher)
+        inner = _core.DedupIndex.empty(
+            sketch_bytes // 4, sketch_bits, shingle, k, threshold, string_ids, meta
+        )
+        return cls(inner, "")
+
+    @property
+    def _meta(self) -> bytes:
+        return bytes(self._inner.meta)
+
+    def search(
+        self,
+        batch: Batch,
+        *,
+        k: int | None = None,
+        threshold: float | None = None,
+        threads: int | None = None,
+        max_pairs: int | None = DEFAULT_MAX_PAIRS,
+    ) -> Matches:
+        """Deduplicates digested documents against the index and themselves (the one call into
+        the core that every caller makes); ``k`` and ``threshold`` default to the index's.
+
+        Raises TooManyPairsError, before the search starts, when its candidate comparisons
+        (estimated from the fingerprints) pass the work limit of :func:`neardup.find_all`;
+        ``max_pairs=None`` lifts it, as it does there."""
+        k = self.k if k is None else check_k(k)
+        threshold = self.threshold if threshold is None else check_threshold(threshold)
+        limit = _max_pairs(max_pairs) is not None
+        kept, index_row, jaccard = self._inner.dedup(*batch, k, threshold, threads, limit)
+        return Matches(kept, index_row, jaccard)
 
     @property
     def k(self) -> int:
@@ -229,8 +346,12 @@ class DedupIndex:
         return int(self._inner.shingle)
 
     @property
-    def sketch_size(self) -> int:
-        return int(self._inner.sketch_size)
+    def sketch_bytes(self) -> int:
+        return 4 * int(self._inner.sketch_words)
+
+    @property
+    def sketch_bits(self) -> int:
+        return int(self._inner.sketch_bits)
 
     @property
     def string_ids(self) -> bool:
@@ -261,23 +382,18 @@ class DedupIndex:
         """IndexChangedError if the file was changed in place since it was opened."""
         self._inner.check_file()
 
-    def _append(self, digest: Digest, ids: Any, rows: np.ndarray) -> None:
+    def _append(self, batch: Batch, ids: Any, rows: np.ndarray) -> None:
         """Writes this index plus ``rows`` of a digested batch to the file, atomically, and
         opens the new file."""
-        string_ids, values = _id_values(ids, len(digest.fingerprints))
+        string_ids, values = _id_values(ids, len(batch.fingerprints))
         if string_ids != self.string_ids:
             want = "strings" if self.string_ids else "integers"
             raise TypeError(
                 f"this index holds ids that are {want}: the new documents' ids must be {want} too"
             )
-        starts, ends, hashes = digest.sketches  # type: ignore[misc]
         self._inner.save_appended(
             self.path,
-            np.ascontiguousarray(digest.fingerprints[rows]),
-            np.ascontiguousarray(digest.keys[rows]),
-            np.ascontiguousarray(starts[rows]),
-            np.ascontiguousarray(ends[rows]),
-            hashes,
+            *batch.take(rows),
             [values[r] for r in rows.tolist()]
             if string_ids
             else np.ascontiguousarray(values[rows]),
@@ -287,7 +403,7 @@ class DedupIndex:
     def __repr__(self) -> str:
         return (
             f"<DedupIndex {self.path!r}: {len(self)} documents, k={self.k}, Jaccard >= {self.threshold:g}, "
-            f"{self.shingle}-word shingles, sketches of {self.sketch_size}>"
+            f"{self.shingle}-word shingles, sketches of {self.sketch_bytes} bytes, {self.sketch_bits}-bit bins>"
         )
 
 
@@ -353,6 +469,42 @@ class AgainstResult:
         )
 
 
+class Matches(NamedTuple):
+    """What :meth:`DedupIndex.search` found, per digested document: ``kept``, the row of the
+    batch kept in its place (itself when kept) or -1 when removed for a document of the index;
+    ``index_row``, that document's row in the index or -1; ``jaccard``, their Jaccard (1 for a
+    kept document and for copies)."""
+
+    kept: np.ndarray
+    index_row: np.ndarray
+    jaccard: np.ndarray
+
+    @property
+    def keep(self) -> np.ndarray:
+        return self.kept == np.arange(len(self.kept))
+
+    @property
+    def in_index(self) -> np.ndarray:
+        return self.index_row >= 0
+
+    def kept_ids(self, index: DedupIndex, ids: list[Any]) -> list[Any]:
+        """Per document, the id of the one it duplicates (in the index, or of ``ids``), or its
+        own id when kept."""
+        in_index = self.in_index
+        rows = np.unique(self.index_row[in_index]).tolist()
+        named = dict(zip(rows, index.ids_of(rows)))
+        return [
+            named[int(i)] if i >= 0 else ids[int(c)]
+            for i, c in zip(self.index_row.tolist(), self.kept.tolist())
+        ]
+
+    def result(self, index: DedupIndex, ids: list[Any]) -> AgainstResult:
+        """The evidence, with the documents' ``ids``."""
+        keep = self.keep
+        duplicate_of = [None if k else d for k, d in zip(keep, self.kept_ids(index, ids))]
+        return AgainstResult(ids, keep, duplicate_of, self.in_index, self.jaccard)
+
+
 def dedup_against(
     docs: Any,
     index: DedupIndex,
@@ -366,11 +518,14 @@ def dedup_against(
     id_field: str | None = None,
     update: bool = False,
     threads: int | None = None,
+    max_pairs: int | None = DEFAULT_MAX_PAIRS,
 ) -> AgainstResult:
     """Removes from ``docs`` the verified near-duplicates of the index's documents and of earlier
     documents of ``docs``; see the module. ``k`` and ``threshold`` default to the index's; the
     hasher and shingle are the index's (others are a ValueError). With ``update``, the kept
-    documents are appended to the index file (atomically), with their ids."""
+    documents are appended to the index file (atomically), with their ids. A search past the
+    work limit raises TooManyPairsError unless ``max_pairs=None`` (see
+    :meth:`DedupIndex.search`)."""
     if not isinstance(index, DedupIndex):
         raise TypeError(f"against must be a neardup.DedupIndex, got {type(index).__name__}")
     if hasher is not None and hasher != index.hasher:
@@ -382,10 +537,15 @@ def dedup_against(
             f"the index holds sketches of {index.shingle}-word shingles, not {shingle}"
         )
     hasher, threads = check_corpus_arguments(docs, index.hasher, threads)
-    k = index.k if k is None else check_k(k)
-    threshold = index.threshold if threshold is None else check_threshold(threshold)
     got, found_ids = _digest_docs(
-        docs, hasher, index.shingle, index.sketch_size, text_field, id_field, threads
+        docs,
+        hasher,
+        index.shingle,
+        index.sketch_bytes,
+        index.sketch_bits,
+        text_field,
+        id_field,
+        threads,
     )
     n = len(got.fingerprints)
     given = ids if ids is not None else found_ids
@@ -396,26 +556,10 @@ def dedup_against(
     )
     if len(values) != n:
         raise ValueError(f"{n} documents but {len(values)} ids")
-    starts, ends, hashes = got.sketches  # type: ignore[misc]
-    kept, index_row, jaccard = index._inner.dedup(
-        got.fingerprints, got.keys, starts, ends, hashes, k, threshold, threads
-    )
-    rows = np.arange(n, dtype=np.int64)
-    keep = kept == rows
-    in_index = index_row >= 0
-    from_index = dict(
-        zip(
-            np.unique(index_row[in_index]).tolist(),
-            index.ids_of(np.unique(index_row[in_index]).tolist()),
-        )
-    )
-    duplicate_of: list[Any] = [
-        None if keep[r] else from_index[int(index_row[r])] if in_index[r] else values[int(kept[r])]
-        for r in range(n)
-    ]
-    result = AgainstResult(values, keep, duplicate_of, in_index, jaccard)
+    found = index.search(got, k=k, threshold=threshold, threads=threads, max_pairs=max_pairs)
+    result = found.result(index, values)
     if update:
-        index._append(got, values, np.flatnonzero(keep))
+        index._append(got, values, np.flatnonzero(result.keep))
     return result
 
 

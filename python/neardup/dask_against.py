@@ -1,28 +1,101 @@
 """A dask DataFrame deduplicated against a dedup index (:class:`neardup.DedupIndex`):
 ``pip install neardup[dask]``.
 
-The workers read, normalize, fingerprint and sketch every partition with the index's settings
-(the text-heavy work); the client gathers the digests (the fingerprint, content key and
-bottom-S sketch: 16 + 4 S bytes a document), deduplicates them against the index in one batch
-(the call :func:`neardup.against.dedup_against` makes, so the answer is the single machine's for
-any partitioning) and, with ``update``, appends the kept documents to the index file. The kept
-rows come out per partition, in input order, without a shuffle.
+The index file lies on storage every worker can read. Each partition's task opens it itself,
+memory-mapped (once per worker process while the file is unchanged; the client sends its path,
+never the index), digests the partition with the index's settings and searches it against the
+index: a document's first near-duplicate in the index depends on no other new document, so this
+part of the answer is final on the worker. The client then gathers the digests of the documents
+left (fingerprint, content key and compact sketch: 84 bytes a document by default) and
+deduplicates them among themselves in one batch, in partition order, as
+:func:`neardup.against.dedup_against` does after its search of the index; the answer is the single
+machine's for any partitioning. With ``update``, the client appends the kept documents to the
+index file. The kept rows come out per partition, in input order, without a shuffle.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from neardup.against import DedupIndex
-from neardup.dask import _DIGEST_META, _aligned, _check_frame, _digest_part, _kept_part
-from neardup.digest import Digest
+from neardup.against import Batch, DedupIndex, Matches, _digest_docs
+from neardup.batches import check_texts
+from neardup.dask import _aligned, _check_frame, _kept_part, _number
+from neardup.index import DEFAULT_MAX_PAIRS
 from neardup.validate import check_k
 from neardup.verify import check_threshold
 
 __all__ = ["dedup_against"]
+
+#: The index each worker process has open: (path, device, inode, size, mtime) -> index.
+_OPENED: dict[tuple[Any, ...], DedupIndex] = {}
+
+_SEARCH_META = pd.DataFrame(
+    {
+        "fingerprint": pd.Series(dtype=np.uint64),
+        "key": pd.Series(dtype=np.uint64),
+        "len": pd.Series(dtype=np.uint32),
+        "words": pd.Series(dtype=object),
+        "index_row": pd.Series(dtype=np.int64),
+        "jaccard": pd.Series(dtype=np.float32),
+    }
+)
+
+
+def _opened(path: str) -> DedupIndex:
+    """The index at ``path``, opened once per worker process while the file is the same."""
+    st = os.stat(path)
+    key = (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    index = _OPENED.get(key)
+    if index is None:
+        _OPENED.clear()
+        index = _OPENED[key] = DedupIndex.open(path)
+    return index
+
+
+def _search_part(
+    part: pd.DataFrame,
+    text_field: str,
+    path: str,
+    k: int,
+    threshold: float,
+    limit: bool,
+    partition_info: Any = None,
+) -> pd.DataFrame:
+    """A partition's digests and, per row, the index document it duplicates (-1: none) and
+    their Jaccard, from the index the worker opens."""
+    index = _opened(path)
+    values = part[text_field].tolist()
+    check_texts(values, f"partition {_number(partition_info)}, column {text_field!r},")
+    batch, _ = _digest_docs(
+        values,
+        index.hasher,
+        index.shingle,
+        index.sketch_bytes,
+        index.sketch_bits,
+        None,
+        None,
+        1,
+    )
+    found = index.search(
+        batch, k=k, threshold=threshold, threads=1, max_pairs=DEFAULT_MAX_PAIRS if limit else None
+    )
+    w = index.sketch_bytes // 4
+    words = batch.words.reshape(-1, w) if len(values) else np.zeros((0, w), np.uint32)
+    return pd.DataFrame(
+        {
+            "fingerprint": batch.fingerprints,
+            "key": batch.keys,
+            "len": batch.lens,
+            "words": [row.tobytes() for row in words],
+            "index_row": found.index_row,
+            "jaccard": np.where(found.in_index, found.jaccard, np.float32(1)),
+        },
+        index=pd.RangeIndex(len(values)),
+    )
 
 
 def _table_part(
@@ -33,7 +106,7 @@ def _table_part(
 
 def dedup_against(
     ddf: Any,
-    index: DedupIndex,
+    index: DedupIndex | str | os.PathLike[str],
     text_field: str = "text",
     id_field: str | None = None,
     *,
@@ -41,6 +114,7 @@ def dedup_against(
     threshold: float | None = None,
     update: bool = False,
     clusters: bool = False,
+    max_pairs: int | None = DEFAULT_MAX_PAIRS,
 ) -> Any:
     """The rows of ``ddf`` that are not near-duplicates of a document of ``index`` or of an
     earlier row (in partition order), as :func:`neardup.dedup` with ``against=index`` on the
@@ -48,13 +122,14 @@ def dedup_against(
 
     Args:
         ddf: a dask DataFrame with the text in column ``text_field``.
-        index: the dedup index (or its path).
+        index: the dedup index or its path, a file every worker can read at that path.
         id_field: the column of ids of the rows (default: global row numbers); with ``update`` they are
             stored in the index, so they must be of its kind (strings or integers).
         k, threshold: default to the index's.
         update: append the kept rows to the index file (atomically).
         clusters: also return a table with one row per document: ``id``, ``kept``, ``kept_id``
             (the document it duplicates, itself when kept), ``in_index`` and ``jaccard``.
+        max_pairs: None lifts the bound on each search's work (see :meth:`DedupIndex.search`).
 
     Returns:
         the kept rows, a lazy dask DataFrame in input order; with ``clusters=True``, ``(kept, table)``.
@@ -69,40 +144,50 @@ def dedup_against(
     threshold = index.threshold if threshold is None else check_threshold(threshold)
     _check_frame(ddf, text_field, id_field)
     ddf = ddf.clear_divisions()
-    spec = (index.shingle, index.sketch_size)
-    digests = ddf.map_partitions(
-        _digest_part, text_field, index.hasher, spec, meta=_DIGEST_META
+    path = os.path.abspath(index.path)
+    parts = ddf.map_partitions(
+        _search_part, text_field, path, k, threshold, max_pairs is not None, meta=_SEARCH_META
     ).persist()
-    counts = np.asarray(digests.map_partitions(len).compute(), dtype=np.int64)
+    counts = np.asarray(parts.map_partitions(len).compute(), dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    got = digests[["fingerprint", "key", "sketch"]].compute()
-    fps = got["fingerprint"].to_numpy(np.uint64)
-    keys = got["key"].to_numpy(np.uint64)
-    blobs = [np.frombuffer(b, dtype=np.uint32) for b in got["sketch"].tolist()]
-    del got
-    lengths = np.asarray([len(b) for b in blobs], dtype=np.uint64)
-    ends = np.cumsum(lengths, dtype=np.uint64)
-    hashes = np.concatenate(blobs) if blobs else np.zeros(0, np.uint32)
-    del blobs
-    n = len(fps)
-    ids: list[Any] = ddf[id_field].compute().tolist() if id_field is not None else list(range(n))
-    kept, index_row, jaccard = index._inner.dedup(
-        fps, keys, ends - lengths, ends, hashes, k, threshold, None
+    got = parts.compute()
+    n = len(got)
+    batch = Batch(
+        got["fingerprint"].to_numpy(np.uint64),
+        got["key"].to_numpy(np.uint64),
+        got["len"].to_numpy(np.uint32),
+        np.frombuffer(b"".join(got["words"].tolist()), dtype=np.uint32).copy()
+        if n
+        else np.zeros(0, np.uint32),
     )
-    keep = kept == np.arange(n)
-    in_index = index_row >= 0
-    rows = np.unique(index_row[in_index])
-    named = dict(zip(rows.tolist(), index.ids_of(rows.tolist())))
-    kept_id = [named[int(index_row[r])] if in_index[r] else ids[int(kept[r])] for r in range(n)]
+    index_row = got["index_row"].to_numpy(np.int64)
+    jaccard = got["jaccard"].to_numpy(np.float32).copy()
+    del got
+    # The documents left, among themselves, in row order: what the single machine's search does
+    # after the index.
+    left = np.flatnonzero(index_row < 0)
+    alone = DedupIndex._empty(
+        index.hasher, k, threshold, index.shingle, index.sketch_bytes, index.sketch_bits, False
+    )
+    among = alone.search(batch.take(left), max_pairs=max_pairs)
+    kept = np.full(n, -1, np.int64)
+    kept[left] = left[among.kept]
+    jaccard[left] = among.jaccard
+    found = Matches(kept, index_row, jaccard)
+    ids: list[Any] = ddf[id_field].compute().tolist() if id_field is not None else list(range(n))
+    keep = found.keep
     if update:
-        index._append(Digest(fps, keys, (ends - lengths, ends, hashes)), ids, np.flatnonzero(keep))
+        index._append(batch, ids, np.flatnonzero(keep))
+    # The ids keep the column's type (a Parquet table needs one); row numbers are integers.
+    id_type: Any = ddf._meta[id_field].dtype if id_field is not None else np.int64
+    kept_type = id_type if id_field is not None or not index.string_ids else object
     frame = pd.DataFrame(
         {
-            "id": pd.Series(ids, dtype=object),
+            "id": pd.Series(ids, dtype=id_type),
             "kept": keep,
-            "kept_id": pd.Series(kept_id, dtype=object),
-            "in_index": in_index,
-            "jaccard": jaccard,
+            "kept_id": pd.Series(found.kept_ids(index, ids), dtype=kept_type),
+            "in_index": found.in_index,
+            "jaccard": found.jaccard,
         }
     )
     pieces = [

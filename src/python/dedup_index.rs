@@ -9,6 +9,7 @@ use pyo3::types::PyBytes;
 
 use super::errors::on_path;
 use super::interrupt;
+use crate::compact_sketch::{encode_many, Compact, Sketches};
 use crate::dedup_index::{dedup_against, Batch, DedupIndex, NewIds, Rows, Settings};
 use crate::parallel;
 use crate::plan::check_k;
@@ -20,6 +21,20 @@ type AgainstArrays<'py> = (
     Bound<'py, PyArray1<i64>>,
     Bound<'py, PyArray1<f32>>,
 );
+
+/// Compact sketches handed to Python: (lengths, words).
+type CompactArrays<'py> = (Bound<'py, PyArray1<u32>>, Bound<'py, PyArray1<u32>>);
+
+/// Compact sketches borrowed from two arrays: lengths and words.
+fn sketches_of<'a>(
+    lens: &'a PyReadonlyArray1<'_, u32>,
+    words: &'a PyReadonlyArray1<'_, u32>,
+) -> PyResult<Sketches<'a>> {
+    Ok(Sketches {
+        lens: lens.as_slice()?,
+        words: words.as_slice()?,
+    })
+}
 
 /// Ids from Python: an int64 array, or a list of bytes.
 enum IdsIn {
@@ -52,14 +67,13 @@ fn save_with(
     path: &Path,
     fps: PyReadonlyArray1<'_, u64>,
     keys: PyReadonlyArray1<'_, u64>,
-    starts: PyReadonlyArray1<'_, u64>,
-    ends: PyReadonlyArray1<'_, u64>,
-    hashes: PyReadonlyArray1<'_, u32>,
+    lens: PyReadonlyArray1<'_, u32>,
+    words: PyReadonlyArray1<'_, u32>,
     ids: &Bound<'_, PyAny>,
 ) -> PyResult<()> {
     let ids = ids_in(ids, index.settings().string_ids)?;
     let (fps, keys) = (fps.as_slice()?, keys.as_slice()?);
-    let sketches = Ranges::new(starts.as_slice()?, ends.as_slice()?, hashes.as_slice()?)?;
+    let sketches = sketches_of(&lens, &words)?;
     let views: Vec<&[u8]> = match &ids {
         IdsIn::Str(v) => v.iter().map(|b| &b[..]).collect(),
         IdsIn::Int(_) => Vec::new(),
@@ -79,41 +93,34 @@ fn save_with(
 
 #[pymethods]
 impl PyDedupIndex {
-    /// Writes a new index file of these documents (atomically) and returns nothing; open it with `load`.
+    /// An empty index in memory with these settings (save documents to a file with
+    /// `save_appended`).
     #[staticmethod]
-    #[pyo3(signature = (path, sketch_size, shingle, k, threshold, string_ids, meta, fps, keys, starts, ends, hashes, ids))]
+    #[pyo3(signature = (sketch_words, sketch_bits, shingle, k, threshold, string_ids, meta))]
     #[allow(clippy::too_many_arguments)]
-    fn create(
-        py: Python<'_>,
-        path: PathBuf,
-        sketch_size: usize,
+    fn empty(
+        sketch_words: i64,
+        sketch_bits: i64,
         shingle: u32,
         k: i64,
         threshold: f64,
         string_ids: bool,
         meta: Vec<u8>,
-        fps: PyReadonlyArray1<'_, u64>,
-        keys: PyReadonlyArray1<'_, u64>,
-        starts: PyReadonlyArray1<'_, u64>,
-        ends: PyReadonlyArray1<'_, u64>,
-        hashes: PyReadonlyArray1<'_, u32>,
-        ids: &Bound<'_, PyAny>,
-    ) -> PyResult<()> {
-        let k = check_k(k)?;
-        let index = DedupIndex::new(Settings {
-            sketch_size,
+    ) -> PyResult<Self> {
+        let inner = DedupIndex::new(Settings {
+            sketch: Compact::new(sketch_words, sketch_bits)?,
             shingle,
-            k,
+            k: check_k(k)?,
             threshold,
             string_ids,
             meta,
         })?;
-        save_with(py, &index, &path, fps, keys, starts, ends, hashes, ids)
+        Ok(PyDedupIndex { inner })
     }
 
-    /// Writes this index followed by new documents to `path` (atomically: a temporary file
-    /// renamed over it).
-    #[pyo3(signature = (path, fps, keys, starts, ends, hashes, ids))]
+    /// Writes this index followed by new documents (fingerprints, content keys, compact sketches
+    /// as lengths and words, ids) to `path` (atomically: a temporary file renamed over it).
+    #[pyo3(signature = (path, fps, keys, lens, words, ids))]
     #[allow(clippy::too_many_arguments)]
     fn save_appended(
         &self,
@@ -121,12 +128,11 @@ impl PyDedupIndex {
         path: PathBuf,
         fps: PyReadonlyArray1<'_, u64>,
         keys: PyReadonlyArray1<'_, u64>,
-        starts: PyReadonlyArray1<'_, u64>,
-        ends: PyReadonlyArray1<'_, u64>,
-        hashes: PyReadonlyArray1<'_, u32>,
+        lens: PyReadonlyArray1<'_, u32>,
+        words: PyReadonlyArray1<'_, u32>,
         ids: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
-        save_with(py, &self.inner, &path, fps, keys, starts, ends, hashes, ids)
+        save_with(py, &self.inner, &path, fps, keys, lens, words, ids)
     }
 
     #[staticmethod]
@@ -143,8 +149,13 @@ impl PyDedupIndex {
     }
 
     #[getter]
-    fn sketch_size(&self) -> usize {
-        self.inner.settings().sketch_size
+    fn sketch_words(&self) -> usize {
+        self.inner.settings().sketch.words()
+    }
+
+    #[getter]
+    fn sketch_bits(&self) -> u32 {
+        self.inner.settings().sketch.bits()
     }
 
     #[getter]
@@ -198,13 +209,17 @@ impl PyDedupIndex {
             .into_pyarray(py))
     }
 
-    /// Document `row`'s stored sketch.
-    fn sketch<'py>(&self, py: Python<'py>, row: usize) -> PyResult<Bound<'py, PyArray1<u32>>> {
+    /// Document `row`'s stored compact sketch: (its shingles or 2^32 - 1, its words).
+    fn sketch<'py>(
+        &self,
+        py: Python<'py>,
+        row: usize,
+    ) -> PyResult<(u32, Bound<'py, PyArray1<u32>>)> {
         self.row_ok(row)?;
-        Ok(self
+        let (len, words) = self
             .inner
-            .guarded(|ix| ix.sketch(row).to_vec())?
-            .into_pyarray(py))
+            .guarded(|ix| (ix.sketch(row).0, ix.sketch(row).1.to_vec()))?;
+        Ok((len, words.into_pyarray(py)))
     }
 
     /// The ids of some rows: ints, or bytes for string ids.
@@ -225,26 +240,27 @@ impl PyDedupIndex {
         got
     }
 
-    /// Deduplicates a batch (fingerprints, content keys, sketches in ranges) against the index
-    /// and itself: (new row kept in each row's place or -1, index row it duplicates or -1,
-    /// Jaccard).
-    #[pyo3(signature = (fps, keys, starts, ends, hashes, k, threshold, threads=None))]
+    /// Deduplicates a batch (fingerprints, content keys, compact sketches as lengths and words)
+    /// against the index and itself: (new row kept in each row's place or -1, index row it
+    /// duplicates or -1, Jaccard). With `limit`, TooManyPairsError for a search estimated past
+    /// the work limit.
+    #[pyo3(signature = (fps, keys, lens, words, k, threshold, threads=None, limit=true))]
     #[allow(clippy::too_many_arguments)]
     fn dedup<'py>(
         &self,
         py: Python<'py>,
         fps: PyReadonlyArray1<'py, u64>,
         keys: PyReadonlyArray1<'py, u64>,
-        starts: PyReadonlyArray1<'py, u64>,
-        ends: PyReadonlyArray1<'py, u64>,
-        hashes: PyReadonlyArray1<'py, u32>,
+        lens: PyReadonlyArray1<'py, u32>,
+        words: PyReadonlyArray1<'py, u32>,
         k: i64,
         threshold: f64,
         threads: Option<i64>,
+        limit: bool,
     ) -> PyResult<AgainstArrays<'py>> {
         let k_u = check_k(k)?;
         let (fps, keys) = (fps.as_slice()?, keys.as_slice()?);
-        let sketches = Ranges::new(starts.as_slice()?, ends.as_slice()?, hashes.as_slice()?)?;
+        let sketches = sketches_of(&lens, &words)?;
         let batch = Batch {
             fps,
             keys,
@@ -253,7 +269,7 @@ impl PyDedupIndex {
         let index = &self.inner;
         let got = interrupt::detach(py, || {
             parallel::with_threads(threads, || {
-                index.guarded(|ix| dedup_against(ix, &batch, k_u, threshold))
+                index.guarded(|ix| dedup_against(ix, &batch, k_u, threshold, limit))
             })
         })???;
         let got = got?;
@@ -277,6 +293,52 @@ impl PyDedupIndex {
     }
 }
 
+/// The compact sketches (`sketch_words` words of `sketch_bits`-bit bins) of documents given by
+/// their whole shingle sets, document d's `hashes[starts[d]..ends[d]]`: (lengths, words).
+#[pyfunction]
+#[pyo3(signature = (starts, ends, hashes, sketch_words, sketch_bits, threads=None))]
+pub fn compact_sketches<'py>(
+    py: Python<'py>,
+    starts: PyReadonlyArray1<'py, u64>,
+    ends: PyReadonlyArray1<'py, u64>,
+    hashes: PyReadonlyArray1<'py, u32>,
+    sketch_words: i64,
+    sketch_bits: i64,
+    threads: Option<i64>,
+) -> PyResult<CompactArrays<'py>> {
+    let shape = Compact::new(sketch_words, sketch_bits)?;
+    let ranges = Ranges::new(starts.as_slice()?, ends.as_slice()?, hashes.as_slice()?)?;
+    let (lens, words) =
+        py.detach(|| parallel::with_threads(threads, || encode_many(shape, &ranges)))?;
+    Ok((lens.into_pyarray(py), words.into_pyarray(py)))
+}
+
+/// The Jaccard estimates of pairs of compact sketches: rows `i[p]` of (`lens_a`, `words_a`) and
+/// `j[p]` of (`lens_b`, `words_b`).
+#[pyfunction]
+#[pyo3(signature = (lens_a, words_a, lens_b, words_b, sketch_words, sketch_bits))]
+pub fn compact_jaccard<'py>(
+    py: Python<'py>,
+    lens_a: PyReadonlyArray1<'py, u32>,
+    words_a: PyReadonlyArray1<'py, u32>,
+    lens_b: PyReadonlyArray1<'py, u32>,
+    words_b: PyReadonlyArray1<'py, u32>,
+    sketch_words: i64,
+    sketch_bits: i64,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let shape = Compact::new(sketch_words, sketch_bits)?;
+    let (a, b) = (
+        sketches_of(&lens_a, &words_a)?,
+        sketches_of(&lens_b, &words_b)?,
+    );
+    a.check(a.lens.len(), shape)?;
+    b.check(a.lens.len(), shape)?;
+    let got = py.detach(|| crate::compact_sketch::jaccard_rows(shape, &a, &b));
+    Ok(got.into_pyarray(py))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<PyDedupIndex>()
+    m.add_class::<PyDedupIndex>()?;
+    m.add_function(wrap_pyfunction!(compact_sketches, m)?)?;
+    m.add_function(wrap_pyfunction!(compact_jaccard, m)?)
 }

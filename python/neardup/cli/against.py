@@ -6,7 +6,6 @@ CORPUS.ndx``: the command's side of the dedup index (the library's side is
 from __future__ import annotations
 
 import contextlib
-import json
 import time
 from typing import Any
 
@@ -14,16 +13,14 @@ import click
 import numpy as np
 
 from .. import _core
-from ..against import DedupIndex, _settings_bytes
+from ..against import Batch, CompactSketches, DedupIndex, Matches
 from ..corpus import Progress, fingerprint_pass
-from ..digest import Digest
 from ..hasher import Simhasher
 from ..io import Input, InputError, Outputs, TableWriter, compression_of
 from ..paths import check_outputs, locked
 from ..pipeline import FirstPass
-from ..verify import Sketches
 from .options import Source
-from .output import _check_output, _errors_text, _Failed, _say, _stream, _table_name, summarize
+from .output import _check_output, _Failed, _table_name, summarize
 
 __all__ = ["AGAINST_COLUMNS", "is_dedup_index_path", "build_command", "dedup_command"]
 
@@ -71,18 +68,23 @@ def _ids(
 
 
 def _digest_input(
-    inp: Input, index_hasher: Simhasher, shingle: int, size: int, threads: int | None, hidden: bool
-) -> tuple[Digest, int]:
-    """Fingerprints, keys and bottom-``size`` sketches of every document of INPUT, and its bytes."""
-    first = FirstPass(index_hasher, shingle, threads, budget=None)
-    first.sketches = Sketches(index_hasher, shingle, size=size, threads=threads)
+    inp: Input,
+    hasher: Simhasher,
+    shingle: int,
+    sketch_bytes: int,
+    sketch_bits: int,
+    threads: int | None,
+    hidden: bool,
+) -> tuple[Batch, int]:
+    """Fingerprints, keys and compact sketches of every document of INPUT, and its bytes."""
+    first = FirstPass(hasher, shingle, threads, budget=None)
+    first.sketches = CompactSketches(shingle, sketch_bytes, sketch_bits, threads)  # type: ignore[assignment]
     progress = Progress(inp, "fingerprinting", hidden)
     try:
-        fps, _, nbytes = fingerprint_pass(inp, index_hasher, threads, progress, first=first)
+        _, _, nbytes = fingerprint_pass(inp, hasher, threads, progress, first=first)
     finally:
         progress.close()
-    starts, ends, hashes = first.sketches.ranges(len(fps))
-    return Digest(fps, first.keys, (starts, ends, hashes)), nbytes
+    return Batch.of(first, first.rows), nbytes
 
 
 def build_command(
@@ -91,7 +93,8 @@ def build_command(
     k: int,
     threshold: float,
     shingle: int,
-    sketch_size: int,
+    sketch_bytes: int,
+    sketch_bits: int,
     threads: int | None,
     quiet: bool,
     as_json: bool,
@@ -100,22 +103,19 @@ def build_command(
     """``neardup index build INPUT -o CORPUS.ndx``: dedups INPUT and writes the kept documents'
     dedup index (ids from --id-field, strings or integers, as given)."""
     try:
-        _settings_bytes(hasher)
+        empty = DedupIndex._empty(hasher, k, threshold, shingle, sketch_bytes, sketch_bits, False)
     except ValueError as err:
         raise click.UsageError(str(err)) from None
     inp = source.open(hasher, replayable=True)
     check_outputs([inp.path], [("-o", index_path)])
     with inp, Outputs() as outputs:
         tmp = outputs.reserve(index_path)
-        got, _ = _digest_input(inp, hasher, shingle, sketch_size, threads, quiet or as_json)
+        got, _ = _digest_input(
+            inp, hasher, shingle, sketch_bytes, sketch_bits, threads, quiet or as_json
+        )
         ids = _ids(inp, None, None, None)
         n = len(got.fingerprints)
-        rows = np.arange(n, dtype=np.int64)
-        starts, ends, hashes = got.sketches  # type: ignore[misc]
-        if n:
-            found = _core.StarCandidates(got.fingerprints, got.keys, k, threads=threads)
-            kept, _ = found.stars(rows, threshold, starts, ends, hashes, sketch_size)
-            rows = np.flatnonzero(kept == rows)
+        rows = np.flatnonzero(empty.search(got, threads=threads).keep)
         string_ids = bool(ids) and any(isinstance(v, str) for v in ids)
         if string_ids and not all(isinstance(v, str) for v in ids):
             raise InputError(
@@ -132,21 +132,9 @@ def build_command(
                 inp.name, f"ids in {inp.id_field!r} must be strings or 64-bit integers"
             ) from None
         try:
-            _core.DedupIndex.create(
-                tmp,
-                sketch_size,
-                shingle,
-                k,
-                threshold,
-                string_ids,
-                _settings_bytes(hasher),
-                np.ascontiguousarray(got.fingerprints[rows]),
-                np.ascontiguousarray(got.keys[rows]),
-                np.ascontiguousarray(starts[rows]),
-                np.ascontiguousarray(ends[rows]),
-                hashes,
-                values,
-            )
+            _core.DedupIndex.empty(
+                sketch_bytes // 4, sketch_bits, shingle, k, threshold, string_ids, empty._meta
+            ).save_appended(tmp, *got.take(rows), values)
         except OSError as err:
             raise _Failed(f"cannot write {index_path}: {err.strerror or err}") from None
         outputs.commit()
@@ -158,11 +146,12 @@ def build_command(
             "removed": n - len(rows),
             "k": k,
             "threshold": threshold,
-            "sketch_size": sketch_size,
+            "sketch_bytes": sketch_bytes,
+            "sketch_bits": sketch_bits,
         },
         f"indexed {len(rows):,} of {n:,} documents in {index_path} "
         f"({n - len(rows):,} near-duplicates removed; "
-        f"k={k}, Jaccard >= {threshold:g}, sketches of {sketch_size})",
+        f"k={k}, Jaccard >= {threshold:g}, sketches of {sketch_bytes} bytes, {sketch_bits}-bit bins)",
         inp,
         as_json,
         quiet,
@@ -221,39 +210,20 @@ def dedup_command(
         out_tmp = outputs.reserve(output, directory=inp.format == "txt") if output else None
         clusters_tmp = outputs.reserve(clusters) if clusters else None
         got, nbytes = _digest_input(
-            inp, index.hasher, index.shingle, index.sketch_size, threads, quiet or as_json
+            inp,
+            index.hasher,
+            index.shingle,
+            index.sketch_bytes,
+            index.sketch_bits,
+            threads,
+            quiet or as_json,
         )
         n = len(got.fingerprints)
-        starts, ends, hashes = got.sketches  # type: ignore[misc]
-        kept, index_row, jaccard = index._inner.dedup(
-            got.fingerprints, got.keys, starts, ends, hashes, k, threshold, threads
-        )
-        keep = kept == np.arange(n)
+        found = index.search(got, k=k, threshold=threshold, threads=threads)
+        keep = found.keep
         ids = _ids(inp, keep, output, out_tmp, ids=bool(clusters_tmp) or update)
-        in_index = index_row >= 0
         if clusters_tmp and clusters:
-            rows = np.unique(index_row[in_index])
-            named = dict(zip(rows.tolist(), index.ids_of(rows.tolist())))
-            writer = TableWriter(clusters_tmp, clusters, AGAINST_COLUMNS)
-            try:
-                for at in range(0, n, 65536):
-                    part = range(at, min(n, at + 65536))
-                    writer.write(
-                        {
-                            "id": [ids[r] for r in part],
-                            "kept": keep[at : part.stop],
-                            "kept_id": [
-                                named[int(index_row[r])] if in_index[r] else ids[int(kept[r])]
-                                for r in part
-                            ],
-                            "in_index": in_index[at : part.stop],
-                            "jaccard": [
-                                round(float(j), 4) for j in jaccard[at : part.stop].tolist()
-                            ],
-                        }
-                    )
-            finally:
-                writer.close()
+            write_clusters(clusters_tmp, clusters, found, index, ids)
         outputs.commit()
         if update:
             try:
@@ -264,41 +234,55 @@ def dedup_command(
                 raise _Failed(f"cannot write {against}: {err.strerror or err}") from None
     seconds = time.perf_counter() - start
     removed = int((~keep).sum())
-    summary = {
-        "input": inp.name,
-        "against": against,
-        "documents": n,
-        "bytes": nbytes,
-        "kept": n - removed,
-        "removed": removed,
-        "removed_for_index": int(in_index.sum()),
-        "k": k,
-        "threshold": threshold,
-        "updated": update,
-        "index_size": len(index),
-        "seconds": round(seconds, 4),
-        "skipped": len(inp.errors),
-        "errors": [str(e) for e in inp.errors],
-    }
-    written = {"output": output, "clusters": clusters}
-    if as_json:
-        click.echo(
-            json.dumps({**summary, "outputs": {k_: v for k_, v in written.items() if v}}, indent=2),
-            file=_stream(output),
-        )
-        return
-    if quiet:
-        return
-    lines = [
+    for_index = int(found.in_index.sum())
+    summarize(
+        {
+            "input": inp.name,
+            "against": against,
+            "documents": n,
+            "bytes": nbytes,
+            "kept": n - removed,
+            "removed": removed,
+            "removed_for_index": for_index,
+            "k": k,
+            "threshold": threshold,
+            "updated": update,
+            "index_size": len(index),
+            "seconds": round(seconds, 4),
+        },
         f"{n:,} documents in {seconds:.2f} s against {against} "
-        f"({len(index):,} documents{', updated' if update else ''})",
-        f"removed {removed:,} (k={k}, Jaccard >= {threshold:g}): {int(in_index.sum()):,} for documents of the index, "
-        f"{removed - int(in_index.sum()):,} for earlier documents of the input; kept {n - removed:,}",
-    ]
-    done = [f"{output} ({n - removed:,} documents)" if output and output != "-" else None, clusters]
-    if any(done):
-        lines.append("wrote " + ", ".join(d for d in done if d))
-    elif dry_run:
-        lines.append("dry run: nothing written")
-    lines += _errors_text(inp)
-    _say("\n".join(lines), output)
+        f"({len(index):,} documents{', updated' if update else ''})\n"
+        f"removed {removed:,} (k={k}, Jaccard >= {threshold:g}): {for_index:,} for documents of the index, "
+        f"{removed - for_index:,} for earlier documents of the input; kept {n - removed:,}",
+        inp,
+        as_json,
+        quiet,
+        output=output,
+        outputs={"output": output, "clusters": clusters},
+        wrote=[
+            f"{output} ({n - removed:,} documents)" if output and output != "-" else None,
+            clusters,
+        ],
+        dry_run=dry_run,
+    )
+
+
+def write_clusters(tmp: str, name: str, found: Matches, index: DedupIndex, ids: list[Any]) -> None:
+    """The --clusters table of a dedup against an index (``AGAINST_COLUMNS``)."""
+    kept_ids = found.kept_ids(index, ids)
+    keep, in_index = found.keep, found.in_index
+    writer = TableWriter(tmp, name, AGAINST_COLUMNS)
+    try:
+        for at in range(0, len(ids), 65536):
+            end = min(len(ids), at + 65536)
+            writer.write(
+                {
+                    "id": ids[at:end],
+                    "kept": keep[at:end],
+                    "kept_id": kept_ids[at:end],
+                    "in_index": in_index[at:end],
+                    "jaccard": [round(float(j), 4) for j in found.jaccard[at:end].tolist()],
+                }
+            )
+    finally:
+        writer.close()

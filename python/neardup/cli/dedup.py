@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
@@ -37,13 +36,11 @@ from .options import (
 from .output import (
     _check_output,
     _count,
-    _errors_text,
     _Failed,
     _jaccard_note,
-    _say,
     _size,
-    _stream,
     _table_name,
+    summarize,
 )
 
 
@@ -137,28 +134,35 @@ def dedup(
     file). INPUT is a file, a folder of .txt files, - for stdin, or --sample.
     """
     threshold_in_force = _verification(threshold, no_verify)
+    on_dask = scheduler is not None or workers is not None
+    index = None
     if against is not None or update:  # deduplicating against a dedup index: cli/against.py
-        if against is None or report_path or scheduler or workers or keep != "first":
+        if against is None or report_path or keep != "first":
             raise click.UsageError(
-                "--update needs --against; --against takes neither --report, --keep longest nor Dask"
+                "--update needs --against; --against takes neither --report nor --keep longest"
             )
-        hasher = make_hasher(**hasher_flags)
-        against_cmd.dedup_command(
-            source,
-            output,
-            clusters,
-            dry_run,
-            k,
-            threshold_in_force,
-            update,
-            threads,
-            quiet,
-            as_json,
-            against,
-            hasher,
-            hasher != Simhasher(),
-        )
-        return
+        if not on_dask:
+            hasher = make_hasher(**hasher_flags)
+            against_cmd.dedup_command(
+                source,
+                output,
+                clusters,
+                dry_run,
+                k,
+                threshold_in_force,
+                update,
+                threads,
+                quiet,
+                as_json,
+                against,
+                hasher,
+                hasher != Simhasher(),
+            )
+            return
+        if update and dry_run:
+            raise click.UsageError("--dry-run writes nothing: drop --update or --dry-run")
+        index = against_cmd.open_index(against)
+        k = index.k if k is None else k
     k = default_k(k, threshold_in_force)
     start = time.perf_counter()
     if output is None and not dry_run:
@@ -166,7 +170,7 @@ def dedup(
     if output is not None and dry_run:
         raise click.UsageError("--dry-run writes no OUTPUT: drop -o or --dry-run")
     hasher = make_hasher(**hasher_flags)
-    if scheduler is not None or workers is not None:
+    if on_dask:
         _dedup_on_dask(
             source,
             output,
@@ -183,6 +187,8 @@ def dedup(
             as_json,
             hasher,
             start,
+            against=index,
+            update=update,
         )
         return
     threshold = threshold_in_force  # type: ignore[assignment]
@@ -316,29 +322,23 @@ def dedup(
             with open(report_tmp, "w", encoding="utf-8") as f:
                 f.write(page)
         outputs.commit()
-    written = {"output": output, "clusters": clusters, "report": report_path}
-    if as_json:
-        click.echo(
-            json.dumps({**summary, "outputs": {k_: v for k_, v in written.items() if v}}, indent=2),
-            file=_stream(output),
-        )
-        return
-    if quiet:
-        return
-    lines = [
+    summarize(
+        summary,
         f"{_count(summary['documents'], 'document')} ({_size(nbytes)}) in {seconds:.2f} s, "
-        f"{summary['mb_per_s']:.1f} MB/s",
+        f"{summary['mb_per_s']:.1f} MB/s\n"
         f"{_count(summary['clusters'], 'cluster')} of near-duplicates within "
         f"k={k}{_jaccard_note(threshold)}: kept {summary['kept']}, removed {summary['removed']}",
-    ]
-    done = [
-        f"{output} ({_count(summary['kept'], 'document')})" if output and output != "-" else None,
-        clusters,
-        report_path,
-    ]
-    if any(done):
-        lines.append("wrote " + ", ".join(d for d in done if d))
-    elif dry_run:
-        lines.append("dry run: nothing written")
-    lines += _errors_text(inp)
-    _say("\n".join(lines), output)
+        inp,
+        as_json,
+        quiet,
+        output=output,
+        outputs={"output": output, "clusters": clusters, "report": report_path},
+        wrote=[
+            f"{output} ({_count(summary['kept'], 'document')})"
+            if output and output != "-"
+            else None,
+            clusters,
+            report_path,
+        ],
+        dry_run=dry_run,
+    )

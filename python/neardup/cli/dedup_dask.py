@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from ..against import DedupIndex
 from ..hasher import Simhasher
 from ..io import (
     InputError,
@@ -65,8 +66,12 @@ def _dedup_on_dask(
     as_json: bool,
     hasher: Simhasher,
     start: float,
+    against: DedupIndex | None = None,
+    update: bool = False,
 ) -> None:
-    """`neardup dedup` on Dask: INPUT, OUTPUT and --clusters are folders of partitions."""
+    """`neardup dedup` on Dask: INPUT, OUTPUT and --clusters are folders of partitions. With
+    ``against`` (a dedup index every worker can read at its path), the documents are
+    deduplicated against it (:func:`neardup.dask_against.dedup_against`)."""
     input, sample, fmt = source.input, source.sample, source.fmt
     text_field, id_field, on_error = source.text_field, source.id_field, source.on_error
     if scheduler is not None and workers is not None:
@@ -81,6 +86,15 @@ def _dedup_on_dask(
     ):
         if given:
             raise click.UsageError(f"{flag} is not supported with --scheduler/--workers")
+    if against is not None:
+        if threshold is None:
+            raise click.UsageError(
+                "--against verifies every pair by its sketches: drop --no-verify"
+            )
+        if hasher != Simhasher() and hasher != against.hasher:
+            raise click.UsageError(
+                f"{against.path} was built with {against.hasher!r}: drop the fingerprint options or use the same ones"
+            )
     if sample:
         input = sample_path()
     if input is None or input == "-":
@@ -105,6 +119,7 @@ def _dedup_on_dask(
         from distributed import Client
 
         from .. import dask as neardup_dask
+        from .. import dask_against
     except ImportError:
         raise MissingExtraError(
             "--scheduler and --workers need Dask: pip install 'neardup[dask]'"
@@ -151,17 +166,29 @@ def _dedup_on_dask(
                             f"no column {name!r} ({flag}); columns: {', '.join(map(str, ddf.columns))}",
                         )
                 try:
-                    kept, table = neardup_dask.dedup(
-                        ddf,
-                        text_field=text_field,
-                        k=k,
-                        id_field=id_field,
-                        keep=keep,
-                        threshold=threshold,
-                        shingle=shingle,
-                        hasher=hasher,
-                        clusters=True,
-                    )
+                    if against is not None:
+                        kept, table = dask_against.dedup_against(
+                            ddf,
+                            against,
+                            text_field=text_field,
+                            id_field=id_field,
+                            k=k,
+                            threshold=threshold,
+                            update=update,
+                            clusters=True,
+                        )
+                    else:
+                        kept, table = neardup_dask.dedup(
+                            ddf,
+                            text_field=text_field,
+                            k=k,
+                            id_field=id_field,
+                            keep=keep,
+                            threshold=threshold,
+                            shingle=shingle,
+                            hasher=hasher,
+                            clusters=True,
+                        )
                 except (TypeError, ValueError) as err:
                     raise InputError(input, str(err)) from None
                 n_docs = len(table)
@@ -216,6 +243,8 @@ def _dedup_on_dask(
         "seconds": round(seconds, 4),
         "engine": "dask",
     }
+    if against is not None:
+        summary.update(against=against.path, updated=update)
     written = {"output": output, "clusters": clusters}
     if as_json:
         click.echo(

@@ -9,7 +9,7 @@ import click
 import numpy as np
 
 from .. import _core
-from ..against import DEFAULT_SKETCH_SIZE
+from ..against import DEFAULT_SKETCH_BITS, DEFAULT_SKETCH_BYTES
 from ..corpus import fingerprint_with_progress
 from ..hasher import Simhasher
 from ..index import SimhashIndex
@@ -30,9 +30,11 @@ from .output import _count, _Failed, summarize
 def index() -> None:
     """An index kept on disk, checked against new batches.
 
-    Ids in the index are integers: the values of --id-field if given (they must be integers),
-    otherwise documents are numbered on from the index's largest id. Use the same fingerprint
-    options for build, add and query.
+    A fingerprint index (any name but .ndx; build, add, query) holds integer ids: the values of
+    --id-field if given (they must be integers), otherwise documents are numbered on from the
+    index's largest id. A dedup index (build -o NAME.ndx, for dedup --against) holds the ids of
+    --id-field as given, strings or integers, or row numbers. Use the same fingerprint options
+    for build, add and query.
     """
 
 
@@ -121,13 +123,20 @@ def _open_for_index(source: Source, hasher: Simhasher) -> Input:
 )
 @k_option
 @click.option(
-    "--sketch-size",
-    type=click.IntRange(1, 1024),
-    default=DEFAULT_SKETCH_SIZE,
+    "--sketch-bytes",
+    type=click.IntRange(4, 1024),
+    default=DEFAULT_SKETCH_BYTES,
     show_default=True,
-    help="For INDEX.ndx: shingle hashes kept per document, 28 + 4 x this bytes a document with "
-    "integer ids (128: removals verified at precision >= 0.99; 16 fits 10M documents in 1 GB, "
-    "at precision 0.77 near the threshold).",
+    help="For INDEX.ndx: bytes of each document's compact sketch (a multiple of 4), 28 + this "
+    "a document with integer ids (64: 10M documents in 920 MB). A document of at most this / 4 "
+    "shingles keeps them all (exact Jaccards); a larger one keeps 8 x this / --sketch-bits bins.",
+)
+@click.option(
+    "--sketch-bits",
+    type=click.Choice(["1", "2", "4", "8", "16", "32"]),
+    default=str(DEFAULT_SKETCH_BITS),
+    show_default=True,
+    help="For INDEX.ndx: bits per bin of a sketched document.",
 )
 @hasher_options
 @run_options
@@ -135,7 +144,8 @@ def index_build(
     source: Source,
     index_path: str,
     k: int,
-    sketch_size: int,
+    sketch_bytes: int,
+    sketch_bits: str,
     threads: int | None,
     quiet: bool,
     as_json: bool,
@@ -153,7 +163,8 @@ def index_build(
             k if k_given else THRESHOLD_K,
             THRESHOLD,
             3,
-            sketch_size,
+            sketch_bytes,
+            int(sketch_bits),
             threads,
             quiet,
             as_json,

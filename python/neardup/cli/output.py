@@ -38,15 +38,35 @@ def _say(text: str, output: str | None = None) -> None:
 
 
 def summarize(
-    summary: dict[str, Any], headline: str, inp: Input, as_json: bool, quiet: bool
+    summary: dict[str, Any],
+    headline: str,
+    inp: Input,
+    as_json: bool,
+    quiet: bool,
+    *,
+    output: str | None = None,
+    outputs: dict[str, str | None] | None = None,
+    wrote: list[str | None] | None = None,
+    dry_run: bool = False,
 ) -> None:
-    """Prints a command's summary with the input's skipped records: as JSON, or as its headline
-    and the first skipped records (nothing with --quiet)."""
+    """Prints a command's summary with the input's skipped records: as JSON (with the files
+    written, ``outputs``), or as its headline, a "wrote ..." line naming ``wrote`` (or "dry run:
+    nothing written") and the first skipped records; nothing with --quiet. Both go to stderr
+    when the data goes to stdout (``output`` is "-")."""
     summary = {**summary, "skipped": len(inp.errors), "errors": [str(e) for e in inp.errors]}
     if as_json:
-        click.echo(json.dumps(summary, indent=2))
-    elif not quiet:
-        click.echo("\n".join([headline, *_errors_text(inp)]))
+        if outputs is not None:
+            summary["outputs"] = {name: path for name, path in outputs.items() if path}
+        click.echo(json.dumps(summary, indent=2), file=_stream(output))
+        return
+    if quiet:
+        return
+    lines = [headline]
+    if wrote and any(wrote):
+        lines.append("wrote " + ", ".join(w for w in wrote if w))
+    elif dry_run:
+        lines.append("dry run: nothing written")
+    _say("\n".join([*lines, *_errors_text(inp)]), output)
 
 
 def _errors_text(inp: Input, limit: int = 10) -> list[str]:
