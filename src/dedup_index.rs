@@ -30,6 +30,7 @@ use rayon::prelude::*;
 
 use crate::compact_sketch::{Compact, Sketches, SKETCHED};
 use crate::error::{Error, Result};
+use crate::first_table::{Earlier, FirstTable};
 use crate::hamming::hamming;
 use crate::interrupt;
 use crate::pairs::{
@@ -703,6 +704,7 @@ pub fn cross_pairs(new: &[u64], old: &[u64], k: u32, plan: &Plan) -> Result<Vec<
         )));
     }
     let tables = plan.tables();
+    let lookup = FirstTable::new(plan);
     let parts: Vec<Vec<(u32, u32)>> = tables
         .par_iter()
         .enumerate()
@@ -714,10 +716,7 @@ pub fn cross_pairs(new: &[u64], old: &[u64], k: u32, plan: &Plan) -> Result<Vec<
                     return out;
                 }
                 let perm = &layout.permutation;
-                let earlier: Vec<u64> = tables[..t]
-                    .iter()
-                    .map(|e| perm.apply(e.prefix_mask))
-                    .collect();
+                let earlier = Earlier::new(plan, lookup.as_ref(), t);
                 vn.clear();
                 vn.extend(new.iter().map(|&x| perm.apply(x)));
                 radix_sort_top_with(vn, layout.prefix_bits, scratch);
@@ -743,8 +742,7 @@ pub fn cross_pairs(new: &[u64], old: &[u64], k: u32, plan: &Plan) -> Result<Vec<
                             if hamming(a, y) > k {
                                 continue;
                             }
-                            let diff = a ^ y;
-                            if earlier.iter().any(|&m| diff & m == 0) {
+                            if earlier.holds(a ^ y) {
                                 continue;
                             }
                             out.push((lower_bound(new, perm.invert(a)) as u32, ib as u32));
@@ -782,8 +780,7 @@ pub fn cross_pairs(new: &[u64], old: &[u64], k: u32, plan: &Plan) -> Result<Vec<
                             if hamming(a, b) > k {
                                 continue;
                             }
-                            let diff = a ^ b;
-                            if earlier.iter().any(|&m| diff & m == 0) {
+                            if earlier.holds(a ^ b) {
                                 continue;
                             }
                             let ia = lower_bound(new, perm.invert(a)) as u32;

@@ -90,6 +90,45 @@ impl FirstTable {
     }
 }
 
+/// For table `t` of a plan: whether a pair it found was found by an earlier table already, by
+/// the plan's [`FirstTable`] or, without one, by testing each earlier table's prefix.
+pub struct Earlier<'a> {
+    t: usize,
+    lookup: Option<(&'a FirstTable, Vec<u64>)>,
+    prefixes: Vec<u64>,
+}
+
+impl<'a> Earlier<'a> {
+    /// The test for table `t` of `plan`, whose [`FirstTable`] is `lookup` (None: too many atoms).
+    pub fn new(plan: &Plan, lookup: Option<&'a FirstTable>, t: usize) -> Self {
+        let layout = &plan.tables()[t];
+        match lookup {
+            Some(l) => Earlier {
+                t,
+                lookup: Some((l, l.atoms_for(layout))),
+                prefixes: Vec::new(),
+            },
+            None => Earlier {
+                t,
+                lookup: None,
+                prefixes: plan.tables()[..t]
+                    .iter()
+                    .map(|e| layout.permutation.apply(e.prefix_mask))
+                    .collect(),
+            },
+        }
+    }
+
+    /// Whether an earlier table holds the pair whose XOR, in table `t`'s bit order, is `diff`.
+    #[inline]
+    pub fn holds(&self, diff: u64) -> bool {
+        match &self.lookup {
+            Some((l, atoms)) => l.first(atoms, diff) != self.t,
+            None => self.prefixes.iter().any(|&m| diff & m == 0),
+        }
+    }
+}
+
 /// The set of `atoms` on which `diff` is zero.
 #[inline]
 fn atom_set(atoms: &[u64], diff: u64) -> usize {

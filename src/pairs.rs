@@ -13,7 +13,7 @@ use rayon::prelude::*;
 
 use crate::encoders::mix64;
 use crate::error::{try_push, try_with_capacity, Error, Result};
-use crate::first_table::FirstTable;
+use crate::first_table::{Earlier, FirstTable};
 use crate::hamming::hamming;
 use crate::interrupt;
 use crate::plan::Plan;
@@ -300,20 +300,7 @@ where
                     return S::default();
                 }
                 let perm = &layout.permutation;
-                // The first table of a pair: by lookup, or by testing each earlier table's
-                // prefix (in this table's bit order) when the plan has too many atoms.
-                let atoms = lookup.as_ref().map(|l| l.atoms_for(layout));
-                let earlier: Vec<u64> = match lookup {
-                    Some(_) => Vec::new(),
-                    None => tables[..t]
-                        .iter()
-                        .map(|e| perm.apply(e.prefix_mask))
-                        .collect(),
-                };
-                let found_earlier = |diff: u64| match (&lookup, &atoms) {
-                    (Some(l), Some(atoms)) => l.first(atoms, diff) != t,
-                    _ => earlier.iter().any(|&m| diff & m == 0),
-                };
+                let earlier = Earlier::new(plan, lookup.as_ref(), t);
                 v.clear();
                 v.extend(distinct.iter().map(|&x| perm.apply(x)));
                 radix_sort_top_with(v, layout.prefix_bits, scratch);
@@ -339,7 +326,7 @@ where
                             if d > k {
                                 continue;
                             }
-                            if found_earlier(a ^ b) {
+                            if earlier.holds(a ^ b) {
                                 continue;
                             }
                             let ia = lower_bound(distinct, perm.invert(a)) as u32;
