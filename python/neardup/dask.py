@@ -199,6 +199,20 @@ def _aligned(pieces: list[pd.DataFrame], meta: pd.DataFrame) -> Any:
     return dd.from_delayed(parts, meta=meta, verify_meta=False)
 
 
+def _split_by_partition(ddf: Any, frame: pd.DataFrame, offsets: Any) -> tuple[Any, Any]:
+    """``frame`` (one row a document, in order) cut along ``ddf``'s partitions (its rows
+    ``offsets[i]:offsets[i + 1]``) as a dask DataFrame, and the kept rows of each partition."""
+    pieces = [
+        frame.iloc[offsets[i] : offsets[i + 1]].reset_index(drop=True)
+        for i in range(len(offsets) - 1)
+    ]
+    aligned = _aligned(pieces, frame.iloc[:0])
+    kept_rows = dd.map_partitions(
+        _kept_part, ddf, aligned, offsets, meta=ddf._meta, align_dataframes=False
+    )
+    return aligned, kept_rows
+
+
 @renamed(column="text_field", id_column="id_field")
 def dedup(
     ddf: Any,
@@ -326,14 +340,7 @@ def dedup(
             "distance": result.distance.astype(np.int64),
         }
     )
-    pieces = [
-        frame.iloc[offsets[i] : offsets[i + 1]].reset_index(drop=True)
-        for i in range(len(offsets) - 1)
-    ]
-    aligned = _aligned(pieces, frame.iloc[:0])
-    kept_rows = dd.map_partitions(
-        _kept_part, ddf, aligned, offsets, meta=ddf._meta, align_dataframes=False
-    )
+    aligned, kept_rows = _split_by_partition(ddf, frame, offsets)
     if not clusters:
         return kept_rows
     meta = frame.iloc[:0].copy()

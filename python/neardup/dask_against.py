@@ -23,7 +23,7 @@ import pandas as pd
 
 from neardup.against import Batch, DedupIndex, Matches, _digest_docs
 from neardup.batches import check_texts
-from neardup.dask import _aligned, _check_frame, _kept_part, _number
+from neardup.dask import _check_frame, _number, _split_by_partition
 from neardup.index import DEFAULT_MAX_PAIRS
 from neardup.validate import check_k
 from neardup.verify import check_threshold
@@ -190,16 +190,9 @@ def dedup_against(
             "jaccard": found.jaccard,
         }
     )
-    pieces = [
-        frame.iloc[offsets[i] : offsets[i + 1]].reset_index(drop=True)
-        for i in range(len(offsets) - 1)
-    ]
-    aligned = _aligned(pieces, frame.iloc[:0])
     import dask.dataframe as dd
 
-    kept_rows = dd.map_partitions(
-        _kept_part, ddf, aligned, offsets, meta=ddf._meta, align_dataframes=False
-    )
+    aligned, kept_rows = _split_by_partition(ddf, frame, offsets)
     if not clusters:
         return kept_rows
     table = dd.map_partitions(
