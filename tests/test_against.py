@@ -466,23 +466,7 @@ def test_an_interrupted_update_leaves_the_old_index(tmp_path):
         ".tmp-" in p.name for p in tmp_path.iterdir()
     )  # what the crash left; it hides nothing
     # The same update, uninterrupted.
-    assert (
-        main(
-            [
-                "dedup",
-                str(new),
-                "--id-field",
-                "url",
-                "--against",
-                str(path),
-                "--update",
-                "-o",
-                str(out),
-                "-q",
-            ]
-        )
-        == 0
-    )
+    assert main(args) == 0
     assert len(DedupIndex.open(path)) == n + 3000
 
 
