@@ -364,9 +364,12 @@ mod tests {
 
     /// Two sets with `both` shared hashes and `only` more in each, sorted.
     fn pair(s: &mut u64, both: usize, only_a: usize, only_b: usize) -> (Vec<u32>, Vec<u32>) {
-        let mut all: Vec<u32> = Vec::new();
-        while all.len() < both + only_a + only_b {
-            all.push(rng(s) as u32);
+        // Distinct values: draw what is missing, then sort and drop repeats, until there are enough.
+        let need = both + only_a + only_b;
+        let mut all: Vec<u32> = Vec::with_capacity(need);
+        while all.len() < need {
+            let missing = need - all.len();
+            all.extend((0..missing).map(|_| rng(s) as u32));
             all.sort_unstable();
             all.dedup();
         }
