@@ -28,7 +28,7 @@ use crate::pairs::{
     check_work, default_work_limit, distinct_pairs_bounded, Bounded, Groups, WORK_REMEDY,
 };
 use crate::plan::Plan;
-use crate::verify::{jaccard, Ranges};
+use crate::verify::{jaccard_at_least, Ranges};
 
 /// The Jaccard check of candidate pairs.
 #[derive(Debug, Clone, Copy)]
@@ -227,8 +227,8 @@ impl Candidates {
                         None => Some(f32::NAN),
                         Some(v) => {
                             let (a, b) = (self.first_row[t] as usize, self.first_row[s] as usize);
-                            let j = jaccard(v.sketches.get(a), v.sketches.get(b), v.size);
-                            (j >= v.threshold).then_some(j as f32)
+                            let (a, b) = (v.sketches.get(a), v.sketches.get(b));
+                            jaccard_at_least(a, b, v.size, v.threshold).map(|j| j as f32)
                         }
                     };
                     match taken {
@@ -337,7 +337,7 @@ mod tests {
     use super::*;
     use crate::hamming::hamming;
     use crate::testing::xorshift64 as rng;
-    use crate::verify::{shingle_config, sketches};
+    use crate::verify::{jaccard, shingle_config, sketches};
 
     fn stars(
         fingerprints: &[u64],

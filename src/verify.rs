@@ -191,32 +191,76 @@ pub fn sketches<T: AsRef<str> + Sync>(config: ShingleConfig, texts: &[T]) -> Ske
 }
 
 /// The Jaccard similarity of two bottom-`size` sketches: exact when both sets have fewer than
-/// `size` shingles, the bottom-k estimate otherwise. A text without words shares no shingle with
-/// any other (0): only its copies, found by their content key, are its duplicates.
+/// `size` shingles, the bottom-k estimate otherwise (among the `size` smallest hashes of the
+/// union, the share present in both). A text without words shares no shingle with any other
+/// (0): only its copies, found by their content key, are its duplicates.
 pub fn jaccard(a: &[SketchHash], b: &[SketchHash], size: usize) -> f64 {
-    let (mut x, mut y) = (0, 0);
-    let (mut union, mut both) = (0usize, 0usize);
-    // The `size` smallest of the union are all known: each sketch holds its set's `size`
-    // smallest, so the union's smallest `size` never lie past the end of a truncated sketch.
-    while union < size && (x < a.len() || y < b.len()) {
-        match (a.get(x), b.get(y)) {
-            (Some(&p), Some(&q)) if p == q => {
-                both += 1;
-                x += 1;
-                y += 1;
-            }
-            (Some(&p), Some(&q)) if p < q => x += 1,
-            (Some(_), Some(_)) => y += 1,
-            (Some(_), None) => x += 1,
-            (None, _) => y += 1,
-        }
-        union += 1;
-    }
+    let (both, union) = bottom_union(a, b, size, 0.0).unwrap_or((0, 0));
+    share(both, union)
+}
+
+/// The Jaccard similarity of two sketches when it is at least `threshold` (exactly what
+/// [`jaccard`] gives), else None, found without finishing the merge once `threshold` is out of
+/// reach: a pair far below it is refused after a fraction of its hashes.
+pub fn jaccard_at_least(
+    a: &[SketchHash],
+    b: &[SketchHash],
+    size: usize,
+    threshold: f64,
+) -> Option<f64> {
+    let (both, union) = bottom_union(a, b, size, threshold)?;
+    let j = share(both, union);
+    (j >= threshold).then_some(j)
+}
+
+fn share(both: usize, union: usize) -> f64 {
     if union == 0 {
         0.0
     } else {
         both as f64 / union as f64
     }
+}
+
+/// Merge steps between two checks of the threshold.
+const REACH_STEPS: usize = 64;
+
+/// `(both, union)`: the hashes of the union's `size` smallest, and how many of them are in both
+/// sketches; None once the share can no longer reach `threshold` (never for 0).
+///
+/// The `size` smallest of the union are all known: each sketch holds its set's `size` smallest,
+/// so the union's smallest `size` never lie past the end of a truncated sketch. Each step of the
+/// merge takes the smaller head (both when equal) without a branch. After `union` steps with
+/// `both` shared, at most `c = min(rest of a, rest of b, size - union)` more are shared, and the
+/// share ends at most `(both + c) / (union + c)`: below `threshold`, the pair is refused.
+#[inline]
+fn bottom_union(
+    a: &[SketchHash],
+    b: &[SketchHash],
+    size: usize,
+    threshold: f64,
+) -> Option<(usize, usize)> {
+    let (mut x, mut y) = (0usize, 0usize);
+    let (mut union, mut both) = (0usize, 0usize);
+    while union < size && x < a.len() && y < b.len() {
+        let stop = (union + REACH_STEPS).min(size);
+        while union < stop && x < a.len() && y < b.len() {
+            let (p, q) = (a[x], b[y]);
+            both += usize::from(p == q);
+            x += usize::from(p <= q);
+            y += usize::from(q <= p);
+            union += 1;
+        }
+        if threshold > 0.0 {
+            let c = (a.len() - x).min(b.len() - y).min(size - union);
+            // As `share` divides (rounding is monotone, so the bound stays above the end).
+            if share(both + c, union + c) < threshold {
+                return None;
+            }
+        }
+    }
+    // One sketch is used up: the rest of the other fills the union, sharing nothing.
+    union = (union + (a.len() - x) + (b.len() - y)).min(size);
+    Some((both, union))
 }
 
 /// The Jaccard similarity of each pair of rows `(i[p], j[p])` of `sketches`, in parallel.
@@ -244,6 +288,7 @@ pub fn jaccard_pairs(sketches: &Ranges<'_>, size: usize, i: &[i64], j: &[i64]) -
 mod tests {
     use super::*;
     use crate::features::{FeatureConfig, TokenKind};
+    use crate::testing::xorshift64;
     use std::collections::BTreeSet;
 
     fn set(text: &str, n: i64) -> BTreeSet<String> {
@@ -341,6 +386,61 @@ mod tests {
         // The published XXH3-64 of the empty input (seed 0) and of "abc".
         assert_eq!(content_key(b""), 0x2D06_8005_38D3_94C2);
         assert_eq!(content_key(b"abc"), 0x78AF_5F94_892F_3950);
+    }
+
+    #[test]
+    fn the_threshold_check_agrees_with_the_bottom_k_of_the_sets() {
+        // Sets drawn with a shared part, sketched as the `size` smallest of each; the reference
+        // takes the `size` smallest of the union of the whole sets and counts those in both.
+        let mut s = 7u64;
+        for round in 0..3000 {
+            let size = [4usize, 16, 64, 1024][round % 4];
+            let n_both = (xorshift64(&mut s) % 300) as usize;
+            let n_a = (xorshift64(&mut s) % 300) as usize;
+            let n_b = [0, 1, 5, n_a, (xorshift64(&mut s) % 300) as usize][round % 5];
+            let mut values = BTreeSet::new();
+            while values.len() < n_both + n_a + n_b {
+                // Narrow values when the sets are small, so merges meet many ties and ends.
+                values.insert((xorshift64(&mut s) >> 40) as u32);
+            }
+            let mut values: Vec<u32> = values.into_iter().collect();
+            for i in (1..values.len()).rev() {
+                values.swap(i, (xorshift64(&mut s) % (i as u64 + 1)) as usize);
+            }
+            let shared = &values[..n_both];
+            let a: BTreeSet<u32> = shared
+                .iter()
+                .chain(&values[n_both..n_both + n_a])
+                .copied()
+                .collect();
+            let b: BTreeSet<u32> = shared
+                .iter()
+                .chain(&values[n_both + n_a..])
+                .copied()
+                .collect();
+            let union: Vec<u32> = a.union(&b).copied().take(size).collect();
+            let in_both = union
+                .iter()
+                .filter(|v| a.contains(v) && b.contains(v))
+                .count();
+            let want = if union.is_empty() {
+                0.0
+            } else {
+                in_both as f64 / union.len() as f64
+            };
+            let sa: Vec<u32> = a.iter().copied().take(size).collect();
+            let sb: Vec<u32> = b.iter().copied().take(size).collect();
+            assert_eq!(jaccard(&sa, &sb, size), want);
+            assert_eq!(jaccard(&sb, &sa, size), want);
+            for threshold in [0.05, 0.5, 0.8, want, 0.95, 1.0] {
+                let got = jaccard_at_least(&sa, &sb, size, threshold);
+                assert_eq!(
+                    got,
+                    (want >= threshold).then_some(want),
+                    "{threshold} {want}"
+                );
+            }
+        }
     }
 
     #[test]
