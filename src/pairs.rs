@@ -16,7 +16,7 @@ use crate::error::{try_push, try_with_capacity, Error, Result};
 use crate::first_table::{Earlier, FirstTable};
 use crate::hamming::hamming;
 use crate::interrupt;
-use crate::plan::Plan;
+use crate::plan::{Plan, TableLayout};
 use crate::table::{lower_bound, radix_sort_top_with};
 
 /// Fingerprints grouped by value: `distinct[g]` occurs at rows `rows[starts[g]..starts[g + 1]]`,
@@ -119,11 +119,7 @@ pub fn estimate_comparisons(distinct: &[u64], plan: &Plan) -> u64 {
         .tables()
         .par_iter()
         .map(|layout| {
-            let mut prefixes: Vec<u64> = sample
-                .iter()
-                .map(|&x| layout.prefix_of(layout.permutation.apply(x)))
-                .collect();
-            prefixes.sort_unstable();
+            let prefixes = sorted_prefixes(&sample, layout);
             let mut pairs = 0f64;
             let mut start = 0;
             while start < prefixes.len() {
@@ -140,6 +136,17 @@ pub fn estimate_comparisons(distinct: &[u64], plan: &Plan) -> u64 {
         .sum();
     let scale = (n as f64) * (n as f64 - 1.0) / (m * (m - 1.0));
     (found * scale).min(u64::MAX as f64) as u64
+}
+
+/// The prefixes of `values` in the table of `layout`, ascending: values that share one are
+/// compared in that table.
+fn sorted_prefixes(values: &[u64], layout: &TableLayout) -> Vec<u64> {
+    let mut prefixes: Vec<u64> = values
+        .iter()
+        .map(|&x| layout.prefix_of(layout.permutation.apply(x)))
+        .collect();
+    prefixes.sort_unstable();
+    prefixes
 }
 
 /// About [`ESTIMATE_SAMPLE`] of `values`, a deterministic random sample (all of them when
@@ -170,15 +177,7 @@ pub fn estimate_cross_comparisons(new: &[u64], old: &[u64], plan: &Plan) -> u64 
         .tables()
         .par_iter()
         .map(|layout| {
-            let prefixes = |v: &[u64]| {
-                let mut p: Vec<u64> = v
-                    .iter()
-                    .map(|&x| layout.prefix_of(layout.permutation.apply(x)))
-                    .collect();
-                p.sort_unstable();
-                p
-            };
-            let (pa, pb) = (prefixes(&a), prefixes(&b));
+            let (pa, pb) = (sorted_prefixes(&a, layout), sorted_prefixes(&b, layout));
             let (mut i, mut j, mut pairs) = (0, 0, 0f64);
             while i < pa.len() && j < pb.len() {
                 if pa[i] != pb[j] {
@@ -217,10 +216,8 @@ pub fn check_work(
     limit: Option<u64>,
     remedy: &str,
 ) -> Result<()> {
-    let Some(limit) = limit else {
-        return Ok(());
-    };
-    refuse_over(estimate_comparisons(distinct, plan), limit, k, plan, remedy)
+    let estimate = || estimate_comparisons(distinct, plan);
+    refuse_over(limit, estimate, k, plan, remedy)
 }
 
 /// [`check_work`] for a cross search of `new` against `old` ([`estimate_cross_comparisons`]).
@@ -232,19 +229,22 @@ pub fn check_cross_work(
     limit: Option<u64>,
     remedy: &str,
 ) -> Result<()> {
+    let estimate = || estimate_cross_comparisons(new, old, plan);
+    refuse_over(limit, estimate, k, plan, remedy)
+}
+
+/// [`Error::TooManyPairs`] when there is a `limit` and the `estimate`, made only then, passes it.
+fn refuse_over(
+    limit: Option<u64>,
+    estimate: impl FnOnce() -> u64,
+    k: u32,
+    plan: &Plan,
+    remedy: &str,
+) -> Result<()> {
     let Some(limit) = limit else {
         return Ok(());
     };
-    refuse_over(
-        estimate_cross_comparisons(new, old, plan),
-        limit,
-        k,
-        plan,
-        remedy,
-    )
-}
-
-fn refuse_over(estimate: u64, limit: u64, k: u32, plan: &Plan, remedy: &str) -> Result<()> {
+    let estimate = estimate();
     if estimate > limit {
         return Err(Error::TooManyPairs {
             count: estimate,
@@ -793,12 +793,8 @@ mod tests {
             .tables()
             .iter()
             .map(|t| {
-                let mut p: Vec<u64> = distinct
-                    .iter()
-                    .map(|&x| t.prefix_of(t.permutation.apply(x)))
-                    .collect();
-                p.sort_unstable();
-                p.chunk_by(|a, b| a == b)
+                sorted_prefixes(&distinct, t)
+                    .chunk_by(|a, b| a == b)
                     .map(|r| (r.len() as u64) * (r.len() as u64 - 1) / 2)
                     .sum::<u64>()
             })

@@ -424,6 +424,12 @@ def big_index(tmp_path: Path, n: int = 20000) -> tuple[Path, int]:
     return path, len(DedupIndex.build(texts, path, ids=[f"doc-{i}" for i in range(n)], dedup=False))
 
 
+def update_args(batch: Path, index: Path, out: Path) -> list[str]:
+    """The command that dedups the JSONL batch against the index and adds its kept documents."""
+    flags = ["--id-field", "url", "--against", str(index), "--update", "-o", str(out), "-q"]
+    return ["dedup", str(batch), *flags]
+
+
 def test_an_interrupted_update_leaves_the_old_index(tmp_path):
     path, n = big_index(tmp_path)
     size = path.stat().st_size
@@ -436,18 +442,7 @@ def test_an_interrupted_update_leaves_the_old_index(tmp_path):
     ):  # files may not grow past half the index: the new index is cut short by SIGXFSZ
         resource.setrlimit(resource.RLIMIT_FSIZE, (size // 2, size // 2))
 
-    args = [
-        "dedup",
-        str(new),
-        "--id-field",
-        "url",
-        "--against",
-        str(path),
-        "--update",
-        "-o",
-        str(out),
-        "-q",
-    ]
+    args = update_args(new, path, out)
     # A failed write (EFBIG: Python ignores SIGXFSZ) is an error that removes its temporary file;
     # with SIGXFSZ's default action the kernel kills the process in the middle of the write.
     crash = (
@@ -480,21 +475,7 @@ def test_readers_keep_their_version_during_an_update(tmp_path):
     new = tmp_path / "new.jsonl"
     write_jsonl(new, batch, "new-")
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "neardup",
-            "dedup",
-            str(new),
-            "--id-field",
-            "url",
-            "--against",
-            str(path),
-            "--update",
-            "-o",
-            str(tmp_path / "out.jsonl"),
-            "-q",
-        ]
+        [sys.executable, "-m", "neardup", *update_args(new, path, tmp_path / "out.jsonl")]
     )
     during = [neardup.dedup(batch, against=reader) for _ in range(5)]
     assert proc.wait() == 0
@@ -524,16 +505,7 @@ def test_concurrent_updates_run_one_after_the_other(tmp_path):
                     sys.executable,
                     "-m",
                     "neardup",
-                    "dedup",
-                    str(tmp_path / f"{name}.jsonl"),
-                    "--id-field",
-                    "url",
-                    "--against",
-                    str(path),
-                    "--update",
-                    "-o",
-                    str(tmp_path / f"{name}-out.jsonl"),
-                    "-q",
+                    *update_args(tmp_path / f"{name}.jsonl", path, tmp_path / f"{name}-out.jsonl"),
                 ]
             )
         )

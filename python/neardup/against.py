@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from . import dedup_index
 from .dedup import check_corpus_arguments
 from .dedup_index import (  # noqa: F401 (the index's names, also reachable from here)
     DEFAULT_SKETCH_BITS,
@@ -45,16 +46,8 @@ from .dedup_index import (  # noqa: F401 (the index's names, also reachable from
 from .hasher import Simhasher
 from .index import DEFAULT_MAX_PAIRS
 
-__all__ = [
-    "DEFAULT_SKETCH_BITS",
-    "DEFAULT_SKETCH_BYTES",
-    "AgainstResult",
-    "Batch",
-    "CompactSketches",
-    "DedupIndex",
-    "Matches",
-    "dedup_against",
-]
+__all__ = ["dedup_against"]
+__all__ += dedup_index.__all__
 
 
 def dedup_against(

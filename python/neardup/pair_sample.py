@@ -162,6 +162,23 @@ def sample_pairs(
     ]
 
 
+def sample_mode_pairs(
+    fingerprints: np.ndarray,
+    keys: np.ndarray,
+    max_k: int,
+    sample: int,
+    seed: int,
+    threads: int | None,
+    *,
+    verify: bool,
+) -> SampledPairs:
+    """The population of the verified mode (:func:`sample_text_pairs`) or, without ``verify``, of
+    the fingerprint-only mode (:func:`sample_pairs`, which needs no content keys)."""
+    if verify:
+        return sample_text_pairs(fingerprints, keys, max_k, sample, seed, threads)
+    return sample_pairs(fingerprints, max_k, sample, seed, threads)
+
+
 def sample_text_pairs(
     fingerprints: np.ndarray,
     keys: np.ndarray,

@@ -94,6 +94,7 @@ from .pair_sample import (
     recall_within,
     recommend,
     recommend_recall,
+    sample_mode_pairs,
     sample_pairs,
     sample_text_pairs,
     shingles,
@@ -312,10 +313,7 @@ def tune(
     for at, chunk in in_chunks(texts, CHUNK_SIZE, "docs"):
         first.digest(chunk, at)
     fps = first.fingerprints
-    if verify:
-        sampled = sample_text_pairs(fps, first.keys, max_k, sample, seed, threads)
-    else:
-        sampled = sample_pairs(fps, max_k, sample, seed, threads)
+    sampled = sample_mode_pairs(fps, first.keys, max_k, sample, seed, threads, verify=verify)
     name = text_field or "text"
     return measure(
         sampled,

@@ -337,13 +337,13 @@ class TuneResult:
         fig = Figure(figsize=(8, 6.5), layout="constrained")
         top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(3, 2))
         weighting = " (by documents)" if self.verify else ""
-        top.plot(
-            ks,
-            [r.precision for r in self.rows],
-            "o:",
-            color="tab:gray",
-            label=f"precision at k{weighting}",
-        )
+
+        def column(axes: Any, name: str, fmt: str, color: str, label: str) -> None:
+            """The rows' field ``name`` against k."""
+            values = [getattr(r, name) for r in self.rows]
+            axes.plot(ks, values, fmt, color=color, label=label)
+
+        column(top, "precision", "o:", "tab:gray", f"precision at k{weighting}")
         others = iter(["tab:purple", "tab:olive", "tab:cyan", "tab:pink", "tab:brown"] * 4)
         curves, what = (
             (self.recall_within_by_shingle, "recall")
@@ -351,13 +351,7 @@ class TuneResult:
             else (self.precision_within_by_shingle, "precision")
         )
         if self.verify:
-            top.plot(
-                ks,
-                [r.precision_within for r in self.rows],
-                "s--",
-                color="tab:gray",
-                label="precision within k (by documents)",
-            )
+            column(top, "precision_within", "s--", "tab:gray", "precision within k (by documents)")
         for n, values in sorted(curves.items()):
             style = (
                 {"linewidth": 2.5, "color": "tab:blue"}
@@ -387,20 +381,8 @@ class TuneResult:
         bottom.bar(
             ks, [max(r.pairs, 0) for r in self.rows], color="tab:orange", label=f"{unit} at k"
         )
-        bottom.plot(
-            ks,
-            [r.pairs_within for r in self.rows],
-            "s-",
-            color="tab:brown",
-            label=f"{unit} within k",
-        )
-        bottom.plot(
-            ks,
-            [r.duplicates_within for r in self.rows],
-            "^-",
-            color="tab:green",
-            label="near-duplicates within k (est.)",
-        )
+        column(bottom, "pairs_within", "s-", "tab:brown", f"{unit} within k")
+        column(bottom, "duplicates_within", "^-", "tab:green", "near-duplicates within k (est.)")
         if any(r.pairs for r in self.rows):
             bottom.set_yscale("log")
         bottom.set_xlabel("k (Hamming distance)")

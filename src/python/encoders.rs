@@ -6,6 +6,7 @@ use pyo3::pybacked::PyBackedStr;
 
 use super::fingerprint::{field_slices_of, Data, PyHasher};
 use crate::encoders::{self, Hyperplanes, Sparse};
+use crate::features::Field;
 use crate::{compat, parallel};
 
 type F64Array<'py> = Bound<'py, PyArray1<f64>>;
@@ -195,15 +196,7 @@ fn minhash_keys<'py>(
     restrictiveness: i64,
     threads: Option<i64>,
 ) -> PyResult<U64Array<'py>> {
-    let r = encoders::restrictiveness(restrictiveness)?;
-    let config = hasher.inner().features();
-    let slices = field_slices_of(&fields);
-    let keys = py.detach(|| {
-        parallel::with_threads(threads, || {
-            encoders::minhash_keys_many::<str, _>(config, &slices, r)
-        })
-    })??;
-    Ok(keys.into_pyarray(py))
+    keys_of::<str, _>(py, &hasher, &fields, restrictiveness, threads)
 }
 
 /// Minhash keys of documents given field by field as pre-split tokens.
@@ -216,12 +209,28 @@ fn minhash_keys_tokens<'py>(
     restrictiveness: i64,
     threads: Option<i64>,
 ) -> PyResult<U64Array<'py>> {
+    keys_of::<[PyBackedStr], _>(py, &hasher, &fields, restrictiveness, threads)
+}
+
+/// Minhash keys of documents given field by field, whether texts or token lists, the GIL
+/// released.
+fn keys_of<'py, F, S>(
+    py: Python<'py>,
+    hasher: &PyHasher,
+    fields: &[Vec<S>],
+    restrictiveness: i64,
+    threads: Option<i64>,
+) -> PyResult<U64Array<'py>>
+where
+    F: Field + Sync + ?Sized,
+    S: AsRef<F> + Sync,
+{
     let r = encoders::restrictiveness(restrictiveness)?;
     let config = hasher.inner().features();
-    let slices = field_slices_of(&fields);
+    let slices = field_slices_of(fields);
     let keys = py.detach(|| {
         parallel::with_threads(threads, || {
-            encoders::minhash_keys_many::<[PyBackedStr], _>(config, &slices, r)
+            encoders::minhash_keys_many::<F, _>(config, &slices, r)
         })
     })??;
     Ok(keys.into_pyarray(py))

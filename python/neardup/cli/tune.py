@@ -13,9 +13,10 @@ from ..io import (
     MissingExtraError,
     Outputs,
 )
+from ..pair_sample import sample_mode_pairs
 from ..paths import check_outputs
 from ..pipeline import FirstPass
-from ..tune import measure, sample_pairs, sample_text_pairs
+from ..tune import measure
 from ..tune_result import PLOT_EXTRA, TARGET_PRECISION, TARGET_RECALL
 from ..validate import MAX_K
 from .app import cli
@@ -187,10 +188,9 @@ def tune_command(
             raise _Failed(f"cannot write {plot}: {err.strerror or err}") from None
         first = FirstPass(hasher, None, threads)
         fps, _, nbytes = fingerprint_with_progress(inp, hasher, threads, as_json, first=first)
-        if no_verify:
-            sampled = sample_pairs(fps, max_k, pairs, seed, threads)
-        else:
-            sampled = sample_text_pairs(fps, first.keys, max_k, pairs, seed, threads)
+        sampled = sample_mode_pairs(
+            fps, first.keys, max_k, pairs, seed, threads, verify=not no_verify
+        )
         texts: dict[int, str] = {}
         progress = Progress(
             inp, f"texts of {len(sampled.a):,} pair{'' if len(sampled.a) == 1 else 's'}", as_json
