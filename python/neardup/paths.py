@@ -2,7 +2,8 @@
 an index file updated by one writer at a time.
 
 Every command that writes files calls :func:`check_outputs` once, before it reads anything,
-with all its inputs and all its outputs. Two paths are the same file when the system says so
+with all its inputs and all its outputs; a file an option reads (``--stopwords``) is noted as an
+input by :func:`note_input` when it is read, and checked too. Two paths are the same file when the system says so
 (``os.path.samefile``: symlinks and hard links included) or, for paths that do not exist yet,
 when their normalized real paths are equal (``out.csv`` and ``./dir/../out.csv``).
 """
@@ -21,7 +22,10 @@ try:
 except ImportError:  # pragma: no cover - Windows: no advisory locks, writers are not serialised
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["check_outputs", "locked", "same_file"]
+__all__ = ["check_outputs", "locked", "note_input", "same_file"]
+
+#: Where the current command keeps the files its options read: ``(option, path)`` pairs.
+_NOTED = "neardup.inputs"
 
 
 def _real(path: str) -> str:
@@ -38,6 +42,14 @@ def same_file(a: str, b: str) -> bool:
     return _real(a) == _real(b)
 
 
+def note_input(option: str, path: str) -> None:
+    """Notes a file read for an option of the running command (``--stopwords``), so that
+    :func:`check_outputs` refuses an output naming it."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.meta.setdefault(_NOTED, []).append((option, path))
+
+
 def check_outputs(inputs: Sequence[str | None], outputs: Sequence[tuple[str, str | None]]) -> None:
     """Refuses (``click.UsageError``, status 2) an output that is an input or another output, or
     that names a device, FIFO or socket (outputs are renamed into place, which would replace it).
@@ -47,7 +59,10 @@ def check_outputs(inputs: Sequence[str | None], outputs: Sequence[tuple[str, str
         outputs: ``(option, path)`` of every output the command writes, such as
             ``("--clusters", "c.csv")`` (``None`` and ``"-"``, stdout, are left out).
     """
-    sources = [p for p in inputs if p is not None and p != "-"]
+    sources = [(p, p) for p in inputs if p is not None and p != "-"]
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        sources += [(f"{option} {path}", path) for option, path in ctx.meta.get(_NOTED, [])]
     seen: list[tuple[str, str]] = []
     for option, path in outputs:
         if path is None or path == "-":
@@ -61,10 +76,10 @@ def check_outputs(inputs: Sequence[str | None], outputs: Sequence[tuple[str, str
             raise click.UsageError(
                 f"{path}: {option} names a device, FIFO or socket; give a file (or - for stdout)"
             )
-        for source in sources:
+        for name, source in sources:
             if same_file(path, source):
                 raise click.UsageError(
-                    f"{path}: {option} is the input ({source}); neardup never overwrites its input"
+                    f"{path}: {option} is the input ({name}); neardup never overwrites its input"
                 )
         for other_option, other in seen:
             if same_file(path, other):
