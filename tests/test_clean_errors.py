@@ -221,3 +221,42 @@ def test_running_out_of_memory_says_so(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr("neardup.cli.options.open_input", exhausted)
     code, _, err = run(capsys, "dedup", lone_surrogate(tmp_path), "--dry-run")
     assert code == 1 and err == "neardup: out of memory; no output written\n", err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["dedup", "-", "-o", "x.jsonl"],
+        ["dedup", "-", "--dry-run", "--clusters", "x.jsonl"],
+        ["pairs", "-", "-o", "x.jsonl"],
+        ["fingerprint", "-", "-o", "x.jsonl"],
+    ],
+)
+def test_an_output_that_is_the_file_standard_input_reads_is_refused(tmp_path, args):
+    # `neardup dedup - -o x.jsonl < x.jsonl` replaced x.jsonl by its kept documents, exit 0.
+    src = tmp_path / "x.jsonl"
+    src.write_text('{"id": 1, "text": "a document about cats"}\n' * 2)
+    before = src.read_bytes()
+    with src.open("rb") as stdin:
+        done = subprocess.run(
+            [sys.executable, "-m", "neardup", *args],
+            cwd=tmp_path,
+            stdin=stdin,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 2 and (
+        "x.jsonl: " in done.stderr and "is the input (standard input is this file)" in done.stderr
+    ), done.stderr
+    assert src.read_bytes() == before and leftovers(tmp_path) == []
+    with src.open("rb") as stdin:  # another file read from stdin is fine
+        done = subprocess.run(
+            [sys.executable, "-m", "neardup", *[a.replace("x.jsonl", "y.jsonl") for a in args]],
+            cwd=tmp_path,
+            stdin=stdin,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 0 and (tmp_path / "y.jsonl").exists(), done.stderr

@@ -50,12 +50,30 @@ def note_input(option: str, path: str) -> None:
         ctx.meta.setdefault(_NOTED, []).append((option, path))
 
 
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _stdin_file() -> tuple[int, int] | None:
+    """The identity of the regular file standard input reads (``- < x.jsonl``), if it is one."""
+    try:
+        st = os.fstat(0)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
+
+
 def check_outputs(inputs: Sequence[str | None], outputs: Sequence[tuple[str, str | None]]) -> None:
     """Refuses (``click.UsageError``, status 2) an output that is an input or another output, or
     that names a device, FIFO or socket (outputs are renamed into place, which would replace it).
 
     Args:
-        inputs: the paths the command reads (``None`` and ``"-"``, stdin, are left out).
+        inputs: the paths the command reads (``None`` is left out; ``"-"``, stdin, counts
+            when standard input is a regular file: ``- -o x.jsonl < x.jsonl``).
         outputs: ``(option, path)`` of every output the command writes, such as
             ``("--clusters", "c.csv")`` (``None`` and ``"-"``, stdout, are left out).
     """
@@ -63,6 +81,7 @@ def check_outputs(inputs: Sequence[str | None], outputs: Sequence[tuple[str, str
     ctx = click.get_current_context(silent=True)
     if ctx is not None:
         sources += [(f"{option} {path}", path) for option, path in ctx.meta.get(_NOTED, [])]
+    stdin = _stdin_file() if "-" in inputs else None
     seen: list[tuple[str, str]] = []
     for option, path in outputs:
         if path is None or path == "-":
@@ -75,6 +94,10 @@ def check_outputs(inputs: Sequence[str | None], outputs: Sequence[tuple[str, str
             # Outputs are renamed into place: that would replace a device or FIFO by a file.
             raise click.UsageError(
                 f"{path}: {option} names a device, FIFO or socket; give a file (or - for stdout)"
+            )
+        if stdin is not None and mode is not None and _identity(path) == stdin:
+            raise click.UsageError(
+                f"{path}: {option} is the input (standard input is this file); neardup never overwrites its input"
             )
         for name, source in sources:
             if same_file(path, source):
