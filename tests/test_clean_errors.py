@@ -120,3 +120,143 @@ def test_non_utf8_arguments(tmp_path):
     assert (
         done.returncode == 2 and b"no such file" in done.stderr and b"Traceback" not in done.stderr
     )
+
+
+# Files read for an option: --stopwords, index query --file, explain --files.
+
+
+def limited(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """``neardup ARGS`` in a child under a 2 GB address-space limit."""
+    import resource
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    return subprocess.run(
+        [sys.executable, "-m", "neardup", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=limit,
+    )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["dedup", "x.jsonl", "--dry-run", "--stopwords", "/dev/zero"],
+        ["explain", "--files", "/dev/zero", "x.jsonl"],
+        ["index", "query", "x.idx", "--file", "/dev/zero"],
+    ],
+)
+def test_a_file_read_for_an_option_is_bounded(tmp_path, capsys, args):
+    # /dev/zero was read whole: the command grew until it ran out of memory.
+    lone_surrogate(tmp_path)
+    assert run(capsys, "index", "build", tmp_path / "x.jsonl", "-o", tmp_path / "x.idx")[0] == 0
+    done = limited(*args, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert (
+        done.stderr
+        == "neardup: /dev/zero: more than 67,108,864 bytes, the most read of one such file\n"
+    )
+
+
+def test_index_query_reads_at_most_the_record_size_of_file(tmp_path, capsys):
+    src = lone_surrogate(tmp_path)
+    assert run(capsys, "index", "build", src, "-o", tmp_path / "x.idx")[0] == 0
+    query = tmp_path / "q.txt"
+    query.write_text("word " * 300)
+    args = ["index", "query", tmp_path / "x.idx", "--file", query]
+    assert run(capsys, *args)[0] == 0
+    code, _, err = run(capsys, *args, "--max-record-size", "1K")
+    assert (
+        code == 2
+        and err == f"neardup: {query}: more than 1,024 bytes, the most read of one such file\n"
+    )
+
+
+def test_a_stopword_file_that_is_not_utf8_is_an_error_naming_it(tmp_path, capsys):
+    src = lone_surrogate(tmp_path)
+    words = tmp_path / "words.txt"
+    words.write_bytes(b"the\n\xff\n")
+    code, _, err = run(capsys, "dedup", src, "--dry-run", "--stopwords", words)
+    assert code == 2 and err == f"neardup: {words}: invalid UTF-8 at byte 4\n", err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["dedup", "x.jsonl", "-o", "W.jsonl"],
+        ["dedup", "x.jsonl", "--dry-run", "--clusters", "W.jsonl"],
+        ["dedup", "x.jsonl", "--dry-run", "--report", "W.jsonl"],
+        ["pairs", "x.jsonl", "-o", "W.jsonl"],
+        ["fingerprint", "x.jsonl", "-o", "W.jsonl"],
+        ["index", "build", "x.jsonl", "-o", "W.jsonl"],
+        ["index", "build", "x.jsonl", "-o", "W.ndx"],
+        ["index", "add", "W.idx", "x.jsonl"],
+        ["tune", "x.jsonl", "--plot", "W.png"],
+    ],
+)
+def test_an_output_naming_the_stopword_file_is_refused(tmp_path, capsys, args):
+    # The stopword file is an input too: index build -o WORDS --stopwords WORDS replaced it.
+    lone_surrogate(tmp_path)
+    name = next(a for a in args if a.startswith("W."))
+    words = tmp_path / name
+    words.write_text("the\nabout\n")
+    before = words.read_bytes()
+    link = tmp_path / f"link-{name}"
+    link.symlink_to(words)
+    given = [tmp_path / a if a in ("x.jsonl", name) else a for a in args]
+    code, _, err = run(capsys, *given, "--stopwords", link)
+    assert code == 2 and f"is the input (--stopwords {link}); neardup never overwrites" in err, err
+    assert words.read_bytes() == before and leftovers(tmp_path) == []
+
+
+def test_running_out_of_memory_says_so(tmp_path, capsys, monkeypatch):
+    # A MemoryError without a message printed "neardup: ; no output written".
+    def exhausted(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr("neardup.cli.options.open_input", exhausted)
+    code, _, err = run(capsys, "dedup", lone_surrogate(tmp_path), "--dry-run")
+    assert code == 1 and err == "neardup: out of memory; no output written\n", err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["dedup", "-", "-o", "x.jsonl"],
+        ["dedup", "-", "--dry-run", "--clusters", "x.jsonl"],
+        ["pairs", "-", "-o", "x.jsonl"],
+        ["fingerprint", "-", "-o", "x.jsonl"],
+    ],
+)
+def test_an_output_that_is_the_file_standard_input_reads_is_refused(tmp_path, args):
+    # `neardup dedup - -o x.jsonl < x.jsonl` replaced x.jsonl by its kept documents, exit 0.
+    src = tmp_path / "x.jsonl"
+    src.write_text('{"id": 1, "text": "a document about cats"}\n' * 2)
+    before = src.read_bytes()
+    with src.open("rb") as stdin:
+        done = subprocess.run(
+            [sys.executable, "-m", "neardup", *args],
+            cwd=tmp_path,
+            stdin=stdin,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 2 and (
+        "x.jsonl: " in done.stderr and "is the input (standard input is this file)" in done.stderr
+    ), done.stderr
+    assert src.read_bytes() == before and leftovers(tmp_path) == []
+    with src.open("rb") as stdin:  # another file read from stdin is fine
+        done = subprocess.run(
+            [sys.executable, "-m", "neardup", *[a.replace("x.jsonl", "y.jsonl") for a in args]],
+            cwd=tmp_path,
+            stdin=stdin,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 0 and (tmp_path / "y.jsonl").exists(), done.stderr

@@ -486,6 +486,43 @@ def test_index_ids_are_kept_exactly_or_refused_at_their_line(
     assert (idx.read_bytes() if idx.exists() else None) == before and leftovers(tmp_path) == []
 
 
+@pytest.mark.parametrize(
+    "value, shown",
+    [
+        (1.9, "1.9"),
+        (False, "false"),
+        (None, "null"),
+        (1e30, "1e+30"),
+        (2**63, str(2**63)),
+        ([1], "[1]"),
+    ],
+)
+def test_dedup_index_ids_are_kept_exactly_or_refused_at_their_line(tmp_path, capsys, value, shown):
+    # A dedup index (.ndx) took 1.9 as 1, false as 0 and null as the row number.
+    records = [{"id": 100 + i, "text": t} for i, t in enumerate(TEXTS)]
+    records[4]["id"] = value
+    src = write_jsonl(tmp_path / "ids.jsonl", records)
+    idx = tmp_path / "x.ndx"
+    code, _, err = run(capsys, "index", "build", src, "--id-field", "id", "-o", idx)
+    assert code == 2 and (
+        f"{src}:5: dedup index ids must be strings or integers (64-bit); 'id' is {shown}" in err
+    ), err
+    assert not idx.exists() and leftovers(tmp_path) == []
+
+
+def test_dedup_index_ids_are_the_integers_or_strings_given(tmp_path, capsys):
+    for given, held in (
+        ([7, 8.0, 2**63 - 1, -(2**63)], [7, 8, 2**63 - 1, -(2**63)]),
+        ([" 42 ", "4_2", "+42", "1.9"], [" 42 ", "4_2", "+42", "1.9"]),
+    ):
+        src = write_jsonl(
+            tmp_path / "ids.jsonl", [{"id": v, "text": t} for v, t in zip(given, TEXTS)]
+        )
+        idx = tmp_path / "x.ndx"
+        assert run(capsys, "index", "build", src, "--id-field", "id", "-o", idx, "-q")[0] == 0
+        assert neardup.DedupIndex.open(idx).ids == held
+
+
 def test_index_ids_given_as_integers_integral_floats_or_digits_are_kept(tmp_path, capsys):
     src = write_jsonl(
         tmp_path / "ids.jsonl",

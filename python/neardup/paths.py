@@ -2,7 +2,8 @@
 an index file updated by one writer at a time.
 
 Every command that writes files calls :func:`check_outputs` once, before it reads anything,
-with all its inputs and all its outputs. Two paths are the same file when the system says so
+with all its inputs and all its outputs; a file an option reads (``--stopwords``) is noted as an
+input by :func:`note_input` when it is read, and checked too. Two paths are the same file when the system says so
 (``os.path.samefile``: symlinks and hard links included) or, for paths that do not exist yet,
 when their normalized real paths are equal (``out.csv`` and ``./dir/../out.csv``).
 """
@@ -21,7 +22,10 @@ try:
 except ImportError:  # pragma: no cover - Windows: no advisory locks, writers are not serialised
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["check_outputs", "locked", "same_file"]
+__all__ = ["check_outputs", "locked", "note_input", "same_file"]
+
+#: Where the current command keeps the files its options read: ``(option, path)`` pairs.
+_NOTED = "neardup.inputs"
 
 
 def _real(path: str) -> str:
@@ -38,16 +42,46 @@ def same_file(a: str, b: str) -> bool:
     return _real(a) == _real(b)
 
 
+def note_input(option: str, path: str) -> None:
+    """Notes a file read for an option of the running command (``--stopwords``), so that
+    :func:`check_outputs` refuses an output naming it."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.meta.setdefault(_NOTED, []).append((option, path))
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _stdin_file() -> tuple[int, int] | None:
+    """The identity of the regular file standard input reads (``- < x.jsonl``), if it is one."""
+    try:
+        st = os.fstat(0)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
+
+
 def check_outputs(inputs: Sequence[str | None], outputs: Sequence[tuple[str, str | None]]) -> None:
     """Refuses (``click.UsageError``, status 2) an output that is an input or another output, or
     that names a device, FIFO or socket (outputs are renamed into place, which would replace it).
 
     Args:
-        inputs: the paths the command reads (``None`` and ``"-"``, stdin, are left out).
+        inputs: the paths the command reads (``None`` is left out; ``"-"``, stdin, counts
+            when standard input is a regular file: ``- -o x.jsonl < x.jsonl``).
         outputs: ``(option, path)`` of every output the command writes, such as
             ``("--clusters", "c.csv")`` (``None`` and ``"-"``, stdout, are left out).
     """
-    sources = [p for p in inputs if p is not None and p != "-"]
+    sources = [(p, p) for p in inputs if p is not None and p != "-"]
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        sources += [(f"{option} {path}", path) for option, path in ctx.meta.get(_NOTED, [])]
+    stdin = _stdin_file() if "-" in inputs else None
     seen: list[tuple[str, str]] = []
     for option, path in outputs:
         if path is None or path == "-":
@@ -61,10 +95,14 @@ def check_outputs(inputs: Sequence[str | None], outputs: Sequence[tuple[str, str
             raise click.UsageError(
                 f"{path}: {option} names a device, FIFO or socket; give a file (or - for stdout)"
             )
-        for source in sources:
+        if stdin is not None and mode is not None and _identity(path) == stdin:
+            raise click.UsageError(
+                f"{path}: {option} is the input (standard input is this file); neardup never overwrites its input"
+            )
+        for name, source in sources:
             if same_file(path, source):
                 raise click.UsageError(
-                    f"{path}: {option} is the input ({source}); neardup never overwrites its input"
+                    f"{path}: {option} is the input ({name}); neardup never overwrites its input"
                 )
         for other_option, other in seen:
             if same_file(path, other):

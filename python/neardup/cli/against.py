@@ -6,6 +6,7 @@ CORPUS.ndx``: the command's side of the dedup index (the library's side is
 from __future__ import annotations
 
 import contextlib
+import json
 import time
 from typing import Any
 
@@ -19,6 +20,7 @@ from ..hasher import Simhasher
 from ..io import Input, InputError, Outputs, TableWriter, compression_of
 from ..paths import check_outputs, locked
 from ..pipeline import FirstPass
+from .ids import bad_id, integer_id
 from .options import Source
 from .output import _check_output, _Failed, _table_name, summarize
 
@@ -47,11 +49,16 @@ def open_index(path: str) -> DedupIndex:
 
 
 def _ids(
-    inp: Input, keep: np.ndarray | None, output: str | None, out_tmp: str | None, ids: bool = True
+    inp: Input,
+    keep: np.ndarray | None,
+    output: str | None,
+    out_tmp: str | None,
+    ids: bool = True,
+    numbered: bool = True,
 ) -> list[Any]:
     """Reads the input again: writes the kept documents (if ``out_tmp``) and returns every id
-    (row numbers where the input gives none; nothing unless ``ids``: reading them costs a
-    parse of every record)."""
+    (row numbers where the input gives none, unless not ``numbered``: None there; nothing
+    unless ``ids``: reading them costs a parse of every record)."""
     got: list[Any] = []
     if not ids and not out_tmp:
         return got
@@ -63,7 +70,9 @@ def _ids(
         ids=ids,
     ):
         if ids:
-            got.extend(first_row + i if v is None else v for i, v in enumerate(chunk_ids))
+            got.extend(
+                first_row + i if v is None and numbered else v for i, v in enumerate(chunk_ids)
+            )
     return got
 
 
@@ -113,7 +122,7 @@ def build_command(
         got, _ = _digest_input(
             inp, hasher, shingle, sketch_bytes, sketch_bits, threads, quiet or as_json
         )
-        ids = _ids(inp, None, None, None)
+        ids = _ids(inp, None, None, None, numbered=source.id_field is None)
         n = len(got.fingerprints)
         rows = np.flatnonzero(empty.search(got, threads=threads).keep)
         string_ids = bool(ids) and any(isinstance(v, str) for v in ids)
@@ -121,16 +130,19 @@ def build_command(
             raise InputError(
                 inp.name, f"ids in {inp.id_field!r} must be all strings or all integers"
             )
-        try:
-            values: Any = (
-                [ids[r].encode("utf-8", "surrogatepass") for r in rows.tolist()]
-                if string_ids
-                else np.asarray([ids[r] for r in rows.tolist()], dtype=np.int64)
-            )
-        except (TypeError, ValueError, OverflowError):
-            raise InputError(
-                inp.name, f"ids in {inp.id_field!r} must be strings or 64-bit integers"
-            ) from None
+        if string_ids:
+            values: Any = [ids[r].encode("utf-8", "surrogatepass") for r in rows.tolist()]
+        else:
+            exact = [integer_id(v) for v in ids]
+            if None in exact:
+                number = exact.index(None)
+                raise bad_id(
+                    inp,
+                    number,
+                    f"dedup index ids must be strings or integers (64-bit); {inp.id_field!r} is "
+                    f"{json.dumps(ids[number], default=repr)}",
+                )
+            values = np.asarray([exact[r] for r in rows.tolist()], dtype=np.int64)
         try:
             _core.DedupIndex.empty(
                 sketch_bytes // 4, sketch_bits, shingle, k, threshold, string_ids, empty._meta

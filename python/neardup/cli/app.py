@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         click.echo(f"neardup: {err}", err=True)
         return EXIT_BAD_INPUT
     except MemoryError as err:
-        click.echo(f"neardup: {err or 'out of memory'}; no output written", err=True)
+        click.echo(f"neardup: {str(err) or 'out of memory'}; no output written", err=True)
         return EXIT_FAILED
     except UnicodeEncodeError as err:
         shown = err.object[max(0, err.start - 20) : err.end + 20]

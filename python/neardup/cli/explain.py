@@ -8,11 +8,8 @@ from typing import Any
 
 import click
 
-from ..io import (
-    InputError,
-)
 from .app import cli
-from .options import hasher_options, make_hasher
+from .options import hasher_options, make_hasher, read_text_file
 
 
 @cli.command()
@@ -31,16 +28,7 @@ def explain(a: str, b: str, files: bool, limit: int, **hasher_flags: Any) -> Non
     """Why two texts match or not: their distance, shared features and the ones that differ."""
     hasher = make_hasher(**hasher_flags)
     if files:
-        texts = []
-        for path in (a, b):
-            try:
-                with open(path, encoding="utf-8") as f:
-                    texts.append(f.read())
-            except OSError as err:
-                raise InputError(path, f"cannot read: {err.strerror or err}") from None
-            except UnicodeDecodeError as err:
-                raise InputError(path, f"invalid UTF-8 at byte {err.start}") from None
-        a, b = texts
+        a, b = read_text_file(a), read_text_file(b)
     fa, fb = hasher.fingerprint(a), hasher.fingerprint(b)
     distance = bin(fa ^ fb).count("1")
     ca, cb = Counter(hasher.features(a)), Counter(hasher.features(b))

@@ -22,7 +22,16 @@ from ..paths import check_outputs, locked
 from ..pipeline import THRESHOLD, THRESHOLD_K
 from . import against as against_cmd
 from .app import cli
-from .options import Source, hasher_options, input_options, k_option, make_hasher, run_options
+from .ids import bad_id, integer_id
+from .options import (
+    Source,
+    hasher_options,
+    input_options,
+    k_option,
+    make_hasher,
+    read_text_file,
+    run_options,
+)
 from .output import _count, _Failed, summarize
 
 
@@ -38,41 +47,6 @@ def index() -> None:
     """
 
 
-_INT64 = (-(2**63), 2**63 - 1)
-
-
-def _index_id(value: Any) -> int | None:
-    """An id as the index holds it (a 64-bit integer), exactly as given, or None: an integer, a
-    float with an integral value, or the text of one (CSV), never a boolean, 1.9 or " 42 "."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, float):
-        value = int(value) if value.is_integer() else None
-    elif isinstance(value, str):
-        digits = value[1:] if value.startswith("-") else value
-        value = int(value) if digits.isascii() and digits.isdigit() else None
-    elif not isinstance(value, (int, np.integer)):
-        return None
-    return int(value) if value is not None and _INT64[0] <= value <= _INT64[1] else None
-
-
-def _bad_id(inp: Input, number: int, reason: str) -> InputError:
-    """An InputError at the record of document ``number`` (found by reading the input again)."""
-    errors = list(inp.errors)
-    seen = -1
-    try:
-        for position, _doc, _id, _raw in inp.records(True):
-            if not inp.skipped(position):
-                seen += 1
-                if seen == number:
-                    return InputError(inp.name, reason, position, inp.unit)
-    except InputError:
-        pass
-    finally:
-        inp.errors[:] = errors
-    return InputError(inp.name, f"document {number}: {reason}")
-
-
 def _int_ids(inp: Input) -> np.ndarray | None:
     """The ids of --id-field, checked: each an integer as given, none given twice."""
     if inp.id_field is None:
@@ -80,9 +54,9 @@ def _int_ids(inp: Input) -> np.ndarray | None:
     values: list[int] = []
     for _, chunk_ids, _ in inp.replay(ids=True):
         for value in chunk_ids:
-            got = _index_id(value)
+            got = integer_id(value)
             if got is None:
-                raise _bad_id(
+                raise bad_id(
                     inp,
                     len(values),
                     f"index ids must be integers (64-bit); {inp.id_field!r} is {json.dumps(value, default=repr)}",
@@ -93,13 +67,13 @@ def _int_ids(inp: Input) -> np.ndarray | None:
     again = np.flatnonzero(ids[order][1:] == ids[order][:-1])
     if len(again):
         first, second = int(order[again[0]]), int(order[again[0] + 1])
-        earlier = _bad_id(inp, first, "")
+        earlier = bad_id(inp, first, "")
         where = (
             f"line {earlier.line}"
             if earlier.line is not None and earlier.unit == "line"
             else f"{earlier.unit} {earlier.line}"
         )
-        raise _bad_id(
+        raise bad_id(
             inp, second, f"id {values[second]} in {inp.id_field!r} was given before, at {where}"
         )
     return ids
@@ -291,14 +265,7 @@ def index_query(
     idx = _load_index(index_path)
     if query_text is not None or query_file is not None:
         if query_file is not None:
-            try:
-                with open(query_file, "rb") as f:
-                    data = f.read()
-                query_text = data.decode("utf-8")
-            except OSError as err:
-                raise InputError(query_file, f"cannot read: {err.strerror or err}") from None
-            except UnicodeDecodeError as err:
-                raise InputError(query_file, f"invalid UTF-8 at byte {err.start}") from None
+            query_text = read_text_file(query_file, source.max_record_size)
         assert query_text is not None
         fp = hasher.fingerprint(
             query_text if hasher.fields is None else {next(iter(hasher.fields)): query_text}

@@ -21,6 +21,7 @@ from ..io import (
 )
 from ..lines import DEFAULT_MAX_RECORD_SIZE, parse_size
 from ..normalize import UnicodeForm
+from ..paths import note_input
 from ..pipeline import THRESHOLD, THRESHOLD_K, UNVERIFIED_K
 from ..validate import MAX_K
 
@@ -271,6 +272,23 @@ def run_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+def read_text_file(path: str, limit: int = DEFAULT_MAX_RECORD_SIZE) -> str:
+    """The UTF-8 text of a file named by an option (``--stopwords``, ``index query --file``,
+    ``explain --files``), or FILE: what is wrong (status 2). At most ``limit`` bytes are read:
+    a larger file (or ``/dev/zero``) is an error, not a memory blow-up."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(limit + 1)
+    except OSError as err:
+        raise InputError(path, f"cannot read: {err.strerror or err}") from None
+    if len(data) > limit:
+        raise InputError(path, f"more than {limit:,} bytes, the most read of one such file")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise InputError(path, f"invalid UTF-8 at byte {err.start}") from None
+
+
 def make_hasher(
     tokens: Tokens,
     ngram: int,
@@ -284,13 +302,8 @@ def make_hasher(
     if stopwords == "english":
         words = "english"
     elif stopwords is not None:
-        try:
-            with open(stopwords, encoding="utf-8") as f:
-                words = [w.strip() for w in f if w.strip()]
-        except OSError as err:
-            raise click.BadParameter(
-                f"{stopwords}: {err.strerror or err}", param_hint="--stopwords"
-            ) from None
+        words = [w.strip() for w in read_text_file(stopwords).splitlines() if w.strip()]
+        note_input("--stopwords", stopwords)
     weights: dict[str, float] | None = None
     if fields:
         weights = {}
