@@ -713,3 +713,37 @@ def test_a_failed_index_save_names_the_index(tmp_path, capsys, monkeypatch):
         and "neardup-tmp" not in err
     )
     assert leftovers(tmp_path) == [] and not (tmp_path / "x.idx").exists()
+
+
+@pytest.mark.parametrize("command", ["dedup", "pairs"])
+def test_a_null_id_stays_null_and_never_takes_another_documents_id(tmp_path, capsys, command):
+    # Row 1's id is null and row 0's id is 1: a row number in its place would name row 0.
+    text = "the quick brown fox jumps over the lazy dog near the river bank today"
+    src = write_jsonl(
+        tmp_path / "ids.jsonl",
+        [{"id": 1, "text": text}, {"id": None, "text": text + "!"}, {"id": 2, "text": "x y z"}],
+    )
+    table = tmp_path / "table.jsonl"
+    args = ["--clusters", table, "--dry-run"] if command == "dedup" else ["-o", table]
+    assert run(capsys, command, src, *args, "-q")[0] == 0
+    rows = [json.loads(line) for line in table.read_text().splitlines()]
+    if command == "dedup":
+        assert [(r["id"], r["kept_id"], r["kept"]) for r in rows] == [
+            (1, 1, True),
+            (None, 1, False),
+            (2, 2, True),
+        ]
+        records = [json.loads(line) for line in src.read_text().splitlines()]
+        api = neardup.dedup(records, id_field="id")
+        assert list(api.ids) == [1, None, 2] and list(api.kept_id) == [1, 1, 2]
+    else:
+        assert [(r["id_a"], r["id_b"]) for r in rows] == [(1, None)]
+
+
+def test_without_an_id_field_documents_are_named_by_their_row(tmp_path, capsys):
+    text = "the quick brown fox jumps over the lazy dog near the river bank today"
+    src = write_jsonl(tmp_path / "rows.jsonl", [{"text": "x y z"}, {"text": text}, {"text": text}])
+    table = tmp_path / "table.jsonl"
+    assert run(capsys, "dedup", src, "--clusters", table, "--dry-run", "-q")[0] == 0
+    rows = [json.loads(line) for line in table.read_text().splitlines()]
+    assert [(r["id"], r["kept_id"]) for r in rows] == [(0, 0), (1, 1), (2, 1)]

@@ -240,7 +240,7 @@ def ids_of(inp: Input, rows: np.ndarray) -> dict[int, Any]:
     want, found = set(rows.tolist()), {}
     inp.bytes_read = 0
     for first_row, chunk_ids, _ in inp.replay(ids=True):
-        for r, v in enumerate(chunk_ids, first_row):
+        for r, v in enumerate(inp.named_ids(first_row, chunk_ids), first_row):
             if r in want:
-                found[r] = r if v is None else v
+                found[r] = v
     return found

@@ -57,7 +57,7 @@ def _ids(
     numbered: bool = True,
 ) -> list[Any]:
     """Reads the input again: writes the kept documents (if ``out_tmp``) and returns every id
-    (row numbers where the input gives none, unless not ``numbered``: None there; nothing
+    (row numbers where the input has no id field, unless not ``numbered``: None there; nothing
     unless ``ids``: reading them costs a parse of every record)."""
     got: list[Any] = []
     if not ids and not out_tmp:
@@ -70,9 +70,7 @@ def _ids(
         ids=ids,
     ):
         if ids:
-            got.extend(
-                first_row + i if v is None and numbered else v for i, v in enumerate(chunk_ids)
-            )
+            got.extend(inp.named_ids(first_row, chunk_ids) if numbered else chunk_ids)
     return got
 
 

@@ -267,7 +267,7 @@ def dedup(
                 ):
                     n = len(chunk_ids)
                     rows = np.arange(first_row, first_row + n)
-                    named = [r if v is None else v for r, v in zip(rows.tolist(), chunk_ids)]
+                    named = inp.named_ids(first_row, chunk_ids)
                     if clusters_writer is not None:
                         kept_ids.update(
                             (r, v) for r, v in zip(rows.tolist(), named) if r in centers

@@ -137,10 +137,9 @@ def pairs(
         for first_row, chunk_ids, chunk_texts in inp.replay(
             ids=True, texts=preview_rows if not as_json else frozenset()
         ):
-            for offset, value in enumerate(chunk_ids):
-                row = first_row + offset
+            for row, value in enumerate(inp.named_ids(first_row, chunk_ids), first_row):
                 if row in need:
-                    ids[row] = row if value is None else value
+                    ids[row] = value
             texts.update(chunk_texts)
         if tmp is not None and output is not None:
             table = TableWriter(tmp, output, ["id_a", "id_b", "distance", "jaccard"])

@@ -322,6 +322,14 @@ class Input:
         self.errors.clear()
         self._skipped.clear()
 
+    def named_ids(self, first_row: int, chunk_ids: list[Any]) -> list[Any]:
+        """The ids by which the outputs name a chunk of :meth:`replay`'s documents: with an id
+        field, its values as given (a null id stays null: a row number in its place could be
+        another document's id); without one, the row numbers."""
+        if self.id_field is not None:
+            return list(chunk_ids)
+        return list(range(first_row, first_row + len(chunk_ids)))
+
     def replay(
         self,
         keep: np.ndarray | None = None,
