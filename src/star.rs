@@ -226,8 +226,8 @@ impl Candidates {
                     let taken = match &verification {
                         None => Some(f32::NAN),
                         Some(v) => {
-                            let (a, b) = (self.first_row[t] as usize, self.first_row[s] as usize);
-                            let (a, b) = (v.sketches.get(a), v.sketches.get(b));
+                            let a = v.sketches.get(self.first_row[t] as usize);
+                            let b = v.sketches.get(self.first_row[s] as usize);
                             jaccard_at_least(a, b, v.size, v.threshold).map(|j| j as f32)
                         }
                     };

@@ -400,7 +400,7 @@ mod tests {
             let n_b = [0, 1, 5, n_a, (xorshift64(&mut s) % 300) as usize][round % 5];
             let mut values = BTreeSet::new();
             while values.len() < n_both + n_a + n_b {
-                // Narrow values when the sets are small, so merges meet many ties and ends.
+                // 24-bit values: the sketches of small sets end early and interleave closely.
                 values.insert((xorshift64(&mut s) >> 40) as u32);
             }
             let mut values: Vec<u32> = values.into_iter().collect();

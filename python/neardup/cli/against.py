@@ -54,10 +54,9 @@ def _ids(
     output: str | None,
     out_tmp: str | None,
     ids: bool = True,
-    numbered: bool = True,
 ) -> list[Any]:
     """Reads the input again: writes the kept documents (if ``out_tmp``) and returns every id
-    (row numbers where the input has no id field, unless not ``numbered``: None there; nothing
+    (:meth:`Input.named_ids`: as given, or row numbers where the input has no id field; nothing
     unless ``ids``: reading them costs a parse of every record)."""
     got: list[Any] = []
     if not ids and not out_tmp:
@@ -70,7 +69,7 @@ def _ids(
         ids=ids,
     ):
         if ids:
-            got.extend(inp.named_ids(first_row, chunk_ids) if numbered else chunk_ids)
+            got.extend(inp.named_ids(first_row, chunk_ids))
     return got
 
 
@@ -120,7 +119,7 @@ def build_command(
         got, _ = _digest_input(
             inp, hasher, shingle, sketch_bytes, sketch_bits, threads, quiet or as_json
         )
-        ids = _ids(inp, None, None, None, numbered=source.id_field is None)
+        ids = _ids(inp, None, None, None)
         n = len(got.fingerprints)
         rows = np.flatnonzero(empty.search(got, threads=threads).keep)
         string_ids = bool(ids) and any(isinstance(v, str) for v in ids)
