@@ -37,6 +37,7 @@ use crate::pairs::{
     check_cross_work, check_work, default_work_limit, distinct_pairs, Groups, WORK_REMEDY,
 };
 use crate::plan::Plan;
+use crate::short_texts::{prefix_len, ShortTexts, RUN_CAP, SHORT};
 use crate::store::{format_error, open_checked, view, Backing, Checksum, Plain, Source, Words};
 use crate::table::{lower_bound, radix_sort_top_with};
 
@@ -662,6 +663,76 @@ enum Fate {
 /// A document as [`near`] compares it: fingerprint, content key, compact sketch.
 type Doc<'a> = (u64, u64, (u32, &'a [u32]));
 
+/// A short document's whole shingle hashes (see [`crate::short_texts`]): those of a document with
+/// features of at most `SHORT` shingles whose compact sketch keeps them uncut (at most `words`).
+fn short_set(shape: Compact, d: Doc<'_>) -> Option<&[u32]> {
+    let (len, words) = d.2;
+    let n = len as usize;
+    (d.0 != 0 && len != SKETCHED && (1..=SHORT.min(shape.words())).contains(&n))
+        .then(|| &words[..n])
+}
+
+/// For each new text, the index documents that are short and share a prefix hash with it
+/// (`texts` of them; `set(t)` its short set), as `(text, index row)` sorted. A prefix hash of
+/// more than `RUN_CAP` short documents on both sides proposes nothing, as in memory.
+fn short_index_candidates<'a>(
+    index: &DedupIndex,
+    texts: usize,
+    set: impl Fn(usize) -> Option<&'a [u32]>,
+    threshold: f64,
+) -> Vec<(u32, u32)> {
+    let shape = index.settings.sketch;
+    let mut prefixes: Vec<(u32, u32)> = Vec::new();
+    for t in 0..texts {
+        if let Some(s) = set(t) {
+            prefixes.extend(
+                s[..prefix_len(s.len(), threshold)]
+                    .iter()
+                    .map(|&h| (h, t as u32)),
+            );
+        }
+    }
+    if prefixes.is_empty() {
+        return Vec::new();
+    }
+    prefixes.sort_unstable();
+    let old = index.fingerprints();
+    let hits: Vec<(u32, u32)> = (0..index.len())
+        .into_par_iter()
+        .with_min_len(4096)
+        .flat_map_iter(|c| {
+            let found = short_set(shape, (old[c], index.keys[c], index.sketch(c)));
+            let heads = found.map_or(&[][..], |s| &s[..prefix_len(s.len(), threshold)]);
+            heads
+                .iter()
+                .map(move |&h| (h, c as u32))
+                .collect::<Vec<_>>()
+        })
+        .filter(|&(h, _)| prefixes.binary_search_by_key(&h, |p| p.0).is_ok())
+        .collect();
+    let mut hits = hits;
+    hits.par_sort_unstable();
+    let mut out: Vec<(u32, u32)> = Vec::new();
+    for run in hits.chunk_by(|a, b| a.0 == b.0) {
+        let h = run[0].0;
+        let news = &prefixes[lower_bound_by(&prefixes, h)..];
+        let news = &news[..news.iter().take_while(|p| p.0 == h).count()];
+        if run.len() + news.len() > RUN_CAP {
+            continue;
+        }
+        for &(_, t) in news {
+            out.extend(run.iter().map(|&(_, c)| (t, c)));
+        }
+    }
+    out.par_sort_unstable();
+    out.dedup();
+    out
+}
+
+fn lower_bound_by(prefixes: &[(u32, u32)], h: u32) -> usize {
+    prefixes.partition_point(|p| p.0 < h)
+}
+
 /// Whether two documents are near-duplicates, and their Jaccard: copies (equal content key and
 /// fingerprint) always; otherwise two documents with features whose compact sketches have
 /// Jaccard >= `threshold`. Callers only pass pairs within k.
@@ -932,6 +1003,17 @@ pub fn dedup_against(
     for g in 0..new_groups.distinct.len() {
         pair_start[g + 1] += pair_start[g];
     }
+    // Short texts against the index's short documents, whatever their fingerprints.
+    let short_of = |t: usize| short_set(shape, doc(t));
+    let short_cands = short_index_candidates(index, first_row.len(), short_of, threshold);
+    let mut short_start = vec![0usize; first_row.len() + 1];
+    for &(t, _) in &short_cands {
+        short_start[t as usize + 1] += 1;
+    }
+    for t in 0..first_row.len() {
+        short_start[t + 1] += short_start[t];
+    }
+    interrupt::check()?;
     // Each text against the index: the first document (in index order) that is a near-duplicate.
     let mut fate: Vec<Fate> = (0..first_row.len())
         .into_par_iter()
@@ -944,7 +1026,13 @@ pub fn dedup_against(
                 let b = b as usize;
                 cands.extend_from_slice(&order[old_starts[b] as usize..old_starts[b + 1] as usize]);
             }
+            cands.extend(
+                short_cands[short_start[t]..short_start[t + 1]]
+                    .iter()
+                    .map(|p| p.1),
+            );
             cands.sort_unstable();
+            cands.dedup();
             for &c in cands.iter() {
                 let c = c as usize;
                 if let Some(j) = near(
@@ -961,7 +1049,20 @@ pub fn dedup_against(
         .collect();
     drop(pairs);
     drop(pair_start);
+    drop(short_cands);
     interrupt::check()?;
+    let short = ShortTexts::new(
+        first_row.len(),
+        (0..first_row.len()).filter_map(|t| short_of(t).map(|s| (t as u32, s))),
+        threshold,
+    )?;
+    let mut short_members = short.members().to_vec();
+    let mut short_alive: Vec<usize> = (0..short.run_count())
+        .map(|r| {
+            let (a, b) = short.run_bounds(r);
+            b - a
+        })
+        .collect();
     // Stars among the batch's texts, in row order of their first rows.
     let plan = Plan::choose(
         i64::from(k),
@@ -1035,6 +1136,28 @@ pub fn dedup_against(
                 keep_at += 1;
             }
             alive[h] = keep_at;
+        }
+        // Short texts, whatever their fingerprints.
+        for &r in short.runs_of(t) {
+            let r = r as usize;
+            let (start, _) = short.run_bounds(r);
+            let list = &mut short_members[start..start + short_alive[r]];
+            let mut keep_at = 0;
+            for at in 0..list.len() {
+                let s = list[at] as usize;
+                if fate[s] != Fate::Free {
+                    continue;
+                }
+                if s > t {
+                    if let Some(j) = near(me, doc(s), shape, threshold) {
+                        fate[s] = Fate::New(t as u32, j);
+                        continue;
+                    }
+                }
+                list[keep_at] = list[at];
+                keep_at += 1;
+            }
+            short_alive[r] = keep_at;
         }
     }
     // Rows follow their texts.

@@ -26,6 +26,7 @@ pub mod neighbourhood;
 pub mod pairs;
 pub mod parallel;
 pub mod plan;
+pub mod short_texts;
 pub mod simd;
 pub mod star;
 pub mod store;

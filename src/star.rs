@@ -15,6 +15,10 @@
 //! 3. With verification, a candidate is a near-duplicate only when the Jaccard similarity of the
 //!    two sketches is at least the threshold; a pair is checked only when a center needs it.
 //!
+//! With verification, short texts (at most `short_texts::SHORT` shingles) are also candidates of
+//! each other when their shingle sets share a prefix hash (see [`crate::short_texts`]), however
+//! far apart their fingerprints are: every verified pair of short texts is found.
+//!
 //! A fingerprint of 0 is that of a text without features: such a document proposes no
 //! candidates and is a duplicate of its copies only.
 
@@ -28,6 +32,7 @@ use crate::pairs::{
     check_work, default_work_limit, distinct_pairs_bounded, Bounded, Groups, WORK_REMEDY,
 };
 use crate::plan::Plan;
+use crate::short_texts::ShortTexts;
 use crate::verify::{jaccard_at_least, Ranges};
 
 /// The Jaccard check of candidate pairs.
@@ -65,6 +70,8 @@ pub struct Candidates {
     starts: Vec<usize>,
     members: Vec<u32>,
     neighbours: Adjacency,
+    /// The short texts and their prefix hashes, once given.
+    short: Option<ShortTexts>,
 }
 
 impl Candidates {
@@ -130,11 +137,47 @@ impl Candidates {
             starts: groups.starts,
             members,
             neighbours,
+            short: None,
         })
     }
 
+    /// Adds the short texts' candidates: `sets` holds the shingle sets (sketches) of some rows,
+    /// `rows[i]`'s being `sets.get(i)`; those of at most `short_texts::SHORT` hashes are kept
+    /// (one per text). Verified stars must then use the same `threshold`.
+    pub fn with_short_texts(
+        mut self,
+        rows: &[i64],
+        sets: &Ranges<'_>,
+        threshold: f64,
+    ) -> Result<Self> {
+        let n = self.text_of.len();
+        if rows.len() != sets.len() {
+            return Err(Error::invalid(format!(
+                "{} rows but {} shingle sets",
+                rows.len(),
+                sets.len()
+            )));
+        }
+        if let Some(&r) = rows.iter().find(|&&r| r < 0 || r as u64 >= n as u64) {
+            return Err(Error::invalid(format!("row {r} out of {n}")));
+        }
+        let text_of = &self.text_of;
+        let group_of = &self.group_of;
+        let short = ShortTexts::new(
+            self.first_row.len(),
+            rows.iter()
+                .enumerate()
+                .map(|(i, &r)| (text_of[r as usize], sets.get(i)))
+                // A text without features proposes nothing: only its copies are its duplicates.
+                .filter(|&(t, _)| group_of[t as usize] != u32::MAX),
+            threshold,
+        )?;
+        self.short = Some(short);
+        Ok(self)
+    }
+
     /// The rows whose sketches [`Candidates::stars`] may read: the first row of each text that
-    /// has another text within `k`. A caller that could not keep every sketch reads these
+    /// has another text within `k` (and of each short text that shares a prefix hash). A caller that could not keep every sketch reads these
     /// documents again.
     pub fn rows(&self) -> Vec<i64> {
         let groups = self.starts.len().saturating_sub(1);
@@ -148,7 +191,17 @@ impl Candidates {
                     .map(|&t| i64::from(self.first_row[t as usize]))
             })
             .collect();
-        rows.sort_unstable();
+        if let Some(short) = &self.short {
+            rows.extend(
+                (0..self.first_row.len())
+                    .filter(|&t| short.has_runs(t))
+                    .map(|t| i64::from(self.first_row[t])),
+            );
+            rows.sort_unstable();
+            rows.dedup();
+        } else {
+            rows.sort_unstable();
+        }
         rows
     }
 
@@ -175,7 +228,29 @@ impl Candidates {
                     v.threshold
                 )));
             }
+            if let Some(short) = &self.short {
+                if short.threshold() != v.threshold {
+                    return Err(Error::invalid(format!(
+                        "the short texts' prefixes were cut for threshold {}, not {}",
+                        short.threshold(),
+                        v.threshold
+                    )));
+                }
+            }
         }
+        // Short texts propose each other only when pairs are verified.
+        let short = self.short.as_ref().filter(|_| verification.is_some());
+        let mut short_members = short.map(|s| s.members().to_vec()).unwrap_or_default();
+        let mut short_alive: Vec<u32> = short
+            .map(|s| {
+                (0..s.run_count())
+                    .map(|r| {
+                        let (a, b) = s.run_bounds(r);
+                        (b - a) as u32
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
         let rank = ranks(order)?;
         // Each text stands in keep order where its first row in keep order does.
         let texts = self.first_row.len();
@@ -243,6 +318,32 @@ impl Candidates {
                     }
                 }
                 alive[h] = keep_at as u32;
+            }
+            if let (Some(short), Some(v)) = (short, &verification) {
+                let Some(a) = short.set(t) else { continue };
+                for &r in short.runs_of(t) {
+                    let (start, _) = short.run_bounds(r as usize);
+                    let list = &mut short_members[start..start + short_alive[r as usize] as usize];
+                    let mut keep_at = 0;
+                    for at in 0..list.len() {
+                        let s = list[at] as usize;
+                        if kept_text[s] != FREE {
+                            continue; // kept or taken: out of the run for good
+                        }
+                        let b = short.set(s).unwrap_or(&[]);
+                        match jaccard_at_least(a, b, v.size, v.threshold) {
+                            Some(j) => {
+                                kept_text[s] = t as u32;
+                                jac_text[s] = j as f32;
+                            }
+                            None => {
+                                list[keep_at] = list[at];
+                                keep_at += 1;
+                            }
+                        }
+                    }
+                    short_alive[r as usize] = keep_at as u32;
+                }
             }
         }
         let mut kept = Vec::with_capacity(n);
@@ -366,6 +467,18 @@ mod tests {
         k: u32,
         sim: &dyn Fn(usize, usize) -> Option<f32>,
     ) -> Stars {
+        brute_with(fps, keys, order, k, sim, &|_, _| false)
+    }
+
+    /// [`brute`], with `also(c, s)` making candidates of rows beyond `k`.
+    fn brute_with(
+        fps: &[u64],
+        keys: &[u64],
+        order: &[i64],
+        k: u32,
+        sim: &dyn Fn(usize, usize) -> Option<f32>,
+        also: &dyn Fn(usize, usize) -> bool,
+    ) -> Stars {
         let n = fps.len();
         let mut kept = vec![-1i64; n];
         let mut jac = vec![1.0f32; n];
@@ -384,7 +497,7 @@ mod tests {
                     kept[s] = c as i64;
                     continue;
                 }
-                if fps[c] == 0 || fps[s] == 0 || hamming(fps[c], fps[s]) > k {
+                if fps[c] == 0 || fps[s] == 0 || (hamming(fps[c], fps[s]) > k && !also(c, s)) {
                     continue;
                 }
                 if let Some(j) = sim(c, s) {
@@ -509,6 +622,110 @@ mod tests {
             // The two empty texts are copies; "!!" has no words and stays alone.
             assert_eq!(got.kept[n - 3], n as i64 - 2);
             assert_eq!(got.kept[n - 1], n as i64 - 1);
+        }
+    }
+
+    /// Short texts are candidates of each other whatever their fingerprints: the stars are those
+    /// of every pair within k or of two texts of at most `SHORT` shingles, by brute force.
+    #[test]
+    fn short_texts_are_verified_against_each_other_beyond_k() {
+        use crate::short_texts::SHORT;
+        let words = ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"];
+        let mut seed = 17;
+        let mut texts: Vec<String> = Vec::new();
+        for i in 0..300 {
+            let len = if i % 3 == 0 {
+                2 + (rng(&mut seed) % 30)
+            } else {
+                2 + (rng(&mut seed) % 12)
+            };
+            let base: Vec<&str> = (0..len)
+                .map(|_| words[(rng(&mut seed) % 10) as usize])
+                .collect();
+            texts.push(base.join(" "));
+            if i % 2 == 0 {
+                // An edit of it: a word added at the end (one shingle more), or the last word
+                // changed (one shingle other), or one in the middle (two).
+                let mut edit = base.clone();
+                let other = words[(rng(&mut seed) % 10) as usize];
+                match rng(&mut seed) % 3 {
+                    0 => edit.push(other),
+                    1 => *edit.last_mut().unwrap() = other,
+                    _ => edit[(rng(&mut seed) % len) as usize] = other,
+                }
+                texts.push(edit.join(" "));
+            }
+        }
+        texts.push(String::new());
+        let n = texts.len();
+        let config = shingle_config(2, 64).unwrap();
+        let s = sketches(config, &texts);
+        // Random fingerprints (nothing within k = 3 but by chance), 0 for a text without words.
+        let fps: Vec<u64> = (0..n)
+            .map(|d| {
+                if s.get(d).is_empty() {
+                    0
+                } else {
+                    rng(&mut seed) | 1
+                }
+            })
+            .collect();
+        let keys = s.keys.clone();
+        let starts: Vec<u64> = s.offsets[..n].to_vec();
+        let ends: Vec<u64> = s.offsets[1..].to_vec();
+        let ranges = Ranges::new(&starts, &ends, &s.hashes).unwrap();
+        let rows: Vec<i64> = (0..n as i64).collect();
+        let mut order: Vec<i64> = (0..n as i64).collect();
+        for i in (1..n).rev() {
+            order.swap(i, (rng(&mut seed) % (i as u64 + 1)) as usize);
+        }
+        let short = |d: usize| !s.get(d).is_empty() && s.get(d).len() <= SHORT;
+        for threshold in [0.5, 0.7, 0.8] {
+            let v = Verification {
+                sketches: ranges,
+                size: 64,
+                threshold,
+            };
+            let found = Candidates::new(&fps, &keys, 3, &plan(3), None)
+                .unwrap()
+                .with_short_texts(&rows, &ranges, threshold)
+                .unwrap();
+            let got = found.stars(&order, Some(v)).unwrap();
+            let sim = |a: usize, b: usize| {
+                let j = jaccard(s.get(a), s.get(b), 64);
+                (j >= threshold).then_some(j as f32)
+            };
+            let want = brute_with(&fps, &keys, &order, 3, &sim, &|a, b| short(a) && short(b));
+            assert!(same(&got, &want), "threshold {threshold}");
+            let removed = (0..n).filter(|&r| got.kept[r] != r as i64).count();
+            assert!(
+                removed > 40,
+                "threshold {threshold}: only {removed} removed"
+            );
+            // Fingerprint-only stars ignore the short texts.
+            let plain = found.stars(&order, None).unwrap();
+            assert!(same(
+                &plain,
+                &brute(&fps, &keys, &order, 3, &|_, _| Some(f32::NAN))
+            ));
+            // The threshold of the stars must be that of the prefixes.
+            let other = Verification {
+                threshold: threshold / 2.0,
+                ..v
+            };
+            assert!(found.stars(&order, Some(other)).is_err());
+            // Rows a star may read include every short text sharing a prefix hash.
+            let listed = found.rows();
+            let must: Vec<i64> = (0..n)
+                .filter(|&d| got.kept[d] != d as i64 && short(d) && fps[d] != 0)
+                .map(|d| d as i64)
+                .filter(|&d| {
+                    keys[..d as usize]
+                        .iter()
+                        .all(|&key| key != keys[d as usize])
+                })
+                .collect();
+            assert!(must.iter().all(|d| listed.binary_search(d).is_ok()));
         }
     }
 

@@ -9,6 +9,7 @@ import random
 import numpy as np
 
 import reference
+from neardup.pipeline import SHORT
 from neardup.verify import THRESHOLD_K
 
 
@@ -123,13 +124,18 @@ def fingerprint_near(docs, fps, k):
 
 
 def verified_near(docs, fps, k, threshold):
+    """Verified near-duplicates: copies of a normalized text (Jaccard 1), or two texts with
+    features whose word 3-shingle Jaccard is >= threshold and whose fingerprints are within k, or
+    which are both short (at most SHORT shingles: compared whatever their fingerprints)."""
     norm = [reference.normalize(t) for t in docs]
     d = distances(fps)
+    sizes = [len(shingle_set(t)) for t in docs]
 
     def near(c, s):
         if norm[c] == norm[s]:
             return 1.0
-        if not (fps[c] and fps[s] and d[c, s] <= k):
+        short = sizes[c] <= SHORT and sizes[s] <= SHORT
+        if not (fps[c] and fps[s] and (d[c, s] <= k or short)):
             return None
         j = float(np.float32(exact_jaccard(docs[c], docs[s])))
         return j if j >= np.float32(threshold) else None

@@ -22,9 +22,11 @@ from distributed import Client
 
 import neardup
 import neardup.dask as ndd
+from brute import shingle_set
 from command import run
 from conftest import SAMPLE
 from neardup import batches
+from neardup.pipeline import SHORT
 from neardup.verify import THRESHOLD_K
 
 
@@ -300,7 +302,9 @@ def test_dedup_stats_count_the_stages(client, debian):
     texts = debian["text"].tolist()
     fps = neardup.Simhasher().fingerprint_many(texts)
     assert stats["documents"] == len(debian)
-    # The client gathers the sketches of the documents that have another text within k = 8 only.
+    # The client gathers the sketches of the documents that have another text within k = 8, and
+    # of short texts (pipeline.SHORT shingles) that share a prefix hash with another: at least
+    # the first, at most the first and every short text.
     d = np.bitwise_count(fps[:, None] ^ fps[None, :])
     distinct = {
         t: r for r, t in reversed(list(enumerate(neardup.Simhasher().normalize(t) for t in texts)))
@@ -308,7 +312,9 @@ def test_dedup_stats_count_the_stages(client, debian):
     firsts = sorted(distinct.values())
     near = d[np.ix_(firsts, firsts)] <= THRESHOLD_K
     np.fill_diagonal(near, False)
-    assert stats["candidates"] == int(near.any(axis=1).sum()) < len(debian)
+    short = np.array([0 < len(shingle_set(texts[r])) <= SHORT for r in firsts])
+    within = near.any(axis=1)
+    assert int(within.sum()) <= stats["candidates"] <= int((within | short).sum()) < len(debian)
     assert all(stats[f"seconds_{s}"] >= 0 for s in ("digest", "stars"))
 
 

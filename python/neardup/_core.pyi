@@ -12,6 +12,7 @@ __all__ = [
     "DEFAULT_EXPECTED_SIZE",
     "MAX_K",
     "MAX_THREADS",
+    "SHORT_TEXT_SHINGLES",
     "DedupIndex",
     "Hasher",
     "Hyperplanes",
@@ -298,10 +299,15 @@ def shingle_sketches(
     """Bottom-size sketches of the word ngram-shingles of normalized texts: (offsets, hashes,
     content keys)."""
 
+#: The most word shingles of a short text (verified against other short texts beyond k).
+SHORT_TEXT_SHINGLES: int
+
 @final
 class StarCandidates:
     """The candidate structure of a corpus: its texts (equal content key and fingerprint), grouped
-    by fingerprint, and the groups within k of each other."""
+    by fingerprint, the groups within k of each other and, given ``short = (rows, starts, ends,
+    hashes)`` (some rows' shingle sets) and the ``threshold`` of the stars, the short texts'
+    prefix hashes."""
 
     def __new__(
         cls,
@@ -311,6 +317,14 @@ class StarCandidates:
         plan: Plan | None = None,
         threads: int | None = None,
         max_pairs: int | None = 100_000_000,
+        short: tuple[
+            npt.NDArray[np.int64],
+            npt.NDArray[np.uint64],
+            npt.NDArray[np.uint64],
+            npt.NDArray[np.uint32],
+        ]
+        | None = None,
+        threshold: float | None = None,
     ) -> StarCandidates: ...
     def rows(self) -> npt.NDArray[np.int64]:
         """The rows whose sketches stars() may read."""

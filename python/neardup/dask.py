@@ -28,7 +28,7 @@ import pandas as pd
 from neardup.batches import check_texts, fingerprint_batch
 from neardup.digest import Digest
 from neardup.hasher import Simhasher, digest_many
-from neardup.pipeline import VERIFY, candidates, check_settings, keep_order, stars
+from neardup.pipeline import SHORT, VERIFY, candidates, check_settings, keep_order, stars
 from neardup.verify import SKETCH_SIZE, Sketches
 
 from .deprecation import renamed
@@ -41,6 +41,7 @@ _DIGEST_META = pd.DataFrame(
         "fingerprint": pd.Series([], dtype=np.uint64),
         "key": pd.Series([], dtype=np.uint64),
         "length": pd.Series([], dtype=np.int64),
+        "shingles": pd.Series([], dtype=np.int64),
         "sketch": pd.Series([], dtype=object),
     }
 )
@@ -137,15 +138,18 @@ def _digest_part(
         else Digest(np.zeros(0, np.uint64), np.zeros(0, np.uint64))
     )
     sketches: Any = None
+    shingles = np.zeros(len(values), np.int64)
     if digest.sketches is not None:
         starts, ends, hashes = digest.sketches
         sketches = [hashes[a:b].tobytes() for a, b in zip(starts.tolist(), ends.tolist())]
+        shingles = (ends - starts).astype(np.int64)
     lengths = texts.str.len().to_numpy(dtype=np.int64) if len(texts) else np.zeros(0, np.int64)
     return pd.DataFrame(
         {
             "fingerprint": digest.fingerprints,
             "key": digest.keys,
             "length": lengths,
+            "shingles": shingles,
             "sketch": sketches,
         },
         index=pd.RangeIndex(len(values)),
@@ -278,7 +282,7 @@ def dedup(
     digests = ddf.map_partitions(
         _digest_part, text_field, hasher, spec, meta=_DIGEST_META
     ).persist()
-    small = digests[["fingerprint", "key", "length"]].compute()
+    small = digests[["fingerprint", "key", "length", "shingles"]].compute()
     counts = np.asarray(digests.map_partitions(len).compute(), dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     fps = small["fingerprint"].to_numpy(np.uint64)
@@ -288,8 +292,8 @@ def dedup(
     record["seconds_digest"] = time.perf_counter() - clock
     clock = time.perf_counter()
 
-    def resketch(rows: np.ndarray) -> Sketches:
-        record["candidates"] = len(rows)
+    def gather(rows: np.ndarray) -> Sketches:
+        """The sketches of ``rows`` (sorted), from the workers."""
         sketches = Sketches(hasher, shingle, threads=1)
         got = digests.map_partitions(
             _select_rows,
@@ -305,9 +309,20 @@ def dedup(
         sketches.add_sketches(got["row"].to_numpy(np.int64), ends - lengths, ends, hashes)
         return sketches
 
+    def resketch(rows: np.ndarray) -> Sketches:
+        record["candidates"] = len(rows)
+        return gather(rows)
+
+    # The short texts' whole shingle sets, for their candidates beyond k (pipeline.SHORT).
+    shingles = small["shingles"].to_numpy(np.int64)
+    short = (
+        gather(np.flatnonzero((shingles > 0) & (shingles <= SHORT)).astype(np.int64))
+        if threshold is not None and n
+        else None
+    )
     order = keep_order(keep, n, small["length"].to_numpy(np.int64))
     kept, jaccard = (
-        stars(candidates(fps, keys, k), order, threshold, None, resketch)
+        stars(candidates(fps, keys, k, None, short, threshold), order, threshold, None, resketch)
         if n
         else (np.zeros(0, np.int64), np.zeros(0, np.float32))
     )

@@ -191,7 +191,7 @@ def dedup(
             bar.set_postfix_str("clustering", refresh=True)
         lengths = np.asarray(texts.lengths, dtype=np.int64)
         stage = time.perf_counter()
-        found = candidates(fps, keys, k, threads)
+        found = candidates(fps, keys, k, threads, first.short, threshold)
         order = keep_order(keep, n, lengths, doc_at, lambda: related_rows(fps, keys, found))
         log.debug(
             "dedup: candidates within k=%d and the keep order in %.3f s",

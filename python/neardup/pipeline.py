@@ -12,6 +12,11 @@
    fingerprint), and rows whose fingerprints are within ``k`` and, when verified, whose sketches
    have Jaccard similarity >= ``threshold``. Each removed row carries the kept row and their
    Jaccard: the evidence. Clusters are stars, never chains.
+
+When pairs are verified, short texts (at most ``SHORT`` word shingles) are candidates of each
+other whatever their fingerprints (exactly: by prefix filtering on their shingle sets, which the
+first pass keeps for them whatever the sketch budget). A small edit moves a short text's
+fingerprint far: such pairs lie 9 to 14 bits apart, beyond any k that keeps the search cheap.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ __all__ = [
     "THRESHOLD_K",
     "UNVERIFIED_K",
     "SKETCH_BUDGET",
+    "SHORT",
     "FirstPass",
     "candidates",
     "keep_order",
@@ -55,6 +61,10 @@ SKETCH_BUDGET = 128 << 20
 #: whose size times this passes the budget is not sketched in the first pass at all.
 SKETCH_BYTES_PER_INPUT_BYTE = 0.7
 
+
+#: The most word shingles of a *short* text: short texts are verified against each other whatever
+#: their fingerprints (the core's ``short_texts``).
+SHORT: int = _core.SHORT_TEXT_SHINGLES
 
 #: The default of ``threshold=``: verify at ``THRESHOLD`` (``None`` means fingerprints alone).
 VERIFY: Any = object()
@@ -99,6 +109,8 @@ class FirstPass:
             if shingle is not None
             else None
         )
+        # The shingle sets of short texts, kept whatever the budget (at most SHORT hashes each).
+        self.short = Sketches(hasher, shingle, threads=threads) if shingle is not None else None
         self._seen = _core.KeySet() if shingle is not None else None
         self._fps: list[np.ndarray] = []
         self._keys: list[np.ndarray] = []
@@ -117,9 +129,12 @@ class FirstPass:
             self.sketches.dropped = True  # type: ignore[union-attr]
 
     def sketch_spec(self) -> tuple[int, int] | None:
-        """``(ngram, size)`` of the sketches to make now, or None (not verified, or past budget)."""
-        if self.sketches is None or self.sketches.dropped:
+        """``(ngram, size)`` of the sketches to make now, or None (not verified). Past the budget
+        they are cut to ``SHORT + 1`` hashes: enough to keep the short texts' whole sets."""
+        if self.sketches is None:
             return None
+        if self.sketches.dropped:
+            return self.sketches.ngram, SHORT + 1
         return self.sketches.ngram, self.sketches.size
 
     def add(self, digest: Digest, positions: Any = None) -> None:
@@ -134,6 +149,10 @@ class FirstPass:
             starts, ends, hashes = digest.sketches
             rows = np.flatnonzero(first)
             self.sketches.add_sketches(rows + self.rows, starts[rows], ends[rows], hashes)
+            lengths = (ends[rows] - starts[rows]).astype(np.int64)
+            short = rows[(lengths > 0) & (lengths <= SHORT)]
+            if self.short is not None:
+                self.short.add_sketches(short + self.rows, starts[short], ends[short], hashes)
         self._fps.append(digest.fingerprints)
         self._keys.append(digest.keys)
         self.rows += n
@@ -229,13 +248,26 @@ def related_rows(fingerprints: np.ndarray, keys: np.ndarray, candidates: Any) ->
 
 
 def candidates(
-    fingerprints: np.ndarray, keys: np.ndarray, k: int, threads: int | None = None
+    fingerprints: np.ndarray,
+    keys: np.ndarray,
+    k: int,
+    threads: int | None = None,
+    short: Sketches | None = None,
+    threshold: float | None = None,
 ) -> Any:
-    """The candidate structure of a corpus (texts, fingerprint groups, groups within ``k``),
-    computed once for :func:`related_rows`, the rows to sketch again, and :func:`stars`."""
+    """The candidate structure of a corpus (texts, fingerprint groups, groups within ``k``, and,
+    given the ``short`` texts' shingle sets and the ``threshold`` of verified stars, the short
+    texts' prefix hashes), computed once for :func:`related_rows`, the rows to sketch again, and
+    :func:`stars`."""
     fps = np.ascontiguousarray(fingerprints, dtype=np.uint64)
+    sets = short.parts() if short is not None and threshold is not None else None
     return _core.StarCandidates(
-        fps, np.ascontiguousarray(keys, dtype=np.uint64), k, threads=threads
+        fps,
+        np.ascontiguousarray(keys, dtype=np.uint64),
+        k,
+        threads=threads,
+        short=sets,
+        threshold=threshold if sets is not None else None,
     )
 
 

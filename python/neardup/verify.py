@@ -162,14 +162,19 @@ class Sketches:
             starts[rows], ends[rows] = s, e
         return starts, ends, self._buf[: self._total]
 
-    def jaccard(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
-        """The Jaccard similarity (``float64``) of the sketches of rows ``i[p]`` and ``j[p]``."""
+    def parts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(rows, starts, ends, hashes)``: row ``rows[i]``'s sketch is
+        ``hashes[starts[i]:ends[i]]``, rows in the order they were added."""
         if self.dropped:
             raise RuntimeError("the sketches were dropped past their memory budget")
         rows = np.concatenate(self._rows) if self._rows else np.zeros(0, np.int64)
         starts = np.concatenate(self._starts) if self._starts else np.zeros(0, np.uint64)
         ends = np.concatenate(self._ends) if self._ends else np.zeros(0, np.uint64)
-        hashes = self._buf[: self._total]
+        return rows, starts, ends, self._buf[: self._total]
+
+    def jaccard(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        """The Jaccard similarity (``float64``) of the sketches of rows ``i[p]`` and ``j[p]``."""
+        rows, starts, ends, hashes = self.parts()
         order = np.argsort(rows, kind="stable")
         rows, starts, ends = rows[order], starts[order], ends[order]
         i, j = np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64)

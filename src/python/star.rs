@@ -16,6 +16,14 @@ use crate::{parallel, plan};
 use super::index::PyPlan;
 use super::interrupt;
 
+/// The shingle sets of some rows: (rows, starts, ends, hashes).
+type ShortSets<'py> = (
+    PyReadonlyArray1<'py, i64>,
+    PyReadonlyArray1<'py, u64>,
+    PyReadonlyArray1<'py, u64>,
+    PyReadonlyArray1<'py, u32>,
+);
+
 /// Stars handed to Python: (the row kept in each row's place, their Jaccard).
 type StarArrays<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f32>>);
 
@@ -28,10 +36,14 @@ pub struct PyStarCandidates {
 
 #[pymethods]
 impl PyStarCandidates {
+    /// With `short = (rows, starts, ends, hashes)`, the shingle sets of some rows (row
+    /// `rows[i]`'s is `hashes[starts[i]..ends[i]]`) and the `threshold` of the stars, short
+    /// texts are also candidates of each other (see `short_texts`).
     #[new]
-    #[pyo3(signature = (fingerprints, keys, k, plan=None, threads=None, max_pairs=Some(crate::pairs::DEFAULT_MAX_PAIRS)),
-        text_signature = "(fingerprints, keys, k, plan=None, threads=None, max_pairs=100000000)"
+    #[pyo3(signature = (fingerprints, keys, k, plan=None, threads=None, max_pairs=Some(crate::pairs::DEFAULT_MAX_PAIRS), short=None, threshold=None),
+        text_signature = "(fingerprints, keys, k, plan=None, threads=None, max_pairs=100000000, short=None, threshold=None)"
     )]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         fingerprints: PyReadonlyArray1<'_, u64>,
@@ -40,6 +52,8 @@ impl PyStarCandidates {
         plan: Option<PyRef<'_, PyPlan>>,
         threads: Option<i64>,
         max_pairs: Option<u64>,
+        short: Option<ShortSets<'_>>,
+        threshold: Option<f64>,
     ) -> PyResult<Self> {
         let (fps, keys) = (fingerprints.as_slice()?, keys.as_slice()?);
         let k_u = plan::check_k(k)?;
@@ -47,9 +61,26 @@ impl PyStarCandidates {
             Some(p) => p.inner.clone(),
             None => Plan::choose(k, fps.len() as u64, None, Workload::Batch)?,
         };
+        let short = match (&short, threshold) {
+            (None, None) => None,
+            (Some((rows, starts, ends, hashes)), Some(threshold)) => Some((
+                rows.as_slice()?,
+                Ranges::new(starts.as_slice()?, ends.as_slice()?, hashes.as_slice()?)?,
+                threshold,
+            )),
+            _ => {
+                return Err(
+                    Error::invalid("short needs a threshold, and a threshold needs short").into(),
+                )
+            }
+        };
         let inner = interrupt::detach(py, || {
             parallel::with_threads(threads, || {
-                Candidates::new(fps, keys, k_u, &plan, max_pairs)
+                let found = Candidates::new(fps, keys, k_u, &plan, max_pairs)?;
+                match short {
+                    Some((rows, sets, threshold)) => found.with_short_texts(rows, &sets, threshold),
+                    None => Ok(found),
+                }
             })
         })???;
         Ok(PyStarCandidates { inner })
@@ -130,6 +161,7 @@ impl PyKeySet {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyKeySet>()?;
+    m.add("SHORT_TEXT_SHINGLES", crate::short_texts::SHORT)?;
     m.add_class::<PyStarCandidates>()?;
     Ok(())
 }

@@ -232,7 +232,7 @@ def dedup(
             )
         order = keep_order(keep, len(fps), lengths)
         kept, jaccard = stars(
-            candidates(fps, first.keys, k, threads),
+            candidates(fps, first.keys, k, threads, first.short, threshold),
             order,
             threshold,
             first.sketches,

@@ -1,0 +1,306 @@
+//! Exact candidates of short texts: every pair of texts of at most [`SHORT`] shingles each
+//! whose Jaccard similarity can reach the threshold, found by prefix filtering.
+//!
+//! A 64-bit simhash of a short text moves far for a small edit: one word changed in a text of
+//! eight shingles changes a quarter of them, and such pairs lie 9 to 14 bits apart, beyond the
+//! candidate radius that keeps the search cheap. A short text's sketch, on the other hand, is
+//! its whole shingle set, so these pairs can be found exactly.
+//!
+//! Prefix filtering (Chaudhuri, Ganti and Kaushik, ICDE 2006; Bayardo, Ma and Srikant, WWW 2007):
+//! with every set sorted in one global order (here the order of the shingle hashes, which the
+//! sketches already are in), two sets A and B with J(A, B) >= t share at least `ceil(t |A|)`
+//! elements, so the first `|A| - ceil(t |A|) + 1` of A and the first `|B| - ceil(t |B|) + 1` of
+//! B share one. A text of at most 16 shingles has a prefix of at most 4 hashes at t = 0.8; texts
+//! that share a prefix hash are candidates. Star clustering walks the texts of each prefix hash
+//! only for the centers that need them (see `star::Candidates::stars`), so no pair is stored.
+//!
+//! A prefix hash that begins more than [`RUN_CAP`] short texts proposes nothing (those texts keep
+//! their other prefix hashes and their fingerprints): that bounds the work of a center at
+//! `4 RUN_CAP` comparisons, whatever the corpus.
+
+use crate::error::{Error, Result};
+use crate::verify::SketchHash;
+
+/// The most shingles of a short text.
+pub const SHORT: usize = 16;
+/// The most short texts one prefix hash proposes to each other.
+pub const RUN_CAP: usize = 1024;
+
+/// How many of the first hashes of a set of `n` shingles must hold a shared one with any set at
+/// Jaccard >= `threshold`: `n - ceil(threshold n) + 1`, the ceiling taken a hair low so that
+/// rounding can only lengthen the prefix.
+pub fn prefix_len(n: usize, threshold: f64) -> usize {
+    let overlap = (threshold * n as f64 - 1e-9).ceil().max(1.0) as usize;
+    (n + 1).saturating_sub(overlap).clamp(1, n.max(1))
+}
+
+/// The short texts of a corpus and their prefix hashes.
+#[derive(Debug, Default)]
+pub struct ShortTexts {
+    /// Text t's shingle set is `sets[offsets[slot[t]]..offsets[slot[t] + 1]]` when `slot[t]`
+    /// is not `u32::MAX`.
+    slot: Vec<u32>,
+    offsets: Vec<usize>,
+    sets: Vec<SketchHash>,
+    /// The threshold the prefixes were cut for.
+    threshold: f64,
+    /// Run r of short texts sharing a prefix hash is `texts[runs[r]..runs[r + 1]]`.
+    runs: Vec<usize>,
+    texts: Vec<u32>,
+    /// The runs of each short slot's prefix hashes: `run_of[run_starts[s]..run_starts[s + 1]]`.
+    run_starts: Vec<usize>,
+    run_of: Vec<u32>,
+}
+
+impl ShortTexts {
+    /// From the shingle sets of some of `texts` texts: `(text, set)` pairs, each set sorted and
+    /// distinct. Sets of more than [`SHORT`] hashes, empty sets (texts without words) and texts
+    /// given twice after the first are left out.
+    pub fn new<'a>(
+        texts: usize,
+        sets: impl Iterator<Item = (u32, &'a [SketchHash])>,
+        threshold: f64,
+    ) -> Result<Self> {
+        if !(threshold > 0.0 && threshold <= 1.0) {
+            return Err(Error::invalid(format!(
+                "threshold must be in (0, 1], got {threshold}"
+            )));
+        }
+        let mut slot = vec![u32::MAX; texts];
+        let mut offsets = vec![0usize];
+        let mut all: Vec<SketchHash> = Vec::new();
+        let mut postings: Vec<(SketchHash, u32)> = Vec::new();
+        for (t, set) in sets {
+            let t = t as usize;
+            if t >= texts {
+                return Err(Error::invalid(format!("text {t} out of {texts}")));
+            }
+            if set.is_empty() || set.len() > SHORT || slot[t] != u32::MAX {
+                continue;
+            }
+            if set.windows(2).any(|w| w[0] >= w[1]) {
+                return Err(Error::invalid(
+                    "each shingle set must be sorted and distinct",
+                ));
+            }
+            let s = (offsets.len() - 1) as u32;
+            slot[t] = s;
+            all.extend_from_slice(set);
+            offsets.push(all.len());
+            for &h in &set[..prefix_len(set.len(), threshold)] {
+                postings.push((h, s));
+            }
+        }
+        postings.sort_unstable();
+        // Runs of two texts or more, up to the cap; each slot's runs.
+        let mut runs = vec![0usize];
+        let mut members: Vec<u32> = Vec::new();
+        let mut of_slot: Vec<(u32, u32)> = Vec::new();
+        for run in postings.chunk_by(|a, b| a.0 == b.0) {
+            if run.len() < 2 || run.len() > RUN_CAP {
+                continue;
+            }
+            let r = (runs.len() - 1) as u32;
+            for &(_, s) in run {
+                members.push(s);
+                of_slot.push((s, r));
+            }
+            runs.push(members.len());
+        }
+        drop(postings);
+        of_slot.sort_unstable();
+        let slots = offsets.len() - 1;
+        let mut run_starts = vec![0usize; slots + 1];
+        for &(s, _) in &of_slot {
+            run_starts[s as usize + 1] += 1;
+        }
+        for s in 0..slots {
+            run_starts[s + 1] += run_starts[s];
+        }
+        // Members as texts, so that a center compares them without a lookup.
+        let mut text_of_slot = vec![0u32; slots];
+        for (t, &s) in slot.iter().enumerate() {
+            if s != u32::MAX {
+                text_of_slot[s as usize] = t as u32;
+            }
+        }
+        Ok(ShortTexts {
+            slot,
+            offsets,
+            sets: all,
+            threshold,
+            runs,
+            texts: members.iter().map(|&s| text_of_slot[s as usize]).collect(),
+            run_starts,
+            run_of: of_slot.into_iter().map(|(_, r)| r).collect(),
+        })
+    }
+
+    /// The threshold the prefixes were cut for.
+    pub fn threshold(&self) -> f64 {
+        self.threshold
+    }
+
+    /// Text t's shingle set, when it is short.
+    pub fn set(&self, t: usize) -> Option<&[SketchHash]> {
+        let s = *self.slot.get(t)?;
+        (s != u32::MAX).then(|| &self.sets[self.offsets[s as usize]..self.offsets[s as usize + 1]])
+    }
+
+    /// The runs (indices) of text t's prefix hashes; none when it is not short.
+    pub fn runs_of(&self, t: usize) -> &[u32] {
+        match self.slot.get(t) {
+            Some(&s) if s != u32::MAX => {
+                &self.run_of[self.run_starts[s as usize]..self.run_starts[s as usize + 1]]
+            }
+            _ => &[],
+        }
+    }
+
+    /// The number of runs.
+    pub fn run_count(&self) -> usize {
+        self.runs.len() - 1
+    }
+
+    /// Run r's bounds in [`ShortTexts::members`].
+    pub fn run_bounds(&self, r: usize) -> (usize, usize) {
+        (self.runs[r], self.runs[r + 1])
+    }
+
+    /// The texts of every run, run after run (a caller that removes texts from runs copies them).
+    pub fn members(&self) -> &[u32] {
+        &self.texts
+    }
+
+    /// Whether text t has a short text to compare with.
+    pub fn has_runs(&self, t: usize) -> bool {
+        !self.runs_of(t).is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::xorshift64 as rng;
+    use crate::verify::jaccard;
+
+    #[test]
+    fn the_prefix_is_as_long_as_the_overlap_bound_needs() {
+        // Hand-worked at t = 0.8, n - ceil(0.8 n) + 1: n = 1 to 4 -> 1 (ceil(3.2) = 4 for 4);
+        // 5 -> 2 (ceil 4); 10 -> 3 (ceil 8); 16 -> 4 (ceil(12.8) = 13).
+        let got: Vec<usize> = [1, 2, 3, 4, 5, 6, 10, 15, 16]
+            .iter()
+            .map(|&n| prefix_len(n, 0.8))
+            .collect();
+        assert_eq!(got, vec![1, 1, 1, 1, 2, 2, 3, 4, 4]);
+        assert_eq!(prefix_len(10, 1.0), 1);
+        assert_eq!(prefix_len(10, 0.5), 6);
+        // 0.7 * 10 is 7.000000000000001 in floating point: the prefix stays 4, not 3.
+        assert_eq!(prefix_len(10, 0.7), 4);
+    }
+
+    /// Every pair of short sets at Jaccard >= t shares a run: checked against all pairs of
+    /// random sets drawn from a small alphabet (so that many pairs are near).
+    #[test]
+    fn every_near_pair_of_short_sets_shares_a_run() {
+        let mut s = 7u64;
+        for &threshold in &[0.5, 0.7, 0.8, 0.9, 1.0] {
+            let mut sets: Vec<Vec<u32>> = Vec::new();
+            // Families: a base set of 1 to 18 values and variants of it with up to two values
+            // dropped or replaced.
+            for _ in 0..60 {
+                let n = 1 + (rng(&mut s) % 18) as usize;
+                let base: Vec<u32> = (0..n).map(|_| rng(&mut s) as u32 % 1000).collect();
+                for _ in 0..6 {
+                    let mut set = base.clone();
+                    for _ in 0..rng(&mut s) % 3 {
+                        let at = (rng(&mut s) % set.len() as u64) as usize;
+                        if rng(&mut s) % 2 == 0 && set.len() > 1 {
+                            set.remove(at);
+                        } else {
+                            set[at] = rng(&mut s) as u32 % 1000;
+                        }
+                    }
+                    set.sort_unstable();
+                    set.dedup();
+                    sets.push(set);
+                }
+            }
+            let short = ShortTexts::new(
+                sets.len(),
+                sets.iter().enumerate().map(|(t, v)| (t as u32, &v[..])),
+                threshold,
+            )
+            .unwrap();
+            let runs_of = |t: usize| -> Vec<u32> { short.runs_of(t).to_vec() };
+            let mut near = 0;
+            for a in 0..sets.len() {
+                for b in a + 1..sets.len() {
+                    if sets[a].len() > SHORT || sets[b].len() > SHORT {
+                        // Only short texts propose each other.
+                        assert!(sets[a].len() <= SHORT || short.runs_of(a).is_empty());
+                        assert!(sets[b].len() <= SHORT || short.runs_of(b).is_empty());
+                        continue;
+                    }
+                    if jaccard(&sets[a], &sets[b], 1024) >= threshold {
+                        near += 1;
+                        let (ra, rb) = (runs_of(a), runs_of(b));
+                        assert!(
+                            ra.iter().any(|r| rb.contains(r)),
+                            "t = {threshold}: {:?} and {:?} share no run",
+                            sets[a],
+                            sets[b]
+                        );
+                    }
+                }
+            }
+            assert!(near > 50, "t = {threshold}: only {near} near pairs drawn");
+        }
+    }
+
+    #[test]
+    fn long_empty_repeated_and_unsorted_sets() {
+        let long: Vec<u32> = (0..17).collect();
+        let ok: Vec<u32> = vec![1, 2, 3];
+        let short = ShortTexts::new(
+            4,
+            [
+                (0u32, &long[..]),
+                (1, &[][..]),
+                (2, &ok[..]),
+                (2, &long[..16]),
+            ]
+            .into_iter(),
+            0.8,
+        )
+        .unwrap();
+        assert_eq!(short.set(0), None);
+        assert_eq!(short.set(1), None);
+        assert_eq!(short.set(2), Some(&ok[..]));
+        assert_eq!(short.set(3), None);
+        let bad = [3u32, 1];
+        assert!(ShortTexts::new(1, [(0u32, &bad[..])].into_iter(), 0.8).is_err());
+        assert!(ShortTexts::new(1, [(5u32, &ok[..])].into_iter(), 0.8).is_err());
+        assert!(ShortTexts::new(1, std::iter::empty(), 0.0).is_err());
+    }
+
+    #[test]
+    fn a_prefix_hash_of_too_many_texts_proposes_nothing() {
+        let sets: Vec<Vec<u32>> = (0..RUN_CAP as u32 + 1).map(|i| vec![0, 100 + i]).collect();
+        let short = ShortTexts::new(
+            sets.len(),
+            sets.iter().enumerate().map(|(t, v)| (t as u32, &v[..])),
+            0.5,
+        )
+        .unwrap();
+        assert_eq!(short.run_count(), 0);
+        let sets: Vec<Vec<u32>> = (0..RUN_CAP as u32).map(|i| vec![0, 100 + i]).collect();
+        let short = ShortTexts::new(
+            sets.len(),
+            sets.iter().enumerate().map(|(t, v)| (t as u32, &v[..])),
+            0.5,
+        )
+        .unwrap();
+        assert_eq!(short.run_count(), 1);
+    }
+}
