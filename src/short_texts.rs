@@ -18,8 +18,10 @@
 //! their other prefix hashes and their fingerprints): that bounds the work of a center at
 //! `4 RUN_CAP` comparisons, whatever the corpus.
 
+use rayon::prelude::*;
+
 use crate::error::{Error, Result};
-use crate::verify::SketchHash;
+use crate::verify::{jaccard_at_least, SketchHash};
 
 /// The most shingles of a short text.
 pub const SHORT: usize = 16;
@@ -176,6 +178,51 @@ impl ShortTexts {
     pub fn has_runs(&self, t: usize) -> bool {
         !self.runs_of(t).is_empty()
     }
+
+    /// Every pair of short texts `(a, b, jaccard)`, a < b, whose Jaccard (of their whole sets,
+    /// as [`jaccard_at_least`] computes it with `size`) is at least the threshold, sorted. More
+    /// than `max_candidates` candidate pairs (texts sharing a prefix hash) is
+    /// [`Error::TooManyPairs`], raised before they are stored.
+    pub fn verified_pairs(
+        &self,
+        size: usize,
+        max_candidates: Option<u64>,
+    ) -> Result<Vec<(u32, u32, f64)>> {
+        let count: u64 = (0..self.run_count())
+            .map(|r| {
+                let (a, b) = self.run_bounds(r);
+                let m = (b - a) as u64;
+                m * (m - 1) / 2
+            })
+            .sum();
+        if let Some(limit) = max_candidates {
+            if count > limit {
+                return Err(Error::TooManyPairs {
+                    count,
+                    limit,
+                    what: "candidate pairs of short texts".into(),
+                    remedy: "raise the limit".into(),
+                });
+            }
+        }
+        let mut pairs: Vec<(u32, u32)> = Vec::with_capacity(count as usize);
+        for r in 0..self.run_count() {
+            let (a, b) = self.run_bounds(r);
+            let run = &self.texts[a..b];
+            for (i, &x) in run.iter().enumerate() {
+                pairs.extend(run[i + 1..].iter().map(|&y| (x.min(y), x.max(y))));
+            }
+        }
+        pairs.par_sort_unstable();
+        pairs.dedup();
+        let set = |t: u32| self.set(t as usize).unwrap_or(&[]);
+        Ok(pairs
+            .into_par_iter()
+            .filter_map(|(a, b)| {
+                jaccard_at_least(set(a), set(b), size, self.threshold).map(|j| (a, b, j))
+            })
+            .collect())
+    }
 }
 
 #[cfg(test)]
@@ -282,6 +329,47 @@ mod tests {
         assert!(ShortTexts::new(1, [(0u32, &bad[..])].into_iter(), 0.8).is_err());
         assert!(ShortTexts::new(1, [(5u32, &ok[..])].into_iter(), 0.8).is_err());
         assert!(ShortTexts::new(1, std::iter::empty(), 0.0).is_err());
+    }
+
+    /// The verified pairs are every pair of short sets at Jaccard >= t, by brute force.
+    #[test]
+    fn verified_pairs_are_every_near_pair_of_short_sets() {
+        let mut s = 11u64;
+        let mut sets: Vec<Vec<u32>> = Vec::new();
+        for _ in 0..80 {
+            let n = 1 + (rng(&mut s) % 20) as usize;
+            let base: Vec<u32> = (0..n).map(|_| rng(&mut s) as u32 % 500).collect();
+            for _ in 0..4 {
+                let mut set = base.clone();
+                if rng(&mut s) % 2 == 0 {
+                    set.push(rng(&mut s) as u32 % 500);
+                }
+                set.sort_unstable();
+                set.dedup();
+                sets.push(set);
+            }
+        }
+        for threshold in [0.6, 0.8, 1.0] {
+            let short = ShortTexts::new(
+                sets.len(),
+                sets.iter().enumerate().map(|(t, v)| (t as u32, &v[..])),
+                threshold,
+            )
+            .unwrap();
+            let got = short.verified_pairs(1024, None).unwrap();
+            let mut want = Vec::new();
+            for a in 0..sets.len() {
+                for b in a + 1..sets.len() {
+                    let j = jaccard(&sets[a], &sets[b], 1024);
+                    if sets[a].len() <= SHORT && sets[b].len() <= SHORT && j >= threshold {
+                        want.push((a as u32, b as u32, j));
+                    }
+                }
+            }
+            assert!(want.len() > 100, "t = {threshold}: {} pairs", want.len());
+            assert_eq!(got, want, "t = {threshold}");
+            assert!(short.verified_pairs(1024, Some(3)).is_err());
+        }
     }
 
     #[test]

@@ -113,3 +113,23 @@ def test_a_dedup_index_finds_short_texts_beyond_k_too(tmp_path):
     assert got.keep.tolist() == [False, True]
     assert got.in_index.tolist() == [True, False] and got.duplicate_of[0] == 0
     assert got.jaccard[0] == np.float32(10 / 11)
+
+
+def test_pairs_lists_short_pairs_beyond_k_with_every_copy(tmp_path, capsys):
+    path = tmp_path / "in.jsonl"
+    docs = [BASE, EDIT, EDIT, "an unrelated line of text here"]
+    path.write_text(
+        "".join(json.dumps({"id": f"d{r}", "text": t}) + "\n" for r, t in enumerate(docs))
+    )
+    code, out, err = run(capsys, "pairs", path, "--json")
+    assert code == 0, err
+    got = sorted(
+        (r["id_a"], r["id_b"], r["distance"], r["jaccard"])
+        for r in map(json.loads, out.splitlines())
+    )
+    far = distance(BASE, EDIT)
+    assert got == [
+        ("d0", "d1", far, round(10 / 11, 4)),
+        ("d0", "d2", far, round(10 / 11, 4)),
+        ("d1", "d2", 0, 1.0),
+    ]

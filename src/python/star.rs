@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 use crate::digest::KeySet;
 use crate::error::Error;
 use crate::plan::{Plan, Workload};
+use crate::short_texts::ShortTexts;
 use crate::star::{Candidates, Verification};
 use crate::verify::{self, Ranges};
 use crate::{parallel, plan};
@@ -159,7 +160,65 @@ impl PyKeySet {
     }
 }
 
+/// Verified pairs handed to Python: (row a, row b, their Jaccard), a < b.
+type PairArrays<'py> = (
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray1<f64>>,
+);
+
+/// Every pair of short texts (see `short_texts`) at Jaccard >= `threshold`, whatever their
+/// fingerprints: row `rows[i]`'s shingle set is `hashes[starts[i]..ends[i]]` (one row per text;
+/// sets of more than `SHORT_TEXT_SHINGLES` hashes take no part). More than `max_pairs` candidate
+/// pairs is refused.
+#[pyfunction]
+#[pyo3(signature = (rows, starts, ends, hashes, threshold, size=1024, max_pairs=None))]
+#[allow(clippy::too_many_arguments)]
+fn short_text_pairs<'py>(
+    py: Python<'py>,
+    rows: PyReadonlyArray1<'py, i64>,
+    starts: PyReadonlyArray1<'py, u64>,
+    ends: PyReadonlyArray1<'py, u64>,
+    hashes: PyReadonlyArray1<'py, u32>,
+    threshold: f64,
+    size: i64,
+    max_pairs: Option<u64>,
+) -> PyResult<PairArrays<'py>> {
+    let rows = rows.as_slice()?;
+    let sets = Ranges::new(starts.as_slice()?, ends.as_slice()?, hashes.as_slice()?)?;
+    if rows.len() != sets.len() || rows.len() >= u32::MAX as usize {
+        return Err(Error::invalid(format!(
+            "{} rows but {} shingle sets",
+            rows.len(),
+            sets.len()
+        ))
+        .into());
+    }
+    let size = verify::shingle_config(1, size)?.size;
+    let pairs = interrupt::detach(py, || {
+        let short = ShortTexts::new(
+            rows.len(),
+            (0..rows.len()).map(|i| (i as u32, sets.get(i))),
+            threshold,
+        )?;
+        short.verified_pairs(size, max_pairs)
+    })??;
+    let (mut a, mut b, mut j) = (
+        Vec::with_capacity(pairs.len()),
+        Vec::with_capacity(pairs.len()),
+        Vec::with_capacity(pairs.len()),
+    );
+    for (x, y, s) in pairs {
+        let (x, y) = (rows[x as usize], rows[y as usize]);
+        a.push(x.min(y));
+        b.push(x.max(y));
+        j.push(s);
+    }
+    Ok((a.into_pyarray(py), b.into_pyarray(py), j.into_pyarray(py)))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(short_text_pairs, m)?)?;
     m.add_class::<PyKeySet>()?;
     m.add("SHORT_TEXT_SHINGLES", crate::short_texts::SHORT)?;
     m.add_class::<PyStarCandidates>()?;

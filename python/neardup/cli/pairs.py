@@ -52,6 +52,49 @@ def _find_all_within(
         ) from None
 
 
+def _short_pairs(
+    first: FirstPass, fps: np.ndarray, k: int, threshold: float, max_pairs: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The verified pairs of short texts beyond ``k`` (``neardup dedup`` compares short texts
+    whatever their fingerprints), one per pair of rows (copies of a text each), as
+    ``(i, j, distance, jaccard)``."""
+    assert first.short is not None
+    rows, starts, ends, hashes = first.short.parts()
+    ok = fps[rows] != 0  # a text without features has no near-duplicates but its copies
+    try:
+        a, b, jac = _core.short_text_pairs(
+            rows[ok], starts[ok], ends[ok], hashes, threshold, max_pairs=max_pairs or None
+        )
+    except _core.TooManyPairsError as err:
+        raise _TooManyPairs(
+            f"{err.count:,} candidate pairs of short texts, more than --max-pairs {err.limit:,}; "
+            "raise --max-pairs (0 for no limit)"
+        ) from None
+    d = np.bitwise_count(fps[a] ^ fps[b]).astype(np.uint8)
+    far = d > k  # nearer pairs are listed with the others
+    a, b, d, jac = a[far], b[far], d[far], jac[far]
+    # Every copy of the two texts: the rows whose first row (by content key) is a or b.
+    of = first_rows(first.keys)
+    by_first = np.argsort(of, kind="stable")
+    lo, hi = np.searchsorted(of[by_first], a), np.searchsorted(of[by_first], a, side="right")
+    lo_b, hi_b = np.searchsorted(of[by_first], b), np.searchsorted(of[by_first], b, side="right")
+    if bool(((hi - lo) == 1).all() and ((hi_b - lo_b) == 1).all()):
+        return a, b, d, jac
+    out = [
+        (min(x, y), max(x, y), dist, j)
+        for p, (dist, j) in enumerate(zip(d.tolist(), jac.tolist()))
+        for x in by_first[lo[p] : hi[p]].tolist()
+        for y in by_first[lo_b[p] : hi_b[p]].tolist()
+    ]
+    i2, j2, d2, jac2 = (list(c) for c in zip(*out))
+    return (
+        np.asarray(i2, np.int64),
+        np.asarray(j2, np.int64),
+        np.asarray(d2, np.uint8),
+        np.asarray(jac2, np.float64),
+    )
+
+
 @cli.command()
 @input_options
 @checked_k_options
@@ -92,7 +135,8 @@ def pairs(
     **hasher_flags: Any,
 ) -> None:
     """The near-duplicate pairs of INPUT (fingerprints within --k, word shingles with Jaccard >=
-    --threshold), with their distance, Jaccard and a short preview of each text."""
+    --threshold; short texts, of at most 16 shingles, whatever their fingerprints), with their
+    distance, Jaccard and a short preview of each text."""
     threshold = _verification(threshold, no_verify)  # type: ignore[assignment]
     k = default_k(k, threshold)
     hasher = make_hasher(**hasher_flags)
@@ -122,6 +166,9 @@ def pairs(
             jac[same] = 1.0
             ok = jac >= threshold
             i, j, d, jac = i[ok], j[ok], d[ok], jac[ok]
+            si, sj, sd, sjac = _short_pairs(first, fps, k, threshold, max_pairs)
+            i, j = np.concatenate([i, si]), np.concatenate([j, sj])
+            d, jac = np.concatenate([d, sd.astype(d.dtype)]), np.concatenate([jac, sjac])
         else:
             plain = (fps[i] != 0) | (
                 first.keys[i] == first.keys[j]
@@ -184,7 +231,8 @@ def pairs(
             click.echo(f"  {x:<{column}} | {y}")
     more = f" (showing {len(shown)})" if len(shown) < len(i) else ""
     click.echo(
-        f"{_count(len(i), 'pair')} within k={k}{_jaccard_note(threshold)} among {len(fps)} documents{more}"
+        f"{_count(len(i), 'pair')} within k={k}{' (short texts at any distance)' if threshold is not None else ''}"
+        f"{_jaccard_note(threshold)} among {len(fps)} documents{more}"
         + (f"; wrote {output}" if output else "")
     )
     for line in _errors_text(inp):
