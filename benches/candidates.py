@@ -15,7 +15,9 @@ Jaccard < 0.5) and ``bits out``: bits set in fewer than 30% or more than 70% of 
     python benches/candidates.py [--suite DIR] [--only short code ...] [--settings NAME ...] [--write]
 
 A setting is ``FEATURES-WEIGHTING``: ``word1-tf`` (the default), ``word3-binary``, ``char4-tf``,
-``word1-idf`` (fitted on the corpus itself)...; ``word1-tf-plain`` is the default features with
+``word1-idf`` (fitted on the corpus itself)...; ``word1-tf+short`` is the default with the short
+texts' candidates verified dedup adds (pairs of texts of at most 16 shingles sharing a prefix hash,
+whatever their distance: every true pair of two short texts is found); ``word1-tf-plain`` is the default features with
 plain FNV-1a feature hashes, no finalizer (the fingerprints before the finalizer was chosen),
 computed in Python from the core's features. ``--write`` writes
 ``benches/results/candidates.md``.
@@ -24,6 +26,7 @@ computed in Python from the core's features. ``--write`` writes
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from dataclasses import dataclass
@@ -41,8 +44,10 @@ from neardup import _core  # noqa: E402
 RESULTS = HERE / "results" / "candidates.md"
 KS = tuple(range(3, 11))
 THRESHOLD = 0.8
+SHORT = _core.SHORT_TEXT_SHINGLES
 DEFAULT_SETTINGS = [
     "word1-tf",
+    "word1-tf+short",
     "word1-tf-plain",
     "word1-binary",
     "word1-idf",
@@ -61,14 +66,16 @@ class Setting:
     ngram: int
     weighting: str
     plain: bool = False
+    short: bool = False
 
     @classmethod
     def parse(cls, name: str) -> Setting:
-        features, weighting, *rest = name.split("-")
+        base, short = name.removesuffix("+short"), name.endswith("+short")
+        features, weighting, *rest = base.split("-")
         tokens = "word" if features.startswith("word") else "char"
         if rest not in ([], ["plain"]) or tokens not in ("word", "char"):
             raise SystemExit(f"unknown setting {name!r}")
-        return cls(name, tokens, int(features[len(tokens) :]), weighting, rest == ["plain"])
+        return cls(name, tokens, int(features[len(tokens) :]), weighting, rest == ["plain"], short)
 
     def fingerprints(self, texts: list[str]) -> np.ndarray:
         hasher = neardup.Simhasher(tokens=self.tokens, ngram=self.ngram, weighting=self.weighting)
@@ -109,6 +116,44 @@ def candidate_counts(fps: np.ndarray, max_k: int) -> np.ndarray:
     return hist
 
 
+def short_candidates(texts: list[str], fps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The candidate pairs of short texts that verified dedup adds (``neardup.pipeline.SHORT``:
+    texts of at most 16 word 3-shingles sharing one of the first ``n - ceil(0.8 n) + 1`` of their
+    sorted shingle hashes; a hash of more than 1,024 such texts proposes nothing), between
+    distinct texts with features: their distances, and their weights (copies of a text pair
+    with each copy of the other). Also the number of shingles of each row."""
+    norm = [neardup.Simhasher().normalize(t) for t in texts]
+    _, first, inverse, counts = np.unique(
+        np.array(norm, dtype=object), return_index=True, return_inverse=True, return_counts=True
+    )
+    offsets, hashes, _ = _core.shingle_sketches([norm[r] for r in first], 3, SHORT + 1, None)
+    sizes = np.diff(offsets).astype(np.int64)
+    heads, owners = [], []
+    for t, r in enumerate(first.tolist()):
+        m = int(sizes[t])
+        if 0 < m <= SHORT and fps[r]:
+            p = m - math.ceil(THRESHOLD * m - 1e-9) + 1
+            heads.append(hashes[offsets[t] : offsets[t] + p])
+            owners.append(np.full(p, t, np.int64))
+    if not heads:
+        return np.zeros(0, np.uint8), np.zeros(0, np.int64)
+    h, o = np.concatenate(heads), np.concatenate(owners)
+    order = np.lexsort((o, h))
+    h, o = h[order], o[order]
+    bounds = np.flatnonzero(np.diff(h)) + 1
+    keys = []
+    for run in np.split(o, bounds):
+        if 2 <= len(run) <= 1024:
+            a, b = np.triu_indices(len(run), 1)
+            keys.append(run[a] * len(first) + run[b])
+    if not keys:
+        return np.zeros(0, np.uint8), np.zeros(0, np.int64)
+    pairs = np.unique(np.concatenate(keys))
+    a, b = pairs // len(first), pairs % len(first)
+    d = np.bitwise_count(fps[first[a]] ^ fps[first[b]])
+    return d, counts[a] * counts[b]
+
+
 def measure(
     texts: list[str], truth: synth.Truth, setting: Setting, rng: np.random.Generator
 ) -> dict[str, object]:
@@ -118,11 +163,22 @@ def measure(
     n = truth.n
     true = truth.keys[truth.jaccard >= THRESHOLD]
     dist = np.bitwise_count(fps[true // n] ^ fps[true % n])
-    recall = {k: float((dist <= k).mean()) if len(dist) else 1.0 for k in KS}
+    found = {k: dist <= k for k in KS}
     hist = candidate_counts(fps, max(KS))
     cumulative = np.cumsum(hist)
     overflow = np.cumsum(hist < 0) > 0
     candidates = {k: -1 if overflow[k] else int(cumulative[k]) for k in KS}
+    if setting.short:
+        # Pairs of two short texts are candidates whatever their distance: every true one.
+        shingles = np.array([len(synth.neardup_shingles(t)) for t in texts])
+        both = (shingles[true // n] <= SHORT) & (shingles[true % n] <= SHORT)
+        both &= (fps[true // n] != 0) & (fps[true % n] != 0)
+        d, weight = short_candidates(texts, fps)
+        for k in KS:
+            found[k] = found[k] | both
+            if candidates[k] >= 0:
+                candidates[k] += int(weight[d > k].sum())
+    recall = {k: float(found[k].mean()) if len(dist) else 1.0 for k in KS}
     x, y = rng.integers(0, n, 400_000), rng.integers(0, n, 400_000)
     keys = np.minimum(x, y) * n + np.maximum(x, y)
     unrelated = (x != y) & ~np.isin(keys, truth.keys)
