@@ -38,6 +38,7 @@ use crate::pairs::{
 };
 use crate::plan::Plan;
 use crate::short_texts::{prefix_len, ShortTexts, RUN_CAP, SHORT};
+use crate::star::sweep;
 use crate::store::{format_error, open_checked, view, Backing, Checksum, Plain, Source, Words};
 use crate::table::{lower_bound, radix_sort_top_with};
 
@@ -1113,51 +1114,35 @@ pub fn dedup_against(
             continue;
         }
         let g = lower_bound(&new_groups.distinct, me.0);
+        // A free later text near t is taken by it; a decided one leaves the lists for good.
+        let mut settle = |s: usize| {
+            if fate[s] != Fate::Free {
+                return true;
+            }
+            let near = if s > t {
+                near(me, doc(s), shape, threshold)
+            } else {
+                None
+            };
+            if let Some(j) = near {
+                fate[s] = Fate::New(t as u32, j);
+            }
+            near.is_some()
+        };
         for h in std::iter::once(g).chain(
             adj[adj_start[g]..adj_start[g + 1]]
                 .iter()
                 .map(|&h| h as usize),
         ) {
             let start = new_groups.starts[h];
-            let list = &mut members[start..start + alive[h]];
-            let mut keep_at = 0;
-            for at in 0..list.len() {
-                let s = list[at] as usize;
-                if fate[s] != Fate::Free {
-                    continue;
-                }
-                if s > t {
-                    if let Some(j) = near(me, doc(s), shape, threshold) {
-                        fate[s] = Fate::New(t as u32, j);
-                        continue;
-                    }
-                }
-                list[keep_at] = list[at];
-                keep_at += 1;
-            }
-            alive[h] = keep_at;
+            alive[h] = sweep(&mut members[start..start + alive[h]], &mut settle) as usize;
         }
         // Short texts, whatever their fingerprints.
         for &r in short.runs_of(t) {
             let r = r as usize;
             let (start, _) = short.run_bounds(r);
             let list = &mut short_members[start..start + short_alive[r]];
-            let mut keep_at = 0;
-            for at in 0..list.len() {
-                let s = list[at] as usize;
-                if fate[s] != Fate::Free {
-                    continue;
-                }
-                if s > t {
-                    if let Some(j) = near(me, doc(s), shape, threshold) {
-                        fate[s] = Fate::New(t as u32, j);
-                        continue;
-                    }
-                }
-                list[keep_at] = list[at];
-                keep_at += 1;
-            }
-            short_alive[r] = keep_at;
+            short_alive[r] = sweep(list, &mut settle) as usize;
         }
     }
     // Rows follow their texts.

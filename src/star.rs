@@ -289,61 +289,34 @@ impl Candidates {
                 continue;
             }
             let g = g as usize;
+            // A free text near t is taken by it; a taken or kept one leaves the lists for good.
+            let mut settle = |s: usize| {
+                if kept_text[s] != FREE {
+                    return true;
+                }
+                let taken = match &verification {
+                    None => Some(f32::NAN),
+                    Some(v) => {
+                        let a = v.sketches.get(self.first_row[t] as usize);
+                        let b = v.sketches.get(self.first_row[s] as usize);
+                        jaccard_at_least(a, b, v.size, v.threshold).map(|j| j as f32)
+                    }
+                };
+                if let Some(j) = taken {
+                    kept_text[s] = t as u32;
+                    jac_text[s] = j;
+                }
+                taken.is_some()
+            };
             for h in std::iter::once(g).chain(self.neighbours.of(g).iter().map(|&h| h as usize)) {
                 let start = self.starts[h];
-                let list = &mut members[start..start + alive[h] as usize];
-                let mut keep_at = 0;
-                for at in 0..list.len() {
-                    let s = list[at] as usize;
-                    if kept_text[s] != FREE {
-                        continue;
-                    }
-                    let taken = match &verification {
-                        None => Some(f32::NAN),
-                        Some(v) => {
-                            let a = v.sketches.get(self.first_row[t] as usize);
-                            let b = v.sketches.get(self.first_row[s] as usize);
-                            jaccard_at_least(a, b, v.size, v.threshold).map(|j| j as f32)
-                        }
-                    };
-                    match taken {
-                        Some(j) => {
-                            kept_text[s] = t as u32;
-                            jac_text[s] = j;
-                        }
-                        None => {
-                            list[keep_at] = list[at];
-                            keep_at += 1;
-                        }
-                    }
-                }
-                alive[h] = keep_at as u32;
+                alive[h] = sweep(&mut members[start..start + alive[h] as usize], &mut settle);
             }
-            if let (Some(short), Some(v)) = (short, &verification) {
-                let Some(a) = short.set(t) else { continue };
-                for &r in short.runs_of(t) {
-                    let (start, _) = short.run_bounds(r as usize);
-                    let list = &mut short_members[start..start + short_alive[r as usize] as usize];
-                    let mut keep_at = 0;
-                    for at in 0..list.len() {
-                        let s = list[at] as usize;
-                        if kept_text[s] != FREE {
-                            continue; // kept or taken: out of the run for good
-                        }
-                        let b = short.set(s).unwrap_or(&[]);
-                        match jaccard_at_least(a, b, v.size, v.threshold) {
-                            Some(j) => {
-                                kept_text[s] = t as u32;
-                                jac_text[s] = j as f32;
-                            }
-                            None => {
-                                list[keep_at] = list[at];
-                                keep_at += 1;
-                            }
-                        }
-                    }
-                    short_alive[r as usize] = keep_at as u32;
-                }
+            for &r in short.map_or(&[][..], |short| short.runs_of(t)) {
+                let r = r as usize;
+                let (start, _) = short.map_or((0, 0), |short| short.run_bounds(r));
+                let list = &mut short_members[start..start + short_alive[r] as usize];
+                short_alive[r] = sweep(list, &mut settle);
             }
         }
         let mut kept = Vec::with_capacity(n);
@@ -356,6 +329,19 @@ impl Candidates {
         }
         Ok(Stars { kept, jaccard: jac })
     }
+}
+
+/// Walks a list of candidate texts, dropping those `settle` settles (taken now, or no longer
+/// free) and keeping the others in order at its front: returns how many stay.
+pub(crate) fn sweep(list: &mut [u32], mut settle: impl FnMut(usize) -> bool) -> u32 {
+    let mut keep_at = 0;
+    for at in 0..list.len() {
+        if !settle(list[at] as usize) {
+            list[keep_at] = list[at];
+            keep_at += 1;
+        }
+    }
+    keep_at as u32
 }
 
 /// Each row's position in `order`, checking that it is a permutation of the rows.

@@ -36,6 +36,7 @@ __all__ = [
     "neighbourhood",
     "search_cost",
     "shingle_sketches",
+    "short_text_pairs",
     "sketch_jaccard",
     "IndexChangedError",
     "IndexFormatError",
@@ -347,6 +348,19 @@ class KeySet:
     def first_seen(self, keys: npt.NDArray[np.uint64]) -> npt.NDArray[np.bool_]:
         """For each key, whether it is seen for the first time (then recorded)."""
     def __len__(self) -> int: ...
+
+def short_text_pairs(
+    rows: npt.NDArray[np.int64],
+    starts: npt.NDArray[np.uint64],
+    ends: npt.NDArray[np.uint64],
+    hashes: npt.NDArray[np.uint32],
+    threshold: float,
+    size: int = 1024,
+    max_pairs: int | None = None,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """Every pair of short texts (at most SHORT_TEXT_SHINGLES shingles) at Jaccard >= threshold,
+    whatever their fingerprints: (row a, row b, Jaccard), a < b; row rows[i]'s shingle set is
+    hashes[starts[i]:ends[i]]. More than max_pairs candidate pairs raises TooManyPairsError."""
 
 def sketch_jaccard(
     starts: npt.NDArray[np.uint64],
