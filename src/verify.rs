@@ -118,9 +118,23 @@ impl<'a> Ranges<'a> {
 pub struct ShingleConfig {
     pub ngram: usize,
     pub size: usize,
+    /// Only documents of at most `size` distinct shingles are sketched (whole); the others get
+    /// an empty sketch, found after `size + 1` distinct shingles instead of sorting them all.
+    pub whole_only: bool,
 }
 
-/// The checked shingle configuration of sketches.
+/// The sketches a first pass asks for, `(ngram, size)`: bottom-`size`, or with a negative
+/// `size`, the whole sets of documents of at most `-size` distinct shingles (see
+/// [`ShingleConfig::whole_only`]).
+pub fn digest_config(ngram: i64, size: i64) -> Result<ShingleConfig> {
+    let config = shingle_config(ngram, size.checked_abs().unwrap_or(i64::MAX))?;
+    Ok(ShingleConfig {
+        whole_only: size < 0,
+        ..config
+    })
+}
+
+/// The checked shingle configuration of bottom-`size` sketches.
 pub fn shingle_config(ngram: i64, size: i64) -> Result<ShingleConfig> {
     if !(1..=64).contains(&ngram) {
         return Err(Error::invalid(format!(
@@ -135,6 +149,7 @@ pub fn shingle_config(ngram: i64, size: i64) -> Result<ShingleConfig> {
     Ok(ShingleConfig {
         ngram: ngram as usize,
         size: size as usize,
+        whole_only: false,
     })
 }
 
@@ -152,6 +167,19 @@ pub fn sketch_of_words(config: ShingleConfig, words: &[u64], out: &mut Vec<Sketc
         return;
     }
     let width = config.ngram.min(words.len());
+    if config.whole_only {
+        for h in words.windows(width).map(shingle_hash) {
+            if !out.contains(&h) {
+                if out.len() == config.size {
+                    out.clear(); // more than `size` distinct shingles: not sketched
+                    return;
+                }
+                out.push(h);
+            }
+        }
+        out.sort_unstable();
+        return;
+    }
     out.extend(words.windows(width).map(shingle_hash));
     out.sort_unstable();
     out.dedup();
@@ -332,6 +360,33 @@ mod tests {
         let config = shingle_config(3, 256).unwrap();
         let s = sketches(config, &texts[..2]);
         assert!((jaccard(s.get(0), s.get(1), config.size) - 0.4).abs() < 1e-12);
+    }
+
+    /// In whole-only mode a document of at most `size` distinct shingles gets its whole set (as a
+    /// bottom-`size` sketch has it) and any other an empty one, repeats counted once.
+    #[test]
+    fn whole_only_sketches_keep_small_sets_whole_and_no_others() {
+        let whole = digest_config(2, -4).unwrap();
+        let bottom = shingle_config(2, 4).unwrap();
+        let (mut got, mut want) = (Vec::new(), Vec::new());
+        for (words, small) in [
+            (vec![1u64, 2, 3, 4, 5], true),             // 4 shingles
+            (vec![1u64, 2, 3, 4, 5, 6], false),         // 5
+            (vec![7u64, 8, 7, 8, 7, 8, 7, 8, 7], true), // 2 distinct of 8
+            (vec![9u64], true),                         // 1 (fewer words than the shingle)
+            (vec![], true),                             // no words: empty either way
+        ] {
+            sketch_of_words(whole, &words, &mut got);
+            sketch_of_words(bottom, &words, &mut want);
+            if small {
+                assert_eq!(got, want, "{words:?}");
+            } else {
+                assert!(got.is_empty() && want.len() == 4, "{words:?}");
+            }
+        }
+        assert!(digest_config(2, -(1 << 21)).is_err());
+        assert!(digest_config(2, i64::MIN).is_err());
+        assert!(shingle_config(2, -4).is_err());
     }
 
     #[test]

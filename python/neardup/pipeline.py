@@ -129,12 +129,13 @@ class FirstPass:
             self.sketches.dropped = True  # type: ignore[union-attr]
 
     def sketch_spec(self) -> tuple[int, int] | None:
-        """``(ngram, size)`` of the sketches to make now, or None (not verified). Past the budget
-        they are cut to ``SHORT + 1`` hashes: enough to keep the short texts' whole sets."""
+        """``(ngram, size)`` of the sketches to make now, or None (not verified). Past the budget,
+        ``(ngram, -SHORT)``: the core then keeps the short texts' whole sets only (an empty sketch
+        for the others, left after SHORT + 1 distinct shingles)."""
         if self.sketches is None:
             return None
         if self.sketches.dropped:
-            return self.sketches.ngram, SHORT + 1
+            return self.sketches.ngram, -SHORT
         return self.sketches.ngram, self.sketches.size
 
     def add(self, digest: Digest, positions: Any = None) -> None:

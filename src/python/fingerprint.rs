@@ -232,7 +232,8 @@ impl PyHasher {
         Ok(fps.into_pyarray(py))
     }
 
-    /// Fingerprints, content keys and, with `sketch=(ngram, size)`, shingle sketches of
+    /// Fingerprints, content keys and, with `sketch=(ngram, size)`, shingle sketches (a negative
+    /// size: the whole sets of documents of at most -size shingles, empty for the others) of
     /// documents given field by field: (fingerprints, keys, (offsets, hashes) or None).
     #[pyo3(signature = (fields, threads=None, fold_ascii=false, sketch=None))]
     fn digest_many<'py>(
@@ -244,7 +245,7 @@ impl PyHasher {
         sketch: Option<(i64, i64)>,
     ) -> PyResult<DigestArrays<'py>> {
         let config = sketch
-            .map(|(ngram, size)| verify::shingle_config(ngram, size))
+            .map(|(ngram, size)| verify::digest_config(ngram, size))
             .transpose()?;
         let slices = field_slices(&fields);
         let d = py.detach(|| {
@@ -320,7 +321,7 @@ fn jsonl_fingerprints<'py>(
     let wanted = wanted.as_ref().map(|w| w.as_slice()).transpose()?;
     let inner = hasher.inner();
     let sketch = sketch
-        .map(|(ngram, size)| verify::shingle_config(ngram, size))
+        .map(|(ngram, size)| verify::digest_config(ngram, size))
         .transpose()?;
     let lines = py.detach(|| {
         parallel::with_threads(threads, || {
