@@ -338,28 +338,52 @@ impl Table<'_> {
             let runs = 1usize << d;
             batch.sort(a_part, &below[d], runs);
             index.sort(b_part, &below[d], runs);
-            let near = |diff: u64| {
-                diff.count_ones() <= self.k
-                    && diff & mask == 0
-                    && !earlier.holds(layout.permutation.apply(diff))
-            };
+            // Pairs within k that share the whole prefix and no earlier table's.
+            let first =
+                |diff: u64| diff & mask == 0 && !earlier.holds(layout.permutation.apply(diff));
             for c in 0..runs {
                 let (a_run, b_run) = (batch.run(c), index.run(c));
                 for (i, &a) in a_run.iter().enumerate() {
-                    for &y in b_run {
-                        if near(a ^ y) {
+                    within_k(a, b_run, self.k, |y| {
+                        if first(a ^ y) {
                             out.cross.push((a, y));
                         }
-                    }
-                    for &b in &a_run[i + 1..] {
-                        if near(a ^ b) {
+                    });
+                    within_k(a, &a_run[i + 1..], self.k, |b| {
+                        if first(a ^ b) {
                             out.within.push((a.min(b), a.max(b)));
                         }
-                    }
+                    });
                 }
             }
         }
         out
+    }
+}
+
+/// Calls `hit` with each value of `run` within `k` of `a`, in order. Four distances at a time
+/// with one branch for all four: nearly every comparison fails, and a branch per comparison is
+/// most of its cost.
+#[inline]
+fn within_k(a: u64, run: &[u64], k: u32, mut hit: impl FnMut(u64)) {
+    let mut fours = run.chunks_exact(4);
+    for four in &mut fours {
+        let any = ((a ^ four[0]).count_ones() <= k)
+            | ((a ^ four[1]).count_ones() <= k)
+            | ((a ^ four[2]).count_ones() <= k)
+            | ((a ^ four[3]).count_ones() <= k);
+        if any {
+            for &y in four {
+                if (a ^ y).count_ones() <= k {
+                    hit(y);
+                }
+            }
+        }
+    }
+    for &y in fours.remainder() {
+        if (a ^ y).count_ones() <= k {
+            hit(y);
+        }
     }
 }
 
@@ -506,6 +530,31 @@ mod tests {
         // A plan for a larger k finds the pairs within the smaller one, once each.
         let got = found(&new, &old, 2, &Plan::blocks(6, 4).unwrap());
         assert_eq!(got, (brute(&new, &old, 2), brute_within(&new, 2)));
+    }
+
+    #[test]
+    fn within_k_calls_back_every_value_within_k_in_order() {
+        let mut s = 3u64;
+        let a = rng(&mut s);
+        for len in [0, 1, 3, 4, 5, 8, 11, 40] {
+            let run: Vec<u64> = (0..len)
+                .map(|i| match i % 3 {
+                    0 => a ^ (rng(&mut s) & rng(&mut s) & rng(&mut s) & rng(&mut s)),
+                    1 => a ^ (1u64 << (i % 64)),
+                    _ => rng(&mut s),
+                })
+                .collect();
+            for k in [0, 2, 5, 8] {
+                let mut got = Vec::new();
+                within_k(a, &run, k, |y| got.push(y));
+                let want: Vec<u64> = run
+                    .iter()
+                    .copied()
+                    .filter(|&y| hamming(a, y) <= k)
+                    .collect();
+                assert_eq!(got, want, "len {len}, k {k}");
+            }
+        }
     }
 
     #[test]
