@@ -7,9 +7,8 @@
 //! at most `W`, else a b-bit similarity sketch; Python's default is 16 words of 1-bit bins), so
 //! 28 + 4 W bytes a document with an integer id (92 at W = 16). The permuted tables are not
 //! stored: at k = 8 a plan has 45 to 495 tables, 8 bytes per document each. Batch mode builds
-//! them for the call instead: each table permutes and sorts the index's distinct fingerprints and
-//! the new batch's, and merges the two by prefix (Manku's batch mode), one table per worker at a
-//! time.
+//! them for the call instead ([`crate::cross_search`]: per table, both sides sorted by prefix in
+//! cache-sized parts and their runs compared, the batch's own pairs found on the way).
 //!
 //! File layout, little-endian 8-byte words, every section padded to whole words:
 //! a header of [`HEADER_WORDS`] words (magic, version, file length, documents, sketch words,
@@ -30,17 +29,12 @@ use rayon::prelude::*;
 
 use crate::compact_sketch::{Compact, Sketches, SKETCHED};
 use crate::error::{Error, Result};
-use crate::first_table::{Earlier, FirstTable};
-use crate::hamming::hamming;
 use crate::interrupt;
-use crate::pairs::{
-    check_cross_work, check_work, default_work_limit, distinct_pairs, Groups, WORK_REMEDY,
-};
-use crate::plan::Plan;
+use crate::pairs::{check_cross_work, check_work, default_work_limit, Groups, WORK_REMEDY};
 use crate::short_texts::{prefix_len, ShortTexts, RUN_CAP, SHORT};
 use crate::star::sweep;
 use crate::store::{format_error, open_checked, view, Backing, Checksum, Plain, Source, Words};
-use crate::table::{lower_bound, radix_sort_top_with};
+use crate::table::lower_bound;
 
 pub const MAGIC: [u8; 8] = *b"\x93NDUPDDX";
 /// Version 2 stores compact sketches ([`crate::compact_sketch`]); version 1's bottom-k sketches
@@ -749,176 +743,17 @@ fn near(a: Doc<'_>, b: Doc<'_>, shape: Compact, threshold: f64) -> Option<f32> {
     (j >= threshold).then_some(j as f32)
 }
 
-/// Tables with prefixes of at most this many bits are searched through a directory of the
-/// batch's prefixes (4 bytes each: 4 MB at 20 bits) instead of sorting the index's side...
-pub const PROBE_MAX_BITS: u32 = 20;
-/// ... when the batch and the directory fit in this many bytes: each index value reads both at
-/// a random place, cheap in cache and a miss beyond it (10M indexed against 1M new took twice
-/// the time of sorting and merging).
-pub const PROBE_MAX_BYTES: usize = 2 << 20;
-
-/// Whether a table of `prefix_bits` is searched through the directory for `n_new` values.
-fn probes(prefix_bits: u32, n_new: usize) -> bool {
-    prefix_bits <= PROBE_MAX_BITS
-        && n_new.saturating_mul(8).saturating_add(4 << prefix_bits) <= PROBE_MAX_BYTES
-}
-
-/// Every pair (new value, index value) of the ascending distinct values `new` and `old` within
-/// `k`, each once, as indices into them. Per table, the batch's values are permuted and sorted
-/// by the table's prefix; for a short prefix and a small batch (see [`PROBE_MAX_BYTES`]) each
-/// index value looks up the batch's run of its prefix in a directory (no sort of the index's
-/// side), otherwise both sides are sorted and merged run by run.
-pub fn cross_pairs(new: &[u64], old: &[u64], k: u32, plan: &Plan) -> Result<Vec<(u32, u32)>> {
-    if plan.k() < k {
-        return Err(Error::invalid(format!(
-            "plan is built for k={} and cannot find pairs at k={k}",
-            plan.k()
-        )));
-    }
-    let tables = plan.tables();
-    let lookup = FirstTable::new(plan);
-    let parts: Vec<Vec<(u32, u32)>> = tables
-        .par_iter()
-        .enumerate()
-        .map_init(
-            || (Vec::new(), Vec::new(), Vec::new()),
-            |(vn, vo, scratch): &mut (Vec<u64>, Vec<u64>, Vec<u64>), (t, layout)| {
-                let mut out = Vec::new();
-                if interrupt::requested() {
-                    return out;
-                }
-                let perm = &layout.permutation;
-                let earlier = Earlier::new(plan, lookup.as_ref(), t);
-                vn.clear();
-                vn.extend(new.iter().map(|&x| perm.apply(x)));
-                radix_sort_top_with(vn, layout.prefix_bits, scratch);
-                if probes(layout.prefix_bits, new.len()) {
-                    // The index side is not sorted: each of its values finds the batch's run of
-                    // its prefix in a directory of every prefix.
-                    let width = 1usize << layout.prefix_bits;
-                    vo.clear();
-                    vo.resize(width + 1, 0);
-                    for &a in vn.iter() {
-                        vo[layout.prefix_of(a) as usize + 1] += 1;
-                    }
-                    for p in 0..width {
-                        vo[p + 1] += vo[p];
-                    }
-                    for (ib, &b) in old.iter().enumerate() {
-                        if ib % 65536 == 65535 && interrupt::requested() {
-                            return out;
-                        }
-                        let y = perm.apply(b);
-                        let p = layout.prefix_of(y) as usize;
-                        for &a in &vn[vo[p] as usize..vo[p + 1] as usize] {
-                            if hamming(a, y) > k {
-                                continue;
-                            }
-                            if earlier.holds(a ^ y) {
-                                continue;
-                            }
-                            out.push((lower_bound(new, perm.invert(a)) as u32, ib as u32));
-                        }
-                    }
-                    return out;
-                }
-                vo.clear();
-                vo.extend(old.iter().map(|&x| perm.apply(x)));
-                radix_sort_top_with(vo, layout.prefix_bits, scratch);
-                let (mut i, mut j) = (0, 0);
-                while i < vn.len() && j < vo.len() {
-                    let (pn, po) = (layout.prefix_of(vn[i]), layout.prefix_of(vo[j]));
-                    if pn < po {
-                        i += 1;
-                        continue;
-                    }
-                    if po < pn {
-                        j += 1;
-                        continue;
-                    }
-                    let mut ie = i + 1;
-                    while ie < vn.len() && layout.prefix_of(vn[ie]) == pn {
-                        ie += 1;
-                    }
-                    let mut je = j + 1;
-                    while je < vo.len() && layout.prefix_of(vo[je]) == po {
-                        je += 1;
-                    }
-                    if interrupt::requested() {
-                        return out;
-                    }
-                    for &a in &vn[i..ie] {
-                        for &b in &vo[j..je] {
-                            if hamming(a, b) > k {
-                                continue;
-                            }
-                            if earlier.holds(a ^ b) {
-                                continue;
-                            }
-                            let ia = lower_bound(new, perm.invert(a)) as u32;
-                            let ib = lower_bound(old, perm.invert(b)) as u32;
-                            out.push((ia, ib));
-                        }
-                    }
-                    i = ie;
-                    j = je;
-                }
-                out
-            },
-        )
-        .collect();
-    interrupt::check()?;
-    let mut out = Vec::with_capacity(parts.iter().map(Vec::len).sum());
-    for p in parts {
-        out.extend(p);
-    }
-    Ok(out)
-}
-
-/// The plan of least expected work for [`cross_pairs`] of `n_new` values against `n_old`: per
-/// table, a permute and a radix sort of the batch, a permute and a lookup (or a sort) of the
-/// index's side, and a distance per pair sharing a prefix (the all-pairs model of
-/// [`Plan::choose`] with n² replaced by `n_old · n_new`, which favours fewer tables when the
-/// batch is small).
-pub fn cross_plan(k: u32, n_old: u64, n_new: u64) -> Result<Plan> {
-    let (a, b) = (n_old.max(1) as f64, n_new.max(1) as f64);
-    let mut best: Option<(f64, Plan)> = None;
-    for blocks in i64::from(k) + 1..=64 {
-        let Ok(plan) = Plan::nested(&[blocks], i64::from(k)) else {
-            continue;
-        };
-        let cost: f64 = plan
-            .tables()
-            .iter()
-            .map(|t| {
-                let passes = f64::from(t.prefix_bits.min(64).div_ceil(11).max(1));
-                let old_side = if probes(t.prefix_bits, n_new as usize) {
-                    6.0 // a permute and two lookups in cache
-                } else {
-                    3.0 + 2.5 * passes
-                };
-                a * old_side
-                    + b * (3.0 + 2.5 * passes)
-                    + 1.2 * a * b / 2f64.powi(t.prefix_bits as i32)
-            })
-            .sum();
-        if best.as_ref().is_none_or(|(c, _)| cost < *c) {
-            best = Some((cost, plan));
-        }
-    }
-    best.map(|(_, p)| p)
-        .ok_or_else(|| Error::invalid(format!("no plan for k={k}")))
-}
+pub use crate::cross_search::{cross_pairs, cross_plan};
 
 /// Deduplicates `batch` against `index` and itself (keep order: the index's documents, all kept,
 /// in their order, then the batch's rows in row order): a row is removed for the first document
 /// before it that is kept and is a near-duplicate of it (within `k`, and copies or sketches of
 /// Jaccard >= `threshold` cut to the index's sketch size), as stars over the index and the batch
-/// would remove it. The plans are chosen for the sizes: [`cross_plan`] against the index,
-/// [`Plan::choose`] for the batch's own pairs.
+/// would remove it. One search ([`cross_pairs`], with the plan [`cross_plan`] chooses for the
+/// sizes) finds the pairs against the index and the batch's own pairs.
 /// With `limit`, a search estimated to make more candidate comparisons than
-/// [`default_work_limit`] of the distinct fingerprints on both sides is refused
-/// ([`Error::TooManyPairs`]) before it starts, as `find_all` refuses one.
+/// [`default_work_limit`] of the distinct fingerprints on both sides (or, inside the batch, of
+/// the batch's) is refused ([`Error::TooManyPairs`]) before it starts, as `find_all` refuses one.
 pub fn dedup_against(
     index: &DedupIndex,
     batch: &Batch<'_>,
@@ -993,7 +828,15 @@ pub fn dedup_against(
         work,
         WORK_REMEDY,
     )?;
-    let mut pairs = cross_pairs(&new_groups.distinct, &old_distinct, k, &plan)?;
+    check_work(
+        &new_groups.distinct,
+        k,
+        &plan,
+        limit.then(|| default_work_limit(new_groups.distinct.len())),
+        WORK_REMEDY,
+    )?;
+    let found = cross_pairs(&new_groups.distinct, &old_distinct, k, &plan)?;
+    let (mut pairs, within) = (found.cross, found.within);
     pairs.par_sort_unstable();
     interrupt::check()?;
     // Per new value, its run of pairs.
@@ -1065,23 +908,9 @@ pub fn dedup_against(
         })
         .collect();
     // Stars among the batch's texts, in row order of their first rows.
-    let plan = Plan::choose(
-        i64::from(k),
-        new_groups.distinct.len() as u64,
-        None,
-        crate::plan::Workload::Batch,
-    )?;
-    check_work(
-        &new_groups.distinct,
-        k,
-        &plan,
-        limit.then(|| default_work_limit(new_groups.distinct.len())),
-        WORK_REMEDY,
-    )?;
-    let within = distinct_pairs(&new_groups.distinct, k, &plan)?;
     let groups = new_groups.distinct.len();
     let mut adj_start = vec![0usize; groups + 1];
-    for &(a, b, _) in &within {
+    for &(a, b) in &within {
         adj_start[a as usize + 1] += 1;
         adj_start[b as usize + 1] += 1;
     }
@@ -1090,7 +919,7 @@ pub fn dedup_against(
     }
     let mut adj = vec![0u32; adj_start[groups]];
     let mut fill = adj_start.clone();
-    for &(a, b, _) in &within {
+    for &(a, b) in &within {
         adj[fill[a as usize]] = b;
         fill[a as usize] += 1;
         adj[fill[b as usize]] = a;
@@ -1182,13 +1011,6 @@ mod tests {
             string_ids,
             meta: b"{\"x\": 1}".to_vec(),
         }
-    }
-
-    fn rng(s: &mut u64) -> u64 {
-        *s ^= *s << 13;
-        *s ^= *s >> 7;
-        *s ^= *s << 17;
-        *s
     }
 
     #[test]
@@ -1299,68 +1121,5 @@ mod tests {
             Err(Error::Format { .. })
         ));
         std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn cross_pairs_are_every_pair_within_k_once() {
-        let mut s = 42u64;
-        let mut old: Vec<u64> = (0..3000).map(|_| rng(&mut s)).collect();
-        let mut new: Vec<u64> = (0..300)
-            .map(|i| {
-                old[i * 7]
-                    ^ (1u64 << (i % 64))
-                    ^ (rng(&mut s) & rng(&mut s) & rng(&mut s) & rng(&mut s))
-            })
-            .collect();
-        new.push(old[5]);
-        old.sort_unstable();
-        old.dedup();
-        new.sort_unstable();
-        new.dedup();
-        let k = 6;
-        let plan = Plan::choose(i64::from(k), 3300, None, crate::plan::Workload::Batch).unwrap();
-        let mut got = cross_pairs(&new, &old, k, &plan).unwrap();
-        got.sort_unstable();
-        let mut want = Vec::new();
-        for (a, &x) in new.iter().enumerate() {
-            for (b, &y) in old.iter().enumerate() {
-                if hamming(x, y) <= k {
-                    want.push((a as u32, b as u32));
-                }
-            }
-        }
-        assert!(want.len() > 50);
-        assert_eq!(got, want);
-        // Both ways of searching a table: through the directory and by merging.
-        for plan in [
-            Plan::blocks(7, 6).unwrap(),
-            Plan::blocks(8, 6).unwrap(),
-            Plan::blocks(12, 6).unwrap(),
-            Plan::nested(&[8, 8], 6).unwrap(),
-        ] {
-            let probe = plan
-                .tables()
-                .iter()
-                .any(|t| probes(t.prefix_bits, new.len()));
-            let merge = plan
-                .tables()
-                .iter()
-                .any(|t| !probes(t.prefix_bits, new.len()));
-            assert!(probe || merge);
-            let mut got = cross_pairs(&new, &old, k, &plan).unwrap();
-            got.sort_unstable();
-            assert_eq!(got, want, "{:?}", plan.levels());
-        }
-        assert!(Plan::blocks(12, 6)
-            .unwrap()
-            .tables()
-            .iter()
-            .all(|t| !probes(t.prefix_bits, new.len())));
-        assert!(Plan::blocks(8, 6)
-            .unwrap()
-            .tables()
-            .iter()
-            .all(|t| probes(t.prefix_bits, new.len())));
-        assert!(!probes(8, 1 << 20));
     }
 }

@@ -10,6 +10,7 @@
 
 pub mod compact_sketch;
 pub mod compat;
+pub mod cross_search;
 pub mod dedup_index;
 pub mod digest;
 pub mod encoders;

@@ -1,0 +1,571 @@
+//! The cross search of a dedup index: every pair (new value, indexed value) within Hamming
+//! distance k, and every pair of new values within k, for a batch smaller than the index.
+//!
+//! The permuted tables of a plan are not stored with the index (8 bytes a document per table),
+//! so each table is built for the call, and building them is what costs: every table visits
+//! every indexed value. The tables' prefixes begin with the high bits of a first-level block
+//! (their *lead*), so a plan's tables fall into a few groups of one lead each (9 at k = 8 with
+//! 11 blocks, for 165 tables). Per group, both sides are partitioned once by their lead bits,
+//! in memory order; per table and part, each side's part is sorted by the prefix's next bits
+//! (the *directory* bits, at most [`MAX_DIRECTORY_BITS`]) with a counting sort that stays in
+//! cache, and each run of the batch is compared with the index's run of the same key and with
+//! itself. No table permutes the values or sorts a whole side through memory: values are
+//! compared unpermuted (a distance does not depend on the bit order), a mask test skips values
+//! that share the directory's bits but not the whole prefix, and a pair is reported by the first
+//! table whose prefix it shares ([`Earlier`]). The batch's own pairs cost only the comparisons
+//! inside its runs, which the tables sort anyway.
+
+use rayon::prelude::*;
+
+use crate::error::{Error, Result};
+use crate::first_table::{Earlier, FirstTable};
+use crate::interrupt;
+use crate::plan::{Plan, TableLayout};
+
+/// The most lead bits: the values are partitioned into at most 2^8 parts per group.
+pub const MAX_LEAD_BITS: u32 = 8;
+/// The most bits of a table's prefix below its lead that a part is sorted by (2^14 runs);
+/// values sharing them but not the whole prefix are skipped by a mask test.
+pub const MAX_DIRECTORY_BITS: u32 = 14;
+
+/// The most runs of contiguous bits a key is cut from in one step (more take several).
+const RUNS: usize = 4;
+
+/// Bits of a word as (low bit, mask) runs from the high end: how a key is cut out of a value;
+/// keys are at most [`MAX_LEAD_BITS`] + [`MAX_DIRECTORY_BITS`] bits.
+#[derive(Clone, Debug)]
+struct Bits {
+    /// (low bit, mask of the width, width): unused entries have mask and width 0.
+    runs: Vec<[(u32, u64, u32); RUNS]>,
+}
+
+impl Bits {
+    /// The bits `order[0]`, `order[1]`, ... of a value (`order` from [`crate::plan::Permutation`]:
+    /// source bits, highest output first), packed from the key's high end down.
+    fn new(order: &[u8]) -> Self {
+        let mut flat = Vec::new();
+        let mut i = 0;
+        while i < order.len() {
+            let mut j = i + 1;
+            while j < order.len() && order[j] + 1 == order[j - 1] {
+                j += 1;
+            }
+            let width = (j - i) as u32;
+            flat.push((u32::from(order[j - 1]), (1u64 << width) - 1, width));
+            i = j;
+        }
+        let runs = flat
+            .chunks(RUNS)
+            .map(|c| {
+                let mut step = [(0, 0, 0); RUNS];
+                step[..c.len()].copy_from_slice(c);
+                step
+            })
+            .collect();
+        Bits { runs }
+    }
+
+    #[inline]
+    fn of(&self, x: u64) -> usize {
+        let mut key = 0u64;
+        for step in &self.runs {
+            for &(lo, mask, width) in step {
+                key = (key << width) | ((x >> lo) & mask);
+            }
+        }
+        key as usize
+    }
+}
+
+/// The plan's tables grouped by the top bits of their prefixes: first by the source bits of the
+/// top `w` (the width of the narrowest first-level block: every prefix begins with the high bits
+/// of a whole block), then each group's lead widened to the bits all its prefixes begin with,
+/// at most [`MAX_LEAD_BITS`]. (lead bits, tables in table order) per group.
+fn groups(plan: &Plan) -> Vec<(u32, Vec<usize>)> {
+    let tables = plan.tables();
+    let blocks = plan.levels().first().copied().unwrap_or(1).max(1);
+    let w = tables
+        .iter()
+        .map(|t| t.prefix_bits)
+        .fold(64 / blocks, u32::min)
+        .min(MAX_LEAD_BITS) as usize;
+    let mut out: Vec<(&[u8], Vec<usize>)> = Vec::new();
+    for (t, layout) in tables.iter().enumerate() {
+        let bits = &layout.permutation.order()[..w];
+        match out.iter_mut().find(|(b, _)| *b == bits) {
+            Some((_, ts)) => ts.push(t),
+            None => out.push((bits, vec![t])),
+        }
+    }
+    out.into_iter()
+        .map(|(_, ts)| {
+            let first = tables[ts[0]].permutation.order();
+            let mut lead = w;
+            while lead < MAX_LEAD_BITS as usize
+                && ts.iter().all(|&t| {
+                    let o = &tables[t];
+                    (lead as u32) < o.prefix_bits && o.permutation.order()[lead] == first[lead]
+                })
+            {
+                lead += 1;
+            }
+            (lead as u32, ts)
+        })
+        .collect()
+}
+
+/// Bits of a table's prefix its parts are sorted by: the lead and up to [`MAX_DIRECTORY_BITS`]
+/// below it (the *directory* bits).
+fn directory_bits(layout: &TableLayout, lead: u32) -> u32 {
+    layout.prefix_bits.min(lead + MAX_DIRECTORY_BITS).max(lead)
+}
+
+/// Values partitioned by their lead bits: `values[starts[p]..starts[p + 1]]` have lead p.
+struct Parted {
+    values: Vec<u64>,
+    starts: Vec<usize>,
+}
+
+impl Parted {
+    fn new(values: &[u64], lead: &Bits, lead_bits: u32, reuse: Vec<u64>) -> Self {
+        let mut starts = vec![0usize; (1 << lead_bits) + 1];
+        for &y in values {
+            starts[lead.of(y) + 1] += 1;
+        }
+        for p in 0..1 << lead_bits {
+            starts[p + 1] += starts[p];
+        }
+        let mut fill = starts.clone();
+        let mut parted = reuse;
+        parted.clear();
+        parted.resize(values.len(), 0);
+        for &y in values {
+            let p = lead.of(y);
+            parted[fill[p]] = y;
+            fill[p] += 1;
+        }
+        Parted {
+            values: parted,
+            starts,
+        }
+    }
+
+    fn part(&self, p: usize) -> &[u64] {
+        &self.values[self.starts[p]..self.starts[p + 1]]
+    }
+}
+
+/// A part of one side sorted by a key of few bits, with its run starts, reused.
+#[derive(Default)]
+struct Runs {
+    values: Vec<u64>,
+    starts: Vec<u32>,
+    keys: Vec<u16>,
+}
+
+impl Runs {
+    /// A counting sort of `part` by `key` (of `runs` values), in cache.
+    fn sort(&mut self, part: &[u64], key: &Bits, runs: usize) {
+        self.starts.clear();
+        self.starts.resize(runs + 1, 0);
+        self.keys.clear();
+        self.keys.extend(part.iter().map(|&y| key.of(y) as u16));
+        for &c in &self.keys {
+            self.starts[c as usize] += 1;
+        }
+        // Exclusive prefix sums: starts[c] is where run c begins; the scatter moves each to its end.
+        let mut sum = 0;
+        for c in 0..runs {
+            let here = self.starts[c];
+            self.starts[c] = sum;
+            sum += here;
+        }
+        self.starts[runs] = sum;
+        self.values.clear();
+        self.values.resize(part.len(), 0);
+        for (&y, &c) in part.iter().zip(&self.keys) {
+            let at = &mut self.starts[c as usize];
+            self.values[*at as usize] = y;
+            *at += 1;
+        }
+        // Now starts[c] is run c's end, run c + 1's start: shift them back.
+        for c in (1..=runs).rev() {
+            self.starts[c] = self.starts[c - 1];
+        }
+        self.starts[0] = 0;
+    }
+
+    fn run(&self, c: usize) -> &[u64] {
+        &self.values[self.starts[c] as usize..self.starts[c + 1] as usize]
+    }
+}
+
+/// Pairs within k found by [`cross_pairs`], each once, in no particular order.
+#[derive(Debug, Default)]
+pub struct Found {
+    /// (new value, index value), as indices into them.
+    pub cross: Vec<(u32, u32)>,
+    /// (new value, later new value), as indices: the batch's own pairs, found on the way (each
+    /// table sorts the batch's values into runs sharing its prefix anyway).
+    pub within: Vec<(u32, u32)>,
+}
+
+/// Every pair (new value, index value) of the ascending distinct values `new` and `old` within
+/// `k`, and every pair of values of `new` within `k`, each once. See the module.
+pub fn cross_pairs(new: &[u64], old: &[u64], k: u32, plan: &Plan) -> Result<Found> {
+    if plan.k() < k {
+        return Err(Error::invalid(format!(
+            "plan is built for k={} and cannot find pairs at k={k}",
+            plan.k()
+        )));
+    }
+    if new.len() >= u32::MAX as usize || old.len() >= u32::MAX as usize {
+        return Err(Error::invalid("at most 2^32 - 2 values on each side"));
+    }
+    let mut out = Found::default();
+    if new.is_empty() {
+        return Ok(out);
+    }
+    let tables = plan.tables();
+    let lookup = FirstTable::new(plan);
+    let (mut old_reuse, mut new_reuse) = (Vec::new(), Vec::new());
+    let (mut cross, mut within) = (Vec::new(), Vec::new());
+    for (lead, group) in groups(plan) {
+        interrupt::check()?;
+        // Both sides by their lead bits (the same for every table of the group).
+        let lead_of = Bits::new(&tables[group[0]].permutation.order()[..lead as usize]);
+        let (old_parted, new_parted) = rayon::join(
+            || Parted::new(old, &lead_of, lead, old_reuse),
+            || Parted::new(new, &lead_of, lead, new_reuse),
+        );
+        let found: Vec<Values> = group
+            .par_iter()
+            .map_init(
+                || (Runs::default(), Runs::default()),
+                |(a, b), &t| {
+                    let table = Table {
+                        k,
+                        plan,
+                        t,
+                        lookup: lookup.as_ref(),
+                        lead,
+                    };
+                    table.pairs(&new_parted, &old_parted, a, b)
+                },
+            )
+            .collect();
+        for f in found {
+            cross.extend(f.cross);
+            within.extend(f.within);
+        }
+        (old_reuse, new_reuse) = (old_parted.values, new_parted.values);
+    }
+    interrupt::check()?;
+    out.cross = positions(cross, new, old);
+    out.within = positions(within, new, new);
+    Ok(out)
+}
+
+/// Pairs of values found by the tables: (new value, index value) or (new value, later new value).
+#[derive(Default)]
+struct Values {
+    cross: Vec<(u64, u64)>,
+    within: Vec<(u64, u64)>,
+}
+
+/// Pairs of values as their positions in the ascending `first` and `second` that hold them: each
+/// side sorted and walked along its array once (a search per pair would miss the cache).
+fn positions(mut pairs: Vec<(u64, u64)>, first: &[u64], second: &[u64]) -> Vec<(u32, u32)> {
+    fn walk(values: impl Iterator<Item = u64>, sorted: &[u64]) -> Vec<u32> {
+        let mut at = 0;
+        values
+            .map(|v| {
+                while at + 1 < sorted.len() && sorted[at] < v {
+                    at += 1;
+                }
+                at as u32
+            })
+            .collect()
+    }
+    pairs.par_sort_unstable_by_key(|p| p.1);
+    let seconds = walk(pairs.iter().map(|p| p.1), second);
+    let mut out: Vec<(u64, u32)> = pairs.iter().map(|p| p.0).zip(seconds).collect();
+    drop(pairs);
+    out.par_sort_unstable_by_key(|p| p.0);
+    let firsts = walk(out.iter().map(|p| p.0), first);
+    firsts
+        .into_iter()
+        .zip(out)
+        .map(|(a, (_, b))| (a, b))
+        .collect()
+}
+
+/// One table's search.
+struct Table<'a> {
+    k: u32,
+    plan: &'a Plan,
+    t: usize,
+    lookup: Option<&'a FirstTable>,
+    lead: u32,
+}
+
+impl Table<'_> {
+    /// The pairs the table reports: per lead p, the two sides' parts of lead p sorted by the
+    /// directory's bits below the lead (fewer for a small part), in cache, and each run of the
+    /// batch's against the index's run of the same key and against itself.
+    fn pairs(&self, new: &Parted, old: &Parted, batch: &mut Runs, index: &mut Runs) -> Values {
+        let mut out = Values::default();
+        let layout = &self.plan.tables()[self.t];
+        let earlier = Earlier::new(self.plan, self.lookup, self.t);
+        let most = directory_bits(layout, self.lead) - self.lead;
+        // By the number of bits below the lead: a small part is sorted into fewer runs (about
+        // one per value), so that small batches and parts do not walk 2^14 empty runs.
+        let order = &layout.permutation.order()[self.lead as usize..];
+        let below: Vec<Bits> = (0..=most as usize)
+            .map(|d| Bits::new(&order[..d]))
+            .collect();
+        let mask = layout.prefix_mask;
+        for p in 0..new.starts.len() - 1 {
+            if interrupt::requested() {
+                return out;
+            }
+            let (a_part, b_part) = (new.part(p), old.part(p));
+            if a_part.is_empty() {
+                continue;
+            }
+            let size = a_part.len().max(b_part.len());
+            let d = (usize::BITS - size.leading_zeros()).min(most) as usize;
+            let runs = 1usize << d;
+            batch.sort(a_part, &below[d], runs);
+            index.sort(b_part, &below[d], runs);
+            // Pairs within k that share the whole prefix and no earlier table's.
+            let first =
+                |diff: u64| diff & mask == 0 && !earlier.holds(layout.permutation.apply(diff));
+            for c in 0..runs {
+                let (a_run, b_run) = (batch.run(c), index.run(c));
+                for (i, &a) in a_run.iter().enumerate() {
+                    within_k(a, b_run, self.k, |y| {
+                        if first(a ^ y) {
+                            out.cross.push((a, y));
+                        }
+                    });
+                    within_k(a, &a_run[i + 1..], self.k, |b| {
+                        if first(a ^ b) {
+                            out.within.push((a.min(b), a.max(b)));
+                        }
+                    });
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Calls `hit` with each value of `run` within `k` of `a`, in order. Four distances at a time
+/// with one branch for all four: nearly every comparison fails, and a branch per comparison is
+/// most of its cost.
+#[inline]
+fn within_k(a: u64, run: &[u64], k: u32, mut hit: impl FnMut(u64)) {
+    let mut fours = run.chunks_exact(4);
+    for four in &mut fours {
+        let any = ((a ^ four[0]).count_ones() <= k)
+            | ((a ^ four[1]).count_ones() <= k)
+            | ((a ^ four[2]).count_ones() <= k)
+            | ((a ^ four[3]).count_ones() <= k);
+        if any {
+            for &y in four {
+                if (a ^ y).count_ones() <= k {
+                    hit(y);
+                }
+            }
+        }
+    }
+    for &y in fours.remainder() {
+        if (a ^ y).count_ones() <= k {
+            hit(y);
+        }
+    }
+}
+
+/// The plan of least expected work for [`cross_pairs`] of `n_new` values against `n_old`, in
+/// nanoseconds measured roughly on one core: per lead group, a partition of the index's values
+/// (two passes); per table, a counting sort of each side's parts, in cache, and a comparison
+/// per pair sharing the directory's bits, across the sides and inside the batch (the
+/// single-level plans of `k + 1` to 64 blocks).
+pub fn cross_plan(k: u32, n_old: u64, n_new: u64) -> Result<Plan> {
+    let (a, b) = (n_old.max(1) as f64, n_new.max(1) as f64);
+    let mut best: Option<(f64, Plan)> = None;
+    for blocks in i64::from(k) + 1..=64 {
+        let Ok(plan) = Plan::nested(&[blocks], i64::from(k)) else {
+            continue;
+        };
+        let groups = groups(&plan);
+        let tables: f64 = groups
+            .iter()
+            .flat_map(|(lead, ts)| ts.iter().map(|&t| (*lead, &plan.tables()[t])))
+            .map(|(lead, t)| {
+                let bits = directory_bits(t, lead);
+                a * 4.0 + b * 6.0 + (a * b + b * b / 2.0) / 2f64.powi(bits as i32)
+            })
+            .sum();
+        let cost = groups.len() as f64 * a * 5.0 + tables;
+        if best.as_ref().is_none_or(|(c, _)| cost < *c) {
+            best = Some((cost, plan));
+        }
+    }
+    best.map(|(_, p)| p)
+        .ok_or_else(|| Error::invalid(format!("no plan for k={k}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hamming::hamming;
+
+    fn rng(s: &mut u64) -> u64 {
+        crate::testing::xorshift64(s)
+    }
+
+    /// Every pair within k, by comparing all of them.
+    fn brute(new: &[u64], old: &[u64], k: u32) -> Vec<(u32, u32)> {
+        let mut want = Vec::new();
+        for (a, &x) in new.iter().enumerate() {
+            for (b, &y) in old.iter().enumerate() {
+                if hamming(x, y) <= k {
+                    want.push((a as u32, b as u32));
+                }
+            }
+        }
+        want
+    }
+
+    /// Every pair of `values` within k, (earlier, later), by comparing all of them.
+    fn brute_within(values: &[u64], k: u32) -> Vec<(u32, u32)> {
+        brute(values, values, k)
+            .into_iter()
+            .filter(|(a, b)| a < b)
+            .collect()
+    }
+
+    type Lists = (Vec<(u32, u32)>, Vec<(u32, u32)>);
+
+    /// [`cross_pairs`], each list sorted.
+    fn found(new: &[u64], old: &[u64], k: u32, plan: &Plan) -> Lists {
+        let mut f = cross_pairs(new, old, k, plan).unwrap();
+        f.cross.sort_unstable();
+        f.within.sort_unstable();
+        (f.cross, f.within)
+    }
+
+    /// Indexed values and new ones near some of them (a bit and a few random bits flipped, or
+    /// none) and near each other, sorted and distinct.
+    fn sides(seed: u64, n_old: usize, n_new: usize, flips: u32) -> (Vec<u64>, Vec<u64>) {
+        let mut s = seed;
+        let mut old: Vec<u64> = (0..n_old).map(|_| rng(&mut s)).collect();
+        let mut new: Vec<u64> = (0..n_new)
+            .map(|i| {
+                let mut x = old[(i * 7) % n_old] ^ (1u64 << (i % 64));
+                for _ in 0..i as u32 % (flips + 1) {
+                    x ^= 1u64 << (rng(&mut s) % 64);
+                }
+                x
+            })
+            .collect();
+        // Pairs inside the batch too: values one or two bits from earlier ones.
+        let close: Vec<u64> = new[..n_new / 5]
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| x ^ (1u64 << (i % 61)) ^ (1u64 << (i * 5 % 64)))
+            .collect();
+        new.extend(close);
+        new.extend((0..n_new / 10).map(|i| old[(i * 13 + 5) % n_old]));
+        new.push(rng(&mut s));
+        old.sort_unstable();
+        old.dedup();
+        new.sort_unstable();
+        new.dedup();
+        (new, old)
+    }
+
+    #[test]
+    fn every_pair_within_k_once_for_every_kind_of_plan() {
+        let (new, old) = sides(42, 3000, 300, 7);
+        for k in [0, 3, 6, 8] {
+            let want = (brute(&new, &old, k), brute_within(&new, k));
+            assert!(want.0.len() >= 30, "k={k}: {}", want.0.len());
+            assert!(k < 3 || want.1.len() >= 30, "k={k}: {}", want.1.len());
+            let mut plans = vec![
+                cross_plan(k, old.len() as u64, new.len() as u64).unwrap(),
+                Plan::choose(i64::from(k), 3300, None, crate::plan::Workload::Batch).unwrap(),
+                Plan::blocks(i64::from(k) + 1, i64::from(k)).unwrap(),
+                Plan::blocks(i64::from(k) + 2, i64::from(k)).unwrap(),
+            ];
+            if (3..=6).contains(&k) {
+                // Prefixes longer than the lead and directory together (a mask test skips
+                // values sharing only the directory's bits), and nested layouts.
+                plans.push(Plan::blocks(i64::from(k) + 4, i64::from(k)).unwrap());
+                plans.push(Plan::nested(&[k as i64 + 2, k as i64 + 2], i64::from(k)).unwrap());
+            }
+            for plan in plans {
+                let got = found(&new, &old, k, &plan);
+                assert_eq!(got, want, "k={k}, levels {:?}", plan.levels());
+            }
+        }
+        let long = Plan::blocks(10, 6).unwrap();
+        assert!(groups(&long).iter().any(|(lead, ts)| ts
+            .iter()
+            .any(|&t| long.tables()[t].prefix_bits > directory_bits(&long.tables()[t], *lead))));
+    }
+
+    #[test]
+    fn empty_sides_and_a_plan_for_a_smaller_k() {
+        let (new, old) = sides(7, 500, 50, 3);
+        let plan = Plan::blocks(5, 4).unwrap();
+        assert!(cross_pairs(&new, &old, 5, &plan).is_err());
+        assert_eq!(found(&[], &old, 4, &plan), (vec![], vec![]));
+        // Without an index, the batch's own pairs.
+        let alone = found(&new, &[], 4, &plan);
+        assert_eq!(alone, (vec![], brute_within(&new, 4)));
+        assert!(!alone.1.is_empty());
+        // A plan for a larger k finds the pairs within the smaller one, once each.
+        let got = found(&new, &old, 2, &Plan::blocks(6, 4).unwrap());
+        assert_eq!(got, (brute(&new, &old, 2), brute_within(&new, 2)));
+    }
+
+    #[test]
+    fn within_k_calls_back_every_value_within_k_in_order() {
+        let mut s = 3u64;
+        let a = rng(&mut s);
+        for len in [0, 1, 3, 4, 5, 8, 11, 40] {
+            let run: Vec<u64> = (0..len)
+                .map(|i| match i % 3 {
+                    0 => a ^ (rng(&mut s) & rng(&mut s) & rng(&mut s) & rng(&mut s)),
+                    1 => a ^ (1u64 << (i % 64)),
+                    _ => rng(&mut s),
+                })
+                .collect();
+            for k in [0, 2, 5, 8] {
+                let mut got = Vec::new();
+                within_k(a, &run, k, |y| got.push(y));
+                let want: Vec<u64> = run
+                    .iter()
+                    .copied()
+                    .filter(|&y| hamming(a, y) <= k)
+                    .collect();
+                assert_eq!(got, want, "len {len}, k {k}");
+            }
+        }
+    }
+
+    #[test]
+    fn keys_are_the_bits_in_order() {
+        let order: Vec<u8> = vec![63, 62, 10, 9, 8, 40];
+        let bits = Bits::new(&order);
+        for x in [0u64, u64::MAX, 0x8000_0000_0000_0700, 0x4000_0100_0000_0100] {
+            let want = order
+                .iter()
+                .fold(0usize, |acc, &b| (acc << 1) | ((x >> b) & 1) as usize);
+            assert_eq!(bits.of(x), want, "{x:#x}");
+        }
+    }
+}
