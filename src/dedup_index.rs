@@ -692,26 +692,22 @@ fn short_index_candidates<'a>(
     }
     prefixes.sort_unstable();
     let old = index.fingerprints();
-    let hits: Vec<(u32, u32)> = (0..index.len())
+    let mut hits: Vec<(u32, u32)> = (0..index.len())
         .into_par_iter()
         .with_min_len(4096)
         .flat_map_iter(|c| {
             let found = short_set(shape, (old[c], index.keys[c], index.sketch(c)));
             let heads = found.map_or(&[][..], |s| &s[..prefix_len(s.len(), threshold)]);
-            heads
-                .iter()
-                .map(move |&h| (h, c as u32))
-                .collect::<Vec<_>>()
+            heads.iter().map(move |&h| (h, c as u32))
         })
         .filter(|&(h, _)| prefixes.binary_search_by_key(&h, |p| p.0).is_ok())
         .collect();
-    let mut hits = hits;
     hits.par_sort_unstable();
     let mut out: Vec<(u32, u32)> = Vec::new();
     for run in hits.chunk_by(|a, b| a.0 == b.0) {
         let h = run[0].0;
-        let news = &prefixes[lower_bound_by(&prefixes, h)..];
-        let news = &news[..news.iter().take_while(|p| p.0 == h).count()];
+        let news = &prefixes[prefixes.partition_point(|p| p.0 < h)..];
+        let news = &news[..news.partition_point(|p| p.0 == h)];
         if run.len() + news.len() > RUN_CAP {
             continue;
         }
@@ -722,10 +718,6 @@ fn short_index_candidates<'a>(
     out.par_sort_unstable();
     out.dedup();
     out
-}
-
-fn lower_bound_by(prefixes: &[(u32, u32)], h: u32) -> usize {
-    prefixes.partition_point(|p| p.0 < h)
 }
 
 /// Whether two documents are near-duplicates, and their Jaccard: copies (equal content key and

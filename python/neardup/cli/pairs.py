@@ -53,11 +53,16 @@ def _find_all_within(
 
 
 def _short_pairs(
-    first: FirstPass, fps: np.ndarray, k: int, threshold: float, max_pairs: int
+    first: FirstPass,
+    fps: np.ndarray,
+    of: np.ndarray,
+    k: int,
+    threshold: float,
+    max_pairs: int,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The verified pairs of short texts beyond ``k`` (``neardup dedup`` compares short texts
-    whatever their fingerprints), one per pair of rows (copies of a text each), as
-    ``(i, j, distance, jaccard)``."""
+    whatever their fingerprints), one per pair of rows (copies of a text each, ``of`` giving
+    each row's first row by content key), as ``(i, j, distance, jaccard)``."""
     assert first.short is not None
     rows, starts, ends, hashes = first.short.parts()
     ok = fps[rows] != 0  # a text without features has no near-duplicates but its copies
@@ -74,10 +79,10 @@ def _short_pairs(
     far = d > k  # nearer pairs are listed with the others
     a, b, d, jac = a[far], b[far], d[far], jac[far]
     # Every copy of the two texts: the rows whose first row (by content key) is a or b.
-    of = first_rows(first.keys)
     by_first = np.argsort(of, kind="stable")
-    lo, hi = np.searchsorted(of[by_first], a), np.searchsorted(of[by_first], a, side="right")
-    lo_b, hi_b = np.searchsorted(of[by_first], b), np.searchsorted(of[by_first], b, side="right")
+    firsts = of[by_first]
+    lo, hi = np.searchsorted(firsts, a), np.searchsorted(firsts, a, side="right")
+    lo_b, hi_b = np.searchsorted(firsts, b), np.searchsorted(firsts, b, side="right")
     if bool(((hi - lo) == 1).all() and ((hi_b - lo_b) == 1).all()):
         return a, b, d, jac
     out = [
@@ -166,7 +171,7 @@ def pairs(
             jac[same] = 1.0
             ok = jac >= threshold
             i, j, d, jac = i[ok], j[ok], d[ok], jac[ok]
-            si, sj, sd, sjac = _short_pairs(first, fps, k, threshold, max_pairs)
+            si, sj, sd, sjac = _short_pairs(first, fps, of, k, threshold, max_pairs)
             i, j = np.concatenate([i, si]), np.concatenate([j, sj])
             d, jac = np.concatenate([d, sd.astype(d.dtype)]), np.concatenate([jac, sjac])
         else:
