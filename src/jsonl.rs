@@ -245,12 +245,13 @@ fn is_blank(line: &[u8]) -> bool {
         .all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c))
 }
 
-/// One line: its kind, and for a document done here its fingerprint, length and sketch.
+/// One line: its kind, and for a document done here its fingerprint (without `fingerprint`:
+/// 0, and key 0), length and sketch.
 fn line(
     hasher: &Hasher,
     casefold: bool,
     record: &Record<'_>,
-    sketch: Option<ShingleConfig>,
+    (sketch, fingerprint): (Option<ShingleConfig>, bool),
     line: &[u8],
     b: &mut Buffers,
 ) -> Line {
@@ -283,8 +284,21 @@ fn line(
     let Ok(normalized) = std::str::from_utf8(&b.text) else {
         return Line::not_done(Kind::Slow);
     };
-    let fingerprint = hasher.fingerprint(&[normalized], &mut b.scratch);
     let mut out = Vec::new();
+    if !fingerprint {
+        // A second read wants the sketch alone.
+        if let Some(config) = sketch {
+            verify::sketch(config, normalized, &mut b.scratch, &mut out);
+        }
+        return Line {
+            kind: Kind::Done,
+            fingerprint: 0,
+            length: normalized.len() as u32,
+            key: 0,
+            sketch: out,
+        };
+    }
+    let fingerprint = hasher.fingerprint(&[normalized], &mut b.scratch);
     if let Some(config) = sketch {
         crate::digest::sketch_after_fingerprint(
             hasher,
@@ -306,8 +320,9 @@ fn line(
 
 /// Reads the lines of `block` (split at `\n`; the block holds whole lines, without the last
 /// line's end) in parallel, and sketches the documents done here when `sketch` gives the
-/// shingle configuration and size. With `wanted` (one flag a line), only the lines flagged are
-/// read; the others are left as blank. The hasher must take documents of one field.
+/// shingle configuration and size. With `wanted` (one flag a line: a second read, for the
+/// sketches), only the lines flagged are read, and only sketched (fingerprint and key 0); the
+/// others are left as blank. The hasher must take documents of one field.
 pub fn fingerprint_lines(
     hasher: &Hasher,
     block: &[u8],
@@ -336,12 +351,13 @@ pub fn fingerprint_lines(
         text_field,
         id_field,
     };
+    let make = (sketch, wanted.is_none());
     let each: Vec<Line> = lines
         .par_iter()
         .enumerate()
         .map(|(i, l)| match wanted {
             Some(w) if !w[i] => Line::not_done(Kind::Blank),
-            _ => BUFFERS.with_borrow_mut(|b| line(hasher, casefold, &record, sketch, l, b)),
+            _ => BUFFERS.with_borrow_mut(|b| line(hasher, casefold, &record, make, l, b)),
         })
         .collect();
     let mut out = Lines {
@@ -499,6 +515,56 @@ mod tests {
         assert_eq!(s.get(0), want.get(0));
         assert_eq!(s.get(0).len(), 2);
         assert!(s.get(1).is_empty() && s.get(2).is_empty() && s.get(3).is_empty());
+    }
+
+    #[test]
+    fn a_second_read_sketches_the_wanted_lines_alone() {
+        let texts = [
+            "The Quick brown fox jumps",
+            "over the lazy dog",
+            "a b a b a b",
+            "one",
+        ];
+        let block: Vec<u8> = texts
+            .iter()
+            .map(|t| format!("{{\"text\": \"{t}\"}}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+            .into_bytes();
+        let config = verify::shingle_config(3, 8).unwrap();
+        let first =
+            fingerprint_lines(&hasher(), &block, "text", None, true, Some(config), None).unwrap();
+        let wanted = [true, false, true, true];
+        let again = fingerprint_lines(
+            &hasher(),
+            &block,
+            "text",
+            None,
+            true,
+            Some(config),
+            Some(&wanted),
+        )
+        .unwrap();
+        assert_eq!(again.kinds, vec![1, 0, 1, 1]);
+        let (a, b) = (first.sketches.unwrap(), again.sketches.unwrap());
+        for (i, text) in texts.iter().enumerate() {
+            let folded = text.to_lowercase();
+            // The same sketch as the first read's, which is that of the text on its own.
+            assert_eq!(
+                a.get(i),
+                verify::sketches(config, &[folded.as_str()]).get(0)
+            );
+            if wanted[i] {
+                assert_eq!(b.get(i), a.get(i), "{text}");
+                assert!(!b.get(i).is_empty());
+            } else {
+                assert!(b.get(i).is_empty());
+            }
+        }
+        // Only sketched: no fingerprint or key is made again.
+        assert!(again.fingerprints.iter().all(|&f| f == 0));
+        assert!(again.keys.iter().all(|&k| k == 0));
+        assert_ne!(first.fingerprints[0], 0);
     }
 
     #[test]

@@ -272,38 +272,53 @@ impl Candidates {
             .map(|w| (w[1] - w[0]) as u32)
             .collect();
 
-        const FREE: u32 = u32::MAX;
-        let mut kept_text = vec![FREE; texts];
+        // A text's state and, verified, where its sketch lies: the check of a candidate reads
+        // one slot, then (when the sizes allow the threshold) the candidate's hashes.
+        let mut slots: Vec<Slot> = (0..texts)
+            .map(|t| {
+                let (start, len) = verification
+                    .as_ref()
+                    .map_or((0, 0), |v| v.sketches.span(self.first_row[t] as usize));
+                Slot {
+                    kept: FREE,
+                    len,
+                    start,
+                }
+            })
+            .collect();
+        let hashes = verification
+            .as_ref()
+            .map_or(&[][..], |v| v.sketches.hashes());
+        let sketch = |slot: Slot| &hashes[slot.start as usize..][..slot.len as usize];
         let mut jac_text = vec![1.0f32; texts];
         for (at, &row) in order.iter().enumerate() {
             if at % 4096 == 0 {
                 interrupt::check()?;
             }
             let t = self.text_of[row as usize] as usize;
-            if standin[t] != row as u32 || kept_text[t] != FREE {
+            if standin[t] != row as u32 || slots[t].kept != FREE {
                 continue;
             }
-            kept_text[t] = t as u32;
+            slots[t].kept = t as u32;
             let g = self.group_of[t];
             if g == u32::MAX {
                 continue;
             }
             let g = g as usize;
+            let center = sketch(slots[t]);
             // A free text near t is taken by it; a taken or kept one leaves the lists for good.
             let mut settle = |s: usize| {
-                if kept_text[s] != FREE {
+                let slot = slots[s];
+                if slot.kept != FREE {
                     return true;
                 }
                 let taken = match &verification {
                     None => Some(f32::NAN),
-                    Some(v) => {
-                        let a = v.sketches.get(self.first_row[t] as usize);
-                        let b = v.sketches.get(self.first_row[s] as usize);
-                        jaccard_at_least(a, b, v.size, v.threshold).map(|j| j as f32)
-                    }
+                    Some(v) => jaccard_at_least(center, sketch(slot), v.size, v.threshold)
+                        .map(|j| j as f32),
                 };
                 if let Some(j) = taken {
-                    kept_text[s] = t as u32;
+                    slots[s].kept = t as u32;
                     jac_text[s] = j;
                 }
                 taken.is_some()
@@ -323,12 +338,24 @@ impl Candidates {
         let mut jac = Vec::with_capacity(n);
         for r in 0..n {
             let t = self.text_of[r] as usize;
-            let c = kept_text[t] as usize;
+            let c = slots[t].kept as usize;
             kept.push(i64::from(standin[c]));
             jac.push(if c == t { 1.0 } else { jac_text[t] });
         }
         Ok(Stars { kept, jaccard: jac })
     }
+}
+
+/// A text not yet kept or taken.
+const FREE: u32 = u32::MAX;
+
+/// A text in [`Candidates::stars`]: the text kept in its place (`FREE` until settled), and where
+/// its sketch lies in the hashes.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    kept: u32,
+    len: u32,
+    start: u64,
 }
 
 /// Walks a list of candidate texts, dropping those `settle` settles (taken now, or no longer

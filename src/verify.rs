@@ -111,6 +111,16 @@ impl<'a> Ranges<'a> {
     pub fn get(&self, d: usize) -> &'a [SketchHash] {
         &self.hashes[self.starts[d] as usize..self.ends[d] as usize]
     }
+
+    /// Where row `d`'s sketch lies in [`Ranges::hashes`]: (start, length).
+    pub fn span(&self, d: usize) -> (u64, u32) {
+        (self.starts[d], (self.ends[d] - self.starts[d]) as u32)
+    }
+
+    /// Every row's hashes, one range after another.
+    pub fn hashes(&self) -> &'a [SketchHash] {
+        self.hashes
+    }
 }
 
 /// How documents are sketched: words per shingle, and hashes kept.
@@ -250,7 +260,7 @@ fn share(both: usize, union: usize) -> f64 {
 }
 
 /// Merge steps between two checks of the threshold.
-const REACH_STEPS: usize = 64;
+const REACH_STEPS: usize = 32;
 
 /// `(both, union)`: the hashes of the union's `size` smallest, and how many of them are in both
 /// sketches; None once the share can no longer reach `threshold` (never for 0).
@@ -258,8 +268,11 @@ const REACH_STEPS: usize = 64;
 /// The `size` smallest of the union are all known: each sketch holds its set's `size` smallest,
 /// so the union's smallest `size` never lie past the end of a truncated sketch. Each step of the
 /// merge takes the smaller head (both when equal) without a branch. After `union` steps with
-/// `both` shared, at most `c = min(rest of a, rest of b, size - union)` more are shared, and the
-/// share ends at most `(both + c) / (union + c)`: below `threshold`, the pair is refused.
+/// `both` shared, with `ra` and `rb` hashes left in the sketches, at most
+/// `c = min(ra, rb, size - union)` more are shared, and the union ends with at least
+/// `d = min(size, union + max(ra, rb))` hashes: a share that ends at most `(both + c) / d` below
+/// `threshold` is refused. Checked before the first step too, where it is the size filter
+/// (`min / max` of the two set sizes, for sketches that hold their whole sets).
 #[inline]
 fn bottom_union(
     a: &[SketchHash],
@@ -269,7 +282,19 @@ fn bottom_union(
 ) -> Option<(usize, usize)> {
     let (mut x, mut y) = (0usize, 0usize);
     let (mut union, mut both) = (0usize, 0usize);
-    while union < size && x < a.len() && y < b.len() {
+    loop {
+        if threshold > 0.0 {
+            let (ra, rb) = (a.len() - x, b.len() - y);
+            let c = ra.min(rb).min(size - union);
+            let d = (union + ra.max(rb)).min(size);
+            // As `share` divides (rounding is monotone, so the bound stays above the end).
+            if share(both + c, d) < threshold {
+                return None;
+            }
+        }
+        if !(union < size && x < a.len() && y < b.len()) {
+            break;
+        }
         let stop = (union + REACH_STEPS).min(size);
         while union < stop && x < a.len() && y < b.len() {
             let (p, q) = (a[x], b[y]);
@@ -277,13 +302,6 @@ fn bottom_union(
             x += usize::from(p <= q);
             y += usize::from(q <= p);
             union += 1;
-        }
-        if threshold > 0.0 {
-            let c = (a.len() - x).min(b.len() - y).min(size - union);
-            // As `share` divides (rounding is monotone, so the bound stays above the end).
-            if share(both + c, union + c) < threshold {
-                return None;
-            }
         }
     }
     // One sketch is used up: the rest of the other fills the union, sharing nothing.

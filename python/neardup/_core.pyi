@@ -287,7 +287,8 @@ def jsonl_fingerprints(
     """Per line of a block of JSONL: kind (0 blank, 1 fingerprinted, 2 for Python), fingerprint,
     length; where each line starts (one more: the block's length + 1); the content key of each
     line fingerprinted here; with sketch=(ngram, size) the (offsets, hashes) of its sketch. With
-    wanted (a flag a line), only the flagged lines are read."""
+    wanted (a flag a line: a second read, for the sketches), only the flagged lines are read, and
+    only sketched (fingerprint and key 0)."""
 
 def cluster_pairs(
     n: int, i: npt.NDArray[np.int64], j: npt.NDArray[np.int64]

@@ -385,8 +385,8 @@ class Simhasher(DocumentColumns):
         wanted: np.ndarray | None = None,
     ) -> tuple[Any, ...]:
         """The core's JSONL fast path (:mod:`neardup.io.jsonl`) over one block of lines: (kinds,
-        fingerprints, lengths, line starts, content keys, sketches), the lines in ``wanted``
-        alone where given."""
+        fingerprints, lengths, line starts, content keys, sketches); where ``wanted`` is given (a
+        second read), the lines it flags alone, only sketched."""
         args = [self._inner, data, text_field, id_field, self.casefold, sketch, threads]
         return _core.jsonl_fingerprints(*args, *([] if wanted is None else [wanted]))
 
