@@ -172,3 +172,41 @@ def test_sketches_past_their_budget_are_made_again_from_the_candidates(
     want = neardup.dedup(DOCS, threshold=0.7)
     with open(tmp_path / f"c{pipeline.SKETCH_BUDGET}.csv", newline="") as f:
         assert [int(r["cluster"]) for r in csv.DictReader(f)] == want.cluster.tolist()
+
+
+def test_sketches_added_in_any_order_and_chunks_give_each_row_its_own():
+    # Rows added in shuffled chunks, some through add_sketches with other rows' hashes around
+    # them, some after ranges() has given the hashes out: each row reads back the sketch of its
+    # text made on its own.
+    rng = random.Random(11)
+    docs = DOCS[:120]
+    want = []
+    for d in docs:
+        alone = Sketches()
+        alone.add([0], [d])
+        s, e, h = alone.ranges(1)
+        want.append(h[s[0] : e[0]].tolist())
+    rows = list(range(len(docs)))
+    rng.shuffle(rows)
+    store = Sketches(size=16)
+    store16 = [w[:16] for w in want]
+    checked = []
+    for at in range(0, len(rows), 25):
+        chunk = rows[at : at + 25]
+        if at % 50:
+            store.add(chunk, [docs[r] for r in chunk])
+        else:
+            # The core's layout: every row's sketch, only some of them added.
+            offsets, hashes, _ = neardup._core.shingle_sketches(
+                [neardup.normalize(d) for d in docs], 3, 16
+            )
+            store.add_sketches(chunk, offsets[chunk], offsets[np.asarray(chunk) + 1], hashes)
+        starts, ends, hashes = store.ranges(len(docs))
+        checked += chunk
+        for r in range(len(docs)):
+            got = hashes[starts[r] : ends[r]].tolist()
+            assert got == (store16[r] if r in checked else []), r
+    parts = store.parts()
+    assert sorted(parts[0].tolist()) == sorted(rows)
+    for r, s, e in zip(*parts[:3]):
+        assert parts[3][s:e].tolist() == store16[r]

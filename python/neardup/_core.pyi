@@ -15,6 +15,7 @@ __all__ = [
     "SHORT_TEXT_SHINGLES",
     "DedupIndex",
     "Hasher",
+    "HashBuffer",
     "Hyperplanes",
     "Index",
     "KeySet",
@@ -342,6 +343,14 @@ class StarCandidates:
         """Star clusters in keep order: (the row kept in each row's place, their Jaccard)."""
 
 @final
+class HashBuffer:
+    """Sketch hashes gathered chunk by chunk, handed to numpy whole without a copy."""
+
+    def __new__(cls) -> HashBuffer: ...
+    def extend(self, hashes: npt.NDArray[np.uint32]) -> None: ...
+    def take(self) -> npt.NDArray[np.uint32]: ...
+    def __len__(self) -> int: ...
+
 class KeySet:
     """The content keys seen so far in a first pass."""
 

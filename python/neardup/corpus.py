@@ -160,6 +160,7 @@ def fingerprint_pass(
     else:
         _python_pass(inp, hasher, threads, progress, finish, raw, first.sketch_spec)
     progress.update()
+    first.finish()
     inp.errors.sort(key=lambda e: (e.path, e.line or 0))
     return (
         first.fingerprints,

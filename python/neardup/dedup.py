@@ -179,6 +179,7 @@ def dedup(
             first.digest(chunk, at)
             if bar is not None:
                 bar.update(len(chunk))
+        first.finish()
         fps, keys = first.fingerprints, first.keys
         n = len(fps)
         log.debug(

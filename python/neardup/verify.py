@@ -93,7 +93,9 @@ class Sketches:
         self._rows: list[np.ndarray] = []
         self._starts: list[np.ndarray] = []
         self._ends: list[np.ndarray] = []
-        self._buf = np.zeros(0, np.uint32)  # every sketch's hashes, one after the other
+        # Every sketch's hashes, one after the other: those given out, and those added since.
+        self._taken = np.zeros(0, np.uint32)
+        self._buffer = _core.HashBuffer()
         self._total = 0
         self._count = 0  # rows sketched
 
@@ -116,41 +118,44 @@ class Sketches:
         hashes: np.ndarray,
     ) -> None:
         """Adds sketches made elsewhere: row ``rows[d]``'s is ``hashes[starts[d]:ends[d]]``. Only
-        those hashes are copied (into one buffer that doubles as it grows), so ``hashes`` may hold
-        sketches of other rows too."""
+        those hashes are copied, so ``hashes`` may hold sketches of other rows too."""
         if self.dropped:
             return
         rows = np.asarray(rows, dtype=np.int64)
         starts = np.asarray(starts, dtype=np.int64)
         lengths = np.asarray(ends, dtype=np.int64) - starts
         m = int(lengths.sum())
-        end = self._total + m
-        if end > len(self._buf):
-            grown = np.empty(max(end, len(self._buf) * 2, 1 << 16), np.uint32)
-            grown[: self._total] = self._buf[: self._total]
-            self._buf = grown
-        if m:
-            firsts = np.cumsum(lengths) - lengths
-            if m == len(hashes) and bool((starts == firsts).all()):
-                self._buf[self._total : end] = hashes
-            else:
-                self._buf[self._total : end] = hashes[
+        firsts = np.cumsum(lengths) - lengths
+        if m == len(hashes) and bool((starts == firsts).all()):
+            self._append(np.asarray(hashes, dtype=np.uint32))
+        elif m:
+            self._append(
+                np.asarray(hashes, dtype=np.uint32)[
                     np.repeat(starts - firsts, lengths) + np.arange(m)
                 ]
-        else:
-            firsts = np.zeros(len(rows), np.int64)
+            )
         new_starts = (self._total + firsts).astype(np.uint64)
         self._rows.append(rows)
         self._starts.append(new_starts)
         self._ends.append(new_starts + lengths.astype(np.uint64))
-        self._total = end
+        self._total += m
         self._count += len(rows)
-        self.nbytes = self._buf.nbytes + 24 * self._count
+        self.nbytes = 4 * self._total + 24 * self._count
         if self.budget is not None and self.nbytes > self.budget:
             self.dropped = True
             self._rows, self._starts, self._ends = [], [], []
-            self._buf = np.zeros(0, np.uint32)
+            self._taken, self._buffer = np.zeros(0, np.uint32), _core.HashBuffer()
             self._total = self._count = self.nbytes = 0
+
+    def _append(self, hashes: np.ndarray) -> None:
+        self._buffer.extend(np.ascontiguousarray(hashes, dtype=np.uint32))
+
+    def _hashes(self) -> np.ndarray:
+        """Every hash, in one array."""
+        if len(self._buffer):
+            added = self._buffer.take()
+            self._taken = np.concatenate([self._taken, added]) if len(self._taken) else added
+        return self._taken
 
     def ranges(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(starts, ends, hashes)`` of rows 0..n-1: row d's sketch is ``hashes[starts[d]:ends[d]]``
@@ -160,7 +165,7 @@ class Sketches:
         starts, ends = np.zeros(n, np.uint64), np.zeros(n, np.uint64)
         for rows, s, e in zip(self._rows, self._starts, self._ends):
             starts[rows], ends[rows] = s, e
-        return starts, ends, self._buf[: self._total]
+        return starts, ends, self._hashes()
 
     def parts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(rows, starts, ends, hashes)``: row ``rows[i]``'s sketch is
@@ -170,7 +175,7 @@ class Sketches:
         rows = np.concatenate(self._rows) if self._rows else np.zeros(0, np.int64)
         starts = np.concatenate(self._starts) if self._starts else np.zeros(0, np.uint64)
         ends = np.concatenate(self._ends) if self._ends else np.zeros(0, np.uint64)
-        return rows, starts, ends, self._buf[: self._total]
+        return rows, starts, ends, self._hashes()
 
     def jaccard(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
         """The Jaccard similarity (``float64``) of the sketches of rows ``i[p]`` and ``j[p]``."""

@@ -1,8 +1,12 @@
 //! Bindings of shingle sketches and the Jaccard check of candidate pairs.
 
+use std::sync::Mutex;
+
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
+
+use crate::error::Error;
 
 use crate::parallel;
 use crate::verify::{self, Ranges};
@@ -57,7 +61,56 @@ fn sketch_jaccard<'py>(
     Ok(out.into_pyarray(py))
 }
 
+/// Sketch hashes gathered chunk by chunk, then handed to numpy whole. The buffer grows where
+/// it lies when the system can (a large one is remapped, not copied), and the numpy array takes
+/// it over without a copy: gathering N hashes holds about N, where a numpy buffer copied as it
+/// grew held up to twice them while copying.
+#[pyclass(frozen, name = "HashBuffer", module = "neardup._core")]
+pub struct PyHashBuffer {
+    inner: Mutex<Vec<verify::SketchHash>>,
+}
+
+#[pymethods]
+impl PyHashBuffer {
+    #[new]
+    fn new() -> Self {
+        PyHashBuffer {
+            inner: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Appends `hashes`.
+    fn extend(&self, hashes: PyReadonlyArray1<'_, verify::SketchHash>) -> PyResult<()> {
+        let hashes = hashes.as_slice()?;
+        let mut buffer = self.lock()?;
+        buffer
+            .try_reserve(hashes.len())
+            .map_err(|_| Error::OutOfMemory(format!("{} sketch hashes", buffer.len())))?;
+        buffer.extend_from_slice(hashes);
+        Ok(())
+    }
+
+    /// Every hash appended since the last take, as a numpy array; the buffer is left empty.
+    fn take<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<verify::SketchHash>>> {
+        let taken = std::mem::take(&mut *self.lock()?);
+        Ok(taken.into_pyarray(py))
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.lock().map(|b| b.len()).unwrap_or(0)
+    }
+}
+
+impl PyHashBuffer {
+    fn lock(&self) -> PyResult<std::sync::MutexGuard<'_, Vec<verify::SketchHash>>> {
+        self.inner
+            .lock()
+            .map_err(|_| Error::invalid("the hash buffer was poisoned by an earlier panic").into())
+    }
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyHashBuffer>()?;
     m.add_function(wrap_pyfunction!(shingle_sketches, m)?)?;
     m.add_function(wrap_pyfunction!(sketch_jaccard, m)?)?;
     Ok(())
