@@ -7,6 +7,7 @@ import queue
 import threading
 import zlib
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, BinaryIO
 
 import numpy as np
@@ -228,27 +229,21 @@ class JsonlInput(Input):
         ):
             return False
         spec = (sketches.ngram, sketches.size)
-        at = 0
-        for first, data, count in self._raw_blocks(True):
-            on_block()
-            end = int(np.searchsorted(lines, first + count, side="left"))
-            if end == at:
-                continue
-            index = lines[at:end] - first
-            here = rows[at:end]
-            at = end
-            wanted = np.zeros(count, bool)
-            wanted[index] = True
-            kinds, _, _, starts, _, made = hasher.jsonl_block(
-                data,
-                self.text_field,
-                self.id_field,
-                spec,
-                threads,
-                wanted,
-            )
-            assert made is not None
-            offsets, hashes = made
+
+        def blocks() -> Iterator[tuple[int, bytes, np.ndarray, np.ndarray, np.ndarray]]:
+            at = 0
+            for first, data, count in self._raw_blocks(True):
+                on_block()
+                end = int(np.searchsorted(lines, first + count, side="left"))
+                if end == at:
+                    continue
+                wanted = np.zeros(count, bool)
+                wanted[lines[at:end] - first] = True
+                yield first, data, lines[at:end] - first, rows[at:end], wanted
+                at = end
+
+        def store(first: int, data: bytes, index: np.ndarray, here: np.ndarray, got: Any) -> None:
+            kinds, _, _, starts, _, (offsets, hashes) = got
             done = kinds[index] == 1
             sketches.add_sketches(
                 here[done], offsets[index[done]], offsets[index[done] + 1], hashes
@@ -259,6 +254,32 @@ class JsonlInput(Input):
                     got = self._record(first + i, data[int(starts[i]) : int(starts[i + 1]) - 1])
                     texts.append(got[0] if got is not None else "")
                 sketches.add(here[~done], texts)
+
+        # The core sketches a block on every core while this thread reads the next one and
+        # stores the one before (the lines left to Python included).
+        with ThreadPoolExecutor(1, thread_name_prefix="neardup") as pool:
+            pending = None
+            try:
+                for first, data, index, here, wanted in blocks():
+                    future = pool.submit(
+                        hasher.jsonl_block,
+                        data,
+                        self.text_field,
+                        self.id_field,
+                        spec,
+                        threads,
+                        wanted,
+                    )
+                    if pending is not None:
+                        store(*pending[0], pending[1].result())
+                    pending = ((first, data, index, here), future)
+                if pending is not None:
+                    store(*pending[0], pending[1].result())
+                    pending = None
+            except BaseException:
+                if pending is not None:
+                    pending[1].cancel()
+                raise
         return True
 
     def _peek_auto_id(self, data: bytes) -> None:
