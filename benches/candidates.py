@@ -21,6 +21,15 @@ whatever their distance: every true pair of two short texts is found); ``word1-t
 plain FNV-1a feature hashes, no finalizer (the fingerprints before the finalizer was chosen),
 computed in Python from the core's features. ``--write`` writes
 ``benches/results/candidates.md``.
+
+Weighting rules the core does not offer (issue 13's study; none needs corpus statistics) are
+computed here from the core's features and feature hashes (``feature_hash_many``), tallied with
+numpy: a weighting of parts joined by ``.``, the first the term frequency's function, ``tf``
+(raw), ``logtf`` (1 + ln tf), ``sqrttf`` or ``bin`` (1), each later one a factor: ``stopP`` (P% of
+the weight for the built-in English stopwords, ``stop0`` drops them), ``lenL`` (min(characters,
+L)), ``loglen`` (ln(1 + characters)), ``aboveN`` (the factors before it apply only to documents of
+more than N tokens). ``word1-logtf.len8`` is unigrams weighing (1 + ln tf) min(len, 8). The rule
+``tf`` alone reproduces the core's ``word1-tf``; every corpus checks that on a sample first.
 """
 
 from __future__ import annotations
@@ -31,6 +40,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
@@ -40,6 +50,7 @@ import corpora  # noqa: E402
 import neardup  # noqa: E402
 import synth  # noqa: E402
 from neardup import _core  # noqa: E402
+from neardup.stopwords import ENGLISH  # noqa: E402
 
 RESULTS = HERE / "results" / "candidates.md"
 KS = tuple(range(3, 11))
@@ -59,6 +70,119 @@ DEFAULT_SETTINGS = [
 ]
 
 
+CORE_WEIGHTINGS = ("tf", "binary", "idf")
+TF_RULES = ("tf", "logtf", "sqrttf", "bin")
+
+
+def rule_parts(weighting: str) -> list[tuple[str, float]]:
+    """The parts of a weighting rule computed here (``logtf.len8.stop0``): ``(name, parameter)``."""
+    first, *factors = weighting.split(".")
+    if first not in TF_RULES or not factors and first == "tf":
+        raise ValueError(weighting)
+    parts = [(first, 0.0)]
+    for part in factors:
+        for prefix in ("stop", "len", "above"):
+            if part.startswith(prefix) and part[len(prefix) :].isdigit():
+                parts.append((prefix, float(part[len(prefix) :])))
+                break
+        else:
+            if part != "loglen":
+                raise ValueError(weighting)
+            parts.append((part, 0.0))
+    return parts
+
+
+@dataclass
+class FeatureTable:
+    """The features of a corpus: one entry per (document, distinct feature) with its term
+    frequency, the distinct features' hashes, lengths in characters and stopword flags."""
+
+    docs: int
+    doc: np.ndarray
+    feature: np.ndarray
+    tf: np.ndarray
+    tokens: np.ndarray
+    hashes: np.ndarray
+    length: np.ndarray
+    stop: np.ndarray
+
+    cache: ClassVar[dict[tuple[int, str, int], FeatureTable]] = {}
+
+    @classmethod
+    def of(cls, texts: list[str], tokens: str, ngram: int) -> FeatureTable:
+        key = (id(texts), tokens, ngram)
+        if key not in cls.cache:
+            cls.cache.clear()
+            cls.cache[key] = cls.build(texts, tokens, ngram)
+        return cls.cache[key]
+
+    @classmethod
+    def build(cls, texts: list[str], tokens: str, ngram: int) -> FeatureTable:
+        hasher = neardup.Simhasher(tokens=tokens, ngram=ngram)
+        vocab: dict[str, int] = {}
+        rows, ids = [], []
+        for features in map(hasher.features, texts):
+            rows.append(len(features))
+            ids.append(np.array([vocab.setdefault(f, len(vocab)) for f in features], np.int64))
+        size = max(1, len(vocab))
+        keys, tf = np.unique(
+            np.repeat(np.arange(len(texts), dtype=np.int64), rows) * size
+            + np.concatenate(ids or [np.zeros(0, np.int64)]),
+            return_counts=True,
+        )
+        words = list(vocab)
+        stop = {w for w in words if any(t in ENGLISH for t in w.split(" "))}
+        table = cls(
+            docs=len(texts),
+            doc=keys // size,
+            feature=keys % size,
+            tf=tf,
+            tokens=np.array(rows, np.int64),
+            hashes=_core.feature_hash_many(words) if words else np.zeros(0, np.uint64),
+            length=np.array([len(w) for w in words], np.float64),
+            stop=np.array([w in stop for w in words], bool),
+        )
+        # The rule "tf" must reproduce the core's fingerprints before any other is trusted.
+        sample = np.random.default_rng(1).choice(len(texts), min(len(texts), 3000), replace=False)
+        mine = table.fingerprints(table.tf.astype(np.float64))[sample]
+        core = hasher.fingerprint_many([texts[i] for i in sample])
+        if not np.array_equal(mine, core):
+            raise SystemExit(
+                f"the tallies here differ from the core's on {(mine != core).sum()} texts"
+            )
+        return table
+
+    def weights(self, weighting: str) -> np.ndarray:
+        """The weight of each entry under a rule of :func:`rule_parts`."""
+        parts = rule_parts(weighting)
+        tf = self.tf.astype(np.float64)
+        w = {"tf": tf, "logtf": 1 + np.log(tf), "sqrttf": np.sqrt(tf), "bin": np.ones_like(tf)}[
+            parts[0][0]
+        ]
+        factor = np.ones_like(w)
+        for name, value in parts[1:]:
+            if name == "stop":
+                factor *= np.where(self.stop[self.feature], value / 100, 1.0)
+            elif name == "len":
+                factor *= np.minimum(self.length[self.feature], value)
+            elif name == "loglen":
+                factor *= np.log1p(self.length[self.feature])
+            else:  # above: the factors so far only for documents of more than N tokens
+                factor = np.where(self.tokens[self.doc] > value, factor, 1.0)
+        return w * factor
+
+    def fingerprints(self, weights: np.ndarray) -> np.ndarray:
+        """Simhash of each document from its entries' weights: bit i is 1 iff the sum of +w over
+        the features whose hash has bit i and -w over the others is positive."""
+        out = np.zeros(self.docs, dtype=np.uint64)
+        for i in range(64):
+            bit = (self.hashes >> np.uint64(i)) & np.uint64(1)
+            sign = bit.astype(np.float64)[self.feature] * 2 - 1
+            total = np.bincount(self.doc, weights=sign * weights, minlength=self.docs)
+            out |= (total > 0).astype(np.uint64) << np.uint64(i)
+        return out
+
+
 @dataclass(frozen=True)
 class Setting:
     name: str
@@ -75,9 +199,19 @@ class Setting:
         tokens = "word" if features.startswith("word") else "char"
         if rest not in ([], ["plain"]) or tokens not in ("word", "char"):
             raise SystemExit(f"unknown setting {name!r}")
+        if weighting not in CORE_WEIGHTINGS:
+            try:
+                rule_parts(weighting)
+            except ValueError:
+                raise SystemExit(f"unknown weighting {weighting!r} in {name!r}") from None
+            if rest:
+                raise SystemExit(f"{name!r}: -plain is for the core's weightings")
         return cls(name, tokens, int(features[len(tokens) :]), weighting, rest == ["plain"], short)
 
     def fingerprints(self, texts: list[str]) -> np.ndarray:
+        if self.weighting not in CORE_WEIGHTINGS:
+            table = FeatureTable.of(texts, self.tokens, self.ngram)
+            return table.fingerprints(table.weights(self.weighting))
         hasher = neardup.Simhasher(tokens=self.tokens, ngram=self.ngram, weighting=self.weighting)
         if self.weighting == "idf":
             hasher.fit(texts)
