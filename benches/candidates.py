@@ -30,6 +30,7 @@ the weight for the built-in English stopwords, ``stop0`` drops them), ``lenL`` (
 L)), ``loglen`` (ln(1 + characters)), ``aboveN`` (the factors before it apply only to documents of
 more than N tokens). ``word1-logtf.len8`` is unigrams weighing (1 + ln tf) min(len, 8). The rule
 ``tf`` alone reproduces the core's ``word1-tf``; every corpus checks that on a sample first.
+The study of these rules is in ``benches/results/weighting.md`` (``--write`` leaves it alone).
 """
 
 from __future__ import annotations
