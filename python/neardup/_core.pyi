@@ -351,6 +351,7 @@ class HashBuffer:
     def take(self) -> npt.NDArray[np.uint32]: ...
     def __len__(self) -> int: ...
 
+@final
 class KeySet:
     """The content keys seen so far in a first pass."""
 
