@@ -5,10 +5,14 @@
 //! so each table is built for the call, and building them is what costs: every table visits
 //! every indexed value. The tables' prefixes begin with the high bits of a first-level block
 //! (their *lead*), so a plan's tables fall into a few groups of one lead each (9 at k = 8 with
-//! 11 blocks, for 165 tables). Per group, both sides are partitioned once by their lead bits,
-//! in memory order; per table and part, each side's part is sorted by the prefix's next bits
-//! (the *directory* bits, at most [`MAX_DIRECTORY_BITS`]) with a counting sort that stays in
-//! cache, and each run of the batch is compared with the index's run of the same key and with
+//! 11 blocks, for 165 tables), and a group's tables into sub-groups by the next block they share
+//! (their *sub-lead*: 45 sub-groups there). Per group, both sides are partitioned once by their
+//! lead bits, in memory order, and the parts are searched in parallel: per part and sub-group,
+//! each side's part is partitioned again by the sub-lead's bits (at k = 8, 2,200 indexed values
+//! a sub-part of the 9M, which fit in the first-level cache, where a part of 140,000 does not
+//! fit the second), and per table of the sub-group each side's sub-part is sorted by the
+//! prefix's next bits (the *directory* bits, at most [`MAX_DIRECTORY_BITS`]) with a counting
+//! sort, and each run of the batch is compared with the index's run of the same key and with
 //! itself. No table permutes the values or sorts a whole side through memory: values are
 //! compared unpermuted (a distance does not depend on the bit order), a mask test skips values
 //! that share the directory's bits but not the whole prefix, and a pair is reported by the first
@@ -24,19 +28,23 @@ use crate::plan::{Plan, TableLayout};
 
 /// The most lead bits: the values are partitioned into at most 2^8 parts per group.
 pub const MAX_LEAD_BITS: u32 = 8;
-/// The most bits of a table's prefix below its lead that a part is sorted by (2^14 runs);
-/// values sharing them but not the whole prefix are skipped by a mask test.
+/// The most sub-lead bits: each part is partitioned into at most 2^8 sub-parts per sub-group.
+pub const MAX_SUB_BITS: u32 = 8;
+/// The most bits of a table's prefix below its lead and sub-lead that a sub-part is sorted by
+/// (2^14 runs); values sharing them but not the whole prefix are skipped by a mask test.
 pub const MAX_DIRECTORY_BITS: u32 = 14;
 
 /// The most runs of contiguous bits a key is cut from in one step (more take several).
 const RUNS: usize = 4;
 
 /// Bits of a word as (low bit, mask) runs from the high end: how a key is cut out of a value;
-/// keys are at most [`MAX_LEAD_BITS`] + [`MAX_DIRECTORY_BITS`] bits.
+/// keys are at most [`MAX_DIRECTORY_BITS`] bits.
 #[derive(Clone, Debug)]
 struct Bits {
     /// (low bit, mask of the width, width): unused entries have mask and width 0.
     runs: Vec<[(u32, u64, u32); RUNS]>,
+    /// (low bit, mask) when the bits are one contiguous run (or none): a shift and a mask.
+    single: Option<(u32, u64)>,
 }
 
 impl Bits {
@@ -54,6 +62,11 @@ impl Bits {
             flat.push((u32::from(order[j - 1]), (1u64 << width) - 1, width));
             i = j;
         }
+        let single = match flat[..] {
+            [] => Some((0, 0)),
+            [(lo, mask, _)] => Some((lo, mask)),
+            _ => None,
+        };
         let runs = flat
             .chunks(RUNS)
             .map(|c| {
@@ -62,11 +75,14 @@ impl Bits {
                 step
             })
             .collect();
-        Bits { runs }
+        Bits { runs, single }
     }
 
     #[inline]
     fn of(&self, x: u64) -> usize {
+        if let Some((lo, mask)) = self.single {
+            return ((x >> lo) & mask) as usize;
+        }
         let mut key = 0u64;
         for step in &self.runs {
             for &(lo, mask, width) in step {
@@ -77,21 +93,26 @@ impl Bits {
     }
 }
 
-/// The plan's tables grouped by the top bits of their prefixes: first by the source bits of the
-/// top `w` (the width of the narrowest first-level block: every prefix begins with the high bits
-/// of a whole block), then each group's lead widened to the bits all its prefixes begin with,
-/// at most [`MAX_LEAD_BITS`]. (lead bits, tables in table order) per group.
-fn groups(plan: &Plan) -> Vec<(u32, Vec<usize>)> {
-    let tables = plan.tables();
+/// Tables (in table order) that share a number of bits of their prefixes.
+type Shared = (u32, Vec<usize>);
+
+/// `tables` of `plan` grouped by the bits of their prefixes from bit `from` of their order: first
+/// by the source bits of the next `w` (the width of the narrowest first-level block, or fewer
+/// where a prefix ends sooner: every prefix is made of the high bits of whole blocks), then each
+/// group's share widened to the bits all its prefixes have there, at most `most`. (shared bits,
+/// tables in table order) per group.
+fn share(plan: &Plan, tables: &[usize], from: u32, most: u32) -> Vec<Shared> {
+    let layouts = plan.tables();
     let blocks = plan.levels().first().copied().unwrap_or(1).max(1);
     let w = tables
         .iter()
-        .map(|t| t.prefix_bits)
+        .map(|&t| layouts[t].prefix_bits.saturating_sub(from))
         .fold(64 / blocks, u32::min)
-        .min(MAX_LEAD_BITS) as usize;
+        .min(most);
+    let (from, w) = (from as usize, w as usize);
     let mut out: Vec<(&[u8], Vec<usize>)> = Vec::new();
-    for (t, layout) in tables.iter().enumerate() {
-        let bits = &layout.permutation.order()[..w];
+    for &t in tables {
+        let bits = &layouts[t].permutation.order()[from..from + w];
         match out.iter_mut().find(|(b, _)| *b == bits) {
             Some((_, ts)) => ts.push(t),
             None => out.push((bits, vec![t])),
@@ -99,55 +120,75 @@ fn groups(plan: &Plan) -> Vec<(u32, Vec<usize>)> {
     }
     out.into_iter()
         .map(|(_, ts)| {
-            let first = tables[ts[0]].permutation.order();
-            let mut lead = w;
-            while lead < MAX_LEAD_BITS as usize
+            let first = layouts[ts[0]].permutation.order();
+            let mut width = w;
+            while width < most as usize
                 && ts.iter().all(|&t| {
-                    let o = &tables[t];
-                    (lead as u32) < o.prefix_bits && o.permutation.order()[lead] == first[lead]
+                    let o = &layouts[t];
+                    ((from + width) as u32) < o.prefix_bits
+                        && o.permutation.order()[from + width] == first[from + width]
                 })
             {
-                lead += 1;
+                width += 1;
             }
-            (lead as u32, ts)
+            (width as u32, ts)
         })
         .collect()
 }
 
-/// Bits of a table's prefix its parts are sorted by: the lead and up to [`MAX_DIRECTORY_BITS`]
-/// below it (the *directory* bits).
-fn directory_bits(layout: &TableLayout, lead: u32) -> u32 {
-    layout.prefix_bits.min(lead + MAX_DIRECTORY_BITS).max(lead)
+/// The plan's tables grouped by the top bits of their prefixes (their *lead*, at most
+/// [`MAX_LEAD_BITS`]), and each group's tables by the bits below the lead they share (their
+/// *sub-lead*, at most [`MAX_SUB_BITS`]): (lead bits, [(sub-lead bits, tables)]) per group.
+fn groups(plan: &Plan) -> Vec<(u32, Vec<Shared>)> {
+    let all: Vec<usize> = (0..plan.tables().len()).collect();
+    share(plan, &all, 0, MAX_LEAD_BITS)
+        .into_iter()
+        .map(|(lead, ts)| (lead, share(plan, &ts, lead, MAX_SUB_BITS)))
+        .collect()
 }
 
-/// Values partitioned by their lead bits: `values[starts[p]..starts[p + 1]]` have lead p.
+/// Bits of a table's prefix its sub-parts are sorted by: the `top` bits of the lead and the
+/// sub-lead and up to [`MAX_DIRECTORY_BITS`] below them (the *directory* bits).
+fn directory_bits(layout: &TableLayout, top: u32) -> u32 {
+    layout.prefix_bits.min(top + MAX_DIRECTORY_BITS).max(top)
+}
+
+/// Values partitioned by a key of few bits: `values[starts[p]..starts[p + 1]]` have key p.
+#[derive(Default)]
 struct Parted {
     values: Vec<u64>,
     starts: Vec<usize>,
 }
 
 impl Parted {
-    fn new(values: &[u64], lead: &Bits, lead_bits: u32, reuse: Vec<u64>) -> Self {
-        let mut starts = vec![0usize; (1 << lead_bits) + 1];
+    /// `values` by their `bits`-bit `key`, in memory order, reusing this one's buffers.
+    fn fill(&mut self, values: &[u64], key: &Bits, bits: u32) {
+        self.starts.clear();
+        self.starts.resize((1 << bits) + 1, 0);
         for &y in values {
-            starts[lead.of(y) + 1] += 1;
+            self.starts[key.of(y) + 1] += 1;
         }
-        for p in 0..1 << lead_bits {
-            starts[p + 1] += starts[p];
+        for p in 0..1 << bits {
+            self.starts[p + 1] += self.starts[p];
         }
-        let mut fill = starts.clone();
-        let mut parted = reuse;
-        parted.clear();
-        parted.resize(values.len(), 0);
+        let mut fill = std::mem::take(&mut self.starts);
+        self.values.clear();
+        self.values.resize(values.len(), 0);
         for &y in values {
-            let p = lead.of(y);
-            parted[fill[p]] = y;
-            fill[p] += 1;
+            let at = &mut fill[key.of(y)];
+            self.values[*at] = y;
+            *at += 1;
         }
-        Parted {
-            values: parted,
-            starts,
+        // Now fill[p] is part p's end, part p + 1's start: shift them back.
+        for p in (1..fill.len()).rev() {
+            fill[p] = fill[p - 1];
         }
+        fill[0] = 0;
+        self.starts = fill;
+    }
+
+    fn parts(&self) -> usize {
+        self.starts.len() - 1
     }
 
     fn part(&self, p: usize) -> &[u64] {
@@ -226,39 +267,41 @@ pub fn cross_pairs(new: &[u64], old: &[u64], k: u32, plan: &Plan) -> Result<Foun
     if new.is_empty() {
         return Ok(out);
     }
-    let tables = plan.tables();
     let lookup = FirstTable::new(plan);
-    let (mut old_reuse, mut new_reuse) = (Vec::new(), Vec::new());
+    let (mut old_parted, mut new_parted) = (Parted::default(), Parted::default());
     let (mut cross, mut within) = (Vec::new(), Vec::new());
-    for (lead, group) in groups(plan) {
+    for (lead, subs) in groups(plan) {
         interrupt::check()?;
         // Both sides by their lead bits (the same for every table of the group).
-        let lead_of = Bits::new(&tables[group[0]].permutation.order()[..lead as usize]);
-        let (old_parted, new_parted) = rayon::join(
-            || Parted::new(old, &lead_of, lead, old_reuse),
-            || Parted::new(new, &lead_of, lead, new_reuse),
+        let order = plan.tables()[subs[0].1[0]].permutation.order();
+        let lead_of = Bits::new(&order[..lead as usize]);
+        rayon::join(
+            || old_parted.fill(old, &lead_of, lead),
+            || new_parted.fill(new, &lead_of, lead),
         );
-        let found: Vec<Values> = group
-            .par_iter()
-            .map_init(
-                || (Runs::default(), Runs::default()),
-                |(a, b), &t| {
-                    let table = Table {
-                        k,
-                        plan,
-                        t,
-                        lookup: lookup.as_ref(),
-                        lead,
-                    };
-                    table.pairs(&new_parted, &old_parted, a, b)
-                },
-            )
+        let subs: Vec<Sub> = subs
+            .iter()
+            .map(|(bits, ts)| Sub::new(plan, lookup.as_ref(), lead, *bits, ts))
+            .collect();
+        // Per part, each sub-group's sub-parts and their tables, in cache.
+        let found: Vec<Values> = (0..new_parted.parts())
+            .into_par_iter()
+            .filter(|&p| !new_parted.part(p).is_empty())
+            .map_init(Scratch::default, |scratch, p| {
+                let mut out = Values::default();
+                if interrupt::requested() {
+                    return out;
+                }
+                for sub in &subs {
+                    sub.pairs(k, new_parted.part(p), old_parted.part(p), scratch, &mut out);
+                }
+                out
+            })
             .collect();
         for f in found {
             cross.extend(f.cross);
             within.extend(f.within);
         }
-        (old_reuse, new_reuse) = (old_parted.values, new_parted.values);
     }
     interrupt::check()?;
     out.cross = positions(cross, new, old);
@@ -300,64 +343,104 @@ fn positions(mut pairs: Vec<(u64, u64)>, first: &[u64], second: &[u64]) -> Vec<(
         .collect()
 }
 
-/// One table's search.
-struct Table<'a> {
-    k: u32,
-    plan: &'a Plan,
-    t: usize,
-    lookup: Option<&'a FirstTable>,
-    lead: u32,
+/// Buffers a worker reuses: each side's part by a sub-lead, and a sub-part of each sorted.
+#[derive(Default)]
+struct Scratch {
+    new: Parted,
+    old: Parted,
+    batch: Runs,
+    index: Runs,
 }
 
-impl Table<'_> {
-    /// The pairs the table reports: per lead p, the two sides' parts of lead p sorted by the
-    /// directory's bits below the lead (fewer for a small part), in cache, and each run of the
-    /// batch's against the index's run of the same key and against itself.
-    fn pairs(&self, new: &Parted, old: &Parted, batch: &mut Runs, index: &mut Runs) -> Values {
-        let mut out = Values::default();
-        let layout = &self.plan.tables()[self.t];
-        let earlier = Earlier::new(self.plan, self.lookup, self.t);
-        let most = directory_bits(layout, self.lead) - self.lead;
-        // By the number of bits below the lead: a small part is sorted into fewer runs (about
-        // one per value), so that small batches and parts do not walk 2^14 empty runs.
-        let order = &layout.permutation.order()[self.lead as usize..];
-        let below: Vec<Bits> = (0..=most as usize)
-            .map(|d| Bits::new(&order[..d]))
+/// A group's tables that share a sub-lead, ready to search a part.
+struct Sub<'a> {
+    bits: u32,
+    key: Bits,
+    tables: Vec<Table<'a>>,
+}
+
+/// One table's search of a sub-part.
+struct Table<'a> {
+    layout: &'a TableLayout,
+    earlier: Earlier<'a>,
+    /// The directory's keys by their number of bits d: the d bits of the prefix after the lead
+    /// and sub-lead (a small sub-part is sorted into fewer runs, about one per value, so that
+    /// small batches and parts do not walk 2^14 empty runs).
+    below: Vec<Bits>,
+}
+
+impl<'a> Sub<'a> {
+    fn new(
+        plan: &'a Plan,
+        lookup: Option<&'a FirstTable>,
+        lead: u32,
+        bits: u32,
+        tables: &[usize],
+    ) -> Self {
+        let top = (lead + bits) as usize;
+        let order = plan.tables()[tables[0]].permutation.order();
+        let tables = tables
+            .iter()
+            .map(|&t| {
+                let layout = &plan.tables()[t];
+                let most = directory_bits(layout, top as u32) as usize - top;
+                let order = &layout.permutation.order()[top..];
+                Table {
+                    layout,
+                    earlier: Earlier::new(plan, lookup, t),
+                    below: (0..=most).map(|d| Bits::new(&order[..d])).collect(),
+                }
+            })
             .collect();
-        let mask = layout.prefix_mask;
-        for p in 0..new.starts.len() - 1 {
-            if interrupt::requested() {
-                return out;
-            }
-            let (a_part, b_part) = (new.part(p), old.part(p));
-            if a_part.is_empty() {
-                continue;
-            }
-            let size = a_part.len().max(b_part.len());
-            let d = (usize::BITS - size.leading_zeros()).min(most) as usize;
-            let runs = 1usize << d;
-            batch.sort(a_part, &below[d], runs);
-            index.sort(b_part, &below[d], runs);
+        Sub {
+            bits,
+            key: Bits::new(&order[lead as usize..top]),
+            tables,
+        }
+    }
+
+    /// The pairs its tables report in the parts `new` and `old` of one lead: each side by the
+    /// sub-lead, and per table each sub-part of the batch's sorted by the directory's bits (fewer
+    /// for a small sub-part), in cache, its runs compared with the index's run of the same key
+    /// and with themselves.
+    fn pairs(&self, k: u32, new: &[u64], old: &[u64], s: &mut Scratch, out: &mut Values) {
+        s.new.fill(new, &self.key, self.bits);
+        s.old.fill(old, &self.key, self.bits);
+        for table in &self.tables {
+            let mask = table.layout.prefix_mask;
+            let most = table.below.len() - 1;
             // Pairs within k that share the whole prefix and no earlier table's.
-            let first =
-                |diff: u64| diff & mask == 0 && !earlier.holds(layout.permutation.apply(diff));
-            for c in 0..runs {
-                let (a_run, b_run) = (batch.run(c), index.run(c));
-                for (i, &a) in a_run.iter().enumerate() {
-                    within_k(a, b_run, self.k, |y| {
-                        if first(a ^ y) {
-                            out.cross.push((a, y));
-                        }
-                    });
-                    within_k(a, &a_run[i + 1..], self.k, |b| {
-                        if first(a ^ b) {
-                            out.within.push((a.min(b), a.max(b)));
-                        }
-                    });
+            let first = |diff: u64| {
+                diff & mask == 0 && !table.earlier.holds(table.layout.permutation.apply(diff))
+            };
+            for q in 0..s.new.parts() {
+                let (a_part, b_part) = (s.new.part(q), s.old.part(q));
+                if a_part.is_empty() {
+                    continue;
+                }
+                let size = a_part.len().max(b_part.len());
+                let d = (usize::BITS - size.leading_zeros()).min(most as u32) as usize;
+                let runs = 1usize << d;
+                let key = &table.below[d];
+                s.batch.sort(a_part, key, runs);
+                s.index.sort(b_part, key, runs);
+                for c in 0..runs {
+                    let (a_run, b_run) = (s.batch.run(c), s.index.run(c));
+                    for (i, &a) in a_run.iter().enumerate() {
+                        within_k(a, b_run, k, |y| {
+                            if first(a ^ y) {
+                                out.cross.push((a, y));
+                            }
+                        });
+                        within_k(a, &a_run[i + 1..], k, |b| {
+                            if first(a ^ b) {
+                                out.within.push((a.min(b), a.max(b)));
+                            }
+                        });
+                    }
                 }
             }
         }
-        out
     }
 }
 
@@ -388,10 +471,10 @@ fn within_k(a: u64, run: &[u64], k: u32, mut hit: impl FnMut(u64)) {
 }
 
 /// The plan of least expected work for [`cross_pairs`] of `n_new` values against `n_old`, in
-/// nanoseconds measured roughly on one core: per lead group, a partition of the index's values
-/// (two passes); per table, a counting sort of each side's parts, in cache, and a comparison
-/// per pair sharing the directory's bits, across the sides and inside the batch (the
-/// single-level plans of `k + 1` to 64 blocks).
+/// nanoseconds measured roughly on one core: per lead group and per sub-group, a partition of the
+/// index's values (two passes); per table, a counting sort of each side's sub-parts, in cache,
+/// and a comparison per pair sharing the directory's bits, across the sides and inside the batch
+/// (the single-level plans of `k + 1` to 64 blocks).
 pub fn cross_plan(k: u32, n_old: u64, n_new: u64) -> Result<Plan> {
     let (a, b) = (n_old.max(1) as f64, n_new.max(1) as f64);
     let mut best: Option<(f64, Plan)> = None;
@@ -400,15 +483,17 @@ pub fn cross_plan(k: u32, n_old: u64, n_new: u64) -> Result<Plan> {
             continue;
         };
         let groups = groups(&plan);
+        let subs = groups.iter().map(|(_, subs)| subs.len()).sum::<usize>();
         let tables: f64 = groups
             .iter()
-            .flat_map(|(lead, ts)| ts.iter().map(|&t| (*lead, &plan.tables()[t])))
-            .map(|(lead, t)| {
-                let bits = directory_bits(t, lead);
+            .flat_map(|(lead, subs)| subs.iter().map(move |(sub, ts)| (lead + sub, ts)))
+            .flat_map(|(top, ts)| ts.iter().map(move |&t| (top, t)))
+            .map(|(top, t)| {
+                let bits = directory_bits(&plan.tables()[t], top);
                 a * 4.0 + b * 6.0 + (a * b + b * b / 2.0) / 2f64.powi(bits as i32)
             })
             .sum();
-        let cost = groups.len() as f64 * a * 5.0 + tables;
+        let cost = (groups.len() + subs) as f64 * a * 5.0 + tables;
         if best.as_ref().is_none_or(|(c, _)| cost < *c) {
             best = Some((cost, plan));
         }
@@ -499,6 +584,7 @@ mod tests {
                 Plan::choose(i64::from(k), 3300, None, crate::plan::Workload::Batch).unwrap(),
                 Plan::blocks(i64::from(k) + 1, i64::from(k)).unwrap(),
                 Plan::blocks(i64::from(k) + 2, i64::from(k)).unwrap(),
+                Plan::blocks(i64::from(k) + 3, i64::from(k)).unwrap(),
             ];
             if (3..=6).contains(&k) {
                 // Prefixes longer than the lead and directory together (a mask test skips
@@ -511,10 +597,19 @@ mod tests {
                 assert_eq!(got, want, "k={k}, levels {:?}", plan.levels());
             }
         }
-        let long = Plan::blocks(10, 6).unwrap();
-        assert!(groups(&long).iter().any(|(lead, ts)| ts
+        // The plans above include both: prefixes longer than the lead, sub-lead and directory
+        // together, and groups of several sub-groups each partitioned by a sub-lead.
+        let long = Plan::blocks(7, 3).unwrap();
+        assert!(groups(&long)
             .iter()
-            .any(|&t| long.tables()[t].prefix_bits > directory_bits(&long.tables()[t], *lead))));
+            .any(|(lead, subs)| subs
+                .iter()
+                .any(|(sub, ts)| ts.iter().any(|&t| long.tables()[t].prefix_bits
+                    > directory_bits(&long.tables()[t], lead + sub)))));
+        let split = Plan::blocks(11, 8).unwrap();
+        assert!(groups(&split)
+            .iter()
+            .any(|(_, subs)| subs.len() > 1 && subs.iter().all(|(sub, _)| *sub > 0)));
     }
 
     #[test]
@@ -559,13 +654,16 @@ mod tests {
 
     #[test]
     fn keys_are_the_bits_in_order() {
-        let order: Vec<u8> = vec![63, 62, 10, 9, 8, 40];
-        let bits = Bits::new(&order);
-        for x in [0u64, u64::MAX, 0x8000_0000_0000_0700, 0x4000_0100_0000_0100] {
-            let want = order
-                .iter()
-                .fold(0usize, |acc, &b| (acc << 1) | ((x >> b) & 1) as usize);
-            assert_eq!(bits.of(x), want, "{x:#x}");
+        // Several runs, one run (a shift and a mask) and none.
+        for order in [vec![63u8, 62, 10, 9, 8, 40], vec![12, 11, 10, 9], vec![]] {
+            let bits = Bits::new(&order);
+            assert_eq!(bits.single.is_some(), order.len() < 6);
+            for x in [0u64, u64::MAX, 0x8000_0000_0000_0700, 0x4000_0100_0000_1500] {
+                let want = order
+                    .iter()
+                    .fold(0usize, |acc, &b| (acc << 1) | ((x >> b) & 1) as usize);
+                assert_eq!(bits.of(x), want, "{order:?} {x:#x}");
+            }
         }
     }
 }
