@@ -21,7 +21,6 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::hash::BuildHasherDefault;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -30,7 +29,7 @@ use rayon::prelude::*;
 
 use crate::compact_sketch::{Compact, Sketches, SKETCHED};
 use crate::error::{Error, Result};
-use crate::hash::FoldHasher;
+use crate::hash::FoldState;
 use crate::interrupt;
 use crate::pairs::{check_cross_work, check_work, default_work_limit, Groups, WORK_REMEDY};
 use crate::short_texts::{prefix_len, ShortTexts, RUN_CAP, SHORT};
@@ -774,8 +773,8 @@ pub fn dedup_against(
     }
     let w = shape.words();
     // The batch's texts: equal content key and fingerprint.
-    let mut texts: HashMap<(u64, u64), u32, BuildHasherDefault<FoldHasher>> =
-        HashMap::with_capacity_and_hasher(n.min(1 << 20), BuildHasherDefault::default());
+    let mut texts: HashMap<(u64, u64), u32, FoldState> =
+        HashMap::with_capacity_and_hasher(n.min(1 << 20), FoldState::default());
     let mut text_of = Vec::with_capacity(n);
     let mut first_row: Vec<u32> = Vec::new();
     for r in 0..n {

@@ -21,7 +21,7 @@ pub struct Digests {
 #[derive(Debug, Default)]
 pub struct KeySet {
     // Content keys are hashes already: one multiply mixes them (SipHash took 0.27 s a 1M first pass).
-    seen: std::collections::HashSet<u64, std::hash::BuildHasherDefault<crate::hash::FoldHasher>>,
+    seen: std::collections::HashSet<u64, crate::hash::FoldState>,
 }
 
 impl KeySet {

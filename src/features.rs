@@ -7,10 +7,9 @@
 //! themselves are cut by [`crate::tokens`].
 
 use std::collections::HashSet;
-use std::hash::BuildHasherDefault;
 
 use crate::error::{Error, Result};
-use crate::hash::{fnv1a_64, fnv1a_64_update, hash_ranges, FoldHasher, OFFSET_BASIS, PRIME};
+use crate::hash::{fnv1a_64, fnv1a_64_update, hash_ranges, FoldState, OFFSET_BASIS, PRIME};
 use crate::tokens::{compact, is_word_token, scan_tokens};
 
 /// The kind of token features are built from.
@@ -35,7 +34,7 @@ impl TokenKind {
     }
 }
 
-type ByteSet = HashSet<Box<[u8]>, BuildHasherDefault<FoldHasher>>;
+type ByteSet = HashSet<Box<[u8]>, FoldState>;
 
 /// What turns a normalized text into features.
 #[derive(Clone, Debug)]

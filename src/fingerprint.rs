@@ -5,13 +5,12 @@
 //! computed alone, so a fingerprint never depends on the thread count.
 
 use std::collections::{HashMap, HashSet};
-use std::hash::BuildHasherDefault;
 
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::features::{FeatureConfig, Field, Scratch};
-use crate::hash::{fmix64, FoldHasher};
+use crate::hash::{fmix64, FoldState};
 use crate::tally::{add_float, BitCounter};
 
 /// How the features of one document are weighted.
@@ -59,8 +58,8 @@ pub fn fingerprint_of_tallies<T: PartialOrd + Default>(tallies: &[T; 64]) -> u64
 }
 
 /// A map keyed by feature hashes.
-pub type HashKeyMap<V> = HashMap<u64, V, BuildHasherDefault<FoldHasher>>;
-type HashKeySet = HashSet<u64, BuildHasherDefault<FoldHasher>>;
+pub type HashKeyMap<V> = HashMap<u64, V, FoldState>;
+type HashKeySet = HashSet<u64, FoldState>;
 
 /// Inverse document frequencies of feature hashes.
 #[derive(Clone, Debug, Default)]

@@ -136,6 +136,9 @@ pub fn hash_ranges(buf: &[u8], ranges: &[(usize, usize)], out: &mut Vec<u64>) {
 #[derive(Default)]
 pub struct FoldHasher(u64);
 
+/// The state of maps and sets hashed by [`FoldHasher`].
+pub type FoldState = std::hash::BuildHasherDefault<FoldHasher>;
+
 impl std::hash::Hasher for FoldHasher {
     fn finish(&self) -> u64 {
         self.0

@@ -23,12 +23,11 @@
 //! candidates and is a duplicate of its copies only.
 
 use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
 
 use rayon::prelude::*;
 
 use crate::error::{try_with_capacity, Error, Result};
-use crate::hash::FoldHasher;
+use crate::hash::FoldState;
 use crate::interrupt;
 use crate::pairs::{
     check_work, default_work_limit, distinct_pairs_bounded, Bounded, Groups, WORK_REMEDY,
@@ -99,8 +98,8 @@ impl Candidates {
                 "{n} documents are more than star clusters take (2^32 - 1)"
             )));
         }
-        let mut texts: HashMap<(u64, u64), u32, BuildHasherDefault<FoldHasher>> =
-            HashMap::with_capacity_and_hasher(n.min(1 << 20), BuildHasherDefault::default());
+        let mut texts: HashMap<(u64, u64), u32, FoldState> =
+            HashMap::with_capacity_and_hasher(n.min(1 << 20), FoldState::default());
         let mut text_of = Vec::with_capacity(n);
         let mut first_row = Vec::new();
         for r in 0..n {

@@ -7,7 +7,6 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 
 use crate::error::Error;
-
 use crate::parallel;
 use crate::verify::{self, Ranges};
 
@@ -83,9 +82,9 @@ impl PyHashBuffer {
     fn extend(&self, hashes: PyReadonlyArray1<'_, verify::SketchHash>) -> PyResult<()> {
         let hashes = hashes.as_slice()?;
         let mut buffer = self.lock()?;
-        buffer
-            .try_reserve(hashes.len())
-            .map_err(|_| Error::OutOfMemory(format!("{} sketch hashes", buffer.len())))?;
+        buffer.try_reserve(hashes.len()).map_err(|_| {
+            Error::OutOfMemory(format!("{} sketch hashes", buffer.len() + hashes.len()))
+        })?;
         buffer.extend_from_slice(hashes);
         Ok(())
     }

@@ -237,9 +237,10 @@ class JsonlInput(Input):
                 end = int(np.searchsorted(lines, first + count, side="left"))
                 if end == at:
                     continue
+                index = lines[at:end] - first
                 wanted = np.zeros(count, bool)
-                wanted[lines[at:end] - first] = True
-                yield first, data, lines[at:end] - first, rows[at:end], wanted
+                wanted[index] = True
+                yield first, data, index, rows[at:end], wanted
                 at = end
 
         def store(first: int, data: bytes, index: np.ndarray, here: np.ndarray, got: Any) -> None:
