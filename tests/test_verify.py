@@ -153,25 +153,83 @@ def test_pairs_command_lists_the_checked_pairs(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("kind", ["jsonl", "csv"])
-def test_sketches_past_their_budget_are_made_again_from_the_candidates(
-    capsys, tmp_path, monkeypatch, kind
+@pytest.mark.parametrize("past_budget", ["spilled", "disk full", "no room"])
+def test_sketches_past_their_budget_are_spilled_or_made_again_from_the_candidates(
+    capsys, tmp_path, monkeypatch, kind, past_budget
 ):
-    from neardup import pipeline
+    # Past the budget the sketches go to a temporary file and the candidates' are read back;
+    # when the disk has no room, or fills up while they are written, the candidates are read
+    # again from the input: every way gives what the sketches held in memory give.
+    from neardup import pipeline, sketch_spill
 
     path = write_input(tmp_path, kind)
     outputs = []
+    spills: list[sketch_spill.SketchSpill] = []
+    real_init = sketch_spill.SketchSpill.__init__
+
+    def tracked_init(self):
+        real_init(self)
+        spills.append(self)
+
+    monkeypatch.setattr(sketch_spill.SketchSpill, "__init__", tracked_init)
+    written: list[tuple] = []
     for budget in (pipeline.SKETCH_BUDGET, 1):
         monkeypatch.setattr(pipeline, "SKETCH_BUDGET", budget)
+        if budget == 1 and past_budget == "no room":
+            monkeypatch.setattr(sketch_spill, "room_for", lambda nbytes: False)
+        if budget == 1 and past_budget == "disk full":
+
+            def fill_up(self, *args):
+                if written:
+                    raise OSError(28, "No space left on device")
+                written.append(args)
+                type(self).write_ok(self, *args)
+
+            monkeypatch.setattr(
+                sketch_spill.SketchSpill, "write_ok", sketch_spill.SketchSpill.write, raising=False
+            )
+            monkeypatch.setattr(sketch_spill.SketchSpill, "write", fill_up)
         out = tmp_path / f"c{budget}.csv"
         code, _, err = run(
             capsys, "dedup", path, "--threshold", "0.7", "--dry-run", "--clusters", out
         )
         assert code == 0, err
         outputs.append(out.read_text())
+        if budget == 1:
+            assert len(spills) == (0 if past_budget == "no room" else 1)
+            assert all(s._file.closed for s in spills)  # the temporary file is gone
     assert outputs[0] == outputs[1]
     want = neardup.dedup(DOCS, threshold=0.7)
     with open(tmp_path / f"c{pipeline.SKETCH_BUDGET}.csv", newline="") as f:
         assert [int(r["cluster"]) for r in csv.DictReader(f)] == want.cluster.tolist()
+
+
+def test_spilled_sketches_read_back_the_rows_asked_for():
+    # Rows added in shuffled chunks, past a budget of one byte: every chunk goes to the file,
+    # and reading back any set of rows gives each the sketch of its text made on its own.
+    rng = random.Random(5)
+    docs = DOCS
+    alone = []
+    for d in docs:
+        one = Sketches()
+        one.add([0], [d])
+        s, e, h = one.ranges(1)
+        alone.append(h[s[0] : e[0]].tolist())
+    rows = list(range(len(docs)))
+    rng.shuffle(rows)
+    store = Sketches(budget=1, spill=True)
+    for at in range(0, len(rows), 5):
+        chunk = rows[at : at + 5]
+        store.add(chunk, [docs[r] for r in chunk])
+    assert store.spilled and not store.dropped
+    with pytest.raises(RuntimeError, match="spilled"):
+        store.ranges(len(docs))
+    wanted = np.array(sorted(rng.sample(range(len(docs)), 25)) + [len(docs) + 5])  # one unknown
+    got = store.read_back(wanted)
+    assert not store.spilled  # read once, then closed
+    starts, ends, hashes = got.ranges(len(docs))
+    for r in range(len(docs)):
+        assert hashes[starts[r] : ends[r]].tolist() == (alone[r] if r in wanted else []), r
 
 
 def test_sketches_added_in_any_order_and_chunks_give_each_row_its_own():

@@ -348,6 +348,13 @@ class HashBuffer:
 
     def __new__(cls) -> HashBuffer: ...
     def extend(self, hashes: npt.NDArray[np.uint32]) -> None: ...
+    def extend_ranges(
+        self,
+        hashes: npt.NDArray[np.uint32],
+        starts: npt.NDArray[np.uint64],
+        ends: npt.NDArray[np.uint64],
+    ) -> None:
+        """Appends hashes[starts[d]:ends[d]] for each d, in order."""
     def take(self) -> npt.NDArray[np.uint32]: ...
     def __len__(self) -> int: ...
 

@@ -3,8 +3,9 @@
 
 1. **First pass.** Each document gives a :class:`~neardup.digest.Digest`: its fingerprint, the
    content key of its normalized text and, when pairs are verified, its word-shingle sketch.
-   :class:`FirstPass` gathers them chunk by chunk; sketches are kept up to a memory budget, past
-   which the documents that need one are read again (:func:`stars` asks for them).
+   :class:`FirstPass` gathers them chunk by chunk; sketches are kept in memory up to a budget,
+   past which they go to a temporary file, and those of the documents that need one are read
+   back (:func:`sketches_of`); where the disk has no room, those documents are read again.
 2. **Keep order.** :func:`keep_order` ranks the rows by which should be kept: ``"first"``,
    ``"longest"``, or a key function.
 3. **Stars.** :func:`stars` takes the rows in keep order; the first row not yet removed is kept
@@ -42,6 +43,7 @@ __all__ = [
     "candidates",
     "keep_order",
     "stars",
+    "sketches_of",
     "labels_of",
 ]
 
@@ -52,9 +54,10 @@ THRESHOLD = 0.8
 #: The default k without verification (with it: ``THRESHOLD_K``).
 UNVERIFIED_K = 3
 #: The most memory for the first pass's shingle sketches (about 0.3 KB for a short document, only
-#: the first copy of a text is sketched); past it, the documents of candidate pairs are read
-#: again instead. On 1M synthetic documents (280 MB of sketches in all) reading the candidates
-#: again (a quarter of the documents) held the peak at 305 MB instead of 503 MB.
+#: the first copy of a text is sketched); past it, they go to a temporary file and only those of
+#: the candidates are read back (see :mod:`neardup.sketch_spill`). On 1M synthetic documents
+#: (230 MB of sketches in all, 46% of the documents candidates) that holds the peak near 400 MB
+#: instead of 640 MB with every sketch in memory.
 SKETCH_BUDGET = 128 << 20
 #: Sketch bytes per byte of input, at most, as measured on short texts (0.64 on the 1M synthetic
 #: corpus; long documents have far less, their sketches being capped at 1,024 hashes): an input
@@ -105,7 +108,7 @@ class FirstPass:
         self.hasher = hasher
         self.threads = threads
         self.sketches = (
-            Sketches(hasher, shingle, threads=threads, budget=budget)
+            Sketches(hasher, shingle, threads=threads, budget=budget, spill=budget is not None)
             if shingle is not None
             else None
         )
@@ -118,15 +121,16 @@ class FirstPass:
         self.rows = 0
 
     def expect(self, input_bytes: int | None) -> None:
-        """Given the input's size, skips sketching in the first pass when the sketches would
-        pass their budget anyway (the candidates are then read again)."""
+        """Given the input's size, sends the sketches to disk from the start when they would
+        pass their budget anyway, or, when the disk has no room for them, skips sketching in
+        the first pass (the candidates are then read again)."""
         budget = self.sketches.budget if self.sketches is not None else None
         if (
             budget is not None
             and input_bytes
             and input_bytes * SKETCH_BYTES_PER_INPUT_BYTE > budget
         ):
-            self.sketches.dropped = True  # type: ignore[union-attr]
+            self.sketches.spill(int(input_bytes * SKETCH_BYTES_PER_INPUT_BYTE))  # type: ignore[union-attr]
 
     def sketch_spec(self) -> tuple[int, int] | None:
         """``(ngram, size)`` of the sketches to make now, or None (not verified). Past the budget,
@@ -294,12 +298,25 @@ def stars(
     order = np.ascontiguousarray(order, dtype=np.int64)
     if threshold is None:
         return found.stars(order)
+    sketches = sketches_of(found.rows, sketches, resketch)
+    starts, ends, hashes = sketches.ranges(len(order))
+    return found.stars(order, threshold, starts, ends, hashes, sketches.size)
+
+
+def sketches_of(
+    rows: Callable[[], np.ndarray],
+    sketches: Sketches | None,
+    resketch: Callable[[np.ndarray], Sketches] | None,
+) -> Sketches:
+    """Sketches in memory that hold at least those of ``rows()``: the first pass's, read back
+    from disk when they were spilled, or made again by ``resketch`` when they were dropped."""
+    if sketches is not None and sketches.spilled:
+        return sketches.read_back(rows())
     if sketches is None or sketches.dropped:
         if resketch is None:
             raise ValueError("verified stars need the sketches, or a way to make them")
-        sketches = resketch(found.rows())
-    starts, ends, hashes = sketches.ranges(len(order))
-    return found.stars(order, threshold, starts, ends, hashes, sketches.size)
+        return resketch(rows())
+    return sketches
 
 
 def labels_of(kept: np.ndarray) -> np.ndarray:

@@ -17,13 +17,16 @@ ones.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import _core
+from . import _core, sketch_spill
 from .hasher import Simhasher
 from .validate import integer
+
+if TYPE_CHECKING:
+    from .sketch_spill import SketchSpill
 
 __all__ = ["SKETCH_SIZE", "THRESHOLD_K", "Sketches", "jaccard", "check_threshold"]
 
@@ -71,8 +74,11 @@ class Sketches:
         ngram: words per shingle.
         size: hashes kept per document.
         threads: worker threads (default: every core).
-        budget: the most bytes to hold; past it every sketch is dropped (``dropped`` is set)
+        budget: the most bytes to hold in memory. Past it, with ``spill``, the sketches go on
+            to a temporary file (``spilled`` is set; :meth:`read_back` gives those of some rows);
+            without, or when the disk has no room, every sketch is dropped (``dropped`` is set)
             and later ones are not kept, so that a caller can fall back to sketching fewer rows.
+        spill: whether sketches past the budget may go to a temporary file.
     """
 
     def __init__(
@@ -82,6 +88,7 @@ class Sketches:
         size: int = SKETCH_SIZE,
         threads: int | None = None,
         budget: int | None = None,
+        spill: bool = False,
     ) -> None:
         self.hasher = hasher if hasher is not None else Simhasher()
         self.ngram = integer(ngram, "ngram", minimum=1)
@@ -89,6 +96,8 @@ class Sketches:
         self.threads = threads
         self.budget = budget
         self.dropped = False
+        self.may_spill = spill
+        self._spill: SketchSpill | None = None
         self.nbytes = 0
         self._rows: list[np.ndarray] = []
         self._starts: list[np.ndarray] = []
@@ -122,18 +131,19 @@ class Sketches:
         if self.dropped:
             return
         rows = np.asarray(rows, dtype=np.int64)
-        starts = np.asarray(starts, dtype=np.int64)
-        lengths = np.asarray(ends, dtype=np.int64) - starts
+        if self._spill is not None:
+            self._spill_write(rows, starts, ends, hashes)
+            return
+        starts = np.ascontiguousarray(starts, dtype=np.uint64)
+        ends = np.ascontiguousarray(ends, dtype=np.uint64)
+        lengths = (ends - starts).astype(np.int64)
         m = int(lengths.sum())
         firsts = np.cumsum(lengths) - lengths
+        hashes = np.ascontiguousarray(hashes, dtype=np.uint32)
         if m == len(hashes) and bool((starts == firsts).all()):
-            self._append(np.asarray(hashes, dtype=np.uint32))
+            self._buffer.extend(hashes)
         elif m:
-            self._append(
-                np.asarray(hashes, dtype=np.uint32)[
-                    np.repeat(starts - firsts, lengths) + np.arange(m)
-                ]
-            )
+            self._buffer.extend_ranges(hashes, starts, ends)
         new_starts = (self._total + firsts).astype(np.uint64)
         self._rows.append(rows)
         self._starts.append(new_starts)
@@ -142,13 +152,67 @@ class Sketches:
         self._count += len(rows)
         self.nbytes = 4 * self._total + 24 * self._count
         if self.budget is not None and self.nbytes > self.budget:
-            self.dropped = True
-            self._rows, self._starts, self._ends = [], [], []
-            self._taken, self._buffer = np.zeros(0, np.uint32), _core.HashBuffer()
-            self._total = self._count = self.nbytes = 0
+            if self.may_spill:
+                self.spill()
+            else:
+                self._drop()
 
-    def _append(self, hashes: np.ndarray) -> None:
-        self._buffer.extend(np.ascontiguousarray(hashes, dtype=np.uint32))
+    @property
+    def spilled(self) -> bool:
+        """Whether the sketches are on disk (see :meth:`read_back`)."""
+        return self._spill is not None
+
+    def spill(self, expected: int | None = None) -> None:
+        """Moves the sketches held so far to a temporary file, where later ones go too; given
+        the ``expected`` bytes of them all, only when the disk has room (else they are dropped)."""
+        if self.dropped or self._spill is not None:
+            return
+        held = max(self.nbytes, expected or 0)
+        try:
+            if not sketch_spill.room_for(held):
+                raise OSError("no room for the sketches")
+            spill = sketch_spill.SketchSpill()
+        except OSError:
+            self._drop()
+            return
+        rows, starts, ends, hashes = self.parts()
+        self._spill = spill
+        self._rows, self._starts, self._ends = [], [], []
+        self._taken, self._buffer = np.zeros(0, np.uint32), _core.HashBuffer()
+        self._total = self._count = self.nbytes = 0
+        self._spill_write(rows, starts, ends, hashes)
+
+    def _spill_write(
+        self, rows: np.ndarray, starts: np.ndarray, ends: np.ndarray, hashes: np.ndarray
+    ) -> None:
+        assert self._spill is not None
+        try:
+            self._spill.write(rows, starts, ends, hashes)
+        except OSError:
+            # The disk filled up: the caller reads the candidates again instead.
+            self._drop()
+
+    def _drop(self) -> None:
+        self.dropped = True
+        if self._spill is not None:
+            self._spill.close()
+            self._spill = None
+        self._rows, self._starts, self._ends = [], [], []
+        self._taken, self._buffer = np.zeros(0, np.uint32), _core.HashBuffer()
+        self._total = self._count = self.nbytes = 0
+
+    def read_back(self, rows: np.ndarray) -> Sketches:
+        """The sketches of ``rows``, in memory: from the temporary file when they were spilled
+        (which is then closed), else these sketches themselves."""
+        if self._spill is None:
+            return self
+        into = Sketches(self.hasher, self.ngram, self.size, threads=self.threads)
+        try:
+            return self._spill.read(np.asarray(rows, dtype=np.int64), into)  # type: ignore[no-any-return]
+        finally:
+            self._spill.close()
+            self._spill = None
+            self.dropped = True
 
     def _hashes(self) -> np.ndarray:
         """Every hash, in one array."""
@@ -160,8 +224,7 @@ class Sketches:
     def ranges(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(starts, ends, hashes)`` of rows 0..n-1: row d's sketch is ``hashes[starts[d]:ends[d]]``
         (empty for a row not sketched)."""
-        if self.dropped:
-            raise RuntimeError("the sketches were dropped past their memory budget")
+        self._check_held()
         starts, ends = np.zeros(n, np.uint64), np.zeros(n, np.uint64)
         for rows, s, e in zip(self._rows, self._starts, self._ends):
             starts[rows], ends[rows] = s, e
@@ -170,12 +233,17 @@ class Sketches:
     def parts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(rows, starts, ends, hashes)``: row ``rows[i]``'s sketch is
         ``hashes[starts[i]:ends[i]]``, rows in the order they were added."""
-        if self.dropped:
-            raise RuntimeError("the sketches were dropped past their memory budget")
+        self._check_held()
         rows = np.concatenate(self._rows) if self._rows else np.zeros(0, np.int64)
         starts = np.concatenate(self._starts) if self._starts else np.zeros(0, np.uint64)
         ends = np.concatenate(self._ends) if self._ends else np.zeros(0, np.uint64)
         return rows, starts, ends, self._hashes()
+
+    def _check_held(self) -> None:
+        if self.dropped:
+            raise RuntimeError("the sketches were dropped past their memory budget")
+        if self._spill is not None:
+            raise RuntimeError("the sketches were spilled to disk: read_back(rows) gives them")
 
     def jaccard(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
         """The Jaccard similarity (``float64``) of the sketches of rows ``i[p]`` and ``j[p]``."""

@@ -89,6 +89,26 @@ impl PyHashBuffer {
         Ok(())
     }
 
+    /// Appends `hashes[starts[d]..ends[d]]` for each d, in order.
+    fn extend_ranges(
+        &self,
+        hashes: PyReadonlyArray1<'_, verify::SketchHash>,
+        starts: PyReadonlyArray1<'_, u64>,
+        ends: PyReadonlyArray1<'_, u64>,
+    ) -> PyResult<()> {
+        let (hashes, starts, ends) = (hashes.as_slice()?, starts.as_slice()?, ends.as_slice()?);
+        let ranges = verify::Ranges::new(starts, ends, hashes)?;
+        let total: usize = (0..ranges.len()).map(|d| ranges.get(d).len()).sum();
+        let mut buffer = self.lock()?;
+        buffer
+            .try_reserve(total)
+            .map_err(|_| Error::OutOfMemory(format!("{} sketch hashes", buffer.len() + total)))?;
+        for d in 0..ranges.len() {
+            buffer.extend_from_slice(ranges.get(d));
+        }
+        Ok(())
+    }
+
     /// Every hash appended since the last take, as a numpy array; the buffer is left empty.
     fn take<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<verify::SketchHash>>> {
         let taken = std::mem::take(&mut *self.lock()?);

@@ -19,7 +19,7 @@ from ..io import (
     TableWriter,
 )
 from ..paths import check_outputs
-from ..pipeline import FirstPass, default_k, first_rows
+from ..pipeline import FirstPass, default_k, first_rows, sketches_of
 from .app import cli
 from .options import (
     Source,
@@ -160,12 +160,12 @@ def pairs(
         i, j, d = _find_all_within(fps, k, max_pairs, threads)
         jac = np.full(len(i), np.nan)
         if threshold is not None:
-            sketches = first.sketches
             of = first_rows(first.keys)  # copies share the sketch of their first row
-            if sketches is None or sketches.dropped:
-                sketches = resketcher(inp, hasher, shingle, threads, quiet or as_json, first)(
-                    np.unique(np.concatenate([of[i], of[j]]))
-                )
+            sketches = sketches_of(
+                lambda: np.unique(np.concatenate([of[i], of[j]])),
+                first.sketches,
+                resketcher(inp, hasher, shingle, threads, quiet or as_json, first),
+            )
             jac = sketches.jaccard(of[i], of[j])
             same = first.keys[i] == first.keys[j]  # copies of one text, with or without words
             jac[same] = 1.0

@@ -1,0 +1,111 @@
+"""Shingle sketches kept on disk: where a first pass puts them once they pass their memory budget.
+
+A corpus whose sketches do not fit the budget used to be read a second time, to sketch again the
+documents that turned out to have candidates. Sketching in the first pass costs little beside
+the fingerprint (the words are already hashed: on 1M short documents, 0.5 s more on two cores),
+while reading, parsing and normalizing again cost 2 to 2.6 s. So past the budget the sketches
+go on to an unnamed temporary file (``TMPDIR``; the system removes it when it is closed, or when
+the process ends however it ends), and :meth:`SketchSpill.read` reads back those of the
+candidates, in file order.
+
+A spill is only started when the temporary directory has room for it with a margin (twice the
+expected size); a write that fails all the same (the disk filled up) gives the spill up, and
+the caller goes back to reading the candidates again.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from typing import Any
+
+import numpy as np
+
+__all__ = ["SketchSpill", "room_for"]
+
+#: Hashes read back at a time (4 MB).
+READ_HASHES = 1 << 20
+
+
+def room_for(nbytes: int) -> bool:
+    """Whether the temporary directory has room for ``nbytes`` of sketches, twice over."""
+    try:
+        free = shutil.disk_usage(tempfile.gettempdir()).free
+    except OSError:
+        return False
+    return 2 * nbytes <= free
+
+
+class SketchSpill:
+    """Sketches written to a temporary file, block by block as they are added."""
+
+    def __init__(self) -> None:
+        self._file: Any = tempfile.TemporaryFile(prefix="neardup-sketches-")
+        self._rows: list[np.ndarray] = []
+        self._starts: list[np.ndarray] = []
+        self._lengths: list[np.ndarray] = []
+        self._written = 0  # hashes in the file
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the file."""
+        return 4 * self._written
+
+    def write(self, rows: np.ndarray, starts: np.ndarray, ends: np.ndarray, hashes: Any) -> None:
+        """Appends the sketches of ``rows``: row ``rows[d]``'s is ``hashes[starts[d]:ends[d]]``.
+        ``hashes`` is written whole, other rows' hashes included (only copies of a text are
+        left out of a first pass's blocks, a few percent). An OSError (no space left) is the
+        caller's to handle."""
+        data = np.ascontiguousarray(hashes, dtype=np.uint32)
+        starts = np.asarray(starts, dtype=np.uint64)
+        lengths = np.asarray(ends, dtype=np.uint64) - starts
+        self._file.write(data.data.cast("B"))
+        self._rows.append(np.asarray(rows, dtype=np.int64))
+        self._starts.append(starts + np.uint64(self._written))
+        self._lengths.append(lengths.astype(np.uint32))
+        self._written += len(data)
+
+    def read(self, rows: np.ndarray, into: Any) -> Any:
+        """Adds to the sketches ``into`` (a :class:`~neardup.verify.Sketches`) those of ``rows``
+        that were written here, read in file order, and returns it."""
+        self._file.flush()
+        written = np.concatenate(self._rows) if self._rows else np.zeros(0, np.int64)
+        order = None if bool((np.diff(written) > 0).all()) else np.argsort(written, kind="stable")
+        ranked = written if order is None else written[order]
+        wanted = np.asarray(rows, dtype=np.int64)
+        at = np.minimum(np.searchsorted(ranked, wanted), max(len(ranked) - 1, 0))
+        found = ranked[at] == wanted if len(ranked) else np.zeros(len(wanted), bool)
+        wanted, at = wanted[found], at[found]
+        del ranked, found, written
+        if order is not None:
+            at = order[at]
+            del order
+        starts = (np.concatenate(self._starts) if self._starts else np.zeros(0, np.uint64))[at]
+        lengths = (np.concatenate(self._lengths) if self._lengths else np.zeros(0, np.uint32))[at]
+        if not bool((starts[1:] >= starts[:-1]).all()):
+            by_place = np.argsort(starts, kind="stable")
+            wanted, starts, lengths = wanted[by_place], starts[by_place], lengths[by_place]
+        ends = starts + lengths
+        del at, lengths
+        fd = self._file.fileno()
+        first = 0
+        while first < len(wanted):
+            # The next sketches spanning about READ_HASHES hashes (at least one sketch).
+            last = int(np.searchsorted(starts, starts[first] + np.uint64(READ_HASHES)))
+            last = max(last, first + 1)
+            base, top = int(starts[first]), int(ends[last - 1])
+            data = os.pread(fd, 4 * (top - base), 4 * base)
+            if len(data) != 4 * (top - base):
+                raise OSError(f"the sketch spill file ended early ({len(data)} bytes)")
+            into.add_sketches(
+                wanted[first:last],
+                starts[first:last] - np.uint64(base),
+                ends[first:last] - np.uint64(base),
+                np.frombuffer(data, dtype=np.uint32),
+            )
+            first = last
+        return into
+
+    def close(self) -> None:
+        self._file.close()
