@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from . import _core
+
 __all__ = ["SketchSpill", "room_for"]
 
 #: Hashes read back at a time (4 MB).
@@ -38,12 +40,12 @@ def room_for(nbytes: int) -> bool:
 
 
 class SketchSpill:
-    """Sketches written to a temporary file, block by block as they are added."""
+    """Sketches written to a temporary file one after the other as they are added; memory holds
+    12 bytes a sketch (its row and length)."""
 
     def __init__(self) -> None:
         self._file: Any = tempfile.TemporaryFile(prefix="neardup-sketches-")
         self._rows: list[np.ndarray] = []
-        self._starts: list[np.ndarray] = []
         self._lengths: list[np.ndarray] = []
         self._written = 0  # hashes in the file
 
@@ -53,24 +55,32 @@ class SketchSpill:
         return 4 * self._written
 
     def write(self, rows: np.ndarray, starts: np.ndarray, ends: np.ndarray, hashes: Any) -> None:
-        """Appends the sketches of ``rows``: row ``rows[d]``'s is ``hashes[starts[d]:ends[d]]``.
-        ``hashes`` is written whole, other rows' hashes included (only copies of a text are
-        left out of a first pass's blocks, a few percent). An OSError (no space left) is the
-        caller's to handle."""
+        """Appends the sketches of ``rows``: row ``rows[d]``'s is ``hashes[starts[d]:ends[d]]``
+        (gathered one after the other first when ``hashes`` holds others too). An OSError (no
+        space left) is the caller's to handle."""
         data = np.ascontiguousarray(hashes, dtype=np.uint32)
-        starts = np.asarray(starts, dtype=np.uint64)
-        lengths = np.asarray(ends, dtype=np.uint64) - starts
+        starts = np.ascontiguousarray(starts, dtype=np.uint64)
+        ends = np.ascontiguousarray(ends, dtype=np.uint64)
+        lengths = (ends - starts).astype(np.uint32)
+        if int(lengths.sum(dtype=np.int64)) != len(data) or not bool(
+            (starts == np.cumsum(lengths, dtype=np.uint64) - lengths).all()
+        ):
+            gathered = _core.HashBuffer()
+            gathered.extend_ranges(data, starts, ends)
+            data = gathered.take()
         self._file.write(data.data.cast("B"))
         self._rows.append(np.asarray(rows, dtype=np.int64))
-        self._starts.append(starts + np.uint64(self._written))
-        self._lengths.append(lengths.astype(np.uint32))
+        self._lengths.append(lengths)
         self._written += len(data)
 
     def read(self, rows: np.ndarray, into: Any) -> Any:
         """Adds to the sketches ``into`` (a :class:`~neardup.verify.Sketches`) those of ``rows``
-        that were written here, read in file order, and returns it."""
+        that were written here, read in file order, and returns it. Once only: what says where
+        each sketch lies is let go of as it is read."""
         self._file.flush()
+        # Each list is let go of once joined: the file can be read once only.
         written = np.concatenate(self._rows) if self._rows else np.zeros(0, np.int64)
+        self._rows = []
         order = None if bool((np.diff(written) > 0).all()) else np.argsort(written, kind="stable")
         ranked = written if order is None else written[order]
         wanted = np.asarray(rows, dtype=np.int64)
@@ -81,8 +91,12 @@ class SketchSpill:
         if order is not None:
             at = order[at]
             del order
-        starts = (np.concatenate(self._starts) if self._starts else np.zeros(0, np.uint64))[at]
-        lengths = (np.concatenate(self._lengths) if self._lengths else np.zeros(0, np.uint32))[at]
+        lengths = np.concatenate(self._lengths) if self._lengths else np.zeros(0, np.uint32)
+        self._lengths = []
+        ends = np.cumsum(lengths, dtype=np.uint64)
+        lengths = lengths[at]
+        starts = ends[at] - lengths
+        del ends
         if not bool((starts[1:] >= starts[:-1]).all()):
             by_place = np.argsort(starts, kind="stable")
             wanted, starts, lengths = wanted[by_place], starts[by_place], lengths[by_place]
