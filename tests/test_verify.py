@@ -204,17 +204,23 @@ def test_sketches_past_their_budget_are_spilled_or_made_again_from_the_candidate
         assert [int(r["cluster"]) for r in csv.DictReader(f)] == want.cluster.tolist()
 
 
+def sketched_alone(docs: list[str]) -> list[list[int]]:
+    """Each document's sketch, made on its own."""
+    got = []
+    for d in docs:
+        one = Sketches()
+        one.add([0], [d])
+        s, e, h = one.ranges(1)
+        got.append(h[s[0] : e[0]].tolist())
+    return got
+
+
 def test_spilled_sketches_read_back_the_rows_asked_for():
     # Rows added in shuffled chunks, past a budget of one byte: every chunk goes to the file,
     # and reading back any set of rows gives each the sketch of its text made on its own.
     rng = random.Random(5)
     docs = DOCS
-    alone = []
-    for d in docs:
-        one = Sketches()
-        one.add([0], [d])
-        s, e, h = one.ranges(1)
-        alone.append(h[s[0] : e[0]].tolist())
+    alone = sketched_alone(docs)
     rows = list(range(len(docs)))
     rng.shuffle(rows)
     store = Sketches(budget=1, spill=True)
@@ -238,12 +244,7 @@ def test_sketches_added_in_any_order_and_chunks_give_each_row_its_own():
     # text made on its own.
     rng = random.Random(11)
     docs = DOCS[:120]
-    want = []
-    for d in docs:
-        alone = Sketches()
-        alone.add([0], [d])
-        s, e, h = alone.ranges(1)
-        want.append(h[s[0] : e[0]].tolist())
+    want = sketched_alone(docs)
     rows = list(range(len(docs)))
     rng.shuffle(rows)
     store = Sketches(size=16)
