@@ -22,8 +22,6 @@ from typing import Any
 
 import numpy as np
 
-from . import _core
-
 __all__ = ["SketchSpill", "room_for"]
 
 #: Hashes read back at a time (4 MB).
@@ -47,38 +45,20 @@ class SketchSpill:
         self._file: Any = tempfile.TemporaryFile(prefix="neardup-sketches-")
         self._rows: list[np.ndarray] = []
         self._lengths: list[np.ndarray] = []
-        self._written = 0  # hashes in the file
 
-    @property
-    def nbytes(self) -> int:
-        """Bytes of the file."""
-        return 4 * self._written
-
-    def write(self, rows: np.ndarray, starts: np.ndarray, ends: np.ndarray, hashes: Any) -> None:
-        """Appends the sketches of ``rows``: row ``rows[d]``'s is ``hashes[starts[d]:ends[d]]``
-        (gathered one after the other first when ``hashes`` holds others too). An OSError (no
-        space left) is the caller's to handle."""
+    def write(self, rows: np.ndarray, hashes: np.ndarray, lengths: np.ndarray) -> None:
+        """Appends the sketches of ``rows``, one after the other in ``hashes`` (``lengths[d]``
+        hashes for ``rows[d]``). An OSError (no space left) is the caller's to handle."""
         data = np.ascontiguousarray(hashes, dtype=np.uint32)
-        starts = np.ascontiguousarray(starts, dtype=np.uint64)
-        ends = np.ascontiguousarray(ends, dtype=np.uint64)
-        lengths = (ends - starts).astype(np.uint32)
-        if int(lengths.sum(dtype=np.int64)) != len(data) or not bool(
-            (starts == np.cumsum(lengths, dtype=np.uint64) - lengths).all()
-        ):
-            gathered = _core.HashBuffer()
-            gathered.extend_ranges(data, starts, ends)
-            data = gathered.take()
         self._file.write(data.data.cast("B"))
         self._rows.append(np.asarray(rows, dtype=np.int64))
-        self._lengths.append(lengths)
-        self._written += len(data)
+        self._lengths.append(np.asarray(lengths, dtype=np.uint32))
 
     def read(self, rows: np.ndarray, into: Any) -> Any:
         """Adds to the sketches ``into`` (a :class:`~neardup.verify.Sketches`) those of ``rows``
         that were written here, read in file order, and returns it. Once only: what says where
         each sketch lies is let go of as it is read."""
         self._file.flush()
-        # Each list is let go of once joined: the file can be read once only.
         written = np.concatenate(self._rows) if self._rows else np.zeros(0, np.int64)
         self._rows = []
         order = None if bool((np.diff(written) > 0).all()) else np.argsort(written, kind="stable")

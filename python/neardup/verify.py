@@ -131,16 +131,21 @@ class Sketches:
         if self.dropped:
             return
         rows = np.asarray(rows, dtype=np.int64)
-        if self._spill is not None:
-            self._spill_write(rows, starts, ends, hashes)
-            return
         starts = np.ascontiguousarray(starts, dtype=np.uint64)
         ends = np.ascontiguousarray(ends, dtype=np.uint64)
         lengths = (ends - starts).astype(np.int64)
         m = int(lengths.sum())
         firsts = np.cumsum(lengths) - lengths
         hashes = np.ascontiguousarray(hashes, dtype=np.uint32)
-        if m == len(hashes) and bool((starts == firsts).all()):
+        packed = m == len(hashes) and bool((starts == firsts).all())
+        if self._spill is not None:
+            if not packed:
+                gathered = _core.HashBuffer()
+                gathered.extend_ranges(hashes, starts, ends)
+                hashes = gathered.take()
+            self._spill_write(rows, hashes, lengths)
+            return
+        if packed:
             self._buffer.extend(hashes)
         elif m:
             self._buffer.extend_ranges(hashes, starts, ends)
@@ -175,19 +180,16 @@ class Sketches:
         except OSError:
             self._drop()
             return
+        # Held in add order, one after the other: written as they are.
         rows, starts, ends, hashes = self.parts()
         self._spill = spill
-        self._rows, self._starts, self._ends = [], [], []
-        self._taken, self._buffer = np.zeros(0, np.uint32), _core.HashBuffer()
-        self._total = self._count = self.nbytes = 0
-        self._spill_write(rows, starts, ends, hashes)
+        self._clear()
+        self._spill_write(rows, hashes, ends - starts)
 
-    def _spill_write(
-        self, rows: np.ndarray, starts: np.ndarray, ends: np.ndarray, hashes: np.ndarray
-    ) -> None:
+    def _spill_write(self, rows: np.ndarray, hashes: np.ndarray, lengths: np.ndarray) -> None:
         assert self._spill is not None
         try:
-            self._spill.write(rows, starts, ends, hashes)
+            self._spill.write(rows, hashes, lengths)
         except OSError:
             # The disk filled up: the caller reads the candidates again instead.
             self._drop()
@@ -197,6 +199,10 @@ class Sketches:
         if self._spill is not None:
             self._spill.close()
             self._spill = None
+        self._clear()
+
+    def _clear(self) -> None:
+        """Lets go of the sketches held in memory."""
         self._rows, self._starts, self._ends = [], [], []
         self._taken, self._buffer = np.zeros(0, np.uint32), _core.HashBuffer()
         self._total = self._count = self.nbytes = 0
