@@ -35,7 +35,6 @@ use crate::pairs::{check_cross_work, check_work, default_work_limit, Groups, WOR
 use crate::short_texts::{prefix_len, ShortTexts, RUN_CAP, SHORT};
 use crate::star::sweep;
 use crate::store::{format_error, open_checked, view, Backing, Checksum, Plain, Source, Words};
-use crate::table::lower_bound;
 
 pub const MAGIC: [u8; 8] = *b"\x93NDUPDDX";
 /// Version 2 stores compact sketches ([`crate::compact_sketch`]); version 1's bottom-k sketches
@@ -792,6 +791,7 @@ pub fn dedup_against(
     };
     let text_fps: Vec<u64> = (0..first_row.len()).map(|t| doc(t).0).collect();
     let new_groups = Groups::new(&text_fps);
+    let group_of = new_groups.of_rows();
     interrupt::check()?;
     // The index's documents grouped by fingerprint.
     let old = index.fingerprints();
@@ -858,7 +858,7 @@ pub fn dedup_against(
         .with_min_len(64)
         .map_init(Vec::new, |cands: &mut Vec<u32>, t| {
             let me = doc(t);
-            let g = lower_bound(&new_groups.distinct, me.0);
+            let g = group_of[t] as usize;
             cands.clear();
             for &(_, b) in &pairs[pair_start[g]..pair_start[g + 1]] {
                 let b = b as usize;
@@ -936,7 +936,7 @@ pub fn dedup_against(
         if me.0 == 0 {
             continue;
         }
-        let g = lower_bound(&new_groups.distinct, me.0);
+        let g = group_of[t] as usize;
         // A free later text near t is taken by it; a decided one leaves the lists for good.
         let mut settle = |s: usize| {
             if fate[s] != Fate::Free {

@@ -57,6 +57,18 @@ impl Groups {
     pub fn rows_of(&self, g: usize) -> &[usize] {
         &self.rows[self.starts[g]..self.starts[g + 1]]
     }
+
+    /// The group of each row, by row: what a search of `distinct` for the row's fingerprint
+    /// finds, without a search per row.
+    pub fn of_rows(&self) -> Vec<u32> {
+        let mut of = vec![0u32; self.rows.len()];
+        for g in 0..self.distinct.len() {
+            for &r in self.rows_of(g) {
+                of[r] = g as u32;
+            }
+        }
+        of
+    }
 }
 
 /// Pairs of rows: `i[p] < j[p]` at distance `distance[p]`, sorted by (i, j).
@@ -696,6 +708,30 @@ pub fn components(n: usize, i: &[i64], j: &[i64]) -> Result<Vec<i64>> {
 mod tests {
     use super::*;
     use crate::testing::xorshift64 as rng;
+
+    #[test]
+    fn each_row_is_in_the_group_of_its_fingerprint() {
+        let mut seed = 3u64;
+        // Repeated values among fresh ones, unsorted.
+        let fps: Vec<u64> = (0..500)
+            .map(|i| {
+                if i % 3 == 0 {
+                    17 * (i % 7)
+                } else {
+                    rng(&mut seed)
+                }
+            })
+            .collect();
+        let groups = Groups::new(&fps);
+        let of = groups.of_rows();
+        assert_eq!(of.len(), fps.len());
+        for (r, &g) in of.iter().enumerate() {
+            assert_eq!(
+                groups.distinct.iter().position(|&x| x == fps[r]),
+                Some(g as usize)
+            );
+        }
+    }
 
     #[test]
     fn the_work_estimate_is_exact_for_small_inputs_and_refuses_clusters() {
