@@ -25,6 +25,7 @@ use crate::error::{Error, Result};
 use crate::first_table::{Earlier, FirstTable};
 use crate::interrupt;
 use crate::plan::{Plan, TableLayout};
+use crate::simd;
 
 /// The most lead bits: the values are partitioned into at most 2^8 parts per group.
 pub const MAX_LEAD_BITS: u32 = 8;
@@ -444,28 +445,15 @@ impl<'a> Sub<'a> {
     }
 }
 
-/// Calls `hit` with each value of `run` within `k` of `a`, in order. Four distances at a time
-/// with one branch for all four: nearly every comparison fails, and a branch per comparison is
-/// most of its cost.
+/// Calls `hit` with each value of `run` within `k` of `a`, in order.
 #[inline]
 fn within_k(a: u64, run: &[u64], k: u32, mut hit: impl FnMut(u64)) {
-    let mut fours = run.chunks_exact(4);
-    for four in &mut fours {
-        let any = ((a ^ four[0]).count_ones() <= k)
-            | ((a ^ four[1]).count_ones() <= k)
-            | ((a ^ four[2]).count_ones() <= k)
-            | ((a ^ four[3]).count_ones() <= k);
-        if any {
-            for &y in four {
-                if (a ^ y).count_ones() <= k {
-                    hit(y);
-                }
-            }
-        }
-    }
-    for &y in fours.remainder() {
-        if (a ^ y).count_ones() <= k {
-            hit(y);
+    let mut at = 0;
+    while at < run.len() {
+        at += simd::first_within(a, &run[at..], k);
+        if at < run.len() {
+            hit(run[at]);
+            at += 1;
         }
     }
 }

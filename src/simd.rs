@@ -6,6 +6,9 @@
 //! * [`dot`]: the 64 dot products of a vector with the random hyperplanes, compiled for AVX when
 //!   the CPU has it: four f64 lanes, each the same IEEE operations in the same order as the
 //!   portable loop (multiplications and additions are never fused).
+//! * [`first_within`]: the first of a run of fingerprints within Hamming distance k of another,
+//!   the comparison loop of the cross search; with AVX2, eight distances a step, each counted
+//!   by nibble lookups (AVX2 has no 64-bit population count).
 //! * [`prefetch_line`]: a cache hint for the table searches. It changes no result, so the switch
 //!   leaves it alone.
 //!
@@ -72,6 +75,67 @@ fn word_bits_sse2(block: &[u8; 64]) -> u64 {
         bits |= u64::from(mask) << (16 * k);
     }
     bits
+}
+
+/// The position of the first value of `run` within Hamming distance `k` of `a`, or `run.len()`.
+#[inline]
+pub fn first_within(a: u64, run: &[u64], k: u32) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if run.len() >= 8 && !scalar_forced() && std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: AVX2 is available, checked just above.
+        return unsafe { first_within_avx2(a, run, k) };
+    }
+    first_within_scalar(a, run, k)
+}
+
+/// [`first_within`] four distances at a time, with one branch for the four: nearly every
+/// comparison fails, and a branch each costs more than the comparison.
+fn first_within_scalar(a: u64, run: &[u64], k: u32) -> usize {
+    let near = |y: &u64| (a ^ y).count_ones() <= k;
+    let mut at = 0;
+    for four in run.chunks_exact(4) {
+        if near(&four[0]) | near(&four[1]) | near(&four[2]) | near(&four[3]) {
+            break;
+        }
+        at += 4;
+    }
+    at + run[at..].iter().position(near).unwrap_or(run.len() - at)
+}
+
+/// [`first_within`] eight distances a step: each byte of `a ^ y` counted by two nibble lookups,
+/// the byte counts summed per 64-bit lane; a step with a distance within `k` is resolved by the
+/// portable loop, which finds the first.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn first_within_avx2(a: u64, run: &[u64], k: u32) -> usize {
+    use std::arch::x86_64::*;
+    let av = _mm256_set1_epi64x(a as i64);
+    let kv = _mm256_set1_epi64x(i64::from(k));
+    let nibble = _mm256_set1_epi8(0x0f);
+    #[rustfmt::skip]
+    let ones = _mm256_setr_epi8(
+        0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4,
+        0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4,
+    );
+    let zero = _mm256_setzero_si256();
+    let mut at = 0;
+    while at + 8 <= run.len() {
+        let mut far = _mm256_set1_epi8(-1);
+        for half in 0..2 {
+            // SAFETY: at + 8 <= run.len(): the two unaligned loads read run[at..at + 8].
+            let y = _mm256_loadu_si256(run.as_ptr().add(at + 4 * half).cast());
+            let x = _mm256_xor_si256(y, av);
+            let low = _mm256_shuffle_epi8(ones, _mm256_and_si256(x, nibble));
+            let high = _mm256_shuffle_epi8(ones, _mm256_and_si256(_mm256_srli_epi16(x, 4), nibble));
+            let count = _mm256_sad_epu8(_mm256_add_epi8(low, high), zero);
+            far = _mm256_and_si256(far, _mm256_cmpgt_epi64(count, kv));
+        }
+        if _mm256_movemask_epi8(far) != -1 {
+            break;
+        }
+        at += 8;
+    }
+    at + first_within_scalar(a, &run[at..], k)
 }
 
 /// The dot products of `v` with the 64 normals stored by dimension in `by_dim` (entry
@@ -172,6 +236,37 @@ mod tests {
                 // SAFETY: AVX is available, checked just above.
                 let avx = unsafe { dot_avx(&by_dim, &v) };
                 assert_eq!(avx.map(f64::to_bits), scalar.map(f64::to_bits), "dim {dim}");
+            }
+        }
+    }
+
+    #[test]
+    fn first_within_paths_find_the_first_near_value() {
+        let mut next = xorshift(11);
+        for len in (0..40).chain([97, 256, 1000]) {
+            for k in [0, 3, 8, 16, 63] {
+                let a = next();
+                // Mostly far values, a few near ones (up to 2k flips) at random places.
+                let run: Vec<u64> = (0..len)
+                    .map(|_| {
+                        if next() % 23 == 0 {
+                            let flips = (next() % (2 * u64::from(k) + 1)) as u32;
+                            (0..flips).fold(a, |v, _| v ^ (1u64 << (next() % 64)))
+                        } else {
+                            next()
+                        }
+                    })
+                    .collect();
+                let want = (0..len)
+                    .find(|&i| (0..64).filter(|b| (a ^ run[i]) >> b & 1 == 1).count() as u32 <= k)
+                    .unwrap_or(len);
+                assert_eq!(first_within_scalar(a, &run, k), want, "len {len} k {k}");
+                assert_eq!(first_within(a, &run, k), want, "len {len} k {k}");
+                #[cfg(target_arch = "x86_64")]
+                if len >= 8 && std::arch::is_x86_feature_detected!("avx2") {
+                    // SAFETY: AVX2 is available, checked just above.
+                    assert_eq!(unsafe { first_within_avx2(a, &run, k) }, want);
+                }
             }
         }
     }
