@@ -136,7 +136,8 @@ fn jsonl(c: &mut Criterion) {
             b.iter(|| {
                 p.install(|| {
                     for block in &blocks {
-                        fingerprint_lines(&h, block, "text", Some("id"), true, None, None).unwrap();
+                        fingerprint_lines(&h, block, "text", Some("id"), true, None, None, None)
+                            .unwrap();
                     }
                 })
             })

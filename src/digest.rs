@@ -16,18 +16,43 @@ pub struct Digests {
     pub sketches: Sketches,
 }
 
-/// The content keys seen so far in a pass: only a text's first occurrence needs a sketch (its
-/// copies are recognised by their key and never compared).
+/// The content keys seen so far in a pass, each with its text's fingerprint: only a text's first
+/// occurrence needs a sketch (its copies are recognised by their key and never compared), and a
+/// later copy of a single-field text takes the fingerprint already made instead of making it again.
 #[derive(Debug, Default)]
 pub struct KeySet {
     // Content keys are hashes already: one multiply mixes them (SipHash took 0.27 s a 1M first pass).
-    seen: std::collections::HashSet<u64, crate::hash::FoldState>,
+    seen: std::collections::HashMap<u64, u64, crate::hash::FoldState>,
 }
 
 impl KeySet {
-    /// For each key in order, whether it is seen here for the first time (it is then recorded).
-    pub fn first_seen(&mut self, keys: &[u64]) -> Vec<bool> {
-        keys.iter().map(|&k| self.seen.insert(k)).collect()
+    /// For each key in order, whether it is seen here for the first time (it is then recorded,
+    /// with the fingerprint beside it).
+    pub fn first_seen(&mut self, keys: &[u64], fingerprints: &[u64]) -> Result<Vec<bool>> {
+        if keys.len() != fingerprints.len() {
+            return Err(Error::invalid(format!(
+                "{} keys but {} fingerprints",
+                keys.len(),
+                fingerprints.len()
+            )));
+        }
+        Ok(keys
+            .iter()
+            .zip(fingerprints)
+            .map(|(&k, &fp)| match self.seen.entry(k) {
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(fp);
+                    true
+                }
+                std::collections::hash_map::Entry::Occupied(_) => false,
+            })
+            .collect())
+    }
+
+    /// The fingerprint of the text of content key `key`, if it was seen.
+    #[inline]
+    pub fn fingerprint_of(&self, key: u64) -> Option<u64> {
+        self.seen.get(&key).copied()
     }
 
     pub fn len(&self) -> usize {
@@ -55,22 +80,31 @@ pub fn sketch_after_fingerprint(
     }
 }
 
-/// One document: (fingerprint, key, sketch).
+/// One document: (fingerprint, key, sketch). A text of one field whose key is in `seen` is a
+/// copy of one digested before: its fingerprint is that one's, and it has no sketch (only a
+/// text's first occurrence keeps one).
 fn digest_one(
     hasher: &Hasher,
     fields: &[&str],
     sketch: Option<ShingleConfig>,
+    seen: Option<&KeySet>,
     scratch: &mut Scratch,
     joined: &mut String,
 ) -> (u64, u64, Vec<SketchHash>) {
-    let fingerprint = hasher.fingerprint(fields, scratch);
-    let mut out = Vec::new();
     if let [text] = fields {
+        let key = content_key(text.as_bytes());
+        if let Some(fingerprint) = seen.and_then(|s| s.fingerprint_of(key)) {
+            return (fingerprint, key, Vec::new());
+        }
+        let fingerprint = hasher.fingerprint(fields, scratch);
+        let mut out = Vec::new();
         if let Some(config) = sketch {
             sketch_after_fingerprint(hasher, config, text, scratch, &mut out);
         }
-        return (fingerprint, content_key(text.as_bytes()), out);
+        return (fingerprint, key, out);
     }
+    let fingerprint = hasher.fingerprint(fields, scratch);
+    let mut out = Vec::new();
     // Several fields: their texts joined by line ends make the text that is compared.
     joined.clear();
     for (f, text) in fields.iter().enumerate() {
@@ -87,12 +121,14 @@ fn digest_one(
 
 /// The digests of documents given field by field (`fields[f][d]`), in parallel. With
 /// `fold_ascii` (one field only), ASCII capitals are folded to lower case first, as
-/// [`Hasher::fingerprint_many_folded`] does.
+/// [`Hasher::fingerprint_many_folded`] does. With `seen`, the texts (of one field) seen before
+/// take their recorded fingerprints and no sketch (see [`digest_one`]).
 pub fn digest_many<S: AsRef<str> + Sync>(
     hasher: &Hasher,
     fields: &[&[S]],
     fold_ascii: bool,
     sketch: Option<ShingleConfig>,
+    seen: Option<&KeySet>,
 ) -> Result<Digests> {
     if fields.len() != hasher.fields() {
         return Err(Error::invalid(format!(
@@ -113,10 +149,10 @@ pub fn digest_many<S: AsRef<str> + Sync>(
     let one = |(scratch, buf, joined): &mut (Scratch, String, String), d: usize| {
         if fold_ascii {
             let text = ascii_lowercase(fields[0][d].as_ref(), buf);
-            return digest_one(hasher, &[text], sketch, scratch, joined);
+            return digest_one(hasher, &[text], sketch, seen, scratch, joined);
         }
         let texts: Vec<&str> = fields.iter().map(|f| f[d].as_ref()).collect();
-        digest_one(hasher, &texts, sketch, scratch, joined)
+        digest_one(hasher, &texts, sketch, seen, scratch, joined)
     };
     let each: Vec<(u64, u64, Vec<SketchHash>)> = if n < PARALLEL_MIN_DOCS {
         let mut state = Default::default();
@@ -172,14 +208,14 @@ mod tests {
             (TokenKind::Char, 4),
         ] {
             let h = hasher(tokens, ngram, 1);
-            let got = digest_many(&h, &[&texts[..]], true, Some(config)).unwrap();
+            let got = digest_many(&h, &[&texts[..]], true, Some(config), None).unwrap();
             let folded: Vec<String> = texts.iter().map(|t| t.to_ascii_lowercase()).collect();
             assert_eq!(
                 got.fingerprints,
                 h.fingerprint_many(&[&folded[..]]).unwrap()
             );
             assert_eq!(got.sketches, verify::sketches(config, &folded));
-            let plain = digest_many(&h, &[&texts[..]], false, None).unwrap();
+            let plain = digest_many(&h, &[&texts[..]], false, None, None).unwrap();
             assert_eq!(
                 plain.fingerprints,
                 h.fingerprint_many(&[&texts[..]]).unwrap()
@@ -198,9 +234,15 @@ mod tests {
     #[test]
     fn key_sets_mark_first_occurrences_across_calls() {
         let mut seen = KeySet::default();
-        assert_eq!(seen.first_seen(&[5, 7, 5, 9]), [true, true, false, true]);
-        assert_eq!(seen.first_seen(&[9, 1, 1]), [false, true, false]);
+        let first = seen.first_seen(&[5, 7, 5, 9], &[50, 70, 51, 90]).unwrap();
+        assert_eq!(first, [true, true, false, true]);
+        let first = seen.first_seen(&[9, 1, 1], &[91, 10, 11]).unwrap();
+        assert_eq!(first, [false, true, false]);
         assert_eq!(seen.len(), 4);
+        // Each key keeps the fingerprint of its first occurrence.
+        let got: Vec<Option<u64>> = [5, 7, 9, 1, 2].map(|k| seen.fingerprint_of(k)).into();
+        assert_eq!(got, [Some(50), Some(70), Some(90), Some(10), None]);
+        assert!(seen.first_seen(&[3], &[]).is_err());
     }
 
     #[test]
@@ -208,10 +250,10 @@ mod tests {
         let h = hasher(TokenKind::Word, 1, 2);
         let (a, b) = (["title one", "t"], ["body text here", "u"]);
         let config = verify::shingle_config(2, 256).unwrap();
-        let got = digest_many(&h, &[&a[..], &b[..]], false, Some(config)).unwrap();
+        let got = digest_many(&h, &[&a[..], &b[..]], false, Some(config), None).unwrap();
         let joined = ["title one\nbody text here", "t\nu"];
         assert_eq!(got.sketches, verify::sketches(config, &joined));
-        assert!(digest_many(&h, &[&a[..]], false, None).is_err());
-        assert!(digest_many(&h, &[&a[..], &b[..]], true, None).is_err());
+        assert!(digest_many(&h, &[&a[..]], false, None, None).is_err());
+        assert!(digest_many(&h, &[&a[..], &b[..]], true, None, None).is_err());
     }
 }

@@ -18,6 +18,7 @@ use rayon::prelude::*;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
+use crate::digest::KeySet;
 use crate::error::{Error, Result};
 use crate::features::Scratch;
 use crate::fingerprint::Hasher;
@@ -251,7 +252,7 @@ fn line(
     hasher: &Hasher,
     casefold: bool,
     record: &Record<'_>,
-    (sketch, fingerprint): (Option<ShingleConfig>, bool),
+    (sketch, fingerprint, seen): (Option<ShingleConfig>, bool, Option<&KeySet>),
     line: &[u8],
     b: &mut Buffers,
 ) -> Line {
@@ -298,6 +299,17 @@ fn line(
             sketch: out,
         };
     }
+    let key = verify::content_key(normalized.as_bytes());
+    if let Some(fingerprint) = seen.and_then(|s| s.fingerprint_of(key)) {
+        // A copy of a text digested before: its fingerprint, and no sketch.
+        return Line {
+            kind: Kind::Done,
+            fingerprint,
+            length: normalized.len() as u32,
+            key,
+            sketch: out,
+        };
+    }
     let fingerprint = hasher.fingerprint(&[normalized], &mut b.scratch);
     if let Some(config) = sketch {
         crate::digest::sketch_after_fingerprint(
@@ -308,7 +320,6 @@ fn line(
             &mut out,
         );
     }
-    let key = verify::content_key(normalized.as_bytes());
     Line {
         kind: Kind::Done,
         fingerprint,
@@ -322,7 +333,9 @@ fn line(
 /// line's end) in parallel, and sketches the documents done here when `sketch` gives the
 /// shingle configuration and size. With `wanted` (one flag a line: a second read, for the
 /// sketches), only the lines flagged are read, and only sketched (fingerprint and key 0); the
-/// others are left as blank. The hasher must take documents of one field.
+/// others are left as blank. With `seen` (a first read), a line whose text was seen before takes
+/// its recorded fingerprint and no sketch. The hasher must take documents of one field.
+#[allow(clippy::too_many_arguments)]
 pub fn fingerprint_lines(
     hasher: &Hasher,
     block: &[u8],
@@ -331,6 +344,7 @@ pub fn fingerprint_lines(
     casefold: bool,
     sketch: Option<ShingleConfig>,
     wanted: Option<&[bool]>,
+    seen: Option<&KeySet>,
 ) -> Result<Lines> {
     if hasher.fields() != 1 {
         return Err(Error::invalid(
@@ -351,7 +365,7 @@ pub fn fingerprint_lines(
         text_field,
         id_field,
     };
-    let make = (sketch, wanted.is_none());
+    let make = (sketch, wanted.is_none(), seen);
     let each: Vec<Line> = lines
         .par_iter()
         .enumerate()
@@ -410,7 +424,7 @@ mod tests {
     /// The kind of each line of `block` (0 blank, 1 fingerprinted here, 2 for Python), text in
     /// "text", folding case, without sketches.
     fn kinds(block: &[u8], id_field: Option<&str>) -> Vec<u8> {
-        fingerprint_lines(&hasher(), block, "text", id_field, true, None, None)
+        fingerprint_lines(&hasher(), block, "text", id_field, true, None, None, None)
             .unwrap()
             .kinds
     }
@@ -451,8 +465,8 @@ mod tests {
     #[test]
     fn ascii_texts_are_lowercased_and_fingerprinted() {
         let block = b"{\"id\": 1, \"text\": \"Hello World\", \"n\": [1, {\"a\": null}]}\n  \n{\"text\": \"tab\\tescape \\u0041\", \"id\": \"x\"}";
-        let got =
-            fingerprint_lines(&hasher(), block, "text", Some("id"), true, None, None).unwrap();
+        let got = fingerprint_lines(&hasher(), block, "text", Some("id"), true, None, None, None)
+            .unwrap();
         assert_eq!(got.kinds, vec![1, 0, 1]);
         assert_eq!(got.fingerprints[0], fp("hello world"));
         assert_eq!(got.fingerprints[2], fp("tab\tescape a"));
@@ -461,7 +475,8 @@ mod tests {
         assert_eq!(at(1), b"  ");
         assert!(at(2).starts_with(b"{\"text\": \"tab") && at(2).ends_with(b"\"x\"}"));
         assert_eq!(got.starts.last(), Some(&(block.len() as u64 + 1)));
-        let kept = fingerprint_lines(&hasher(), block, "text", None, false, None, None).unwrap();
+        let kept =
+            fingerprint_lines(&hasher(), block, "text", None, false, None, None, None).unwrap();
         assert_eq!(kept.fingerprints[0], fp("Hello World"));
     }
 
@@ -507,8 +522,17 @@ mod tests {
     fn sketches_are_those_of_the_normalized_texts() {
         let block = b"{\"text\": \"The Quick brown fox\"}\n{\"text\": \"caf\\u00e9 au lait\"}\n\n{\"text\": \"\"}";
         let config = verify::shingle_config(3, 8).unwrap();
-        let got =
-            fingerprint_lines(&hasher(), block, "text", None, true, Some(config), None).unwrap();
+        let got = fingerprint_lines(
+            &hasher(),
+            block,
+            "text",
+            None,
+            true,
+            Some(config),
+            None,
+            None,
+        )
+        .unwrap();
         assert_eq!(got.kinds, vec![1, 2, 0, 1]);
         let want = verify::sketches(config, &["the quick brown fox", "", "", ""]);
         let s = got.sketches.unwrap();
@@ -532,8 +556,17 @@ mod tests {
             .join("\n")
             .into_bytes();
         let config = verify::shingle_config(3, 8).unwrap();
-        let first =
-            fingerprint_lines(&hasher(), &block, "text", None, true, Some(config), None).unwrap();
+        let first = fingerprint_lines(
+            &hasher(),
+            &block,
+            "text",
+            None,
+            true,
+            Some(config),
+            None,
+            None,
+        )
+        .unwrap();
         let wanted = [true, false, true, true];
         let again = fingerprint_lines(
             &hasher(),
@@ -543,6 +576,7 @@ mod tests {
             true,
             Some(config),
             Some(&wanted),
+            None,
         )
         .unwrap();
         assert_eq!(again.kinds, vec![1, 0, 1, 1]);

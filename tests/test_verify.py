@@ -269,3 +269,45 @@ def test_sketches_added_in_any_order_and_chunks_give_each_row_its_own():
     assert sorted(parts[0].tolist()) == sorted(rows)
     for r, s, e in zip(*parts[:3]):
         assert parts[3][s:e].tolist() == store16[r]
+
+
+def test_copies_of_earlier_texts_take_their_fingerprint_and_no_sketch():
+    # The first pass records each text's key with its fingerprint; a later chunk's copies of
+    # those texts get that fingerprint without being fingerprinted or sketched again, on the
+    # API's path and the JSONL fast path alike, and the pass keeps what digesting every row
+    # apart gives.
+    from neardup.hasher import digest_many
+    from neardup.pipeline import FirstPass
+
+    hasher = neardup.Simhasher()
+    texts = DOCS[:40] + ["Ünïcode déjà vu, the same words", "日本語のテキスト 回家吃饭"]
+    copies = [texts[i] for i in (3, 3, 0, 41, 17, 40)]
+    first = FirstPass(hasher, 3)
+    first.digest(texts, 0)
+    want = [hasher.fingerprint(t) for t in copies]
+
+    got = digest_many(hasher, copies, sketch=first.sketch_spec(), seen=first.seen)
+    assert got.fingerprints.tolist() == want
+    assert got.sketches is not None and len(got.sketches[2]) == 0  # no copy was sketched
+
+    ascii_copies = [t for t in copies if t.isascii()]
+    block = "\n".join(f'{{"text": "{t}"}}' for t in ascii_copies).encode()
+    kinds, fps, _, _, _, (offsets, _) = neardup._core.jsonl_fingerprints(
+        hasher._inner, block, "text", None, hasher.casefold, first.sketch_spec(), seen=first.seen
+    )
+    assert kinds.tolist() == [1] * len(ascii_copies)
+    assert fps.tolist() == [hasher.fingerprint(t) for t in ascii_copies]
+    assert offsets.tolist() == [0] * (len(ascii_copies) + 1)
+
+    # A text not seen yet is digested in full; the pass as a whole matches rows digested apart.
+    fresh = "a text never seen before here"
+    got = digest_many(hasher, [fresh], sketch=first.sketch_spec(), seen=first.seen)
+    assert got.sketches is not None and len(got.sketches[2]) > 0
+    first.digest(copies + [fresh], len(texts))
+    everything = texts + copies + [fresh]
+    assert first.fingerprints.tolist() == [hasher.fingerprint(t) for t in everything]
+    starts, ends, hashes = first.sketches.ranges(len(everything))
+    alone = sketched_alone(everything)
+    for r, text in enumerate(everything):
+        kept = hashes[starts[r] : ends[r]].tolist()
+        assert kept == (alone[r] if everything.index(text) == r else []), r

@@ -161,13 +161,15 @@ class Hasher:
         threads: int | None = None,
         fold_ascii: bool = False,
         sketch: tuple[int, int] | None = None,
+        seen: KeySet | None = None,
     ) -> tuple[
         npt.NDArray[np.uint64],
         npt.NDArray[np.uint64],
         tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32]] | None,
     ]:
         """Fingerprints, content keys (XXH3-64 of the normalized text) and, with sketch=(ngram,
-        size), shingle sketches as (offsets, hashes)."""
+        size), shingle sketches as (offsets, hashes). A text of one field whose key ``seen``
+        holds takes the fingerprint recorded there and no sketch."""
 
 @final
 class Plan:
@@ -277,6 +279,7 @@ def jsonl_fingerprints(
     sketch: tuple[int, int] | None = None,
     threads: int | None = None,
     wanted: npt.NDArray[np.bool_] | None = None,
+    seen: KeySet | None = None,
 ) -> tuple[
     npt.NDArray[np.uint8],
     npt.NDArray[np.uint64],
@@ -289,7 +292,8 @@ def jsonl_fingerprints(
     length; where each line starts (one more: the block's length + 1); the content key of each
     line fingerprinted here; with sketch=(ngram, size) the (offsets, hashes) of its sketch. With
     wanted (a flag a line: a second read, for the sketches), only the flagged lines are read, and
-    only sketched (fingerprint and key 0)."""
+    only sketched (fingerprint and key 0). A line whose text's key ``seen`` holds takes the
+    fingerprint recorded there and no sketch."""
 
 def cluster_pairs(
     n: int, i: npt.NDArray[np.int64], j: npt.NDArray[np.int64]
@@ -360,11 +364,14 @@ class HashBuffer:
 
 @final
 class KeySet:
-    """The content keys seen so far in a first pass."""
+    """The content keys seen so far in a first pass, with their texts' fingerprints."""
 
     def __new__(cls) -> KeySet: ...
-    def first_seen(self, keys: npt.NDArray[np.uint64]) -> npt.NDArray[np.bool_]:
-        """For each key, whether it is seen for the first time (then recorded)."""
+    def first_seen(
+        self, keys: npt.NDArray[np.uint64], fingerprints: npt.NDArray[np.uint64]
+    ) -> npt.NDArray[np.bool_]:
+        """For each key, whether it is seen for the first time (then recorded with its row's
+        fingerprint)."""
     def __len__(self) -> int: ...
 
 def short_text_pairs(

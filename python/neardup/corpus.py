@@ -11,6 +11,7 @@ from typing import Any
 import click
 import numpy as np
 
+from . import _core
 from .digest import Digest
 from .hasher import Simhasher, digest_many
 from .io import (
@@ -69,11 +70,13 @@ def _fingerprint_chunk(
     chunk: Chunk,
     threads: int | None,
     sketch: tuple[int, int] | None = None,
+    seen: _core.KeySet | None = None,
 ) -> tuple[Chunk, Digest]:
-    """The digests of a chunk (see :mod:`neardup.digest`); a document the hasher refuses (a
-    lone surrogate from a JSON escape) is reported at its line, or skipped."""
+    """The digests of a chunk (see :mod:`neardup.digest`; ``seen``: see
+    :attr:`FirstPass.seen`); a document the hasher refuses (a lone surrogate from a JSON
+    escape) is reported at its line, or skipped."""
     try:
-        return chunk, digest_many(hasher, chunk.docs, threads=threads, sketch=sketch)
+        return chunk, digest_many(hasher, chunk.docs, threads=threads, sketch=sketch, seen=seen)
     except ValueError:
         bad = []
         for i, doc in enumerate(chunk.docs):
@@ -93,7 +96,7 @@ def _fingerprint_chunk(
             raw=[chunk.raw[i] for i in good] if len(chunk.raw) == len(chunk.docs) else chunk.raw,
             nbytes=sum(len(t.encode()) for i in good for t in _texts_of(chunk.docs[i])),
         )
-        return kept, digest_many(hasher, kept.docs, threads=threads, sketch=sketch)
+        return kept, digest_many(hasher, kept.docs, threads=threads, sketch=sketch, seen=seen)
 
 
 def fingerprint_with_progress(
@@ -147,8 +150,11 @@ def fingerprint_pass(
         fast(
             hasher,
             threads,
-            lambda chunk: _fingerprint_chunk(inp, hasher, chunk, threads, first.sketch_spec()),
+            lambda chunk: _fingerprint_chunk(
+                inp, hasher, chunk, threads, first.sketch_spec(), first.seen
+            ),
             first.sketch_spec,
+            first.seen,
         )
         if fast is not None
         else None
@@ -158,7 +164,7 @@ def fingerprint_pass(
             finish(chunk, digest)
             progress.update()
     else:
-        _python_pass(inp, hasher, threads, progress, finish, raw, first.sketch_spec)
+        _python_pass(inp, hasher, threads, progress, finish, raw, first.sketch_spec, first.seen)
     progress.update()
     first.finish()
     inp.errors.sort(key=lambda e: (e.path, e.line or 0))
@@ -177,6 +183,7 @@ def _python_pass(
     finish: Callable[[Chunk, Digest], None],
     raw: bool,
     sketch_now: Callable[[], tuple[int, int] | None],
+    seen: _core.KeySet | None,
 ) -> None:
     """The first pass read by Python: the core digests one chunk on every core while this
     thread parses the next."""
@@ -184,7 +191,9 @@ def _python_pass(
     with ThreadPoolExecutor(1, thread_name_prefix="neardup") as pool:
         try:
             for chunk in inp.chunks(raw=raw):
-                future = pool.submit(_fingerprint_chunk, inp, hasher, chunk, threads, sketch_now())
+                future = pool.submit(
+                    _fingerprint_chunk, inp, hasher, chunk, threads, sketch_now(), seen
+                )
                 if pending is not None:
                     finish(*pending.result())
                 pending = future

@@ -383,12 +383,23 @@ class Simhasher(DocumentColumns):
         sketch: tuple[int, int] | None,
         threads: int | None,
         wanted: np.ndarray | None = None,
+        seen: _core.KeySet | None = None,
     ) -> tuple[Any, ...]:
         """The core's JSONL fast path (:mod:`neardup.io.jsonl`) over one block of lines: (kinds,
         fingerprints, lengths, line starts, content keys, sketches); where ``wanted`` is given (a
-        second read), the lines it flags alone, only sketched."""
-        args = [self._inner, data, text_field, id_field, self.casefold, sketch, threads]
-        return _core.jsonl_fingerprints(*args, *([] if wanted is None else [wanted]))
+        second read), the lines it flags alone, only sketched. A line whose text ``seen`` holds
+        takes the fingerprint recorded there and no sketch (see :class:`neardup.pipeline.FirstPass`)."""
+        return _core.jsonl_fingerprints(
+            self._inner,
+            data,
+            text_field,
+            id_field,
+            self.casefold,
+            sketch,
+            threads,
+            wanted=wanted,
+            seen=seen,
+        )
 
     def _digest(
         self,
@@ -412,11 +423,13 @@ def digest_many(
     sketch: tuple[int, int] | None = None,
     start: int = 0,
     name: str = "docs",
+    seen: _core.KeySet | None = None,
 ) -> Digest:
     """The first pass of dedup over a chunk of documents (see :mod:`neardup.digest`): their
     fingerprints, content keys and, with ``sketch=(shingle, size)``, bottom-``size`` shingle
     sketches, in one call into the core where it can. Document i is named ``name[start + i]``
-    in errors."""
+    in errors. A text (of one field) that ``seen`` holds takes the fingerprint recorded there and
+    no sketch: it is a copy of one digested before (see :class:`neardup.pipeline.FirstPass`)."""
     if hasher._tokenize is None:
         folding = hasher.fields is None
         columns = (
@@ -432,6 +445,7 @@ def digest_many(
             threads,
             folding and hasher.casefold,
             sketch,
+            seen,
         )
         return Digest.of(*got)
     # A Python tokenizer: the fingerprints from its tokens; keys and sketches from the text.

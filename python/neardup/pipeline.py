@@ -153,7 +153,10 @@ class FirstPass:
         if self.sketches is not None and digest.sketches is not None:
             assert self._seen is not None
             # Only a text's first occurrence keeps its sketch: its copies are found by their key.
-            first = self._seen.first_seen(np.ascontiguousarray(digest.keys, dtype=np.uint64))
+            first = self._seen.first_seen(
+                np.ascontiguousarray(digest.keys, dtype=np.uint64),
+                np.ascontiguousarray(digest.fingerprints, dtype=np.uint64),
+            )
             starts, ends, hashes = digest.sketches
             rows = np.flatnonzero(first)
             self.sketches.add_sketches(rows + self.rows, starts[rows], ends[rows], hashes)
@@ -164,6 +167,14 @@ class FirstPass:
         self._fps.append(digest.fingerprints)
         self._keys.append(digest.keys)
         self.rows += n
+
+    @property
+    def seen(self) -> _core.KeySet | None:
+        """The content keys of the rows added so far, with their fingerprints (None when pairs
+        are not verified, or after :meth:`finish`). Given to the core with the next rows, it
+        spares their copies of earlier texts the fingerprint and sketch: a copy takes its
+        text's fingerprint, and only a text's first occurrence keeps a sketch."""
+        return self._seen
 
     def finish(self) -> None:
         """After the last rows: lets go of the set of content keys seen (18 MB for 1M texts),
@@ -179,6 +190,7 @@ class FirstPass:
             sketch=self.sketch_spec(),
             start=start,
             name=name,
+            seen=self.seen,
         )
         self.add(got)
         return got

@@ -4,11 +4,14 @@ use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 
+use crate::digest::KeySet;
 use crate::error::Error;
 use crate::features::{FeatureConfig, TokenKind};
 use crate::fingerprint::{Hasher, Idf, Weighting};
 use crate::tally;
 use crate::{digest, hamming, hash, jsonl, parallel, verify};
+
+use super::star::PyKeySet;
 
 /// A numpy `uint64` array handed to Python.
 type U64Array<'py> = Bound<'py, PyArray1<u64>>;
@@ -234,8 +237,10 @@ impl PyHasher {
 
     /// Fingerprints, content keys and, with `sketch=(ngram, size)`, shingle sketches (a negative
     /// size: the whole sets of documents of at most -size shingles, empty for the others) of
-    /// documents given field by field: (fingerprints, keys, (offsets, hashes) or None).
-    #[pyo3(signature = (fields, threads=None, fold_ascii=false, sketch=None))]
+    /// documents given field by field: (fingerprints, keys, (offsets, hashes) or None). With
+    /// `seen`, a text of one field whose key it holds takes the fingerprint recorded there and
+    /// no sketch.
+    #[pyo3(signature = (fields, threads=None, fold_ascii=false, sketch=None, seen=None))]
     fn digest_many<'py>(
         &self,
         py: Python<'py>,
@@ -243,16 +248,20 @@ impl PyHasher {
         threads: Option<i64>,
         fold_ascii: bool,
         sketch: Option<(i64, i64)>,
+        seen: Option<PyRef<'py, PyKeySet>>,
     ) -> PyResult<DigestArrays<'py>> {
         let config = sketch
             .map(|(ngram, size)| verify::digest_config(ngram, size))
             .transpose()?;
         let slices = field_slices(&fields);
+        let seen = seen.as_deref();
         let d = py.detach(|| {
-            parallel::with_threads(threads, || {
-                digest::digest_many(&self.inner, &slices, fold_ascii, config)
+            with_keys(seen, |keys| {
+                parallel::with_threads(threads, || {
+                    digest::digest_many(&self.inner, &slices, fold_ascii, config, keys)
+                })
             })
-        })??;
+        })???;
         let sketches = config.map(|_| {
             (
                 d.sketches.offsets.into_pyarray(py),
@@ -292,6 +301,14 @@ type DigestArrays<'py> = (
 
 /// What the JSONL fast path hands to Python: kinds, fingerprints, lengths, line starts, content
 /// keys, and the sketches' offsets and hashes when asked for.
+/// `f` of the keys of `seen` (read while `f` runs), or of none.
+fn with_keys<R>(seen: Option<&PyKeySet>, f: impl FnOnce(Option<&KeySet>) -> R) -> Result<R, Error> {
+    match seen {
+        Some(set) => set.read(|keys| f(Some(keys))),
+        None => Ok(f(None)),
+    }
+}
+
 type JsonlArrays<'py> = (
     Bound<'py, PyArray1<u8>>,
     U64Array<'py>,
@@ -303,9 +320,10 @@ type JsonlArrays<'py> = (
 
 /// The JSONL fast path over one block of whole lines: (kind, fingerprint, length) per line,
 /// kind 0 blank, 1 fingerprinted, 2 for Python to read; the start of each line; and with
-/// `sketch=(ngram, size)` the shingle sketch of each line fingerprinted here.
+/// `sketch=(ngram, size)` the shingle sketch of each line fingerprinted here. With `seen`, a
+/// line whose text's key it holds takes the fingerprint recorded there and no sketch.
 #[pyfunction]
-#[pyo3(signature = (hasher, block, text_field, id_field, casefold, sketch=None, threads=None, wanted=None))]
+#[pyo3(signature = (hasher, block, text_field, id_field, casefold, sketch=None, threads=None, wanted=None, seen=None))]
 #[allow(clippy::too_many_arguments)]
 fn jsonl_fingerprints<'py>(
     py: Python<'py>,
@@ -317,25 +335,30 @@ fn jsonl_fingerprints<'py>(
     sketch: Option<(i64, i64)>,
     threads: Option<i64>,
     wanted: Option<PyReadonlyArray1<'py, bool>>,
+    seen: Option<PyRef<'py, PyKeySet>>,
 ) -> PyResult<JsonlArrays<'py>> {
     let wanted = wanted.as_ref().map(|w| w.as_slice()).transpose()?;
     let inner = hasher.inner();
     let sketch = sketch
         .map(|(ngram, size)| verify::digest_config(ngram, size))
         .transpose()?;
+    let seen = seen.as_deref();
     let lines = py.detach(|| {
-        parallel::with_threads(threads, || {
-            jsonl::fingerprint_lines(
-                inner,
-                &block,
-                &text_field,
-                id_field.as_deref(),
-                casefold,
-                sketch,
-                wanted,
-            )
+        with_keys(seen, |keys| {
+            parallel::with_threads(threads, || {
+                jsonl::fingerprint_lines(
+                    inner,
+                    &block,
+                    &text_field,
+                    id_field.as_deref(),
+                    casefold,
+                    sketch,
+                    wanted,
+                    keys,
+                )
+            })
         })
-    })??;
+    })???;
     let sketches = lines
         .sketches
         .map(|s| (s.offsets.into_pyarray(py), s.hashes.into_pyarray(py)));

@@ -1,7 +1,7 @@
 //! Bindings of star clustering: the candidate structure of a corpus, its stars, and the set of
 //! content keys a first pass has seen.
 
-use std::sync::Mutex;
+use std::sync::RwLock;
 
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
@@ -127,10 +127,23 @@ impl PyStarCandidates {
     }
 }
 
-/// The content keys seen so far in a first pass (see `digest::KeySet`).
+/// The content keys seen so far in a first pass, with their texts' fingerprints (see
+/// `digest::KeySet`).
 #[pyclass(frozen, name = "KeySet", module = "neardup._core")]
 pub struct PyKeySet {
-    inner: Mutex<KeySet>,
+    inner: RwLock<KeySet>,
+}
+
+impl PyKeySet {
+    /// `f` of the keys, read while no `first_seen` writes them (call it with the GIL released).
+    pub fn read<R>(&self, f: impl FnOnce(&KeySet) -> R) -> Result<R, Error> {
+        let keys = self.inner.read().map_err(|_| poisoned())?;
+        Ok(f(&keys))
+    }
+}
+
+fn poisoned() -> Error {
+    Error::invalid("the key set was poisoned by an earlier panic")
 }
 
 #[pymethods]
@@ -138,25 +151,28 @@ impl PyKeySet {
     #[new]
     fn new() -> Self {
         PyKeySet {
-            inner: Mutex::new(KeySet::default()),
+            inner: RwLock::new(KeySet::default()),
         }
     }
 
-    /// For each key, whether it is seen for the first time (then recorded).
+    /// For each key, whether it is seen for the first time (then recorded with its row's
+    /// fingerprint).
     fn first_seen<'py>(
         &self,
         py: Python<'py>,
         keys: PyReadonlyArray1<'py, u64>,
+        fingerprints: PyReadonlyArray1<'py, u64>,
     ) -> PyResult<Bound<'py, PyArray1<bool>>> {
-        let keys = keys.as_slice()?;
-        let mask = py.detach(|| self.inner.lock().map(|mut set| set.first_seen(keys)).ok());
-        let mask =
-            mask.ok_or_else(|| Error::invalid("the key set was poisoned by an earlier panic"))?;
+        let (keys, fingerprints) = (keys.as_slice()?, fingerprints.as_slice()?);
+        let mask = py.detach(|| {
+            let mut set = self.inner.write().map_err(|_| poisoned())?;
+            set.first_seen(keys, fingerprints)
+        })?;
         Ok(mask.into_pyarray(py))
     }
 
     fn __len__(&self) -> usize {
-        self.inner.lock().map(|set| set.len()).unwrap_or(0)
+        self.inner.read().map(|set| set.len()).unwrap_or(0)
     }
 }
 

@@ -134,16 +134,19 @@ class JsonlInput(Input):
         threads: int | None,
         slow: Callable[[Chunk], tuple[Chunk, Digest]],
         sketch: Callable[[], tuple[int, int] | None] = lambda: None,
+        seen: Any = None,
     ) -> Iterator[tuple[Chunk, Digest]] | None:
         """The first pass with the digests made in the core: (chunk without its documents,
         digests) per block, or None when this input or hasher needs the Python path (several
         fields, a Python tokenizer). Lines the core leaves to Python (not ASCII, or anything it
         does not read the plain way) are read and checked as on that path, and ``slow(chunk)``
         digests them: (the chunk of those it keeps, their digests). While ``sketch()`` gives
-        ``(ngram, size)``, the digests hold each document's shingle sketch too."""
+        ``(ngram, size)``, the digests hold each document's shingle sketch too; ``seen`` (a
+        ``_core.KeySet``, see :attr:`neardup.pipeline.FirstPass.seen`) spares the copies of
+        texts it holds their fingerprint and sketch."""
         if self.fields is not None or hasher.fields is not None or hasher.tokenizer is not None:
             return None
-        return self._fingerprint_chunks(hasher, threads, slow, sketch)
+        return self._fingerprint_chunks(hasher, threads, slow, sketch, seen)
 
     def _fingerprint_chunks(
         self,
@@ -151,6 +154,7 @@ class JsonlInput(Input):
         threads: int | None,
         slow_path: Callable[[Chunk], tuple[Chunk, Digest]],
         sketch_now: Callable[[], tuple[int, int] | None],
+        seen: Any,
     ) -> Iterator[tuple[Chunk, Digest]]:
         for first, data, count in self._raw_blocks(False):
             sketch = sketch_now()
@@ -171,7 +175,7 @@ class JsonlInput(Input):
                 )
             else:
                 kinds, fps, lengths, starts, keys, sketches = hasher.jsonl_block(
-                    data, self.text_field, self.id_field, sketch, threads
+                    data, self.text_field, self.id_field, sketch, threads, seen=seen
                 )
                 digest = Digest.of(fps, keys, sketches)
             slow = np.flatnonzero(kinds == 2)
