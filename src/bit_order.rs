@@ -27,9 +27,9 @@
 //! 28% fewer comparisons and the search 13% shorter; the model, which sees pairs of bits only,
 //! expects 21% fewer (it undercounts both, by 1.6x and 2.2x).
 //!
-//! The choice is a function of the values alone: an evenly spaced sample, counts in integers,
-//! and arithmetic in a fixed order with this file's own `ln` and `exp` (the platform's may
-//! round differently), so every run, thread count and platform chooses the same order.
+//! The choice is a function of the values alone (an evenly spaced sample, counts in integers,
+//! arithmetic in a fixed order), the same in every run and for any number of threads. Whatever
+//! order is chosen, the pairs found are the same: only the search's work depends on it.
 
 use std::fmt;
 
@@ -314,7 +314,7 @@ impl Agreement {
             .collect();
         let mut log_one = [0f64; 64];
         for (l, &c) in log_one.iter_mut().zip(&one) {
-            *l = ln(c);
+            *l = c.ln();
         }
         let mut log_two = Box::new([[0f64; 64]; 64]);
         for i in 0..64 {
@@ -324,7 +324,7 @@ impl Agreement {
                     .map(|&(bi, bj)| meet(n.pattern(i, j, bi, bj), o.pattern(i, j, bi, bj)))
                     .sum();
                 let ratio = both / (one[i] * one[j]);
-                let l = ln(ratio.max(TINY));
+                let l = ratio.max(TINY).ln();
                 log_two[i][j] = l;
                 log_two[j][i] = l;
             }
@@ -452,7 +452,7 @@ impl<'a> Model<'a> {
                 sum
             })
             .collect();
-        let share = log_share.iter().map(|&l| exp(l)).collect();
+        let share = log_share.iter().map(|&l| l.exp()).collect();
         State {
             block_of,
             to_block,
@@ -488,7 +488,7 @@ impl<'a> Model<'a> {
                 let others = blocks.iter().filter(|&&c| c != bi);
                 inside_i + others.map(|&c| tj[c] - ti[c]).sum::<f64>()
             };
-            change += exp(s.log_share[t] + delta) - s.share[t];
+            change += (s.log_share[t] + delta).exp() - s.share[t];
         }
         for &t in &self.holding[bj] {
             let blocks = &self.tables[t];
@@ -497,7 +497,7 @@ impl<'a> Model<'a> {
             }
             let others = blocks.iter().filter(|&&c| c != bj);
             let delta = inside_j + others.map(|&c| ti[c] - tj[c]).sum::<f64>();
-            change += exp(s.log_share[t] + delta) - s.share[t];
+            change += (s.log_share[t] + delta).exp() - s.share[t];
         }
         change
     }
@@ -534,72 +534,6 @@ impl<'a> Model<'a> {
     }
 }
 
-/// ln 2 in two parts, the first with enough trailing zero bits that its product with an
-/// exponent is exact (fdlibm's split: 6.93147180369123816490e-01 and 1.90821492927058770002e-10).
-const LN2_HI: f64 = f64::from_bits(0x3fe6_2e42_fee0_0000);
-const LN2_LO: f64 = f64::from_bits(0x3dea_39ef_3579_3c76);
-
-/// 1 / n! for n = 0 to 12: the terms of e^r's series (|r| <= ln 2 / 2, so the first term left
-/// out, r^13 / 13!, is under 2e-16).
-const EXP_TERMS: [f64; 13] = [
-    1.0,
-    1.0,
-    1.0 / 2.0,
-    1.0 / 6.0,
-    1.0 / 24.0,
-    1.0 / 120.0,
-    1.0 / 720.0,
-    1.0 / 5040.0,
-    1.0 / 40320.0,
-    1.0 / 362_880.0,
-    1.0 / 3_628_800.0,
-    1.0 / 39_916_800.0,
-    1.0 / 479_001_600.0,
-];
-
-/// e^x for the model, by basic arithmetic only (the same on every platform): x = n ln 2 + r with
-/// |r| <= ln 2 / 2, e^r by its Taylor series, scaled by 2^n. 0 below -708.
-fn exp(x: f64) -> f64 {
-    if x.is_nan() {
-        return x;
-    }
-    if x < -708.0 {
-        return 0.0;
-    }
-    if x > 709.0 {
-        return f64::INFINITY;
-    }
-    let n = (x * std::f64::consts::LOG2_E).round();
-    let r = (x - n * LN2_HI) - n * LN2_LO;
-    let mut sum = 0.0;
-    for c in EXP_TERMS.iter().rev() {
-        sum = sum * r + c;
-    }
-    // 2^n: n in -1022..=1023, a normal number.
-    sum * f64::from_bits(((n as i64 + 1023) as u64) << 52)
-}
-
-/// ln x for the model's probabilities (normal, positive), by basic arithmetic only: x = m 2^e
-/// with m in [sqrt(1/2), sqrt(2)), ln m = 2 atanh((m - 1) / (m + 1)) by its series.
-fn ln(x: f64) -> f64 {
-    debug_assert!(x.is_normal() && x > 0.0, "{x}");
-    let bits = x.to_bits();
-    let mut e = ((bits >> 52) & 0x7ff) as i64 - 1023;
-    let mut m = f64::from_bits((bits & ((1u64 << 52) - 1)) | (1023u64 << 52));
-    if m > std::f64::consts::SQRT_2 {
-        m /= 2.0;
-        e += 1;
-    }
-    let s = (m - 1.0) / (m + 1.0);
-    let s2 = s * s;
-    let mut sum = 0.0;
-    for k in (0..=11).rev() {
-        sum = sum * s2 + 1.0 / f64::from(2 * k + 1);
-    }
-    let e = e as f64;
-    e * LN2_HI + (e * LN2_LO + 2.0 * s * sum)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -609,31 +543,6 @@ mod tests {
 
     fn rng(s: &mut u64) -> u64 {
         crate::testing::xorshift64(s)
-    }
-
-    #[test]
-    fn exp_and_ln_are_close_to_the_platforms() {
-        let mut s = 5u64;
-        for _ in 0..10_000 {
-            let x = (rng(&mut s) >> 11) as f64 / (1u64 << 53) as f64;
-            for v in [x * 100.0 - 80.0, x - 0.5, x * 1400.0 - 700.0] {
-                let (got, want) = (exp(v), v.exp());
-                assert!((got - want).abs() <= 1e-14 * want, "exp({v}) {got} {want}");
-            }
-            for v in [
-                x + TINY,
-                x * 1e-15 + TINY,
-                1.0 + x,
-                x * 1e12 + 1.0,
-                1.0 - x / 4.0,
-            ] {
-                let (got, want) = (ln(v), v.ln());
-                assert!((got - want).abs() <= 1e-15 * want.abs().max(1.0), "ln({v})");
-            }
-        }
-        assert_eq!(ln(1.0), 0.0);
-        assert_eq!(exp(0.0), 1.0);
-        assert_eq!(exp(-1000.0), 0.0);
     }
 
     #[test]
