@@ -18,9 +18,15 @@
 //! that share the directory's bits but not the whole prefix, and a pair is reported by the first
 //! table whose prefix it shares ([`Earlier`]). The batch's own pairs cost only the comparisons
 //! inside its runs, which the tables sort anyway.
+//!
+//! Before the tables, both sides' bits may be moved by one permutation chosen from a sample of
+//! them ([`crate::bit_order`]): bits of simhash fingerprints that agree together more often than
+//! chance go to different blocks, so that fewer pairs share a prefix. The pairs' values are moved
+//! back before their positions are looked up: the same pairs.
 
 use rayon::prelude::*;
 
+use crate::bit_order::BitOrder;
 use crate::error::{Error, Result};
 use crate::first_table::{Earlier, FirstTable};
 use crate::interrupt;
@@ -253,8 +259,58 @@ pub struct Found {
 }
 
 /// Every pair (new value, index value) of the ascending distinct values `new` and `old` within
-/// `k`, and every pair of values of `new` within `k`, each once. See the module.
+/// `k`, and every pair of values of `new` within `k`, each once. See the module; the search runs
+/// in the bit order [`BitOrder::choose`] chooses for the values.
 pub fn cross_pairs(new: &[u64], old: &[u64], k: u32, plan: &Plan) -> Result<Found> {
+    check(new, old, k, plan)?;
+    cross_pairs_in(new, old, k, plan, &BitOrder::choose(new, old, plan))
+}
+
+/// [`cross_pairs`] with the values' bits moved by `order` for the search: the same pairs.
+pub fn cross_pairs_in(
+    new: &[u64],
+    old: &[u64],
+    k: u32,
+    plan: &Plan,
+    order: &BitOrder,
+) -> Result<Found> {
+    check(new, old, k, plan)?;
+    let mut out = Found::default();
+    if new.is_empty() {
+        return Ok(out);
+    }
+    let found = if order.is_identity() {
+        search(new, old, k, plan)?
+    } else {
+        let moved = |values: &[u64]| -> Vec<u64> {
+            values
+                .par_iter()
+                .with_min_len(1 << 12)
+                .map(|&x| order.apply(x))
+                .collect()
+        };
+        let (new_moved, old_moved) = rayon::join(|| moved(new), || moved(old));
+        let mut found = search(&new_moved, &old_moved, k, plan)?;
+        drop((new_moved, old_moved));
+        // The pairs' values moved back; a pair inside the batch is (smaller, larger) again.
+        found
+            .cross
+            .par_iter_mut()
+            .for_each(|(a, b)| (*a, *b) = (order.invert(*a), order.invert(*b)));
+        found.within.par_iter_mut().for_each(|(a, b)| {
+            let (x, y) = (order.invert(*a), order.invert(*b));
+            (*a, *b) = (x.min(y), x.max(y));
+        });
+        found
+    };
+    interrupt::check()?;
+    out.cross = positions(found.cross, new, old);
+    out.within = positions(found.within, new, new);
+    Ok(out)
+}
+
+/// Whether `plan` finds the pairs within `k` and the sides can be counted in u32.
+fn check(new: &[u64], old: &[u64], k: u32, plan: &Plan) -> Result<()> {
     if plan.k() < k {
         return Err(Error::invalid(format!(
             "plan is built for k={} and cannot find pairs at k={k}",
@@ -264,13 +320,15 @@ pub fn cross_pairs(new: &[u64], old: &[u64], k: u32, plan: &Plan) -> Result<Foun
     if new.len() >= u32::MAX as usize || old.len() >= u32::MAX as usize {
         return Err(Error::invalid("at most 2^32 - 2 values on each side"));
     }
-    let mut out = Found::default();
-    if new.is_empty() {
-        return Ok(out);
-    }
+    Ok(())
+}
+
+/// The pairs of values within `k` of distinct `new` and `old` (in any order), each once, `new`
+/// not empty.
+fn search(new: &[u64], old: &[u64], k: u32, plan: &Plan) -> Result<Values> {
     let lookup = FirstTable::new(plan);
     let (mut old_parted, mut new_parted) = (Parted::default(), Parted::default());
-    let (mut cross, mut within) = (Vec::new(), Vec::new());
+    let mut out = Values::default();
     for (lead, subs) in groups(plan) {
         interrupt::check()?;
         // Both sides by their lead bits (the same for every table of the group).
@@ -300,13 +358,10 @@ pub fn cross_pairs(new: &[u64], old: &[u64], k: u32, plan: &Plan) -> Result<Foun
             })
             .collect();
         for f in found {
-            cross.extend(f.cross);
-            within.extend(f.within);
+            out.cross.extend(f.cross);
+            out.within.extend(f.within);
         }
     }
-    interrupt::check()?;
-    out.cross = positions(cross, new, old);
-    out.within = positions(within, new, new);
     Ok(out)
 }
 
@@ -530,6 +585,14 @@ mod tests {
         (f.cross, f.within)
     }
 
+    /// [`cross_pairs_in`] `order`, each list sorted.
+    fn found_in(new: &[u64], old: &[u64], k: u32, plan: &Plan, order: &BitOrder) -> Lists {
+        let mut f = cross_pairs_in(new, old, k, plan, order).unwrap();
+        f.cross.sort_unstable();
+        f.within.sort_unstable();
+        (f.cross, f.within)
+    }
+
     /// Indexed values and new ones near some of them (a bit and a few random bits flipped, or
     /// none) and near each other, sorted and distinct.
     fn sides(seed: u64, n_old: usize, n_new: usize, flips: u32) -> (Vec<u64>, Vec<u64>) {
@@ -598,6 +661,73 @@ mod tests {
         assert!(groups(&split)
             .iter()
             .any(|(_, subs)| subs.len() > 1 && subs.iter().all(|(sub, _)| *sub > 0)));
+    }
+
+    #[test]
+    fn the_same_pairs_in_any_bit_order() {
+        let (new, old) = sides(43, 3000, 300, 7);
+        for k in [0, 3, 8] {
+            let want = (brute(&new, &old, k), brute_within(&new, k));
+            assert!(want.0.len() >= 30 && (k < 3 || want.1.len() >= 30));
+            let mut plans = vec![
+                cross_plan(k, old.len() as u64, new.len() as u64).unwrap(),
+                Plan::blocks(i64::from(k) + 3, i64::from(k)).unwrap(),
+            ];
+            if k == 3 {
+                plans.push(Plan::nested(&[5, 5], 3).unwrap());
+            }
+            for plan in plans {
+                for seed in [1, 2] {
+                    let order = BitOrder::new(crate::testing::shuffled_bits(seed)).unwrap();
+                    let mut f = cross_pairs_in(&new, &old, k, &plan, &order).unwrap();
+                    // Pairs inside the batch stay (earlier, later).
+                    assert!(f.within.iter().all(|&(a, b)| a < b));
+                    f.cross.sort_unstable();
+                    f.within.sort_unstable();
+                    assert_eq!((f.cross, f.within), want, "k={k}, {:?}", plan.levels());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_same_pairs_in_the_order_chosen_for_bits_that_agree_together() {
+        let all = crate::testing::correlated(21, 1 << 17);
+        let mut s = 22u64;
+        // New values near some indexed ones and near each other, and some far from any.
+        let mut new: Vec<u64> = (0..600)
+            .map(|i| {
+                let mut x = all[i * 1663 % all.len()];
+                for _ in 0..i % 10 {
+                    x ^= 1u64 << (rng(&mut s) % 64);
+                }
+                x
+            })
+            .collect();
+        let close: Vec<u64> = new[..200].iter().map(|&x| x ^ 0x0101_0000).collect();
+        new.extend(close);
+        new.extend(crate::testing::correlated(23, 300));
+        new.sort_unstable();
+        new.dedup();
+        let k = 8;
+        let plan = cross_plan(k, all.len() as u64, new.len() as u64).unwrap();
+        // The order chosen for a larger batch of such values (were there MIN_PAIRS pairs), and
+        // the search in it on a part of the index small enough to compare every pair.
+        let more = crate::testing::correlated(24, 5000);
+        let order = BitOrder::choose_above(&more, &all, &plan, 0.0);
+        assert!(!order.is_identity());
+        let old: Vec<u64> = all.iter().copied().step_by(16).collect();
+        let mut old_near = old.clone();
+        old_near.extend(new.iter().step_by(3).map(|&x| x ^ 0x8000_0000_0000_0001));
+        old_near.sort_unstable();
+        old_near.dedup();
+        let want = (brute(&new, &old_near, k), brute_within(&new, k));
+        assert!(
+            want.0.len() >= 300 && want.1.len() >= 200,
+            "{}",
+            want.0.len()
+        );
+        assert_eq!(found_in(&new, &old_near, k, &plan, &order), want);
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! live in `python/` behind the `python` feature and only extract, validate, release the GIL and
 //! convert.
 
+pub mod bit_order;
 pub mod compact_sketch;
 pub mod compat;
 pub mod cross_search;
