@@ -458,6 +458,19 @@ def build_dups(
     return [Doc(f"dups-{i:06d}", t, s) for i, (t, s) in enumerate(texts)]
 
 
+def group_sizes(total: int, largest: int, seed: int = 5) -> list[int]:
+    """Sizes of groups of copies for a heavy-duplication corpus at scale: the ``largest``, then
+    sizes from 2 to about 4,000 (most small: ``4,000 u^3``, seeded) while their sum stays at
+    most ``total``."""
+    rng = random.Random(seed)
+    sizes = [largest]
+    while True:
+        size = int(min(largest, 2 + 4000 * rng.random() ** 3))
+        if sum(sizes) + size > total:
+            return sizes
+        sizes.append(size)
+
+
 # --- edits -----------------------------------------------------------------------------------
 
 #: Edit rates (edits per word) of the variants; each variant also moves a paragraph with
@@ -669,7 +682,28 @@ def main(argv: list[str] | None = None) -> int:
     )
     ls = sub.add_parser("list", help="the corpora built in a folder, from their markers")
     ls.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    cp = sub.add_parser(
+        "copies",
+        help="a heavy-duplication corpus at scale: every text of a built short corpus, and "
+        "groups of copies (with 10 light edits each) of up to --largest copies, --total in all",
+    )
+    cp.add_argument("short", type=Path, help="short.jsonl of a built suite")
+    cp.add_argument("output", type=Path, help="the JSONL to write (id, text)")
+    cp.add_argument("--total", type=int, default=760_000, help="copies in all (default 760,000)")
+    cp.add_argument("--largest", type=int, default=4_909, help="the largest group (default 4,909)")
+    cp.add_argument("--seed", type=int, default=5)
     args = ap.parse_args(argv)
+    if args.command == "copies":
+        sizes = group_sizes(args.total, args.largest, args.seed)
+        short = read_corpus(args.short)
+        docs = build_dups(short, seed=args.seed, base=len(short), copies=tuple(sizes), edits=10)
+        tmp = args.output.with_name(args.output.name + ".tmp")
+        with open(tmp, "w", encoding="utf-8") as f:
+            for d in docs:
+                f.write(json.dumps({"id": d.id, "text": d.text}, ensure_ascii=False) + "\n")
+        os.replace(tmp, args.output)
+        print(f"{args.output}: {len(docs):,} documents, {len(sizes):,} groups of copies")
+        return 0
     if args.command == "list":
         for name in CORPORA:
             marker = args.out / f"{name}.done"

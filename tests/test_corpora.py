@@ -94,6 +94,15 @@ def test_light_and_rated_edits_are_seeded() -> None:
     assert sorted(moved.split("\n\n")) == sorted(text.split("\n\n"))
 
 
+def test_group_sizes_fill_the_total_without_passing_it() -> None:
+    sizes = corpora.group_sizes(100_000, 4_909, seed=5)
+    assert sizes[0] == 4_909 and max(sizes) == 4_909 and min(sizes) >= 2
+    # The next group drawn would not fit: the total is filled to within one group.
+    assert 100_000 - 4_909 < sum(sizes) <= 100_000
+    assert sizes == corpora.group_sizes(100_000, 4_909, seed=5)
+    assert sizes != corpora.group_sizes(100_000, 4_909, seed=6)
+
+
 def test_build_on_a_tiny_machine(tmp_path: Path) -> None:
     rng = random.Random(0)
     vocab = [f"w{i}" for i in range(300)]
