@@ -55,7 +55,9 @@ from .output import (
 @click.option(
     "--clusters",
     metavar="FILE",
-    help="Write one row per document: id, cluster, kept, distance (.csv, .tsv, .jsonl or .parquet).",
+    help="Write one row per document: id, cluster, kept, kept_id (the document kept in its place), "
+    "jaccard (their shingle Jaccard; empty with --no-verify), distance (.csv, .tsv, .jsonl or "
+    ".parquet; with --against: id, kept, kept_id, in_index, jaccard).",
 )
 @click.option(
     "--report",
