@@ -24,12 +24,15 @@
 //! chance go to different blocks, so that fewer pairs share a prefix. The pairs' values are moved
 //! back before their positions are looked up: the same pairs.
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
 use rayon::prelude::*;
 
 use crate::bit_order::BitOrder;
 use crate::error::{Error, Result};
 use crate::first_table::{Earlier, FirstTable};
 use crate::interrupt;
+use crate::pairs::Bounded;
 use crate::plan::{Plan, TableLayout};
 use crate::simd;
 
@@ -274,13 +277,50 @@ pub fn cross_pairs_in(
     plan: &Plan,
     order: &BitOrder,
 ) -> Result<Found> {
+    match pairs_in(new, old, k, plan, order, &Budget::new(None))? {
+        Bounded::Within(found) => Ok(found),
+        Bounded::Over(_) => unreachable!("no budget, never over it"),
+    }
+}
+
+/// Every pair (a, b), a < b, of indices into the ascending distinct `values` within `k`, in no
+/// particular order, as long as their number stays within `budget` (None: no limit): the search
+/// of [`cross_pairs`] without an index (the tables sort the values into runs sharing a prefix
+/// and compare inside each run), in the bit order [`BitOrder::choose`] chooses. Past the budget
+/// nothing more is kept and the search only counts, so the answer is the exact number of pairs,
+/// found in bounded memory.
+pub fn inner_pairs_bounded(
+    values: &[u64],
+    k: u32,
+    plan: &Plan,
+    budget: Option<u64>,
+) -> Result<Bounded<Vec<(u32, u32)>>> {
+    check(values, &[], k, plan)?;
+    let order = BitOrder::choose(values, &[], plan);
+    Ok(
+        match pairs_in(values, &[], k, plan, &order, &Budget::new(budget))? {
+            Bounded::Within(found) => Bounded::Within(found.within),
+            Bounded::Over(count) => Bounded::Over(count),
+        },
+    )
+}
+
+/// [`cross_pairs_in`] within a budget of pairs (cross and within together).
+fn pairs_in(
+    new: &[u64],
+    old: &[u64],
+    k: u32,
+    plan: &Plan,
+    order: &BitOrder,
+    budget: &Budget,
+) -> Result<Bounded<Found>> {
     check(new, old, k, plan)?;
     let mut out = Found::default();
     if new.is_empty() {
-        return Ok(out);
+        return Ok(Bounded::Within(out));
     }
     let found = if order.is_identity() {
-        search(new, old, k, plan)?
+        search(new, old, k, plan, budget)?
     } else {
         let moved = |values: &[u64]| -> Vec<u64> {
             values
@@ -290,7 +330,7 @@ pub fn cross_pairs_in(
                 .collect()
         };
         let (new_moved, old_moved) = rayon::join(|| moved(new), || moved(old));
-        let mut found = search(&new_moved, &old_moved, k, plan)?;
+        let mut found = search(&new_moved, &old_moved, k, plan, budget)?;
         drop((new_moved, old_moved));
         // The pairs' values moved back; a pair inside the batch is (smaller, larger) again.
         found
@@ -304,9 +344,64 @@ pub fn cross_pairs_in(
         found
     };
     interrupt::check()?;
+    if let Some(count) = budget.over_by(found.pending) {
+        return Ok(Bounded::Over(count));
+    }
     out.cross = positions(found.cross, new, old);
     out.within = positions(found.within, new, new);
-    Ok(out)
+    Ok(Bounded::Within(out))
+}
+
+/// The most pairs a search keeps (None: no limit), and the pairs its workers have counted.
+struct Budget {
+    limit: Option<u64>,
+    total: AtomicU64,
+    over: AtomicBool,
+}
+
+impl Budget {
+    /// Workers report their count every FLUSH pairs, so at most FLUSH pairs per worker are kept
+    /// past the budget before every worker knows.
+    const FLUSH: u64 = 1 << 16;
+
+    fn new(limit: Option<u64>) -> Self {
+        Budget {
+            limit,
+            total: AtomicU64::new(0),
+            over: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether a worker whose `out` has just found a pair keeps it: past the budget its pairs
+    /// are let go of and it only counts.
+    #[inline]
+    fn keep(&self, out: &mut Values) -> bool {
+        if self.limit.is_none() {
+            return true;
+        }
+        out.pending += 1;
+        if out.pending >= Self::FLUSH {
+            let now = self.total.fetch_add(out.pending, Ordering::Relaxed) + out.pending;
+            out.pending = 0;
+            if self.limit.is_some_and(|l| now > l) {
+                self.over.store(true, Ordering::Relaxed);
+            }
+        }
+        if self.over.load(Ordering::Relaxed) {
+            if out.cross.capacity() + out.within.capacity() > 0 {
+                (out.cross, out.within) = (Vec::new(), Vec::new());
+            }
+            return false;
+        }
+        true
+    }
+
+    /// The exact number of pairs found when it is past the budget, `pending` being the count not
+    /// yet reported.
+    fn over_by(&self, pending: u64) -> Option<u64> {
+        let count = self.total.load(Ordering::Relaxed) + pending;
+        self.limit.filter(|&l| count > l).map(|_| count)
+    }
 }
 
 /// Whether `plan` finds the pairs within `k` and the sides can be counted in u32.
@@ -325,7 +420,7 @@ fn check(new: &[u64], old: &[u64], k: u32, plan: &Plan) -> Result<()> {
 
 /// The pairs of values within `k` of distinct `new` and `old` (in any order), each once, `new`
 /// not empty.
-fn search(new: &[u64], old: &[u64], k: u32, plan: &Plan) -> Result<Values> {
+fn search(new: &[u64], old: &[u64], k: u32, plan: &Plan, budget: &Budget) -> Result<Values> {
     let lookup = FirstTable::new(plan);
     let (mut old_parted, mut new_parted) = (Parted::default(), Parted::default());
     let mut out = Values::default();
@@ -352,14 +447,20 @@ fn search(new: &[u64], old: &[u64], k: u32, plan: &Plan) -> Result<Values> {
                     return out;
                 }
                 for sub in &subs {
-                    sub.pairs(k, new_parted.part(p), old_parted.part(p), scratch, &mut out);
+                    let (new, old) = (new_parted.part(p), old_parted.part(p));
+                    sub.pairs(k, new, old, scratch, budget, &mut out);
                 }
                 out
             })
             .collect();
         for f in found {
-            out.cross.extend(f.cross);
-            out.within.extend(f.within);
+            out.pending += f.pending;
+            if budget.over.load(Ordering::Relaxed) {
+                (out.cross, out.within) = (Vec::new(), Vec::new());
+            } else {
+                out.cross.extend(f.cross);
+                out.within.extend(f.within);
+            }
         }
     }
     Ok(out)
@@ -370,6 +471,8 @@ fn search(new: &[u64], old: &[u64], k: u32, plan: &Plan) -> Result<Values> {
 struct Values {
     cross: Vec<(u64, u64)>,
     within: Vec<(u64, u64)>,
+    /// Pairs counted and not yet reported to the [`Budget`] (with one).
+    pending: u64,
 }
 
 /// Pairs of values as their positions in the ascending `first` and `second` that hold them: each
@@ -459,7 +562,15 @@ impl<'a> Sub<'a> {
     /// sub-lead, and per table each sub-part of the batch's sorted by the directory's bits (fewer
     /// for a small sub-part), in cache, its runs compared with the index's run of the same key
     /// and with themselves.
-    fn pairs(&self, k: u32, new: &[u64], old: &[u64], s: &mut Scratch, out: &mut Values) {
+    fn pairs(
+        &self,
+        k: u32,
+        new: &[u64],
+        old: &[u64],
+        s: &mut Scratch,
+        budget: &Budget,
+        out: &mut Values,
+    ) {
         s.new.fill(new, &self.key, self.bits);
         s.old.fill(old, &self.key, self.bits);
         for table in &self.tables {
@@ -483,13 +594,17 @@ impl<'a> Sub<'a> {
                 for c in 0..runs {
                     let (a_run, b_run) = (s.batch.run(c), s.index.run(c));
                     for (i, &a) in a_run.iter().enumerate() {
+                        // A long run (many values sharing a prefix) is quadratic: poll in it.
+                        if i % 1024 == 1023 && interrupt::requested() {
+                            return;
+                        }
                         within_k(a, b_run, k, |y| {
-                            if first(a ^ y) {
+                            if first(a ^ y) && budget.keep(out) {
                                 out.cross.push((a, y));
                             }
                         });
                         within_k(a, &a_run[i + 1..], k, |b| {
-                            if first(a ^ b) {
+                            if first(a ^ b) && budget.keep(out) {
                                 out.within.push((a.min(b), a.max(b)));
                             }
                         });
@@ -743,6 +858,57 @@ mod tests {
         // A plan for a larger k finds the pairs within the smaller one, once each.
         let got = found(&new, &old, 2, &Plan::blocks(6, 4).unwrap());
         assert_eq!(got, (brute(&new, &old, 2), brute_within(&new, 2)));
+    }
+
+    #[test]
+    fn inner_pairs_are_the_batch_pairs_within_a_budget_or_their_exact_count() {
+        let (values, _) = sides(44, 3000, 2000, 7);
+        for k in [0, 3, 8] {
+            let want = brute_within(&values, k);
+            assert!(k == 0 || want.len() >= 100, "k={k}: {}", want.len());
+            let n = values.len() as u64;
+            let plans = [
+                cross_plan(k, 0, n).unwrap(),
+                Plan::choose(i64::from(k), n, None, crate::plan::Workload::Batch).unwrap(),
+                Plan::blocks(i64::from(k) + 3, i64::from(k)).unwrap(),
+            ];
+            let count = want.len() as u64;
+            for plan in &plans {
+                for budget in [None, Some(count), Some(count + 1)] {
+                    let Bounded::Within(mut got) =
+                        inner_pairs_bounded(&values, k, plan, budget).unwrap()
+                    else {
+                        panic!("k={k}: over a budget of {budget:?}");
+                    };
+                    got.sort_unstable();
+                    assert_eq!(got, want, "k={k}, {:?}", plan.levels());
+                }
+                if count > 0 {
+                    for budget in [0, count / 2, count - 1] {
+                        match inner_pairs_bounded(&values, k, plan, Some(budget)).unwrap() {
+                            Bounded::Over(c) => assert_eq!(c, count, "k={k}, budget {budget}"),
+                            Bounded::Within(_) => panic!("k={k}: within a budget of {budget}"),
+                        }
+                    }
+                }
+            }
+        }
+        // Past the budget the search only counts: many pairs in one run, kept by no worker.
+        let dense: Vec<u64> = (0..1u64 << 12).map(|x| x << 20 | x * 3).collect();
+        let mut dense = dense;
+        dense.sort_unstable();
+        dense.dedup();
+        let want = brute_within(&dense, 8).len() as u64;
+        assert!(want > 3 * Budget::FLUSH, "{want}");
+        let plan = cross_plan(8, 0, dense.len() as u64).unwrap();
+        assert!(matches!(
+            inner_pairs_bounded(&dense, 8, &plan, Some(10)).unwrap(),
+            Bounded::Over(c) if c == want
+        ));
+        assert!(matches!(
+            inner_pairs_bounded(&[], 8, &plan, Some(0)).unwrap(),
+            Bounded::Within(p) if p.is_empty()
+        ));
     }
 
     #[test]

@@ -26,12 +26,11 @@ use std::collections::HashMap;
 
 use rayon::prelude::*;
 
+use crate::cross_search::inner_pairs_bounded;
 use crate::error::{try_with_capacity, Error, Result};
 use crate::hash::FoldState;
 use crate::interrupt;
-use crate::pairs::{
-    check_work, default_work_limit, distinct_pairs_bounded, Bounded, Groups, WORK_REMEDY,
-};
+use crate::pairs::{check_work, default_work_limit, Bounded, Groups, WORK_REMEDY};
 use crate::plan::Plan;
 use crate::short_texts::ShortTexts;
 use crate::verify::{jaccard_at_least, Ranges};
@@ -404,7 +403,7 @@ impl Adjacency {
 fn adjacency(distinct: &[u64], k: u32, plan: &Plan, max_pairs: Option<u64>) -> Result<Adjacency> {
     let work = max_pairs.map(|_| default_work_limit(distinct.len()));
     check_work(distinct, k, plan, work, WORK_REMEDY)?;
-    let pairs = match distinct_pairs_bounded(distinct, k, plan, max_pairs, &|_, _| 1)? {
+    let pairs = match inner_pairs_bounded(distinct, k, plan, max_pairs)? {
         Bounded::Within(pairs) => pairs,
         Bounded::Over(count) => {
             return Err(Error::TooManyPairs {
@@ -416,7 +415,7 @@ fn adjacency(distinct: &[u64], k: u32, plan: &Plan, max_pairs: Option<u64>) -> R
         }
     };
     let mut degree = vec![0usize; distinct.len() + 1];
-    for &(a, b, _) in &pairs {
+    for &(a, b) in &pairs {
         degree[a as usize + 1] += 1;
         degree[b as usize + 1] += 1;
     }
@@ -428,7 +427,7 @@ fn adjacency(distinct: &[u64], k: u32, plan: &Plan, max_pairs: Option<u64>) -> R
     let mut to: Vec<u32> =
         try_with_capacity(pairs.len() * 2, "neighbours of distinct fingerprints")?;
     to.resize(pairs.len() * 2, 0);
-    for &(a, b, _) in &pairs {
+    for &(a, b) in &pairs {
         let (a, b) = (a as usize, b as usize);
         to[next[a]] = b as u32;
         next[a] += 1;
