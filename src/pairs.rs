@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
+use crate::cross_search::inner_pairs_bounded;
 use crate::encoders::mix64;
 use crate::error::{try_push, try_with_capacity, Error, Result};
 use crate::first_table::{Earlier, FirstTable};
@@ -426,6 +427,37 @@ pub fn distinct_pairs_bounded(
     Ok(Bounded::Within(out))
 }
 
+/// [`distinct_pairs_bounded`] by the cross search ([`inner_pairs_bounded`]), whose tables sort
+/// the values in cache: the same answer. Every weight is at least 1, so the search keeps at most
+/// `budget` pairs; past it the exact total weight is counted by the walk of
+/// [`distinct_pairs_bounded`], which a refusal only needs once.
+fn weighted_pairs(
+    distinct: &[u64],
+    k: u32,
+    plan: &Plan,
+    budget: Option<u64>,
+    weight: &(dyn Fn(u32, u32) -> u64 + Sync),
+) -> Result<Bounded<Vec<(u32, u32, u8)>>> {
+    check_plan(k, plan)?;
+    check_distinct(distinct)?;
+    let Bounded::Within(pairs) = inner_pairs_bounded(distinct, k, plan, budget)? else {
+        return distinct_pairs_bounded(distinct, k, plan, budget, weight);
+    };
+    let total = pairs
+        .iter()
+        .fold(0u64, |t, &(a, b)| t.saturating_add(weight(a, b)));
+    if budget.is_some_and(|b| total > b) {
+        return Ok(Bounded::Over(total));
+    }
+    let distance = |a: u32, b: u32| hamming(distinct[a as usize], distinct[b as usize]) as u8;
+    Ok(Bounded::Within(
+        pairs
+            .into_iter()
+            .map(|(a, b)| (a, b, distance(a, b)))
+            .collect(),
+    ))
+}
+
 /// Every pair (a, b), a < b, of indices into the ascending distinct values `distinct` within
 /// distance `k`, with its distance, in no particular order; no limit on their number.
 pub fn distinct_pairs(distinct: &[u64], k: u32, plan: &Plan) -> Result<Vec<(u32, u32, u8)>> {
@@ -477,8 +509,7 @@ pub fn find_all(
     let budget = max_pairs.map(|m| m.saturating_sub(copies));
     let work = max_pairs.map(|_| default_work_limit(groups.distinct.len()));
     check_work(&groups.distinct, k, plan, work, WORK_REMEDY)?;
-    let found =
-        distinct_pairs_bounded(&groups.distinct, k, plan, budget, &|a, b| size(a) * size(b))?;
+    let found = weighted_pairs(&groups.distinct, k, plan, budget, &|a, b| size(a) * size(b))?;
     let pairs = match found {
         Bounded::Within(pairs) => pairs,
         Bounded::Over(weight) => {
