@@ -1,11 +1,14 @@
 //! Batch mode: every pair within Hamming distance k in one pass per table, and clusters.
 //!
-//! Identical fingerprints are collapsed first, so the tables hold distinct values. Each table
-//! permutes the distinct fingerprints, sorts them by its prefix and walks the runs that share
-//! it, checking full distances inside each run. A pair that agrees on the prefix blocks of
+//! Identical fingerprints are collapsed first, so the tables hold distinct values. The pairs of
+//! distinct values come from the cross search run without an index
+//! ([`crate::cross_search::inner_pairs_bounded`]: per table, the values sorted in cache by the
+//! prefix's bits and compared inside each run). A pair that agrees on the prefix blocks of
 //! several tables is reported only by the first of them: a table checks the earlier tables'
 //! prefix masks against the pair's difference, so no global set of seen pairs is needed. The
-//! pairs of distinct values are then expanded to every copy.
+//! pairs of distinct values are then expanded to every copy. The older walk
+//! ([`distinct_pairs_bounded`]: each table permutes the distinct fingerprints, sorts them by its
+//! prefix through memory and walks the runs) counts the exact weight of a refused search.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
