@@ -894,8 +894,7 @@ mod tests {
             }
         }
         // Past the budget the search only counts: many pairs in one run, kept by no worker.
-        let dense: Vec<u64> = (0..1u64 << 12).map(|x| x << 20 | x * 3).collect();
-        let mut dense = dense;
+        let mut dense: Vec<u64> = (0..1u64 << 12).map(|x| (x << 20) | (x * 3)).collect();
         dense.sort_unstable();
         dense.dedup();
         let want = brute_within(&dense, 8).len() as u64;
