@@ -376,14 +376,14 @@ impl Budget {
     /// are let go of and it only counts.
     #[inline]
     fn keep(&self, out: &mut Values) -> bool {
-        if self.limit.is_none() {
+        let Some(limit) = self.limit else {
             return true;
-        }
+        };
         out.pending += 1;
         if out.pending >= Self::FLUSH {
             let now = self.total.fetch_add(out.pending, Ordering::Relaxed) + out.pending;
             out.pending = 0;
-            if self.limit.is_some_and(|l| now > l) {
+            if now > limit {
                 self.over.store(true, Ordering::Relaxed);
             }
         }

@@ -464,7 +464,7 @@ fn weighted_pairs(
 /// Every pair (a, b), a < b, of indices into the ascending distinct values `distinct` within
 /// distance `k`, with its distance, in no particular order; no limit on their number.
 pub fn distinct_pairs(distinct: &[u64], k: u32, plan: &Plan) -> Result<Vec<(u32, u32, u8)>> {
-    match distinct_pairs_bounded(distinct, k, plan, None, &|_, _| 1)? {
+    match weighted_pairs(distinct, k, plan, None, &|_, _| 1)? {
         Bounded::Within(pairs) => Ok(pairs),
         Bounded::Over(_) => unreachable!("no budget, never over it"),
     }
