@@ -694,6 +694,8 @@ def main(argv: list[str] | None = None) -> int:
     cp.add_argument("--seed", type=int, default=5)
     args = ap.parse_args(argv)
     if args.command == "copies":
+        if args.output.resolve() == args.short.resolve():
+            ap.error(f"{args.output}: the output would replace its input")
         sizes = group_sizes(args.total, args.largest, args.seed)
         short = read_corpus(args.short)
         docs = build_dups(short, seed=args.seed, base=len(short), copies=tuple(sizes), edits=10)
