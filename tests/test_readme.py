@@ -1,4 +1,6 @@
-"""The README's Python examples run as written, and its test command is the one CI runs."""
+"""README.md is the front door: short, the three ways to dedup on its first screen, its test
+command the one CI runs. (Its Python blocks run as tests of their own: pytest-markdown-docs; its
+shell blocks in tests/test_docs.py.)"""
 
 import re
 import subprocess
@@ -9,21 +11,32 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-BLOCKS = re.findall(r"```python\n(.*?)```", README, flags=re.S)
 
 
-def test_readme_python_blocks_run_in_order(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # the examples write files
-    assert BLOCKS
-    namespace: dict = {}
-    for index, block in enumerate(BLOCKS):
-        exec(compile(block, f"README.md python block {index}", "exec"), namespace)
+def test_the_readme_is_read_in_five_minutes():
+    assert len(README.splitlines()) <= 250
+
+
+def test_the_first_screen_shows_how_to_dedup_a_file_a_dataframe_and_a_dask_corpus():
+    # A first screen: the first 80 lines; the three headings a newcomer looks for are there.
+    first_screen = "\n".join(README.splitlines()[:80])
+    for heading in ("## Install", "## Deduplicate a JSONL file", "## Deduplicate a DataFrame"):
+        assert heading in first_screen, heading
+    assert "## Deduplicate on a Dask cluster" in "\n".join(README.splitlines()[:100])
+
+
+def test_every_documentation_link_of_the_readme_names_a_page_that_exists():
+    links = re.findall(r"\]\((docs/[^)#]+)", README)
+    assert len(links) >= 13
+    for link in links:
+        assert (ROOT / link).is_file(), link
 
 
 def test_ci_runs_the_readme_test_command():
     command = (
         re.search(r"## Development.*?```bash\n(.*?)\n```", README, flags=re.S).group(1).strip()
     )
+    assert "mkdocs build --strict" in command and command.endswith("python3 -m pytest")
     assert command in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
 
 

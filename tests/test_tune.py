@@ -409,6 +409,7 @@ def test_command_prints_the_table_and_the_recommendation(tmp_path, capsys):
         )
         assert code == 0
         expected = neardup.tune(DOCS, max_k=6, sample=7, seed=2, verify=not flags)
+        expected.command = True  # the command's messages name its options
         assert out.startswith(str(expected) + "\n")
         lines = out.splitlines()
         header = lines[1].split()
@@ -707,3 +708,19 @@ def test_a_sampled_estimate_is_within_its_stated_error():
             assert (
                 row.recall_se > 0 and abs(row.recall_within - recall) <= 3 * row.recall_se + 1e-9
             ), (row, recall)
+
+
+def test_the_advice_names_the_option_of_the_command_or_of_the_function(tmp_path, capsys):
+    """The verdict's advice names what the reader types: --pairs and --max-k on the command line
+    (--sample there is the shipped corpus), sample= and max_k= in Python."""
+    corpus = write_corpus(tmp_path)
+    # Near-duplicates still appear at the largest distance measured: look farther. Two pairs a
+    # distance up to 3 leave the recall uncertain: measure more.
+    for max_k, pairs, python, command in (
+        (1, 1, "raise max_k=", "raise --max-k"),
+        (3, 2, "raise sample=", "raise --pairs"),
+    ):
+        text = neardup.tune(DOCS, max_k=max_k, sample=pairs, seed=2).verdict()
+        assert python in text and "--" not in text
+        code, out, _ = run(capsys, "tune", corpus, "--max-k", max_k, "--pairs", pairs, "--seed", 2)
+        assert code == 0 and command in out and python not in out and "--sample" not in out

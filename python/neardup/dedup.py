@@ -67,9 +67,15 @@ class _Texts:
                     raise TypeError(f"docs[{i}][{field!r}] is {type(text).__name__}, expected str")
             else:
                 text = item
+            if i == 0 and self.id_field is None and isinstance(item, Mapping) and "id" in item:
+                # The ids rule of the command too: the "id" field when the first document has one.
+                self.id_field, self.ids = "id", []
+                ids = self.ids
             if ids is not None:
                 if not isinstance(item, Mapping) or self.id_field not in item:
-                    raise KeyError(f"docs[{i}] has no field {self.id_field!r} (id_field)")
+                    raise KeyError(
+                        f"docs[{i}] has no field {self.id_field!r} (the id; id_field= names another)"
+                    )
                 ids.append(item[self.id_field])
             if isinstance(text, str):
                 lengths.append(len(text))
@@ -128,8 +134,9 @@ def dedup(
         shingle: words per shingle for ``threshold``.
         text_field: the field (of dicts) or column (of tables) holding the text; ``column=``
             is its old name, deprecated.
-        id_field: the field (of dicts) or column (of tables) holding the id (default: the
-            pandas index, or row numbers).
+        id_field: the field (of dicts) or column (of tables) holding the id. By default, as
+            on the command line: the ``id`` field when the first document has one, the ``id``
+            column of a table that has one; otherwise row numbers (a pandas frame's index).
         threads: worker threads (default: every core).
         progress: show a progress bar of the documents read (tqdm's, notebook-aware, when tqdm
             is installed; nothing otherwise).
@@ -302,10 +309,17 @@ def _documents(
                     f"no column {wanted!r} ({option}) in the {name}; its columns: {', '.join(map(str, available))}"
                 )
 
+    if module.startswith("polars") and name == "LazyFrame":
+        raise TypeError(
+            "docs is a polars LazyFrame: collect it first, neardup.dedup(lazy.collect())"
+        )
     if name in ("DataFrame", "Table", "RecordBatch") and module.startswith(
         ("pandas", "polars", "pyarrow")
     ):
-        check_columns(list(docs.column_names if module.startswith("pyarrow") else docs.columns))
+        columns = list(docs.column_names if module.startswith("pyarrow") else docs.columns)
+        if id_field is None and "id" in columns:
+            id_field = "id"  # the ids rule of the command too: the "id" column when there is one
+        check_columns(columns)
     if module.startswith("pandas") and name == "DataFrame":
         col = docs[text_field or "text"] if not fields else docs[list(hasher.fields or {})]
         items = col.to_dict("records") if fields else col
@@ -330,6 +344,8 @@ def _documents(
         ids = docs.column(id_field).to_numpy(zero_copy_only=False) if id_field is not None else None
         return _Texts(items, None, None, fields), ids, lambda row: docs.slice(row, 1).to_pylist()[0]
     if module.startswith("datasets") and name == "Dataset":
+        if id_field is None and "id" in docs.column_names:
+            id_field = "id"
         check_columns(list(docs.column_names))
         plain = docs.with_format(None)  # a keep function sees dicts, whatever the Dataset's format
         return (

@@ -115,6 +115,8 @@ class TuneResult:
     copies: int = 0
     featureless: int = 0
     recall_within_by_shingle: dict[int, list[float]] = field(default_factory=dict)
+    # Whether the messages name the command's options (`neardup tune` sets it) or tune()'s.
+    command: bool = field(default=False, repr=False, compare=False)
 
     # The old names, readable for one release.
     ngram = renamed_attribute("ngram", "shingle")
@@ -123,6 +125,14 @@ class TuneResult:
         "precision_within_by_ngram", "precision_within_by_shingle"
     )
     recall_within_by_ngram = renamed_attribute("recall_within_by_ngram", "recall_within_by_shingle")
+
+    def _option(self, name: str) -> str:
+        """How the reader gives the setting ``name`` of :func:`neardup.tune`: ``--max-k`` on the
+        command line, ``max_k=`` in Python (the pairs per distance are ``--pairs`` and
+        ``sample=``)."""
+        if self.command:
+            return "--pairs" if name == "sample" else "--" + name.replace("_", "-")
+        return name + "="
 
     @property
     def max_k(self) -> int:
@@ -192,7 +202,8 @@ class TuneResult:
         if self.recommended_k is None:
             return (
                 f"no recommendation: none of the {len(self.sampled.a):,} pairs sampled within k = {self.max_k} is a "
-                f"near-duplicate ({self._truth()}): lower --threshold, or raise --max-k"
+                f"near-duplicate ({self._truth()}): lower {self._option('threshold')}, or raise "
+                f"{self._option('max_k')}"
             )
         row = self.rows[self.recommended_k]
         assert self.target_recall is not None
@@ -204,11 +215,13 @@ class TuneResult:
             f"{row.precision_within:.3f} (by documents)"
         )
         if row.recall_se > 1 - self.target_recall:
-            text += f"; uncertain (standard error {row.recall_se:.3f}): raise --sample"
+            text += (
+                f"; uncertain (standard error {row.recall_se:.3f}): raise {self._option('sample')}"
+            )
         if last.duplicates > (1 - self.target_recall) * last.duplicates_within:
             text += (
                 f"; near-duplicates still appear at k = {self.max_k} ({last.duplicates:,.0f} pairs): "
-                f"raise --max-k to count those farther apart"
+                f"raise {self._option('max_k')} to count those farther apart"
             )
         return text
 
@@ -229,7 +242,8 @@ class TuneResult:
         )
         return (
             f"no k in 0..{self.max_k} reaches {rule}; the most precise is k = {best.k} "
-            f"({best.precision_within:.3f}): lower --target-precision or --threshold, or try other fingerprint settings"
+            f"({best.precision_within:.3f}): lower {self._option('target_precision')} or "
+            f"{self._option('threshold')}, or try other fingerprint settings"
         )
 
     def __str__(self) -> str:

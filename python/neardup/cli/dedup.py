@@ -139,10 +139,13 @@ def dedup(
     on_dask = scheduler is not None or workers is not None
     index = None
     if against is not None or update:  # deduplicating against a dedup index: cli/against.py
-        if against is None or report_path or keep != "first":
+        if against is None:
             raise click.UsageError(
-                "--update needs --against; --against takes neither --report nor --keep longest"
+                "--update appends the kept documents to a dedup index: give --against INDEX.ndx"
             )
+        if report_path or keep != "first":
+            what = "--report" if report_path else "--keep longest"
+            raise click.UsageError(f"--against does not take {what}")
         if not on_dask:
             hasher = make_hasher(**hasher_flags)
             against_cmd.dedup_command(

@@ -141,7 +141,15 @@ def _dedup_on_dask(
                 if fmt == "parquet":
                     ddf = dd.read_parquet(input)
                 else:
-                    compressed = input.endswith((".gz", ".zst", ".bz2", ".xz"))
+                    paths: str | list[str] = input
+                    if os.path.isdir(input):  # read_json takes files and globs, not folders
+                        paths = sorted(
+                            os.path.join(input, f)
+                            for f in os.listdir(input)
+                            if not f.startswith((".", "_")) and format_of(f) == "jsonl"
+                        )
+                    names = [paths] if isinstance(paths, str) else paths
+                    compressed = any(n.endswith((".gz", ".zst", ".bz2", ".xz")) for n in names)
                     # Values as written: no dtype or date guessing (pandas 3 folds dates into
                     # dtype=False and deprecates convert_dates).
                     import pandas as pd
@@ -150,7 +158,7 @@ def _dedup_on_dask(
                         {"convert_dates": False} if int(pd.__version__.split(".")[0]) < 3 else {}
                     )
                     ddf = dd.read_json(
-                        input,
+                        paths,
                         lines=True,
                         orient="records",
                         dtype=False,

@@ -61,7 +61,7 @@ def fingerprint(
         replayable=hasher.weighting == "idf",
     )
     check_outputs([inp.path], [("-o", output)])
-    if inp.format != "txt":
+    if inp.format not in ("txt", "lines"):  # documents: the input's format
         _check_output(inp, output)
     elif (
         output == "-"
@@ -70,7 +70,8 @@ def fingerprint(
         and os.path.samefile(output, inp.path)
     ):
         raise click.UsageError(
-            "for a folder of .txt files, OUTPUT is a .csv, .jsonl or .parquet file"
+            f"for {'a folder of .txt files' if inp.format == 'txt' else 'lines of text'}, OUTPUT "
+            "is a .csv, .jsonl or .parquet table"
         )
     else:
         _table_name(output, "--output")

@@ -114,12 +114,17 @@ def _check_output(inp: Input, output: str | None) -> None:
         raise click.UsageError(
             f"{output}: exists and is not an empty folder; remove it or name another"
         )
-    if inp.format == "txt" and named not in (None, "txt"):
+    if inp.format == "txt" and named not in (None, "txt", "lines"):  # a folder may end in .txt
         raise click.UsageError(
             f"{output}: OUTPUT is written in the input's format, a folder of .txt files; name "
             f"a folder, not a .{named} file"
         )
-    if inp.format != "txt" and named != inp.format:
+    if inp.format == "lines" and named != "lines":
+        raise click.UsageError(
+            f"{output}: OUTPUT is written in the input's format, one document per line; name it "
+            ".txt (.gz or .zst to compress)"
+        )
+    if inp.format not in ("txt", "lines") and named != inp.format:
         raise click.UsageError(
             f"{output}: OUTPUT is written in the input's format ({inp.format}); name it .{inp.format}"
             + (" (.gz or .zst to compress)" if inp.format in ("jsonl", "csv", "tsv") else "")

@@ -215,6 +215,7 @@ def tune_command(
             sample=pairs,
             seed=seed,
         )
+        result.command = True  # its messages name --pairs, --max-k, ...
         if plot_tmp is not None:
             result.plot().savefig(plot_tmp, format="png", dpi=100)
         outputs.commit()

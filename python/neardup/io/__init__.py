@@ -38,6 +38,7 @@ from .csv import CsvInput, TsvInput
 from .jsonl import NESTING_TOO_DEEP, JsonlInput
 from .outputs import Outputs, RawWriter, TableWriter, hex_fingerprints, umask
 from .parquet import ParquetInput
+from .text_lines import LinesInput
 from .txt import TxtInput
 
 __all__ = [
@@ -52,6 +53,7 @@ __all__ = [
     "Input",
     "InputError",
     "JsonlInput",
+    "LinesInput",
     "MissingExtraError",
     "Outputs",
     "ParquetInput",
@@ -72,6 +74,7 @@ _INPUTS: dict[str, type[Input]] = {
     "tsv": TsvInput,
     "parquet": ParquetInput,
     "txt": TxtInput,
+    "lines": LinesInput,
 }
 
 

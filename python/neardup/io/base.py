@@ -18,7 +18,7 @@ from ..errors import InputError, MissingExtraError
 from ..lines import DEFAULT_MAX_RECORD_SIZE
 from .compression import _COMPRESSIONS, CompressedStreamError, decompressed, sniff
 
-FORMATS = ("jsonl", "csv", "tsv", "parquet", "txt")
+FORMATS = ("jsonl", "csv", "tsv", "parquet", "txt", "lines")
 
 
 #: Documents per chunk, and the most text per chunk (a chunk ends at whichever comes first).
@@ -39,6 +39,7 @@ _EXTENSIONS = {
     ".tsv": "tsv",
     ".parquet": "parquet",
     ".pq": "parquet",
+    ".txt": "lines",  # a text file: one document per line (a folder of .txt files: "txt")
 }
 
 

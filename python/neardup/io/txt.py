@@ -1,4 +1,5 @@
-"""Folders of .txt files, one document a file, named by their paths."""
+"""Folders of .txt files, one document a file, named by their paths (``--format txt``; one
+file given with it is one document)."""
 
 from __future__ import annotations
 
@@ -25,18 +26,22 @@ class TxtInput(Input):
         super().__init__(path, **options)
         self.id_field = "path"
         self._files: list[str] | None = None
+        # A single file (--format txt) is a folder of one: its own folder, and its name as id.
+        self.root = path if not os.path.isfile(path) else (os.path.dirname(path) or ".")
 
     @property
     def size(self) -> int | None:
         try:
-            return sum(os.path.getsize(os.path.join(self.path, f)) for f in self.files())
+            return sum(os.path.getsize(os.path.join(self.root, f)) for f in self.files())
         except OSError:  # a file gone or unreadable: the read says which, at its turn
             return None
 
     def files(self) -> list[str]:
+        if self._files is None and os.path.isfile(self.path):
+            self._files = [os.path.basename(self.path)]
         if self._files is None:
             if not os.path.isdir(self.path):
-                raise InputError(self.name, "no such folder")
+                raise InputError(self.name, "no such file or folder")
             found = []
             for root, dirs, names in os.walk(self.path, onerror=None):
                 dirs.sort()
@@ -60,7 +65,7 @@ class TxtInput(Input):
         self.bad(position, reason, None, self.files()[position - 1])
 
     def _read(self, number: int, relpath: str) -> str | None:
-        full = os.path.join(self.path, relpath)
+        full = os.path.join(self.root, relpath)
         try:
             with open(full, "rb") as f:
                 data = f.read(self.max_record_size + 1)
@@ -104,10 +109,10 @@ class TxtInput(Input):
                 if output is not None and keep is not None and keep[number]:
                     target = os.path.join(output, relpath)
                     os.makedirs(os.path.dirname(target), exist_ok=True)
-                    shutil.copyfile(os.path.join(self.path, relpath), target)
+                    shutil.copyfile(os.path.join(self.root, relpath), target)
                 text = None
                 if number in texts:
-                    with open(os.path.join(self.path, relpath), "rb") as f:
+                    with open(os.path.join(self.root, relpath), "rb") as f:
                         text = f.read().decode("utf-8")
                 yield number, relpath, text
                 number += 1
