@@ -1,6 +1,6 @@
 """An independent, slow, pure-Python statement of what neardup computes: the test oracle.
 
-Written from the specification (README "How a fingerprint is made"), sharing no code with the
+Written from the specification (docs/fingerprint.md, "How a fingerprint is made"), sharing no code with the
 package: tokens by Unicode general category, shingles as joined strings, FNV-1a 64 byte by byte
 then MurmurHash3's fmix64 finalizer, and 64 tallies summed one bit at a time.
 """

@@ -195,3 +195,18 @@ def test_shorter_fingerprints_in_the_index(docs):
 def test_compat_bad_input(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+def test_the_packages_batching_attributes_are_there_and_change_no_fingerprint(monkeypatch):
+    """`batch_size` and `large_weight_cutoff` tune how the package sums its numpy arrays; code
+    (the package's own tests among it) sets them. They are there with the package's values, and
+    whatever they are set to, each fingerprint is the package's."""
+    for name in ("batch_size", "large_weight_cutoff"):
+        assert getattr(compat.Simhash, name) == getattr(simhash.Simhash, name)
+    # (The package sums in uint8 arrays: a weight above 255 overflows there.)
+    features = [(f"feature {i}", i % 97 + 1) for i in range(500)] + [("heavy", 250)]
+    for batch_size, cutoff in ((1, 0), (3, 10), (200, 50), (10_000, 255)):
+        for cls in (compat.Simhash, simhash.Simhash):
+            monkeypatch.setattr(cls, "batch_size", batch_size)
+            monkeypatch.setattr(cls, "large_weight_cutoff", cutoff)
+        assert compat.Simhash(features).value == simhash.Simhash(features).value

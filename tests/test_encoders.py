@@ -606,7 +606,7 @@ def test_a_callable_tokenizer_feeds_the_same_core_path(corpus, options):
 @settings(max_examples=80, deadline=None)
 @given(
     # Characters unassigned in this Python's Unicode data are left out: the core's pinned, newer
-    # Unicode data knows some of them as letters (README, "How a fingerprint is made").
+    # Unicode data knows some of them as letters (docs/fingerprint.md).
     text=st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cn")), max_size=60),
     ngram=st.integers(1, 4),
     weighting=st.sampled_from(["tf", "binary"]),

@@ -672,14 +672,13 @@ def test_missing_file_is_an_os_error(tmp_path):
 
 
 def test_docs_examples_run_and_print_what_they_say(tmp_path, monkeypatch, capsys):
-    """Runs the Python blocks of the README's section on batch mode and the index and checks
+    """Runs the Python blocks of docs/simhash-index.md (the index and its plans) and checks
     each print against its comment."""
     import re
     from pathlib import Path
 
-    doc = Path(__file__).resolve().parent.parent / "README.md"
-    section = re.search(r"\n## Finding near-duplicates.*?\n## ", doc.read_text(), flags=re.S)
-    blocks = re.findall(r"```python\n(.*?)```", section.group(0), flags=re.S)
+    doc = Path(__file__).resolve().parent.parent / "docs" / "simhash-index.md"
+    blocks = re.findall(r"```python\n(.*?)```", doc.read_text(), flags=re.S)
     assert len(blocks) == 2
     monkeypatch.chdir(tmp_path)
     namespace: dict = {}

@@ -98,6 +98,6 @@ def test_the_readme_first_command_runs_on_the_sample(tmp_path):
         text=True,
     )
     assert result.returncode == 0, result.stderr
-    assert "3000 documents" in result.stdout and "removed" in result.stdout
+    assert "3,000 documents" in result.stdout and "removed" in result.stdout
     outputs = [a for a in command if "." in a and not a.startswith("-")]
     assert outputs and all((tmp_path / name).stat().st_size > 0 for name in outputs)

@@ -96,13 +96,27 @@ class DocumentColumns:
                     f"{label} is not valid UTF-8: byte {err.start} ({bytes(doc)[err.start : err.start + 1]!r}) "
                     f"cannot start or continue a character"
                 ) from None
-        if doc is None:
-            raise TypeError(f"{label} is None; expected str or bytes")
+        if is_missing(doc):
+            raise missing_text(label, doc)
         if isinstance(doc, Mapping):
             raise TypeError(
                 f"{label} is a dict: pass fields={{...}} to Simhasher to weigh its fields"
             )
         raise TypeError(f"{label} is {type(doc).__name__}; expected str or bytes")
+
+
+def is_missing(value: Any) -> bool:
+    """None, or a float NaN (how pandas marks a missing text)."""
+    return value is None or (isinstance(value, float) and value != value)
+
+
+def missing_text(label: str, value: Any) -> TypeError:
+    """The error of a missing text, saying how to skip such documents."""
+    return TypeError(
+        f"{label} is missing ({'None' if value is None else 'NaN'}), not a text: skip the "
+        'documents without one first, e.g. df.dropna(subset=["text"]) for a DataFrame '
+        "(on the command line, --on-error skip)"
+    )
 
 
 def call_with_columns(

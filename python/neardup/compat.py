@@ -106,6 +106,12 @@ class Simhash:
         log: a logger (kept for compatibility).
     """
 
+    #: The package's tuning of its numpy sums (features per batch, and the weight above which a
+    #: feature is summed alone), kept so that code setting them runs unchanged: the core's
+    #: tallies are exact whatever they are, so they change no fingerprint.
+    large_weight_cutoff = 50
+    batch_size = 200
+
     def __init__(
         self,
         value: Any,

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from .chunks import CHUNK_SIZE, count_docs, in_chunks, iter_docs
+from .columns import is_missing, missing_text
 from .dedup_result import DedupResult
 from .deprecation import renamed
 from .hasher import Simhasher
@@ -63,6 +64,8 @@ class _Texts:
                         f"docs[{i}] has no field {field!r} (pass text_field= to name the text)"
                     )
                 text = item[field]
+                if is_missing(text):
+                    raise missing_text(f"docs[{i}][{field!r}]", text)
                 if not isinstance(text, str):
                     raise TypeError(f"docs[{i}][{field!r}] is {type(text).__name__}, expected str")
             else:

@@ -21,6 +21,7 @@ from ..io import Input, InputError, Outputs, TableWriter, compression_of
 from ..paths import check_outputs, locked
 from ..pipeline import FirstPass
 from .ids import bad_id, integer_id
+from .index_kinds import expect_dedup_index
 from .options import Source
 from .output import _check_output, _Failed, _table_name, summarize
 
@@ -38,6 +39,7 @@ def is_dedup_index_path(path: str) -> bool:
 
 def open_index(path: str) -> DedupIndex:
     """The dedup index at ``path``, or FILE: what is wrong (status 2)."""
+    expect_dedup_index(path)
     try:
         return DedupIndex.open(path)
     except FileNotFoundError:

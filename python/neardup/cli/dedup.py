@@ -332,7 +332,7 @@ def dedup(
         f"{_count(summary['documents'], 'document')} ({_size(nbytes)}) in {seconds:.2f} s, "
         f"{summary['mb_per_s']:.1f} MB/s\n"
         f"{_count(summary['clusters'], 'cluster')} of near-duplicates within "
-        f"k={k}{_jaccard_note(threshold)}: kept {summary['kept']}, removed {summary['removed']}",
+        f"k={k}{_jaccard_note(threshold)}: kept {summary['kept']:,}, removed {summary['removed']:,}",
         inp,
         as_json,
         quiet,

@@ -264,7 +264,7 @@ def _dedup_on_dask(
     lines = [
         f"{_count(n_docs, 'document')} in {seconds:.2f} s on Dask",
         f"{_count(n_clusters, 'cluster')} of near-duplicates within "
-        f"k={k}{_jaccard_note(threshold)}: kept {n_docs - n_removed}, removed {n_removed}",
+        f"k={k}{_jaccard_note(threshold)}: kept {n_docs - n_removed:,}, removed {n_removed:,}",
     ]
     done = [d for d in (output, clusters) if d]
     lines.append("wrote " + ", ".join(done) if done else "dry run: nothing written")

@@ -23,6 +23,7 @@ from ..pipeline import THRESHOLD, THRESHOLD_K
 from . import against as against_cmd
 from .app import cli
 from .ids import bad_id, integer_id
+from .index_kinds import expect_simhash_index
 from .options import (
     Source,
     hasher_options,
@@ -39,10 +40,11 @@ from .output import _count, _Failed, summarize
 def index() -> None:
     """An index kept on disk, checked against new batches.
 
-    A fingerprint index (any name but .ndx; build, add, query) holds integer ids: the values of
-    --id-field if given (they must be integers), otherwise documents are numbered on from the
-    index's largest id. A dedup index (build -o NAME.ndx, for dedup --against) holds the ids of
-    --id-field as given, strings or integers, or row numbers. Use the same fingerprint options
+    A simhash index (build -o NAME.sidx, or any name but .ndx; add, query) holds integer ids:
+    the values of --id-field if given (they must be integers), otherwise documents are numbered
+    on from the index's largest id. A dedup index (build -o NAME.ndx, for dedup --against)
+    holds the ids of --id-field as given, strings or integers, or row numbers. Each command
+    handed the other kind says which command reads it. Use the same fingerprint options
     for build, add and query.
     """
 
@@ -156,7 +158,8 @@ def index_build(
         outputs.commit()
     summarize(
         {"index": index_path, "documents": len(fps), "k": k},
-        f"indexed {_count(len(fps), 'document')} (k={k}) in {index_path}",
+        f"indexed {_count(len(fps), 'document')} (k={k}) in {index_path}"
+        + _numbered(inp, 0, len(fps)),
         inp,
         as_json,
         quiet,
@@ -187,7 +190,7 @@ def index_add(
             click.echo(f"waiting for another neardup writing {index_path} ...", err=True)
 
     with locked(index_path, waiting), inp, Outputs() as outputs:
-        idx = _load_index(index_path)
+        idx = _load_index(index_path, "add")
         tmp = outputs.reserve(index_path)
         fps, _, _ = fingerprint_with_progress(inp, hasher, threads, quiet or as_json)
         rows, _, _ = idx.query_many(fps, threads=threads)
@@ -206,12 +209,25 @@ def index_add(
             "size": before + len(fps),
             "already_near_duplicates": matched,
         },
-        f"added {_count(len(fps), 'document')} to {index_path} ({before + len(fps)} in all); "
-        f"{matched} of them {'was' if matched == 1 else 'were'} within k={idx.k} of an entry already there",
+        f"added {_count(len(fps), 'document')} to {index_path} ({before + len(fps):,} in all); "
+        f"{matched:,} of them {'was' if matched == 1 else 'were'} within k={idx.k} of an entry already there"
+        + _numbered(inp, None, len(fps)),
         inp,
         as_json,
         quiet,
     )
+
+
+def _numbered(inp: Input, first: int | None, count: int) -> str:
+    """What the summary says of ids given as document numbers (no --id-field), from ``first``
+    (None: on from the index's largest id): never silent, since a corpus's own id field,
+    strings or not, is not what the index holds."""
+    if inp.id_field is not None or count == 0:
+        return ""
+    numbers = (
+        f"{first:,} to {first + count - 1:,}" if first is not None else "on from the largest id"
+    )
+    return f"; ids are document numbers {numbers} (--id-field names a field of integer ids)"
 
 
 def _save_index(idx: SimhashIndex, tmp: str, path: str) -> None:
@@ -222,7 +238,8 @@ def _save_index(idx: SimhashIndex, tmp: str, path: str) -> None:
         raise _Failed(f"cannot write {path}: {err.strerror or err}") from None
 
 
-def _load_index(path: str) -> SimhashIndex:
+def _load_index(path: str, command: str) -> SimhashIndex:
+    expect_simhash_index(path, command)
     try:
         return SimhashIndex.load(path, mmap=False)
     except FileNotFoundError:
@@ -262,7 +279,7 @@ def index_query(
     if given != 1:
         raise click.UsageError("give exactly one of --text TEXT, --file FILE or INPUT")
     hasher = make_hasher(**hasher_flags)
-    idx = _load_index(index_path)
+    idx = _load_index(index_path, "query")
     if query_text is not None or query_file is not None:
         if query_file is not None:
             query_text = read_text_file(query_file, source.max_record_size)
@@ -308,6 +325,6 @@ def index_query(
     for r, i, d in zip(rows.tolist(), found.tolist(), dists.tolist()):
         click.echo(f"{names[r]}\t{i}\tdistance {d}")
     click.echo(
-        f"{matched} of {_count(len(fps), 'document')} {'has' if matched == 1 else 'have'} an entry within k={idx.k} "
+        f"{matched:,} of {_count(len(fps), 'document')} {'has' if matched == 1 else 'have'} an entry within k={idx.k} "
         f"({_count(len(rows), 'match', 'matches')})"
     )

@@ -71,21 +71,21 @@ def summarize(
 
 def _errors_text(inp: Input, limit: int = 10) -> list[str]:
     lines = (
-        [f"skipped {len(inp.errors)} bad record{'s' if len(inp.errors) != 1 else ''}:"]
+        [f"skipped {len(inp.errors):,} bad record{'s' if len(inp.errors) != 1 else ''}:"]
         if inp.errors
         else []
     )
     lines += [f"  {e}" for e in inp.errors[:limit]]
     if len(inp.errors) > limit:
         lines.append(
-            f"  ... and {len(inp.errors) - limit} more (--json or --report lists them all)"
+            f"  ... and {len(inp.errors) - limit:,} more (--json or --report lists them all)"
         )
     return lines
 
 
 def _count(n: Any, noun: str, plural: str | None = None) -> str:
     """``1 document``, ``2 documents``; ``plural`` where it is not ``noun + "s"``."""
-    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
 
 
 def _size(nbytes: float) -> str:

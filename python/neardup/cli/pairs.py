@@ -234,10 +234,10 @@ def pairs(
         )
         for x, y in itertools.zip_longest(left, right, fillvalue=""):
             click.echo(f"  {x:<{column}} | {y}")
-    more = f" (showing {len(shown)})" if len(shown) < len(i) else ""
+    more = f" (showing {len(shown):,})" if len(shown) < len(i) else ""
     click.echo(
         f"{_count(len(i), 'pair')} within k={k}{' (short texts at any distance)' if threshold is not None else ''}"
-        f"{_jaccard_note(threshold)} among {len(fps)} documents{more}"
+        f"{_jaccard_note(threshold)} among {len(fps):,} documents{more}"
         + (f"; wrote {output}" if output else "")
     )
     for line in _errors_text(inp):

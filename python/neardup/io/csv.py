@@ -24,6 +24,7 @@ class CsvInput(Input):
     """A header row, then one document per row (quoted fields may span lines)."""
 
     delimiter = ","
+    _header: list[str] | None = None  # the header row of the last read
 
     def _rows(self, again: bool) -> Iterator[tuple[int, list[str], list[str]]]:
         """(first line, header, row) of every row. With on_error="skip", a line of invalid UTF-8
@@ -71,6 +72,7 @@ class CsvInput(Input):
                     raise self._read_error(err, stream is not raw) from None
                 if header is None:
                     header = row
+                    self._header = header
                     names = Counter(header)
                     repeated = [name for name in header if names[name] > 1]
                     if repeated:
@@ -101,19 +103,24 @@ class CsvInput(Input):
                 raw.close()
             self.bytes_read = self.size or self.bytes_read
 
+    def _check_header(self, header: list[str]) -> None:
+        """The text column (and the id column, if any) must be in the header, rows or none."""
+        self._resolve_auto_id(header)
+        need = [self.text_field] if self.fields is None else []
+        if self.id_field is not None:
+            need.append(self.id_field)
+        missing = [name for name in need if name not in header]
+        if missing:
+            raise InputError(
+                self.name, f"no column {missing[0]!r} (columns: {', '.join(header)})", 1
+            )
+
     def _records(self, again: bool, raw: bool) -> Iterator[tuple[int, Any, Any, Any]]:
         checked = False
+        self._header = None
         for line, header, row in self._rows(again):
             if not checked:
-                self._resolve_auto_id(header)
-                need = [self.text_field] if self.fields is None else []
-                if self.id_field is not None:
-                    need.append(self.id_field)
-                missing = [name for name in need if name not in header]
-                if missing:
-                    raise InputError(
-                        self.name, f"no column {missing[0]!r} (columns: {', '.join(header)})", 1
-                    )
+                self._check_header(header)
                 checked = True
             if len(row) != len(header):
                 self.bad(line, f"{len(row)} fields where the header has {len(header)}")
@@ -128,6 +135,8 @@ class CsvInput(Input):
                 record.get(self.id_field) if self.id_field else None,
                 (header, row) if raw else None,
             )
+        if not checked and self._header is not None:  # a header and no rows
+            self._check_header(self._header)
 
     def replay(self, keep=None, output=None, output_compression=None, ids=False, texts=frozenset()):  # type: ignore[no-untyped-def]
         raw_writer = RawWriter(output, output_compression) if output is not None else None
