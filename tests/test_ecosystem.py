@@ -202,3 +202,36 @@ def test_notebook_script_pandas_in_filtered_frame_out(docs, expected, capsys):
     assert (removed["jaccard"] >= 0.8).all()
     if "tqdm" in sys.modules:
         assert "100%" in capsys.readouterr().err
+
+
+def test_find_all_cluster_and_tune_log_what_they_did(docs, caplog):
+    """The "neardup" logger hears of every long call, not only dedup: a record at INFO each,
+    its figures as attributes, checked against the calls' own results."""
+    fps = neardup.Simhasher().fingerprint_many(docs)
+    with caplog.at_level(logging.INFO, logger="neardup"):
+        i, _, _ = neardup.find_all(fps, k=4)
+        labels = neardup.cluster(fps, k=4)
+        result = neardup.tune(docs, max_k=4, sample=5)
+    records: dict = {}  # the first record of each call (tune runs a find_all of its own)
+    for record in caplog.records:
+        if record.name == "neardup":
+            records.setdefault(record.getMessage().split(":")[0], record)
+    found, grouped, tuned = records["find_all"], records["cluster"], records["tune"]
+    assert (found.fingerprints, found.pairs, found.k) == (len(docs), len(i), 4)
+    assert (grouped.fingerprints, grouped.k) == (len(docs), 4)
+    assert grouped.clusters == len(set(labels.tolist()))
+    assert (tuned.documents, tuned.recommended_k, tuned.max_k) == (
+        len(docs),
+        result.recommended_k,
+        4,
+    )
+
+
+def test_tune_draws_a_progress_bar_when_asked(docs, capsys):
+    pytest.importorskip("tqdm")
+    result = neardup.tune(docs, max_k=3, sample=5, progress=True)
+    err = capsys.readouterr().err
+    assert "neardup tune" in err and f"{len(docs)}/{len(docs)}" in err
+    assert [r.pairs for r in result.rows] == [
+        r.pairs for r in neardup.tune(docs, max_k=3, sample=5).rows
+    ]

@@ -2,6 +2,7 @@
 same fingerprints, same documents, same errors, whatever the lines hold."""
 
 import json
+import math
 import random
 
 import pytest
@@ -130,3 +131,33 @@ def test_auto_id_is_settled_by_the_first_record(tmp_path, monkeypatch, first):
     assert results[0][0].tolist() == results[1][0].tolist() and results[0][3] == results[1][3]
     if first.startswith('{"id"'):
         assert len(results[0][0]) == 2 and "no field 'id'" in results[0][3][0]  # line 3 has no id
+
+
+def test_tables_written_by_orjson_are_the_bytes_json_writes(monkeypatch):
+    """JSONL result tables: orjson (the `fast` extra) where it can, the standard library's json
+    otherwise, the same bytes either way; NaN and infinities as null, valid JSON."""
+    pytest.importorskip("orjson")
+    from neardup.io import outputs
+
+    rng = random.Random(3)
+    floats = [0.0, 1.0, 0.8, 1e-5, 2.5e-7, 1e16, 3.4e38, -0.5, float("nan"), float("inf")]
+    strings = ["a", "é", "中文", 'quote " and \\ back', '},{"id":', "", "\ud800"]
+    for case in range(200):
+        n = rng.randint(1, 30)
+        pick = [rng.choice(floats + strings + [None, True, 7, -(2**63), 2**70]) for _ in range(n)]
+        cols = [list(range(n)), pick, [rng.random() for _ in range(n)]]
+        names = ["id", "value", "jaccard"]
+        fast = outputs.jsonl_rows(names, cols)
+        monkeypatch.setattr(outputs, "_orjson", None)
+        plain = outputs.jsonl_rows(names, cols)
+        monkeypatch.undo()
+        assert fast == plain, case
+        lines = fast.decode("utf-8", "surrogatepass").splitlines()
+        assert len(lines) == n
+        for row, line in enumerate(lines):
+            value = json.loads(line)  # valid JSON: no NaN, no Infinity
+            assert value["id"] == row
+            want = pick[row]
+            if isinstance(want, float) and not math.isfinite(want):
+                want = None
+            assert value["value"] == want or (want != want), (case, row)

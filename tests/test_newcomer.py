@@ -188,6 +188,9 @@ def test_each_index_command_names_the_other_kind(tmp_path, capsys):
     code, _, err = run(capsys, "dedup", "--sample", "--against", sidx, "--dry-run")
     assert code == 2 and "a simhash index, for `neardup index query`" in err
     assert "build one with `neardup index build CORPUS -o NAME.ndx`" in err
+    with pytest.raises(neardup.IndexFormatError, match=r"a dedup index \(neardup.DedupIndex.open"):
+        neardup.SimhashIndex.load(ndx)
+    assert len(neardup.SimhashIndex.load(sidx)) == 3000
 
 
 def test_a_simhash_index_says_its_ids_are_document_numbers(tmp_path, capsys):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
@@ -24,13 +23,14 @@ from .pipeline import (
     related_rows,
     stars,
 )
+from .progress import log, progress_bar
 from .validate import check_threads
 
 __all__ = ["dedup"]
 
-#: What a dedup did, at INFO (one record per call: documents, removed, seconds, k, threshold, with
-#: the same values as attributes of the record), and its stages at DEBUG.
-log = logging.getLogger("neardup")
+# What a dedup did goes to the "neardup" logger (neardup/progress.py) at INFO (one record per
+# call: documents, removed, seconds, k, threshold, with the same values as attributes of the
+# record), and its stages at DEBUG.
 
 
 def _check_keep(keep: Any) -> None:
@@ -183,7 +183,7 @@ def dedup(
     start = time.perf_counter()
     texts, ids, doc_at = _documents(docs, text_field, id_field, hasher, keep)
     first = FirstPass(hasher, shingle if threshold is not None else None, threads, budget=None)
-    bar = _progress_bar(count_docs(docs)) if progress else None
+    bar = progress_bar(count_docs(docs), "neardup dedup") if progress else None
     try:
         for at, chunk in in_chunks(texts, CHUNK_SIZE, "docs"):
             first.digest(chunk, at)
@@ -256,16 +256,6 @@ def dedup(
         },
     )
     return result
-
-
-def _progress_bar(total: int | None) -> Any:
-    """tqdm's bar of documents (``tqdm.auto``: a widget in a notebook, text on stderr elsewhere),
-    or None when tqdm is not installed: progress is a nicety, never a dependency."""
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:
-        return None
-    return tqdm(total=total, unit="doc", desc="neardup dedup")
 
 
 def check_corpus_arguments(

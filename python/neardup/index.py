@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import numbers
 import os
+import time
 from dataclasses import dataclass
 from typing import Any, Union
 
 import numpy as np
 
 from . import _core
+from .errors import IndexFormatError
 from .fingerprints import Fingerprints, _as_fingerprint, _is_scalar, as_fingerprints
+from .index_kinds import simhash_index_error
+from .progress import log
 from .validate import DEFAULT_EXPECTED_SIZE, check_k, check_threads, integer, integers
 
 __all__ = ["Plan", "PlanTable", "SimhashIndex", "cluster", "find_all", "plan"]
@@ -362,7 +366,7 @@ class SimhashIndex:
         A mapped index shares the file's pages with every process that maps it, and reads what
         the file holds *now*. Replacing the file by renaming a new one over it, as :meth:`save`
         does, is safe: the index keeps the file it opened. A file changed in place (truncated,
-        rewritten, ``cp other.ndx index.ndx``) is detected by its size, identity and
+        rewritten, ``cp other.sidx index.sidx``) is detected by its size, identity and
         modification time, checked before and after every call: the call raises
         :class:`neardup.IndexChangedError` instead of answering from other data, and so does
         every later call until the file is loaded again. A change within the same clock tick as
@@ -371,7 +375,10 @@ class SimhashIndex:
         ``mmap=False`` (a private copy in memory).
         """
         self = cls.__new__(cls)
-        self._inner = _core.Index.load(os.fspath(path), bool(mmap))
+        try:
+            self._inner = _core.Index.load(os.fspath(path), bool(mmap))
+        except IndexFormatError as err:
+            raise simhash_index_error(os.fspath(path), err) from None
         return self
 
     @property
@@ -421,7 +428,18 @@ def find_all(
     k = check_k(k)
     fps = as_fingerprints(fingerprints)
     threads = check_threads(threads)
-    return _core.find_all(fps, k, _plan_arg(plan, k), threads, _max_pairs(max_pairs))
+    start = time.perf_counter()
+    found = _core.find_all(fps, k, _plan_arg(plan, k), threads, _max_pairs(max_pairs))
+    seconds = time.perf_counter() - start
+    log.info(
+        "find_all: %d fingerprints, %d pairs within k=%d in %.3f s",
+        len(fps),
+        len(found[0]),
+        k,
+        seconds,
+        extra={"fingerprints": len(fps), "pairs": len(found[0]), "k": k, "seconds": seconds},
+    )
+    return found
 
 
 def cluster(
@@ -438,4 +456,16 @@ def cluster(
     k = check_k(k)
     fps = as_fingerprints(fingerprints)
     threads = check_threads(threads)
-    return _core.cluster(fps, k, _plan_arg(plan, k), threads)
+    start = time.perf_counter()
+    labels = _core.cluster(fps, k, _plan_arg(plan, k), threads)
+    seconds = time.perf_counter() - start
+    clusters = int(np.count_nonzero(labels == np.arange(len(labels))))
+    log.info(
+        "cluster: %d fingerprints, %d clusters within k=%d in %.3f s",
+        len(fps),
+        clusters,
+        k,
+        seconds,
+        extra={"fingerprints": len(fps), "clusters": clusters, "k": k, "seconds": seconds},
+    )
+    return labels

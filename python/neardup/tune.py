@@ -73,12 +73,13 @@ from __future__ import annotations
 
 import math
 import statistics
+import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
 
-from .chunks import CHUNK_SIZE, in_chunks
+from .chunks import CHUNK_SIZE, count_docs, in_chunks
 from .dedup import _documents, check_corpus_arguments
 from .deprecation import renamed
 from .hasher import Simhasher
@@ -100,6 +101,7 @@ from .pair_sample import (
     shingles,
 )
 from .pipeline import FirstPass
+from .progress import log, progress_bar
 from .tune_result import TARGET_PRECISION, TARGET_RECALL, TuneResult, TuneRow
 from .validate import integer
 
@@ -251,6 +253,7 @@ def tune(
     seed: int = 0,
     text_field: str | None = None,
     threads: int | None = None,
+    progress: bool = False,
 ) -> TuneResult:
     """Measures, on a corpus, how many pairs at each Hamming distance are near-duplicates, and
     recommends a ``k``.
@@ -286,6 +289,8 @@ def tune(
         text_field: the field (of dicts) or column (of tables) holding the text (default
             ``"text"``); ``column=`` is its old name, deprecated.
         threads: worker threads (default: every core).
+        progress: show a progress bar of the documents read, as :func:`neardup.dedup` does.
+            Each call logs its figures at INFO to the ``"neardup"`` logger.
 
     Returns:
         a :class:`TuneResult`; ``print(result)`` shows the curve and the recommendation.
@@ -309,13 +314,25 @@ def tune(
         docs = list(docs)  # the sampled texts are fetched by row afterwards
     texts, _, doc_at = _documents(docs, text_field, None, hasher, "first")
     assert doc_at is not None
+    if not isinstance(progress, bool):
+        raise TypeError(f"progress must be True or False, got {type(progress).__name__}")
+    start = time.perf_counter()
     first = FirstPass(hasher, None, threads)
-    for at, chunk in in_chunks(texts, CHUNK_SIZE, "docs"):
-        first.digest(chunk, at)
-    fps = first.fingerprints
-    sampled = sample_mode_pairs(fps, first.keys, max_k, sample, seed, threads, verify=verify)
+    bar = progress_bar(count_docs(docs), "neardup tune") if progress else None
+    try:
+        for at, chunk in in_chunks(texts, CHUNK_SIZE, "docs"):
+            first.digest(chunk, at)
+            if bar is not None:
+                bar.update(len(chunk))
+        if bar is not None:
+            bar.set_postfix_str("measuring pairs", refresh=True)
+        fps = first.fingerprints
+        sampled = sample_mode_pairs(fps, first.keys, max_k, sample, seed, threads, verify=verify)
+    finally:
+        if bar is not None:
+            bar.close()
     name = text_field or "text"
-    return measure(
+    result = measure(
         sampled,
         lambda row: _text(doc_at(row), name, hasher),
         hasher=hasher,
@@ -328,6 +345,22 @@ def tune(
         sample=sample,
         seed=seed,
     )
+    seconds = time.perf_counter() - start
+    log.info(
+        "tune: %d documents, recommended k=%s (max_k=%d, %d pairs sampled) in %.3f s",
+        len(fps),
+        result.recommended_k,
+        max_k,
+        len(sampled.a),
+        seconds,
+        extra={
+            "documents": len(fps),
+            "recommended_k": result.recommended_k,
+            "max_k": max_k,
+            "seconds": seconds,
+        },
+    )
+    return result
 
 
 # -- helpers -------------------------------------------------------------------------------------

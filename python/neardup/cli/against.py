@@ -17,11 +17,11 @@ from .. import _core
 from ..against import Batch, CompactSketches, DedupIndex, Matches
 from ..corpus import Progress, fingerprint_pass
 from ..hasher import Simhasher
+from ..index_kinds import expect_dedup_index
 from ..io import Input, InputError, Outputs, TableWriter, compression_of
 from ..paths import check_outputs, locked
 from ..pipeline import FirstPass
 from .ids import bad_id, integer_id
-from .index_kinds import expect_dedup_index
 from .options import Source
 from .output import _check_output, _Failed, _table_name, summarize
 

@@ -13,6 +13,7 @@ from ..against import DEFAULT_SKETCH_BITS, DEFAULT_SKETCH_BYTES
 from ..corpus import fingerprint_with_progress
 from ..hasher import Simhasher
 from ..index import SimhashIndex
+from ..index_kinds import expect_simhash_index
 from ..io import (
     Input,
     InputError,
@@ -23,7 +24,6 @@ from ..pipeline import THRESHOLD, THRESHOLD_K
 from . import against as against_cmd
 from .app import cli
 from .ids import bad_id, integer_id
-from .index_kinds import expect_simhash_index
 from .options import (
     Source,
     hasher_options,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from ..errors import InputError
+from .errors import IndexFormatError, InputError
 
 #: The magic bytes of each kind (src/store.rs, src/dedup_index.rs).
 SIMHASH_MAGIC = b"\x93NDUPIDX"
@@ -45,3 +45,13 @@ def expect_dedup_index(path: str) -> None:
             "a simhash index, for `neardup index query` and `index add`; --against takes a "
             "dedup index: build one with `neardup index build CORPUS -o NAME.ndx`",
         )
+
+
+def simhash_index_error(path: str, err: IndexFormatError) -> IndexFormatError:
+    """The error of :meth:`neardup.SimhashIndex.load` on ``path``: ``err``, or for a dedup
+    index one that names what opens it."""
+    if kind_of(path) != "dedup":
+        return err
+    return IndexFormatError(
+        f"{path}: a dedup index (neardup.DedupIndex.open reads it), not a simhash index"
+    )
