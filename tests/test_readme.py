@@ -32,6 +32,12 @@ def test_every_documentation_link_of_the_readme_names_a_page_that_exists():
         assert (ROOT / link).is_file(), link
 
 
+def test_the_python_blocks_of_the_docs_are_collected_as_tests(pytestconfig):
+    # pytest-markdown-docs (the `test` extra) runs them; without it they would silently not run.
+    assert pytestconfig.pluginmanager.hasplugin("pytest_markdown_docs")
+    assert pytestconfig.option.markdowndocs
+
+
 def test_ci_runs_the_readme_test_command():
     command = (
         re.search(r"## Development.*?```bash\n(.*?)\n```", README, flags=re.S).group(1).strip()
