@@ -32,7 +32,7 @@ use crate::error::{Error, Result};
 use crate::hash::FoldState;
 use crate::interrupt;
 use crate::pairs::{check_cross_work, check_work, default_work_limit, Groups, WORK_REMEDY};
-use crate::short_texts::{prefix_len, ShortTexts, RUN_CAP, SHORT};
+use crate::short_texts::{prefix_len, ShortTexts, SHORT};
 use crate::star::sweep;
 use crate::store::{format_error, open_checked, view, Backing, Checksum, Plain, Source, Words};
 use crate::verify::ContentKey;
@@ -681,66 +681,76 @@ fn short_set(shape: Compact, d: Doc<'_>, out: &mut Vec<u64>) -> bool {
 }
 
 /// For each new text, the index documents that are short and share a prefix hash with it
-/// (`texts` of them; `set(t)` its short set), as `(text, index row)` sorted. A prefix hash of
-/// more than `RUN_CAP` short documents on both sides proposes nothing, as in memory.
+/// (`texts` of them; `set(t)` its short set), as `(text, index row)` sorted. The new texts and
+/// the index documents that share a first prefix hash with one are taken as one set of short
+/// texts ([`ShortTexts`]), so that a prefix shared by more than `RUN_CAP` of them is split
+/// further, as in memory.
 fn short_index_candidates<'a>(
     index: &DedupIndex,
     texts: usize,
     set: impl Fn(usize) -> Option<&'a [u64]>,
     threshold: f64,
-) -> Vec<(u32, u32)> {
+) -> Result<Vec<(u32, u32)>> {
     let shape = index.settings.sketch;
-    let mut prefixes: Vec<(u64, u32)> = Vec::new();
+    let mut prefixes: Vec<u64> = Vec::new();
     for t in 0..texts {
         if let Some(s) = set(t) {
-            prefixes.extend(
-                s[..prefix_len(s.len(), threshold)]
-                    .iter()
-                    .map(|&h| (h, t as u32)),
-            );
+            prefixes.extend_from_slice(&s[..prefix_len(s.len(), threshold)]);
         }
     }
     if prefixes.is_empty() {
-        return Vec::new();
+        return Ok(Vec::new());
     }
     prefixes.sort_unstable();
+    prefixes.dedup();
     let old = index.fingerprints();
-    let mut hits: Vec<(u64, u32)> = (0..index.len())
+    // The index's short documents with a prefix hash of a new text, and their sets.
+    let olds: Vec<u32> = (0..index.len())
         .into_par_iter()
         .with_min_len(4096)
-        .fold(
-            || (Vec::new(), Vec::new()),
-            |(mut buf, mut acc): (Vec<u64>, Vec<(u64, u32)>), c| {
-                if short_set(shape, (old[c], index.key(c), index.sketch(c)), &mut buf) {
-                    acc.extend(
-                        buf[..prefix_len(buf.len(), threshold)]
-                            .iter()
-                            .map(|&h| (h, c as u32))
-                            .filter(|&(h, _)| prefixes.binary_search_by_key(&h, |p| p.0).is_ok()),
-                    );
-                }
-                (buf, acc)
-            },
-        )
-        .map(|(_, acc)| acc)
-        .flatten_iter()
+        .map_init(Vec::new, |buf: &mut Vec<u64>, c| {
+            let shares = short_set(shape, (old[c], index.key(c), index.sketch(c)), buf)
+                && buf[..prefix_len(buf.len(), threshold)]
+                    .iter()
+                    .any(|h| prefixes.binary_search(h).is_ok());
+            shares.then_some(c as u32)
+        })
+        .flatten()
         .collect();
-    hits.par_sort_unstable();
+    if olds.is_empty() {
+        return Ok(Vec::new());
+    }
+    let (mut values, mut bounds, mut buf) = (Vec::new(), vec![0usize], Vec::new());
+    for &c in &olds {
+        let c = c as usize;
+        short_set(shape, (old[c], index.key(c), index.sketch(c)), &mut buf);
+        values.extend_from_slice(&buf);
+        bounds.push(values.len());
+    }
+    let all = ShortTexts::new(
+        texts + olds.len(),
+        (0..texts)
+            .filter_map(|t| set(t).map(|s| (t as u32, s)))
+            .chain(
+                (0..olds.len()).map(|i| ((texts + i) as u32, &values[bounds[i]..bounds[i + 1]])),
+            ),
+        threshold,
+    )?;
     let mut out: Vec<(u32, u32)> = Vec::new();
-    for run in hits.chunk_by(|a, b| a.0 == b.0) {
-        let h = run[0].0;
-        let news = &prefixes[prefixes.partition_point(|p| p.0 < h)..];
-        let news = &news[..news.partition_point(|p| p.0 == h)];
-        if run.len() + news.len() > RUN_CAP {
-            continue;
-        }
-        for &(_, t) in news {
-            out.extend(run.iter().map(|&(_, c)| (t, c)));
+    for r in 0..all.run_count() {
+        let (a, b) = all.run_bounds(r);
+        let run = &all.members()[a..b];
+        for &t in run.iter().filter(|&&t| (t as usize) < texts) {
+            out.extend(
+                run.iter()
+                    .filter(|&&c| c as usize >= texts)
+                    .map(|&c| (t, olds[c as usize - texts])),
+            );
         }
     }
     out.par_sort_unstable();
     out.dedup();
-    out
+    Ok(out)
 }
 
 /// Whether two documents are near-duplicates, and their Jaccard: copies (equal content key and
@@ -878,7 +888,7 @@ pub fn dedup_against(
         let (a, b) = short_at[t];
         (b > a).then(|| &short_values[a..b])
     };
-    let short_cands = short_index_candidates(index, first_row.len(), short_of, threshold);
+    let short_cands = short_index_candidates(index, first_row.len(), short_of, threshold)?;
     let mut short_start = vec![0usize; first_row.len() + 1];
     for &(t, _) in &short_cands {
         short_start[t as usize + 1] += 1;

@@ -193,6 +193,18 @@ def test_a_prefix_shared_by_thousands_of_short_texts_loses_no_pair():
     assert result.stats["short_pairs_skipped"] == 0
 
 
+def test_a_frequent_prefix_loses_no_pair_against_a_dedup_index(tmp_path):
+    texts, planted = npm_like(5000, seed=7)
+    index = neardup.DedupIndex.build(texts[:5000], tmp_path / "npm.ndx", dedup=False)
+    news = [texts[b] for _, b in planted]
+    found = neardup.dedup(news, against=index, k=0)
+    assert found.n_removed == len(planted)
+    assert bool(found.in_index.all())
+    assert found.duplicate_of == [a for a, _ in planted]
+    # 6 of 7 shingles shared: at most the index's 64 bytes cut them to 56 bits, exact.
+    assert np.allclose(found.jaccard, 6 / 7)
+
+
 class Books(collections.abc.Mapping):
     def __init__(self) -> None:
         self._d = {"a": "hello world", "b": "hello world"}

@@ -347,8 +347,13 @@ class StarCandidates:
         ends: npt.NDArray[np.uint64] | None = None,
         hashes: npt.NDArray[np.uint64] | None = None,
         size: int = 1024,
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-        """Star clusters in keep order: (the row kept in each row's place, their Jaccard)."""
+        band: float = 0.0,
+        exact: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64]]
+        | None = None,
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32], npt.NDArray[np.int64]]:
+        """Star clusters in keep order: (the row kept in each row's place, their Jaccard, the
+        pairs of rows decided on an estimate within ``band`` of the threshold, flattened); such
+        a pair's Jaccard in ``exact = (rows a, rows b, Jaccards)`` decides it when given."""
 
 @final
 class HashBuffer:

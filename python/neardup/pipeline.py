@@ -53,16 +53,17 @@ Keep = str | Callable[[Any], Any]
 THRESHOLD = 0.8
 #: The default k without verification (with it: ``THRESHOLD_K``).
 UNVERIFIED_K = 3
-#: The most memory for the first pass's shingle sketches (about 0.3 KB for a short document, only
+#: The most memory for the first pass's shingle sketches (about 0.6 KB for a short document, only
 #: the first copy of a text is sketched); past it, they go to a temporary file and only those of
 #: the candidates are read back (see :mod:`neardup.sketch_spill`). On 1M synthetic documents
 #: (230 MB of sketches in all, 46% of the documents candidates) that holds the peak near 400 MB
 #: instead of 640 MB with every sketch in memory.
 SKETCH_BUDGET = 128 << 20
 #: Sketch bytes per byte of input, at most, as measured on short texts (0.64 on the 1M synthetic
-#: corpus; long documents have far less, their sketches being capped at 1,024 hashes): an input
-#: whose size times this passes the budget is not sketched in the first pass at all.
-SKETCH_BYTES_PER_INPUT_BYTE = 0.7
+#: corpus with 4-byte hashes, so about 1.3 with today's 8-byte ones; long documents have far
+#: less, their sketches being capped at 1,024 hashes): an input whose size times this passes the
+#: budget is not sketched in the first pass at all.
+SKETCH_BYTES_PER_INPUT_BYTE = 1.4
 
 
 #: The most word shingles of a *short* text: short texts are verified against each other whatever
