@@ -52,8 +52,9 @@ import neardup
 texts = [json.loads(line)["text"] for line in open(sys.argv[1], encoding="utf-8")]
 start = time.perf_counter()
 result = neardup.dedup(texts)
+evidence = {k: v for k, v in result.stats.items() if k.startswith(("band_", "short_pairs"))}
 print(json.dumps({"documents": len(texts), "removed": int(result.n_removed),
-                  "seconds": time.perf_counter() - start}))
+                  "seconds": time.perf_counter() - start, "evidence": evidence}))
 """
 
 ERROR = r"""
@@ -128,7 +129,7 @@ def main() -> None:
                 got, _ = peak_of(python, ERROR, corpus)
                 print(f"{corpus} {name}: {json.dumps(got)}", flush=True)
             continue
-        best: dict[str, tuple[float, float, int]] = {}
+        best: dict[str, tuple[float, float, int, dict]] = {}
         for _ in range(args.repeat):
             for name, python in installs:  # interleaved, so that load falls on both alike
                 got, peak = peak_of(python, COST, corpus)
@@ -138,13 +139,14 @@ def main() -> None:
                     min(seconds, old[0]) if old else seconds,
                     min(mb, old[1]) if old else mb,
                     got["removed"],
+                    got.get("evidence", {}),
                 )
         base = best[installs[0][0]]
         for name, _ in installs:
-            s, mb, removed = best[name]
+            s, mb, removed, evidence = best[name]
             print(
                 f"{corpus} {name}: dedup {s:.2f} s ({s / base[0]:.2f}x), peak {mb:.0f} MB "
-                f"({mb / base[1]:.2f}x), removed {removed}",
+                f"({mb / base[1]:.2f}x), removed {removed} {json.dumps(evidence)}",
                 flush=True,
             )
 
