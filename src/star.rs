@@ -61,8 +61,9 @@ pub struct Stars {
     /// NaN for a row removed on its fingerprint alone (no verification).
     pub jaccard: Vec<f32>,
     /// The pairs of rows `(a, b)`, a < b, whose estimate lay in the band and were decided on it
-    /// for want of their exact Jaccard (see [`Verification::band`]).
-    pub undecided: Vec<(i64, i64)>,
+    /// for want of their exact Jaccard (see [`Verification::band`]), and whether the estimate
+    /// made them near.
+    pub undecided: Vec<(i64, i64, bool)>,
 }
 
 /// The candidate structure of a corpus, computed once: its distinct texts (equal content key and
@@ -192,6 +193,41 @@ impl Candidates {
         self.short.as_ref().map_or(0, ShortTexts::skipped_pairs)
     }
 
+    /// Stars whose pairs in the band were decided on their estimates (`kept`, `jaccard`) given
+    /// the exact Jaccards of those pairs that decided them alike: the Jaccard of each removed row
+    /// whose pair (the first rows of its text and of the kept one's) is in `exact` becomes the
+    /// exact one. (When an exact Jaccard would decide a pair otherwise, the stars must be taken
+    /// again with it.)
+    pub fn patch_jaccards(
+        &self,
+        kept: &[i64],
+        jaccard: &mut [f32],
+        exact: &HashMap<(i64, i64), f64, FoldState>,
+    ) -> Result<()> {
+        let n = self.text_of.len();
+        if kept.len() != n || jaccard.len() != n {
+            return Err(Error::invalid(format!(
+                "{n} rows but {} kept and {} Jaccards",
+                kept.len(),
+                jaccard.len()
+            )));
+        }
+        if exact.is_empty() {
+            return Ok(());
+        }
+        let first = |r: usize| i64::from(self.first_row[self.text_of[r] as usize]);
+        for (r, (&k, j)) in kept.iter().zip(jaccard.iter_mut()).enumerate() {
+            if k == r as i64 || k < 0 || k as usize >= n {
+                continue;
+            }
+            let (a, b) = (first(k as usize), first(r));
+            if let Some(&e) = exact.get(&(a.min(b), a.max(b))) {
+                *j = e as f32;
+            }
+        }
+        Ok(())
+    }
+
     /// The rows whose sketches [`Candidates::stars`] may read: the first row of each text that
     /// has another text within `k` (and of each short text that shares a prefix hash). A caller that could not keep every sketch reads these
     /// documents again.
@@ -307,7 +343,7 @@ impl Candidates {
             .map_or(&[][..], |v| v.sketches.hashes());
         let sketch = |slot: Slot| &hashes[slot.start as usize..][..slot.len as usize];
         let mut jac_text = vec![1.0f32; texts];
-        let mut undecided: Vec<(i64, i64)> = Vec::new();
+        let mut undecided: Vec<(i64, i64, bool)> = Vec::new();
         let first_row = &self.first_row;
         for (at, &row) in order.iter().enumerate() {
             if at % 4096 == 0 {
@@ -346,7 +382,7 @@ impl Candidates {
                                     match v.exact.and_then(|m| m.get(&key)) {
                                         Some(&e) => (e >= v.threshold).then_some(e as f32),
                                         None => {
-                                            undecided.push(key);
+                                            undecided.push((key.0, key.1, j >= v.threshold));
                                             (j >= v.threshold).then_some(j as f32)
                                         }
                                     }

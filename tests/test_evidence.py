@@ -83,9 +83,10 @@ def test_content_keys_are_the_xxh3_128_of_the_normalized_text():
     assert len(set(got.keys.tolist())) == 2
 
 
-def long_pair(exact_above: bool, seed: int) -> tuple[str, str, float]:
+def long_pair(exact_above: bool, seed: int, flip: bool = True) -> tuple[str, str, float]:
     """Two documents of 3,000 distinct words (shingle = 1) whose bottom-1024 estimate and exact
-    Jaccard lie on opposite sides of 0.8, found by drawing pairs near it."""
+    Jaccard lie on opposite sides of 0.8 (with ``flip``; else on the same side, the estimate
+    within the band and off the exact one), found by drawing pairs near it."""
     vocab = random_words(8000, seed=seed, length=7)
     rng = random.Random(seed)
     for _ in range(400):
@@ -100,8 +101,8 @@ def long_pair(exact_above: bool, seed: int) -> tuple[str, str, float]:
         sketches = Sketches(ngram=1)
         sketches.add([0, 1], [a_text, b_text])
         estimate = float(sketches.jaccard(np.array([0]), np.array([1]))[0])
-        if (exact >= 0.8) == exact_above and (estimate >= 0.8) != exact_above:
-            assert abs(estimate - 0.8) < estimate_band(0.8)
+        sides = (exact >= 0.8) == exact_above and ((estimate >= 0.8) != exact_above) == flip
+        if sides and abs(estimate - 0.8) < estimate_band(0.8) and abs(estimate - exact) > 1e-3:
             return a_text, b_text, exact
     raise AssertionError("no such pair drawn")
 
@@ -119,6 +120,16 @@ def test_pairs_whose_estimate_lies_near_the_threshold_are_decided_exactly(exact_
     once = neardup.dedup(iter([a, b]), shingle=1, k=16)
     assert once.n_removed == int(not exact_above)
     assert once.stats["band_pairs_estimated"] == 1
+
+
+def test_a_pair_near_the_threshold_that_its_estimate_decides_alike_reports_the_exact():
+    # Estimate and exact Jaccard both above 0.8, apart: the stars stand (no second pass) and
+    # the removal reports the exact Jaccard.
+    a, b, exact = long_pair(True, seed=5, flip=False)
+    result = neardup.dedup([a, b], shingle=1, k=16)
+    assert not result.keep[1]
+    assert result.jaccard[1] == pytest.approx(exact, abs=1e-6)
+    assert result.stats["band_pairs_exact"] >= 1
 
 
 def test_the_command_decides_pairs_near_the_threshold_exactly(tmp_path, capsys):

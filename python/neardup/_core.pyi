@@ -352,8 +352,17 @@ class StarCandidates:
         | None = None,
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32], npt.NDArray[np.int64]]:
         """Star clusters in keep order: (the row kept in each row's place, their Jaccard, the
-        pairs of rows decided on an estimate within ``band`` of the threshold, flattened); such
-        a pair's Jaccard in ``exact = (rows a, rows b, Jaccards)`` decides it when given."""
+        pairs of rows decided on an estimate within ``band`` of the threshold, as (row a, row b,
+        1 if near else 0) flattened); such a pair's Jaccard in ``exact = (rows a, rows b,
+        Jaccards)`` decides it when given."""
+    def patch_jaccards(
+        self,
+        kept: npt.NDArray[np.int64],
+        jaccard: npt.NDArray[np.float32],
+        exact: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64]],
+    ) -> npt.NDArray[np.float32]:
+        """``jaccard`` with the exact Jaccard of each removed row whose pair is in ``exact``
+        (pairs decided on estimates that the exact Jaccards decide alike)."""
 
 @final
 class HashBuffer:

@@ -314,8 +314,9 @@ def stars(
 
     A pair whose bottom-k estimate (a sketch cut at its size) lies within
     :func:`~neardup.verify.estimate_band` of the threshold is decided on its exact shingle sets,
-    which ``whole(rows)`` makes (sketches of size ``WHOLE``); the stars are taken again with them
-    until no such pair is left undecided. Without ``whole``, those pairs are decided on their
+    which ``whole(rows)`` makes (sketches of size ``WHOLE``); when one decides its pair otherwise
+    than the estimate did, the stars are taken again with them, until no such pair is left
+    undecided. Without ``whole``, those pairs are decided on their
     estimates. ``evidence``, when given, receives what the stars rest on: ``band_pairs_exact``
     (pairs in the band decided exactly), ``band_pairs_estimated`` (decided on an estimate, for
     want of ``whole``) and ``short_pairs_skipped`` (candidate pairs of short texts not compared:
@@ -334,12 +335,19 @@ def stars(
         kept, jaccard, undecided = found.stars(
             order, threshold, starts, ends, hashes, sketches.size, band, (rows_a, rows_b, exact)
         )
-        pairs = undecided.reshape(-1, 2)
+        pairs = undecided.reshape(-1, 3)
         if whole is None or not len(pairs):
             break
+        found_exact = whole(np.unique(pairs[:, :2])).jaccard(pairs[:, 0], pairs[:, 1])
         rows_a = np.concatenate([rows_a, pairs[:, 0]])
         rows_b = np.concatenate([rows_b, pairs[:, 1]])
-        exact = np.concatenate([exact, whole(np.unique(pairs)).jaccard(pairs[:, 0], pairs[:, 1])])
+        exact = np.concatenate([exact, found_exact])
+        if ((found_exact >= threshold) == pairs[:, 2].astype(bool)).all():
+            # Every exact Jaccard decides its pair as the estimate did: the stars stand, and
+            # the removals of those pairs report the exact Jaccard.
+            jaccard = found.patch_jaccards(kept, jaccard, (rows_a, rows_b, exact))
+            pairs = pairs[:0]
+            break
     if evidence is not None:
         evidence["band_pairs_exact"] = len(exact)
         evidence["band_pairs_estimated"] = len(pairs)

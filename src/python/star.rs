@@ -28,7 +28,7 @@ type ShortSets<'py> = (
 );
 
 /// Stars handed to Python: (the row kept in each row's place, their Jaccard, the pairs decided
-/// on an estimate in the band as rows a0, b0, a1, b1, ...).
+/// on an estimate in the band as (row a, row b, 1 if taken else 0), flattened).
 type StarArrays<'py> = (
     Bound<'py, PyArray1<i64>>,
     Bound<'py, PyArray1<f32>>,
@@ -140,21 +140,10 @@ impl PyStarCandidates {
         if !(0.0..=1.0).contains(&band) {
             return Err(Error::invalid(format!("band must be in [0, 1], got {band}")).into());
         }
-        let mut known: HashMap<(i64, i64), f64, FoldState> = HashMap::default();
-        if let Some((a, b, j)) = &exact {
-            let (a, b, j) = (a.as_slice()?, b.as_slice()?, j.as_slice()?);
-            if a.len() != b.len() || a.len() != j.len() {
-                return Err(
-                    Error::invalid("exact needs as many rows a, rows b and Jaccards").into(),
-                );
-            }
-            known.extend(
-                a.iter()
-                    .zip(b)
-                    .zip(j)
-                    .map(|((&x, &y), &v)| ((x.min(y), x.max(y)), v)),
-            );
-        }
+        let known = match &exact {
+            Some(pairs) => exact_map(pairs)?,
+            None => HashMap::default(),
+        };
         let verification = match (threshold, &starts, &ends, &hashes) {
             (None, None, None, None) => None,
             (Some(threshold), Some(s), Some(e), Some(h)) => Some(Verification {
@@ -173,13 +162,51 @@ impl PyStarCandidates {
         };
         let order = order.as_slice()?;
         let found = interrupt::detach(py, || self.inner.stars(order, verification))??;
-        let undecided: Vec<i64> = found.undecided.iter().flat_map(|&(a, b)| [a, b]).collect();
+        let undecided: Vec<i64> = found
+            .undecided
+            .iter()
+            .flat_map(|&(a, b, taken)| [a, b, i64::from(taken)])
+            .collect();
         Ok((
             found.kept.into_pyarray(py),
             found.jaccard.into_pyarray(py),
             undecided.into_pyarray(py),
         ))
     }
+
+    /// The Jaccards of stars whose pairs in the band were decided on estimates, with the exact
+    /// Jaccards `exact = (rows a, rows b, Jaccards)` of those pairs (which decided them alike):
+    /// a copy of `jaccard` where each removed row of such a pair has the exact one.
+    fn patch_jaccards<'py>(
+        &self,
+        py: Python<'py>,
+        kept: PyReadonlyArray1<'py, i64>,
+        jaccard: PyReadonlyArray1<'py, f32>,
+        exact: ExactPairs<'py>,
+    ) -> PyResult<Bound<'py, PyArray1<f32>>> {
+        let known = exact_map(&exact)?;
+        let kept = kept.as_slice()?;
+        let mut out = jaccard.as_slice()?.to_vec();
+        self.inner.patch_jaccards(kept, &mut out, &known)?;
+        Ok(out.into_pyarray(py))
+    }
+}
+
+/// Exact Jaccards of pairs of rows, by (smaller row, larger row).
+fn exact_map(exact: &ExactPairs<'_>) -> PyResult<HashMap<(i64, i64), f64, FoldState>> {
+    let (a, b, j) = (
+        exact.0.as_slice()?,
+        exact.1.as_slice()?,
+        exact.2.as_slice()?,
+    );
+    if a.len() != b.len() || a.len() != j.len() {
+        return Err(Error::invalid("exact needs as many rows a, rows b and Jaccards").into());
+    }
+    Ok(a.iter()
+        .zip(b)
+        .zip(j)
+        .map(|((&x, &y), &v)| ((x.min(y), x.max(y)), v))
+        .collect())
 }
 
 /// The content keys seen so far in a first pass, with their texts' fingerprints (see
