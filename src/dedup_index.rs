@@ -3,9 +3,10 @@
 //!
 //! Per document the file holds its id (a 64-bit integer or a string of bytes, kept exactly),
 //! its fingerprint, the content key of its normalized text and a compact sketch of its word
-//! shingles ([`crate::compact_sketch`]: `W` 32-bit words holding the shingles of a document of
-//! at most `W`, else a b-bit similarity sketch; Python's default is 16 words of 1-bit bins), so
-//! 28 + 4 W bytes a document with an integer id (92 at W = 16). The permuted tables are not
+//! shingles ([`crate::compact_sketch`]: `W` 32-bit words holding the shingle hashes of a small
+//! document, whole at 64 bits up to `W / 2` values, cut above, else a b-bit similarity sketch;
+//! Python's default is 16 words of 1-bit bins), so
+//! 36 + 4 W bytes a document with an integer id (100 at W = 16). The permuted tables are not
 //! stored: at k = 8 a plan has 45 to 495 tables, 8 bytes per document each. Batch mode builds
 //! them for the call instead ([`crate::cross_search`]: per table, both sides sorted by prefix in
 //! cache-sized parts and their runs compared, the batch's own pairs found on the way).

@@ -7,7 +7,7 @@ any number of partitions and workers. It runs the steps of :mod:`neardup.pipelin
 
 1. the workers read, normalize, fingerprint and sketch every partition (the text-heavy work,
    in the Rust kernel inside each task); each partition's digests stay on its worker;
-2. the client gathers the fingerprints, content keys and lengths (20 bytes a document) and
+2. the client gathers the fingerprints, content keys and lengths (28 bytes a document) and
    finds which documents have candidates (Manku's batch mode over the distinct fingerprints);
 3. the client gathers the sketches of those documents only, and takes the stars in keep order
    (:func:`neardup.pipeline.stars`, the function every path runs);

@@ -6,7 +6,7 @@ memory-mapped (once per worker process while the file is unchanged; the client s
 never the index), digests the partition with the index's settings and searches it against the
 index: a document's first near-duplicate in the index depends on no other new document, so this
 part of the answer is final on the worker. The client then gathers the digests of the documents
-left (fingerprint, content key and compact sketch: 84 bytes a document by default) and
+left (fingerprint, content key and compact sketch: 92 bytes a document by default) and
 deduplicates them among themselves in one batch, in partition order, as
 :func:`neardup.against.dedup_against` does after its search of the index; the answer is the single
 machine's for any partitioning. With ``update``, the client appends the kept documents to the
