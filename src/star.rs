@@ -869,6 +869,77 @@ mod tests {
         assert!(Candidates::new(&fps, &keys, 3, &p, Some(count)).is_ok());
     }
 
+    /// A pair whose estimate (a sketch cut) lies within the band is listed, decided on the
+    /// estimate without its exact Jaccard and by the exact Jaccard with it; the exact Jaccard is
+    /// put in place when it decides alike.
+    #[test]
+    fn pairs_in_the_band_are_decided_by_their_exact_jaccard() {
+        let words: Vec<String> = (0..60).map(|w| format!("w{w}")).collect();
+        let (a, b) = (words[..40].join(" "), words[8..48].join(" "));
+        let exact = 32.0 / 48.0;
+        let s = sketches(shingle_config(1, 16).unwrap(), &[a.as_str(), b.as_str()]);
+        let estimate = jaccard(s.get(0), s.get(1), 16);
+        assert!((estimate - exact).abs() > 0.01, "{estimate}");
+        let starts: Vec<u64> = s.offsets[..2].to_vec();
+        let ends: Vec<u64> = s.offsets[1..].to_vec();
+        let ranges = Ranges::new(&starts, &ends, &s.hashes).unwrap();
+        let (fps, keys) = ([1u64, 3], [[1, 0], [2, 0]]);
+        let found = Candidates::new(&fps, &keys, 2, &plan(2), None).unwrap();
+        let order = [0i64, 1];
+        // The threshold between the two: the estimate and the exact Jaccard decide otherwise.
+        let threshold = (estimate + exact) / 2.0;
+        let near_by_estimate = estimate >= threshold;
+        let mut known: HashMap<(i64, i64), f64, FoldState> = HashMap::default();
+        for (band, exact_known) in [(0.0, false), (0.5, false), (0.5, true)] {
+            if exact_known {
+                known.insert((0, 1), exact);
+            }
+            let v = Verification {
+                sketches: ranges,
+                size: 16,
+                threshold,
+                band,
+                exact: Some(&known),
+            };
+            let got = found.stars(&order, Some(v)).unwrap();
+            let near = got.kept[1] == 0;
+            if exact_known {
+                assert_eq!(near, !near_by_estimate);
+                assert!(got.undecided.is_empty());
+                if near {
+                    assert_eq!(got.jaccard[1], exact as f32);
+                }
+            } else {
+                assert_eq!(near, near_by_estimate);
+                let listed = if band > 0.0 {
+                    vec![(0, 1, near_by_estimate)]
+                } else {
+                    vec![]
+                };
+                assert_eq!(got.undecided, listed);
+            }
+        }
+        // Decided alike (a threshold below both): the removal's Jaccard becomes the exact one.
+        let low = estimate.min(exact) - 0.05;
+        let v = Verification {
+            sketches: ranges,
+            size: 16,
+            threshold: low,
+            band: 0.5,
+            exact: None,
+        };
+        let mut got = found.stars(&order, Some(v)).unwrap();
+        assert_eq!(got.undecided, vec![(0, 1, true)]);
+        assert_eq!(got.jaccard[1], estimate as f32);
+        found
+            .patch_jaccards(&got.kept, &mut got.jaccard, &known)
+            .unwrap();
+        assert_eq!(got.jaccard[1], exact as f32);
+        assert!(found
+            .patch_jaccards(&got.kept[..1], &mut got.jaccard, &known)
+            .is_err());
+    }
+
     #[test]
     fn bad_orders_are_errors() {
         let p = plan(3);
