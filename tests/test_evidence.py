@@ -254,6 +254,7 @@ def test_a_mapping_is_refused_as_a_corpus(docs, tmp_path):
         lambda: hasher.fingerprint_many(docs),
         lambda: neardup.Simhasher(weighting="idf").fit(docs),
         lambda: neardup.minhash_key_many(docs),
+        lambda: neardup.SparseEncoder(size=64, active=8).encode_many(docs),
     ]
     for call in calls:
         with pytest.raises(TypeError, match="mapping|not a dict"):
