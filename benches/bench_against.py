@@ -391,7 +391,7 @@ def core(args: argparse.Namespace) -> None:
         _core.DedupIndex.empty(words, 1, 3, 8, 0.8, False, meta).save_appended(
             path,
             rng.integers(0, 2**64, n, dtype=np.uint64),
-            rng.integers(0, 2**64, n, dtype=np.uint64),
+            rng.integers(0, 2**64, 2 * n, dtype=np.uint64),  # content keys: two words each
             sketched,
             rng.integers(0, 2**32, n * words, dtype=np.uint32),
             np.arange(n, dtype=np.int64),
@@ -410,7 +410,7 @@ def core(args: argparse.Namespace) -> None:
             flips |= np.uint64(1) << rng.integers(0, 64, m // 2).astype(np.uint64)
         fps[: m // 2] = old[near] ^ flips
         del old
-        keys = rng.integers(0, 2**64, m, dtype=np.uint64)
+        keys = rng.integers(0, 2**64, 2 * m, dtype=np.uint64)
         new_lens = np.full(m, 2**32 - 1, np.uint32)
         new_words = rng.integers(0, 2**32, m * words, dtype=np.uint32)
         import resource

@@ -1,10 +1,12 @@
 //! The compact sketch a dedup index stores per document: a fixed number of 32-bit words.
 //!
-//! A document with few distinct shingles keeps them all: its 32-bit shingle hashes, sorted, each
-//! cut to its top `32 words / n` bits (32 bits for up to `words` shingles, down to
+//! A document with few distinct shingles keeps them all: its shingle hashes, sorted, each cut to
+//! its top `32 words / n` bits (whole, 64 bits with the checks of a set of one or two shingles
+//! (see [`crate::verify`]), for up to `words / 2` values; 32 bits for up to `words` shingles; down to
 //! [`MIN_BITS`] = 8 bits and no fewer than `2 + log2 n`, so that a value agrees with a given
 //! other by chance at most once in 4 n: 64 shingles in 16 words, 113 in 32). Two such documents
-//! compare their hashes cut to the narrower width: exact at 32 bits, else the shared count I
+//! compare their hashes cut to the narrower width: exact from 32 bits up (at 64 bits, with the
+//! checks when both have them, as the sketches in memory compare), else the shared count I
 //! whose expected equal values, I plus the chance agreements of the unshared ones
 //! (`(n_a - I)(n_b - I) / 2^bits`), are the M found: an error below that of a sketch of the
 //! same size (at 8 bits and 64 shingles, a pair near J = 0.8 has a quarter of a chance
@@ -37,7 +39,7 @@ use rayon::prelude::*;
 
 use crate::encoders::mix64;
 use crate::error::{Error, Result};
-use crate::verify::{Ranges, SketchHash};
+use crate::verify::{Ranges, SketchHash, CHECK_BIT};
 use crate::GOLDEN_GAMMA;
 
 /// The length recorded for a document whose words hold bins rather than its shingles.
@@ -114,41 +116,40 @@ impl Compact {
             .unwrap_or(0)
     }
 
-    /// Bits each of `n` kept shingle hashes is cut to.
+    /// Bits each of `n` kept values is cut to.
     fn width(&self, n: usize) -> u32 {
-        (self.words * 32 / n.max(1)).min(32) as u32
+        (self.words * 32 / n.max(1)).min(64) as u32
     }
 
-    /// The compact sketch of a document's distinct shingle hashes (sorted ascending, as
-    /// [`crate::verify::sketches`] makes them when uncut), written to `out` (`words` long): returns the
-    /// length to record, the number of shingles or [`SKETCHED`].
+    /// The compact sketch of a document's sketch (its distinct shingle hashes, sorted ascending,
+    /// uncut, with their checks when it has them, as [`crate::verify::sketches`] makes them),
+    /// written to `out` (`words` long): returns the length to record, the number of values kept
+    /// or [`SKETCHED`]. The checks are kept when every value fits whole (64 bits).
     pub fn encode(&self, hashes: &[SketchHash], darts: &mut Darts, out: &mut [u32]) -> u32 {
-        if hashes.len() <= self.max_kept() {
+        let values = if self.width(hashes.len()) == 64 {
+            hashes
+        } else {
+            crate::verify::shingles_of(hashes)
+        };
+        if values.len() <= self.max_kept() {
             out.fill(0);
-            let width = self.width(hashes.len());
-            for (i, &h) in hashes.iter().enumerate() {
-                let v = u64::from(h) >> (32 - width);
-                let at = i * width as usize;
-                let (w, o) = (at / 32, at % 32);
-                out[w] |= (v << o) as u32;
-                if o as u32 + width > 32 {
-                    out[w + 1] |= (v >> (32 - o)) as u32;
-                }
+            let width = self.width(values.len());
+            for (i, &h) in values.iter().enumerate() {
+                put(out, i * width as usize, cut(h, width));
             }
-            return hashes.len() as u32;
+            return values.len() as u32;
         }
-        self.bins_of(hashes, darts, out);
+        self.bins_of(values.iter().map(|&h| cut(h, 32)), darts, out);
         SKETCHED
     }
 
-    /// The bins of a set of shingle hashes, whatever its size, written to `out`.
-    fn bins_of(&self, hashes: &[SketchHash], darts: &mut Darts, out: &mut [u32]) {
+    /// The bins of a set of shingles, given by the top 32 bits of their hashes (whatever its
+    /// size), written to `out`.
+    fn bins_of(&self, seeds: impl Iterator<Item = u64>, darts: &mut Darts, out: &mut [u32]) {
         out.fill(0);
         let m = self.bins();
         darts.state.clear();
-        darts
-            .state
-            .extend(hashes.iter().map(|&h| mix64(u64::from(h) ^ STREAM_SEED)));
+        darts.state.extend(seeds.map(|h| mix64(h ^ STREAM_SEED)));
         darts.best.clear();
         darts.best.resize(m, u64::MAX);
         darts.winner.clear();
@@ -186,16 +187,31 @@ impl Compact {
         }
     }
 
-    /// The `n` kept hashes of a document, cut to `to` bits (at most their width), in order.
-    fn kept<'a>(&self, n: usize, words: &'a [u32], to: u32) -> impl Iterator<Item = u32> + 'a {
+    /// The `n` kept values of a document, cut to `to` bits (at most their width), in order;
+    /// with `shingles_only`, without the checks (which only values kept whole hold).
+    fn kept<'a>(
+        &self,
+        n: usize,
+        words: &'a [u32],
+        to: u32,
+        shingles_only: bool,
+    ) -> impl Iterator<Item = u64> + 'a {
         let width = self.width(n);
-        let mask = (1u64 << width) - 1;
-        (0..n).map(move |i| {
-            let at = i * width as usize;
-            let (w, o) = (at / 32, at % 32);
-            let pair = u64::from(words[w]) | words.get(w + 1).map_or(0, |&x| u64::from(x) << 32);
-            (((pair >> o) & mask) >> (width - to)) as u32
-        })
+        (0..n)
+            .map(move |i| get(words, i * width as usize, width))
+            .filter(move |&v| !(shingles_only && width == 64 && v & CHECK_BIT != 0))
+            .map(move |v| {
+                if width == 64 {
+                    cut(v, to)
+                } else {
+                    v >> (width - to)
+                }
+            })
+    }
+
+    /// Whether a document keeping `n` values holds checks.
+    fn has_checks(&self, n: usize, words: &[u32]) -> bool {
+        n > 0 && self.width(n) == 64 && get(words, (n - 1) * 64, 64) & CHECK_BIT != 0
     }
 
     /// The Jaccard of two documents from their compact sketches `(length, words)`: from their
@@ -217,9 +233,12 @@ impl Compact {
             return 0.0;
         }
         let to = self.width(na).min(self.width(nb));
+        // Checks count when both sides hold them, as in memory; else the shingles alone.
+        let (ca, cb) = (self.has_checks(na, a), self.has_checks(nb, b));
+        let shingles_only = !(ca && cb && to == 64);
         let (mut x, mut y) = (
-            self.kept(na, a, to).peekable(),
-            self.kept(nb, b, to).peekable(),
+            self.kept(na, a, to, shingles_only).peekable(),
+            self.kept(nb, b, to, shingles_only).peekable(),
         );
         let mut equal = 0usize;
         while let (Some(&p), Some(&q)) = (x.peek(), y.peek()) {
@@ -233,8 +252,16 @@ impl Compact {
                 y.next();
             }
         }
+        let count = |n: usize, words: &[u32], checks: bool| {
+            if checks && shingles_only {
+                self.kept(n, words, 64, true).count()
+            } else {
+                n
+            }
+        };
+        let (na, nb) = (count(na, a, ca), count(nb, b, cb));
         let (m, a, b) = (equal as f64, na as f64, nb as f64);
-        let shared = if to == 32 {
+        let shared = if to >= 32 {
             m
         } else {
             // Equal values are the I shared shingles plus chance agreements of the unshared
@@ -252,10 +279,26 @@ impl Compact {
         if n == 0 || self.width(n) < 32 {
             return 0.0;
         }
-        let shingles: Vec<u32> = kept[..n].to_vec();
         let mut words = vec![0u32; self.words];
-        self.bins_of(&shingles, &mut Darts::default(), &mut words);
+        self.bins_of(
+            self.kept(n, kept, 32, true),
+            &mut Darts::default(),
+            &mut words,
+        );
         self.estimate(&words, bins)
+    }
+
+    /// A short document's shingle hashes, cut to 32 bits and widened back (the order and the
+    /// prefix hashes of [`crate::short_texts`]): those of a document of 1 to `most` shingles
+    /// kept at 32 bits or more, written to `out`; whether it is one.
+    pub fn short_shingles(&self, d: (u32, &[u32]), most: usize, out: &mut Vec<u64>) -> bool {
+        out.clear();
+        let n = d.0 as usize;
+        if d.0 == SKETCHED || n == 0 || self.width(n) < 32 {
+            return false;
+        }
+        out.extend(self.kept(n, d.1, 32, true));
+        (1..=most).contains(&out.len())
     }
 
     /// The estimate from two sketched documents' bins.
@@ -269,6 +312,44 @@ impl Compact {
         let p = (m - f64::from(unequal)) / m;
         let chance = 0.5f64.powi(self.bits as i32);
         ((p - chance) / (1.0 - chance)).clamp(0.0, 1.0)
+    }
+}
+
+/// A value's top `width` bits as kept: whole at 64 bits, else a shingle hash's 63 bits (its
+/// top bit clear) cut to their top `width`.
+#[inline]
+fn cut(v: u64, width: u32) -> u64 {
+    if width >= 64 {
+        v
+    } else {
+        (v << 1) >> (64 - width)
+    }
+}
+
+/// ORs the `width`-bit value `v` in at bit `at` of `out`.
+#[inline]
+fn put(out: &mut [u32], at: usize, v: u64) {
+    let (w, o) = (at / 32, at % 32);
+    let x = u128::from(v) << o;
+    for (k, word) in out[w..].iter_mut().take(3).enumerate() {
+        *word |= (x >> (32 * k)) as u32;
+    }
+}
+
+/// The `width`-bit value at bit `at` of `words`.
+#[inline]
+fn get(words: &[u32], at: usize, width: u32) -> u64 {
+    let (w, o) = (at / 32, at % 32);
+    let x = words[w..]
+        .iter()
+        .take(3)
+        .enumerate()
+        .fold(0u128, |x, (k, &word)| x | (u128::from(word) << (32 * k)));
+    let v = (x >> o) as u64;
+    if width >= 64 {
+        v
+    } else {
+        v & ((1u64 << width) - 1)
     }
 }
 
@@ -362,31 +443,32 @@ mod tests {
         mix64(*s)
     }
 
-    /// Two sets with `both` shared hashes and `only` more in each, sorted.
-    fn pair(s: &mut u64, both: usize, only_a: usize, only_b: usize) -> (Vec<u32>, Vec<u32>) {
+    /// Two sets with `both` shared hashes and `only` more in each, sorted (63-bit values, as
+    /// shingle hashes are).
+    fn pair(s: &mut u64, both: usize, only_a: usize, only_b: usize) -> (Vec<u64>, Vec<u64>) {
         // Distinct values: draw what is missing, then sort and drop repeats, until there are enough.
         let need = both + only_a + only_b;
-        let mut all: Vec<u32> = Vec::with_capacity(need);
+        let mut all: Vec<u64> = Vec::with_capacity(need);
         while all.len() < need {
             let missing = need - all.len();
-            all.extend((0..missing).map(|_| rng(s) as u32));
+            all.extend((0..missing).map(|_| rng(s) >> 1));
             all.sort_unstable();
             all.dedup();
         }
-        let mut a: Vec<u32> = all[..both + only_a].to_vec();
-        let mut b: Vec<u32> = all[..both].to_vec();
+        let mut a: Vec<u64> = all[..both + only_a].to_vec();
+        let mut b: Vec<u64> = all[..both].to_vec();
         b.extend_from_slice(&all[both + only_a..]);
         a.sort_unstable();
         b.sort_unstable();
         (a, b)
     }
 
-    fn exact(a: &[u32], b: &[u32]) -> f64 {
+    fn exact(a: &[u64], b: &[u64]) -> f64 {
         let both = a.iter().filter(|x| b.binary_search(x).is_ok()).count();
         both as f64 / (a.len() + b.len() - both) as f64
     }
 
-    fn encoded(shape: Compact, set: &[u32]) -> (u32, Vec<u32>) {
+    fn encoded(shape: Compact, set: &[u64]) -> (u32, Vec<u32>) {
         let mut out = vec![7u32; shape.words()];
         let len = shape.encode(set, &mut Darts::default(), &mut out);
         (len, out)
@@ -421,8 +503,14 @@ mod tests {
             let (a, b) = pair(&mut s, both, a_only, b_only);
             let (ea, eb) = (encoded(shape, &a), encoded(shape, &b));
             assert_eq!(ea.0 as usize, a.len());
-            assert_eq!(&ea.1[..a.len()], &a[..]);
-            assert!(ea.1[a.len()..].iter().all(|&w| w == 0));
+            // Each value's top bits, packed: 64 for up to 8 values, 512 / n bits above that.
+            let width = shape.width(a.len());
+            let kept: Vec<u64> = shape.kept(a.len(), &ea.1, width, false).collect();
+            let want: Vec<u64> = a.iter().map(|&h| cut(h, width)).collect();
+            assert_eq!(kept, want);
+            assert_eq!(width, (512 / a.len().max(1)).min(64) as u32);
+            let bits = a.len() * width as usize;
+            assert!(ea.1[bits.div_ceil(32)..].iter().all(|&w| w == 0));
             let got = shape.jaccard((ea.0, &ea.1), (eb.0, &eb.1));
             assert_eq!(got, exact(&a, &b));
         }
@@ -432,6 +520,29 @@ mod tests {
         assert_eq!(e.0, SKETCHED);
         assert_eq!(shape.jaccard((0, &[0; 16]), (e.0, &e.1)), 0.0);
         assert_eq!(shape.jaccard((e.0, &e.1), (e.0, &e.1)), 1.0);
+    }
+
+    /// Sets of one or two shingles keep their checks whole: two such sets compare as in memory
+    /// (a chance agreement of the shingle hashes alone gives 1/3, not 1); against a set without
+    /// checks, on the shingles.
+    #[test]
+    fn checks_are_kept_whole_and_compared_as_in_memory() {
+        let shape = Compact::new(16, 1).unwrap();
+        let (h, x, y) = (5u64 << 40, 9u64 << 40, 11u64 << 40);
+        let (c1, c2) = (CHECK_BIT | 3, CHECK_BIT | 4);
+        let same = |a: &[u64], b: &[u64]| {
+            let (ea, eb) = (encoded(shape, a), encoded(shape, b));
+            assert_eq!(ea.0 as usize, a.len());
+            shape.jaccard((ea.0, &ea.1), (eb.0, &eb.1))
+        };
+        assert_eq!(same(&[h, c1], &[h, c1]), 1.0);
+        assert!((same(&[h, c1], &[h, c2]) - 1.0 / 3.0).abs() < 1e-12);
+        assert_eq!(same(&[h, c1], &[h, x, y]), 1.0 / 3.0);
+        assert_eq!(same(&[h, x, y], &[h, c1]), 1.0 / 3.0);
+        // A set cut below 64 bits drops its checks (it has none past two shingles anyway).
+        let tiny = Compact::new(1, 1).unwrap();
+        let mut out = vec![0u32; 1];
+        assert_eq!(tiny.encode(&[h, c1], &mut Darts::default(), &mut out), 1);
     }
 
     #[test]
@@ -482,7 +593,11 @@ mod tests {
         let (ea, eb) = (encoded(shape, &a), encoded(shape, &b));
         assert_ne!(ea.0, SKETCHED);
         let mut bins = vec![0u32; 16];
-        shape.bins_of(&a, &mut Darts::default(), &mut bins);
+        shape.bins_of(
+            a.iter().map(|&h| cut(h, 32)),
+            &mut Darts::default(),
+            &mut bins,
+        );
         let want = shape.estimate(&bins, &eb.1);
         assert_eq!(shape.jaccard((ea.0, &ea.1), (eb.0, &eb.1)), want);
         assert_eq!(shape.jaccard((eb.0, &eb.1), (ea.0, &ea.1)), want);

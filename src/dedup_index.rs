@@ -3,9 +3,10 @@
 //!
 //! Per document the file holds its id (a 64-bit integer or a string of bytes, kept exactly),
 //! its fingerprint, the content key of its normalized text and a compact sketch of its word
-//! shingles ([`crate::compact_sketch`]: `W` 32-bit words holding the shingles of a document of
-//! at most `W`, else a b-bit similarity sketch; Python's default is 16 words of 1-bit bins), so
-//! 28 + 4 W bytes a document with an integer id (92 at W = 16). The permuted tables are not
+//! shingles ([`crate::compact_sketch`]: `W` 32-bit words holding the shingle hashes of a small
+//! document, whole at 64 bits up to `W / 2` values, cut above, else a b-bit similarity sketch;
+//! Python's default is 16 words of 1-bit bins), so
+//! 36 + 4 W bytes a document with an integer id (100 at W = 16). The permuted tables are not
 //! stored: at k = 8 a plan has 45 to 495 tables, 8 bytes per document each. Batch mode builds
 //! them for the call instead ([`crate::cross_search`]: per table, both sides sorted by prefix in
 //! cache-sized parts and their runs compared, the batch's own pairs found on the way).
@@ -13,7 +14,7 @@
 //! File layout, little-endian 8-byte words, every section padded to whole words:
 //! a header of [`HEADER_WORDS`] words (magic, version, file length, documents, sketch words,
 //! shingle, k, threshold as f64 bits, id kind, id bytes, settings bytes, sketch bits),
-//! fingerprints (u64), content keys (u64), sketch lengths (u32: shingles held, or
+//! fingerprints (u64), content keys (2 u64: XXH3-128), sketch lengths (u32: values held, or
 //! [`SKETCHED`]), sketches (`W` u32 words per document), ids (i64, or
 //! n + 1 u64 offsets then the bytes), the settings (opaque bytes: the caller's fingerprint
 //! settings), and a checksum of every word before it. A file is replaced only by renaming a new
@@ -32,14 +33,16 @@ use crate::error::{Error, Result};
 use crate::hash::FoldState;
 use crate::interrupt;
 use crate::pairs::{check_cross_work, check_work, default_work_limit, Groups, WORK_REMEDY};
-use crate::short_texts::{prefix_len, ShortTexts, RUN_CAP, SHORT};
+use crate::short_texts::{prefix_len, ShortTexts, SHORT};
 use crate::star::sweep;
 use crate::store::{format_error, open_checked, view, Backing, Checksum, Plain, Source, Words};
+use crate::verify::ContentKey;
 
 pub const MAGIC: [u8; 8] = *b"\x93NDUPDDX";
-/// Version 2 stores compact sketches ([`crate::compact_sketch`]); version 1's bottom-k sketches
-/// are refused (rebuild the index).
-pub const VERSION: u64 = 2;
+/// Version 3 keeps short documents' shingle hashes at 64 bits, with checks
+/// ([`crate::compact_sketch`]); version 2's 32-bit ones and version 1's bottom-k sketches are
+/// refused (rebuild the index).
+pub const VERSION: u64 = 3;
 pub const HEADER_WORDS: usize = 16;
 
 /// The ids of the documents: integers, or strings of bytes.
@@ -74,7 +77,7 @@ impl NewIds<'_> {
 #[derive(Clone, Copy)]
 pub struct Rows<'a> {
     pub fps: &'a [u64],
-    pub keys: &'a [u64],
+    pub keys: &'a [ContentKey],
     pub sketches: Sketches<'a>,
     pub ids: NewIds<'a>,
 }
@@ -220,7 +223,7 @@ fn file_len(s: &Settings, n: u64, id_bytes: u64) -> Option<u64> {
         n
     };
     let words = (HEADER_WORDS as u64)
-        .checked_add(n.checked_mul(2)?)?
+        .checked_add(n.checked_mul(3)?)?
         .checked_add(n.div_ceil(2))?
         .checked_add(sketch.div_ceil(2))?
         .checked_add(ids)?
@@ -269,8 +272,15 @@ impl DedupIndex {
         &self.fps
     }
 
-    pub fn keys(&self) -> &[u64] {
+    /// The content keys, as 64-bit words (two a key).
+    pub fn key_words(&self) -> &[u64] {
         &self.keys
+    }
+
+    /// Document d's content key.
+    #[inline]
+    pub fn key(&self, d: usize) -> ContentKey {
+        [self.keys[2 * d], self.keys[2 * d + 1]]
     }
 
     /// Document d's stored compact sketch: (its shingles or [`SKETCHED`], its words).
@@ -403,7 +413,7 @@ impl DedupIndex {
         }
         w.values(&self.keys, u64s)?;
         if let Some(r) = extra {
-            w.values(r.keys, u64s)?;
+            w.values(r.keys.as_flattened(), u64s)?;
         }
         w.values(&self.lens, u32s)?;
         if let Some(r) = extra {
@@ -501,8 +511,13 @@ fn parse(backing: Arc<Backing>) -> Result<DedupIndex> {
         ));
     }
     let version = word(1);
-    if version == 1 {
-        return Err(format_error(8, "dedup index format version 1 (bottom-k sketches) is no longer read: build the index again with this neardup (neardup index build CORPUS -o FILE)"));
+    if version == 1 || version == 2 {
+        let what = if version == 1 {
+            "bottom-k sketches"
+        } else {
+            "32-bit shingle hashes"
+        };
+        return Err(format_error(8, format!("dedup index format version {version} ({what}) is no longer read: build the index again with this neardup (neardup index build CORPUS -o FILE)")));
     }
     if version > VERSION {
         return Err(format_error(8, format!("dedup index format version {version} is newer than this neardup reads (version {VERSION}); upgrade neardup")));
@@ -573,8 +588,8 @@ fn parse(backing: Arc<Backing>) -> Result<DedupIndex> {
     let mut at = HEADER_WORDS * 8;
     let fps: Words<u64> = view(&backing, at, n)?;
     at += n * 8;
-    let keys: Words<u64> = view(&backing, at, n)?;
-    at += n * 8;
+    let keys: Words<u64> = view(&backing, at, 2 * n)?;
+    at += n * 16;
     let lens: Words<u32> = view(&backing, at, n)?;
     at += n.div_ceil(2) * 8;
     let words: Words<u32> = view(&backing, at, n * s)?;
@@ -631,7 +646,7 @@ fn parse(backing: Arc<Backing>) -> Result<DedupIndex> {
 #[derive(Clone, Copy)]
 pub struct Batch<'a> {
     pub fps: &'a [u64],
-    pub keys: &'a [u64],
+    pub keys: &'a [ContentKey],
     pub sketches: Sketches<'a>,
 }
 
@@ -656,68 +671,87 @@ enum Fate {
 }
 
 /// A document as [`near`] compares it: fingerprint, content key, compact sketch.
-type Doc<'a> = (u64, u64, (u32, &'a [u32]));
+type Doc<'a> = (u64, ContentKey, (u32, &'a [u32]));
 
-/// A short document's whole shingle hashes (see [`crate::short_texts`]): those of a document with
-/// features of at most `SHORT` shingles whose compact sketch keeps them uncut (at most `words`).
-fn short_set(shape: Compact, d: Doc<'_>) -> Option<&[u32]> {
-    let (len, words) = d.2;
-    let n = len as usize;
-    (d.0 != 0 && len != SKETCHED && (1..=SHORT.min(shape.words())).contains(&n))
-        .then(|| &words[..n])
+/// A short document's shingle hashes (see [`crate::short_texts`]), cut to 32 bits: those of a
+/// document with features of at most `SHORT` shingles whose compact sketch keeps them at 32 bits
+/// or more, written to `out`; whether it is one.
+fn short_set(shape: Compact, d: Doc<'_>, out: &mut Vec<u64>) -> bool {
+    out.clear();
+    d.0 != 0 && shape.short_shingles(d.2, SHORT, out)
 }
 
 /// For each new text, the index documents that are short and share a prefix hash with it
-/// (`texts` of them; `set(t)` its short set), as `(text, index row)` sorted. A prefix hash of
-/// more than `RUN_CAP` short documents on both sides proposes nothing, as in memory.
+/// (`texts` of them; `set(t)` its short set), as `(text, index row)` sorted. The new texts and
+/// the index documents that share a first prefix hash with one are taken as one set of short
+/// texts ([`ShortTexts`]), so that a prefix shared by more than `RUN_CAP` of them is split
+/// further, as in memory.
 fn short_index_candidates<'a>(
     index: &DedupIndex,
     texts: usize,
-    set: impl Fn(usize) -> Option<&'a [u32]>,
+    set: impl Fn(usize) -> Option<&'a [u64]>,
     threshold: f64,
-) -> Vec<(u32, u32)> {
+) -> Result<Vec<(u32, u32)>> {
     let shape = index.settings.sketch;
-    let mut prefixes: Vec<(u32, u32)> = Vec::new();
+    let mut prefixes: Vec<u64> = Vec::new();
     for t in 0..texts {
         if let Some(s) = set(t) {
-            prefixes.extend(
-                s[..prefix_len(s.len(), threshold)]
-                    .iter()
-                    .map(|&h| (h, t as u32)),
-            );
+            prefixes.extend_from_slice(&s[..prefix_len(s.len(), threshold)]);
         }
     }
     if prefixes.is_empty() {
-        return Vec::new();
+        return Ok(Vec::new());
     }
     prefixes.sort_unstable();
+    prefixes.dedup();
     let old = index.fingerprints();
-    let mut hits: Vec<(u32, u32)> = (0..index.len())
+    // The index's short documents with a prefix hash of a new text, and their sets.
+    let olds: Vec<u32> = (0..index.len())
         .into_par_iter()
         .with_min_len(4096)
-        .flat_map_iter(|c| {
-            let found = short_set(shape, (old[c], index.keys[c], index.sketch(c)));
-            let heads = found.map_or(&[][..], |s| &s[..prefix_len(s.len(), threshold)]);
-            heads.iter().map(move |&h| (h, c as u32))
+        .map_init(Vec::new, |buf: &mut Vec<u64>, c| {
+            let shares = short_set(shape, (old[c], index.key(c), index.sketch(c)), buf)
+                && buf[..prefix_len(buf.len(), threshold)]
+                    .iter()
+                    .any(|h| prefixes.binary_search(h).is_ok());
+            shares.then_some(c as u32)
         })
-        .filter(|&(h, _)| prefixes.binary_search_by_key(&h, |p| p.0).is_ok())
+        .flatten()
         .collect();
-    hits.par_sort_unstable();
+    if olds.is_empty() {
+        return Ok(Vec::new());
+    }
+    let (mut values, mut bounds, mut buf) = (Vec::new(), vec![0usize], Vec::new());
+    for &c in &olds {
+        let c = c as usize;
+        short_set(shape, (old[c], index.key(c), index.sketch(c)), &mut buf);
+        values.extend_from_slice(&buf);
+        bounds.push(values.len());
+    }
+    let all = ShortTexts::new(
+        texts + olds.len(),
+        (0..texts)
+            .filter_map(|t| set(t).map(|s| (t as u32, s)))
+            .chain(
+                (0..olds.len()).map(|i| ((texts + i) as u32, &values[bounds[i]..bounds[i + 1]])),
+            ),
+        threshold,
+    )?;
     let mut out: Vec<(u32, u32)> = Vec::new();
-    for run in hits.chunk_by(|a, b| a.0 == b.0) {
-        let h = run[0].0;
-        let news = &prefixes[prefixes.partition_point(|p| p.0 < h)..];
-        let news = &news[..news.partition_point(|p| p.0 == h)];
-        if run.len() + news.len() > RUN_CAP {
-            continue;
-        }
-        for &(_, t) in news {
-            out.extend(run.iter().map(|&(_, c)| (t, c)));
+    for r in 0..all.run_count() {
+        let (a, b) = all.run_bounds(r);
+        let run = &all.members()[a..b];
+        for &t in run.iter().filter(|&&t| (t as usize) < texts) {
+            out.extend(
+                run.iter()
+                    .filter(|&&c| c as usize >= texts)
+                    .map(|&c| (t, olds[c as usize - texts])),
+            );
         }
     }
     out.par_sort_unstable();
     out.dedup();
-    out
+    Ok(out)
 }
 
 /// Whether two documents are near-duplicates, and their Jaccard: copies (equal content key and
@@ -772,7 +806,7 @@ pub fn dedup_against(
     }
     let w = shape.words();
     // The batch's texts: equal content key and fingerprint.
-    let mut texts: HashMap<(u64, u64), u32, FoldState> =
+    let mut texts: HashMap<(ContentKey, u64), u32, FoldState> =
         HashMap::with_capacity_and_hasher(n.min(1 << 20), FoldState::default());
     let mut text_of = Vec::with_capacity(n);
     let mut first_row: Vec<u32> = Vec::new();
@@ -842,8 +876,20 @@ pub fn dedup_against(
         pair_start[g + 1] += pair_start[g];
     }
     // Short texts against the index's short documents, whatever their fingerprints.
-    let short_of = |t: usize| short_set(shape, doc(t));
-    let short_cands = short_index_candidates(index, first_row.len(), short_of, threshold);
+    let (mut short_values, mut short_at, mut buf) =
+        (Vec::new(), vec![(0, 0); first_row.len()], Vec::new());
+    for (t, at) in short_at.iter_mut().enumerate() {
+        if short_set(shape, doc(t), &mut buf) {
+            let start = short_values.len();
+            short_values.extend_from_slice(&buf);
+            *at = (start, short_values.len());
+        }
+    }
+    let short_of = |t: usize| {
+        let (a, b) = short_at[t];
+        (b > a).then(|| &short_values[a..b])
+    };
+    let short_cands = short_index_candidates(index, first_row.len(), short_of, threshold)?;
     let mut short_start = vec![0usize; first_row.len() + 1];
     for &(t, _) in &short_cands {
         short_start[t as usize + 1] += 1;
@@ -874,7 +920,7 @@ pub fn dedup_against(
             for &c in cands.iter() {
                 let c = c as usize;
                 if let Some(j) = near(
-                    (old[c], index.keys[c], index.sketch(c)),
+                    (old[c], index.key(c), index.sketch(c)),
                     me,
                     shape,
                     threshold,
@@ -1018,7 +1064,8 @@ mod tests {
         let ranges = Ranges::new(&starts, &ends, &sk.hashes).unwrap();
         let shape = settings(true).sketch;
         let (lens, words) = encode_many(shape, &ranges);
-        assert_eq!(lens, vec![11, 3, 0, 2]);
+        // "x y": two shingles and their checks, kept whole.
+        assert_eq!(lens, vec![11, 3, 0, 4]);
         let ids: Vec<&[u8]> = vec![b"one", b"", "caf\u{e9}".as_bytes(), b"4"];
         let rows = Rows {
             fps: &[1, 2, 0, 9],
@@ -1041,7 +1088,11 @@ mod tests {
             assert_eq!(idx.fingerprints(), &[1, 2, 0, 9]);
             assert_eq!(idx.sketch(0), (11, &words[..8]));
             assert_eq!(idx.sketch(1).0, 3);
-            assert_eq!(&idx.sketch(1).1[..3], sk.get(1));
+            let whole: Vec<u64> = idx.sketch(1).1[..6]
+                .chunks(2)
+                .map(|c| u64::from(c[0]) | u64::from(c[1]) << 32)
+                .collect();
+            assert_eq!(&whole[..], sk.get(1));
             assert_eq!(idx.sketch(2).0, 0);
             assert_eq!(idx.str_id(2).unwrap(), "caf\u{e9}".as_bytes());
             assert_eq!(idx.str_id(1).unwrap(), b"");
@@ -1053,7 +1104,7 @@ mod tests {
             };
             let extra = Rows {
                 fps: &[5],
-                keys: &[77],
+                keys: &[[77, 78]],
                 sketches: one,
                 ids: NewIds::Str(&more),
             };

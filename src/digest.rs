@@ -7,7 +7,7 @@ use rayon::prelude::*;
 use crate::error::{Error, Result};
 use crate::features::{Scratch, TokenKind};
 use crate::fingerprint::{ascii_lowercase, Hasher, PARALLEL_MIN_DOCS};
-use crate::verify::{self, content_key, ShingleConfig, SketchHash, Sketches};
+use crate::verify::{self, content_key, ContentKey, ShingleConfig, SketchHash, Sketches};
 
 /// Fingerprints, with the content keys (and sketches, when asked for) in `sketches`.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -22,13 +22,13 @@ pub struct Digests {
 #[derive(Debug, Default)]
 pub struct KeySet {
     // Content keys are hashes already: one multiply mixes them (SipHash took 0.27 s a 1M first pass).
-    seen: std::collections::HashMap<u64, u64, crate::hash::FoldState>,
+    seen: std::collections::HashMap<ContentKey, u64, crate::hash::FoldState>,
 }
 
 impl KeySet {
     /// For each key in order, whether it is seen here for the first time (it is then recorded,
     /// with the fingerprint beside it).
-    pub fn first_seen(&mut self, keys: &[u64], fingerprints: &[u64]) -> Result<Vec<bool>> {
+    pub fn first_seen(&mut self, keys: &[ContentKey], fingerprints: &[u64]) -> Result<Vec<bool>> {
         if keys.len() != fingerprints.len() {
             return Err(Error::invalid(format!(
                 "{} keys but {} fingerprints",
@@ -51,7 +51,7 @@ impl KeySet {
 
     /// The fingerprint of the text of content key `key`, if it was seen.
     #[inline]
-    pub fn fingerprint_of(&self, key: u64) -> Option<u64> {
+    pub fn fingerprint_of(&self, key: ContentKey) -> Option<u64> {
         self.seen.get(&key).copied()
     }
 
@@ -73,8 +73,9 @@ pub fn sketch_after_fingerprint(
     out: &mut Vec<SketchHash>,
 ) {
     if hasher.features().tokens() == TokenKind::Word {
-        // The fingerprint's features were built from the same word tokens: reuse them.
-        verify::sketch_of_words(config, scratch.token_hashes(), out);
+        // The fingerprint's features were built from the same word tokens: reuse their hashes.
+        let (words, checks) = scratch.token_identities(normalized);
+        verify::sketch_of_words(config, words, checks, out);
     } else {
         verify::sketch(config, normalized, scratch, out);
     }
@@ -90,7 +91,7 @@ fn digest_one(
     seen: Option<&KeySet>,
     scratch: &mut Scratch,
     joined: &mut String,
-) -> (u64, u64, Vec<SketchHash>) {
+) -> (u64, ContentKey, Vec<SketchHash>) {
     if let [text] = fields {
         let key = content_key(text.as_bytes());
         if let Some(fingerprint) = seen.and_then(|s| s.fingerprint_of(key)) {
@@ -154,7 +155,7 @@ pub fn digest_many<S: AsRef<str> + Sync>(
         let texts: Vec<&str> = fields.iter().map(|f| f[d].as_ref()).collect();
         digest_one(hasher, &texts, sketch, seen, scratch, joined)
     };
-    let each: Vec<(u64, u64, Vec<SketchHash>)> = if n < PARALLEL_MIN_DOCS {
+    let each: Vec<(u64, ContentKey, Vec<SketchHash>)> = if n < PARALLEL_MIN_DOCS {
         let mut state = Default::default();
         (0..n).map(|d| one(&mut state, d)).collect()
     } else {
@@ -234,15 +235,19 @@ mod tests {
     #[test]
     fn key_sets_mark_first_occurrences_across_calls() {
         let mut seen = KeySet::default();
-        let first = seen.first_seen(&[5, 7, 5, 9], &[50, 70, 51, 90]).unwrap();
+        let k = |x: u64| [x, 3 * x + 1];
+        let first = seen
+            .first_seen(&[k(5), k(7), k(5), k(9)], &[50, 70, 51, 90])
+            .unwrap();
         assert_eq!(first, [true, true, false, true]);
-        let first = seen.first_seen(&[9, 1, 1], &[91, 10, 11]).unwrap();
+        let first = seen.first_seen(&[k(9), k(1), k(1)], &[91, 10, 11]).unwrap();
         assert_eq!(first, [false, true, false]);
         assert_eq!(seen.len(), 4);
-        // Each key keeps the fingerprint of its first occurrence.
-        let got: Vec<Option<u64>> = [5, 7, 9, 1, 2].map(|k| seen.fingerprint_of(k)).into();
+        // Each key keeps the fingerprint of its first occurrence; both halves count.
+        let got: Vec<Option<u64>> = [5, 7, 9, 1, 2].map(|x| seen.fingerprint_of(k(x))).into();
         assert_eq!(got, [Some(50), Some(70), Some(90), Some(10), None]);
-        assert!(seen.first_seen(&[3], &[]).is_err());
+        assert_eq!(seen.fingerprint_of([5, 3]), None);
+        assert!(seen.first_seen(&[k(3)], &[]).is_err());
     }
 
     #[test]

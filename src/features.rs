@@ -94,6 +94,8 @@ pub struct Scratch {
     spans: Vec<(usize, usize)>,
     /// Word mode: the FNV-1a 64 of each token.
     token_hashes: Vec<u64>,
+    /// Word mode, for sketches: a second hash of each token, independent of the first.
+    token_checks: Vec<u64>,
     /// Word mode: whether each token is a stopword.
     stop: Vec<bool>,
     /// Features: token-index ranges (word mode) or byte ranges of `buf` (char mode).
@@ -135,7 +137,25 @@ impl Scratch {
     pub fn token_hashes(&self) -> &[u64] {
         &self.token_hashes
     }
+
+    /// The tokens of `text`, last scanned here (by [`word_token_hashes`] or a word-mode
+    /// [`FeatureConfig::hash_features`]), as 128 bits each: their FNV-1a 64 hashes and the
+    /// XXH3-64 of their bytes (seeded apart). Two different tokens agree on both with
+    /// probability about 2^-128, so no pair of words of a corpus is ever taken for one.
+    pub fn token_identities(&mut self, text: &str) -> (&[u64], &[u64]) {
+        let bytes = text.as_bytes();
+        self.token_checks.clear();
+        self.token_checks.extend(
+            self.spans.iter().map(|&(a, b)| {
+                xxhash_rust::xxh3::xxh3_64_with_seed(&bytes[a..b], TOKEN_CHECK_SEED)
+            }),
+        );
+        (&self.token_hashes, &self.token_checks)
+    }
 }
+
+/// The seed of the second hash of each token (see [`Scratch::token_identities`]).
+const TOKEN_CHECK_SEED: u64 = 0x7E57_ED0F_5EC0_4D11;
 
 impl FeatureConfig {
     /// Hashes the features of `text` into `scratch.hashes`, in feature order.

@@ -22,7 +22,7 @@ use crate::digest::KeySet;
 use crate::error::{Error, Result};
 use crate::features::Scratch;
 use crate::fingerprint::Hasher;
-use crate::verify::{self, ShingleConfig, SketchHash, Sketches};
+use crate::verify::{self, ContentKey, ShingleConfig, SketchHash, Sketches};
 
 /// What became of one line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,8 +44,8 @@ pub struct Lines {
     pub fingerprints: Vec<u64>,
     pub lengths: Vec<u32>,
     pub starts: Vec<u64>,
-    /// The content key of each line done here (0 for the others).
-    pub keys: Vec<u64>,
+    /// The content key of each line done here ([0, 0] for the others).
+    pub keys: Vec<ContentKey>,
     /// When asked for: the shingle sketch of each line done here (empty for the others).
     pub sketches: Option<Sketches>,
 }
@@ -55,7 +55,7 @@ struct Line {
     kind: Kind,
     fingerprint: u64,
     length: u32,
-    key: u64,
+    key: ContentKey,
     sketch: Vec<SketchHash>,
 }
 
@@ -65,7 +65,7 @@ impl Line {
             kind,
             fingerprint: 0,
             length: 0,
-            key: 0,
+            key: [0, 0],
             sketch: Vec::new(),
         }
     }
@@ -295,7 +295,7 @@ fn line(
             kind: Kind::Done,
             fingerprint: 0,
             length: normalized.len() as u32,
-            key: 0,
+            key: [0, 0],
             sketch: out,
         };
     }
@@ -537,7 +537,9 @@ mod tests {
         let want = verify::sketches(config, &["the quick brown fox", "", "", ""]);
         let s = got.sketches.unwrap();
         assert_eq!(s.get(0), want.get(0));
-        assert_eq!(s.get(0).len(), 2);
+        // Two shingles, with their checks.
+        assert_eq!(verify::shingles_of(s.get(0)).len(), 2);
+        assert_eq!(s.get(0).len(), 4);
         assert!(s.get(1).is_empty() && s.get(2).is_empty() && s.get(3).is_empty());
     }
 
@@ -597,7 +599,7 @@ mod tests {
         }
         // Only sketched: no fingerprint or key is made again.
         assert!(again.fingerprints.iter().all(|&f| f == 0));
-        assert!(again.keys.iter().all(|&k| k == 0));
+        assert!(again.keys.iter().all(|&k| k == [0, 0]));
         assert_ne!(first.fingerprints[0], 0);
     }
 

@@ -14,26 +14,45 @@
 //! that share a prefix hash are candidates. Star clustering walks the texts of each prefix hash
 //! only for the centers that need them (see `star::Candidates::stars`), so no pair is stored.
 //!
-//! A prefix hash that begins more than [`RUN_CAP`] short texts proposes nothing (those texts keep
-//! their other prefix hashes and their fingerprints): that bounds the work of a center at
-//! `4 RUN_CAP` comparisons, whatever the corpus.
+//! A prefix hash shared by more than [`RUN_CAP`] short texts (6,069 npm summaries begin with
+//! "typescript definitions for") is split further rather than compared all with all: among those
+//! texts, a near pair whose *first* shared hash is this one shares `ceil(t |A|) - 1` more after
+//! it, so the next `|A'| - (ceil(t |A|) - 1) + 1` hashes after it (`A'`: A's hashes after it)
+//! hold one both have. The run is split by (this hash, that next one), and again while a part
+//! is over the cap (a pair whose first shared hash is an earlier one is found in that hash's
+//! run). A text whose overlap is already met by the hashes of the run's key (`ceil(t |A|)` at
+//! most the depth) cannot be split further: it is compared with every text of the run small
+//! enough to be near it. At t = 0.8 and a depth of at most 3, such a group is one shingle set
+//! (the key's hashes), near each other whatever their number, and stays whole; a group over the
+//! cap that is not one set is not compared and its pairs are counted in
+//! [`ShortTexts::skipped_pairs`] (reported with the results). So every candidate pair is
+//! compared, within a bounded work a center, or counted; memory stays linear in the texts'
+//! prefixes.
 
 use rayon::prelude::*;
 
+use crate::encoders::mix64;
 use crate::error::{Error, Result};
-use crate::verify::{jaccard_at_least, SketchHash};
+use crate::verify::{jaccard_at_least, shingles_of, SketchHash};
 
 /// The most shingles of a short text.
 pub const SHORT: usize = 16;
-/// The most short texts one prefix hash proposes to each other.
+/// The most short texts one run proposes to each other before it is split further.
 pub const RUN_CAP: usize = 1024;
+
+/// The overlap a set of `n` shingles needs with any set at Jaccard >= `threshold`:
+/// `ceil(threshold n)`, taken a hair low so that rounding can only lengthen a prefix.
+fn overlap(n: usize, threshold: f64) -> usize {
+    (threshold * n as f64 - 1e-9).ceil().max(1.0) as usize
+}
 
 /// How many of the first hashes of a set of `n` shingles must hold a shared one with any set at
 /// Jaccard >= `threshold`: `n - ceil(threshold n) + 1`, the ceiling taken a hair low so that
 /// rounding can only lengthen the prefix.
 pub fn prefix_len(n: usize, threshold: f64) -> usize {
-    let overlap = (threshold * n as f64 - 1e-9).ceil().max(1.0) as usize;
-    (n + 1).saturating_sub(overlap).clamp(1, n.max(1))
+    (n + 1)
+        .saturating_sub(overlap(n, threshold))
+        .clamp(1, n.max(1))
 }
 
 /// The short texts of a corpus and their prefix hashes.
@@ -52,6 +71,17 @@ pub struct ShortTexts {
     /// The runs of each short slot's prefix hashes: `run_of[run_starts[s]..run_starts[s + 1]]`.
     run_starts: Vec<usize>,
     run_of: Vec<u32>,
+    /// Candidate pairs in groups that could not be split and were over the cap.
+    skipped: u64,
+}
+
+/// A text in a run: `(key, slot, position of the key's last hash in the slot's set, depth)`.
+type Posting = (u64, u32, u8, u8);
+
+/// The key of a run one hash deeper.
+#[inline]
+fn deeper(key: u64, h: SketchHash) -> u64 {
+    mix64(key ^ h ^ 0x5EED_5B11_7DEE_9E12)
 }
 
 impl ShortTexts {
@@ -71,13 +101,14 @@ impl ShortTexts {
         let mut slot = vec![u32::MAX; texts];
         let mut offsets = vec![0usize];
         let mut all: Vec<SketchHash> = Vec::new();
-        let mut postings: Vec<(SketchHash, u32)> = Vec::new();
+        let mut postings: Vec<Posting> = Vec::new();
         for (t, set) in sets {
             let t = t as usize;
             if t >= texts {
                 return Err(Error::invalid(format!("text {t} out of {texts}")));
             }
-            if set.is_empty() || set.len() > SHORT || slot[t] != u32::MAX {
+            let shingles = shingles_of(set);
+            if shingles.is_empty() || shingles.len() > SHORT || slot[t] != u32::MAX {
                 continue;
             }
             if set.windows(2).any(|w| w[0] >= w[1]) {
@@ -89,25 +120,77 @@ impl ShortTexts {
             slot[t] = s;
             all.extend_from_slice(set);
             offsets.push(all.len());
-            for &h in &set[..prefix_len(set.len(), threshold)] {
-                postings.push((h, s));
+            for (i, &h) in shingles[..prefix_len(shingles.len(), threshold)]
+                .iter()
+                .enumerate()
+            {
+                postings.push((deeper(0, h), s, i as u8, 1));
             }
         }
-        postings.sort_unstable();
-        // Runs of two texts or more, up to the cap; each slot's runs.
+        let set_of = |s: u32| &all[offsets[s as usize]..offsets[s as usize + 1]];
+        // Runs of two texts or more, split while over the cap; each slot's runs.
         let mut runs = vec![0usize];
         let mut members: Vec<u32> = Vec::new();
         let mut of_slot: Vec<(u32, u32)> = Vec::new();
-        for run in postings.chunk_by(|a, b| a.0 == b.0) {
-            if run.len() < 2 || run.len() > RUN_CAP {
-                continue;
-            }
+        let mut skipped = 0u64;
+        let mut emit = |run: &mut dyn Iterator<Item = u32>| {
             let r = (runs.len() - 1) as u32;
-            for &(_, s) in run {
+            for s in run {
                 members.push(s);
                 of_slot.push((s, r));
             }
             runs.push(members.len());
+        };
+        while !postings.is_empty() {
+            postings.sort_unstable();
+            let mut next: Vec<Posting> = Vec::new();
+            for run in postings.chunk_by(|a, b| a.0 == b.0) {
+                if run.len() < 2 {
+                    continue;
+                }
+                if run.len() <= RUN_CAP {
+                    emit(&mut run.iter().map(|p| p.1));
+                    continue;
+                }
+                // Split: each text by the hashes after the key's that may hold the next shared one.
+                let mut rest_of: Vec<(usize, u32)> = Vec::new();
+                for &(key, s, pos, depth) in run {
+                    let set = shingles_of(set_of(s));
+                    let need = overlap(set.len(), threshold);
+                    if need <= depth as usize {
+                        rest_of.push((set.len(), s));
+                        continue;
+                    }
+                    let after = set.len() - pos as usize - 1;
+                    let more = (after + 1).saturating_sub(need - depth as usize).min(after);
+                    let from = pos as usize + 1;
+                    for (j, &h) in set.iter().enumerate().skip(from).take(more) {
+                        next.push((deeper(key, h), s, j as u8, depth + 1));
+                    }
+                }
+                if rest_of.is_empty() {
+                    continue;
+                }
+                // The texts met already, with every text of the run small enough to be near one.
+                let largest = rest_of.iter().map(|r| r.0).max().unwrap_or(0);
+                let most = (largest as f64 / threshold + 1e-9).floor() as usize;
+                let group: Vec<u32> = run
+                    .iter()
+                    .map(|p| p.1)
+                    .filter(|&s| shingles_of(set_of(s)).len() <= most)
+                    .collect();
+                if group.len() < 2 {
+                    continue;
+                }
+                let one_set = group.iter().all(|&s| set_of(s) == set_of(group[0]));
+                if group.len() <= RUN_CAP || one_set {
+                    emit(&mut group.into_iter());
+                } else {
+                    let m = group.len() as u64;
+                    skipped += m * (m - 1) / 2;
+                }
+            }
+            postings = next;
         }
         drop(postings);
         of_slot.sort_unstable();
@@ -135,7 +218,14 @@ impl ShortTexts {
             texts: members.iter().map(|&s| text_of_slot[s as usize]).collect(),
             run_starts,
             run_of: of_slot.into_iter().map(|(_, r)| r).collect(),
+            skipped,
         })
+    }
+
+    /// Candidate pairs not compared: those of groups that could not be split further, were over
+    /// [`RUN_CAP`] and were not one shingle set.
+    pub fn skipped_pairs(&self) -> u64 {
+        self.skipped
     }
 
     /// The threshold the prefixes were cut for.
@@ -252,12 +342,12 @@ mod tests {
     fn every_near_pair_of_short_sets_shares_a_run() {
         let mut s = 7u64;
         for &threshold in &[0.5, 0.7, 0.8, 0.9, 1.0] {
-            let mut sets: Vec<Vec<u32>> = Vec::new();
+            let mut sets: Vec<Vec<u64>> = Vec::new();
             // Families: a base set of 1 to 18 values and variants of it with up to two values
             // dropped or replaced.
             for _ in 0..60 {
                 let n = 1 + (rng(&mut s) % 18) as usize;
-                let base: Vec<u32> = (0..n).map(|_| rng(&mut s) as u32 % 1000).collect();
+                let base: Vec<u64> = (0..n).map(|_| rng(&mut s) % 1000).collect();
                 for _ in 0..6 {
                     let mut set = base.clone();
                     for _ in 0..rng(&mut s) % 3 {
@@ -265,7 +355,7 @@ mod tests {
                         if rng(&mut s) % 2 == 0 && set.len() > 1 {
                             set.remove(at);
                         } else {
-                            set[at] = rng(&mut s) as u32 % 1000;
+                            set[at] = rng(&mut s) % 1000;
                         }
                     }
                     set.sort_unstable();
@@ -307,8 +397,8 @@ mod tests {
 
     #[test]
     fn long_empty_repeated_and_unsorted_sets() {
-        let long: Vec<u32> = (0..17).collect();
-        let ok: Vec<u32> = vec![1, 2, 3];
+        let long: Vec<u64> = (0..17).collect();
+        let ok: Vec<u64> = vec![1, 2, 3];
         let short = ShortTexts::new(
             4,
             [
@@ -325,7 +415,7 @@ mod tests {
         assert_eq!(short.set(1), None);
         assert_eq!(short.set(2), Some(&ok[..]));
         assert_eq!(short.set(3), None);
-        let bad = [3u32, 1];
+        let bad = [3u64, 1];
         assert!(ShortTexts::new(1, [(0u32, &bad[..])].into_iter(), 0.8).is_err());
         assert!(ShortTexts::new(1, [(5u32, &ok[..])].into_iter(), 0.8).is_err());
         assert!(ShortTexts::new(1, std::iter::empty(), 0.0).is_err());
@@ -335,14 +425,14 @@ mod tests {
     #[test]
     fn verified_pairs_are_every_near_pair_of_short_sets() {
         let mut s = 11u64;
-        let mut sets: Vec<Vec<u32>> = Vec::new();
+        let mut sets: Vec<Vec<u64>> = Vec::new();
         for _ in 0..80 {
             let n = 1 + (rng(&mut s) % 20) as usize;
-            let base: Vec<u32> = (0..n).map(|_| rng(&mut s) as u32 % 500).collect();
+            let base: Vec<u64> = (0..n).map(|_| rng(&mut s) % 500).collect();
             for _ in 0..4 {
                 let mut set = base.clone();
                 if rng(&mut s) % 2 == 0 {
-                    set.push(rng(&mut s) as u32 % 500);
+                    set.push(rng(&mut s) % 500);
                 }
                 set.sort_unstable();
                 set.dedup();
@@ -372,9 +462,76 @@ mod tests {
         }
     }
 
+    /// The verified pairs by brute force, with the skipped count.
+    fn check_against_brute(sets: &[Vec<u64>], threshold: f64) -> ShortTexts {
+        let short = ShortTexts::new(
+            sets.len(),
+            sets.iter().enumerate().map(|(t, v)| (t as u32, &v[..])),
+            threshold,
+        )
+        .unwrap();
+        let got = short.verified_pairs(1024, None).unwrap();
+        let mut want = Vec::new();
+        for a in 0..sets.len() {
+            for b in a + 1..sets.len() {
+                let j = jaccard(&sets[a], &sets[b], 1024);
+                if sets[a].len() <= SHORT && sets[b].len() <= SHORT && j >= threshold {
+                    want.push((a as u32, b as u32, j));
+                }
+            }
+        }
+        assert_eq!(got, want, "t = {threshold}");
+        short
+    }
+
+    /// 5,000 texts whose sets all begin with one hash (as "typescript definitions for ..."
+    /// does): the run is split, not dropped, and every near pair among them is found.
     #[test]
-    fn a_prefix_hash_of_too_many_texts_proposes_nothing() {
-        let sets: Vec<Vec<u32>> = (0..RUN_CAP as u32 + 1).map(|i| vec![0, 100 + i]).collect();
+    fn a_prefix_shared_by_thousands_is_split_and_every_pair_found() {
+        let mut s = 3u64;
+        let mut sets: Vec<Vec<u64>> = Vec::new();
+        for i in 0..5000u64 {
+            // 0 (the shared first hash), then 3 or 4 of this text's own.
+            let n = 3 + (i % 2) as usize;
+            let mut set = vec![0u64];
+            set.extend((0..n).map(|_| 1 + rng(&mut s) % (1 << 40)));
+            set.sort_unstable();
+            set.dedup();
+            sets.push(set);
+        }
+        // Near pairs planted among them: a copy with one hash changed (J = 4/6 for 5, and so
+        // below 0.8) or added (J = 4/5 or 5/6).
+        for i in 0..300 {
+            let mut set = sets[i * 7].clone();
+            if i % 3 == 0 {
+                set[1] = 1 + rng(&mut s) % (1 << 40);
+            } else {
+                set.push(1 + rng(&mut s) % (1 << 40));
+            }
+            set.sort_unstable();
+            set.dedup();
+            sets.push(set);
+        }
+        for threshold in [0.8, 0.6] {
+            let short = check_against_brute(&sets, threshold);
+            assert_eq!(short.skipped_pairs(), 0, "t = {threshold}");
+            // No run holds more than the cap.
+            for r in 0..short.run_count() {
+                let (a, b) = short.run_bounds(r);
+                assert!(b - a <= RUN_CAP);
+            }
+        }
+        // 5,000 texts of one set: one run, whatever its size.
+        let same: Vec<Vec<u64>> = (0..5000).map(|_| vec![7u64, 9]).collect();
+        let short = check_against_brute(&same, 0.8);
+        assert_eq!(short.skipped_pairs(), 0);
+    }
+
+    /// Past the cap, a group that cannot be split (at t = 0.5, sets of two shingles meet their
+    /// overlap with the first) and is not one set is not compared: its pairs are counted.
+    #[test]
+    fn a_group_that_cannot_be_split_is_counted() {
+        let sets: Vec<Vec<u64>> = (0..RUN_CAP as u64 + 1).map(|i| vec![0, 100 + i]).collect();
         let short = ShortTexts::new(
             sets.len(),
             sets.iter().enumerate().map(|(t, v)| (t as u32, &v[..])),
@@ -382,7 +539,9 @@ mod tests {
         )
         .unwrap();
         assert_eq!(short.run_count(), 0);
-        let sets: Vec<Vec<u32>> = (0..RUN_CAP as u32).map(|i| vec![0, 100 + i]).collect();
+        let m = RUN_CAP as u64 + 1;
+        assert_eq!(short.skipped_pairs(), m * (m - 1) / 2);
+        let sets: Vec<Vec<u64>> = (0..RUN_CAP as u64).map(|i| vec![0, 100 + i]).collect();
         let short = ShortTexts::new(
             sets.len(),
             sets.iter().enumerate().map(|(t, v)| (t as u32, &v[..])),
@@ -390,5 +549,6 @@ mod tests {
         )
         .unwrap();
         assert_eq!(short.run_count(), 1);
+        assert_eq!(short.skipped_pairs(), 0);
     }
 }

@@ -33,7 +33,7 @@ use crate::interrupt;
 use crate::pairs::{check_work, default_work_limit, Bounded, Groups, WORK_REMEDY};
 use crate::plan::Plan;
 use crate::short_texts::ShortTexts;
-use crate::verify::{jaccard_at_least, Ranges};
+use crate::verify::{jaccard_at_least, ContentKey, Ranges};
 
 /// The Jaccard check of candidate pairs.
 #[derive(Debug, Clone, Copy)]
@@ -44,6 +44,12 @@ pub struct Verification<'a> {
     pub size: usize,
     /// The least Jaccard similarity of a near-duplicate pair, in (0, 1].
     pub threshold: f64,
+    /// How far from the threshold a bottom-`size` estimate (of a pair where a sketch is cut) may
+    /// lie and still need the exact Jaccard to decide (0: decided on the estimate).
+    pub band: f64,
+    /// Exact Jaccards of pairs of rows `(a, b)`, a < b (the first rows of their texts), that
+    /// decide those pairs in the band.
+    pub exact: Option<&'a HashMap<(i64, i64), f64, FoldState>>,
 }
 
 /// What [`stars`] found, per row.
@@ -54,6 +60,10 @@ pub struct Stars {
     /// The Jaccard similarity with the kept row: 1 for a kept row and for copies of its text,
     /// NaN for a row removed on its fingerprint alone (no verification).
     pub jaccard: Vec<f32>,
+    /// The pairs of rows `(a, b)`, a < b, whose estimate lay in the band and were decided on it
+    /// for want of their exact Jaccard (see [`Verification::band`]), and whether the estimate
+    /// made them near.
+    pub undecided: Vec<(i64, i64, bool)>,
 }
 
 /// The candidate structure of a corpus, computed once: its distinct texts (equal content key and
@@ -80,7 +90,7 @@ impl Candidates {
     /// [`Error::TooManyPairs`], raised before they are stored.
     pub fn new(
         fingerprints: &[u64],
-        keys: &[u64],
+        keys: &[ContentKey],
         k: u32,
         plan: &Plan,
         max_pairs: Option<u64>,
@@ -97,7 +107,7 @@ impl Candidates {
                 "{n} documents are more than star clusters take (2^32 - 1)"
             )));
         }
-        let mut texts: HashMap<(u64, u64), u32, FoldState> =
+        let mut texts: HashMap<(ContentKey, u64), u32, FoldState> =
             HashMap::with_capacity_and_hasher(n.min(1 << 20), FoldState::default());
         let mut text_of = Vec::with_capacity(n);
         let mut first_row = Vec::new();
@@ -175,6 +185,47 @@ impl Candidates {
         )?;
         self.short = Some(short);
         Ok(self)
+    }
+
+    /// Candidate pairs of short texts not compared (see
+    /// [`crate::short_texts::ShortTexts::skipped_pairs`]).
+    pub fn skipped_pairs(&self) -> u64 {
+        self.short.as_ref().map_or(0, ShortTexts::skipped_pairs)
+    }
+
+    /// Stars whose pairs in the band were decided on their estimates (`kept`, `jaccard`) given
+    /// the exact Jaccards of those pairs that decided them alike: the Jaccard of each removed row
+    /// whose pair (the first rows of its text and of the kept one's) is in `exact` becomes the
+    /// exact one. (When an exact Jaccard would decide a pair otherwise, the stars must be taken
+    /// again with it.)
+    pub fn patch_jaccards(
+        &self,
+        kept: &[i64],
+        jaccard: &mut [f32],
+        exact: &HashMap<(i64, i64), f64, FoldState>,
+    ) -> Result<()> {
+        let n = self.text_of.len();
+        if kept.len() != n || jaccard.len() != n {
+            return Err(Error::invalid(format!(
+                "{n} rows but {} kept and {} Jaccards",
+                kept.len(),
+                jaccard.len()
+            )));
+        }
+        if exact.is_empty() {
+            return Ok(());
+        }
+        let first = |r: usize| i64::from(self.first_row[self.text_of[r] as usize]);
+        for (r, (&k, j)) in kept.iter().zip(jaccard.iter_mut()).enumerate() {
+            if k == r as i64 || k < 0 || k as usize >= n {
+                continue;
+            }
+            let (a, b) = (first(k as usize), first(r));
+            if let Some(&e) = exact.get(&(a.min(b), a.max(b))) {
+                *j = e as f32;
+            }
+        }
+        Ok(())
     }
 
     /// The rows whose sketches [`Candidates::stars`] may read: the first row of each text that
@@ -292,6 +343,8 @@ impl Candidates {
             .map_or(&[][..], |v| v.sketches.hashes());
         let sketch = |slot: Slot| &hashes[slot.start as usize..][..slot.len as usize];
         let mut jac_text = vec![1.0f32; texts];
+        let mut undecided: Vec<(i64, i64, bool)> = Vec::new();
+        let first_row = &self.first_row;
         for (at, &row) in order.iter().enumerate() {
             if at % 4096 == 0 {
                 interrupt::check()?;
@@ -315,8 +368,30 @@ impl Candidates {
                 }
                 let taken = match &verification {
                     None => Some(f32::NAN),
-                    Some(v) => jaccard_at_least(center, sketch(slot), v.size, v.threshold)
-                        .map(|j| j as f32),
+                    Some(v) => {
+                        let other = sketch(slot);
+                        let cut = center.len() >= v.size || other.len() >= v.size;
+                        if cut && v.band > 0.0 {
+                            let low = (v.threshold - v.band).max(0.0);
+                            match jaccard_at_least(center, other, v.size, low) {
+                                None => None,
+                                Some(j) if j >= v.threshold + v.band => Some(j as f32),
+                                Some(j) => {
+                                    let (x, y) = (i64::from(first_row[t]), i64::from(first_row[s]));
+                                    let key = (x.min(y), x.max(y));
+                                    match v.exact.and_then(|m| m.get(&key)) {
+                                        Some(&e) => (e >= v.threshold).then_some(e as f32),
+                                        None => {
+                                            undecided.push((key.0, key.1, j >= v.threshold));
+                                            (j >= v.threshold).then_some(j as f32)
+                                        }
+                                    }
+                                }
+                            }
+                        } else {
+                            jaccard_at_least(center, other, v.size, v.threshold).map(|j| j as f32)
+                        }
+                    }
                 };
                 if let Some(j) = taken {
                     slots[s].kept = t as u32;
@@ -343,7 +418,13 @@ impl Candidates {
             kept.push(i64::from(standin[c]));
             jac.push(if c == t { 1.0 } else { jac_text[t] });
         }
-        Ok(Stars { kept, jaccard: jac })
+        undecided.sort_unstable();
+        undecided.dedup();
+        Ok(Stars {
+            kept,
+            jaccard: jac,
+            undecided,
+        })
     }
 }
 
@@ -456,7 +537,7 @@ mod tests {
 
     fn stars(
         fingerprints: &[u64],
-        keys: &[u64],
+        keys: &[ContentKey],
         order: &[i64],
         k: u32,
         plan: &Plan,
@@ -465,7 +546,12 @@ mod tests {
         Candidates::new(fingerprints, keys, k, plan, None)?.stars(order, verification)
     }
 
-    fn candidate_rows(fingerprints: &[u64], keys: &[u64], k: u32, plan: &Plan) -> Result<Vec<i64>> {
+    fn candidate_rows(
+        fingerprints: &[u64],
+        keys: &[ContentKey],
+        k: u32,
+        plan: &Plan,
+    ) -> Result<Vec<i64>> {
         Ok(Candidates::new(fingerprints, keys, k, plan, None)?.rows())
     }
 
@@ -476,7 +562,7 @@ mod tests {
     /// The same greedy rule by brute force over every pair.
     fn brute(
         fps: &[u64],
-        keys: &[u64],
+        keys: &[ContentKey],
         order: &[i64],
         k: u32,
         sim: &dyn Fn(usize, usize) -> Option<f32>,
@@ -487,7 +573,7 @@ mod tests {
     /// [`brute`], with `also(c, s)` making candidates of rows beyond `k`.
     fn brute_with(
         fps: &[u64],
-        keys: &[u64],
+        keys: &[ContentKey],
         order: &[i64],
         k: u32,
         sim: &dyn Fn(usize, usize) -> Option<f32>,
@@ -520,7 +606,11 @@ mod tests {
                 }
             }
         }
-        Stars { kept, jaccard: jac }
+        Stars {
+            kept,
+            jaccard: jac,
+            undecided: Vec::new(),
+        }
     }
 
     fn same(a: &Stars, b: &Stars) -> bool {
@@ -551,12 +641,12 @@ mod tests {
             fps.push(0);
             fps.push(0);
             let n = fps.len();
-            let keys: Vec<u64> = (0..n as u64)
+            let keys: Vec<ContentKey> = (0..n as u64)
                 .map(|r| {
                     if fps[r as usize] == 0 {
-                        r % 2
+                        [r % 2, 0]
                     } else {
-                        fps[r as usize]
+                        [fps[r as usize], 0]
                     }
                 })
                 .collect();
@@ -619,6 +709,8 @@ mod tests {
                 sketches: ranges,
                 size: 64,
                 threshold,
+                band: 0.0,
+                exact: None,
             };
             let got = stars(&fps, &keys, &order, 2, &plan(2), Some(v)).unwrap();
             let sim = |a: usize, b: usize| {
@@ -699,6 +791,8 @@ mod tests {
                 sketches: ranges,
                 size: 64,
                 threshold,
+                band: 0.0,
+                exact: None,
             };
             let found = Candidates::new(&fps, &keys, 3, &plan(3), None)
                 .unwrap()
@@ -748,7 +842,7 @@ mod tests {
         let p = plan(2);
         // 0 and 5 copies; 1 near 0; 2 alone; 3, 4 featureless; 6 same fingerprint as 2, other text.
         let fps = [0b1111u64, 0b0111, 1 << 40, 0, 0, 0b1111, 1 << 40, u64::MAX];
-        let keys = [1u64, 2, 3, 4, 5, 1, 7, 8];
+        let keys = [1u64, 2, 3, 4, 5, 1, 7, 8].map(|k| [k, 0]);
         assert_eq!(
             candidate_rows(&fps, &keys, 2, &p).unwrap(),
             vec![0, 1, 2, 6]
@@ -761,7 +855,7 @@ mod tests {
         let p = plan(3);
         // 64 distinct values within 3 bits of their neighbours, each with a copy.
         let fps: Vec<u64> = (0..128u64).map(|r| (1 << 40) | (r / 2)).collect();
-        let keys = fps.clone();
+        let keys: Vec<ContentKey> = fps.iter().map(|&f| [f, 0]).collect();
         let count = (0..64u64)
             .flat_map(|a| (a + 1..64).map(move |b| (a, b)))
             .filter(|&(a, b)| hamming(a, b) <= 3)
@@ -775,17 +869,89 @@ mod tests {
         assert!(Candidates::new(&fps, &keys, 3, &p, Some(count)).is_ok());
     }
 
+    /// A pair whose estimate (a sketch cut) lies within the band is listed, decided on the
+    /// estimate without its exact Jaccard and by the exact Jaccard with it; the exact Jaccard is
+    /// put in place when it decides alike.
+    #[test]
+    fn pairs_in_the_band_are_decided_by_their_exact_jaccard() {
+        let words: Vec<String> = (0..60).map(|w| format!("w{w}")).collect();
+        let (a, b) = (words[..40].join(" "), words[8..48].join(" "));
+        let exact = 32.0 / 48.0;
+        let s = sketches(shingle_config(1, 16).unwrap(), &[a.as_str(), b.as_str()]);
+        let estimate = jaccard(s.get(0), s.get(1), 16);
+        assert!((estimate - exact).abs() > 0.01, "{estimate}");
+        let starts: Vec<u64> = s.offsets[..2].to_vec();
+        let ends: Vec<u64> = s.offsets[1..].to_vec();
+        let ranges = Ranges::new(&starts, &ends, &s.hashes).unwrap();
+        let (fps, keys) = ([1u64, 3], [[1, 0], [2, 0]]);
+        let found = Candidates::new(&fps, &keys, 2, &plan(2), None).unwrap();
+        let order = [0i64, 1];
+        // The threshold between the two: the estimate and the exact Jaccard decide otherwise.
+        let threshold = (estimate + exact) / 2.0;
+        let near_by_estimate = estimate >= threshold;
+        let mut known: HashMap<(i64, i64), f64, FoldState> = HashMap::default();
+        for (band, exact_known) in [(0.0, false), (0.5, false), (0.5, true)] {
+            if exact_known {
+                known.insert((0, 1), exact);
+            }
+            let v = Verification {
+                sketches: ranges,
+                size: 16,
+                threshold,
+                band,
+                exact: Some(&known),
+            };
+            let got = found.stars(&order, Some(v)).unwrap();
+            let near = got.kept[1] == 0;
+            if exact_known {
+                assert_eq!(near, !near_by_estimate);
+                assert!(got.undecided.is_empty());
+                if near {
+                    assert_eq!(got.jaccard[1], exact as f32);
+                }
+            } else {
+                assert_eq!(near, near_by_estimate);
+                let listed = if band > 0.0 {
+                    vec![(0, 1, near_by_estimate)]
+                } else {
+                    vec![]
+                };
+                assert_eq!(got.undecided, listed);
+            }
+        }
+        // Decided alike (a threshold below both): the removal's Jaccard becomes the exact one.
+        let low = estimate.min(exact) - 0.05;
+        let v = Verification {
+            sketches: ranges,
+            size: 16,
+            threshold: low,
+            band: 0.5,
+            exact: None,
+        };
+        let mut got = found.stars(&order, Some(v)).unwrap();
+        assert_eq!(got.undecided, vec![(0, 1, true)]);
+        assert_eq!(got.jaccard[1], estimate as f32);
+        found
+            .patch_jaccards(&got.kept, &mut got.jaccard, &known)
+            .unwrap();
+        assert_eq!(got.jaccard[1], exact as f32);
+        assert!(found
+            .patch_jaccards(&got.kept[..1], &mut got.jaccard, &known)
+            .is_err());
+    }
+
     #[test]
     fn bad_orders_are_errors() {
         let p = plan(3);
-        assert!(stars(&[1, 2], &[1, 2], &[0, 0], 3, &p, None).is_err());
-        assert!(stars(&[1, 2], &[1, 2], &[0, 2], 3, &p, None).is_err());
-        assert!(stars(&[1, 2], &[1], &[0, 1], 3, &p, None).is_err());
+        assert!(stars(&[1, 2], &[[1, 0], [2, 0]], &[0, 0], 3, &p, None).is_err());
+        assert!(stars(&[1, 2], &[[1, 0], [2, 0]], &[0, 2], 3, &p, None).is_err());
+        assert!(stars(&[1, 2], &[[1, 0]], &[0, 1], 3, &p, None).is_err());
         assert_eq!(
             stars(&[], &[], &[], 3, &p, None).unwrap(),
             Stars {
                 kept: vec![],
-                jaccard: vec![]
+                jaccard: vec![],
+                undecided: vec![],
             }
         );
     }

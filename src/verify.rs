@@ -7,12 +7,27 @@
 //!
 //! Each document gets a *sketch*: the distinct hashes of its word n-gram shingles, sorted and
 //! cut to the `size` smallest (a bottom-k sketch, Broder 1997). Words are the fingerprints' word
-//! tokens with their FNV-1a 64 hashes (so a fingerprint of word features leaves them ready), and
-//! a shingle's hash chains the SplitMix64 output function over its words' hashes: well mixed,
-//! so the smallest hashes are a random sample of the shingles, and it depends on word order. A
-//! sketch keeps the high 32 bits of each ([`SketchHash`]): half the memory. For two documents with fewer than `size` shingles each, the
-//! Jaccard of the sketches is exact; beyond that it is the bottom-k estimate: among the `size`
-//! smallest hashes of the union, the share present in both sketches.
+//! tokens, each taken as 128 bits (its FNV-1a 64 hash, which a fingerprint of word features
+//! leaves ready, and the XXH3-64 of its bytes: [`Scratch::token_identities`]), and a shingle's
+//! hash chains the SplitMix64 output function over them: well mixed, so the smallest hashes are
+//! a random sample of the shingles, and it depends on word order. A shingle's hash has 63 bits
+//! ([`SketchHash`], the top bit clear): two different shingles share it with probability 2^-63,
+//! and since each word counts with 128 bits, one chance agreement of two words never makes all
+//! the shingles that hold them agree.
+//!
+//! The sets where one chance agreement could decide (a set of one shingle is at Jaccard 1 with
+//! any other whose one shingle hashes alike) carry more: a set of at most [`CHECKED_MAX`]
+//! shingles also holds a *check* of each shingle, a second 64-bit hash with the top bit set
+//! (sorted after the shingle hashes). Two sets that both carry checks are compared on all their
+//! values, shingles and checks: with no chance agreement that is exactly their Jaccard (every
+//! shared shingle counts twice, on both sides of the ratio), and one chance agreement of a
+//! shingle hash alone adds one value of the doubled sets, not a whole shingle (two unrelated
+//! sets of one shingle then have 1/3, not 1). A set with checks and one without compare on
+//! their shingle hashes. docs/evidence.md states what this leaves at a given corpus size.
+//!
+//! For two documents with fewer than `size` shingles each, the Jaccard of the sketches is
+//! exact; beyond that it is the bottom-k estimate: among the `size` smallest hashes of the
+//! union, the share present in both sketches.
 
 use rayon::prelude::*;
 
@@ -27,20 +42,81 @@ use crate::features::{word_token_hashes, Scratch};
 pub struct Sketches {
     pub offsets: Vec<u64>,
     pub hashes: Vec<SketchHash>,
-    pub keys: Vec<u64>,
+    pub keys: Vec<ContentKey>,
 }
 
-/// The content key of a normalized text: its XXH3-64 (seed 0). Documents with equal keys and
-/// fingerprints are taken as copies of one text (two different texts share a key and a
-/// fingerprint with probability about 2^-128).
+/// The content key of a normalized text: its XXH3-128 (seed 0) as `[low 64 bits, high 64
+/// bits]`. Documents with equal keys are taken as copies of one text without comparing them
+/// (a first pass gives a text's later copies the fingerprint of its first): two different texts
+/// share a key with probability 2^-128, so among 10^10 texts about 10^20 / 2^129 = 1.5 x 10^-19
+/// pairs ever do.
+pub type ContentKey = [u64; 2];
+
 #[inline]
-pub fn content_key(text: &[u8]) -> u64 {
-    xxhash_rust::xxh3::xxh3_64(text)
+pub fn content_key(text: &[u8]) -> ContentKey {
+    let h = xxhash_rust::xxh3::xxh3_128(text);
+    [h as u64, (h >> 64) as u64]
 }
 
-/// A shingle's hash in a sketch: the high half of its 64-bit hash. Two distinct shingles of a
-/// pair of documents share it with probability 2^-32 each, far below what moves a Jaccard.
-pub type SketchHash = u32;
+/// Content keys handed over as 64-bit words, two a key (low half first).
+pub fn keys_of_words(words: &[u64]) -> Result<&[ContentKey]> {
+    if words.len() % 2 != 0 {
+        return Err(Error::invalid(format!(
+            "content keys come as pairs of 64-bit words, got {} words",
+            words.len()
+        )));
+    }
+    Ok(bytemuck::cast_slice(words))
+}
+
+/// Content keys as 64-bit words, two a key (low half first).
+pub fn words_of_keys(keys: &[ContentKey]) -> Vec<u64> {
+    keys.as_flattened().to_vec()
+}
+
+/// A shingle's hash in a sketch (63 bits, the top bit clear), or a check ([`CHECK_BIT`] set).
+pub type SketchHash = u64;
+
+/// The bit set in a check and clear in a shingle's hash.
+pub const CHECK_BIT: u64 = 1 << 63;
+
+/// Sets of at most this many shingles carry a check of each (when the sketch has room for
+/// them): at a threshold above 1/3, a pair of sets that one chance agreement of shingle hashes
+/// could make near holds at most 2 shingles each (`1 / (a + b - 1) >= t`).
+pub const CHECKED_MAX: usize = 2;
+
+/// Seeds the checks' chain, apart from the shingle hashes'.
+const CHECK_SEED: u64 = 0xC4EC_0B5E_D1A5_7E11;
+
+/// The shingle hashes of a sketch, without its checks.
+#[inline]
+pub fn shingles_of(sketch: &[SketchHash]) -> &[SketchHash] {
+    if sketch.last().is_some_and(|&h| h & CHECK_BIT != 0) {
+        &sketch[..sketch.partition_point(|&h| h & CHECK_BIT == 0)]
+    } else {
+        sketch
+    }
+}
+
+/// Whether a sketch carries checks.
+#[inline]
+fn has_checks(sketch: &[SketchHash]) -> bool {
+    sketch.last().is_some_and(|&h| h & CHECK_BIT != 0)
+}
+
+/// Two sketches as they compare: whole when both carry checks or neither does, else their
+/// shingle hashes.
+#[inline]
+pub fn comparable<'a>(
+    a: &'a [SketchHash],
+    b: &'a [SketchHash],
+) -> (&'a [SketchHash], &'a [SketchHash]) {
+    if has_checks(a) == has_checks(b) {
+        (a, b)
+    } else {
+        (shingles_of(a), shingles_of(b))
+    }
+}
 
 impl Sketches {
     /// The number of documents.
@@ -163,22 +239,54 @@ pub fn shingle_config(ngram: i64, size: i64) -> Result<ShingleConfig> {
     })
 }
 
-/// The hash of a shingle from the hashes of its words.
+/// The chain of a shingle's words from `seed`: each word's two hashes, `first` through the
+/// SplitMix64 output function and `second` after it, so that two different words agree in a
+/// given place of a given shingle with probability 2^-64, and in every place only when both
+/// their hashes agree.
 #[inline]
-fn shingle_hash(words: &[u64]) -> SketchHash {
-    (words.iter().fold(crate::PI_SEED, |h, &w| mix64(h ^ w)) >> 32) as SketchHash
+fn chain(seed: u64, first: &[u64], second: &[u64]) -> u64 {
+    let h = first
+        .iter()
+        .zip(second)
+        .fold(seed, |h, (&a, &b)| mix64(h ^ a) ^ b);
+    mix64(h)
 }
 
-/// The sketch of a document from the hashes of its words, written to `out` (cleared first). A
-/// document of fewer than `ngram` words is one shingle; one without words has an empty sketch.
-pub fn sketch_of_words(config: ShingleConfig, words: &[u64], out: &mut Vec<SketchHash>) {
+/// The hash of a shingle from its words' two hashes (63 bits).
+#[inline]
+fn shingle_hash(first: &[u64], second: &[u64]) -> SketchHash {
+    chain(crate::PI_SEED, first, second) >> 1
+}
+
+/// The check of a shingle (see the module's account): a second hash, the top bit set.
+#[inline]
+fn shingle_check(first: &[u64], second: &[u64]) -> SketchHash {
+    chain(CHECK_SEED, first, second) | CHECK_BIT
+}
+
+/// The sketch of a document from its words' two hashes (see [`Scratch::token_identities`]),
+/// written to `out` (cleared first). A document of fewer than `ngram` words is one shingle; one
+/// without words has an empty sketch. A set of at most [`CHECKED_MAX`] shingles gets their
+/// checks too, when `size` has room for them.
+pub fn sketch_of_words(
+    config: ShingleConfig,
+    words: &[u64],
+    checks: &[u64],
+    out: &mut Vec<SketchHash>,
+) {
     out.clear();
-    if words.is_empty() {
+    if words.is_empty() || words.len() != checks.len() {
         return;
     }
     let width = config.ngram.min(words.len());
+    let shingles = || {
+        words
+            .windows(width)
+            .zip(checks.windows(width))
+            .map(|(w, c)| shingle_hash(w, c))
+    };
     if config.whole_only {
-        for h in words.windows(width).map(shingle_hash) {
+        for h in shingles() {
             if !out.contains(&h) {
                 if out.len() == config.size {
                     out.clear(); // more than `size` distinct shingles: not sketched
@@ -188,23 +296,43 @@ pub fn sketch_of_words(config: ShingleConfig, words: &[u64], out: &mut Vec<Sketc
             }
         }
         out.sort_unstable();
-        return;
+    } else {
+        out.extend(shingles());
+        out.sort_unstable();
+        out.dedup();
+        out.truncate(config.size);
     }
-    out.extend(words.windows(width).map(shingle_hash));
-    out.sort_unstable();
-    out.dedup();
-    out.truncate(config.size);
+    let n = out.len();
+    if n <= CHECKED_MAX && 2 * n <= config.size {
+        // The check of each shingle, from the first window that makes it.
+        let mut found = [0u64; CHECKED_MAX];
+        let mut left = n;
+        for (w, c) in words.windows(width).zip(checks.windows(width)) {
+            if left == 0 {
+                break;
+            }
+            let at = out[..n].binary_search(&shingle_hash(w, c)).unwrap_or(0);
+            if found[at] == 0 {
+                found[at] = shingle_check(w, c);
+                left -= 1;
+            }
+        }
+        out.extend_from_slice(&found[..n]);
+        out.sort_unstable();
+        out.dedup();
+    }
 }
 
 /// The sketch of one normalized text, written to `out` (cleared first).
 pub fn sketch(config: ShingleConfig, text: &str, scratch: &mut Scratch, out: &mut Vec<SketchHash>) {
-    let words = word_token_hashes(text, scratch);
-    sketch_of_words(config, words, out);
+    word_token_hashes(text, scratch);
+    let (words, checks) = scratch.token_identities(text);
+    sketch_of_words(config, words, checks, out);
 }
 
 /// The sketches of many normalized texts, computed in parallel.
 pub fn sketches<T: AsRef<str> + Sync>(config: ShingleConfig, texts: &[T]) -> Sketches {
-    let each: Vec<(Vec<SketchHash>, u64)> = texts
+    let each: Vec<(Vec<SketchHash>, ContentKey)> = texts
         .par_iter()
         .map_init(Scratch::default, |scratch, text| {
             let mut out = Vec::new();
@@ -233,6 +361,7 @@ pub fn sketches<T: AsRef<str> + Sync>(config: ShingleConfig, texts: &[T]) -> Ske
 /// union, the share present in both). A text without words shares no shingle with any other
 /// (0): only its copies, found by their content key, are its duplicates.
 pub fn jaccard(a: &[SketchHash], b: &[SketchHash], size: usize) -> f64 {
+    let (a, b) = comparable(a, b);
     let (both, union) = bottom_union(a, b, size, 0.0).unwrap_or((0, 0));
     share(both, union)
 }
@@ -246,6 +375,7 @@ pub fn jaccard_at_least(
     size: usize,
     threshold: f64,
 ) -> Option<f64> {
+    let (a, b) = comparable(a, b);
     let (both, union) = bottom_union(a, b, size, threshold)?;
     let j = share(both, union);
     (j >= threshold).then_some(j)
@@ -387,6 +517,7 @@ mod tests {
         let whole = digest_config(2, -4).unwrap();
         let bottom = shingle_config(2, 4).unwrap();
         let (mut got, mut want) = (Vec::new(), Vec::new());
+        let checks = |w: &[u64]| -> Vec<u64> { w.iter().map(|&x| x.wrapping_mul(3) + 1).collect() };
         for (words, small) in [
             (vec![1u64, 2, 3, 4, 5], true),             // 4 shingles
             (vec![1u64, 2, 3, 4, 5, 6], false),         // 5
@@ -394,8 +525,8 @@ mod tests {
             (vec![9u64], true),                         // 1 (fewer words than the shingle)
             (vec![], true),                             // no words: empty either way
         ] {
-            sketch_of_words(whole, &words, &mut got);
-            sketch_of_words(bottom, &words, &mut want);
+            sketch_of_words(whole, &words, &checks(&words), &mut got);
+            sketch_of_words(bottom, &words, &checks(&words), &mut want);
             if small {
                 assert_eq!(got, want, "{words:?}");
             } else {
@@ -426,9 +557,11 @@ mod tests {
         // how many of them are in both sets.
         let all = |t: &str| -> BTreeSet<SketchHash> {
             let mut sc = Scratch::default();
-            word_token_hashes(t, &mut sc)
-                .iter()
-                .map(|&h| shingle_hash(&[h]))
+            word_token_hashes(t, &mut sc);
+            let (w, c) = sc.token_identities(t);
+            w.iter()
+                .zip(c)
+                .map(|(&a, &b)| shingle_hash(&[a], &[b]))
                 .collect()
         };
         let (x, y) = (all(&a), all(&b));
@@ -455,10 +588,20 @@ mod tests {
     }
 
     #[test]
-    fn content_key_is_xxh3_64() {
-        // The published XXH3-64 of the empty input (seed 0) and of "abc".
-        assert_eq!(content_key(b""), 0x2D06_8005_38D3_94C2);
-        assert_eq!(content_key(b"abc"), 0x78AF_5F94_892F_3950);
+    fn content_key_is_xxh3_128() {
+        // The published XXH3-128 of the empty input (seed 0) and of "abc", low half first.
+        assert_eq!(
+            content_key(b""),
+            [0x6001_C324_468D_497F, 0x99AA_06D3_0147_98D8]
+        );
+        assert_eq!(
+            content_key(b"abc"),
+            [0x78AF_5F94_892F_3950, 0x06B0_5AB6_733A_6185]
+        );
+        let words = words_of_keys(&[content_key(b"abc"), content_key(b"")]);
+        assert_eq!(words.len(), 4);
+        assert_eq!(keys_of_words(&words).unwrap()[0], content_key(b"abc"));
+        assert!(keys_of_words(&words[..3]).is_err());
     }
 
     #[test]
@@ -474,24 +617,24 @@ mod tests {
             let mut values = BTreeSet::new();
             while values.len() < n_both + n_a + n_b {
                 // 24-bit values: the sketches of small sets end early and interleave closely.
-                values.insert((xorshift64(&mut s) >> 40) as u32);
+                values.insert(xorshift64(&mut s) >> 40);
             }
-            let mut values: Vec<u32> = values.into_iter().collect();
+            let mut values: Vec<u64> = values.into_iter().collect();
             for i in (1..values.len()).rev() {
                 values.swap(i, (xorshift64(&mut s) % (i as u64 + 1)) as usize);
             }
             let shared = &values[..n_both];
-            let a: BTreeSet<u32> = shared
+            let a: BTreeSet<u64> = shared
                 .iter()
                 .chain(&values[n_both..n_both + n_a])
                 .copied()
                 .collect();
-            let b: BTreeSet<u32> = shared
+            let b: BTreeSet<u64> = shared
                 .iter()
                 .chain(&values[n_both + n_a..])
                 .copied()
                 .collect();
-            let union: Vec<u32> = a.union(&b).copied().take(size).collect();
+            let union: Vec<u64> = a.union(&b).copied().take(size).collect();
             let in_both = union
                 .iter()
                 .filter(|v| a.contains(v) && b.contains(v))
@@ -501,8 +644,8 @@ mod tests {
             } else {
                 in_both as f64 / union.len() as f64
             };
-            let sa: Vec<u32> = a.iter().copied().take(size).collect();
-            let sb: Vec<u32> = b.iter().copied().take(size).collect();
+            let sa: Vec<u64> = a.iter().copied().take(size).collect();
+            let sb: Vec<u64> = b.iter().copied().take(size).collect();
             assert_eq!(jaccard(&sa, &sb, size), want);
             assert_eq!(jaccard(&sb, &sa, size), want);
             for threshold in [0.05, 0.5, 0.8, want, 0.95, 1.0] {
@@ -514,6 +657,85 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Sets of one or two shingles carry a check of each, sorted after the shingle hashes; two
+    /// sets with checks compare on all their values (exactly their Jaccard when nothing agrees
+    /// by chance), a set with checks and one without on their shingle hashes.
+    #[test]
+    fn the_smallest_sets_carry_checks_and_compare_exactly() {
+        let config = shingle_config(3, 1024).unwrap();
+        let texts = [
+            "tweetoscope",
+            "Tweetoscope!",
+            "password reader",
+            "password reader tool",
+            "password reader tool here",
+            "password reader tool here and there",
+        ];
+        let s = sketches(config, &texts);
+        for (d, shingles) in [(0, 1), (1, 1), (2, 1), (3, 1), (4, 2), (5, 4)] {
+            let got = s.get(d);
+            assert_eq!(shingles_of(got).len(), shingles, "{d}");
+            let checks = got.len() - shingles;
+            assert_eq!(checks, if shingles <= CHECKED_MAX { shingles } else { 0 });
+            assert!(shingles_of(got).iter().all(|&h| h & CHECK_BIT == 0));
+            assert!(got[shingles..].iter().all(|&h| h & CHECK_BIT != 0));
+        }
+        for a in 0..texts.len() {
+            for b in 0..texts.len() {
+                let want = exact(texts[a], texts[b], 3);
+                assert_eq!(jaccard(s.get(a), s.get(b), 1024), want, "{a} {b}");
+            }
+        }
+        // A bottom-1 sketch has no room for a check.
+        let tight = sketches(shingle_config(3, 1).unwrap(), &texts[..1]);
+        assert_eq!(tight.get(0).len(), 1);
+    }
+
+    /// The birthday mechanism, forced: shingle hashes cut to 12 bits make some of 2,000
+    /// distinct one-shingle texts agree (about 2000^2 / 2^13 = 488 pairs); compared on shingle
+    /// hashes alone those pairs have Jaccard 1, with their checks 1/3, so none is near at 0.8.
+    #[test]
+    fn checks_keep_chance_agreements_of_narrow_hashes_from_deciding() {
+        let config = shingle_config(3, 1024).unwrap();
+        let texts: Vec<String> = (0..2000).map(|i| format!("word{i}x")).collect();
+        let s = sketches(config, &texts);
+        let narrow: Vec<Vec<SketchHash>> = (0..texts.len())
+            .map(|d| {
+                let got = s.get(d);
+                assert_eq!(got.len(), 2);
+                // The shingle hash cut to 12 bits; the check kept.
+                vec![got[0] >> 51, got[1]]
+            })
+            .collect();
+        let (mut agree, mut near) = (0, 0);
+        for a in 0..narrow.len() {
+            for b in a + 1..narrow.len() {
+                if narrow[a][0] == narrow[b][0] {
+                    agree += 1;
+                    assert_eq!(jaccard(&narrow[a][..1], &narrow[b][..1], 1024), 1.0);
+                    assert!((jaccard(&narrow[a], &narrow[b], 1024) - 1.0 / 3.0).abs() < 1e-12);
+                }
+                near += usize::from(jaccard_at_least(&narrow[a], &narrow[b], 1024, 0.8).is_some());
+            }
+        }
+        assert!((300..700).contains(&agree), "{agree} chance agreements");
+        assert_eq!(near, 0);
+    }
+
+    /// A word counts with both its hashes: two words whose first hashes agree (as two FNV-1a
+    /// hashes can) still make different shingles.
+    #[test]
+    fn a_word_is_taken_with_both_its_hashes() {
+        let config = shingle_config(2, 1024).unwrap();
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        let words = [11u64, 22, 33, 44, 55];
+        sketch_of_words(config, &words, &[1, 2, 3, 4, 5], &mut a);
+        sketch_of_words(config, &words, &[1, 2, 9, 4, 5], &mut b);
+        // 4 shingles each; the 2 that hold the third word differ.
+        assert_eq!((a.len(), b.len()), (4, 4));
+        assert!((jaccard(&a, &b, 1024) - 2.0 / 6.0).abs() < 1e-12);
     }
 
     #[test]
@@ -528,7 +750,7 @@ mod tests {
         assert!(Ranges::new(&[1], &[0], &[1, 2]).is_err());
         assert!(Ranges::new(&[0, 1], &[2], &[1, 2]).is_err());
         let r = Ranges::new(&[1, 0], &[2, 2], &[1, 2]).unwrap();
-        assert_eq!((r.get(0), r.get(1)), (&[2u32][..], &[1u32, 2][..]));
+        assert_eq!((r.get(0), r.get(1)), (&[2u64][..], &[1u64, 2][..]));
         assert_eq!(jaccard_pairs(&r, 16, &[0], &[1]).unwrap(), vec![0.5]);
     }
 }

@@ -296,11 +296,14 @@ def test_corrupt_and_foreign_files_raise_index_format_error(tmp_path):
         flipped[at] ^= 1 << rng.randrange(8)
         cases.append(bytes(flipped))
     newer = bytearray(good)
-    newer[8] = 3
+    newer[8] = 4
     cases.append(bytes(newer))
-    older = bytearray(good)
-    older[8] = 1
-    cases.append(bytes(older))
+    olders = []
+    for version in (1, 2):
+        older = bytearray(good)
+        older[8] = version
+        olders.append(bytes(older))
+    cases.extend(olders)
     idx = neardup.SimhashIndex(k=3)
     idx.add(np.arange(5, dtype=np.uint64))
     idx.save(tmp_path / "other.idx")
@@ -313,9 +316,11 @@ def test_corrupt_and_foreign_files_raise_index_format_error(tmp_path):
     bad.write_bytes(bytes(newer))
     with pytest.raises(IndexFormatError, match="newer"):
         DedupIndex.open(bad)
-    bad.write_bytes(bytes(older))
-    with pytest.raises(IndexFormatError, match="version 1 .* build the index again"):
-        DedupIndex.open(bad)
+    # Version 2 kept 32-bit shingle hashes and 64-bit content keys: refused, saying to rebuild.
+    for version, older in zip((1, 2), olders):
+        bad.write_bytes(older)
+        with pytest.raises(IndexFormatError, match=f"version {version} .* build the index again"):
+            DedupIndex.open(bad)
     with pytest.raises(IsADirectoryError):
         DedupIndex.open(tmp_path)
     with pytest.raises(FileNotFoundError):
@@ -534,14 +539,15 @@ def test_a_dense_index_at_a_large_k_is_refused_quickly(tmp_path):
     empty.save_appended(
         tmp_path / "dense.ndx",
         old,
-        old,
+        np.repeat(old, 2),  # content keys: two words each
         lens,
         np.zeros(16 * len(old), np.uint32),
         np.arange(len(old), dtype=np.int64),
     )
     index = DedupIndex.open(tmp_path / "dense.ndx")
     lens = np.zeros(len(new), np.uint32)
-    batch = neardup.against.Batch(new, new, lens, np.zeros(16 * len(new), np.uint32))
+    keys = neardup.digest.keys_of_words(np.repeat(new, 2))
+    batch = neardup.against.Batch(new, keys, lens, np.zeros(16 * len(new), np.uint32))
     start = time.perf_counter()
     with pytest.raises(neardup.TooManyPairsError, match="k=16"):
         index.search(batch, k=16)

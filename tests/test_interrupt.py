@@ -30,7 +30,7 @@ CALL = textwrap.dedent("""
     import neardup
     from neardup import _core
     fps = np.random.default_rng(1).integers(0, 2**63, 1_000_000, dtype=np.int64).astype(np.uint64)
-    keys = np.arange(len(fps), dtype=np.uint64)
+    keys = np.arange(2 * len(fps), dtype=np.uint64)  # content keys: two words each
     calls = {
         "cluster": lambda: neardup.cluster(fps, k=16),
         "find_all": lambda: neardup.find_all(fps, k=16, max_pairs=None),

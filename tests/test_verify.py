@@ -6,6 +6,7 @@ import random
 
 import numpy as np
 import pytest
+import xxhash
 
 import neardup
 import reference
@@ -61,12 +62,14 @@ def test_long_documents_get_the_bottom_k_estimate():
     got = sketches.jaccard(np.array([0]), np.array([1]))[0]
 
     # The estimator by its definition: the 256 smallest shingle hashes of the union, a shingle's
-    # hash chaining SplitMix64's output function over the FNV-1a hashes of its words (high half).
+    # hash chaining SplitMix64's output function over two hashes of each word (its FNV-1a 64, and
+    # the XXH3-64 of its bytes, seeded), 63 bits kept.
     def shingle_hash(shingle: str) -> int:
         h = 0x243F6A8885A308D3
         for word in shingle.split(" "):
             h = mix64(h ^ reference.fnv1a_64(word.encode()))
-        return h >> 32
+            h ^= xxhash.xxh3_64_intdigest(word.encode(), seed=0x7E57ED0F5EC04D11)
+        return mix64(h) >> 1
 
     ha = {shingle_hash(s) for s in shingle_set(a)}
     hb = {shingle_hash(s) for s in shingle_set(b)}

@@ -165,11 +165,11 @@ class Hasher:
     ) -> tuple[
         npt.NDArray[np.uint64],
         npt.NDArray[np.uint64],
-        tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32]] | None,
+        tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]] | None,
     ]:
-        """Fingerprints, content keys (XXH3-64 of the normalized text) and, with sketch=(ngram,
-        size), shingle sketches as (offsets, hashes). A text of one field whose key ``seen``
-        holds takes the fingerprint recorded there and no sketch."""
+        """Fingerprints, content keys (XXH3-128 of the normalized text, as 64-bit words, two a
+        key) and, with sketch=(ngram, size), shingle sketches as (offsets, hashes). A text of one
+        field whose key ``seen`` holds takes the fingerprint recorded there and no sketch."""
 
 @final
 class Plan:
@@ -286,7 +286,7 @@ def jsonl_fingerprints(
     npt.NDArray[np.uint32],
     npt.NDArray[np.uint64],
     npt.NDArray[np.uint64],
-    tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32]] | None,
+    tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]] | None,
 ]:
     """Per line of a block of JSONL: kind (0 blank, 1 fingerprinted, 2 for Python), fingerprint,
     length; where each line starts (one more: the block's length + 1); the content key of each
@@ -302,7 +302,7 @@ def cluster_pairs(
 
 def shingle_sketches(
     texts: list[str], ngram: int, size: int, threads: int | None = None
-) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32], npt.NDArray[np.uint64]]:
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
     """Bottom-size sketches of the word ngram-shingles of normalized texts: (offsets, hashes,
     content keys)."""
 
@@ -328,11 +328,15 @@ class StarCandidates:
             npt.NDArray[np.int64],
             npt.NDArray[np.uint64],
             npt.NDArray[np.uint64],
-            npt.NDArray[np.uint32],
+            npt.NDArray[np.uint64],
         ]
         | None = None,
         threshold: float | None = None,
     ) -> StarCandidates: ...
+    @property
+    def skipped_pairs(self) -> int:
+        """Candidate pairs of short texts not compared: those of a group sharing a prefix that
+        could not be split further, was over the cap and was not one shingle set."""
     def rows(self) -> npt.NDArray[np.int64]:
         """The rows whose sketches stars() may read."""
     def stars(
@@ -341,25 +345,39 @@ class StarCandidates:
         threshold: float | None = None,
         starts: npt.NDArray[np.uint64] | None = None,
         ends: npt.NDArray[np.uint64] | None = None,
-        hashes: npt.NDArray[np.uint32] | None = None,
+        hashes: npt.NDArray[np.uint64] | None = None,
         size: int = 1024,
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-        """Star clusters in keep order: (the row kept in each row's place, their Jaccard)."""
+        band: float = 0.0,
+        exact: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64]]
+        | None = None,
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32], npt.NDArray[np.int64]]:
+        """Star clusters in keep order: (the row kept in each row's place, their Jaccard, the
+        pairs of rows decided on an estimate within ``band`` of the threshold, as (row a, row b,
+        1 if near else 0) flattened); such a pair's Jaccard in ``exact = (rows a, rows b,
+        Jaccards)`` decides it when given."""
+    def patch_jaccards(
+        self,
+        kept: npt.NDArray[np.int64],
+        jaccard: npt.NDArray[np.float32],
+        exact: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64]],
+    ) -> npt.NDArray[np.float32]:
+        """``jaccard`` with the exact Jaccard of each removed row whose pair is in ``exact``
+        (pairs decided on estimates that the exact Jaccards decide alike)."""
 
 @final
 class HashBuffer:
     """Sketch hashes gathered chunk by chunk, handed to numpy whole without a copy."""
 
     def __new__(cls) -> HashBuffer: ...
-    def extend(self, hashes: npt.NDArray[np.uint32]) -> None: ...
+    def extend(self, hashes: npt.NDArray[np.uint64]) -> None: ...
     def extend_ranges(
         self,
-        hashes: npt.NDArray[np.uint32],
+        hashes: npt.NDArray[np.uint64],
         starts: npt.NDArray[np.uint64],
         ends: npt.NDArray[np.uint64],
     ) -> None:
         """Appends hashes[starts[d]:ends[d]] for each d, in order."""
-    def take(self) -> npt.NDArray[np.uint32]: ...
+    def take(self) -> npt.NDArray[np.uint64]: ...
     def __len__(self) -> int: ...
 
 @final
@@ -378,7 +396,7 @@ def short_text_pairs(
     rows: npt.NDArray[np.int64],
     starts: npt.NDArray[np.uint64],
     ends: npt.NDArray[np.uint64],
-    hashes: npt.NDArray[np.uint32],
+    hashes: npt.NDArray[np.uint64],
     threshold: float,
     size: int = 1024,
     max_pairs: int | None = None,
@@ -390,7 +408,7 @@ def short_text_pairs(
 def sketch_jaccard(
     starts: npt.NDArray[np.uint64],
     ends: npt.NDArray[np.uint64],
-    hashes: npt.NDArray[np.uint32],
+    hashes: npt.NDArray[np.uint64],
     i: npt.NDArray[np.int64],
     j: npt.NDArray[np.int64],
     size: int,
@@ -540,7 +558,7 @@ class DedupIndex:
 def compact_sketches(
     starts: npt.NDArray[np.uint64],
     ends: npt.NDArray[np.uint64],
-    hashes: npt.NDArray[np.uint32],
+    hashes: npt.NDArray[np.uint64],
     sketch_words: int,
     sketch_bits: int,
     threads: int | None = None,

@@ -14,16 +14,31 @@ import numpy as np
 CHUNK_SIZE = 16_384
 
 
+def refuse_mapping(docs: Any, name: str = "docs") -> None:
+    """A TypeError for a mapping given as a corpus: iterating it would take its keys for the
+    documents. A Hugging Face ``DatasetDict`` (what ``datasets.load_dataset`` returns) is told to
+    pick a split."""
+    if not isinstance(docs, Mapping):
+        return
+    kind = type(docs).__name__
+    if (type(docs).__module__ or "").startswith("datasets") and "DatasetDict" in kind:
+        splits = list(docs)
+        pick = f"{name}[{splits[0]!r}]" if splits else f"{name}[SPLIT]"
+        raise TypeError(f"{name} is a datasets.{kind} of splits {splits}: pick one, e.g. {pick}")
+    raise TypeError(
+        f"{name} must be an iterable of documents, not a {kind} (a mapping: its keys would be "
+        f"taken for the documents): pass a list of texts or of dicts, e.g. "
+        f"list({name}.values()), or wrap one document in a list"
+    )
+
+
 def count_docs(docs: Any) -> int | None:
     if isinstance(docs, (str, bytes, bytearray)):
         raise TypeError(
             f"docs must be an iterable of documents, not a single {type(docs).__name__}: "
             f"wrap one text in a list, or use fingerprint()"
         )
-    if isinstance(docs, Mapping):
-        raise TypeError(
-            "docs must be an iterable of documents, not a dict: wrap one document in a list"
-        )
+    refuse_mapping(docs)
     try:
         return len(docs)
     except TypeError:

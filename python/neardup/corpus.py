@@ -20,7 +20,7 @@ from .io import (
 )
 from .pipeline import FirstPass
 from .validate import lone_surrogate
-from .verify import Sketches
+from .verify import SKETCH_SIZE, Sketches
 
 
 class Progress:
@@ -214,13 +214,16 @@ def resketcher(
     threads: int | None,
     hidden: bool,
     first: FirstPass | None = None,
+    size: int = SKETCH_SIZE,
 ) -> Callable[[np.ndarray], Sketches]:
     """Reads again, and sketches, the documents of given rows: for a corpus whose first-pass
-    sketches passed their budget (only the sketches of these rows are kept). JSONL is read by
-    the core, line by line where the first pass found the rows; other inputs by Python."""
+    sketches passed their budget (only the sketches of these rows are kept), or, with ``size``
+    ``WHOLE``, for the exact shingle sets of pairs whose estimate lies near the threshold. JSONL
+    is read by the core, line by line where the first pass found the rows; other inputs by
+    Python."""
 
     def resketch(rows: np.ndarray) -> Sketches:
-        sketches = Sketches(hasher, shingle, threads=threads)
+        sketches = Sketches(hasher, shingle, size=size, threads=threads)
         if not len(rows):
             return sketches
         progress = Progress(inp, f"sketching {len(rows):,} candidate documents", hidden)

@@ -7,7 +7,7 @@ any number of partitions and workers. It runs the steps of :mod:`neardup.pipelin
 
 1. the workers read, normalize, fingerprint and sketch every partition (the text-heavy work,
    in the Rust kernel inside each task); each partition's digests stay on its worker;
-2. the client gathers the fingerprints, content keys and lengths (20 bytes a document) and
+2. the client gathers the fingerprints, content keys and lengths (28 bytes a document) and
    finds which documents have candidates (Manku's batch mode over the distinct fingerprints);
 3. the client gathers the sketches of those documents only, and takes the stars in keep order
    (:func:`neardup.pipeline.stars`, the function every path runs);
@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from neardup.batches import check_texts, fingerprint_batch
-from neardup.digest import Digest
+from neardup.digest import Digest, keys_of_columns, no_keys
 from neardup.hasher import Simhasher, digest_many
 from neardup.pipeline import SHORT, VERIFY, candidates, check_settings, keep_order, stars
 from neardup.verify import SKETCH_SIZE, Sketches
@@ -40,6 +40,7 @@ _DIGEST_META = pd.DataFrame(
     {
         "fingerprint": pd.Series([], dtype=np.uint64),
         "key": pd.Series([], dtype=np.uint64),
+        "key_hi": pd.Series([], dtype=np.uint64),
         "length": pd.Series([], dtype=np.int64),
         "shingles": pd.Series([], dtype=np.int64),
         "sketch": pd.Series([], dtype=object),
@@ -135,7 +136,7 @@ def _digest_part(
     digest = (
         digest_many(hasher, values, threads=1, sketch=sketch, name=where)
         if values
-        else Digest(np.zeros(0, np.uint64), np.zeros(0, np.uint64))
+        else Digest(np.zeros(0, np.uint64), no_keys())
     )
     sketches: Any = None
     shingles = np.zeros(len(values), np.int64)
@@ -147,7 +148,8 @@ def _digest_part(
     return pd.DataFrame(
         {
             "fingerprint": digest.fingerprints,
-            "key": digest.keys,
+            "key": digest.keys["lo"],
+            "key_hi": digest.keys["hi"],
             "length": lengths,
             "shingles": shingles,
             "sketch": sketches,
@@ -282,11 +284,11 @@ def dedup(
     digests = ddf.map_partitions(
         _digest_part, text_field, hasher, spec, meta=_DIGEST_META
     ).persist()
-    small = digests[["fingerprint", "key", "length", "shingles"]].compute()
+    small = digests[["fingerprint", "key", "key_hi", "length", "shingles"]].compute()
     counts = np.asarray(digests.map_partitions(len).compute(), dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     fps = small["fingerprint"].to_numpy(np.uint64)
-    keys = small["key"].to_numpy(np.uint64)
+    keys = keys_of_columns(small["key"].to_numpy(np.uint64), small["key_hi"].to_numpy(np.uint64))
     n = len(fps)
     record["documents"] = n
     record["seconds_digest"] = time.perf_counter() - clock
@@ -302,10 +304,10 @@ def dedup(
             meta=_DIGEST_META.assign(row=pd.Series([], dtype=np.int64)),
             align_dataframes=False,
         ).compute()
-        blobs = [np.frombuffer(b, dtype=np.uint32) for b in got["sketch"].tolist()]
+        blobs = [np.frombuffer(b, dtype=np.uint64) for b in got["sketch"].tolist()]
         lengths = np.asarray([len(b) for b in blobs], dtype=np.uint64)
         ends = np.cumsum(lengths, dtype=np.uint64)
-        hashes = np.concatenate(blobs) if blobs else np.zeros(0, np.uint32)
+        hashes = np.concatenate(blobs) if blobs else np.zeros(0, np.uint64)
         sketches.add_sketches(got["row"].to_numpy(np.int64), ends - lengths, ends, hashes)
         return sketches
 

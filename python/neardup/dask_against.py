@@ -6,7 +6,7 @@ memory-mapped (once per worker process while the file is unchanged; the client s
 never the index), digests the partition with the index's settings and searches it against the
 index: a document's first near-duplicate in the index depends on no other new document, so this
 part of the answer is final on the worker. The client then gathers the digests of the documents
-left (fingerprint, content key and compact sketch: 84 bytes a document by default) and
+left (fingerprint, content key and compact sketch: 92 bytes a document by default) and
 deduplicates them among themselves in one batch, in partition order, as
 :func:`neardup.against.dedup_against` does after its search of the index; the answer is the single
 machine's for any partitioning. With ``update``, the client appends the kept documents to the
@@ -24,6 +24,7 @@ import pandas as pd
 from neardup.against import Batch, DedupIndex, Matches, _digest_docs
 from neardup.batches import check_texts
 from neardup.dask import _check_frame, _number, _split_by_partition
+from neardup.digest import keys_of_columns
 from neardup.index import DEFAULT_MAX_PAIRS
 from neardup.validate import check_k
 from neardup.verify import check_threshold
@@ -37,6 +38,7 @@ _SEARCH_META = pd.DataFrame(
     {
         "fingerprint": pd.Series(dtype=np.uint64),
         "key": pd.Series(dtype=np.uint64),
+        "key_hi": pd.Series(dtype=np.uint64),
         "len": pd.Series(dtype=np.uint32),
         "words": pd.Series(dtype=object),
         "index_row": pd.Series(dtype=np.int64),
@@ -88,7 +90,8 @@ def _search_part(
     return pd.DataFrame(
         {
             "fingerprint": batch.fingerprints,
-            "key": batch.keys,
+            "key": batch.keys["lo"],
+            "key_hi": batch.keys["hi"],
             "len": batch.lens,
             "words": [row.tobytes() for row in words],
             "index_row": found.index_row,
@@ -154,7 +157,7 @@ def dedup_against(
     n = len(got)
     batch = Batch(
         got["fingerprint"].to_numpy(np.uint64),
-        got["key"].to_numpy(np.uint64),
+        keys_of_columns(got["key"].to_numpy(np.uint64), got["key_hi"].to_numpy(np.uint64)),
         got["len"].to_numpy(np.uint32),
         np.frombuffer(b"".join(got["words"].tolist()), dtype=np.uint32).copy()
         if n

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .chunks import CHUNK_SIZE, count_docs, in_chunks, iter_docs
+from .chunks import CHUNK_SIZE, count_docs, in_chunks, iter_docs, refuse_mapping
 from .columns import is_missing, missing_text
 from .dedup_result import DedupResult
 from .deprecation import renamed
@@ -25,6 +25,7 @@ from .pipeline import (
 )
 from .progress import log, progress_bar
 from .validate import check_threads
+from .verify import WHOLE, Sketches
 
 __all__ = ["dedup"]
 
@@ -132,8 +133,10 @@ def dedup(
             result is kept first (ties to the first), such as ``lambda doc: doc["stars"]``.
             With a function, a one-shot iterator of documents is held in a list.
         threshold: the least Jaccard similarity of the word-shingle sets of a near-duplicate
-            pair, in (0, 1] (exact below 1,024 shingles, a bottom-1024 estimate above). ``None``
-            takes every pair within ``k`` on its fingerprints alone: faster, less precise.
+            pair, in (0, 1]: exact below 1,024 shingles, a bottom-1024 estimate above, and
+            exact again for a pair whose estimate lies within 0.0625 of the threshold (its
+            documents read again; see docs/evidence.md). ``None`` takes every pair within ``k``
+            on its fingerprints alone: faster, less precise.
         shingle: words per shingle for ``threshold``.
         text_field: the field (of dicts) or column (of tables) holding the text; ``column=``
             is its old name, deprecated.
@@ -210,7 +213,13 @@ def dedup(
             time.perf_counter() - stage,
         )
         stage = time.perf_counter()
-        kept, jaccard = stars(found, order, threshold, first.sketches)  # type: ignore[arg-type]
+        evidence: dict[str, Any] = {}
+        whole = (
+            _whole_sketches(doc_at, text_field, hasher, shingle, threads)
+            if doc_at is not None and threshold is not None
+            else None
+        )
+        kept, jaccard = stars(found, order, threshold, first.sketches, None, whole, evidence)  # type: ignore[arg-type]
         log.debug(
             "dedup: stars (%s) in %.3f s",
             "fingerprints only" if threshold is None else f"Jaccard >= {threshold:g}",
@@ -233,6 +242,7 @@ def dedup(
         "bytes": texts.nbytes,
         "seconds": seconds,
         "mb_per_s": texts.nbytes / seconds / 1e6 if seconds > 0 else 0.0,
+        **evidence,
     }
     result = DedupResult(fps, kept, jaccard, k, stats, ids, threshold)  # type: ignore[arg-type]
     if type(docs).__module__.startswith("pandas") and hasattr(docs, "index"):
@@ -258,6 +268,29 @@ def dedup(
     return result
 
 
+def _whole_sketches(
+    doc_at: Callable[[int], Any],
+    text_field: str | None,
+    hasher: Simhasher,
+    shingle: int,
+    threads: int | None,
+) -> Callable[[np.ndarray], Sketches]:
+    """Whole shingle sets of given rows, their documents read again (``doc_at``): for the pairs
+    whose bottom-k estimate lies near the threshold."""
+
+    def text_of(doc: Any) -> Any:
+        if isinstance(doc, Mapping) and hasher.fields is None:
+            return doc[text_field or "text"]
+        return doc
+
+    def whole(rows: np.ndarray) -> Sketches:
+        sketches = Sketches(hasher, shingle, size=WHOLE, threads=threads)
+        sketches.add(rows, [text_of(doc_at(int(r))) for r in rows])
+        return sketches
+
+    return whole
+
+
 def check_corpus_arguments(
     docs: Any, hasher: Simhasher | None, threads: int | None
 ) -> tuple[Simhasher, int | None]:
@@ -272,6 +305,7 @@ def check_corpus_arguments(
         raise TypeError(
             "docs must be a list or an iterable of documents, not a single str: wrap it in a list"
         )
+    refuse_mapping(docs)
     return hasher, threads
 
 
@@ -283,6 +317,7 @@ def _documents(
     keep: Keep,
 ) -> tuple[_Texts, Any, Callable[[int], Any] | None]:
     """(texts to fingerprint, ids or None, row -> document for a keep function)."""
+    refuse_mapping(docs)
     module = type(docs).__module__ or ""
     name = type(docs).__name__
     fields = hasher.fields is not None

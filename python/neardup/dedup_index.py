@@ -20,6 +20,7 @@ import numpy as np
 from . import _core
 from .chunks import in_chunks
 from .dedup import _documents, check_corpus_arguments
+from .digest import key_words
 from .hasher import Simhasher
 from .index import DEFAULT_MAX_PAIRS, _max_pairs
 from .pipeline import THRESHOLD, THRESHOLD_K, FirstPass
@@ -119,7 +120,7 @@ class CompactSketches:
         lens, words = _core.compact_sketches(
             np.ascontiguousarray(starts, dtype=np.uint64),
             np.ascontiguousarray(ends, dtype=np.uint64),
-            np.ascontiguousarray(hashes, dtype=np.uint32),
+            np.ascontiguousarray(hashes, dtype=np.uint64),
             self.words,
             self.bits,
             self.threads,
@@ -150,6 +151,10 @@ class Batch(NamedTuple):
         """From a :class:`neardup.pipeline.FirstPass` whose sketches are CompactSketches."""
         lens, words = first.sketches.arrays(n)
         return Batch(first.fingerprints, first.keys, lens, words)
+
+    def for_core(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The arrays as the core takes them (keys as 64-bit words, two a key)."""
+        return self.fingerprints, key_words(self.keys), self.lens, self.words
 
     def take(self, rows: np.ndarray) -> Batch:
         w = len(self.words) // max(len(self.lens), 1)
@@ -262,7 +267,7 @@ class DedupIndex:
         kept = got.take(rows)
         inner.save_appended(
             path,
-            *kept,
+            *kept.for_core(),
             [id_values[r] for r in rows.tolist()]
             if string_ids
             else np.ascontiguousarray(id_values[rows]),
@@ -315,7 +320,9 @@ class DedupIndex:
         k = self.k if k is None else check_k(k)
         threshold = self.threshold if threshold is None else check_threshold(threshold)
         limit = _max_pairs(max_pairs) is not None
-        kept, index_row, jaccard = self._inner.dedup(*batch, k, threshold, threads, limit)
+        kept, index_row, jaccard = self._inner.dedup(
+            *batch.for_core(), k, threshold, threads, limit
+        )
         return Matches(kept, index_row, jaccard)
 
     @property
@@ -378,7 +385,7 @@ class DedupIndex:
             )
         self._inner.save_appended(
             self.path,
-            *batch.take(rows),
+            *batch.take(rows).for_core(),
             [values[r] for r in rows.tolist()]
             if string_ids
             else np.ascontiguousarray(values[rows]),

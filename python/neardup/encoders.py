@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from . import _core
-from .chunks import CHUNK_SIZE, in_chunks
+from .chunks import CHUNK_SIZE, in_chunks, refuse_mapping
 from .columns import call_with_columns
 from .fingerprints import as_fingerprints
 from .hasher import Document, Simhasher
@@ -233,6 +233,7 @@ class SparseEncoder:
         ``(len(docs), active)``, row i for ``docs[i]``."""
         if isinstance(docs, (str, bytes)):
             raise TypeError("docs must be a list of token lists, not a single str")
+        refuse_mapping(docs)
         lists = [_token_list(doc, f"docs[{i}]") for i, doc in enumerate(docs)]
         flat = self._call(self._inner.encode_many, lists, "docs", check_threads(threads))
         return flat.reshape(len(lists), self.active)

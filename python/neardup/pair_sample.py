@@ -196,7 +196,6 @@ def sample_text_pairs(
     sample = integer(sample, "sample", minimum=1)
     seed = integer(seed, "seed", minimum=0)
     fps = np.ascontiguousarray(fingerprints, dtype=np.uint64)
-    keys = np.ascontiguousarray(keys, dtype=np.uint64)
     if len(keys) != len(fps):
         raise ValueError(f"{len(fps)} fingerprints but {len(keys)} content keys")
     _, firsts = np.unique(copy_groups(fps, keys), return_index=True)

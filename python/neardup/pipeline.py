@@ -28,10 +28,10 @@ from typing import Any
 import numpy as np
 
 from . import _core
-from .digest import Digest
+from .digest import KEY_DTYPE, Digest, key_words, no_keys
 from .hasher import Simhasher, digest_many
 from .validate import check_k, integer
-from .verify import THRESHOLD_K, Sketches, check_threshold
+from .verify import THRESHOLD_K, Sketches, check_threshold, estimate_band
 
 __all__ = [
     "THRESHOLD",
@@ -53,16 +53,17 @@ Keep = str | Callable[[Any], Any]
 THRESHOLD = 0.8
 #: The default k without verification (with it: ``THRESHOLD_K``).
 UNVERIFIED_K = 3
-#: The most memory for the first pass's shingle sketches (about 0.3 KB for a short document, only
+#: The most memory for the first pass's shingle sketches (about 0.6 KB for a short document, only
 #: the first copy of a text is sketched); past it, they go to a temporary file and only those of
 #: the candidates are read back (see :mod:`neardup.sketch_spill`). On 1M synthetic documents
 #: (230 MB of sketches in all, 46% of the documents candidates) that holds the peak near 400 MB
 #: instead of 640 MB with every sketch in memory.
 SKETCH_BUDGET = 128 << 20
 #: Sketch bytes per byte of input, at most, as measured on short texts (0.64 on the 1M synthetic
-#: corpus; long documents have far less, their sketches being capped at 1,024 hashes): an input
-#: whose size times this passes the budget is not sketched in the first pass at all.
-SKETCH_BYTES_PER_INPUT_BYTE = 0.7
+#: corpus with 4-byte hashes, so about 1.3 with today's 8-byte ones; long documents have far
+#: less, their sketches being capped at 1,024 hashes): an input whose size times this passes the
+#: budget is not sketched in the first pass at all.
+SKETCH_BYTES_PER_INPUT_BYTE = 1.4
 
 
 #: The most word shingles of a *short* text: short texts are verified against each other whatever
@@ -154,7 +155,7 @@ class FirstPass:
             assert self._seen is not None
             # Only a text's first occurrence keeps its sketch: its copies are found by their key.
             first = self._seen.first_seen(
-                np.ascontiguousarray(digest.keys, dtype=np.uint64),
+                key_words(digest.keys),
                 np.ascontiguousarray(digest.fingerprints, dtype=np.uint64),
             )
             starts, ends, hashes = digest.sketches
@@ -213,7 +214,7 @@ class FirstPass:
     @property
     def keys(self) -> np.ndarray:
         self._keys = [np.concatenate(self._keys)] if len(self._keys) > 1 else self._keys
-        return self._keys[0] if self._keys else np.zeros(0, np.uint64)
+        return self._keys[0] if self._keys else no_keys()
 
 
 def first_rows(keys: np.ndarray) -> np.ndarray:
@@ -228,8 +229,9 @@ def copy_groups(fingerprints: np.ndarray, keys: np.ndarray) -> np.ndarray:
     """A label per row, equal for rows of one text (equal content key and fingerprint)."""
     if not len(keys):
         return np.zeros(0, np.int64)
-    pairs = np.empty(len(keys), dtype=[("k", np.uint64), ("f", np.uint64)])
-    pairs["k"], pairs["f"] = keys, fingerprints
+    keys = np.asarray(keys, dtype=KEY_DTYPE)
+    pairs = np.empty(len(keys), dtype=[("lo", np.uint64), ("hi", np.uint64), ("f", np.uint64)])
+    pairs["lo"], pairs["hi"], pairs["f"] = keys["lo"], keys["hi"], fingerprints
     _, inverse = np.unique(pairs, return_inverse=True)
     return inverse.reshape(-1).astype(np.int64, copy=False)
 
@@ -288,7 +290,7 @@ def candidates(
     sets = short.parts() if short is not None and threshold is not None else None
     return _core.StarCandidates(
         fps,
-        np.ascontiguousarray(keys, dtype=np.uint64),
+        key_words(keys),
         k,
         threads=threads,
         short=sets,
@@ -302,17 +304,54 @@ def stars(
     threshold: float | None,
     sketches: Sketches | None = None,
     resketch: Callable[[np.ndarray], Sketches] | None = None,
+    whole: Callable[[np.ndarray], Sketches] | None = None,
+    evidence: dict[str, Any] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(the row kept in each row's place, their Jaccard) over the :func:`candidates` ``found``:
     see the module's step 3. Without a threshold, candidates within ``k`` are near-duplicates on
     their fingerprints alone (Jaccard NaN). With one, ``sketches`` holds every text's (from the
-    first pass), or ``resketch(rows)`` makes those of the rows that need one."""
+    first pass), or ``resketch(rows)`` makes those of the rows that need one.
+
+    A pair whose bottom-k estimate (a sketch cut at its size) lies within
+    :func:`~neardup.verify.estimate_band` of the threshold is decided on its exact shingle sets,
+    which ``whole(rows)`` makes (sketches of size ``WHOLE``); when one decides its pair otherwise
+    than the estimate did, the stars are taken again with them, until no such pair is left
+    undecided. Without ``whole``, those pairs are decided on their
+    estimates. ``evidence``, when given, receives what the stars rest on: ``band_pairs_exact``
+    (pairs in the band decided exactly), ``band_pairs_estimated`` (decided on an estimate, for
+    want of ``whole``) and ``short_pairs_skipped`` (candidate pairs of short texts not compared:
+    see the core's short_texts)."""
     order = np.ascontiguousarray(order, dtype=np.int64)
+    if evidence is not None:
+        evidence["short_pairs_skipped"] = int(found.skipped_pairs)
     if threshold is None:
-        return found.stars(order)
+        kept, jaccard, _ = found.stars(order)
+        return kept, jaccard
     sketches = sketches_of(found.rows, sketches, resketch)
     starts, ends, hashes = sketches.ranges(len(order))
-    return found.stars(order, threshold, starts, ends, hashes, sketches.size)
+    band = estimate_band(threshold, sketches.size)
+    rows_a, rows_b, exact = np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+    while True:
+        kept, jaccard, undecided = found.stars(
+            order, threshold, starts, ends, hashes, sketches.size, band, (rows_a, rows_b, exact)
+        )
+        pairs = undecided.reshape(-1, 3)
+        if whole is None or not len(pairs):
+            break
+        found_exact = whole(np.unique(pairs[:, :2])).jaccard(pairs[:, 0], pairs[:, 1])
+        rows_a = np.concatenate([rows_a, pairs[:, 0]])
+        rows_b = np.concatenate([rows_b, pairs[:, 1]])
+        exact = np.concatenate([exact, found_exact])
+        if ((found_exact >= threshold) == pairs[:, 2].astype(bool)).all():
+            # Every exact Jaccard decides its pair as the estimate did: the stars stand, and
+            # the removals of those pairs report the exact Jaccard.
+            jaccard = found.patch_jaccards(kept, jaccard, (rows_a, rows_b, exact))
+            pairs = pairs[:0]
+            break
+    if evidence is not None:
+        evidence["band_pairs_exact"] = len(exact)
+        evidence["band_pairs_estimated"] = len(pairs)
+    return kept, jaccard
 
 
 def sketches_of(

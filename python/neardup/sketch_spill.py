@@ -49,7 +49,7 @@ class SketchSpill:
     def write(self, rows: np.ndarray, hashes: np.ndarray, lengths: np.ndarray) -> None:
         """Appends the sketches of ``rows``, one after the other in ``hashes`` (``lengths[d]``
         hashes for ``rows[d]``). An OSError (no space left) is the caller's to handle."""
-        data = np.ascontiguousarray(hashes, dtype=np.uint32)
+        data = np.ascontiguousarray(hashes, dtype=np.uint64)
         self._file.write(data.data.cast("B"))
         self._rows.append(np.asarray(rows, dtype=np.int64))
         self._lengths.append(np.asarray(lengths, dtype=np.uint32))
@@ -89,14 +89,14 @@ class SketchSpill:
             last = int(np.searchsorted(starts, starts[first] + np.uint64(READ_HASHES)))
             last = max(last, first + 1)
             base, top = int(starts[first]), int(ends[last - 1])
-            data = os.pread(fd, 4 * (top - base), 4 * base)
-            if len(data) != 4 * (top - base):
+            data = os.pread(fd, 8 * (top - base), 8 * base)
+            if len(data) != 8 * (top - base):
                 raise OSError(f"the sketch spill file ended early ({len(data)} bytes)")
             into.add_sketches(
                 wanted[first:last],
                 starts[first:last] - np.uint64(base),
                 ends[first:last] - np.uint64(base),
-                np.frombuffer(data, dtype=np.uint32),
+                np.frombuffer(data, dtype=np.uint64),
             )
             first = last
         return into

@@ -7,15 +7,17 @@ dedup`` let the fingerprints propose candidates at a larger distance (k = 8 by d
 ``THRESHOLD_K``) and keep the pairs whose sets of word n-gram shingles (3-grams by default, on
 the normalized text) have Jaccard similarity of at least the threshold (0.8 by default).
 
-A sketch holds the distinct shingle hashes of a document (each chains SplitMix64's output
-function over the FNV-1a hashes of its words; its high 32 bits are kept), cut to the
-``SKETCH_SIZE`` smallest: the Jaccard of two sketches is exact for documents of fewer shingles
-and the bottom-k estimate (standard error sqrt(J(1 - J) / 1024), 0.0125 at J = 0.8) for longer
-ones.
+A sketch holds the distinct 63-bit shingle hashes of a document (each chains SplitMix64's
+output function over two 64-bit hashes of each of its words), cut to the ``SKETCH_SIZE``
+smallest, and for a set of one or two shingles a second hash of each (its *checks*): the Jaccard
+of two sketches is exact for documents of fewer shingles and the bottom-k estimate (standard
+error sqrt(J(1 - J) / 1024), 0.0125 at J = 0.8) for longer ones. docs/evidence.md gives the
+chance that hashes ever decide a removal.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +30,16 @@ from .validate import integer
 if TYPE_CHECKING:
     from .sketch_spill import SketchSpill
 
-__all__ = ["SKETCH_SIZE", "THRESHOLD_K", "Sketches", "jaccard", "check_threshold"]
+__all__ = [
+    "SKETCH_DTYPE",
+    "SKETCH_SIZE",
+    "WHOLE",
+    "estimate_band",
+    "THRESHOLD_K",
+    "Sketches",
+    "jaccard",
+    "check_threshold",
+]
 
 #: Hashes kept per sketch. Chosen on the corpus suite (benches/results/verified.md): with 256,
 #: removal precision on long documents was 0.961 (manual pages) and 0.966 (edited documents of up
@@ -36,6 +47,22 @@ __all__ = ["SKETCH_SIZE", "THRESHOLD_K", "Sketches", "jaccard", "check_threshold
 #: threshold through; with 1,024 (error 0.0125) it is 0.9999 and 0.991, at 10% more time there and
 #: no change on short texts, which have fewer shingles than that.
 SKETCH_SIZE = 1024
+#: The type of a sketch's hashes.
+SKETCH_DTYPE = np.dtype(np.uint64)
+#: A sketch size that holds a document's whole shingle set (the core's largest): the Jaccard of
+#: two such sketches is exact.
+WHOLE = 1 << 20
+
+
+def estimate_band(threshold: float, size: int = SKETCH_SIZE) -> float:
+    """How far from ``threshold`` a bottom-``size`` estimate must lie to decide a pair on its
+    own: 5 standard errors of the estimate at the threshold, ``5 sqrt(t (1 - t) / size)``
+    (0.0625 at t = 0.8 and 1,024 hashes), and at least ``2 / size``. The estimate errs by more
+    with probability below 3 x 10^-7 (normal tail); a pair whose estimate lies nearer is decided
+    on its exact shingle sets (docs/evidence.md)."""
+    return max(5.0 * math.sqrt(threshold * (1.0 - threshold) / size), 2.0 / size)
+
+
 #: The default k with a threshold: the smallest k at which verified removal recall reaches
 #: datasketch's LSH with components on every corpus of the suite where drift-free stars can
 #: (README "Choosing the defaults"; benches/candidates.py, benches/bench_verified.py).
@@ -103,7 +130,7 @@ class Sketches:
         self._starts: list[np.ndarray] = []
         self._ends: list[np.ndarray] = []
         # Every sketch's hashes, one after the other: those given out, and those added since.
-        self._taken = np.zeros(0, np.uint32)
+        self._taken = np.zeros(0, SKETCH_DTYPE)
         self._buffer = _core.HashBuffer()
         self._total = 0
         self._count = 0  # rows sketched
@@ -136,7 +163,7 @@ class Sketches:
         lengths = (ends - starts).astype(np.int64)
         m = int(lengths.sum())
         firsts = np.cumsum(lengths) - lengths
-        hashes = np.ascontiguousarray(hashes, dtype=np.uint32)
+        hashes = np.ascontiguousarray(hashes, dtype=SKETCH_DTYPE)
         packed = m == len(hashes) and bool((starts == firsts).all())
         if self._spill is not None:
             if not packed:
@@ -155,7 +182,7 @@ class Sketches:
         self._ends.append(new_starts + lengths.astype(np.uint64))
         self._total += m
         self._count += len(rows)
-        self.nbytes = 4 * self._total + 24 * self._count
+        self.nbytes = SKETCH_DTYPE.itemsize * self._total + 24 * self._count
         if self.budget is not None and self.nbytes > self.budget:
             if self.may_spill:
                 self.spill()
@@ -204,7 +231,7 @@ class Sketches:
     def _clear(self) -> None:
         """Lets go of the sketches held in memory."""
         self._rows, self._starts, self._ends = [], [], []
-        self._taken, self._buffer = np.zeros(0, np.uint32), _core.HashBuffer()
+        self._taken, self._buffer = np.zeros(0, SKETCH_DTYPE), _core.HashBuffer()
         self._total = self._count = self.nbytes = 0
 
     def read_back(self, rows: np.ndarray) -> Sketches:
@@ -271,7 +298,7 @@ class Sketches:
             if not found.all():
                 raise KeyError(f"row {int(row[~found][0])} was not sketched")
         return _core.sketch_jaccard(
-            starts, ends, hashes.astype(np.uint32, copy=False), a, b, self.size, self.threads
+            starts, ends, hashes.astype(SKETCH_DTYPE, copy=False), a, b, self.size, self.threads
         )
 
 
@@ -286,7 +313,7 @@ def jaccard(a: Any, b: Any, *, ngram: int = 3, hasher: Simhasher | None = None) 
     >>> jaccard("the quick brown fox jumps over the lazy dog", "The quick brown fox jumped over the lazy dog!")
     0.4
     """
-    sketches = Sketches(hasher, ngram, size=1 << 20, threads=1)
+    sketches = Sketches(hasher, ngram, size=WHOLE, threads=1)
     if _text_of(sketches.hasher, a) == _text_of(sketches.hasher, b):
         return 1.0
     sketches.add([0, 1], [a, b])

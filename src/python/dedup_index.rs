@@ -13,7 +13,7 @@ use crate::compact_sketch::{encode_many, Compact, Sketches};
 use crate::dedup_index::{dedup_against, Batch, DedupIndex, NewIds, Rows, Settings};
 use crate::parallel;
 use crate::plan::check_k;
-use crate::verify::Ranges;
+use crate::verify::{self, Ranges};
 
 /// What `dedup` hands to Python: (kept new row or -1, index row or -1, Jaccard).
 type AgainstArrays<'py> = (
@@ -72,7 +72,7 @@ fn save_with(
     ids: &Bound<'_, PyAny>,
 ) -> PyResult<()> {
     let ids = ids_in(ids, index.settings().string_ids)?;
-    let (fps, keys) = (fps.as_slice()?, keys.as_slice()?);
+    let (fps, keys) = (fps.as_slice()?, verify::keys_of_words(keys.as_slice()?)?);
     let sketches = sketches_of(&lens, &words)?;
     let views: Vec<&[u8]> = match &ids {
         IdsIn::Str(v) => v.iter().map(|b| &b[..]).collect(),
@@ -201,11 +201,11 @@ impl PyDedupIndex {
             .into_pyarray(py))
     }
 
-    /// The content keys, in index order (a copy).
+    /// The content keys, in index order, as 64-bit words (two a key; a copy).
     fn keys<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<u64>>> {
         Ok(self
             .inner
-            .guarded(|ix| ix.keys().to_vec())?
+            .guarded(|ix| ix.key_words().to_vec())?
             .into_pyarray(py))
     }
 
@@ -259,7 +259,7 @@ impl PyDedupIndex {
         limit: bool,
     ) -> PyResult<AgainstArrays<'py>> {
         let k_u = check_k(k)?;
-        let (fps, keys) = (fps.as_slice()?, keys.as_slice()?);
+        let (fps, keys) = (fps.as_slice()?, verify::keys_of_words(keys.as_slice()?)?);
         let sketches = sketches_of(&lens, &words)?;
         let batch = Batch {
             fps,
@@ -301,7 +301,7 @@ pub fn compact_sketches<'py>(
     py: Python<'py>,
     starts: PyReadonlyArray1<'py, u64>,
     ends: PyReadonlyArray1<'py, u64>,
-    hashes: PyReadonlyArray1<'py, u32>,
+    hashes: PyReadonlyArray1<'py, u64>,
     sketch_words: i64,
     sketch_bits: i64,
     threads: Option<i64>,

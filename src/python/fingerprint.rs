@@ -270,7 +270,7 @@ impl PyHasher {
         });
         Ok((
             d.fingerprints.into_pyarray(py),
-            d.sketches.keys.into_pyarray(py),
+            verify::words_of_keys(&d.sketches.keys).into_pyarray(py),
             sketches,
         ))
     }
@@ -296,7 +296,7 @@ impl PyHasher {
 type DigestArrays<'py> = (
     U64Array<'py>,
     U64Array<'py>,
-    Option<(U64Array<'py>, Bound<'py, PyArray1<u32>>)>,
+    Option<(U64Array<'py>, Bound<'py, PyArray1<u64>>)>,
 );
 
 /// What the JSONL fast path hands to Python: kinds, fingerprints, lengths, line starts, content
@@ -315,7 +315,7 @@ type JsonlArrays<'py> = (
     Bound<'py, PyArray1<u32>>,
     U64Array<'py>,
     U64Array<'py>,
-    Option<(U64Array<'py>, Bound<'py, PyArray1<u32>>)>,
+    Option<(U64Array<'py>, Bound<'py, PyArray1<u64>>)>,
 );
 
 /// The JSONL fast path over one block of whole lines: (kind, fingerprint, length) per line,
@@ -367,7 +367,7 @@ fn jsonl_fingerprints<'py>(
         lines.fingerprints.into_pyarray(py),
         lines.lengths.into_pyarray(py),
         lines.starts.into_pyarray(py),
-        lines.keys.into_pyarray(py),
+        verify::words_of_keys(&lines.keys).into_pyarray(py),
         sketches,
     ))
 }

@@ -1,6 +1,7 @@
 //! Bindings of star clustering: the candidate structure of a corpus, its stars, and the set of
 //! content keys a first pass has seen.
 
+use std::collections::HashMap;
 use std::sync::RwLock;
 
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
@@ -8,6 +9,7 @@ use pyo3::prelude::*;
 
 use crate::digest::KeySet;
 use crate::error::Error;
+use crate::hash::FoldState;
 use crate::plan::{Plan, Workload};
 use crate::short_texts::ShortTexts;
 use crate::star::{Candidates, Verification};
@@ -22,11 +24,23 @@ type ShortSets<'py> = (
     PyReadonlyArray1<'py, i64>,
     PyReadonlyArray1<'py, u64>,
     PyReadonlyArray1<'py, u64>,
-    PyReadonlyArray1<'py, u32>,
+    PyReadonlyArray1<'py, u64>,
 );
 
-/// Stars handed to Python: (the row kept in each row's place, their Jaccard).
-type StarArrays<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f32>>);
+/// Stars handed to Python: (the row kept in each row's place, their Jaccard, the pairs decided
+/// on an estimate in the band as (row a, row b, 1 if taken else 0), flattened).
+type StarArrays<'py> = (
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray1<f32>>,
+    Bound<'py, PyArray1<i64>>,
+);
+
+/// Exact Jaccards of pairs of rows: (rows a, rows b, Jaccards).
+type ExactPairs<'py> = (
+    PyReadonlyArray1<'py, i64>,
+    PyReadonlyArray1<'py, i64>,
+    PyReadonlyArray1<'py, f64>,
+);
 
 /// The candidate structure of a corpus (see `star::Candidates`), computed once and used to list
 /// the rows whose sketches are needed and to take the stars.
@@ -56,7 +70,10 @@ impl PyStarCandidates {
         short: Option<ShortSets<'_>>,
         threshold: Option<f64>,
     ) -> PyResult<Self> {
-        let (fps, keys) = (fingerprints.as_slice()?, keys.as_slice()?);
+        let (fps, keys) = (
+            fingerprints.as_slice()?,
+            verify::keys_of_words(keys.as_slice()?)?,
+        );
         let k_u = plan::check_k(k)?;
         let plan = match plan {
             Some(p) => p.inner.clone(),
@@ -87,15 +104,26 @@ impl PyStarCandidates {
         Ok(PyStarCandidates { inner })
     }
 
+    /// Candidate pairs of short texts not compared: those of a group sharing a prefix that could
+    /// not be split further, was over the cap and was not one shingle set.
+    #[getter]
+    fn skipped_pairs(&self) -> u64 {
+        self.inner.skipped_pairs()
+    }
+
     /// The rows whose sketches `stars` may read.
     fn rows<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
         py.detach(|| self.inner.rows()).into_pyarray(py)
     }
 
-    /// Star clusters: (the row kept in each row's place, their Jaccard). Rows are taken as
-    /// centers in `order`; with `threshold`, candidates are checked by the sketches (row d's is
-    /// `hashes[starts[d]..ends[d]]`, bottom-`size`).
-    #[pyo3(signature = (order, threshold=None, starts=None, ends=None, hashes=None, size=1024))]
+    /// Star clusters: (the row kept in each row's place, their Jaccard, the pairs of rows
+    /// decided on an estimate in the band, flattened). Rows are taken as centers in `order`;
+    /// with `threshold`, candidates are checked by the sketches (row d's is
+    /// `hashes[starts[d]..ends[d]]`, bottom-`size`); a pair whose estimate (a sketch being cut)
+    /// lies within `band` of the threshold is decided by its Jaccard in `exact = (rows a, rows
+    /// b, Jaccards)` (a < b, the first rows of their texts) when given, else on the estimate,
+    /// and listed.
+    #[pyo3(signature = (order, threshold=None, starts=None, ends=None, hashes=None, size=1024, band=0.0, exact=None))]
     #[allow(clippy::too_many_arguments)]
     fn stars<'py>(
         &self,
@@ -104,15 +132,26 @@ impl PyStarCandidates {
         threshold: Option<f64>,
         starts: Option<PyReadonlyArray1<'py, u64>>,
         ends: Option<PyReadonlyArray1<'py, u64>>,
-        hashes: Option<PyReadonlyArray1<'py, u32>>,
+        hashes: Option<PyReadonlyArray1<'py, u64>>,
         size: i64,
+        band: f64,
+        exact: Option<ExactPairs<'py>>,
     ) -> PyResult<StarArrays<'py>> {
+        if !(0.0..=1.0).contains(&band) {
+            return Err(Error::invalid(format!("band must be in [0, 1], got {band}")).into());
+        }
+        let known = match &exact {
+            Some(pairs) => exact_map(pairs)?,
+            None => HashMap::default(),
+        };
         let verification = match (threshold, &starts, &ends, &hashes) {
             (None, None, None, None) => None,
             (Some(threshold), Some(s), Some(e), Some(h)) => Some(Verification {
                 sketches: Ranges::new(s.as_slice()?, e.as_slice()?, h.as_slice()?)?,
                 size: verify::shingle_config(1, size)?.size,
                 threshold,
+                band,
+                exact: Some(&known),
             }),
             _ => {
                 return Err(Error::invalid(
@@ -123,8 +162,51 @@ impl PyStarCandidates {
         };
         let order = order.as_slice()?;
         let found = interrupt::detach(py, || self.inner.stars(order, verification))??;
-        Ok((found.kept.into_pyarray(py), found.jaccard.into_pyarray(py)))
+        let undecided: Vec<i64> = found
+            .undecided
+            .iter()
+            .flat_map(|&(a, b, taken)| [a, b, i64::from(taken)])
+            .collect();
+        Ok((
+            found.kept.into_pyarray(py),
+            found.jaccard.into_pyarray(py),
+            undecided.into_pyarray(py),
+        ))
     }
+
+    /// The Jaccards of stars whose pairs in the band were decided on estimates, with the exact
+    /// Jaccards `exact = (rows a, rows b, Jaccards)` of those pairs (which decided them alike):
+    /// a copy of `jaccard` where each removed row of such a pair has the exact one.
+    fn patch_jaccards<'py>(
+        &self,
+        py: Python<'py>,
+        kept: PyReadonlyArray1<'py, i64>,
+        jaccard: PyReadonlyArray1<'py, f32>,
+        exact: ExactPairs<'py>,
+    ) -> PyResult<Bound<'py, PyArray1<f32>>> {
+        let known = exact_map(&exact)?;
+        let kept = kept.as_slice()?;
+        let mut out = jaccard.as_slice()?.to_vec();
+        self.inner.patch_jaccards(kept, &mut out, &known)?;
+        Ok(out.into_pyarray(py))
+    }
+}
+
+/// Exact Jaccards of pairs of rows, by (smaller row, larger row).
+fn exact_map(exact: &ExactPairs<'_>) -> PyResult<HashMap<(i64, i64), f64, FoldState>> {
+    let (a, b, j) = (
+        exact.0.as_slice()?,
+        exact.1.as_slice()?,
+        exact.2.as_slice()?,
+    );
+    if a.len() != b.len() || a.len() != j.len() {
+        return Err(Error::invalid("exact needs as many rows a, rows b and Jaccards").into());
+    }
+    Ok(a.iter()
+        .zip(b)
+        .zip(j)
+        .map(|((&x, &y), &v)| ((x.min(y), x.max(y)), v))
+        .collect())
 }
 
 /// The content keys seen so far in a first pass, with their texts' fingerprints (see
@@ -163,7 +245,10 @@ impl PyKeySet {
         keys: PyReadonlyArray1<'py, u64>,
         fingerprints: PyReadonlyArray1<'py, u64>,
     ) -> PyResult<Bound<'py, PyArray1<bool>>> {
-        let (keys, fingerprints) = (keys.as_slice()?, fingerprints.as_slice()?);
+        let (keys, fingerprints) = (
+            verify::keys_of_words(keys.as_slice()?)?,
+            fingerprints.as_slice()?,
+        );
         let mask = py.detach(|| {
             let mut set = self.inner.write().map_err(|_| poisoned())?;
             set.first_seen(keys, fingerprints)
@@ -195,7 +280,7 @@ fn short_text_pairs<'py>(
     rows: PyReadonlyArray1<'py, i64>,
     starts: PyReadonlyArray1<'py, u64>,
     ends: PyReadonlyArray1<'py, u64>,
-    hashes: PyReadonlyArray1<'py, u32>,
+    hashes: PyReadonlyArray1<'py, u64>,
     threshold: f64,
     size: i64,
     max_pairs: Option<u64>,

@@ -13,7 +13,7 @@ use crate::verify::{self, Ranges};
 /// Sketches handed to Python: (offsets, hashes, content keys).
 type SketchArrays<'py> = (
     Bound<'py, PyArray1<u64>>,
-    Bound<'py, PyArray1<u32>>,
+    Bound<'py, PyArray1<u64>>,
     Bound<'py, PyArray1<u64>>,
 );
 
@@ -32,7 +32,7 @@ fn shingle_sketches<'py>(
     Ok((
         s.offsets.into_pyarray(py),
         s.hashes.into_pyarray(py),
-        s.keys.into_pyarray(py),
+        verify::words_of_keys(&s.keys).into_pyarray(py),
     ))
 }
 
@@ -45,7 +45,7 @@ fn sketch_jaccard<'py>(
     py: Python<'py>,
     starts: PyReadonlyArray1<'py, u64>,
     ends: PyReadonlyArray1<'py, u64>,
-    hashes: PyReadonlyArray1<'py, u32>,
+    hashes: PyReadonlyArray1<'py, u64>,
     i: PyReadonlyArray1<'py, i64>,
     j: PyReadonlyArray1<'py, i64>,
     size: i64,

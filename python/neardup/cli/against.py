@@ -145,7 +145,7 @@ def build_command(
         try:
             _core.DedupIndex.empty(
                 sketch_bytes // 4, sketch_bits, shingle, k, threshold, string_ids, empty._meta
-            ).save_appended(tmp, *got.take(rows), values)
+            ).save_appended(tmp, *got.take(rows).for_core(), values)
         except OSError as err:
             raise _Failed(f"cannot write {index_path}: {err.strerror or err}") from None
         outputs.commit()

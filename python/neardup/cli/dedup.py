@@ -20,6 +20,7 @@ from ..io import (
 )
 from ..paths import check_outputs
 from ..pipeline import FirstPass, candidates, default_k, keep_order, stars
+from ..verify import WHOLE
 from . import against as against_cmd
 from .app import cli
 from .dedup_dask import _dedup_on_dask
@@ -236,12 +237,15 @@ def dedup(
                 err=True,
             )
         order = keep_order(keep, len(fps), lengths)
+        evidence: dict[str, Any] = {}
         kept, jaccard = stars(
             candidates(fps, first.keys, k, threads, first.short, threshold),
             order,
             threshold,
             first.sketches,
             resketcher(inp, hasher, shingle, threads, quiet or as_json, first),
+            resketcher(inp, hasher, shingle, threads, quiet or as_json, first, size=WHOLE),
+            evidence,
         )
         result = DedupResult(fps, kept, jaccard, k, {}, threshold=threshold)
         data = report_mod.prepare(fps, result, threads) if report_tmp else None
@@ -321,6 +325,7 @@ def dedup(
             "mb_per_s": round(nbytes / seconds / 1e6, 2) if seconds > 0 else 0.0,
             "skipped": len(inp.errors),
             "errors": [str(e) for e in inp.errors],
+            "evidence": evidence,
         }
         if data is not None and report_tmp is not None:
             page = report_mod.render(data, summary, ids, texts, inp.name)
@@ -332,7 +337,8 @@ def dedup(
         f"{_count(summary['documents'], 'document')} ({_size(nbytes)}) in {seconds:.2f} s, "
         f"{summary['mb_per_s']:.1f} MB/s\n"
         f"{_count(summary['clusters'], 'cluster')} of near-duplicates within "
-        f"k={k}{_jaccard_note(threshold)}: kept {summary['kept']:,}, removed {summary['removed']:,}",
+        f"k={k}{_jaccard_note(threshold)}: kept {summary['kept']:,}, removed {summary['removed']:,}"
+        f"{_evidence_note(evidence)}",
         inp,
         as_json,
         quiet,
@@ -347,3 +353,18 @@ def dedup(
         ],
         dry_run=dry_run,
     )
+
+
+def _evidence_note(evidence: dict[str, Any]) -> str:
+    """What the summary says of candidate pairs not decided on exact evidence (docs/evidence.md)."""
+    notes = []
+    if evidence.get("short_pairs_skipped"):
+        notes.append(
+            f"{evidence['short_pairs_skipped']:,} candidate pairs of short texts not compared "
+            "(a shared prefix over the cap)"
+        )
+    if evidence.get("band_pairs_estimated"):
+        notes.append(
+            f"{evidence['band_pairs_estimated']:,} pairs near the threshold decided on an estimate"
+        )
+    return "".join(f"\nnote: {n} (see docs/evidence.md)" for n in notes)

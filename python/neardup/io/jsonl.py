@@ -168,8 +168,8 @@ class JsonlInput(Input):
                 starts = None
                 digest = Digest.of(
                     np.zeros(count, np.uint64),
-                    np.zeros(count, np.uint64),
-                    (np.zeros(count + 1, np.uint64), np.zeros(0, np.uint32))
+                    np.zeros(2 * count, np.uint64),
+                    (np.zeros(count + 1, np.uint64), np.zeros(0, np.uint64))
                     if sketch is not None
                     else None,
                 )
