@@ -278,14 +278,3 @@ def test_a_dataset_dict_is_refused_naming_its_splits():
         ):
             call()
     assert neardup.dedup(splits["train"]).n_removed == 1
-
-
-def test_the_page_examples_run():
-    import pathlib
-    import re
-
-    page = (pathlib.Path(__file__).parent.parent / "docs" / "evidence.md").read_text()
-    blocks = re.findall(r"```python\n(.*?)```", page, re.S)
-    assert len(blocks) == 2
-    for i, block in enumerate(blocks):
-        exec(compile(block, f"docs/evidence.md python block {i}", "exec"), {})
