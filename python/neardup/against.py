@@ -45,6 +45,7 @@ from .dedup_index import (  # noqa: F401 (the index's names, also reachable from
 )
 from .hasher import Simhasher
 from .index import DEFAULT_MAX_PAIRS
+from .paths import locked
 
 __all__ = ["dedup_against"]
 __all__ += dedup_index.__all__
@@ -101,9 +102,15 @@ def dedup_against(
     )
     if len(values) != n:
         raise ValueError(f"{n} documents but {len(values)} ids")
-    found = index.search(got, k=k, threshold=threshold, threads=threads, max_pairs=max_pairs)
-    result = found.result(index, values)
-    if update:
+    if not update:
+        found = index.search(got, k=k, threshold=threshold, threads=threads, max_pairs=max_pairs)
+        return found.result(index, values)
+    # The lock every writer of the file takes (``neardup dedup --against --update`` too), held
+    # from the search to the rename, against the file as it is once the lock is held.
+    with locked(index.path):
+        index._reopen_if_replaced()
+        found = index.search(got, k=k, threshold=threshold, threads=threads, max_pairs=max_pairs)
+        result = found.result(index, values)
         index._append(got, values, np.flatnonzero(result.keep))
     return result
 

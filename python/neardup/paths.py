@@ -22,7 +22,7 @@ try:
 except ImportError:  # pragma: no cover - Windows: no advisory locks, writers are not serialised
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["check_outputs", "locked", "note_input", "same_file"]
+__all__ = ["check_outputs", "locked", "note_input", "same_file", "special_kind"]
 
 #: Where the current command keeps the files its options read: ``(option, path)`` pairs.
 _NOTED = "neardup.inputs"
@@ -40,6 +40,23 @@ def same_file(a: str, b: str) -> bool:
     except (OSError, ValueError):  # one does not exist (yet), or a path the system refuses
         pass
     return _real(a) == _real(b)
+
+
+def special_kind(path: str, devices: bool = True) -> str | None:
+    """What ``path`` names when it is neither a regular file nor a folder: "a FIFO (named pipe)",
+    "a socket" or (with ``devices``) "a device"; None otherwise (or when it does not exist).
+    Opening a FIFO without a writer waits for one forever: callers refuse them first."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if devices and (stat.S_ISCHR(mode) or stat.S_ISBLK(mode)):
+        return "a device"
+    return None
 
 
 def note_input(option: str, path: str) -> None:
@@ -134,10 +151,14 @@ def locked(path: str, waiting: Callable[[], None] | None = None) -> Iterator[Non
             return
         try:
             held = os.fstat(fd)
-            if not stat.S_ISREG(held.st_mode):
-                os.close(fd)
-                yield
-                return
+        except BaseException:
+            os.close(fd)
+            raise
+        if not stat.S_ISREG(held.st_mode):
+            os.close(fd)  # before the caller runs: its error is the one to report
+            yield
+            return
+        try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:

@@ -4,16 +4,19 @@ and the tables of ids and values the commands write."""
 from __future__ import annotations
 
 import csv
+import errno
 import io
 import json
 import os
 import queue
 import shutil
 import signal
+import socket
+import stat
 import sys
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -100,37 +103,129 @@ class Unclosed(io.RawIOBase):
         return len(data)
 
 
+#: The end of every temporary name: ``.NAME.HOST-PID.RANDOM.neardup-tmp``, hidden, beside the
+#: file it becomes (a symlink's target, for a symlink).
+TMP_SUFFIX = ".neardup-tmp"
+
+
+def _host() -> str:
+    """This machine's name as a temporary name holds it (letters, digits, ``_``)."""
+    name = "".join(c if c.isalnum() else "_" for c in socket.gethostname())
+    return name[:32] or "host"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True
+    return True
+
+
+def remove_stale(target: str) -> list[str]:
+    """Removes the temporary files (and folders) that killed runs writing ``target`` left beside
+    it: those named for it whose process (on this machine) is gone. Returns their paths."""
+    parent = os.path.dirname(target) or "."
+    prefix = f".{os.path.basename(target)}.{_host()}-"
+    removed: list[str] = []
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return removed
+    for name in names:
+        if not name.startswith(prefix) or TMP_SUFFIX not in name[len(prefix) :]:
+            continue
+        pid = name[len(prefix) :].split(".", 1)[0]
+        if not pid.isdigit() or _alive(int(pid)):
+            continue
+        path = os.path.join(parent, name)
+        try:
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path)
+            else:
+                os.unlink(path)
+            removed.append(path)
+        except OSError:
+            pass
+    return removed
+
+
+def target_of(final: str) -> str:
+    """The file an output replaces: ``final``, or the file a symlink ``final`` points to (written
+    through, so that every other path to it sees the new contents)."""
+    path = os.path.abspath(final)
+    return os.path.realpath(path) if os.path.islink(path) else path
+
+
+def check_replaceable(final: str, directory: bool = False) -> None:
+    """Refuses (ValueError) an output that would replace a device, FIFO or socket, and
+    (IsADirectoryError) a file output naming a folder: renaming over them would replace or fail."""
+    try:
+        st = os.stat(final)
+    except (OSError, ValueError):
+        return
+    if stat.S_ISDIR(st.st_mode):
+        if not directory:
+            raise IsADirectoryError(errno.EISDIR, "is a folder; name a file", final)
+        return
+    if not stat.S_ISREG(st.st_mode):
+        raise ValueError(
+            f"{final}: names a device, FIFO or socket, which an output would replace; give a file"
+        )
+
+
 class Outputs:
     """Outputs written as temporary files beside their final names and renamed into place
-    together by :meth:`commit`; anything not committed is removed (on error or Ctrl-C)."""
+    together by :meth:`commit`; anything not committed is removed (on error or Ctrl-C).
+
+    A temporary file is named ``.NAME.HOST-PID.RANDOM.neardup-tmp``; reserving a name first
+    removes those a killed run (its process gone) left for the same output. An output that is a
+    symlink is written through: its target is replaced, in the target's folder. A replaced file
+    keeps its mode and, where the system allows, its owner and group."""
 
     def __init__(self) -> None:
-        self._pending: list[tuple[str, str, bool]] = []
+        self._pending: list[tuple[str, str, bool, str]] = []
 
     def reserve(self, final: str, directory: bool = False) -> str:
-        """A temporary path in ``final``'s folder, to write ``final`` into."""
+        """A temporary path in the folder of ``final`` (or of its target, for a symlink), to
+        write ``final`` into."""
         if final == "-":
             return "-"
-        parent = os.path.dirname(os.path.abspath(final))
-        base = os.path.basename(final)
+        target = target_of(final)
+        parent = os.path.dirname(target)
+        base = os.path.basename(target)
         if directory and os.path.exists(final) and (not os.path.isdir(final) or os.listdir(final)):
             raise FileExistsError(
                 f"{final}: exists and is not an empty folder; remove it or name another"
             )
+        check_replaceable(target, directory)
+        remove_stale(target)
+        prefix = f".{base}.{_host()}-{os.getpid()}."
         try:
             if directory:
-                tmp = tempfile.mkdtemp(prefix=f".{base}.", suffix=".neardup-tmp", dir=parent)
+                tmp = tempfile.mkdtemp(prefix=prefix, suffix=TMP_SUFFIX, dir=parent)
             else:
-                fd, tmp = tempfile.mkstemp(prefix=f".{base}.", suffix=".neardup-tmp", dir=parent)
+                fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=TMP_SUFFIX, dir=parent)
                 os.close(fd)
         except OSError as err:  # named by the path the user gave, not the hidden temporary one
             raise OSError(err.errno, err.strerror, final) from None
-        self._pending.append((tmp, final, directory))
+        self._pending.append((tmp, final, directory, target))
         return tmp
 
     def commit(self) -> None:
-        """Renames every output into place, with Ctrl-C held off until all are there."""
+        """Renames every output into place, with Ctrl-C held off until all are there. Every
+        output is checked first (still replaceable), so a failure replaces none of them."""
         mask = umask()
+        for _tmp, final, directory, target in self._pending:
+            check_replaceable(target, directory)
+            if directory and os.path.isdir(target) and os.listdir(target):
+                raise FileExistsError(
+                    f"{final}: exists and is not an empty folder; remove it or name another"
+                )
+        for tmp, _final, directory, target in self._pending:
+            _take_mode(tmp, target, (0o777 if directory else 0o666) & ~mask)
         blocked = {signal.SIGINT, signal.SIGTERM}
         old = (
             signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
@@ -138,18 +233,17 @@ class Outputs:
             else None
         )
         try:
-            for tmp, final, directory in self._pending:
-                os.chmod(tmp, (0o777 if directory else 0o666) & ~mask)
-                if directory and os.path.isdir(final):
-                    os.rmdir(final)
-                os.replace(tmp, final)
+            for tmp, _final, directory, target in self._pending:
+                if directory and os.path.isdir(target):
+                    os.rmdir(target)
+                os.replace(tmp, target)
             self._pending = []
         finally:
             if old is not None:
                 signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
     def abort(self) -> None:
-        for tmp, _final, directory in self._pending:
+        for tmp, _final, directory, _target in self._pending:
             try:
                 shutil.rmtree(tmp) if directory else os.unlink(tmp)
             except OSError:
@@ -161,6 +255,39 @@ class Outputs:
 
     def __exit__(self, *exc: Any) -> None:
         self.abort()
+
+
+def write_atomically(path: str, write: Callable[[str], None]) -> None:
+    """Calls ``write(tmp)`` to write a file, then renames it to ``path`` (through a symlink,
+    keeping the mode and owner of the file replaced; see :class:`Outputs`). A device, FIFO or
+    socket at ``path`` is refused (ValueError), a folder is IsADirectoryError; errors name
+    ``path``, not the temporary file."""
+    with Outputs() as outputs:
+        tmp = outputs.reserve(path)
+        try:
+            write(tmp)
+        except OSError as err:
+            raise type(err)(err.errno, err.strerror, path) from None
+        outputs.commit()
+
+
+def _take_mode(tmp: str, target: str, default: int) -> None:
+    """Gives ``tmp`` the mode (and owner and group, where allowed) of the file it replaces, or
+    ``default`` for a new one."""
+    try:
+        old = os.stat(target)
+    except OSError:
+        os.chmod(tmp, default)
+        return
+    if hasattr(os, "chown") and (old.st_uid, old.st_gid) != (os.getuid(), os.getgid()):
+        try:
+            os.chown(tmp, old.st_uid, old.st_gid)
+        except OSError:
+            try:  # not root: the group at least, if we are in it
+                os.chown(tmp, -1, old.st_gid)
+            except OSError:
+                pass
+    os.chmod(tmp, stat.S_IMODE(old.st_mode))
 
 
 def umask() -> int:

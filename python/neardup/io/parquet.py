@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import shutil
 import sys
-import tempfile
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 from ..errors import InputError
-from .base import CHUNK_DOCS, Chunk, FingerprintWriter, Input, joined, pyarrow
+from .base import CHUNK_DOCS, Chunk, FingerprintWriter, Input, joined, pyarrow, spool_all
 
 
 class ParquetInput(Input):
@@ -23,10 +21,9 @@ class ParquetInput(Input):
         pa = pyarrow()
         if self.path == "-":
             if self._spool is None:  # Parquet needs to seek: spool stdin first
-                self._spool = tempfile.TemporaryFile(prefix="neardup-stdin-")
-                shutil.copyfileobj(sys.stdin.buffer, self._spool, 1 << 20)
-            self._spool.seek(0)
-            source: Any = self._spool
+                self._spool = spool_all(self.name, sys.stdin.buffer)  # type: ignore[assignment]
+            source: Any = getattr(self._spool, "_file", self._spool)
+            source.seek(0)
         else:
             self._open_raw(again).close()
             source = self.path
