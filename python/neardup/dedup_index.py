@@ -78,16 +78,25 @@ def _settings_bytes(hasher: Simhasher) -> bytes:
 
 
 def _hasher_of(meta: bytes) -> Simhasher:
+    """The fingerprint settings a dedup index holds. The file's checksum is checked before: this
+    checks what it holds (a file written by other means may pass the checksum), so that any
+    problem is an IndexFormatError, never another exception."""
     try:
-        settings = json.loads(meta.decode())["hasher"]
-    except (ValueError, KeyError, TypeError) as err:
+        stored = json.loads(meta.decode())
+        if not isinstance(stored, dict) or stored.get("format") != _FORMAT:
+            raise ValueError("not the settings of a neardup dedup index")
+        settings = stored["hasher"]
+        if not isinstance(settings, dict):
+            raise ValueError("the settings are not a JSON object")
+        if settings.get("stopwords") is not None:
+            settings["stopwords"] = tuple(settings["stopwords"])
+        hasher = Simhasher.__new__(Simhasher)
+        hasher.__setstate__({"settings": settings, "idf": None})
+        hasher.fingerprint("a check")  # settings that cannot fingerprint are refused here
+    except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError) as err:
         raise _core.IndexFormatError(
-            f"unreadable fingerprint settings in the dedup index: {err}"
+            f"unreadable fingerprint settings in the dedup index: {type(err).__name__}: {err}"
         ) from None
-    if settings.get("stopwords") is not None:
-        settings["stopwords"] = tuple(settings["stopwords"])
-    hasher = Simhasher.__new__(Simhasher)
-    hasher.__setstate__({"settings": settings, "idf": None})
     return hasher
 
 
@@ -376,7 +385,15 @@ class DedupIndex:
     def ids_of(self, rows: Iterable[int]) -> list[Any]:
         """The ids of some documents of the index, by position."""
         got = self._inner.ids_of([int(r) for r in rows])
-        return [v.decode("utf-8", "surrogatepass") for v in got] if self.string_ids else got
+        if not self.string_ids:
+            return got  # type: ignore[no-any-return]
+        try:
+            return [v.decode("utf-8", "surrogatepass") for v in got]
+        except UnicodeDecodeError as err:
+            raise _core.IndexFormatError(
+                f"{self.path}: an id of the dedup index is not UTF-8 ({err.reason} at byte "
+                f"{err.start}): the file was changed by other means than neardup"
+            ) from None
 
     @property
     def ids(self) -> list[Any]:

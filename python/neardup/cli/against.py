@@ -124,8 +124,14 @@ def build_command(
         rows = np.flatnonzero(empty.search(got, threads=threads).keep)
         string_ids = bool(ids) and any(isinstance(v, str) for v in ids)
         if string_ids and not all(isinstance(v, str) for v in ids):
-            raise InputError(
-                inp.name, f"ids in {inp.id_field!r} must be all strings or all integers"
+            first_kind = isinstance(ids[0], str)
+            number = next(r for r, v in enumerate(ids) if isinstance(v, str) != first_kind)
+            raise bad_id(
+                inp,
+                number,
+                f"ids in {inp.id_field!r} must be all strings or all integers; this one is "
+                f"{json.dumps(ids[number], default=repr)}, the first "
+                f"{json.dumps(ids[0], default=repr)}",
             )
         if string_ids:
             values: Any = [ids[r].encode("utf-8", "surrogatepass") for r in rows.tolist()]

@@ -216,6 +216,13 @@ class Input:
         if self.path == "-" and compression is None:
             raw = raw if hasattr(raw, "peek") else io.BufferedReader(raw)  # type: ignore[arg-type,type-var]
             compression = sniff(raw)
+        if compression is not None and hasattr(raw, "peek") and not raw.peek(1):
+            raw.close()  # gzip and zstd read an empty file as no data: it is a truncated one
+            raise InputError(
+                self.name,
+                f"truncated {compression} stream: the file is empty (even an empty text "
+                f"compresses to a header)",
+            )
         try:
             return raw, decompressed(raw, compression)
         except BaseException:
@@ -427,12 +434,19 @@ class Spool:
         self._file.close()
 
 
-def spool_all(name: str, source: BinaryIO) -> Spool:
-    """All of ``source`` copied to a :class:`Spool` (Parquet needs to seek)."""
+def spool_all(name: str, source: BinaryIO, magic: bytes = b"") -> Spool:
+    """All of ``source`` copied to a :class:`Spool` (Parquet needs to seek); a stream that does
+    not begin with ``magic`` is refused before anything is kept."""
     spool = Spool(name)
     try:
+        first = True
         while True:
             data = source.read(1 << 20)
+            if first and magic and not data.startswith(magic):
+                raise InputError(
+                    name, f"not a Parquet file: it does not begin with {magic.decode()}"
+                )
+            first = False
             if not data:
                 return spool
             spool.write(data)

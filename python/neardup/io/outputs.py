@@ -3,12 +3,14 @@ and the tables of ids and values the commands write."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import errno
 import io
 import json
 import os
 import queue
+import re
 import shutil
 import signal
 import socket
@@ -16,7 +18,7 @@ import stat
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -31,6 +33,7 @@ class RawWriter:
     and zstd release the GIL), fed 1 MB at a time, while the job goes on reading."""
 
     def __init__(self, path: str, compression: str | None) -> None:
+        self.name = "<stdout>" if path == "-" else final_name(path)
         self._raw = open(path, "wb", buffering=1 << 20) if path != "-" else sys.stdout.buffer
         self._stream = compressed(self._raw, compression)  # type: ignore[arg-type]
         self._buffer: list[bytes] = []
@@ -54,13 +57,27 @@ class RawWriter:
                     self._error = err
 
     def write(self, data: bytes) -> None:
-        if self._thread is None:
-            self._stream.write(data)
-            return
-        self._buffer.append(data)
-        self._size += len(data)
-        if self._size >= 1 << 20:
-            self._hand_over()
+        with self._named():
+            if self._thread is None:
+                self._stream.write(data)
+                return
+            self._buffer.append(data)
+            self._size += len(data)
+            if self._size >= 1 << 20:
+                self._hand_over()
+
+    @contextlib.contextmanager
+    def _named(self) -> Iterator[None]:
+        """An OSError writing (a full disk) names the output, not its hidden temporary file."""
+        try:
+            yield
+        except OSError as err:
+            if err.filename is not None and err.filename != self._raw_name():
+                raise
+            raise type(err)(err.errno, err.strerror or str(err), self.name) from None
+
+    def _raw_name(self) -> Any:
+        return getattr(self._raw, "name", None)
 
     def _hand_over(self) -> None:
         if self._error is not None:
@@ -70,22 +87,31 @@ class RawWriter:
             self._buffer, self._size = [], 0
 
     def close(self) -> None:
+        with self._named():
+            try:
+                if self._thread is not None:
+                    try:
+                        self._hand_over()
+                    finally:
+                        self._queue.put(None)
+                        self._thread.join()
+                    if self._error is not None:
+                        raise self._error
+                if self._stream is not self._raw:
+                    self._stream.close()
+            finally:
+                if self._raw is sys.stdout.buffer:
+                    self._raw.flush()
+                else:
+                    self._raw.close()
+
+    def discard(self) -> None:
+        """Closes after a failure elsewhere, raising nothing: the job's own error is reported
+        and the temporary file removed (a full disk would otherwise fail this close too)."""
         try:
-            if self._thread is not None:
-                try:
-                    self._hand_over()
-                finally:
-                    self._queue.put(None)
-                    self._thread.join()
-                if self._error is not None:
-                    raise self._error
-            if self._stream is not self._raw:
-                self._stream.close()
-        finally:
-            if self._raw is sys.stdout.buffer:
-                self._raw.flush()
-            else:
-                self._raw.close()
+            self.close()
+        except Exception:  # noqa: BLE001 - the job's error is the one to report
+            pass
 
 
 class Unclosed(io.RawIOBase):
@@ -257,6 +283,16 @@ class Outputs:
         self.abort()
 
 
+def final_name(path: str) -> str:
+    """The output a temporary file of :class:`Outputs` is written for (``path`` itself if it is
+    not one): errors name what the user named."""
+    match = re.fullmatch(
+        r"\.(.+)\.[A-Za-z0-9_]+-\d+\.[^.]+" + re.escape(TMP_SUFFIX) + r"(\.tmp-\d+-\d+)?",
+        os.path.basename(path),
+    )
+    return os.path.join(os.path.dirname(path), match.group(1)) if match else path
+
+
 def write_atomically(path: str, write: Callable[[str], None]) -> None:
     """Calls ``write(tmp)`` to write a file, then renames it to ``path`` (through a symlink,
     keeping the mode and owner of the file replaced; see :class:`Outputs`). A device, FIFO or
@@ -333,12 +369,18 @@ class TableWriter:
             for c in self.columns:
                 try:
                     columns[c] = self._pa.array(_plain(data[c]))
-                except (self._pa.ArrowInvalid, self._pa.ArrowTypeError, UnicodeEncodeError) as err:
+                except (
+                    self._pa.ArrowInvalid,
+                    self._pa.ArrowTypeError,
+                    UnicodeEncodeError,
+                    OverflowError,
+                ) as err:
                     self._release()
                     raise InputError(
                         self._name,
                         f"column {c!r} cannot be written as Parquet ({err}): its values mix "
-                        "types or are not valid Unicode; write a .csv or .jsonl table",
+                        "types, are integers past 64 bits or are not valid Unicode; write a "
+                        ".csv or .jsonl table",
                     ) from None
             table = self._pa.table(columns)
             if self._parquet is None:
