@@ -105,7 +105,11 @@ class Campaign:
         if rc not in expect and not problems:
             problems.append(f"status (expected {'/'.join(map(str, expect))})")
         leftovers = self.leftovers()
-        if leftovers:
+        if leftovers and "hang" in problems:
+            # Killed by the timeout (kill -9): its files are the next run's to remove.
+            for path in leftovers:
+                _remove(path)
+        elif leftovers:
             problems.append(f"leftover temporary files {leftovers[:3]}")
             for path in leftovers:
                 _remove(path)
@@ -437,6 +441,9 @@ def output_cases(c: Campaign) -> None:
                 timeout=TIMEOUT,
             )
             if c.leftovers() or done.returncode != 0:
+                print(
+                    f"  rerun after kill -9: rc={done.returncode} {done.stderr[-200:]!r} {c.leftovers()}"
+                )
                 c.counts["leftover temporary files"] += 1
                 for p in c.leftovers():
                     _remove(p)
