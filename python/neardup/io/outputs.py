@@ -136,7 +136,7 @@ TMP_SUFFIX = ".neardup-tmp"
 
 def _host() -> str:
     """This machine's name as a temporary name holds it (letters, digits, ``_``)."""
-    name = "".join(c if c.isalnum() else "_" for c in socket.gethostname())
+    name = "".join(c if c.isascii() and c.isalnum() else "_" for c in socket.gethostname())
     return name[:32] or "host"
 
 
@@ -417,12 +417,17 @@ class TableWriter:
             except UnicodeEncodeError as err:
                 self._release()
                 shown = err.object[max(0, err.start - 20) : err.end + 20]
-                raise InputError(
+                failed = InputError(
                     self._name,
                     f"the value {shown!r} is not valid Unicode (a lone surrogate, which JSON's "
                     "\\ud800 escape can hold): CSV cannot hold it; write a .jsonl table, which "
                     "escapes it",
-                ) from None
+                )
+                # The row of the batch that holds it, for a caller that can name its input line.
+                failed.row = next(  # type: ignore[attr-defined]
+                    (r for r, row in enumerate(zip(*cols)) if not _encodable(row)), None
+                )
+                raise failed from None
 
     def _release(self) -> None:
         """Closes the file after a failed write (the job's Outputs remove it)."""
@@ -446,6 +451,16 @@ class TableWriter:
             self._text.flush()
             self._text.detach()
         self._raw.close()
+
+
+def _encodable(row: Sequence[Any]) -> bool:
+    try:
+        for value in row:
+            if isinstance(value, str):
+                value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _plain(values: Any) -> list[Any]:
