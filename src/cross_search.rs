@@ -378,6 +378,8 @@ struct Budget {
     flush: u64,
     total: AtomicU64,
     over: AtomicBool,
+    /// A worker's allocation failed: every worker stops (the others would only fail in turn).
+    failed: AtomicBool,
 }
 
 impl Budget {
@@ -391,13 +393,15 @@ impl Budget {
             flush: limit.map_or(Self::FLUSH, |l| l.saturating_add(1).min(Self::FLUSH)),
             total: AtomicU64::new(0),
             over: AtomicBool::new(false),
+            failed: AtomicBool::new(false),
         }
     }
 
-    /// Whether the search is past its budget: its workers stop.
+    /// Whether the search is past its budget, or out of memory: its workers stop.
     #[inline]
     fn stopped(&self) -> bool {
-        self.limit.is_some() && self.over.load(Ordering::Relaxed)
+        (self.limit.is_some() && self.over.load(Ordering::Relaxed))
+            || self.failed.load(Ordering::Relaxed)
     }
 
     /// Whether a worker whose `out` has just found a pair keeps it: past the budget its pairs
@@ -495,6 +499,7 @@ fn search(new: &[u64], old: &[u64], k: u32, plan: &Plan, budget: &Budget) -> Res
                 .try_reserve(f.cross.len())
                 .and_then(|()| out.within.try_reserve(f.within.len()));
             if grown.is_err() {
+                budget.failed.store(true, Ordering::Relaxed);
                 (out.cross, out.within) = (Vec::new(), Vec::new());
                 out.error = Some(Error::OutOfMemory(format!(
                     "more than {} pairs of fingerprints within k={k}",
@@ -534,10 +539,12 @@ impl Values {
             &mut self.cross
         };
         if list.len() == list.capacity() && list.try_reserve(list.len().max(64)).is_err() {
-            let len = list.len();
+            let len = list.len() as u64;
             (self.cross, self.within) = (Vec::new(), Vec::new());
             self.error = Some(Error::OutOfMemory(format!(
-                "more than {len} pairs of fingerprints within k"
+                "more than {} pairs of fingerprints within k in one part of the search; a \
+                 limit of pairs (max_pairs, --max-pairs) bounds them",
+                crate::error::thousands(len)
             )));
             return;
         }
@@ -670,10 +677,11 @@ impl<'a> Sub<'a> {
                     for (i, &a) in a_run.iter().enumerate() {
                         // A long run (many values sharing a prefix) is quadratic: poll in it;
                         // past the budget, or out of memory, the worker stops at once.
-                        if (i % 1024 == 1023 && interrupt::requested())
-                            || budget.stopped()
-                            || out.error.is_some()
-                        {
+                        if out.error.is_some() {
+                            budget.failed.store(true, Ordering::Relaxed);
+                            return;
+                        }
+                        if (i % 1024 == 1023 && interrupt::requested()) || budget.stopped() {
                             return;
                         }
                         within_k(a, b_run, k, |y| {
