@@ -69,9 +69,10 @@ def dedup_against(
     """Removes from ``docs`` the verified near-duplicates of the index's documents and of earlier
     documents of ``docs``; see the module. ``k`` and ``threshold`` default to the index's; the
     hasher and shingle are the index's (others are a ValueError). With ``update``, the kept
-    documents are appended to the index file (atomically), with their ids. A search past the
-    work limit raises TooManyPairsError unless ``max_pairs=None`` (see
-    :meth:`DedupIndex.search`)."""
+    documents are appended to the index file (atomically), with their ids, under the file's lock
+    (the one ``neardup dedup --against --update`` takes; the file is read again if another writer
+    replaced it). A search past the work limit, or finding more than ``max_pairs`` candidate
+    pairs, raises TooManyPairsError unless ``max_pairs=None`` (see :meth:`DedupIndex.search`)."""
     if not isinstance(index, DedupIndex):
         raise TypeError(f"against must be a neardup.DedupIndex, got {type(index).__name__}")
     if hasher is not None and hasher != index.hasher:
