@@ -29,7 +29,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use rayon::prelude::*;
 
 use crate::bit_order::BitOrder;
-use crate::error::{Error, Result};
+use crate::error::{try_with_capacity, Error, Result};
 use crate::first_table::{Earlier, FirstTable};
 use crate::interrupt;
 use crate::pairs::Bounded;
@@ -279,16 +279,31 @@ pub fn cross_pairs_in(
 ) -> Result<Found> {
     match pairs_in(new, old, k, plan, order, &Budget::new(None))? {
         Bounded::Within(found) => Ok(found),
-        Bounded::Over(_) => unreachable!("no budget, never over it"),
+        Bounded::Over(_) | Bounded::AtLeast(_) => unreachable!("no budget, never over it"),
     }
+}
+
+/// [`cross_pairs`] within a budget of pairs (cross and within together; None: no limit): past
+/// it the search stops at once and the answer is a lower bound of their number
+/// ([`Bounded::AtLeast`]), so that a refusal costs no more than the pairs it allows.
+pub fn cross_pairs_bounded(
+    new: &[u64],
+    old: &[u64],
+    k: u32,
+    plan: &Plan,
+    budget: Option<u64>,
+) -> Result<Bounded<Found>> {
+    check(new, old, k, plan)?;
+    let order = BitOrder::choose(new, old, plan);
+    pairs_in(new, old, k, plan, &order, &Budget::new(budget))
 }
 
 /// Every pair (a, b), a < b, of indices into the ascending distinct `values` within `k`, in no
 /// particular order, as long as their number stays within `budget` (None: no limit): the search
 /// of [`cross_pairs`] without an index (the tables sort the values into runs sharing a prefix
 /// and compare inside each run), in the bit order [`BitOrder::choose`] chooses. Past the budget
-/// nothing more is kept and the search only counts, so the answer is the exact number of pairs,
-/// found in bounded memory.
+/// the search stops at once: the answer is a lower bound of their number
+/// ([`Bounded::AtLeast`]), found in bounded memory and time.
 pub fn inner_pairs_bounded(
     values: &[u64],
     k: u32,
@@ -301,6 +316,7 @@ pub fn inner_pairs_bounded(
         match pairs_in(values, &[], k, plan, &order, &Budget::new(budget))? {
             Bounded::Within(found) => Bounded::Within(found.within),
             Bounded::Over(count) => Bounded::Over(count),
+            Bounded::AtLeast(count) => Bounded::AtLeast(count),
         },
     )
 }
@@ -345,42 +361,58 @@ fn pairs_in(
     };
     interrupt::check()?;
     if let Some(count) = budget.over_by(found.pending) {
-        return Ok(Bounded::Over(count));
+        return Ok(Bounded::AtLeast(count));
     }
-    out.cross = positions(found.cross, new, old);
-    out.within = positions(found.within, new, new);
+    if let Some(err) = found.error {
+        return Err(err);
+    }
+    out.cross = positions(found.cross, new, old)?;
+    out.within = positions(found.within, new, new)?;
     Ok(Bounded::Within(out))
 }
 
 /// The most pairs a search keeps (None: no limit), and the pairs its workers have counted.
 struct Budget {
     limit: Option<u64>,
+    /// How many pairs a worker counts before it reports them: FLUSH, or fewer for a small limit.
+    flush: u64,
     total: AtomicU64,
     over: AtomicBool,
+    /// A worker's allocation failed: every worker stops (the others would only fail in turn).
+    failed: AtomicBool,
 }
 
 impl Budget {
-    /// Workers report their count every FLUSH pairs, so at most FLUSH pairs per worker are kept
-    /// past the budget before every worker knows.
+    /// Workers report their count every FLUSH pairs (or every limit + 1, if fewer), so at most
+    /// that many pairs per part searched are kept past the budget before every worker knows.
     const FLUSH: u64 = 1 << 16;
 
     fn new(limit: Option<u64>) -> Self {
         Budget {
             limit,
+            flush: limit.map_or(Self::FLUSH, |l| l.saturating_add(1).min(Self::FLUSH)),
             total: AtomicU64::new(0),
             over: AtomicBool::new(false),
+            failed: AtomicBool::new(false),
         }
     }
 
+    /// Whether the search is past its budget, or out of memory: its workers stop.
+    #[inline]
+    fn stopped(&self) -> bool {
+        (self.limit.is_some() && self.over.load(Ordering::Relaxed))
+            || self.failed.load(Ordering::Relaxed)
+    }
+
     /// Whether a worker whose `out` has just found a pair keeps it: past the budget its pairs
-    /// are let go of and it only counts.
+    /// are let go of (and the worker stops at its next poll).
     #[inline]
     fn keep(&self, out: &mut Values) -> bool {
         let Some(limit) = self.limit else {
             return true;
         };
         out.pending += 1;
-        if out.pending >= Self::FLUSH {
+        if out.pending >= self.flush {
             let now = self.total.fetch_add(out.pending, Ordering::Relaxed) + out.pending;
             out.pending = 0;
             if now > limit {
@@ -396,8 +428,8 @@ impl Budget {
         true
     }
 
-    /// The exact number of pairs found when it is past the budget, `pending` being the count not
-    /// yet reported.
+    /// The number of pairs found when it is past the budget (a lower bound: the workers stop
+    /// once it is passed), `pending` being the count not yet reported.
     fn over_by(&self, pending: u64) -> Option<u64> {
         let count = self.total.load(Ordering::Relaxed) + pending;
         self.limit.filter(|&l| count > l).map(|_| count)
@@ -443,10 +475,10 @@ fn search(new: &[u64], old: &[u64], k: u32, plan: &Plan, budget: &Budget) -> Res
             .filter(|&p| !new_parted.part(p).is_empty())
             .map_init(Scratch::default, |scratch, p| {
                 let mut out = Values::default();
-                if interrupt::requested() {
-                    return out;
-                }
                 for sub in &subs {
+                    if interrupt::requested() || budget.stopped() || out.error.is_some() {
+                        break;
+                    }
                     let (new, old) = (new_parted.part(p), old_parted.part(p));
                     sub.pairs(k, new, old, scratch, budget, &mut out);
                 }
@@ -455,12 +487,31 @@ fn search(new: &[u64], old: &[u64], k: u32, plan: &Plan, budget: &Budget) -> Res
             .collect();
         for f in found {
             out.pending += f.pending;
-            if budget.over.load(Ordering::Relaxed) {
-                (out.cross, out.within) = (Vec::new(), Vec::new());
-            } else {
-                out.cross.extend(f.cross);
-                out.within.extend(f.within);
+            if let Some(err) = f.error {
+                out.error.get_or_insert(err);
             }
+            if budget.stopped() || out.error.is_some() {
+                (out.cross, out.within) = (Vec::new(), Vec::new());
+                continue;
+            }
+            let grown = out
+                .cross
+                .try_reserve(f.cross.len())
+                .and_then(|()| out.within.try_reserve(f.within.len()));
+            if grown.is_err() {
+                budget.failed.store(true, Ordering::Relaxed);
+                (out.cross, out.within) = (Vec::new(), Vec::new());
+                out.error = Some(Error::OutOfMemory(format!(
+                    "more than {} pairs of fingerprints within k={k}",
+                    out.pending.max((f.cross.len() + f.within.len()) as u64)
+                )));
+                continue;
+            }
+            out.cross.extend(f.cross);
+            out.within.extend(f.within);
+        }
+        if budget.stopped() || out.error.is_some() {
+            break;
         }
     }
     Ok(out)
@@ -473,33 +524,63 @@ struct Values {
     within: Vec<(u64, u64)>,
     /// Pairs counted and not yet reported to the [`Budget`] (with one).
     pending: u64,
+    /// A failed allocation: the worker stopped.
+    error: Option<Error>,
+}
+
+impl Values {
+    /// Keeps a pair found, growing its list with `try_reserve`: a failed allocation is kept as
+    /// [`Error::OutOfMemory`] (and the worker stops), never an abort.
+    #[inline]
+    fn push(&mut self, within: bool, pair: (u64, u64)) {
+        let list = if within {
+            &mut self.within
+        } else {
+            &mut self.cross
+        };
+        if list.len() == list.capacity() && list.try_reserve(list.len().max(64)).is_err() {
+            let len = list.len() as u64;
+            (self.cross, self.within) = (Vec::new(), Vec::new());
+            self.error = Some(Error::OutOfMemory(format!(
+                "more than {} pairs of fingerprints within k in one part of the search; a \
+                 limit of pairs (max_pairs, --max-pairs) bounds them",
+                crate::error::thousands(len)
+            )));
+            return;
+        }
+        list.push(pair);
+    }
 }
 
 /// Pairs of values as their positions in the ascending `first` and `second` that hold them: each
 /// side sorted and walked along its array once (a search per pair would miss the cache).
-fn positions(mut pairs: Vec<(u64, u64)>, first: &[u64], second: &[u64]) -> Vec<(u32, u32)> {
-    fn walk(values: impl Iterator<Item = u64>, sorted: &[u64]) -> Vec<u32> {
+/// Every allocation grows with the pairs, so each is fallible ([`Error::OutOfMemory`]).
+fn positions(mut pairs: Vec<(u64, u64)>, first: &[u64], second: &[u64]) -> Result<Vec<(u32, u32)>> {
+    fn walk(values: impl Iterator<Item = u64>, sorted: &[u64], len: usize) -> Result<Vec<u32>> {
+        let mut out = try_with_capacity(len, "positions of pairs")?;
         let mut at = 0;
-        values
-            .map(|v| {
-                while at + 1 < sorted.len() && sorted[at] < v {
-                    at += 1;
-                }
-                at as u32
-            })
-            .collect()
+        out.extend(values.map(|v| {
+            while at + 1 < sorted.len() && sorted[at] < v {
+                at += 1;
+            }
+            at as u32
+        }));
+        Ok(out)
     }
+    let n = pairs.len();
     pairs.par_sort_unstable_by_key(|p| p.1);
-    let seconds = walk(pairs.iter().map(|p| p.1), second);
-    let mut out: Vec<(u64, u32)> = pairs.iter().map(|p| p.0).zip(seconds).collect();
-    drop(pairs);
+    let seconds = walk(pairs.iter().map(|p| p.1), second, n)?;
+    // The pairs' own allocation, reused: (first value, second's position).
+    let mut out: Vec<(u64, u64)> = pairs;
+    for (p, &b) in out.iter_mut().zip(&seconds) {
+        p.1 = u64::from(b);
+    }
+    drop(seconds);
     out.par_sort_unstable_by_key(|p| p.0);
-    let firsts = walk(out.iter().map(|p| p.0), first);
-    firsts
-        .into_iter()
-        .zip(out)
-        .map(|(a, (_, b))| (a, b))
-        .collect()
+    let firsts = walk(out.iter().map(|p| p.0), first, n)?;
+    let mut pairs = try_with_capacity(n, "pairs of positions")?;
+    pairs.extend(firsts.into_iter().zip(out).map(|(a, (_, b))| (a, b as u32)));
+    Ok(pairs)
 }
 
 /// Buffers a worker reuses: each side's part by a sub-lead, and a sub-part of each sorted.
@@ -594,18 +675,23 @@ impl<'a> Sub<'a> {
                 for c in 0..runs {
                     let (a_run, b_run) = (s.batch.run(c), s.index.run(c));
                     for (i, &a) in a_run.iter().enumerate() {
-                        // A long run (many values sharing a prefix) is quadratic: poll in it.
-                        if i % 1024 == 1023 && interrupt::requested() {
+                        // A long run (many values sharing a prefix) is quadratic: poll in it;
+                        // past the budget, or out of memory, the worker stops at once.
+                        if out.error.is_some() {
+                            budget.failed.store(true, Ordering::Relaxed);
+                            return;
+                        }
+                        if (i % 1024 == 1023 && interrupt::requested()) || budget.stopped() {
                             return;
                         }
                         within_k(a, b_run, k, |y| {
                             if first(a ^ y) && budget.keep(out) {
-                                out.cross.push((a, y));
+                                out.push(false, (a, y));
                             }
                         });
                         within_k(a, &a_run[i + 1..], k, |b| {
                             if first(a ^ b) && budget.keep(out) {
-                                out.within.push((a.min(b), a.max(b)));
+                                out.push(true, (a.min(b), a.max(b)));
                             }
                         });
                     }
@@ -885,15 +971,19 @@ mod tests {
                 }
                 if count > 0 {
                     for budget in [0, count / 2, count - 1] {
+                        // A lower bound past the budget: the search stops there.
                         match inner_pairs_bounded(&values, k, plan, Some(budget)).unwrap() {
-                            Bounded::Over(c) => assert_eq!(c, count, "k={k}, budget {budget}"),
-                            Bounded::Within(_) => panic!("k={k}: within a budget of {budget}"),
+                            Bounded::AtLeast(c) => {
+                                assert!(c > budget && c <= count, "k={k}, budget {budget}: {c}")
+                            }
+                            other => panic!("k={k}: {other:?} for a budget of {budget}"),
                         }
                     }
                 }
             }
         }
-        // Past the budget the search only counts: many pairs in one run, kept by no worker.
+        // Past the budget the search stops soon: many pairs in one run, kept by no worker, and
+        // counted only up to a report (limit + 1 pairs) or so per part searched.
         let mut dense: Vec<u64> = (0..1u64 << 12).map(|x| (x << 20) | (x * 3)).collect();
         dense.sort_unstable();
         dense.dedup();
@@ -902,7 +992,7 @@ mod tests {
         let plan = cross_plan(8, 0, dense.len() as u64).unwrap();
         assert!(matches!(
             inner_pairs_bounded(&dense, 8, &plan, Some(10)).unwrap(),
-            Bounded::Over(c) if c == want
+            Bounded::AtLeast(c) if c > 10 && c < want / 1000
         ));
         assert!(matches!(
             inner_pairs_bounded(&[], 8, &plan, Some(0)).unwrap(),

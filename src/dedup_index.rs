@@ -29,10 +29,12 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use crate::compact_sketch::{Compact, Sketches, SKETCHED};
-use crate::error::{Error, Result};
+use crate::error::{try_with_capacity, Error, Result};
 use crate::hash::FoldState;
 use crate::interrupt;
-use crate::pairs::{check_cross_work, check_work, default_work_limit, Groups, WORK_REMEDY};
+use crate::pairs::{
+    check_cross_work, check_work, default_work_limit, Bounded, Groups, WORK_REMEDY,
+};
 use crate::short_texts::{prefix_len, ShortTexts, SHORT};
 use crate::star::sweep;
 use crate::store::{format_error, open_checked, view, Backing, Checksum, Plain, Source, Words};
@@ -769,7 +771,7 @@ fn near(a: Doc<'_>, b: Doc<'_>, shape: Compact, threshold: f64) -> Option<f32> {
     (j >= threshold).then_some(j as f32)
 }
 
-pub use crate::cross_search::{cross_pairs, cross_plan};
+pub use crate::cross_search::{cross_pairs, cross_pairs_bounded, cross_plan};
 
 /// Deduplicates `batch` against `index` and itself (keep order: the index's documents, all kept,
 /// in their order, then the batch's rows in row order): a row is removed for the first document
@@ -777,16 +779,20 @@ pub use crate::cross_search::{cross_pairs, cross_plan};
 /// Jaccard >= `threshold` cut to the index's sketch size), as stars over the index and the batch
 /// would remove it. One search ([`cross_pairs`], with the plan [`cross_plan`] chooses for the
 /// sizes) finds the pairs against the index and the batch's own pairs.
-/// With `limit`, a search estimated to make more candidate comparisons than
+/// With `max_pairs`, a search estimated to make more candidate comparisons than
 /// [`default_work_limit`] of the distinct fingerprints on both sides (or, inside the batch, of
-/// the batch's) is refused ([`Error::TooManyPairs`]) before it starts, as `find_all` refuses one.
+/// the batch's) is refused ([`Error::TooManyPairs`]) before it starts, as `find_all` refuses one,
+/// and a search that finds more than `max_pairs` candidate pairs of distinct fingerprints (with
+/// the index and inside the batch) stops there and is refused, naming a lower bound of their
+/// number: memory and time stay bounded on a corpus of near-identical documents.
 pub fn dedup_against(
     index: &DedupIndex,
     batch: &Batch<'_>,
     k: u32,
     threshold: f64,
-    limit: bool,
+    max_pairs: Option<u64>,
 ) -> Result<Against> {
+    let limit = max_pairs.is_some();
     let n = batch.fps.len();
     if batch.keys.len() != n {
         return Err(Error::invalid(format!(
@@ -863,7 +869,20 @@ pub fn dedup_against(
         limit.then(|| default_work_limit(new_groups.distinct.len())),
         WORK_REMEDY,
     )?;
-    let found = cross_pairs(&new_groups.distinct, &old_distinct, k, &plan)?;
+    let found = match cross_pairs_bounded(&new_groups.distinct, &old_distinct, k, &plan, max_pairs)?
+    {
+        Bounded::Within(found) => found,
+        Bounded::Over(count) | Bounded::AtLeast(count) => {
+            return Err(Error::TooManyPairs {
+                count,
+                at_least: true,
+                limit: max_pairs.unwrap_or(u64::MAX),
+                what: format!("candidate pairs of distinct fingerprints within k={k}"),
+                remedy: "lower k (in Python, max_pairs raises or, with None, lifts the limit)"
+                    .into(),
+            })
+        }
+    };
     let (mut pairs, within) = (found.cross, found.within);
     pairs.par_sort_unstable();
     interrupt::check()?;
@@ -957,7 +976,8 @@ pub fn dedup_against(
     for g in 0..groups {
         adj_start[g + 1] += adj_start[g];
     }
-    let mut adj = vec![0u32; adj_start[groups]];
+    let mut adj: Vec<u32> = try_with_capacity(adj_start[groups], "neighbours of new texts")?;
+    adj.resize(adj_start[groups], 0);
     let mut fill = adj_start.clone();
     for &(a, b) in &within {
         adj[fill[a as usize]] = b;

@@ -16,9 +16,11 @@ pub enum Error {
     /// what it names.
     NotAFile(&'static str),
     /// More pairs than a caller allows: how many there are, the limit, what they are and how
-    /// to bound them. Raised before the pairs are allocated.
+    /// to bound them. Raised before the pairs are allocated. With `at_least`, `count` is a lower
+    /// bound: the search stopped counting soon after the limit, so that a refusal takes seconds.
     TooManyPairs {
         count: u64,
+        at_least: bool,
         limit: u64,
         what: String,
         remedy: String,
@@ -52,12 +54,14 @@ impl fmt::Display for Error {
             Error::NotAFile(kind) => write!(f, "{kind}, not a neardup index file"),
             Error::TooManyPairs {
                 count,
+                at_least,
                 limit,
                 what,
                 remedy,
             } => write!(
                 f,
-                "{} {what}, more than the limit of {}; {remedy}",
+                "{}{} {what}, more than the limit of {}; {remedy}",
+                if *at_least { "at least " } else { "" },
                 thousands(*count),
                 thousands(*limit)
             ),

@@ -679,17 +679,25 @@ impl Index {
         queries: &[u64],
         max_pairs: Option<u64>,
     ) -> Result<(Vec<i64>, Vec<i64>, Vec<u8>)> {
-        // Matches are counted as they are found; past `max_pairs` nothing more is kept and
-        // the rest are only counted, so the error names the exact count in bounded memory.
+        // Matches are counted as they are found; past `max_pairs` every worker stops, so the
+        // error names a lower bound of their number (found in bounded memory and time) unless
+        // every query was answered.
         let total = AtomicU64::new(0);
         let over = AtomicBool::new(false);
+        // Whether a query was left unanswered: the count is then a lower bound.
+        let stopped = AtomicBool::new(false);
         let run = |(c, chunk): (usize, &[u64])| -> Result<(Vec<i64>, Vec<i64>, Vec<u8>)> {
             let mut rows = Vec::new();
             let mut ids = Vec::new();
             let mut ds = Vec::new();
             let mut found = Vec::new();
-            crate::interrupt::check()?;
             for (r, &q) in chunk.iter().enumerate() {
+                // One query of a dense index compares many candidates: poll before each.
+                crate::interrupt::check()?;
+                if over.load(Ordering::Relaxed) {
+                    stopped.store(true, Ordering::Relaxed);
+                    break;
+                }
                 found.clear();
                 self.query_into(q, &mut found);
                 let now =
@@ -701,7 +709,10 @@ impl Index {
                     rows = Vec::new();
                     ids = Vec::new();
                     ds = Vec::new();
-                    continue;
+                    if r + 1 < chunk.len() {
+                        stopped.store(true, Ordering::Relaxed);
+                    }
+                    break;
                 }
                 for &(d, id) in &found {
                     try_push(&mut rows, (c * 1024 + r) as i64, "matches")?;
@@ -716,13 +727,16 @@ impl Index {
         } else {
             queries.chunks(1024).enumerate().map(run).collect()
         };
+        crate::interrupt::check()?;
         let count = total.load(Ordering::Relaxed);
         if let Some(limit) = max_pairs.filter(|&m| count > m) {
             return Err(Error::TooManyPairs {
                 count,
+                at_least: stopped.load(Ordering::Relaxed),
                 limit,
                 what: format!("matches within k={} of {} queries", self.k, queries.len()),
-                remedy: "raise max_pairs (None for no limit) or query fewer fingerprints at once"
+                remedy: "query fewer fingerprints at once (in Python, raise max_pairs, or None \
+                         for no limit)"
                     .into(),
             });
         }

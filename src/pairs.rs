@@ -264,6 +264,7 @@ fn refuse_over(
     if estimate > limit {
         return Err(Error::TooManyPairs {
             count: estimate,
+            at_least: false,
             limit,
             what: format!(
                 "candidate comparisons (estimated from the data) for the search at k={k} over {} \
@@ -276,12 +277,19 @@ fn refuse_over(
     Ok(())
 }
 
-/// A collection that fits its limit, or the number of items it would have held.
+/// A collection that fits its limit, or the number of items it would have held: exactly
+/// (`Over`), or at least (`AtLeast`, where counting them all would have cost more than a refusal
+/// may: the search stopped soon after the limit).
 #[derive(Debug, PartialEq, Eq)]
 pub enum Bounded<T> {
     Within(T),
     Over(u64),
+    AtLeast(u64),
 }
+
+/// Candidate comparisons a refusal may spend on counting the pairs exactly (the walk of
+/// [`distinct_pairs_bounded`]): 2 billion, a few seconds. Past it a refusal names a lower bound.
+pub const COUNT_WORK: u64 = 2_000_000_000;
 
 /// Distinct values are numbered with u32 in pair lists and union-find.
 fn check_distinct(distinct: &[u64]) -> Result<()> {
@@ -443,8 +451,15 @@ fn weighted_pairs(
 ) -> Result<Bounded<Vec<(u32, u32, u8)>>> {
     check_plan(k, plan)?;
     check_distinct(distinct)?;
-    let Bounded::Within(pairs) = inner_pairs_bounded(distinct, k, plan, budget)? else {
-        return distinct_pairs_bounded(distinct, k, plan, budget, weight);
+    let pairs = match inner_pairs_bounded(distinct, k, plan, budget)? {
+        Bounded::Within(pairs) => pairs,
+        Bounded::Over(count) | Bounded::AtLeast(count) => {
+            // Counted exactly only while that costs a few seconds.
+            if estimate_comparisons(distinct, plan) <= COUNT_WORK {
+                return distinct_pairs_bounded(distinct, k, plan, budget, weight);
+            }
+            return Ok(Bounded::AtLeast(count));
+        }
     };
     let total = pairs
         .iter()
@@ -453,12 +468,9 @@ fn weighted_pairs(
         return Ok(Bounded::Over(total));
     }
     let distance = |a: u32, b: u32| hamming(distinct[a as usize], distinct[b as usize]) as u8;
-    Ok(Bounded::Within(
-        pairs
-            .into_iter()
-            .map(|(a, b)| (a, b, distance(a, b)))
-            .collect(),
-    ))
+    let mut out = try_with_capacity(pairs.len(), "pairs of distinct fingerprints")?;
+    out.extend(pairs.into_iter().map(|(a, b)| (a, b, distance(a, b))));
+    Ok(Bounded::Within(out))
 }
 
 /// Every pair (a, b), a < b, of indices into the ascending distinct values `distinct` within
@@ -466,13 +478,14 @@ fn weighted_pairs(
 pub fn distinct_pairs(distinct: &[u64], k: u32, plan: &Plan) -> Result<Vec<(u32, u32, u8)>> {
     match weighted_pairs(distinct, k, plan, None, &|_, _| 1)? {
         Bounded::Within(pairs) => Ok(pairs),
-        Bounded::Over(_) => unreachable!("no budget, never over it"),
+        Bounded::Over(_) | Bounded::AtLeast(_) => unreachable!("no budget, never over it"),
     }
 }
 
-fn too_many_pairs(count: u64, limit: u64, k: u32) -> Error {
+fn too_many_pairs(count: u64, at_least: bool, limit: u64, k: u32) -> Error {
     Error::TooManyPairs {
         count,
+        at_least,
         limit,
         what: format!("pairs within k={k}"),
         remedy: "raise max_pairs (None for no limit) or lower k".into(),
@@ -495,7 +508,8 @@ fn add_greater(xs: &[usize], ys: &[usize], count: &mut [usize]) {
 ///
 /// The number of pairs is known before they are allocated: copies of one value make c(c-1)/2,
 /// two distinct values within `k` make c_a * c_b. More than `max_pairs` (None: no limit) is
-/// [`Error::TooManyPairs`] naming the exact count, found in bounded memory.
+/// [`Error::TooManyPairs`] naming the exact count, found in bounded memory, or a lower bound of
+/// it where counting them all would take longer than [`COUNT_WORK`] comparisons.
 pub fn find_all(
     fingerprints: &[u64],
     k: u32,
@@ -518,6 +532,15 @@ pub fn find_all(
         Bounded::Over(weight) => {
             return Err(too_many_pairs(
                 copies.saturating_add(weight),
+                false,
+                max_pairs.unwrap_or(u64::MAX),
+                k,
+            ))
+        }
+        Bounded::AtLeast(weight) => {
+            return Err(too_many_pairs(
+                copies.saturating_add(weight),
+                true,
                 max_pairs.unwrap_or(u64::MAX),
                 k,
             ))
@@ -527,7 +550,7 @@ pub fn find_all(
         .iter()
         .fold(copies, |t, &(a, b, _)| t.saturating_add(size(a) * size(b)));
     if let Some(limit) = max_pairs.filter(|&m| total > m) {
-        return Err(too_many_pairs(total, limit, k));
+        return Err(too_many_pairs(total, false, limit, k));
     }
     let total = usize::try_from(total).map_err(|_| {
         Error::OutOfMemory(format!(
@@ -1017,7 +1040,7 @@ mod tests {
                 all.sort_unstable();
                 assert_eq!(got, all);
             }
-            Bounded::Over(c) => panic!("within its budget, yet over: {c}"),
+            other => panic!("within its budget, yet {other:?}"),
         }
     }
 

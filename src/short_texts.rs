@@ -32,7 +32,7 @@
 use rayon::prelude::*;
 
 use crate::encoders::mix64;
-use crate::error::{Error, Result};
+use crate::error::{try_with_capacity, Error, Result};
 use crate::verify::{jaccard_at_least, shingles_of, SketchHash};
 
 /// The most shingles of a short text.
@@ -289,13 +289,15 @@ impl ShortTexts {
             if count > limit {
                 return Err(Error::TooManyPairs {
                     count,
+                    at_least: false,
                     limit,
                     what: "candidate pairs of short texts".into(),
                     remedy: "raise the limit".into(),
                 });
             }
         }
-        let mut pairs: Vec<(u32, u32)> = Vec::with_capacity(count as usize);
+        let len = usize::try_from(count).unwrap_or(usize::MAX);
+        let mut pairs: Vec<(u32, u32)> = try_with_capacity(len, "candidate pairs of short texts")?;
         for r in 0..self.run_count() {
             let (a, b) = self.run_bounds(r);
             let run = &self.texts[a..b];

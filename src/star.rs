@@ -486,9 +486,10 @@ fn adjacency(distinct: &[u64], k: u32, plan: &Plan, max_pairs: Option<u64>) -> R
     check_work(distinct, k, plan, work, WORK_REMEDY)?;
     let pairs = match inner_pairs_bounded(distinct, k, plan, max_pairs)? {
         Bounded::Within(pairs) => pairs,
-        Bounded::Over(count) => {
+        bounded @ (Bounded::Over(count) | Bounded::AtLeast(count)) => {
             return Err(Error::TooManyPairs {
                 count,
+                at_least: matches!(bounded, Bounded::AtLeast(_)),
                 limit: max_pairs.unwrap_or(u64::MAX),
                 what: format!("candidate pairs of distinct fingerprints within k={k}"),
                 remedy: "lower k (the candidate radius)".into(),

@@ -39,6 +39,8 @@ def test_a_lone_surrogate_id_into_csv_is_an_error_naming_the_file(tmp_path, caps
         and "lone surrogate" in err
         and "Traceback" not in err
     )
+    if args[0] == "dedup":  # and the input line of the id
+        assert err.startswith(f"neardup: {src}:1: its id cannot be written to {out}: "), err
     assert not out.exists() and leftovers(tmp_path) == []
 
 
@@ -260,3 +262,135 @@ def test_an_output_that_is_the_file_standard_input_reads_is_refused(tmp_path, ar
             timeout=120,
         )
     assert done.returncode == 0 and (tmp_path / "y.jsonl").exists(), done.stderr
+
+
+# Issue 30: the tracebacks and unclear messages of the second campaign.
+
+
+def two_docs(tmp_path: Path, name: str = "x.jsonl", ids=(1, 2)) -> Path:
+    path = tmp_path / name
+    path.write_text(
+        "".join(json.dumps({"id": i, "text": "a document about cats and dogs"}) + "\n" for i in ids)
+    )
+    return path
+
+
+def test_a_string_view_parquet_column_is_read_and_written(tmp_path, capsys):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    if not hasattr(pa, "string_view"):
+        pytest.skip("pyarrow without view types")
+    src = tmp_path / "v.parquet"
+    texts = ["a b c d e", "a b c d e", "x y z w v"]
+    pq.write_table(pa.table({"id": [1, 2, 3], "text": pa.array(texts).cast(pa.string_view())}), src)
+    assert run(capsys, "dedup", src, "-o", tmp_path / "o.parquet")[0] == 0
+    assert pq.read_table(tmp_path / "o.parquet").column("text").to_pylist() == [texts[0], texts[2]]
+    assert run(capsys, "fingerprint", src, "-o", tmp_path / "f.parquet")[0] == 0
+    assert pq.read_table(tmp_path / "f.parquet").num_rows == 3
+
+
+@pytest.mark.parametrize(
+    "args", [["dedup", "SRC", "--dry-run", "--clusters", "OUT"], ["pairs", "SRC", "-o", "OUT"]]
+)
+def test_an_id_past_64_bits_into_parquet_is_an_error_naming_the_file(tmp_path, capsys, args):
+    pytest.importorskip("pyarrow")
+    src = two_docs(tmp_path, ids=(2**64, 1))
+    out = tmp_path / "o.parquet"
+    code, _, err = run(capsys, *[src if a == "SRC" else out if a == "OUT" else a for a in args])
+    assert code == 2 and err.startswith(f"neardup: {out}: column ") and "past 64 bits" in err
+    assert leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("name", ["e.jsonl.gz", "e.jsonl.zst", "e.csv.gz"])
+def test_an_empty_compressed_input_is_an_error_naming_it(tmp_path, capsys, name):
+    (tmp_path / name).write_bytes(b"")
+    code, _, err = run(capsys, "dedup", tmp_path / name, "--dry-run")
+    assert code == 2 and err.startswith(f"neardup: {tmp_path / name}: truncated "), err
+
+
+def test_an_edited_dedup_index_with_a_valid_checksum_is_an_index_format_error(tmp_path):
+    import numpy as np
+
+    import neardup
+    from neardup import _core
+    from neardup.dedup_index import _settings_bytes
+
+    good = json.loads(_settings_bytes(neardup.Simhasher()))
+    bad_settings = [
+        b"not json",
+        json.dumps({"format": "neardup-dedup-index", "hasher": {**good["hasher"], "bogus": 1}}),
+        json.dumps({"format": "neardup-dedup-index", "hasher": {"shingle": 3}}),
+        json.dumps({"format": "something else", "hasher": good["hasher"]}),
+        json.dumps([1, 2]),
+    ]
+    empty = np.zeros(0, np.uint64)
+    for n, meta in enumerate(bad_settings):
+        path = tmp_path / f"m{n}.ndx"
+        meta = meta if isinstance(meta, bytes) else meta.encode()
+        # Written by the core: the checksum is valid, the contents are not.
+        _core.DedupIndex.empty(16, 1, 3, 8, 0.8, False, meta).save_appended(
+            str(path),
+            empty,
+            empty,
+            np.zeros(0, np.uint32),
+            np.zeros(0, np.uint32),
+            np.zeros(0, np.int64),
+        )
+        with pytest.raises(neardup.IndexFormatError):
+            neardup.DedupIndex.open(path)
+    # A string id that is not UTF-8.
+    path = tmp_path / "ids.ndx"
+    meta = _settings_bytes(neardup.Simhasher())
+    one = np.ones(1, np.uint64)
+    _core.DedupIndex.empty(16, 1, 3, 8, 0.8, True, meta).save_appended(
+        str(path), one, one, np.zeros(1, np.uint32), np.zeros(16, np.uint32), [b"\xff\xfe"]
+    )
+    with pytest.raises(neardup.IndexFormatError, match="not UTF-8"):
+        neardup.DedupIndex.open(path).ids_of([0])
+
+
+def test_a_jsonl_byte_order_mark_is_taken_as_csv_takes_one(tmp_path, capsys):
+    src = tmp_path / "bom.jsonl"
+    src.write_bytes(b"\xef\xbb\xbf" + two_docs(tmp_path).read_bytes())
+    out = tmp_path / "o.jsonl"
+    assert run(capsys, "dedup", src, "-o", out)[0] == 0
+    assert out.read_bytes() == two_docs(tmp_path).read_bytes().splitlines(keepends=True)[0]
+
+
+def test_messages_quote_no_python_internals(tmp_path, capsys):
+    huge = tmp_path / "huge.jsonl"
+    huge.write_text('{"id": 1, "text": "a", "n": ' + "9" * 5000 + "}\n")
+    code, _, err = run(capsys, "dedup", huge, "--dry-run")
+    assert (
+        code == 2
+        and err
+        == f"neardup: {huge}:1: a number of more than 4,300 digits, more than neardup reads\n"
+    )
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text(
+        '{"id": 1, "text": "a b c"}\n{"id": 2, "text": "a b e"}\n{"id": "x", "text": "a b d"}\n'
+    )
+    code, _, err = run(capsys, "index", "build", mixed, "-o", tmp_path / "m.ndx")
+    assert code == 2 and err.startswith(f"neardup: {mixed}:3: ids in 'id' must be all strings"), err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["dedup", "SRC", "--dry-run", "--report", "DIR.html"],
+        ["dedup", "SRC", "-o", "DIR.jsonl"],
+        ["index", "build", "SRC", "-o", "DIR.ndx"],
+        ["index", "build", "SRC", "-o", "DIR.idx"],
+        ["index", "add", "DIR.idx", "SRC"],
+    ],
+)
+def test_a_folder_named_as_an_output_is_named_in_the_refusal(tmp_path, capsys, args):
+    src = two_docs(tmp_path)
+    named = [a for a in args if a.startswith("DIR")][0]
+    folder = tmp_path / named
+    folder.mkdir()
+    code, _, err = run(capsys, *[src if a == "SRC" else folder if a == named else a for a in args])
+    assert code == 2 and f"{folder}: " in err and "is a folder" in err, err
+    assert "neardup-tmp" not in err and "Bad file descriptor" not in err
+    assert folder.is_dir() and leftovers(tmp_path) == []

@@ -128,8 +128,14 @@ def test_query_many_refuses_more_matches_than_max_pairs():
     queries = np.full(1_500, 9 ^ 0b1, dtype=np.uint64)
     with pytest.raises(neardup.TooManyPairsError) as info:
         index.query_many(queries, max_pairs=1_000)
-    assert (info.value.count, info.value.limit) == (3_000_000, 1_000)
-    assert "max_pairs" in str(info.value)
+    # The search stops past the limit: the count is a lower bound, named as one.
+    err = info.value
+    assert err.limit == 1_000 and 1_000 < err.count < 3_000_000 and err.at_least
+    assert "max_pairs" in str(err) and str(err).startswith(f"at least {err.count:,} ")
+    # Every query answered before the limit was passed: the exact count.
+    with pytest.raises(neardup.TooManyPairsError) as info:
+        index.query_many(queries[:1], max_pairs=1_000)
+    assert (info.value.count, info.value.at_least) == (2_000, False)
     rows, ids, dists = index.query_many(queries, max_pairs=3_000_000)
     assert len(rows) == 3_000_000 and (dists == 1).all()
 

@@ -76,10 +76,12 @@ class IndexChangedError(IndexFormatError):
 
 class TooManyPairsError(NeardupError):
     """More pairs than the limit a call was given (max_pairs, --max-pairs), raised before they are
-    allocated."""
+    allocated. ``count`` is their number, or a lower bound of it where ``at_least`` is True (the
+    search stopped soon after the limit rather than count them all)."""
 
     count: int
     limit: int
+    at_least: bool
 
 def fnv1a_64(data: str | bytes | bytearray | memoryview) -> int:
     """FNV-1a 64 of the bytes (a str as UTF-8)."""
@@ -549,11 +551,12 @@ class DedupIndex:
         k: int,
         threshold: float,
         threads: int | None = None,
-        limit: bool = True,
+        max_pairs: int | None = None,
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float32]]:
         """Deduplicates a batch against the index and itself: (new row kept in each row's place
-        or -1, index row it duplicates or -1, Jaccard). With ``limit``, TooManyPairsError for a
-        search estimated past the work limit."""
+        or -1, index row it duplicates or -1, Jaccard). With ``max_pairs``, TooManyPairsError for
+        a search estimated past the work limit or finding more than ``max_pairs`` candidate
+        pairs."""
 
 def compact_sketches(
     starts: npt.NDArray[np.uint64],

@@ -45,6 +45,7 @@ from .dedup_index import (  # noqa: F401 (the index's names, also reachable from
 )
 from .hasher import Simhasher
 from .index import DEFAULT_MAX_PAIRS
+from .paths import locked
 
 __all__ = ["dedup_against"]
 __all__ += dedup_index.__all__
@@ -68,9 +69,10 @@ def dedup_against(
     """Removes from ``docs`` the verified near-duplicates of the index's documents and of earlier
     documents of ``docs``; see the module. ``k`` and ``threshold`` default to the index's; the
     hasher and shingle are the index's (others are a ValueError). With ``update``, the kept
-    documents are appended to the index file (atomically), with their ids. A search past the
-    work limit raises TooManyPairsError unless ``max_pairs=None`` (see
-    :meth:`DedupIndex.search`)."""
+    documents are appended to the index file (atomically), with their ids, under the file's lock
+    (the one ``neardup dedup --against --update`` takes; the file is read again if another writer
+    replaced it). A search past the work limit, or finding more than ``max_pairs`` candidate
+    pairs, raises TooManyPairsError unless ``max_pairs=None`` (see :meth:`DedupIndex.search`)."""
     if not isinstance(index, DedupIndex):
         raise TypeError(f"against must be a neardup.DedupIndex, got {type(index).__name__}")
     if hasher is not None and hasher != index.hasher:
@@ -101,9 +103,15 @@ def dedup_against(
     )
     if len(values) != n:
         raise ValueError(f"{n} documents but {len(values)} ids")
-    found = index.search(got, k=k, threshold=threshold, threads=threads, max_pairs=max_pairs)
-    result = found.result(index, values)
-    if update:
+    if not update:
+        found = index.search(got, k=k, threshold=threshold, threads=threads, max_pairs=max_pairs)
+        return found.result(index, values)
+    # The lock every writer of the file takes (``neardup dedup --against --update`` too), held
+    # from the search to the rename, against the file as it is once the lock is held.
+    with locked(index.path):
+        index._reopen_if_replaced()
+        found = index.search(got, k=k, threshold=threshold, threads=threads, max_pairs=max_pairs)
+        result = found.result(index, values)
         index._append(got, values, np.flatnonzero(result.keep))
     return result
 

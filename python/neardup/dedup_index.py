@@ -23,6 +23,7 @@ from .dedup import _documents, check_corpus_arguments
 from .digest import key_words
 from .hasher import Simhasher
 from .index import DEFAULT_MAX_PAIRS, _max_pairs
+from .io.outputs import check_replaceable, write_atomically
 from .pipeline import THRESHOLD, THRESHOLD_K, FirstPass
 from .validate import check_k, integer
 from .verify import check_threshold
@@ -52,6 +53,15 @@ CHUNK_SIZE = 8192
 _FORMAT = "neardup-dedup-index"
 
 
+def _identity(path: str) -> tuple[int, int, int, int] | None:
+    """What tells a file from the one that replaced it: device, inode, size, modification time."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
 def _settings_bytes(hasher: Simhasher) -> bytes:
     """The fingerprint settings as JSON; hashers that cannot be written down are refused."""
     settings = hasher._settings()
@@ -69,16 +79,25 @@ def _settings_bytes(hasher: Simhasher) -> bytes:
 
 
 def _hasher_of(meta: bytes) -> Simhasher:
+    """The fingerprint settings a dedup index holds. The file's checksum is checked before: this
+    checks what it holds (a file written by other means may pass the checksum), so that any
+    problem is an IndexFormatError, never another exception."""
     try:
-        settings = json.loads(meta.decode())["hasher"]
-    except (ValueError, KeyError, TypeError) as err:
+        stored = json.loads(meta.decode())
+        if not isinstance(stored, dict) or stored.get("format") != _FORMAT:
+            raise ValueError("not the settings of a neardup dedup index")
+        settings = stored["hasher"]
+        if not isinstance(settings, dict):
+            raise ValueError("the settings are not a JSON object")
+        if settings.get("stopwords") is not None:
+            settings["stopwords"] = tuple(settings["stopwords"])
+        hasher = Simhasher.__new__(Simhasher)
+        hasher.__setstate__({"settings": settings, "idf": None})
+        hasher.fingerprint("a check")  # settings that cannot fingerprint are refused here
+    except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError) as err:
         raise _core.IndexFormatError(
-            f"unreadable fingerprint settings in the dedup index: {err}"
+            f"unreadable fingerprint settings in the dedup index: {type(err).__name__}: {err}"
         ) from None
-    if settings.get("stopwords") is not None:
-        settings["stopwords"] = tuple(settings["stopwords"])
-    hasher = Simhasher.__new__(Simhasher)
-    hasher.__setstate__({"settings": settings, "idf": None})
     return hasher
 
 
@@ -201,6 +220,7 @@ class DedupIndex:
         self._inner = inner
         self.path = path
         self.hasher = _hasher_of(bytes(inner.meta))
+        self._identity = _identity(path)
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], mmap: bool = True) -> DedupIndex:
@@ -208,6 +228,12 @@ class DedupIndex:
         foreign or of a newer version)."""
         path = os.fspath(path)
         return cls(_core.DedupIndex.load(path, mmap), path)
+
+    def _reopen_if_replaced(self) -> None:
+        """Opens the file again if another writer has replaced it since this index opened it."""
+        if self.path and _identity(self.path) != self._identity:
+            self._inner = _core.DedupIndex.load(self.path, self.mapped)
+            self._identity = _identity(self.path)
 
     @classmethod
     def build(
@@ -243,6 +269,7 @@ class DedupIndex:
                 against=<an empty index>)`` keeps (the index's Jaccards); False indexes every
                 document as given.
         """
+        check_replaceable(os.fspath(path))
         hasher, threads = check_corpus_arguments(docs, hasher, threads)
         shingle = integer(shingle, "shingle", minimum=1)
         empty = cls._empty(hasher, k, threshold, shingle, sketch_bytes, sketch_bits, False)
@@ -265,13 +292,12 @@ class DedupIndex:
             empty._meta,
         )
         kept = got.take(rows)
-        inner.save_appended(
-            path,
-            *kept.for_core(),
+        values = (
             [id_values[r] for r in rows.tolist()]
             if string_ids
-            else np.ascontiguousarray(id_values[rows]),
+            else np.ascontiguousarray(id_values[rows])
         )
+        write_atomically(path, lambda tmp: inner.save_appended(tmp, *kept.for_core(), values))
         return cls.open(path)
 
     @classmethod
@@ -315,13 +341,14 @@ class DedupIndex:
         the core that every caller makes); ``k`` and ``threshold`` default to the index's.
 
         Raises TooManyPairsError, before the search starts, when its candidate comparisons
-        (estimated from the fingerprints) pass the work limit of :func:`neardup.find_all`;
-        ``max_pairs=None`` lifts it, as it does there."""
+        (estimated from the fingerprints) pass the work limit of :func:`neardup.find_all`, and
+        as soon as it finds more than ``max_pairs`` candidate pairs of distinct fingerprints
+        (with the index and among the batch; the error names a lower bound of their number);
+        ``max_pairs=None`` lifts both, as it does there."""
         k = self.k if k is None else check_k(k)
         threshold = self.threshold if threshold is None else check_threshold(threshold)
-        limit = _max_pairs(max_pairs) is not None
         kept, index_row, jaccard = self._inner.dedup(
-            *batch.for_core(), k, threshold, threads, limit
+            *batch.for_core(), k, threshold, threads, _max_pairs(max_pairs)
         )
         return Matches(kept, index_row, jaccard)
 
@@ -363,7 +390,15 @@ class DedupIndex:
     def ids_of(self, rows: Iterable[int]) -> list[Any]:
         """The ids of some documents of the index, by position."""
         got = self._inner.ids_of([int(r) for r in rows])
-        return [v.decode("utf-8", "surrogatepass") for v in got] if self.string_ids else got
+        if not self.string_ids:
+            return got  # type: ignore[no-any-return]
+        try:
+            return [v.decode("utf-8", "surrogatepass") for v in got]
+        except UnicodeDecodeError as err:
+            raise _core.IndexFormatError(
+                f"{self.path}: an id of the dedup index is not UTF-8 ({err.reason} at byte "
+                f"{err.start}): the file was changed by other means than neardup"
+            ) from None
 
     @property
     def ids(self) -> list[Any]:
@@ -376,21 +411,24 @@ class DedupIndex:
 
     def _append(self, batch: Batch, ids: Any, rows: np.ndarray) -> None:
         """Writes this index plus ``rows`` of a digested batch to the file, atomically, and
-        opens the new file."""
+        opens the new file. The caller holds the file's lock (:func:`neardup.paths.locked`)."""
+        write_atomically(self.path, lambda tmp: self._write_appended(tmp, batch, ids, rows))
+        self._inner = _core.DedupIndex.load(self.path, self.mapped)
+        self._identity = _identity(self.path)
+
+    def _write_appended(self, tmp: str, batch: Batch, ids: Any, rows: np.ndarray) -> None:
+        """Writes this index plus ``rows`` of a digested batch to the new file ``tmp``."""
         string_ids, values = _id_values(ids, len(batch.fingerprints))
         if string_ids != self.string_ids:
             want = "strings" if self.string_ids else "integers"
             raise TypeError(
                 f"this index holds ids that are {want}: the new documents' ids must be {want} too"
             )
-        self._inner.save_appended(
-            self.path,
-            *batch.take(rows).for_core(),
-            [values[r] for r in rows.tolist()]
-            if string_ids
-            else np.ascontiguousarray(values[rows]),
+        kept = batch.take(rows)
+        new_ids = (
+            [values[r] for r in rows.tolist()] if string_ids else np.ascontiguousarray(values[rows])
         )
-        self._inner = _core.DedupIndex.load(self.path, self.mapped)
+        self._inner.save_appended(tmp, *kept.for_core(), new_ids)
 
     def __repr__(self) -> str:
         return (

@@ -352,9 +352,14 @@ class SimhashIndex:
         """Writes the index to one file, atomically (a temporary file renamed into place).
 
         The file holds a magic number, a format version, the plan, the counts, the data
-        (little-endian) and a checksum.
+        (little-endian) and a checksum. A symlink is written through (its target replaced,
+        keeping its mode and owner); a path naming a device, FIFO or socket is refused
+        (ValueError), and a folder is IsADirectoryError. A temporary file that a killed save
+        left beside the file is removed by the next save of the same file.
         """
-        self._inner.save(os.fspath(path))
+        from .io.outputs import write_atomically
+
+        write_atomically(os.fspath(path), self._inner.save)
 
     @classmethod
     def load(cls, path: PathLike, mmap: bool = True) -> SimhashIndex:

@@ -22,7 +22,12 @@ try:
 except ImportError:  # pragma: no cover - Windows: no advisory locks, writers are not serialised
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["check_outputs", "locked", "note_input", "same_file"]
+__all__ = ["check_outputs", "locked", "note_input", "same_file", "special_kind"]
+
+#: Extensions of the files commands write: an output so named that is a folder is refused.
+_FILE_EXTENSIONS = frozenset(
+    [".jsonl", ".csv", ".tsv", ".parquet", ".gz", ".zst", ".zstd", ".html", ".ndx", ".idx", ".json"]
+)
 
 #: Where the current command keeps the files its options read: ``(option, path)`` pairs.
 _NOTED = "neardup.inputs"
@@ -40,6 +45,23 @@ def same_file(a: str, b: str) -> bool:
     except (OSError, ValueError):  # one does not exist (yet), or a path the system refuses
         pass
     return _real(a) == _real(b)
+
+
+def special_kind(path: str, devices: bool = True) -> str | None:
+    """What ``path`` names when it is neither a regular file nor a folder: "a FIFO (named pipe)",
+    "a socket" or (with ``devices``) "a device"; None otherwise (or when it does not exist).
+    Opening a FIFO without a writer waits for one forever: callers refuse them first."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if devices and (stat.S_ISCHR(mode) or stat.S_ISBLK(mode)):
+        return "a device"
+    return None
 
 
 def note_input(option: str, path: str) -> None:
@@ -67,6 +89,42 @@ def _stdin_file() -> tuple[int, int] | None:
     return (st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
 
 
+def _piped_files() -> set[tuple[int, int]]:
+    """The regular files open in the processes writing the pipe standard input reads (``cat
+    x.jsonl | neardup dedup - -o x.jsonl``), as far as ``/proc`` shows them (Linux; empty
+    elsewhere, or where standard input is no pipe). A process that has already written all of
+    its file and exited cannot be seen."""
+    try:
+        st = os.fstat(0)
+    except (OSError, ValueError):
+        return set()
+    if not stat.S_ISFIFO(st.st_mode) or not os.path.isdir("/proc/self/fd"):
+        return set()
+    pipe = (st.st_dev, st.st_ino)
+    files: set[tuple[int, int]] = set()
+    me = str(os.getpid())
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or pid == me:
+            continue
+        seen: list[tuple[int, int]] = []
+        writes_ours = False
+        try:
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                try:
+                    fst = os.stat(f"/proc/{pid}/fd/{fd}")
+                except OSError:
+                    continue
+                if (fst.st_dev, fst.st_ino) == pipe:
+                    writes_ours = True
+                elif stat.S_ISREG(fst.st_mode):
+                    seen.append((fst.st_dev, fst.st_ino))
+        except OSError:  # gone, or not ours to look at
+            continue
+        if writes_ours:
+            files.update(seen)
+    return files
+
+
 def check_outputs(inputs: Sequence[str | None], outputs: Sequence[tuple[str, str | None]]) -> None:
     """Refuses (``click.UsageError``, status 2) an output that is an input or another output, or
     that names a device, FIFO or socket (outputs are renamed into place, which would replace it).
@@ -82,6 +140,11 @@ def check_outputs(inputs: Sequence[str | None], outputs: Sequence[tuple[str, str
     if ctx is not None:
         sources += [(f"{option} {path}", path) for option, path in ctx.meta.get(_NOTED, [])]
     stdin = _stdin_file() if "-" in inputs else None
+    piped = (
+        _piped_files()
+        if "-" in inputs and any(p not in (None, "-") and os.path.exists(p) for _, p in outputs)
+        else set()
+    )
     seen: list[tuple[str, str]] = []
     for option, path in outputs:
         if path is None or path == "-":
@@ -90,6 +153,14 @@ def check_outputs(inputs: Sequence[str | None], outputs: Sequence[tuple[str, str
             mode = os.stat(path).st_mode
         except (OSError, ValueError):
             mode = None
+        if (
+            mode is not None
+            and stat.S_ISDIR(mode)
+            and os.path.splitext(path.rstrip("/\\"))[1].lower() in _FILE_EXTENSIONS
+        ):
+            # A folder named like a file: a file output would be renamed over it (only a
+            # folder of .txt files, named without an extension, is written as a folder).
+            raise click.UsageError(f"{path}: {option} is a folder; name a file")
         if mode is not None and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
             # Outputs are renamed into place: that would replace a device or FIFO by a file.
             raise click.UsageError(
@@ -98,6 +169,11 @@ def check_outputs(inputs: Sequence[str | None], outputs: Sequence[tuple[str, str
         if stdin is not None and mode is not None and _identity(path) == stdin:
             raise click.UsageError(
                 f"{path}: {option} is the input (standard input is this file); neardup never overwrites its input"
+            )
+        if piped and mode is not None and _identity(path) in piped:
+            raise click.UsageError(
+                f"{path}: {option} is open in the process piping standard input (its input, "
+                "it seems); neardup never overwrites its input: write to another file"
             )
         for name, source in sources:
             if same_file(path, source):
@@ -134,10 +210,14 @@ def locked(path: str, waiting: Callable[[], None] | None = None) -> Iterator[Non
             return
         try:
             held = os.fstat(fd)
-            if not stat.S_ISREG(held.st_mode):
-                os.close(fd)
-                yield
-                return
+        except BaseException:
+            os.close(fd)
+            raise
+        if not stat.S_ISREG(held.st_mode):
+            os.close(fd)  # before the caller runs: its error is the one to report
+            yield
+            return
+        try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:

@@ -242,9 +242,9 @@ impl PyDedupIndex {
 
     /// Deduplicates a batch (fingerprints, content keys, compact sketches as lengths and words)
     /// against the index and itself: (new row kept in each row's place or -1, index row it
-    /// duplicates or -1, Jaccard). With `limit`, TooManyPairsError for a search estimated past
-    /// the work limit.
-    #[pyo3(signature = (fps, keys, lens, words, k, threshold, threads=None, limit=true))]
+    /// duplicates or -1, Jaccard). With `max_pairs`, TooManyPairsError for a search estimated
+    /// past the work limit or finding more than `max_pairs` candidate pairs.
+    #[pyo3(signature = (fps, keys, lens, words, k, threshold, threads=None, max_pairs=None))]
     #[allow(clippy::too_many_arguments)]
     fn dedup<'py>(
         &self,
@@ -256,7 +256,7 @@ impl PyDedupIndex {
         k: i64,
         threshold: f64,
         threads: Option<i64>,
-        limit: bool,
+        max_pairs: Option<u64>,
     ) -> PyResult<AgainstArrays<'py>> {
         let k_u = check_k(k)?;
         let (fps, keys) = (fps.as_slice()?, verify::keys_of_words(keys.as_slice()?)?);
@@ -269,7 +269,7 @@ impl PyDedupIndex {
         let index = &self.inner;
         let got = interrupt::detach(py, || {
             parallel::with_threads(threads, || {
-                index.guarded(|ix| dedup_against(ix, &batch, k_u, threshold, limit))
+                index.guarded(|ix| dedup_against(ix, &batch, k_u, threshold, max_pairs))
             })
         })???;
         let got = got?;

@@ -45,13 +45,19 @@ impl From<Error> for PyErr {
             Error::Format { .. } => IndexFormatError::new_err(err.to_string()),
             Error::Io(io) => io.into(),
             Error::NotAFile(_) => IndexFormatError::new_err(err.to_string()),
-            Error::TooManyPairs { count, limit, .. } => {
+            Error::TooManyPairs {
+                count,
+                at_least,
+                limit,
+                ..
+            } => {
                 let pyerr = TooManyPairsError::new_err(err.to_string());
                 Python::attach(|py| {
                     let value = pyerr.value(py);
                     // Setting attributes on a fresh exception instance cannot fail.
                     let _ = value.setattr("count", count);
                     let _ = value.setattr("limit", limit);
+                    let _ = value.setattr("at_least", at_least);
                 });
                 pyerr
             }

@@ -126,8 +126,14 @@ def build_command(
         rows = np.flatnonzero(empty.search(got, threads=threads).keep)
         string_ids = bool(ids) and any(isinstance(v, str) for v in ids)
         if string_ids and not all(isinstance(v, str) for v in ids):
-            raise InputError(
-                inp.name, f"ids in {inp.id_field!r} must be all strings or all integers"
+            first_kind = isinstance(ids[0], str)
+            number = next(r for r, v in enumerate(ids) if isinstance(v, str) != first_kind)
+            raise bad_id(
+                inp,
+                number,
+                f"ids in {inp.id_field!r} must be all strings or all integers; this one is "
+                f"{json.dumps(ids[number], default=repr)}, the first "
+                f"{json.dumps(ids[0], default=repr)}",
             )
         if string_ids:
             values: Any = [ids[r].encode("utf-8", "surrogatepass") for r in rows.tolist()]
@@ -220,6 +226,7 @@ def dedup_command(
         k = index.k if k is None else k
         out_tmp = outputs.reserve(output, directory=inp.format == "txt") if output else None
         clusters_tmp = outputs.reserve(clusters) if clusters else None
+        index_tmp = outputs.reserve(against) if update else None
         got, nbytes = _digest_input(
             inp,
             index.hasher,
@@ -235,14 +242,16 @@ def dedup_command(
         ids = _ids(inp, keep, output, out_tmp, ids=bool(clusters_tmp) or update)
         if clusters_tmp and clusters:
             write_clusters(clusters_tmp, clusters, found, index, ids)
-        outputs.commit()
-        if update:
+        size = len(index)
+        if index_tmp is not None:  # written with the others, renamed with them
             try:
-                index._append(got, ids, np.flatnonzero(keep))
+                index._write_appended(index_tmp, got, ids, np.flatnonzero(keep))
             except (TypeError, ValueError) as err:
                 raise InputError(inp.name, f"cannot add to {against}: {err}") from None
             except OSError as err:
                 raise _Failed(f"cannot write {against}: {err.strerror or err}") from None
+            size += int(keep.sum())
+        outputs.commit()
     seconds = time.perf_counter() - start
     removed = int((~keep).sum())
     for_index = int(found.in_index.sum())
@@ -258,11 +267,11 @@ def dedup_command(
             "k": k,
             "threshold": threshold,
             "updated": update,
-            "index_size": len(index),
+            "index_size": size,
             "seconds": round(seconds, 4),
         },
         f"{n:,} documents in {seconds:.2f} s against {against} "
-        f"({len(index):,} documents{', updated' if update else ''})\n"
+        f"({size:,} documents{', updated' if update else ''})\n"
         f"removed {removed:,} (k={k}, Jaccard >= {threshold:g}): {for_index:,} for documents of the index, "
         f"{removed - for_index:,} for earlier documents of the input; kept {n - removed:,}",
         inp,

@@ -14,6 +14,7 @@ from ..corpus import Progress, fingerprint_pass, ids_of, resketcher
 from ..dedup_result import DedupResult
 from ..hasher import Simhasher
 from ..io import (
+    InputError,
     Outputs,
     TableWriter,
     compression_of,
@@ -24,6 +25,7 @@ from ..verify import WHOLE
 from . import against as against_cmd
 from .app import cli
 from .dedup_dask import _dedup_on_dask
+from .ids import bad_id
 from .options import (
     CLUSTER_COLUMNS,
     Source,
@@ -43,6 +45,17 @@ from .output import (
     _table_name,
     summarize,
 )
+
+
+def _write_clusters(inp: Any, writer: TableWriter, first_row: int, rows: dict[str, Any]) -> None:
+    """A chunk of --clusters rows; a value CSV cannot hold is named at its input line too."""
+    try:
+        writer.write(rows)
+    except InputError as err:
+        row = getattr(err, "row", None)
+        if row is None:
+            raise
+        raise bad_id(inp, first_row + row, f"its id cannot be written to {err}") from None
 
 
 @cli.command()
@@ -282,7 +295,10 @@ def dedup(
                             (r, v) for r, v in zip(rows.tolist(), named) if r in centers
                         )
                         kept_here = kept[first_row : first_row + n]
-                        clusters_writer.write(
+                        _write_clusters(
+                            inp,
+                            clusters_writer,
+                            first_row,
                             {
                                 "id": named,
                                 "cluster": result.cluster[first_row : first_row + n],
@@ -296,7 +312,7 @@ def dedup(
                                     for j in jaccard[first_row : first_row + n].tolist()
                                 ],
                                 "distance": result.distance[first_row : first_row + n],
-                            }
+                            },
                         )
                     if data is not None:
                         ids.update(

@@ -21,7 +21,7 @@ from ..io import (
 )
 from ..lines import DEFAULT_MAX_RECORD_SIZE, parse_size
 from ..normalize import UnicodeForm
-from ..paths import note_input
+from ..paths import note_input, special_kind
 from ..pipeline import THRESHOLD, THRESHOLD_K, UNVERIFIED_K
 from ..validate import MAX_K
 
@@ -275,7 +275,11 @@ def run_options(f: Callable[..., Any]) -> Callable[..., Any]:
 def read_text_file(path: str, limit: int = DEFAULT_MAX_RECORD_SIZE) -> str:
     """The UTF-8 text of a file named by an option (``--stopwords``, ``index query --file``,
     ``explain --files``), or FILE: what is wrong (status 2). At most ``limit`` bytes are read:
-    a larger file (or ``/dev/zero``) is an error, not a memory blow-up."""
+    a larger file (or ``/dev/zero``) is an error, not a memory blow-up; a FIFO or socket, which
+    would wait for a writer, is refused before it is opened."""
+    kind = special_kind(path, devices=False)
+    if kind is not None:
+        raise InputError(path, f"is {kind}, not a file: give a file")
     try:
         with open(path, "rb") as f:
             data = f.read(limit + 1)

@@ -47,6 +47,7 @@ def _find_all_within(
                 "pass --max-pairs 0 for no limit on pairs or work"
             ) from None
         raise _TooManyPairs(
+            f"{'at least ' if getattr(err, 'at_least', False) else ''}"
             f"{err.count:,} pairs within k={k} among {len(fps):,} documents, more than --max-pairs "
             f"{err.limit:,}; raise --max-pairs (0 for no limit) or lower --k"
         ) from None

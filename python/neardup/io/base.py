@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import InputError, MissingExtraError
 from ..lines import DEFAULT_MAX_RECORD_SIZE
+from ..paths import special_kind
 from .compression import _COMPRESSIONS, CompressedStreamError, decompressed, sniff
 
 FORMATS = ("jsonl", "csv", "tsv", "parquet", "txt", "lines")
@@ -180,9 +181,15 @@ class Input:
                 raise InputError(self.name, "standard input is closed")
             stdin = sys.stdin.buffer
             if self.replayable:
-                self._spool = tempfile.TemporaryFile(prefix="neardup-stdin-")
-                return _Tee(stdin, self._spool)  # type: ignore[return-value]
+                self._spool = Spool(self.name)  # type: ignore[assignment]
+                return _Tee(stdin, self._spool)  # type: ignore[return-value,arg-type]
             return stdin  # type: ignore[return-value]
+        kind = special_kind(self.path)
+        if kind is not None:  # a FIFO without a writer would wait forever; and INPUT is read twice
+            raise InputError(
+                self.name,
+                f"is {kind}, not a file: give a file, or pipe the data to standard input (-)",
+            )
         try:
             st = os.stat(self.path)
             if again and self._stamp != (st.st_size, st.st_mtime_ns):
@@ -210,6 +217,13 @@ class Input:
         if self.path == "-" and compression is None:
             raw = raw if hasattr(raw, "peek") else io.BufferedReader(raw)  # type: ignore[arg-type,type-var]
             compression = sniff(raw)
+        if compression is not None and hasattr(raw, "peek") and not raw.peek(1):
+            raw.close()  # gzip and zstd read an empty file as no data: it is a truncated one
+            raise InputError(
+                self.name,
+                f"truncated {compression} stream: the file is empty (even an empty text "
+                f"compresses to a header)",
+            )
         try:
             return raw, decompressed(raw, compression)
         except BaseException:
@@ -360,6 +374,86 @@ class Input:
         format writes to ``tmp`` (the temporary file of ``output``) the records of the chunks
         with a ``column`` of fingerprints added."""
         raise NotImplementedError
+
+
+#: Free space a spool of standard input leaves on its disk at least: 2 GiB, or 5% of the disk
+#: if that is more. Past it the job stops with an error rather than fill the disk.
+SPOOL_KEEP_FREE = 2 << 30
+SPOOL_KEEP_FREE_SHARE = 0.05
+
+
+class Spool:
+    """A temporary file (in the system's temporary folder, ``TMPDIR``) holding standard input
+    for a second pass, removed when closed. It never fills its disk: every 64 MB written it
+    checks the disk's free space, and stops with an :class:`InputError` where less than
+    :data:`SPOOL_KEEP_FREE` (or :data:`SPOOL_KEEP_FREE_SHARE` of the disk) would be left."""
+
+    CHECK_EVERY = 64 << 20
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._file = tempfile.TemporaryFile(prefix="neardup-stdin-")
+        self._written = 0
+        self._unchecked = 0
+
+    def write(self, data: bytes) -> int:
+        self._unchecked += len(data)
+        if self._unchecked >= self.CHECK_EVERY or self._written == 0:
+            self._check(self._unchecked)
+            self._unchecked = 0
+        n = self._file.write(data)
+        self._written += len(data)
+        return n
+
+    def _check(self, coming: int) -> None:
+        try:
+            st = os.fstatvfs(self._file.fileno())
+        except (OSError, AttributeError):  # pragma: no cover - no statvfs (Windows)
+            return
+        free = st.f_bavail * st.f_frsize
+        keep = max(SPOOL_KEEP_FREE, int(SPOOL_KEEP_FREE_SHARE * st.f_blocks * st.f_frsize))
+        if free - coming < keep:
+            self.close()
+            raise InputError(
+                self.name,
+                f"standard input is kept in a temporary file for a second pass, and after "
+                f"{self._written + coming:,} bytes the disk of the temporary folder "
+                f"({tempfile.gettempdir()}) would have less than {keep >> 20:,} MB free; "
+                "give the input as a file, or set TMPDIR to a folder on a larger disk",
+            )
+
+    def read(self, n: int = -1) -> bytes:
+        return self._file.read(n)
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        return self._file.seek(offset, whence)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._file, name)
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def spool_all(name: str, source: BinaryIO, magic: bytes = b"") -> Spool:
+    """All of ``source`` copied to a :class:`Spool` (Parquet needs to seek); a stream that does
+    not begin with ``magic`` is refused before anything is kept."""
+    spool = Spool(name)
+    try:
+        first = True
+        while True:
+            data = source.read(1 << 20)
+            if first and magic and not data.startswith(magic):
+                raise InputError(
+                    name, f"not a Parquet file: it does not begin with {magic.decode()}"
+                )
+            first = False
+            if not data:
+                return spool
+            spool.write(data)
+    except BaseException:
+        spool.close()
+        raise
 
 
 class _Tee(io.RawIOBase):

@@ -117,7 +117,9 @@ def compressed(raw: BinaryIO, compression: str | None) -> BinaryIO:
     if compression == "gzip":
         # Level 1: four times faster than the default 6 for a fifth more bytes; a job's output is
         # usually an intermediate file (use .zst for smaller and faster still).
-        return gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=1, mtime=0)  # type: ignore[return-value]
+        # No name and no time in the header: the same output bytes from run to run, and never
+        # the temporary file's name (which gunzip -N would restore).
+        return gzip.GzipFile(filename="", fileobj=raw, mode="wb", compresslevel=1, mtime=0)  # type: ignore[return-value]
     if compression == "zstd":
         return zstd_writer(raw)
     return raw

@@ -164,14 +164,21 @@ class CsvInput(Input):
                 yield number, record.get(self.id_field) if self.id_field else None, text
                 number += 1
 
+        done = False
         try:
             yield from replay_chunks(docs(), texts)
+            done = True
         finally:
             if text_out is not None:
-                text_out.flush()
+                try:
+                    text_out.flush()
+                except OSError:
+                    if done:
+                        raise
                 text_out.detach()
             if raw_writer is not None:
-                raw_writer.close()
+                # After a failure (or a job that stopped reading) the job's error is reported.
+                raw_writer.close() if done else raw_writer.discard()
 
     def fingerprint_writer(self, tmp: str, output: str, column: str) -> FingerprintWriter:
         """(write one chunk with its fingerprints, close): each row with a hex column added."""

@@ -115,6 +115,9 @@ class JsonlInput(Input):
 
         try:
             for block in line_blocks(read, self.max_record_size, too_long):
+                if block[0] == 1 and block[1].startswith(b"\xef\xbb\xbf"):
+                    # A byte order mark opening the file, as CSV takes one: not part of line 1.
+                    block = (1, block[1][3:], block[2])
                 yield block
                 if raw.seekable():
                     self.bytes_read = raw.tell()
@@ -309,6 +312,9 @@ class JsonlInput(Input):
         try:
             record = json.loads(text)
         except ValueError as err:
+            if not hasattr(err, "msg") and "digits" in str(err):  # Python's int size limit
+                self.bad(lineno, "a number of more than 4,300 digits, more than neardup reads")
+                return None
             msg = getattr(err, "msg", str(err))
             self.bad(lineno, f"malformed JSON: {msg} (column {getattr(err, 'colno', '?')})")
             return None
@@ -395,6 +401,7 @@ class JsonlInput(Input):
         )
         parse_all = ids and self.id_field is not None
         number = 0
+        done = False
         try:
             for first, block in self._blocks(True):
                 start = number
@@ -424,9 +431,11 @@ class JsonlInput(Input):
                     writer.write(b"\n".join(out))
                 if chunk_ids:
                     yield start, chunk_ids, chunk_texts
+            done = True
         finally:
             if writer is not None:
-                writer.close()
+                # After a failure (or a job that stopped reading) the job's error is reported.
+                writer.close() if done else writer.discard()
 
     def fingerprint_writer(self, tmp: str, output: str, column: str) -> FingerprintWriter:
         """(write one chunk with its fingerprints, close): each line with a hex field added."""

@@ -3,18 +3,23 @@ and the tables of ids and values the commands write."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import errno
 import io
 import json
 import math
 import os
 import queue
+import re
 import shutil
 import signal
+import socket
+import stat
 import sys
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -34,6 +39,7 @@ class RawWriter:
     and zstd release the GIL), fed 1 MB at a time, while the job goes on reading."""
 
     def __init__(self, path: str, compression: str | None) -> None:
+        self.name = "<stdout>" if path == "-" else final_name(path)
         self._raw = open(path, "wb", buffering=1 << 20) if path != "-" else sys.stdout.buffer
         self._stream = compressed(self._raw, compression)  # type: ignore[arg-type]
         self._buffer: list[bytes] = []
@@ -57,13 +63,27 @@ class RawWriter:
                     self._error = err
 
     def write(self, data: bytes) -> None:
-        if self._thread is None:
-            self._stream.write(data)
-            return
-        self._buffer.append(data)
-        self._size += len(data)
-        if self._size >= 1 << 20:
-            self._hand_over()
+        with self._named():
+            if self._thread is None:
+                self._stream.write(data)
+                return
+            self._buffer.append(data)
+            self._size += len(data)
+            if self._size >= 1 << 20:
+                self._hand_over()
+
+    @contextlib.contextmanager
+    def _named(self) -> Iterator[None]:
+        """An OSError writing (a full disk) names the output, not its hidden temporary file."""
+        try:
+            yield
+        except OSError as err:
+            if err.filename is not None and err.filename != self._raw_name():
+                raise
+            raise type(err)(err.errno, err.strerror or str(err), self.name) from None
+
+    def _raw_name(self) -> Any:
+        return getattr(self._raw, "name", None)
 
     def _hand_over(self) -> None:
         if self._error is not None:
@@ -73,22 +93,31 @@ class RawWriter:
             self._buffer, self._size = [], 0
 
     def close(self) -> None:
+        with self._named():
+            try:
+                if self._thread is not None:
+                    try:
+                        self._hand_over()
+                    finally:
+                        self._queue.put(None)
+                        self._thread.join()
+                    if self._error is not None:
+                        raise self._error
+                if self._stream is not self._raw:
+                    self._stream.close()
+            finally:
+                if self._raw is sys.stdout.buffer:
+                    self._raw.flush()
+                else:
+                    self._raw.close()
+
+    def discard(self) -> None:
+        """Closes after a failure elsewhere, raising nothing: the job's own error is reported
+        and the temporary file removed (a full disk would otherwise fail this close too)."""
         try:
-            if self._thread is not None:
-                try:
-                    self._hand_over()
-                finally:
-                    self._queue.put(None)
-                    self._thread.join()
-                if self._error is not None:
-                    raise self._error
-            if self._stream is not self._raw:
-                self._stream.close()
-        finally:
-            if self._raw is sys.stdout.buffer:
-                self._raw.flush()
-            else:
-                self._raw.close()
+            self.close()
+        except Exception:  # noqa: BLE001 - the job's error is the one to report
+            pass
 
 
 class Unclosed(io.RawIOBase):
@@ -106,37 +135,129 @@ class Unclosed(io.RawIOBase):
         return len(data)
 
 
+#: The end of every temporary name: ``.NAME.HOST-PID.RANDOM.neardup-tmp``, hidden, beside the
+#: file it becomes (a symlink's target, for a symlink).
+TMP_SUFFIX = ".neardup-tmp"
+
+
+def _host() -> str:
+    """This machine's name as a temporary name holds it (letters, digits, ``_``)."""
+    name = "".join(c if c.isascii() and c.isalnum() else "_" for c in socket.gethostname())
+    return name[:32] or "host"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True
+    return True
+
+
+def remove_stale(target: str) -> list[str]:
+    """Removes the temporary files (and folders) that killed runs writing ``target`` left beside
+    it: those named for it whose process (on this machine) is gone. Returns their paths."""
+    parent = os.path.dirname(target) or "."
+    prefix = f".{os.path.basename(target)}.{_host()}-"
+    removed: list[str] = []
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return removed
+    for name in names:
+        if not name.startswith(prefix) or TMP_SUFFIX not in name[len(prefix) :]:
+            continue
+        pid = name[len(prefix) :].split(".", 1)[0]
+        if not pid.isdigit() or _alive(int(pid)):
+            continue
+        path = os.path.join(parent, name)
+        try:
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path)
+            else:
+                os.unlink(path)
+            removed.append(path)
+        except OSError:
+            pass
+    return removed
+
+
+def target_of(final: str) -> str:
+    """The file an output replaces: ``final``, or the file a symlink ``final`` points to (written
+    through, so that every other path to it sees the new contents)."""
+    path = os.path.abspath(final)
+    return os.path.realpath(path) if os.path.islink(path) else path
+
+
+def check_replaceable(final: str, directory: bool = False) -> None:
+    """Refuses (ValueError) an output that would replace a device, FIFO or socket, and
+    (IsADirectoryError) a file output naming a folder: renaming over them would replace or fail."""
+    try:
+        st = os.stat(final)
+    except (OSError, ValueError):
+        return
+    if stat.S_ISDIR(st.st_mode):
+        if not directory:
+            raise IsADirectoryError(errno.EISDIR, "is a folder; name a file", final)
+        return
+    if not stat.S_ISREG(st.st_mode):
+        raise ValueError(
+            f"{final}: names a device, FIFO or socket, which an output would replace; give a file"
+        )
+
+
 class Outputs:
     """Outputs written as temporary files beside their final names and renamed into place
-    together by :meth:`commit`; anything not committed is removed (on error or Ctrl-C)."""
+    together by :meth:`commit`; anything not committed is removed (on error or Ctrl-C).
+
+    A temporary file is named ``.NAME.HOST-PID.RANDOM.neardup-tmp``; reserving a name first
+    removes those a killed run (its process gone) left for the same output. An output that is a
+    symlink is written through: its target is replaced, in the target's folder. A replaced file
+    keeps its mode and, where the system allows, its owner and group."""
 
     def __init__(self) -> None:
-        self._pending: list[tuple[str, str, bool]] = []
+        self._pending: list[tuple[str, str, bool, str]] = []
 
     def reserve(self, final: str, directory: bool = False) -> str:
-        """A temporary path in ``final``'s folder, to write ``final`` into."""
+        """A temporary path in the folder of ``final`` (or of its target, for a symlink), to
+        write ``final`` into."""
         if final == "-":
             return "-"
-        parent = os.path.dirname(os.path.abspath(final))
-        base = os.path.basename(final)
+        target = target_of(final)
+        parent = os.path.dirname(target)
+        base = os.path.basename(target)
         if directory and os.path.exists(final) and (not os.path.isdir(final) or os.listdir(final)):
             raise FileExistsError(
                 f"{final}: exists and is not an empty folder; remove it or name another"
             )
+        check_replaceable(target, directory)
+        remove_stale(target)
+        prefix = f".{base}.{_host()}-{os.getpid()}."
         try:
             if directory:
-                tmp = tempfile.mkdtemp(prefix=f".{base}.", suffix=".neardup-tmp", dir=parent)
+                tmp = tempfile.mkdtemp(prefix=prefix, suffix=TMP_SUFFIX, dir=parent)
             else:
-                fd, tmp = tempfile.mkstemp(prefix=f".{base}.", suffix=".neardup-tmp", dir=parent)
+                fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=TMP_SUFFIX, dir=parent)
                 os.close(fd)
         except OSError as err:  # named by the path the user gave, not the hidden temporary one
             raise OSError(err.errno, err.strerror, final) from None
-        self._pending.append((tmp, final, directory))
+        self._pending.append((tmp, final, directory, target))
         return tmp
 
     def commit(self) -> None:
-        """Renames every output into place, with Ctrl-C held off until all are there."""
+        """Renames every output into place, with Ctrl-C held off until all are there. Every
+        output is checked first (still replaceable), so a failure replaces none of them."""
         mask = umask()
+        for _tmp, final, directory, target in self._pending:
+            check_replaceable(target, directory)
+            if directory and os.path.isdir(target) and os.listdir(target):
+                raise FileExistsError(
+                    f"{final}: exists and is not an empty folder; remove it or name another"
+                )
+        for tmp, _final, directory, target in self._pending:
+            _take_mode(tmp, target, (0o777 if directory else 0o666) & ~mask)
         blocked = {signal.SIGINT, signal.SIGTERM}
         old = (
             signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
@@ -144,18 +265,17 @@ class Outputs:
             else None
         )
         try:
-            for tmp, final, directory in self._pending:
-                os.chmod(tmp, (0o777 if directory else 0o666) & ~mask)
-                if directory and os.path.isdir(final):
-                    os.rmdir(final)
-                os.replace(tmp, final)
+            for tmp, _final, directory, target in self._pending:
+                if directory and os.path.isdir(target):
+                    os.rmdir(target)
+                os.replace(tmp, target)
             self._pending = []
         finally:
             if old is not None:
                 signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
     def abort(self) -> None:
-        for tmp, _final, directory in self._pending:
+        for tmp, _final, directory, _target in self._pending:
             try:
                 shutil.rmtree(tmp) if directory else os.unlink(tmp)
             except OSError:
@@ -167,6 +287,49 @@ class Outputs:
 
     def __exit__(self, *exc: Any) -> None:
         self.abort()
+
+
+def final_name(path: str) -> str:
+    """The output a temporary file of :class:`Outputs` is written for (``path`` itself if it is
+    not one): errors name what the user named."""
+    match = re.fullmatch(
+        r"\.(.+)\.[A-Za-z0-9_]+-\d+\.[^.]+" + re.escape(TMP_SUFFIX) + r"(\.tmp-\d+-\d+)?",
+        os.path.basename(path),
+    )
+    return os.path.join(os.path.dirname(path), match.group(1)) if match else path
+
+
+def write_atomically(path: str, write: Callable[[str], None]) -> None:
+    """Calls ``write(tmp)`` to write a file, then renames it to ``path`` (through a symlink,
+    keeping the mode and owner of the file replaced; see :class:`Outputs`). A device, FIFO or
+    socket at ``path`` is refused (ValueError), a folder is IsADirectoryError; errors name
+    ``path``, not the temporary file."""
+    with Outputs() as outputs:
+        tmp = outputs.reserve(path)
+        try:
+            write(tmp)
+        except OSError as err:
+            raise type(err)(err.errno, err.strerror, path) from None
+        outputs.commit()
+
+
+def _take_mode(tmp: str, target: str, default: int) -> None:
+    """Gives ``tmp`` the mode (and owner and group, where allowed) of the file it replaces, or
+    ``default`` for a new one."""
+    try:
+        old = os.stat(target)
+    except OSError:
+        os.chmod(tmp, default)
+        return
+    if hasattr(os, "chown") and (old.st_uid, old.st_gid) != (os.getuid(), os.getgid()):
+        try:
+            os.chown(tmp, old.st_uid, old.st_gid)
+        except OSError:
+            try:  # not root: the group at least, if we are in it
+                os.chown(tmp, -1, old.st_gid)
+            except OSError:
+                pass
+    os.chmod(tmp, stat.S_IMODE(old.st_mode))
 
 
 def umask() -> int:
@@ -212,12 +375,18 @@ class TableWriter:
             for c in self.columns:
                 try:
                     columns[c] = self._pa.array(_plain(data[c]))
-                except (self._pa.ArrowInvalid, self._pa.ArrowTypeError, UnicodeEncodeError) as err:
+                except (
+                    self._pa.ArrowInvalid,
+                    self._pa.ArrowTypeError,
+                    UnicodeEncodeError,
+                    OverflowError,
+                ) as err:
                     self._release()
                     raise InputError(
                         self._name,
                         f"column {c!r} cannot be written as Parquet ({err}): its values mix "
-                        "types or are not valid Unicode; write a .csv or .jsonl table",
+                        "types, are integers past 64 bits or are not valid Unicode; write a "
+                        ".csv or .jsonl table",
                     ) from None
             table = self._pa.table(columns)
             if self._parquet is None:
@@ -243,12 +412,17 @@ class TableWriter:
             except UnicodeEncodeError as err:
                 self._release()
                 shown = err.object[max(0, err.start - 20) : err.end + 20]
-                raise InputError(
+                failed = InputError(
                     self._name,
                     f"the value {shown!r} is not valid Unicode (a lone surrogate, which JSON's "
                     "\\ud800 escape can hold): CSV cannot hold it; write a .jsonl table, which "
                     "escapes it",
-                ) from None
+                )
+                # The row of the batch that holds it, for a caller that can name its input line.
+                failed.row = next(  # type: ignore[attr-defined]
+                    (r for r, row in enumerate(zip(*cols)) if not _encodable(row)), None
+                )
+                raise failed from None
 
     def _release(self) -> None:
         """Closes the file after a failed write (the job's Outputs remove it)."""
@@ -308,6 +482,16 @@ def _orjson_spells_as_json(cols: list[list[Any]]) -> bool:
         for v in col:
             if type(v) is float and v != 0.0 and v == v and not 1e-4 <= abs(v) < 1e16:
                 return False
+    return True
+
+
+def _encodable(row: Sequence[Any]) -> bool:
+    try:
+        for value in row:
+            if isinstance(value, str):
+                value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
     return True
 
 

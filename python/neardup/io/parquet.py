@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
-import shutil
 import sys
-import tempfile
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 from ..errors import InputError
-from .base import CHUNK_DOCS, Chunk, FingerprintWriter, Input, joined, pyarrow
+from .base import CHUNK_DOCS, Chunk, FingerprintWriter, Input, joined, pyarrow, spool_all
+
+
+def _plain_schema(schema: Any) -> Any:
+    """``schema`` with its view types as the large types Arrow's kernels take."""
+    pa = pyarrow()
+    views = {pa.string_view(): pa.large_string(), pa.binary_view(): pa.large_binary()}
+    if not any(f.type in views for f in schema):
+        return schema
+    return pa.schema(
+        [f.with_type(views[f.type]) if f.type in views else f for f in schema], schema.metadata
+    )
 
 
 class ParquetInput(Input):
@@ -23,10 +32,9 @@ class ParquetInput(Input):
         pa = pyarrow()
         if self.path == "-":
             if self._spool is None:  # Parquet needs to seek: spool stdin first
-                self._spool = tempfile.TemporaryFile(prefix="neardup-stdin-")
-                shutil.copyfileobj(sys.stdin.buffer, self._spool, 1 << 20)
-            self._spool.seek(0)
-            source: Any = self._spool
+                self._spool = spool_all(self.name, sys.stdin.buffer, b"PAR1")  # type: ignore[assignment]
+            source: Any = getattr(self._spool, "_file", self._spool)
+            source.seek(0)
         else:
             self._open_raw(again).close()
             source = self.path
@@ -57,7 +65,9 @@ class ParquetInput(Input):
         row = 0
         try:
             for batch in pf.iter_batches(batch_size=CHUNK_DOCS, columns=columns):
-                yield row, batch
+                # View types (string_view, binary_view) have no take or filter kernel in Arrow:
+                # read them as large strings and bytes, and written so.
+                yield row, batch.cast(_plain_schema(batch.schema))
                 row += batch.num_rows
                 if self.size:
                     self.bytes_read = int(self.size * row / total)
@@ -131,9 +141,12 @@ class ParquetInput(Input):
         skipped = np.fromiter(sorted(self._skipped), np.int64, len(self._skipped))
         writer = None
         number = 0
+        done = False
         try:
             if output is not None and keep is not None:
-                writer = pa.parquet.ParquetWriter(output, pf.schema_arrow, compression="zstd")
+                writer = pa.parquet.ParquetWriter(
+                    output, _plain_schema(pf.schema_arrow), compression="zstd"
+                )
             for first, batch in self._batches(pf, pf.schema_arrow.names):
                 if len(skipped):
                     rows = np.arange(first + 1, first + batch.num_rows + 1)
@@ -155,9 +168,14 @@ class ParquetInput(Input):
                     batch_texts[want] = joined(record, self.text_field, self.fields)
                 yield number, batch_ids, batch_texts
                 number += n
+            done = True
         finally:
             if writer is not None:
-                writer.close()
+                try:
+                    writer.close()
+                except OSError:
+                    if done:  # after a failure, the job's own error is the one to report
+                        raise
 
     def fingerprint_writer(self, tmp: str, output: str, column: str) -> FingerprintWriter:
         """(write one chunk with its fingerprints, close): the kept rows with a uint64 column."""

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..lines import too_long_reason
+from ..paths import special_kind
 from .base import Chunk, FingerprintWriter, Input, replay_chunks
 from .outputs import TableWriter, hex_fingerprints
 
@@ -47,7 +48,13 @@ class TxtInput(Input):
                 dirs.sort()
                 for name in names:
                     if name.endswith(".txt") and not name.startswith("."):
-                        found.append(os.path.relpath(os.path.join(root, name), self.path))
+                        full = os.path.join(root, name)
+                        kind = special_kind(full)
+                        if kind is not None:  # reading it would wait for a writer, or never end
+                            raise InputError(
+                                full, f"is {kind}, not a file: a folder of .txt files holds files"
+                            )
+                        found.append(os.path.relpath(full, self.path))
             self._files = sorted(found, key=lambda p: p.split(os.sep))
         return self._files
 

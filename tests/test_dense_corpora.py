@@ -1,0 +1,192 @@
+"""Issue 30: corpora of near-identical documents, whose pairs grow with the square of the corpus.
+Every allocation that grows with the pairs fails cleanly (MemoryError, never an abort), every
+search has a pair limit whose refusal comes in bounded time (a lower bound where counting them
+all would take long), and Ctrl-C stops the counting. The sizes are small: the mechanisms, not the
+campaign's sizes (benches/campaign.py reruns those)."""
+
+from __future__ import annotations
+
+import json
+import resource
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+import neardup
+from neardup.against import dedup_against
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX limits and signals")
+
+
+def dense(n: int, bits: int = 20, seed: int = 0) -> np.ndarray:
+    """``n`` fingerprints sharing their top 44 bits: a quarter of all pairs lie within k = 8."""
+    rng = np.random.default_rng(seed)
+    return (np.uint64(0xABCDE) << np.uint64(44)) | rng.integers(0, 1 << bits, n, dtype=np.uint64)
+
+
+def near_identical(n: int) -> list[str]:
+    """``n`` documents, each one word different from a shared text of 25 words."""
+    base = [f"word{i * 7919 % 1000}" for i in range(25)]
+    docs = []
+    for i in range(n):
+        words = list(base)
+        words[i % 25] = f"unique{i}"
+        docs.append(" ".join(words))
+    return docs
+
+
+def exact_pairs(fps: np.ndarray, k: int) -> int:
+    x = fps[:, None] ^ fps[None, :]
+    within = np.bitwise_count(x) <= k
+    return int((within.sum() - len(fps)) // 2)
+
+
+def in_child(code: str, limit: int | None = None) -> subprocess.CompletedProcess[str]:
+    """Runs ``code`` in a child, under an address-space limit of ``limit`` bytes if given."""
+
+    def set_limit() -> None:
+        if limit is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=set_limit,
+    )
+
+
+def test_find_all_without_a_limit_is_a_memory_error_not_an_abort():
+    # 40,000 dense fingerprints have about 200M pairs within k = 8: 3 GB of pair lists. Under a
+    # 2 GB limit the search's pair lists were grown infallibly (SIGABRT).
+    done = in_child(
+        """
+        import numpy as np, neardup
+        rng = np.random.default_rng(0)
+        fps = (np.uint64(0xABCDE) << np.uint64(44)) | rng.integers(0, 1 << 20, 40_000, dtype=np.uint64)
+        try:
+            neardup.find_all(fps, 8, max_pairs=None)
+        except MemoryError as err:
+            print("MemoryError", err)
+        """,
+        limit=2 << 30,
+    )
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+    assert done.stdout.startswith("MemoryError out of memory: "), done.stdout
+
+
+def test_a_refusal_on_dense_fingerprints_names_a_lower_bound_at_once():
+    fps = dense(40_000)
+    start = time.monotonic()
+    with pytest.raises(neardup.TooManyPairsError) as info:
+        neardup.find_all(fps, 8, max_pairs=1000)
+    err = info.value
+    # Far fewer than the pairs there are were counted: the search stopped past the limit.
+    assert err.at_least and err.limit == 1000 and 1000 < err.count < 1_000_000
+    assert str(err).startswith(f"at least {err.count:,} pairs within k=8")
+    assert time.monotonic() - start < 60  # not a benchmark: the old count took minutes at 200k
+
+
+def test_a_refusal_that_is_cheap_to_count_names_the_exact_count():
+    fps = dense(3000, bits=16)
+    want = exact_pairs(fps, 8)
+    with pytest.raises(neardup.TooManyPairsError) as info:
+        neardup.find_all(fps, 8, max_pairs=1000)
+    assert (info.value.count, info.value.at_least) == (want, False)
+    assert len(neardup.find_all(fps, 8, max_pairs=want)[0]) == want
+
+
+def test_the_candidates_of_dedup_refuse_dense_fingerprints_with_a_bound():
+    from neardup import _core
+
+    fps = dense(40_000)
+    keys = np.arange(len(fps), dtype=np.uint64)
+    with pytest.raises(neardup.TooManyPairsError) as info:
+        _core.StarCandidates(fps, keys, 8, max_pairs=1000)
+    assert info.value.at_least and 1000 < info.value.count < 1_000_000
+
+
+def test_the_dedup_index_search_has_a_pair_limit(tmp_path):
+    docs = near_identical(3000)
+    empty = neardup.DedupIndex.build([], tmp_path / "empty.ndx")
+    with pytest.raises(neardup.TooManyPairsError) as info:
+        dedup_against(docs, empty, max_pairs=1000)
+    err = info.value
+    assert err.at_least and err.limit == 1000 and err.count > 1000
+    assert "candidate pairs of distinct fingerprints within k=" in str(err)
+    # Against an index of the same documents: pairs across, counted with those inside.
+    index = neardup.DedupIndex.build(docs[:1500], tmp_path / "half.ndx", dedup=False)
+    with pytest.raises(neardup.TooManyPairsError):
+        dedup_against(docs[1500:], index, max_pairs=1000)
+    # Within the limit (or without one) the same search runs, and removes the near-duplicates.
+    kept = dedup_against(docs[1500:1600], index, max_pairs=None)
+    assert kept.keep.sum() < 100
+
+
+def test_index_build_of_near_identical_documents_refuses_instead_of_aborting(
+    tmp_path, monkeypatch, capsys
+):
+    from command import run
+    from neardup import dedup_index
+
+    src = tmp_path / "near.jsonl"
+    src.write_text(
+        "".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in enumerate(near_identical(3000)))
+    )
+    # The default limit (100M) at a size CI can afford: the same path, a smaller limit.
+    search = dedup_index.DedupIndex.search
+    monkeypatch.setattr(search, "__kwdefaults__", {**search.__kwdefaults__, "max_pairs": 1000})
+    code, _, err = run(capsys, "index", "build", src, "-o", tmp_path / "x.ndx")
+    assert code == 2 and err.startswith("neardup: at least "), err
+    assert "candidate pairs" in err and not (tmp_path / "x.ndx").exists()
+
+
+SEARCH = textwrap.dedent("""
+    import sys, time
+    import numpy as np
+    import neardup
+    rng = np.random.default_rng(0)
+    fps = (np.uint64(0xABCDE) << np.uint64(44)) | rng.integers(0, 1 << 20, 60_000, dtype=np.uint64)
+    index = neardup.SimhashIndex(k=8)
+    index.add(fps)
+    calls = {
+        "query_many": lambda: index.query_many(fps, max_pairs=None),
+        "find_all": lambda: neardup.find_all(fps, 8, max_pairs=None),
+    }
+    print("ready", flush=True)
+    try:
+        calls[sys.argv[1]]()
+        print("finished", flush=True)
+    except KeyboardInterrupt:
+        print("interrupted", flush=True)
+    except MemoryError:
+        print("memory", flush=True)
+""")
+
+
+@pytest.mark.parametrize("call", ["query_many", "find_all"])
+def test_ctrl_c_stops_the_search_of_dense_fingerprints(call):
+    with subprocess.Popen(
+        [sys.executable, "-c", SEARCH, call],
+        stdout=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    ) as child:
+        try:
+            assert child.stdout.readline().strip() == "ready"
+            time.sleep(1.0)
+            sent = time.monotonic()
+            child.send_signal(signal.SIGINT)
+            line = child.stdout.readline().strip()
+            child.wait(timeout=60)
+            latency = time.monotonic() - sent
+        finally:
+            child.kill()
+    assert line == "interrupted", line
+    assert latency < 5, f"{call}: {latency:.2f} s from SIGINT to KeyboardInterrupt"
