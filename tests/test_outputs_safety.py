@@ -294,6 +294,8 @@ def test_a_spool_of_stdin_stops_before_the_disk_is_full(tmp_path, capsys, monkey
     data = b"".join(
         json.dumps({"id": i, "text": f"document {i}"}).encode() + b"\n" for i in range(1000)
     )
+    if fmt == "parquet":
+        data = b"PAR1" + data  # past the check of its first bytes, to the spool
     args = ["dedup", "-", "-o", tmp_path / f"out.{fmt}"] + (
         ["--format", "parquet"] if fmt == "parquet" else []
     )

@@ -445,7 +445,7 @@ def spool_all(name: str, source: BinaryIO, magic: bytes = b"") -> Spool:
             data = source.read(1 << 20)
             if first and magic and not data.startswith(magic):
                 raise InputError(
-                    name, f"not a Parquet file: it does not begin with {magic.decode()}"
+                    name, f"not a valid Parquet file: it does not begin with {magic.decode()}"
                 )
             first = False
             if not data:
