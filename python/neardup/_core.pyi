@@ -13,6 +13,9 @@ __all__ = [
     "MAX_K",
     "MAX_THREADS",
     "SHORT_TEXT_SHINGLES",
+    "SHORT_TEXT_RUN_CAP",
+    "SKETCH_HASH_BITS",
+    "PART_KEY_LEAD_BITS",
     "DedupIndex",
     "Hasher",
     "HashBuffer",
@@ -38,6 +41,10 @@ __all__ = [
     "search_cost",
     "shingle_sketches",
     "short_text_pairs",
+    "search_bit_order",
+    "part_keys",
+    "part_pairs",
+    "graph_stars",
     "sketch_jaccard",
     "IndexChangedError",
     "IndexFormatError",
@@ -308,6 +315,9 @@ def shingle_sketches(
 
 #: The most word shingles of a short text (verified against other short texts beyond k).
 SHORT_TEXT_SHINGLES: int
+SHORT_TEXT_RUN_CAP: int
+SKETCH_HASH_BITS: int
+PART_KEY_LEAD_BITS: int
 
 @final
 class StarCandidates:
@@ -333,6 +343,9 @@ class StarCandidates:
         | None = None,
         threshold: float | None = None,
     ) -> StarCandidates: ...
+    @property
+    def pair_count(self) -> int:
+        """The pairs of distinct fingerprints within k (what max_pairs bounds)."""
     def rows(self) -> npt.NDArray[np.int64]:
         """The rows whose sketches stars() may read."""
     def stars(
@@ -560,3 +573,33 @@ def compact_jaccard(
 ) -> npt.NDArray[np.float64]:
     """The Jaccard of row p of the compact sketches a with row p of b, for every p: exact when
     both hold their shingles, else the b-bit estimate."""
+
+# The kernels a cluster runs apart (neardup.kernels).
+
+def search_bit_order(values: npt.NDArray[np.uint64], plan: Plan) -> bytes:
+    """The bit order a search of these values uses with plan (64 source bits, highest first)."""
+
+def part_keys(
+    values: npt.NDArray[np.uint64], plan: Plan, order: Sequence[int] | None = None
+) -> tuple[npt.NDArray[np.uint32], int]:
+    """The part keys of each value (the plan's lead groups each, value after value), and the
+    number of lead groups."""
+
+def part_pairs(
+    keys: npt.NDArray[np.uint32],
+    values: npt.NDArray[np.uint64],
+    k: int,
+    plan: Plan,
+    order: Sequence[int] | None = None,
+    max_pairs: int | None = None,
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64], int]:
+    """(a, b, count): the pairs within k the parts of these rows report (values, a < b); past
+    max_pairs, no pairs and their exact count."""
+
+def graph_stars(
+    order: npt.NDArray[np.int64],
+    a: npt.NDArray[np.uint32],
+    b: npt.NDArray[np.uint32],
+    jaccard: npt.NDArray[np.float32],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    """The stars of a graph of verified pairs: (the node kept in each node's place, Jaccard)."""

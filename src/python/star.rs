@@ -87,6 +87,12 @@ impl PyStarCandidates {
         Ok(PyStarCandidates { inner })
     }
 
+    /// The pairs of distinct fingerprints within k (what `max_pairs` bounds).
+    #[getter]
+    fn pair_count(&self) -> usize {
+        self.inner.pair_count()
+    }
+
     /// The rows whose sketches `stars` may read.
     fn rows<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
         py.detach(|| self.inner.rows()).into_pyarray(py)

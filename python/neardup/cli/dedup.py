@@ -13,6 +13,7 @@ from .. import report as report_mod
 from ..corpus import Progress, fingerprint_pass, ids_of, resketcher
 from ..dedup_result import DedupResult
 from ..hasher import Simhasher
+from ..index import DEFAULT_MAX_PAIRS
 from ..io import (
     Outputs,
     TableWriter,
@@ -79,6 +80,14 @@ from .output import (
     help="Which document of a cluster to keep.",
 )
 @click.option(
+    "--max-pairs",
+    type=click.IntRange(min=0),
+    default=DEFAULT_MAX_PAIRS,
+    show_default=True,
+    help="The most candidate pairs (pairs of distinct fingerprints within --k); more stop the "
+    "run with their number (lower --k, or raise this).",
+)
+@click.option(
     "--scheduler",
     metavar="ADDRESS",
     help="Run on the Dask cluster at ADDRESS (tcp://host:8786): INPUT and outputs are folders "
@@ -114,6 +123,7 @@ def dedup(
     no_verify: bool,
     shingle: int,
     keep: str,
+    max_pairs: int,
     scheduler: str | None,
     workers: int | None,
     against: str | None,
@@ -191,6 +201,7 @@ def dedup(
             start,
             against=index,
             update=update,
+            max_pairs=max_pairs,
         )
         return
     threshold = threshold_in_force  # type: ignore[assignment]
@@ -233,8 +244,9 @@ def dedup(
                 err=True,
             )
         order = keep_order(keep, len(fps), lengths)
+        found = candidates(fps, first.keys, k, threads, first.short, threshold, max_pairs)
         kept, jaccard = stars(
-            candidates(fps, first.keys, k, threads, first.short, threshold),
+            found,
             order,
             threshold,
             first.sketches,
@@ -307,6 +319,7 @@ def dedup(
         summary = {
             "input": inp.name,
             "documents": result.n_documents,
+            "candidate_pairs": found.pair_count,
             "bytes": nbytes,
             "clusters": result.n_clusters,
             "kept": result.n_kept,

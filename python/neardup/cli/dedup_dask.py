@@ -68,6 +68,7 @@ def _dedup_on_dask(
     start: float,
     against: DedupIndex | None = None,
     update: bool = False,
+    max_pairs: int | None = None,
 ) -> None:
     """`neardup dedup` on Dask: INPUT, OUTPUT and --clusters are folders of partitions. With
     ``against`` (a dedup index every worker can read at its path), the documents are
@@ -165,6 +166,7 @@ def _dedup_on_dask(
                             input,
                             f"no column {name!r} ({flag}); columns: {', '.join(map(str, ddf.columns))}",
                         )
+                record: dict[str, Any] = {}
                 try:
                     if against is not None:
                         kept, table = dask_against.dedup_against(
@@ -188,6 +190,8 @@ def _dedup_on_dask(
                             shingle=shingle,
                             hasher=hasher,
                             clusters=True,
+                            max_pairs=max_pairs,
+                            stats=record,
                         )
                 except (TypeError, ValueError) as err:
                     raise InputError(input, str(err)) from None
@@ -234,6 +238,7 @@ def _dedup_on_dask(
     summary = {
         "input": input,
         "documents": n_docs,
+        "candidate_pairs": record.get("candidate_pairs"),
         "clusters": n_clusters,
         "kept": n_docs - n_removed,
         "removed": n_removed,
