@@ -307,7 +307,9 @@ def test_dedup_stats_count_the_stages(client, debian):
     want = int((np.triu(d <= THRESHOLD_K, 1)).sum())
     assert want > 100
     assert stats["candidate_pairs"] == want
-    assert neardup.dedup(debian["text"].tolist()).stats["candidate_pairs"] == want
+    one = neardup.dedup(debian["text"].tolist())
+    assert one.stats["candidate_pairs"] == want
+    assert (stats["removed"], stats["clusters"]) == (one.n_removed, one.n_clusters)
     # Short texts' candidates too; a verified pair is a candidate pair whose Jaccard passed.
     assert stats["short_pairs"] > 0
     assert 0 < stats["verified_pairs"] <= stats["candidate_pairs"] + stats["short_pairs"]

@@ -399,6 +399,10 @@ def _stars_part(rows: pd.DataFrame, with_ids: bool) -> pd.DataFrame:
     sort = np.argsort(text)
     center = sort[np.searchsorted(text, kept, sorter=sort)]
     cluster = pd.Series(text).groupby(kept).transform("min").to_numpy(np.int64)
+    # A star removes a document when it has two texts or more, or a text with copies.
+    copies = nodes["copies"].to_numpy(np.int64)
+    by_star = pd.DataFrame({"kept": kept, "rows": copies}).groupby("kept")["rows"]
+    leads = by_star.transform("sum").to_numpy(np.int64) > 1
     out = pd.DataFrame(
         {
             "text": text,
@@ -408,6 +412,7 @@ def _stars_part(rows: pd.DataFrame, with_ids: bool) -> pd.DataFrame:
             "cluster": cluster,
             "fingerprint": nodes["fingerprint"].to_numpy(np.uint64),
             "kept_fingerprint": nodes["fingerprint"].to_numpy(np.uint64)[center],
+            "leads": leads,
         }
     )
     if with_ids:
@@ -434,6 +439,7 @@ def _copies_part(rows: pd.DataFrame, with_ids: bool) -> pd.DataFrame:
             "cluster": pick("text", "cluster", np.int64),
             "fingerprint": rows["fingerprint"].to_numpy(np.uint64),
             "kept_fingerprint": pick("fingerprint", "kept_fingerprint", np.uint64),
+            "leads": alone | rows["leads"].fillna(False).to_numpy(bool),
         }
     )
     if with_ids:
@@ -666,7 +672,9 @@ def _find(
     clock = time.perf_counter()
     parts = [i for i in range(P) if counts[i] > 0]
     if not parts:
-        record.update(candidate_pairs=0, short_pairs=0, verified_pairs=0, rounds=0)
+        record.update(
+            candidate_pairs=0, short_pairs=0, verified_pairs=0, rounds=0, removed=0, clusters=0
+        )
         return _empty_found(ddf, id_field, P), starts, counts
     Q = max(len(parts), 1)
     part_starts = starts[parts]
@@ -787,7 +795,12 @@ def _find(
     )
     # 7. Per row: the star of its text (texts without copies: the text's row itself), and the
     # rows of texts with copies.
-    nullable = {"kept_row": "Int64", "cluster": "Int64", "kept_fingerprint": "UInt64"}
+    nullable = {
+        "kept_row": "Int64",
+        "cluster": "Int64",
+        "kept_fingerprint": "UInt64",
+        "leads": "boolean",
+    }
     with_copies = _join(
         rows[rows["copies"] > 1],
         stars.drop(columns=["copies", "fingerprint"])
@@ -812,9 +825,23 @@ def _find(
         .persist()
     )
     _wait(found)
+    counts_of = found.map_partitions(_counts_part, meta=_frame(removed=np.int64, clusters=np.int64))
+    totals = counts_of.sum().compute()
+    record["removed"], record["clusters"] = int(totals["removed"]), int(totals["clusters"])
     record["seconds_stars"] = time.perf_counter() - clock
     found = _spread(found, parts, P)
     return found, starts, counts
+
+
+def _counts_part(found: pd.DataFrame) -> pd.DataFrame:
+    """The rows removed, and the rows kept that remove another (a cluster each)."""
+    kept = found["kept_row"].to_numpy(np.int64) == found.index.to_numpy(np.int64)
+    return pd.DataFrame(
+        {
+            "removed": [int((~kept).sum())],
+            "clusters": [int((kept & found["leads"].to_numpy(bool)).sum())],
+        }
+    )
 
 
 def _wait(collection: Any) -> None:
@@ -859,6 +886,7 @@ def _stars_meta(ddf: Any, id_field: str | None) -> pd.DataFrame:
         cluster=np.int64,
         fingerprint=np.uint64,
         kept_fingerprint=np.uint64,
+        leads=bool,
     )
     if id_field is not None:
         meta["kept_id"] = ddf._meta[id_field]
@@ -866,7 +894,7 @@ def _stars_meta(ddf: Any, id_field: str | None) -> pd.DataFrame:
 
 
 def _found_columns(with_ids: bool) -> list[str]:
-    return ["row", "kept_row", "jaccard", "cluster", "fingerprint", "kept_fingerprint"] + (
+    return ["row", "kept_row", "jaccard", "cluster", "fingerprint", "kept_fingerprint", "leads"] + (
         ["kept_id"] if with_ids else []
     )
 
@@ -1012,6 +1040,7 @@ def _found_meta(ddf: Any, id_field: str | None) -> pd.DataFrame:
             "cluster": pd.Series([], dtype=np.int64),
             "fingerprint": pd.Series([], dtype=np.uint64),
             "kept_fingerprint": pd.Series([], dtype=np.uint64),
+            "leads": pd.Series([], dtype=bool),
         },
         index=pd.Index([], dtype=np.int64, name="row"),
     )

@@ -116,6 +116,7 @@ def _dedup_on_dask(
                 param_hint="--clusters",
             )
     try:
+        import dask
         import dask.dataframe as dd
         from distributed import Client
 
@@ -195,41 +196,70 @@ def _dedup_on_dask(
                         )
                 except (TypeError, ValueError) as err:
                     raise InputError(input, str(err)) from None
-                n_docs = len(table)
-                removed_rows = table[~table["kept"]]
-                n_removed = len(removed_rows)
-                n_clusters = int(removed_rows["kept_id"].nunique().compute()) if n_removed else 0
+                if against is not None:
+                    n_docs = len(table)
+                    removed_rows = table[~table["kept"]]
+                    n_removed = len(removed_rows)
+                    n_clusters = (
+                        int(removed_rows["kept_id"].nunique().compute()) if n_removed else 0
+                    )
+                else:  # counted on the workers, while matching
+                    n_docs, n_removed = record["documents"], record["removed"]
+                    n_clusters = record["clusters"]
+                # Both outputs in one computation: the input is read once for them.
+                writes = []
                 if out_tmp is not None:
                     if fmt == "parquet":
-                        kept.to_parquet(
-                            out_tmp, write_index=False, name_function=_part_name(".parquet")
+                        writes.append(
+                            kept.to_parquet(
+                                out_tmp,
+                                write_index=False,
+                                name_function=_part_name(".parquet"),
+                                compute=False,
+                            )
                         )
                     else:
-                        kept.to_json(
-                            os.path.join(out_tmp, "part-*.jsonl"),
-                            orient="records",
-                            lines=True,
-                            force_ascii=False,
-                            name_function=_part_name(),
+                        writes.append(
+                            kept.to_json(
+                                os.path.join(out_tmp, "part-*.jsonl"),
+                                orient="records",
+                                lines=True,
+                                force_ascii=False,
+                                name_function=_part_name(),
+                                compute=False,
+                            )
                         )
                 if clusters_tmp is not None:
                     if clusters_format == "parquet":
-                        table.to_parquet(
-                            clusters_tmp, write_index=False, name_function=_part_name(".parquet")
+                        writes.append(
+                            table.to_parquet(
+                                clusters_tmp,
+                                write_index=False,
+                                name_function=_part_name(".parquet"),
+                                compute=False,
+                            )
                         )
                     elif clusters_format == "csv":
-                        table.to_csv(
-                            os.path.join(clusters_tmp, "part-*.csv"),
-                            index=False,
-                            name_function=_part_name(),
+                        writes.append(
+                            table.to_csv(
+                                os.path.join(clusters_tmp, "part-*.csv"),
+                                index=False,
+                                name_function=_part_name(),
+                                compute=False,
+                            )
                         )
                     else:
-                        table.to_json(
-                            os.path.join(clusters_tmp, "part-*.jsonl"),
-                            orient="records",
-                            lines=True,
-                            name_function=_part_name(),
+                        writes.append(
+                            table.to_json(
+                                os.path.join(clusters_tmp, "part-*.jsonl"),
+                                orient="records",
+                                lines=True,
+                                name_function=_part_name(),
+                                compute=False,
+                            )
                         )
+                if writes:
+                    dask.compute(*writes)
         finally:
             if cluster_ctx is not None:
                 cluster_ctx.close()
