@@ -744,6 +744,8 @@ impl<'a> KeyParts<'a> {
         let mut out = Values::default();
         let mut scratch = Scratch::default();
         let mut part: Vec<u64> = Vec::new();
+        // Each lead group's sub-groups, ready to search a part: made once for all its keys.
+        let mut ready: Vec<Option<Vec<Sub<'_>>>> = (0..self.groups.len()).map(|_| None).collect();
         for run in rows.chunk_by(|a, b| a.0 == b.0) {
             interrupt::check()?;
             let key = run[0].0;
@@ -762,8 +764,12 @@ impl<'a> KeyParts<'a> {
                     "a value given with key {key} has other lead bits: keys from another plan or bit order"
                 )));
             }
-            for (bits, ts) in subs {
-                let sub = Sub::new(self.plan, self.lookup.as_ref(), *lead, *bits, ts);
+            let subs = ready[g].get_or_insert_with(|| {
+                subs.iter()
+                    .map(|(bits, ts)| Sub::new(self.plan, self.lookup.as_ref(), *lead, *bits, ts))
+                    .collect()
+            });
+            for sub in subs.iter() {
                 sub.pairs(k, &part, &[], &mut scratch, &budget, &mut out);
             }
         }

@@ -61,7 +61,8 @@ _DIGEST_META = pd.DataFrame(
 
 def local_cluster(workers: int = 2, **options: Any) -> Any:
     """A ``distributed.LocalCluster`` of ``workers`` processes, one thread each, every port on
-    127.0.0.1 and chosen by the system, no dashboard (use it in a ``with`` block)."""
+    127.0.0.1 and chosen by the system, no dashboard (use it in a ``with`` block); ``options``
+    go to ``LocalCluster`` (``processes=False``: worker threads in this process)."""
     import logging
 
     from distributed import LocalCluster
@@ -77,6 +78,8 @@ def local_cluster(workers: int = 2, **options: Any) -> Any:
         silence_logs=logging.ERROR,
     )
     settings.update(options)
+    if not settings["processes"]:
+        settings.setdefault("protocol", "tcp")  # threads in this process, still on 127.0.0.1
     return LocalCluster(**settings)
 
 
@@ -468,7 +471,8 @@ def _result_columns(
     cluster[at] = found["cluster"].to_numpy(np.int64)
     if len(at):
         distance[at] = _core.hamming_pairwise(
-            found["fingerprint"].to_numpy(np.uint64), found["kept_fingerprint"].to_numpy(np.uint64)
+            np.array(found["fingerprint"], np.uint64),
+            np.array(found["kept_fingerprint"], np.uint64),
         ).astype(np.int64)
     if id_field is not None:
         ids = part[id_field].to_numpy()
@@ -745,7 +749,7 @@ def _find(
             .persist()
         )
         record["short_pairs"] = int(short.shape[0].compute())
-        pairs = dd.concat([pairs, short])
+        pairs = _renumbered(dd.concat([pairs, short]))
     else:
         record["short_pairs"] = 0
     record["seconds_candidates"] = time.perf_counter() - clock
@@ -821,6 +825,7 @@ def _find(
                 )[_found_columns(with_ids)],
             ]
         )
+        .pipe(_renumbered)
         .set_index("row", divisions=divisions)
         .persist()
     )
@@ -845,14 +850,19 @@ def _counts_part(found: pd.DataFrame) -> pd.DataFrame:
 
 
 def _wait(collection: Any) -> None:
-    """Until a persisted collection is computed (the digests it reads are then let go of)."""
+    """Until a persisted collection is computed (the digests it reads are then let go of); then
+    a copy of each of its partitions on a second worker, so that losing one worker loses none
+    (they cannot be computed again once the digests are gone; they are small: only the rows
+    removed or with a copy or a partner)."""
     try:
-        from distributed import get_client, wait
+        from distributed import futures_of, get_client, wait
 
-        get_client()
+        client = get_client()
     except (ImportError, ValueError):
         return
     wait(collection)
+    if len(client.scheduler_info().get("workers", {})) > 1:
+        client.replicate(futures_of(collection), n=2)
 
 
 def _frame(**dtypes: Any) -> pd.DataFrame:
@@ -903,12 +913,23 @@ def _merge_part(left: pd.DataFrame, right: pd.DataFrame, how: str) -> pd.DataFra
     return left.merge(right, on="_key", how=how).drop(columns=["_key"])
 
 
+def _keyed(part: pd.DataFrame, on: str) -> pd.DataFrame:
+    return part.assign(_key=part[on].to_numpy(np.int64)).reset_index(drop=True)
+
+
+def _renumbered(frame: Any) -> Any:
+    """``frame`` with each partition's index 0, 1, ... (a concatenation's repeats them)."""
+    return frame.map_partitions(lambda p: p.reset_index(drop=True), meta=frame._meta)
+
+
 def _join(left: Any, right: Any, left_on: str, right_on: str, how: str, partitions: int) -> Any:
     """``left`` joined with ``right`` where ``left[left_on] == right[right_on]`` (int64 columns):
     both shuffled on the key into ``partitions`` (the same hash sends equal keys to the same
     partition), then joined partition by partition."""
     sides = [
-        frame.assign(_key=frame[on].astype(np.int64)).shuffle(on="_key", npartitions=partitions)
+        frame.map_partitions(_keyed, on, meta=frame._meta.assign(_key=np.int64(0))).shuffle(
+            on="_key", npartitions=partitions
+        )
         for frame, on in ((left, left_on), (right, right_on))
     ]
     meta = _merge_part(sides[0]._meta, sides[1]._meta, how)

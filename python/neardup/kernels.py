@@ -60,6 +60,12 @@ SHORT: int = _core.SHORT_TEXT_SHINGLES
 RUN_CAP: int = _core.SHORT_TEXT_RUN_CAP
 
 
+def _array(values: Any, dtype: Any) -> np.ndarray:
+    """``values`` as a C-contiguous, aligned array of ``dtype`` (what the core reads): columns
+    that come out of a shuffle may be views of Arrow buffers at any offset."""
+    return np.require(np.asarray(values, dtype), dtype, ["C_CONTIGUOUS", "ALIGNED"])
+
+
 def _arrow() -> Any:
     import pyarrow as pa
 
@@ -134,7 +140,7 @@ def table_keys(
     ``plan`` (``index`` is the position of its fingerprint in ``fingerprints``). Rows of one key
     meet in one partition for :func:`pairs_in_groups`. A fingerprint of 0 (a text without
     features) proposes nothing: leave it out."""
-    fps = np.ascontiguousarray(fingerprints, np.uint64)
+    fps = _array(fingerprints, np.uint64)
     keys, groups = _core.part_keys(fps, plan, order)
     index = np.repeat(np.arange(len(fps), dtype=np.int64), groups)
     return index, keys
@@ -158,8 +164,8 @@ def pairs_in_groups(
     Over all keys, every pair within ``k`` once. Past ``max_pairs`` pairs, none are returned,
     only their exact ``count``."""
     a, b, count = _core.part_pairs(
-        np.ascontiguousarray(keys, np.uint32),
-        np.ascontiguousarray(fingerprints, np.uint64),
+        _array(keys, np.uint32),
+        _array(fingerprints, np.uint64),
         k,
         plan,
         order,
@@ -187,14 +193,14 @@ def _ranges(sketches: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             np.frombuffer(buffers[2], np.uint8) if buffers[2] is not None else np.zeros(0, np.uint8)
         )
         width = SKETCH_DTYPE.itemsize
-        hashes = data[: len(data) // width * width].view(SKETCH_DTYPE)
+        hashes = _array(data[: len(data) // width * width].view(SKETCH_DTYPE), SKETCH_DTYPE)
         return (
             (offsets[:-1] // width).astype(np.uint64),
             (offsets[1:] // width).astype(np.uint64),
             hashes,
         )
     offsets = np.asarray(sketches.offsets, np.int64)
-    hashes = np.asarray(sketches.values, SKETCH_DTYPE)
+    hashes = _array(sketches.values, SKETCH_DTYPE)
     return offsets[:-1].astype(np.uint64), offsets[1:].astype(np.uint64), hashes
 
 
@@ -323,7 +329,5 @@ def graph_stars(
             raise ValueError("a pair names a node that is not given")
         return sort[at].astype(np.uint32)
 
-    kept, jac = _core.graph_stars(
-        order, local(a), local(b), np.ascontiguousarray(jaccard, np.float32)
-    )
+    kept, jac = _core.graph_stars(order, local(a), local(b), _array(jaccard, np.float32))
     return nodes[kept], jac
