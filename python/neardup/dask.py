@@ -140,7 +140,15 @@ def fingerprint(ddf: Any, text_field: str = "text", hasher: Simhasher | None = N
 
 
 def _digest_file(folder: str, i: int) -> str:
-    return os.path.join(folder, f"digest.{i:06d}.parquet")
+    return os.path.join(folder, f"digest.{i:06d}.arrow")
+
+
+def _read_columns(path: str, names: list[str]) -> Any:
+    """Columns of an Arrow file of digests, memory-mapped (read where they are used)."""
+    import pyarrow as pa
+
+    # The map stays open while the columns read from it live.
+    return pa.ipc.open_file(pa.memory_map(path)).read_all().select(names)
 
 
 def _digest_part(
@@ -155,7 +163,6 @@ def _digest_part(
     """Writes the partition's digests (fingerprint, content key, length, sketch, id) to its file;
     returns its row count."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     i = _number(partition_info)
     where = f"partition {i}, column {text_field!r},"
@@ -165,16 +172,15 @@ def _digest_part(
     if id_field is not None:
         table = table.append_column("id", pa.array(part[id_field], from_pandas=True))
     path = _digest_file(folder, i)
-    pq.write_table(table, path + ".tmp")
+    with pa.OSFile(path + ".tmp", "wb") as sink, pa.ipc.new_file(sink, table.schema) as out:
+        out.write_table(table)
     os.replace(path + ".tmp", path)
     return pd.DataFrame({"rows": [len(values)]}, index=[i])
 
 
 def _read_digest(i: int, start: int, folder: str, names: list[str]) -> pd.DataFrame:
     """Partition i's digests, with their global row numbers."""
-    import pyarrow.parquet as pq
-
-    table = pq.read_table(_digest_file(folder, i), columns=names)
+    table = _read_columns(_digest_file(folder, i), names)
     frame = table.to_pandas(types_mapper=_arrow_types)
     frame.insert(0, "row", np.arange(start, start + len(frame), dtype=np.int64))
     return frame
@@ -332,35 +338,13 @@ def _sketch_array(column: pd.Series) -> Any:
 def _sketches_of(
     rows: np.ndarray, j: int, parts: list[int], starts: np.ndarray, folder: str
 ) -> Any:
-    """The sketches of ``rows`` (all in the j-th partition with rows), read from its file."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    column = pq.read_table(_digest_file(folder, parts[j]), columns=["sketch"]).column(0)
-    return column.take(pa.array(rows - int(starts[j])))
+    """The sketches of ``rows`` (all in the j-th partition with rows), read from its file, as
+    an Arrow binary array."""
+    column = _read_columns(_digest_file(folder, parts[j]), ["sketch"]).column(0)
+    return kernels.take_sketches(column, rows - int(starts[j]))
 
 
-def _attach_a(
-    pairs: pd.DataFrame,
-    parts: list[int],
-    starts: np.ndarray,
-    folder: str,
-    partition_info: Any = None,
-) -> pd.DataFrame:
-    """Pairs whose first text lies in this partition's rows, each once, with its sketch."""
-    pairs = pairs.reset_index().drop_duplicates(["a", "b"])
-    j = _number(partition_info)
-    sketch = _sketches_of(pairs["a"].to_numpy(np.int64), j, parts, starts, folder)
-    return pd.DataFrame(
-        {
-            "a": pairs["a"].to_numpy(np.int64),
-            "b": pairs["b"].to_numpy(np.int64),
-            "sketch_a": pd.Series(pd.arrays.ArrowExtensionArray(kernels.sketch_bytes(sketch))),
-        }
-    )
-
-
-def _verify_b(
+def _verify_part(
     pairs: pd.DataFrame,
     parts: list[int],
     starts: np.ndarray,
@@ -368,20 +352,25 @@ def _verify_b(
     threshold: float,
     partition_info: Any = None,
 ) -> pd.DataFrame:
-    """Pairs whose second text lies in this partition's rows, verified: (a, b, jaccard)."""
-    pairs = pairs.reset_index()
+    """The pairs whose first text lies in this partition's rows, each once, verified: (a, b,
+    jaccard) of those at Jaccard >= ``threshold``. The sketches are taken where they lie, from
+    the memory-mapped digest files (this partition's, and those of the second texts): only the
+    pairs move, never a sketch."""
+    pairs = pairs.reset_index().drop_duplicates(["a", "b"])
     j = _number(partition_info)
+    a = pairs["a"].to_numpy(np.int64)
     b = pairs["b"].to_numpy(np.int64)
-    sketch_b = _sketches_of(b, j, parts, starts, folder)
-    got = kernels.verify_pairs(_sketch_array(pairs["sketch_a"]), sketch_b, SKETCH_SIZE)
+    of_b = np.searchsorted(starts, b, side="right") - 1
+    order = np.argsort(of_b, kind="stable")
+    a, b, of_b = a[order], b[order], of_b[order]
+    sketch_a = _sketches_of(a, j, parts, starts, folder)
+    pieces = [_sketches_of(b[of_b == p], int(p), parts, starts, folder) for p in np.unique(of_b)]
+    import pyarrow as pa
+
+    sketch_b = pa.concat_arrays(pieces) if pieces else sketch_a.slice(0, 0)
+    got = kernels.verify_pairs(sketch_a, sketch_b, SKETCH_SIZE)
     near = got >= threshold
-    return pd.DataFrame(
-        {
-            "a": pairs["a"].to_numpy(np.int64)[near],
-            "b": b[near],
-            "jaccard": got[near].astype(np.float32),
-        }
-    )
+    return pd.DataFrame({"a": a[near], "b": b[near], "jaccard": got[near].astype(np.float32)})
 
 
 def _stars_part(rows: pd.DataFrame, with_ids: bool) -> pd.DataFrame:
@@ -609,7 +598,7 @@ def dedup(
             shutil.rmtree(folder, ignore_errors=True)
         else:
             for name in os.listdir(folder):
-                if name.startswith("digest.") and name.endswith(".parquet"):
+                if name.startswith("digest.") and name.endswith(".arrow"):
                     os.remove(os.path.join(folder, name))
     meta_table = pd.DataFrame(
         {
@@ -754,25 +743,10 @@ def _find(
         record["short_pairs"] = 0
     record["seconds_candidates"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    # 4. Verification where the sketches meet: pairs by their first text, then by their second.
+    # 4. Verification: pairs by their first text, the sketches read where they lie.
     if verified:
-        edges = (
-            pairs.set_index("a", divisions=divisions)
-            .map_partitions(
-                _attach_a,
-                parts,
-                part_starts,
-                folder,
-                meta=_digest_meta(ddf, None, [])
-                .iloc[:, :0]
-                .assign(
-                    a=pd.Series([], dtype=np.int64),
-                    b=pd.Series([], dtype=np.int64),
-                    sketch_a=_digest_meta(ddf, None, ["sketch"])["sketch"],
-                ),
-            )
-            .set_index("b", divisions=divisions)
-            .map_partitions(_verify_b, parts, part_starts, folder, threshold, meta=_EDGE_META)
+        edges = pairs.set_index("a", divisions=divisions).map_partitions(
+            _verify_part, parts, part_starts, folder, threshold, meta=_EDGE_META
         )
     else:
         edges = pairs.drop_duplicates(["a", "b"]).assign(jaccard=np.float32(np.nan))
@@ -869,7 +843,6 @@ def _frame(**dtypes: Any) -> pd.DataFrame:
     return pd.DataFrame({name: pd.Series([], dtype=t) for name, t in dtypes.items()})
 
 
-_BYTES = pd.ArrowDtype(__import__("pyarrow").large_binary())
 _EDGE_META = _frame(a=np.int64, b=np.int64, jaccard=np.float32)
 
 

@@ -47,6 +47,7 @@ __all__ = [
     "pairs_in_runs",
     "verify_pairs",
     "sketch_bytes",
+    "take_sketches",
     "graph_stars",
 ]
 
@@ -179,11 +180,12 @@ def _ranges(sketches: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     hashes' bytes (:func:`sketch_bytes`)."""
     pa = _arrow()
     if isinstance(sketches, pa.ChunkedArray):
-        sketches = (
-            pa.concat_arrays(sketches.chunks)
-            if sketches.num_chunks
-            else pa.array([], pa.large_list(pa.from_numpy_dtype(SKETCH_DTYPE)))
-        )
+        if sketches.num_chunks == 1:
+            sketches = sketches.chunk(0)
+        elif sketches.num_chunks:
+            sketches = pa.concat_arrays(sketches.chunks)
+        else:
+            sketches = pa.array([], pa.large_list(pa.from_numpy_dtype(SKETCH_DTYPE)))
     if pa.types.is_binary(sketches.type) or pa.types.is_large_binary(sketches.type):
         wide = pa.types.is_large_binary(sketches.type)
         buffers = sketches.buffers()
@@ -204,26 +206,35 @@ def _ranges(sketches: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return offsets[:-1].astype(np.uint64), offsets[1:].astype(np.uint64), hashes
 
 
-def sketch_bytes(sketches: Any) -> Any:
-    """Sketches (an Arrow list array) as an Arrow binary array of their hashes' bytes, which
-    every engine's shuffle carries (the kernels take either)."""
-    pa = _arrow()
+def take_sketches(sketches: Any, rows: np.ndarray) -> Any:
+    """The sketches of ``rows`` (positions in ``sketches``, an Arrow list or binary array), in
+    that order, as an Arrow binary array of their hashes' bytes (:func:`sketch_bytes`)."""
     starts, ends, hashes = _ranges(sketches)
-    lengths = (ends - starts).astype(np.int64)
-    if len(starts) and not (starts[1:] == ends[:-1]).all():
-        hashes = np.concatenate(
-            [hashes[int(a) : int(b)] for a, b in zip(starts.tolist(), ends.tolist())]
-            or [np.zeros(0, SKETCH_DTYPE)]
-        )
-        starts = np.zeros(1, np.uint64)
-    first = int(starts[0]) if len(starts) else 0
-    flat = np.ascontiguousarray(hashes[first : first + int(lengths.sum())])
-    offsets = np.concatenate([[0], np.cumsum(lengths)]) * SKETCH_DTYPE.itemsize
+    rows = np.asarray(rows, np.int64)
+    first, last = starts[rows].astype(np.int64), ends[rows].astype(np.int64)
+    return _binary(first, last, hashes)
+
+
+def _binary(first: np.ndarray, last: np.ndarray, hashes: np.ndarray) -> Any:
+    """Sketch i = ``hashes[first[i]:last[i]]``, gathered into an Arrow binary array."""
+    pa = _arrow()
+    lengths = last - first
+    offsets = np.zeros(len(lengths) + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    at = np.repeat(first - offsets[:-1], lengths) + np.arange(offsets[-1], dtype=np.int64)
+    flat = np.ascontiguousarray(hashes[at], SKETCH_DTYPE)
     return pa.Array.from_buffers(
         pa.large_binary(),
         len(lengths),
-        [None, pa.py_buffer(offsets.astype(np.int64)), pa.py_buffer(flat.view(np.uint8))],
+        [None, pa.py_buffer(offsets * SKETCH_DTYPE.itemsize), pa.py_buffer(flat.view(np.uint8))],
     )
+
+
+def sketch_bytes(sketches: Any) -> Any:
+    """Sketches (an Arrow list array) as an Arrow binary array of their hashes' bytes, which
+    every engine's shuffle carries (the kernels take either)."""
+    starts, ends, hashes = _ranges(sketches)
+    return _binary(starts.astype(np.int64), ends.astype(np.int64), hashes)
 
 
 def short_text_keys(
