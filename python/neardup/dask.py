@@ -7,15 +7,15 @@ any number of partitions and workers. Every step runs on the workers, each a ker
 :mod:`neardup.kernels` applied to one partition; the client receives a count per partition:
 
 1. digests: each input partition's fingerprints, content keys, lengths and sketches, written to
-   one Parquet file of a scratch folder (the input's one read before the outputs);
+   one Arrow file of a scratch folder (the input's one read before the outputs);
 2. copies: the rows shuffled by content key; a text is the first row of its key and
    fingerprint, and its keep-order rank that of its first row in keep order;
 3. candidates: one row per text and lead group of the search plan, shuffled by part key; the
    pairs of fingerprints within ``k`` of each part (each pair in one part only), and the pairs
    of texts of one fingerprint; the short texts' pairs by a shuffle on their prefix hashes;
-4. verification: the pairs moved to the partition holding their first text's sketch, then to
-   the one holding the second's, and checked there;
-5. connected components of the verified pairs, by rounds of joins (each node takes its
+4. verification: the pairs moved to the partition of their first text, both sketches read
+   from the memory-mapped digest files where they lie (no sketch moves), checked there;
+5. connected components of the verified pairs, by rounds of two shuffles (each node takes its
    neighbours' smallest label, then its label's label) until no label changes;
 6. the stars of each component in keep order, where the component was shuffled;
 7. the results of the rows concerned, partitioned like the input, and joined with it lazily by
