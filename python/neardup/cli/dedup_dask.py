@@ -258,8 +258,11 @@ def _dedup_on_dask(
                                 compute=False,
                             )
                         )
-                if writes:
+                if against is None:
                     dask.compute(*writes)
+                else:  # its outputs mix graph kinds, which dask computes apart
+                    for write in writes:
+                        dask.compute(write)
         finally:
             if cluster_ctx is not None:
                 cluster_ctx.close()
