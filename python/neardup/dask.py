@@ -48,16 +48,6 @@ from .validate import integer
 
 __all__ = ["dedup", "fingerprint", "local_cluster"]
 
-_DIGEST_META = pd.DataFrame(
-    {
-        "fingerprint": pd.Series([], dtype=np.uint64),
-        "key": pd.Series([], dtype=np.uint64),
-        "length": pd.Series([], dtype=np.int64),
-        "shingles": pd.Series([], dtype=np.int64),
-        "sketch": pd.Series([], dtype=object),
-    }
-)
-
 
 def local_cluster(workers: int = 2, **options: Any) -> Any:
     """A ``distributed.LocalCluster`` of ``workers`` processes, one thread each, every port on
