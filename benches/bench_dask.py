@@ -1,21 +1,23 @@
-"""neardup.dask on a LocalCluster of 2 workers against the single-machine path.
+"""neardup.dask.dedup on a LocalCluster of 2 small workers against the single-machine command.
 
-Builds a corpus of N documents from the Debian one by small random word edits (the generator of
-bench_dedup.py), writes it as Parquet partitions, then times, each in a fresh process:
+The corpus is the synthetic one of benches/synth.py (families of edited documents drawn from the
+Debian descriptions), written as one Parquet file for the command and as Parquet parts for Dask.
+Each run is its own process:
 
-- single machine: ``neardup dedup corpus.parquet -o kept.parquet`` (peak RSS from GNU time);
-- Dask: ``neardup.dask.dedup`` on 2 worker processes of one thread, writing the kept rows as
-  Parquet; peak memory is the largest sum of the RSS of the client, the scheduler (same
-  process) and the workers, sampled every 0.1 s; per-stage seconds and counts from ``stats=``.
+- single machine: ``neardup dedup corpus.parquet -o kept.parquet`` (both cores): wall and CPU
+  seconds and peak RSS from GNU time;
+- Dask: ``neardup.dask.dedup`` on ``LocalCluster(n_workers=2, threads_per_worker=1,
+  memory_limit="1.5GB")``, the kept rows written as Parquet parts by the workers. Sampled every
+  0.1 s: the client's peak RSS (the client process, which also runs the scheduler), each worker's
+  peak RSS, and the CPU seconds of every process of the run (client, scheduler, workers).
+
+The kept ids of both runs are compared in order.
 
 Usage (a release build: ``pip install .``)::
 
-    python benches/bench_dask.py --n 1000000 [--n 5000000] [--partitions 32] [--data ../shared/data]
+    python benches/bench_dask.py --n 1000000 [--n 2000000] [--part-rows 50000] [--out FILE.json]
 
-Without the Debian corpus in --data (a fresh clone) the documents are drawn from the 3,000-document
-sample that ships with neardup (said in one line on stderr).
-
-Writes the table to stdout and, with ``--out``, a JSON file of the measurements.
+The synthetic corpus is generated into --corpora (default: a temporary folder), or reused there.
 """
 
 from __future__ import annotations
@@ -32,55 +34,88 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-import synth  # noqa: E402  (the Debian corpus or the shipped sample)
+import synth  # noqa: E402
 
 
-def dask_child(corpus: str, out: str, result: str, workers: int) -> None:
+def dask_child(parts: str, out: str, result: str) -> None:
     import dask.dataframe as dd
     import psutil
-    from distributed import Client
+    from distributed import Client, LocalCluster
 
     import neardup.dask as ndd
 
-    peak = [0.0]
+    me = psutil.Process()
+    peaks: dict[int, float] = {}
+    cpu: dict[int, float] = {}
     stop = threading.Event()
 
     def sample() -> None:
-        me = psutil.Process()
         while not stop.is_set():
-            total = 0
             for p in [me, *me.children(recursive=True)]:
                 try:
-                    total += p.memory_info().rss
+                    with p.oneshot():
+                        rss = p.memory_info().rss
+                        times = p.cpu_times()
                 except psutil.Error:
-                    pass
-            peak[0] = max(peak[0], total)
+                    continue
+                peaks[p.pid] = max(peaks.get(p.pid, 0), rss)
+                cpu[p.pid] = times.user + times.system
             time.sleep(0.1)
 
     sampler = threading.Thread(target=sample, daemon=True)
-    with ndd.local_cluster(workers) as cluster, Client(cluster):
-        sampler.start()
+    sampler.start()
+    with (
+        LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            memory_limit="1.5GB",
+            host="127.0.0.1",
+            dashboard_address=None,
+        ) as cluster,
+        Client(cluster),
+    ):
+        workers = set()
+        for p in me.children(recursive=True):
+            workers.add(p.pid)
         start = time.perf_counter()
+        cpu_start = sum(cpu.values())
         stats: dict = {}
-        kept = ndd.dedup(
-            dd.read_parquet(corpus), text_field="text", stats=stats
-        )  # the defaults, as the command
+        kept = ndd.dedup(dd.read_parquet(parts), text_field="text", stats=stats)
         mid = time.perf_counter()
         kept.to_parquet(out, write_index=False, name_function=lambda i: f"part.{i:05d}.parquet")
         seconds = time.perf_counter() - start
         stats["seconds_write"] = time.perf_counter() - mid
+        time.sleep(0.3)
         stop.set()
         sampler.join()
-    stats.update(seconds=seconds, peak_rss_mb=peak[0] / 2**20)
+    stats.update(
+        seconds=seconds,
+        cpu_seconds=sum(cpu.values()) - cpu_start,
+        client_peak_mb=peaks.get(me.pid, 0) / 2**20,
+        worker_peak_mb=max((v for p, v in peaks.items() if p != me.pid), default=0) / 2**20,
+    )
     Path(result).write_text(json.dumps(stats))
 
 
-def source_texts(data: Path) -> list[str]:
-    """The texts the corpus is drawn from: the Debian corpus in ``data``, or the sample that ships
-    with neardup where it is absent (one line on stderr)."""
-    from bench_dedup import read_texts
-
-    return read_texts(str(synth.debian_source(data)))
+def timed(cmd: list[str]) -> dict:
+    """Wall and CPU seconds and peak RSS (MB) of a command, from GNU time."""
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as f:
+        start = time.perf_counter()
+        proc = subprocess.run(
+            ["/usr/bin/time", "-f", "%U %S %M", "-o", f.name, *cmd],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        seconds = time.perf_counter() - start
+        user, system, rss = f.read().split()[-3:]
+    return {
+        "seconds": seconds,
+        "cpu_seconds": float(user) + float(system),
+        "peak_rss_mb": int(rss) / 1024,
+        "status": proc.returncode,
+        "stderr": proc.stderr[-400:],
+    }
 
 
 def main() -> None:
@@ -88,47 +123,34 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("--n", type=int, action="append", help="corpus sizes (repeat)")
-    ap.add_argument("--partitions", type=int, default=32)
-    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--part-rows", type=int, default=50_000, help="documents per Parquet part")
+    ap.add_argument("--corpora", type=Path, help="folder of synthetic corpora (made or reused)")
     ap.add_argument("--out", help="write the measurements as JSON here")
-    ap.add_argument(
-        "--data",
-        type=Path,
-        default=synth.DATA,
-        help="folder of the Debian corpus the documents are drawn from",
-    )
     ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        dask_child(*args.child, workers=args.workers)
+        dask_child(*args.child)
         return
 
-    import pyarrow as pa
+    import pyarrow.json as pj
     import pyarrow.parquet as pq
 
-    from bench_dedup import make_big
-    from harness import timed
-
-    source = source_texts(args.data)
     rows = []
     for n in args.n or [1_000_000]:
         with tempfile.TemporaryDirectory(dir=os.environ.get("TMPDIR")) as tmp:
-            jsonl = Path(tmp) / "big.jsonl"
-            make_big(source, n, jsonl)
-            table = pa.Table.from_pylist(
-                [json.loads(line) for line in jsonl.open(encoding="utf-8")]
-            )
-            jsonl.unlink()
-            mb = sum(len(t.encode("utf-8")) for t in table.column("text").to_pylist()) / 1e6
-            single = Path(tmp) / "big.parquet"
+            corpora = args.corpora or Path(tmp)
+            corpus = synth.generate(n, corpora, seed=0, source=synth.DEBIAN_JSONL_GZ, jobs=1)
+            table = pj.read_json(corpus.jsonl).select(["id", "text"])
+            single = Path(tmp) / "corpus.parquet"
             pq.write_table(table, single)
             parts = Path(tmp) / "parts"
             parts.mkdir()
-            step = -(-n // args.partitions)
-            for i in range(args.partitions):
-                pq.write_table(table.slice(i * step, step), parts / f"part.{i:04d}.parquet")
+            step = args.part_rows
+            for i in range(-(-n // step)):
+                pq.write_table(table.slice(i * step, step), parts / f"part.{i:05d}.parquet")
+            mb = table.column("text").nbytes / 1e6
             del table
-            seconds, rss, code, _ = timed(
+            one = timed(
                 [
                     sys.executable,
                     "-m",
@@ -138,57 +160,28 @@ def main() -> None:
                     "-o",
                     f"{tmp}/kept.parquet",
                     "--quiet",
-                ],
-                3600,
-            )
-            rows.append(
-                {
-                    "n": n,
-                    "mb": mb,
-                    "what": "single machine: neardup dedup (2 cores)",
-                    "seconds": seconds,
-                    "peak_rss_mb": rss,
-                    "status": code,
-                }
-            )
-            print(rows[-1], flush=True)
-            result = Path(tmp) / "dask.json"
-            start = time.perf_counter()
-            proc = subprocess.run(
-                [
-                    sys.executable,
-                    __file__,
-                    "--workers",
-                    str(args.workers),
-                    "--child",
-                    str(parts),
-                    f"{tmp}/kept-dask",
-                    str(result),
                 ]
             )
-            wall = time.perf_counter() - start
-            stats = json.loads(result.read_text()) if proc.returncode == 0 else {}
-            same = None
-            if proc.returncode == 0 and code == 0:
-                want_ids = (
-                    pq.read_table(f"{tmp}/kept.parquet", columns=["id"]).column("id").to_pylist()
-                )
-                got_ids = pq.read_table(f"{tmp}/kept-dask", columns=["id"]).column("id").to_pylist()
-                same = want_ids == got_ids
-                stats["kept"], stats["same_kept_as_single_machine"] = len(got_ids), same
-            rows.append(
-                {
-                    "n": n,
-                    "mb": mb,
-                    "what": f"neardup.dask, LocalCluster {args.workers} workers x 1 thread, {args.partitions} partitions",
-                    "seconds": stats.get("seconds", float("nan")),
-                    "wall_with_startup": wall,
-                    "peak_rss_mb": stats.get("peak_rss_mb", float("nan")),
-                    "status": proc.returncode,
-                    "stats": stats,
-                }
+            one.update(n=n, mb=mb, what="single machine: neardup dedup (2 cores)")
+            print(json.dumps(one), flush=True)
+            result = Path(tmp) / "dask.json"
+            proc = subprocess.run(
+                [sys.executable, __file__, "--child", str(parts), f"{tmp}/kept-dask", str(result)]
             )
-            print(rows[-1], flush=True)
+            stats = json.loads(result.read_text()) if proc.returncode == 0 else {}
+            if proc.returncode == 0 and one["status"] == 0:
+                want = pq.read_table(f"{tmp}/kept.parquet", columns=["id"]).column("id")
+                got = pq.read_table(f"{tmp}/kept-dask", columns=["id"]).column("id")
+                stats["kept"] = len(got)
+                stats["same_kept_as_single_machine"] = want.to_pylist() == got.to_pylist()
+            stats.update(
+                n=n,
+                mb=mb,
+                status=proc.returncode,
+                what=f"neardup.dask, 2 workers x 1 thread, 1.5 GB each, {-(-n // step)} parts",
+            )
+            print(json.dumps(stats), flush=True)
+            rows += [one, stats]
     if args.out:
         Path(args.out).write_text(json.dumps(rows, indent=2))
 

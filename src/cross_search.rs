@@ -746,6 +746,135 @@ pub fn cross_plan(k: u32, n_old: u64, n_new: u64) -> Result<Plan> {
         .ok_or_else(|| Error::invalid(format!("no plan for k={k}")))
 }
 
+/// The search of [`inner_pairs_bounded`] cut into parts that can run apart, on other machines:
+/// each value belongs to one part per lead group of the plan (its *part keys*, see
+/// [`part_keys`]), and the pairs a lead group's tables report lie inside one of its parts. So a
+/// cluster sends each value to the owners of its keys (one row per lead group: 9 at k = 8 with
+/// 11 blocks), and each owner runs [`part_pairs`] on the values of a key: every pair within k is
+/// found once, in the part of the first table whose prefix it shares, as on one machine.
+///
+/// A key is the lead group's number above [`MAX_LEAD_BITS`] bits of the value's lead bits, in
+/// the bit order `order` (the same on every machine; [`BitOrder::choose`] on a sample of the
+/// values, or the identity: the pairs do not depend on it, only the work).
+pub struct KeyParts<'a> {
+    plan: &'a Plan,
+    order: BitOrder,
+    lookup: Option<FirstTable>,
+    /// Per lead group: (lead bits, the key of a value's lead bits, sub-groups).
+    groups: Vec<(u32, Bits, Vec<Shared>)>,
+}
+
+impl<'a> KeyParts<'a> {
+    pub fn new(plan: &'a Plan, order: BitOrder) -> Self {
+        let groups = groups(plan)
+            .into_iter()
+            .map(|(lead, subs)| {
+                let first = plan.tables()[subs[0].1[0]].permutation.order();
+                (lead, Bits::new(&first[..lead as usize]), subs)
+            })
+            .collect();
+        KeyParts {
+            plan,
+            order,
+            lookup: FirstTable::new(plan),
+            groups,
+        }
+    }
+
+    /// The number of lead groups: the keys of each value.
+    pub fn groups(&self) -> usize {
+        self.groups.len()
+    }
+
+    /// The keys of each value, value after value (`groups()` each, in group order).
+    pub fn keys(&self, values: &[u64]) -> Vec<u32> {
+        let g = self.groups.len();
+        let mut out = vec![0u32; values.len() * g];
+        out.par_chunks_mut(g.max(1))
+            .zip(values.par_iter())
+            .for_each(|(keys, &x)| {
+                let y = self.order.apply(x);
+                for (i, (_, lead_of, _)) in self.groups.iter().enumerate() {
+                    keys[i] = ((i as u32) << MAX_LEAD_BITS) | lead_of.of(y) as u32;
+                }
+            });
+        out
+    }
+
+    /// Every pair `(a, b)`, a < b, of the values given with `keys` (one key each, any order,
+    /// repeats allowed) within `k` that the key's part reports: over all parts, each pair within
+    /// `k` once. More than `budget` pairs (None: no limit) is `Over` their exact number.
+    pub fn pairs(
+        &self,
+        keys: &[u32],
+        values: &[u64],
+        k: u32,
+        budget: Option<u64>,
+    ) -> Result<Bounded<Vec<(u64, u64)>>> {
+        if keys.len() != values.len() {
+            return Err(Error::invalid(format!(
+                "{} keys but {} values",
+                keys.len(),
+                values.len()
+            )));
+        }
+        check(values, &[], k, self.plan)?;
+        let mut rows: Vec<(u32, u64)> = keys
+            .iter()
+            .zip(values)
+            .map(|(&key, &x)| (key, self.order.apply(x)))
+            .collect();
+        rows.par_sort_unstable();
+        rows.dedup();
+        let budget = Budget::new(budget);
+        let mut out = Values::default();
+        let mut scratch = Scratch::default();
+        let mut part: Vec<u64> = Vec::new();
+        // Each lead group's sub-groups, ready to search a part: made once for all its keys.
+        let mut ready: Vec<Option<Vec<Sub<'_>>>> = (0..self.groups.len()).map(|_| None).collect();
+        for run in rows.chunk_by(|a, b| a.0 == b.0) {
+            interrupt::check()?;
+            let key = run[0].0;
+            let g = (key >> MAX_LEAD_BITS) as usize;
+            let Some((lead, lead_of, subs)) = self.groups.get(g) else {
+                return Err(Error::invalid(format!(
+                    "key {key} names lead group {g} of {}",
+                    self.groups.len()
+                )));
+            };
+            part.clear();
+            part.extend(run.iter().map(|r| r.1));
+            let want = (key & ((1 << MAX_LEAD_BITS) - 1)) as usize;
+            if part.iter().any(|&y| lead_of.of(y) != want) {
+                return Err(Error::invalid(format!(
+                    "a value given with key {key} has other lead bits: keys from another plan or bit order"
+                )));
+            }
+            let subs = ready[g].get_or_insert_with(|| {
+                subs.iter()
+                    .map(|(bits, ts)| Sub::new(self.plan, self.lookup.as_ref(), *lead, *bits, ts))
+                    .collect()
+            });
+            for sub in subs.iter() {
+                sub.pairs(k, &part, &[], &mut scratch, &budget, &mut out);
+            }
+        }
+        interrupt::check()?;
+        if let Some(count) = budget.over_by(out.pending) {
+            return Ok(Bounded::Over(count));
+        }
+        Ok(Bounded::Within(
+            out.within
+                .into_iter()
+                .map(|(a, b)| {
+                    let (x, y) = (self.order.invert(a), self.order.invert(b));
+                    (x.min(y), x.max(y))
+                })
+                .collect(),
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1036,6 +1165,69 @@ mod tests {
                     .iter()
                     .fold(0usize, |acc, &b| (acc << 1) | ((x >> b) & 1) as usize);
                 assert_eq!(bits.of(x), want, "{order:?} {x:#x}");
+            }
+        }
+    }
+
+    /// Cut into parts by their keys, in any bit order, the search finds the pairs of one search,
+    /// each once; a part past the budget counts them.
+    #[test]
+    fn key_parts_find_every_pair_once() {
+        let (mut values, old) = sides(9, 2000, 600, 6);
+        values.extend(&old);
+        values.sort_unstable();
+        values.dedup();
+        for k in [3u32, 6, 8] {
+            let plan = Plan::choose(
+                i64::from(k),
+                values.len() as u64,
+                None,
+                crate::plan::Workload::Batch,
+            )
+            .unwrap();
+            let mut want: Vec<(u64, u64)> = brute_within(&values, k)
+                .into_iter()
+                .map(|(a, b)| (values[a as usize], values[b as usize]))
+                .collect();
+            want.sort_unstable();
+            assert!(want.len() > 100, "k={k}: {}", want.len());
+            for order in [BitOrder::identity(), BitOrder::choose(&values, &[], &plan)] {
+                let parts = KeyParts::new(&plan, order);
+                let keys = parts.keys(&values);
+                let g = parts.groups();
+                assert_eq!(keys.len(), values.len() * g);
+                // Rows of each key, sent to 3 owners by key, each owner searching its rows.
+                let mut got = Vec::new();
+                for owner in 0..3u32 {
+                    let (mut ks, mut vs) = (Vec::new(), Vec::new());
+                    for (i, &key) in keys.iter().enumerate() {
+                        if key % 3 == owner {
+                            ks.push(key);
+                            vs.push(values[i / g]);
+                            // A repeated row changes nothing.
+                            if i % 5 == 0 {
+                                ks.push(key);
+                                vs.push(values[i / g]);
+                            }
+                        }
+                    }
+                    match parts.pairs(&ks, &vs, k, None).unwrap() {
+                        Bounded::Within(p) => got.extend(p),
+                        Bounded::Over(_) => unreachable!(),
+                    }
+                }
+                got.sort_unstable();
+                assert_eq!(got, want, "k={k}");
+                let all: Vec<u32> = keys.clone();
+                let vs: Vec<u64> = (0..all.len()).map(|i| values[i / g]).collect();
+                match parts
+                    .pairs(&all, &vs, k, Some(want.len() as u64 - 1))
+                    .unwrap()
+                {
+                    Bounded::Over(c) => assert_eq!(c, want.len() as u64),
+                    Bounded::Within(_) => panic!("k={k}: past the budget"),
+                }
+                assert!(parts.pairs(&[1 << 30], &[5], k, None).is_err());
             }
         }
     }

@@ -228,6 +228,12 @@ impl Candidates {
         Ok(())
     }
 
+    /// The pairs of distinct fingerprints within `k`: the candidate pairs the stars consider
+    /// (beside copies, texts of one fingerprint and short texts).
+    pub fn pair_count(&self) -> usize {
+        self.neighbours.to.len() / 2
+    }
+
     /// The rows whose sketches [`Candidates::stars`] may read: the first row of each text that
     /// has another text within `k` (and of each short text that shares a prefix hash). A caller that could not keep every sketch reads these
     /// documents again.
@@ -426,6 +432,65 @@ impl Candidates {
             undecided,
         })
     }
+}
+
+/// The stars of a graph of verified pairs: `n` nodes taken in keep `order` (a permutation of
+/// `0..n`), edge e joining `a[e]` and `b[e]` with Jaccard `jaccard[e]`. The first node not yet
+/// taken is kept and takes every node not yet taken that it shares an edge with: the rule of
+/// [`Candidates::stars`], which asks of each candidate only whether it is a verified pair. So
+/// the stars of a corpus's verified pairs, cut into connected components and each component's
+/// stars taken apart (on different machines), are those of the whole corpus. Returns, per node,
+/// the node kept in its place and their Jaccard (1 for a kept node); an edge given twice is one.
+pub fn graph_stars(order: &[i64], a: &[u32], b: &[u32], jaccard: &[f32]) -> Result<Stars> {
+    let n = order.len();
+    if a.len() != b.len() || a.len() != jaccard.len() {
+        return Err(Error::invalid(format!(
+            "{} a, {} b and {} jaccard: one of each per edge",
+            a.len(),
+            b.len(),
+            jaccard.len()
+        )));
+    }
+    if let Some(&bad) = a.iter().chain(b).find(|&&v| v as usize >= n) {
+        return Err(Error::invalid(format!("node {bad} out of {n}")));
+    }
+    ranks(order)?;
+    let mut starts = vec![0usize; n + 1];
+    for (&x, &y) in a.iter().zip(b) {
+        starts[x as usize + 1] += 1;
+        starts[y as usize + 1] += 1;
+    }
+    for v in 0..n {
+        starts[v + 1] += starts[v];
+    }
+    let mut next = starts.clone();
+    let mut to = vec![(0u32, 0f32); starts[n]];
+    for ((&x, &y), &j) in a.iter().zip(b).zip(jaccard) {
+        to[next[x as usize]] = (y, j);
+        next[x as usize] += 1;
+        to[next[y as usize]] = (x, j);
+        next[y as usize] += 1;
+    }
+    let mut kept = vec![FREE; n];
+    let mut jac = vec![1.0f32; n];
+    for &v in order {
+        let v = v as usize;
+        if kept[v] != FREE {
+            continue;
+        }
+        kept[v] = v as u32;
+        for &(u, j) in &to[starts[v]..starts[v + 1]] {
+            let u = u as usize;
+            if kept[u] == FREE {
+                kept[u] = v as u32;
+                jac[u] = j;
+            }
+        }
+    }
+    Ok(Stars {
+        kept: kept.into_iter().map(i64::from).collect(),
+        jaccard: jac,
+    })
 }
 
 /// A text not yet kept or taken.
@@ -867,7 +932,8 @@ mod tests {
             }) => assert_eq!((c, limit), (count, count - 1)),
             other => panic!("expected TooManyPairs, got {other:?}"),
         }
-        assert!(Candidates::new(&fps, &keys, 3, &p, Some(count)).is_ok());
+        let found = Candidates::new(&fps, &keys, 3, &p, Some(count)).unwrap();
+        assert_eq!(found.pair_count() as u64, count);
     }
 
     /// A pair whose estimate (a sketch cut) lies within the band is listed, decided on the
@@ -955,5 +1021,83 @@ mod tests {
                 undecided: vec![],
             }
         );
+    }
+
+    /// The stars of the verified pairs, taken component by component, are those of the corpus.
+    #[test]
+    fn graph_stars_of_components_are_the_corpus_stars() {
+        let mut seed = 3;
+        // Fingerprints in chains and families, copies, fingerprint-only stars at k = 3.
+        let mut fps = Vec::new();
+        let mut x = rng(&mut seed);
+        for i in 0..400 {
+            if i % 9 == 0 {
+                x = rng(&mut seed);
+            }
+            x ^= 1 << (rng(&mut seed) % 64);
+            fps.push(x);
+        }
+        let n = fps.len();
+        let keys: Vec<u64> = (0..n as u64).collect();
+        let k = 3;
+        let mut order: Vec<i64> = (0..n as i64).collect();
+        for i in (1..n).rev() {
+            order.swap(i, (rng(&mut seed) % (i as u64 + 1)) as usize);
+        }
+        let want = stars(&fps, &keys, &order, k, &plan(k), None).unwrap();
+        // Pairs within k as edges (NaN Jaccard, fingerprints alone), by brute force.
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for i in 0..n {
+            for j in i + 1..n {
+                if hamming(fps[i], fps[j]) <= k {
+                    a.push(i as u32);
+                    b.push(j as u32);
+                }
+            }
+        }
+        let mut uf = crate::pairs::UnionFind::new(n);
+        for (&x, &y) in a.iter().zip(&b) {
+            uf.union(x as usize, y as usize);
+        }
+        let comp: Vec<usize> = (0..n).map(|v| uf.find(v)).collect();
+        let mut got_kept = vec![-1i64; n];
+        let mut got_jac = vec![0f32; n];
+        let mut roots: Vec<usize> = comp.clone();
+        roots.sort_unstable();
+        roots.dedup();
+        assert!(roots.len() > 20 && roots.len() < n - 50);
+        for root in roots {
+            // The component's nodes, numbered apart, in keep order.
+            let nodes: Vec<usize> = (0..n).filter(|&v| comp[v] == root).collect();
+            let local = |v: usize| nodes.binary_search(&v).unwrap() as u32;
+            let sub_order: Vec<i64> = order
+                .iter()
+                .filter(|&&r| comp[r as usize] == root)
+                .map(|&r| i64::from(local(r as usize)))
+                .collect();
+            let (mut sa, mut sb) = (Vec::new(), Vec::new());
+            for (&x, &y) in a.iter().zip(&b) {
+                if comp[x as usize] == root {
+                    sa.push(local(x as usize));
+                    sb.push(local(y as usize));
+                }
+            }
+            let nan = vec![f32::NAN; sa.len()];
+            let got = graph_stars(&sub_order, &sa, &sb, &nan).unwrap();
+            for (i, &v) in nodes.iter().enumerate() {
+                got_kept[v] = nodes[got.kept[i] as usize] as i64;
+                got_jac[v] = got.jaccard[i];
+            }
+        }
+        assert!(same(
+            &Stars {
+                kept: got_kept,
+                jaccard: got_jac
+            },
+            &want
+        ));
+        assert!(graph_stars(&[0, 1], &[0], &[2], &[1.0]).is_err());
+        assert!(graph_stars(&[0, 0], &[0], &[1], &[1.0]).is_err());
+        assert!(graph_stars(&[0, 1], &[0], &[1], &[]).is_err());
     }
 }

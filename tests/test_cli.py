@@ -25,6 +25,7 @@ import pytest
 import neardup
 from brute import distances, family_corpus, fingerprint_near, pairs, star_oracle, verified_stars
 from command import run
+from conftest import SAMPLE
 from neardup.verify import THRESHOLD_K
 
 try:  # the [parquet] and [zstd] extras (in [test]); tests that need them are skipped without
@@ -1132,3 +1133,17 @@ def test_tune_sample_with_a_number_points_to_pairs(tmp_path, capsys):
         capsys, "tune", write_input(tmp_path, "jsonl"), "--pairs", "3", "--max-k", "2", "--json"
     )
     assert code == 0 and json.loads(out)["sample"] == 3
+
+
+def test_dedup_reports_its_candidate_pairs_and_stops_past_max_pairs(capsys):
+    with gzip.open(SAMPLE, "rt", encoding="utf-8") as f:
+        texts = [json.loads(line)["text"] for line in f]
+    fps = neardup.Simhasher().fingerprint_many(texts)
+    distinct = np.unique(fps[fps != 0])
+    d = np.bitwise_count(distinct[:, None] ^ distinct[None, :])
+    want = int(np.triu(d <= THRESHOLD_K, 1).sum())
+    code, out, _ = run(capsys, "dedup", "--sample", "--dry-run", "--json")
+    assert code == 0 and json.loads(out)["candidate_pairs"] == want > 100
+    code, _, err = run(capsys, "dedup", "--sample", "--dry-run", "--max-pairs", want - 1)
+    assert code == 2 and f"{want:,} candidate pairs" in err and f"limit of {want - 1:,}" in err
+    assert run(capsys, "dedup", "--sample", "--dry-run", "--max-pairs", want, "--quiet")[0] == 0

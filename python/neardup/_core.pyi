@@ -13,6 +13,9 @@ __all__ = [
     "MAX_K",
     "MAX_THREADS",
     "SHORT_TEXT_SHINGLES",
+    "SHORT_TEXT_RUN_CAP",
+    "SKETCH_HASH_BITS",
+    "PART_KEY_LEAD_BITS",
     "DedupIndex",
     "Hasher",
     "HashBuffer",
@@ -38,6 +41,10 @@ __all__ = [
     "search_cost",
     "shingle_sketches",
     "short_text_pairs",
+    "search_bit_order",
+    "part_keys",
+    "part_pairs",
+    "graph_stars",
     "sketch_jaccard",
     "IndexChangedError",
     "IndexFormatError",
@@ -310,6 +317,9 @@ def shingle_sketches(
 
 #: The most word shingles of a short text (verified against other short texts beyond k).
 SHORT_TEXT_SHINGLES: int
+SHORT_TEXT_RUN_CAP: int
+SKETCH_HASH_BITS: int
+PART_KEY_LEAD_BITS: int
 
 @final
 class StarCandidates:
@@ -339,6 +349,8 @@ class StarCandidates:
     def skipped_pairs(self) -> int:
         """Candidate pairs of short texts not compared: those of a group sharing a prefix that
         could not be split further, was over the cap and was not one shingle set."""
+    def pair_count(self) -> int:
+        """The pairs of distinct fingerprints within k (what max_pairs bounds)."""
     def rows(self) -> npt.NDArray[np.int64]:
         """The rows whose sketches stars() may read."""
     def stars(
@@ -581,3 +593,33 @@ def compact_jaccard(
 ) -> npt.NDArray[np.float64]:
     """The Jaccard of row p of the compact sketches a with row p of b, for every p: exact when
     both hold their shingles, else the b-bit estimate."""
+
+# The kernels a cluster runs apart (neardup.kernels).
+
+def search_bit_order(values: npt.NDArray[np.uint64], plan: Plan) -> bytes:
+    """The bit order a search of these values uses with plan (64 source bits, highest first)."""
+
+def part_keys(
+    values: npt.NDArray[np.uint64], plan: Plan, order: Sequence[int] | None = None
+) -> tuple[npt.NDArray[np.uint32], int]:
+    """The part keys of each value (the plan's lead groups each, value after value), and the
+    number of lead groups."""
+
+def part_pairs(
+    keys: npt.NDArray[np.uint32],
+    values: npt.NDArray[np.uint64],
+    k: int,
+    plan: Plan,
+    order: Sequence[int] | None = None,
+    max_pairs: int | None = None,
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64], int]:
+    """(a, b, count): the pairs within k the parts of these rows report (values, a < b); past
+    max_pairs, no pairs and their exact count."""
+
+def graph_stars(
+    order: npt.NDArray[np.int64],
+    a: npt.NDArray[np.uint32],
+    b: npt.NDArray[np.uint32],
+    jaccard: npt.NDArray[np.float32],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    """The stars of a graph of verified pairs: (the node kept in each node's place, Jaccard)."""

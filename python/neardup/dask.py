@@ -3,20 +3,30 @@
 :func:`fingerprint` adds a ``fingerprint`` column to a dask DataFrame; :func:`dedup` finds the
 near-duplicates of a corpus spread over many machines and keeps one document of each cluster,
 with the same kept documents and the same evidence as :func:`neardup.dedup` on one machine, for
-any number of partitions and workers. It runs the steps of :mod:`neardup.pipeline`:
+any number of partitions and workers. Every step runs on the workers, each a kernel of
+:mod:`neardup.kernels` applied to one partition; the client receives a count per partition:
 
-1. the workers read, normalize, fingerprint and sketch every partition (the text-heavy work,
-   in the Rust kernel inside each task); each partition's digests stay on its worker;
-2. the client gathers the fingerprints, content keys and lengths (28 bytes a document) and
-   finds which documents have candidates (Manku's batch mode over the distinct fingerprints);
-3. the client gathers the sketches of those documents only, and takes the stars in keep order
-   (:func:`neardup.pipeline.stars`, the function every path runs);
-4. per-partition tables of the result, aligned with the input's partitions, so the kept rows
-   come out in input order without a shuffle.
+1. digests: each input partition's fingerprints, content keys, lengths and sketches, written to
+   one Arrow file of a scratch folder (the input's one read before the outputs);
+2. copies: the rows shuffled by content key; a text is the first row of its key and
+   fingerprint, and its keep-order rank that of its first row in keep order;
+3. candidates: one row per text and lead group of the search plan, shuffled by part key; the
+   pairs of fingerprints within ``k`` of each part (each pair in one part only), and the pairs
+   of texts of one fingerprint; the short texts' pairs by a shuffle on their prefix hashes;
+4. verification: the pairs moved to the partition of their first text, both sketches read
+   from the memory-mapped digest files where they lie (no sketch moves), checked there;
+5. connected components of the verified pairs, by rounds of two shuffles (each node takes its
+   neighbours' smallest label, then its label's label) until no label changes;
+6. the stars of each component in keep order, where the component was shuffled;
+7. the results of the rows concerned, partitioned like the input, and joined with it lazily by
+   the kept rows and the clusters table.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 import time
 from typing import Any
 
@@ -25,32 +35,24 @@ import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 
+from neardup import _core, kernels
 from neardup.batches import check_texts, fingerprint_batch
-from neardup.digest import Digest, keys_of_columns, no_keys
-from neardup.hasher import Simhasher, digest_many
-from neardup.pipeline import SHORT, VERIFY, candidates, check_settings, keep_order, stars
-from neardup.verify import SKETCH_SIZE, Sketches
+from neardup.errors import TooManyPairsError
+from neardup.hasher import Simhasher
+from neardup.index import DEFAULT_MAX_PAIRS
+from neardup.pipeline import VERIFY, check_settings
+from neardup.verify import SKETCH_SIZE
 
 from .deprecation import renamed
 from .validate import integer
 
 __all__ = ["dedup", "fingerprint", "local_cluster"]
 
-_DIGEST_META = pd.DataFrame(
-    {
-        "fingerprint": pd.Series([], dtype=np.uint64),
-        "key": pd.Series([], dtype=np.uint64),
-        "key_hi": pd.Series([], dtype=np.uint64),
-        "length": pd.Series([], dtype=np.int64),
-        "shingles": pd.Series([], dtype=np.int64),
-        "sketch": pd.Series([], dtype=object),
-    }
-)
-
 
 def local_cluster(workers: int = 2, **options: Any) -> Any:
     """A ``distributed.LocalCluster`` of ``workers`` processes, one thread each, every port on
-    127.0.0.1 and chosen by the system, no dashboard (use it in a ``with`` block)."""
+    127.0.0.1 and chosen by the system, no dashboard (use it in a ``with`` block); ``options``
+    go to ``LocalCluster`` (``processes=False``: worker threads in this process)."""
     import logging
 
     from distributed import LocalCluster
@@ -66,6 +68,8 @@ def local_cluster(workers: int = 2, **options: Any) -> Any:
         silence_logs=logging.ERROR,
     )
     settings.update(options)
+    if not settings["processes"]:
+        settings.setdefault("protocol", "tcp")  # threads in this process, still on 127.0.0.1
     return LocalCluster(**settings)
 
 
@@ -119,104 +123,378 @@ def fingerprint(ddf: Any, text_field: str = "text", hasher: Simhasher | None = N
 
 
 # -- the steps of dedup, one partition each -------------------------------------------------------
+#
+# Every step below runs on the workers, one partition at a time; the client only sees a count
+# per partition and a few counts in all. The digests are written once to the scratch folder (one
+# Parquet file per input partition) and read back by the steps that need them, column by column.
+
+
+def _digest_file(folder: str, i: int) -> str:
+    return os.path.join(folder, f"digest.{i:06d}.arrow")
+
+
+def _read_columns(path: str, names: list[str]) -> Any:
+    """Columns of an Arrow file of digests, memory-mapped (read where they are used)."""
+    import pyarrow as pa
+
+    # The map stays open while the columns read from it live.
+    return pa.ipc.open_file(pa.memory_map(path)).read_all().select(names)
 
 
 def _digest_part(
     part: pd.DataFrame,
     text_field: str,
+    id_field: str | None,
     hasher: Simhasher,
-    sketch: tuple[int, int] | None,
+    shingle: int | None,
+    folder: str,
     partition_info: Any = None,
 ) -> pd.DataFrame:
-    """Fingerprint, content key, length and (verified) sketch bytes of each row."""
-    texts = part[text_field]
-    where = f"partition {_number(partition_info)}, column {text_field!r},"
-    values = texts.tolist()
+    """Writes the partition's digests (fingerprint, content key, length, sketch, id) to its file;
+    returns its row count."""
+    import pyarrow as pa
+
+    i = _number(partition_info)
+    where = f"partition {i}, column {text_field!r},"
+    values = part[text_field].tolist()
     check_texts(values, where)
-    digest = (
-        digest_many(hasher, values, threads=1, sketch=sketch, name=where)
-        if values
-        else Digest(np.zeros(0, np.uint64), no_keys())
+    table = kernels.digest_batch(values, hasher, shingle=shingle, size=SKETCH_SIZE, name=where)
+    if id_field is not None:
+        table = table.append_column("id", pa.array(part[id_field], from_pandas=True))
+    path = _digest_file(folder, i)
+    with pa.OSFile(path + ".tmp", "wb") as sink, pa.ipc.new_file(sink, table.schema) as out:
+        out.write_table(table)
+    os.replace(path + ".tmp", path)
+    return pd.DataFrame({"rows": [len(values)]}, index=[i])
+
+
+def _read_digest(i: int, start: int, folder: str, names: list[str]) -> pd.DataFrame:
+    """Partition i's digests, with their global row numbers."""
+    table = _read_columns(_digest_file(folder, i), names)
+    frame = table.to_pandas(types_mapper=_arrow_types)
+    frame.insert(0, "row", np.arange(start, start + len(frame), dtype=np.int64))
+    return frame
+
+
+def _digest_meta(ddf: Any, id_field: str | None, names: list[str]) -> pd.DataFrame:
+    import pyarrow as pa
+
+    sketch = pa.large_list(pa.from_numpy_dtype(kernels.SKETCH_DTYPE))
+    columns = {
+        "row": pd.Series([], dtype=np.int64),
+        "fingerprint": pd.Series([], dtype=np.uint64),
+        "key": pd.Series([], dtype=kernels.KEY_DTYPE),
+        "length": pd.Series([], dtype=np.int64),
+        "sketch": pd.Series([], dtype=pd.ArrowDtype(sketch)),
+        "id": ddf._meta[id_field] if id_field is not None else None,
+    }
+    return pd.DataFrame({name: columns[name] for name in ["row", *names]})
+
+
+def _arrow_types(t: Any) -> Any:
+    """Sketches stay Arrow lists in pandas (no Python object per row)."""
+    import pyarrow as pa
+
+    return pd.ArrowDtype(t) if pa.types.is_large_list(t) else None
+
+
+def _texts_part(part: pd.DataFrame, keep: str, with_ids: bool) -> pd.DataFrame:
+    """Rows shuffled by content key: each row's text (the first row of its key and
+    fingerprint), the text's row that stands for it in keep order and its rank there."""
+    n = len(part)
+    rows = part["row"].to_numpy(np.int64)
+    keys = part["key"].to_numpy(kernels.KEY_DTYPE)
+    fps = part["fingerprint"].to_numpy(np.uint64)
+    lengths = part["length"].to_numpy(np.int64)
+    # Sorted by text, then by keep order inside it: the first of each text stands for it.
+    by = (rows, -lengths) if keep == "longest" else (rows,)
+    order = np.lexsort((*by, fps, keys))
+    k, f = keys[order], fps[order]
+    new = np.ones(n, bool)
+    new[1:] = (k[1:] != k[:-1]) | (f[1:] != f[:-1])
+    group = np.cumsum(new) - 1
+    heads = np.flatnonzero(new)
+    sizes = np.diff(np.append(heads, n))
+    first = np.minimum.reduceat(rows[order], heads) if n else np.zeros(0, np.int64)
+    standin = rows[order][heads]
+    out = pd.DataFrame(
+        {
+            "row": rows[order],
+            "text": first[group],
+            "fingerprint": f,
+            "copies": sizes[group].astype(np.int64),
+            "rank": (-lengths[order][heads] if keep == "longest" else standin)[group],
+            "standin": standin[group],
+        }
     )
-    sketches: Any = None
-    shingles = np.zeros(len(values), np.int64)
-    if digest.sketches is not None:
-        starts, ends, hashes = digest.sketches
-        sketches = [hashes[a:b].tobytes() for a, b in zip(starts.tolist(), ends.tolist())]
-        shingles = (ends - starts).astype(np.int64)
-    lengths = texts.str.len().to_numpy(dtype=np.int64) if len(texts) else np.zeros(0, np.int64)
+    if with_ids:
+        out["standin_id"] = part["id"].to_numpy()[order][heads][group]
+    return out
+
+
+def _bit_order_part(part: pd.DataFrame, plan: Any) -> pd.DataFrame:
+    """The search's bit order (64 source bits; none for the identity) from a sample of these
+    fingerprints."""
+    fps = part["fingerprint"].to_numpy(np.uint64)
+    order = kernels.bit_order(fps[fps != 0][: 1 << 16], plan)
+    return _frame(bit=np.int64) if order is None else pd.DataFrame({"bit": order})
+
+
+def _keys_part(texts: pd.DataFrame, plan: Any, order: Any) -> pd.DataFrame:
+    """One row per text and lead group of the plan: (part key, text, fingerprint)."""
+    fps = texts["fingerprint"].to_numpy(np.uint64)
+    index, keys = kernels.table_keys(fps, plan, order)
     return pd.DataFrame(
         {
-            "fingerprint": digest.fingerprints,
-            "key": digest.keys["lo"],
-            "key_hi": digest.keys["hi"],
-            "length": lengths,
-            "shingles": shingles,
-            "sketch": sketches,
-        },
-        index=pd.RangeIndex(len(values)),
+            "pkey": keys,
+            "text": texts["text"].to_numpy(np.int64)[index],
+            "fingerprint": fps[index],
+        }
     )
 
 
-def _select_rows(
-    part: pd.DataFrame, rows: np.ndarray, offsets: np.ndarray, partition_info: Any = None
+def _pairs_part(
+    rows: pd.DataFrame, k: int, plan: Any, order: Any, max_pairs: int | None
 ) -> pd.DataFrame:
-    """The rows of a partition whose global numbers are in ``rows`` (sorted), with their number."""
-    i = _number(partition_info)
-    start, end = int(offsets[i]), int(offsets[i + 1])
-    local = rows[(rows >= start) & (rows < end)] - start
-    return part.iloc[local].assign(row=local + start).reset_index(drop=True)
-
-
-def _kept_part(
-    part: pd.DataFrame, result: pd.DataFrame, offsets: np.ndarray, partition_info: Any = None
-) -> pd.DataFrame:
-    i = _number(partition_info)
-    if len(part) != int(offsets[i + 1]) - int(offsets[i]):
-        raise RuntimeError(
-            f"partition {i} has {len(part)} rows now but had {int(offsets[i + 1]) - int(offsets[i])} "
-            "when fingerprinted: the input changed"
+    """The candidate pairs of texts of the part keys shuffled here: texts whose fingerprints the
+    search pairs, and texts of one fingerprint (from lead group 0's rows). A last row
+    ``(-1, count)`` counts the pairs of distinct fingerprints."""
+    keys = rows["pkey"].to_numpy(np.uint32)
+    fps = rows["fingerprint"].to_numpy(np.uint64)
+    fa, fb, count = kernels.pairs_in_groups(keys, fps, k, plan, order, max_pairs)
+    texts = (
+        pd.DataFrame({"fingerprint": fps, "text": rows["text"].to_numpy(np.int64)})
+        .drop_duplicates()
+        .reset_index(drop=True)
+    )
+    pieces = []
+    if len(fa):
+        pairs = pd.DataFrame({"fa": fa, "fb": fb})
+        pairs = pairs.merge(texts, left_on="fa", right_on="fingerprint").rename(
+            columns={"text": "a"}
         )
-    return part[result["kept"].to_numpy(bool)]
-
-
-def _table_part(
-    part: pd.DataFrame, result: pd.DataFrame, id_field: str | None, partition_info: Any = None
-) -> pd.DataFrame:
-    table = result.copy()
-    if id_field is not None:
-        table["id"] = part[id_field].to_numpy()
-    return table[["id", "cluster", "kept", "kept_id", "jaccard", "distance"]]
-
-
-def _client() -> Any:
-    try:
-        from distributed import get_client
-
-        return get_client()
-    except (ImportError, ValueError):
-        return None
-
-
-def _aligned(pieces: list[pd.DataFrame], meta: pd.DataFrame) -> Any:
-    """A dask DataFrame whose partition i is ``pieces[i]`` (scattered when a cluster runs)."""
-    client = _client()
-    parts = client.scatter(pieces) if client is not None else [dask.delayed(p) for p in pieces]
-    return dd.from_delayed(parts, meta=meta, verify_meta=False)
-
-
-def _split_by_partition(ddf: Any, frame: pd.DataFrame, offsets: Any) -> tuple[Any, Any]:
-    """``frame`` (one row a document, in order) cut along ``ddf``'s partitions (its rows
-    ``offsets[i]:offsets[i + 1]``) as a dask DataFrame, and the kept rows of each partition."""
-    pieces = [
-        frame.iloc[offsets[i] : offsets[i + 1]].reset_index(drop=True)
-        for i in range(len(offsets) - 1)
-    ]
-    aligned = _aligned(pieces, frame.iloc[:0])
-    kept_rows = dd.map_partitions(
-        _kept_part, ddf, aligned, offsets, meta=ddf._meta, align_dataframes=False
+        pairs = pairs[["fb", "a"]].merge(texts, left_on="fb", right_on="fingerprint")
+        pieces.append((pairs["a"].to_numpy(np.int64), pairs["text"].to_numpy(np.int64)))
+    # Texts of one fingerprint are candidates of each other: once, from lead group 0.
+    lead0 = rows[kernels.key_groups(keys) == 0][["fingerprint", "text"]].drop_duplicates()
+    lead0 = lead0[lead0.duplicated("fingerprint", keep=False)].sort_values(["fingerprint", "text"])
+    if len(lead0):
+        f = lead0["fingerprint"].to_numpy(np.uint64)
+        t = lead0["text"].to_numpy(np.int64)
+        heads = np.flatnonzero(np.concatenate([[True], f[1:] != f[:-1]]))
+        i, j = kernels._pairs_of_runs(np.diff(np.append(heads, len(f))))
+        pieces.append((t[i], t[j]))
+    a = np.concatenate([p[0] for p in pieces] or [np.zeros(0, np.int64)])
+    b = np.concatenate([p[1] for p in pieces] or [np.zeros(0, np.int64)])
+    return pd.DataFrame(
+        {
+            "a": np.append(np.minimum(a, b), -1),
+            "b": np.append(np.maximum(a, b), count),
+        }
     )
-    return aligned, kept_rows
+
+
+def _short_keys_part(part: pd.DataFrame, threshold: float) -> pd.DataFrame:
+    """The prefix hashes of the partition's short texts: (hash, key, fingerprint, row)."""
+    sketches = _sketch_array(part["sketch"])
+    index, hashes = kernels.short_text_keys(
+        sketches, threshold, part["fingerprint"].to_numpy(np.uint64)
+    )
+    return pd.DataFrame(
+        {
+            "hash": hashes.astype(np.int64),
+            "key": part["key"].to_numpy(kernels.KEY_DTYPE)[index],
+            "fingerprint": part["fingerprint"].to_numpy(np.uint64)[index],
+            "row": part["row"].to_numpy(np.int64)[index],
+        }
+    )
+
+
+def _short_pairs_part(rows: pd.DataFrame) -> pd.DataFrame:
+    """The candidate pairs of the short texts sharing a prefix hash shuffled here (a text is the
+    first row of its key and fingerprint: every row of a text shares its hashes)."""
+    text = rows.groupby(["key", "fingerprint"])["row"].transform("min").to_numpy(np.int64)
+    a, b = kernels.pairs_in_runs(rows["hash"].to_numpy(np.int64), text)
+    return pd.DataFrame({"a": a, "b": b})
+
+
+def _sketch_array(column: pd.Series) -> Any:
+    import pyarrow as pa
+
+    array = pa.array(column)
+    return pa.concat_arrays(array.chunks) if isinstance(array, pa.ChunkedArray) else array
+
+
+def _sketches_of(
+    rows: np.ndarray, j: int, parts: list[int], starts: np.ndarray, folder: str
+) -> Any:
+    """The sketches of ``rows`` (all in the j-th partition with rows), read from its file, as
+    an Arrow binary array."""
+    column = _read_columns(_digest_file(folder, parts[j]), ["sketch"]).column(0)
+    return kernels.take_sketches(column, rows - int(starts[j]))
+
+
+def _verify_part(
+    pairs: pd.DataFrame,
+    parts: list[int],
+    starts: np.ndarray,
+    folder: str,
+    threshold: float,
+    partition_info: Any = None,
+) -> pd.DataFrame:
+    """The pairs whose first text lies in this partition's rows, each once, verified: (a, b,
+    jaccard) of those at Jaccard >= ``threshold``. The sketches are taken where they lie, from
+    the memory-mapped digest files (this partition's, and those of the second texts): only the
+    pairs move, never a sketch."""
+    pairs = pairs.reset_index().drop_duplicates(["a", "b"])
+    j = _number(partition_info)
+    a = pairs["a"].to_numpy(np.int64)
+    b = pairs["b"].to_numpy(np.int64)
+    of_b = np.searchsorted(starts, b, side="right") - 1
+    order = np.argsort(of_b, kind="stable")
+    a, b, of_b = a[order], b[order], of_b[order]
+    sketch_a = _sketches_of(a, j, parts, starts, folder)
+    pieces = [_sketches_of(b[of_b == p], int(p), parts, starts, folder) for p in np.unique(of_b)]
+    import pyarrow as pa
+
+    sketch_b = pa.concat_arrays(pieces) if pieces else sketch_a.slice(0, 0)
+    got = kernels.verify_pairs(sketch_a, sketch_b, SKETCH_SIZE)
+    near = got >= threshold
+    return pd.DataFrame({"a": a[near], "b": b[near], "jaccard": got[near].astype(np.float32)})
+
+
+def _stars_part(rows: pd.DataFrame, with_ids: bool) -> pd.DataFrame:
+    """The stars of the components shuffled here (whole components: by their label), in keep
+    order: per text, the row kept in its place, its id, their Jaccard, the cluster (the smallest
+    row of the star) and the kept text's fingerprint. Rows with ``b = -1`` are the texts, the
+    others the verified pairs ``(text, b)``."""
+    pair = rows["b"].to_numpy(np.int64) >= 0
+    nodes, edges = rows[~pair], rows[pair]
+    text = nodes["text"].to_numpy(np.int64)
+    kept, jac = kernels.graph_stars(
+        text,
+        (nodes["standin"].to_numpy(np.int64), nodes["rank"].to_numpy(np.int64)),
+        edges["text"].to_numpy(np.int64),
+        edges["b"].to_numpy(np.int64),
+        edges["jaccard"].to_numpy(np.float32),
+    )
+    sort = np.argsort(text)
+    center = sort[np.searchsorted(text, kept, sorter=sort)]
+    cluster = pd.Series(text).groupby(kept).transform("min").to_numpy(np.int64)
+    # A star removes a document when it has two texts or more, or a text with copies.
+    copies = nodes["copies"].to_numpy(np.int64)
+    by_star = pd.DataFrame({"kept": kept, "rows": copies}).groupby("kept")["rows"]
+    leads = by_star.transform("sum").to_numpy(np.int64) > 1
+    out = pd.DataFrame(
+        {
+            "text": text,
+            "copies": nodes["copies"].to_numpy(np.int64),
+            "kept_row": nodes["standin"].to_numpy(np.int64)[center],
+            "jaccard": jac,
+            "cluster": cluster,
+            "fingerprint": nodes["fingerprint"].to_numpy(np.uint64),
+            "kept_fingerprint": nodes["fingerprint"].to_numpy(np.uint64)[center],
+            "leads": leads,
+        }
+    )
+    if with_ids:
+        out["kept_id"] = nodes["standin_id"].to_numpy()[center]
+    return out
+
+
+def _copies_part(rows: pd.DataFrame, with_ids: bool) -> pd.DataFrame:
+    """Rows of texts with copies, joined with their text's star (left; nullable integers): a
+    text in no star keeps its standin row, which its copies name with Jaccard 1."""
+    alone = rows["kept_row"].isna().to_numpy()
+
+    def pick(own: str, star: str, dtype: Any) -> np.ndarray:
+        theirs = rows[star].to_numpy(dtype=dtype, na_value=0) if star in rows else None
+        return np.where(alone, rows[own].to_numpy(dtype), theirs).astype(dtype)
+
+    out = pd.DataFrame(
+        {
+            "row": rows["row"].to_numpy(np.int64),
+            "kept_row": pick("standin", "kept_row", np.int64),
+            "jaccard": np.where(alone, 1.0, rows["jaccard"].to_numpy(np.float32)).astype(
+                np.float32
+            ),
+            "cluster": pick("text", "cluster", np.int64),
+            "fingerprint": rows["fingerprint"].to_numpy(np.uint64),
+            "kept_fingerprint": pick("fingerprint", "kept_fingerprint", np.uint64),
+            "leads": alone | rows["leads"].fillna(False).to_numpy(bool),
+        }
+    )
+    if with_ids:
+        out["kept_id"] = np.where(alone, rows["standin_id"], rows["kept_id"])
+    return out
+
+
+def _result_columns(
+    part: pd.DataFrame, found: pd.DataFrame, start: int, id_field: str | None
+) -> pd.DataFrame:
+    """The clusters table of one input partition: the rows ``found`` names (indexed by global
+    row) take its values, the others are kept alone."""
+    n = len(part)
+    rows = np.arange(start, start + n, dtype=np.int64)
+    kept_row = rows.copy()
+    jaccard = np.ones(n, np.float32)
+    cluster = rows.copy()
+    distance = np.zeros(n, np.int64)
+    at = found.index.to_numpy(np.int64) - start
+    if len(at) and (at.min() < 0 or at.max() >= n):
+        raise RuntimeError(
+            f"the input changed: a partition has {n} rows now, fewer than when it was digested"
+        )
+    kept_row[at] = found["kept_row"].to_numpy(np.int64)
+    jaccard[at] = found["jaccard"].to_numpy(np.float32)
+    cluster[at] = found["cluster"].to_numpy(np.int64)
+    if len(at):
+        distance[at] = _core.hamming_pairwise(
+            np.array(found["fingerprint"], np.uint64),
+            np.array(found["kept_fingerprint"], np.uint64),
+        ).astype(np.int64)
+    if id_field is not None:
+        ids = part[id_field].to_numpy()
+        kept_id = ids.copy()
+        if len(at):
+            kept_id[at] = found["kept_id"].to_numpy()
+    else:
+        ids, kept_id = rows, kept_row
+    return pd.DataFrame(
+        {
+            "id": ids,
+            "cluster": cluster,
+            "kept": kept_row == rows,
+            "kept_id": kept_id,
+            "jaccard": jaccard,
+            "distance": distance,
+        }
+    )
+
+
+def _output_part(
+    part: pd.DataFrame,
+    found: pd.DataFrame,
+    starts: np.ndarray,
+    counts: np.ndarray,
+    id_field: str | None,
+    table: bool,
+    partition_info: Any = None,
+) -> pd.DataFrame:
+    i = _number(partition_info)
+    if len(part) != int(counts[i]):
+        raise RuntimeError(
+            f"partition {i} has {len(part)} rows now but had {int(counts[i])} when digested: the input changed"
+        )
+    got = _result_columns(part, found, int(starts[i]), id_field)
+    if table:
+        return got
+    return part[got["kept"].to_numpy(bool)]
+
+
+def _divisions(starts: np.ndarray, ends: np.ndarray) -> list[int]:
+    """Divisions of row numbers: one partition per (start, end) range, none empty."""
+    return [int(s) for s in starts] + [int(ends[-1]) - 1]
 
 
 @renamed(column="text_field", id_column="id_field")
@@ -232,13 +510,18 @@ def dedup(
     hasher: Simhasher | None = None,
     clusters: bool = False,
     stats: dict[str, Any] | None = None,
+    max_pairs: int | None = DEFAULT_MAX_PAIRS,
+    scratch: str | None = None,
 ) -> Any:
     """Keeps one document of each near-duplicate cluster of a dask DataFrame.
 
     The same kept documents and evidence as :func:`neardup.dedup` on the concatenated
-    partitions, for any number of partitions and workers. The matching runs when this is called
-    (the documents are read once to digest them; each partition's digests stay on its worker);
-    the kept rows are a lazy DataFrame that reads the input again.
+    partitions, for any number of partitions and workers. Every step runs on the workers (see
+    docs/cluster.md): the documents are read once to digest them, the candidates are found by a
+    shuffle on the search's part keys, verified where the two sketches meet, cut into connected
+    components and each component's stars taken apart. The client receives counts only. The
+    matching runs when this is called; the kept rows are a lazy DataFrame that reads the input
+    again.
 
     Args:
         ddf: a dask DataFrame with the text in column ``text_field``.
@@ -253,9 +536,14 @@ def dedup(
         shingle: words per shingle for ``threshold``.
         hasher: the fingerprint settings (default: ``Simhasher()``).
         clusters: also return the clusters table.
-        stats: a dict to fill with ``documents``, ``candidates`` (documents whose sketches the
-            client gathered) and the seconds of each stage (``seconds_digest``,
-            ``seconds_stars``).
+        stats: a dict to fill with ``documents``, ``candidate_pairs`` (pairs of distinct
+            fingerprints within ``k``), ``short_pairs`` (candidate pairs of short texts),
+            ``verified_pairs``, ``rounds`` (of the connected components) and the seconds of
+            each stage.
+        max_pairs: the most candidate pairs of distinct fingerprints (as :func:`neardup.dedup`);
+            more raise :class:`neardup.TooManyPairsError` naming their number. None: no limit.
+        scratch: a folder every worker can read and write, for the digests while this runs
+            (default: a temporary folder on this machine, which a local cluster shares).
 
     Returns:
         the kept rows, a lazy dask DataFrame in input order; with ``clusters=True``,
@@ -270,6 +558,7 @@ def dedup(
         )
     if keep not in ("first", "longest"):
         raise ValueError(f'keep must be "first" or "longest", got {keep!r}')
+    max_pairs = None if max_pairs is None else integer(max_pairs, "max_pairs", minimum=0)
     hasher = _hasher(hasher)
     if hasher.fields is not None:
         raise ValueError(
@@ -277,97 +566,485 @@ def dedup(
         )
     _check_frame(ddf, text_field, id_field)
     ddf = ddf.clear_divisions()
-    clock = time.perf_counter()
     record: dict[str, Any] = stats if stats is not None else {}
+    owned = scratch is None
+    folder = tempfile.mkdtemp(prefix="neardup-dask-") if owned else os.fspath(scratch)
+    try:
+        found, starts, counts = _find(
+            ddf,
+            text_field,
+            id_field,
+            keep,
+            k,
+            threshold,
+            shingle,
+            hasher,
+            max_pairs,
+            folder,
+            record,
+        )
+    finally:
+        if owned:
+            shutil.rmtree(folder, ignore_errors=True)
+        else:
+            for name in os.listdir(folder):
+                if name.startswith("digest.") and name.endswith(".arrow"):
+                    os.remove(os.path.join(folder, name))
+    meta_table = pd.DataFrame(
+        {
+            "id": ddf._meta[id_field] if id_field is not None else pd.Series([], dtype=np.int64),
+            "cluster": pd.Series([], dtype=np.int64),
+            "kept": pd.Series([], dtype=bool),
+            "kept_id": ddf._meta[id_field]
+            if id_field is not None
+            else pd.Series([], dtype=np.int64),
+            "jaccard": pd.Series([], dtype=np.float32),
+            "distance": pd.Series([], dtype=np.int64),
+        }
+    )
+    args = (starts, counts, id_field)
+    kept_rows = dd.map_partitions(
+        _output_part, ddf, found, *args, False, meta=ddf._meta, align_dataframes=False
+    )
+    if not clusters:
+        return kept_rows
+    table = dd.map_partitions(
+        _output_part, ddf, found, *args, True, meta=meta_table, align_dataframes=False
+    )
+    return kept_rows, table
 
-    spec = (shingle, SKETCH_SIZE) if threshold is not None else None
-    digests = ddf.map_partitions(
-        _digest_part, text_field, hasher, spec, meta=_DIGEST_META
-    ).persist()
-    small = digests[["fingerprint", "key", "key_hi", "length", "shingles"]].compute()
-    counts = np.asarray(digests.map_partitions(len).compute(), dtype=np.int64)
-    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    fps = small["fingerprint"].to_numpy(np.uint64)
-    keys = keys_of_columns(small["key"].to_numpy(np.uint64), small["key_hi"].to_numpy(np.uint64))
-    n = len(fps)
+
+def _find(
+    ddf: Any,
+    text_field: str,
+    id_field: str | None,
+    keep: str,
+    k: int,
+    threshold: float | None,
+    shingle: int,
+    hasher: Simhasher,
+    max_pairs: int | None,
+    folder: str,
+    record: dict[str, Any],
+) -> tuple[Any, np.ndarray, np.ndarray]:
+    """The per-row results of the documents that are removed or have copies or near-duplicates,
+    one partition per input partition (indexed by global row, persisted on the workers), and
+    each input partition's first row and row count."""
+    clock = time.perf_counter()
+    verified = threshold is not None
+    with_ids = id_field is not None
+    # 1. Digests, written by the workers; the client gets one count per partition.
+    counts = (
+        ddf.map_partitions(
+            _digest_part,
+            text_field,
+            id_field,
+            hasher,
+            shingle if verified else None,
+            folder,
+            meta=pd.DataFrame({"rows": pd.Series([], dtype=np.int64)}),
+        )
+        .compute()["rows"]
+        .to_numpy(np.int64)
+    )
+    P = len(counts)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    n = int(counts.sum())
     record["documents"] = n
     record["seconds_digest"] = time.perf_counter() - clock
     clock = time.perf_counter()
-
-    def gather(rows: np.ndarray) -> Sketches:
-        """The sketches of ``rows`` (sorted), from the workers."""
-        sketches = Sketches(hasher, shingle, threads=1)
-        got = digests.map_partitions(
-            _select_rows,
-            rows,
-            offsets,
-            meta=_DIGEST_META.assign(row=pd.Series([], dtype=np.int64)),
-            align_dataframes=False,
-        ).compute()
-        blobs = [np.frombuffer(b, dtype=np.uint64) for b in got["sketch"].tolist()]
-        lengths = np.asarray([len(b) for b in blobs], dtype=np.uint64)
-        ends = np.cumsum(lengths, dtype=np.uint64)
-        hashes = np.concatenate(blobs) if blobs else np.zeros(0, np.uint64)
-        sketches.add_sketches(got["row"].to_numpy(np.int64), ends - lengths, ends, hashes)
-        return sketches
-
-    def resketch(rows: np.ndarray) -> Sketches:
-        record["candidates"] = len(rows)
-        return gather(rows)
-
-    # The short texts' whole shingle sets, for their candidates beyond k (pipeline.SHORT).
-    shingles = small["shingles"].to_numpy(np.int64)
-    short = (
-        gather(np.flatnonzero((shingles > 0) & (shingles <= SHORT)).astype(np.int64))
-        if threshold is not None and n
-        else None
-    )
-    order = keep_order(keep, n, small["length"].to_numpy(np.int64))
-    kept, jaccard = (
-        stars(candidates(fps, keys, k, None, short, threshold), order, threshold, None, resketch)
-        if n
-        else (np.zeros(0, np.int64), np.zeros(0, np.float32))
-    )
-    record["seconds_stars"] = time.perf_counter() - clock
-    result = neardup_result(fps, kept, jaccard, k, threshold)
-    ids = np.arange(n, dtype=np.int64)
-    kept_ids: Any = kept
-    if id_field is not None and n:
-        centers = np.unique(kept)
-        got = (
-            ddf[[id_field]]
-            .map_partitions(
-                _select_rows,
-                centers,
-                offsets,
-                align_dataframes=False,
-                meta=ddf._meta[[id_field]].assign(row=pd.Series([], dtype=np.int64)),
-            )
-            .compute()
+    parts = [i for i in range(P) if counts[i] > 0]
+    if not parts:
+        record.update(
+            candidate_pairs=0, short_pairs=0, verified_pairs=0, rounds=0, removed=0, clusters=0
         )
-        by_row = pd.Series(got[id_field].to_numpy(), index=got["row"].to_numpy())
-        kept_ids = by_row.loc[kept].to_numpy()
-    frame = pd.DataFrame(
+        return _empty_found(ddf, id_field, P), starts, counts
+    Q = max(len(parts), 1)
+    part_starts = starts[parts]
+    divisions = _divisions(part_starts, starts[parts] + counts[parts])
+
+    def digests(columns: list[str]) -> Any:
+        return dd.from_map(
+            _read_digest,
+            parts,
+            [int(s) for s in part_starts],
+            folder=folder,
+            names=columns,
+            meta=_digest_meta(ddf, id_field, columns),
+            enforce_metadata=False,
+        )
+
+    # 2. Copies: rows shuffled by content key; each row's text and its keep-order rank.
+    rows = (
+        digests(["fingerprint", "key", "length"] + (["id"] if with_ids else []))
+        .shuffle(on="key", npartitions=Q)
+        .map_partitions(_texts_part, keep, with_ids, meta=_texts_meta(ddf, id_field))
+        .persist()
+    )
+    texts = rows[rows["row"] == rows["text"]].drop(columns=["row"])
+    # 3. Candidates: one row per text and lead group, shuffled by part key.
+    plan = kernels.search_plan(k, n)
+    # The bit order of the search, chosen on a worker from the first partition's fingerprints.
+    chosen = (
+        digests(["fingerprint"])
+        .partitions[0]
+        .map_partitions(_bit_order_part, plan, meta=_frame(bit=np.int64))
+        .compute()["bit"]
+        .tolist()
+    )
+    order = chosen or None
+    found = (
+        texts[texts["fingerprint"] != np.uint64(0)][["text", "fingerprint"]]
+        .map_partitions(
+            _keys_part,
+            plan,
+            order,
+            meta=_frame(pkey=np.uint32, text=np.int64, fingerprint=np.uint64),
+        )
+        .shuffle(on="pkey", npartitions=Q)
+        .map_partitions(_pairs_part, k, plan, order, max_pairs, meta=_frame(a=np.int64, b=np.int64))
+        .persist()
+    )
+    candidate_pairs = int(found[found["a"] < 0]["b"].sum().compute())
+    record["candidate_pairs"] = candidate_pairs
+    if max_pairs is not None and candidate_pairs > max_pairs:
+        raise TooManyPairsError(
+            f"{candidate_pairs} candidate pairs of distinct fingerprints within k={k} "
+            f"(the limit is {max_pairs}): lower k (the candidate radius), or raise max_pairs"
+        )
+    pairs = found[found["a"] >= 0]
+    if verified:
+        short = (
+            digests(["fingerprint", "key", "sketch"])
+            .map_partitions(
+                _short_keys_part,
+                threshold,
+                meta=_frame(
+                    hash=np.int64, key=kernels.KEY_DTYPE, fingerprint=np.uint64, row=np.int64
+                ),
+            )
+            .shuffle(on="hash", npartitions=Q)
+            .map_partitions(_short_pairs_part, meta=_frame(a=np.int64, b=np.int64))
+            .persist()
+        )
+        record["short_pairs"] = int(short.shape[0].compute())
+        pairs = _renumbered(dd.concat([pairs, short]))
+    else:
+        record["short_pairs"] = 0
+    record["seconds_candidates"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    # 4. Verification: pairs by their first text, the sketches read where they lie.
+    if verified:
+        edges = pairs.set_index("a", divisions=divisions).map_partitions(
+            _verify_part, parts, part_starts, folder, threshold, meta=_EDGE_META
+        )
+    else:
+        edges = pairs.drop_duplicates(["a", "b"]).assign(jaccard=np.float32(np.nan))
+    edges = edges.persist()
+    record["verified_pairs"] = int(edges.shape[0].compute())
+    record["seconds_verify"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    # 5. Connected components of the verified pairs: smallest labels spread along the pairs.
+    labels, rounds = _components(edges, Q)
+    record["rounds"] = rounds
+    record["seconds_components"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    # 6. Stars per component, in keep order, on the workers.
+    # Node rows (b = -1) and pair rows (a node's columns and the pair), shuffled together by
+    # their component's label.
+    nodes = _join(texts, labels, "text", "node", "inner", Q).drop(columns=["node"])
+    node_rows = nodes.assign(b=np.int64(-1), jaccard=np.float32(np.nan))
+    pair_rows = _join(edges, nodes, "a", "text", "inner", Q).drop(columns=["a"])
+    columns = list(node_rows.columns)
+    stars = (
+        dd.concat([node_rows[columns], pair_rows[columns]])
+        .shuffle(on="label", npartitions=Q)
+        .map_partitions(_stars_part, with_ids, meta=_stars_meta(ddf, id_field))
+    )
+    # 7. Per row: the star of its text (texts without copies: the text's row itself), and the
+    # rows of texts with copies.
+    nullable = {
+        "kept_row": "Int64",
+        "cluster": "Int64",
+        "kept_fingerprint": "UInt64",
+        "leads": "boolean",
+    }
+    with_copies = _join(
+        rows[rows["copies"] > 1],
+        stars.drop(columns=["copies", "fingerprint"])
+        .astype(nullable)
+        .rename(columns={"text": "star_text"}),
+        "text",
+        "star_text",
+        "left",
+        Q,
+    ).drop(columns=["star_text"])
+    lone = stars[stars["copies"] == 1].drop(columns=["copies"]).rename(columns={"text": "row"})
+    found = (
+        dd.concat(
+            [
+                lone[_found_columns(with_ids)],
+                with_copies.map_partitions(
+                    _copies_part, with_ids, meta=_found_meta(ddf, id_field).reset_index()
+                )[_found_columns(with_ids)],
+            ]
+        )
+        .pipe(_renumbered)
+        .set_index("row", divisions=divisions)
+        .persist()
+    )
+    _wait(found)
+    counts_of = found.map_partitions(_counts_part, meta=_frame(removed=np.int64, clusters=np.int64))
+    totals = counts_of.sum().compute()
+    record["removed"], record["clusters"] = int(totals["removed"]), int(totals["clusters"])
+    record["seconds_stars"] = time.perf_counter() - clock
+    found = _spread(found, parts, P)
+    return found, starts, counts
+
+
+def _counts_part(found: pd.DataFrame) -> pd.DataFrame:
+    """The rows removed, and the rows kept that remove another (a cluster each)."""
+    kept = found["kept_row"].to_numpy(np.int64) == found.index.to_numpy(np.int64)
+    return pd.DataFrame(
         {
-            "id": ids,
-            "cluster": result.cluster,
-            "kept": result.keep,
-            "kept_id": kept_ids,
-            "jaccard": jaccard,
-            "distance": result.distance.astype(np.int64),
+            "removed": [int((~kept).sum())],
+            "clusters": [int((kept & found["leads"].to_numpy(bool)).sum())],
         }
     )
-    aligned, kept_rows = _split_by_partition(ddf, frame, offsets)
-    if not clusters:
-        return kept_rows
-    meta = frame.iloc[:0].copy()
-    if id_field is not None:
-        meta["id"] = ddf._meta[id_field]
-        meta["kept_id"] = ddf._meta[id_field]
-    table = dd.map_partitions(
-        _table_part, ddf, aligned, id_field, meta=meta, align_dataframes=False
+
+
+def _wait(collection: Any) -> None:
+    """Until a persisted collection is computed (the digests it reads are then let go of); then
+    a copy of each of its partitions on a second worker, so that losing one worker loses none
+    (they cannot be computed again once the digests are gone; they are small: only the rows
+    removed or with a copy or a partner)."""
+    try:
+        from distributed import futures_of, get_client, wait
+
+        client = get_client()
+    except (ImportError, ValueError):
+        return
+    wait(collection)
+    if len(client.scheduler_info().get("workers", {})) > 1:
+        client.replicate(futures_of(collection), n=2)
+
+
+def _frame(**dtypes: Any) -> pd.DataFrame:
+    return pd.DataFrame({name: pd.Series([], dtype=t) for name, t in dtypes.items()})
+
+
+_EDGE_META = _frame(a=np.int64, b=np.int64, jaccard=np.float32)
+
+
+def _texts_meta(ddf: Any, id_field: str | None) -> pd.DataFrame:
+    meta = _frame(
+        row=np.int64,
+        text=np.int64,
+        fingerprint=np.uint64,
+        copies=np.int64,
+        rank=np.int64,
+        standin=np.int64,
     )
-    return kept_rows, table
+    if id_field is not None:
+        meta["standin_id"] = ddf._meta[id_field]
+    return meta
+
+
+def _stars_meta(ddf: Any, id_field: str | None) -> pd.DataFrame:
+    meta = _frame(
+        text=np.int64,
+        copies=np.int64,
+        kept_row=np.int64,
+        jaccard=np.float32,
+        cluster=np.int64,
+        fingerprint=np.uint64,
+        kept_fingerprint=np.uint64,
+        leads=bool,
+    )
+    if id_field is not None:
+        meta["kept_id"] = ddf._meta[id_field]
+    return meta
+
+
+def _found_columns(with_ids: bool) -> list[str]:
+    return ["row", "kept_row", "jaccard", "cluster", "fingerprint", "kept_fingerprint", "leads"] + (
+        ["kept_id"] if with_ids else []
+    )
+
+
+def _merge_part(left: pd.DataFrame, right: pd.DataFrame, how: str) -> pd.DataFrame:
+    return left.merge(right, on="_key", how=how).drop(columns=["_key"])
+
+
+def _keyed(part: pd.DataFrame, on: str) -> pd.DataFrame:
+    return part.assign(_key=part[on].to_numpy(np.int64)).reset_index(drop=True)
+
+
+def _renumbered(frame: Any) -> Any:
+    """``frame`` with each partition's index 0, 1, ... (a concatenation's repeats them)."""
+    return frame.map_partitions(lambda p: p.reset_index(drop=True), meta=frame._meta)
+
+
+def _join(left: Any, right: Any, left_on: str, right_on: str, how: str, partitions: int) -> Any:
+    """``left`` joined with ``right`` where ``left[left_on] == right[right_on]`` (int64 columns):
+    both shuffled on the key into ``partitions`` (the same hash sends equal keys to the same
+    partition), then joined partition by partition."""
+    sides = [
+        frame.map_partitions(_keyed, on, meta=frame._meta.assign(_key=np.int64(0))).shuffle(
+            on="_key", npartitions=partitions
+        )
+        for frame, on in ((left, left_on), (right, right_on))
+    ]
+    meta = _merge_part(sides[0]._meta, sides[1]._meta, how)
+    if how == "left":
+        meta = meta.astype({c: sides[1]._meta[c].dtype for c in right.columns if c in meta})
+    return dd.map_partitions(
+        _merge_part, sides[0], sides[1], how, meta=meta, align_dataframes=False
+    )
+
+
+def _lookup_part(rows: pd.DataFrame) -> pd.DataFrame:
+    """Rows shuffled by ``key``: the label rows (kind 0: a node's label) pass; each other row
+    (kind 1: a neighbour's or its label's node) takes the label of its key."""
+    own = rows["kind"].to_numpy() == 0
+    keys = rows["key"].to_numpy(np.int64)
+    labelled, labels = keys[own], rows["lab"].to_numpy(np.int64)[own]
+    sort = np.argsort(labelled)
+    asked = keys[~own]
+    at = np.searchsorted(labelled, asked, sorter=sort)
+    if len(asked) and (at.max() >= len(labelled) or (labelled[sort[at]] != asked).any()):
+        raise RuntimeError("a node of a verified pair has no label")
+    lab = rows["lab"].to_numpy(np.int64).copy()
+    lab[~own] = labels[sort[at]]
+    return pd.DataFrame({"who": rows["who"].to_numpy(np.int64), "lab": lab, "kind": rows["kind"]})
+
+
+def _lowest_part(rows: pd.DataFrame) -> pd.DataFrame:
+    """Rows shuffled by node (``who``): each node's smallest label, and whether it is lower than
+    its label before (its kind 0 row)."""
+    who = rows["who"].to_numpy(np.int64)
+    lab = rows["lab"].to_numpy(np.int64)
+    old = np.where(rows["kind"].to_numpy() == 0, lab, np.iinfo(np.int64).max)
+    frame = pd.DataFrame({"node": who, "label": lab, "old": old})
+    got = frame.groupby("node", sort=False).agg(label=("label", "min"), old=("old", "min"))
+    return pd.DataFrame(
+        {
+            "node": got.index.to_numpy(np.int64),
+            "label": got["label"].to_numpy(np.int64),
+            "changed": got["label"].to_numpy(np.int64) < got["old"].to_numpy(np.int64),
+        }
+    )
+
+
+_LABEL_ROW = _frame(key=np.int64, who=np.int64, lab=np.int64, kind=np.int8)
+
+
+def _label_rows(labels: pd.DataFrame) -> pd.DataFrame:
+    """A node's label (kind 0, by node) and its question for its label's label (kind 1, by
+    label)."""
+    node, label = labels["node"].to_numpy(np.int64), labels["label"].to_numpy(np.int64)
+    n = len(node)
+    return pd.DataFrame(
+        {
+            "key": np.concatenate([node, label]),
+            "who": np.concatenate([node, node]),
+            "lab": np.concatenate([label, np.full(n, -1, np.int64)]),
+            "kind": np.concatenate([np.zeros(n, np.int8), np.ones(n, np.int8)]),
+        }
+    )
+
+
+def _pair_rows(edges: pd.DataFrame) -> pd.DataFrame:
+    """Both ends of each pair ask for the other's label (kind 1, by the other)."""
+    a, b = edges["a"].to_numpy(np.int64), edges["b"].to_numpy(np.int64)
+    return pd.DataFrame(
+        {
+            "key": np.concatenate([b, a]),
+            "who": np.concatenate([a, b]),
+            "lab": np.full(2 * len(a), -1, np.int64),
+            "kind": np.ones(2 * len(a), np.int8),
+        }
+    )
+
+
+def _local_labels(edges: pd.DataFrame) -> pd.DataFrame:
+    """Each node of these pairs with the smallest node of its component among them."""
+    a, b = edges["a"].to_numpy(np.int64), edges["b"].to_numpy(np.int64)
+    nodes, at = np.unique(np.concatenate([a, b]), return_inverse=True)
+    at = at.reshape(-1).astype(np.int64)
+    local = _core.cluster_pairs(len(nodes), at[: len(a)], at[len(a) :])
+    return pd.DataFrame({"who": nodes, "lab": nodes[local], "kind": np.zeros(len(nodes), np.int8)})
+
+
+def _components(edges: Any, partitions: int) -> tuple[Any, int]:
+    """(node, label) for each node of a pair: the smallest node of its connected component,
+    found by rounds of two shuffles on the workers: each node asks its neighbours for their
+    labels and its label for its label's (pointer jumping), then takes the smallest, until no
+    label changes. Returns the labels and the number of rounds."""
+    asks = edges.map_partitions(_pair_rows, meta=_LABEL_ROW).persist()
+    meta = _frame(node=np.int64, label=np.int64, changed=bool)
+    # To start with, each node takes the smallest node of its component among the pairs of each
+    # partition (most components lie whole in one).
+    first = edges.map_partitions(
+        _local_labels, meta=_frame(who=np.int64, lab=np.int64, kind=np.int8)
+    )
+    labels = (
+        first.shuffle(on="who", npartitions=partitions)
+        .map_partitions(_lowest_part, meta=meta)
+        .persist()
+    )
+    rounds = 0
+    while True:
+        rounds += 1
+        rows = dd.concat([labels.map_partitions(_label_rows, meta=_LABEL_ROW), asks])
+        looked = rows.shuffle(on="key", npartitions=partitions).map_partitions(
+            _lookup_part, meta=_frame(who=np.int64, lab=np.int64, kind=np.int8)
+        )
+        new = (
+            looked.shuffle(on="who", npartitions=partitions)
+            .map_partitions(_lowest_part, meta=meta)
+            .persist()
+        )
+        changed = int(new["changed"].sum().compute())
+        labels = new
+        if not changed:
+            return labels[["node", "label"]], rounds
+
+
+def _empty_found(ddf: Any, id_field: str | None, partitions: int) -> Any:
+    meta = _found_meta(ddf, id_field)
+    return dd.from_map(lambda i: meta, range(partitions), meta=meta, enforce_metadata=False)
+
+
+def _found_meta(ddf: Any, id_field: str | None) -> pd.DataFrame:
+    meta = pd.DataFrame(
+        {
+            "kept_row": pd.Series([], dtype=np.int64),
+            "jaccard": pd.Series([], dtype=np.float32),
+            "cluster": pd.Series([], dtype=np.int64),
+            "fingerprint": pd.Series([], dtype=np.uint64),
+            "kept_fingerprint": pd.Series([], dtype=np.uint64),
+            "leads": pd.Series([], dtype=bool),
+        },
+        index=pd.Index([], dtype=np.int64, name="row"),
+    )
+    if id_field is not None:
+        meta["kept_id"] = ddf._meta[id_field]
+    return meta
+
+
+def _spread(found: Any, parts: list[int], partitions: int) -> Any:
+    """``found`` (one partition per input partition with rows) with an empty partition for each
+    empty input partition, so that partition i goes with input partition i."""
+    if len(parts) == partitions:
+        return found
+    meta = found._meta
+    pieces = found.to_delayed()
+    by_part = dict(zip(parts, pieces))
+    empty = dask.delayed(lambda: meta)()
+    return dd.from_delayed(
+        [by_part.get(i, empty) for i in range(partitions)], meta=meta, verify_meta=False
+    )
 
 
 def neardup_result(

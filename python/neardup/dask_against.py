@@ -18,12 +18,14 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import dask
+import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 
 from neardup.against import Batch, DedupIndex, Matches, _digest_docs
 from neardup.batches import check_texts
-from neardup.dask import _check_frame, _number, _split_by_partition
+from neardup.dask import _check_frame, _number
 from neardup.digest import keys_of_columns
 from neardup.index import DEFAULT_MAX_PAIRS
 from neardup.validate import check_k
@@ -193,8 +195,6 @@ def dedup_against(
             "jaccard": found.jaccard,
         }
     )
-    import dask.dataframe as dd
-
     aligned, kept_rows = _split_by_partition(ddf, frame, offsets)
     if not clusters:
         return kept_rows
@@ -202,3 +202,48 @@ def dedup_against(
         _table_part, ddf, aligned, meta=frame.iloc[:0], align_dataframes=False
     )
     return kept_rows, table
+
+
+# The answer, computed on the client, cut along the input's partitions.
+
+
+def _kept_part(
+    part: pd.DataFrame, result: pd.DataFrame, offsets: np.ndarray, partition_info: Any = None
+) -> pd.DataFrame:
+    i = _number(partition_info)
+    if len(part) != int(offsets[i + 1]) - int(offsets[i]):
+        raise RuntimeError(
+            f"partition {i} has {len(part)} rows now but had {int(offsets[i + 1]) - int(offsets[i])} "
+            "when fingerprinted: the input changed"
+        )
+    return part[result["kept"].to_numpy(bool)]
+
+
+def _client() -> Any:
+    try:
+        from distributed import get_client
+
+        return get_client()
+    except (ImportError, ValueError):
+        return None
+
+
+def _aligned(pieces: list[pd.DataFrame], meta: pd.DataFrame) -> Any:
+    """A dask DataFrame whose partition i is ``pieces[i]`` (scattered when a cluster runs)."""
+    client = _client()
+    parts = client.scatter(pieces) if client is not None else [dask.delayed(p) for p in pieces]
+    return dd.from_delayed(parts, meta=meta, verify_meta=False)
+
+
+def _split_by_partition(ddf: Any, frame: pd.DataFrame, offsets: Any) -> tuple[Any, Any]:
+    """``frame`` (one row a document, in order) cut along ``ddf``'s partitions (its rows
+    ``offsets[i]:offsets[i + 1]``) as a dask DataFrame, and the kept rows of each partition."""
+    pieces = [
+        frame.iloc[offsets[i] : offsets[i + 1]].reset_index(drop=True)
+        for i in range(len(offsets) - 1)
+    ]
+    aligned = _aligned(pieces, frame.iloc[:0])
+    kept_rows = dd.map_partitions(
+        _kept_part, ddf, aligned, offsets, meta=ddf._meta, align_dataframes=False
+    )
+    return aligned, kept_rows

@@ -13,6 +13,7 @@ from .columns import is_missing, missing_text
 from .dedup_result import DedupResult
 from .deprecation import renamed
 from .hasher import Simhasher
+from .index import DEFAULT_MAX_PAIRS
 from .pipeline import (
     VERIFY,
     FirstPass,
@@ -24,7 +25,7 @@ from .pipeline import (
     stars,
 )
 from .progress import log, progress_bar
-from .validate import check_threads
+from .validate import check_threads, integer
 from .verify import WHOLE, Sketches
 
 __all__ = ["dedup"]
@@ -110,6 +111,7 @@ def dedup(
     progress: bool = False,
     against: Any = None,
     update: bool = False,
+    max_pairs: int | None = DEFAULT_MAX_PAIRS,
 ) -> DedupResult:
     """Finds the near-duplicates of a corpus and keeps one document of each cluster.
 
@@ -150,6 +152,9 @@ def dedup(
             near-duplicates of its documents and of earlier ``docs``, and return a
             :class:`neardup.against.AgainstResult` naming what each removed one duplicates.
         update: with ``against``, append the kept documents to the index file (atomically).
+        max_pairs: the most candidate pairs (pairs of distinct fingerprints within ``k``):
+            more raise :class:`neardup.TooManyPairsError` naming their number, before they are
+            stored. None lifts the limit. ``stats["candidate_pairs"]`` is their number.
 
     What each call did is logged at INFO to the ``logging`` logger ``"neardup"``, and its
     stages at DEBUG.
@@ -179,6 +184,7 @@ def dedup(
             threads=threads,
         )
     k, threshold, shingle = check_settings(k, threshold, shingle)
+    max_pairs = None if max_pairs is None else integer(max_pairs, "max_pairs", minimum=0)
     _check_keep(keep)
     if not isinstance(progress, bool):
         raise TypeError(f"progress must be True or False, got {type(progress).__name__}")
@@ -205,7 +211,7 @@ def dedup(
             bar.set_postfix_str("clustering", refresh=True)
         lengths = np.asarray(texts.lengths, dtype=np.int64)
         stage = time.perf_counter()
-        found = candidates(fps, keys, k, threads, first.short, threshold)
+        found = candidates(fps, keys, k, threads, first.short, threshold, max_pairs)
         order = keep_order(keep, n, lengths, doc_at, lambda: related_rows(fps, keys, found))
         log.debug(
             "dedup: candidates within k=%d and the keep order in %.3f s",
@@ -239,6 +245,7 @@ def dedup(
     seconds = time.perf_counter() - start
     stats = {
         "documents": n,
+        "candidate_pairs": found.pair_count,
         "bytes": texts.nbytes,
         "seconds": seconds,
         "mb_per_s": texts.nbytes / seconds / 1e6 if seconds > 0 else 0.0,

@@ -35,7 +35,9 @@ class DedupResult:
         k: the candidate radius: the largest distance of a near-duplicate pair.
         threshold: the least Jaccard similarity of a near-duplicate pair, or None when pairs were
             taken on their fingerprints alone.
-        stats: ``documents``, ``bytes`` (UTF-8 bytes of text), ``seconds`` and ``mb_per_s``.
+        stats: ``documents``, ``candidate_pairs`` (the pairs of distinct fingerprints within
+            ``k`` that the stars considered), ``bytes`` (UTF-8 bytes of text), ``seconds`` and
+            ``mb_per_s``.
     """
 
     def __init__(

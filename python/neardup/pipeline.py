@@ -30,6 +30,7 @@ import numpy as np
 from . import _core
 from .digest import KEY_DTYPE, Digest, key_words, no_keys
 from .hasher import Simhasher, digest_many
+from .index import DEFAULT_MAX_PAIRS
 from .validate import check_k, integer
 from .verify import THRESHOLD_K, Sketches, check_threshold, estimate_band
 
@@ -281,11 +282,13 @@ def candidates(
     threads: int | None = None,
     short: Sketches | None = None,
     threshold: float | None = None,
+    max_pairs: int | None = DEFAULT_MAX_PAIRS,
 ) -> Any:
     """The candidate structure of a corpus (texts, fingerprint groups, groups within ``k``, and,
     given the ``short`` texts' shingle sets and the ``threshold`` of verified stars, the short
     texts' prefix hashes), computed once for :func:`related_rows`, the rows to sketch again, and
-    :func:`stars`."""
+    :func:`stars`. More than ``max_pairs`` pairs of distinct fingerprints within ``k`` (None: no
+    limit) raise :class:`neardup.TooManyPairsError`; ``.pair_count`` is their number."""
     fps = np.ascontiguousarray(fingerprints, dtype=np.uint64)
     sets = short.parts() if short is not None and threshold is not None else None
     return _core.StarCandidates(
@@ -293,6 +296,7 @@ def candidates(
         key_words(keys),
         k,
         threads=threads,
+        max_pairs=max_pairs,
         short=sets,
         threshold=threshold if sets is not None else None,
     )

@@ -8,6 +8,7 @@ mod errors;
 mod fingerprint;
 mod index;
 mod interrupt;
+mod kernels;
 mod simd;
 mod star;
 mod verify;
@@ -28,5 +29,6 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     star::register(m)?;
     dedup_index::register(m)?;
     simd::register(m)?;
+    kernels::register(m)?;
     Ok(())
 }

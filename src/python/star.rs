@@ -111,6 +111,12 @@ impl PyStarCandidates {
         self.inner.skipped_pairs()
     }
 
+    /// The pairs of distinct fingerprints within k (what `max_pairs` bounds).
+    #[getter]
+    fn pair_count(&self) -> usize {
+        self.inner.pair_count()
+    }
+
     /// The rows whose sketches `stars` may read.
     fn rows<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
         py.detach(|| self.inner.rows()).into_pyarray(py)

@@ -13,6 +13,7 @@ from .. import report as report_mod
 from ..corpus import Progress, fingerprint_pass, ids_of, resketcher
 from ..dedup_result import DedupResult
 from ..hasher import Simhasher
+from ..index import DEFAULT_MAX_PAIRS
 from ..io import (
     InputError,
     Outputs,
@@ -93,6 +94,14 @@ def _write_clusters(inp: Any, writer: TableWriter, first_row: int, rows: dict[st
     help="Which document of a cluster to keep.",
 )
 @click.option(
+    "--max-pairs",
+    type=click.IntRange(min=0),
+    default=DEFAULT_MAX_PAIRS,
+    show_default=True,
+    help="The most candidate pairs (pairs of distinct fingerprints within --k); more stop the "
+    "run with their number (lower --k, or raise this).",
+)
+@click.option(
     "--scheduler",
     metavar="ADDRESS",
     help="Run on the Dask cluster at ADDRESS (tcp://host:8786): INPUT and outputs are folders "
@@ -128,6 +137,7 @@ def dedup(
     no_verify: bool,
     shingle: int,
     keep: str,
+    max_pairs: int,
     scheduler: str | None,
     workers: int | None,
     against: str | None,
@@ -208,6 +218,7 @@ def dedup(
             start,
             against=index,
             update=update,
+            max_pairs=max_pairs,
         )
         return
     threshold = threshold_in_force  # type: ignore[assignment]
@@ -251,8 +262,9 @@ def dedup(
             )
         order = keep_order(keep, len(fps), lengths)
         evidence: dict[str, Any] = {}
+        found = candidates(fps, first.keys, k, threads, first.short, threshold, max_pairs)
         kept, jaccard = stars(
-            candidates(fps, first.keys, k, threads, first.short, threshold),
+            found,
             order,
             threshold,
             first.sketches,
@@ -330,6 +342,7 @@ def dedup(
         summary = {
             "input": inp.name,
             "documents": result.n_documents,
+            "candidate_pairs": found.pair_count,
             "bytes": nbytes,
             "clusters": result.n_clusters,
             "kept": result.n_kept,

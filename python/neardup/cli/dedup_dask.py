@@ -68,6 +68,7 @@ def _dedup_on_dask(
     start: float,
     against: DedupIndex | None = None,
     update: bool = False,
+    max_pairs: int | None = None,
 ) -> None:
     """`neardup dedup` on Dask: INPUT, OUTPUT and --clusters are folders of partitions. With
     ``against`` (a dedup index every worker can read at its path), the documents are
@@ -115,6 +116,7 @@ def _dedup_on_dask(
                 param_hint="--clusters",
             )
     try:
+        import dask
         import dask.dataframe as dd
         from distributed import Client
 
@@ -173,6 +175,7 @@ def _dedup_on_dask(
                             input,
                             f"no column {name!r} ({flag}); columns: {', '.join(map(str, ddf.columns))}",
                         )
+                record: dict[str, Any] = {}
                 try:
                     if against is not None:
                         kept, table = dask_against.dedup_against(
@@ -196,44 +199,78 @@ def _dedup_on_dask(
                             shingle=shingle,
                             hasher=hasher,
                             clusters=True,
+                            max_pairs=max_pairs,
+                            stats=record,
                         )
                 except (TypeError, ValueError) as err:
                     raise InputError(input, str(err)) from None
-                n_docs = len(table)
-                removed_rows = table[~table["kept"]]
-                n_removed = len(removed_rows)
-                n_clusters = int(removed_rows["kept_id"].nunique().compute()) if n_removed else 0
+                if against is not None:
+                    n_docs = len(table)
+                    removed_rows = table[~table["kept"]]
+                    n_removed = len(removed_rows)
+                    n_clusters = (
+                        int(removed_rows["kept_id"].nunique().compute()) if n_removed else 0
+                    )
+                else:  # counted on the workers, while matching
+                    n_docs, n_removed = record["documents"], record["removed"]
+                    n_clusters = record["clusters"]
+                # Both outputs in one computation: the input is read once for them.
+                writes = []
                 if out_tmp is not None:
                     if fmt == "parquet":
-                        kept.to_parquet(
-                            out_tmp, write_index=False, name_function=_part_name(".parquet")
+                        writes.append(
+                            kept.to_parquet(
+                                out_tmp,
+                                write_index=False,
+                                name_function=_part_name(".parquet"),
+                                compute=False,
+                            )
                         )
                     else:
-                        kept.to_json(
-                            os.path.join(out_tmp, "part-*.jsonl"),
-                            orient="records",
-                            lines=True,
-                            force_ascii=False,
-                            name_function=_part_name(),
+                        writes.append(
+                            kept.to_json(
+                                os.path.join(out_tmp, "part-*.jsonl"),
+                                orient="records",
+                                lines=True,
+                                force_ascii=False,
+                                name_function=_part_name(),
+                                compute=False,
+                            )
                         )
                 if clusters_tmp is not None:
                     if clusters_format == "parquet":
-                        table.to_parquet(
-                            clusters_tmp, write_index=False, name_function=_part_name(".parquet")
+                        writes.append(
+                            table.to_parquet(
+                                clusters_tmp,
+                                write_index=False,
+                                name_function=_part_name(".parquet"),
+                                compute=False,
+                            )
                         )
                     elif clusters_format == "csv":
-                        table.to_csv(
-                            os.path.join(clusters_tmp, "part-*.csv"),
-                            index=False,
-                            name_function=_part_name(),
+                        writes.append(
+                            table.to_csv(
+                                os.path.join(clusters_tmp, "part-*.csv"),
+                                index=False,
+                                name_function=_part_name(),
+                                compute=False,
+                            )
                         )
                     else:
-                        table.to_json(
-                            os.path.join(clusters_tmp, "part-*.jsonl"),
-                            orient="records",
-                            lines=True,
-                            name_function=_part_name(),
+                        writes.append(
+                            table.to_json(
+                                os.path.join(clusters_tmp, "part-*.jsonl"),
+                                orient="records",
+                                lines=True,
+                                name_function=_part_name(),
+                                compute=False,
+                            )
                         )
+                if against is None:
+                    dask.compute(*writes)
+                else:  # its outputs mix graph kinds, which dask computes apart
+                    for write in writes:
+                        dask.compute(write)
         finally:
             if cluster_ctx is not None:
                 cluster_ctx.close()
@@ -242,6 +279,7 @@ def _dedup_on_dask(
     summary = {
         "input": input,
         "documents": n_docs,
+        "candidate_pairs": record.get("candidate_pairs"),
         "clusters": n_clusters,
         "kept": n_docs - n_removed,
         "removed": n_removed,

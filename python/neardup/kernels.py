@@ -1,0 +1,344 @@
+"""The steps of a dedup as kernels any engine can run on its own partitions.
+
+:mod:`neardup.dask` drives them on Dask; a Ray Data or Spark job is another driver of the same
+functions (docs/cluster.md shows one). Each kernel takes and gives plain columns (numpy arrays,
+or an Arrow table for the first pass) of one partition, runs in the Rust core with the GIL
+released, and never needs a row of another partition beyond those a shuffle brought it:
+
+- :func:`digest_batch`: each document's fingerprint, content key and shingle sketch;
+- :func:`search_plan`, :func:`bit_order` and :func:`table_keys`: the rows a document sends to
+  the candidate search (one per lead group of the plan's tables, keyed by the group and the
+  leading bits of its fingerprint);
+- :func:`pairs_in_groups`: the pairs of fingerprints within ``k`` among the rows of some keys,
+  each pair reported by one key only (the first table whose prefix it shares), so that the union
+  over all keys is every pair within ``k``, once;
+- :func:`short_text_keys` and :func:`pairs_in_runs`: the candidates of short texts, whatever
+  their fingerprints (texts sharing a prefix hash of their shingle sets);
+- :func:`verify_pairs`: the Jaccard of each candidate pair from the two sides' sketches;
+- :func:`graph_stars`: the stars of verified pairs, component by component in keep order.
+
+Greedy stars depend only on the verified pairs inside a connected component, so a driver that
+cuts the verified pairs into components (label propagation by joins, say) and takes each
+component's stars apart finds the kept documents and the evidence of :func:`neardup.dedup`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import _core
+from .hasher import Simhasher, digest_many
+from .verify import SKETCH_SIZE
+
+__all__ = [
+    "SKETCH_DTYPE",
+    "KEY_DTYPE",
+    "SHORT",
+    "RUN_CAP",
+    "digest_batch",
+    "search_plan",
+    "bit_order",
+    "table_keys",
+    "key_groups",
+    "pairs_in_groups",
+    "short_text_keys",
+    "pairs_in_runs",
+    "verify_pairs",
+    "sketch_bytes",
+    "take_sketches",
+    "graph_stars",
+]
+
+#: The dtype of a sketch's hashes (the core's): the one place the drivers take it from.
+SKETCH_DTYPE = np.dtype(f"uint{_core.SKETCH_HASH_BITS}")
+#: The dtype of a content key.
+KEY_DTYPE = np.dtype(np.uint64)
+#: The most word shingles of a short text (see :mod:`neardup.pipeline`).
+SHORT: int = _core.SHORT_TEXT_SHINGLES
+#: A prefix hash that begins more short texts than this proposes none of them.
+RUN_CAP: int = _core.SHORT_TEXT_RUN_CAP
+
+
+def _array(values: Any, dtype: Any) -> np.ndarray:
+    """``values`` as a C-contiguous, aligned array of ``dtype`` (what the core reads): columns
+    that come out of a shuffle may be views of Arrow buffers at any offset."""
+    return np.require(np.asarray(values, dtype), dtype, ["C_CONTIGUOUS", "ALIGNED"])
+
+
+def _arrow() -> Any:
+    import pyarrow as pa
+
+    return pa
+
+
+def digest_batch(
+    texts: Any,
+    hasher: Simhasher | None = None,
+    *,
+    shingle: int | None = 3,
+    size: int = SKETCH_SIZE,
+    name: str = "texts",
+) -> Any:
+    """The first pass over a batch of texts, as an Arrow table of one row per text:
+    ``fingerprint`` (uint64), ``key`` (the content key of the normalized text), ``length``
+    (characters) and, with ``shingle`` (None: fingerprints only), ``sketch``: the bottom-``size``
+    word-``shingle`` sketch, a list of hashes in ascending order. A copy of a text earlier in
+    the batch has an empty sketch (its text's first occurrence holds it).
+
+    ``texts`` is an Arrow array or chunked array of strings, or any sequence of str.
+    """
+    pa = _arrow()
+    hasher = hasher if hasher is not None else Simhasher()
+    if isinstance(texts, pa.ChunkedArray | pa.Array):
+        texts = texts.to_pylist()
+    values = list(texts)
+    spec = (shingle, size) if shingle is not None else None
+    seen = _core.KeySet() if spec is not None else None
+    if values:
+        got = digest_many(hasher, values, threads=1, sketch=spec, name=name, seen=seen)
+        fps, keys = got.fingerprints, got.keys
+    else:
+        fps, keys, got = np.zeros(0, np.uint64), np.zeros(0, KEY_DTYPE), None
+    columns: dict[str, Any] = {
+        "fingerprint": pa.array(fps, pa.uint64()),
+        "key": pa.array(np.asarray(keys, KEY_DTYPE)),
+        "length": pa.array(np.fromiter((len(t) for t in values), np.int64, len(values))),
+    }
+    if spec is not None:
+        if got is not None and got.sketches is not None:
+            starts, ends, hashes = got.sketches
+            offsets = np.concatenate([starts[:1], ends]).astype(np.int64)
+            offsets -= offsets[0]
+            flat = np.asarray(hashes[int(starts[0]) if len(starts) else 0 :], SKETCH_DTYPE)
+            flat = flat[: int(offsets[-1])]
+        else:
+            offsets, flat = np.zeros(len(values) + 1, np.int64), np.zeros(0, SKETCH_DTYPE)
+        columns["sketch"] = pa.LargeListArray.from_arrays(pa.array(offsets), pa.array(flat))
+    return pa.table(columns)
+
+
+def search_plan(k: int, n: int) -> Any:
+    """The plan of tables of a candidate search at radius ``k`` over ``n`` fingerprints: that
+    of :func:`neardup.dedup` on one machine (every machine of a cluster must use the same)."""
+    return _core.Plan.choose(k, max(int(n), 1), batch=True)
+
+
+def bit_order(sample: np.ndarray, plan: Any) -> list[int] | None:
+    """The order of the fingerprints' bits the search runs in, chosen from a ``sample`` of the
+    distinct fingerprints (every machine must use the same; None, the identity, finds the same
+    pairs with more work)."""
+    values = np.unique(np.asarray(sample, np.uint64))
+    order = list(_core.search_bit_order(values, plan))
+    return None if order == list(range(63, -1, -1)) else order
+
+
+def table_keys(
+    fingerprints: np.ndarray, plan: Any, order: list[int] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(index, key)``: the rows a fingerprint sends to the search, one per lead group of
+    ``plan`` (``index`` is the position of its fingerprint in ``fingerprints``). Rows of one key
+    meet in one partition for :func:`pairs_in_groups`. A fingerprint of 0 (a text without
+    features) proposes nothing: leave it out."""
+    fps = _array(fingerprints, np.uint64)
+    keys, groups = _core.part_keys(fps, plan, order)
+    index = np.repeat(np.arange(len(fps), dtype=np.int64), groups)
+    return index, keys
+
+
+def key_groups(keys: np.ndarray) -> np.ndarray:
+    """The lead group of each key from :func:`table_keys` (0 to the plan's lead groups - 1)."""
+    return np.asarray(keys, np.uint32) >> np.uint32(_core.PART_KEY_LEAD_BITS)
+
+
+def pairs_in_groups(
+    keys: np.ndarray,
+    fingerprints: np.ndarray,
+    k: int,
+    plan: Any,
+    order: list[int] | None = None,
+    max_pairs: int | None = None,
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """``(a, b, count)``: the pairs of distinct fingerprints ``a < b`` within ``k`` that the
+    given rows' keys report (rows from :func:`table_keys`; every row of a key must be there).
+    Over all keys, every pair within ``k`` once. Past ``max_pairs`` pairs, none are returned,
+    only their exact ``count``."""
+    a, b, count = _core.part_pairs(
+        _array(keys, np.uint32),
+        _array(fingerprints, np.uint64),
+        k,
+        plan,
+        order,
+        max_pairs,
+    )
+    return a, b, int(count)
+
+
+def _ranges(sketches: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(starts, ends, hashes) of sketches as an Arrow list array, or as a binary array of the
+    hashes' bytes (:func:`sketch_bytes`)."""
+    pa = _arrow()
+    if isinstance(sketches, pa.ChunkedArray):
+        if sketches.num_chunks == 1:
+            sketches = sketches.chunk(0)
+        elif sketches.num_chunks:
+            sketches = pa.concat_arrays(sketches.chunks)
+        else:
+            sketches = pa.array([], pa.large_list(pa.from_numpy_dtype(SKETCH_DTYPE)))
+    if pa.types.is_binary(sketches.type) or pa.types.is_large_binary(sketches.type):
+        wide = pa.types.is_large_binary(sketches.type)
+        buffers = sketches.buffers()
+        offsets = np.frombuffer(buffers[1], np.int64 if wide else np.int32)
+        offsets = offsets[sketches.offset : sketches.offset + len(sketches) + 1].astype(np.int64)
+        data = (
+            np.frombuffer(buffers[2], np.uint8) if buffers[2] is not None else np.zeros(0, np.uint8)
+        )
+        width = SKETCH_DTYPE.itemsize
+        hashes = _array(data[: len(data) // width * width].view(SKETCH_DTYPE), SKETCH_DTYPE)
+        return (
+            (offsets[:-1] // width).astype(np.uint64),
+            (offsets[1:] // width).astype(np.uint64),
+            hashes,
+        )
+    offsets = np.asarray(sketches.offsets, np.int64)
+    hashes = _array(sketches.values, SKETCH_DTYPE)
+    return offsets[:-1].astype(np.uint64), offsets[1:].astype(np.uint64), hashes
+
+
+def take_sketches(sketches: Any, rows: np.ndarray) -> Any:
+    """The sketches of ``rows`` (positions in ``sketches``, an Arrow list or binary array), in
+    that order, as an Arrow binary array of their hashes' bytes (:func:`sketch_bytes`)."""
+    starts, ends, hashes = _ranges(sketches)
+    rows = np.asarray(rows, np.int64)
+    first, last = starts[rows].astype(np.int64), ends[rows].astype(np.int64)
+    return _binary(first, last, hashes)
+
+
+def _binary(first: np.ndarray, last: np.ndarray, hashes: np.ndarray) -> Any:
+    """Sketch i = ``hashes[first[i]:last[i]]``, gathered into an Arrow binary array."""
+    pa = _arrow()
+    lengths = last - first
+    offsets = np.zeros(len(lengths) + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    at = np.repeat(first - offsets[:-1], lengths) + np.arange(offsets[-1], dtype=np.int64)
+    flat = np.ascontiguousarray(hashes[at], SKETCH_DTYPE)
+    return pa.Array.from_buffers(
+        pa.large_binary(),
+        len(lengths),
+        [None, pa.py_buffer(offsets * SKETCH_DTYPE.itemsize), pa.py_buffer(flat.view(np.uint8))],
+    )
+
+
+def sketch_bytes(sketches: Any) -> Any:
+    """Sketches (an Arrow list array) as an Arrow binary array of their hashes' bytes, which
+    every engine's shuffle carries (the kernels take either)."""
+    starts, ends, hashes = _ranges(sketches)
+    return _binary(starts.astype(np.int64), ends.astype(np.int64), hashes)
+
+
+def short_text_keys(
+    sketches: Any, threshold: float, fingerprints: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(index, hash)``: the prefix hashes of the short texts among ``sketches`` (an Arrow list
+    array; texts of at most ``SHORT`` shingles), enough that two texts at Jaccard >=
+    ``threshold`` share one. Texts whose fingerprint is 0 (no features) are left out."""
+    starts, ends, hashes = _ranges(sketches)
+    lengths = (ends - starts).astype(np.int64)
+    short = (lengths > 0) & (lengths <= SHORT)
+    if fingerprints is not None:
+        short &= np.asarray(fingerprints, np.uint64) != 0
+    rows = np.flatnonzero(short)
+    n = lengths[rows]
+    # n - ceil(t n) + 1 hashes, the ceiling taken a hair low (as the core cuts them).
+    overlap = np.maximum(np.ceil(threshold * n.astype(np.float64) - 1e-9), 1.0).astype(np.int64)
+    take = np.clip(n + 1 - overlap, 1, np.maximum(n, 1))
+    index = np.repeat(rows, take)
+    first = np.repeat(np.cumsum(take) - take, take)
+    at = starts[index].astype(np.int64) + (np.arange(len(index)) - first)
+    return index.astype(np.int64), hashes[at]
+
+
+def _pairs_of_runs(sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair (i, j), i < j, of positions inside consecutive runs of these sizes."""
+    out_a, out_b = [], []
+    start = 0
+    cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    for m in sizes.tolist():
+        if m not in cache:
+            cache[m] = np.triu_indices(m, 1)
+        i, j = cache[m]
+        out_a.append(i + start)
+        out_b.append(j + start)
+        start += m
+    if not out_a:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.concatenate(out_a).astype(np.int64), np.concatenate(out_b).astype(np.int64)
+
+
+def pairs_in_runs(hashes: np.ndarray, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(a, b)``, a < b: the pairs of distinct ``nodes`` that share a hash (rows from
+    :func:`short_text_keys`; every row of a hash must be there), from hashes of 2 to ``RUN_CAP``
+    nodes. Pairs repeat when they share several hashes."""
+    hashes = np.asarray(hashes)
+    nodes = np.asarray(nodes, np.int64)
+    if not len(nodes):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    pairs = np.unique(np.stack([hashes.astype(np.int64), nodes]), axis=1)
+    h, v = pairs[0], pairs[1]
+    starts = np.flatnonzero(np.concatenate([[True], h[1:] != h[:-1]]))
+    sizes = np.diff(np.concatenate([starts, [len(h)]]))
+    keep = (sizes >= 2) & (sizes <= RUN_CAP)
+    chosen = np.concatenate(
+        [np.arange(s, s + m) for s, m in zip(starts[keep].tolist(), sizes[keep].tolist())]
+        or [np.zeros(0, np.int64)]
+    )
+    i, j = _pairs_of_runs(sizes[keep])
+    x, y = v[chosen][i], v[chosen][j]
+    return np.minimum(x, y), np.maximum(x, y)
+
+
+def verify_pairs(sketches_a: Any, sketches_b: Any, size: int = SKETCH_SIZE) -> np.ndarray:
+    """The Jaccard similarity (float64) of each pair's two sketches (Arrow list or binary arrays
+    of equal length: pair p's are ``sketches_a[p]`` and ``sketches_b[p]``), as :func:`neardup.dedup`
+    computes it; a pair is a near-duplicate when it is at least the threshold."""
+    sa, ea, ha = _ranges(sketches_a)
+    sb, eb, hb = _ranges(sketches_b)
+    if len(sa) != len(sb):
+        raise ValueError(f"{len(sa)} sketches on one side but {len(sb)} on the other")
+    shift = np.uint64(len(ha))
+    hashes = np.concatenate([ha, hb])
+    starts = np.concatenate([sa, sb + shift])
+    ends = np.concatenate([ea, eb + shift])
+    m = len(sa)
+    i = np.arange(m, dtype=np.int64)
+    return _core.sketch_jaccard(starts, ends, hashes, i, i + m, size, 1)
+
+
+def graph_stars(
+    nodes: np.ndarray,
+    rank: tuple[np.ndarray, ...],
+    a: np.ndarray,
+    b: np.ndarray,
+    jaccard: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(kept, jaccard)`` per node: the stars of the verified pairs ``(a[e], b[e])`` (with
+    Jaccard ``jaccard[e]``; NaN for pairs taken on their fingerprints alone) among ``nodes``
+    (distinct), taken in keep order: by ``rank`` (columns, the first deciding, as
+    ``numpy.lexsort`` reads them last first: give ``(secondary, primary)``), smallest first.
+    The first node not yet taken is kept and takes every node not yet taken that shares a pair
+    with it. Give whole connected components of the pairs (any number of them): their stars are
+    those of the whole corpus."""
+    nodes = np.asarray(nodes, np.int64)
+    order = np.lexsort(rank).astype(np.int64) if len(nodes) else np.zeros(0, np.int64)
+    sort = np.argsort(nodes, kind="stable")
+    sorted_nodes = nodes[sort]
+
+    def local(v: np.ndarray) -> np.ndarray:
+        at = np.searchsorted(sorted_nodes, np.asarray(v, np.int64))
+        if len(v) and (at.max() >= len(nodes) or (sorted_nodes[at] != v).any()):
+            raise ValueError("a pair names a node that is not given")
+        return sort[at].astype(np.uint32)
+
+    kept, jac = _core.graph_stars(order, local(a), local(b), _array(jaccard, np.float32))
+    return nodes[kept], jac

@@ -1,0 +1,114 @@
+//! Bindings of the kernels a cluster runs apart (see `neardup.kernels`): the part keys of a
+//! search and the pairs of a part, and the stars of verified pairs.
+
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
+use pyo3::prelude::*;
+
+use super::index::PyPlan;
+use super::interrupt;
+use crate::bit_order::BitOrder;
+use crate::cross_search::KeyParts;
+use crate::error::Error;
+use crate::pairs::Bounded;
+use crate::star::graph_stars;
+
+/// A bit order from its 64 source bits (None: the identity).
+fn order_of(order: Option<Vec<u8>>) -> PyResult<BitOrder> {
+    match order {
+        None => Ok(BitOrder::identity()),
+        Some(bits) => {
+            let bits: [u8; 64] = bits.try_into().map_err(|b: Vec<u8>| {
+                Error::invalid(format!("a bit order names 64 bits, got {}", b.len()))
+            })?;
+            Ok(BitOrder::new(bits)?)
+        }
+    }
+}
+
+/// The bit order a search of these values uses with `plan` (its 64 source bits, highest first).
+#[pyfunction]
+fn search_bit_order(
+    py: Python<'_>,
+    values: PyReadonlyArray1<'_, u64>,
+    plan: PyRef<'_, PyPlan>,
+) -> PyResult<Vec<u8>> {
+    let values = values.as_slice()?;
+    let plan = &plan.inner;
+    Ok(py.detach(|| BitOrder::choose(values, &[], plan).order().to_vec()))
+}
+
+/// The part keys of each value (`plan`'s lead groups each, value after value).
+#[pyfunction]
+#[pyo3(signature = (values, plan, order=None))]
+fn part_keys<'py>(
+    py: Python<'py>,
+    values: PyReadonlyArray1<'py, u64>,
+    plan: PyRef<'py, PyPlan>,
+    order: Option<Vec<u8>>,
+) -> PyResult<(Bound<'py, PyArray1<u32>>, usize)> {
+    let values = values.as_slice()?;
+    let parts = KeyParts::new(&plan.inner, order_of(order)?);
+    let keys = py.detach(|| parts.keys(values));
+    Ok((keys.into_pyarray(py), parts.groups()))
+}
+
+/// The pairs `(a, b, count)` within `k` that the parts of these rows report (values, a < b):
+/// past `max_pairs`, no pairs and their exact count.
+#[pyfunction]
+#[pyo3(signature = (keys, values, k, plan, order=None, max_pairs=None))]
+#[allow(clippy::type_complexity)]
+fn part_pairs<'py>(
+    py: Python<'py>,
+    keys: PyReadonlyArray1<'py, u32>,
+    values: PyReadonlyArray1<'py, u64>,
+    k: i64,
+    plan: PyRef<'py, PyPlan>,
+    order: Option<Vec<u8>>,
+    max_pairs: Option<u64>,
+) -> PyResult<(Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<u64>>, u64)> {
+    let (keys, values) = (keys.as_slice()?, values.as_slice()?);
+    let k = crate::plan::check_k(k)?;
+    let parts = KeyParts::new(&plan.inner, order_of(order)?);
+    let found = interrupt::detach(py, || parts.pairs(keys, values, k, max_pairs))??;
+    let (a, b, count): (Vec<u64>, Vec<u64>, u64) = match found {
+        Bounded::Within(pairs) => {
+            let count = pairs.len() as u64;
+            let (a, b) = pairs.into_iter().unzip();
+            (a, b, count)
+        }
+        Bounded::Over(count) => (Vec::new(), Vec::new(), count),
+    };
+    Ok((a.into_pyarray(py), b.into_pyarray(py), count))
+}
+
+/// The stars of a graph of verified pairs (see `star::graph_stars`): (the node kept in each
+/// node's place, their Jaccard).
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn graph_stars_of<'py>(
+    py: Python<'py>,
+    order: PyReadonlyArray1<'py, i64>,
+    a: PyReadonlyArray1<'py, u32>,
+    b: PyReadonlyArray1<'py, u32>,
+    jaccard: PyReadonlyArray1<'py, f32>,
+) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f32>>)> {
+    let (order, a, b, j) = (
+        order.as_slice()?,
+        a.as_slice()?,
+        b.as_slice()?,
+        jaccard.as_slice()?,
+    );
+    let found = interrupt::detach(py, || graph_stars(order, a, b, j))??;
+    Ok((found.kept.into_pyarray(py), found.jaccard.into_pyarray(py)))
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("SKETCH_HASH_BITS", crate::verify::SketchHash::BITS)?;
+    m.add("SHORT_TEXT_RUN_CAP", crate::short_texts::RUN_CAP)?;
+    m.add("PART_KEY_LEAD_BITS", crate::cross_search::MAX_LEAD_BITS)?;
+    m.add_function(wrap_pyfunction!(search_bit_order, m)?)?;
+    m.add_function(wrap_pyfunction!(part_keys, m)?)?;
+    m.add_function(wrap_pyfunction!(part_pairs, m)?)?;
+    m.add("graph_stars", wrap_pyfunction!(graph_stars_of, m)?)?;
+    Ok(())
+}
