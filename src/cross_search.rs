@@ -1213,7 +1213,7 @@ mod tests {
                     }
                     match parts.pairs(&ks, &vs, k, None).unwrap() {
                         Bounded::Within(p) => got.extend(p),
-                        Bounded::Over(_) => unreachable!(),
+                        Bounded::Over(_) | Bounded::AtLeast(_) => unreachable!(),
                     }
                 }
                 got.sort_unstable();
@@ -1225,6 +1225,7 @@ mod tests {
                     .unwrap()
                 {
                     Bounded::Over(c) => assert_eq!(c, want.len() as u64),
+                    Bounded::AtLeast(c) => assert!(c >= want.len() as u64),
                     Bounded::Within(_) => panic!("k={k}: past the budget"),
                 }
                 assert!(parts.pairs(&[1 << 30], &[5], k, None).is_err());

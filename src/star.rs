@@ -490,6 +490,7 @@ pub fn graph_stars(order: &[i64], a: &[u32], b: &[u32], jaccard: &[f32]) -> Resu
     Ok(Stars {
         kept: kept.into_iter().map(i64::from).collect(),
         jaccard: jac,
+        undecided: Vec::new(),
     })
 }
 
@@ -1038,7 +1039,7 @@ mod tests {
             fps.push(x);
         }
         let n = fps.len();
-        let keys: Vec<u64> = (0..n as u64).collect();
+        let keys: Vec<[u64; 2]> = (0..n as u64).map(|i| [i, 0]).collect();
         let k = 3;
         let mut order: Vec<i64> = (0..n as i64).collect();
         for i in (1..n).rev() {
@@ -1092,7 +1093,8 @@ mod tests {
         assert!(same(
             &Stars {
                 kept: got_kept,
-                jaccard: got_jac
+                jaccard: got_jac,
+                undecided: Vec::new(),
             },
             &want
         ));

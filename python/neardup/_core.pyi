@@ -14,6 +14,7 @@ __all__ = [
     "MAX_THREADS",
     "SHORT_TEXT_SHINGLES",
     "SHORT_TEXT_RUN_CAP",
+    "SKETCH_CHECK_BIT",
     "SKETCH_HASH_BITS",
     "PART_KEY_LEAD_BITS",
     "DedupIndex",
@@ -318,6 +319,7 @@ def shingle_sketches(
 #: The most word shingles of a short text (verified against other short texts beyond k).
 SHORT_TEXT_SHINGLES: int
 SHORT_TEXT_RUN_CAP: int
+SKETCH_CHECK_BIT: int
 SKETCH_HASH_BITS: int
 PART_KEY_LEAD_BITS: int
 

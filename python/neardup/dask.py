@@ -184,6 +184,7 @@ def _digest_meta(ddf: Any, id_field: str | None, names: list[str]) -> pd.DataFra
         "row": pd.Series([], dtype=np.int64),
         "fingerprint": pd.Series([], dtype=np.uint64),
         "key": pd.Series([], dtype=kernels.KEY_DTYPE),
+        "key_hi": pd.Series([], dtype=kernels.KEY_DTYPE),
         "length": pd.Series([], dtype=np.int64),
         "sketch": pd.Series([], dtype=pd.ArrowDtype(sketch)),
         "id": ddf._meta[id_field] if id_field is not None else None,
@@ -204,14 +205,15 @@ def _texts_part(part: pd.DataFrame, keep: str, with_ids: bool) -> pd.DataFrame:
     n = len(part)
     rows = part["row"].to_numpy(np.int64)
     keys = part["key"].to_numpy(kernels.KEY_DTYPE)
+    highs = part["key_hi"].to_numpy(kernels.KEY_DTYPE)
     fps = part["fingerprint"].to_numpy(np.uint64)
     lengths = part["length"].to_numpy(np.int64)
     # Sorted by text, then by keep order inside it: the first of each text stands for it.
     by = (rows, -lengths) if keep == "longest" else (rows,)
-    order = np.lexsort((*by, fps, keys))
-    k, f = keys[order], fps[order]
+    order = np.lexsort((*by, fps, highs, keys))
+    k, h, f = keys[order], highs[order], fps[order]
     new = np.ones(n, bool)
-    new[1:] = (k[1:] != k[:-1]) | (f[1:] != f[:-1])
+    new[1:] = (k[1:] != k[:-1]) | (h[1:] != h[:-1]) | (f[1:] != f[:-1])
     group = np.cumsum(new) - 1
     heads = np.flatnonzero(new)
     sizes = np.diff(np.append(heads, n))
@@ -304,6 +306,7 @@ def _short_keys_part(part: pd.DataFrame, threshold: float) -> pd.DataFrame:
         {
             "hash": hashes.astype(np.int64),
             "key": part["key"].to_numpy(kernels.KEY_DTYPE)[index],
+            "key_hi": part["key_hi"].to_numpy(kernels.KEY_DTYPE)[index],
             "fingerprint": part["fingerprint"].to_numpy(np.uint64)[index],
             "row": part["row"].to_numpy(np.int64)[index],
         }
@@ -313,7 +316,11 @@ def _short_keys_part(part: pd.DataFrame, threshold: float) -> pd.DataFrame:
 def _short_pairs_part(rows: pd.DataFrame) -> pd.DataFrame:
     """The candidate pairs of the short texts sharing a prefix hash shuffled here (a text is the
     first row of its key and fingerprint: every row of a text shares its hashes)."""
-    text = rows.groupby(["key", "fingerprint"])["row"].transform("min").to_numpy(np.int64)
+    text = (
+        rows.groupby([*kernels.KEY_COLUMNS, "fingerprint"])["row"]
+        .transform("min")
+        .to_numpy(np.int64)
+    )
     a, b = kernels.pairs_in_runs(rows["hash"].to_numpy(np.int64), text)
     return pd.DataFrame({"a": a, "b": b})
 
@@ -676,7 +683,7 @@ def _find(
 
     # 2. Copies: rows shuffled by content key; each row's text and its keep-order rank.
     rows = (
-        digests(["fingerprint", "key", "length"] + (["id"] if with_ids else []))
+        digests(["fingerprint", *kernels.KEY_COLUMNS, "length"] + (["id"] if with_ids else []))
         .shuffle(on="key", npartitions=Q)
         .map_partitions(_texts_part, keep, with_ids, meta=_texts_meta(ddf, id_field))
         .persist()
@@ -715,12 +722,16 @@ def _find(
     pairs = found[found["a"] >= 0]
     if verified:
         short = (
-            digests(["fingerprint", "key", "sketch"])
+            digests(["fingerprint", *kernels.KEY_COLUMNS, "sketch"])
             .map_partitions(
                 _short_keys_part,
                 threshold,
                 meta=_frame(
-                    hash=np.int64, key=kernels.KEY_DTYPE, fingerprint=np.uint64, row=np.int64
+                    hash=np.int64,
+                    key=kernels.KEY_DTYPE,
+                    key_hi=kernels.KEY_DTYPE,
+                    fingerprint=np.uint64,
+                    row=np.int64,
                 ),
             )
             .shuffle(on="hash", npartitions=Q)

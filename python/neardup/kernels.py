@@ -29,11 +29,13 @@ from typing import Any
 import numpy as np
 
 from . import _core
+from .digest import no_keys
 from .hasher import Simhasher, digest_many
 from .verify import SKETCH_SIZE
 
 __all__ = [
     "SKETCH_DTYPE",
+    "KEY_COLUMNS",
     "KEY_DTYPE",
     "SHORT",
     "RUN_CAP",
@@ -53,7 +55,10 @@ __all__ = [
 
 #: The dtype of a sketch's hashes (the core's): the one place the drivers take it from.
 SKETCH_DTYPE = np.dtype(f"uint{_core.SKETCH_HASH_BITS}")
-#: The dtype of a content key.
+#: A content key (the XXH3-128 of a normalized text) is two columns of a table: its low and its
+#: high 64 bits.
+KEY_COLUMNS = ("key", "key_hi")
+#: The dtype of each of a content key's two columns.
 KEY_DTYPE = np.dtype(np.uint64)
 #: The most word shingles of a short text (see :mod:`neardup.pipeline`).
 SHORT: int = _core.SHORT_TEXT_SHINGLES
@@ -100,10 +105,11 @@ def digest_batch(
         got = digest_many(hasher, values, threads=1, sketch=spec, name=name, seen=seen)
         fps, keys = got.fingerprints, got.keys
     else:
-        fps, keys, got = np.zeros(0, np.uint64), np.zeros(0, KEY_DTYPE), None
+        fps, keys, got = np.zeros(0, np.uint64), no_keys(), None
     columns: dict[str, Any] = {
         "fingerprint": pa.array(fps, pa.uint64()),
-        "key": pa.array(np.asarray(keys, KEY_DTYPE)),
+        "key": pa.array(np.ascontiguousarray(keys["lo"]), pa.uint64()),
+        "key_hi": pa.array(np.ascontiguousarray(keys["hi"]), pa.uint64()),
         "length": pa.array(np.fromiter((len(t) for t in values), np.int64, len(values))),
     }
     if spec is not None:
@@ -244,7 +250,9 @@ def short_text_keys(
     array; texts of at most ``SHORT`` shingles), enough that two texts at Jaccard >=
     ``threshold`` share one. Texts whose fingerprint is 0 (no features) are left out."""
     starts, ends, hashes = _ranges(sketches)
-    lengths = (ends - starts).astype(np.int64)
+    # A set of one or two shingles ends with a check of each (the top bit set): not shingles.
+    checks = np.concatenate([[0], np.cumsum(hashes >= np.uint64(_core.SKETCH_CHECK_BIT))])
+    lengths = (ends - starts).astype(np.int64) - (checks[ends] - checks[starts])
     short = (lengths > 0) & (lengths <= SHORT)
     if fingerprints is not None:
         short &= np.asarray(fingerprints, np.uint64) != 0

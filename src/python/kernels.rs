@@ -76,7 +76,8 @@ fn part_pairs<'py>(
             let (a, b) = pairs.into_iter().unzip();
             (a, b, count)
         }
-        Bounded::Over(count) => (Vec::new(), Vec::new(), count),
+        // Past the budget: the count, exact or a lower bound, is over it either way.
+        Bounded::Over(count) | Bounded::AtLeast(count) => (Vec::new(), Vec::new(), count),
     };
     Ok((a.into_pyarray(py), b.into_pyarray(py), count))
 }
@@ -104,6 +105,7 @@ fn graph_stars_of<'py>(
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SKETCH_HASH_BITS", crate::verify::SketchHash::BITS)?;
+    m.add("SKETCH_CHECK_BIT", crate::verify::CHECK_BIT)?;
     m.add("SHORT_TEXT_RUN_CAP", crate::short_texts::RUN_CAP)?;
     m.add("PART_KEY_LEAD_BITS", crate::cross_search::MAX_LEAD_BITS)?;
     m.add_function(wrap_pyfunction!(search_bit_order, m)?)?;
