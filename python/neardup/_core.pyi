@@ -351,6 +351,7 @@ class StarCandidates:
     def skipped_pairs(self) -> int:
         """Candidate pairs of short texts not compared: those of a group sharing a prefix that
         could not be split further, was over the cap and was not one shingle set."""
+    @property
     def pair_count(self) -> int:
         """The pairs of distinct fingerprints within k (what max_pairs bounds)."""
     def rows(self) -> npt.NDArray[np.int64]:

@@ -416,7 +416,7 @@ def _copies_part(rows: pd.DataFrame, with_ids: bool) -> pd.DataFrame:
 
     def pick(own: str, star: str, dtype: Any) -> np.ndarray:
         theirs = rows[star].to_numpy(dtype=dtype, na_value=0) if star in rows else None
-        return np.where(alone, rows[own].to_numpy(dtype), theirs).astype(dtype)
+        return np.asarray(np.where(alone, rows[own].to_numpy(dtype), theirs), dtype=dtype)
 
     out = pd.DataFrame(
         {
@@ -575,7 +575,7 @@ def dedup(
     ddf = ddf.clear_divisions()
     record: dict[str, Any] = stats if stats is not None else {}
     owned = scratch is None
-    folder = tempfile.mkdtemp(prefix="neardup-dask-") if owned else os.fspath(scratch)
+    folder = tempfile.mkdtemp(prefix="neardup-dask-") if scratch is None else os.fspath(scratch)
     try:
         found, starts, counts = _find(
             ddf,
