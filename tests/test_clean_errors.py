@@ -342,9 +342,9 @@ def test_an_edited_dedup_index_with_a_valid_checksum_is_an_index_format_error(tm
     # A string id that is not UTF-8.
     path = tmp_path / "ids.ndx"
     meta = _settings_bytes(neardup.Simhasher())
-    one = np.ones(1, np.uint64)
+    one, key = np.ones(1, np.uint64), np.ones(2, np.uint64)  # a content key: two 64-bit words
     _core.DedupIndex.empty(16, 1, 3, 8, 0.8, True, meta).save_appended(
-        str(path), one, one, np.zeros(1, np.uint32), np.zeros(16, np.uint32), [b"\xff\xfe"]
+        str(path), one, key, np.zeros(1, np.uint32), np.zeros(16, np.uint32), [b"\xff\xfe"]
     )
     with pytest.raises(neardup.IndexFormatError, match="not UTF-8"):
         neardup.DedupIndex.open(path).ids_of([0])

@@ -106,7 +106,7 @@ def test_the_candidates_of_dedup_refuse_dense_fingerprints_with_a_bound():
     from neardup import _core
 
     fps = dense(40_000)
-    keys = np.arange(len(fps), dtype=np.uint64)
+    keys = np.arange(2 * len(fps), dtype=np.uint64)  # an XXH3-128 key (two words) each
     with pytest.raises(neardup.TooManyPairsError) as info:
         _core.StarCandidates(fps, keys, 8, max_pairs=1000)
     assert info.value.at_least and 1000 < info.value.count < 1_000_000
