@@ -191,6 +191,10 @@ def test_each_index_command_names_the_other_kind(tmp_path, capsys):
     with pytest.raises(neardup.IndexFormatError, match=r"a dedup index \(neardup.DedupIndex.open"):
         neardup.SimhashIndex.load(ndx)
     assert len(neardup.SimhashIndex.load(sidx)) == 3000
+    with pytest.raises(
+        neardup.IndexFormatError, match=r"a simhash index \(neardup.SimhashIndex.load"
+    ):
+        neardup.DedupIndex.open(sidx)
 
 
 def test_a_simhash_index_says_its_ids_are_document_numbers(tmp_path, capsys):

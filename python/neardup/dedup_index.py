@@ -21,8 +21,10 @@ from . import _core
 from .chunks import in_chunks
 from .dedup import _documents, check_corpus_arguments
 from .digest import key_words
+from .errors import IndexFormatError
 from .hasher import Simhasher
 from .index import DEFAULT_MAX_PAIRS, _max_pairs
+from .index_kinds import dedup_index_error
 from .io.outputs import check_replaceable, write_atomically
 from .pipeline import THRESHOLD, THRESHOLD_K, FirstPass
 from .validate import check_k, integer
@@ -227,7 +229,11 @@ class DedupIndex:
         """Opens a dedup index file. IndexFormatError if it is not one (truncated, corrupted,
         foreign or of a newer version)."""
         path = os.fspath(path)
-        return cls(_core.DedupIndex.load(path, mmap), path)
+        try:
+            inner = _core.DedupIndex.load(path, mmap)
+        except IndexFormatError as err:
+            raise dedup_index_error(path, err) from None
+        return cls(inner, path)
 
     def _reopen_if_replaced(self) -> None:
         """Opens the file again if another writer has replaced it since this index opened it."""

@@ -50,8 +50,18 @@ def expect_dedup_index(path: str) -> None:
 def simhash_index_error(path: str, err: IndexFormatError) -> IndexFormatError:
     """The error of :meth:`neardup.SimhashIndex.load` on ``path``: ``err``, or for a dedup
     index one that names what opens it."""
-    if kind_of(path) != "dedup":
+    return _wrong_kind(path, err, "dedup", "neardup.DedupIndex.open", "simhash")
+
+
+def dedup_index_error(path: str, err: IndexFormatError) -> IndexFormatError:
+    """The error of :meth:`neardup.DedupIndex.open` on ``path``: ``err``, or for a simhash
+    index one that names what opens it."""
+    return _wrong_kind(path, err, "simhash", "neardup.SimhashIndex.load", "dedup")
+
+
+def _wrong_kind(
+    path: str, err: IndexFormatError, found: str, reader: str, wanted: str
+) -> IndexFormatError:
+    if kind_of(path) != found:
         return err
-    return IndexFormatError(
-        f"{path}: a dedup index (neardup.DedupIndex.open reads it), not a simhash index"
-    )
+    return IndexFormatError(f"{path}: a {found} index ({reader} reads it), not a {wanted} index")
