@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import logging
 import os
 import random
 import signal
@@ -295,9 +296,21 @@ def test_cli_dask_usage_errors(tmp_path, capsys):
     assert code == 2 and "Parquet or JSONL" in err
 
 
-def test_dedup_stats_count_the_stages(client, debian):
+def test_dedup_stats_count_the_stages(client, debian, caplog):
     stats: dict = {}
-    ndd.dedup(dd.from_pandas(debian, npartitions=3), stats=stats, max_pairs=None)
+    with caplog.at_level(logging.DEBUG, logger="neardup"):
+        ndd.dedup(dd.from_pandas(debian, npartitions=3), stats=stats, max_pairs=None)
+    # The neardup logger says what it did: the stages at DEBUG, the figures at INFO.
+    (done,) = [r for r in caplog.records if r.levelno == logging.INFO]
+    assert (done.documents, done.removed, done.candidate_pairs) == (
+        stats["documents"],
+        stats["removed"],
+        stats["candidate_pairs"],
+    )
+    stages = [r.getMessage().split(" in ")[0] for r in caplog.records if r.levelno == logging.DEBUG]
+    assert [s for s in stages if s.startswith("dask dedup: ")] == [
+        f"dask dedup: {s}" for s in ("digest", "candidates", "verify", "components", "stars")
+    ]
     fps = neardup.Simhasher().fingerprint_many(debian["text"].tolist())
     assert stats["documents"] == len(debian)
     # The candidate pairs are the pairs of distinct fingerprints within k = 8, by brute force.

@@ -41,6 +41,7 @@ from neardup.errors import TooManyPairsError
 from neardup.hasher import Simhasher
 from neardup.index import DEFAULT_MAX_PAIRS
 from neardup.pipeline import VERIFY, check_settings
+from neardup.progress import log
 from neardup.verify import SKETCH_SIZE
 
 from .deprecation import renamed
@@ -597,6 +598,18 @@ def dedup(
             for name in os.listdir(folder):
                 if name.startswith("digest.") and name.endswith(".arrow"):
                     os.remove(os.path.join(folder, name))
+    figures = {key: record.get(key, 0) for key in ("documents", "removed", "candidate_pairs")}
+    log.info(
+        "dask dedup: %d documents, %d removed (%d clusters), %d candidate pairs, k=%d, "
+        "threshold=%s",
+        figures["documents"],
+        figures["removed"],
+        record.get("clusters", 0),
+        figures["candidate_pairs"],
+        k,
+        threshold,
+        extra=figures,
+    )
     meta_table = pd.DataFrame(
         {
             "id": ddf._meta[id_field] if id_field is not None else pd.Series([], dtype=np.int64),
@@ -659,6 +672,7 @@ def _find(
     n = int(counts.sum())
     record["documents"] = n
     record["seconds_digest"] = time.perf_counter() - clock
+    log.debug("dask dedup: digest in %.3f s", record["seconds_digest"])
     clock = time.perf_counter()
     parts = [i for i in range(P) if counts[i] > 0]
     if not parts:
@@ -743,6 +757,7 @@ def _find(
     else:
         record["short_pairs"] = 0
     record["seconds_candidates"] = time.perf_counter() - clock
+    log.debug("dask dedup: candidates in %.3f s", record["seconds_candidates"])
     clock = time.perf_counter()
     # 4. Verification: pairs by their first text, the sketches read where they lie.
     if verified:
@@ -754,11 +769,13 @@ def _find(
     edges = edges.persist()
     record["verified_pairs"] = int(edges.shape[0].compute())
     record["seconds_verify"] = time.perf_counter() - clock
+    log.debug("dask dedup: verify in %.3f s", record["seconds_verify"])
     clock = time.perf_counter()
     # 5. Connected components of the verified pairs: smallest labels spread along the pairs.
     labels, rounds = _components(edges, Q)
     record["rounds"] = rounds
     record["seconds_components"] = time.perf_counter() - clock
+    log.debug("dask dedup: components in %.3f s", record["seconds_components"])
     clock = time.perf_counter()
     # 6. Stars per component, in keep order, on the workers.
     # Node rows (b = -1) and pair rows (a node's columns and the pair), shuffled together by
@@ -809,6 +826,7 @@ def _find(
     totals = counts_of.sum().compute()
     record["removed"], record["clusters"] = int(totals["removed"]), int(totals["clusters"])
     record["seconds_stars"] = time.perf_counter() - clock
+    log.debug("dask dedup: stars in %.3f s", record["seconds_stars"])
     found = _spread(found, parts, P)
     return found, starts, counts
 
