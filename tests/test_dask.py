@@ -296,10 +296,12 @@ def test_cli_dask_usage_errors(tmp_path, capsys):
     assert code == 2 and "Parquet or JSONL" in err
 
 
-def test_dedup_stats_count_the_stages(client, debian, caplog):
+def test_dedup_stats_count_the_stages(client, debian, caplog, capsys):
     stats: dict = {}
     with caplog.at_level(logging.DEBUG, logger="neardup"):
-        ndd.dedup(dd.from_pandas(debian, npartitions=3), stats=stats, max_pairs=None)
+        ndd.dedup(dd.from_pandas(debian, npartitions=3), stats=stats, max_pairs=None, progress=True)
+    # tqdm's bar of the five stages went to stderr and reached its end.
+    assert "neardup dask dedup: 100%" in capsys.readouterr().err
     # The neardup logger says what it did: the stages at DEBUG, the figures at INFO.
     (done,) = [r for r in caplog.records if r.levelno == logging.INFO]
     assert (done.documents, done.removed, done.candidate_pairs) == (

@@ -28,6 +28,7 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from typing import Any
 
 import dask
@@ -41,7 +42,7 @@ from neardup.errors import TooManyPairsError
 from neardup.hasher import Simhasher
 from neardup.index import DEFAULT_MAX_PAIRS
 from neardup.pipeline import VERIFY, check_settings
-from neardup.progress import log
+from neardup.progress import log, progress_bar
 from neardup.verify import SKETCH_SIZE
 
 from .deprecation import renamed
@@ -520,6 +521,7 @@ def dedup(
     stats: dict[str, Any] | None = None,
     max_pairs: int | None = DEFAULT_MAX_PAIRS,
     scratch: str | None = None,
+    progress: bool = False,
 ) -> Any:
     """Keeps one document of each near-duplicate cluster of a dask DataFrame.
 
@@ -552,6 +554,9 @@ def dedup(
             more raise :class:`neardup.TooManyPairsError` naming their number. None: no limit.
         scratch: a folder every worker can read and write, for the digests while this runs
             (default: a temporary folder on this machine, which a local cluster shares).
+        progress: draw tqdm's bar of the five stages (digest, candidates, verify, components,
+            stars) when tqdm is installed; each stage's time goes to the ``neardup`` logger at
+            DEBUG either way.
 
     Returns:
         the kept rows, a lazy dask DataFrame in input order; with ``clusters=True``,
@@ -575,6 +580,14 @@ def dedup(
     _check_frame(ddf, text_field, id_field)
     ddf = ddf.clear_divisions()
     record: dict[str, Any] = stats if stats is not None else {}
+    bar = progress_bar(len(_STAGES), "neardup dask dedup", unit="stage") if progress else None
+
+    def stage(name: str) -> None:
+        log.debug("dask dedup: %s in %.3f s", name, record[f"seconds_{name}"])
+        if bar is not None:
+            bar.set_postfix_str(name, refresh=False)
+            bar.update(1)
+
     owned = scratch is None
     folder = tempfile.mkdtemp(prefix="neardup-dask-") if scratch is None else os.fspath(scratch)
     try:
@@ -590,8 +603,11 @@ def dedup(
             max_pairs,
             folder,
             record,
+            stage,
         )
     finally:
+        if bar is not None:
+            bar.close()
         if owned:
             shutil.rmtree(folder, ignore_errors=True)
         else:
@@ -634,6 +650,10 @@ def dedup(
     return kept_rows, table
 
 
+#: The stages of a Dask dedup, each reported (log, progress bar) as it ends.
+_STAGES = ("digest", "candidates", "verify", "components", "stars")
+
+
 def _find(
     ddf: Any,
     text_field: str,
@@ -646,6 +666,7 @@ def _find(
     max_pairs: int | None,
     folder: str,
     record: dict[str, Any],
+    stage: Callable[[str], None],
 ) -> tuple[Any, np.ndarray, np.ndarray]:
     """The per-row results of the documents that are removed or have copies or near-duplicates,
     one partition per input partition (indexed by global row, persisted on the workers), and
@@ -672,7 +693,7 @@ def _find(
     n = int(counts.sum())
     record["documents"] = n
     record["seconds_digest"] = time.perf_counter() - clock
-    log.debug("dask dedup: digest in %.3f s", record["seconds_digest"])
+    stage("digest")
     clock = time.perf_counter()
     parts = [i for i in range(P) if counts[i] > 0]
     if not parts:
@@ -757,7 +778,7 @@ def _find(
     else:
         record["short_pairs"] = 0
     record["seconds_candidates"] = time.perf_counter() - clock
-    log.debug("dask dedup: candidates in %.3f s", record["seconds_candidates"])
+    stage("candidates")
     clock = time.perf_counter()
     # 4. Verification: pairs by their first text, the sketches read where they lie.
     if verified:
@@ -769,13 +790,13 @@ def _find(
     edges = edges.persist()
     record["verified_pairs"] = int(edges.shape[0].compute())
     record["seconds_verify"] = time.perf_counter() - clock
-    log.debug("dask dedup: verify in %.3f s", record["seconds_verify"])
+    stage("verify")
     clock = time.perf_counter()
     # 5. Connected components of the verified pairs: smallest labels spread along the pairs.
     labels, rounds = _components(edges, Q)
     record["rounds"] = rounds
     record["seconds_components"] = time.perf_counter() - clock
-    log.debug("dask dedup: components in %.3f s", record["seconds_components"])
+    stage("components")
     clock = time.perf_counter()
     # 6. Stars per component, in keep order, on the workers.
     # Node rows (b = -1) and pair rows (a node's columns and the pair), shuffled together by
@@ -826,7 +847,7 @@ def _find(
     totals = counts_of.sum().compute()
     record["removed"], record["clusters"] = int(totals["removed"]), int(totals["clusters"])
     record["seconds_stars"] = time.perf_counter() - clock
-    log.debug("dask dedup: stars in %.3f s", record["seconds_stars"])
+    stage("stars")
     found = _spread(found, parts, P)
     return found, starts, counts
 

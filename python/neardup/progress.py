@@ -14,11 +14,11 @@ __all__ = ["log", "progress_bar"]
 log = logging.getLogger("neardup")
 
 
-def progress_bar(total: int | None, desc: str) -> Any:
-    """tqdm's bar of documents (``tqdm.auto``: a widget in a notebook, text on stderr elsewhere),
+def progress_bar(total: int | None, desc: str, unit: str = "doc") -> Any:
+    """tqdm's bar of documents (or other ``unit``s) (``tqdm.auto``: a widget in a notebook, text on stderr elsewhere),
     or None when tqdm is not installed: progress is a nicety, never a dependency."""
     try:
         from tqdm.auto import tqdm
     except ImportError:
         return None
-    return tqdm(total=total, unit="doc", desc=desc)
+    return tqdm(total=total, unit=unit, desc=desc)
