@@ -125,6 +125,13 @@ def main() -> None:
     ap.add_argument("--n", type=int, action="append", help="corpus sizes (repeat)")
     ap.add_argument("--part-rows", type=int, default=50_000, help="documents per Parquet part")
     ap.add_argument("--corpora", type=Path, help="folder of synthetic corpora (made or reused)")
+    ap.add_argument(
+        "--data",
+        type=Path,
+        default=synth.DATA,
+        help="folder of the Debian corpus the synthetic one draws from (default: ../shared/data; "
+        "without it, the sample that ships with neardup)",
+    )
     ap.add_argument("--out", help="write the measurements as JSON here")
     ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -136,10 +143,11 @@ def main() -> None:
     import pyarrow.parquet as pq
 
     rows = []
+    source = synth.debian_source(args.data)
     for n in args.n or [1_000_000]:
         with tempfile.TemporaryDirectory(dir=os.environ.get("TMPDIR")) as tmp:
             corpora = args.corpora or Path(tmp)
-            corpus = synth.generate(n, corpora, seed=0, source=synth.DEBIAN_JSONL_GZ, jobs=1)
+            corpus = synth.generate(n, corpora, seed=0, source=source, jobs=1)
             table = pj.read_json(corpus.jsonl).select(["id", "text"])
             single = Path(tmp) / "corpus.parquet"
             pq.write_table(table, single)

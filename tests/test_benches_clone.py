@@ -88,12 +88,23 @@ def test_bench_encoders_falls_back_to_the_sample_and_the_committed_chinese_text(
 
 
 def test_bench_dask_draws_from_the_sample(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     bench_dask = load("bench_dask")
-    texts = bench_dask.source_texts(tmp_path / "absent")
+    drawn_from = []
+
+    def generate(n, folder, *, seed, source, jobs):  # stops the run where the corpus is made
+        drawn_from.append(source)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(bench_dask.synth, "generate", generate)
+    monkeypatch.setattr(
+        sys, "argv", ["bench_dask.py", "--n", "10", "--data", str(tmp_path / "absent")]
+    )
+    with pytest.raises(SystemExit):
+        bench_dask.main()
     one_line(capsys, tmp_path / "absent")
-    assert len(texts) == 3000
+    assert drawn_from == [bench_dask.synth.DEBIAN_SAMPLE]
 
 
 def test_compare_resolves_debian_to_the_sample_with_its_exact_truth(
