@@ -442,24 +442,9 @@ mod tests {
             }
         }
         for threshold in [0.6, 0.8, 1.0] {
-            let short = ShortTexts::new(
-                sets.len(),
-                sets.iter().enumerate().map(|(t, v)| (t as u32, &v[..])),
-                threshold,
-            )
-            .unwrap();
-            let got = short.verified_pairs(1024, None).unwrap();
-            let mut want = Vec::new();
-            for a in 0..sets.len() {
-                for b in a + 1..sets.len() {
-                    let j = jaccard(&sets[a], &sets[b], 1024);
-                    if sets[a].len() <= SHORT && sets[b].len() <= SHORT && j >= threshold {
-                        want.push((a as u32, b as u32, j));
-                    }
-                }
-            }
-            assert!(want.len() > 100, "t = {threshold}: {} pairs", want.len());
-            assert_eq!(got, want, "t = {threshold}");
+            let short = check_against_brute(&sets, threshold);
+            let found = short.verified_pairs(1024, None).unwrap().len();
+            assert!(found > 100, "t = {threshold}: {found} pairs");
             assert!(short.verified_pairs(1024, Some(3)).is_err());
         }
     }
