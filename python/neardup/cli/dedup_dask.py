@@ -45,6 +45,30 @@ def _dask_format(path: str, fmt: str | None) -> str:
     return str(named)
 
 
+def _parts(frame: Any, folder: str, fmt: str | None, force_ascii: bool = True) -> Any:
+    """The delayed write of a dask DataFrame as parts in ``folder`` (``parquet``, ``csv`` or
+    JSONL), one a partition, written by the workers."""
+    if fmt == "parquet":
+        return frame.to_parquet(
+            folder, write_index=False, name_function=_part_name(".parquet"), compute=False
+        )
+    if fmt == "csv":
+        return frame.to_csv(
+            os.path.join(folder, "part-*.csv"),
+            index=False,
+            name_function=_part_name(),
+            compute=False,
+        )
+    return frame.to_json(
+        os.path.join(folder, "part-*.jsonl"),
+        orient="records",
+        lines=True,
+        force_ascii=force_ascii,
+        name_function=_part_name(),
+        compute=False,
+    )
+
+
 def _part_name(suffix: str = "") -> Callable[[int], str]:
     """Partition file names that sort in partition order (part.00000.parquet, part-00000.jsonl)."""
     return (lambda i: f"part.{i:05d}{suffix}") if suffix else (lambda i: f"{i:05d}")
@@ -217,55 +241,9 @@ def _dedup_on_dask(
                 # Both outputs in one computation: the input is read once for them.
                 writes = []
                 if out_tmp is not None:
-                    if fmt == "parquet":
-                        writes.append(
-                            kept.to_parquet(
-                                out_tmp,
-                                write_index=False,
-                                name_function=_part_name(".parquet"),
-                                compute=False,
-                            )
-                        )
-                    else:
-                        writes.append(
-                            kept.to_json(
-                                os.path.join(out_tmp, "part-*.jsonl"),
-                                orient="records",
-                                lines=True,
-                                force_ascii=False,
-                                name_function=_part_name(),
-                                compute=False,
-                            )
-                        )
+                    writes.append(_parts(kept, out_tmp, fmt, force_ascii=False))
                 if clusters_tmp is not None:
-                    if clusters_format == "parquet":
-                        writes.append(
-                            table.to_parquet(
-                                clusters_tmp,
-                                write_index=False,
-                                name_function=_part_name(".parquet"),
-                                compute=False,
-                            )
-                        )
-                    elif clusters_format == "csv":
-                        writes.append(
-                            table.to_csv(
-                                os.path.join(clusters_tmp, "part-*.csv"),
-                                index=False,
-                                name_function=_part_name(),
-                                compute=False,
-                            )
-                        )
-                    else:
-                        writes.append(
-                            table.to_json(
-                                os.path.join(clusters_tmp, "part-*.jsonl"),
-                                orient="records",
-                                lines=True,
-                                name_function=_part_name(),
-                                compute=False,
-                            )
-                        )
+                    writes.append(_parts(table, clusters_tmp, clusters_format))
                 if against is None:
                     dask.compute(*writes)
                 else:  # its outputs mix graph kinds, which dask computes apart

@@ -230,6 +230,15 @@ class Input:
             raw.close()
             raise
 
+    def _close_streams(self, raw: BinaryIO, stream: BinaryIO) -> None:
+        """Closes what :meth:`_stream` opened (the stdin spool stays, for a second read) and
+        counts the input as read."""
+        if stream is not raw:
+            stream.close()
+        if raw is not self._spool:
+            raw.close()
+        self.bytes_read = self.size or self.bytes_read
+
     # -- errors -------------------------------------------------------------------------------
 
     def _read_error(self, err: BaseException, compressed: bool) -> InputError:

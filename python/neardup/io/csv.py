@@ -97,11 +97,7 @@ class CsvInput(Input):
                             continue
                 yield start, header, row
         finally:
-            if stream is not raw:
-                stream.close()
-            if raw is not self._spool:
-                raw.close()
-            self.bytes_read = self.size or self.bytes_read
+            self._close_streams(raw, stream)
 
     def _check_header(self, header: list[str]) -> None:
         """The text column (and the id column, if any) must be in the header, rows or none."""

@@ -125,11 +125,9 @@ class JsonlInput(Input):
             # A helper thread still blocked in a read (a pipe that went quiet, then Ctrl-C) holds
             # the stream's lock: leave the stream to the end of the process rather than wait.
             if reader is stream or reader.close():
-                if stream is not raw:
-                    stream.close()
-                if raw is not self._spool:
-                    raw.close()
-            self.bytes_read = self.size or self.bytes_read
+                self._close_streams(raw, stream)
+            else:
+                self.bytes_read = self.size or self.bytes_read
 
     def fingerprint_chunks(
         self,

@@ -47,11 +47,7 @@ class LinesInput(Input):
                     self.bytes_read = raw.tell()
                 yield number, line
         finally:
-            if stream is not raw:
-                stream.close()
-            if raw is not self._spool:
-                raw.close()
-            self.bytes_read = self.size or self.bytes_read
+            self._close_streams(raw, stream)
 
     def _text(self, number: int, line: bytes, report: bool) -> str | None:
         try:
