@@ -27,6 +27,7 @@ import neardup
 import neardup.dask as ndd
 from command import run
 from conftest import SAMPLE
+from near_threshold import WITHIN_K8, band_corpus, pairs_within_k8
 from neardup import batches
 from neardup.verify import THRESHOLD_K
 
@@ -35,6 +36,11 @@ from neardup.verify import THRESHOLD_K
 def client():
     with ndd.local_cluster(2, memory_limit="2GiB") as cluster, Client(cluster) as c:
         yield c
+
+
+@pytest.fixture(scope="module")
+def band_pairs() -> list[tuple[str, str, float]]:
+    return pairs_within_k8()
 
 
 @pytest.fixture(scope="module")
@@ -227,6 +233,36 @@ def test_dedup_survives_a_worker_killed_mid_job(client, debian):
     client.wait_for_workers(2, timeout=30)
 
 
+@pytest.mark.parametrize("npartitions", [1, 4])
+def test_pairs_near_the_threshold_are_decided_exactly_on_the_workers(client, npartitions):
+    """Pairs of long documents whose estimate lies on the other side of the threshold from
+    their exact Jaccard (or near it): decided on their exact shingle sets, the texts read again
+    on the workers, as neardup.dedup decides them."""
+    texts, removals = band_corpus()
+    rows = planted()["text"].tolist()
+    rng = random.Random(3)
+    at = sorted(rng.sample(range(len(rows) + len(texts)), len(texts)))
+    for place, text in zip(at, texts):  # the pairs spread among the planted families
+        rows.insert(place, text)
+    df = pd.DataFrame({"id": [f"doc{i}" for i in range(len(rows))], "text": rows})
+    want = neardup.dedup(rows)
+    assert want.stats["band_pairs_exact"] == len(WITHIN_K8)
+    # The removals of the pairs are those of their exact Jaccards, which they report.
+    for b, (a, exact) in removals.items():
+        assert want.kept_row[at[b]] == at[a]
+        assert want.jaccard[at[b]] == pytest.approx(exact, abs=1e-6)
+    kept_pairs = set(at) - {at[b] for b in removals}
+    assert kept_pairs <= set(np.flatnonzero(want.keep).tolist())
+    stats: dict = {}
+    kept, table = ndd.dedup(
+        dd.from_pandas(df, npartitions=npartitions), id_field="id", clusters=True, stats=stats
+    )
+    _check_same(df, kept, table, want)
+    # Every candidate pair in the band is decided exactly on Dask (here: the built ones).
+    assert stats["band_pairs_exact"] == len(WITHIN_K8)
+    assert stats["band_pairs_estimated"] == 0
+
+
 # -- the command ---------------------------------------------------------------------------------
 
 
@@ -283,6 +319,33 @@ def test_cli_dedup_on_dask_matches_the_single_machine_command(tmp_path, debian, 
     kept = pd.read_parquet(tmp_path / "kept.parquet")
     want_longest = neardup.dedup(debian["text"].tolist(), keep="longest")
     assert kept["id"].tolist() == debian["id"][want_longest.keep].tolist()
+
+
+def test_cli_dask_decides_pairs_near_the_threshold_as_the_single_machine_command(tmp_path, capsys):
+    texts, removals = band_corpus()
+    path = tmp_path / "band.jsonl"
+    path.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in enumerate(texts)))
+    summaries, tables = [], []
+    for engine, clusters in (([], tmp_path / "one.csv"), (["--workers", 2], tmp_path / "c.csv")):
+        code, out, _ = run(
+            capsys, "dedup", path, *engine, "--dry-run", "--clusters", clusters, "--json"
+        )
+        assert code == 0
+        summaries.append(json.loads(out))
+        files = sorted(os.listdir(clusters)) if clusters.is_dir() else [""]
+        tables.append(pd.concat(pd.read_csv(clusters / f if f else clusters) for f in files))
+    one, dask_run = tables
+    assert one["kept_id"].tolist() == dask_run["kept_id"].tolist()
+    np.testing.assert_allclose(one["jaccard"], dask_run["jaccard"], atol=1e-4)
+    for b, (a, exact) in removals.items():
+        assert (dask_run["kept_id"].iloc[b], dask_run["jaccard"].iloc[b]) == (
+            a,
+            pytest.approx(exact, abs=1e-4),
+        )
+    assert summaries[1]["removed"] == len(removals)
+    for summary in summaries:
+        assert summary["evidence"]["band_pairs_exact"] == len(WITHIN_K8)
+        assert summary["evidence"]["band_pairs_estimated"] == 0
 
 
 def test_cli_dask_usage_errors(tmp_path, capsys):
@@ -394,11 +457,17 @@ def _family_corpus(draw_ints: list[int]) -> list[str]:
     keep=st.sampled_from(["first", "longest"]),
     threshold=st.sampled_from([0.8, 0.6, None]),
     k=st.integers(2, 10),
+    band=st.lists(st.integers(0, len(WITHIN_K8) - 1), max_size=3, unique=True),
 )
 def test_dedup_matches_single_machine_on_random_corpora(
-    client, draws, npartitions, keep, threshold, k
+    client, band_pairs, draws, npartitions, keep, threshold, k, band
 ):
     texts = _family_corpus(draws)
+    # Pairs of long documents whose estimate lies near 0.8 (decided exactly), among the others.
+    rng = random.Random(draws[0])
+    for a, b, _ in (band_pairs[p] for p in band):
+        texts.insert(rng.randrange(len(texts) + 1), a)
+        texts.insert(rng.randrange(len(texts) + 1), b)
     df = pd.DataFrame({"id": [f"d{i}" for i in range(len(texts))], "text": texts})
     want = neardup.dedup(texts, k=k, keep=keep, threshold=threshold)
     kept, table = ndd.dedup(

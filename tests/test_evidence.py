@@ -7,8 +7,6 @@ from __future__ import annotations
 import collections
 import csv
 import json
-import random
-import string
 
 import numpy as np
 import pytest
@@ -16,19 +14,12 @@ import xxhash
 
 import neardup
 from command import run
+from near_threshold import band_corpus, long_pair, random_words
 from neardup import _core
 from neardup.digest import key_words
 from neardup.hasher import digest_many
 from neardup.pipeline import FirstPass
-from neardup.verify import Sketches, estimate_band
-
-
-def random_words(n: int, seed: int, length: int = 9) -> list[str]:
-    rng = random.Random(seed)
-    words: set[str] = set()
-    while len(words) < n:
-        words.add("".join(rng.choice(string.ascii_lowercase) for _ in range(length)))
-    return sorted(words)
+from neardup.verify import Sketches
 
 
 def test_texts_whose_32_bit_shingle_hashes_agreed_are_not_near():
@@ -81,30 +72,6 @@ def test_content_keys_are_the_xxh3_128_of_the_normalized_text():
         h = xxhash.xxh3_128_intdigest(neardup.normalize(text).encode())
         assert key == (h & (2**64 - 1), h >> 64)
     assert len(set(got.keys.tolist())) == 2
-
-
-def long_pair(exact_above: bool, seed: int, flip: bool = True) -> tuple[str, str, float]:
-    """Two documents of 3,000 distinct words (shingle = 1) whose bottom-1024 estimate and exact
-    Jaccard lie on opposite sides of 0.8 (with ``flip``; else on the same side, the estimate
-    within the band and off the exact one), found by drawing pairs near it."""
-    vocab = random_words(8000, seed=seed, length=7)
-    rng = random.Random(seed)
-    for _ in range(400):
-        words = rng.sample(vocab, 3400)
-        shared, only = words[:2660], words[2660:]
-        # J = shared / (shared + 2 x only_each) around 0.8: 2,660 / (2,660 + 2 x 335) = 0.7988.
-        extra = rng.randrange(-8, 9)
-        a = shared + only[: 335 + extra]
-        b = shared + only[370 : 370 + 335 + extra]
-        a_text, b_text = " ".join(rng.sample(a, len(a))), " ".join(rng.sample(b, len(b)))
-        exact = neardup.jaccard(a_text, b_text, ngram=1)
-        sketches = Sketches(ngram=1)
-        sketches.add([0, 1], [a_text, b_text])
-        estimate = float(sketches.jaccard(np.array([0]), np.array([1]))[0])
-        sides = (exact >= 0.8) == exact_above and ((estimate >= 0.8) != exact_above) == flip
-        if sides and abs(estimate - 0.8) < estimate_band(0.8) and abs(estimate - exact) > 1e-3:
-            return a_text, b_text, exact
-    raise AssertionError("no such pair drawn")
 
 
 @pytest.mark.parametrize("exact_above", [False, True])
@@ -278,3 +245,39 @@ def test_a_dataset_dict_is_refused_naming_its_splits():
         ):
             call()
     assert neardup.dedup(splits["train"]).n_removed == 1
+
+
+def test_pairs_near_the_threshold_at_the_defaults_are_decided_exactly_together():
+    texts, removals = band_corpus()
+    fps = neardup.Simhasher().fingerprint_many(texts)
+    assert all(int(np.bitwise_count(fps[r] ^ fps[a])) <= 8 for r, (a, _) in removals.items())
+    result = neardup.dedup(texts)
+    got = {
+        int(r): (int(result.kept_row[r]), float(result.jaccard[r]))
+        for r in np.flatnonzero(~result.keep)
+    }
+    assert got.keys() == removals.keys()
+    for r, (a, exact) in removals.items():
+        assert got[r][0] == a
+        assert got[r][1] == pytest.approx(exact, abs=1e-6)
+    assert result.stats["band_pairs_exact"] == len(texts) // 2
+    assert result.stats["band_pairs_estimated"] == 0
+
+
+def test_the_pairs_command_reports_exact_jaccards_near_the_threshold(tmp_path, capsys):
+    texts, removals = band_corpus()
+    path = tmp_path / "band.jsonl"
+    path.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts))
+    out = tmp_path / "pairs.csv"
+    code, stdout, _ = run(capsys, "pairs", path, "-o", out, "--limit", 0)
+    assert code == 0
+    rows = list(csv.DictReader(out.read_text().splitlines()))
+    got = {int(row["id_b"]): (int(row["id_a"]), float(row["jaccard"])) for row in rows}
+    assert got.keys() == removals.keys()
+    for b, (a, exact) in removals.items():
+        assert got[b] == (a, round(exact, 4))
+    assert f"{len(texts) // 2} pairs near the threshold decided on the exact Jaccard" in stdout
+    # --json: one line per pair, the same Jaccards.
+    code, stdout, _ = run(capsys, "pairs", path, "--json")
+    lines = [json.loads(line) for line in stdout.splitlines()]
+    assert {d["id_b"]: (d["id_a"], d["jaccard"]) for d in lines} == got

@@ -14,7 +14,10 @@ any number of partitions and workers. Every step runs on the workers, each a ker
    pairs of fingerprints within ``k`` of each part (each pair in one part only), and the pairs
    of texts of one fingerprint; the short texts' pairs by a shuffle on their prefix hashes;
 4. verification: the pairs moved to the partition of their first text, both sketches read
-   from the memory-mapped digest files where they lie (no sketch moves), checked there;
+   from the memory-mapped digest files where they lie (no sketch moves), checked there; a pair
+   whose estimate lies near the threshold is decided on its exact shingle sets: the input
+   partitions holding its texts are read again and make their whole sets, which a join on the
+   row brings to the pair;
 5. connected components of the verified pairs, by rounds of two shuffles (each node takes its
    neighbours' smallest label, then its label's label) until no label changes;
 6. the stars of each component in keep order, where the component was shuffled;
@@ -352,9 +355,10 @@ def _verify_part(
     partition_info: Any = None,
 ) -> pd.DataFrame:
     """The pairs whose first text lies in this partition's rows, each once, verified: (a, b,
-    jaccard) of those at Jaccard >= ``threshold``. The sketches are taken where they lie, from
-    the memory-mapped digest files (this partition's, and those of the second texts): only the
-    pairs move, never a sketch."""
+    jaccard, band) of those at Jaccard >= ``threshold`` and of those whose estimate lies too
+    near it to decide them (``band``: see :func:`neardup.kernels.pairs_in_band`). The sketches
+    are taken where they lie, from the memory-mapped digest files (this partition's, and those
+    of the second texts): only the pairs move, never a sketch."""
     pairs = pairs.reset_index().drop_duplicates(["a", "b"])
     j = _number(partition_info)
     a = pairs["a"].to_numpy(np.int64)
@@ -368,8 +372,98 @@ def _verify_part(
 
     sketch_b = pa.concat_arrays(pieces) if pieces else sketch_a.slice(0, 0)
     got = kernels.verify_pairs(sketch_a, sketch_b, SKETCH_SIZE)
+    band = kernels.pairs_in_band(sketch_a, sketch_b, got, threshold, SKETCH_SIZE)
+    near = (got >= threshold) | band
+    return pd.DataFrame(
+        {
+            "a": a[near],
+            "b": b[near],
+            "jaccard": got[near].astype(np.float32),
+            "band": band[near],
+        }
+    )
+
+
+def _shingle_sets_part(
+    part: pd.DataFrame,
+    need: pd.DataFrame,
+    starts: np.ndarray,
+    counts: np.ndarray,
+    text_field: str,
+    hasher: Simhasher,
+    shingle: int,
+    partition_info: Any = None,
+) -> pd.DataFrame:
+    """The whole shingle sets of the rows ``need`` names (its index: global rows, in this input
+    partition), made from their texts read again: (row, shingles)."""
+    i = _number(partition_info)
+    if len(part) != int(counts[i]):
+        raise RuntimeError(
+            f"partition {i} has {len(part)} rows now but had {int(counts[i])} when digested: the input changed"
+        )
+    rows = np.unique(need.index.to_numpy(np.int64))
+    texts = part[text_field].to_numpy(object)[rows - int(starts[i])].tolist()
+    sets = kernels.shingle_sets(texts, hasher, shingle=shingle)
+    return pd.DataFrame({"row": rows, "shingles": pd.arrays.ArrowExtensionArray(sets)})
+
+
+def _exact_part(pairs: pd.DataFrame, threshold: float) -> pd.DataFrame:
+    """The pairs (with both texts' whole shingle sets) at an exact Jaccard >= ``threshold``:
+    (a, b, jaccard)."""
+    got = kernels.verify_pairs(
+        _sketch_array(pairs["shingles_a"]), _sketch_array(pairs["shingles"]), kernels.WHOLE
+    )
     near = got >= threshold
-    return pd.DataFrame({"a": a[near], "b": b[near], "jaccard": got[near].astype(np.float32)})
+    return pd.DataFrame(
+        {
+            "a": pairs["a"].to_numpy(np.int64)[near],
+            "b": pairs["b"].to_numpy(np.int64)[near],
+            "jaccard": got[near].astype(np.float32),
+        }
+    )
+
+
+def _exact_in_band(
+    band: Any,
+    ddf: Any,
+    text_field: str,
+    hasher: Simhasher,
+    shingle: int,
+    threshold: float,
+    parts: list[int],
+    starts: np.ndarray,
+    counts: np.ndarray,
+) -> Any:
+    """The pairs ``band`` (a, b) decided on their exact Jaccards, as :func:`neardup.dedup`
+    decides a pair whose estimate lies near the threshold: (a, b, jaccard) of those at
+    ``threshold`` or more. Their rows go to the input partitions that hold them (by row), which
+    are read again to make their texts' whole shingle sets; two joins on the row bring each
+    pair both sets, compared where they meet. Nothing goes to the client."""
+    P, Q = len(counts), len(parts)
+    divisions = _divisions(starts[parts], starts[parts] + counts[parts])
+    rows = dd.concat(
+        [band[["a"]].rename(columns={"a": "row"}), band[["b"]].rename(columns={"b": "row"})]
+    )
+    need = _spread(_renumbered(rows).set_index("row", divisions=divisions), parts, P)
+    sets = dd.map_partitions(
+        _shingle_sets_part,
+        ddf,
+        need,
+        starts,
+        counts,
+        text_field,
+        hasher,
+        shingle,
+        meta=_sets_meta(),
+        align_dataframes=False,
+    )
+    with_a = (
+        _join(band[["a", "b"]], sets, "a", "row", "inner", Q)
+        .drop(columns=["row"])
+        .rename(columns={"shingles": "shingles_a"})
+    )
+    both = _join(with_a, sets, "b", "row", "inner", Q).drop(columns=["row"])
+    return both.map_partitions(_exact_part, threshold, meta=_EDGE_META)
 
 
 def _stars_part(rows: pd.DataFrame, with_ids: bool) -> pd.DataFrame:
@@ -548,6 +642,9 @@ def dedup(
         clusters: also return the clusters table.
         stats: a dict to fill with ``documents``, ``candidate_pairs`` (pairs of distinct
             fingerprints within ``k``), ``short_pairs`` (candidate pairs of short texts),
+            ``band_pairs_exact`` (candidate pairs whose estimate lies near the threshold,
+            decided on their exact shingle sets: the input partitions holding their texts are
+            read again), ``band_pairs_estimated`` (0: none is left to its estimate),
             ``verified_pairs``, ``rounds`` (of the connected components) and the seconds of
             each stage.
         max_pairs: the most candidate pairs of distinct fingerprints (as :func:`neardup.dedup`);
@@ -780,12 +877,27 @@ def _find(
     record["seconds_candidates"] = time.perf_counter() - clock
     stage("candidates")
     clock = time.perf_counter()
-    # 4. Verification: pairs by their first text, the sketches read where they lie.
+    # 4. Verification: pairs by their first text, the sketches read where they lie; those whose
+    # estimate lies near the threshold on their exact shingle sets, the input read again.
     if verified:
-        edges = pairs.set_index("a", divisions=divisions).map_partitions(
-            _verify_part, parts, part_starts, folder, threshold, meta=_EDGE_META
+        checked = (
+            pairs.set_index("a", divisions=divisions)
+            .map_partitions(_verify_part, parts, part_starts, folder, threshold, meta=_CHECKED_META)
+            .persist()
         )
+        in_band = checked["band"]
+        band = checked[in_band][["a", "b"]]
+        record["band_pairs_exact"] = int(band.shape[0].compute())
+        record["band_pairs_estimated"] = 0
+        edges = checked[~in_band].drop(columns=["band"])
+        if record["band_pairs_exact"]:
+            assert threshold is not None
+            exact = _exact_in_band(
+                band, ddf, text_field, hasher, shingle, threshold, parts, starts, counts
+            )
+            edges = dd.concat([edges, exact])
     else:
+        record["band_pairs_exact"] = record["band_pairs_estimated"] = 0
         edges = pairs.drop_duplicates(["a", "b"]).assign(jaccard=np.float32(np.nan))
     edges = edges.persist()
     record["verified_pairs"] = int(edges.shape[0].compute())
@@ -884,6 +996,18 @@ def _frame(**dtypes: Any) -> pd.DataFrame:
 
 
 _EDGE_META = _frame(a=np.int64, b=np.int64, jaccard=np.float32)
+_CHECKED_META = _frame(a=np.int64, b=np.int64, jaccard=np.float32, band=bool)
+
+
+def _sets_meta() -> pd.DataFrame:
+    import pyarrow as pa
+
+    return pd.DataFrame(
+        {
+            "row": pd.Series([], dtype=np.int64),
+            "shingles": pd.Series([], dtype=pd.ArrowDtype(pa.large_binary())),
+        }
+    )
 
 
 def _texts_meta(ddf: Any, id_field: str | None) -> pd.DataFrame:

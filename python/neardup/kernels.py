@@ -15,6 +15,9 @@ released, and never needs a row of another partition beyond those a shuffle brou
 - :func:`short_text_keys` and :func:`pairs_in_runs`: the candidates of short texts, whatever
   their fingerprints (texts sharing a prefix hash of their shingle sets);
 - :func:`verify_pairs`: the Jaccard of each candidate pair from the two sides' sketches;
+- :func:`pairs_in_band` and :func:`shingle_sets`: the pairs whose estimate lies too near the
+  threshold to decide them, and the whole shingle sets of their texts (read again), whose
+  :func:`verify_pairs` at ``size=WHOLE`` is their exact Jaccard;
 - :func:`graph_stars`: the stars of verified pairs, component by component in keep order.
 
 Greedy stars depend only on the verified pairs inside a connected component, so a driver that
@@ -31,7 +34,7 @@ import numpy as np
 from . import _core
 from .digest import no_keys
 from .hasher import Simhasher, digest_many
-from .verify import SKETCH_SIZE
+from .verify import SKETCH_SIZE, WHOLE, Sketches, in_band
 
 __all__ = [
     "SKETCH_DTYPE",
@@ -48,6 +51,9 @@ __all__ = [
     "short_text_keys",
     "pairs_in_runs",
     "verify_pairs",
+    "pairs_in_band",
+    "shingle_sets",
+    "WHOLE",
     "sketch_bytes",
     "take_sketches",
     "graph_stars",
@@ -321,6 +327,38 @@ def verify_pairs(sketches_a: Any, sketches_b: Any, size: int = SKETCH_SIZE) -> n
     m = len(sa)
     i = np.arange(m, dtype=np.int64)
     return _core.sketch_jaccard(starts, ends, hashes, i, i + m, size, 1)
+
+
+def pairs_in_band(
+    sketches_a: Any,
+    sketches_b: Any,
+    jaccard: np.ndarray,
+    threshold: float,
+    size: int = SKETCH_SIZE,
+) -> np.ndarray:
+    """Which pairs :func:`verify_pairs` (``jaccard``) cannot decide, as :func:`neardup.dedup`
+    would not: a sketch of the pair is cut (holds ``size`` hashes, so the Jaccard is an
+    estimate) and the estimate lies within :func:`~neardup.verify.estimate_band` of
+    ``threshold``. Decide them on :func:`shingle_sets` (docs/evidence.md)."""
+    sa, ea, _ = _ranges(sketches_a)
+    sb, eb, _ = _ranges(sketches_b)
+    cut = ((ea - sa).astype(np.int64) >= size) | ((eb - sb).astype(np.int64) >= size)
+    return in_band(jaccard, cut, threshold, size)
+
+
+def shingle_sets(texts: Any, hasher: Simhasher | None = None, *, shingle: int = 3) -> Any:
+    """The whole word-``shingle`` sets of ``texts`` (any sequence of str, or an Arrow string
+    array), as an Arrow binary array of their hashes' bytes: :func:`verify_pairs` of two of them
+    at ``size=WHOLE`` is their exact Jaccard, as :func:`neardup.dedup` computes it for a pair
+    whose estimate lies near the threshold."""
+    pa = _arrow()
+    if isinstance(texts, pa.ChunkedArray | pa.Array):
+        texts = texts.to_pylist()
+    values = list(texts)
+    sets = Sketches(hasher, shingle, size=WHOLE, threads=1)
+    sets.add(np.arange(len(values), dtype=np.int64), values)
+    _, starts, ends, hashes = sets.parts()
+    return _binary(starts.astype(np.int64), ends.astype(np.int64), hashes)
 
 
 def graph_stars(

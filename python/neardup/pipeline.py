@@ -32,7 +32,7 @@ from .digest import KEY_DTYPE, Digest, key_words, no_keys
 from .hasher import Simhasher, digest_many
 from .index import DEFAULT_MAX_PAIRS
 from .validate import check_k, integer
-from .verify import THRESHOLD_K, Sketches, check_threshold, estimate_band
+from .verify import THRESHOLD_K, Sketches, check_threshold, estimate_band, in_band
 
 __all__ = [
     "THRESHOLD",
@@ -44,6 +44,7 @@ __all__ = [
     "candidates",
     "keep_order",
     "stars",
+    "exact_in_band",
     "sketches_of",
     "labels_of",
 ]
@@ -356,6 +357,27 @@ def stars(
         evidence["band_pairs_exact"] = len(exact)
         evidence["band_pairs_estimated"] = len(pairs)
     return kept, jaccard
+
+
+def exact_in_band(
+    sketches: Sketches,
+    i: np.ndarray,
+    j: np.ndarray,
+    estimates: np.ndarray,
+    threshold: float,
+    whole: Callable[[np.ndarray], Sketches],
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(jaccards, band)`` of the pairs of rows ``(i[p], j[p])`` given their Jaccards from
+    ``sketches`` (``estimates``): a pair whose estimate the stars would not decide on
+    (:func:`~neardup.verify.in_band`) takes the exact Jaccard of its whole shingle sets, which
+    ``whole(rows)`` makes as for :func:`stars` (the documents read again); ``band`` marks them."""
+    i, j = np.asarray(i, np.int64), np.asarray(j, np.int64)
+    jaccards = np.array(estimates, dtype=np.float64)
+    band = in_band(jaccards, sketches.cut(i, j), threshold, sketches.size)
+    if band.any():
+        a, b = i[band], j[band]
+        jaccards[band] = whole(np.unique(np.concatenate([a, b]))).jaccard(a, b)
+    return jaccards, band
 
 
 def sketches_of(

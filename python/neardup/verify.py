@@ -35,6 +35,7 @@ __all__ = [
     "SKETCH_SIZE",
     "WHOLE",
     "estimate_band",
+    "in_band",
     "THRESHOLD_K",
     "Sketches",
     "jaccard",
@@ -61,6 +62,22 @@ def estimate_band(threshold: float, size: int = SKETCH_SIZE) -> float:
     with probability below 3 x 10^-7 (normal tail); a pair whose estimate lies nearer is decided
     on its exact shingle sets (docs/evidence.md)."""
     return max(5.0 * math.sqrt(threshold * (1.0 - threshold) / size), 2.0 / size)
+
+
+def in_band(
+    estimates: np.ndarray, cut: np.ndarray, threshold: float, size: int = SKETCH_SIZE
+) -> np.ndarray:
+    """Which pairs their estimates cannot decide, as the stars' rule: those where a sketch is
+    cut (holds ``size`` hashes: the Jaccard is then a bottom-``size`` estimate) and the estimate
+    lies within :func:`estimate_band` of ``threshold`` (at least ``threshold - band``, below
+    ``threshold + band``). Such a pair is decided on its exact shingle sets."""
+    band = estimate_band(threshold, size)
+    estimates = np.asarray(estimates, np.float64)
+    return (
+        np.asarray(cut, bool)
+        & (estimates >= max(threshold - band, 0.0))
+        & (estimates < threshold + band)
+    )
 
 
 #: The default k with a threshold: the smallest k at which verified removal recall reaches
@@ -278,28 +295,46 @@ class Sketches:
         if self._spill is not None:
             raise RuntimeError("the sketches were spilled to disk: read_back(rows) gives them")
 
-    def jaccard(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
-        """The Jaccard similarity (``float64``) of the sketches of rows ``i[p]`` and ``j[p]``."""
+    def _sorted(
+        self, *asked: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray]]:
+        """``(starts, ends, hashes, at)``: the ranges in row order, and where each of the
+        ``asked`` rows lies in them (a KeyError names a row not sketched)."""
         rows, starts, ends, hashes = self.parts()
         order = np.argsort(rows, kind="stable")
         rows, starts, ends = rows[order], starts[order], ends[order]
-        i, j = np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64)
         n = len(rows)
         # Every row 0..n-1 once (the first pass sketched them all): a row is its own index.
         identity = (
             bool(n) and rows[0] == 0 and rows[-1] == n - 1 and bool((np.diff(rows) == 1).all())
         )
-        a, b = (i, j) if identity else (np.searchsorted(rows, i), np.searchsorted(rows, j))
-        for row, at in ((i, a), (j, b)):
+        at = []
+        for row in asked:
+            row = np.ascontiguousarray(row, dtype=np.int64)
             if identity:
                 found = (row >= 0) & (row < n)
+                place = row
             else:
-                found = rows[np.minimum(at, n - 1)] == row if n else np.zeros(len(row), bool)
+                place = np.searchsorted(rows, row)
+                found = rows[np.minimum(place, n - 1)] == row if n else np.zeros(len(row), bool)
             if not found.all():
                 raise KeyError(f"row {int(row[~found][0])} was not sketched")
+            at.append(place)
+        return starts, ends, hashes, at
+
+    def jaccard(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        """The Jaccard similarity (``float64``) of the sketches of rows ``i[p]`` and ``j[p]``."""
+        starts, ends, hashes, (a, b) = self._sorted(i, j)
         return _core.sketch_jaccard(
             starts, ends, hashes.astype(SKETCH_DTYPE, copy=False), a, b, self.size, self.threads
         )
+
+    def cut(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        """Whether the sketch of row ``i[p]`` or of ``j[p]`` is cut (holds ``size`` hashes), so
+        that their :meth:`jaccard` is a bottom-``size`` estimate (else it is exact)."""
+        starts, ends, _, (a, b) = self._sorted(i, j)
+        lengths = (ends - starts).astype(np.int64)
+        return (lengths[a] >= self.size) | (lengths[b] >= self.size)
 
 
 def jaccard(a: Any, b: Any, *, ngram: int = 3, hasher: Simhasher | None = None) -> float:

@@ -269,6 +269,10 @@ def _dedup_on_dask(
     }
     if against is not None:
         summary.update(against=against.path, updated=update)
+    else:  # pairs near the threshold: decided on their exact shingle sets, as on one machine
+        summary["evidence"] = {
+            name: record.get(name, 0) for name in ("band_pairs_exact", "band_pairs_estimated")
+        }
     written = {"output": output, "clusters": clusters}
     if as_json:
         click.echo(

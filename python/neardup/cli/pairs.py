@@ -19,7 +19,8 @@ from ..io import (
     TableWriter,
 )
 from ..paths import check_outputs
-from ..pipeline import FirstPass, default_k, first_rows, sketches_of
+from ..pipeline import FirstPass, default_k, exact_in_band, first_rows, sketches_of
+from ..verify import WHOLE
 from .app import cli
 from .options import (
     Source,
@@ -142,7 +143,11 @@ def pairs(
 ) -> None:
     """The near-duplicate pairs of INPUT (fingerprints within --k, word shingles with Jaccard >=
     --threshold; short texts, of at most 16 shingles, whatever their fingerprints), with their
-    distance, Jaccard and a short preview of each text."""
+    distance, Jaccard and a short preview of each text.
+
+    A Jaccard is exact when both documents have fewer than 1,024 shingles, and whenever it lies
+    within 0.0625 of the threshold (the documents are read again); else it is a bottom-1024
+    estimate (docs/evidence.md), as in neardup dedup's --clusters."""
     threshold = _verification(threshold, no_verify)  # type: ignore[assignment]
     k = default_k(k, threshold)
     hasher = make_hasher(**hasher_flags)
@@ -160,6 +165,7 @@ def pairs(
         fps, _, _ = fingerprint_with_progress(inp, hasher, threads, quiet or as_json, first=first)
         i, j, d = _find_all_within(fps, k, max_pairs, threads)
         jac = np.full(len(i), np.nan)
+        band_pairs = 0
         if threshold is not None:
             of = first_rows(first.keys)  # copies share the sketch of their first row
             sketches = sketches_of(
@@ -167,9 +173,19 @@ def pairs(
                 first.sketches,
                 resketcher(inp, hasher, shingle, threads, quiet or as_json, first),
             )
-            jac = sketches.jaccard(of[i], of[j])
             same = first.keys[i] == first.keys[j]  # copies of one text, with or without words
-            jac[same] = 1.0
+            # A pair whose estimate lies near the threshold: its Jaccard is the exact one, the
+            # two documents read again (as neardup dedup decides it).
+            jac = np.ones(len(i))
+            jac[~same], band = exact_in_band(
+                sketches,
+                of[i[~same]],
+                of[j[~same]],
+                sketches.jaccard(of[i[~same]], of[j[~same]]),
+                threshold,
+                resketcher(inp, hasher, shingle, threads, quiet or as_json, first, size=WHOLE),
+            )
+            band_pairs = int(band.sum())
             ok = jac >= threshold
             i, j, d, jac = i[ok], j[ok], d[ok], jac[ok]
             si, sj, sd, sjac = _short_pairs(first, fps, of, k, threshold, max_pairs)
@@ -241,5 +257,10 @@ def pairs(
         f"{_jaccard_note(threshold)} among {len(fps):,} documents{more}"
         + (f"; wrote {output}" if output else "")
     )
+    if band_pairs:
+        click.echo(
+            f"{_count(band_pairs, 'pair')} near the threshold decided on the exact Jaccard "
+            "(documents read again)"
+        )
     for line in _errors_text(inp):
         click.echo(line)
