@@ -357,8 +357,9 @@ pub fn sketches<T: AsRef<str> + Sync>(config: ShingleConfig, texts: &[T]) -> Ske
 }
 
 /// The Jaccard similarity of two bottom-`size` sketches: exact when both sets have fewer than
-/// `size` shingles, the bottom-k estimate otherwise (among the `size` smallest hashes of the
-/// union, the share present in both). A text without words shares no shingle with any other
+/// `size` shingles (the sketches hold them whole, and all of their union is counted, however
+/// large), the bottom-k estimate otherwise (among the `size` smallest hashes of the union, the
+/// share present in both). A text without words shares no shingle with any other
 /// (0): only its copies, found by their content key, are its duplicates.
 pub fn jaccard(a: &[SketchHash], b: &[SketchHash], size: usize) -> f64 {
     let (a, b) = comparable(a, b);
@@ -393,7 +394,9 @@ fn share(both: usize, union: usize) -> f64 {
 const REACH_STEPS: usize = 32;
 
 /// `(both, union)`: the hashes of the union's `size` smallest, and how many of them are in both
-/// sketches; None once the share can no longer reach `threshold` (never for 0).
+/// sketches; None once the share can no longer reach `threshold` (never for 0). When neither
+/// sketch is cut (each holds fewer than `size` hashes: its whole set), the whole union counts,
+/// so that two whole sets whose union passes `size` still get their exact Jaccard.
 ///
 /// The `size` smallest of the union are all known: each sketch holds its set's `size` smallest,
 /// so the union's smallest `size` never lie past the end of a truncated sketch. Each step of the
@@ -410,6 +413,11 @@ fn bottom_union(
     size: usize,
     threshold: f64,
 ) -> Option<(usize, usize)> {
+    let size = if a.len() < size && b.len() < size {
+        a.len() + b.len()
+    } else {
+        size
+    };
     let (mut x, mut y) = (0usize, 0usize);
     let (mut union, mut both) = (0usize, 0usize);
     loop {
@@ -575,6 +583,21 @@ mod tests {
         assert!((jaccard(s.get(0), s.get(1), 64) - 0.5).abs() < 0.2);
     }
 
+    /// Two sets of fewer than `size` shingles each are held whole: their Jaccard is exact even
+    /// where their union has more than `size` (a bottom-`size` estimate would take its smallest).
+    #[test]
+    fn whole_sets_give_the_exact_jaccard_past_size_in_their_union() {
+        let words: Vec<String> = (0..80).map(|w| format!("w{w}")).collect();
+        let a = words[..60].join(" ");
+        let b = words[20..].join(" ");
+        let config = shingle_config(1, 64).unwrap();
+        let s = sketches(config, &[a.as_str(), b.as_str()]);
+        assert_eq!((s.get(0).len(), s.get(1).len()), (60, 60));
+        assert_eq!(jaccard(s.get(0), s.get(1), 64), 0.5); // 40 shared of 80
+        assert_eq!(jaccard_at_least(s.get(0), s.get(1), 64, 0.5), Some(0.5));
+        assert_eq!(jaccard_at_least(s.get(0), s.get(1), 64, 0.51), None);
+    }
+
     #[test]
     fn texts_without_words_share_nothing_but_their_key() {
         let config = shingle_config(3, 16).unwrap();
@@ -634,7 +657,10 @@ mod tests {
                 .chain(&values[n_both + n_a..])
                 .copied()
                 .collect();
-            let union: Vec<u64> = a.union(&b).copied().take(size).collect();
+            // Two whole sets (each of fewer than `size`): all of their union, exactly.
+            let whole = a.len() < size && b.len() < size;
+            let take = if whole { usize::MAX } else { size };
+            let union: Vec<u64> = a.union(&b).copied().take(take).collect();
             let in_both = union
                 .iter()
                 .filter(|v| a.contains(v) && b.contains(v))

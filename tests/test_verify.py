@@ -78,6 +78,19 @@ def test_long_documents_get_the_bottom_k_estimate():
     assert abs(got - exact(a, b)) < 0.1
 
 
+def test_two_whole_sets_get_their_exact_jaccard_whatever_their_union():
+    # 1,000 distinct words each (fewer than 1,024: sketched whole), 900 shared: a union of
+    # 1,100, past the sketch size. Their Jaccard is exactly 900 / 1,100, not an estimate.
+    words = [f"w{i}" for i in range(1100)]
+    a, b = " ".join(words[:1000]), " ".join(words[100:])
+    sketches = Sketches(ngram=1)
+    sketches.add([0, 1], [a, b])
+    assert sketches.jaccard(np.array([0]), np.array([1]))[0] == 900 / 1100
+    assert not sketches.cut(np.array([0]), np.array([1]))[0]
+    result = neardup.dedup([a, b], shingle=1, k=16)
+    assert result.jaccard[1] == np.float32(900 / 1100)
+
+
 def test_a_threshold_finds_pairs_fingerprints_alone_miss_and_drops_chance_ones():
     fps = neardup.Simhasher().fingerprint_many(DOCS)
     at3 = {(a, b) for a, b, _ in pairs(fps, 3)}
