@@ -15,7 +15,7 @@ import xxhash
 import neardup
 from command import run
 from near_threshold import band_corpus, long_pair, random_words
-from neardup import _core
+from neardup import _core, kernels
 from neardup.digest import key_words
 from neardup.hasher import digest_many
 from neardup.pipeline import FirstPass
@@ -222,6 +222,8 @@ def test_a_mapping_is_refused_as_a_corpus(docs, tmp_path):
         lambda: neardup.Simhasher(weighting="idf").fit(docs),
         lambda: neardup.minhash_key_many(docs),
         lambda: neardup.SparseEncoder(size=64, active=8).encode_many(docs),
+        lambda: kernels.digest_batch(docs),
+        lambda: kernels.shingle_sets(docs),
     ]
     for call in calls:
         with pytest.raises(TypeError, match="mapping|not a dict"):

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from . import _core
+from .chunks import refuse_mapping
 from .digest import no_keys
 from .hasher import Simhasher, digest_many
 from .verify import SKETCH_SIZE, WHOLE, Sketches, in_band
@@ -101,6 +102,7 @@ def digest_batch(
     ``texts`` is an Arrow array or chunked array of strings, or any sequence of str.
     """
     pa = _arrow()
+    refuse_mapping(texts, "texts")
     hasher = hasher if hasher is not None else Simhasher()
     if isinstance(texts, pa.ChunkedArray | pa.Array):
         texts = texts.to_pylist()
@@ -352,6 +354,7 @@ def shingle_sets(texts: Any, hasher: Simhasher | None = None, *, shingle: int = 
     at ``size=WHOLE`` is their exact Jaccard, as :func:`neardup.dedup` computes it for a pair
     whose estimate lies near the threshold."""
     pa = _arrow()
+    refuse_mapping(texts, "texts")
     if isinstance(texts, pa.ChunkedArray | pa.Array):
         texts = texts.to_pylist()
     values = list(texts)
