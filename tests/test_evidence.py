@@ -14,7 +14,7 @@ import xxhash
 
 import neardup
 from command import run
-from near_threshold import band_corpus, long_pair, random_words
+from near_threshold import band_corpus, long_pair, pairs_within_k8, random_words
 from neardup import _core, kernels
 from neardup.digest import key_words
 from neardup.hasher import digest_many
@@ -283,3 +283,27 @@ def test_the_pairs_command_reports_exact_jaccards_near_the_threshold(tmp_path, c
     code, stdout, _ = run(capsys, "pairs", path, "--json")
     lines = [json.loads(line) for line in stdout.splitlines()]
     assert {d["id_b"]: (d["id_a"], d["jaccard"]) for d in lines} == got
+
+
+def test_the_kernels_find_and_decide_pairs_near_the_threshold():
+    texts, _ = band_corpus()
+    exact = [exact for _, _, exact in pairs_within_k8()]
+    # Two short texts (never cut) and a long one against a short one (far below the band).
+    texts += ["a cat sat on the mat today", "a cat sat on the mat today again", texts[0], "dogs"]
+    sketches = kernels.digest_batch(texts)["sketch"]
+    a = np.arange(0, len(texts), 2)
+    b = a + 1
+    sa, sb = sketches.take(a), sketches.take(b)
+    jaccard = kernels.verify_pairs(sa, sb)
+    band = kernels.pairs_in_band(sa, sb, jaccard, 0.8)
+    assert band.tolist() == [True] * len(exact) + [False, False]
+    got = kernels.verify_pairs(
+        kernels.shingle_sets([texts[i] for i in a]),
+        kernels.shingle_sets([texts[i] for i in b]),
+        kernels.WHOLE,
+    )
+    want = [neardup.jaccard(texts[i], texts[j]) for i, j in zip(a, b)]
+    assert got.tolist() == pytest.approx(want, abs=1e-12)
+    assert got[: len(exact)].tolist() == pytest.approx(exact, abs=1e-12)
+    # The estimates were off: that is why they are decided on the whole sets.
+    assert (np.abs(jaccard[: len(exact)] - got[: len(exact)]) > 1e-3).all()
