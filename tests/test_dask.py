@@ -233,7 +233,7 @@ def test_dedup_survives_a_worker_killed_mid_job(client, debian):
     client.wait_for_workers(2, timeout=30)
 
 
-@pytest.mark.parametrize("npartitions", [1, 4])
+@pytest.mark.parametrize("npartitions", [1, 4, "with an empty partition"])
 def test_pairs_near_the_threshold_are_decided_exactly_on_the_workers(client, npartitions):
     """Pairs of long documents whose estimate lies on the other side of the threshold from
     their exact Jaccard (or near it): decided on their exact shingle sets, the texts read again
@@ -253,10 +253,20 @@ def test_pairs_near_the_threshold_are_decided_exactly_on_the_workers(client, npa
         assert want.jaccard[at[b]] == pytest.approx(exact, abs=1e-6)
     kept_pairs = set(at) - {at[b] for b in removals}
     assert kept_pairs <= set(np.flatnonzero(want.keep).tolist())
+    if isinstance(npartitions, int):
+        ddf = dd.from_pandas(df, npartitions=npartitions)
+    else:  # three partitions, the middle one empty
+        middle = len(df) // 2
+        ddf = dd.concat(
+            [
+                dd.from_pandas(df.iloc[:middle], npartitions=1),
+                dd.from_pandas(df.iloc[:0], npartitions=1),
+                dd.from_pandas(df.iloc[middle:], npartitions=1),
+            ]
+        )
+        assert ddf.npartitions == 3
     stats: dict = {}
-    kept, table = ndd.dedup(
-        dd.from_pandas(df, npartitions=npartitions), id_field="id", clusters=True, stats=stats
-    )
+    kept, table = ndd.dedup(ddf, id_field="id", clusters=True, stats=stats)
     _check_same(df, kept, table, want)
     # Every candidate pair in the band is decided exactly on Dask (here: the built ones).
     assert stats["band_pairs_exact"] == len(WITHIN_K8)

@@ -146,8 +146,8 @@ def pairs(
     distance, Jaccard and a short preview of each text.
 
     A Jaccard is exact when both documents have fewer than 1,024 shingles, and whenever it lies
-    within 0.0625 of the threshold (the documents are read again); else it is a bottom-1024
-    estimate (docs/evidence.md), as in neardup dedup's --clusters."""
+    within 5 standard errors of the threshold (0.0625 at 0.8; the documents are read again);
+    else it is a bottom-1024 estimate (docs/evidence.md), as in neardup dedup's --clusters."""
     threshold = _verification(threshold, no_verify)  # type: ignore[assignment]
     k = default_k(k, threshold)
     hasher = make_hasher(**hasher_flags)
