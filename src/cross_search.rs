@@ -321,6 +321,29 @@ pub fn inner_pairs_bounded(
     )
 }
 
+/// Every pair (new value, index value) of the ascending distinct values `new` and `old` within
+/// `k`, as indices into them, each once, in no particular order, without the pairs inside `new`
+/// (which [`cross_pairs`] finds on the way): the search of a batch of queries. Past `budget`
+/// pairs (None: no limit) the search stops at once: the answer is a lower bound of their number
+/// ([`Bounded::AtLeast`]), found in bounded memory and time.
+pub fn across_pairs_bounded(
+    new: &[u64],
+    old: &[u64],
+    k: u32,
+    plan: &Plan,
+    budget: Option<u64>,
+) -> Result<Bounded<Vec<(u32, u32)>>> {
+    check(new, old, k, plan)?;
+    let order = BitOrder::choose(new, old, plan);
+    Ok(
+        match pairs_in(new, old, k, plan, &order, &Budget::across(budget))? {
+            Bounded::Within(found) => Bounded::Within(found.cross),
+            Bounded::Over(count) => Bounded::Over(count),
+            Bounded::AtLeast(count) => Bounded::AtLeast(count),
+        },
+    )
+}
+
 /// [`cross_pairs_in`] within a budget of pairs (cross and within together).
 fn pairs_in(
     new: &[u64],
@@ -380,6 +403,8 @@ struct Budget {
     over: AtomicBool,
     /// A worker's allocation failed: every worker stops (the others would only fail in turn).
     failed: AtomicBool,
+    /// Whether the pairs inside the batch are searched too.
+    within: bool,
 }
 
 impl Budget {
@@ -394,6 +419,15 @@ impl Budget {
             total: AtomicU64::new(0),
             over: AtomicBool::new(false),
             failed: AtomicBool::new(false),
+            within: true,
+        }
+    }
+
+    /// [`Budget::new`] for a search of the pairs across the sides only.
+    fn across(limit: Option<u64>) -> Self {
+        Budget {
+            within: false,
+            ..Self::new(limit)
         }
     }
 
@@ -689,11 +723,13 @@ impl<'a> Sub<'a> {
                                 out.push(false, (a, y));
                             }
                         });
-                        within_k(a, &a_run[i + 1..], k, |b| {
-                            if first(a ^ b) && budget.keep(out) {
-                                out.push(true, (a.min(b), a.max(b)));
-                            }
-                        });
+                        if budget.within {
+                            within_k(a, &a_run[i + 1..], k, |b| {
+                                if first(a ^ b) && budget.keep(out) {
+                                    out.push(true, (a.min(b), a.max(b)));
+                                }
+                            });
+                        }
                     }
                 }
             }
@@ -1073,6 +1109,32 @@ mod tests {
         // A plan for a larger k finds the pairs within the smaller one, once each.
         let got = found(&new, &old, 2, &Plan::blocks(6, 4).unwrap());
         assert_eq!(got, (brute(&new, &old, 2), brute_within(&new, 2)));
+    }
+
+    #[test]
+    fn across_pairs_are_the_cross_pairs_alone_within_a_budget() {
+        let (new, old) = sides(45, 2000, 1500, 6);
+        for k in [0, 3, 8] {
+            let want = brute(&new, &old, k);
+            assert!(k == 0 || want.len() >= 100, "k={k}: {}", want.len());
+            let count = want.len() as u64;
+            let plan = cross_plan(k, old.len() as u64, new.len() as u64).unwrap();
+            for budget in [None, Some(count)] {
+                let Bounded::Within(mut got) =
+                    across_pairs_bounded(&new, &old, k, &plan, budget).unwrap()
+                else {
+                    panic!("k={k}: over a budget of {budget:?}");
+                };
+                got.sort_unstable();
+                assert_eq!(got, want, "k={k}");
+            }
+            if count > 0 {
+                match across_pairs_bounded(&new, &old, k, &plan, Some(count - 1)).unwrap() {
+                    Bounded::AtLeast(c) => assert!(c > count - 1 && c <= count, "{c}"),
+                    other => panic!("k={k}: expected a lower bound, got {other:?}"),
+                }
+            }
+        }
     }
 
     #[test]

@@ -15,8 +15,12 @@ use std::sync::OnceLock;
 
 use rayon::prelude::*;
 
+use crate::cross_search::{across_pairs_bounded, cross_plan};
+use crate::encoders::mix64;
 use crate::error::{try_push, try_with_capacity, Error, Result};
 use crate::hamming::hamming;
+use crate::memory;
+use crate::pairs::{check_cross_work, default_work_limit, Bounded, Groups};
 use crate::plan::{check_k, Plan, Workload};
 use crate::store::{self, Words};
 use crate::table::{lower_bound, prefetch, prefix_range, radix_sort_top};
@@ -365,6 +369,114 @@ impl Batch {
     }
 }
 
+/// Bytes a match costs in [`Index::query_many`]'s arrays: its row and id (8 each) and its
+/// distance (1).
+pub const MATCH_BYTES: u64 = 17;
+
+/// Queries a batch needs at least before [`Index::query_many`] searches them at once.
+const BATCH_QUERIES: usize = 1024;
+
+/// The batch search passes over every distinct value of the index (a few times per group of its
+/// tables); queries one by one cost a search per table each. The batch search is taken when the
+/// queries are at least 1/64 of the index's distinct values.
+const BATCH_RATIO: usize = 64;
+
+/// Queries and index entries an estimate of the matches samples at most (about 16 million
+/// comparisons); below it the count is exact.
+const MATCH_SAMPLE: usize = 4096;
+
+/// Matches found in the samples before a refusal may rest on the estimate, and how far past the
+/// memory left it must reach (as for `find_all`, [`crate::pairs::estimate_pairs`]).
+const SURE_HITS: u64 = 10_000;
+const SURE_FACTOR: u64 = 4;
+
+const QUERY_REMEDY: &str =
+    "query fewer fingerprints at once, or lower k (in Python, max_pairs=None lifts the limit)";
+
+/// What bounds a call of [`Index::query_many`]: the pair limit and the memory left.
+struct Limit {
+    k: u32,
+    queries: usize,
+    max_pairs: Option<u64>,
+    memory: Option<u64>,
+}
+
+impl Limit {
+    fn new(k: u32, queries: usize, max_pairs: Option<u64>, memory: Option<u64>) -> Self {
+        Limit {
+            k,
+            queries,
+            max_pairs,
+            memory,
+        }
+    }
+
+    /// The matches the arrays can hold in the memory left, where that binds before the limit.
+    fn room(&self) -> Option<u64> {
+        self.memory
+            .map(|m| m / MATCH_BYTES)
+            .filter(|&r| self.max_pairs.is_none_or(|m| r < m))
+    }
+
+    /// The most matches a call may find: the limit, or fewer where memory binds.
+    fn cap(&self) -> Option<u64> {
+        self.room().or(self.max_pairs)
+    }
+
+    /// The work limit of a batch search over `values` distinct values, with a pair limit.
+    fn work(&self, values: usize) -> Option<u64> {
+        self.max_pairs.map(|_| default_work_limit(values))
+    }
+
+    /// Out of memory at once, without a limit, where an estimate of the matches (`estimate()`:
+    /// the estimate and the matches its samples found) passes the memory left by far.
+    fn refused_early(&self, estimate: impl FnOnce() -> (u64, u64)) -> Option<Error> {
+        // With a limit, a refusal names the count of the limit, found by the search.
+        if self.max_pairs.is_some() {
+            return None;
+        }
+        let (room, memory) = (self.room()?, self.memory?);
+        let (count, hits) = estimate();
+        (hits >= SURE_HITS && count / SURE_FACTOR > room)
+            .then(|| self.past_memory(count, "about ", memory))
+    }
+
+    fn past_memory(&self, count: u64, how: &str, memory: u64) -> Error {
+        Error::OutOfMemory(format!(
+            "{how}{} matches within k={} of {} queries need {} for their arrays ({MATCH_BYTES} \
+             bytes a match), more than the {} of memory left; query fewer fingerprints at once",
+            crate::error::thousands(count),
+            self.k,
+            crate::error::thousands(self.queries as u64),
+            memory::readable(count.saturating_mul(MATCH_BYTES)),
+            memory::readable(memory)
+        ))
+    }
+
+    /// The refusal of `count` matches (`at_least`: a lower bound), past the cap.
+    fn refusal(&self, count: u64, at_least: bool) -> Error {
+        match (self.max_pairs, self.memory) {
+            (Some(limit), _) if count > limit => self.too_many(count, at_least, limit),
+            (_, Some(memory)) => {
+                self.past_memory(count, if at_least { "at least " } else { "" }, memory)
+            }
+            (limit, None) => self.too_many(count, at_least, limit.unwrap_or(u64::MAX)),
+        }
+    }
+
+    fn too_many(&self, count: u64, at_least: bool, limit: u64) -> Error {
+        Error::TooManyPairs {
+            count,
+            at_least,
+            limit,
+            what: format!("matches within k={} of {} queries", self.k, self.queries),
+            remedy: "query fewer fingerprints at once (in Python, raise max_pairs, or None \
+                     for no limit)"
+                .into(),
+        }
+    }
+}
+
 /// A Hamming-distance index over (fingerprint, id) entries.
 pub struct Index {
     k: u32,
@@ -673,15 +785,87 @@ impl Index {
         out
     }
 
-    /// (query row, id, distance) for many queries, in query order, parallel over queries.
+    /// (query row, id, distance) for many queries, in query order (each query's matches by
+    /// distance, then id), parallel over queries. More than `max_pairs` matches (None: no
+    /// limit) is [`Error::TooManyPairs`]; more than the memory left holds
+    /// ([`memory::available`], [`MATCH_BYTES`] a match) is [`Error::OutOfMemory`], as soon as
+    /// that is known. A batch of many queries is searched at once ([`Index::query_batch`]);
+    /// a few, one by one ([`Index::query_into`]).
     pub fn query_many(
         &self,
         queries: &[u64],
         max_pairs: Option<u64>,
     ) -> Result<(Vec<i64>, Vec<i64>, Vec<u8>)> {
-        // Matches are counted as they are found; past `max_pairs` every worker stops, so the
-        // error names a lower bound of their number (found in bounded memory and time) unless
-        // every query was answered.
+        self.query_many_in(queries, max_pairs, memory::available())
+    }
+
+    /// [`Index::query_many`] with `memory` bytes left to allocate (None: unknown).
+    pub fn query_many_in(
+        &self,
+        queries: &[u64],
+        max_pairs: Option<u64>,
+        memory: Option<u64>,
+    ) -> Result<(Vec<i64>, Vec<i64>, Vec<u8>)> {
+        let limit = Limit::new(self.k, queries.len(), max_pairs, memory);
+        if let Some(estimate) = limit.refused_early(|| self.estimate_matches(queries)) {
+            return Err(estimate);
+        }
+        // The batch search costs a pass over the index's distinct values per group of its
+        // tables: worth it once there are queries enough to share that pass.
+        let values = self.main.tables[0].len() + self.buffer.tables[0].len();
+        if queries.len() >= BATCH_QUERIES && queries.len().saturating_mul(BATCH_RATIO) >= values {
+            self.query_batch(queries, &limit)
+        } else {
+            self.query_each(queries, &limit)
+        }
+    }
+
+    /// An estimate of the matches of `queries`: those of a sample of about [`MATCH_SAMPLE`]
+    /// queries against one of about as many entries, scaled up; with the matches found in the
+    /// samples, which say how sure it is.
+    fn estimate_matches(&self, queries: &[u64]) -> (u64, u64) {
+        let live = |s: &Segment| s.fps.len();
+        let entries = live(&self.main) + live(&self.buffer);
+        let pick = |n: usize| -> u64 {
+            if n <= MATCH_SAMPLE {
+                u64::MAX
+            } else {
+                ((MATCH_SAMPLE as f64 / n as f64) * 2f64.powi(64)) as u64
+            }
+        };
+        let (cut_q, cut_e) = (pick(queries.len()), pick(entries));
+        let kept = |r: usize, cut: u64| cut == u64::MAX || mix64(r as u64 ^ crate::PI_SEED) < cut;
+        let q: Vec<u64> = (0..queries.len())
+            .filter(|&r| kept(r, cut_q))
+            .map(|r| queries[r])
+            .collect();
+        let e: Vec<u64> = (0..entries)
+            .filter(|&r| kept(r, cut_e))
+            .map(|r| {
+                if r < self.main.fps.len() {
+                    self.main.fps[r]
+                } else {
+                    self.buffer.fps[r - self.main.fps.len()]
+                }
+            })
+            .collect();
+        if q.is_empty() || e.is_empty() {
+            return (0, 0);
+        }
+        let k = self.k;
+        let hits: u64 = q
+            .par_iter()
+            .map(|&a| e.iter().filter(|&&b| hamming(a, b) <= k).count() as u64)
+            .sum();
+        let scale = (queries.len() as f64 / q.len() as f64) * (entries as f64 / e.len() as f64);
+        (((hits as f64) * scale).min(u64::MAX as f64) as u64, hits)
+    }
+
+    /// The queries one by one ([`Index::query_into`]): matches are counted as they are found;
+    /// past the limit every worker stops, so the refusal names a lower bound of their number
+    /// (found in bounded memory and time) unless every query was answered.
+    fn query_each(&self, queries: &[u64], limit: &Limit) -> Result<(Vec<i64>, Vec<i64>, Vec<u8>)> {
+        let cap = limit.cap();
         let total = AtomicU64::new(0);
         let over = AtomicBool::new(false);
         // Whether a query was left unanswered: the count is then a lower bound.
@@ -702,7 +886,7 @@ impl Index {
                 self.query_into(q, &mut found);
                 let now =
                     total.fetch_add(found.len() as u64, Ordering::Relaxed) + found.len() as u64;
-                if max_pairs.is_some_and(|m| now > m) {
+                if cap.is_some_and(|m| now > m) {
                     over.store(true, Ordering::Relaxed);
                 }
                 if over.load(Ordering::Relaxed) {
@@ -729,16 +913,8 @@ impl Index {
         };
         crate::interrupt::check()?;
         let count = total.load(Ordering::Relaxed);
-        if let Some(limit) = max_pairs.filter(|&m| count > m) {
-            return Err(Error::TooManyPairs {
-                count,
-                at_least: stopped.load(Ordering::Relaxed),
-                limit,
-                what: format!("matches within k={} of {} queries", self.k, queries.len()),
-                remedy: "query fewer fingerprints at once (in Python, raise max_pairs, or None \
-                         for no limit)"
-                    .into(),
-            });
+        if cap.is_some_and(|m| count > m) {
+            return Err(limit.refusal(count, stopped.load(Ordering::Relaxed)));
         }
         let parts = parts.into_iter().collect::<Result<Vec<_>>>()?;
         let total = parts.iter().map(|p| p.0.len()).sum();
@@ -749,6 +925,124 @@ impl Index {
             rows.extend(r);
             ids.extend(i);
             ds.extend(d);
+        }
+        Ok((rows, ids, ds))
+    }
+
+    /// The live ids of the entries holding `fp`, main segment first, each once.
+    fn ids_of(&self, fp: u64, mut each: impl FnMut(i64)) {
+        let (a, b) = self.main.range_of(fp);
+        for &id in &self.main.ids[a..b] {
+            if self.tombstones.is_empty() || !self.tombstones.contains(&id) {
+                each(id);
+            }
+        }
+        let (a, b) = self.buffer.range_of(fp);
+        self.buffer.ids[a..b].iter().for_each(|&id| each(id));
+    }
+
+    /// The index's distinct values with a live entry, ascending.
+    fn live_values(&self) -> Vec<u64> {
+        let live = |s: &Segment, tombstones: &HashSet<i64>| -> Vec<u64> {
+            let mut out: Vec<u64> = Vec::new();
+            for (&fp, &id) in s.fps.iter().zip(s.ids.iter()) {
+                if out.last() != Some(&fp) && (tombstones.is_empty() || !tombstones.contains(&id)) {
+                    out.push(fp);
+                }
+            }
+            out
+        };
+        let (main, buffer) = (
+            live(&self.main, &self.tombstones),
+            live(&self.buffer, &HashSet::new()),
+        );
+        let mut all = main;
+        all.extend(buffer);
+        all.par_sort_unstable();
+        all.dedup();
+        all
+    }
+
+    /// The queries at once: their distinct values against the index's by the cross search
+    /// ([`across_pairs_bounded`], on its own plan: the index's tables are not used), which stops
+    /// past the limit, then each distinct query's matches sorted once and given to each of its
+    /// rows. The same answer as [`Index::query_each`].
+    fn query_batch(&self, queries: &[u64], limit: &Limit) -> Result<(Vec<i64>, Vec<i64>, Vec<u8>)> {
+        let k = self.k;
+        let groups = Groups::new(queries);
+        let old = self.live_values();
+        crate::interrupt::check()?;
+        let plan = cross_plan(k, old.len() as u64, groups.distinct.len() as u64)?;
+        if let Some(work) = limit.work(old.len() + groups.distinct.len()) {
+            check_cross_work(&groups.distinct, &old, k, &plan, Some(work), QUERY_REMEDY)?;
+        }
+        // Every distinct pair is at least one match: a budget of matches bounds them.
+        let cap = limit.cap();
+        let mut pairs = match across_pairs_bounded(&groups.distinct, &old, k, &plan, cap)? {
+            Bounded::Within(pairs) => pairs,
+            Bounded::Over(count) | Bounded::AtLeast(count) => {
+                return Err(limit.refusal(count, true))
+            }
+        };
+        pairs.par_sort_unstable();
+        crate::interrupt::check()?;
+        let mut starts = vec![0usize; groups.distinct.len() + 1];
+        for &(a, _) in &pairs {
+            starts[a as usize + 1] += 1;
+        }
+        for g in 0..groups.distinct.len() {
+            starts[g + 1] += starts[g];
+        }
+        // Each distinct query's matches, counted, then (within the limit) listed and sorted.
+        let counts: Vec<u64> = (0..groups.distinct.len())
+            .into_par_iter()
+            .map(|g| {
+                let mut n = 0u64;
+                for &(_, b) in &pairs[starts[g]..starts[g + 1]] {
+                    self.ids_of(old[b as usize], |_| n += 1);
+                }
+                n
+            })
+            .collect();
+        let total = counts.iter().enumerate().fold(0u64, |t, (g, &n)| {
+            t.saturating_add(n.saturating_mul(groups.rows_of(g).len() as u64))
+        });
+        if cap.is_some_and(|m| total > m) {
+            return Err(limit.refusal(total, false));
+        }
+        let distinct_matches = counts.iter().sum::<u64>() as usize;
+        let mut lists: Vec<(u8, i64)> = try_with_capacity(distinct_matches, "matches")?;
+        let mut list_start = Vec::with_capacity(groups.distinct.len() + 1);
+        for g in 0..groups.distinct.len() {
+            list_start.push(lists.len());
+            let q = groups.distinct[g];
+            for &(_, b) in &pairs[starts[g]..starts[g + 1]] {
+                let v = old[b as usize];
+                let d = hamming(q, v) as u8;
+                self.ids_of(v, |id| lists.push((d, id)));
+            }
+        }
+        list_start.push(lists.len());
+        drop(pairs);
+        let mut segments: Vec<&mut [(u8, i64)]> = Vec::new();
+        let mut rest = &mut lists[..];
+        for g in 0..groups.distinct.len() {
+            let (head, tail) = rest.split_at_mut(list_start[g + 1] - list_start[g]);
+            segments.push(head);
+            rest = tail;
+        }
+        segments.par_iter_mut().for_each(|s| s.sort_unstable());
+        drop(segments);
+        crate::interrupt::check()?;
+        let total = total as usize;
+        let mut rows = try_with_capacity(total, "matches (rows)")?;
+        let mut ids = try_with_capacity(total, "matches (ids)")?;
+        let mut ds = try_with_capacity(total, "matches (distances)")?;
+        for (r, &g) in groups.of_rows().iter().enumerate() {
+            let list = &lists[list_start[g as usize]..list_start[g as usize + 1]];
+            rows.extend(std::iter::repeat_n(r as i64, list.len()));
+            ids.extend(list.iter().map(|m| m.1));
+            ds.extend(list.iter().map(|m| m.0));
         }
         Ok((rows, ids, ds))
     }
@@ -842,6 +1136,140 @@ mod tests {
         );
         assert!(ds.iter().all(|&d| d == 2));
         assert_eq!(index.query_many(&queries, None).unwrap().0, rows);
+    }
+
+    /// (row, id, distance) of every query against the live entries of `model`, by brute force,
+    /// in the order query_many gives them.
+    fn brute_many(model: &BTreeMap<i64, u64>, queries: &[u64], k: u32) -> Matches {
+        let mut out = (Vec::new(), Vec::new(), Vec::new());
+        for (r, &q) in queries.iter().enumerate() {
+            for (d, id) in brute(model, q, k) {
+                out.0.push(r as i64);
+                out.1.push(id);
+                out.2.push(d);
+            }
+        }
+        out
+    }
+
+    type Matches = (Vec<i64>, Vec<i64>, Vec<u8>);
+
+    #[test]
+    fn the_batch_search_answers_as_the_queries_one_by_one() {
+        let mut s = 41u64;
+        let k = 4u32;
+        let mut index = Index::new(4, Some(Plan::blocks(6, 4).unwrap()), None).unwrap();
+        index.set_limits(Some((300, 50)));
+        let mut model = BTreeMap::new();
+        let bases: Vec<u64> = (0..200).map(|_| rng(&mut s)).collect();
+        let near = |s: &mut u64| {
+            let mut x = bases[(rng(s) % 200) as usize];
+            for _ in 0..rng(s) % 6 {
+                x ^= 1 << (rng(s) % 64);
+            }
+            x
+        };
+        for _ in 0..6 {
+            // Copies among the entries, a buffer and tombstones.
+            let fps: Vec<u64> = (0..500).map(|_| near(&mut s)).collect();
+            let first = index.next_id;
+            index.add(&fps, None).unwrap();
+            for (i, &f) in fps.iter().enumerate() {
+                model.insert(first + i as i64, f);
+            }
+            let gone: Vec<i64> = model
+                .keys()
+                .copied()
+                .filter(|id| id % 7 == 3)
+                .take(40)
+                .collect();
+            index.remove(&gone).unwrap();
+            gone.iter().for_each(|id| {
+                model.remove(id);
+            });
+        }
+        // Last, a batch small enough to stay in the buffer, and removals from the main segment.
+        let fps: Vec<u64> = (0..100).map(|_| near(&mut s)).collect();
+        let first = index.next_id;
+        index.add(&fps, None).unwrap();
+        for (i, &f) in fps.iter().enumerate() {
+            model.insert(first + i as i64, f);
+        }
+        let gone: Vec<i64> = model
+            .keys()
+            .copied()
+            .filter(|id| id % 5 == 1)
+            .take(5)
+            .collect();
+        index.remove(&gone).unwrap();
+        gone.iter().for_each(|id| {
+            model.remove(id);
+        });
+        assert!(
+            !index.buffer.is_empty() && !index.tombstones.is_empty(),
+            "{} {}",
+            index.buffer.len(),
+            index.tombstones.len()
+        );
+        // Queries with copies, some far from everything.
+        let mut queries: Vec<u64> = (0..3000).map(|_| near(&mut s)).collect();
+        queries.extend((0..300).map(|_| rng(&mut s)));
+        queries.extend_from_within(..500);
+        let want = brute_many(&model, &queries, k);
+        assert!(want.0.len() > 5000, "{}", want.0.len());
+        let limit = Limit::new(k, queries.len(), None, None);
+        assert_eq!(index.query_batch(&queries, &limit).unwrap(), want);
+        assert_eq!(index.query_each(&queries, &limit).unwrap(), want);
+        assert_eq!(index.query_many(&queries, None).unwrap(), want);
+        // A limit of matches: the exact count where it is counted, else a lower bound.
+        let n = want.0.len() as u64;
+        let limit = Limit::new(k, queries.len(), Some(n), None);
+        assert_eq!(index.query_batch(&queries, &limit).unwrap(), want);
+        for budget in [n - 1, n / 3] {
+            let limit = Limit::new(k, queries.len(), Some(budget), None);
+            match index.query_batch(&queries, &limit) {
+                Err(Error::TooManyPairs { count, limit, .. }) => {
+                    assert!(count > budget && count <= n && limit == budget, "{count}")
+                }
+                other => panic!("expected TooManyPairs, got {:?}", other.map(|r| r.0.len())),
+            }
+        }
+    }
+
+    #[test]
+    fn query_many_refuses_what_the_memory_left_cannot_hold() {
+        let mut index = Index::new(8, None, Some(5000)).unwrap();
+        let mut s = 3u64;
+        // Entries sharing their top 44 bits: about a quarter of all pairs within k = 8.
+        let dense: Vec<u64> = (0..5000)
+            .map(|_| 0xABCD_E000_0000_0000 | (rng(&mut s) >> 44))
+            .collect();
+        index.add(&dense, None).unwrap();
+        let memory = 17 * 100_000;
+        for queries in [&dense[..], &dense[..100]] {
+            match index.query_many_in(queries, None, Some(memory)) {
+                Err(Error::OutOfMemory(message)) => {
+                    assert!(message.contains("matches within k=8"), "{message}")
+                }
+                other => panic!("expected OutOfMemory, got {:?}", other.map(|r| r.0.len())),
+            }
+        }
+        // On the estimate, before any search, where the samples are sure of it.
+        let (estimate, hits) = index.estimate_matches(&dense);
+        assert!(
+            hits >= SURE_HITS && estimate / SURE_FACTOR > 100_000,
+            "{estimate}"
+        );
+        let limit = Limit::new(8, dense.len(), None, Some(memory));
+        assert!(limit.refused_early(|| (estimate, hits)).is_some());
+        // What fits is found, the same with or without a memory figure.
+        let few = &dense[..10];
+        assert_eq!(
+            index.query_many_in(few, None, Some(memory)).unwrap(),
+            index
+                .query_each(few, &Limit::new(8, 10, None, None))
+                .unwrap()
+        );
     }
 
     #[test]

@@ -24,6 +24,7 @@ pub mod hash;
 pub mod index;
 pub mod interrupt;
 pub mod jsonl;
+pub mod memory;
 pub mod neighbourhood;
 pub mod pairs;
 pub mod parallel;

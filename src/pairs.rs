@@ -20,6 +20,7 @@ use crate::error::{try_push, try_with_capacity, Error, Result};
 use crate::first_table::{Earlier, FirstTable};
 use crate::hamming::hamming;
 use crate::interrupt;
+use crate::memory;
 use crate::plan::{Plan, TableLayout};
 use crate::table::{lower_bound, radix_sort_top_with};
 
@@ -504,17 +505,95 @@ fn add_greater(xs: &[usize], ys: &[usize], count: &mut [usize]) {
     }
 }
 
+/// Bytes a pair costs in [`find_all`]'s arrays at their peak: i and j (8 each), the distance (1).
+pub const PAIR_BYTES: u64 = 17;
+
+/// Rows an estimate of the pairs samples at most ([`estimate_pairs`]); below it the count is
+/// exact.
+const PAIR_SAMPLE: usize = 8192;
+
+/// Pairs found in the sample before a refusal may rest on the estimate: with 10,000, a corpus
+/// whose pairs would fit is refused only if its sample holds twice its share of them, which a
+/// sample of that size does not do (even where one value's copies make all of its pairs).
+const SURE_HITS: u64 = 10_000;
+
+/// How much further than the memory an estimate must reach before it is a refusal.
+const SURE_FACTOR: u64 = 4;
+
+/// An estimate of the pairs of rows of `fingerprints` within `k`: the pairs within `k` among a
+/// deterministic random sample of about [`PAIR_SAMPLE`] rows (every row when fewer: then exact),
+/// scaled by n(n - 1) / (m(m - 1)); with the pairs found in the sample, which say how sure it
+/// is. One comparison per pair of the sample: some 34 million, a fraction of a second.
+pub fn estimate_pairs(fingerprints: &[u64], k: u32) -> (u64, u64) {
+    let n = fingerprints.len();
+    let sample: Vec<u64> = if n <= PAIR_SAMPLE {
+        fingerprints.to_vec()
+    } else {
+        let cut = ((PAIR_SAMPLE as f64 / n as f64) * 2f64.powi(64)) as u64;
+        fingerprints
+            .iter()
+            .enumerate()
+            .filter(|&(r, _)| mix64(r as u64 ^ crate::PI_SEED) < cut)
+            .map(|(_, &x)| x)
+            .collect()
+    };
+    let m = sample.len();
+    if m < 2 {
+        return (0, 0);
+    }
+    let hits: u64 = sample
+        .par_iter()
+        .enumerate()
+        .map(|(i, &a)| {
+            sample[i + 1..]
+                .iter()
+                .filter(|&&b| hamming(a, b) <= k)
+                .count() as u64
+        })
+        .sum();
+    let scale = (n as f64) * (n as f64 - 1.0) / (m as f64 * (m as f64 - 1.0));
+    (((hits as f64) * scale).min(u64::MAX as f64) as u64, hits)
+}
+
+/// [`Error::OutOfMemory`] for `count` pairs (`how`: "", "at least " or "about ") that
+/// [`find_all`]'s arrays cannot hold in the `memory` bytes left.
+fn pairs_past_memory(count: u64, how: &str, k: u32, memory: u64) -> Error {
+    Error::OutOfMemory(format!(
+        "{how}{} pairs within k={k} need {} for their arrays ({PAIR_BYTES} bytes a pair), more \
+         than the {} of memory left; lower k, or cluster the rows instead (cluster() holds no \
+         pair)",
+        crate::error::thousands(count),
+        memory::readable(count.saturating_mul(PAIR_BYTES)),
+        memory::readable(memory)
+    ))
+}
+
 /// Every pair of rows of `fingerprints` within distance `k`, each once, sorted by (i, j).
 ///
 /// The number of pairs is known before they are allocated: copies of one value make c(c-1)/2,
 /// two distinct values within `k` make c_a * c_b. More than `max_pairs` (None: no limit) is
 /// [`Error::TooManyPairs`] naming the exact count, found in bounded memory, or a lower bound of
-/// it where counting them all would take longer than [`COUNT_WORK`] comparisons.
+/// it where counting them all would take longer than [`COUNT_WORK`] comparisons. More than the
+/// memory left holds ([`memory::available`], [`PAIR_BYTES`] a pair) is [`Error::OutOfMemory`],
+/// as soon as that is known: from the copies, from a sample's estimate far past it
+/// ([`estimate_pairs`], without `max_pairs`), or when the search passes it.
 pub fn find_all(
     fingerprints: &[u64],
     k: u32,
     plan: &Plan,
     max_pairs: Option<u64>,
+) -> Result<Pairs> {
+    find_all_in(fingerprints, k, plan, max_pairs, memory::available())
+}
+
+/// [`find_all`] with `memory` bytes left to allocate (None: unknown, no bound but a failed
+/// allocation).
+pub fn find_all_in(
+    fingerprints: &[u64],
+    k: u32,
+    plan: &Plan,
+    max_pairs: Option<u64>,
+    memory: Option<u64>,
 ) -> Result<Pairs> {
     check_plan(k, plan)?;
     let groups = Groups::new(fingerprints);
@@ -522,35 +601,47 @@ pub fn find_all(
     let copies = (0..groups.distinct.len() as u32)
         .map(|g| size(g) * (size(g) - 1) / 2)
         .fold(0u64, u64::saturating_add);
+    // The pairs the arrays can hold in the memory left, where that binds before `max_pairs`.
+    let room = memory
+        .map(|m| m / PAIR_BYTES)
+        .filter(|&r| max_pairs.is_none_or(|m| r < m));
+    let refusal = |count: u64, at_least: bool| match (max_pairs, memory) {
+        (Some(limit), _) if count > limit => too_many_pairs(count, at_least, limit, k),
+        (_, Some(memory)) => {
+            pairs_past_memory(count, if at_least { "at least " } else { "" }, k, memory)
+        }
+        (limit, None) => too_many_pairs(count, at_least, limit.unwrap_or(u64::MAX), k),
+    };
+    if let (Some(room), Some(memory)) = (room, memory) {
+        if copies > room {
+            return Err(refusal(copies, false));
+        }
+        // Without a limit, memory is the only bound: a sure estimate far past it is enough
+        // (with one, a refusal names the count of the limit, found by the search).
+        let (estimate, hits) = match max_pairs {
+            None => estimate_pairs(fingerprints, k),
+            Some(_) => (0, 0),
+        };
+        if hits >= SURE_HITS && estimate / SURE_FACTOR > room {
+            return Err(pairs_past_memory(estimate, "about ", k, memory));
+        }
+    }
+    let cap = room.or(max_pairs);
     // Past the copies alone, the distinct pairs only count (a budget of 0 keeps none).
-    let budget = max_pairs.map(|m| m.saturating_sub(copies));
+    let budget = cap.map(|m| m.saturating_sub(copies));
     let work = max_pairs.map(|_| default_work_limit(groups.distinct.len()));
     check_work(&groups.distinct, k, plan, work, WORK_REMEDY)?;
     let found = weighted_pairs(&groups.distinct, k, plan, budget, &|a, b| size(a) * size(b))?;
     let pairs = match found {
         Bounded::Within(pairs) => pairs,
-        Bounded::Over(weight) => {
-            return Err(too_many_pairs(
-                copies.saturating_add(weight),
-                false,
-                max_pairs.unwrap_or(u64::MAX),
-                k,
-            ))
-        }
-        Bounded::AtLeast(weight) => {
-            return Err(too_many_pairs(
-                copies.saturating_add(weight),
-                true,
-                max_pairs.unwrap_or(u64::MAX),
-                k,
-            ))
-        }
+        Bounded::Over(weight) => return Err(refusal(copies.saturating_add(weight), false)),
+        Bounded::AtLeast(weight) => return Err(refusal(copies.saturating_add(weight), true)),
     };
     let total = pairs
         .iter()
         .fold(copies, |t, &(a, b, _)| t.saturating_add(size(a) * size(b)));
-    if let Some(limit) = max_pairs.filter(|&m| total > m) {
-        return Err(too_many_pairs(total, false, limit, k));
+    if cap.is_some_and(|m| total > m) {
+        return Err(refusal(total, false));
     }
     let total = usize::try_from(total).map_err(|_| {
         Error::OutOfMemory(format!(
@@ -1015,6 +1106,70 @@ mod tests {
         }
         assert_eq!(find_all(&fps, 3, &plan, Some(count)).unwrap(), want);
         assert_eq!(find_all(&[], 3, &plan, Some(0)).unwrap(), Pairs::default());
+    }
+
+    fn out_of_memory(result: Result<Pairs>) -> String {
+        match result {
+            Err(Error::OutOfMemory(message)) => message,
+            other => panic!("expected OutOfMemory, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_estimate_of_pairs_is_exact_for_small_inputs_and_close_for_sampled_ones() {
+        let mut seed = 17u64;
+        // Values sharing their top 44 bits: about a quarter of all pairs within k = 8.
+        let dense: Vec<u64> = (0..16_384)
+            .map(|_| 0xABCD_E000_0000_0000 | (rng(&mut seed) >> 44))
+            .collect();
+        let count = |fps: &[u64]| brute(fps, 8).i.len() as u64;
+        let small = &dense[..3000];
+        assert_eq!(estimate_pairs(small, 8), (count(small), count(small)));
+        assert_eq!(estimate_pairs(&dense[..1], 8), (0, 0));
+        let exact = count(&dense) as f64;
+        let (got, hits) = estimate_pairs(&dense, 8);
+        assert!(hits > SURE_HITS && hits < exact as u64, "{hits}");
+        assert!((got as f64 / exact - 1.0).abs() < 0.05, "{got} vs {exact}");
+    }
+
+    #[test]
+    fn find_all_refuses_what_the_memory_left_cannot_hold_and_finds_what_it_can() {
+        let plan = Plan::blocks(9, 8).unwrap();
+        // Copies alone: 1,999,000 pairs, known before any search.
+        let copies = vec![7u64; 2000];
+        let message = out_of_memory(find_all_in(&copies, 8, &plan, None, Some(17_000)));
+        assert!(
+            message.starts_with("1,999,000 pairs within k=8 need 34 MB"),
+            "{message}"
+        );
+        // A sample far past the memory: refused on the estimate, before the search.
+        let mut seed = 5u64;
+        let dense: Vec<u64> = (0..20_000)
+            .map(|_| 0xABCD_E000_0000_0000 | (rng(&mut seed) >> 44))
+            .collect();
+        let message = out_of_memory(find_all_in(&dense, 8, &plan, None, Some(17_000_000)));
+        assert!(
+            message.starts_with("about ") && message.contains("17 MB"),
+            "{message}"
+        );
+        // Too few pairs in the sample to be sure: the search stops past the memory instead.
+        let fps = planted(3000, 3, &mut seed);
+        let want = brute(&fps, 3);
+        let n = want.i.len() as u64;
+        assert!(n > 100 && n < SURE_HITS, "{n}");
+        let plan = Plan::blocks(4, 3).unwrap();
+        let message = out_of_memory(find_all_in(&fps, 3, &plan, None, Some(17 * (n - 1))));
+        assert!(message.contains(&format!("{} pairs within k=3", crate::error::thousands(n))));
+        assert_eq!(
+            find_all_in(&fps, 3, &plan, None, Some(17 * n)).unwrap(),
+            want
+        );
+        // A pair limit below the memory is the refusal it always was.
+        assert_eq!(
+            too_many(find_all_in(&fps, 3, &plan, Some(n - 1), Some(17 * n))),
+            (n, n - 1)
+        );
+        assert_eq!(find_all_in(&fps, 3, &plan, Some(n), None).unwrap(), want);
     }
 
     #[test]

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -59,6 +60,7 @@ def in_child(code: str, limit: int | None = None) -> subprocess.CompletedProcess
         text=True,
         timeout=300,
         preexec_fn=set_limit,
+        cwd=Path(__file__).parent,
     )
 
 
@@ -79,6 +81,35 @@ def test_find_all_without_a_limit_is_a_memory_error_not_an_abort():
     )
     assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
     assert done.stdout.startswith("MemoryError out of memory: "), done.stdout
+
+
+@pytest.mark.parametrize("call", ["find_all", "query_many"])
+def test_without_a_limit_pairs_far_past_the_memory_left_are_refused_on_an_estimate(call):
+    # 60,000 near-identical documents: 1.8 billion pairs within k = 16, 30 GB of arrays, under
+    # a 2 GB limit. The search would run for minutes before its lists ran out of memory; a
+    # sample of the rows tells it at once.
+    done = in_child(
+        f"""
+        import neardup
+        from test_dense_corpora import near_identical
+        fps = neardup.Simhasher().fingerprint_many(near_identical(60_000))
+        index = neardup.SimhashIndex(k=16)
+        index.add(fps)
+        calls = {{
+            "find_all": lambda: neardup.find_all(fps, 16, max_pairs=None),
+            "query_many": lambda: index.query_many(fps, max_pairs=None),
+        }}
+        try:
+            calls[{call!r}]()
+        except MemoryError as err:
+            print("MemoryError", err)
+        """,
+        limit=2 << 30,
+    )
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+    line = done.stdout.strip()
+    assert line.startswith("MemoryError out of memory: about "), line
+    assert "within k=16" in line and "of memory left" in line, line
 
 
 def test_a_refusal_on_dense_fingerprints_names_a_lower_bound_at_once():

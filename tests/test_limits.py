@@ -128,10 +128,21 @@ def test_query_many_refuses_more_matches_than_max_pairs():
     queries = np.full(1_500, 9 ^ 0b1, dtype=np.uint64)
     with pytest.raises(neardup.TooManyPairsError) as info:
         index.query_many(queries, max_pairs=1_000)
-    # The search stops past the limit: the count is a lower bound, named as one.
+    # Copies of one query against copies of one entry: one pair of values, counted exactly.
     err = info.value
-    assert err.limit == 1_000 and 1_000 < err.count < 3_000_000 and err.at_least
-    assert "max_pairs" in str(err) and str(err).startswith(f"at least {err.count:,} ")
+    assert (err.limit, err.count, err.at_least) == (1_000, 3_000_000, False)
+    assert "max_pairs" in str(err) and str(err).startswith("3,000,000 matches within k=3")
+    # Many distinct values within k of each other: the search stops past the limit, and the
+    # count is a lower bound, named as one.
+    dense = neardup.SimhashIndex(k=3)
+    values = np.uint64(0xDEAD_BEEF_CAFE_0000) | np.arange(1 << 12, dtype=np.uint64)
+    dense.add(values)
+    want = sum(int((np.bitwise_count(values ^ v) <= 3).sum()) for v in values)
+    with pytest.raises(neardup.TooManyPairsError) as info:
+        dense.query_many(values, max_pairs=1_000)
+    err = info.value
+    assert err.limit == 1_000 and 1_000 < err.count < want and err.at_least
+    assert str(err).startswith(f"at least {err.count:,} ")
     # Every query answered before the limit was passed: the exact count.
     with pytest.raises(neardup.TooManyPairsError) as info:
         index.query_many(queries[:1], max_pairs=1_000)

@@ -218,6 +218,37 @@ def test_a_later_run_removes_the_temporary_files_a_killed_run_left(tmp_path, cap
     assert temporaries(tmp_path) == sorted([alive.name, other.name])
 
 
+def test_temporary_files_of_earlier_releases_are_removed_once_a_day_old(tmp_path, capsys):
+    # Earlier releases named no machine and no process: .NAME.RANDOM.neardup-tmp (Python) and
+    # NAME.tmp-PID-N (the core). Whether their run goes on cannot be asked, so they go once
+    # untouched for a day (and, naming a process, when it is not running here).
+    from neardup.io.outputs import OLD_STYLE_AGE
+
+    src = write_jsonl(tmp_path / "in.jsonl", 0, 20)
+    out = tmp_path / "kept.jsonl"
+    old = time.time() - OLD_STYLE_AGE - 60
+    stale = [
+        tmp_path / ".kept.jsonl.k2j_x9q0.neardup-tmp",
+        tmp_path / f"kept.jsonl.tmp-{dead_pid()}-3",
+    ]
+    stale_dir = tmp_path / ".kept.jsonl.abcd1234.neardup-tmp"
+    kept = [
+        tmp_path / ".kept.jsonl.zzzz0000.neardup-tmp",  # fresh: its run may still be writing
+        tmp_path / f"kept.jsonl.tmp-{os.getpid()}-1",  # its process runs
+        tmp_path / ".other.jsonl.q1w2e3r4.neardup-tmp",  # another output's
+        tmp_path / ".kept.jsonl.notrandom.neardup-tmp",  # not a name neardup made (9 letters)
+    ]
+    for path in stale + kept:
+        path.write_text("partial")
+    stale_dir.mkdir()
+    (stale_dir / "1.txt").write_text("partial")
+    for path in [*stale, *kept[1:], stale_dir / "1.txt", stale_dir]:
+        os.utime(path, (old, old))
+    assert run(capsys, "dedup", src, "-o", out)[0] == 0
+    left = sorted(p.name for p in tmp_path.iterdir() if p.name not in ("in.jsonl", "kept.jsonl"))
+    assert left == sorted(p.name for p in kept)
+
+
 def test_kill_9_during_an_index_save_leaves_a_file_the_next_save_removes(tmp_path):
     idx = tmp_path / "big.idx"
     code = f"""

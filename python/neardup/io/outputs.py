@@ -19,6 +19,7 @@ import stat
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -156,23 +157,66 @@ def _alive(pid: int) -> bool:
     return True
 
 
+#: Temporary files of earlier releases name no machine and no process (``.NAME.RANDOM.neardup-tmp``
+#: from Python, ``NAME.tmp-PID-N`` from the core), so whether their run is still going cannot be
+#: asked: they are removed once untouched for this long, which no run leaves a file it still
+#: writes (a run writes each output from start to end, then renames them all within seconds).
+OLD_STYLE_AGE = 24 * 3600
+
+#: ``tempfile``'s random part: 8 characters of its alphabet.
+_RANDOM = re.compile(r"[a-z0-9_]{8}")
+
+
+def _old_style(name: str, base: str) -> int | None:
+    """Whether ``name`` is a temporary file an earlier release left for the output ``base``:
+    None if not, else the pid it names (0 for none)."""
+    python = f".{base}."
+    if name.startswith(python) and name.endswith(TMP_SUFFIX):
+        middle = name[len(python) : -len(TMP_SUFFIX)]
+        return 0 if _RANDOM.fullmatch(middle) else None
+    core = f"{base}.tmp-"
+    if name.startswith(core):
+        pid, _, n = name[len(core) :].partition("-")
+        return int(pid) if pid.isdigit() and n.isdigit() else None
+    return None
+
+
+def _untouched_for(path: str) -> float:
+    """Seconds since ``path`` (or, for a folder, anything directly in it) last changed."""
+    newest = os.lstat(path).st_mtime
+    if os.path.isdir(path) and not os.path.islink(path):
+        with os.scandir(path) as entries:
+            for entry in entries:
+                newest = max(newest, entry.stat(follow_symlinks=False).st_mtime)
+    return time.time() - newest
+
+
 def remove_stale(target: str) -> list[str]:
     """Removes the temporary files (and folders) that killed runs writing ``target`` left beside
-    it: those named for it whose process (on this machine) is gone. Returns their paths."""
+    it: those named for it whose process (on this machine) is gone, and those of earlier
+    releases (which name no machine) untouched for :data:`OLD_STYLE_AGE` whose process, if they
+    name one, is not running here. Returns their paths."""
     parent = os.path.dirname(target) or "."
-    prefix = f".{os.path.basename(target)}.{_host()}-"
+    base = os.path.basename(target)
+    prefix = f".{base}.{_host()}-"
     removed: list[str] = []
     try:
         names = os.listdir(parent)
     except OSError:
         return removed
     for name in names:
-        if not name.startswith(prefix) or TMP_SUFFIX not in name[len(prefix) :]:
-            continue
-        pid = name[len(prefix) :].split(".", 1)[0]
-        if not pid.isdigit() or _alive(int(pid)):
-            continue
         path = os.path.join(parent, name)
+        if name.startswith(prefix) and TMP_SUFFIX in name[len(prefix) :]:
+            pid = name[len(prefix) :].split(".", 1)[0]
+            if not pid.isdigit() or _alive(int(pid)):
+                continue
+        else:
+            old = _old_style(name, base)
+            try:
+                if old is None or (old and _alive(old)) or _untouched_for(path) < OLD_STYLE_AGE:
+                    continue
+            except OSError:
+                continue
         try:
             if os.path.isdir(path) and not os.path.islink(path):
                 shutil.rmtree(path)

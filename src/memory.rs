@@ -1,0 +1,105 @@
+//! The memory a call may still allocate, so that a search whose answer cannot fit is refused
+//! before it spends minutes finding it.
+//!
+//! On Linux, the least of: the address space left under the process's limit (`RLIMIT_AS`, as
+//! `prlimit --as` or `ulimit -v` set it, less what the process has mapped), the memory the
+//! kernel says is available plus free swap, and what the process's control group (v2) allows
+//! beyond what it uses. Elsewhere unknown (`None`): a failed allocation is then the only bound,
+//! still a clean error.
+
+use std::fs;
+
+/// Bytes this process may still allocate, if known.
+pub fn available() -> Option<u64> {
+    let figures = [address_space_left(), system_available(), cgroup_left()];
+    figures.into_iter().flatten().min()
+}
+
+/// A `Key: N kB` line's bytes in a `/proc` file's text.
+fn kilobytes(text: &str, key: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with(key))?;
+    let number = line[key.len()..].split_whitespace().next()?;
+    number.parse::<u64>().ok()?.checked_mul(1024)
+}
+
+/// The soft address-space limit (`Max address space` of `/proc/self/limits`) less the address
+/// space already mapped (`VmSize`).
+fn address_space_left() -> Option<u64> {
+    let limits = fs::read_to_string("/proc/self/limits").ok()?;
+    let limit = address_space_limit(&limits)?;
+    let status = fs::read_to_string("/proc/self/status").ok()?;
+    let used = kilobytes(&status, "VmSize:")?;
+    Some(limit.saturating_sub(used))
+}
+
+/// The soft limit of the `Max address space` line: None when unlimited.
+fn address_space_limit(limits: &str) -> Option<u64> {
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max address space"))?;
+    let soft = line["Max address space".len()..]
+        .split_whitespace()
+        .next()?;
+    soft.parse().ok()
+}
+
+/// `MemAvailable` plus `SwapFree` of `/proc/meminfo`.
+fn system_available() -> Option<u64> {
+    let info = fs::read_to_string("/proc/meminfo").ok()?;
+    let swap = kilobytes(&info, "SwapFree:").unwrap_or(0);
+    Some(kilobytes(&info, "MemAvailable:")?.saturating_add(swap))
+}
+
+/// `memory.max` less `memory.current` of the process's cgroup v2: None without a limit.
+fn cgroup_left() -> Option<u64> {
+    let cgroup = fs::read_to_string("/proc/self/cgroup").ok()?;
+    let path = cgroup.lines().find_map(|l| l.strip_prefix("0::"))?;
+    let folder = format!("/sys/fs/cgroup{}", path.trim_end());
+    let read = |name: &str| -> Option<u64> {
+        fs::read_to_string(format!("{folder}/{name}"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    };
+    Some(read("memory.max")?.saturating_sub(read("memory.current")?))
+}
+
+/// Bytes as a person reads them: 3.4 GB, 512 MB, 700 bytes.
+pub fn readable(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1_000_000_000 => format!("{:.1} GB", b as f64 / 1e9),
+        b if b >= 1_000_000 => format!("{:.0} MB", b as f64 / 1e6),
+        b => format!("{b} bytes"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proc_lines_are_read_as_bytes() {
+        let status = "Name:\tpython\nVmPeak:\t  900 kB\nVmSize:\t  812 kB\n";
+        assert_eq!(kilobytes(status, "VmSize:"), Some(812 * 1024));
+        assert_eq!(kilobytes(status, "VmRSS:"), None);
+        let limits = "Limit                     Soft Limit           Hard Limit           Units     \n\
+                      Max address space         4000000000           unlimited            bytes     \n";
+        assert_eq!(address_space_limit(limits), Some(4_000_000_000));
+        let unlimited =
+            "Max address space         unlimited            unlimited            bytes\n";
+        assert_eq!(address_space_limit(unlimited), None);
+    }
+
+    #[test]
+    fn this_process_has_some_memory_left() {
+        // Linux always has /proc/meminfo; elsewhere the figure is unknown.
+        if cfg!(target_os = "linux") {
+            let left = available().unwrap();
+            assert!(left > 1 << 20, "{left}");
+        }
+        assert_eq!(readable(3_400_000_000), "3.4 GB");
+        assert_eq!(readable(512_000_000), "512 MB");
+        assert_eq!(readable(700), "700 bytes");
+    }
+}
