@@ -285,6 +285,58 @@ def test_cli_dedup_on_dask_matches_the_single_machine_command(tmp_path, debian, 
     assert kept["id"].tolist() == debian["id"][want_longest.keep].tolist()
 
 
+def test_cli_dask_scratch_folder_holds_the_run_and_is_emptied(
+    tmp_path, debian, capsys, monkeypatch
+):
+    """--scratch: the digests and intermediate tables go to that folder (made if missing) while
+    the run lasts, and are removed after it; the kept rows are the single machine's."""
+    import neardup.dask_spill
+
+    seen: list[str] = []
+    real = neardup.dask_spill.spill
+
+    def spy(frame, folder, name):
+        out = real(frame, folder, name)
+        seen.append(sorted(os.listdir(folder)))
+        return out
+
+    monkeypatch.setattr(neardup.dask, "spill", spy)
+    scratch = tmp_path / "scratch" / "run"
+    code, _, _ = run(
+        capsys,
+        "dedup",
+        "--sample",
+        "--workers",
+        2,
+        "--scratch",
+        scratch,
+        "-o",
+        tmp_path / "kept",
+        "--quiet",
+    )
+    assert code == 0
+    # Each spilled table's files were in the folder while the run lasted, beside the digests.
+    assert seen and all(any(f.startswith("digest.") for f in names) for names in seen)
+    assert any(f.startswith("spill.rows.") for f in seen[-1])
+    assert any(f.startswith("spill.edges.") for f in seen[-1])
+    assert os.listdir(scratch) == []
+    got = [
+        json.loads(line)["id"]
+        for f in sorted(os.listdir(tmp_path / "kept"))
+        for line in (tmp_path / "kept" / f).read_text(encoding="utf-8").splitlines()
+    ]
+    want = neardup.dedup(debian["text"].tolist())
+    assert got == debian["id"][want.keep].tolist()
+    # --scratch is for the Dask path only, and names a folder.
+    code, _, err = run(capsys, "dedup", "--sample", "--scratch", scratch, "--dry-run")
+    assert code == 2 and "--scratch goes with --scheduler or --workers" in err
+    (tmp_path / "file").write_text("x")
+    code, _, err = run(
+        capsys, "dedup", "--sample", "--workers", 1, "--scratch", tmp_path / "file", "--dry-run"
+    )
+    assert code == 2 and "is not a folder" in err
+
+
 def test_cli_dask_usage_errors(tmp_path, capsys):
     dry = ("dedup", "--sample", "--workers", 2, "--dry-run")
     code, _, err = run(capsys, *dry, "--scheduler", "tcp://127.0.0.1:1")
