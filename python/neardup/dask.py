@@ -335,13 +335,9 @@ def _sketch_array(column: pd.Series) -> Any:
     return pa.concat_arrays(array.chunks) if isinstance(array, pa.ChunkedArray) else array
 
 
-def _sketches_of(
-    rows: np.ndarray, j: int, parts: list[int], starts: np.ndarray, folder: str
-) -> Any:
-    """The sketches of ``rows`` (all in the j-th partition with rows), read from its file, as
-    an Arrow binary array."""
-    column = _read_columns(_digest_file(folder, parts[j]), ["sketch"]).column(0)
-    return kernels.take_sketches(column, rows - int(starts[j]))
+def _sketch_column(j: int, parts: list[int], folder: str) -> Any:
+    """The sketch column of the j-th partition with rows, memory-mapped from its digest file."""
+    return _read_columns(_digest_file(folder, parts[j]), ["sketch"]).column(0)
 
 
 def _verify_part(
@@ -363,12 +359,20 @@ def _verify_part(
     of_b = np.searchsorted(starts, b, side="right") - 1
     order = np.argsort(of_b, kind="stable")
     a, b, of_b = a[order], b[order], of_b[order]
-    sketch_a = _sketches_of(a, j, parts, starts, folder)
-    pieces = [_sketches_of(b[of_b == p], int(p), parts, starts, folder) for p in np.unique(of_b)]
-    import pyarrow as pa
-
-    sketch_b = pa.concat_arrays(pieces) if pieces else sketch_a.slice(0, 0)
-    got = kernels.verify_pairs(sketch_a, sketch_b, SKETCH_SIZE)
+    mine = _sketch_column(j, parts, folder)
+    # Pairs by the partition of their second text: both sketches read from the two mapped files,
+    # one other file mapped at a time.
+    got = np.zeros(len(a), np.float64)
+    bounds = np.flatnonzero(np.diff(of_b)) + 1
+    for lo, hi in zip([0, *bounds.tolist()], [*bounds.tolist(), len(a)]):
+        if lo == hi:
+            continue
+        p = int(of_b[lo])
+        theirs = mine if p == j else _sketch_column(p, parts, folder)
+        got[lo:hi] = kernels.verify_rows(
+            mine, a[lo:hi] - int(starts[j]), theirs, b[lo:hi] - int(starts[p]), SKETCH_SIZE
+        )
+        del theirs
     near = got >= threshold
     return pd.DataFrame({"a": a[near], "b": b[near], "jaccard": got[near].astype(np.float32)})
 
