@@ -413,6 +413,27 @@ def test_the_client_receives_counts_only(client, debian, monkeypatch):
     _check_same(debian, kept, table, want)
 
 
+def test_the_workers_hold_no_intermediate_table(client, debian, monkeypatch):
+    """At the end of the matching, while every stage's table is still in use, the cluster's
+    memory holds one result per input partition (the rows removed or with a partner) and
+    nothing else: the per-row table, the candidate and verified pairs and the labels lie in the
+    scratch folder, not in the workers' memory."""
+    real = ndd._wait
+    held: list = []
+
+    def spy(collection):
+        real(collection)
+        held.extend(key for key, workers in client.who_has().items() if workers)
+
+    monkeypatch.setattr(ndd, "_wait", spy)
+    ddf = dd.from_pandas(debian, npartitions=5)
+    kept, table = ndd.dedup(ddf, id_field="id", clusters=True, max_pairs=None)
+    monkeypatch.undo()
+    assert len(held) == 5, sorted(held)
+    want = neardup.dedup(debian["text"].tolist())
+    _check_same(debian, kept, table, want)
+
+
 def _family_corpus(draw_ints: list[int]) -> list[str]:
     """Texts from a list of draws: families of a base text and chains of edits of it (each
     member an edit of the one before), copies, short texts and empty texts, in drawn order."""
