@@ -47,6 +47,7 @@ __all__ = [
     "part_pairs",
     "graph_stars",
     "sketch_jaccard",
+    "sketch_jaccard_zip",
     "IndexChangedError",
     "IndexFormatError",
     "NeardupError",
