@@ -16,6 +16,7 @@ The kept ids of both runs are compared in order.
 Usage (a release build: ``pip install .``)::
 
     python benches/bench_dask.py --n 1000000 [--n 2000000] [--part-rows 50000] [--out FILE.json]
+    python benches/bench_dask.py --corpus long-40000-s0.jsonl --n 20000 --n 40000 --part-rows 2000
 
 The synthetic corpus is generated into --corpora (default: a temporary folder), or reused there.
 """
@@ -132,6 +133,12 @@ def main() -> None:
         help="folder of the Debian corpus the synthetic one draws from (default: ../shared/data; "
         "without it, the sample that ships with neardup)",
     )
+    ap.add_argument(
+        "--corpus",
+        type=Path,
+        help="a JSONL corpus of {id, text} (say benches/synth_long.py's) to take the first N "
+        "documents of, instead of the synthetic short texts",
+    )
     ap.add_argument("--out", help="write the measurements as JSON here")
     ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -143,12 +150,16 @@ def main() -> None:
     import pyarrow.parquet as pq
 
     rows = []
-    source = synth.debian_source(args.data)
+    source = synth.debian_source(args.data) if args.corpus is None else None
     for n in args.n or [1_000_000]:
         with tempfile.TemporaryDirectory(dir=os.environ.get("TMPDIR")) as tmp:
-            corpora = args.corpora or Path(tmp)
-            corpus = synth.generate(n, corpora, seed=0, source=source, jobs=1)
-            table = pj.read_json(corpus.jsonl).select(["id", "text"])
+            if args.corpus is not None:
+                table = pj.read_json(args.corpus).select(["id", "text"]).slice(0, n)
+                n = len(table)
+            else:
+                corpora = args.corpora or Path(tmp)
+                corpus = synth.generate(n, corpora, seed=0, source=source, jobs=1)
+                table = pj.read_json(corpus.jsonl).select(["id", "text"])
             single = Path(tmp) / "corpus.parquet"
             pq.write_table(table, single)
             parts = Path(tmp) / "parts"

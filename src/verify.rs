@@ -468,6 +468,23 @@ pub fn jaccard_pairs(sketches: &Ranges<'_>, size: usize, i: &[i64], j: &[i64]) -
         .collect())
 }
 
+/// The Jaccard similarity of the sketches of each pair `p`: row `p` of `a` and row `p` of `b`
+/// (two sets of ranges over their own hashes: the sketches of a pair's two documents may lie in
+/// two buffers, such as two memory-mapped files, and are read where they lie).
+pub fn jaccard_zip(a: &Ranges<'_>, b: &Ranges<'_>, size: usize) -> Result<Vec<f64>> {
+    if a.len() != b.len() {
+        return Err(Error::invalid(format!(
+            "{} sketches on one side but {} on the other",
+            a.len(),
+            b.len()
+        )));
+    }
+    Ok((0..a.len())
+        .into_par_iter()
+        .map(|p| jaccard(a.get(p), b.get(p), size))
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -778,5 +795,46 @@ mod tests {
         let r = Ranges::new(&[1, 0], &[2, 2], &[1, 2]).unwrap();
         assert_eq!((r.get(0), r.get(1)), (&[2u64][..], &[1u64, 2][..]));
         assert_eq!(jaccard_pairs(&r, 16, &[0], &[1]).unwrap(), vec![0.5]);
+    }
+
+    /// Pairs whose two sketches lie in two buffers give what one buffer holding both gives.
+    #[test]
+    fn jaccard_zip_equals_the_pairs_of_one_buffer() {
+        let mut state = 7u64;
+        let mut sketch = || {
+            let mut v: Vec<u64> = (0..20).map(|_| xorshift64(&mut state) % 40).collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        };
+        let (left, right): (Vec<Vec<u64>>, Vec<Vec<u64>>) =
+            (0..30).map(|_| (sketch(), sketch())).unzip();
+        let ranges = |sets: &[Vec<u64>]| {
+            let (mut starts, mut ends, mut hashes) = (Vec::new(), Vec::new(), Vec::new());
+            for s in sets {
+                starts.push(hashes.len() as u64);
+                hashes.extend_from_slice(s);
+                ends.push(hashes.len() as u64);
+            }
+            (starts, ends, hashes)
+        };
+        let (sa, ea, ha) = ranges(&left);
+        let (sb, eb, hb) = ranges(&right);
+        // Pair p: left row p with right row 29 - p (read backwards through b's ranges).
+        let (sb, eb): (Vec<u64>, Vec<u64>) = (
+            sb.into_iter().rev().collect(),
+            eb.into_iter().rev().collect(),
+        );
+        let a = Ranges::new(&sa, &ea, &ha).unwrap();
+        let b = Ranges::new(&sb, &eb, &hb).unwrap();
+        let got = jaccard_zip(&a, &b, 16).unwrap();
+        let both: Vec<Vec<u64>> = left.iter().chain(right.iter()).cloned().collect();
+        let (s, e, h) = ranges(&both);
+        let one = Ranges::new(&s, &e, &h).unwrap();
+        let i: Vec<i64> = (0..30).collect();
+        let j: Vec<i64> = (0..30).map(|p| 30 + 29 - p).collect();
+        assert_eq!(got, jaccard_pairs(&one, 16, &i, &j).unwrap());
+        assert!(got.iter().any(|&x| x > 0.0) && got.iter().any(|&x| x < 1.0));
+        assert!(jaccard_zip(&a, &Ranges::new(&[0], &[0], &[]).unwrap(), 16).is_err());
     }
 }

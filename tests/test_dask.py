@@ -358,6 +358,58 @@ def test_cli_dask_decides_pairs_near_the_threshold_as_the_single_machine_command
         assert summary["evidence"]["band_pairs_estimated"] == 0
 
 
+def test_cli_dask_scratch_folder_holds_the_run_and_is_emptied(
+    tmp_path, debian, capsys, monkeypatch
+):
+    """--scratch: the digests and intermediate tables go to that folder (made if missing) while
+    the run lasts, and are removed after it; the kept rows are the single machine's."""
+    import neardup.dask_spill
+
+    seen: list[str] = []
+    real = neardup.dask_spill.spill
+
+    def spy(frame, folder, name):
+        out = real(frame, folder, name)
+        seen.append(sorted(os.listdir(folder)))
+        return out
+
+    monkeypatch.setattr(neardup.dask, "spill", spy)
+    scratch = tmp_path / "scratch" / "run"
+    code, _, _ = run(
+        capsys,
+        "dedup",
+        "--sample",
+        "--workers",
+        2,
+        "--scratch",
+        scratch,
+        "-o",
+        tmp_path / "kept",
+        "--quiet",
+    )
+    assert code == 0
+    # Each spilled table's files were in the folder while the run lasted, beside the digests.
+    assert seen and all(any(f.startswith("digest.") for f in names) for names in seen)
+    assert any(f.startswith("spill.rows.") for f in seen[-1])
+    assert any(f.startswith("spill.edges.") for f in seen[-1])
+    assert os.listdir(scratch) == []
+    got = [
+        json.loads(line)["id"]
+        for f in sorted(os.listdir(tmp_path / "kept"))
+        for line in (tmp_path / "kept" / f).read_text(encoding="utf-8").splitlines()
+    ]
+    want = neardup.dedup(debian["text"].tolist())
+    assert got == debian["id"][want.keep].tolist()
+    # --scratch is for the Dask path only, and names a folder.
+    code, _, err = run(capsys, "dedup", "--sample", "--scratch", scratch, "--dry-run")
+    assert code == 2 and "--scratch goes with --scheduler or --workers" in err
+    (tmp_path / "file").write_text("x")
+    code, _, err = run(
+        capsys, "dedup", "--sample", "--workers", 1, "--scratch", tmp_path / "file", "--dry-run"
+    )
+    assert code == 2 and "is not a folder" in err
+
+
 def test_cli_dask_usage_errors(tmp_path, capsys):
     dry = ("dedup", "--sample", "--workers", 2, "--dry-run")
     code, _, err = run(capsys, *dry, "--scheduler", "tcp://127.0.0.1:1")
@@ -430,6 +482,27 @@ def test_the_client_receives_counts_only(client, debian, monkeypatch):
     monkeypatch.undo()
     # The outputs are partitioned like the input, computed where they are written.
     assert kept.npartitions == table.npartitions == 4
+    want = neardup.dedup(debian["text"].tolist())
+    _check_same(debian, kept, table, want)
+
+
+def test_the_workers_hold_no_intermediate_table(client, debian, monkeypatch):
+    """At the end of the matching, while every stage's table is still in use, the cluster's
+    memory holds one result per input partition (the rows removed or with a partner) and
+    nothing else: the per-row table, the candidate and verified pairs and the labels lie in the
+    scratch folder, not in the workers' memory."""
+    real = ndd._wait
+    held: list = []
+
+    def spy(collection):
+        real(collection)
+        held.extend(key for key, workers in client.who_has().items() if workers)
+
+    monkeypatch.setattr(ndd, "_wait", spy)
+    ddf = dd.from_pandas(debian, npartitions=5)
+    kept, table = ndd.dedup(ddf, id_field="id", clusters=True, max_pairs=None)
+    monkeypatch.undo()
+    assert len(held) == 5, sorted(held)
     want = neardup.dedup(debian["text"].tolist())
     _check_same(debian, kept, table, want)
 

@@ -47,6 +47,7 @@ __all__ = [
     "part_pairs",
     "graph_stars",
     "sketch_jaccard",
+    "sketch_jaccard_zip",
     "IndexChangedError",
     "IndexFormatError",
     "NeardupError",
@@ -432,6 +433,19 @@ def sketch_jaccard(
     threads: int | None = None,
 ) -> npt.NDArray[np.float64]:
     """Jaccard similarity of the sketches of each pair of rows (row d: hashes[starts[d]:ends[d]])."""
+
+def sketch_jaccard_zip(
+    starts_a: npt.NDArray[np.uint64],
+    ends_a: npt.NDArray[np.uint64],
+    hashes_a: npt.NDArray[np.uint64],
+    starts_b: npt.NDArray[np.uint64],
+    ends_b: npt.NDArray[np.uint64],
+    hashes_b: npt.NDArray[np.uint64],
+    size: int,
+    threads: int | None = None,
+) -> npt.NDArray[np.float64]:
+    """Jaccard similarity of pair p's sketches, hashes_a[starts_a[p]:ends_a[p]] and
+    hashes_b[starts_b[p]:ends_b[p]] (two buffers, read where they lie)."""
 
 @final
 class Sparse:

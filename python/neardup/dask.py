@@ -41,6 +41,7 @@ import pandas as pd
 
 from neardup import _core, kernels
 from neardup.batches import check_texts, fingerprint_batch
+from neardup.dask_spill import remove_spilled, spill
 from neardup.errors import TooManyPairsError
 from neardup.hasher import Simhasher
 from neardup.index import DEFAULT_MAX_PAIRS
@@ -337,13 +338,9 @@ def _sketch_array(column: pd.Series) -> Any:
     return pa.concat_arrays(array.chunks) if isinstance(array, pa.ChunkedArray) else array
 
 
-def _sketches_of(
-    rows: np.ndarray, j: int, parts: list[int], starts: np.ndarray, folder: str
-) -> Any:
-    """The sketches of ``rows`` (all in the j-th partition with rows), read from its file, as
-    an Arrow binary array."""
-    column = _read_columns(_digest_file(folder, parts[j]), ["sketch"]).column(0)
-    return kernels.take_sketches(column, rows - int(starts[j]))
+def _sketch_column(j: int, parts: list[int], folder: str) -> Any:
+    """The sketch column of the j-th partition with rows, memory-mapped from its digest file."""
+    return _read_columns(_digest_file(folder, parts[j]), ["sketch"]).column(0)
 
 
 def _verify_part(
@@ -366,13 +363,30 @@ def _verify_part(
     of_b = np.searchsorted(starts, b, side="right") - 1
     order = np.argsort(of_b, kind="stable")
     a, b, of_b = a[order], b[order], of_b[order]
-    sketch_a = _sketches_of(a, j, parts, starts, folder)
-    pieces = [_sketches_of(b[of_b == p], int(p), parts, starts, folder) for p in np.unique(of_b)]
-    import pyarrow as pa
-
-    sketch_b = pa.concat_arrays(pieces) if pieces else sketch_a.slice(0, 0)
-    got = kernels.verify_pairs(sketch_a, sketch_b, SKETCH_SIZE)
-    band = kernels.pairs_in_band(sketch_a, sketch_b, got, threshold, SKETCH_SIZE)
+    mine = _sketch_column(j, parts, folder)
+    # Pairs by the partition of their second text: both sketches read from the two mapped files,
+    # one other file mapped at a time.
+    got = np.zeros(len(a), np.float64)
+    band = np.zeros(len(a), bool)
+    bounds = np.flatnonzero(np.diff(of_b)) + 1
+    for lo, hi in zip([0, *bounds.tolist()], [*bounds.tolist(), len(a)]):
+        if lo == hi:
+            continue
+        p = int(of_b[lo])
+        theirs = mine if p == j else _sketch_column(p, parts, folder)
+        got[lo:hi] = kernels.verify_rows(
+            mine, a[lo:hi] - int(starts[j]), theirs, b[lo:hi] - int(starts[p]), SKETCH_SIZE
+        )
+        band[lo:hi] = kernels.pairs_in_band(
+            mine,
+            theirs,
+            got[lo:hi],
+            threshold,
+            SKETCH_SIZE,
+            rows_a=a[lo:hi] - int(starts[j]),
+            rows_b=b[lo:hi] - int(starts[p]),
+        )
+        del theirs
     near = (got >= threshold) | band
     return pd.DataFrame(
         {
@@ -711,6 +725,7 @@ def dedup(
             for name in os.listdir(folder):
                 if name.startswith("digest.") and name.endswith(".arrow"):
                     os.remove(os.path.join(folder, name))
+            remove_spilled(folder)
     figures = {key: record.get(key, 0) for key in ("documents", "removed", "candidate_pairs")}
     log.info(
         "dask dedup: %d documents, %d removed (%d clusters), %d candidate pairs, k=%d, "
@@ -814,11 +829,13 @@ def _find(
         )
 
     # 2. Copies: rows shuffled by content key; each row's text and its keep-order rank.
-    rows = (
+    # Spilled to the scratch folder: a worker holds one partition of it at a time.
+    rows, _ = spill(
         digests(["fingerprint", *kernels.KEY_COLUMNS, "length"] + (["id"] if with_ids else []))
         .shuffle(on="key", npartitions=Q)
-        .map_partitions(_texts_part, keep, with_ids, meta=_texts_meta(ddf, id_field))
-        .persist()
+        .map_partitions(_texts_part, keep, with_ids, meta=_texts_meta(ddf, id_field)),
+        folder,
+        "rows",
     )
     texts = rows[rows["row"] == rows["text"]].drop(columns=["row"])
     # 3. Candidates: one row per text and lead group, shuffled by part key.
@@ -842,8 +859,8 @@ def _find(
         )
         .shuffle(on="pkey", npartitions=Q)
         .map_partitions(_pairs_part, k, plan, order, max_pairs, meta=_frame(a=np.int64, b=np.int64))
-        .persist()
     )
+    found, _ = spill(found, folder, "candidates")
     candidate_pairs = int(found[found["a"] < 0]["b"].sum().compute())
     record["candidate_pairs"] = candidate_pairs
     if max_pairs is not None and candidate_pairs > max_pairs:
@@ -868,9 +885,9 @@ def _find(
             )
             .shuffle(on="hash", npartitions=Q)
             .map_partitions(_short_pairs_part, meta=_frame(a=np.int64, b=np.int64))
-            .persist()
         )
-        record["short_pairs"] = int(short.shape[0].compute())
+        short, short_counts = spill(short, folder, "short")
+        record["short_pairs"] = int(short_counts.sum())
         pairs = _renumbered(dd.concat([pairs, short]))
     else:
         record["short_pairs"] = 0
@@ -880,10 +897,12 @@ def _find(
     # 4. Verification: pairs by their first text, the sketches read where they lie; those whose
     # estimate lies near the threshold on their exact shingle sets, the input read again.
     if verified:
-        checked = (
-            pairs.set_index("a", divisions=divisions)
-            .map_partitions(_verify_part, parts, part_starts, folder, threshold, meta=_CHECKED_META)
-            .persist()
+        checked, _ = spill(
+            pairs.set_index("a", divisions=divisions).map_partitions(
+                _verify_part, parts, part_starts, folder, threshold, meta=_CHECKED_META
+            ),
+            folder,
+            "checked",
         )
         in_band = checked["band"]
         band = checked[in_band][["a", "b"]]
@@ -899,13 +918,13 @@ def _find(
     else:
         record["band_pairs_exact"] = record["band_pairs_estimated"] = 0
         edges = pairs.drop_duplicates(["a", "b"]).assign(jaccard=np.float32(np.nan))
-    edges = edges.persist()
-    record["verified_pairs"] = int(edges.shape[0].compute())
+    edges, edge_counts = spill(edges, folder, "edges")
+    record["verified_pairs"] = int(edge_counts.sum())
     record["seconds_verify"] = time.perf_counter() - clock
     stage("verify")
     clock = time.perf_counter()
     # 5. Connected components of the verified pairs: smallest labels spread along the pairs.
-    labels, rounds = _components(edges, Q)
+    labels, rounds = _components(edges, Q, folder)
     record["rounds"] = rounds
     record["seconds_components"] = time.perf_counter() - clock
     stage("components")
@@ -1150,22 +1169,22 @@ def _local_labels(edges: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({"who": nodes, "lab": nodes[local], "kind": np.zeros(len(nodes), np.int8)})
 
 
-def _components(edges: Any, partitions: int) -> tuple[Any, int]:
+def _components(edges: Any, partitions: int, folder: str) -> tuple[Any, int]:
     """(node, label) for each node of a pair: the smallest node of its connected component,
     found by rounds of two shuffles on the workers: each node asks its neighbours for their
     labels and its label for its label's (pointer jumping), then takes the smallest, until no
     label changes. Returns the labels and the number of rounds."""
-    asks = edges.map_partitions(_pair_rows, meta=_LABEL_ROW).persist()
+    asks, _ = spill(edges.map_partitions(_pair_rows, meta=_LABEL_ROW), folder, "asks")
     meta = _frame(node=np.int64, label=np.int64, changed=bool)
     # To start with, each node takes the smallest node of its component among the pairs of each
     # partition (most components lie whole in one).
     first = edges.map_partitions(
         _local_labels, meta=_frame(who=np.int64, lab=np.int64, kind=np.int8)
     )
-    labels = (
-        first.shuffle(on="who", npartitions=partitions)
-        .map_partitions(_lowest_part, meta=meta)
-        .persist()
+    labels, _ = spill(
+        first.shuffle(on="who", npartitions=partitions).map_partitions(_lowest_part, meta=meta),
+        folder,
+        "labels0",
     )
     rounds = 0
     while True:
@@ -1174,10 +1193,12 @@ def _components(edges: Any, partitions: int) -> tuple[Any, int]:
         looked = rows.shuffle(on="key", npartitions=partitions).map_partitions(
             _lookup_part, meta=_frame(who=np.int64, lab=np.int64, kind=np.int8)
         )
-        new = (
-            looked.shuffle(on="who", npartitions=partitions)
-            .map_partitions(_lowest_part, meta=meta)
-            .persist()
+        new, _ = spill(
+            looked.shuffle(on="who", npartitions=partitions).map_partitions(
+                _lowest_part, meta=meta
+            ),
+            folder,
+            f"labels{rounds}",
         )
         changed = int(new["changed"].sum().compute())
         labels = new

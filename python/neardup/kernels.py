@@ -52,6 +52,7 @@ __all__ = [
     "short_text_keys",
     "pairs_in_runs",
     "verify_pairs",
+    "verify_rows",
     "pairs_in_band",
     "shingle_sets",
     "WHOLE",
@@ -322,13 +323,54 @@ def verify_pairs(sketches_a: Any, sketches_b: Any, size: int = SKETCH_SIZE) -> n
     sb, eb, hb = _ranges(sketches_b)
     if len(sa) != len(sb):
         raise ValueError(f"{len(sa)} sketches on one side but {len(sb)} on the other")
-    shift = np.uint64(len(ha))
-    hashes = np.concatenate([ha, hb])
-    starts = np.concatenate([sa, sb + shift])
-    ends = np.concatenate([ea, eb + shift])
-    m = len(sa)
-    i = np.arange(m, dtype=np.int64)
-    return _core.sketch_jaccard(starts, ends, hashes, i, i + m, size, 1)
+    return _core.sketch_jaccard_zip(sa, ea, ha, sb, eb, hb, size, 1)
+
+
+def verify_rows(
+    sketches_a: Any,
+    rows_a: np.ndarray,
+    sketches_b: Any,
+    rows_b: np.ndarray,
+    size: int = SKETCH_SIZE,
+) -> np.ndarray:
+    """The Jaccard similarity (float64) of ``sketches_a[rows_a[p]]`` and ``sketches_b[rows_b[p]]``
+    for each pair p: :func:`verify_pairs` of the sketches where they lie (say two memory-mapped
+    digest files), none copied; only the pages of those rows are read."""
+    rows_a, rows_b = np.asarray(rows_a, np.int64), np.asarray(rows_b, np.int64)
+    if len(rows_a) != len(rows_b):
+        raise ValueError(f"{len(rows_a)} rows on one side but {len(rows_b)} on the other")
+    sa, ea, ha = _row_ranges(sketches_a, rows_a)
+    sb, eb, hb = _row_ranges(sketches_b, rows_b)
+    return _core.sketch_jaccard_zip(sa, ea, ha, sb, eb, hb, size, 1)
+
+
+def _row_ranges(sketches: Any, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(starts, ends, hashes) of the sketches of ``rows`` (an Arrow list array of one chunk,
+    else as :func:`_ranges`): the hashes are the array's own buffer, not a copy, and only the
+    offsets of ``rows`` are read."""
+    pa = _arrow()
+    if isinstance(sketches, pa.ChunkedArray) and sketches.num_chunks == 1:
+        sketches = sketches.chunk(0)
+    n = len(sketches)
+    if len(rows) and (rows.min() < 0 or rows.max() >= n):
+        raise ValueError(f"a row is out of range for {n} sketches")
+    if isinstance(sketches, pa.Array) and (
+        pa.types.is_large_list(sketches.type) or pa.types.is_list(sketches.type)
+    ):
+        wide = pa.types.is_large_list(sketches.type)
+        offsets = np.frombuffer(sketches.buffers()[1], np.int64 if wide else np.int32)
+        offsets = offsets[sketches.offset : sketches.offset + n + 1]
+        data = sketches.buffers()[3]
+        hashes = (
+            np.frombuffer(data, SKETCH_DTYPE) if data is not None else np.zeros(0, SKETCH_DTYPE)
+        )
+        # The offsets count from the values' own start, which a slice may have moved.
+        base = np.uint64(sketches.values.offset)
+        starts = offsets[rows].astype(np.uint64) + base
+        ends = offsets[rows + 1].astype(np.uint64) + base
+        return starts, ends, _array(hashes, SKETCH_DTYPE)
+    starts, ends, hashes = _ranges(sketches)
+    return starts[rows], ends[rows], hashes
 
 
 def pairs_in_band(
@@ -337,13 +379,21 @@ def pairs_in_band(
     jaccard: np.ndarray,
     threshold: float,
     size: int = SKETCH_SIZE,
+    *,
+    rows_a: np.ndarray | None = None,
+    rows_b: np.ndarray | None = None,
 ) -> np.ndarray:
     """Which pairs :func:`verify_pairs` (``jaccard``) cannot decide, as :func:`neardup.dedup`
     would not: a sketch of the pair is cut (holds ``size`` hashes, so the Jaccard is an
     estimate) and the estimate lies within :func:`~neardup.verify.estimate_band` of
-    ``threshold``. Decide them on :func:`shingle_sets` (docs/evidence.md)."""
-    sa, ea, _ = _ranges(sketches_a)
-    sb, eb, _ = _ranges(sketches_b)
+    ``threshold``. Decide them on :func:`shingle_sets` (docs/evidence.md). With ``rows_a`` and
+    ``rows_b``, the pairs are those of :func:`verify_rows`."""
+    if rows_a is None or rows_b is None:
+        sa, ea, _ = _ranges(sketches_a)
+        sb, eb, _ = _ranges(sketches_b)
+    else:
+        sa, ea, _ = _row_ranges(sketches_a, np.asarray(rows_a, np.int64))
+        sb, eb, _ = _row_ranges(sketches_b, np.asarray(rows_b, np.int64))
     cut = ((ea - sa).astype(np.int64) >= size) | ((eb - sb).astype(np.int64) >= size)
     return in_band(jaccard, cut, threshold, size)
 

@@ -60,6 +60,38 @@ fn sketch_jaccard<'py>(
     Ok(out.into_pyarray(py))
 }
 
+/// The Jaccard similarity of each pair p's sketches: `hashes_a[starts_a[p]..ends_a[p]]` and
+/// `hashes_b[starts_b[p]..ends_b[p]]` (two buffers, read where they lie: nothing is gathered).
+#[pyfunction]
+#[pyo3(signature = (starts_a, ends_a, hashes_a, starts_b, ends_b, hashes_b, size, threads=None))]
+#[allow(clippy::too_many_arguments)]
+fn sketch_jaccard_zip<'py>(
+    py: Python<'py>,
+    starts_a: PyReadonlyArray1<'py, u64>,
+    ends_a: PyReadonlyArray1<'py, u64>,
+    hashes_a: PyReadonlyArray1<'py, u64>,
+    starts_b: PyReadonlyArray1<'py, u64>,
+    ends_b: PyReadonlyArray1<'py, u64>,
+    hashes_b: PyReadonlyArray1<'py, u64>,
+    size: i64,
+    threads: Option<i64>,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let size = verify::shingle_config(1, size)?.size;
+    let a = Ranges::new(
+        starts_a.as_slice()?,
+        ends_a.as_slice()?,
+        hashes_a.as_slice()?,
+    )?;
+    let b = Ranges::new(
+        starts_b.as_slice()?,
+        ends_b.as_slice()?,
+        hashes_b.as_slice()?,
+    )?;
+    let out =
+        py.detach(|| parallel::with_threads(threads, || verify::jaccard_zip(&a, &b, size)))??;
+    Ok(out.into_pyarray(py))
+}
+
 /// Sketch hashes gathered chunk by chunk, then handed to numpy whole. The buffer grows where
 /// it lies when the system can (a large one is remapped, not copied), and the numpy array takes
 /// it over without a copy: gathering N hashes holds about N, where a numpy buffer copied as it
@@ -132,5 +164,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyHashBuffer>()?;
     m.add_function(wrap_pyfunction!(shingle_sketches, m)?)?;
     m.add_function(wrap_pyfunction!(sketch_jaccard, m)?)?;
+    m.add_function(wrap_pyfunction!(sketch_jaccard_zip, m)?)?;
     Ok(())
 }

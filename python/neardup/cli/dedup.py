@@ -114,6 +114,13 @@ def _write_clusters(inp: Any, writer: TableWriter, first_row: int, rows: dict[st
     help="Run on Dask with a local cluster of N worker processes (needs neardup[dask]).",
 )
 @click.option(
+    "--scratch",
+    metavar="FOLDER",
+    help="With --scheduler/--workers: a folder every worker can read and write, for the "
+    "digests and the intermediate tables while the run lasts (removed after it; default: a "
+    "temporary folder of this machine, which only --workers shares).",
+)
+@click.option(
     "--against",
     metavar="INDEX.ndx",
     help="Also remove the near-duplicates of the documents of this dedup index (neardup index "
@@ -140,6 +147,7 @@ def dedup(
     max_pairs: int,
     scheduler: str | None,
     workers: int | None,
+    scratch: str | None,
     against: str | None,
     update: bool,
     threads: int | None,
@@ -161,6 +169,8 @@ def dedup(
     """
     threshold_in_force = _verification(threshold, no_verify)
     on_dask = scheduler is not None or workers is not None
+    if scratch is not None and not on_dask:
+        raise click.UsageError("--scratch goes with --scheduler or --workers")
     index = None
     if against is not None or update:  # deduplicating against a dedup index: cli/against.py
         if against is None:
@@ -219,6 +229,7 @@ def dedup(
             against=index,
             update=update,
             max_pairs=max_pairs,
+            scratch=scratch,
         )
         return
     threshold = threshold_in_force  # type: ignore[assignment]

@@ -93,6 +93,7 @@ def _dedup_on_dask(
     against: DedupIndex | None = None,
     update: bool = False,
     max_pairs: int | None = None,
+    scratch: str | None = None,
 ) -> None:
     """`neardup dedup` on Dask: INPUT, OUTPUT and --clusters are folders of partitions. With
     ``against`` (a dedup index every worker can read at its path), the documents are
@@ -120,6 +121,10 @@ def _dedup_on_dask(
             raise click.UsageError(
                 f"{against.path} was built with {against.hasher!r}: drop the fingerprint options or use the same ones"
             )
+    if scratch is not None:
+        if os.path.exists(scratch) and not os.path.isdir(scratch):
+            raise click.BadParameter(f"{scratch} is not a folder", param_hint="--scratch")
+        os.makedirs(scratch, exist_ok=True)
     if sample:
         input = sample_path()
     if input is None or input == "-":
@@ -225,6 +230,7 @@ def _dedup_on_dask(
                             clusters=True,
                             max_pairs=max_pairs,
                             stats=record,
+                            scratch=scratch,
                         )
                 except (TypeError, ValueError) as err:
                     raise InputError(input, str(err)) from None

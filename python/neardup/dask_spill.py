@@ -1,0 +1,79 @@
+"""Intermediate tables of a Dask dedup kept in the scratch folder instead of in workers' memory.
+
+:func:`spill` computes a lazy dask DataFrame partition by partition, each task writing its
+partition to one Arrow file of the scratch folder and returning its row count; the result is a
+dask DataFrame that reads those files back, memory-mapped, one partition per task. A worker
+then holds one partition at a time whatever the corpus size, where ``persist`` would hold every
+partition of the table until it is let go of; a lost worker loses nothing (the files stay).
+The client receives one count per partition.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+
+#: The prefix of every spilled file's name, for the cleanup of a scratch folder.
+PREFIX = "spill."
+
+
+def spill_file(folder: str, name: str, i: int) -> str:
+    return os.path.join(folder, f"{PREFIX}{name}.{i:06d}.arrow")
+
+
+def _write_part(
+    part: pd.DataFrame, folder: str, name: str, partition_info: Any = None
+) -> pd.DataFrame:
+    """Writes one partition (index dropped) to its Arrow file, atomically; returns its rows."""
+    import pyarrow as pa
+
+    i = int(partition_info["number"]) if partition_info else 0
+    table = pa.Table.from_pandas(part, preserve_index=False)
+    path = spill_file(folder, name, i)
+    with pa.OSFile(path + ".tmp", "wb") as sink, pa.ipc.new_file(sink, table.schema) as out:
+        out.write_table(table)
+    os.replace(path + ".tmp", path)
+    return pd.DataFrame({"rows": [len(part)]}, index=[i])
+
+
+def read_spilled(path: str, kind: pd.DataFrame) -> pd.DataFrame:
+    """One spilled partition, memory-mapped, with the dtypes of ``kind``."""
+    import pyarrow as pa
+
+    table = pa.ipc.open_file(pa.memory_map(path)).read_all()
+    frame = table.to_pandas(types_mapper=_arrow_lists)
+    return frame.astype({c: kind[c].dtype for c in kind.columns if frame[c].dtype != kind[c].dtype})
+
+
+def _arrow_lists(t: Any) -> Any:
+    import pyarrow as pa
+
+    return pd.ArrowDtype(t) if pa.types.is_large_list(t) else None
+
+
+def spill(frame: Any, folder: str, name: str) -> tuple[Any, np.ndarray]:
+    """``frame`` computed now, one Arrow file a partition in ``folder`` (``name`` tells the
+    table apart from the others of the run), and read back lazily: the spilled DataFrame and its
+    row count per partition (the index is not kept: each partition's runs 0, 1, ...)."""
+    counts = (
+        frame.map_partitions(
+            _write_part, folder, name, meta=pd.DataFrame({"rows": pd.Series([], dtype=np.int64)})
+        )
+        .compute()["rows"]
+        .to_numpy(np.int64)
+    )
+    meta = frame._meta.reset_index(drop=True)
+    paths = [spill_file(folder, name, i) for i in range(len(counts))]
+    spilled = dd.from_map(read_spilled, paths, kind=meta, meta=meta, enforce_metadata=False)
+    return spilled, counts
+
+
+def remove_spilled(folder: str) -> None:
+    """Removes every spilled file of ``folder`` (and any a failed write left)."""
+    for entry in os.listdir(folder):
+        if entry.startswith(PREFIX):
+            os.remove(os.path.join(folder, entry))
