@@ -10,7 +10,10 @@ use crate::bit_order::BitOrder;
 use crate::cross_search::KeyParts;
 use crate::error::Error;
 use crate::pairs::Bounded;
+use crate::rarity::Rarity;
+use crate::short_texts::{prefix_lists as prefix_lists_of, Cut};
 use crate::star::graph_stars;
+use crate::verify::Ranges;
 
 /// A bit order from its 64 source bits (None: the identity).
 fn order_of(order: Option<Vec<u8>>) -> PyResult<BitOrder> {
@@ -103,12 +106,75 @@ fn graph_stars_of<'py>(
     Ok((found.kept.into_pyarray(py), found.jaccard.into_pyarray(py)))
 }
 
+/// How many of the sketches `hashes[starts[d]..ends[d]]` hold each shingle hash, counted
+/// sketch after sketch until `budget` hashes: (hashes, counts), by hash.
+#[pyfunction]
+#[pyo3(signature = (starts, ends, hashes, budget=crate::rarity::SAMPLE_HASHES))]
+#[allow(clippy::type_complexity)]
+fn rarity_counts<'py>(
+    py: Python<'py>,
+    starts: PyReadonlyArray1<'py, u64>,
+    ends: PyReadonlyArray1<'py, u64>,
+    hashes: PyReadonlyArray1<'py, u64>,
+    budget: usize,
+) -> PyResult<(Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<u32>>)> {
+    let sketches = Ranges::new(starts.as_slice()?, ends.as_slice()?, hashes.as_slice()?)?;
+    let (h, c): (Vec<u64>, Vec<u32>) = py.detach(|| {
+        let counts = Rarity::count((0..sketches.len()).map(|d| sketches.get(d)), budget);
+        let mut rows: Vec<(u64, u32)> = counts.into_iter().collect();
+        rows.sort_unstable();
+        rows.into_iter().unzip()
+    });
+    Ok((h.into_pyarray(py), c.into_pyarray(py)))
+}
+
+/// Each sketch's prefix list (see `short_texts::prefix_lists`) in the order of the frequent
+/// hashes `table = (hashes, counts)`, cut for `threshold` and, for sketches cut at `size`, the
+/// `band` below it: (lengths, hashes, sizes).
+#[pyfunction]
+#[pyo3(signature = (starts, ends, hashes, table, threshold, size=1024, band=0.0))]
+#[allow(clippy::type_complexity, clippy::too_many_arguments)]
+fn prefix_lists<'py>(
+    py: Python<'py>,
+    starts: PyReadonlyArray1<'py, u64>,
+    ends: PyReadonlyArray1<'py, u64>,
+    hashes: PyReadonlyArray1<'py, u64>,
+    table: (PyReadonlyArray1<'py, u64>, PyReadonlyArray1<'py, u32>),
+    threshold: f64,
+    size: i64,
+    band: f64,
+) -> PyResult<(
+    Bound<'py, PyArray1<u32>>,
+    Bound<'py, PyArray1<u64>>,
+    Bound<'py, PyArray1<u32>>,
+)> {
+    if !(threshold > 0.0 && threshold <= 1.0) {
+        return Err(Error::invalid(format!("threshold must be in (0, 1], got {threshold}")).into());
+    }
+    if !(0.0..=1.0).contains(&band) {
+        return Err(Error::invalid(format!("band must be in [0, 1], got {band}")).into());
+    }
+    let size = crate::verify::shingle_config(1, size)?.size;
+    let sketches = Ranges::new(starts.as_slice()?, ends.as_slice()?, hashes.as_slice()?)?;
+    let rarity = Rarity::new(table.0.as_slice()?, table.1.as_slice()?)?;
+    let cut = Cut::new(threshold, Some((size, band)));
+    let (lengths, listed, sizes) = py.detach(|| prefix_lists_of(&sketches, &rarity, cut));
+    Ok((
+        lengths.into_pyarray(py),
+        listed.into_pyarray(py),
+        sizes.into_pyarray(py),
+    ))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SKETCH_HASH_BITS", crate::verify::SketchHash::BITS)?;
     m.add("SKETCH_CHECK_BIT", crate::verify::CHECK_BIT)?;
     m.add("SHORT_TEXT_RUN_CAP", crate::short_texts::RUN_CAP)?;
     m.add("PART_KEY_LEAD_BITS", crate::cross_search::MAX_LEAD_BITS)?;
     m.add_function(wrap_pyfunction!(search_bit_order, m)?)?;
+    m.add_function(wrap_pyfunction!(rarity_counts, m)?)?;
+    m.add_function(wrap_pyfunction!(prefix_lists, m)?)?;
+    m.add("PREFIX_EXTRA", crate::short_texts::EXTRA)?;
     m.add_function(wrap_pyfunction!(part_keys, m)?)?;
     m.add_function(wrap_pyfunction!(part_pairs, m)?)?;
     m.add("graph_stars", wrap_pyfunction!(graph_stars_of, m)?)?;
