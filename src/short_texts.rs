@@ -223,7 +223,7 @@ impl ShortTexts {
             bad |= set.windows(2).any(|w| w[0] >= w[1]);
             Some((t, set, n))
         });
-        let built = Self::build(texts, lists, Cut::new(threshold, None), false)?;
+        let built = Self::build(texts, lists, Cut::new(threshold, None), false, None)?;
         if bad {
             return Err(Error::invalid(
                 "each shingle set must be sorted and distinct",
@@ -242,7 +242,21 @@ impl ShortTexts {
         cut: Cut,
     ) -> Result<Self> {
         check_threshold(cut.threshold)?;
-        Self::build(texts, lists, cut, true)
+        Self::build(texts, lists, cut, true, None)
+    }
+
+    /// The runs of some prefix hashes, split as [`ShortTexts::from_lists`] splits a run over the
+    /// cap: `keys` holds `(hash, text)` for every text of those hashes (a text is given its
+    /// list as there), each hash one of the text's prefix (a driver that shuffled the texts'
+    /// prefix hashes and found these runs over the cap hands them here).
+    pub fn from_runs<'a>(
+        texts: usize,
+        lists: impl Iterator<Item = (u32, &'a [SketchHash], usize)>,
+        cut: Cut,
+        keys: &[(SketchHash, u32)],
+    ) -> Result<Self> {
+        check_threshold(cut.threshold)?;
+        Self::build(texts, lists, cut, true, Some(keys))
     }
 
     fn build<'a>(
@@ -250,6 +264,7 @@ impl ShortTexts {
         lists: impl Iterator<Item = (u32, &'a [SketchHash], usize)>,
         cut: Cut,
         every: bool,
+        keys: Option<&[(SketchHash, u32)]>,
     ) -> Result<Self> {
         let threshold = cut.threshold;
         let mut slot = vec![u32::MAX; texts];
@@ -279,9 +294,25 @@ impl ShortTexts {
             all.extend_from_slice(set);
             offsets.push(all.len());
             sizes.push(n as u32);
-            for (i, &h) in shingles[..prefix].iter().enumerate() {
-                postings.push((deeper(0, h), s, (i as u32) << 8 | 1));
+            if keys.is_none() {
+                for (i, &h) in shingles[..prefix].iter().enumerate() {
+                    postings.push((deeper(0, h), s, (i as u32) << 8 | 1));
+                }
             }
+        }
+        for &(h, t) in keys.unwrap_or(&[]) {
+            let s = *slot.get(t as usize).unwrap_or(&u32::MAX);
+            if s == u32::MAX {
+                return Err(Error::invalid(format!("text {t} has no list")));
+            }
+            let list = shingles_of(&all[offsets[s as usize]..offsets[s as usize + 1]]);
+            let prefix = cut.prefix(sizes[s as usize] as usize);
+            let Some(i) = list[..prefix.min(list.len())].iter().position(|&x| x == h) else {
+                return Err(Error::invalid(format!(
+                    "hash {h} is not in text {t}'s prefix"
+                )));
+            };
+            postings.push((deeper(0, h), s, (i as u32) << 8 | 1));
         }
         let set_of = |s: u32| &all[offsets[s as usize]..offsets[s as usize + 1]];
         let size_of = |s: u32| sizes[s as usize] as usize;

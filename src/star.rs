@@ -424,6 +424,8 @@ impl Candidates {
         let mut jac_text = vec![1.0f32; texts];
         let mut undecided: Vec<(i64, i64, bool)> = Vec::new();
         let mut checks = 0u64;
+        // The last center that compared each text (FREE: none yet).
+        let mut last_center = vec![FREE; texts];
         let first_row = &self.first_row;
         for (at, &row) in order.iter().enumerate() {
             if at % 4096 == 0 {
@@ -446,6 +448,11 @@ impl Candidates {
                 if slot.kept != FREE {
                     return true;
                 }
+                // A text met again in another list of this center: compared once.
+                if last_center[s] == t as u32 {
+                    return false;
+                }
+                last_center[s] = t as u32;
                 checks += 1;
                 let taken = match &verification {
                     None => Some(f32::NAN),

@@ -394,13 +394,14 @@ def _family_corpus(draw_ints: list[int]) -> list[str]:
     keep=st.sampled_from(["first", "longest"]),
     threshold=st.sampled_from([0.8, 0.6, None]),
     k=st.integers(2, 10),
+    candidates=st.sampled_from(["fingerprint", "prefix"]),
 )
 def test_dedup_matches_single_machine_on_random_corpora(
-    client, draws, npartitions, keep, threshold, k
+    client, draws, npartitions, keep, threshold, k, candidates
 ):
     texts = _family_corpus(draws)
     df = pd.DataFrame({"id": [f"d{i}" for i in range(len(texts))], "text": texts})
-    want = neardup.dedup(texts, k=k, keep=keep, threshold=threshold)
+    want = neardup.dedup(texts, k=k, keep=keep, threshold=threshold, candidates=candidates)
     kept, table = ndd.dedup(
         dd.from_pandas(df, npartitions=min(npartitions, len(df))),
         k=k,
@@ -408,6 +409,7 @@ def test_dedup_matches_single_machine_on_random_corpora(
         keep=keep,
         threshold=threshold,
         clusters=True,
+        candidates=candidates,
     )
     _check_same(df, kept, table, want)
 

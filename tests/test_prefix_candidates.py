@@ -126,3 +126,26 @@ def test_the_command_gives_the_stars_of_every_pair(tmp_path, capsys, monkeypatch
     assert [int(r["kept_id"][1:]) for r in rows] == kept
     assert [float(r["jaccard"]) for r in rows] == [round(j, 4) for j in jac]
     assert json.loads(report)["evidence"]["prefix_pairs"] > 0
+
+
+@pytest.mark.parametrize("candidates", ["fingerprint", "prefix"])
+def test_dask_splits_a_prefix_shared_by_thousands(candidates):
+    # 5,000 npm-like summaries share their first words: a run of thousands of texts, split on
+    # the workers by the next hashes of their lists, loses none of the 40 planted pairs.
+    dd = pytest.importorskip("dask.dataframe")
+    import dask
+    import pandas as pd
+
+    import neardup.dask as ndd
+    from test_evidence import npm_like
+
+    texts, planted = npm_like(5000, seed=7)
+    want = neardup.dedup(texts, k=0, candidates=candidates)
+    assert int((~want.keep).sum()) >= len(planted)
+    stats: dict = {}
+    with dask.config.set(scheduler="synchronous"):
+        frame = dd.from_pandas(pd.DataFrame({"text": texts}), npartitions=4)
+        _, table = ndd.dedup(frame, k=0, clusters=True, candidates=candidates, stats=stats)
+        table = table.compute()
+    assert table["kept_id"].tolist() == want.kept_row.tolist()
+    assert stats["short_pairs_skipped"] == 0

@@ -638,6 +638,19 @@ def prefix_lists(
 
 PREFIX_EXTRA: int
 
+def split_run_pairs(
+    keys: npt.NDArray[np.uint64],
+    texts: npt.NDArray[np.uint32],
+    starts: npt.NDArray[np.uint64],
+    ends: npt.NDArray[np.uint64],
+    hashes: npt.NDArray[np.uint64],
+    sizes: npt.NDArray[np.uint32],
+    threshold: float,
+    size: int = 1024,
+    band: float = 0.0,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], int]:
+    """The candidate pairs of prefix runs over the cap, split: (a, b, skipped)."""
+
 def part_keys(
     values: npt.NDArray[np.uint64], plan: Plan, order: Sequence[int] | None = None
 ) -> tuple[npt.NDArray[np.uint32], int]:

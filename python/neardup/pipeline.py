@@ -143,7 +143,7 @@ class FirstPass:
             else None
         )
         self.prefixes = (
-            PrefixLists(prefixes, self.sketches.size, threads)
+            PrefixLists(prefixes, self.sketches, threads)
             if prefixes is not None and self.sketches is not None
             else None
         )
@@ -198,7 +198,8 @@ class FirstPass:
             if self.short is not None:
                 self.short.add_sketches(short + self.rows, starts[short], ends[short], hashes)
             if self.prefixes is not None:
-                self.prefixes.add(rows + self.rows, starts[rows], ends[rows], hashes)
+                low = np.asarray(digest.keys, dtype=KEY_DTYPE)["lo"]
+                self.prefixes.count(starts[rows], ends[rows], hashes, low[rows])
         self._fps.append(digest.fingerprints)
         self._keys.append(digest.keys)
         self.rows += n
@@ -252,47 +253,99 @@ class FirstPass:
 
 
 class PrefixLists:
-    """Each text's prefix list, chunk by chunk: its shingle hashes rarest first, as many as
-    prefix filtering at ``threshold`` reads (the core's ``short_texts::prefix_lists``), for the
-    candidates of verified stars. The order of the hashes is counted on the first chunk's
-    sketches (:data:`RARITY_SAMPLE` hashes at most; any order finds every pair, the order only
-    decides how many candidates there are).
+    """Each text's prefix list: its shingle hashes rarest first, as many as prefix filtering at
+    ``threshold`` reads (the core's ``short_texts::prefix_lists``), for the candidates of
+    verified stars.
+
+    The order is counted during the first pass on one text in :data:`RARITY_FRACTION` (chosen by
+    content key, wherever it lies in the corpus), so that a hash held by a given share of the
+    texts is placed alike at any corpus size; the lists are cut after the first pass, from the
+    sketches in memory or read back from their temporary file. Any order finds every pair at the
+    threshold; the order only decides how many candidates there are.
 
     Args:
         threshold: the threshold of the stars.
-        size: the sketches' size (a sketch cut there is checked in a band below the threshold
-            too: :func:`~neardup.verify.estimate_band`).
+        sketches: the first pass's sketches (every text's).
         threads: worker threads for the core.
     """
 
-    def __init__(self, threshold: float, size: int, threads: int | None = None) -> None:
+    def __init__(self, threshold: float, sketches: Sketches, threads: int | None = None) -> None:
         self.threshold = threshold
-        self.size = size
-        self.band = estimate_band(threshold, size)
+        self.sketches = sketches
+        self.size = sketches.size
+        self.band = estimate_band(threshold, sketches.size)
         self.table: tuple[np.ndarray, np.ndarray] | None = None
         self.lists = Sketches(threads=threads)
         self._sizes: list[np.ndarray] = []
+        self._counts: list[tuple[np.ndarray, np.ndarray]] = []
 
-    def add(self, rows: np.ndarray, starts: np.ndarray, ends: np.ndarray, hashes: Any) -> None:
-        """Adds the lists of rows ``rows``, whose sketches are ``hashes[starts[i]:ends[i]]``."""
-        starts = np.ascontiguousarray(starts, np.uint64)
-        ends = np.ascontiguousarray(ends, np.uint64)
-        hashes = np.ascontiguousarray(hashes, np.uint64)
-        if self.table is None:
-            self.table = frequent(*_core.rarity_counts(starts, ends, hashes, RARITY_SAMPLE))
-        lengths, listed, sizes = _core.prefix_lists(
-            starts, ends, hashes, self.table, self.threshold, self.size, self.band
+    def count(self, starts: np.ndarray, ends: np.ndarray, hashes: Any, keys: np.ndarray) -> None:
+        """Counts the hashes of the sampled texts among the sketches ``hashes[starts[i]:ends[i]]``
+        (content keys ``keys``, low words)."""
+        sampled = (np.asarray(keys, np.uint64) % np.uint64(RARITY_FRACTION)) == 0
+        if not sampled.any():
+            return
+        self._counts.append(
+            _core.rarity_counts(
+                np.ascontiguousarray(starts[sampled], np.uint64),
+                np.ascontiguousarray(ends[sampled], np.uint64),
+                np.ascontiguousarray(hashes, np.uint64),
+                1 << 62,
+            )
         )
-        ends_at = np.cumsum(lengths, dtype=np.uint64)
-        self.lists.add_sketches(rows, ends_at - lengths, ends_at, listed)
-        self._sizes.append(sizes)
+        if len(self._counts) >= 16:
+            self._counts = [_merged(self._counts)]
+
+    def _finish(self) -> bool:
+        """Cuts every text's list (once); False when the sketches were dropped."""
+        if self.table is not None:
+            return True
+        if self.sketches.dropped:
+            return False
+        self.table = frequent(*_merged(self._counts))
+        self._counts = []
+        for rows, starts, ends, hashes in self.sketches.scan():
+            lengths, listed, sizes = _core.prefix_lists(
+                np.ascontiguousarray(starts, np.uint64),
+                np.ascontiguousarray(ends, np.uint64),
+                np.ascontiguousarray(hashes, np.uint64),
+                self.table,
+                self.threshold,
+                self.size,
+                self.band,
+            )
+            ends_at = np.cumsum(lengths, dtype=np.uint64)
+            self.lists.add_sketches(rows, ends_at - lengths, ends_at, listed)
+            self._sizes.append(sizes)
+        return True
+
+    @property
+    def ready(self) -> bool:
+        """Whether the lists can be cut (the sketches were kept, in memory or on disk)."""
+        return self._finish()
 
     def parts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """``(rows, starts, ends, hashes, sizes)`` of every list added, as the core takes them."""
+        """``(rows, starts, ends, hashes, sizes)`` of every list, as the core takes them."""
+        if not self._finish():
+            raise RuntimeError("the sketches were dropped: the prefix lists cannot be cut")
         rows, starts, ends, hashes = self.lists.parts()
         sizes = np.concatenate(self._sizes) if self._sizes else np.zeros(0, np.uint32)
         return rows, starts, ends, hashes, np.ascontiguousarray(sizes, np.uint32)
 
+
+def _merged(counts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """Counts of hashes from several samples, added up by hash."""
+    if not counts:
+        return np.zeros(0, np.uint64), np.zeros(0, np.uint32)
+    hashes = np.concatenate([c[0] for c in counts])
+    values = np.concatenate([c[1] for c in counts]).astype(np.int64)
+    distinct, inverse = np.unique(hashes, return_inverse=True)
+    summed = np.bincount(inverse.reshape(-1), weights=values, minlength=len(distinct))
+    return distinct, np.minimum(summed, 2**32 - 1).astype(np.uint32)
+
+
+#: One text in this many (by content key) counts for the order of :class:`PrefixLists`.
+RARITY_FRACTION = 16
 
 #: The most shingle hashes counted for the order of :class:`PrefixLists` (about 40 MB of counts
 #: at most, a few per cent of which are kept).
@@ -384,7 +437,7 @@ def candidates(
     Given the ``prefixes`` of every text instead, every text is a candidate of those that share
     a prefix hash, and fingerprints propose nothing (``.prefix_pairs`` counts the candidates)."""
     fps = np.ascontiguousarray(fingerprints, dtype=np.uint64)
-    if prefixes is not None:
+    if prefixes is not None and prefixes.ready:
         return _core.StarCandidates(
             fps,
             key_words(keys),
