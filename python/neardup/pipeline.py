@@ -293,8 +293,10 @@ class PrefixLists:
                 1 << 62,
             )
         )
-        if len(self._counts) >= 16:
-            self._counts = [_merged(self._counts)]
+        # Merged as a log-structured list: a piece joins the one before it once it is as large
+        # (every count is merged O(log n) times).
+        while len(self._counts) >= 2 and len(self._counts[-1][0]) * 2 >= len(self._counts[-2][0]):
+            self._counts[-2:] = [_merged(self._counts[-2:])]
 
     def _finish(self) -> bool:
         """Cuts every text's list (once); False when the sketches were dropped."""

@@ -229,6 +229,7 @@ def dedup(
             against=index,
             update=update,
             max_pairs=max_pairs,
+            candidates=candidates,
         )
         return
     threshold = threshold_in_force  # type: ignore[assignment]

@@ -93,6 +93,7 @@ def _dedup_on_dask(
     against: DedupIndex | None = None,
     update: bool = False,
     max_pairs: int | None = None,
+    candidates: str | None = None,
 ) -> None:
     """`neardup dedup` on Dask: INPUT, OUTPUT and --clusters are folders of partitions. With
     ``against`` (a dedup index every worker can read at its path), the documents are
@@ -225,6 +226,7 @@ def _dedup_on_dask(
                             clusters=True,
                             max_pairs=max_pairs,
                             stats=record,
+                            candidates=candidates,
                         )
                 except (TypeError, ValueError) as err:
                     raise InputError(input, str(err)) from None
