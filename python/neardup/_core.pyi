@@ -43,6 +43,10 @@ __all__ = [
     "shingle_sketches",
     "short_text_pairs",
     "search_bit_order",
+    "rarity_counts",
+    "prefix_lists",
+    "split_run_pairs",
+    "PREFIX_EXTRA",
     "part_keys",
     "part_pairs",
     "graph_stars",
@@ -619,7 +623,7 @@ def rarity_counts(
     starts: npt.NDArray[np.uint64],
     ends: npt.NDArray[np.uint64],
     hashes: npt.NDArray[np.uint64],
-    budget: int = 2097152,
+    budget: int = ...,
 ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32]]:
     """How many sketches hold each shingle hash, counted sketch after sketch until budget hashes:
     (hashes, counts), by hash."""
