@@ -29,6 +29,7 @@ pub mod neighbourhood;
 pub mod pairs;
 pub mod parallel;
 pub mod plan;
+pub mod rarity;
 pub mod short_texts;
 pub mod simd;
 pub mod star;

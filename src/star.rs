@@ -32,7 +32,7 @@ use crate::hash::FoldState;
 use crate::interrupt;
 use crate::pairs::{check_work, default_work_limit, Bounded, Groups, WORK_REMEDY};
 use crate::plan::Plan;
-use crate::short_texts::ShortTexts;
+use crate::short_texts::{Cut, ShortTexts};
 use crate::verify::{jaccard_at_least, ContentKey, Ranges};
 
 /// The Jaccard check of candidate pairs.
@@ -64,6 +64,8 @@ pub struct Stars {
     /// for want of their exact Jaccard (see [`Verification::band`]), and whether the estimate
     /// made them near.
     pub undecided: Vec<(i64, i64, bool)>,
+    /// The candidate pairs whose sketches were compared (a center and a text not yet taken).
+    pub checks: u64,
 }
 
 /// The candidate structure of a corpus, computed once: its distinct texts (equal content key and
@@ -93,6 +95,17 @@ impl Candidates {
         keys: &[ContentKey],
         k: u32,
         plan: &Plan,
+        max_pairs: Option<u64>,
+    ) -> Result<Self> {
+        Self::searched(fingerprints, keys, Some((k, plan)), max_pairs)
+    }
+
+    /// [`Candidates::new`], with `search = None` proposing no pairs of distinct fingerprints
+    /// (the prefixes of [`Candidates::with_prefixes`] propose the candidates instead).
+    pub fn searched(
+        fingerprints: &[u64],
+        keys: &[ContentKey],
+        search: Option<(u32, &Plan)>,
         max_pairs: Option<u64>,
     ) -> Result<Self> {
         let n = fingerprints.len();
@@ -140,7 +153,13 @@ impl Candidates {
                 group_of[t as usize] = g as u32;
             }
         }
-        let neighbours = adjacency(&groups.distinct, k, plan, max_pairs)?;
+        let neighbours = match search {
+            Some((k, plan)) => adjacency(&groups.distinct, k, plan, max_pairs)?,
+            None => Adjacency {
+                starts: vec![0; groups.distinct.len() + 1],
+                to: Vec::new(),
+            },
+        };
         Ok(Candidates {
             text_of,
             first_row,
@@ -185,6 +204,49 @@ impl Candidates {
         )?;
         self.short = Some(short);
         Ok(self)
+    }
+
+    /// Adds the candidates of prefix filtering over every text (see [`crate::short_texts`]):
+    /// `lists` holds the lists of some rows (from [`crate::short_texts::prefix_lists`]),
+    /// `rows[i]`'s being `lists.get(i)` with `sizes[i]` shingles (one per text is kept). Verified
+    /// stars must then use a threshold and band that `cut` covers.
+    pub fn with_prefixes(
+        mut self,
+        rows: &[i64],
+        lists: &Ranges<'_>,
+        sizes: &[u32],
+        cut: Cut,
+    ) -> Result<Self> {
+        let n = self.text_of.len();
+        if rows.len() != lists.len() || rows.len() != sizes.len() {
+            return Err(Error::invalid(format!(
+                "{} rows but {} lists and {} sizes",
+                rows.len(),
+                lists.len(),
+                sizes.len()
+            )));
+        }
+        if let Some(&r) = rows.iter().find(|&&r| r < 0 || r as u64 >= n as u64) {
+            return Err(Error::invalid(format!("row {r} out of {n}")));
+        }
+        let text_of = &self.text_of;
+        let group_of = &self.group_of;
+        let prefixes = ShortTexts::from_lists(
+            self.first_row.len(),
+            rows.iter()
+                .enumerate()
+                .map(|(i, &r)| (text_of[r as usize], lists.get(i), sizes[i] as usize))
+                // A text without features proposes nothing: only its copies are its duplicates.
+                .filter(|&(t, _, _)| group_of[t as usize] != u32::MAX),
+            cut,
+        )?;
+        self.short = Some(prefixes);
+        Ok(self)
+    }
+
+    /// The candidate pairs the prefix runs hold (see [`ShortTexts::run_pairs`]).
+    pub fn prefix_pairs(&self) -> u64 {
+        self.short.as_ref().map_or(0, ShortTexts::run_pairs)
     }
 
     /// Candidate pairs of short texts not compared (see
@@ -286,6 +348,17 @@ impl Candidates {
                     v.threshold
                 )));
             }
+            if let Some(short) = self.short.as_ref().filter(|s| s.every()) {
+                if !short.cut().covers(v.threshold, v.band, v.size) {
+                    return Err(Error::invalid(format!(
+                        "the prefixes were cut for {:?}, not threshold {} with a band of {} at size {}",
+                        short.cut(),
+                        v.threshold,
+                        v.band,
+                        v.size
+                    )));
+                }
+            }
             if let Some(short) = &self.short {
                 if short.threshold() != v.threshold {
                     return Err(Error::invalid(format!(
@@ -350,6 +423,9 @@ impl Candidates {
         let sketch = |slot: Slot| &hashes[slot.start as usize..][..slot.len as usize];
         let mut jac_text = vec![1.0f32; texts];
         let mut undecided: Vec<(i64, i64, bool)> = Vec::new();
+        let mut checks = 0u64;
+        // The last center that compared each text (FREE: none yet).
+        let mut last_center = vec![FREE; texts];
         let first_row = &self.first_row;
         for (at, &row) in order.iter().enumerate() {
             if at % 4096 == 0 {
@@ -372,6 +448,12 @@ impl Candidates {
                 if slot.kept != FREE {
                     return true;
                 }
+                // A text met again in another list of this center: compared once.
+                if last_center[s] == t as u32 {
+                    return false;
+                }
+                last_center[s] = t as u32;
+                checks += 1;
                 let taken = match &verification {
                     None => Some(f32::NAN),
                     Some(v) => {
@@ -430,6 +512,7 @@ impl Candidates {
             kept,
             jaccard: jac,
             undecided,
+            checks,
         })
     }
 }
@@ -491,6 +574,7 @@ pub fn graph_stars(order: &[i64], a: &[u32], b: &[u32], jaccard: &[f32]) -> Resu
         kept: kept.into_iter().map(i64::from).collect(),
         jaccard: jac,
         undecided: Vec::new(),
+        checks: a.len() as u64,
     })
 }
 
@@ -677,6 +761,7 @@ mod tests {
             kept,
             jaccard: jac,
             undecided: Vec::new(),
+            checks: 0,
         }
     }
 
@@ -904,6 +989,97 @@ mod tests {
         }
     }
 
+    /// Candidates from prefix filtering alone (no fingerprint search): the stars are those of
+    /// every pair, by brute force, for sketches whole and cut, with and without a band.
+    #[test]
+    fn prefix_candidates_give_the_stars_of_every_pair() {
+        use crate::rarity::Rarity;
+        use crate::short_texts::{prefix_lists, Cut};
+        let words: Vec<String> = (0..40).map(|w| format!("w{w}")).collect();
+        let mut seed = 31;
+        let mut texts: Vec<String> = Vec::new();
+        for _ in 0..150 {
+            let len = 2 + (rng(&mut seed) % 40) as usize;
+            let base: Vec<&str> = (0..len)
+                .map(|_| words[(rng(&mut seed) % 40) as usize].as_str())
+                .collect();
+            texts.push(base.join(" "));
+            for _ in 0..rng(&mut seed) % 3 {
+                let mut edit = base.clone();
+                let at = (rng(&mut seed) % len as u64) as usize;
+                edit[at] = words[(rng(&mut seed) % 40) as usize].as_str();
+                texts.push(edit.join(" "));
+            }
+        }
+        texts.push(String::new());
+        let n = texts.len();
+        let size = 24;
+        let s = sketches(shingle_config(2, size as i64).unwrap(), &texts);
+        let fps: Vec<u64> = (0..n)
+            .map(|d| {
+                if s.get(d).is_empty() {
+                    0
+                } else {
+                    rng(&mut seed) | 1
+                }
+            })
+            .collect();
+        let keys = s.keys.clone();
+        let starts: Vec<u64> = s.offsets[..n].to_vec();
+        let ends: Vec<u64> = s.offsets[1..].to_vec();
+        let ranges = Ranges::new(&starts, &ends, &s.hashes).unwrap();
+        let rows: Vec<i64> = (0..n as i64).collect();
+        let rarity = Rarity::sample((0..50).map(|d| s.get(d)), 1 << 20);
+        let mut order: Vec<i64> = (0..n as i64).collect();
+        for i in (1..n).rev() {
+            order.swap(i, (rng(&mut seed) % (i as u64 + 1)) as usize);
+        }
+        for (threshold, band) in [(0.8, 0.0), (0.7, 0.1), (0.5, 0.0)] {
+            let cut = Cut::new(threshold, Some((size, band)));
+            let (lengths, listed, sizes) = prefix_lists(&ranges, &rarity, cut);
+            let ends_at: Vec<u64> = lengths
+                .iter()
+                .scan(0u64, |at, &l| {
+                    *at += u64::from(l);
+                    Some(*at)
+                })
+                .collect();
+            let starts_at: Vec<u64> = ends_at
+                .iter()
+                .zip(&lengths)
+                .map(|(&e, &l)| e - u64::from(l))
+                .collect();
+            let lists = Ranges::unordered(&starts_at, &ends_at, &listed).unwrap();
+            let found = Candidates::searched(&fps, &keys, None, None)
+                .unwrap()
+                .with_prefixes(&rows, &lists, &sizes, cut)
+                .unwrap();
+            assert_eq!(found.pair_count(), 0);
+            let v = Verification {
+                sketches: ranges,
+                size,
+                threshold,
+                band,
+                exact: None,
+            };
+            let got = found.stars(&order, Some(v)).unwrap();
+            let sim = |a: usize, b: usize| {
+                let j = jaccard(s.get(a), s.get(b), size);
+                (j >= threshold).then_some(j as f32)
+            };
+            let want = brute_with(&fps, &keys, &order, 0, &sim, &|_, _| true);
+            assert!(same(&got, &want), "threshold {threshold}, band {band}");
+            let removed = (0..n).filter(|&r| got.kept[r] != r as i64).count();
+            assert!(removed > 30, "threshold {threshold}: {removed} removed");
+            // A band the prefixes were not cut for is refused.
+            let wider = Verification {
+                band: band + 0.1,
+                ..v
+            };
+            assert!(found.stars(&order, Some(wider)).is_err());
+        }
+    }
+
     #[test]
     fn candidate_rows_are_those_stars_may_check() {
         let p = plan(2);
@@ -1020,6 +1196,7 @@ mod tests {
                 kept: vec![],
                 jaccard: vec![],
                 undecided: vec![],
+                checks: 0,
             }
         );
     }
@@ -1095,6 +1272,7 @@ mod tests {
                 kept: got_kept,
                 jaccard: got_jac,
                 undecided: Vec::new(),
+                checks: 0,
             },
             &want
         ));

@@ -175,6 +175,29 @@ impl<'a> Ranges<'a> {
         })
     }
 
+    /// Lists of hashes in any order (prefix lists, rarest first): as [`Ranges::new`] checks
+    /// them, but for their order.
+    pub fn unordered(starts: &'a [u64], ends: &'a [u64], hashes: &'a [SketchHash]) -> Result<Self> {
+        if starts.len() != ends.len() {
+            return Err(Error::invalid(format!(
+                "{} list starts but {} ends",
+                starts.len(),
+                ends.len()
+            )));
+        }
+        let n = hashes.len() as u64;
+        if let Some((&a, &b)) = starts.iter().zip(ends).find(|(&a, &b)| a > b || b > n) {
+            return Err(Error::invalid(format!(
+                "list range {a}..{b} out of {n} hashes"
+            )));
+        }
+        Ok(Ranges {
+            starts,
+            ends,
+            hashes,
+        })
+    }
+
     pub fn len(&self) -> usize {
         self.starts.len()
     }

@@ -541,9 +541,10 @@ def _family_corpus(draw_ints: list[int]) -> list[str]:
     threshold=st.sampled_from([0.8, 0.6, None]),
     k=st.integers(2, 10),
     band=st.lists(st.integers(0, len(WITHIN_K8) - 1), max_size=3, unique=True),
+    candidates=st.sampled_from(["fingerprint", "prefix"]),
 )
 def test_dedup_matches_single_machine_on_random_corpora(
-    client, band_pairs, draws, npartitions, keep, threshold, k, band
+    client, band_pairs, draws, npartitions, keep, threshold, k, band, candidates
 ):
     texts = _family_corpus(draws)
     # Pairs of long documents whose estimate lies near 0.8 (decided exactly), among the others.
@@ -552,7 +553,7 @@ def test_dedup_matches_single_machine_on_random_corpora(
         texts.insert(rng.randrange(len(texts) + 1), a)
         texts.insert(rng.randrange(len(texts) + 1), b)
     df = pd.DataFrame({"id": [f"d{i}" for i in range(len(texts))], "text": texts})
-    want = neardup.dedup(texts, k=k, keep=keep, threshold=threshold)
+    want = neardup.dedup(texts, k=k, keep=keep, threshold=threshold, candidates=candidates)
     kept, table = ndd.dedup(
         dd.from_pandas(df, npartitions=min(npartitions, len(df))),
         k=k,
@@ -560,6 +561,7 @@ def test_dedup_matches_single_machine_on_random_corpora(
         keep=keep,
         threshold=threshold,
         clusters=True,
+        candidates=candidates,
     )
     _check_same(df, kept, table, want)
 

@@ -54,7 +54,7 @@ def test_checks_keep_chance_agreements_of_a_narrow_hash_from_removing():
         found = _core.StarCandidates(
             fps, keys, 8, short=(rows, starts, ends, values), threshold=0.8
         )
-        kept, _, _ = found.stars(order, 0.8, starts, ends, values, 1024)
+        kept, _, _, _ = found.stars(order, 0.8, starts, ends, values, 1024)
         return int((kept != order).sum())
 
     assert removed(starts, ends, narrow) == 0

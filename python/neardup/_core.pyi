@@ -43,6 +43,10 @@ __all__ = [
     "shingle_sketches",
     "short_text_pairs",
     "search_bit_order",
+    "rarity_counts",
+    "prefix_lists",
+    "split_run_pairs",
+    "PREFIX_EXTRA",
     "part_keys",
     "part_pairs",
     "graph_stars",
@@ -347,7 +351,20 @@ class StarCandidates:
         ]
         | None = None,
         threshold: float | None = None,
+        prefixes: tuple[
+            npt.NDArray[np.int64],
+            npt.NDArray[np.uint64],
+            npt.NDArray[np.uint64],
+            npt.NDArray[np.uint64],
+            npt.NDArray[np.uint32],
+        ]
+        | None = None,
+        band: float = 0.0,
+        size: int = 1024,
     ) -> StarCandidates: ...
+    @property
+    def prefix_pairs(self) -> int:
+        """The candidate pairs of the prefix runs (a pair in several runs counts in each)."""
     @property
     def skipped_pairs(self) -> int:
         """Candidate pairs of short texts not compared: those of a group sharing a prefix that
@@ -368,10 +385,10 @@ class StarCandidates:
         band: float = 0.0,
         exact: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64]]
         | None = None,
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32], npt.NDArray[np.int64]]:
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32], npt.NDArray[np.int64], int]:
         """Star clusters in keep order: (the row kept in each row's place, their Jaccard, the
         pairs of rows decided on an estimate within ``band`` of the threshold, as (row a, row b,
-        1 if near else 0) flattened); such a pair's Jaccard in ``exact = (rows a, rows b,
+        1 if near else 0) flattened, the candidate pairs compared); such a pair's Jaccard in ``exact = (rows a, rows b,
         Jaccards)`` decides it when given."""
     def patch_jaccards(
         self,
@@ -615,6 +632,42 @@ def compact_jaccard(
 
 def search_bit_order(values: npt.NDArray[np.uint64], plan: Plan) -> bytes:
     """The bit order a search of these values uses with plan (64 source bits, highest first)."""
+
+def rarity_counts(
+    starts: npt.NDArray[np.uint64],
+    ends: npt.NDArray[np.uint64],
+    hashes: npt.NDArray[np.uint64],
+    budget: int = ...,
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32]]:
+    """How many sketches hold each shingle hash, counted sketch after sketch until budget hashes:
+    (hashes, counts), by hash."""
+
+def prefix_lists(
+    starts: npt.NDArray[np.uint64],
+    ends: npt.NDArray[np.uint64],
+    hashes: npt.NDArray[np.uint64],
+    table: tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32]],
+    threshold: float,
+    size: int = 1024,
+    band: float = 0.0,
+) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint64], npt.NDArray[np.uint32]]:
+    """Each sketch's prefix list in the order of the frequent hashes table = (hashes, counts):
+    (lengths, hashes, sizes)."""
+
+PREFIX_EXTRA: int
+
+def split_run_pairs(
+    keys: npt.NDArray[np.uint64],
+    texts: npt.NDArray[np.uint32],
+    starts: npt.NDArray[np.uint64],
+    ends: npt.NDArray[np.uint64],
+    hashes: npt.NDArray[np.uint64],
+    sizes: npt.NDArray[np.uint32],
+    threshold: float,
+    size: int = 1024,
+    band: float = 0.0,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], int]:
+    """The candidate pairs of prefix runs over the cap, split: (a, b, skipped)."""
 
 def part_keys(
     values: npt.NDArray[np.uint64], plan: Plan, order: Sequence[int] | None = None

@@ -45,9 +45,9 @@ from neardup.dask_spill import remove_spilled, spill
 from neardup.errors import TooManyPairsError
 from neardup.hasher import Simhasher
 from neardup.index import DEFAULT_MAX_PAIRS
-from neardup.pipeline import VERIFY, check_settings
+from neardup.pipeline import RARITY_SAMPLE, VERIFY, check_candidates, check_settings
 from neardup.progress import log, progress_bar
-from neardup.verify import SKETCH_SIZE
+from neardup.verify import SKETCH_SIZE, estimate_band
 
 from .deprecation import renamed
 from .validate import integer
@@ -319,16 +319,88 @@ def _short_keys_part(part: pd.DataFrame, threshold: float) -> pd.DataFrame:
     )
 
 
-def _short_pairs_part(rows: pd.DataFrame) -> pd.DataFrame:
-    """The candidate pairs of the short texts sharing a prefix hash shuffled here (a text is the
-    first row of its key and fingerprint: every row of a text shares its hashes)."""
+def _rarity_part(part: pd.DataFrame, budget: int) -> pd.DataFrame:
+    """How many of the partition's sketches hold each shingle hash (a sample of ``budget``
+    hashes at most): (hash, count)."""
+    hashes, counts = kernels.rarity_counts(_sketch_array(part["sketch"]), budget)
+    return pd.DataFrame({"hash": hashes.astype(np.int64), "count": counts.astype(np.int64)})
+
+
+def _prefix_keys_part(part: pd.DataFrame, table: Any, threshold: float) -> pd.DataFrame:
+    """The prefix hashes of the partition's texts in the order of ``table``: (hash, key,
+    fingerprint, row)."""
+    fps = part["fingerprint"].to_numpy(np.uint64)
+    index, hashes = kernels.prefix_keys(
+        _sketch_array(part["sketch"]),
+        table,
+        threshold,
+        fps,
+        SKETCH_SIZE,
+        estimate_band(threshold, SKETCH_SIZE),
+    )
+    return pd.DataFrame(
+        {
+            "hash": hashes.astype(np.int64),
+            "key": part["key"].to_numpy(kernels.KEY_DTYPE)[index],
+            "key_hi": part["key_hi"].to_numpy(kernels.KEY_DTYPE)[index],
+            "fingerprint": fps[index],
+            "row": part["row"].to_numpy(np.int64)[index],
+        }
+    )
+
+
+def _short_pairs_part(
+    rows: pd.DataFrame,
+    parts: list[int],
+    starts: np.ndarray,
+    folder: str,
+    table: Any,
+    threshold: float,
+) -> pd.DataFrame:
+    """The candidate pairs of the texts sharing a prefix hash shuffled here (a text is the
+    first row of its key and fingerprint: every row of a text shares its hashes); a hash of
+    more than ``RUN_CAP`` texts is split by the next hashes of their lists, read from their
+    sketches where they lie (the digest files). A last row ``(-1, skipped)`` counts the pairs
+    of groups that could not be split."""
     text = (
         rows.groupby([*kernels.KEY_COLUMNS, "fingerprint"])["row"]
         .transform("min")
         .to_numpy(np.int64)
     )
-    a, b = kernels.pairs_in_runs(rows["hash"].to_numpy(np.int64), text)
-    return pd.DataFrame({"a": a, "b": b})
+
+    def split(hashes: np.ndarray, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+        distinct = np.unique(nodes)
+        of = np.searchsorted(starts, distinct, side="right") - 1
+        pieces = [
+            _sketches_of(distinct[of == j], int(j), parts, starts, folder) for j in np.unique(of)
+        ]
+        import pyarrow as pa
+
+        sketches = pa.concat_arrays(pieces)
+        band = estimate_band(threshold, SKETCH_SIZE)
+        return kernels.split_runs(hashes, nodes, sketches, table, threshold, SKETCH_SIZE, band)
+
+    a, b, skipped = kernels.pairs_in_runs(rows["hash"].to_numpy(np.int64), text, split)
+    return pd.DataFrame({"a": np.append(a, -1), "b": np.append(b, skipped)})
+
+
+#: The order of the short texts' prefixes: by hash value (no table of frequent hashes).
+_NO_TABLE = (np.zeros(0, np.uint64), np.zeros(0, np.uint32))
+
+
+def _rarity_table(digests: Callable[[list[str]], Any], partitions: int) -> Any:
+    """The table of the rarity order: the hashes held by two sketches or more of a sample of
+    each partition (``RARITY_SAMPLE`` hashes in all), counted on the workers; only the table
+    (a few per cent of the sample's hashes) comes to the client, to be handed to every task."""
+    budget = max(RARITY_SAMPLE // max(partitions, 1), 1 << 14)
+    counts = digests(["sketch"]).map_partitions(
+        _rarity_part, budget, meta=_frame(hash=np.int64, count=np.int64)
+    )
+    summed = counts.groupby("hash")["count"].sum()
+    held = summed[summed >= 2].compute().sort_index()
+    return kernels.frequent_hashes(
+        held.index.to_numpy(np.int64).astype(np.uint64), held.to_numpy(np.int64)
+    )
 
 
 def _sketch_array(column: pd.Series) -> Any:
@@ -341,6 +413,14 @@ def _sketch_array(column: pd.Series) -> Any:
 def _sketch_column(j: int, parts: list[int], folder: str) -> Any:
     """The sketch column of the j-th partition with rows, memory-mapped from its digest file."""
     return _read_columns(_digest_file(folder, parts[j]), ["sketch"]).column(0)
+
+
+def _sketches_of(
+    rows: np.ndarray, j: int, parts: list[int], starts: np.ndarray, folder: str
+) -> Any:
+    """The sketches of ``rows`` (all in the j-th partition with rows), read from its file, as
+    an Arrow binary array."""
+    return kernels.take_sketches(_sketch_column(j, parts, folder), rows - int(starts[j]))
 
 
 def _verify_part(
@@ -630,6 +710,7 @@ def dedup(
     max_pairs: int | None = DEFAULT_MAX_PAIRS,
     scratch: str | None = None,
     progress: bool = False,
+    candidates: str | None = None,
 ) -> Any:
     """Keeps one document of each near-duplicate cluster of a dask DataFrame.
 
@@ -668,6 +749,10 @@ def dedup(
         progress: draw tqdm's bar of the five stages (digest, candidates, verify, components,
             stars) when tqdm is installed; each stage's time goes to the ``neardup`` logger at
             DEBUG either way.
+        candidates: ``"prefix"`` or ``"fingerprint"``, as in :func:`neardup.dedup`: with
+            prefixes, the texts meet by a shuffle on the rarest hashes of their sketches (in
+            an order counted on a sample of each partition), and ``stats["prefix_pairs"]``
+            counts the candidate pairs.
 
     Returns:
         the kept rows, a lazy dask DataFrame in input order; with ``clusters=True``,
@@ -676,6 +761,7 @@ def dedup(
         :meth:`neardup.DedupResult.to_pandas`.
     """
     k, threshold, shingle = check_settings(k, threshold, shingle)
+    candidates = check_candidates(candidates)
     if callable(keep):
         raise ValueError(
             'keep must be "first" or "longest" on Dask; a keep function needs every document on one machine'
@@ -715,6 +801,7 @@ def dedup(
             folder,
             record,
             stage,
+            candidates,
         )
     finally:
         if bar is not None:
@@ -779,6 +866,7 @@ def _find(
     folder: str,
     record: dict[str, Any],
     stage: Callable[[str], None],
+    candidates: str = "fingerprint",
 ) -> tuple[Any, np.ndarray, np.ndarray]:
     """The per-row results of the documents that are removed or have copies or near-duplicates,
     one partition per input partition (indexed by global row, persisted on the workers), and
@@ -810,7 +898,13 @@ def _find(
     parts = [i for i in range(P) if counts[i] > 0]
     if not parts:
         record.update(
-            candidate_pairs=0, short_pairs=0, verified_pairs=0, rounds=0, removed=0, clusters=0
+            candidate_pairs=0,
+            short_pairs=0,
+            prefix_pairs=0,
+            verified_pairs=0,
+            rounds=0,
+            removed=0,
+            clusters=0,
         )
         return _empty_found(ddf, id_field, P), starts, counts
     Q = max(len(parts), 1)
@@ -838,57 +932,76 @@ def _find(
         "rows",
     )
     texts = rows[rows["row"] == rows["text"]].drop(columns=["row"])
-    # 3. Candidates: one row per text and lead group, shuffled by part key.
-    plan = kernels.search_plan(k, n)
-    # The bit order of the search, chosen on a worker from the first partition's fingerprints.
-    chosen = (
-        digests(["fingerprint"])
-        .partitions[0]
-        .map_partitions(_bit_order_part, plan, meta=_frame(bit=np.int64))
-        .compute()["bit"]
-        .tolist()
-    )
-    order = chosen or None
-    found = (
-        texts[texts["fingerprint"] != np.uint64(0)][["text", "fingerprint"]]
-        .map_partitions(
-            _keys_part,
-            plan,
-            order,
-            meta=_frame(pkey=np.uint32, text=np.int64, fingerprint=np.uint64),
+    # 3. Candidates: with prefixes, by a shuffle on the texts' prefix hashes alone; else one
+    # row per text and lead group, shuffled by part key (and the short texts' prefix hashes).
+    by_prefix = verified and candidates == "prefix"
+    pairs: Any = None
+    record["candidate_pairs"] = 0
+    if not by_prefix:
+        plan = kernels.search_plan(k, n)
+        # The bit order of the search, chosen on a worker from the first partition's fingerprints.
+        chosen = (
+            digests(["fingerprint"])
+            .partitions[0]
+            .map_partitions(_bit_order_part, plan, meta=_frame(bit=np.int64))
+            .compute()["bit"]
+            .tolist()
         )
-        .shuffle(on="pkey", npartitions=Q)
-        .map_partitions(_pairs_part, k, plan, order, max_pairs, meta=_frame(a=np.int64, b=np.int64))
-    )
-    found, _ = spill(found, folder, "candidates")
-    candidate_pairs = int(found[found["a"] < 0]["b"].sum().compute())
-    record["candidate_pairs"] = candidate_pairs
-    if max_pairs is not None and candidate_pairs > max_pairs:
-        raise TooManyPairsError(
-            f"{candidate_pairs} candidate pairs of distinct fingerprints within k={k} "
-            f"(the limit is {max_pairs}): lower k (the candidate radius), or raise max_pairs"
-        )
-    pairs = found[found["a"] >= 0]
-    if verified:
-        short = (
-            digests(["fingerprint", *kernels.KEY_COLUMNS, "sketch"])
+        order = chosen or None
+        found = (
+            texts[texts["fingerprint"] != np.uint64(0)][["text", "fingerprint"]]
             .map_partitions(
-                _short_keys_part,
-                threshold,
-                meta=_frame(
-                    hash=np.int64,
-                    key=kernels.KEY_DTYPE,
-                    key_hi=kernels.KEY_DTYPE,
-                    fingerprint=np.uint64,
-                    row=np.int64,
-                ),
+                _keys_part,
+                plan,
+                order,
+                meta=_frame(pkey=np.uint32, text=np.int64, fingerprint=np.uint64),
             )
-            .shuffle(on="hash", npartitions=Q)
-            .map_partitions(_short_pairs_part, meta=_frame(a=np.int64, b=np.int64))
+            .shuffle(on="pkey", npartitions=Q)
+            .map_partitions(
+                _pairs_part, k, plan, order, max_pairs, meta=_frame(a=np.int64, b=np.int64)
+            )
         )
-        short, short_counts = spill(short, folder, "short")
-        record["short_pairs"] = int(short_counts.sum())
-        pairs = _renumbered(dd.concat([pairs, short]))
+        found, _ = spill(found, folder, "candidates")
+        candidate_pairs = int(found[found["a"] < 0]["b"].sum().compute())
+        record["candidate_pairs"] = candidate_pairs
+        if max_pairs is not None and candidate_pairs > max_pairs:
+            raise TooManyPairsError(
+                f"{candidate_pairs} candidate pairs of distinct fingerprints within k={k} "
+                f"(the limit is {max_pairs}): lower k (the candidate radius), or raise max_pairs"
+            )
+        pairs = found[found["a"] >= 0]
+    if verified:
+        # Short texts, or with prefixes every text: a shuffle on their prefix hashes.
+        table = _rarity_table(digests, Q) if by_prefix else _NO_TABLE
+        keyed = digests(["fingerprint", *kernels.KEY_COLUMNS, "sketch"])
+        key_meta = _frame(
+            hash=np.int64,
+            key=kernels.KEY_DTYPE,
+            key_hi=kernels.KEY_DTYPE,
+            fingerprint=np.uint64,
+            row=np.int64,
+        )
+        keyed = (
+            keyed.map_partitions(_prefix_keys_part, table, threshold, meta=key_meta)
+            if by_prefix
+            else keyed.map_partitions(_short_keys_part, threshold, meta=key_meta)
+        )
+        short = keyed.shuffle(on="hash", npartitions=Q).map_partitions(
+            _short_pairs_part,
+            parts,
+            part_starts,
+            folder,
+            table,
+            threshold,
+            meta=_frame(a=np.int64, b=np.int64),
+        )
+        short, _ = spill(short, folder, "short")
+        record["short_pairs_skipped"] = int(short[short["a"] < 0]["b"].sum().compute())
+        short = short[short["a"] >= 0]
+        found_pairs = int(short.shape[0].compute())
+        record["prefix_pairs"] = found_pairs if by_prefix else 0
+        record["short_pairs"] = 0 if by_prefix else found_pairs
+        pairs = _renumbered(dd.concat([pairs, short])) if pairs is not None else short
     else:
         record["short_pairs"] = 0
     record["seconds_candidates"] = time.perf_counter() - clock

@@ -18,11 +18,14 @@ from .pipeline import (
     VERIFY,
     FirstPass,
     Keep,
-    candidates,
+    check_candidates,
     check_settings,
     keep_order,
     related_rows,
     stars,
+)
+from .pipeline import (
+    candidates as find_candidates,
 )
 from .progress import log, progress_bar
 from .validate import check_threads, integer
@@ -112,6 +115,7 @@ def dedup(
     against: Any = None,
     update: bool = False,
     max_pairs: int | None = DEFAULT_MAX_PAIRS,
+    candidates: str | None = None,
 ) -> DedupResult:
     """Finds the near-duplicates of a corpus and keeps one document of each cluster.
 
@@ -155,6 +159,10 @@ def dedup(
         max_pairs: the most candidate pairs (pairs of distinct fingerprints within ``k``):
             more raise :class:`neardup.TooManyPairsError` naming their number, before they are
             stored. None lifts the limit. ``stats["candidate_pairs"]`` is their number.
+        candidates: how verified pairs are proposed: ``"prefix"``, documents sharing one of
+            the rarest word shingles of their sketches (every pair at ``threshold``, whatever
+            ``k``; ``stats["prefix_pairs"]`` counts them), or ``"fingerprint"``, fingerprints
+            within ``k``. Without verification, fingerprints always propose.
 
     What each call did is logged at INFO to the ``logging`` logger ``"neardup"``, and its
     stages at DEBUG.
@@ -191,7 +199,14 @@ def dedup(
     hasher, threads = check_corpus_arguments(docs, hasher, threads)
     start = time.perf_counter()
     texts, ids, doc_at = _documents(docs, text_field, id_field, hasher, keep)
-    first = FirstPass(hasher, shingle if threshold is not None else None, threads, budget=None)
+    use_prefixes = check_candidates(candidates) == "prefix" and threshold is not None
+    first = FirstPass(
+        hasher,
+        shingle if threshold is not None else None,
+        threads,
+        budget=None,
+        prefixes=threshold if use_prefixes else None,  # type: ignore[arg-type]
+    )
     bar = progress_bar(count_docs(docs), "neardup dedup") if progress else None
     try:
         for at, chunk in in_chunks(texts, CHUNK_SIZE, "docs"):
@@ -211,7 +226,9 @@ def dedup(
             bar.set_postfix_str("clustering", refresh=True)
         lengths = np.asarray(texts.lengths, dtype=np.int64)
         stage = time.perf_counter()
-        found = candidates(fps, keys, k, threads, first.short, threshold, max_pairs)
+        found = find_candidates(
+            fps, keys, k, threads, first.short, threshold, max_pairs, first.prefixes
+        )
         order = keep_order(keep, n, lengths, doc_at, lambda: related_rows(fps, keys, found))
         log.debug(
             "dedup: candidates within k=%d and the keep order in %.3f s",

@@ -14,6 +14,9 @@ released, and never needs a row of another partition beyond those a shuffle brou
   over all keys is every pair within ``k``, once;
 - :func:`short_text_keys` and :func:`pairs_in_runs`: the candidates of short texts, whatever
   their fingerprints (texts sharing a prefix hash of their shingle sets);
+- :func:`rarity_counts`, :func:`prefix_keys`, :func:`pairs_in_runs` and :func:`split_runs`:
+  the candidates of every text by prefix filtering (texts sharing one of the rarest hashes of
+  their sketches, in an order counted on a sample), runs over the cap split further;
 - :func:`verify_pairs`: the Jaccard of each candidate pair from the two sides' sketches;
 - :func:`pairs_in_band` and :func:`shingle_sets`: the pairs whose estimate lies too near the
   threshold to decide them, and the whole shingle sets of their texts (read again), whose
@@ -51,6 +54,10 @@ __all__ = [
     "pairs_in_groups",
     "short_text_keys",
     "pairs_in_runs",
+    "rarity_counts",
+    "frequent_hashes",
+    "prefix_keys",
+    "split_runs",
     "verify_pairs",
     "verify_rows",
     "pairs_in_band",
@@ -293,26 +300,142 @@ def _pairs_of_runs(sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate(out_a).astype(np.int64), np.concatenate(out_b).astype(np.int64)
 
 
-def pairs_in_runs(hashes: np.ndarray, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(a, b)``, a < b: the pairs of distinct ``nodes`` that share a hash (rows from
-    :func:`short_text_keys`; every row of a hash must be there), from hashes of 2 to ``RUN_CAP``
-    nodes. Pairs repeat when they share several hashes."""
+def pairs_in_runs(
+    hashes: np.ndarray, nodes: np.ndarray, split: Any = None
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """``(a, b, skipped)``, a < b: the pairs of distinct ``nodes`` that share a hash (rows from
+    :func:`short_text_keys` or :func:`prefix_keys`; every row of a hash must be there). A hash
+    of more than ``RUN_CAP`` nodes is handed to ``split(hashes, nodes)`` (one row per node and
+    such hash; :func:`split_runs` with the nodes' sketches), which returns ``(a, b, skipped)``
+    the same way; without ``split``, its pairs are not listed but counted in ``skipped``. Pairs
+    repeat when they share several hashes."""
     hashes = np.asarray(hashes)
     nodes = np.asarray(nodes, np.int64)
     if not len(nodes):
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), 0
     pairs = np.unique(np.stack([hashes.astype(np.int64), nodes]), axis=1)
     h, v = pairs[0], pairs[1]
     starts = np.flatnonzero(np.concatenate([[True], h[1:] != h[:-1]]))
     sizes = np.diff(np.concatenate([starts, [len(h)]]))
     keep = (sizes >= 2) & (sizes <= RUN_CAP)
-    chosen = np.concatenate(
-        [np.arange(s, s + m) for s, m in zip(starts[keep].tolist(), sizes[keep].tolist())]
-        or [np.zeros(0, np.int64)]
-    )
+    chosen = np.repeat(starts[keep], sizes[keep]) + _offsets(sizes[keep])
     i, j = _pairs_of_runs(sizes[keep])
     x, y = v[chosen][i], v[chosen][j]
-    return np.minimum(x, y), np.maximum(x, y)
+    a, b, skipped = [np.minimum(x, y)], [np.maximum(x, y)], 0
+    big = sizes > RUN_CAP
+    if big.any():
+        at = np.repeat(starts[big], sizes[big]) + _offsets(sizes[big])
+        if split is None:
+            m = sizes[big].astype(np.int64)
+            skipped = int((m * (m - 1) // 2).sum())
+        else:
+            sa, sb, skipped = split(h[at].astype(np.uint64), v[at])
+            a.append(np.asarray(sa, np.int64))
+            b.append(np.asarray(sb, np.int64))
+    return np.concatenate(a), np.concatenate(b), int(skipped)
+
+
+def _offsets(sizes: np.ndarray) -> np.ndarray:
+    """0, 1, ..., m - 1 for each run of size m, one after the other."""
+    total = int(sizes.sum())
+    firsts = np.repeat(np.cumsum(sizes) - sizes, sizes)
+    return np.arange(total, dtype=np.int64) - firsts
+
+
+def rarity_counts(sketches: Any, budget: int = 1 << 21) -> tuple[np.ndarray, np.ndarray]:
+    """``(hashes, counts)``: how many of ``sketches`` (an Arrow list or binary array) hold each
+    shingle hash, sketch after sketch until ``budget`` hashes are counted. Summed over the
+    partitions of a corpus and cut by :func:`frequent_hashes`, the table of the rarity order
+    every machine uses (any order finds every pair; a sample's makes fewer candidates)."""
+    starts, ends, hashes = _ranges(sketches)
+    return _core.rarity_counts(starts, ends, _array(hashes, np.uint64), int(budget))
+
+
+def frequent_hashes(hashes: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The hashes counted twice or more, and their counts: the table :func:`prefix_keys` takes."""
+    held = np.asarray(counts) >= 2
+    return (
+        _array(np.asarray(hashes)[held], np.uint64),
+        _array(np.asarray(counts)[held], np.uint32),
+    )
+
+
+def _lists(
+    sketches: Any, table: tuple[np.ndarray, np.ndarray], threshold: float, size: int, band: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(starts, ends, hashes, sizes) of the sketches' prefix lists (the core's prefix_lists)."""
+    starts, ends, hashes = _ranges(sketches)
+    lengths, listed, sizes = _core.prefix_lists(
+        starts,
+        ends,
+        _array(hashes, np.uint64),
+        (_array(table[0], np.uint64), _array(table[1], np.uint32)),
+        threshold,
+        size,
+        band,
+    )
+    ends_at = np.cumsum(lengths, dtype=np.uint64)
+    return ends_at - lengths.astype(np.uint64), ends_at, listed, sizes
+
+
+def prefix_keys(
+    sketches: Any,
+    table: tuple[np.ndarray, np.ndarray],
+    threshold: float,
+    fingerprints: np.ndarray | None = None,
+    size: int = SKETCH_SIZE,
+    band: float = 0.0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(index, hash)``: the prefix hashes of every text among ``sketches`` (an Arrow list
+    array), rarest first in the order of ``table`` (:func:`frequent_hashes`): enough that two
+    texts whose estimate is at least ``threshold`` (or ``threshold - band`` when a sketch is cut
+    at ``size``) share one. Texts whose fingerprint is 0 (no features) are left out."""
+    starts, ends, listed, sizes = _lists(sketches, table, threshold, size, band)
+    n = sizes.astype(np.int64)
+    # n - need + 1 hashes, need = min(ceil(t n), ceil((t - band) size)) taken a hair low.
+    need = np.ceil(threshold * n.astype(np.float64) - 1e-9)
+    if band > 0:
+        need = np.minimum(need, max(np.ceil((threshold - band) * size - 1e-9), 0.0))
+    take = np.clip(n + 1 - np.maximum(need, 1.0).astype(np.int64), 1, np.maximum(n, 1))
+    take[n == 0] = 0
+    if fingerprints is not None:
+        take[np.asarray(fingerprints, np.uint64) == 0] = 0
+    index = np.repeat(np.arange(len(n), dtype=np.int64), take)
+    at = starts[index].astype(np.int64) + _offsets(take)
+    return index, listed[at]
+
+
+def split_runs(
+    hashes: np.ndarray,
+    nodes: np.ndarray,
+    sketches: Any,
+    table: tuple[np.ndarray, np.ndarray],
+    threshold: float,
+    size: int = SKETCH_SIZE,
+    band: float = 0.0,
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """``(a, b, skipped)``: the candidate pairs of runs over the cap (rows ``(hashes[i],
+    nodes[i])``, every node of each hash), each split by the next hashes of its nodes' lists
+    until no part is over the cap (as :func:`neardup.dedup` splits them); ``sketches`` holds
+    the sketch of each distinct node in ascending order (``numpy.unique(nodes)``). Pairs of
+    groups that cannot be split are counted in ``skipped``."""
+    nodes = np.asarray(nodes, np.int64)
+    distinct, local = np.unique(nodes, return_inverse=True)
+    starts, ends, listed, sizes = _lists(sketches, table, threshold, size, band)
+    if len(starts) != len(distinct):
+        raise ValueError(f"{len(distinct)} nodes but {len(starts)} sketches")
+    a, b, skipped = _core.split_run_pairs(
+        _array(hashes, np.uint64),
+        _array(local, np.uint32),
+        starts,
+        ends,
+        listed,
+        sizes,
+        threshold,
+        size,
+        band,
+    )
+    return distinct[a], distinct[b], int(skipped)
 
 
 def verify_pairs(sketches_a: Any, sketches_b: Any, size: int = SKETCH_SIZE) -> np.ndarray:

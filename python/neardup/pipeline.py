@@ -41,6 +41,8 @@ __all__ = [
     "SKETCH_BUDGET",
     "SHORT",
     "FirstPass",
+    "PrefixLists",
+    "CANDIDATES",
     "candidates",
     "keep_order",
     "stars",
@@ -72,6 +74,22 @@ SKETCH_BYTES_PER_INPUT_BYTE = 1.4
 #: their fingerprints (the core's ``short_texts``).
 SHORT: int = _core.SHORT_TEXT_SHINGLES
 
+#: How verified dedup finds its candidates: ``"prefix"``, texts sharing a prefix hash of their
+#: sketches (every pair at the threshold, as many candidates per document at any corpus size), or
+#: ``"fingerprint"``, fingerprints within ``k`` (the only way without verification).
+CANDIDATES = ("prefix", "fingerprint")
+DEFAULT_CANDIDATES = "fingerprint"
+
+
+def check_candidates(candidates: Any) -> str:
+    """``candidates=`` checked (None: the default)."""
+    if candidates is None:
+        return DEFAULT_CANDIDATES
+    if candidates not in CANDIDATES:
+        raise ValueError(f'candidates must be "prefix" or "fingerprint", got {candidates!r}')
+    return str(candidates)
+
+
 #: The default of ``threshold=``: verify at ``THRESHOLD`` (``None`` means fingerprints alone).
 VERIFY: Any = object()
 
@@ -99,6 +117,9 @@ class FirstPass:
         shingle: words per shingle of the sketches; None when pairs are not verified.
         threads: worker threads for the core.
         budget: the most bytes of sketches to keep (None: no limit; the command uses ``SKETCH_BUDGET``).
+        prefixes: the threshold of verified stars when their candidates come from prefix
+            filtering (see :class:`PrefixLists`): each text's prefix list is kept, whatever the
+            budget.
     """
 
     def __init__(
@@ -107,6 +128,7 @@ class FirstPass:
         shingle: int | None,
         threads: int | None = None,
         budget: int | None = None,
+        prefixes: float | None = None,
     ) -> None:
         self.hasher = hasher
         self.threads = threads
@@ -116,7 +138,16 @@ class FirstPass:
             else None
         )
         # The shingle sets of short texts, kept whatever the budget (at most SHORT hashes each).
-        self.short = Sketches(hasher, shingle, threads=threads) if shingle is not None else None
+        self.short = (
+            Sketches(hasher, shingle, threads=threads)
+            if shingle is not None and prefixes is None
+            else None
+        )
+        self.prefixes = (
+            PrefixLists(prefixes, self.sketches, threads)
+            if prefixes is not None and self.sketches is not None
+            else None
+        )
         self._seen = _core.KeySet() if shingle is not None else None
         self._fps: list[np.ndarray] = []
         self._keys: list[np.ndarray] = []
@@ -141,7 +172,7 @@ class FirstPass:
         for the others, left after SHORT + 1 distinct shingles)."""
         if self.sketches is None:
             return None
-        if self.sketches.dropped:
+        if self.sketches.dropped and self.prefixes is None:
             return self.sketches.ngram, -SHORT
         return self.sketches.ngram, self.sketches.size
 
@@ -167,6 +198,9 @@ class FirstPass:
             short = rows[(lengths > 0) & (lengths <= SHORT)]
             if self.short is not None:
                 self.short.add_sketches(short + self.rows, starts[short], ends[short], hashes)
+            if self.prefixes is not None:
+                low = np.asarray(digest.keys, dtype=KEY_DTYPE)["lo"]
+                self.prefixes.count(starts[rows], ends[rows], hashes, low[rows])
         self._fps.append(digest.fingerprints)
         self._keys.append(digest.keys)
         self.rows += n
@@ -217,6 +251,117 @@ class FirstPass:
     def keys(self) -> np.ndarray:
         self._keys = [np.concatenate(self._keys)] if len(self._keys) > 1 else self._keys
         return self._keys[0] if self._keys else no_keys()
+
+
+class PrefixLists:
+    """Each text's prefix list: its shingle hashes rarest first, as many as prefix filtering at
+    ``threshold`` reads (the core's ``short_texts::prefix_lists``), for the candidates of
+    verified stars.
+
+    The order is counted during the first pass on one text in :data:`RARITY_FRACTION` (chosen by
+    content key, wherever it lies in the corpus), so that a hash held by a given share of the
+    texts is placed alike at any corpus size; the lists are cut after the first pass, from the
+    sketches in memory or read back from their temporary file. Any order finds every pair at the
+    threshold; the order only decides how many candidates there are.
+
+    Args:
+        threshold: the threshold of the stars.
+        sketches: the first pass's sketches (every text's).
+        threads: worker threads for the core.
+    """
+
+    def __init__(self, threshold: float, sketches: Sketches, threads: int | None = None) -> None:
+        self.threshold = threshold
+        self.sketches = sketches
+        self.size = sketches.size
+        self.band = estimate_band(threshold, sketches.size)
+        self.table: tuple[np.ndarray, np.ndarray] | None = None
+        self.lists = Sketches(threads=threads)
+        self._sizes: list[np.ndarray] = []
+        self._counts: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def count(self, starts: np.ndarray, ends: np.ndarray, hashes: Any, keys: np.ndarray) -> None:
+        """Counts the hashes of the sampled texts among the sketches ``hashes[starts[i]:ends[i]]``
+        (content keys ``keys``, low words)."""
+        sampled = (np.asarray(keys, np.uint64) % np.uint64(RARITY_FRACTION)) == 0
+        if not sampled.any():
+            return
+        self._counts.append(
+            _core.rarity_counts(
+                np.ascontiguousarray(starts[sampled], np.uint64),
+                np.ascontiguousarray(ends[sampled], np.uint64),
+                np.ascontiguousarray(hashes, np.uint64),
+                1 << 62,
+            )
+        )
+        # Merged as a log-structured list: a piece joins the one before it once it is as large
+        # (every count is merged O(log n) times).
+        while len(self._counts) >= 2 and len(self._counts[-1][0]) * 2 >= len(self._counts[-2][0]):
+            self._counts[-2:] = [_merged(self._counts[-2:])]
+
+    def _finish(self) -> bool:
+        """Cuts every text's list (once); False when the sketches were dropped."""
+        if self.table is not None:
+            return True
+        if self.sketches.dropped:
+            return False
+        self.table = frequent(*_merged(self._counts))
+        self._counts = []
+        for rows, starts, ends, hashes in self.sketches.scan():
+            lengths, listed, sizes = _core.prefix_lists(
+                np.ascontiguousarray(starts, np.uint64),
+                np.ascontiguousarray(ends, np.uint64),
+                np.ascontiguousarray(hashes, np.uint64),
+                self.table,
+                self.threshold,
+                self.size,
+                self.band,
+            )
+            ends_at = np.cumsum(lengths, dtype=np.uint64)
+            self.lists.add_sketches(rows, ends_at - lengths, ends_at, listed)
+            self._sizes.append(sizes)
+        return True
+
+    @property
+    def ready(self) -> bool:
+        """Whether the lists can be cut (the sketches were kept, in memory or on disk)."""
+        return self._finish()
+
+    def parts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(rows, starts, ends, hashes, sizes)`` of every list, as the core takes them."""
+        if not self._finish():
+            raise RuntimeError("the sketches were dropped: the prefix lists cannot be cut")
+        rows, starts, ends, hashes = self.lists.parts()
+        sizes = np.concatenate(self._sizes) if self._sizes else np.zeros(0, np.uint32)
+        return rows, starts, ends, hashes, np.ascontiguousarray(sizes, np.uint32)
+
+
+def _merged(counts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """Counts of hashes from several samples, added up by hash."""
+    if not counts:
+        return np.zeros(0, np.uint64), np.zeros(0, np.uint32)
+    hashes = np.concatenate([c[0] for c in counts])
+    values = np.concatenate([c[1] for c in counts]).astype(np.int64)
+    distinct, inverse = np.unique(hashes, return_inverse=True)
+    summed = np.bincount(inverse.reshape(-1), weights=values, minlength=len(distinct))
+    return distinct, np.minimum(summed, 2**32 - 1).astype(np.uint32)
+
+
+#: One text in this many (by content key) counts for the order of :class:`PrefixLists`.
+RARITY_FRACTION = 16
+
+#: The most shingle hashes counted for the order of :class:`PrefixLists` (about 40 MB of counts
+#: at most, a few per cent of which are kept).
+RARITY_SAMPLE = 1 << 21
+
+
+def frequent(hashes: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The hashes counted at least twice, and their counts: the table of the rarity order."""
+    held = np.asarray(counts) >= 2
+    return (
+        np.ascontiguousarray(np.asarray(hashes)[held], np.uint64),
+        np.ascontiguousarray(np.asarray(counts)[held], np.uint32),
+    )
 
 
 def first_rows(keys: np.ndarray) -> np.ndarray:
@@ -284,13 +429,29 @@ def candidates(
     short: Sketches | None = None,
     threshold: float | None = None,
     max_pairs: int | None = DEFAULT_MAX_PAIRS,
+    prefixes: PrefixLists | None = None,
 ) -> Any:
     """The candidate structure of a corpus (texts, fingerprint groups, groups within ``k``, and,
     given the ``short`` texts' shingle sets and the ``threshold`` of verified stars, the short
     texts' prefix hashes), computed once for :func:`related_rows`, the rows to sketch again, and
     :func:`stars`. More than ``max_pairs`` pairs of distinct fingerprints within ``k`` (None: no
-    limit) raise :class:`neardup.TooManyPairsError`; ``.pair_count`` is their number."""
+    limit) raise :class:`neardup.TooManyPairsError`; ``.pair_count`` is their number.
+
+    Given the ``prefixes`` of every text instead, every text is a candidate of those that share
+    a prefix hash, and fingerprints propose nothing (``.prefix_pairs`` counts the candidates)."""
     fps = np.ascontiguousarray(fingerprints, dtype=np.uint64)
+    if prefixes is not None and prefixes.ready:
+        return _core.StarCandidates(
+            fps,
+            key_words(keys),
+            k,
+            threads=threads,
+            max_pairs=max_pairs,
+            threshold=prefixes.threshold,
+            prefixes=prefixes.parts(),
+            band=prefixes.band,
+            size=prefixes.size,
+        )
     sets = short.parts() if short is not None and threshold is not None else None
     return _core.StarCandidates(
         fps,
@@ -329,15 +490,16 @@ def stars(
     order = np.ascontiguousarray(order, dtype=np.int64)
     if evidence is not None:
         evidence["short_pairs_skipped"] = int(found.skipped_pairs)
+        evidence["prefix_pairs"] = int(found.prefix_pairs)
     if threshold is None:
-        kept, jaccard, _ = found.stars(order)
+        kept, jaccard, _, _ = found.stars(order)
         return kept, jaccard
     sketches = sketches_of(found.rows, sketches, resketch)
     starts, ends, hashes = sketches.ranges(len(order))
     band = estimate_band(threshold, sketches.size)
     rows_a, rows_b, exact = np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
     while True:
-        kept, jaccard, undecided = found.stars(
+        kept, jaccard, undecided, checks = found.stars(
             order, threshold, starts, ends, hashes, sketches.size, band, (rows_a, rows_b, exact)
         )
         pairs = undecided.reshape(-1, 3)
@@ -354,6 +516,7 @@ def stars(
             pairs = pairs[:0]
             break
     if evidence is not None:
+        evidence["pairs_compared"] = int(checks)
         evidence["band_pairs_exact"] = len(exact)
         evidence["band_pairs_estimated"] = len(pairs)
     return kept, jaccard

@@ -101,5 +101,21 @@ class SketchSpill:
             first = last
         return into
 
+    def scan(self) -> Any:
+        """Every sketch written so far, block by block in file order, as ``(rows, starts, ends,
+        hashes)`` (row ``rows[i]``'s sketch is ``hashes[starts[i]:ends[i]]``); :meth:`read`
+        still works after."""
+        self._file.flush()
+        fd = self._file.fileno()
+        at = 0
+        for rows, lengths in zip(self._rows, self._lengths):
+            ends = np.cumsum(lengths, dtype=np.uint64)
+            total = int(ends[-1]) if len(ends) else 0
+            data = os.pread(fd, 8 * total, 8 * at)
+            if len(data) != 8 * total:
+                raise OSError(f"the sketch spill file ended early ({len(data)} bytes)")
+            yield rows, ends - lengths, ends, np.frombuffer(data, dtype=np.uint64)
+            at += total
+
     def close(self) -> None:
         self._file.close()

@@ -251,6 +251,15 @@ class Sketches:
         self._taken, self._buffer = np.zeros(0, SKETCH_DTYPE), _core.HashBuffer()
         self._total = self._count = self.nbytes = 0
 
+    def scan(self) -> Any:
+        """Every sketch, in blocks of ``(rows, starts, ends, hashes)``: those held in memory,
+        or read from the temporary file block by block when they were spilled (which stays open
+        for :meth:`read_back`). Nothing when they were dropped."""
+        if self._spill is not None:
+            yield from self._spill.scan()
+        elif not self.dropped:
+            yield self.parts()
+
     def read_back(self, rows: np.ndarray) -> Sketches:
         """The sketches of ``rows``, in memory: from the temporary file when they were spilled
         (which is then closed), else these sketches themselves."""

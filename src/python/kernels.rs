@@ -10,7 +10,10 @@ use crate::bit_order::BitOrder;
 use crate::cross_search::KeyParts;
 use crate::error::Error;
 use crate::pairs::Bounded;
+use crate::rarity::Rarity;
+use crate::short_texts::{prefix_lists as prefix_lists_of, Cut, ShortTexts};
 use crate::star::graph_stars;
+use crate::verify::Ranges;
 
 /// A bit order from its 64 source bits (None: the identity).
 fn order_of(order: Option<Vec<u8>>) -> PyResult<BitOrder> {
@@ -103,12 +106,138 @@ fn graph_stars_of<'py>(
     Ok((found.kept.into_pyarray(py), found.jaccard.into_pyarray(py)))
 }
 
+/// How many of the sketches `hashes[starts[d]..ends[d]]` hold each shingle hash, counted
+/// sketch after sketch until `budget` hashes: (hashes, counts), by hash.
+#[pyfunction]
+#[pyo3(signature = (starts, ends, hashes, budget=crate::rarity::SAMPLE_HASHES))]
+#[allow(clippy::type_complexity)]
+fn rarity_counts<'py>(
+    py: Python<'py>,
+    starts: PyReadonlyArray1<'py, u64>,
+    ends: PyReadonlyArray1<'py, u64>,
+    hashes: PyReadonlyArray1<'py, u64>,
+    budget: usize,
+) -> PyResult<(Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<u32>>)> {
+    let sketches = Ranges::new(starts.as_slice()?, ends.as_slice()?, hashes.as_slice()?)?;
+    let (h, c): (Vec<u64>, Vec<u32>) = py.detach(|| {
+        let counts = Rarity::count((0..sketches.len()).map(|d| sketches.get(d)), budget);
+        let mut rows: Vec<(u64, u32)> = counts.into_iter().collect();
+        rows.sort_unstable();
+        rows.into_iter().unzip()
+    });
+    Ok((h.into_pyarray(py), c.into_pyarray(py)))
+}
+
+/// Each sketch's prefix list (see `short_texts::prefix_lists`) in the order of the frequent
+/// hashes `table = (hashes, counts)`, cut for `threshold` and, for sketches cut at `size`, the
+/// `band` below it: (lengths, hashes, sizes).
+#[pyfunction]
+#[pyo3(signature = (starts, ends, hashes, table, threshold, size=1024, band=0.0))]
+#[allow(clippy::type_complexity, clippy::too_many_arguments)]
+fn prefix_lists<'py>(
+    py: Python<'py>,
+    starts: PyReadonlyArray1<'py, u64>,
+    ends: PyReadonlyArray1<'py, u64>,
+    hashes: PyReadonlyArray1<'py, u64>,
+    table: (PyReadonlyArray1<'py, u64>, PyReadonlyArray1<'py, u32>),
+    threshold: f64,
+    size: i64,
+    band: f64,
+) -> PyResult<(
+    Bound<'py, PyArray1<u32>>,
+    Bound<'py, PyArray1<u64>>,
+    Bound<'py, PyArray1<u32>>,
+)> {
+    if !(threshold > 0.0 && threshold <= 1.0) {
+        return Err(Error::invalid(format!("threshold must be in (0, 1], got {threshold}")).into());
+    }
+    if !(0.0..=1.0).contains(&band) {
+        return Err(Error::invalid(format!("band must be in [0, 1], got {band}")).into());
+    }
+    let size = crate::verify::shingle_config(1, size)?.size;
+    let sketches = Ranges::new(starts.as_slice()?, ends.as_slice()?, hashes.as_slice()?)?;
+    let rarity = Rarity::new(table.0.as_slice()?, table.1.as_slice()?)?;
+    let cut = Cut::new(threshold, Some((size, band)));
+    let (lengths, listed, sizes) = py.detach(|| prefix_lists_of(&sketches, &rarity, cut));
+    Ok((
+        lengths.into_pyarray(py),
+        listed.into_pyarray(py),
+        sizes.into_pyarray(py),
+    ))
+}
+
+/// The candidate pairs of prefix runs over the cap, split (see `ShortTexts::from_runs`): text
+/// `texts[i]` holds prefix hash `keys[i]`; text t's list is `hashes[starts[t]..ends[t]]`, of a
+/// set of `sizes[t]` shingles. Returns (a, b, skipped): the pairs (a < b, each once) of the runs
+/// the split gives, and the pairs of groups it could not split, which are left out.
+#[pyfunction]
+#[pyo3(signature = (keys, texts, starts, ends, hashes, sizes, threshold, size=1024, band=0.0))]
+#[allow(clippy::type_complexity, clippy::too_many_arguments)]
+fn split_run_pairs<'py>(
+    py: Python<'py>,
+    keys: PyReadonlyArray1<'py, u64>,
+    texts: PyReadonlyArray1<'py, u32>,
+    starts: PyReadonlyArray1<'py, u64>,
+    ends: PyReadonlyArray1<'py, u64>,
+    hashes: PyReadonlyArray1<'py, u64>,
+    sizes: PyReadonlyArray1<'py, u32>,
+    threshold: f64,
+    size: i64,
+    band: f64,
+) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>, u64)> {
+    let (keys, texts, sizes) = (keys.as_slice()?, texts.as_slice()?, sizes.as_slice()?);
+    if keys.len() != texts.len() {
+        return Err(
+            Error::invalid(format!("{} keys but {} texts", keys.len(), texts.len())).into(),
+        );
+    }
+    let lists = Ranges::unordered(starts.as_slice()?, ends.as_slice()?, hashes.as_slice()?)?;
+    if lists.len() != sizes.len() {
+        return Err(
+            Error::invalid(format!("{} lists but {} sizes", lists.len(), sizes.len())).into(),
+        );
+    }
+    let size = crate::verify::shingle_config(1, size)?.size;
+    let cut = Cut::new(threshold, Some((size, band)));
+    let pairs: Vec<(u32, u32)> = Vec::new();
+    let found = interrupt::detach(py, || -> Result<_, Error> {
+        let given: Vec<(u64, u32)> = keys.iter().copied().zip(texts.iter().copied()).collect();
+        let runs = ShortTexts::from_runs(
+            lists.len(),
+            (0..lists.len()).map(|t| (t as u32, lists.get(t), sizes[t] as usize)),
+            cut,
+            &given,
+        )?;
+        let mut pairs = pairs;
+        for r in 0..runs.run_count() {
+            let (a, b) = runs.run_bounds(r);
+            let run = &runs.members()[a..b];
+            for (i, &x) in run.iter().enumerate() {
+                pairs.extend(run[i + 1..].iter().map(|&y| (x.min(y), x.max(y))));
+            }
+        }
+        pairs.sort_unstable();
+        pairs.dedup();
+        Ok((pairs, runs.skipped_pairs()))
+    })??;
+    let (pairs, skipped) = found;
+    let (a, b): (Vec<i64>, Vec<i64>) = pairs
+        .into_iter()
+        .map(|(x, y)| (i64::from(x), i64::from(y)))
+        .unzip();
+    Ok((a.into_pyarray(py), b.into_pyarray(py), skipped))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SKETCH_HASH_BITS", crate::verify::SketchHash::BITS)?;
     m.add("SKETCH_CHECK_BIT", crate::verify::CHECK_BIT)?;
     m.add("SHORT_TEXT_RUN_CAP", crate::short_texts::RUN_CAP)?;
     m.add("PART_KEY_LEAD_BITS", crate::cross_search::MAX_LEAD_BITS)?;
     m.add_function(wrap_pyfunction!(search_bit_order, m)?)?;
+    m.add_function(wrap_pyfunction!(rarity_counts, m)?)?;
+    m.add_function(wrap_pyfunction!(prefix_lists, m)?)?;
+    m.add_function(wrap_pyfunction!(split_run_pairs, m)?)?;
+    m.add("PREFIX_EXTRA", crate::short_texts::EXTRA)?;
     m.add_function(wrap_pyfunction!(part_keys, m)?)?;
     m.add_function(wrap_pyfunction!(part_pairs, m)?)?;
     m.add("graph_stars", wrap_pyfunction!(graph_stars_of, m)?)?;

@@ -11,7 +11,7 @@ use crate::digest::KeySet;
 use crate::error::Error;
 use crate::hash::FoldState;
 use crate::plan::{Plan, Workload};
-use crate::short_texts::ShortTexts;
+use crate::short_texts::{Cut, ShortTexts};
 use crate::star::{Candidates, Verification};
 use crate::verify::{self, Ranges};
 use crate::{parallel, plan};
@@ -27,12 +27,22 @@ type ShortSets<'py> = (
     PyReadonlyArray1<'py, u64>,
 );
 
+/// The prefix lists of some rows: (rows, starts, ends, hashes, sizes).
+type PrefixSets<'py> = (
+    PyReadonlyArray1<'py, i64>,
+    PyReadonlyArray1<'py, u64>,
+    PyReadonlyArray1<'py, u64>,
+    PyReadonlyArray1<'py, u64>,
+    PyReadonlyArray1<'py, u32>,
+);
+
 /// Stars handed to Python: (the row kept in each row's place, their Jaccard, the pairs decided
 /// on an estimate in the band as (row a, row b, 1 if taken else 0), flattened).
 type StarArrays<'py> = (
     Bound<'py, PyArray1<i64>>,
     Bound<'py, PyArray1<f32>>,
     Bound<'py, PyArray1<i64>>,
+    u64,
 );
 
 /// Exact Jaccards of pairs of rows: (rows a, rows b, Jaccards).
@@ -54,9 +64,15 @@ impl PyStarCandidates {
     /// With `short = (rows, starts, ends, hashes)`, the shingle sets of some rows (row
     /// `rows[i]`'s is `hashes[starts[i]..ends[i]]`) and the `threshold` of the stars, short
     /// texts are also candidates of each other (see `short_texts`).
+    ///
+    /// With `prefixes = (rows, starts, ends, hashes, sizes)`, the prefix lists of some rows
+    /// (`prefix_lists`; row `rows[i]`'s is `hashes[starts[i]..ends[i]]`, of a set of `sizes[i]`
+    /// shingles), every text is a candidate of those sharing a prefix hash, and no pairs of
+    /// fingerprints within `k` are searched: the prefixes were cut for `threshold` and, for
+    /// sketches cut at `size`, the `band` below it.
     #[new]
-    #[pyo3(signature = (fingerprints, keys, k, plan=None, threads=None, max_pairs=Some(crate::pairs::DEFAULT_MAX_PAIRS), short=None, threshold=None),
-        text_signature = "(fingerprints, keys, k, plan=None, threads=None, max_pairs=100000000, short=None, threshold=None)"
+    #[pyo3(signature = (fingerprints, keys, k, plan=None, threads=None, max_pairs=Some(crate::pairs::DEFAULT_MAX_PAIRS), short=None, threshold=None, prefixes=None, band=0.0, size=1024),
+        text_signature = "(fingerprints, keys, k, plan=None, threads=None, max_pairs=100000000, short=None, threshold=None, prefixes=None, band=0.0, size=1024)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -69,6 +85,9 @@ impl PyStarCandidates {
         max_pairs: Option<u64>,
         short: Option<ShortSets<'_>>,
         threshold: Option<f64>,
+        prefixes: Option<PrefixSets<'_>>,
+        band: f64,
+        size: i64,
     ) -> PyResult<Self> {
         let (fps, keys) = (
             fingerprints.as_slice()?,
@@ -79,6 +98,26 @@ impl PyStarCandidates {
             Some(p) => p.inner.clone(),
             None => Plan::choose(k, fps.len() as u64, None, Workload::Batch)?,
         };
+        if let Some((rows, starts, ends, hashes, sizes)) = &prefixes {
+            let Some(threshold) = threshold else {
+                return Err(Error::invalid("prefixes need a threshold").into());
+            };
+            if short.is_some() {
+                return Err(Error::invalid("give prefixes or short, not both").into());
+            }
+            let lists =
+                Ranges::unordered(starts.as_slice()?, ends.as_slice()?, hashes.as_slice()?)?;
+            let (rows, sizes) = (rows.as_slice()?, sizes.as_slice()?);
+            let size = verify::shingle_config(1, size)?.size;
+            let cut = Cut::new(threshold, Some((size, band)));
+            let inner = interrupt::detach(py, || {
+                parallel::with_threads(threads, || {
+                    Candidates::searched(fps, keys, None, max_pairs)?
+                        .with_prefixes(rows, &lists, sizes, cut)
+                })
+            })???;
+            return Ok(PyStarCandidates { inner });
+        }
         let short = match (&short, threshold) {
             (None, None) => None,
             (Some((rows, starts, ends, hashes)), Some(threshold)) => Some((
@@ -111,6 +150,12 @@ impl PyStarCandidates {
         self.inner.skipped_pairs()
     }
 
+    /// The candidate pairs of the prefix runs (a pair in several runs counts in each).
+    #[getter]
+    fn prefix_pairs(&self) -> u64 {
+        self.inner.prefix_pairs()
+    }
+
     /// The pairs of distinct fingerprints within k (what `max_pairs` bounds).
     #[getter]
     fn pair_count(&self) -> usize {
@@ -123,7 +168,7 @@ impl PyStarCandidates {
     }
 
     /// Star clusters: (the row kept in each row's place, their Jaccard, the pairs of rows
-    /// decided on an estimate in the band, flattened). Rows are taken as centers in `order`;
+    /// decided on an estimate in the band, flattened, the candidate pairs compared). Rows are taken as centers in `order`;
     /// with `threshold`, candidates are checked by the sketches (row d's is
     /// `hashes[starts[d]..ends[d]]`, bottom-`size`); a pair whose estimate (a sketch being cut)
     /// lies within `band` of the threshold is decided by its Jaccard in `exact = (rows a, rows
@@ -177,6 +222,7 @@ impl PyStarCandidates {
             found.kept.into_pyarray(py),
             found.jaccard.into_pyarray(py),
             undecided.into_pyarray(py),
+            found.checks,
         ))
     }
 

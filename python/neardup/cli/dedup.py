@@ -21,7 +21,8 @@ from ..io import (
     compression_of,
 )
 from ..paths import check_outputs
-from ..pipeline import FirstPass, candidates, default_k, keep_order, stars
+from ..pipeline import FirstPass, default_k, keep_order, stars
+from ..pipeline import candidates as find_candidates
 from ..verify import WHOLE
 from . import against as against_cmd
 from .app import cli
@@ -102,6 +103,14 @@ def _write_clusters(inp: Any, writer: TableWriter, first_row: int, rows: dict[st
     "run with their number (lower --k, or raise this).",
 )
 @click.option(
+    "--candidates",
+    type=click.Choice(list(pipeline.CANDIDATES)),
+    default=None,
+    help="How verified pairs are proposed: prefix (documents sharing one of the rarest word "
+    "shingles of their sketches: every pair at --threshold, whatever --k) or fingerprint "
+    f"(within --k). Default: {pipeline.DEFAULT_CANDIDATES}. Without verification, fingerprints.",
+)
+@click.option(
     "--scheduler",
     metavar="ADDRESS",
     help="Run on the Dask cluster at ADDRESS (tcp://host:8786): INPUT and outputs are folders "
@@ -145,6 +154,7 @@ def dedup(
     shingle: int,
     keep: str,
     max_pairs: int,
+    candidates: str | None,
     scheduler: str | None,
     workers: int | None,
     scratch: str | None,
@@ -230,6 +240,7 @@ def dedup(
             update=update,
             max_pairs=max_pairs,
             scratch=scratch,
+            candidates=candidates,
         )
         return
     threshold = threshold_in_force  # type: ignore[assignment]
@@ -252,11 +263,13 @@ def dedup(
                 )
             ) from None
 
+        by_prefix = pipeline.check_candidates(candidates) == "prefix" and threshold is not None
         first = FirstPass(
             hasher,
             shingle if threshold is not None else None,
             threads,
             budget=pipeline.SKETCH_BUDGET,
+            prefixes=threshold if by_prefix else None,
         )
         first.expect(inp.size)
         progress = Progress(inp, "fingerprinting", quiet or as_json)
@@ -273,7 +286,9 @@ def dedup(
             )
         order = keep_order(keep, len(fps), lengths)
         evidence: dict[str, Any] = {}
-        found = candidates(fps, first.keys, k, threads, first.short, threshold, max_pairs)
+        found = find_candidates(
+            fps, first.keys, k, threads, first.short, threshold, max_pairs, first.prefixes
+        )
         kept, jaccard = stars(
             found,
             order,

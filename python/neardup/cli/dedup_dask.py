@@ -94,6 +94,7 @@ def _dedup_on_dask(
     update: bool = False,
     max_pairs: int | None = None,
     scratch: str | None = None,
+    candidates: str | None = None,
 ) -> None:
     """`neardup dedup` on Dask: INPUT, OUTPUT and --clusters are folders of partitions. With
     ``against`` (a dedup index every worker can read at its path), the documents are
@@ -231,6 +232,7 @@ def _dedup_on_dask(
                             max_pairs=max_pairs,
                             stats=record,
                             scratch=scratch,
+                            candidates=candidates,
                         )
                 except (TypeError, ValueError) as err:
                     raise InputError(input, str(err)) from None

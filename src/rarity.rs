@@ -1,0 +1,136 @@
+//! A global order of shingle hashes, rarest first: the order in which prefix filtering (see
+//! [`crate::short_texts`]) lists each text's hashes.
+//!
+//! Any order that every text shares keeps prefix filtering exact; only the number of candidates
+//! depends on it. Listing the rarest hashes first makes two unrelated texts' lists meet rarely:
+//! a hash held by thousands of texts ("the", boilerplate) comes last, where a prefix seldom
+//! reaches. The order is `(count, hash)`, the count being how many texts of a *sample* hold the
+//! hash; a hash seen once or not at all in the sample counts 0, so the table holds only the
+//! hashes seen at least twice there (a few per cent of a sample's hashes): small enough to hand
+//! to every machine of a cluster.
+
+use std::collections::HashMap;
+
+use crate::error::{Error, Result};
+use crate::hash::FoldState;
+use crate::verify::{shingles_of, SketchHash};
+
+/// The most shingle hashes a sample counts by default (about 40 MB of counts at most).
+pub const SAMPLE_HASHES: usize = 1 << 21;
+
+/// How many texts of a sample hold each frequent hash.
+#[derive(Debug, Clone, Default)]
+pub struct Rarity {
+    counts: HashMap<SketchHash, u32, FoldState>,
+}
+
+impl Rarity {
+    /// The order of a table of frequent hashes and their counts (hashes absent count 0).
+    pub fn new(hashes: &[SketchHash], counts: &[u32]) -> Result<Self> {
+        if hashes.len() != counts.len() {
+            return Err(Error::invalid(format!(
+                "{} hashes but {} counts",
+                hashes.len(),
+                counts.len()
+            )));
+        }
+        let mut map: HashMap<SketchHash, u32, FoldState> =
+            HashMap::with_capacity_and_hasher(hashes.len(), FoldState::default());
+        for (&h, &c) in hashes.iter().zip(counts) {
+            let at = map.entry(h).or_insert(0);
+            *at = at.saturating_add(c);
+        }
+        Ok(Rarity { counts: map })
+    }
+
+    /// How many of the sketches hold each of their shingle hashes (checks left out), counting
+    /// sketches in turn until `budget` hashes are counted: every count, not only the frequent
+    /// ones (a cluster adds the counts of its machines' samples, then keeps those of 2 or more).
+    pub fn count<'a>(
+        sketches: impl Iterator<Item = &'a [SketchHash]>,
+        budget: usize,
+    ) -> HashMap<SketchHash, u32, FoldState> {
+        let mut counts: HashMap<SketchHash, u32, FoldState> = HashMap::default();
+        let mut seen = 0usize;
+        for sketch in sketches {
+            if seen >= budget {
+                break;
+            }
+            let shingles = shingles_of(sketch);
+            seen += shingles.len();
+            for &h in shingles {
+                *counts.entry(h).or_insert(0) += 1;
+            }
+        }
+        counts
+    }
+
+    /// The order counted on a sample of sketches (see [`Rarity::count`]): hashes held by two
+    /// sketches of the sample or more.
+    pub fn sample<'a>(sketches: impl Iterator<Item = &'a [SketchHash]>, budget: usize) -> Self {
+        let mut counts = Self::count(sketches, budget);
+        counts.retain(|_, c| *c >= 2);
+        Rarity { counts }
+    }
+
+    /// The frequent hashes and their counts, by hash.
+    pub fn table(&self) -> (Vec<SketchHash>, Vec<u32>) {
+        let mut rows: Vec<(SketchHash, u32)> = self.counts.iter().map(|(&h, &c)| (h, c)).collect();
+        rows.sort_unstable();
+        rows.into_iter().unzip()
+    }
+
+    /// The hashes held in the table.
+    pub fn len(&self) -> usize {
+        self.counts.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.counts.is_empty()
+    }
+
+    /// A hash's place in the order: rarer first, ties by value.
+    #[inline]
+    pub fn key(&self, h: SketchHash) -> (u32, SketchHash) {
+        (self.counts.get(&h).copied().unwrap_or(0), h)
+    }
+
+    /// `shingles` in this order, rarest first, written to `out`.
+    pub fn order(&self, shingles: &[SketchHash], out: &mut Vec<SketchHash>) {
+        out.clear();
+        if self.counts.is_empty() {
+            out.extend_from_slice(shingles);
+            out.sort_unstable();
+            return;
+        }
+        let mut keyed: Vec<(u32, SketchHash)> = shingles.iter().map(|&h| self.key(h)).collect();
+        keyed.sort_unstable();
+        out.extend(keyed.into_iter().map(|(_, h)| h));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frequent_hashes_come_last_and_ties_go_by_value() {
+        let sketches: Vec<Vec<u64>> = vec![vec![1, 2, 3], vec![2, 3, 9], vec![3, 7]];
+        let rarity = Rarity::sample(sketches.iter().map(|s| &s[..]), 100);
+        // 3 in three sketches, 2 in two; 1, 7 and 9 once (count 0 in the order).
+        assert_eq!(rarity.table(), (vec![2, 3], vec![2, 3]));
+        let mut out = Vec::new();
+        rarity.order(&[1, 2, 3, 7, 9], &mut out);
+        assert_eq!(out, vec![1, 7, 9, 2, 3]);
+        // The budget stops the count after the sketch that reaches it.
+        let counted = Rarity::count(sketches.iter().map(|s| &s[..]), 3);
+        assert_eq!(counted.values().sum::<u32>(), 3);
+        // From a table: the same order; an empty table orders by value.
+        let again = Rarity::new(&[2, 3], &[2, 3]).unwrap();
+        again.order(&[9, 3, 1, 2], &mut out);
+        assert_eq!(out, vec![1, 9, 2, 3]);
+        Rarity::default().order(&[9, 3, 1], &mut out);
+        assert_eq!(out, vec![1, 3, 9]);
+        assert!(Rarity::new(&[1], &[]).is_err());
+    }
+}

@@ -1,0 +1,151 @@
+"""Candidates from prefix filtering (``candidates="prefix"``): every text is a candidate of those
+sharing one of the rarest hashes of their sketches, so verified stars see every pair at the
+threshold whatever their fingerprints: the stars are those of all pairs, by brute force."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import neardup
+import reference
+from brute import star_oracle, verified_near
+from neardup import _core
+from neardup.pipeline import RARITY_SAMPLE, frequent
+
+
+def corpus(seed: int, families: int, longest: int) -> list[str]:
+    """Families of texts of 1 to ``longest`` words from a small vocabulary (so that unrelated
+    texts share shingles too), members edited by a few words, some copied."""
+    rng = random.Random(seed)
+    vocab = [f"w{i}" for i in range(60)]
+    docs = []
+    for _ in range(families):
+        base = [rng.choice(vocab) for _ in range(rng.randint(1, longest))]
+        for _ in range(rng.randint(1, 4)):
+            words = list(base)
+            for _ in range(rng.randint(0, 1 + len(words) // 12)):
+                words[rng.randrange(len(words))] = rng.choice(vocab)
+            if rng.random() < 0.3:
+                words.append(rng.choice(vocab))
+            docs.append(" ".join(words))
+    docs.append("")
+    docs.append("!!")
+    rng.shuffle(docs)
+    return docs
+
+
+def all_pairs_stars(docs: list[str], threshold: float) -> tuple[list[int], list[float]]:
+    fps = np.array([reference.fingerprint(reference.normalize(t)) for t in docs], dtype=np.uint64)
+    return star_oracle(list(range(len(docs))), verified_near(docs, fps, 64, threshold))
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    seed=st.integers(0, 10**6),
+    families=st.integers(1, 40),
+    longest=st.sampled_from([6, 30, 120]),
+    threshold=st.sampled_from([0.5, 0.8, 0.9]),
+)
+def test_prefix_candidates_give_the_stars_of_every_pair(seed, families, longest, threshold):
+    docs = corpus(seed, families, longest)
+    result = neardup.dedup(docs, threshold=threshold, candidates="prefix")
+    kept, jaccard = all_pairs_stars(docs, threshold)
+    assert result.kept_row.tolist() == kept
+    assert result.jaccard.tolist() == pytest.approx(jaccard, abs=1e-6)
+    assert result.stats["candidate_pairs"] == 0
+    assert result.stats["short_pairs_skipped"] == 0
+
+
+def test_pairs_beyond_any_k_are_found_and_fewer_pairs_compared():
+    # Long families whose members' fingerprints lie far apart: the default k misses some, the
+    # prefixes find them all.
+    docs = corpus(5, 60, 300)
+    by_prefix = neardup.dedup(docs, candidates="prefix")
+    kept, _ = all_pairs_stars(docs, 0.8)
+    assert by_prefix.kept_row.tolist() == kept
+    by_fingerprint = neardup.dedup(docs, candidates="fingerprint")
+    assert by_fingerprint.n_removed <= by_prefix.n_removed
+    assert by_prefix.stats["prefix_pairs"] > 0
+
+
+def test_the_order_puts_frequent_hashes_last():
+    # Hashes 5 and 9 are in two and three sketches; the others once: counted 0, by value.
+    hashes = np.array([1, 5, 9, 2, 5, 9, 9, 30], np.uint64)
+    starts = np.array([0, 3, 6], np.uint64)
+    ends = np.array([3, 6, 8], np.uint64)
+    table = frequent(*_core.rarity_counts(starts, ends, hashes, RARITY_SAMPLE))
+    assert table[0].tolist() == [5, 9] and table[1].tolist() == [2, 3]
+    # At t = 0.5 a set of 3 lists 2 hashes: its prefix (3 - 2 + 1), all it has past it.
+    lengths, listed, sizes = _core.prefix_lists(starts, ends, hashes, table, 0.5)
+    assert lengths.tolist() == [3, 3, 2] and sizes.tolist() == [3, 3, 2]
+    assert listed.tolist() == [1, 5, 9, 2, 5, 9, 30, 9]
+    with pytest.raises(ValueError, match="threshold"):
+        _core.prefix_lists(starts, ends, hashes, table, 1.5)
+
+
+def test_bad_candidates_are_refused():
+    with pytest.raises(ValueError, match='"prefix" or "fingerprint"'):
+        neardup.dedup(["a b c"], candidates="lsh")
+    # Without verification the fingerprints propose, whatever was asked.
+    docs = corpus(3, 30, 30)
+    unverified = neardup.dedup(docs, threshold=None, k=8, candidates="prefix")
+    assert (
+        unverified.kept_row.tolist() == neardup.dedup(docs, threshold=None, k=8).kept_row.tolist()
+    )
+    assert unverified.n_removed > 0
+
+
+@pytest.mark.parametrize("budget", ["kept", "spilled"])
+def test_the_command_gives_the_stars_of_every_pair(tmp_path, capsys, monkeypatch, budget):
+    import csv
+    import json
+
+    from command import run
+    from neardup import pipeline
+
+    docs = corpus(11, 50, 150)
+    kept, jac = all_pairs_stars(docs, 0.8)
+    path = tmp_path / "in.jsonl"
+    path.write_text(
+        "".join(json.dumps({"id": f"d{r}", "text": t}) + "\n" for r, t in enumerate(docs))
+    )
+    if budget == "spilled":
+        monkeypatch.setattr(pipeline, "SKETCH_BUDGET", 1)
+    out = tmp_path / "c.csv"
+    code, report, err = run(
+        capsys, "dedup", path, "--dry-run", "--clusters", out, "--candidates", "prefix", "--json"
+    )
+    assert code == 0, err
+    with open(out, newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [int(r["kept_id"][1:]) for r in rows] == kept
+    assert [float(r["jaccard"]) for r in rows] == [round(j, 4) for j in jac]
+    assert json.loads(report)["evidence"]["prefix_pairs"] > 0
+
+
+@pytest.mark.parametrize("candidates", ["fingerprint", "prefix"])
+def test_dask_splits_a_prefix_shared_by_thousands(candidates):
+    # 5,000 npm-like summaries share their first words: a run of thousands of texts, split on
+    # the workers by the next hashes of their lists, loses none of the 40 planted pairs.
+    dd = pytest.importorskip("dask.dataframe")
+    import dask
+    import pandas as pd
+
+    import neardup.dask as ndd
+    from test_evidence import npm_like
+
+    texts, planted = npm_like(5000, seed=7)
+    want = neardup.dedup(texts, k=0, candidates=candidates)
+    assert int((~want.keep).sum()) >= len(planted)
+    stats: dict = {}
+    with dask.config.set(scheduler="synchronous"):
+        frame = dd.from_pandas(pd.DataFrame({"text": texts}), npartitions=4)
+        _, table = ndd.dedup(frame, k=0, clusters=True, candidates=candidates, stats=stats)
+        table = table.compute()
+    assert table["kept_id"].tolist() == want.kept_row.tolist()
+    assert stats["short_pairs_skipped"] == 0
