@@ -369,9 +369,10 @@ impl Batch {
     }
 }
 
-/// Bytes a match costs in [`Index::query_many`]'s arrays: its row and id (8 each) and its
-/// distance (1).
-pub const MATCH_BYTES: u64 = 17;
+/// Bytes a match costs [`Index::query_many`] at its peak: its row and id (8 each) and its
+/// distance (1) twice over, since the matches found and the arrays they are joined into are
+/// alive together (32.9 bytes a match measured at 100M matches, Python's arrays included).
+pub const MATCH_BYTES: u64 = 34;
 
 /// Queries a batch needs at least before [`Index::query_many`] searches them at once.
 const BATCH_QUERIES: usize = 1024;
@@ -443,7 +444,7 @@ impl Limit {
 
     fn past_memory(&self, count: u64, how: &str, memory: u64) -> Error {
         Error::OutOfMemory(format!(
-            "{how}{} matches within k={} of {} queries need {} for their arrays ({MATCH_BYTES} \
+            "{how}{} matches within k={} of {} queries need {} at their peak ({MATCH_BYTES} \
              bytes a match), more than the {} of memory left; query fewer fingerprints at once",
             crate::error::thousands(count),
             self.k,
@@ -1245,7 +1246,7 @@ mod tests {
             .map(|_| 0xABCD_E000_0000_0000 | (rng(&mut s) >> 44))
             .collect();
         index.add(&dense, None).unwrap();
-        let memory = 17 * 100_000;
+        let memory = MATCH_BYTES * 100_000;
         for queries in [&dense[..], &dense[..100]] {
             match index.query_many_in(queries, None, Some(memory)) {
                 Err(Error::OutOfMemory(message)) => {

