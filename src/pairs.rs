@@ -1139,7 +1139,13 @@ mod tests {
         let plan = Plan::blocks(9, 8).unwrap();
         // Copies alone: 1,999,000 pairs, known before any search.
         let copies = vec![7u64; 2000];
-        let message = out_of_memory(find_all_in(&copies, 8, &plan, None, Some(PAIR_BYTES * 1000)));
+        let message = out_of_memory(find_all_in(
+            &copies,
+            8,
+            &plan,
+            None,
+            Some(PAIR_BYTES * 1000),
+        ));
         assert!(
             message.starts_with("1,999,000 pairs within k=8 need 68 MB"),
             "{message}"
@@ -1149,7 +1155,13 @@ mod tests {
         let dense: Vec<u64> = (0..20_000)
             .map(|_| 0xABCD_E000_0000_0000 | (rng(&mut seed) >> 44))
             .collect();
-        let message = out_of_memory(find_all_in(&dense, 8, &plan, None, Some(PAIR_BYTES * 1_000_000)));
+        let message = out_of_memory(find_all_in(
+            &dense,
+            8,
+            &plan,
+            None,
+            Some(PAIR_BYTES * 1_000_000),
+        ));
         assert!(
             message.starts_with("about ") && message.contains("34 MB"),
             "{message}"
@@ -1160,7 +1172,13 @@ mod tests {
         let n = want.i.len() as u64;
         assert!(n > 100 && n < SURE_HITS, "{n}");
         let plan = Plan::blocks(4, 3).unwrap();
-        let message = out_of_memory(find_all_in(&fps, 3, &plan, None, Some(PAIR_BYTES * (n - 1))));
+        let message = out_of_memory(find_all_in(
+            &fps,
+            3,
+            &plan,
+            None,
+            Some(PAIR_BYTES * (n - 1)),
+        ));
         assert!(message.contains(&format!("{} pairs within k=3", crate::error::thousands(n))));
         assert_eq!(
             find_all_in(&fps, 3, &plan, None, Some(PAIR_BYTES * n)).unwrap(),
@@ -1168,7 +1186,13 @@ mod tests {
         );
         // A pair limit below the memory is the refusal it always was.
         assert_eq!(
-            too_many(find_all_in(&fps, 3, &plan, Some(n - 1), Some(PAIR_BYTES * n))),
+            too_many(find_all_in(
+                &fps,
+                3,
+                &plan,
+                Some(n - 1),
+                Some(PAIR_BYTES * n)
+            )),
             (n, n - 1)
         );
         assert_eq!(find_all_in(&fps, 3, &plan, Some(n), None).unwrap(), want);
