@@ -69,6 +69,39 @@ def test_mixed_type_ids_into_parquet_are_an_error_naming_the_file(tmp_path, caps
     assert not out.exists() and leftovers(tmp_path) == []
 
 
+def test_unsigned_64_bit_ids_are_written_to_parquet(tmp_path, capsys):
+    pq = pytest.importorskip("pyarrow.parquet")
+    src = tmp_path / "x.jsonl"
+    top = (1 << 64) - 1  # a uint64 id, past int64
+    src.write_text(
+        f'{{"id": {top}, "text": "a document about cats"}}\n'
+        '{"id": 5, "text": "a document about cats"}\n'
+    )
+    out = tmp_path / "c.parquet"
+    code, _, err = run(capsys, "dedup", src, "--dry-run", "--clusters", out)
+    assert code == 0, err
+    table = pq.read_table(out).to_pydict()
+    assert table["id"] == [top, 5] and table["kept_id"] == [top, top]
+
+
+def test_a_parquet_table_takes_uint64_ids_after_int64_ones(tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    from neardup.io.outputs import TableWriter
+
+    path = tmp_path / "t.parquet"
+    writer = TableWriter(str(path), str(path), ["id"])
+    writer.write({"id": [-1, 2]})  # int64
+    writer.write({"id": [3]})
+    writer.close()
+    assert pq.read_table(path).to_pydict() == {"id": [-1, 2, 3]}
+    path = tmp_path / "u.parquet"
+    writer = TableWriter(str(path), str(path), ["id"])
+    writer.write({"id": [(1 << 64) - 1]})  # uint64
+    writer.write({"id": [7]})  # int64, cast
+    writer.close()
+    assert pq.read_table(path).to_pydict() == {"id": [(1 << 64) - 1, 7]}
+
+
 def shell(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         ["bash", "-c", f"{sys.executable} -m neardup {command}"],
@@ -298,8 +331,12 @@ def test_an_id_past_64_bits_into_parquet_is_an_error_naming_the_file(tmp_path, c
     src = two_docs(tmp_path, ids=(2**64, 1))
     out = tmp_path / "o.parquet"
     code, _, err = run(capsys, *[src if a == "SRC" else out if a == "OUT" else a for a in args])
-    assert code == 2 and err.startswith(f"neardup: {out}: column ") and "past 64 bits" in err
-    assert leftovers(tmp_path) == []
+    assert (
+        code == 2
+        and err.startswith(f"neardup: {out}: column ")
+        and "does not fit in 64 bits" in err
+    )
+    assert "C long" not in err and leftovers(tmp_path) == []
 
 
 @pytest.mark.parametrize("name", ["e.jsonl.gz", "e.jsonl.zst", "e.csv.gz"])

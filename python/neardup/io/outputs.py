@@ -417,20 +417,30 @@ class TableWriter:
         if self.format == "parquet":
             columns = {}
             for c in self.columns:
+                values = _plain(data[c])
+                wide = _past_64_bits(values)
+                if wide is not None:
+                    self._release()
+                    raise InputError(
+                        self._name,
+                        f"column {c!r} cannot be written as Parquet: {wide} does not fit in 64 "
+                        "bits; write a .csv or .jsonl table",
+                    )
                 try:
-                    columns[c] = self._pa.array(_plain(data[c]))
+                    columns[c] = self._pa.array(values)
+                except OverflowError:
+                    # Integers in 0 .. 2**64 - 1 past int64's range: unsigned 64-bit ids.
+                    columns[c] = self._pa.array(values, self._pa.uint64())
                 except (
                     self._pa.ArrowInvalid,
                     self._pa.ArrowTypeError,
                     UnicodeEncodeError,
-                    OverflowError,
                 ) as err:
                     self._release()
                     raise InputError(
                         self._name,
                         f"column {c!r} cannot be written as Parquet ({err}): its values mix "
-                        "types, are integers past 64 bits or are not valid Unicode; write a "
-                        ".csv or .jsonl table",
+                        "types or are not valid Unicode; write a .csv or .jsonl table",
                     ) from None
             table = self._pa.table(columns)
             if self._parquet is None:
@@ -438,13 +448,16 @@ class TableWriter:
                     self._path, table.schema, compression="zstd"
                 )
             elif not table.schema.equals(self._parquet.schema):
-                self._release()
-                raise InputError(
-                    self._name,
-                    f"a column's type changed between rows ({self._parquet.schema.types} then "
-                    f"{table.schema.types}): ids of mixed types cannot be written as Parquet; "
-                    "write a .csv or .jsonl table",
-                )
+                cast = _cast(table, self._parquet.schema, self._pa)
+                if cast is None:
+                    self._release()
+                    raise InputError(
+                        self._name,
+                        f"a column's type changed between rows ({self._parquet.schema.types} "
+                        f"then {table.schema.types}): ids of mixed types cannot be written as "
+                        "Parquet; write a .csv or .jsonl table",
+                    )
+                table = cast
             self._parquet.write_table(table)
             return
         cols = [_plain(data[c]) for c in self.columns]
@@ -541,6 +554,23 @@ def _encodable(row: Sequence[Any]) -> bool:
 
 def _plain(values: Any) -> list[Any]:
     return values.tolist() if isinstance(values, np.ndarray) else list(values)
+
+
+def _past_64_bits(values: list[Any]) -> int | None:
+    """The first integer of ``values`` that neither int64 nor uint64 holds, if any."""
+    return next(
+        (v for v in values if type(v) is int and not -(1 << 63) <= v < 1 << 64),
+        None,
+    )
+
+
+def _cast(table: Any, schema: Any, pa: Any) -> Any:
+    """``table`` as ``schema`` (a batch of int64 ids after uint64 ones, or the other way), or
+    None where a value does not fit."""
+    try:
+        return table.cast(schema)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError):
+        return None
 
 
 def hex_fingerprints(fps: np.ndarray) -> list[str]:
