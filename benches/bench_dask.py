@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -49,6 +50,21 @@ def dask_child(parts: str, out: str, result: str) -> None:
     peaks: dict[int, float] = {}
     cpu: dict[int, float] = {}
     stop = threading.Event()
+    # The workers' largest RSS at each sample, and the time each stage of the dedup ended (its
+    # DEBUG log line): each stage's worker peak.
+    trace: list[tuple[float, float]] = []
+    ends: list[tuple[float, str]] = []
+    cpu_ends: list[float] = []
+
+    class StageEnds(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if record.getMessage().startswith("dask dedup: ") and " in " in record.getMessage():
+                ends.append((time.perf_counter(), record.getMessage().split()[2]))
+                cpu_ends.append(sum(cpu.values()))
+
+    logger = logging.getLogger("neardup")
+    logger.setLevel(logging.DEBUG)
+    logger.addHandler(StageEnds())
 
     def sample() -> None:
         while not stop.is_set():
@@ -61,6 +77,12 @@ def dask_child(parts: str, out: str, result: str) -> None:
                     continue
                 peaks[p.pid] = max(peaks.get(p.pid, 0), rss)
                 cpu[p.pid] = times.user + times.system
+                if p.pid != me.pid:
+                    now = time.perf_counter()
+                    if trace and trace[-1][0] == now:
+                        trace[-1] = (now, max(trace[-1][1], rss))
+                    else:
+                        trace.append((now, rss))
             time.sleep(0.1)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -89,7 +111,19 @@ def dask_child(parts: str, out: str, result: str) -> None:
         time.sleep(0.3)
         stop.set()
         sampler.join()
+    stage_peaks = {}
+    begin = start
+    for end, name in [*ends, (mid, "last"), (time.perf_counter(), "write")]:
+        inside = [rss for t, rss in trace if begin <= t <= end]
+        if name != "last":
+            stage_peaks[name] = round(max(inside, default=0) / 2**20)
+        begin = end
+    marks = [cpu_start, *cpu_ends]
     stats.update(
+        cpu_seconds_by_stage={
+            name: round(b - a, 1) for (_, name), a, b in zip(ends, marks, marks[1:])
+        },
+        worker_peak_mb_by_stage=stage_peaks,
         seconds=seconds,
         cpu_seconds=sum(cpu.values()) - cpu_start,
         client_peak_mb=peaks.get(me.pid, 0) / 2**20,
