@@ -39,7 +39,7 @@ sys.path.insert(0, str(HERE))
 import synth  # noqa: E402
 
 
-def dask_child(parts: str, out: str, result: str) -> None:
+def dask_child(parts: str, out: str, result: str, candidates: str | None = None) -> None:
     import dask.dataframe as dd
     import psutil
     from distributed import Client, LocalCluster
@@ -103,7 +103,9 @@ def dask_child(parts: str, out: str, result: str) -> None:
         start = time.perf_counter()
         cpu_start = sum(cpu.values())
         stats: dict = {}
-        kept = ndd.dedup(dd.read_parquet(parts), text_field="text", stats=stats)
+        kept = ndd.dedup(
+            dd.read_parquet(parts), text_field="text", stats=stats, candidates=candidates
+        )
         mid = time.perf_counter()
         kept.to_parquet(out, write_index=False, name_function=lambda i: f"part.{i:05d}.parquet")
         seconds = time.perf_counter() - start
@@ -173,12 +175,18 @@ def main() -> None:
         help="a JSONL corpus of {id, text} (say benches/synth_long.py's) to take the first N "
         "documents of, instead of the synthetic short texts",
     )
+    ap.add_argument(
+        "--candidates",
+        choices=["fingerprint", "prefix"],
+        help="the candidates mode of both runs (default: neardup's default)",
+    )
     ap.add_argument("--out", help="write the measurements as JSON here")
     ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        dask_child(*args.child)
+        dask_child(*args.child, candidates=args.candidates)
         return
+    mode = ["--candidates", args.candidates] if args.candidates else []
 
     import pyarrow.json as pj
     import pyarrow.parquet as pq
@@ -213,13 +221,27 @@ def main() -> None:
                     "-o",
                     f"{tmp}/kept.parquet",
                     "--quiet",
+                    *mode,
                 ]
             )
-            one.update(n=n, mb=mb, what="single machine: neardup dedup (2 cores)")
+            one.update(
+                n=n,
+                mb=mb,
+                candidates=args.candidates,
+                what="single machine: neardup dedup (2 cores)",
+            )
             print(json.dumps(one), flush=True)
             result = Path(tmp) / "dask.json"
             proc = subprocess.run(
-                [sys.executable, __file__, "--child", str(parts), f"{tmp}/kept-dask", str(result)]
+                [
+                    sys.executable,
+                    __file__,
+                    "--child",
+                    str(parts),
+                    f"{tmp}/kept-dask",
+                    str(result),
+                    *mode,
+                ]
             )
             stats = json.loads(result.read_text()) if proc.returncode == 0 else {}
             if proc.returncode == 0 and one["status"] == 0:
@@ -230,6 +252,7 @@ def main() -> None:
             stats.update(
                 n=n,
                 mb=mb,
+                candidates=args.candidates,
                 status=proc.returncode,
                 what=f"neardup.dask, 2 workers x 1 thread, 1.5 GB each, {-(-n // step)} parts",
             )

@@ -41,7 +41,7 @@ import pandas as pd
 
 from neardup import _core, kernels
 from neardup.batches import check_texts, fingerprint_batch
-from neardup.dask_spill import remove_spilled, spill
+from neardup.dask_spill import remove_spilled, spill, spill_tallied
 from neardup.errors import TooManyPairsError
 from neardup.hasher import Simhasher
 from neardup.index import DEFAULT_MAX_PAIRS
@@ -457,7 +457,8 @@ def _verify_part(
 ) -> pd.DataFrame:
     """The pairs whose first text lies in this partition's rows, each once, verified: (a, b,
     jaccard, band) of those at Jaccard >= ``threshold`` and of those whose estimate lies too
-    near it to decide them (``band``: see :func:`neardup.kernels.pairs_in_band`). The sketches
+    near it to decide them (``band``: see :func:`neardup.kernels.pairs_in_band`), and a last
+    row ``(-1, count of those in the band)``. The sketches
     are taken where they lie, from the memory-mapped digest files (this partition's, and those
     of the second texts): only the pairs move, never a sketch."""
     pairs = pairs.reset_index().drop_duplicates(["a", "b"])
@@ -492,12 +493,13 @@ def _verify_part(
         )
         del theirs
     near = (got >= threshold) | band
+    # A last row (-1, count) counts the pairs in the band.
     return pd.DataFrame(
         {
-            "a": a[near],
-            "b": b[near],
-            "jaccard": got[near].astype(np.float32),
-            "band": band[near],
+            "a": np.append(a[near], -1),
+            "b": np.append(b[near], int(band.sum())),
+            "jaccard": np.append(got[near].astype(np.float32), np.float32(np.nan)),
+            "band": np.append(band[near], False),
         }
     )
 
@@ -862,8 +864,8 @@ def dedup(
             ``band_pairs_exact`` (candidate pairs whose estimate lies near the threshold,
             decided on their exact shingle sets: the input partitions holding their texts are
             read again), ``band_pairs_estimated`` (0: none is left to its estimate),
-            ``verified_pairs``, ``rounds`` (of the connected components) and the seconds of
-            each stage.
+            ``verified_pairs``, ``rounds`` (of the connected components; 0 when the verified
+            pairs fit one partition) and the seconds of each stage.
         max_pairs: the most candidate pairs of distinct fingerprints (as :func:`neardup.dedup`);
             more raise :class:`neardup.TooManyPairsError` naming their number. None: no limit.
         scratch: a folder every worker can read and write, for the digests while this runs
@@ -1083,15 +1085,14 @@ def _find(
                 _pairs_part, k, plan, order, max_pairs, meta=_frame(a=np.int64, b=np.int64)
             )
         )
-        found, _ = spill(found, folder, "candidates")
-        candidate_pairs = int(found[found["a"] < 0]["b"].sum().compute())
+        found, _, candidate_pairs = spill_tallied(found, folder, "candidates")
         record["candidate_pairs"] = candidate_pairs
         if max_pairs is not None and candidate_pairs > max_pairs:
             raise TooManyPairsError(
                 f"{candidate_pairs} candidate pairs of distinct fingerprints within k={k} "
                 f"(the limit is {max_pairs}): lower k (the candidate radius), or raise max_pairs"
             )
-        pairs = found[found["a"] >= 0]
+        pairs = found
     if verified:
         # Short texts, or with prefixes every text: a shuffle on their prefix hashes.
         table = _rarity_table(digests, Q, folder) if by_prefix else _NO_TABLE
@@ -1117,10 +1118,8 @@ def _find(
             threshold,
             meta=_frame(a=np.int64, b=np.int64),
         )
-        short, _ = spill(short, folder, "short")
-        record["short_pairs_skipped"] = int(short[short["a"] < 0]["b"].sum().compute())
-        short = short[short["a"] >= 0]
-        found_pairs = int(short.shape[0].compute())
+        short, short_counts, record["short_pairs_skipped"] = spill_tallied(short, folder, "short")
+        found_pairs = int(short_counts.sum())
         record["prefix_pairs"] = found_pairs if by_prefix else 0
         record["short_pairs"] = 0 if by_prefix else found_pairs
         pairs = _renumbered(dd.concat([pairs, short])) if pairs is not None else short
@@ -1132,7 +1131,7 @@ def _find(
     # 4. Verification: pairs by their first text, the sketches read where they lie; those whose
     # estimate lies near the threshold on their exact shingle sets, the input read again.
     if verified:
-        checked, _ = spill(
+        checked, _, record["band_pairs_exact"] = spill_tallied(
             pairs.set_index("a", divisions=divisions).map_partitions(
                 _verify_part, parts, part_starts, folder, threshold, meta=_CHECKED_META
             ),
@@ -1141,7 +1140,6 @@ def _find(
         )
         in_band = checked["band"]
         band = checked[in_band][["a", "b"]]
-        record["band_pairs_exact"] = int(band.shape[0].compute())
         record["band_pairs_estimated"] = 0
         edges = checked[~in_band].drop(columns=["band"])
         if record["band_pairs_exact"]:
@@ -1434,9 +1432,21 @@ def _components(edges: Any, partitions: int, folder: str) -> tuple[Any, int]:
     """(node, label) for each node of a pair: the smallest node of its connected component,
     found by rounds of two shuffles on the workers: each node asks its neighbours for their
     labels and its label for its label's (pointer jumping), then takes the smallest, until no
-    label changes. Returns the labels and the number of rounds."""
-    asks, _ = spill(edges.map_partitions(_pair_rows, meta=_LABEL_ROW), folder, "asks")
+    label changes (none when the pairs fit one partition of ``PAIR_ROWS``: their components are
+    found there). Returns the labels and the number of rounds."""
     meta = _frame(node=np.int64, label=np.int64, changed=bool)
+    if partitions == 1:
+        # The pairs fit one partition: their components found there at once, no round.
+        whole = edges.repartition(npartitions=1).map_partitions(
+            _local_labels, meta=_frame(who=np.int64, lab=np.int64, kind=np.int8)
+        )
+        labels, _ = spill(
+            whole[["who", "lab"]].rename(columns={"who": "node", "lab": "label"}),
+            folder,
+            "labels",
+        )
+        return labels, 0
+    asks, _ = spill(edges.map_partitions(_pair_rows, meta=_LABEL_ROW), folder, "asks")
     # To start with, each node takes the smallest node of its component among the pairs of each
     # partition (most components lie whole in one).
     first = edges.map_partitions(
