@@ -998,9 +998,12 @@ def _find(
     clock = time.perf_counter()
     verified = threshold is not None
     with_ids = id_field is not None
-    # 1. Digests, written by the workers; the client gets one count per partition.
+    # 1. Digests, written by the workers; the client gets one count per partition. Only the
+    # columns used are read (a Parquet input reads no other).
+    used = [text_field] + ([id_field] if with_ids and id_field != text_field else [])
     counts = (
-        ddf.map_partitions(
+        ddf[used]
+        .map_partitions(
             _digest_part,
             text_field,
             id_field,
@@ -1145,7 +1148,15 @@ def _find(
         if record["band_pairs_exact"]:
             assert threshold is not None
             exact = _exact_in_band(
-                band, ddf, text_field, hasher, shingle, threshold, parts, starts, counts
+                band,
+                ddf[[text_field]],
+                text_field,
+                hasher,
+                shingle,
+                threshold,
+                parts,
+                starts,
+                counts,
             )
             edges = dd.concat([edges, exact])
     else:
