@@ -18,9 +18,13 @@ any number of partitions and workers. Every step runs on the workers, each a ker
    whose estimate lies near the threshold is decided on its exact shingle sets: the input
    partitions holding its texts are read again and make their whole sets, which a join on the
    row brings to the pair;
-5. connected components of the verified pairs, by rounds of two shuffles (each node takes its
-   neighbours' smallest label, then its label's label) until no label changes;
-6. the stars of each component in keep order, where the component was shuffled;
+5. connected components of the verified pairs: in one task when they fit one partition of
+   ``PAIR_ROWS`` rows, else by rounds of two shuffles (each node takes its neighbours' smallest
+   label, then its label's label) until no label changes;
+6. the stars of each component in keep order: the labels, the texts with copies and the pairs
+   shuffled together by node (a text without copies reads its columns from its digest), then
+   nodes and pairs by label; the tables of this stage and the last grow with the pairs, not the
+   corpus, and take partitions of ``PAIR_ROWS`` rows;
 7. the results of the rows concerned, partitioned like the input, and joined with it lazily by
    the kept rows and the clusters table.
 """
@@ -1164,11 +1168,15 @@ def _find(
         edges = pairs.drop_duplicates(["a", "b"]).assign(jaccard=np.float32(np.nan))
     edges, edge_counts = spill(edges, folder, "edges")
     record["verified_pairs"] = int(edge_counts.sum())
+    # Read back in partitions of about PAIR_ROWS pairs (adjacent files together): the shuffles
+    # of the pairs' tables start from as many tasks as their size asks, not one per input part.
+    edges = _coalesced(edges, _partitions_for(record["verified_pairs"]))
     record["seconds_verify"] = time.perf_counter() - clock
     stage("verify")
     clock = time.perf_counter()
     # 5. Connected components of the verified pairs: smallest labels spread along the pairs.
-    labels, rounds = _components(edges, _partitions_for(4 * record["verified_pairs"]), folder)
+    # In one task up to 2 PAIR_ROWS pairs (about 100 MB of arrays), else by rounds.
+    labels, rounds = _components(edges, _partitions_for(record["verified_pairs"] // 2), folder)
     record["rounds"] = rounds
     record["seconds_components"] = time.perf_counter() - clock
     stage("components")
@@ -1179,6 +1187,7 @@ def _find(
     # label, each component's stars taken where it lies. Only tables of the pairs' size move.
     copied, copied_counts = spill(rows[rows["copies"] > 1], folder, "copied")
     copies_rows = int(copied_counts.sum())
+    copied = _coalesced(copied, _partitions_for(copies_rows))
     S = _partitions_for(3 * record["verified_pairs"] + copies_rows)
     text_columns = copied[copied["row"] == copied["text"]].drop(columns=["row"])
     stars = (
@@ -1366,6 +1375,11 @@ def _partitions_for(rows: int) -> int:
     return max(1, -(-int(rows) // PAIR_ROWS))
 
 
+def _coalesced(frame: Any, partitions: int) -> Any:
+    """``frame`` in ``partitions`` partitions or fewer, each of adjacent ones put together."""
+    return frame.repartition(npartitions=partitions) if frame.npartitions > partitions else frame
+
+
 def _lookup_part(rows: pd.DataFrame) -> pd.DataFrame:
     """Rows shuffled by ``key``: the label rows (kind 0: a node's label) pass; each other row
     (kind 1: a neighbour's or its label's node) takes the label of its key."""
@@ -1443,11 +1457,11 @@ def _components(edges: Any, partitions: int, folder: str) -> tuple[Any, int]:
     """(node, label) for each node of a pair: the smallest node of its connected component,
     found by rounds of two shuffles on the workers: each node asks its neighbours for their
     labels and its label for its label's (pointer jumping), then takes the smallest, until no
-    label changes (none when the pairs fit one partition of ``PAIR_ROWS``: their components are
-    found there). Returns the labels and the number of rounds."""
+    label changes (none with one partition: the components are found in one task). Returns the
+    labels and the number of rounds."""
     meta = _frame(node=np.int64, label=np.int64, changed=bool)
     if partitions == 1:
-        # The pairs fit one partition: their components found there at once, no round.
+        # The pairs in one task: their components found there at once, no round.
         whole = edges.repartition(npartitions=1).map_partitions(
             _local_labels, meta=_frame(who=np.int64, lab=np.int64, kind=np.int8)
         )
