@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -38,7 +39,7 @@ sys.path.insert(0, str(HERE))
 import synth  # noqa: E402
 
 
-def dask_child(parts: str, out: str, result: str) -> None:
+def dask_child(parts: str, out: str, result: str, candidates: str | None = None) -> None:
     import dask.dataframe as dd
     import psutil
     from distributed import Client, LocalCluster
@@ -49,6 +50,21 @@ def dask_child(parts: str, out: str, result: str) -> None:
     peaks: dict[int, float] = {}
     cpu: dict[int, float] = {}
     stop = threading.Event()
+    # The workers' largest RSS at each sample, and the time each stage of the dedup ended (its
+    # DEBUG log line): each stage's worker peak.
+    trace: list[tuple[float, float]] = []
+    ends: list[tuple[float, str]] = []
+    cpu_ends: list[float] = []
+
+    class StageEnds(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if record.getMessage().startswith("dask dedup: ") and " in " in record.getMessage():
+                ends.append((time.perf_counter(), record.getMessage().split()[2]))
+                cpu_ends.append(sum(cpu.values()))
+
+    logger = logging.getLogger("neardup")
+    logger.setLevel(logging.DEBUG)
+    logger.addHandler(StageEnds())
 
     def sample() -> None:
         while not stop.is_set():
@@ -61,6 +77,12 @@ def dask_child(parts: str, out: str, result: str) -> None:
                     continue
                 peaks[p.pid] = max(peaks.get(p.pid, 0), rss)
                 cpu[p.pid] = times.user + times.system
+                if p.pid != me.pid:
+                    now = time.perf_counter()
+                    if trace and trace[-1][0] == now:
+                        trace[-1] = (now, max(trace[-1][1], rss))
+                    else:
+                        trace.append((now, rss))
             time.sleep(0.1)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -81,7 +103,9 @@ def dask_child(parts: str, out: str, result: str) -> None:
         start = time.perf_counter()
         cpu_start = sum(cpu.values())
         stats: dict = {}
-        kept = ndd.dedup(dd.read_parquet(parts), text_field="text", stats=stats)
+        kept = ndd.dedup(
+            dd.read_parquet(parts), text_field="text", stats=stats, candidates=candidates
+        )
         mid = time.perf_counter()
         kept.to_parquet(out, write_index=False, name_function=lambda i: f"part.{i:05d}.parquet")
         seconds = time.perf_counter() - start
@@ -89,7 +113,19 @@ def dask_child(parts: str, out: str, result: str) -> None:
         time.sleep(0.3)
         stop.set()
         sampler.join()
+    stage_peaks = {}
+    begin = start
+    for end, name in [*ends, (mid, "last"), (time.perf_counter(), "write")]:
+        inside = [rss for t, rss in trace if begin <= t <= end]
+        if name != "last":
+            stage_peaks[name] = round(max(inside, default=0) / 2**20)
+        begin = end
+    marks = [cpu_start, *cpu_ends]
     stats.update(
+        cpu_seconds_by_stage={
+            name: round(b - a, 1) for (_, name), a, b in zip(ends, marks, marks[1:])
+        },
+        worker_peak_mb_by_stage=stage_peaks,
         seconds=seconds,
         cpu_seconds=sum(cpu.values()) - cpu_start,
         client_peak_mb=peaks.get(me.pid, 0) / 2**20,
@@ -139,12 +175,18 @@ def main() -> None:
         help="a JSONL corpus of {id, text} (say benches/synth_long.py's) to take the first N "
         "documents of, instead of the synthetic short texts",
     )
+    ap.add_argument(
+        "--candidates",
+        choices=["fingerprint", "prefix"],
+        help="the candidates mode of both runs (default: neardup's default)",
+    )
     ap.add_argument("--out", help="write the measurements as JSON here")
     ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        dask_child(*args.child)
+        dask_child(*args.child, candidates=args.candidates)
         return
+    mode = ["--candidates", args.candidates] if args.candidates else []
 
     import pyarrow.json as pj
     import pyarrow.parquet as pq
@@ -179,13 +221,27 @@ def main() -> None:
                     "-o",
                     f"{tmp}/kept.parquet",
                     "--quiet",
+                    *mode,
                 ]
             )
-            one.update(n=n, mb=mb, what="single machine: neardup dedup (2 cores)")
+            one.update(
+                n=n,
+                mb=mb,
+                candidates=args.candidates,
+                what="single machine: neardup dedup (2 cores)",
+            )
             print(json.dumps(one), flush=True)
             result = Path(tmp) / "dask.json"
             proc = subprocess.run(
-                [sys.executable, __file__, "--child", str(parts), f"{tmp}/kept-dask", str(result)]
+                [
+                    sys.executable,
+                    __file__,
+                    "--child",
+                    str(parts),
+                    f"{tmp}/kept-dask",
+                    str(result),
+                    *mode,
+                ]
             )
             stats = json.loads(result.read_text()) if proc.returncode == 0 else {}
             if proc.returncode == 0 and one["status"] == 0:
@@ -196,6 +252,7 @@ def main() -> None:
             stats.update(
                 n=n,
                 mb=mb,
+                candidates=args.candidates,
                 status=proc.returncode,
                 what=f"neardup.dask, 2 workers x 1 thread, 1.5 GB each, {-(-n // step)} parts",
             )

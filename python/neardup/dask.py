@@ -18,9 +18,13 @@ any number of partitions and workers. Every step runs on the workers, each a ker
    whose estimate lies near the threshold is decided on its exact shingle sets: the input
    partitions holding its texts are read again and make their whole sets, which a join on the
    row brings to the pair;
-5. connected components of the verified pairs, by rounds of two shuffles (each node takes its
-   neighbours' smallest label, then its label's label) until no label changes;
-6. the stars of each component in keep order, where the component was shuffled;
+5. connected components of the verified pairs: in one task when they fit one partition of
+   ``PAIR_ROWS`` rows, else by rounds of two shuffles (each node takes its neighbours' smallest
+   label, then its label's label) until no label changes;
+6. the stars of each component in keep order: the labels, the texts with copies and the pairs
+   shuffled together by node (a text without copies reads its columns from its digest), then
+   nodes and pairs by label; the tables of this stage and the last grow with the pairs, not the
+   corpus, and take partitions of ``PAIR_ROWS`` rows;
 7. the results of the rows concerned, partitioned like the input, and joined with it lazily by
    the kept rows and the clusters table.
 """
@@ -41,11 +45,11 @@ import pandas as pd
 
 from neardup import _core, kernels
 from neardup.batches import check_texts, fingerprint_batch
-from neardup.dask_spill import remove_spilled, spill
+from neardup.dask_spill import remove_spilled, spill, spill_tallied
 from neardup.errors import TooManyPairsError
 from neardup.hasher import Simhasher
 from neardup.index import DEFAULT_MAX_PAIRS
-from neardup.pipeline import RARITY_SAMPLE, VERIFY, check_candidates, check_settings
+from neardup.pipeline import VERIFY, check_candidates, check_settings
 from neardup.progress import log, progress_bar
 from neardup.verify import SKETCH_SIZE, estimate_band
 
@@ -319,10 +323,16 @@ def _short_keys_part(part: pd.DataFrame, threshold: float) -> pd.DataFrame:
     )
 
 
-def _rarity_part(part: pd.DataFrame, budget: int) -> pd.DataFrame:
-    """How many of the partition's sketches hold each shingle hash (a sample of ``budget``
-    hashes at most): (hash, count)."""
-    hashes, counts = kernels.rarity_counts(_sketch_array(part["sketch"]), budget)
+def _rarity_part(part: pd.DataFrame, share: int) -> pd.DataFrame:
+    """How many of the partition's texts of the counted share (one content key in ``share``,
+    each key once) hold each shingle hash: (hash, count)."""
+    import pyarrow as pa
+
+    keys = part["key"].to_numpy(kernels.KEY_DTYPE)
+    first = np.unique(keys, return_index=True)[1]
+    chosen = np.sort(first[keys[first] % np.uint64(share) == 0])
+    sketches = _sketch_array(part["sketch"]).take(pa.array(chosen))
+    hashes, counts = kernels.rarity_counts(sketches, 1 << 62)
     return pd.DataFrame({"hash": hashes.astype(np.int64), "count": counts.astype(np.int64)})
 
 
@@ -388,19 +398,37 @@ def _short_pairs_part(
 _NO_TABLE = (np.zeros(0, np.uint64), np.zeros(0, np.uint32))
 
 
-def _rarity_table(digests: Callable[[list[str]], Any], partitions: int) -> Any:
-    """The table of the rarity order: the hashes held by two sketches or more of a sample of
-    each partition (``RARITY_SAMPLE`` hashes in all), counted on the workers; only the table
-    (a few per cent of the sample's hashes) comes to the client, to be handed to every task."""
-    budget = max(RARITY_SAMPLE // max(partitions, 1), 1 << 14)
-    counts = digests(["sketch"]).map_partitions(
-        _rarity_part, budget, meta=_frame(hash=np.int64, count=np.int64)
+#: One content key in this many counts for the rarity order of a Dask dedup (each text of the
+#: share once per partition it lies in).
+RARITY_SHARE = 16
+
+#: The most hashes of the rarity table handed to every task (about 12 MB): the most frequent.
+RARITY_TABLE = 1 << 20
+
+
+def _rarity_table(digests: Callable[[list[str]], Any], partitions: int, folder: str) -> Any:
+    """The table of the rarity order: how many texts of a share of the corpus (one content key
+    in ``RARITY_SHARE``) hold each hash, counted on the workers, summed there by a shuffle on the
+    hash; only the hashes counted twice or more come to the client, the ``RARITY_TABLE`` most
+    frequent at most (a hash left out counts 0, as a rare one: any order finds every pair; this
+    one lists the frequent hashes last), to be handed to every task. Its size is bounded
+    whatever the corpus; the work grows with it."""
+    counts = digests(["key", "sketch"]).map_partitions(
+        _rarity_part, RARITY_SHARE, meta=_frame(hash=np.int64, count=np.int64)
     )
-    summed = counts.groupby("hash")["count"].sum()
-    held = summed[summed >= 2].compute().sort_index()
-    return kernels.frequent_hashes(
-        held.index.to_numpy(np.int64).astype(np.uint64), held.to_numpy(np.int64)
-    )
+    summed = counts.groupby("hash")["count"].sum(split_out=partitions).reset_index()
+    held, sizes = spill(summed[summed["count"] >= 2], folder, "rarity")
+    least = 2
+    if int(sizes.sum()) > RARITY_TABLE:
+        # The least count that keeps the table within its size, from the number of hashes of
+        # each count (as many as there are distinct counts).
+        many = held["count"].value_counts().compute().sort_index(ascending=False)
+        within = many.index.to_numpy(np.int64)[np.cumsum(many.to_numpy()) <= RARITY_TABLE]
+        least = int(within[-1]) if len(within) else int(many.index[0]) + 1
+    table = held[held["count"] >= least].compute()
+    hashes = table["hash"].to_numpy(np.int64).astype(np.uint64)
+    order = np.argsort(hashes)
+    return kernels.frequent_hashes(hashes[order], table["count"].to_numpy(np.int64)[order])
 
 
 def _sketch_array(column: pd.Series) -> Any:
@@ -433,7 +461,8 @@ def _verify_part(
 ) -> pd.DataFrame:
     """The pairs whose first text lies in this partition's rows, each once, verified: (a, b,
     jaccard, band) of those at Jaccard >= ``threshold`` and of those whose estimate lies too
-    near it to decide them (``band``: see :func:`neardup.kernels.pairs_in_band`). The sketches
+    near it to decide them (``band``: see :func:`neardup.kernels.pairs_in_band`), and a last
+    row ``(-1, count of those in the band)``. The sketches
     are taken where they lie, from the memory-mapped digest files (this partition's, and those
     of the second texts): only the pairs move, never a sketch."""
     pairs = pairs.reset_index().drop_duplicates(["a", "b"])
@@ -468,12 +497,13 @@ def _verify_part(
         )
         del theirs
     near = (got >= threshold) | band
+    # A last row (-1, count) counts the pairs in the band.
     return pd.DataFrame(
         {
-            "a": a[near],
-            "b": b[near],
-            "jaccard": got[near].astype(np.float32),
-            "band": band[near],
+            "a": np.append(a[near], -1),
+            "b": np.append(b[near], int(band.sum())),
+            "jaccard": np.append(got[near].astype(np.float32), np.float32(np.nan)),
+            "band": np.append(band[near], False),
         }
     )
 
@@ -597,6 +627,104 @@ def _stars_part(rows: pd.DataFrame, with_ids: bool) -> pd.DataFrame:
     if with_ids:
         out["kept_id"] = nodes["standin_id"].to_numpy()[center]
     return out
+
+
+def _digest_values(
+    rows: np.ndarray, names: list[str], parts: list[int], starts: np.ndarray, folder: str
+) -> dict[str, np.ndarray]:
+    """Columns ``names`` of the digests of ``rows`` (global rows, any order), read from the
+    memory-mapped digest files where they lie, one file at a time."""
+    import pyarrow as pa
+
+    of = np.searchsorted(starts, rows, side="right") - 1
+    order = np.argsort(of, kind="stable")
+    pieces: dict[str, list[Any]] = {name: [] for name in names}
+    bounds = np.flatnonzero(np.diff(of[order])) + 1
+    for lo, hi in zip([0, *bounds.tolist()], [*bounds.tolist(), len(rows)]):
+        if lo == hi:
+            continue
+        j = int(of[order[lo]])
+        table = _read_columns(_digest_file(folder, parts[j]), names)
+        at = pa.array(rows[order[lo:hi]] - int(starts[j]))
+        for name in names:
+            pieces[name].append(table.column(name).take(at).to_numpy(zero_copy_only=False))
+        del table
+    back = np.empty(len(rows), np.int64)
+    back[order] = np.arange(len(rows), dtype=np.int64)
+    return {
+        name: (np.concatenate(got) if got else np.zeros(0, np.int64))[back]
+        for name, got in pieces.items()
+    }
+
+
+def _nodes_part(
+    labels: pd.DataFrame,
+    copied: pd.DataFrame,
+    edges: pd.DataFrame,
+    keep: str,
+    with_ids: bool,
+    parts: list[int],
+    starts: np.ndarray,
+    folder: str,
+) -> pd.DataFrame:
+    """The rows of the stars stage, from three tables shuffled together by node: the labels
+    (node, label), the texts with copies (their columns) and the verified pairs (by their first
+    text). One row per node (``b = -1``): its columns, from the texts with copies, or from its
+    digest for a text without copies (one row, its own standin); one row per pair: its first
+    text, ``b``, the Jaccard and the first text's label."""
+    node = labels["node"].to_numpy(np.int64)
+    label = labels["label"].to_numpy(np.int64)
+    sort = np.argsort(node)
+    node, label = node[sort], label[sort]
+    text = copied["text"].to_numpy(np.int64)
+    by_text = np.argsort(text)
+    at = np.searchsorted(text, node, sorter=by_text)
+    hit = at < len(text)
+    hit[hit] = text[by_text[at[hit]]] == node[hit]
+    src = by_text[at[hit]]
+    names = (
+        ["fingerprint"] + (["length"] if keep == "longest" else []) + (["id"] if with_ids else [])
+    )
+    digest = _digest_values(node, names, parts, starts, folder)
+    copies = np.ones(len(node), np.int64)
+    copies[hit] = copied["copies"].to_numpy(np.int64)[src]
+    standin = node.copy()
+    standin[hit] = copied["standin"].to_numpy(np.int64)[src]
+    rank = node.copy() if keep == "first" else -digest["length"].astype(np.int64)
+    rank[hit] = copied["rank"].to_numpy(np.int64)[src]
+    columns: dict[str, Any] = {
+        "text": node,
+        "fingerprint": digest["fingerprint"].astype(np.uint64),
+        "copies": copies,
+        "rank": rank,
+        "standin": standin,
+    }
+    if with_ids:
+        ids = digest["id"].astype(object)
+        ids[hit] = copied["standin_id"].to_numpy(object)[src]
+        columns["standin_id"] = pd.array(ids, dtype=copied["standin_id"].dtype)
+    nodes = pd.DataFrame(columns)
+    # The pairs, each with its first text's row among the nodes (every node of a pair has one).
+    a = edges["a"].to_numpy(np.int64)
+    where = np.searchsorted(node, a)
+    if len(a) and (where.max() >= len(node) or (node[np.minimum(where, len(node) - 1)] != a).any()):
+        raise RuntimeError("a node of a verified pair has no label")
+    pairs = nodes.iloc[where].reset_index(drop=True)
+    out = pd.concat([nodes, pairs], ignore_index=True)
+    out["label"] = np.concatenate([label, label[where]])
+    out["b"] = np.concatenate([np.full(len(node), -1, np.int64), edges["b"].to_numpy(np.int64)])
+    out["jaccard"] = np.concatenate(
+        [np.full(len(node), np.nan, np.float32), edges["jaccard"].to_numpy(np.float32)]
+    )
+    return out
+
+
+def _node_rows_meta(texts: pd.DataFrame) -> pd.DataFrame:
+    meta = texts.drop(columns=[c for c in ("_key",) if c in texts]).copy()
+    meta["label"] = pd.Series([], dtype=np.int64)
+    meta["b"] = pd.Series([], dtype=np.int64)
+    meta["jaccard"] = pd.Series([], dtype=np.float32)
+    return meta
 
 
 def _copies_part(rows: pd.DataFrame, with_ids: bool) -> pd.DataFrame:
@@ -740,8 +868,8 @@ def dedup(
             ``band_pairs_exact`` (candidate pairs whose estimate lies near the threshold,
             decided on their exact shingle sets: the input partitions holding their texts are
             read again), ``band_pairs_estimated`` (0: none is left to its estimate),
-            ``verified_pairs``, ``rounds`` (of the connected components) and the seconds of
-            each stage.
+            ``verified_pairs``, ``rounds`` (of the connected components; 0 when the verified
+            pairs fit one partition) and the seconds of each stage.
         max_pairs: the most candidate pairs of distinct fingerprints (as :func:`neardup.dedup`);
             more raise :class:`neardup.TooManyPairsError` naming their number. None: no limit.
         scratch: a folder every worker can read and write, for the digests while this runs
@@ -874,9 +1002,12 @@ def _find(
     clock = time.perf_counter()
     verified = threshold is not None
     with_ids = id_field is not None
-    # 1. Digests, written by the workers; the client gets one count per partition.
+    # 1. Digests, written by the workers; the client gets one count per partition. Only the
+    # columns used are read (a Parquet input reads no other).
+    used = [text_field] + ([id_field] if with_ids and id_field != text_field else [])
     counts = (
-        ddf.map_partitions(
+        ddf[used]
+        .map_partitions(
             _digest_part,
             text_field,
             id_field,
@@ -961,18 +1092,17 @@ def _find(
                 _pairs_part, k, plan, order, max_pairs, meta=_frame(a=np.int64, b=np.int64)
             )
         )
-        found, _ = spill(found, folder, "candidates")
-        candidate_pairs = int(found[found["a"] < 0]["b"].sum().compute())
+        found, _, candidate_pairs = spill_tallied(found, folder, "candidates")
         record["candidate_pairs"] = candidate_pairs
         if max_pairs is not None and candidate_pairs > max_pairs:
             raise TooManyPairsError(
                 f"{candidate_pairs} candidate pairs of distinct fingerprints within k={k} "
                 f"(the limit is {max_pairs}): lower k (the candidate radius), or raise max_pairs"
             )
-        pairs = found[found["a"] >= 0]
+        pairs = found
     if verified:
         # Short texts, or with prefixes every text: a shuffle on their prefix hashes.
-        table = _rarity_table(digests, Q) if by_prefix else _NO_TABLE
+        table = _rarity_table(digests, Q, folder) if by_prefix else _NO_TABLE
         keyed = digests(["fingerprint", *kernels.KEY_COLUMNS, "sketch"])
         key_meta = _frame(
             hash=np.int64,
@@ -995,10 +1125,8 @@ def _find(
             threshold,
             meta=_frame(a=np.int64, b=np.int64),
         )
-        short, _ = spill(short, folder, "short")
-        record["short_pairs_skipped"] = int(short[short["a"] < 0]["b"].sum().compute())
-        short = short[short["a"] >= 0]
-        found_pairs = int(short.shape[0].compute())
+        short, short_counts, record["short_pairs_skipped"] = spill_tallied(short, folder, "short")
+        found_pairs = int(short_counts.sum())
         record["prefix_pairs"] = found_pairs if by_prefix else 0
         record["short_pairs"] = 0 if by_prefix else found_pairs
         pairs = _renumbered(dd.concat([pairs, short])) if pairs is not None else short
@@ -1010,7 +1138,7 @@ def _find(
     # 4. Verification: pairs by their first text, the sketches read where they lie; those whose
     # estimate lies near the threshold on their exact shingle sets, the input read again.
     if verified:
-        checked, _ = spill(
+        checked, _, record["band_pairs_exact"] = spill_tallied(
             pairs.set_index("a", divisions=divisions).map_partitions(
                 _verify_part, parts, part_starts, folder, threshold, meta=_CHECKED_META
             ),
@@ -1019,13 +1147,20 @@ def _find(
         )
         in_band = checked["band"]
         band = checked[in_band][["a", "b"]]
-        record["band_pairs_exact"] = int(band.shape[0].compute())
         record["band_pairs_estimated"] = 0
         edges = checked[~in_band].drop(columns=["band"])
         if record["band_pairs_exact"]:
             assert threshold is not None
             exact = _exact_in_band(
-                band, ddf, text_field, hasher, shingle, threshold, parts, starts, counts
+                band,
+                ddf[[text_field]],
+                text_field,
+                hasher,
+                shingle,
+                threshold,
+                parts,
+                starts,
+                counts,
             )
             edges = dd.concat([edges, exact])
     else:
@@ -1033,29 +1168,47 @@ def _find(
         edges = pairs.drop_duplicates(["a", "b"]).assign(jaccard=np.float32(np.nan))
     edges, edge_counts = spill(edges, folder, "edges")
     record["verified_pairs"] = int(edge_counts.sum())
+    # Read back in partitions of about PAIR_ROWS pairs (adjacent files together): the shuffles
+    # of the pairs' tables start from as many tasks as their size asks, not one per input part.
+    edges = _coalesced(edges, _partitions_for(record["verified_pairs"]))
     record["seconds_verify"] = time.perf_counter() - clock
     stage("verify")
     clock = time.perf_counter()
     # 5. Connected components of the verified pairs: smallest labels spread along the pairs.
-    labels, rounds = _components(edges, Q, folder)
+    # In one task up to 2 PAIR_ROWS pairs (about 100 MB of arrays), else by rounds.
+    labels, rounds = _components(edges, _partitions_for(record["verified_pairs"] // 2), folder)
     record["rounds"] = rounds
     record["seconds_components"] = time.perf_counter() - clock
     stage("components")
     clock = time.perf_counter()
-    # 6. Stars per component, in keep order, on the workers.
-    # Node rows (b = -1) and pair rows (a node's columns and the pair), shuffled together by
-    # their component's label.
-    nodes = _join(texts, labels, "text", "node", "inner", Q).drop(columns=["node"])
-    node_rows = nodes.assign(b=np.int64(-1), jaccard=np.float32(np.nan))
-    pair_rows = _join(edges, nodes, "a", "text", "inner", Q).drop(columns=["a"])
-    columns = list(node_rows.columns)
+    # 6. Stars per component, in keep order, on the workers. The labels, the texts with copies
+    # and the verified pairs, shuffled together by node: each node's columns (from its digest
+    # when its text has no copies) and each pair's label; then nodes and pairs shuffled by
+    # label, each component's stars taken where it lies. Only tables of the pairs' size move.
+    copied, copied_counts = spill(rows[rows["copies"] > 1], folder, "copied")
+    copies_rows = int(copied_counts.sum())
+    copied = _coalesced(copied, _partitions_for(copies_rows))
+    S = _partitions_for(3 * record["verified_pairs"] + copies_rows)
+    text_columns = copied[copied["row"] == copied["text"]].drop(columns=["row"])
     stars = (
-        dd.concat([node_rows[columns], pair_rows[columns]])
-        .shuffle(on="label", npartitions=Q)
+        dd.map_partitions(
+            _nodes_part,
+            _by_key(labels, "node", S),
+            _by_key(text_columns, "text", S),
+            _by_key(edges, "a", S),
+            keep,
+            with_ids,
+            parts,
+            part_starts,
+            folder,
+            meta=_node_rows_meta(text_columns._meta),
+            align_dataframes=False,
+        )
+        .shuffle(on="label", npartitions=S)
         .map_partitions(_stars_part, with_ids, meta=_stars_meta(ddf, id_field))
     )
     # 7. Per row: the star of its text (texts without copies: the text's row itself), and the
-    # rows of texts with copies.
+    # rows of texts with copies (a text in no star: its standin, with Jaccard 1).
     nullable = {
         "kept_row": "Int64",
         "cluster": "Int64",
@@ -1063,14 +1216,15 @@ def _find(
         "leads": "boolean",
     }
     with_copies = _join(
-        rows[rows["copies"] > 1],
-        stars.drop(columns=["copies", "fingerprint"])
+        copied,
+        stars[stars["copies"] > 1]
+        .drop(columns=["copies", "fingerprint"])
         .astype(nullable)
         .rename(columns={"text": "star_text"}),
         "text",
         "star_text",
         "left",
-        Q,
+        _partitions_for(copies_rows + 2 * record["verified_pairs"]),
     ).drop(columns=["star_text"])
     lone = stars[stars["copies"] == 1].drop(columns=["copies"]).rename(columns={"text": "row"})
     found = (
@@ -1191,22 +1345,39 @@ def _renumbered(frame: Any) -> Any:
     return frame.map_partitions(lambda p: p.reset_index(drop=True), meta=frame._meta)
 
 
+def _by_key(frame: Any, on: str, partitions: int) -> Any:
+    """``frame`` with its int64 column ``on`` copied to ``_key``, shuffled on it into
+    ``partitions`` (the same hash sends equal keys of any table to the same partition)."""
+    keyed = frame.map_partitions(_keyed, on, meta=frame._meta.assign(_key=np.int64(0)))
+    return keyed.shuffle(on="_key", npartitions=partitions)
+
+
 def _join(left: Any, right: Any, left_on: str, right_on: str, how: str, partitions: int) -> Any:
     """``left`` joined with ``right`` where ``left[left_on] == right[right_on]`` (int64 columns):
-    both shuffled on the key into ``partitions`` (the same hash sends equal keys to the same
-    partition), then joined partition by partition."""
-    sides = [
-        frame.map_partitions(_keyed, on, meta=frame._meta.assign(_key=np.int64(0))).shuffle(
-            on="_key", npartitions=partitions
-        )
-        for frame, on in ((left, left_on), (right, right_on))
-    ]
+    both shuffled on the key into ``partitions``, then joined partition by partition."""
+    sides = [_by_key(left, left_on, partitions), _by_key(right, right_on, partitions)]
     meta = _merge_part(sides[0]._meta, sides[1]._meta, how)
     if how == "left":
         meta = meta.astype({c: sides[1]._meta[c].dtype for c in right.columns if c in meta})
     return dd.map_partitions(
         _merge_part, sides[0], sides[1], how, meta=meta, align_dataframes=False
     )
+
+
+#: The rows of one partition of the tables that grow with the pairs found, not the corpus (the
+#: verified pairs, their labels, the stars, the rows with copies): their shuffles make as many
+#: partitions as it takes to hold about this many rows each, so a worker holds one such
+#: partition whatever the corpus, and a small table is not cut into many tiny ones.
+PAIR_ROWS = 1 << 20
+
+
+def _partitions_for(rows: int) -> int:
+    return max(1, -(-int(rows) // PAIR_ROWS))
+
+
+def _coalesced(frame: Any, partitions: int) -> Any:
+    """``frame`` in ``partitions`` partitions or fewer, each of adjacent ones put together."""
+    return frame.repartition(npartitions=partitions) if frame.npartitions > partitions else frame
 
 
 def _lookup_part(rows: pd.DataFrame) -> pd.DataFrame:
@@ -1286,9 +1457,21 @@ def _components(edges: Any, partitions: int, folder: str) -> tuple[Any, int]:
     """(node, label) for each node of a pair: the smallest node of its connected component,
     found by rounds of two shuffles on the workers: each node asks its neighbours for their
     labels and its label for its label's (pointer jumping), then takes the smallest, until no
-    label changes. Returns the labels and the number of rounds."""
-    asks, _ = spill(edges.map_partitions(_pair_rows, meta=_LABEL_ROW), folder, "asks")
+    label changes (none with one partition: the components are found in one task). Returns the
+    labels and the number of rounds."""
     meta = _frame(node=np.int64, label=np.int64, changed=bool)
+    if partitions == 1:
+        # The pairs in one task: their components found there at once, no round.
+        whole = edges.repartition(npartitions=1).map_partitions(
+            _local_labels, meta=_frame(who=np.int64, lab=np.int64, kind=np.int8)
+        )
+        labels, _ = spill(
+            whole[["who", "lab"]].rename(columns={"who": "node", "lab": "label"}),
+            folder,
+            "labels",
+        )
+        return labels, 0
+    asks, _ = spill(edges.map_partitions(_pair_rows, meta=_LABEL_ROW), folder, "asks")
     # To start with, each node takes the smallest node of its component among the pairs of each
     # partition (most components lie whole in one).
     first = edges.map_partitions(
