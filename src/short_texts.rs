@@ -463,10 +463,18 @@ impl ShortTexts {
         self.cut.threshold
     }
 
-    /// Text t's shingle set, when it is short.
+    /// Text t's shingle set, when it is short (None once [`ShortTexts::release_lists`]).
     pub fn set(&self, t: usize) -> Option<&[SketchHash]> {
-        let s = *self.slot.get(t)?;
-        (s != u32::MAX).then(|| &self.sets[self.offsets[s as usize]..self.offsets[s as usize + 1]])
+        let s = *self.slot.get(t)? as usize;
+        let (&a, &b) = (self.offsets.get(s)?, self.offsets.get(s + 1)?);
+        Some(&self.sets[a..b])
+    }
+
+    /// Lets go of the texts' lists, which the runs no longer need once built (star clustering
+    /// reads the sketches instead): 8 bytes a listed hash.
+    pub fn release_lists(&mut self) {
+        self.sets = Vec::new();
+        self.offsets = vec![0];
     }
 
     /// The runs (indices) of text t's prefix hashes; none when it is not short.
@@ -482,6 +490,11 @@ impl ShortTexts {
     /// The number of runs.
     pub fn run_count(&self) -> usize {
         self.runs.len() - 1
+    }
+
+    /// Where run r's bounds lie (for a cache hint).
+    pub fn run_start(&self, r: usize) -> &usize {
+        &self.runs[r]
     }
 
     /// Run r's bounds in [`ShortTexts::members`].
