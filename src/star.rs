@@ -236,7 +236,7 @@ impl Candidates {
         }
         let text_of = &self.text_of;
         let group_of = &self.group_of;
-        let mut prefixes = ShortTexts::from_lists(
+        let prefixes = ShortTexts::runs_of_lists(
             self.first_row.len(),
             rows.iter()
                 .enumerate()
@@ -245,7 +245,6 @@ impl Candidates {
                 .filter(|&(t, _, _)| group_of[t as usize] != u32::MAX),
             cut,
         )?;
-        prefixes.release_lists();
         self.short = Some(prefixes);
         Ok(self)
     }
