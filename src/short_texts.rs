@@ -223,7 +223,7 @@ impl ShortTexts {
             bad |= set.windows(2).any(|w| w[0] >= w[1]);
             Some((t, set, n))
         });
-        let built = Self::build(texts, lists, Cut::new(threshold, None), false, None)?;
+        let built = Self::build(texts, lists, Cut::new(threshold, None), false, None, true)?;
         if bad {
             return Err(Error::invalid(
                 "each shingle set must be sorted and distinct",
@@ -242,7 +242,19 @@ impl ShortTexts {
         cut: Cut,
     ) -> Result<Self> {
         check_threshold(cut.threshold)?;
-        Self::build(texts, lists, cut, true, None)
+        Self::build(texts, lists, cut, true, None, true)
+    }
+
+    /// [`ShortTexts::from_lists`] without a copy of the lists, which the runs no longer need
+    /// once built (star clustering reads the sketches instead; [`ShortTexts::set`] gives None):
+    /// 8 bytes a listed hash less at the peak.
+    pub fn runs_of_lists<'a>(
+        texts: usize,
+        lists: impl Iterator<Item = (u32, &'a [SketchHash], usize)>,
+        cut: Cut,
+    ) -> Result<Self> {
+        check_threshold(cut.threshold)?;
+        Self::build(texts, lists, cut, true, None, false)
     }
 
     /// The runs of some prefix hashes, split as [`ShortTexts::from_lists`] splits a run over the
@@ -256,7 +268,7 @@ impl ShortTexts {
         keys: &[(SketchHash, u32)],
     ) -> Result<Self> {
         check_threshold(cut.threshold)?;
-        Self::build(texts, lists, cut, true, Some(keys))
+        Self::build(texts, lists, cut, true, Some(keys), true)
     }
 
     fn build<'a>(
@@ -265,11 +277,12 @@ impl ShortTexts {
         cut: Cut,
         every: bool,
         keys: Option<&[(SketchHash, u32)]>,
+        keep_lists: bool,
     ) -> Result<Self> {
         let threshold = cut.threshold;
         let mut slot = vec![u32::MAX; texts];
-        let mut offsets = vec![0usize];
-        let mut all: Vec<SketchHash> = Vec::new();
+        // Each slot's list, borrowed while the runs are built (copied after when kept).
+        let mut listed: Vec<&'a [SketchHash]> = Vec::new();
         let mut sizes: Vec<u32> = Vec::new();
         let mut postings: Vec<Posting> = Vec::new();
         for (t, set, n) in lists {
@@ -289,10 +302,9 @@ impl ShortTexts {
                     shingles.len()
                 )));
             }
-            let s = (offsets.len() - 1) as u32;
+            let s = listed.len() as u32;
             slot[t] = s;
-            all.extend_from_slice(set);
-            offsets.push(all.len());
+            listed.push(set);
             sizes.push(n as u32);
             if keys.is_none() {
                 for (i, &h) in shingles[..prefix].iter().enumerate() {
@@ -305,7 +317,7 @@ impl ShortTexts {
             if s == u32::MAX {
                 return Err(Error::invalid(format!("text {t} has no list")));
             }
-            let list = shingles_of(&all[offsets[s as usize]..offsets[s as usize + 1]]);
+            let list = shingles_of(listed[s as usize]);
             let prefix = cut.prefix(sizes[s as usize] as usize);
             let Some(i) = list[..prefix.min(list.len())].iter().position(|&x| x == h) else {
                 return Err(Error::invalid(format!(
@@ -314,7 +326,7 @@ impl ShortTexts {
             };
             postings.push((deeper(0, h), s, (i as u32) << 8 | 1));
         }
-        let set_of = |s: u32| &all[offsets[s as usize]..offsets[s as usize + 1]];
+        let set_of = |s: u32| listed[s as usize];
         let size_of = |s: u32| sizes[s as usize] as usize;
         // Runs of two texts or more, split while over the cap; each slot's runs.
         let mut runs = vec![0usize];
@@ -401,7 +413,7 @@ impl ShortTexts {
         }
         drop(postings);
         of_slot.par_sort_unstable();
-        let slots = offsets.len() - 1;
+        let slots = listed.len();
         let mut run_starts = vec![0usize; slots + 1];
         for &(s, _) in &of_slot {
             run_starts[s as usize + 1] += 1;
@@ -414,6 +426,14 @@ impl ShortTexts {
         for (t, &s) in slot.iter().enumerate() {
             if s != u32::MAX {
                 text_of_slot[s as usize] = t as u32;
+            }
+        }
+        let (mut offsets, mut all) = (vec![0usize], Vec::new());
+        if keep_lists {
+            all = try_with_capacity(listed.iter().map(|l| l.len()).sum(), "the texts' lists")?;
+            for list in &listed {
+                all.extend_from_slice(list);
+                offsets.push(all.len());
             }
         }
         Ok(ShortTexts {
@@ -463,10 +483,11 @@ impl ShortTexts {
         self.cut.threshold
     }
 
-    /// Text t's shingle set, when it is short.
+    /// Text t's shingle set, when it is short (None when the lists were not kept).
     pub fn set(&self, t: usize) -> Option<&[SketchHash]> {
-        let s = *self.slot.get(t)?;
-        (s != u32::MAX).then(|| &self.sets[self.offsets[s as usize]..self.offsets[s as usize + 1]])
+        let s = *self.slot.get(t)? as usize;
+        let (&a, &b) = (self.offsets.get(s)?, self.offsets.get(s + 1)?);
+        Some(&self.sets[a..b])
     }
 
     /// The runs (indices) of text t's prefix hashes; none when it is not short.
@@ -482,6 +503,11 @@ impl ShortTexts {
     /// The number of runs.
     pub fn run_count(&self) -> usize {
         self.runs.len() - 1
+    }
+
+    /// Where run r's bounds lie (for a cache hint).
+    pub fn run_start(&self, r: usize) -> &usize {
+        &self.runs[r]
     }
 
     /// Run r's bounds in [`ShortTexts::members`].

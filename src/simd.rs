@@ -177,12 +177,12 @@ unsafe fn dot_avx<T: Copy + Into<f64>>(by_dim: &[f64], v: &[T]) -> [f64; 64] {
 
 /// Asks the cache for the line holding `x`; nothing where the CPU has no such hint.
 #[inline(always)]
-pub fn prefetch_line(x: &u64) {
+pub fn prefetch_line<T>(x: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: prefetching is a hint; the address is a valid reference.
     unsafe {
         std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-            (x as *const u64).cast::<i8>(),
+            (x as *const T).cast::<i8>(),
         );
     }
     #[cfg(not(target_arch = "x86_64"))]

@@ -33,6 +33,7 @@ use crate::interrupt;
 use crate::pairs::{check_work, default_work_limit, Bounded, Groups, WORK_REMEDY};
 use crate::plan::Plan;
 use crate::short_texts::{Cut, ShortTexts};
+use crate::simd::prefetch_line;
 use crate::verify::{jaccard_at_least, ContentKey, Ranges};
 
 /// The Jaccard check of candidate pairs.
@@ -84,6 +85,9 @@ pub struct Candidates {
     neighbours: Adjacency,
     /// The short texts and their prefix hashes, once given.
     short: Option<ShortTexts>,
+    /// The most candidate pairs verified stars may compare when prefixes propose them (no
+    /// pair of fingerprints is searched then, so `max_pairs` bounds these instead).
+    max_checks: Option<u64>,
 }
 
 impl Candidates {
@@ -168,6 +172,7 @@ impl Candidates {
             members,
             neighbours,
             short: None,
+            max_checks: if search.is_none() { max_pairs } else { None },
         })
     }
 
@@ -231,7 +236,7 @@ impl Candidates {
         }
         let text_of = &self.text_of;
         let group_of = &self.group_of;
-        let prefixes = ShortTexts::from_lists(
+        let prefixes = ShortTexts::runs_of_lists(
             self.first_row.len(),
             rows.iter()
                 .enumerate()
@@ -414,6 +419,7 @@ impl Candidates {
                     kept: FREE,
                     len,
                     start,
+                    last: FREE,
                 }
             })
             .collect();
@@ -424,12 +430,46 @@ impl Candidates {
         let mut jac_text = vec![1.0f32; texts];
         let mut undecided: Vec<(i64, i64, bool)> = Vec::new();
         let mut checks = 0u64;
-        // The last center that compared each text (FREE: none yet).
-        let mut last_center = vec![FREE; texts];
         let first_row = &self.first_row;
+        let limit = self.max_checks.unwrap_or(u64::MAX);
+        let mut over = false;
         for (at, &row) in order.iter().enumerate() {
             if at % 4096 == 0 {
                 interrupt::check()?;
+            }
+
+            if let Some(short) = short {
+                // The runs of the centers a few places ahead lie anywhere in memory, and what
+                // they lead to (their members, the members' slots, their sketches) each depends
+                // on the one before: the cache is asked for each a step before it is read.
+                let runs_at = |i: usize| match order.get(i) {
+                    Some(&r) => short.runs_of(self.text_of[r as usize] as usize),
+                    None => &[],
+                };
+                for &r in runs_at(at + 4 * CENTERS_AHEAD) {
+                    prefetch_line(short.run_start(r as usize));
+                }
+                for &r in runs_at(at + 3 * CENTERS_AHEAD) {
+                    let (start, _) = short.run_bounds(r as usize);
+                    prefetch_line(&short_alive[r as usize]);
+                    if let Some(m) = short_members.get(start) {
+                        prefetch_line(m);
+                    }
+                }
+                for (i, stage) in [(at + 2 * CENTERS_AHEAD, 0), (at + CENTERS_AHEAD, 1)] {
+                    for &r in runs_at(i) {
+                        let (start, _) = short.run_bounds(r as usize);
+                        let alive = short_alive[r as usize] as usize;
+                        for &m in &short_members[start..start + alive] {
+                            let slot = &slots[m as usize];
+                            if stage == 0 {
+                                prefetch_line(slot);
+                            } else if slot.kept == FREE && slot.len > 0 {
+                                prefetch_line(&hashes[slot.start as usize]);
+                            }
+                        }
+                    }
+                }
             }
             let t = self.text_of[row as usize] as usize;
             if standin[t] != row as u32 || slots[t].kept != FREE {
@@ -443,17 +483,35 @@ impl Candidates {
             let g = g as usize;
             let center = sketch(slots[t]);
             // A free text near t is taken by it; a taken or kept one leaves the lists for good.
-            let mut settle = |s: usize| {
+            // The texts a few places ahead in the list are asked of the cache meanwhile (their
+            // slots, then their sketches): a center's candidates lie anywhere in the corpus.
+            let mut settle = |s: usize, near: u32, far: u32| {
+                if let Some(slot) = slots.get(far as usize) {
+                    prefetch_line(&slot.start);
+                }
+                if let Some(slot) = slots.get(near as usize) {
+                    if slot.kept == FREE && slot.len > 0 {
+                        let at = slot.start as usize;
+                        prefetch_line(&hashes[at]);
+                        if slot.len > 8 {
+                            prefetch_line(&hashes[at + 8]);
+                        }
+                    }
+                }
                 let slot = slots[s];
                 if slot.kept != FREE {
                     return true;
                 }
                 // A text met again in another list of this center: compared once.
-                if last_center[s] == t as u32 {
+                if slot.last == t as u32 {
                     return false;
                 }
-                last_center[s] = t as u32;
+                slots[s].last = t as u32;
                 checks += 1;
+                if checks > limit {
+                    over = true;
+                    return true;
+                }
                 let taken = match &verification {
                     None => Some(f32::NAN),
                     Some(v) => {
@@ -489,13 +547,22 @@ impl Candidates {
             };
             for h in std::iter::once(g).chain(self.neighbours.of(g).iter().map(|&h| h as usize)) {
                 let start = self.starts[h];
-                alive[h] = sweep(&mut members[start..start + alive[h] as usize], &mut settle);
+                alive[h] = sweep_ahead(&mut members[start..start + alive[h] as usize], &mut settle);
             }
             for &r in short.map_or(&[][..], |short| short.runs_of(t)) {
                 let r = r as usize;
                 let (start, _) = short.map_or((0, 0), |short| short.run_bounds(r));
                 let list = &mut short_members[start..start + short_alive[r] as usize];
-                short_alive[r] = sweep(list, &mut settle);
+                short_alive[r] = sweep_ahead(list, &mut settle);
+            }
+            if over {
+                return Err(Error::TooManyPairs {
+                    count: checks,
+                    at_least: true,
+                    limit,
+                    what: "candidate pairs compared (texts sharing a prefix hash)".into(),
+                    remedy: "raise max_pairs (--max-pairs; in Python, None lifts the limit)".into(),
+                });
             }
         }
         let mut kept = Vec::with_capacity(n);
@@ -581,14 +648,24 @@ pub fn graph_stars(order: &[i64], a: &[u32], b: &[u32], jaccard: &[f32]) -> Resu
 /// A text not yet kept or taken.
 const FREE: u32 = u32::MAX;
 
-/// A text in [`Candidates::stars`]: the text kept in its place (`FREE` until settled), and where
-/// its sketch lies in the hashes.
+/// A text in [`Candidates::stars`]: the text kept in its place (`FREE` until settled), where
+/// its sketch lies in the hashes, and the last center that compared it (`FREE`: none yet), read
+/// together.
 #[derive(Debug, Clone, Copy)]
 struct Slot {
     kept: u32,
     len: u32,
     start: u64,
+    last: u32,
 }
+
+/// How many centers apart [`Candidates::stars`] asks the cache for the successive steps of a
+/// center's prefix runs.
+const CENTERS_AHEAD: usize = 2;
+
+/// How many places ahead in a list [`sweep_ahead`] names the texts whose sketches to fetch, and
+/// (twice as far) whose slots.
+const AHEAD: usize = 6;
 
 /// Walks a list of candidate texts, dropping those `settle` settles (taken now, or no longer
 /// free) and keeping the others in order at its front: returns how many stay.
@@ -596,6 +673,24 @@ pub(crate) fn sweep(list: &mut [u32], mut settle: impl FnMut(usize) -> bool) -> 
     let mut keep_at = 0;
     for at in 0..list.len() {
         if !settle(list[at] as usize) {
+            list[keep_at] = list[at];
+            keep_at += 1;
+        }
+    }
+    keep_at as u32
+}
+
+/// [`sweep`], `settle(text, near, far)` also naming the texts [`AHEAD`] and twice as many
+/// places further in the list (`FREE` past its end), whose memory it may ask the cache for.
+pub(crate) fn sweep_ahead(
+    list: &mut [u32],
+    mut settle: impl FnMut(usize, u32, u32) -> bool,
+) -> u32 {
+    let mut keep_at = 0;
+    for at in 0..list.len() {
+        let near = list.get(at + AHEAD).copied().unwrap_or(FREE);
+        let far = list.get(at + 2 * AHEAD).copied().unwrap_or(FREE);
+        if !settle(list[at] as usize, near, far) {
             list[keep_at] = list[at];
             keep_at += 1;
         }
@@ -1071,6 +1166,26 @@ mod tests {
             assert!(same(&got, &want), "threshold {threshold}, band {band}");
             let removed = (0..n).filter(|&r| got.kept[r] != r as i64).count();
             assert!(removed > 30, "threshold {threshold}: {removed} removed");
+            // max_pairs bounds the pairs compared: as many as the walk compares pass, one
+            // fewer stops it, naming at least one more than the limit.
+            let bounded = |limit: u64| {
+                Candidates::searched(&fps, &keys, None, Some(limit))
+                    .unwrap()
+                    .with_prefixes(&rows, &lists, &sizes, cut)
+                    .unwrap()
+                    .stars(&order, Some(v))
+            };
+            assert!(got.checks > 10);
+            assert!(same(&bounded(got.checks).unwrap(), &got));
+            match bounded(got.checks - 1) {
+                Err(Error::TooManyPairs {
+                    count,
+                    at_least: true,
+                    limit,
+                    ..
+                }) => assert!(count > limit && limit == got.checks - 1),
+                other => panic!("expected TooManyPairs, got {other:?}"),
+            }
             // A band the prefixes were not cut for is refused.
             let wider = Verification {
                 band: band + 0.1,

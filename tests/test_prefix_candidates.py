@@ -57,7 +57,8 @@ def test_prefix_candidates_give_the_stars_of_every_pair(seed, families, longest,
     kept, jaccard = all_pairs_stars(docs, threshold)
     assert result.kept_row.tolist() == kept
     assert result.jaccard.tolist() == pytest.approx(jaccard, abs=1e-6)
-    assert result.stats["candidate_pairs"] == 0
+    # The pairs compared (what max_pairs bounds), not pairs of fingerprints.
+    assert result.stats["candidate_pairs"] == result.stats["pairs_compared"]
     assert result.stats["short_pairs_skipped"] == 0
 
 
@@ -84,6 +85,11 @@ def test_the_order_puts_frequent_hashes_last():
     lengths, listed, sizes = _core.prefix_lists(starts, ends, hashes, table, 0.5)
     assert lengths.tolist() == [3, 3, 2] and sizes.tolist() == [3, 3, 2]
     assert listed.tolist() == [1, 5, 9, 2, 5, 9, 30, 9]
+    # The order built once gives the same lists.
+    order = _core.RarityOrder(*table)
+    assert len(order) == 2
+    again = _core.prefix_lists(starts, ends, hashes, order, 0.5)
+    assert [a.tolist() for a in again] == [lengths.tolist(), listed.tolist(), sizes.tolist()]
     with pytest.raises(ValueError, match="threshold"):
         _core.prefix_lists(starts, ends, hashes, table, 1.5)
 
@@ -149,3 +155,53 @@ def test_dask_splits_a_prefix_shared_by_thousands(candidates):
         table = table.compute()
     assert table["kept_id"].tolist() == want.kept_row.tolist()
     assert stats["short_pairs_skipped"] == 0
+
+
+def test_max_pairs_bounds_the_pairs_compared():
+    docs = corpus(5, 60, 40)
+    free = neardup.dedup(docs, candidates="prefix", max_pairs=None)
+    compared = free.stats["candidate_pairs"]
+    # The pairs compared: at least one per near-duplicate removed (copies are found by their
+    # key, not compared), at most the pairs the prefix runs hold.
+    copies = len(docs) - len({reference.normalize(t) for t in docs})
+    assert free.n_removed - copies <= compared <= free.stats["prefix_pairs"]
+    assert compared == free.stats["pairs_compared"] > 10
+    bounded = neardup.dedup(docs, candidates="prefix", max_pairs=compared)
+    assert bounded.kept_row.tolist() == free.kept_row.tolist()
+    with pytest.raises(neardup.TooManyPairsError, match="candidate pairs compared"):
+        neardup.dedup(docs, candidates="prefix", max_pairs=compared - 1)
+
+
+def test_against_an_index_refuses_prefix_candidates(tmp_path, capsys):
+    from command import run
+
+    index = neardup.DedupIndex.build(["a b c d e f"], tmp_path / "i.ndx")
+    with pytest.raises(ValueError, match="by fingerprint"):
+        neardup.dedup(["a b c d e f"], against=index, candidates="prefix")
+    got = neardup.dedup(["a b c d e f"], against=index, candidates="fingerprint")
+    assert got.keep.tolist() == [False]
+    path = tmp_path / "in.txt"
+    path.write_text("a b c d e f\n")
+    code, _, err = run(
+        capsys, "dedup", path, "--format", "lines", "--dry-run", "--against",
+        tmp_path / "i.ndx", "--candidates", "prefix",
+    )  # fmt: skip
+    assert code == 2 and "--candidates prefix does not apply" in err
+
+
+def test_prefix_candidates_without_room_for_the_sketches_are_refused(tmp_path, capsys, monkeypatch):
+    import json
+
+    from command import run
+    from neardup import pipeline, sketch_spill
+
+    path = tmp_path / "in.jsonl"
+    path.write_text("".join(json.dumps({"text": t}) + "\n" for t in corpus(2, 30, 30)))
+    monkeypatch.setattr(pipeline, "SKETCH_BUDGET", 1)
+    monkeypatch.setattr(sketch_spill, "room_for", lambda nbytes: False)
+    code, out, err = run(capsys, "dedup", path, "--dry-run", "--candidates", "prefix")
+    assert code == 1 and out == ""
+    assert "had no room for them" in err and "--candidates fingerprint" in err
+    # Fingerprint candidates read the candidates again instead.
+    code, _, err = run(capsys, "dedup", path, "--dry-run", "--candidates", "fingerprint")
+    assert code == 0, err

@@ -45,6 +45,7 @@ __all__ = [
     "search_bit_order",
     "rarity_counts",
     "prefix_lists",
+    "RarityOrder",
     "split_run_pairs",
     "PREFIX_EXTRA",
     "part_keys",
@@ -642,17 +643,27 @@ def rarity_counts(
     """How many sketches hold each shingle hash, counted sketch after sketch until budget hashes:
     (hashes, counts), by hash."""
 
+@final
+class RarityOrder:
+    """The rarity order of a table of frequent hashes (hashes, counts), built once for the
+    prefix_lists of many chunks."""
+
+    def __new__(
+        cls, hashes: npt.NDArray[np.uint64], counts: npt.NDArray[np.uint32]
+    ) -> RarityOrder: ...
+    def __len__(self) -> int: ...
+
 def prefix_lists(
     starts: npt.NDArray[np.uint64],
     ends: npt.NDArray[np.uint64],
     hashes: npt.NDArray[np.uint64],
-    table: tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32]],
+    table: RarityOrder | tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32]],
     threshold: float,
     size: int = 1024,
     band: float = 0.0,
 ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint64], npt.NDArray[np.uint32]]:
-    """Each sketch's prefix list in the order of the frequent hashes table = (hashes, counts):
-    (lengths, hashes, sizes)."""
+    """Each sketch's prefix list in the order of the frequent hashes table (a RarityOrder, or
+    (hashes, counts)): (lengths, hashes, sizes)."""
 
 PREFIX_EXTRA: int
 

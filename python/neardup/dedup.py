@@ -162,7 +162,9 @@ def dedup(
         candidates: how verified pairs are proposed: ``"prefix"``, documents sharing one of
             the rarest word shingles of their sketches (every pair at ``threshold``, whatever
             ``k``; ``stats["prefix_pairs"]`` counts them), or ``"fingerprint"``, fingerprints
-            within ``k``. Without verification, fingerprints always propose.
+            within ``k``. Without verification, and with ``against``, fingerprints always
+            propose (``against`` with ``candidates="prefix"`` is a ValueError). In prefix mode
+            ``max_pairs`` bounds the pairs compared, which ``stats["candidate_pairs"]`` counts.
 
     What each call did is logged at INFO to the ``logging`` logger ``"neardup"``, and its
     stages at DEBUG.
@@ -177,6 +179,12 @@ def dedup(
     """
     if against is not None:
         from .against import from_dedup  # the index mode: neardup/against.py
+
+        if candidates is not None and check_candidates(candidates) != "fingerprint":
+            raise ValueError(
+                f"against= searches the index by fingerprint: candidates={candidates!r} does "
+                'not apply (leave it out, or give candidates="fingerprint")'
+            )
 
         return from_dedup(
             docs,
@@ -262,7 +270,8 @@ def dedup(
     seconds = time.perf_counter() - start
     stats = {
         "documents": n,
-        "candidate_pairs": found.pair_count,
+        # Prefix candidates: the pairs compared (what max_pairs bounds then).
+        "candidate_pairs": evidence["pairs_compared"] if use_prefixes else found.pair_count,
         "bytes": texts.nbytes,
         "seconds": seconds,
         "mb_per_s": texts.nbytes / seconds / 1e6 if seconds > 0 else 0.0,

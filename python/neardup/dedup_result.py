@@ -36,8 +36,8 @@ class DedupResult:
         threshold: the least Jaccard similarity of a near-duplicate pair, or None when pairs were
             taken on their fingerprints alone.
         stats: ``documents``, ``candidate_pairs`` (the pairs of distinct fingerprints within
-            ``k`` that the stars considered), ``bytes`` (UTF-8 bytes of text), ``seconds`` and
-            ``mb_per_s``.
+            ``k`` that the stars considered; with prefix candidates, the pairs compared),
+            ``bytes`` (UTF-8 bytes of text), ``seconds`` and ``mb_per_s``.
     """
 
     def __init__(

@@ -22,6 +22,8 @@ fingerprint far: such pairs lie 9 to 14 bits apart, beyond any k that keeps the 
 
 from __future__ import annotations
 
+import errno
+import tempfile
 from collections.abc import Callable
 from typing import Any
 
@@ -307,12 +309,15 @@ class PrefixLists:
             return False
         self.table = frequent(*_merged(self._counts))
         self._counts = []
+        # Its hash map built once for every chunk (not once a chunk: a cost of the table's
+        # size, which grows with the corpus, for each of a number of chunks that grows too).
+        order = _core.RarityOrder(*self.table)
         for rows, starts, ends, hashes in self.sketches.scan():
             lengths, listed, sizes = _core.prefix_lists(
                 np.ascontiguousarray(starts, np.uint64),
                 np.ascontiguousarray(ends, np.uint64),
                 np.ascontiguousarray(hashes, np.uint64),
-                self.table,
+                order,
                 self.threshold,
                 self.size,
                 self.band,
@@ -321,6 +326,11 @@ class PrefixLists:
             self.lists.add_sketches(rows, ends_at - lengths, ends_at, listed)
             self._sizes.append(sizes)
         return True
+
+    def release(self) -> None:
+        """Lets go of the lists once the core holds its copy (a few hundred MB at 4M texts)."""
+        self.lists = None  # type: ignore[assignment]
+        self._sizes = []
 
     @property
     def ready(self) -> bool:
@@ -331,6 +341,8 @@ class PrefixLists:
         """``(rows, starts, ends, hashes, sizes)`` of every list, as the core takes them."""
         if not self._finish():
             raise RuntimeError("the sketches were dropped: the prefix lists cannot be cut")
+        if self.lists is None:
+            raise RuntimeError("the prefix lists were released")
         rows, starts, ends, hashes = self.lists.parts()
         sizes = np.concatenate(self._sizes) if self._sizes else np.zeros(0, np.uint32)
         return rows, starts, ends, hashes, np.ascontiguousarray(sizes, np.uint32)
@@ -440,8 +452,15 @@ def candidates(
     Given the ``prefixes`` of every text instead, every text is a candidate of those that share
     a prefix hash, and fingerprints propose nothing (``.prefix_pairs`` counts the candidates)."""
     fps = np.ascontiguousarray(fingerprints, dtype=np.uint64)
-    if prefixes is not None and prefixes.ready:
-        return _core.StarCandidates(
+    if prefixes is not None:
+        if not prefixes.ready:
+            raise OSError(
+                errno.ENOSPC,
+                'candidates="prefix" keeps every document\'s sketch, in memory or in a temporary '
+                f"file, and {tempfile.gettempdir()} had no room for them: free some room there "
+                '(or set TMPDIR), or use candidates="fingerprint" (--candidates fingerprint)',
+            )
+        found = _core.StarCandidates(
             fps,
             key_words(keys),
             k,
@@ -452,6 +471,8 @@ def candidates(
             band=prefixes.band,
             size=prefixes.size,
         )
+        prefixes.release()
+        return found
     sets = short.parts() if short is not None and threshold is not None else None
     return _core.StarCandidates(
         fps,

@@ -128,9 +128,36 @@ fn rarity_counts<'py>(
     Ok((h.into_pyarray(py), c.into_pyarray(py)))
 }
 
+/// The rarity order of a table of frequent hashes `(hashes, counts)`, built once for the
+/// [`prefix_lists`] of many chunks (its hash map is built from the table on each call given the
+/// table itself: a cost of the table's size per chunk).
+#[pyclass(name = "RarityOrder", module = "neardup._core", frozen)]
+pub struct PyRarityOrder {
+    inner: Rarity,
+}
+
+#[pymethods]
+impl PyRarityOrder {
+    #[new]
+    fn new(
+        py: Python<'_>,
+        hashes: PyReadonlyArray1<'_, u64>,
+        counts: PyReadonlyArray1<'_, u32>,
+    ) -> PyResult<Self> {
+        let (hashes, counts) = (hashes.as_slice()?, counts.as_slice()?);
+        let inner = py.detach(|| Rarity::new(hashes, counts))?;
+        Ok(PyRarityOrder { inner })
+    }
+
+    /// The hashes of the table.
+    fn __len__(&self) -> usize {
+        self.inner.len()
+    }
+}
+
 /// Each sketch's prefix list (see `short_texts::prefix_lists`) in the order of the frequent
-/// hashes `table = (hashes, counts)`, cut for `threshold` and, for sketches cut at `size`, the
-/// `band` below it: (lengths, hashes, sizes).
+/// hashes `table` (a `RarityOrder`, or `(hashes, counts)`), cut for `threshold` and, for
+/// sketches cut at `size`, the `band` below it: (lengths, hashes, sizes).
 #[pyfunction]
 #[pyo3(signature = (starts, ends, hashes, table, threshold, size=1024, band=0.0))]
 #[allow(clippy::type_complexity, clippy::too_many_arguments)]
@@ -139,7 +166,7 @@ fn prefix_lists<'py>(
     starts: PyReadonlyArray1<'py, u64>,
     ends: PyReadonlyArray1<'py, u64>,
     hashes: PyReadonlyArray1<'py, u64>,
-    table: (PyReadonlyArray1<'py, u64>, PyReadonlyArray1<'py, u32>),
+    table: &Bound<'py, PyAny>,
     threshold: f64,
     size: i64,
     band: f64,
@@ -156,9 +183,17 @@ fn prefix_lists<'py>(
     }
     let size = crate::verify::shingle_config(1, size)?.size;
     let sketches = Ranges::new(starts.as_slice()?, ends.as_slice()?, hashes.as_slice()?)?;
-    let rarity = Rarity::new(table.0.as_slice()?, table.1.as_slice()?)?;
+    let (built, made);
+    let rarity = if let Ok(order) = table.cast::<PyRarityOrder>() {
+        built = order.borrow();
+        &built.inner
+    } else {
+        let (h, c): (PyReadonlyArray1<'py, u64>, PyReadonlyArray1<'py, u32>) = table.extract()?;
+        made = Rarity::new(h.as_slice()?, c.as_slice()?)?;
+        &made
+    };
     let cut = Cut::new(threshold, Some((size, band)));
-    let (lengths, listed, sizes) = py.detach(|| prefix_lists_of(&sketches, &rarity, cut));
+    let (lengths, listed, sizes) = py.detach(|| prefix_lists_of(&sketches, rarity, cut));
     Ok((
         lengths.into_pyarray(py),
         listed.into_pyarray(py),
@@ -235,6 +270,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PART_KEY_LEAD_BITS", crate::cross_search::MAX_LEAD_BITS)?;
     m.add_function(wrap_pyfunction!(search_bit_order, m)?)?;
     m.add_function(wrap_pyfunction!(rarity_counts, m)?)?;
+    m.add_class::<PyRarityOrder>()?;
     m.add_function(wrap_pyfunction!(prefix_lists, m)?)?;
     m.add_function(wrap_pyfunction!(split_run_pairs, m)?)?;
     m.add("PREFIX_EXTRA", crate::short_texts::EXTRA)?;

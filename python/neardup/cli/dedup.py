@@ -99,8 +99,8 @@ def _write_clusters(inp: Any, writer: TableWriter, first_row: int, rows: dict[st
     type=click.IntRange(min=0),
     default=DEFAULT_MAX_PAIRS,
     show_default=True,
-    help="The most candidate pairs (pairs of distinct fingerprints within --k); more stop the "
-    "run with their number (lower --k, or raise this).",
+    help="The most candidate pairs (pairs of distinct fingerprints within --k; with --candidates "
+    "prefix, the pairs compared); more stop the run with their number (lower --k, or raise this).",
 )
 @click.option(
     "--candidates",
@@ -190,6 +190,10 @@ def dedup(
         if report_path or keep != "first":
             what = "--report" if report_path else "--keep longest"
             raise click.UsageError(f"--against does not take {what}")
+        if not on_dask and candidates == "prefix":
+            raise click.UsageError(
+                "--against searches the index by fingerprint: --candidates prefix does not apply"
+            )
         if not on_dask:
             hasher = make_hasher(**hasher_flags)
             against_cmd.dedup_command(
@@ -368,7 +372,7 @@ def dedup(
         summary = {
             "input": inp.name,
             "documents": result.n_documents,
-            "candidate_pairs": found.pair_count,
+            "candidate_pairs": evidence["pairs_compared"] if by_prefix else found.pair_count,
             "bytes": nbytes,
             "clusters": result.n_clusters,
             "kept": result.n_kept,
