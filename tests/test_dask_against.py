@@ -296,3 +296,15 @@ def test_the_client_receives_counts_only(client, tmp_path, monkeypatch):
     assert got and max(sizes) <= 64 < len(new), sizes
     _check_as_one_machine(single, kept, table, new, new["u"].tolist())
     assert (tmp_path / "a.ndx").read_bytes() == (tmp_path / "b.ndx").read_bytes()
+
+
+def test_an_update_needs_ids_of_the_index_kind(tmp_path):
+    index, new = corpus(tmp_path)  # string ids
+    before = (tmp_path / "a.ndx").read_bytes()
+    with pytest.raises(TypeError, match="ids that are strings"):
+        dedup_against(dd.from_pandas(new, npartitions=2), index, update=True)
+    numbered = new.assign(u=range(len(new)))
+    with pytest.raises(TypeError, match="ids that are strings"):
+        dedup_against(dd.from_pandas(numbered, npartitions=2), index, id_field="u", update=True)
+    assert (tmp_path / "a.ndx").read_bytes() == before
+    assert not [p for p in os.listdir(tmp_path) if ".tmp" in p]
