@@ -58,6 +58,46 @@ pub enum Ids {
     },
 }
 
+/// The sections of the new documents of [`DedupIndex::save_streamed`], in file order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Section {
+    /// Fingerprints (`u64`).
+    Fps,
+    /// Content keys, two `u64` words a key.
+    Keys,
+    /// Sketch lengths (`u32`).
+    Lens,
+    /// Sketch words (`u32`, the sketch's words a document).
+    Words,
+    /// Integer ids (`i64`), or the length in bytes of each string id (`u64`).
+    Ids,
+    /// The string ids' bytes, one after the other (none with integer ids).
+    IdBytes,
+}
+
+impl Section {
+    pub const ALL: [Section; 6] = [
+        Section::Fps,
+        Section::Keys,
+        Section::Lens,
+        Section::Words,
+        Section::Ids,
+        Section::IdBytes,
+    ];
+}
+
+/// Values of a section of new documents, handed to a [`Sink`].
+#[derive(Clone, Copy)]
+pub enum Chunk<'a> {
+    U64(&'a [u64]),
+    U32(&'a [u32]),
+    I64(&'a [i64]),
+    Bytes(&'a [u8]),
+}
+
+/// What takes a section's values, chunk by chunk, in [`DedupIndex::save_streamed`].
+pub type Sink<'a> = dyn FnMut(Chunk<'_>) -> Result<()> + Send + 'a;
+
 /// New ids to store.
 #[derive(Clone, Copy)]
 pub enum NewIds<'a> {
@@ -185,7 +225,11 @@ impl<W: Write> Out<W> {
     }
 
     /// Values as little-endian bytes, a block at a time.
-    fn values<T: Copy>(&mut self, v: &[T], le: impl Fn(T, &mut Vec<u8>)) -> std::io::Result<()> {
+    fn values<T: Copy>(
+        &mut self,
+        v: &[T],
+        mut le: impl FnMut(T, &mut Vec<u8>),
+    ) -> std::io::Result<()> {
         let mut buf = Vec::with_capacity(1 << 16);
         for chunk in v.chunks(8192) {
             buf.clear();
@@ -329,23 +373,54 @@ impl DedupIndex {
     /// Writes the index, followed by `extra` documents, to `path` atomically: a temporary file
     /// in the same folder, synced, then renamed over `path`. Until the rename, `path` is untouched.
     pub fn save(&self, path: &Path, extra: Option<&Rows<'_>>) -> Result<()> {
+        let Some(rows) = extra else {
+            return self.save_streamed(path, 0, 0, |_, _| Ok(()));
+        };
+        rows.check(self.settings.sketch)?;
+        let lengths: Vec<u64> = match rows.ids {
+            NewIds::Str(v) => v.iter().map(|b| b.len() as u64).collect(),
+            NewIds::Int(_) => Vec::new(),
+        };
+        let id_bytes = lengths.iter().sum();
+        self.save_streamed(
+            path,
+            rows.fps.len(),
+            id_bytes,
+            |section, sink| match section {
+                Section::Fps => sink(Chunk::U64(rows.fps)),
+                Section::Keys => sink(Chunk::U64(rows.keys.as_flattened())),
+                Section::Lens => sink(Chunk::U32(rows.sketches.lens)),
+                Section::Words => sink(Chunk::U32(rows.sketches.words)),
+                Section::Ids => match rows.ids {
+                    NewIds::Int(v) => sink(Chunk::I64(v)),
+                    NewIds::Str(_) => sink(Chunk::U64(&lengths)),
+                },
+                Section::IdBytes => match rows.ids {
+                    NewIds::Str(v) => v.iter().try_for_each(|b| sink(Chunk::Bytes(b))),
+                    NewIds::Int(_) => Ok(()),
+                },
+            },
+        )
+    }
+
+    /// Writes the index, followed by `n_new` documents handed section by section, to `path`
+    /// atomically (as [`DedupIndex::save`]), holding one chunk of them at a time: for each
+    /// [`Section`] in file order, `fill(section, sink)` passes the new documents' values to
+    /// `sink` in chunks, in document order (with string ids, [`Section::Ids`] takes each id's
+    /// length in bytes and [`Section::IdBytes`] their `new_id_bytes` bytes). A section given
+    /// more or fewer values than `n_new` documents have, or chunks of the wrong kind, is an
+    /// error and leaves `path` untouched.
+    pub fn save_streamed<F>(
+        &self,
+        path: &Path,
+        n_new: usize,
+        new_id_bytes: u64,
+        fill: F,
+    ) -> Result<()>
+    where
+        F: FnMut(Section, &mut Sink<'_>) -> Result<()>,
+    {
         self.check_file()?;
-        if let Some(rows) = extra {
-            rows.check(self.settings.sketch)?;
-            match (&self.ids, rows.ids) {
-                (Ids::Int(_), NewIds::Int(_)) | (Ids::Str { .. }, NewIds::Str(_)) => {}
-                (Ids::Int(_), _) => {
-                    return Err(Error::invalid(
-                        "this index holds integer ids: new ids must be integers",
-                    ))
-                }
-                _ => {
-                    return Err(Error::invalid(
-                        "this index holds string ids: new ids must be strings",
-                    ))
-                }
-            }
-        }
         let dir = path
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
@@ -359,7 +434,7 @@ impl DedupIndex {
         tmp_name.push(format!(".tmp-{}-{unique}", std::process::id()));
         let tmp: PathBuf = dir.join(tmp_name);
         let result = self
-            .write(&tmp, extra)
+            .write(&tmp, n_new, new_id_bytes, fill)
             .and_then(|()| std::fs::rename(&tmp, path).map_err(Error::from));
         if result.is_err() {
             let _ = std::fs::remove_file(&tmp);
@@ -372,19 +447,21 @@ impl DedupIndex {
         Ok(())
     }
 
-    fn write(&self, tmp: &Path, extra: Option<&Rows<'_>>) -> Result<()> {
+    fn write<F>(&self, tmp: &Path, n_new: usize, new_id_bytes: u64, mut fill: F) -> Result<()>
+    where
+        F: FnMut(Section, &mut Sink<'_>) -> Result<()>,
+    {
         let s = &self.settings;
-        let n_old = self.len();
-        let n_new = extra.map_or(0, |r| r.fps.len());
-        let n = (n_old + n_new) as u64;
+        let n = (self.len() + n_new) as u64;
         let old_id_bytes = match &self.ids {
             Ids::Str { len, .. } => *len as u64,
             Ids::Int(_) => 0,
         };
-        let new_id_bytes = match extra.map(|r| r.ids) {
-            Some(NewIds::Str(v)) => v.iter().map(|b| b.len() as u64).sum(),
-            _ => 0,
-        };
+        if !s.string_ids && new_id_bytes != 0 {
+            return Err(Error::invalid(
+                "this index holds integer ids: new ids must be integers",
+            ));
+        }
         let id_bytes = old_id_bytes + new_id_bytes;
         let len =
             file_len(s, n, id_bytes).ok_or_else(|| Error::invalid("index too large to save"))?;
@@ -409,56 +486,90 @@ impl DedupIndex {
         header[10] = s.meta.len() as u64;
         header[11] = u64::from(s.sketch.bits());
         w.values(&header, u64s)?;
-        w.values(&self.fps, u64s)?;
-        if let Some(r) = extra {
-            w.values(r.fps, u64s)?;
-        }
-        w.values(&self.keys, u64s)?;
-        if let Some(r) = extra {
-            w.values(r.keys.as_flattened(), u64s)?;
-        }
-        w.values(&self.lens, u32s)?;
-        if let Some(r) = extra {
-            w.values(r.sketches.lens, u32s)?;
-        }
-        w.pad()?;
-        w.values(&self.words, u32s)?;
-        if let Some(r) = extra {
-            w.values(r.sketches.words, u32s)?;
-        }
-        w.pad()?;
-        match &self.ids {
-            Ids::Int(v) => {
-                w.values(v, |x, b| u64s(x as u64, b))?;
-                if let Some(NewIds::Int(new)) = extra.map(|r| r.ids) {
-                    w.values(new, |x, b| u64s(x as u64, b))?;
+        let words = s.sketch.words();
+        // The ends of the string ids, counted on from the old ones'.
+        let mut at = old_id_bytes;
+        for section in Section::ALL {
+            let want = match section {
+                Section::Fps | Section::Lens | Section::Ids => n_new as u64,
+                Section::Keys => 2 * n_new as u64,
+                Section::Words => (n_new * words) as u64,
+                Section::IdBytes => new_id_bytes,
+            };
+            match (section, &self.ids) {
+                (Section::Fps, _) => w.values(&self.fps, u64s)?,
+                (Section::Keys, _) => w.values(&self.keys, u64s)?,
+                (Section::Lens, _) => w.values(&self.lens, u32s)?,
+                (Section::Words, _) => w.values(&self.words, u32s)?,
+                (Section::Ids, Ids::Int(v)) => w.values(v, |x, b| u64s(x as u64, b))?,
+                (Section::Ids, Ids::Str { offsets, .. }) => w.values(offsets, u64s)?,
+                (Section::IdBytes, Ids::Str { bytes, len, .. }) => {
+                    w.bytes(&word_bytes(bytes, *len))?
                 }
+                (Section::IdBytes, Ids::Int(_)) => {}
             }
-            Ids::Str {
-                offsets,
-                bytes,
-                len,
-            } => {
-                w.values(offsets, u64s)?;
-                let mut at = *len as u64;
-                if let Some(NewIds::Str(new)) = extra.map(|r| r.ids) {
-                    let ends: Vec<u64> = new
-                        .iter()
-                        .map(|b| {
-                            at += b.len() as u64;
-                            at
-                        })
-                        .collect();
-                    w.values(&ends, u64s)?;
-                }
-                w.bytes(&word_bytes(bytes, *len))?;
-                if let Some(NewIds::Str(new)) = extra.map(|r| r.ids) {
-                    for b in new {
-                        w.bytes(b)?;
+            let mut given = 0u64;
+            let mut sink = |chunk: Chunk<'_>| -> Result<()> {
+                let wrong = || {
+                    Error::invalid(format!(
+                        "the new documents' {section:?} got values of another kind"
+                    ))
+                };
+                let written = match (section, chunk, s.string_ids) {
+                    (Section::Fps | Section::Keys, Chunk::U64(v), _) => {
+                        w.values(v, u64s).map(|()| v.len())
                     }
-                }
+                    (Section::Lens, Chunk::U32(v), _) => {
+                        let most = s.sketch.max_kept();
+                        if let Some(&bad) = v.iter().find(|&&l| l != SKETCHED && l as usize > most)
+                        {
+                            return Err(Error::invalid(format!(
+                                "sketch length {bad} over the {most} shingles {words} words keep"
+                            )));
+                        }
+                        w.values(v, u32s).map(|()| v.len())
+                    }
+                    (Section::Words, Chunk::U32(v), _) => w.values(v, u32s).map(|()| v.len()),
+                    (Section::Ids, Chunk::I64(v), false) => {
+                        w.values(v, |x, b| u64s(x as u64, b)).map(|()| v.len())
+                    }
+                    (Section::Ids, Chunk::U64(v), true) => w
+                        .values(v, |x, b| {
+                            at += x;
+                            u64s(at, b)
+                        })
+                        .map(|()| v.len()),
+                    (Section::IdBytes, Chunk::Bytes(v), true) => w.bytes(v).map(|()| v.len()),
+                    (Section::Ids, _, false) => {
+                        return Err(Error::invalid(
+                            "this index holds integer ids: new ids must be integers",
+                        ))
+                    }
+                    (Section::Ids, _, true) => {
+                        return Err(Error::invalid(
+                            "this index holds string ids: new ids must be strings",
+                        ))
+                    }
+                    _ => return Err(wrong()),
+                };
+                given += written? as u64;
+                Ok(())
+            };
+            fill(section, &mut sink)?;
+            if given != want {
+                return Err(Error::invalid(format!(
+                    "the new documents' {section:?} has {given} values, not {want}"
+                )));
+            }
+            if matches!(section, Section::Lens | Section::Words | Section::IdBytes) {
                 w.pad()?;
             }
+        }
+        if s.string_ids && at != id_bytes {
+            return Err(Error::invalid(format!(
+                "the new ids' lengths add up to {} bytes, not {new_id_bytes}",
+                at - old_id_bytes
+            )));
         }
         w.bytes(&s.meta)?;
         w.pad()?;
@@ -681,6 +792,27 @@ type Doc<'a> = (u64, ContentKey, (u32, &'a [u32]));
 fn short_set(shape: Compact, d: Doc<'_>, out: &mut Vec<u64>) -> bool {
     out.clear();
     d.0 != 0 && shape.short_shingles(d.2, SHORT, out)
+}
+
+/// The short texts of compact sketches as [`dedup_against`] takes a batch's: per document, its
+/// shingle hashes cut to 32 bits when its fingerprint is not 0 and it keeps 1 to [`SHORT`]
+/// shingles at 32 bits or more, else none. Returns (lengths, the sets one after the other).
+pub fn short_sets(
+    shape: Compact,
+    fps: &[u64],
+    sketches: &Sketches<'_>,
+) -> Result<(Vec<u32>, Vec<u64>)> {
+    sketches.check(fps.len(), shape)?;
+    let w = shape.words();
+    let (mut lens, mut values, mut buf) = (Vec::with_capacity(fps.len()), Vec::new(), Vec::new());
+    for (d, &fp) in fps.iter().enumerate() {
+        let short = short_set(shape, (fp, [0, 0], sketches.get(d, w)), &mut buf);
+        lens.push(if short { buf.len() as u32 } else { 0 });
+        if short {
+            values.extend_from_slice(&buf);
+        }
+    }
+    Ok((lens, values))
 }
 
 /// For each new text, the index documents that are short and share a prefix hash with it
@@ -1180,6 +1312,66 @@ mod tests {
                 "byte {at}"
             );
         }
+        // A save streamed in chunks writes the same file; a section short of values or of the
+        // wrong kind leaves the path untouched.
+        let idx = DedupIndex::load(&path, false).unwrap();
+        let more: Vec<&[u8]> = vec![b"five", b"", b"seven"];
+        let extra = Rows {
+            fps: &[5, 6, 7],
+            keys: &[[77, 78], [1, 2], [3, 4]],
+            sketches: Sketches {
+                lens: &[1, 0, SKETCHED],
+                words: &[7; 24],
+            },
+            ids: NewIds::Str(&more),
+        };
+        let whole = dir.join("whole.ndx");
+        idx.save(&whole, Some(&extra)).unwrap();
+        let streamed = dir.join("streamed.ndx");
+        let fill = |cut: usize| {
+            move |section: Section, sink: &mut Sink<'_>| -> Result<()> {
+                let (a, b) = (&extra, cut);
+                match section {
+                    Section::Fps => {
+                        sink(Chunk::U64(&a.fps[..b]))?;
+                        sink(Chunk::U64(&a.fps[b..]))
+                    }
+                    Section::Keys => sink(Chunk::U64(a.keys.as_flattened())),
+                    Section::Lens => {
+                        sink(Chunk::U32(&a.sketches.lens[..b]))?;
+                        sink(Chunk::U32(&a.sketches.lens[b..]))
+                    }
+                    Section::Words => sink(Chunk::U32(a.sketches.words)),
+                    Section::Ids => {
+                        sink(Chunk::U64(&[4]))?;
+                        sink(Chunk::U64(&[0, 5]))
+                    }
+                    Section::IdBytes => {
+                        sink(Chunk::Bytes(b"fiv"))?;
+                        sink(Chunk::Bytes(b"eseven"))
+                    }
+                }
+            }
+        };
+        idx.save_streamed(&streamed, 3, 9, fill(1)).unwrap();
+        assert_eq!(
+            std::fs::read(&streamed).unwrap(),
+            std::fs::read(&whole).unwrap()
+        );
+        std::fs::remove_file(&streamed).unwrap();
+        assert!(idx.save_streamed(&streamed, 4, 9, fill(1)).is_err());
+        assert!(idx.save_streamed(&streamed, 3, 10, fill(2)).is_err());
+        let ints = |section: Section, sink: &mut Sink<'_>| match section {
+            Section::Ids => sink(Chunk::I64(&[1, 2, 3])),
+            _ => fill(0)(section, sink),
+        };
+        assert!(idx.save_streamed(&streamed, 3, 9, ints).is_err());
+        assert!(!streamed.exists());
+        assert!(std::fs::read_dir(&dir).unwrap().all(|e| !e
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .contains(".tmp-")));
         std::fs::write(dir.join("bad.ndx"), &good[..good.len() - 8]).unwrap();
         assert!(matches!(
             DedupIndex::load(&dir.join("bad.ndx"), true),

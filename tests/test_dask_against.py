@@ -3,10 +3,15 @@ machine's answer (neardup.dedup(..., against=)) for any partitioning, updates in
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
+from typing import Any
 
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 dd = pytest.importorskip("dask.dataframe")
 
@@ -114,3 +119,192 @@ def test_the_command_deduplicates_against_an_index_on_dask(tmp_path):
     ]
     out = pd.concat(pd.read_json(p, lines=True) for p in sorted((tmp_path / "out").glob("*.jsonl")))
     assert out["id"].tolist() == [i for i, k in zip(single.ids, single.keep) if k]
+
+
+# -- equality with one machine on random corpora, on a cluster of two worker processes ---------
+
+
+@pytest.fixture(scope="module")
+def client():
+    distributed = pytest.importorskip("distributed")
+    from neardup.dask import local_cluster
+
+    with local_cluster(2, memory_limit="2GiB") as cluster, distributed.Client(cluster) as c:
+        yield c
+
+
+def _texts(draws: list[int]) -> tuple[list[str], list[str]]:
+    """(the index's corpus, the new documents) from a list of draws: families of a base text
+    and chains of edits (each member an edit of the one before), spread over both sides, copies
+    of index documents and of new ones, short texts of 1 to 6 words and empty texts."""
+    import random
+
+    rng = random.Random(draws[0])
+    words = [f"w{i}" for i in range(50)]
+    old: list[str] = []
+    new: list[str] = []
+    for size in draws[1:]:
+        base = [rng.choice(words) for _ in range(1 + size % 6 if size % 3 == 0 else 6 + size % 30)]
+        member = list(base)
+        family = [" ".join(member)]
+        for _ in range(size % 5):
+            member = list(member)
+            member[rng.randrange(len(member))] = rng.choice(words)
+            if rng.random() < 0.3:
+                member.append(rng.choice(words))
+            family.append(" ".join(member))
+        if size % 4 == 0:
+            family.append(family[-1].upper())
+        if size % 11 == 0:
+            family.append("")
+        for text in family:
+            side = rng.random()
+            (old if side < 0.3 else new).append(text)
+            if side > 0.85:
+                new.append(text)
+    rng.shuffle(old)
+    rng.shuffle(new)
+    return old, new
+
+
+def _frame_with_an_empty_partition(new: pd.DataFrame, npartitions: int, empty: bool) -> Any:
+    ddf = dd.from_pandas(new, npartitions=max(1, min(npartitions, len(new))), sort=False)
+    if not empty:
+        return ddf
+    parts = ddf.to_delayed()
+    at = len(parts) // 2
+    import dask
+
+    blank = dask.delayed(ddf._meta.copy())
+    return dd.from_delayed(parts[:at] + [blank] + parts[at:], meta=ddf._meta, verify_meta=False)
+
+
+def _check_as_one_machine(
+    single: Any, kept: Any, table: Any, new: pd.DataFrame, ids: list[Any]
+) -> None:
+    t = table.compute()
+    assert t["id"].tolist() == ids == single.ids
+    assert t["kept"].tolist() == single.keep.tolist()
+    assert t["kept_id"].tolist() == [
+        i if k else d for i, k, d in zip(single.ids, single.keep, single.duplicate_of)
+    ]
+    assert t["in_index"].tolist() == single.in_index.tolist()
+    assert t["jaccard"].tolist() == single.jaccard.tolist()
+    got = kept.compute()
+    assert got["u"].tolist() == new["u"][single.keep].tolist()
+    assert got["text"].tolist() == new["text"][single.keep].tolist()
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    draws=st.lists(st.integers(0, 10_000), min_size=10, max_size=50),
+    npartitions=st.integers(1, 5),
+    empty=st.booleans(),
+    threshold=st.sampled_from([None, 0.6]),
+    k=st.sampled_from([None, 3, 10]),
+    shape=st.sampled_from([(64, 1), (16, 1), (128, 2), (32, 4)]),
+    shingle=st.sampled_from([3, 2]),
+    named=st.booleans(),
+    update=st.booleans(),
+)
+def test_random_corpora_give_one_machine_answer(
+    client, draws, npartitions, empty, threshold, k, shape, shingle, named, update
+):
+    old, new_texts = _texts(draws)
+    folder = tempfile.mkdtemp(prefix="neardup-test-")
+    try:
+        a, b = os.path.join(folder, "a.ndx"), os.path.join(folder, "b.ndx")
+        DedupIndex.build(
+            old,
+            a,
+            ids=[f"a{i}" for i in range(len(old))] if named else None,
+            sketch_bytes=shape[0],
+            sketch_bits=shape[1],
+            shingle=shingle,
+        )
+        shutil.copy(a, b)
+        new = pd.DataFrame({"text": new_texts, "u": [f"b{i}" for i in range(len(new_texts))]})
+        id_field = "u" if named else None
+        single = neardup.dedup(
+            new.to_dict("records"),
+            against=DedupIndex.open(b),
+            id_field=id_field,
+            text_field="text",
+            k=k,
+            update=update,
+            **({} if threshold is None else {"threshold": threshold}),
+        )
+        stats: dict = {}
+        kept, table = dedup_against(
+            _frame_with_an_empty_partition(new, npartitions, empty),
+            a,
+            id_field=id_field,
+            k=k,
+            threshold=threshold,
+            clusters=True,
+            update=update,
+            stats=stats,
+        )
+        ids = new["u"].tolist() if named else list(range(len(new)))
+        _check_as_one_machine(single, kept, table, new, ids)
+        assert stats["documents"] == len(new) and stats["removed"] == single.n_removed
+        assert stats["in_index"] == int(single.in_index.sum())
+        if update:
+            with open(a, "rb") as fa, open(b, "rb") as fb:
+                assert fa.read() == fb.read()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_the_client_receives_counts_only(client, tmp_path, monkeypatch):
+    """Nothing per document comes back to the client: every computed result is a count per
+    partition, a total or the search's bit order (64 bits), updates included (the client reads
+    the kept digests from the scratch folder, a partition at a time, to append them)."""
+    import dask.base
+
+    docs = family_corpus(90, seed=5)
+    split = len(docs) // 3
+    DedupIndex.build(docs[:split], tmp_path / "a.ndx", ids=[f"a{i}" for i in range(split)])
+    shutil.copy(tmp_path / "a.ndx", tmp_path / "b.ndx")
+    texts = docs[split:] + docs[: split // 4]  # and copies of index documents
+    new = pd.DataFrame({"text": texts, "u": [f"b{i}" for i in range(len(texts))]})
+    single = neardup.dedup(
+        new.to_dict("records"),
+        against=DedupIndex.open(tmp_path / "b.ndx"),
+        id_field="u",
+        update=True,
+    )
+    assert single.in_index.any() and (~single.keep & ~single.in_index).any()
+    got: list = []
+    real = dask.base.compute
+
+    def spy(*args, **kwargs):
+        out = real(*args, **kwargs)
+        got.extend(out)
+        return out
+
+    monkeypatch.setattr(dask.base, "compute", spy)
+    kept, table = dedup_against(
+        dd.from_pandas(new, npartitions=4),
+        str(tmp_path / "a.ndx"),
+        id_field="u",
+        clusters=True,
+        update=True,
+    )
+    monkeypatch.undo()
+    sizes = [len(x) if hasattr(x, "__len__") else 1 for x in got]
+    assert got and max(sizes) <= 64 < len(new), sizes
+    _check_as_one_machine(single, kept, table, new, new["u"].tolist())
+    assert (tmp_path / "a.ndx").read_bytes() == (tmp_path / "b.ndx").read_bytes()
+
+
+def test_an_update_needs_ids_of_the_index_kind(tmp_path):
+    index, new = corpus(tmp_path)  # string ids
+    before = (tmp_path / "a.ndx").read_bytes()
+    with pytest.raises(TypeError, match="ids that are strings"):
+        dedup_against(dd.from_pandas(new, npartitions=2), index, update=True)
+    numbered = new.assign(u=range(len(new)))
+    with pytest.raises(TypeError, match="ids that are strings"):
+        dedup_against(dd.from_pandas(numbered, npartitions=2), index, id_field="u", update=True)
+    assert (tmp_path / "a.ndx").read_bytes() == before
+    assert not [p for p in os.listdir(tmp_path) if ".tmp" in p]

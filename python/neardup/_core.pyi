@@ -1,7 +1,7 @@
 """The compiled core of neardup (Rust). Users call the public API in ``neardup``; these are its parts."""
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, final
 
 import numpy as np
@@ -37,6 +37,7 @@ __all__ = [
     "minhash_keys",
     "minhash_keys_tokens",
     "compact_jaccard",
+    "compact_short_sets",
     "compact_sketches",
     "neighbourhood",
     "search_cost",
@@ -565,6 +566,16 @@ class DedupIndex:
         ids: npt.NDArray[np.int64] | list[bytes],
     ) -> None:
         """Writes this index followed by new documents to path, atomically."""
+    def save_streamed(
+        self,
+        path: str | os.PathLike[str],
+        n_new: int,
+        new_id_bytes: int,
+        fill: Callable[[str], Iterable[npt.NDArray[Any]]],
+    ) -> None:
+        """Writes this index followed by ``n_new`` documents to path, atomically, an array of
+        them at a time: ``fill(section)`` gives each section's arrays, in file order ("fps",
+        "keys", "lens", "words", "ids", "id_bytes")."""
     @staticmethod
     def load(path: str | os.PathLike[str], mmap: bool = True) -> DedupIndex: ...
     def __len__(self) -> int: ...
@@ -617,6 +628,16 @@ def compact_sketches(
     ``hashes[starts[d]:ends[d]]``, sorted and distinct): (lengths, ``sketch_words`` words per
     document). A length is the document's number of shingles, held in its words, or 2^32 - 1 for
     ``32 sketch_words / sketch_bits`` bins of ``sketch_bits`` bits."""
+
+def compact_short_sets(
+    fps: npt.NDArray[np.uint64],
+    lens: npt.NDArray[np.uint32],
+    words: npt.NDArray[np.uint32],
+    sketch_words: int,
+    sketch_bits: int,
+) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint64]]:
+    """The short texts among compact sketches, as a batch deduplicated against a dedup index
+    takes them: per document its set's length (0: not short) and the sets one after the other."""
 
 def compact_jaccard(
     lens_a: npt.NDArray[np.uint32],

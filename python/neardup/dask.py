@@ -995,10 +995,13 @@ def _find(
     record: dict[str, Any],
     stage: Callable[[str], None],
     candidates: str = "fingerprint",
+    digest_part: Callable[..., pd.DataFrame] = _digest_part,
+    verify_part: Callable[..., pd.DataFrame] = _verify_part,
 ) -> tuple[Any, np.ndarray, np.ndarray]:
     """The per-row results of the documents that are removed or have copies or near-duplicates,
     one partition per input partition (indexed by global row, persisted on the workers), and
-    each input partition's first row and row count."""
+    each input partition's first row and row count. ``digest_part`` and ``verify_part`` stand
+    for steps 1 and 4 (:mod:`neardup.dask_against` digests and verifies on compact sketches)."""
     clock = time.perf_counter()
     verified = threshold is not None
     with_ids = id_field is not None
@@ -1008,7 +1011,7 @@ def _find(
     counts = (
         ddf[used]
         .map_partitions(
-            _digest_part,
+            digest_part,
             text_field,
             id_field,
             hasher,
@@ -1140,7 +1143,7 @@ def _find(
     if verified:
         checked, _, record["band_pairs_exact"] = spill_tallied(
             pairs.set_index("a", divisions=divisions).map_partitions(
-                _verify_part, parts, part_starts, folder, threshold, meta=_CHECKED_META
+                verify_part, parts, part_starts, folder, threshold, meta=_CHECKED_META
             ),
             folder,
             "checked",

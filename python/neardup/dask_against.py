@@ -1,33 +1,65 @@
 """A dask DataFrame deduplicated against a dedup index (:class:`neardup.DedupIndex`):
 ``pip install neardup[dask]``.
 
-The index file lies on storage every worker can read. Each partition's task opens it itself,
-memory-mapped (once per worker process while the file is unchanged; the client sends its path,
-never the index), digests the partition with the index's settings and searches it against the
-index: a document's first near-duplicate in the index depends on no other new document, so this
-part of the answer is final on the worker. The client then gathers the digests of the documents
-left (fingerprint, content key and compact sketch: 92 bytes a document by default) and
-deduplicates them among themselves in one batch, in partition order, as
-:func:`neardup.against.dedup_against` does after its search of the index; the answer is the single
-machine's for any partitioning. With ``update``, the client appends the kept documents to the
-index file. The kept rows come out per partition, in input order, without a shuffle.
+Every step runs on the workers; the client receives counts per partition and a few totals,
+never a column of the documents:
+
+1. each partition's task opens the index file itself, memory-mapped (once per worker process
+   while the file is unchanged; the client sends its path, never the index), digests the
+   partition with the index's settings (fingerprint, content key, compact sketch) and searches
+   it against the index. A document's first near-duplicate in the index depends on no other new
+   document, so this part of the answer is final there: the rows it removes, with the index
+   ids they name, are kept on the workers; the digests of the rows left are written to the
+   scratch folder;
+2. the rows left are deduplicated among themselves by :mod:`neardup.dask`'s steps (copies by
+   content key, candidates by the search's table keys and the short texts' prefix hashes,
+   verification where the sketches lie, connected components, stars in row order), on the
+   index's compact sketches: a pair is near when its compact sketches' Jaccard reaches the
+   threshold, as :meth:`DedupIndex.search` decides it (no pair is decided again on exact
+   shingle sets); the id of the row that removes each one comes with its star;
+3. with ``update``, each task writes its partition's kept digests to a file of the scratch
+   folder, and the client appends them to the index file, one partition's column at a time (the
+   file is one writer's: columns one after the other, so it is written section by section, each
+   section partition by partition, memory-mapped from the scratch files); the scratch folder
+   must then be readable by the client;
+4. the kept rows and the clusters table are lazy: each input partition is read again and joined
+   with its results.
+
+The answer is :func:`neardup.dedup` with ``against=index`` on the concatenated partitions (keep
+order: row order), for any partitioning.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
+import shutil
+import tempfile
+from collections.abc import Iterator
 from typing import Any
 
-import dask
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 
-from neardup.against import Batch, DedupIndex, Matches, _digest_docs
+from neardup import _core
+from neardup.against import DedupIndex, _digest_docs
 from neardup.batches import check_texts
-from neardup.dask import _check_frame, _number
-from neardup.digest import keys_of_columns
+from neardup.dask import (
+    _check_frame,
+    _digest_file,
+    _find,
+    _frame,
+    _number,
+    _read_columns,
+    _wait,
+)
+from neardup.dask_spill import remove_spilled
+from neardup.dedup_index import _id_values
 from neardup.index import DEFAULT_MAX_PAIRS
+from neardup.paths import locked
+from neardup.progress import log
 from neardup.validate import check_k
 from neardup.verify import check_threshold
 
@@ -36,17 +68,11 @@ __all__ = ["dedup_against"]
 #: The index each worker process has open: (path, device, inode, size, mtime) -> index.
 _OPENED: dict[tuple[Any, ...], DedupIndex] = {}
 
-_SEARCH_META = pd.DataFrame(
-    {
-        "fingerprint": pd.Series(dtype=np.uint64),
-        "key": pd.Series(dtype=np.uint64),
-        "key_hi": pd.Series(dtype=np.uint64),
-        "len": pd.Series(dtype=np.uint32),
-        "words": pd.Series(dtype=object),
-        "index_row": pd.Series(dtype=np.int64),
-        "jaccard": pd.Series(dtype=np.float32),
-    }
-)
+#: The id column of the rows when the frame names none: the rows are told apart by
+#: ``partition << PART_SHIFT | row in partition`` while they are matched, and by their global
+#: row numbers in what comes out.
+ROW = "__neardup_row"
+PART_SHIFT = 40
 
 
 def _opened(path: str) -> DedupIndex:
@@ -60,53 +86,352 @@ def _opened(path: str) -> DedupIndex:
     return index
 
 
+def _scratch_file(folder: str, name: str, i: int) -> str:
+    return os.path.join(folder, f"{name}.{i:06d}.arrow")
+
+
+def _write_arrow(path: str, table: Any) -> None:
+    import pyarrow as pa
+
+    with pa.OSFile(path + ".tmp", "wb") as sink, pa.ipc.new_file(sink, table.schema) as out:
+        out.write_table(table)
+    os.replace(path + ".tmp", path)
+
+
+def _numpy(column: Any) -> np.ndarray:
+    """An Arrow column of numbers as a numpy array (no copy when it is one chunk)."""
+    import pyarrow as pa
+
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    if len(chunks) == 1:
+        return np.asarray(chunks[0].to_numpy(zero_copy_only=False))
+    return np.concatenate([c.to_numpy(zero_copy_only=False) for c in chunks])
+
+
+def _flat(column: Any) -> np.ndarray:
+    """The values of an Arrow column of fixed-size lists, one after the other."""
+    import pyarrow as pa
+
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    return (
+        np.concatenate([c.flatten().to_numpy() for c in chunks])
+        if len(chunks) != 1
+        else chunks[0].flatten().to_numpy()
+    )
+
+
 def _search_part(
-    part: pd.DataFrame,
-    text_field: str,
     path: str,
     k: int,
     threshold: float,
     limit: bool,
+    part: pd.DataFrame,
+    text_field: str,
+    id_field: str,
+    hasher: Any,
+    shingle: Any,
+    folder: str,
     partition_info: Any = None,
 ) -> pd.DataFrame:
-    """A partition's digests and, per row, the index document it duplicates (-1: none) and
-    their Jaccard, from the index the worker opens."""
+    """Step 1 of :func:`neardup.dask._find` for a partition: digests it with the index's
+    settings and searches it against the index the worker opens. Writes the rows the index
+    removes (row in the partition, the index id, the Jaccard) and the partition's row count to
+    its ``against`` file, and the digests of the rows left (compact sketches; as ``sketch``,
+    the short texts' sets, which the prefix-hash candidates read) to its digest file; returns
+    the number of rows left."""
+    import pyarrow as pa
+
+    i = _number(partition_info)
     index = _opened(path)
     values = part[text_field].tolist()
-    check_texts(values, f"partition {_number(partition_info)}, column {text_field!r},")
+    check_texts(values, f"partition {i}, column {text_field!r},")
     batch, _ = _digest_docs(
-        values,
-        index.hasher,
-        index.shingle,
-        index.sketch_bytes,
-        index.sketch_bits,
-        None,
-        None,
-        1,
+        values, index.hasher, index.shingle, index.sketch_bytes, index.sketch_bits, None, None, 1
     )
     found = index.search(
         batch, k=k, threshold=threshold, threads=1, max_pairs=DEFAULT_MAX_PAIRS if limit else None
     )
+    n = len(values)
+    fated = found.index_row >= 0
+    rows = np.flatnonzero(fated)
+    distinct, which = np.unique(found.index_row[rows], return_inverse=True)
+    named = index.ids_of(distinct.tolist())
+    against = pa.table(
+        {
+            "row": pa.array(rows.astype(np.int64)),
+            "index_id": pa.array(
+                [named[j] for j in which.reshape(-1).tolist()],
+                type=pa.string() if index.string_ids else pa.int64(),
+            ),
+            "jaccard": pa.array(found.jaccard[rows].astype(np.float32)),
+        }
+    ).replace_schema_metadata({"rows": str(n)})
+    _write_arrow(_scratch_file(folder, "against", i), against)
+    left = np.flatnonzero(~fated)
     w = index.sketch_bytes // 4
-    words = batch.words.reshape(-1, w) if len(values) else np.zeros((0, w), np.uint32)
+    words = batch.words.reshape(-1, w)[left].reshape(-1) if n else np.zeros(0, np.uint32)
+    lens = np.ascontiguousarray(batch.lens[left])
+    fps = np.ascontiguousarray(batch.fingerprints[left])
+    short_lens, short_sets = _core.compact_short_sets(fps, lens, words, w, index.sketch_bits)
+    offsets = np.concatenate([[0], np.cumsum(short_lens, dtype=np.int64)])
+    if id_field == ROW:
+        ids = pa.array((np.int64(i) << PART_SHIFT) | left.astype(np.int64))
+    else:
+        ids = pa.array(part[id_field].iloc[left], from_pandas=True)
+    table = pa.table(
+        {
+            "fingerprint": pa.array(fps),
+            "key": pa.array(batch.keys["lo"][left]),
+            "key_hi": pa.array(batch.keys["hi"][left]),
+            "length": pa.array(np.zeros(len(left), np.int64)),
+            "sketch": pa.LargeListArray.from_arrays(pa.array(offsets), pa.array(short_sets)),
+            "lens": pa.array(lens),
+            "words": pa.FixedSizeListArray.from_arrays(pa.array(words), w),
+            "id": ids,
+        }
+    )
+    _write_arrow(_digest_file(folder, i), table)
+    return pd.DataFrame({"rows": [len(left)]}, index=[i])
+
+
+def _compact_of(folder: str, i: int) -> tuple[np.ndarray, np.ndarray]:
+    """Input partition i's compact sketches of the rows left: (lengths, words a row),
+    memory-mapped from its digest file."""
+    table = _read_columns(_digest_file(folder, i), ["lens", "words"])
+    words = table.column(1)
+    w = words.type.list_size
+    return _numpy(table.column(0)), _flat(words).reshape(-1, w)
+
+
+def _verify_compact_part(
+    sketch_bits: int,
+    pairs: pd.DataFrame,
+    parts: list[int],
+    starts: np.ndarray,
+    folder: str,
+    threshold: float,
+    partition_info: Any = None,
+) -> pd.DataFrame:
+    """Step 4 of :func:`neardup.dask._find` on compact sketches: the pairs whose first text lies
+    in this partition's rows, each once, with their compact sketches' Jaccard, those at
+    ``threshold`` or more (as :meth:`DedupIndex.search` keeps a pair; none is left in a band
+    for its exact shingle sets). The sketches are read where they lie (the digest files)."""
+    pairs = pairs.reset_index().drop_duplicates(["a", "b"])
+    j = _number(partition_info)
+    a = pairs["a"].to_numpy(np.int64)
+    b = pairs["b"].to_numpy(np.int64)
+    of_b = np.searchsorted(starts, b, side="right") - 1
+    order = np.argsort(of_b, kind="stable")
+    a, b, of_b = a[order], b[order], of_b[order]
+    mine = _compact_of(folder, parts[j])
+    w = mine[1].shape[1]
+    got = np.zeros(len(a), np.float64)
+    bounds = np.flatnonzero(np.diff(of_b)) + 1
+    for lo, hi in zip([0, *bounds.tolist()], [*bounds.tolist(), len(a)]):
+        if lo == hi:
+            continue
+        p = int(of_b[lo])
+        theirs = mine if p == j else _compact_of(folder, parts[p])
+        ra, rb = a[lo:hi] - int(starts[j]), b[lo:hi] - int(starts[p])
+        got[lo:hi] = _core.compact_jaccard(
+            np.ascontiguousarray(mine[0][ra]),
+            np.ascontiguousarray(mine[1][ra]).reshape(-1),
+            np.ascontiguousarray(theirs[0][rb]),
+            np.ascontiguousarray(theirs[1][rb]).reshape(-1),
+            w,
+            sketch_bits,
+        )
+        del theirs
+    near = got >= threshold
     return pd.DataFrame(
         {
-            "fingerprint": batch.fingerprints,
-            "key": batch.keys["lo"],
-            "key_hi": batch.keys["hi"],
-            "len": batch.lens,
-            "words": [row.tobytes() for row in words],
-            "index_row": found.index_row,
-            "jaccard": np.where(found.in_index, found.jaccard, np.float32(1)),
-        },
-        index=pd.RangeIndex(len(values)),
+            "a": a[near],
+            "b": b[near],
+            "jaccard": got[near].astype(np.float32),
+            "band": np.zeros(int(near.sum()), bool),
+        }
     )
 
 
-def _table_part(
-    part: pd.DataFrame, result: pd.DataFrame, partition_info: Any = None
+def _against_meta(string_ids: bool) -> pd.DataFrame:
+    return _frame(row=np.int64, index_id=object if string_ids else np.int64, jaccard=np.float32)
+
+
+def _read_against(path: str, string_ids: bool) -> pd.DataFrame:
+    """A partition's rows removed for the index: (row in the partition, index id, Jaccard)."""
+    import pyarrow as pa
+
+    table = pa.ipc.open_file(pa.memory_map(path)).read_all()
+    frame = table.to_pandas()
+    return frame.astype(_against_meta(string_ids).dtypes.to_dict())
+
+
+def _rows_of(path: str) -> pd.DataFrame:
+    """A partition's row count, from its ``against`` file."""
+    import pyarrow as pa
+
+    schema = pa.ipc.open_file(pa.memory_map(path)).schema
+    return pd.DataFrame({"rows": [int(schema.metadata[b"rows"])]})
+
+
+def _global_rows(codes: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Global row numbers of ``partition << PART_SHIFT | row`` codes."""
+    codes = np.asarray(codes, np.int64)
+    return offsets[codes >> PART_SHIFT] + (codes & ((1 << PART_SHIFT) - 1))
+
+
+def _kept_left(found: pd.DataFrame, start: int, count: int) -> np.ndarray:
+    """Whether each row left of a partition (rows ``start .. start + count`` of those left) is
+    kept: it is unless its star or a copy before it removes it."""
+    kept = np.ones(count, bool)
+    at = found.index.to_numpy(np.int64) - start
+    kept[at] = found["kept_row"].to_numpy(np.int64) == found.index.to_numpy(np.int64)
+    return kept
+
+
+def _write_kept_part(
+    found: pd.DataFrame,
+    folder: str,
+    starts: np.ndarray,
+    counts: np.ndarray,
+    offsets: np.ndarray,
+    with_ids: bool,
+    string_ids: bool,
+    partition_info: Any = None,
 ) -> pd.DataFrame:
-    return result[["id", "kept", "kept_id", "in_index", "jaccard"]]
+    """Writes the digests of input partition i's kept rows (as the index file stores them) to
+    its ``kept`` file; returns their number and their ids' bytes."""
+    import pyarrow as pa
+
+    i = _number(partition_info)
+    count = int(counts[i])
+    if count:
+        got = _read_columns(
+            _digest_file(folder, i), ["fingerprint", "key", "key_hi", "lens", "words", "id"]
+        )
+        keep = np.flatnonzero(_kept_left(found, int(starts[i]), count))
+        got = got.take(pa.array(keep))
+        ids: Any = got.column("id").to_pylist()
+        if not with_ids:
+            ids = _global_rows(np.asarray(ids, np.int64), offsets)
+    else:
+        got, ids = None, []
+    kind, values = _id_values(ids, len(ids))
+    if len(ids) and kind != string_ids:
+        want = "strings" if string_ids else "integers"
+        raise TypeError(
+            f"this index holds ids that are {want}: the new documents' ids must be {want} too"
+        )
+    n = len(ids)
+    if string_ids:
+        id_column = pa.array(values, type=pa.large_binary())
+        id_bytes = sum(len(v) for v in values)
+    else:
+        id_column, id_bytes = pa.array(np.asarray(values, np.int64)), 0
+    if got is None:
+        keys = np.zeros(0, np.uint64)
+        columns: dict[str, Any] = {
+            "fingerprint": pa.array(np.zeros(0, np.uint64)),
+            "lens": pa.array(np.zeros(0, np.uint32)),
+            "words": pa.FixedSizeListArray.from_arrays(pa.array(np.zeros(0, np.uint32)), 1),
+        }
+    else:
+        keys = np.stack([_numpy(got.column("key")), _numpy(got.column("key_hi"))], axis=1).reshape(
+            -1
+        )
+        columns = {name: got.column(name) for name in ("fingerprint", "lens", "words")}
+    table = pa.table(
+        {
+            **columns,
+            "keys": pa.FixedSizeListArray.from_arrays(pa.array(keys.astype(np.uint64)), 2),
+            "id": id_column,
+        }
+    )
+    _write_arrow(_scratch_file(folder, "kept", i), table)
+    return pd.DataFrame({"rows": [n], "id_bytes": [id_bytes]})
+
+
+def _kept_sections(folder: str, partitions: int, string_ids: bool) -> Any:
+    """``fill`` of ``DedupIndex._append_streamed``: each section's arrays, a partition's kept
+    file at a time (memory-mapped)."""
+    import pyarrow as pa
+
+    def fill(section: str) -> Iterator[np.ndarray]:
+        for i in range(partitions):
+            table = pa.ipc.open_file(pa.memory_map(_scratch_file(folder, "kept", i))).read_all()
+            if not table.num_rows:
+                continue
+            if section == "fps":
+                yield _numpy(table.column("fingerprint"))
+            elif section == "keys":
+                yield _flat(table.column("keys"))
+            elif section == "lens":
+                yield _numpy(table.column("lens"))
+            elif section == "words":
+                yield _flat(table.column("words"))
+            elif section == "ids" and not string_ids:
+                yield _numpy(table.column("id"))
+            elif string_ids:
+                ids = table.column("id").combine_chunks()
+                ends = np.frombuffer(ids.buffers()[1], np.int64)[
+                    ids.offset : ids.offset + len(ids) + 1
+                ]
+                if section == "ids":
+                    yield np.diff(ends).astype(np.uint64)
+                else:
+                    data = np.frombuffer(ids.buffers()[2], np.uint8)
+                    yield data[int(ends[0]) : int(ends[-1])]
+
+    return fill
+
+
+def _output_part(
+    part: pd.DataFrame,
+    found: pd.DataFrame,
+    against: pd.DataFrame,
+    starts: np.ndarray,
+    counts: np.ndarray,
+    offsets: np.ndarray,
+    id_field: str | None,
+    kept_type: Any,
+    table: bool,
+    partition_info: Any = None,
+) -> pd.DataFrame:
+    """Input partition i's clusters table (``table``) or kept rows, from the rows the index
+    removes (``against``) and the results of the rows left (``found``)."""
+    i = _number(partition_info)
+    n = len(part)
+    if n != int(offsets[i + 1] - offsets[i]):
+        raise RuntimeError(
+            f"partition {i} has {n} rows now but had {int(offsets[i + 1] - offsets[i])} when "
+            "digested: the input changed"
+        )
+    fated = np.zeros(n, bool)
+    index_rows = against["row"].to_numpy(np.int64)
+    fated[index_rows] = True
+    left = np.flatnonzero(~fated)
+    kept = ~fated
+    kept[left] = _kept_left(found, int(starts[i]), int(counts[i]))
+    if not table:
+        return part[kept]
+    ids = part[id_field].to_numpy() if id_field is not None else offsets[i] + np.arange(n)
+    kept_id = np.asarray(ids, dtype=object).copy()
+    jaccard = np.ones(n, np.float32)
+    kept_id[index_rows] = against["index_id"].to_numpy(object)
+    jaccard[index_rows] = against["jaccard"].to_numpy(np.float32)
+    at = left[found.index.to_numpy(np.int64) - int(starts[i])]
+    theirs = found["kept_id"].to_numpy()
+    kept_id[at] = theirs if id_field is not None else _global_rows(theirs, offsets)
+    jaccard[at] = found["jaccard"].to_numpy(np.float32)
+    return pd.DataFrame(
+        {
+            "id": pd.Series(ids, dtype=part[id_field].dtype if id_field is not None else np.int64),
+            "kept": kept,
+            "kept_id": pd.Series(kept_id, dtype=kept_type),
+            "in_index": fated,
+            "jaccard": jaccard,
+        }
+    )
 
 
 def dedup_against(
@@ -120,10 +445,14 @@ def dedup_against(
     update: bool = False,
     clusters: bool = False,
     max_pairs: int | None = DEFAULT_MAX_PAIRS,
+    scratch: str | os.PathLike[str] | None = None,
+    stats: dict[str, Any] | None = None,
 ) -> Any:
     """The rows of ``ddf`` that are not near-duplicates of a document of ``index`` or of an
     earlier row (in partition order), as :func:`neardup.dedup` with ``against=index`` on the
-    concatenated partitions.
+    concatenated partitions. Every step runs on the workers (see the module); the matching
+    runs when this is called, and the kept rows (and the clusters table) are lazy DataFrames
+    that read the input again.
 
     Args:
         ddf: a dask DataFrame with the text in column ``text_field``.
@@ -131,10 +460,18 @@ def dedup_against(
         id_field: the column of ids of the rows (default: global row numbers); with ``update`` they are
             stored in the index, so they must be of its kind (strings or integers).
         k, threshold: default to the index's.
-        update: append the kept rows to the index file (atomically).
+        update: append the kept rows to the index file (atomically, under the file's lock, held
+            from the search to the rename); the client reads the kept rows' digests from the
+            scratch folder, a partition at a time.
         clusters: also return a table with one row per document: ``id``, ``kept``, ``kept_id``
             (the document it duplicates, itself when kept), ``in_index`` and ``jaccard``.
-        max_pairs: None lifts the bound on each search's work (see :meth:`DedupIndex.search`).
+        max_pairs: None lifts the bound on each partition's search of the index and on the
+            candidate pairs of distinct fingerprints among the new rows (TooManyPairsError past
+            it, as :func:`neardup.dask.dedup`).
+        scratch: a folder every worker (and, with ``update``, the client) can read and write,
+            for the digests while this runs (default: a temporary folder on this machine).
+        stats: a dict to fill with ``documents``, ``in_index`` (rows removed for the index),
+            ``removed`` and the figures of :func:`neardup.dask.dedup`'s steps among the rows left.
 
     Returns:
         the kept rows, a lazy dask DataFrame in input order; with ``clusters=True``, ``(kept, table)``.
@@ -148,102 +485,127 @@ def dedup_against(
     k = index.k if k is None else check_k(k)
     threshold = index.threshold if threshold is None else check_threshold(threshold)
     _check_frame(ddf, text_field, id_field)
+    if update and index.string_ids and id_field is None:
+        raise TypeError(
+            "this index holds ids that are strings: the new documents' ids must be strings too "
+            "(give id_field)"
+        )
     ddf = ddf.clear_divisions()
+    record: dict[str, Any] = stats if stats is not None else {}
+    owned = scratch is None
+    folder = tempfile.mkdtemp(prefix="neardup-dask-") if scratch is None else os.fspath(scratch)
+    with contextlib.ExitStack() as held:
+        if update:
+            held.enter_context(locked(index.path))
+            index._reopen_if_replaced()
+        try:
+            kept_rows, table = _match(
+                ddf, index, text_field, id_field, k, threshold, update, max_pairs, folder, record
+            )
+        finally:
+            if owned:
+                shutil.rmtree(folder, ignore_errors=True)
+            else:
+                for name in os.listdir(folder):
+                    if name.startswith(("digest.", "against.", "kept.")) and ".arrow" in name:
+                        os.remove(os.path.join(folder, name))
+                remove_spilled(folder)
+    log.info(
+        "dask dedup against %s: %d documents, %d removed (%d for the index)",
+        index.path,
+        record["documents"],
+        record["removed"],
+        record["in_index"],
+    )
+    return (kept_rows, table) if clusters else kept_rows
+
+
+def _match(
+    ddf: Any,
+    index: DedupIndex,
+    text_field: str,
+    id_field: str | None,
+    k: int,
+    threshold: float,
+    update: bool,
+    max_pairs: int | None,
+    folder: str,
+    record: dict[str, Any],
+) -> tuple[Any, Any]:
+    """The matching of :func:`dedup_against` in ``folder``: (kept rows, clusters table)."""
     path = os.path.abspath(index.path)
-    parts = ddf.map_partitions(
-        _search_part, text_field, path, k, threshold, max_pairs is not None, meta=_SEARCH_META
+    # Without ids, the rows are told apart by their partition and row there (a column for the
+    # steps' types only; the digests name the rows themselves).
+    frame = ddf if id_field is not None else ddf.assign(**{ROW: np.int64(0)})
+    found, starts, counts = _find(
+        frame,
+        text_field,
+        id_field if id_field is not None else ROW,
+        "first",
+        k,
+        threshold,
+        index.shingle,
+        index.hasher,
+        max_pairs,
+        folder,
+        record,
+        lambda name: log.debug("dask dedup against: %s in %.3f s", name, record[f"seconds_{name}"]),
+        "fingerprint",
+        digest_part=functools.partial(_search_part, path, k, threshold, max_pairs is not None),
+        verify_part=functools.partial(_verify_compact_part, index.sketch_bits),
+    )
+    partitions = len(counts)
+    paths = [_scratch_file(folder, "against", i) for i in range(partitions)]
+    sizes = (
+        dd.from_map(_rows_of, paths, meta=_frame(rows=np.int64), enforce_metadata=False)
+        .compute()["rows"]
+        .to_numpy(np.int64)
+    )
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    meta = _against_meta(index.string_ids)
+    against = dd.from_map(
+        _read_against, paths, string_ids=index.string_ids, meta=meta, enforce_metadata=False
     ).persist()
-    counts = np.asarray(parts.map_partitions(len).compute(), dtype=np.int64)
-    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    got = parts.compute()
-    n = len(got)
-    batch = Batch(
-        got["fingerprint"].to_numpy(np.uint64),
-        keys_of_columns(got["key"].to_numpy(np.uint64), got["key_hi"].to_numpy(np.uint64)),
-        got["len"].to_numpy(np.uint32),
-        np.frombuffer(b"".join(got["words"].tolist()), dtype=np.uint32).copy()
-        if n
-        else np.zeros(0, np.uint32),
-    )
-    index_row = got["index_row"].to_numpy(np.int64)
-    jaccard = got["jaccard"].to_numpy(np.float32).copy()
-    del got
-    # The documents left, among themselves, in row order: what the single machine's search does
-    # after the index.
-    left = np.flatnonzero(index_row < 0)
-    alone = DedupIndex._empty(
-        index.hasher, k, threshold, index.shingle, index.sketch_bytes, index.sketch_bits, False
-    )
-    among = alone.search(batch.take(left), max_pairs=max_pairs)
-    kept = np.full(n, -1, np.int64)
-    kept[left] = left[among.kept]
-    jaccard[left] = among.jaccard
-    found = Matches(kept, index_row, jaccard)
-    ids: list[Any] = ddf[id_field].compute().tolist() if id_field is not None else list(range(n))
-    keep = found.keep
+    _wait(against)
+    in_index = int(offsets[-1] - counts.sum())
+    record["in_index"] = in_index
+    record["removed"] = record.get("removed", 0) + in_index
+    record["documents"] = int(offsets[-1])
     if update:
-        index._append(batch, ids, np.flatnonzero(keep))
+        written = dd.map_partitions(
+            _write_kept_part,
+            found,
+            folder,
+            starts,
+            counts,
+            offsets,
+            id_field is not None,
+            index.string_ids,
+            meta=_frame(rows=np.int64, id_bytes=np.int64),
+            align_dataframes=False,
+        ).compute()
+        index._append_streamed(
+            int(written["rows"].sum()),
+            int(written["id_bytes"].sum()),
+            _kept_sections(folder, partitions, index.string_ids),
+        )
     # The ids keep the column's type (a Parquet table needs one); row numbers are integers.
     id_type: Any = ddf._meta[id_field].dtype if id_field is not None else np.int64
     kept_type = id_type if id_field is not None or not index.string_ids else object
-    frame = pd.DataFrame(
+    args = (starts, counts, offsets, id_field, kept_type)
+    kept_rows = dd.map_partitions(
+        _output_part, ddf, found, against, *args, False, meta=ddf._meta, align_dataframes=False
+    )
+    table_meta = pd.DataFrame(
         {
-            "id": pd.Series(ids, dtype=id_type),
-            "kept": keep,
-            "kept_id": pd.Series(found.kept_ids(index, ids), dtype=kept_type),
-            "in_index": found.in_index,
-            "jaccard": found.jaccard,
+            "id": pd.Series([], dtype=id_type),
+            "kept": pd.Series([], dtype=bool),
+            "kept_id": pd.Series([], dtype=kept_type),
+            "in_index": pd.Series([], dtype=bool),
+            "jaccard": pd.Series([], dtype=np.float32),
         }
     )
-    aligned, kept_rows = _split_by_partition(ddf, frame, offsets)
-    if not clusters:
-        return kept_rows
     table = dd.map_partitions(
-        _table_part, ddf, aligned, meta=frame.iloc[:0], align_dataframes=False
+        _output_part, ddf, found, against, *args, True, meta=table_meta, align_dataframes=False
     )
     return kept_rows, table
-
-
-# The answer, computed on the client, cut along the input's partitions.
-
-
-def _kept_part(
-    part: pd.DataFrame, result: pd.DataFrame, offsets: np.ndarray, partition_info: Any = None
-) -> pd.DataFrame:
-    i = _number(partition_info)
-    if len(part) != int(offsets[i + 1]) - int(offsets[i]):
-        raise RuntimeError(
-            f"partition {i} has {len(part)} rows now but had {int(offsets[i + 1]) - int(offsets[i])} "
-            "when fingerprinted: the input changed"
-        )
-    return part[result["kept"].to_numpy(bool)]
-
-
-def _client() -> Any:
-    try:
-        from distributed import get_client
-
-        return get_client()
-    except (ImportError, ValueError):
-        return None
-
-
-def _aligned(pieces: list[pd.DataFrame], meta: pd.DataFrame) -> Any:
-    """A dask DataFrame whose partition i is ``pieces[i]`` (scattered when a cluster runs)."""
-    client = _client()
-    parts = client.scatter(pieces) if client is not None else [dask.delayed(p) for p in pieces]
-    return dd.from_delayed(parts, meta=meta, verify_meta=False)
-
-
-def _split_by_partition(ddf: Any, frame: pd.DataFrame, offsets: Any) -> tuple[Any, Any]:
-    """``frame`` (one row a document, in order) cut along ``ddf``'s partitions (its rows
-    ``offsets[i]:offsets[i + 1]``) as a dask DataFrame, and the kept rows of each partition."""
-    pieces = [
-        frame.iloc[offsets[i] : offsets[i + 1]].reset_index(drop=True)
-        for i in range(len(offsets) - 1)
-    ]
-    aligned = _aligned(pieces, frame.iloc[:0])
-    kept_rows = dd.map_partitions(
-        _kept_part, ddf, aligned, offsets, meta=ddf._meta, align_dataframes=False
-    )
-    return aligned, kept_rows

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -419,6 +419,18 @@ class DedupIndex:
         """Writes this index plus ``rows`` of a digested batch to the file, atomically, and
         opens the new file. The caller holds the file's lock (:func:`neardup.paths.locked`)."""
         write_atomically(self.path, lambda tmp: self._write_appended(tmp, batch, ids, rows))
+        self._inner = _core.DedupIndex.load(self.path, self.mapped)
+        self._identity = _identity(self.path)
+
+    def _append_streamed(
+        self, n_new: int, id_bytes: int, fill: Callable[[str], Iterable[np.ndarray]]
+    ) -> None:
+        """Writes this index plus ``n_new`` documents that ``fill(section)`` hands an array at a
+        time (see ``_core.DedupIndex.save_streamed``) to the file, atomically, and opens the
+        new file. The caller holds the file's lock."""
+        write_atomically(
+            self.path, lambda tmp: self._inner.save_streamed(tmp, n_new, id_bytes, fill)
+        )
         self._inner = _core.DedupIndex.load(self.path, self.mapped)
         self._identity = _identity(self.path)
 

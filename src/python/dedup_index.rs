@@ -10,7 +10,10 @@ use pyo3::types::PyBytes;
 use super::errors::on_path;
 use super::interrupt;
 use crate::compact_sketch::{encode_many, Compact, Sketches};
-use crate::dedup_index::{dedup_against, Batch, DedupIndex, NewIds, Rows, Settings};
+use crate::dedup_index::{
+    dedup_against, short_sets, Batch, Chunk, DedupIndex, NewIds, Rows, Section, Settings,
+};
+use crate::error::Error;
 use crate::parallel;
 use crate::plan::check_k;
 use crate::verify::{self, Ranges};
@@ -24,6 +27,9 @@ type AgainstArrays<'py> = (
 
 /// Compact sketches handed to Python: (lengths, words).
 type CompactArrays<'py> = (Bound<'py, PyArray1<u32>>, Bound<'py, PyArray1<u32>>);
+
+/// Short texts' sets handed to Python: (lengths, the sets one after the other).
+type ShortSets<'py> = (Bound<'py, PyArray1<u32>>, Bound<'py, PyArray1<u64>>);
 
 /// Compact sketches borrowed from two arrays: lengths and words.
 fn sketches_of<'a>(
@@ -133,6 +139,74 @@ impl PyDedupIndex {
         ids: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
         save_with(py, &self.inner, &path, fps, keys, lens, words, ids)
+    }
+
+    /// Writes this index followed by `n_new` documents to `path` (atomically: a temporary file
+    /// renamed over it), holding one array of them at a time: `fill(section)` returns an
+    /// iterable of arrays of each section, in file order: "fps" (uint64), "keys" (uint64, two
+    /// words a key), "lens" (uint32), "words" (uint32), "ids" (int64 ids, or the uint64 lengths
+    /// of string ids) and "id_bytes" (uint8: the string ids' `new_id_bytes` bytes).
+    #[pyo3(signature = (path, n_new, new_id_bytes, fill))]
+    fn save_streamed(
+        &self,
+        py: Python<'_>,
+        path: PathBuf,
+        n_new: usize,
+        new_id_bytes: u64,
+        fill: Py<PyAny>,
+    ) -> PyResult<()> {
+        let mut raised: Option<PyErr> = None;
+        let got = py.detach(|| {
+            self.inner
+                .save_streamed(&path, n_new, new_id_bytes, |section, sink| {
+                    Python::attach(|py| {
+                        let mut pass = || -> PyResult<crate::error::Result<()>> {
+                            for item in fill.bind(py).call1((section_name(section),))?.try_iter()? {
+                                let item = item?;
+                                let done = match section {
+                                    Section::Fps | Section::Keys => {
+                                        let a = item.extract::<PyReadonlyArray1<'_, u64>>()?;
+                                        let v = a.as_slice()?;
+                                        py.detach(|| sink(Chunk::U64(v)))
+                                    }
+                                    Section::Lens | Section::Words => {
+                                        let a = item.extract::<PyReadonlyArray1<'_, u32>>()?;
+                                        let v = a.as_slice()?;
+                                        py.detach(|| sink(Chunk::U32(v)))
+                                    }
+                                    Section::Ids if self.inner.settings().string_ids => {
+                                        let a = item.extract::<PyReadonlyArray1<'_, u64>>()?;
+                                        let v = a.as_slice()?;
+                                        py.detach(|| sink(Chunk::U64(v)))
+                                    }
+                                    Section::Ids => {
+                                        let a = item.extract::<PyReadonlyArray1<'_, i64>>()?;
+                                        let v = a.as_slice()?;
+                                        py.detach(|| sink(Chunk::I64(v)))
+                                    }
+                                    Section::IdBytes => {
+                                        let a = item.extract::<PyReadonlyArray1<'_, u8>>()?;
+                                        let v = a.as_slice()?;
+                                        py.detach(|| sink(Chunk::Bytes(v)))
+                                    }
+                                };
+                                if done.is_err() {
+                                    return Ok(done);
+                                }
+                            }
+                            Ok(Ok(()))
+                        };
+                        pass().unwrap_or_else(|err| {
+                            raised = Some(err);
+                            Err(Error::invalid("stopped by an error in Python"))
+                        })
+                    })
+                })
+        });
+        if let Some(err) = raised {
+            return Err(err);
+        }
+        got.map_err(|e| on_path(e, &path))
     }
 
     #[staticmethod]
@@ -337,8 +411,41 @@ pub fn compact_jaccard<'py>(
     Ok(got.into_pyarray(py))
 }
 
+/// The name of a section of `save_streamed`, as Python's `fill` is given it.
+fn section_name(section: Section) -> &'static str {
+    match section {
+        Section::Fps => "fps",
+        Section::Keys => "keys",
+        Section::Lens => "lens",
+        Section::Words => "words",
+        Section::Ids => "ids",
+        Section::IdBytes => "id_bytes",
+    }
+}
+
+/// The short texts among compact sketches, as deduplicating a batch against a dedup index
+/// takes them: per document the length of its set (0: not a short text) and the sets one after
+/// the other (shingle hashes cut to 32 bits, ascending).
+#[pyfunction]
+#[pyo3(signature = (fps, lens, words, sketch_words, sketch_bits))]
+pub fn compact_short_sets<'py>(
+    py: Python<'py>,
+    fps: PyReadonlyArray1<'py, u64>,
+    lens: PyReadonlyArray1<'py, u32>,
+    words: PyReadonlyArray1<'py, u32>,
+    sketch_words: i64,
+    sketch_bits: i64,
+) -> PyResult<ShortSets<'py>> {
+    let shape = Compact::new(sketch_words, sketch_bits)?;
+    let sketches = sketches_of(&lens, &words)?;
+    let fps = fps.as_slice()?;
+    let (lengths, values) = py.detach(|| short_sets(shape, fps, &sketches))?;
+    Ok((lengths.into_pyarray(py), values.into_pyarray(py)))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyDedupIndex>()?;
+    m.add_function(wrap_pyfunction!(compact_short_sets, m)?)?;
     m.add_function(wrap_pyfunction!(compact_sketches, m)?)?;
     m.add_function(wrap_pyfunction!(compact_jaccard, m)?)
 }

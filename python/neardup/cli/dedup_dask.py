@@ -217,6 +217,8 @@ def _dedup_on_dask(
                             threshold=threshold,
                             update=update,
                             clusters=True,
+                            scratch=scratch,
+                            stats=record,
                         )
                     else:
                         kept, table = neardup_dask.dedup(
@@ -236,16 +238,12 @@ def _dedup_on_dask(
                         )
                 except (TypeError, ValueError) as err:
                     raise InputError(input, str(err)) from None
-                if against is not None:
-                    n_docs = len(table)
+                # Counted on the workers, while matching.
+                n_docs, n_removed = record["documents"], record["removed"]
+                n_clusters = record["clusters"]
+                if against is not None and n_removed:  # the documents that remove another
                     removed_rows = table[~table["kept"]]
-                    n_removed = len(removed_rows)
-                    n_clusters = (
-                        int(removed_rows["kept_id"].nunique().compute()) if n_removed else 0
-                    )
-                else:  # counted on the workers, while matching
-                    n_docs, n_removed = record["documents"], record["removed"]
-                    n_clusters = record["clusters"]
+                    n_clusters = int(removed_rows["kept_id"].nunique().compute())
                 # Both outputs in one computation: the input is read once for them.
                 writes = []
                 if out_tmp is not None:
