@@ -42,9 +42,9 @@ import synth  # noqa: E402
 def dask_child(parts: str, out: str, result: str, candidates: str | None = None) -> None:
     import dask.dataframe as dd
     import psutil
-    from distributed import Client, LocalCluster
 
     import neardup.dask as ndd
+    from harness import small_cluster
 
     me = psutil.Process()
     peaks: dict[int, float] = {}
@@ -87,16 +87,7 @@ def dask_child(parts: str, out: str, result: str, candidates: str | None = None)
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
-    with (
-        LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            memory_limit="1.5GB",
-            host="127.0.0.1",
-            dashboard_address=None,
-        ) as cluster,
-        Client(cluster),
-    ):
+    with small_cluster():
         workers = set()
         for p in me.children(recursive=True):
             workers.add(p.pid)

@@ -33,8 +33,8 @@ from pathlib import Path
 def child(parts: str, index: str, out: str, result: str, update: str) -> None:
     import dask.dataframe as dd
     import psutil
-    from distributed import Client, LocalCluster
 
+    from harness import small_cluster
     from neardup.dask_against import dedup_against
 
     me = psutil.Process()
@@ -57,16 +57,7 @@ def child(parts: str, index: str, out: str, result: str, update: str) -> None:
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
-    with (
-        LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            memory_limit="1.5GB",
-            host="127.0.0.1",
-            dashboard_address=None,
-        ) as cluster,
-        Client(cluster),
-    ):
+    with small_cluster():
         time.sleep(0.3)
         start = time.perf_counter()
         cpu_start = sum(cpu.values())

@@ -6,7 +6,8 @@ from __future__ import annotations
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -51,3 +52,22 @@ def publish(report: str, out: Path | None) -> None:
     print(report)
     if out:
         out.write_text(report, encoding="utf-8")
+
+
+@contextmanager
+def small_cluster() -> Iterator[Any]:
+    """The Dask benchmarks' cluster, a client connected: ``LocalCluster(n_workers=2,
+    threads_per_worker=1, memory_limit="1.5GB")`` on this machine."""
+    from distributed import Client, LocalCluster
+
+    with (
+        LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            memory_limit="1.5GB",
+            host="127.0.0.1",
+            dashboard_address=None,
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        yield client

@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 import neardup
 import neardup.dask as ndd
 from command import run
+from computed import computed
 from conftest import SAMPLE
 from near_threshold import WITHIN_K8, band_corpus, pairs_within_k8
 from neardup import batches
@@ -552,22 +553,12 @@ def test_dedup_stats_count_the_stages(client, debian, caplog, capsys):
 def test_the_client_receives_counts_only(client, debian, monkeypatch):
     """Nothing per document comes back to the client while dedup runs: every computed result is
     a count per partition, a total or the search's bit order (64 bits)."""
-    import dask.base
 
-    got: list = []
-    real = dask.base.compute
-
-    def spy(*args, **kwargs):
-        out = real(*args, **kwargs)
-        got.extend(out)
-        return out
-
-    monkeypatch.setattr(dask.base, "compute", spy)
-    ddf = dd.from_pandas(debian, npartitions=4)
-    kept, table = ndd.dedup(ddf, id_field="id", clusters=True)
-    sizes = [len(x) if hasattr(x, "__len__") else 1 for x in got]
-    assert got and max(sizes) <= 64, sizes
-    monkeypatch.undo()
+    with computed(monkeypatch) as got:
+        ddf = dd.from_pandas(debian, npartitions=4)
+        kept, table = ndd.dedup(ddf, id_field="id", clusters=True)
+        sizes = [len(x) if hasattr(x, "__len__") else 1 for x in got]
+        assert got and max(sizes) <= 64, sizes
     # The outputs are partitioned like the input, computed where they are written.
     assert kept.npartitions == table.npartitions == 4
     want = neardup.dedup(debian["text"].tolist())

@@ -13,6 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from computed import computed
+
 dd = pytest.importorskip("dask.dataframe")
 
 import neardup  # noqa: E402
@@ -260,7 +262,6 @@ def test_the_client_receives_counts_only(client, tmp_path, monkeypatch):
     """Nothing per document comes back to the client: every computed result is a count per
     partition, a total or the search's bit order (64 bits), updates included (the client reads
     the kept digests from the scratch folder, a partition at a time, to append them)."""
-    import dask.base
 
     docs = family_corpus(90, seed=5)
     split = len(docs) // 3
@@ -275,23 +276,14 @@ def test_the_client_receives_counts_only(client, tmp_path, monkeypatch):
         update=True,
     )
     assert single.in_index.any() and (~single.keep & ~single.in_index).any()
-    got: list = []
-    real = dask.base.compute
-
-    def spy(*args, **kwargs):
-        out = real(*args, **kwargs)
-        got.extend(out)
-        return out
-
-    monkeypatch.setattr(dask.base, "compute", spy)
-    kept, table = dedup_against(
-        dd.from_pandas(new, npartitions=4),
-        str(tmp_path / "a.ndx"),
-        id_field="u",
-        clusters=True,
-        update=True,
-    )
-    monkeypatch.undo()
+    with computed(monkeypatch) as got:
+        kept, table = dedup_against(
+            dd.from_pandas(new, npartitions=4),
+            str(tmp_path / "a.ndx"),
+            id_field="u",
+            clusters=True,
+            update=True,
+        )
     sizes = [len(x) if hasattr(x, "__len__") else 1 for x in got]
     assert got and max(sizes) <= 64 < len(new), sizes
     _check_as_one_machine(single, kept, table, new, new["u"].tolist())

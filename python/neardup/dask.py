@@ -451,6 +451,23 @@ def _sketches_of(
     return kernels.take_sketches(_sketch_column(j, parts, folder), rows - int(starts[j]))
 
 
+def _pairs_by_partition(
+    pairs: pd.DataFrame, starts: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int, int]]]:
+    """A verification task's pairs (indexed by their first text), each once, ordered by the
+    partition of their second text: (a, b, spans), each span ``(lo, hi, p)`` the pairs
+    ``lo:hi`` whose second text lies in partition p (rows from ``starts[p]``)."""
+    pairs = pairs.reset_index().drop_duplicates(["a", "b"])
+    a = pairs["a"].to_numpy(np.int64)
+    b = pairs["b"].to_numpy(np.int64)
+    of_b = np.searchsorted(starts, b, side="right") - 1
+    order = np.argsort(of_b, kind="stable")
+    a, b, of_b = a[order], b[order], of_b[order]
+    bounds = [0, *(np.flatnonzero(np.diff(of_b)) + 1).tolist(), len(a)]
+    spans = [(lo, hi, int(of_b[lo])) for lo, hi in zip(bounds, bounds[1:]) if lo < hi]
+    return a, b, spans
+
+
 def _verify_part(
     pairs: pd.DataFrame,
     parts: list[int],
@@ -465,23 +482,14 @@ def _verify_part(
     row ``(-1, count of those in the band)``. The sketches
     are taken where they lie, from the memory-mapped digest files (this partition's, and those
     of the second texts): only the pairs move, never a sketch."""
-    pairs = pairs.reset_index().drop_duplicates(["a", "b"])
     j = _number(partition_info)
-    a = pairs["a"].to_numpy(np.int64)
-    b = pairs["b"].to_numpy(np.int64)
-    of_b = np.searchsorted(starts, b, side="right") - 1
-    order = np.argsort(of_b, kind="stable")
-    a, b, of_b = a[order], b[order], of_b[order]
+    a, b, spans = _pairs_by_partition(pairs, starts)
     mine = _sketch_column(j, parts, folder)
     # Pairs by the partition of their second text: both sketches read from the two mapped files,
     # one other file mapped at a time.
     got = np.zeros(len(a), np.float64)
     band = np.zeros(len(a), bool)
-    bounds = np.flatnonzero(np.diff(of_b)) + 1
-    for lo, hi in zip([0, *bounds.tolist()], [*bounds.tolist(), len(a)]):
-        if lo == hi:
-            continue
-        p = int(of_b[lo])
+    for lo, hi, p in spans:
         theirs = mine if p == j else _sketch_column(p, parts, folder)
         got[lo:hi] = kernels.verify_rows(
             mine, a[lo:hi] - int(starts[j]), theirs, b[lo:hi] - int(starts[p]), SKETCH_SIZE

@@ -52,6 +52,7 @@ from neardup.dask import (
     _find,
     _frame,
     _number,
+    _pairs_by_partition,
     _read_columns,
     _wait,
 )
@@ -216,21 +217,12 @@ def _verify_compact_part(
     in this partition's rows, each once, with their compact sketches' Jaccard, those at
     ``threshold`` or more (as :meth:`DedupIndex.search` keeps a pair; none is left in a band
     for its exact shingle sets). The sketches are read where they lie (the digest files)."""
-    pairs = pairs.reset_index().drop_duplicates(["a", "b"])
     j = _number(partition_info)
-    a = pairs["a"].to_numpy(np.int64)
-    b = pairs["b"].to_numpy(np.int64)
-    of_b = np.searchsorted(starts, b, side="right") - 1
-    order = np.argsort(of_b, kind="stable")
-    a, b, of_b = a[order], b[order], of_b[order]
+    a, b, spans = _pairs_by_partition(pairs, starts)
     mine = _compact_of(folder, parts[j])
     w = mine[1].shape[1]
     got = np.zeros(len(a), np.float64)
-    bounds = np.flatnonzero(np.diff(of_b)) + 1
-    for lo, hi in zip([0, *bounds.tolist()], [*bounds.tolist(), len(a)]):
-        if lo == hi:
-            continue
-        p = int(of_b[lo])
+    for lo, hi, p in spans:
         theirs = mine if p == j else _compact_of(folder, parts[p])
         ra, rb = a[lo:hi] - int(starts[j]), b[lo:hi] - int(starts[p])
         got[lo:hi] = _core.compact_jaccard(
