@@ -791,7 +791,11 @@ type Doc<'a> = (u64, ContentKey, (u32, &'a [u32]));
 /// or more, written to `out`; whether it is one.
 fn short_set(shape: Compact, d: Doc<'_>, out: &mut Vec<u64>) -> bool {
     out.clear();
-    d.0 != 0 && shape.short_shingles(d.2, SHORT, out)
+    let short = d.0 != 0 && shape.short_shingles(d.2, SHORT, out);
+    // Two shingle hashes may agree on their top 32 bits (about 3e-8 of the texts of 16
+    // shingles: some thirty at 10^9 texts): one value for both, as the set of cut hashes.
+    out.dedup();
+    short
 }
 
 /// The short texts of compact sketches as [`dedup_against`] takes a batch's: per document, its
@@ -1203,6 +1207,37 @@ mod tests {
             string_ids,
             meta: b"{\"x\": 1}".to_vec(),
         }
+    }
+
+    #[test]
+    fn short_sets_whose_hashes_agree_on_32_bits_hold_the_value_once() {
+        // Four 63-bit shingle hashes, kept whole; the first two share their top 32 bits.
+        let set = [
+            0x2000_0000_0000_0010u64,
+            0x2000_0000_0000_0020,
+            0x3000_0000_0000_0000,
+            0x4000_0000_0000_0000,
+        ];
+        let shape = settings(false).sketch;
+        let mut words = vec![0u32; shape.words()];
+        let len = shape.encode(&set, &mut Default::default(), &mut words);
+        assert_eq!(len, 4);
+        let sketches = Sketches {
+            lens: &[len],
+            words: &words,
+        };
+        let (lens, values) = short_sets(shape, &[1], &sketches).unwrap();
+        let cut: Vec<u64> = set.iter().map(|v| (v << 1) >> 32).collect();
+        assert_eq!(cut[0], cut[1]);
+        assert_eq!((lens, values.clone()), (vec![3], cut[1..].to_vec()));
+        // Short texts take them (sorted and distinct): a copy of the text is its candidate.
+        let short = ShortTexts::new(
+            2,
+            [(0u32, &values[..]), (1u32, &values[..])].into_iter(),
+            0.8,
+        )
+        .unwrap();
+        assert!(short.run_count() >= 1);
     }
 
     #[test]
