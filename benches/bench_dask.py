@@ -30,7 +30,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -41,18 +40,14 @@ import synth  # noqa: E402
 
 def dask_child(parts: str, out: str, result: str, candidates: str | None = None) -> None:
     import dask.dataframe as dd
-    import psutil
 
     import neardup.dask as ndd
-    from harness import small_cluster
+    from harness import ProcessSampler, small_cluster
 
-    me = psutil.Process()
-    peaks: dict[int, float] = {}
-    cpu: dict[int, float] = {}
-    stop = threading.Event()
-    # The workers' largest RSS at each sample, and the time each stage of the dedup ended (its
-    # DEBUG log line): each stage's worker peak.
-    trace: list[tuple[float, float]] = []
+    sampler = ProcessSampler()
+
+    # The time each stage of the dedup ended (its DEBUG log line) and the CPU seconds then: each
+    # stage's worker peak and CPU.
     ends: list[tuple[float, str]] = []
     cpu_ends: list[float] = []
 
@@ -60,39 +55,15 @@ def dask_child(parts: str, out: str, result: str, candidates: str | None = None)
         def emit(self, record: logging.LogRecord) -> None:
             if record.getMessage().startswith("dask dedup: ") and " in " in record.getMessage():
                 ends.append((time.perf_counter(), record.getMessage().split()[2]))
-                cpu_ends.append(sum(cpu.values()))
+                cpu_ends.append(sampler.cpu_seconds())
 
     logger = logging.getLogger("neardup")
     logger.setLevel(logging.DEBUG)
     logger.addHandler(StageEnds())
 
-    def sample() -> None:
-        while not stop.is_set():
-            for p in [me, *me.children(recursive=True)]:
-                try:
-                    with p.oneshot():
-                        rss = p.memory_info().rss
-                        times = p.cpu_times()
-                except psutil.Error:
-                    continue
-                peaks[p.pid] = max(peaks.get(p.pid, 0), rss)
-                cpu[p.pid] = times.user + times.system
-                if p.pid != me.pid:
-                    now = time.perf_counter()
-                    if trace and trace[-1][0] == now:
-                        trace[-1] = (now, max(trace[-1][1], rss))
-                    else:
-                        trace.append((now, rss))
-            time.sleep(0.1)
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    with small_cluster():
-        workers = set()
-        for p in me.children(recursive=True):
-            workers.add(p.pid)
+    with small_cluster(), sampler:
         start = time.perf_counter()
-        cpu_start = sum(cpu.values())
+        cpu_start = sampler.cpu_seconds()
         stats: dict = {}
         kept = ndd.dedup(
             dd.read_parquet(parts), text_field="text", stats=stats, candidates=candidates
@@ -102,12 +73,10 @@ def dask_child(parts: str, out: str, result: str, candidates: str | None = None)
         seconds = time.perf_counter() - start
         stats["seconds_write"] = time.perf_counter() - mid
         time.sleep(0.3)
-        stop.set()
-        sampler.join()
     stage_peaks = {}
     begin = start
     for end, name in [*ends, (mid, "last"), (time.perf_counter(), "write")]:
-        inside = [rss for t, rss in trace if begin <= t <= end]
+        inside = [rss for t, rss in sampler.trace if begin <= t <= end]
         if name != "last":
             stage_peaks[name] = round(max(inside, default=0) / 2**20)
         begin = end
@@ -118,9 +87,9 @@ def dask_child(parts: str, out: str, result: str, candidates: str | None = None)
         },
         worker_peak_mb_by_stage=stage_peaks,
         seconds=seconds,
-        cpu_seconds=sum(cpu.values()) - cpu_start,
-        client_peak_mb=peaks.get(me.pid, 0) / 2**20,
-        worker_peak_mb=max((v for p, v in peaks.items() if p != me.pid), default=0) / 2**20,
+        cpu_seconds=sampler.cpu_seconds() - cpu_start,
+        client_peak_mb=sampler.client_peak_mb(),
+        worker_peak_mb=sampler.worker_peak_mb(),
     )
     Path(result).write_text(json.dumps(stats))
 

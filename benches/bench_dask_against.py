@@ -25,43 +25,21 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 
 def child(parts: str, index: str, out: str, result: str, update: str) -> None:
     import dask.dataframe as dd
-    import psutil
 
-    from harness import small_cluster
+    from harness import ProcessSampler, small_cluster
     from neardup.dask_against import dedup_against
 
-    me = psutil.Process()
-    peaks: dict[int, float] = {}
-    cpu: dict[int, float] = {}
-    stop = threading.Event()
-
-    def sample() -> None:
-        while not stop.is_set():
-            for p in [me, *me.children(recursive=True)]:
-                try:
-                    with p.oneshot():
-                        rss = p.memory_info().rss
-                        times = p.cpu_times()
-                except psutil.Error:
-                    continue
-                peaks[p.pid] = max(peaks.get(p.pid, 0), rss)
-                cpu[p.pid] = times.user + times.system
-            time.sleep(0.1)
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    with small_cluster():
+    with small_cluster(), ProcessSampler() as sampler:
         time.sleep(0.3)
         start = time.perf_counter()
-        cpu_start = sum(cpu.values())
-        client_start = peaks.get(me.pid, 0)
+        cpu_start = sampler.cpu_seconds()
+        client_start = sampler.client_peak_mb()
         kept = dedup_against(
             dd.read_parquet(parts), index, text_field="text", id_field="id", update=update == "1"
         )
@@ -69,15 +47,13 @@ def child(parts: str, index: str, out: str, result: str, update: str) -> None:
         kept.to_parquet(out, write_index=False, name_function=lambda i: f"part.{i:05d}.parquet")
         seconds = time.perf_counter() - start
         time.sleep(0.3)
-        stop.set()
-        sampler.join()
     stats = {
         "seconds": seconds,
         "seconds_matching": mid - start,
-        "cpu_seconds": sum(cpu.values()) - cpu_start,
-        "client_start_mb": client_start / 2**20,
-        "client_peak_mb": peaks.get(me.pid, 0) / 2**20,
-        "worker_peak_mb": max((v for p, v in peaks.items() if p != me.pid), default=0) / 2**20,
+        "cpu_seconds": sampler.cpu_seconds() - cpu_start,
+        "client_start_mb": client_start,
+        "client_peak_mb": sampler.client_peak_mb(),
+        "worker_peak_mb": sampler.worker_peak_mb(),
     }
     Path(result).write_text(json.dumps(stats))
 

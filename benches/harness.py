@@ -1,10 +1,12 @@
 """What the benchmark scripts share: the best time of a function, the time and peak memory of a
-process, and printing a results table (and writing it to --out)."""
+process, a sampler of a process tree, the Dask benchmarks' cluster, and printing a results table
+(and writing it to --out)."""
 
 from __future__ import annotations
 
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -71,3 +73,57 @@ def small_cluster() -> Iterator[Any]:
         Client(cluster) as client,
     ):
         yield client
+
+
+class ProcessSampler:
+    """This process and its children (a local cluster's workers), sampled every 0.1 s by a thread
+    while the ``with`` block runs: ``peaks`` (pid -> peak RSS in bytes), ``cpu`` (pid -> CPU
+    seconds so far) and ``trace`` ((time, the largest child RSS) at each sample)."""
+
+    def __init__(self) -> None:
+        import psutil
+
+        self.me = psutil.Process()
+        self.peaks: dict[int, float] = {}
+        self.cpu: dict[int, float] = {}
+        self.trace: list[tuple[float, float]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> ProcessSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def cpu_seconds(self) -> float:
+        return sum(self.cpu.values())
+
+    def client_peak_mb(self) -> float:
+        return self.peaks.get(self.me.pid, 0) / 2**20
+
+    def worker_peak_mb(self) -> float:
+        return max((v for p, v in self.peaks.items() if p != self.me.pid), default=0) / 2**20
+
+    def _run(self) -> None:
+        import psutil
+
+        while not self._stop.is_set():
+            now = time.perf_counter()
+            largest = None
+            for p in [self.me, *self.me.children(recursive=True)]:
+                try:
+                    with p.oneshot():
+                        rss = p.memory_info().rss
+                        times = p.cpu_times()
+                except psutil.Error:
+                    continue
+                self.peaks[p.pid] = max(self.peaks.get(p.pid, 0), rss)
+                self.cpu[p.pid] = times.user + times.system
+                if p.pid != self.me.pid:
+                    largest = rss if largest is None else max(largest, rss)
+            if largest is not None:
+                self.trace.append((now, largest))
+            time.sleep(0.1)
