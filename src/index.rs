@@ -1170,9 +1170,9 @@ mod tests {
             }
             x
         };
-        for _ in 0..6 {
-            // Copies among the entries, a buffer and tombstones.
-            let fps: Vec<u64> = (0..500).map(|_| near(&mut s)).collect();
+        // Adds `count` entries near the bases, then removes `take` whose id is `rem` mod `modulo`.
+        let mut round = |count: usize, modulo: i64, rem: i64, take: usize| {
+            let fps: Vec<u64> = (0..count).map(|_| near(&mut s)).collect();
             let first = index.next_id;
             index.add(&fps, None).unwrap();
             for (i, &f) in fps.iter().enumerate() {
@@ -1181,31 +1181,20 @@ mod tests {
             let gone: Vec<i64> = model
                 .keys()
                 .copied()
-                .filter(|id| id % 7 == 3)
-                .take(40)
+                .filter(|id| id % modulo == rem)
+                .take(take)
                 .collect();
             index.remove(&gone).unwrap();
             gone.iter().for_each(|id| {
                 model.remove(id);
             });
+        };
+        for _ in 0..6 {
+            // Copies among the entries, a buffer and tombstones.
+            round(500, 7, 3, 40);
         }
         // Last, a batch small enough to stay in the buffer, and removals from the main segment.
-        let fps: Vec<u64> = (0..100).map(|_| near(&mut s)).collect();
-        let first = index.next_id;
-        index.add(&fps, None).unwrap();
-        for (i, &f) in fps.iter().enumerate() {
-            model.insert(first + i as i64, f);
-        }
-        let gone: Vec<i64> = model
-            .keys()
-            .copied()
-            .filter(|id| id % 5 == 1)
-            .take(5)
-            .collect();
-        index.remove(&gone).unwrap();
-        gone.iter().for_each(|id| {
-            model.remove(id);
-        });
+        round(100, 5, 1, 5);
         assert!(
             !index.buffer.is_empty() && !index.tombstones.is_empty(),
             "{} {}",

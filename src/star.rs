@@ -779,7 +779,7 @@ mod tests {
     use super::*;
     use crate::hamming::hamming;
     use crate::testing::xorshift64 as rng;
-    use crate::verify::{jaccard, shingle_config, sketches};
+    use crate::verify::{jaccard, shingle_config, sketches, Sketches};
 
     fn stars(
         fingerprints: &[u64],
@@ -980,6 +980,44 @@ mod tests {
 
     /// Short texts are candidates of each other whatever their fingerprints: the stars are those
     /// of every pair within k or of two texts of at most `SHORT` shingles, by brute force.
+    /// What the short-text and prefix tests draw for a corpus: its sketches of `size` hashes,
+    /// random fingerprints (nothing within k = 3 but by chance; 0 for a text without words),
+    /// its sketches' bounds, its rows and a random keep order.
+    struct Drawn {
+        s: Sketches,
+        fps: Vec<u64>,
+        starts: Vec<u64>,
+        ends: Vec<u64>,
+        rows: Vec<i64>,
+        order: Vec<i64>,
+    }
+
+    fn drawn(texts: &[String], size: i64, seed: &mut u64) -> Drawn {
+        let n = texts.len();
+        let s = sketches(shingle_config(2, size).unwrap(), texts);
+        let fps: Vec<u64> = (0..n)
+            .map(|d| {
+                if s.get(d).is_empty() {
+                    0
+                } else {
+                    rng(seed) | 1
+                }
+            })
+            .collect();
+        let mut order: Vec<i64> = (0..n as i64).collect();
+        for i in (1..n).rev() {
+            order.swap(i, (rng(seed) % (i as u64 + 1)) as usize);
+        }
+        Drawn {
+            starts: s.offsets[..n].to_vec(),
+            ends: s.offsets[1..].to_vec(),
+            rows: (0..n as i64).collect(),
+            s,
+            fps,
+            order,
+        }
+    }
+
     #[test]
     fn short_texts_are_verified_against_each_other_beyond_k() {
         use crate::short_texts::SHORT;
@@ -1011,27 +1049,16 @@ mod tests {
         }
         texts.push(String::new());
         let n = texts.len();
-        let config = shingle_config(2, 64).unwrap();
-        let s = sketches(config, &texts);
-        // Random fingerprints (nothing within k = 3 but by chance), 0 for a text without words.
-        let fps: Vec<u64> = (0..n)
-            .map(|d| {
-                if s.get(d).is_empty() {
-                    0
-                } else {
-                    rng(&mut seed) | 1
-                }
-            })
-            .collect();
+        let Drawn {
+            s,
+            fps,
+            starts,
+            ends,
+            rows,
+            order,
+        } = drawn(&texts, 64, &mut seed);
         let keys = s.keys.clone();
-        let starts: Vec<u64> = s.offsets[..n].to_vec();
-        let ends: Vec<u64> = s.offsets[1..].to_vec();
         let ranges = Ranges::new(&starts, &ends, &s.hashes).unwrap();
-        let rows: Vec<i64> = (0..n as i64).collect();
-        let mut order: Vec<i64> = (0..n as i64).collect();
-        for i in (1..n).rev() {
-            order.swap(i, (rng(&mut seed) % (i as u64 + 1)) as usize);
-        }
         let short = |d: usize| !s.get(d).is_empty() && s.get(d).len() <= SHORT;
         for threshold in [0.5, 0.7, 0.8] {
             let v = Verification {
@@ -1109,26 +1136,17 @@ mod tests {
         texts.push(String::new());
         let n = texts.len();
         let size = 24;
-        let s = sketches(shingle_config(2, size as i64).unwrap(), &texts);
-        let fps: Vec<u64> = (0..n)
-            .map(|d| {
-                if s.get(d).is_empty() {
-                    0
-                } else {
-                    rng(&mut seed) | 1
-                }
-            })
-            .collect();
+        let Drawn {
+            s,
+            fps,
+            starts,
+            ends,
+            rows,
+            order,
+        } = drawn(&texts, size as i64, &mut seed);
         let keys = s.keys.clone();
-        let starts: Vec<u64> = s.offsets[..n].to_vec();
-        let ends: Vec<u64> = s.offsets[1..].to_vec();
         let ranges = Ranges::new(&starts, &ends, &s.hashes).unwrap();
-        let rows: Vec<i64> = (0..n as i64).collect();
         let rarity = Rarity::sample((0..50).map(|d| s.get(d)), 1 << 20);
-        let mut order: Vec<i64> = (0..n as i64).collect();
-        for i in (1..n).rev() {
-            order.swap(i, (rng(&mut seed) % (i as u64 + 1)) as usize);
-        }
         for (threshold, band) in [(0.8, 0.0), (0.7, 0.1), (0.5, 0.0)] {
             let cut = Cut::new(threshold, Some((size, band)));
             let (lengths, listed, sizes) = prefix_lists(&ranges, &rarity, cut);
