@@ -185,7 +185,6 @@ impl Candidates {
         sets: &Ranges<'_>,
         threshold: f64,
     ) -> Result<Self> {
-        let n = self.text_of.len();
         if rows.len() != sets.len() {
             return Err(Error::invalid(format!(
                 "{} rows but {} shingle sets",
@@ -193,22 +192,28 @@ impl Candidates {
                 sets.len()
             )));
         }
-        if let Some(&r) = rows.iter().find(|&&r| r < 0 || r as u64 >= n as u64) {
-            return Err(Error::invalid(format!("row {r} out of {n}")));
-        }
-        let text_of = &self.text_of;
-        let group_of = &self.group_of;
         let short = ShortTexts::new(
             self.first_row.len(),
-            rows.iter()
-                .enumerate()
-                .map(|(i, &r)| (text_of[r as usize], sets.get(i)))
-                // A text without features proposes nothing: only its copies are its duplicates.
-                .filter(|&(t, _)| group_of[t as usize] != u32::MAX),
+            self.proposing(rows)?.map(|(i, t)| (t, sets.get(i))),
             threshold,
         )?;
         self.short = Some(short);
         Ok(self)
+    }
+
+    /// The texts of `rows` that propose candidates, with their places in `rows`; a row out of
+    /// range is an error. A text without features proposes nothing: only its copies are its
+    /// duplicates.
+    fn proposing<'a>(&'a self, rows: &'a [i64]) -> Result<impl Iterator<Item = (usize, u32)> + 'a> {
+        let n = self.text_of.len();
+        if let Some(&r) = rows.iter().find(|&&r| r < 0 || r as u64 >= n as u64) {
+            return Err(Error::invalid(format!("row {r} out of {n}")));
+        }
+        Ok(rows
+            .iter()
+            .enumerate()
+            .map(|(i, &r)| (i, self.text_of[r as usize]))
+            .filter(|&(_, t)| self.group_of[t as usize] != u32::MAX))
     }
 
     /// Adds the candidates of prefix filtering over every text (see [`crate::short_texts`]):
@@ -222,7 +227,6 @@ impl Candidates {
         sizes: &[u32],
         cut: Cut,
     ) -> Result<Self> {
-        let n = self.text_of.len();
         if rows.len() != lists.len() || rows.len() != sizes.len() {
             return Err(Error::invalid(format!(
                 "{} rows but {} lists and {} sizes",
@@ -231,18 +235,10 @@ impl Candidates {
                 sizes.len()
             )));
         }
-        if let Some(&r) = rows.iter().find(|&&r| r < 0 || r as u64 >= n as u64) {
-            return Err(Error::invalid(format!("row {r} out of {n}")));
-        }
-        let text_of = &self.text_of;
-        let group_of = &self.group_of;
         let prefixes = ShortTexts::runs_of_lists(
             self.first_row.len(),
-            rows.iter()
-                .enumerate()
-                .map(|(i, &r)| (text_of[r as usize], lists.get(i), sizes[i] as usize))
-                // A text without features proposes nothing: only its copies are its duplicates.
-                .filter(|&(t, _, _)| group_of[t as usize] != u32::MAX),
+            self.proposing(rows)?
+                .map(|(i, t)| (t, lists.get(i), sizes[i] as usize)),
             cut,
         )?;
         self.short = Some(prefixes);
