@@ -45,7 +45,7 @@ import pandas as pd
 
 from neardup import _core, kernels
 from neardup.batches import check_texts, fingerprint_batch
-from neardup.dask_spill import remove_spilled, spill, spill_tallied
+from neardup.dask_spill import remove_spilled, spill, spill_counted, spill_tallied
 from neardup.errors import TooManyPairsError
 from neardup.hasher import Simhasher
 from neardup.index import DEFAULT_MAX_PAIRS
@@ -451,69 +451,94 @@ def _sketches_of(
     return kernels.take_sketches(_sketch_column(j, parts, folder), rows - int(starts[j]))
 
 
-def _pairs_by_partition(
-    pairs: pd.DataFrame, starts: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int, int]]]:
-    """A verification task's pairs (indexed by their first text), each once, ordered by the
-    partition of their second text: (a, b, spans), each span ``(lo, hi, p)`` the pairs
-    ``lo:hi`` whose second text lies in partition p (rows from ``starts[p]``)."""
-    pairs = pairs.reset_index().drop_duplicates(["a", "b"])
-    a = pairs["a"].to_numpy(np.int64)
-    b = pairs["b"].to_numpy(np.int64)
-    of_b = np.searchsorted(starts, b, side="right") - 1
-    order = np.argsort(of_b, kind="stable")
-    a, b, of_b = a[order], b[order], of_b[order]
-    bounds = [0, *(np.flatnonzero(np.diff(of_b)) + 1).tolist(), len(a)]
-    spans = [(lo, hi, int(of_b[lo])) for lo, hi in zip(bounds, bounds[1:]) if lo < hi]
-    return a, b, spans
+def _pair_nodes(
+    pairs: pd.DataFrame, starts: np.ndarray, take: Callable[[int, np.ndarray], Any]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[Any]]:
+    """A task's candidate pairs (columns ``a`` and ``b``, global rows of any partitions; they
+    may repeat), each once: ``(a, b, at_a, at_b, pieces)``, where the texts of the pairs are
+    gathered from the partitions they lie in, each partition's file opened once: ``pieces`` are
+    ``take(j, rows)`` of the rows of each j-th partition with rows (in ascending order of the
+    texts), and pair i's texts are the ``at_a[i]``-th and ``at_b[i]``-th of them."""
+    x, y = pairs["a"].to_numpy(np.int64), pairs["b"].to_numpy(np.int64)
+    # (np.unique of int64 keys hashes them here, a few times slower than a sort.)
+    codes, nodes = pd.factorize(np.concatenate([x, y]), sort=True)
+    at = codes.astype(np.int64).reshape(2, -1)
+    m = max(len(nodes), 1)
+    key = np.sort(np.minimum(at[0], at[1]) * m + np.maximum(at[0], at[1]))
+    once = key[np.concatenate([[True], key[1:] != key[:-1]])] if len(key) else key
+    at_a, at_b = once // m, once % m
+    nodes = np.asarray(nodes, np.int64)
+    of = np.searchsorted(starts, nodes, side="right") - 1
+    bounds = [*np.flatnonzero(np.diff(of) != 0) + 1]
+    pieces = [
+        take(int(of[lo]), nodes[lo:hi] - starts[of[lo]])
+        for lo, hi in zip([0, *bounds], [*bounds, len(nodes)])
+        if lo < hi
+    ]
+    return nodes[at_a], nodes[at_b], at_a, at_b, pieces
 
 
 def _verify_part(
-    pairs: pd.DataFrame,
+    pairs: pd.DataFrame, parts: list[int], starts: np.ndarray, folder: str, threshold: float
+) -> pd.DataFrame:
+    """A task's candidate pairs (``a``, ``b``: global rows, any partitions; they may repeat),
+    each once, verified: (a, b, jaccard, band) of those at Jaccard >= ``threshold`` and of those
+    whose estimate lies too near it to decide them (``band``: see
+    :func:`neardup.kernels.pairs_in_band`). The sketches of the pairs' texts are read from the
+    memory-mapped digest files where they lie, each file opened once; no sketch moves."""
+    import pyarrow as pa
+
+    a, b, at_a, at_b, pieces = _pair_nodes(
+        pairs, starts, lambda j, rows: kernels.take_sketches(_sketch_column(j, parts, folder), rows)
+    )
+    sketches = pa.concat_arrays(pieces) if pieces else pa.array([], pa.large_binary())
+    got = kernels.verify_rows(sketches, at_a, sketches, at_b, SKETCH_SIZE)
+    band = kernels.pairs_in_band(
+        sketches, sketches, got, threshold, SKETCH_SIZE, rows_a=at_a, rows_b=at_b
+    )
+    near = (got >= threshold) | band
+    return pd.DataFrame(
+        {"a": a[near], "b": b[near], "jaccard": got[near].astype(np.float32), "band": band[near]}
+    )
+
+
+def _checked_part(
+    found: pd.DataFrame,
+    verify_part: Callable[..., pd.DataFrame],
     parts: list[int],
     starts: np.ndarray,
     folder: str,
     threshold: float,
-    partition_info: Any = None,
 ) -> pd.DataFrame:
-    """The pairs whose first text lies in this partition's rows, each once, verified: (a, b,
-    jaccard, band) of those at Jaccard >= ``threshold`` and of those whose estimate lies too
-    near it to decide them (``band``: see :func:`neardup.kernels.pairs_in_band`), and a last
-    row ``(-1, count of those in the band)``. The sketches
-    are taken where they lie, from the memory-mapped digest files (this partition's, and those
-    of the second texts): only the pairs move, never a sketch."""
-    j = _number(partition_info)
-    a, b, spans = _pairs_by_partition(pairs, starts)
-    mine = _sketch_column(j, parts, folder)
-    # Pairs by the partition of their second text: both sketches read from the two mapped files,
-    # one other file mapped at a time.
-    got = np.zeros(len(a), np.float64)
-    band = np.zeros(len(a), bool)
-    for lo, hi, p in spans:
-        theirs = mine if p == j else _sketch_column(p, parts, folder)
-        got[lo:hi] = kernels.verify_rows(
-            mine, a[lo:hi] - int(starts[j]), theirs, b[lo:hi] - int(starts[p]), SKETCH_SIZE
-        )
-        band[lo:hi] = kernels.pairs_in_band(
-            mine,
-            theirs,
-            got[lo:hi],
-            threshold,
-            SKETCH_SIZE,
-            rows_a=a[lo:hi] - int(starts[j]),
-            rows_b=b[lo:hi] - int(starts[p]),
-        )
-        del theirs
-    near = (got >= threshold) | band
-    # A last row (-1, count) counts the pairs in the band.
-    return pd.DataFrame(
+    """The candidate pairs a task found (with rows ``(a < 0, count)``), verified in that task by
+    ``verify_part``: the pairs it keeps (a, b, jaccard, band), the count rows as they came, and a
+    row ``(-2, pairs found)`` (repeats counted)."""
+    marks = found["a"].to_numpy(np.int64) < 0
+    listed = found[~marks]
+    checked = verify_part(listed[["a", "b"]], parts, starts, folder, threshold)
+    counts = found[marks]
+    tail = pd.DataFrame(
         {
-            "a": np.append(a[near], -1),
-            "b": np.append(b[near], int(band.sum())),
-            "jaccard": np.append(got[near].astype(np.float32), np.float32(np.nan)),
-            "band": np.append(band[near], False),
+            "a": np.append(counts["a"].to_numpy(np.int64), -2),
+            "b": np.append(counts["b"].to_numpy(np.int64), len(listed)),
+            "jaccard": np.float32(np.nan),
+            "band": False,
         }
     )
+    return pd.concat([checked[list(_CHECKED_META.columns)], tail], ignore_index=True).astype(
+        _CHECKED_META.dtypes.to_dict()
+    )
+
+
+def _unique_part(checked: pd.DataFrame) -> pd.DataFrame:
+    """The verified pairs shuffled here (by their first text), each once (a pair found in two
+    tasks was verified in both), and a last row ``(-1, count of those in the band)``."""
+    once = checked.drop_duplicates(["a", "b"])
+    band = once["band"].to_numpy(bool)
+    tail = pd.DataFrame(
+        {"a": [-1], "b": [int(band.sum())], "jaccard": [np.float32(np.nan)], "band": [False]}
+    )
+    return pd.concat([once, tail], ignore_index=True).astype(_CHECKED_META.dtypes.to_dict())
 
 
 def _shingle_sets_part(
@@ -1079,6 +1104,9 @@ def _find(
     by_prefix = verified and candidates == "prefix"
     pairs: Any = None
     record["candidate_pairs"] = 0
+    # Each task verifies the pairs it finds (step 4): only those kept leave it.
+    check = (verify_part, parts, part_starts, folder, threshold)
+    checked_rows = 0
     if not by_prefix:
         plan = kernels.search_plan(k, n)
         # The bit order of the search, chosen on a worker from the first partition's fingerprints.
@@ -1103,8 +1131,11 @@ def _find(
                 _pairs_part, k, plan, order, max_pairs, meta=_frame(a=np.int64, b=np.int64)
             )
         )
-        found, _, candidate_pairs = spill_tallied(found, folder, "candidates")
-        record["candidate_pairs"] = candidate_pairs
+        if verified:
+            found = found.map_partitions(_checked_part, *check, meta=_CHECKED_META)
+        found, found_counts, tallies = spill_counted(found, folder, "candidates", 1)
+        checked_rows += int(found_counts.sum())
+        record["candidate_pairs"] = candidate_pairs = tallies[0]
         if max_pairs is not None and candidate_pairs > max_pairs:
             raise TooManyPairsError(
                 f"{candidate_pairs} candidate pairs of distinct fingerprints within k={k} "
@@ -1127,17 +1158,22 @@ def _find(
             if by_prefix
             else keyed.map_partitions(_short_keys_part, threshold, meta=key_meta)
         )
-        short = keyed.shuffle(on="hash", npartitions=Q).map_partitions(
-            _short_pairs_part,
-            parts,
-            part_starts,
-            folder,
-            table,
-            threshold,
-            meta=_frame(a=np.int64, b=np.int64),
+        short = (
+            keyed.shuffle(on="hash", npartitions=Q)
+            .map_partitions(
+                _short_pairs_part,
+                parts,
+                part_starts,
+                folder,
+                table,
+                threshold,
+                meta=_frame(a=np.int64, b=np.int64),
+            )
+            .map_partitions(_checked_part, *check, meta=_CHECKED_META)
         )
-        short, short_counts, record["short_pairs_skipped"] = spill_tallied(short, folder, "short")
-        found_pairs = int(short_counts.sum())
+        short, short_counts, tallies = spill_counted(short, folder, "short", 2)
+        record["short_pairs_skipped"], found_pairs = tallies
+        checked_rows += int(short_counts.sum())
         record["prefix_pairs"] = found_pairs if by_prefix else 0
         record["short_pairs"] = 0 if by_prefix else found_pairs
         pairs = _renumbered(dd.concat([pairs, short])) if pairs is not None else short
@@ -1150,8 +1186,8 @@ def _find(
     # estimate lies near the threshold on their exact shingle sets, the input read again.
     if verified:
         checked, _, record["band_pairs_exact"] = spill_tallied(
-            pairs.set_index("a", divisions=divisions).map_partitions(
-                verify_part, parts, part_starts, folder, threshold, meta=_CHECKED_META
+            pairs.shuffle(on="a", npartitions=_partitions_for(checked_rows)).map_partitions(
+                _unique_part, meta=_CHECKED_META
             ),
             folder,
             "checked",

@@ -52,7 +52,7 @@ from neardup.dask import (
     _find,
     _frame,
     _number,
-    _pairs_by_partition,
+    _pair_nodes,
     _read_columns,
     _wait,
 )
@@ -211,29 +211,30 @@ def _verify_compact_part(
     starts: np.ndarray,
     folder: str,
     threshold: float,
-    partition_info: Any = None,
 ) -> pd.DataFrame:
-    """Step 4 of :func:`neardup.dask._find` on compact sketches: the pairs whose first text lies
-    in this partition's rows, each once, with their compact sketches' Jaccard, those at
-    ``threshold`` or more (as :meth:`DedupIndex.search` keeps a pair; none is left in a band
-    for its exact shingle sets). The sketches are read where they lie (the digest files)."""
-    j = _number(partition_info)
-    a, b, spans = _pairs_by_partition(pairs, starts)
-    mine = _compact_of(folder, parts[j])
-    w = mine[1].shape[1]
+    """Step 4 of :func:`neardup.dask._find` on compact sketches, in the task that found the
+    pairs: each pair once, with their compact sketches' Jaccard, those at ``threshold`` or more
+    (as :meth:`DedupIndex.search` keeps a pair; none is left in a band for its exact shingle
+    sets). The sketches are read where they lie (the digest files, each opened once)."""
+
+    def take(j: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        lens, words = _compact_of(folder, parts[j])
+        return lens[rows], words[rows]
+
+    a, b, at_a, at_b, pieces = _pair_nodes(pairs, starts, take)
     got = np.zeros(len(a), np.float64)
-    for lo, hi, p in spans:
-        theirs = mine if p == j else _compact_of(folder, parts[p])
-        ra, rb = a[lo:hi] - int(starts[j]), b[lo:hi] - int(starts[p])
-        got[lo:hi] = _core.compact_jaccard(
-            np.ascontiguousarray(mine[0][ra]),
-            np.ascontiguousarray(mine[1][ra]).reshape(-1),
-            np.ascontiguousarray(theirs[0][rb]),
-            np.ascontiguousarray(theirs[1][rb]).reshape(-1),
+    if pieces:
+        lens = np.concatenate([p[0] for p in pieces])
+        words = np.concatenate([p[1] for p in pieces])
+        w = words.shape[1]
+        got = _core.compact_jaccard(
+            np.ascontiguousarray(lens[at_a]),
+            np.ascontiguousarray(words[at_a]).reshape(-1),
+            np.ascontiguousarray(lens[at_b]),
+            np.ascontiguousarray(words[at_b]).reshape(-1),
             w,
             sketch_bits,
         )
-        del theirs
     near = got >= threshold
     return pd.DataFrame(
         {

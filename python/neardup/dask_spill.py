@@ -26,24 +26,26 @@ def spill_file(folder: str, name: str, i: int) -> str:
 
 
 def _write_part(
-    part: pd.DataFrame, folder: str, name: str, tally: bool = False, partition_info: Any = None
+    part: pd.DataFrame, folder: str, name: str, marks: int = 0, partition_info: Any = None
 ) -> pd.DataFrame:
     """Writes one partition (index dropped) to its Arrow file, atomically; returns its rows
-    (and with ``tally``, the sum of ``b`` over the rows with ``a < 0``, which are not written)."""
+    (and with ``marks``, for each m < marks the sum of ``b`` over the rows with ``a = -1 - m``;
+    the rows with ``a < 0`` are not written)."""
     import pyarrow as pa
 
     i = int(partition_info["number"]) if partition_info else 0
-    tallied = 0
-    if tally:
-        marks = part["a"].to_numpy(np.int64) < 0
-        tallied = int(part["b"].to_numpy(np.int64)[marks].sum())
-        part = part[~marks]
+    sums = {}
+    if marks:
+        a = part["a"].to_numpy(np.int64)
+        b = part["b"].to_numpy(np.int64)
+        sums = {f"tally{m}": [int(b[a == -1 - m].sum())] for m in range(marks)}
+        part = part[a >= 0]
     table = pa.Table.from_pandas(part, preserve_index=False)
     path = spill_file(folder, name, i)
     with pa.OSFile(path + ".tmp", "wb") as sink, pa.ipc.new_file(sink, table.schema) as out:
         out.write_table(table)
     os.replace(path + ".tmp", path)
-    return pd.DataFrame({"rows": [len(part)], "tally": [tallied]}, index=[i])
+    return pd.DataFrame({"rows": [len(part)], **sums}, index=[i])
 
 
 def read_spilled(path: str, kind: pd.DataFrame) -> pd.DataFrame:
@@ -65,24 +67,36 @@ def spill(frame: Any, folder: str, name: str) -> tuple[Any, np.ndarray]:
     """``frame`` computed now, one Arrow file a partition in ``folder`` (``name`` tells the
     table apart from the others of the run), and read back lazily: the spilled DataFrame and its
     row count per partition (the index is not kept: each partition's runs 0, 1, ...)."""
-    spilled, counts, _ = spill_tallied(frame, folder, name, tally=False)
+    spilled, counts, _ = spill_counted(frame, folder, name, 0)
     return spilled, counts
 
 
-def spill_tallied(
-    frame: Any, folder: str, name: str, tally: bool = True
-) -> tuple[Any, np.ndarray, int]:
+def spill_tallied(frame: Any, folder: str, name: str) -> tuple[Any, np.ndarray, int]:
     """:func:`spill` of a table of pairs ``(a, b, ...)`` whose rows with ``a < 0`` each carry a
-    count in ``b``: those rows are left out of the files and their counts summed, in the same
-    pass. Returns the spilled DataFrame, its rows per partition and the sum."""
+    count in ``b`` (``a = -1``): those rows are left out of the files and their counts summed,
+    in the same pass. Returns the spilled DataFrame, its rows per partition and the sum."""
+    spilled, counts, sums = spill_counted(frame, folder, name, 1)
+    return spilled, counts, int(sums[0])
+
+
+def spill_counted(
+    frame: Any, folder: str, name: str, marks: int
+) -> tuple[Any, np.ndarray, list[int]]:
+    """:func:`spill_tallied` with ``marks`` counts: the rows ``(-1 - m, count)`` of each
+    m < ``marks`` summed apart. Returns the spilled DataFrame, its rows per partition and the
+    ``marks`` sums."""
     kind = pd.DataFrame(
-        {"rows": pd.Series([], dtype=np.int64), "tally": pd.Series([], dtype=np.int64)}
+        {
+            "rows": pd.Series([], dtype=np.int64),
+            **{f"tally{m}": pd.Series([], dtype=np.int64) for m in range(marks)},
+        }
     )
-    got = frame.map_partitions(_write_part, folder, name, tally, meta=kind).compute()
+    got = frame.map_partitions(_write_part, folder, name, marks, meta=kind).compute()
     meta = frame._meta.reset_index(drop=True)
     paths = [spill_file(folder, name, i) for i in range(len(got))]
     spilled = dd.from_map(read_spilled, paths, kind=meta, meta=meta, enforce_metadata=False)
-    return spilled, got["rows"].to_numpy(np.int64), int(got["tally"].sum())
+    sums = [int(got[f"tally{m}"].sum()) for m in range(marks)]
+    return spilled, got["rows"].to_numpy(np.int64), sums
 
 
 def remove_spilled(folder: str) -> None:
