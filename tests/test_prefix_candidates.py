@@ -74,6 +74,49 @@ def test_pairs_beyond_any_k_are_found_and_fewer_pairs_compared():
     assert by_prefix.stats["prefix_pairs"] > 0
 
 
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_an_order_counted_on_a_sample_gives_the_same_stars(monkeypatch, seed):
+    # Past EXACT_HASHES the order is the one counted on one text in 16 during the first pass:
+    # other candidates, the same stars.
+    from neardup import pipeline
+
+    docs = corpus(seed, 40, 120)
+    kept, jaccard = all_pairs_stars(docs, 0.8)
+    exact = neardup.dedup(docs, candidates="prefix")
+    monkeypatch.setattr(pipeline, "EXACT_HASHES", 0)
+    sampled = neardup.dedup(docs, candidates="prefix")
+    for result in (exact, sampled):
+        assert result.kept_row.tolist() == kept
+        assert result.jaccard.tolist() == pytest.approx(jaccard, abs=1e-6)
+    assert exact.stats["pairs_compared"] <= sampled.stats["pairs_compared"]
+
+
+@pytest.mark.parametrize("piece", [1 << 20, 7])
+def test_the_order_counted_on_every_text_counts_every_text(monkeypatch, piece):
+    # Brute force: how many sketches hold each shingle hash (checks left out), those held twice
+    # or more; in one piece, or in many ranges of values.
+    from collections import Counter
+
+    from neardup import pipeline
+    from neardup.hasher import Simhasher
+    from neardup.verify import Sketches
+
+    monkeypatch.setattr(pipeline, "COUNT_PIECE", piece)
+    sketches = Sketches(Simhasher(), 3)
+    docs = corpus(4, 30, 60)
+    sketches.add(np.arange(len(docs)), docs)
+    lists = pipeline.PrefixLists(0.8, sketches)
+    _, starts, ends, hashes = sketches.parts()
+    lists.hashes = int(hashes.size)
+    held = Counter(
+        int(h) for a, b in zip(starts, ends) for h in hashes[int(a) : int(b)] if int(h) < 1 << 63
+    )
+    want = sorted((h, c) for h, c in held.items() if c >= 2)
+    got = lists._counted_on_every_text()
+    assert list(zip(got[0].tolist(), got[1].tolist())) == want
+    assert want and max(c for _, c in want) > 2
+
+
 def test_the_order_puts_frequent_hashes_last():
     # Hashes 5 and 9 are in two and three sketches; the others once: counted 0, by value.
     hashes = np.array([1, 5, 9, 2, 5, 9, 9, 30], np.uint64)

@@ -262,9 +262,13 @@ class PrefixLists:
 
     The order is counted during the first pass on one text in :data:`RARITY_FRACTION` (chosen by
     content key, wherever it lies in the corpus), so that a hash held by a given share of the
-    texts is placed alike at any corpus size; the lists are cut after the first pass, from the
-    sketches in memory or read back from their temporary file. Any order finds every pair at the
-    threshold; the order only decides how many candidates there are.
+    texts is placed alike at any corpus size. A corpus whose sketches hold at most
+    :data:`EXACT_HASHES` hashes in all (known once the first pass is over, before any list is
+    cut) has its order counted on every text instead, from the sketches: on a few thousand texts
+    one in 16 is too coarse (a hash held by a dozen texts is seen once or not at all, so it ranks
+    with the hashes no other text holds). The lists are cut after that, from the sketches in
+    memory or read back from their temporary file. Any order finds every pair at the threshold;
+    the order only decides how many candidates there are.
 
     Args:
         threshold: the threshold of the stars.
@@ -281,10 +285,13 @@ class PrefixLists:
         self.lists = Sketches(threads=threads)
         self._sizes: list[np.ndarray] = []
         self._counts: list[tuple[np.ndarray, np.ndarray]] = []
+        #: Hashes the sketches hold in all (checks included), which decides how the order is counted.
+        self.hashes = 0
 
     def count(self, starts: np.ndarray, ends: np.ndarray, hashes: Any, keys: np.ndarray) -> None:
         """Counts the hashes of the sampled texts among the sketches ``hashes[starts[i]:ends[i]]``
         (content keys ``keys``, low words)."""
+        self.hashes += int(np.sum(np.asarray(ends, np.int64) - np.asarray(starts, np.int64)))
         sampled = (np.asarray(keys, np.uint64) % np.uint64(RARITY_FRACTION)) == 0
         if not sampled.any():
             return
@@ -307,8 +314,12 @@ class PrefixLists:
             return True
         if self.sketches.dropped:
             return False
-        self.table = frequent(*_merged(self._counts))
-        self._counts = []
+        if self.hashes <= EXACT_HASHES:
+            self._counts = []
+            self.table = self._counted_on_every_text()
+        else:
+            self.table = frequent(*_merged(self._counts))
+            self._counts = []
         # Its hash map built once for every chunk (not once a chunk: a cost of the table's
         # size, which grows with the corpus, for each of a number of chunks that grows too).
         order = _core.RarityOrder(*self.table)
@@ -326,6 +337,29 @@ class PrefixLists:
             self.lists.add_sketches(rows, ends_at - lengths, ends_at, listed)
             self._sizes.append(sizes)
         return True
+
+    def _counted_on_every_text(self) -> tuple[np.ndarray, np.ndarray]:
+        """The table of the order counted on every text's sketch: the hashes held by two texts or
+        more, and their counts. The hashes are sorted :data:`COUNT_PIECE` or so at a time, one
+        range of values after the other (a scan of the sketches for each)."""
+        pieces = 1 << max(0, int(np.ceil(np.log2(max(self.hashes, 1) / COUNT_PIECE))))
+        width = (1 << 63) // pieces  # checks have the top bit set: they are left out
+        found: list[tuple[np.ndarray, np.ndarray]] = []
+        for piece in range(pieces):
+            low = np.uint64(piece * width)
+            high = np.uint64((piece + 1) * width if piece + 1 < pieces else 1 << 63)
+            held = [h[(h >= low) & (h < high)] for h in (b[3] for b in self.sketches.scan())]
+            hashes = np.concatenate(held) if held else np.zeros(0, np.uint64)
+            del held
+            hashes.sort()
+            # Where each run of one hash starts, and its length (the texts holding it).
+            starts = np.flatnonzero(np.r_[len(hashes) > 0, hashes[1:] != hashes[:-1]])
+            counts = np.diff(np.r_[starts, len(hashes)])
+            found.append(frequent(hashes[starts], np.minimum(counts, 2**32 - 1)))
+        return (
+            np.ascontiguousarray(np.concatenate([f[0] for f in found]), np.uint64),
+            np.ascontiguousarray(np.concatenate([f[1] for f in found]), np.uint32),
+        )
 
     def release(self) -> None:
         """Lets go of the lists once the core holds its copy (a few hundred MB at 4M texts)."""
@@ -361,6 +395,12 @@ def _merged(counts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np
 
 #: One text in this many (by content key) counts for the order of :class:`PrefixLists`.
 RARITY_FRACTION = 16
+
+#: Sketches holding at most this many hashes in all (16.8M: a corpus of a few tens of thousands
+#: of long documents) have the order of :class:`PrefixLists` counted on every text.
+EXACT_HASHES = 1 << 24
+#: Hashes sorted at once when the order is counted on every text (8 MB).
+COUNT_PIECE = 1 << 20
 
 #: The most shingle hashes counted for the order of :class:`PrefixLists` (about 40 MB of counts
 #: at most, a few per cent of which are kept).
