@@ -654,3 +654,54 @@ def test_cli_dask_bad_text_is_a_clear_input_error(tmp_path, capsys):
     assert not (tmp_path / "kept").exists() and not [
         p for p in os.listdir(tmp_path) if p.startswith(".")
     ]
+
+
+def test_pair_nodes_gives_each_pair_once_and_opens_each_partition_once():
+    """A task's pairs (repeated, either way round, any partitions) come out once each, a < b,
+    with their texts gathered from their partitions: one ``take`` a partition, of its rows in
+    order, against a brute-force set of the pairs."""
+    counts = [7, 3, 12, 5]
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, sum(counts), 400)
+    y = (x + rng.integers(1, sum(counts), 400)) % sum(counts)
+    taken: list = []
+
+    def take(j: int, rows: np.ndarray) -> np.ndarray:
+        taken.append(j)
+        assert (np.diff(rows) > 0).all() and rows.min() >= 0 and rows.max() < counts[j]
+        return rows + starts[j]
+
+    a, b, at_a, at_b, pieces = ndd._pair_nodes(pd.DataFrame({"a": x, "b": y}), starts, take)
+    want = sorted({(min(p, q), max(p, q)) for p, q in zip(x.tolist(), y.tolist())})
+    assert list(zip(a.tolist(), b.tolist())) == want
+    assert sorted(taken) == sorted(set(taken))  # each partition read once
+    texts = np.concatenate(pieces)
+    np.testing.assert_array_equal(texts, np.unique(np.concatenate([x, y])))
+    np.testing.assert_array_equal(texts[at_a], a)
+    np.testing.assert_array_equal(texts[at_b], b)
+
+
+@pytest.mark.parametrize("npartitions", [1, 5])
+def test_prefix_stats_count_each_verified_pair_once(client, debian, npartitions):
+    """With prefixes the tasks that find the pairs verify them, a pair found under hashes
+    shuffled to several tasks in each: the verified pairs are counted (and kept) once, as
+    many as the pairs of distinct texts at Jaccard >= 0.8 by brute force (every sketch here is
+    the whole shingle set, and prefixes find every such pair); the pairs found count repeats."""
+    from neardup import kernels
+
+    texts = debian["text"].tolist()
+    digests = kernels.digest_batch(texts, neardup.Simhasher(), shingle=3, size=ndd.SKETCH_SIZE)
+    heads = np.flatnonzero(
+        ~digests.select(["key", "key_hi", "fingerprint"]).to_pandas().duplicated().to_numpy()
+    )
+    i, j = np.triu_indices(len(heads), 1)
+    sketches = digests.column("sketch")
+    jaccard = kernels.verify_rows(sketches, heads[i], sketches, heads[j])
+    want = int((jaccard >= 0.8).sum())
+    assert want > 100
+    stats: dict = {}
+    ndd.dedup(dd.from_pandas(debian, npartitions=npartitions), stats=stats, candidates="prefix")
+    assert stats["verified_pairs"] == want
+    assert stats["prefix_pairs"] > 2 * want  # pairs found under several hashes, counted each time
+    assert stats["band_pairs_exact"] == 0 and stats["short_pairs_skipped"] == 0

@@ -13,11 +13,13 @@ any number of partitions and workers. Every step runs on the workers, each a ker
 3. candidates: one row per text and lead group of the search plan, shuffled by part key; the
    pairs of fingerprints within ``k`` of each part (each pair in one part only), and the pairs
    of texts of one fingerprint; the short texts' pairs by a shuffle on their prefix hashes;
-4. verification: the pairs moved to the partition of their first text, both sketches read
-   from the memory-mapped digest files where they lie (no sketch moves), checked there; a pair
-   whose estimate lies near the threshold is decided on its exact shingle sets: the input
-   partitions holding its texts are read again and make their whole sets, which a join on the
-   row brings to the pair;
+4. verification, in the task that found the pairs: the sketches of their texts gathered from
+   the memory-mapped digest files where they lie (each file opened once a task; no sketch
+   moves), each pair checked once a task; only the pairs kept leave the task (a pair found in
+   two tasks, under two prefix hashes, is checked in both; the kept ones are shuffled by first
+   text and each kept once); a pair whose estimate lies near the threshold is decided on its
+   exact shingle sets: the input partitions holding its texts are read again and make their
+   whole sets, which a join on the row brings to the pair;
 5. connected components of the verified pairs: in one task when they fit one partition of
    ``PAIR_ROWS`` rows, else by rounds of two shuffles (each node takes its neighbours' smallest
    label, then its label's label) until no label changes;
@@ -492,6 +494,15 @@ def _verify_part(
         pairs, starts, lambda j, rows: kernels.take_sketches(_sketch_column(j, parts, folder), rows)
     )
     sketches = pa.concat_arrays(pieces) if pieces else pa.array([], pa.large_binary())
+    # Two whole sets (neither sketch cut) whose sizes differ more than the threshold allows
+    # cannot reach it (their Jaccard is at most the smaller size over the larger): not merged
+    # (the slack, far below one element, keeps every pair a rounding might take).
+    first, last, _ = kernels._ranges(sketches)
+    sizes = (last - first).astype(np.int64)
+    small = np.minimum(sizes[at_a], sizes[at_b])
+    large = np.maximum(sizes[at_a], sizes[at_b])
+    tried = (large >= SKETCH_SIZE) | (small >= threshold * large - 1e-6)
+    at_a, at_b, a, b = at_a[tried], at_b[tried], a[tried], b[tried]
     got = kernels.verify_rows(sketches, at_a, sketches, at_b, SKETCH_SIZE)
     band = kernels.pairs_in_band(
         sketches, sketches, got, threshold, SKETCH_SIZE, rows_a=at_a, rows_b=at_b
@@ -901,8 +912,10 @@ def dedup(
             ``band_pairs_exact`` (candidate pairs whose estimate lies near the threshold,
             decided on their exact shingle sets: the input partitions holding their texts are
             read again), ``band_pairs_estimated`` (0: none is left to its estimate),
-            ``verified_pairs``, ``rounds`` (of the connected components; 0 when the verified
-            pairs fit one partition) and the seconds of each stage.
+            ``verified_pairs`` (each once), ``rounds`` (of the connected components; 0 when the
+            verified pairs fit one partition) and the seconds of each stage (the candidates'
+            include their verification, done where they are found; ``seconds_verify`` is the
+            rest: the verified pairs made unique, and the band decided).
         max_pairs: the most candidate pairs of distinct fingerprints (as :func:`neardup.dedup`);
             more raise :class:`neardup.TooManyPairsError` naming their number. None: no limit.
         scratch: a folder every worker can read and write, for the digests while this runs
@@ -913,7 +926,8 @@ def dedup(
         candidates: ``"prefix"`` or ``"fingerprint"``, as in :func:`neardup.dedup`: with
             prefixes, the texts meet by a shuffle on the rarest hashes of their sketches (in
             an order counted on a sample of each partition), and ``stats["prefix_pairs"]``
-            counts the candidate pairs.
+            counts the candidate pairs found, a pair once for each prefix hash its two texts
+            share (``short_pairs`` likewise), each of them verified where it is found.
 
     Returns:
         the kept rows, a lazy dask DataFrame in input order; with ``clusters=True``,
@@ -1034,7 +1048,10 @@ def _find(
     """The per-row results of the documents that are removed or have copies or near-duplicates,
     one partition per input partition (indexed by global row, persisted on the workers), and
     each input partition's first row and row count. ``digest_part`` and ``verify_part`` stand
-    for steps 1 and 4 (:mod:`neardup.dask_against` digests and verifies on compact sketches)."""
+    for steps 1 and 4 (:mod:`neardup.dask_against` digests and verifies on compact sketches):
+    ``verify_part(pairs, parts, starts, folder, threshold)`` is called by each task that finds
+    candidate pairs, on its pairs (columns ``a`` and ``b``, global rows of any partitions,
+    repeats possible), and returns those it keeps, each once: (a, b, jaccard, band)."""
     clock = time.perf_counter()
     verified = threshold is not None
     with_ids = id_field is not None
@@ -1182,8 +1199,9 @@ def _find(
     record["seconds_candidates"] = time.perf_counter() - clock
     stage("candidates")
     clock = time.perf_counter()
-    # 4. Verification: pairs by their first text, the sketches read where they lie; those whose
-    # estimate lies near the threshold on their exact shingle sets, the input read again.
+    # 4. Verification, done by the tasks of step 3: the pairs they kept, each once (by their
+    # first text); those whose estimate lies near the threshold on their exact shingle sets,
+    # the input read again.
     if verified:
         checked, _, record["band_pairs_exact"] = spill_tallied(
             pairs.shuffle(on="a", npartitions=_partitions_for(checked_rows)).map_partitions(
