@@ -6,7 +6,6 @@ against the brute-force oracle of tests/brute.py.
 
 from __future__ import annotations
 
-import collections
 import gzip
 import json
 import logging
@@ -166,7 +165,8 @@ def test_pair_tables_cut_into_many_partitions_give_the_same_result(
     _check_same(debian, kept, table, want)
 
 
-def _rarity_frame(texts: list[str], npartitions: int) -> dd.DataFrame:
+def _rarity_frame(texts: list[str]) -> pd.DataFrame:
+    """The digests' columns the rarity tables read, one row per text (rows numbered 0, 1, ...)."""
     import pyarrow as pa
 
     from neardup import kernels
@@ -175,57 +175,72 @@ def _rarity_frame(texts: list[str], npartitions: int) -> dd.DataFrame:
     frame = table.select(["key", "sketch"]).to_pandas(
         types_mapper=lambda t: pd.ArrowDtype(t) if pa.types.is_large_list(t) else None
     )
-    return dd.from_pandas(frame, npartitions=npartitions)
+    frame.insert(0, "row", np.arange(len(frame), dtype=np.int64))
+    return frame
 
 
-@pytest.mark.parametrize("cap", [1 << 20, 50, 3])
-def test_rarity_table_is_counted_on_a_share_of_texts_and_capped(
-    client, debian, monkeypatch, tmp_path, cap
-):
-    """The rarity table counts each hash over the texts of one content key in RARITY_SHARE
-    (each text once), summed across partitions on the workers, keeps the hashes counted twice
-    or more, and of those the most frequent within RARITY_TABLE: against a count of the same
-    share in one piece."""
+def test_each_partition_gets_the_counts_of_its_own_hashes(client, debian, monkeypatch, tmp_path):
+    """Each partition's rarity table holds the hashes its texts hold that the texts of one
+    content key in RARITY_SHARE hold twice or more over the whole corpus (each text counted
+    once, wherever its copies lie), with those counts: against a count over the whole corpus in
+    one piece, as the single machine makes it."""
     from neardup import kernels
 
-    # Every text twice, the copy next to it (in its partition): a text counts once.
-    texts = [t for t in debian["text"].tolist() for _ in range(2)]
+    # Copies spread over the partitions: the text is the first row of its key, its copies not.
+    texts = debian["text"].tolist()
+    rng = random.Random(5)
+    for _ in range(400):
+        texts.insert(rng.randrange(len(texts) + 1), rng.choice(texts))
     monkeypatch.setattr(ndd, "RARITY_SHARE", 3)
-    monkeypatch.setattr(ndd, "RARITY_TABLE", cap)
-    cut = np.linspace(0, len(texts) // 2, 7).astype(int) * 2
-    ddf = dd.concat([_rarity_frame(texts[lo:hi], 1) for lo, hi in zip(cut[:-1], cut[1:])])
-    assert ddf.npartitions == 6
-    got_hashes, got_counts = ndd._rarity_table(lambda columns: ddf[columns], 4, str(tmp_path))
-    # The same count piece by piece: a text of the share counts once in each piece it lies in.
-    counted: collections.Counter = collections.Counter()
-    for lo, hi in zip(cut[:-1], cut[1:]):
-        piece = _rarity_frame(texts[lo:hi], 1).compute()
-        keys = piece["key"].to_numpy(np.uint64)
-        first = np.unique(keys, return_index=True)[1]
-        share = np.sort(first[keys[first] % np.uint64(3) == 0])
-        hashes, counts = kernels.rarity_counts(ndd._sketch_array(piece["sketch"]).take(share))
-        counted.update(dict(zip(hashes.tolist(), counts.tolist())))
-    least = 2
-    while sum(c >= least for c in counted.values()) > cap:
-        least += 1
-    want = sorted((h, c) for h, c in counted.items() if c >= least)
-    assert 0 < len(want) <= cap
-    assert (least > 2) == (cap < 1 << 20)  # the small caps cut the table
-    assert sorted(zip(got_hashes.tolist(), got_counts.tolist())) == want
-    assert len(got_hashes) <= cap
+    whole = _rarity_frame(texts)
+    keys = whole["key"].to_numpy(np.uint64)
+    first = np.zeros(len(texts), bool)
+    first[np.unique(keys, return_index=True)[1]] = True
+    sketches = ndd._sketch_array(whole["sketch"])
+    counted = kernels.rarity_counts(sketches.take(np.flatnonzero(first & (keys % 3 == 0))))
+    frequent = {h: c for h, c in zip(*(x.tolist() for x in counted)) if c >= 2}
+    cut = [0, 900, 901, 2000, len(texts)]
+    divisions = [*cut[:-1], len(texts) - 1]
+    ddf = dd.from_pandas(whole, npartitions=1).repartition(divisions=divisions)
+    copies = ddf[~ddf["row"].isin(np.flatnonzero(first).tolist())]
+    copies = copies[["row"]].set_index("row", drop=False, divisions=divisions)
+    tables, rows = ndd._rarity_tables(lambda columns: ddf, copies, len(cut) - 1, str(tmp_path))
+    got = tables.partitions
+    total = 0
+    for i, (lo, hi) in enumerate(zip(cut[:-1], cut[1:])):
+        held = {
+            h for r in range(lo, hi) if first[r] for h in sketches[r].values.to_numpy().tolist()
+        }
+        want = sorted((h, c) for h, c in frequent.items() if h in held)
+        table = got[i].compute()
+        assert len(want) > 0 or hi - lo == 1
+        hashes, counts = ndd._table_of(table)
+        assert list(zip(hashes.tolist(), counts.tolist())) == want
+        total += len(want)
+    assert rows == total
 
 
 @pytest.mark.parametrize("share", [1, 5])
-def test_prefix_candidates_with_a_tiny_rarity_table_match_single_machine(
-    client, debian, monkeypatch, share
-):
+def test_prefix_candidates_with_any_share_match_single_machine(client, debian, monkeypatch, share):
+    """The same rarity order as the single machine: the same prefix pairs, the same result."""
+    from neardup import pipeline
+
     monkeypatch.setattr(ndd, "RARITY_SHARE", share)
-    monkeypatch.setattr(ndd, "RARITY_TABLE", 4)
-    want = neardup.dedup(debian["text"].tolist(), candidates="prefix")
+    monkeypatch.setattr(pipeline, "RARITY_FRACTION", share)
+    texts = debian["text"].tolist()
+    texts += texts[::7]  # copies in other partitions
+    frame = pd.DataFrame({"id": range(len(texts)), "text": texts})
+    want = neardup.dedup(texts, candidates="prefix")
+    stats: dict = {}
     kept, table = ndd.dedup(
-        dd.from_pandas(debian, npartitions=3), id_field="id", clusters=True, candidates="prefix"
+        dd.from_pandas(frame, npartitions=3),
+        id_field="id",
+        clusters=True,
+        candidates="prefix",
+        stats=stats,
     )
-    _check_same(debian, kept, table, want)
+    assert stats["prefix_pairs"] == want.stats["prefix_pairs"] > 0
+    _check_same(frame, kept, table, want)
 
 
 def test_dedup_default_ids_are_global_rows_and_kept_is_lazy(client, debian):
@@ -550,18 +565,20 @@ def test_dedup_stats_count_the_stages(client, debian, caplog, capsys):
         neardup.dedup(debian["text"].tolist(), max_pairs=want - 1)
 
 
-def test_the_client_receives_counts_only(client, debian, monkeypatch):
+@pytest.mark.parametrize("candidates", ["fingerprint", "prefix"])
+def test_the_client_receives_counts_only(client, debian, monkeypatch, candidates):
     """Nothing per document comes back to the client while dedup runs: every computed result is
-    a count per partition, a total or the search's bit order (64 bits)."""
+    a count per partition, a total or the search's bit order (64 bits); with prefixes, no
+    rarity table either (each partition's is made and read on the workers)."""
 
     with computed(monkeypatch) as got:
         ddf = dd.from_pandas(debian, npartitions=4)
-        kept, table = ndd.dedup(ddf, id_field="id", clusters=True)
+        kept, table = ndd.dedup(ddf, id_field="id", clusters=True, candidates=candidates)
         sizes = [len(x) if hasattr(x, "__len__") else 1 for x in got]
         assert got and max(sizes) <= 64, sizes
     # The outputs are partitioned like the input, computed where they are written.
     assert kept.npartitions == table.npartitions == 4
-    want = neardup.dedup(debian["text"].tolist())
+    want = neardup.dedup(debian["text"].tolist(), candidates=candidates)
     _check_same(debian, kept, table, want)
 
 
@@ -633,6 +650,7 @@ def test_dedup_matches_single_machine_on_random_corpora(
         texts.insert(rng.randrange(len(texts) + 1), b)
     df = pd.DataFrame({"id": [f"d{i}" for i in range(len(texts))], "text": texts})
     want = neardup.dedup(texts, k=k, keep=keep, threshold=threshold, candidates=candidates)
+    stats: dict = {}
     kept, table = ndd.dedup(
         dd.from_pandas(df, npartitions=min(npartitions, len(df))),
         k=k,
@@ -641,8 +659,11 @@ def test_dedup_matches_single_machine_on_random_corpora(
         threshold=threshold,
         clusters=True,
         candidates=candidates,
+        stats=stats,
     )
     _check_same(df, kept, table, want)
+    # The same rarity order: the same prefix pairs.
+    assert stats.get("prefix_pairs", 0) == want.stats.get("prefix_pairs", 0)
 
 
 def test_cli_dask_bad_text_is_a_clear_input_error(tmp_path, capsys):

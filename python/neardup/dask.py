@@ -12,7 +12,9 @@ any number of partitions and workers. Every step runs on the workers, each a ker
    fingerprint, and its keep-order rank that of its first row in keep order;
 3. candidates: one row per text and lead group of the search plan, shuffled by part key; the
    pairs of fingerprints within ``k`` of each part (each pair in one part only), and the pairs
-   of texts of one fingerprint; the short texts' pairs by a shuffle on their prefix hashes;
+   of texts of one fingerprint; the short texts' pairs by a shuffle on their prefix hashes
+   (with prefix candidates, every text's, in a rarity order whose counts come to each
+   partition for its own texts' hashes by two shuffles, one by hash and one back);
 4. verification, in the task that found the pairs: the sketches of their texts gathered from
    the memory-mapped digest files where they lie (each file opened once a task; no sketch
    moves), each pair checked once a task; only the pairs kept leave the task (a pair found in
@@ -47,11 +49,11 @@ import pandas as pd
 
 from neardup import _core, kernels
 from neardup.batches import check_texts, fingerprint_batch
-from neardup.dask_spill import remove_spilled, spill, spill_counted, spill_tallied
+from neardup.dask_spill import remove_spilled, spill, spill_counted, spill_file, spill_tallied
 from neardup.errors import TooManyPairsError
 from neardup.hasher import Simhasher
 from neardup.index import DEFAULT_MAX_PAIRS
-from neardup.pipeline import VERIFY, check_candidates, check_settings
+from neardup.pipeline import RARITY_FRACTION, VERIFY, check_candidates, check_settings
 from neardup.progress import log, progress_bar
 from neardup.verify import SKETCH_SIZE, estimate_band
 
@@ -325,26 +327,140 @@ def _short_keys_part(part: pd.DataFrame, threshold: float) -> pd.DataFrame:
     )
 
 
-def _rarity_part(part: pd.DataFrame, share: int) -> pd.DataFrame:
-    """How many of the partition's texts of the counted share (one content key in ``share``,
-    each key once) hold each shingle hash: (hash, count)."""
+def _texts_only(part: pd.DataFrame, copies: pd.DataFrame) -> pd.DataFrame:
+    """The partition's rows that are texts (the first row of their key and fingerprint): all
+    but ``copies``' rows (the partition's other rows, from the copies stage)."""
+    rows = part["row"].to_numpy(np.int64)
+    return part[~np.isin(rows, copies["row"].to_numpy(np.int64))]
+
+
+def _held_part(
+    part: pd.DataFrame, copies: pd.DataFrame, share: int, partition_info: Any = None
+) -> pd.DataFrame:
+    """The distinct shingle hashes of the partition's texts, each with how many of its texts of
+    the counted share (one content key in ``share``) hold it: (hash, part, count). Each text of
+    the corpus lies in one partition: summed by hash, the counts are the whole corpus's."""
     import pyarrow as pa
 
-    keys = part["key"].to_numpy(kernels.KEY_DTYPE)
-    first = np.unique(keys, return_index=True)[1]
-    chosen = np.sort(first[keys[first] % np.uint64(share) == 0])
-    sketches = _sketch_array(part["sketch"]).take(pa.array(chosen))
-    hashes, counts = kernels.rarity_counts(sketches, 1 << 62)
-    return pd.DataFrame({"hash": hashes.astype(np.int64), "count": counts.astype(np.int64)})
+    texts = _texts_only(part, copies)
+    sketches = _sketch_array(texts["sketch"])
+    every = np.sort(kernels.rarity_counts(sketches, 1 << 62)[0].astype(np.uint64))
+    keys = texts["key"].to_numpy(kernels.KEY_DTYPE)
+    chosen = np.flatnonzero(keys % np.uint64(share) == 0)
+    hashes, counts = kernels.rarity_counts(sketches.take(pa.array(chosen)), 1 << 62)
+    count = np.zeros(len(every), np.int32)
+    count[np.searchsorted(every, hashes.astype(np.uint64))] = counts
+    return pd.DataFrame(
+        {
+            "hash": every.view(np.int64),
+            "part": np.full(len(every), _number(partition_info), np.int32),
+            "count": count,
+        }
+    )
 
 
-def _prefix_keys_part(part: pd.DataFrame, table: Any, threshold: float) -> pd.DataFrame:
-    """The prefix hashes of the partition's texts in the order of ``table``: (hash, key,
-    fingerprint, row)."""
+def _holders_part(rows: pd.DataFrame) -> pd.DataFrame:
+    """Of the hashes shuffled here, those counted twice or more over the corpus: their count,
+    once for each partition holding them (part, hash, count)."""
+    hashes = rows["hash"].to_numpy(np.int64)
+    order = np.argsort(hashes, kind="stable")
+    hashes = hashes[order]
+    heads = np.flatnonzero(np.concatenate([[True], hashes[1:] != hashes[:-1]]))
+    totals = np.add.reduceat(rows["count"].to_numpy(np.int64)[order], heads) if len(heads) else []
+    total = np.repeat(np.asarray(totals, np.int64), np.diff(np.append(heads, len(hashes))))
+    kept = total >= 2
+    return pd.DataFrame(
+        {
+            "part": rows["part"].to_numpy(np.int64)[order][kept],
+            "hash": hashes[kept],
+            "count": total[kept],
+        }
+    )
+
+
+def _table_part(rows: pd.DataFrame) -> pd.DataFrame:
+    """One partition's table: its texts' frequent hashes and their counts, by hash (unsigned)."""
+    hashes = rows["hash"].to_numpy(np.int64)
+    order = np.argsort(hashes.view(np.uint64), kind="stable")
+    return pd.DataFrame({"hash": hashes[order], "count": rows["count"].to_numpy(np.int64)[order]})
+
+
+#: One content key in this many counts for the rarity order of a Dask dedup (each text once,
+#: as :class:`neardup.pipeline.PrefixLists` counts).
+RARITY_SHARE = RARITY_FRACTION
+
+#: The name of the spilled rarity tables: one a partition with rows, its texts' hashes.
+_RARITY = "rarity"
+
+
+def _rarity_tables(
+    digests: Callable[[list[str]], Any], copies: Any, partitions: int, folder: str
+) -> tuple[Any, int]:
+    """Each partition's table of the rarity order, spilled (one partition with rows each), and
+    the tables' rows: how many texts of a share of the corpus (one content key in
+    ``RARITY_SHARE``, each text once) hold each hash its texts hold, for the hashes counted twice
+    or more (the others count 0). A partition's table orders its texts' hashes as the whole
+    corpus's table would (and as :func:`neardup.dedup` does); its size is set by the
+    partition's, whatever the corpus. The distinct hashes of each partition's texts are shuffled
+    by hash, summed there, and those counted twice or more come back to each partition holding
+    them by a second shuffle. ``copies``: the rows that are not their text's first, partitioned
+    like the digests."""
+    held = dd.map_partitions(
+        _held_part,
+        digests(["key", "sketch"]),
+        copies,
+        RARITY_SHARE,
+        meta=_frame(hash=np.int64, part=np.int32, count=np.int32),
+        align_dataframes=False,
+    )
+    holders = held.shuffle(on="hash", npartitions=partitions).map_partitions(
+        _holders_part, meta=_frame(part=np.int64, hash=np.int64, count=np.int64)
+    )
+    tables = holders.set_index("part", divisions=_part_divisions(partitions)).map_partitions(
+        _table_part, meta=_frame(hash=np.int64, count=np.int64)
+    )
+    tables, sizes = spill(tables, folder, _RARITY)
+    return tables, int(sizes.sum())
+
+
+def _part_divisions(partitions: int) -> list[int]:
+    """Divisions that put index value i in partition i, for i in ``range(partitions)``."""
+    return [*range(partitions), partitions - 1] if partitions > 1 else [0, 0]
+
+
+def _table_of(table: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    return (
+        table["hash"].to_numpy(np.int64).view(np.uint64),
+        table["count"].to_numpy(np.int64).astype(np.uint32),
+    )
+
+
+def _local_table(folder: str, j: int, sketches: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of the j-th partition's rarity table (read from its file) of the hashes of
+    ``sketches`` (texts of that partition)."""
+    import pyarrow as pa
+
+    path = spill_file(folder, _RARITY, j)
+    table = pa.ipc.open_file(pa.memory_map(path)).read_all()
+    hashes = table["hash"].to_numpy().view(np.uint64)
+    wanted = np.unique(kernels._ranges(sketches)[2].astype(np.uint64))
+    at = np.minimum(np.searchsorted(hashes, wanted), max(len(hashes) - 1, 0))
+    hit = np.flatnonzero(hashes[at] == wanted) if len(hashes) else np.zeros(0, np.int64)
+    counts = table["count"].to_numpy()[at[hit]]
+    return wanted[hit], counts.astype(np.uint32)
+
+
+def _prefix_keys_part(
+    part: pd.DataFrame, copies: pd.DataFrame, table: pd.DataFrame, threshold: float
+) -> pd.DataFrame:
+    """The prefix hashes of the partition's texts in the rarity order of ``table`` (its texts'
+    frequent hashes, :func:`_rarity_tables`): (hash, key, fingerprint, row). ``copies``: the
+    partition's rows that are not texts (their texts list the same hashes)."""
+    part = _texts_only(part, copies)
     fps = part["fingerprint"].to_numpy(np.uint64)
     index, hashes = kernels.prefix_keys(
         _sketch_array(part["sketch"]),
-        table,
+        _table_of(table),
         threshold,
         fps,
         SKETCH_SIZE,
@@ -372,7 +488,8 @@ def _short_pairs_part(
     """The candidate pairs of the texts sharing a prefix hash shuffled here (a text is the
     first row of its key and fingerprint: every row of a text shares its hashes); a hash of
     more than ``RUN_CAP`` texts is split by the next hashes of their lists, read from their
-    sketches where they lie (the digest files). A last row ``(-1, skipped)`` counts the pairs
+    sketches where they lie (the digest files), in the order of ``table`` (None: of their
+    partitions' rarity tables, read from their files). A last row ``(-1, skipped)`` counts the pairs
     of groups that could not be split."""
     text = (
         rows.groupby([*kernels.KEY_COLUMNS, "fingerprint"])["row"]
@@ -389,8 +506,14 @@ def _short_pairs_part(
         import pyarrow as pa
 
         sketches = pa.concat_arrays(pieces)
+        # Without a table, each partition's rarity table gives its texts' counts.
+        order = table
+        if table is None:
+            held = [_local_table(folder, int(j), piece) for j, piece in zip(np.unique(of), pieces)]
+            hashes_of, at = np.unique(np.concatenate([h for h, _ in held]), return_index=True)
+            order = (hashes_of, np.concatenate([c for _, c in held])[at])
         band = estimate_band(threshold, SKETCH_SIZE)
-        return kernels.split_runs(hashes, nodes, sketches, table, threshold, SKETCH_SIZE, band)
+        return kernels.split_runs(hashes, nodes, sketches, order, threshold, SKETCH_SIZE, band)
 
     a, b, skipped = kernels.pairs_in_runs(rows["hash"].to_numpy(np.int64), text, split)
     return pd.DataFrame({"a": np.append(a, -1), "b": np.append(b, skipped)})
@@ -398,39 +521,6 @@ def _short_pairs_part(
 
 #: The order of the short texts' prefixes: by hash value (no table of frequent hashes).
 _NO_TABLE = (np.zeros(0, np.uint64), np.zeros(0, np.uint32))
-
-
-#: One content key in this many counts for the rarity order of a Dask dedup (each text of the
-#: share once per partition it lies in).
-RARITY_SHARE = 16
-
-#: The most hashes of the rarity table handed to every task (about 12 MB): the most frequent.
-RARITY_TABLE = 1 << 20
-
-
-def _rarity_table(digests: Callable[[list[str]], Any], partitions: int, folder: str) -> Any:
-    """The table of the rarity order: how many texts of a share of the corpus (one content key
-    in ``RARITY_SHARE``) hold each hash, counted on the workers, summed there by a shuffle on the
-    hash; only the hashes counted twice or more come to the client, the ``RARITY_TABLE`` most
-    frequent at most (a hash left out counts 0, as a rare one: any order finds every pair; this
-    one lists the frequent hashes last), to be handed to every task. Its size is bounded
-    whatever the corpus; the work grows with it."""
-    counts = digests(["key", "sketch"]).map_partitions(
-        _rarity_part, RARITY_SHARE, meta=_frame(hash=np.int64, count=np.int64)
-    )
-    summed = counts.groupby("hash")["count"].sum(split_out=partitions).reset_index()
-    held, sizes = spill(summed[summed["count"] >= 2], folder, "rarity")
-    least = 2
-    if int(sizes.sum()) > RARITY_TABLE:
-        # The least count that keeps the table within its size, from the number of hashes of
-        # each count (as many as there are distinct counts).
-        many = held["count"].value_counts().compute().sort_index(ascending=False)
-        within = many.index.to_numpy(np.int64)[np.cumsum(many.to_numpy()) <= RARITY_TABLE]
-        least = int(within[-1]) if len(within) else int(many.index[0]) + 1
-    table = held[held["count"] >= least].compute()
-    hashes = table["hash"].to_numpy(np.int64).astype(np.uint64)
-    order = np.argsort(hashes)
-    return kernels.frequent_hashes(hashes[order], table["count"].to_numpy(np.int64)[order])
 
 
 def _sketch_array(column: pd.Series) -> Any:
@@ -925,9 +1015,11 @@ def dedup(
             DEBUG either way.
         candidates: ``"prefix"`` or ``"fingerprint"``, as in :func:`neardup.dedup`: with
             prefixes, the texts meet by a shuffle on the rarest hashes of their sketches (in
-            an order counted on a sample of each partition), and ``stats["prefix_pairs"]``
-            counts the candidate pairs found, a pair once for each prefix hash its two texts
-            share (``short_pairs`` likewise), each of them verified where it is found.
+            the single machine's order, counted on one text in 16 of the corpus; each
+            partition gets the counts of its own texts' hashes), and ``stats["prefix_pairs"]``
+            counts the candidate pairs found (the single machine's number), a pair once for
+            each prefix hash its two texts share (``short_pairs`` likewise), each of them
+            verified where it is found.
 
     Returns:
         the kept rows, a lazy dask DataFrame in input order; with ``clusters=True``,
@@ -1161,8 +1253,16 @@ def _find(
         pairs = found
     if verified:
         # Short texts, or with prefixes every text: a shuffle on their prefix hashes.
-        table = _rarity_table(digests, Q, folder) if by_prefix else _NO_TABLE
         keyed = digests(["fingerprint", *kernels.KEY_COLUMNS, "sketch"])
+        table: Any = _NO_TABLE
+        if by_prefix:
+            # The rows that are not their text's first, by partition: texts count once.
+            copies = rows[rows["row"] != rows["text"]][["row"]]
+            copies = copies.set_index("row", drop=False, divisions=divisions)
+            ticks = time.perf_counter()
+            tables, record["rarity_rows"] = _rarity_tables(digests, copies, Q, folder)
+            record["seconds_rarity"] = time.perf_counter() - ticks
+            table = None
         key_meta = _frame(
             hash=np.int64,
             key=kernels.KEY_DTYPE,
@@ -1171,7 +1271,15 @@ def _find(
             row=np.int64,
         )
         keyed = (
-            keyed.map_partitions(_prefix_keys_part, table, threshold, meta=key_meta)
+            dd.map_partitions(
+                _prefix_keys_part,
+                keyed,
+                copies,
+                tables,
+                threshold,
+                meta=key_meta,
+                align_dataframes=False,
+            )
             if by_prefix
             else keyed.map_partitions(_short_keys_part, threshold, meta=key_meta)
         )
