@@ -28,7 +28,7 @@ import neardup.dask as ndd
 from command import run
 from computed import computed
 from conftest import SAMPLE
-from near_threshold import WITHIN_K8, band_corpus, pairs_within_k8
+from near_threshold import WITHIN_K8, band_corpus, pairs_within_k8, random_words
 from neardup import batches
 from neardup.verify import THRESHOLD_K
 
@@ -375,6 +375,41 @@ def test_pairs_near_the_threshold_are_decided_exactly_on_the_workers(client, npa
     # Every candidate pair in the band is decided exactly on Dask (here: the built ones).
     assert stats["band_pairs_exact"] == len(WITHIN_K8)
     assert stats["band_pairs_estimated"] == 0
+
+
+@pytest.mark.parametrize("candidates", ["fingerprint", "prefix"])
+def test_a_cut_sketch_against_a_whole_one_is_decided_exactly(client, candidates):
+    """A long text (1,148 shingles: its sketch is cut) and its first words (928 or 898
+    shingles, all its own: their sketch is their whole set): the exact Jaccards are 928 / 1,148
+    (removed) and 898 / 1,148 (kept), each read from the long text's whole set kept by the
+    digest and the short one's sketch, as neardup.dedup decides them."""
+    words = random_words(2400, seed=11)
+    long_a, long_b = words[:1150], words[1200:2350]
+    texts = planted(40)["text"].tolist()
+    pairs = [(" ".join(long_a), " ".join(long_a[:930])), (" ".join(long_b), " ".join(long_b[:900]))]
+    rng = random.Random(4)
+    for a, b in pairs:
+        texts.insert(rng.randrange(len(texts) + 1), a)
+        texts.insert(rng.randrange(texts.index(a) + 1, len(texts) + 1), b)
+    df = pd.DataFrame({"id": [f"d{i}" for i in range(len(texts))], "text": texts})
+    # k = 16: the fingerprints of a text and its first 80% of words lie 8 to 13 bits apart.
+    want = neardup.dedup(texts, k=16, candidates=candidates)
+    first = texts.index(pairs[0][1])
+    assert want.kept_row[first] == texts.index(pairs[0][0])
+    assert want.jaccard[first] == np.float32(928 / 1148)
+    assert want.keep[texts.index(pairs[1][1])]
+    assert want.stats["band_pairs_exact"] == 2
+    stats: dict = {}
+    kept, table = ndd.dedup(
+        dd.from_pandas(df, npartitions=3),
+        k=16,
+        id_field="id",
+        clusters=True,
+        stats=stats,
+        candidates=candidates,
+    )
+    _check_same(df, kept, table, want)
+    assert stats["band_pairs_exact"] == 2
 
 
 # -- the command ---------------------------------------------------------------------------------

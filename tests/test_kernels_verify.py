@@ -49,3 +49,32 @@ def test_verify_rows_reads_two_arrays_in_place(tmp_path):
         kernels.verify_rows(a, np.array([len(left)]), b, np.array([0]))
     with pytest.raises(ValueError, match="1 rows on one side but 2"):
         kernels.verify_rows(a, np.array([0]), b, np.array([0, 1]))
+
+
+def test_digest_batch_keeps_the_whole_sets_of_the_cut_sketches():
+    """With ``whole=True`` the sketches are those of ``whole=False``, and each text whose
+    sketch is cut also gets its whole shingle set (as ``shingle_sets`` makes it from the text),
+    the others none (their sketch is their whole set)."""
+    rng = random.Random(5)
+    words = [f"w{i}" for i in range(5000)]
+    # Short, long, a copy of a long one, empty, and one of exactly as many shingles as a sketch
+    # holds (3-shingles of distinct words: one per word but the first two).
+    texts = [" ".join(rng.choices(words, k=rng.choice([5, 200, 1500, 3000]))) for _ in range(12)]
+    texts += [texts[2], "", " ".join(words[:1026])]
+    plain = kernels.digest_batch(texts)
+    table = kernels.digest_batch(texts, whole=True)
+    assert table.column("sketch").to_pylist() == plain.column("sketch").to_pylist()
+    assert table.column("fingerprint").equals(plain.column("fingerprint"))
+    sketches = table.column("sketch").to_pylist()
+    shingles = table.column("shingles").to_pylist()
+    sets = kernels.shingle_sets(texts)
+    for i in range(len(texts)):
+        whole = np.frombuffer(sets[i].as_py(), kernels.SKETCH_DTYPE).tolist()
+        if whole and not sketches[i]:  # a copy: its first occurrence holds both
+            assert shingles[i] == []
+        elif len(whole) >= 1024:
+            assert shingles[i] == whole and sketches[i] == whole[:1024]
+        else:
+            assert shingles[i] == [] and sketches[i] == whole
+    cut = [len(s) for s in shingles if s]
+    assert len(cut) >= 3 and min(cut) == 1024 and max(cut) > 2 * 1024

@@ -6,8 +6,9 @@ with the same kept documents and the same evidence as :func:`neardup.dedup` on o
 any number of partitions and workers. Every step runs on the workers, each a kernel of
 :mod:`neardup.kernels` applied to one partition; the client receives a count per partition:
 
-1. digests: each input partition's fingerprints, content keys, lengths and sketches, written to
-   one Arrow file of a scratch folder (the input's one read before the outputs);
+1. digests: each input partition's fingerprints, content keys, lengths and sketches (and the
+   whole shingle sets of the texts whose sketch is cut, from the same pass), written to one
+   Arrow file of a scratch folder (the input's one read before the outputs);
 2. copies: the rows shuffled by content key; a text is the first row of its key and
    fingerprint, and its keep-order rank that of its first row in keep order;
 3. candidates: one row per text and lead group of the search plan, shuffled by part key; the
@@ -20,8 +21,8 @@ any number of partitions and workers. Every step runs on the workers, each a ker
    moves), each pair checked once a task; only the pairs kept leave the task (a pair found in
    two tasks, under two prefix hashes, is checked in both; the kept ones are shuffled by first
    text and each kept once); a pair whose estimate lies near the threshold is decided on its
-   exact shingle sets: the input partitions holding its texts are read again and make their
-   whole sets, which a join on the row brings to the pair;
+   exact shingle sets, which the digest wrote beside the sketches of the texts whose sketch is
+   cut: read where they lie, no shuffle;
 5. connected components of the verified pairs: in one task when they fit one partition of
    ``PAIR_ROWS`` rows, else by rounds of two shuffles (each node takes its neighbours' smallest
    label, then its label's label) until no label changes;
@@ -164,15 +165,17 @@ def _digest_part(
     folder: str,
     partition_info: Any = None,
 ) -> pd.DataFrame:
-    """Writes the partition's digests (fingerprint, content key, length, sketch, id) to its file;
-    returns its row count."""
+    """Writes the partition's digests (fingerprint, content key, length, sketch, the whole
+    shingle set of a text whose sketch is cut, id) to its file; returns its row count."""
     import pyarrow as pa
 
     i = _number(partition_info)
     where = f"partition {i}, column {text_field!r},"
     values = part[text_field].tolist()
     check_texts(values, where)
-    table = kernels.digest_batch(values, hasher, shingle=shingle, size=SKETCH_SIZE, name=where)
+    table = kernels.digest_batch(
+        values, hasher, shingle=shingle, size=SKETCH_SIZE, name=where, whole=shingle is not None
+    )
     if id_field is not None:
         table = table.append_column("id", pa.array(part[id_field], from_pandas=True))
     path = _digest_file(folder, i)
@@ -642,86 +645,83 @@ def _unique_part(checked: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([once, tail], ignore_index=True).astype(_CHECKED_META.dtypes.to_dict())
 
 
-def _shingle_sets_part(
-    part: pd.DataFrame,
-    need: pd.DataFrame,
+def _exact_part(
+    pairs: pd.DataFrame,
+    parts: list[int],
     starts: np.ndarray,
-    counts: np.ndarray,
-    text_field: str,
-    hasher: Simhasher,
-    shingle: int,
-    partition_info: Any = None,
+    folder: str,
+    threshold: float,
 ) -> pd.DataFrame:
-    """The whole shingle sets of the rows ``need`` names (its index: global rows, in this input
-    partition), made from their texts read again: (row, shingles)."""
-    i = _number(partition_info)
-    if len(part) != int(counts[i]):
-        raise RuntimeError(
-            f"partition {i} has {len(part)} rows now but had {int(counts[i])} when digested: the input changed"
+    """The pairs (a, b) here decided on their exact Jaccards: (a, b, jaccard) of those at
+    ``threshold`` or more. Each text's whole shingle set is read where it lies, from the
+    memory-mapped digest files (the ``shingles`` of a text whose sketch is cut, else its
+    sketch, which is then whole), one pair of files at a time: nothing moves but the pairs."""
+    a = pairs["a"].to_numpy(np.int64)
+    b = pairs["b"].to_numpy(np.int64)
+    of_a = np.searchsorted(starts, a, side="right") - 1
+    of_b = np.searchsorted(starts, b, side="right") - 1
+    order = np.lexsort((of_b, of_a))
+    a, b, of_a, of_b = a[order], b[order], of_a[order], of_b[order]
+    got = np.zeros(len(a), np.float64)
+    bounds = np.flatnonzero((np.diff(of_a) != 0) | (np.diff(of_b) != 0)) + 1
+    mine: tuple[int, Any] = (-1, None)
+    for lo, hi in zip([0, *bounds.tolist()], [*bounds.tolist(), len(a)]):
+        if lo == hi:
+            continue
+        i, j = int(of_a[lo]), int(of_b[lo])
+        if mine[0] != i:
+            mine = (i, _whole_sets(i, parts, folder))
+        theirs = mine[1] if j == i else _whole_sets(j, parts, folder)
+        got[lo:hi] = _exact_rows(
+            mine[1], a[lo:hi] - int(starts[i]), theirs, b[lo:hi] - int(starts[j])
         )
-    rows = np.unique(need.index.to_numpy(np.int64))
-    texts = part[text_field].to_numpy(object)[rows - int(starts[i])].tolist()
-    sets = kernels.shingle_sets(texts, hasher, shingle=shingle)
-    return pd.DataFrame({"row": rows, "shingles": pd.arrays.ArrowExtensionArray(sets)})
-
-
-def _exact_part(pairs: pd.DataFrame, threshold: float) -> pd.DataFrame:
-    """The pairs (with both texts' whole shingle sets) at an exact Jaccard >= ``threshold``:
-    (a, b, jaccard)."""
-    got = kernels.verify_pairs(
-        _sketch_array(pairs["shingles_a"]), _sketch_array(pairs["shingles"]), kernels.WHOLE
-    )
+        del theirs
     near = got >= threshold
-    return pd.DataFrame(
-        {
-            "a": pairs["a"].to_numpy(np.int64)[near],
-            "b": pairs["b"].to_numpy(np.int64)[near],
-            "jaccard": got[near].astype(np.float32),
-        }
-    )
+    return pd.DataFrame({"a": a[near], "b": b[near], "jaccard": got[near].astype(np.float32)})
+
+
+def _whole_sets(j: int, parts: list[int], folder: str) -> tuple[Any, Any]:
+    """The sketch and ``shingles`` columns of the j-th partition with rows, memory-mapped."""
+    table = _read_columns(_digest_file(folder, parts[j]), ["sketch", "shingles"])
+    return table.column(0), table.column(1)
+
+
+def _exact_rows(
+    mine: tuple[Any, Any], rows_a: np.ndarray, theirs: tuple[Any, Any], rows_b: np.ndarray
+) -> np.ndarray:
+    """The exact Jaccards of the whole sets of ``rows_a`` (in ``mine``: sketch and shingles
+    columns) and ``rows_b`` (in ``theirs``): each side's ``shingles`` when its sketch is cut,
+    else its sketch (whole); read where they lie."""
+    cut_a = _cut(mine[0], rows_a)
+    cut_b = _cut(theirs[0], rows_b)
+    got = np.zeros(len(rows_a), np.float64)
+    for side_a in (False, True):
+        for side_b in (False, True):
+            at = (cut_a == side_a) & (cut_b == side_b)
+            if at.any():
+                got[at] = kernels.verify_rows(
+                    mine[int(side_a)], rows_a[at], theirs[int(side_b)], rows_b[at], kernels.WHOLE
+                )
+    return got
+
+
+def _cut(sketches: Any, rows: np.ndarray) -> np.ndarray:
+    """Whether the sketches of ``rows`` are cut (hold ``SKETCH_SIZE`` hashes)."""
+    import pyarrow.compute as pc
+
+    lengths = pc.list_value_length(sketches.take(rows)).to_numpy(zero_copy_only=False)
+    return np.asarray(lengths, np.int64) >= SKETCH_SIZE
 
 
 def _exact_in_band(
-    band: Any,
-    ddf: Any,
-    text_field: str,
-    hasher: Simhasher,
-    shingle: int,
-    threshold: float,
-    parts: list[int],
-    starts: np.ndarray,
-    counts: np.ndarray,
+    band: Any, threshold: float, parts: list[int], starts: np.ndarray, folder: str
 ) -> Any:
     """The pairs ``band`` (a, b) decided on their exact Jaccards, as :func:`neardup.dedup`
     decides a pair whose estimate lies near the threshold: (a, b, jaccard) of those at
-    ``threshold`` or more. Their rows go to the input partitions that hold them (by row), which
-    are read again to make their texts' whole shingle sets; two joins on the row bring each
-    pair both sets, compared where they meet. Nothing goes to the client."""
-    P, Q = len(counts), len(parts)
-    divisions = _divisions(starts[parts], starts[parts] + counts[parts])
-    rows = dd.concat(
-        [band[["a"]].rename(columns={"a": "row"}), band[["b"]].rename(columns={"b": "row"})]
-    )
-    need = _spread(_renumbered(rows).set_index("row", divisions=divisions), parts, P)
-    sets = dd.map_partitions(
-        _shingle_sets_part,
-        ddf,
-        need,
-        starts,
-        counts,
-        text_field,
-        hasher,
-        shingle,
-        meta=_sets_meta(),
-        align_dataframes=False,
-    )
-    with_a = (
-        _join(band[["a", "b"]], sets, "a", "row", "inner", Q)
-        .drop(columns=["row"])
-        .rename(columns={"shingles": "shingles_a"})
-    )
-    both = _join(with_a, sets, "b", "row", "inner", Q).drop(columns=["row"])
-    return both.map_partitions(_exact_part, threshold, meta=_EDGE_META)
+    ``threshold`` or more. The whole shingle sets were written beside the sketches at digest
+    time; each partition of ``band`` reads those of its pairs where they lie, no shuffle.
+    ``starts``: the first row of each partition with rows. Nothing goes to the client."""
+    return band.map_partitions(_exact_part, parts, starts, folder, threshold, meta=_EDGE_META)
 
 
 def _stars_part(rows: pd.DataFrame, with_ids: bool) -> pd.DataFrame:
@@ -1000,12 +1000,12 @@ def dedup(
         stats: a dict to fill with ``documents``, ``candidate_pairs`` (pairs of distinct
             fingerprints within ``k``), ``short_pairs`` (candidate pairs of short texts),
             ``band_pairs_exact`` (candidate pairs whose estimate lies near the threshold,
-            decided on their exact shingle sets: the input partitions holding their texts are
-            read again), ``band_pairs_estimated`` (0: none is left to its estimate),
-            ``verified_pairs`` (each once), ``rounds`` (of the connected components; 0 when the
-            verified pairs fit one partition) and the seconds of each stage (the candidates'
-            include their verification, done where they are found; ``seconds_verify`` is the
-            rest: the verified pairs made unique, and the band decided).
+            decided on their exact shingle sets, which the digests hold),
+            ``band_pairs_estimated`` (0: none is left to its estimate), ``verified_pairs`` (each
+            once), ``rounds`` (of the connected components; 0 when the verified pairs fit one
+            partition) and the seconds of each stage (the candidates' include their
+            verification, done where they are found; ``seconds_verify`` is the rest: the
+            verified pairs made unique, and the band decided).
         max_pairs: the most candidate pairs of distinct fingerprints (as :func:`neardup.dedup`);
             more raise :class:`neardup.TooManyPairsError` naming their number. None: no limit.
         scratch: a folder every worker can read and write, for the digests while this runs
@@ -1283,19 +1283,20 @@ def _find(
             if by_prefix
             else keyed.map_partitions(_short_keys_part, threshold, meta=key_meta)
         )
-        short = (
-            keyed.shuffle(on="hash", npartitions=Q)
-            .map_partitions(
-                _short_pairs_part,
-                parts,
-                part_starts,
-                folder,
-                table,
-                threshold,
-                meta=_frame(a=np.int64, b=np.int64),
-            )
-            .map_partitions(_checked_part, *check, meta=_CHECKED_META)
-        )
+        if not by_prefix:
+            # Short texts may be none (long documents): their hashes counted first, and no
+            # shuffle's fixed cost when there are none.
+            keyed, key_rows = spill(keyed, folder, "short_keys")
+        hashed = keyed.shuffle(on="hash", npartitions=Q) if by_prefix or key_rows.sum() else keyed
+        short = hashed.map_partitions(
+            _short_pairs_part,
+            parts,
+            part_starts,
+            folder,
+            table,
+            threshold,
+            meta=_frame(a=np.int64, b=np.int64),
+        ).map_partitions(_checked_part, *check, meta=_CHECKED_META)
         short, short_counts, tallies = spill_counted(short, folder, "short", 2)
         record["short_pairs_skipped"], found_pairs = tallies
         checked_rows += int(short_counts.sum())
@@ -1309,7 +1310,7 @@ def _find(
     clock = time.perf_counter()
     # 4. Verification, done by the tasks of step 3: the pairs they kept, each once (by their
     # first text); those whose estimate lies near the threshold on their exact shingle sets,
-    # the input read again.
+    # read from the digest files.
     if verified:
         checked, _, record["band_pairs_exact"] = spill_tallied(
             pairs.shuffle(on="a", npartitions=_partitions_for(checked_rows)).map_partitions(
@@ -1324,17 +1325,7 @@ def _find(
         edges = checked[~in_band].drop(columns=["band"])
         if record["band_pairs_exact"]:
             assert threshold is not None
-            exact = _exact_in_band(
-                band,
-                ddf[[text_field]],
-                text_field,
-                hasher,
-                shingle,
-                threshold,
-                parts,
-                starts,
-                counts,
-            )
+            exact = _exact_in_band(band, threshold, parts, part_starts, folder)
             edges = dd.concat([edges, exact])
     else:
         record["band_pairs_exact"] = record["band_pairs_estimated"] = 0
@@ -1377,7 +1368,7 @@ def _find(
             meta=_node_rows_meta(text_columns._meta),
             align_dataframes=False,
         )
-        .shuffle(on="label", npartitions=S)
+        .pipe(_shuffled, "label", S)
         .map_partitions(_stars_part, with_ids, meta=_stars_meta(ddf, id_field))
     )
     # 7. Per row: the star of its text (texts without copies: the text's row itself), and the
@@ -1388,6 +1379,7 @@ def _find(
         "kept_fingerprint": "UInt64",
         "leads": "boolean",
     }
+    found_rows = copies_rows + 2 * record["verified_pairs"]
     with_copies = _join(
         copied,
         stars[stars["copies"] > 1]
@@ -1397,7 +1389,7 @@ def _find(
         "text",
         "star_text",
         "left",
-        _partitions_for(copies_rows + 2 * record["verified_pairs"]),
+        _partitions_for(found_rows),
     ).drop(columns=["star_text"])
     lone = stars[stars["copies"] == 1].drop(columns=["copies"]).rename(columns={"text": "row"})
     found = (
@@ -1410,7 +1402,7 @@ def _find(
             ]
         )
         .pipe(_renumbered)
-        .set_index("row", divisions=divisions)
+        .pipe(_by_row, divisions, _partitions_for(found_rows) == 1)
         .persist()
     )
     _wait(found)
@@ -1456,17 +1448,6 @@ def _frame(**dtypes: Any) -> pd.DataFrame:
 
 _EDGE_META = _frame(a=np.int64, b=np.int64, jaccard=np.float32)
 _CHECKED_META = _frame(a=np.int64, b=np.int64, jaccard=np.float32, band=bool)
-
-
-def _sets_meta() -> pd.DataFrame:
-    import pyarrow as pa
-
-    return pd.DataFrame(
-        {
-            "row": pd.Series([], dtype=np.int64),
-            "shingles": pd.Series([], dtype=pd.ArrowDtype(pa.large_binary())),
-        }
-    )
 
 
 def _texts_meta(ddf: Any, id_field: str | None) -> pd.DataFrame:
@@ -1522,7 +1503,37 @@ def _by_key(frame: Any, on: str, partitions: int) -> Any:
     """``frame`` with its int64 column ``on`` copied to ``_key``, shuffled on it into
     ``partitions`` (the same hash sends equal keys of any table to the same partition)."""
     keyed = frame.map_partitions(_keyed, on, meta=frame._meta.assign(_key=np.int64(0)))
-    return keyed.shuffle(on="_key", npartitions=partitions)
+    return _shuffled(keyed, "_key", partitions)
+
+
+def _shuffled(frame: Any, on: str, partitions: int) -> Any:
+    """``frame`` shuffled on column ``on`` into ``partitions``; into one, its partitions put
+    together instead (every row goes there): a shuffle's fixed cost is most of the work of a
+    small table's."""
+    if partitions == 1:
+        return frame.repartition(npartitions=1)
+    return frame.shuffle(on=on, npartitions=partitions)
+
+
+def _by_row(frame: Any, divisions: list[int], small: bool) -> Any:
+    """``frame`` indexed by its column ``row`` into the partitions of ``divisions``: by a
+    shuffle, or when it is ``small`` (one partition of ``PAIR_ROWS`` rows holds it) put together
+    in one task and cut there by row, without a shuffle's fixed cost."""
+    if not small:
+        return frame.set_index("row", divisions=divisions)
+    meta = frame._meta.set_index("row")
+    whole = frame.repartition(npartitions=1).to_delayed()[0]
+    cut = dask.delayed(_cut_by_row, nout=len(divisions) - 1)(whole, divisions)
+    pieces = [cut[q] for q in range(len(divisions) - 1)]
+    return dd.from_delayed(pieces, meta=meta, divisions=divisions, verify_meta=False)
+
+
+def _cut_by_row(part: pd.DataFrame, divisions: list[int]) -> list[pd.DataFrame]:
+    """``part`` indexed by its column ``row`` in order, cut into the ranges of ``divisions``
+    (each from one division to the next, the last one's end included)."""
+    part = part.set_index("row").sort_index()
+    bounds = np.searchsorted(part.index.to_numpy(np.int64), [*divisions[:-1], divisions[-1] + 1])
+    return [part.iloc[lo:hi] for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
 
 
 def _join(left: Any, right: Any, left_on: str, right_on: str, how: str, partitions: int) -> Any:

@@ -100,12 +100,19 @@ def digest_batch(
     shingle: int | None = 3,
     size: int = SKETCH_SIZE,
     name: str = "texts",
+    whole: bool = False,
 ) -> Any:
     """The first pass over a batch of texts, as an Arrow table of one row per text:
     ``fingerprint`` (uint64), ``key`` (the content key of the normalized text), ``length``
     (characters) and, with ``shingle`` (None: fingerprints only), ``sketch``: the bottom-``size``
     word-``shingle`` sketch, a list of hashes in ascending order. A copy of a text earlier in
     the batch has an empty sketch (its text's first occurrence holds it).
+
+    With ``whole`` (and ``shingle``), a column ``shingles`` too: the whole shingle set (as
+    :func:`shingle_sets` makes it, at most ``WHOLE`` hashes) of each text whose sketch is cut
+    (holds ``size`` hashes), empty for the others, whose sketch is their whole set. They come
+    from the same pass (a sketch is the first ``size`` hashes of the whole set): the pairs of
+    :func:`pairs_in_band` are decided on them without reading the texts again.
 
     ``texts`` is an Arrow array or chunked array of strings, or any sequence of str.
     """
@@ -115,7 +122,7 @@ def digest_batch(
     if isinstance(texts, pa.ChunkedArray | pa.Array):
         texts = texts.to_pylist()
     values = list(texts)
-    spec = (shingle, size) if shingle is not None else None
+    spec = (shingle, WHOLE if whole else size) if shingle is not None else None
     seen = _core.KeySet() if spec is not None else None
     if values:
         got = digest_many(hasher, values, threads=1, sketch=spec, name=name, seen=seen)
@@ -137,8 +144,22 @@ def digest_batch(
             flat = flat[: int(offsets[-1])]
         else:
             offsets, flat = np.zeros(len(values) + 1, np.int64), np.zeros(0, SKETCH_DTYPE)
-        columns["sketch"] = pa.LargeListArray.from_arrays(pa.array(offsets), pa.array(flat))
+        if whole:
+            first, last = offsets[:-1], offsets[1:]
+            cut = last - first >= size
+            columns["sketch"] = _list(*_gathered(first, np.minimum(last, first + size), flat))
+            # No copy when every sketch is cut (or empty): the sets are the pass's own lists.
+            kept = np.where(cut, last, first)
+            whole_sets = (offsets, flat) if (kept == last).all() else _gathered(first, kept, flat)
+            columns["shingles"] = _list(*whole_sets)
+        else:
+            columns["sketch"] = _list(offsets, flat)
     return pa.table(columns)
+
+
+def _list(offsets: np.ndarray, flat: np.ndarray) -> Any:
+    pa = _arrow()
+    return pa.LargeListArray.from_arrays(pa.array(offsets), pa.array(flat))
 
 
 def search_plan(k: int, n: int) -> Any:
@@ -240,16 +261,23 @@ def take_sketches(sketches: Any, rows: np.ndarray) -> Any:
 def _binary(first: np.ndarray, last: np.ndarray, hashes: np.ndarray) -> Any:
     """Sketch i = ``hashes[first[i]:last[i]]``, gathered into an Arrow binary array."""
     pa = _arrow()
+    offsets, flat = _gathered(first, last, hashes)
+    return pa.Array.from_buffers(
+        pa.large_binary(),
+        len(first),
+        [None, pa.py_buffer(offsets * SKETCH_DTYPE.itemsize), pa.py_buffer(flat.view(np.uint8))],
+    )
+
+
+def _gathered(
+    first: np.ndarray, last: np.ndarray, hashes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(offsets, hashes) of the lists ``hashes[first[i]:last[i]]``, gathered end to end."""
     lengths = last - first
     offsets = np.zeros(len(lengths) + 1, np.int64)
     np.cumsum(lengths, out=offsets[1:])
     at = np.repeat(first - offsets[:-1], lengths) + np.arange(offsets[-1], dtype=np.int64)
-    flat = np.ascontiguousarray(hashes[at], SKETCH_DTYPE)
-    return pa.Array.from_buffers(
-        pa.large_binary(),
-        len(lengths),
-        [None, pa.py_buffer(offsets * SKETCH_DTYPE.itemsize), pa.py_buffer(flat.view(np.uint8))],
-    )
+    return offsets, np.ascontiguousarray(hashes[at], SKETCH_DTYPE)
 
 
 def sketch_bytes(sketches: Any) -> Any:
