@@ -1525,7 +1525,7 @@ def _by_row(frame: Any, divisions: list[int], small: bool) -> Any:
     whole = frame.repartition(npartitions=1).to_delayed()[0]
     cut = dask.delayed(_cut_by_row, nout=len(divisions) - 1)(whole, divisions)
     pieces = [cut[q] for q in range(len(divisions) - 1)]
-    return dd.from_delayed(pieces, meta=meta, divisions=divisions, verify_meta=False)
+    return dd.from_delayed(pieces, meta=meta, divisions=tuple(divisions), verify_meta=False)
 
 
 def _cut_by_row(part: pd.DataFrame, divisions: list[int]) -> list[pd.DataFrame]:
