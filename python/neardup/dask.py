@@ -885,7 +885,7 @@ def dedup(
         progress: draw tqdm's bar of the five stages (digest, candidates, verify, components,
             stars) when tqdm is installed; each stage's time goes to the ``neardup`` logger at
             DEBUG either way.
-        candidates: ``"prefix"`` or ``"fingerprint"``, as in :func:`neardup.dedup`: with
+        candidates: ``"prefix"`` (the default) or ``"fingerprint"``, as in :func:`neardup.dedup`: with
             prefixes, the texts meet by a shuffle on the rarest hashes of their sketches (in
             an order counted on a sample of each partition), and ``stats["prefix_pairs"]``
             counts the candidate pairs.
