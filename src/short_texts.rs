@@ -195,17 +195,6 @@ impl Default for Cut {
 /// depth)`.
 type Posting = (u64, u32, u32);
 
-/// The most postings of prefix hashes sorted at once, as far as [`MOST_PARTS`] allows (16 MB;
-/// a few dozen in tests, so that their corpora are posted in several ranges of keys and their
-/// runs checked against brute force all the same).
-#[cfg(not(test))]
-const PART_POSTINGS: usize = 1 << 20;
-#[cfg(test)]
-const PART_POSTINGS: usize = 48;
-/// The most ranges of keys the prefix hashes are posted in, one after the other (each a pass
-/// over the lists).
-const MOST_PARTS: usize = 8;
-
 /// The most hashes a text's list may hold (positions take 24 bits of a posting).
 const MOST_LISTED: usize = 1 << 24;
 
@@ -296,7 +285,6 @@ impl ShortTexts {
         let mut listed: Vec<&'a [SketchHash]> = Vec::new();
         let mut sizes: Vec<u32> = Vec::new();
         let mut postings: Vec<Posting> = Vec::new();
-        let mut listed_prefixes = 0usize;
         for (t, set, n) in lists {
             let t = t as usize;
             if t >= texts {
@@ -318,7 +306,11 @@ impl ShortTexts {
             slot[t] = s;
             listed.push(set);
             sizes.push(n as u32);
-            listed_prefixes += prefix;
+            if keys.is_none() {
+                for (i, &h) in shingles[..prefix].iter().enumerate() {
+                    postings.push((deeper(0, h), s, (i as u32) << 8 | 1));
+                }
+            }
         }
         for &(h, t) in keys.unwrap_or(&[]) {
             let s = *slot.get(t as usize).unwrap_or(&u32::MAX);
@@ -349,110 +341,75 @@ impl ShortTexts {
             }
             runs.push(members.len());
         };
-        // The prefix hashes are posted a range of keys at a time (1 to MOST_PARTS ranges, each
-        // of about PART_POSTINGS postings or fewer): a run's postings all fall in one range, so
-        // the runs are those of one sort of every posting, for a part of the memory.
-        let parts = if keys.is_some() {
-            1
-        } else {
-            listed_prefixes
-                .div_ceil(PART_POSTINGS)
-                .next_power_of_two()
-                .clamp(1, MOST_PARTS)
-        };
-        let part_of = |key: u64| ((key >> 32) as usize * parts) >> 32;
         // Splitting past this many postings in all stops: the runs still over the cap are counted.
-        let budget = listed_prefixes
-            .max(postings.len())
-            .saturating_mul(4)
-            .max(1 << 20);
+        let budget = postings.len().saturating_mul(4).max(1 << 20);
         let mut split = 0usize;
-        for part in 0..parts {
-            if keys.is_none() {
-                postings = (0..listed.len())
-                    .into_par_iter()
-                    .flat_map_iter(|s| {
-                        let shingles = shingles_of(listed[s]);
-                        let prefix = cut.prefix(sizes[s] as usize);
-                        shingles[..prefix]
-                            .iter()
-                            .enumerate()
-                            .map(move |(i, &h)| (deeper(0, h), s as u32, (i as u32) << 8 | 1))
-                            .filter(|p| part_of(p.0) == part)
-                    })
-                    .collect();
-            }
-            while !postings.is_empty() {
-                interrupt::check()?;
-                postings.par_sort_unstable();
-                let mut next: Vec<Posting> = Vec::new();
-                for run in postings.chunk_by(|a, b| a.0 == b.0) {
-                    if run.len() < 2 {
-                        continue;
-                    }
-                    if run.len() <= RUN_CAP {
-                        emit(&mut run.iter().map(|p| p.1));
-                        continue;
-                    }
-                    // Split: each text by the hashes after the key's that may hold the next shared one.
-                    let mut rest_of: Vec<(usize, u32)> = Vec::new();
-                    for &(key, s, at) in run {
-                        let (pos, depth) = ((at >> 8) as usize, (at & 0xFF) as usize);
-                        let set = shingles_of(set_of(s));
-                        let n = size_of(s);
-                        let need = cut.need(n);
-                        let after = n - pos - 1;
-                        let more = (after + 1)
-                            .saturating_sub(need.saturating_sub(depth))
-                            .min(after);
-                        let from = pos + 1;
-                        // Met already by the key's hashes, listed too short to split further, or
-                        // past the budget of splits.
-                        if need <= depth
-                            || from + more > set.len()
-                            || depth == 0xFF
-                            || split > budget
-                        {
-                            rest_of.push((n, s));
-                            continue;
-                        }
-                        for (j, &h) in set.iter().enumerate().skip(from).take(more) {
-                            next.push((deeper(key, h), s, (j as u32) << 8 | (depth as u32 + 1)));
-                        }
-                        split += more;
-                    }
-                    if rest_of.is_empty() {
-                        continue;
-                    }
-                    // The texts met already, with every text of the run small enough to be near one
-                    // (any size where cut sketches decide by their estimate).
-                    let largest = rest_of.iter().map(|r| r.0).max().unwrap_or(0);
-                    let most = if cut.floor.is_some() {
-                        usize::MAX
-                    } else {
-                        (largest as f64 / threshold + 1e-9).floor() as usize
-                    };
-                    let group: Vec<u32> = run
-                        .iter()
-                        .map(|p| p.1)
-                        .filter(|&s| size_of(s) <= most)
-                        .collect();
-                    if group.len() < 2 {
-                        continue;
-                    }
-                    let whole = |s: u32| shingles_of(set_of(s)).len() == size_of(s);
-                    let one_set = group
-                        .iter()
-                        .all(|&s| whole(s) && set_of(s) == set_of(group[0]));
-                    if group.len() <= RUN_CAP || one_set {
-                        emit(&mut group.into_iter());
-                    } else {
-                        let m = group.len() as u64;
-                        skipped += m * (m - 1) / 2;
-                    }
+        while !postings.is_empty() {
+            interrupt::check()?;
+            postings.par_sort_unstable();
+            let mut next: Vec<Posting> = Vec::new();
+            for run in postings.chunk_by(|a, b| a.0 == b.0) {
+                if run.len() < 2 {
+                    continue;
                 }
-                postings = next;
+                if run.len() <= RUN_CAP {
+                    emit(&mut run.iter().map(|p| p.1));
+                    continue;
+                }
+                // Split: each text by the hashes after the key's that may hold the next shared one.
+                let mut rest_of: Vec<(usize, u32)> = Vec::new();
+                for &(key, s, at) in run {
+                    let (pos, depth) = ((at >> 8) as usize, (at & 0xFF) as usize);
+                    let set = shingles_of(set_of(s));
+                    let n = size_of(s);
+                    let need = cut.need(n);
+                    let after = n - pos - 1;
+                    let more = (after + 1)
+                        .saturating_sub(need.saturating_sub(depth))
+                        .min(after);
+                    let from = pos + 1;
+                    // Met already by the key's hashes, listed too short to split further, or
+                    // past the budget of splits.
+                    if need <= depth || from + more > set.len() || depth == 0xFF || split > budget {
+                        rest_of.push((n, s));
+                        continue;
+                    }
+                    for (j, &h) in set.iter().enumerate().skip(from).take(more) {
+                        next.push((deeper(key, h), s, (j as u32) << 8 | (depth as u32 + 1)));
+                    }
+                    split += more;
+                }
+                if rest_of.is_empty() {
+                    continue;
+                }
+                // The texts met already, with every text of the run small enough to be near one
+                // (any size where cut sketches decide by their estimate).
+                let largest = rest_of.iter().map(|r| r.0).max().unwrap_or(0);
+                let most = if cut.floor.is_some() {
+                    usize::MAX
+                } else {
+                    (largest as f64 / threshold + 1e-9).floor() as usize
+                };
+                let group: Vec<u32> = run
+                    .iter()
+                    .map(|p| p.1)
+                    .filter(|&s| size_of(s) <= most)
+                    .collect();
+                if group.len() < 2 {
+                    continue;
+                }
+                let whole = |s: u32| shingles_of(set_of(s)).len() == size_of(s);
+                let one_set = group
+                    .iter()
+                    .all(|&s| whole(s) && set_of(s) == set_of(group[0]));
+                if group.len() <= RUN_CAP || one_set {
+                    emit(&mut group.into_iter());
+                } else {
+                    let m = group.len() as u64;
+                    skipped += m * (m - 1) / 2;
+                }
             }
+            postings = next;
         }
         drop(postings);
         of_slot.par_sort_unstable();

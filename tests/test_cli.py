@@ -1142,8 +1142,12 @@ def test_dedup_reports_its_candidate_pairs_and_stops_past_max_pairs(capsys):
     distinct = np.unique(fps[fps != 0])
     d = np.bitwise_count(distinct[:, None] ^ distinct[None, :])
     want = int(np.triu(d <= THRESHOLD_K, 1).sum())
-    code, out, _ = run(capsys, "dedup", "--sample", "--dry-run", "--json")
+    by_fp = ("--candidates", "fingerprint")
+    code, out, _ = run(capsys, "dedup", "--sample", "--dry-run", "--json", *by_fp)
     assert code == 0 and json.loads(out)["candidate_pairs"] == want > 100
-    code, _, err = run(capsys, "dedup", "--sample", "--dry-run", "--max-pairs", want - 1)
+    code, _, err = run(capsys, "dedup", "--sample", "--dry-run", "--max-pairs", want - 1, *by_fp)
     assert code == 2 and f"{want:,} candidate pairs" in err and f"limit of {want - 1:,}" in err
-    assert run(capsys, "dedup", "--sample", "--dry-run", "--max-pairs", want, "--quiet")[0] == 0
+    assert (
+        run(capsys, "dedup", "--sample", "--dry-run", "--max-pairs", want, "--quiet", *by_fp)[0]
+        == 0
+    )

@@ -563,7 +563,13 @@ def test_cli_dask_usage_errors(tmp_path, capsys):
 def test_dedup_stats_count_the_stages(client, debian, caplog, capsys):
     stats: dict = {}
     with caplog.at_level(logging.DEBUG, logger="neardup"):
-        ndd.dedup(dd.from_pandas(debian, npartitions=3), stats=stats, max_pairs=None, progress=True)
+        ndd.dedup(
+            dd.from_pandas(debian, npartitions=3),
+            stats=stats,
+            max_pairs=None,
+            progress=True,
+            candidates="fingerprint",  # the candidate pairs counted below are fingerprints'
+        )
     # tqdm's bar of the five stages went to stderr and reached its end.
     assert "neardup dask dedup: 100%" in capsys.readouterr().err
     # The neardup logger says what it did: the stages at DEBUG, the figures at INFO.
@@ -585,7 +591,7 @@ def test_dedup_stats_count_the_stages(client, debian, caplog, capsys):
     want = int((np.triu(d <= THRESHOLD_K, 1)).sum())
     assert want > 100
     assert stats["candidate_pairs"] == want
-    one = neardup.dedup(debian["text"].tolist())
+    one = neardup.dedup(debian["text"].tolist(), candidates="fingerprint")
     assert one.stats["candidate_pairs"] == want
     assert (stats["removed"], stats["clusters"]) == (one.n_removed, one.n_clusters)
     # Short texts' candidates too; a verified pair is a candidate pair whose Jaccard passed.
@@ -594,10 +600,11 @@ def test_dedup_stats_count_the_stages(client, debian, caplog, capsys):
     assert stats["rounds"] == 0  # the verified pairs fit one partition: no round
     assert all(stats[f"seconds_{s}"] >= 0 for s in ("digest", "candidates", "verify", "stars"))
     # max_pairs bounds the candidate pairs, as on one machine, naming their number.
+    by_fp = {"candidates": "fingerprint"}
     with pytest.raises(neardup.TooManyPairsError, match=f"{want} candidate pairs"):
-        ndd.dedup(dd.from_pandas(debian, npartitions=3), max_pairs=want - 1)
+        ndd.dedup(dd.from_pandas(debian, npartitions=3), max_pairs=want - 1, **by_fp)
     with pytest.raises(neardup.TooManyPairsError):
-        neardup.dedup(debian["text"].tolist(), max_pairs=want - 1)
+        neardup.dedup(debian["text"].tolist(), max_pairs=want - 1, **by_fp)
 
 
 @pytest.mark.parametrize("candidates", ["fingerprint", "prefix"])
@@ -621,7 +628,8 @@ def test_the_workers_hold_no_intermediate_table(client, debian, monkeypatch):
     """At the end of the matching, while every stage's table is still in use, the cluster's
     memory holds one result per input partition (the rows removed or with a partner) and
     nothing else: the per-row table, the candidate and verified pairs and the labels lie in the
-    scratch folder, not in the workers' memory."""
+    scratch folder, not in the workers' memory. Fingerprint candidates (prefix mode's tables
+    are the Dask helpers' work in progress)."""
     real = ndd._wait
     held: list = []
 
@@ -631,10 +639,12 @@ def test_the_workers_hold_no_intermediate_table(client, debian, monkeypatch):
 
     monkeypatch.setattr(ndd, "_wait", spy)
     ddf = dd.from_pandas(debian, npartitions=5)
-    kept, table = ndd.dedup(ddf, id_field="id", clusters=True, max_pairs=None)
+    kept, table = ndd.dedup(
+        ddf, id_field="id", clusters=True, max_pairs=None, candidates="fingerprint"
+    )
     monkeypatch.undo()
     assert len(held) == 5, sorted(held)
-    want = neardup.dedup(debian["text"].tolist())
+    want = neardup.dedup(debian["text"].tolist(), candidates="fingerprint")
     _check_same(debian, kept, table, want)
 
 

@@ -53,7 +53,8 @@ def test_fingerprint_stars_match_brute_force(docs, fps, k):
 
 @pytest.mark.parametrize("k, threshold", [(3, 0.5), (5, 0.8), (8, 0.6), (10, 1.0)])
 def test_verified_stars_match_brute_force(docs, fps, k, threshold):
-    result = neardup.dedup(docs, k=k, threshold=threshold)
+    # Fingerprint candidates: pairs within k, verified (prefix candidates: test_prefix_candidates).
+    result = neardup.dedup(docs, k=k, threshold=threshold, candidates="fingerprint")
     kept, jac = star_oracle(list(range(len(docs))), verified_near(docs, fps, k, threshold))
     assert result.kept_row.tolist() == kept
     assert result.jaccard.tolist() == jac
@@ -112,7 +113,7 @@ def test_keep_function_ranks_the_documents(docs, fps):
         return doc["stars"]
 
     result = neardup.dedup(
-        iter(records), keep=stars
+        iter(records), keep=stars, candidates="fingerprint"
     )  # a one-shot iterator is held for the function
     order = sorted(range(len(docs)), key=lambda r: (-records[r]["stars"], r))
     kept, _ = star_oracle(order, verified_near(docs, fps, THRESHOLD_K, 0.8))
@@ -258,7 +259,7 @@ def planted_corpora(draw):
 def test_every_removed_document_is_a_verified_near_duplicate_of_its_kept_one(
     docs, k, threshold, keep
 ):
-    result = neardup.dedup(docs, k=k, threshold=threshold, keep=keep)
+    result = neardup.dedup(docs, k=k, threshold=threshold, keep=keep, candidates="fingerprint")
     fps = neardup.Simhasher().fingerprint_many(docs)
     order = (
         list(range(len(docs)))

@@ -46,7 +46,8 @@ def test_sample_dry_run_reports_the_brute_force_stars(verified):
             "--sample",
             "--dry-run",
             "--json",
-            *([] if verified else ["--no-verify"]),
+            # Verified: fingerprint candidates, whose pairs within k the brute force below takes.
+            *(["--candidates", "fingerprint"] if verified else ["--no-verify"]),
         ],
         capture_output=True,
         text=True,

@@ -11,7 +11,7 @@ import xxhash
 import neardup
 import reference
 from brute import family_corpus, pairs, shingle_set
-from neardup.verify import THRESHOLD_K, Sketches
+from neardup.verify import Sketches
 from test_cli import IDS, run, write_input
 
 MASK = (1 << 64) - 1
@@ -130,7 +130,8 @@ def test_the_command_matches_the_api(capsys, tmp_path, kind):
         capsys, "dedup", path, "--threshold", "0.8", "--dry-run", "--clusters", tmp_path / "c.csv"
     )
     assert code == 0, err
-    assert f"within k={THRESHOLD_K} with shingle Jaccard >= 0.8" in out
+    # Prefix candidates, the default: every pair at the threshold, whatever k.
+    assert "clusters of near-duplicates with shingle Jaccard >= 0.8:" in out
     with open(tmp_path / "c.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     assert [r["kept"] == "true" or r["kept"] == "True" for r in rows] == want.keep.tolist()
@@ -206,8 +207,19 @@ def test_sketches_past_their_budget_are_spilled_or_made_again_from_the_candidate
             )
             monkeypatch.setattr(sketch_spill.SketchSpill, "write", fill_up)
         out = tmp_path / f"c{budget}.csv"
+        # Fingerprint candidates: without room for the sketches prefix candidates stop with an
+        # OSError instead (test_prefix_candidates.py).
         code, _, err = run(
-            capsys, "dedup", path, "--threshold", "0.7", "--dry-run", "--clusters", out
+            capsys,
+            "dedup",
+            path,
+            "--threshold",
+            "0.7",
+            "--dry-run",
+            "--clusters",
+            out,
+            "--candidates",
+            "fingerprint",
         )
         assert code == 0, err
         outputs.append(out.read_text())
@@ -215,7 +227,7 @@ def test_sketches_past_their_budget_are_spilled_or_made_again_from_the_candidate
             assert len(spills) == (0 if past_budget == "no room" else 1)
             assert all(s._file.closed for s in spills)  # the temporary file is gone
     assert outputs[0] == outputs[1]
-    want = neardup.dedup(DOCS, threshold=0.7)
+    want = neardup.dedup(DOCS, threshold=0.7, candidates="fingerprint")
     with open(tmp_path / f"c{pipeline.SKETCH_BUDGET}.csv", newline="") as f:
         assert [int(r["cluster"]) for r in csv.DictReader(f)] == want.cluster.tolist()
 

@@ -1013,7 +1013,7 @@ def dedup(
         progress: draw tqdm's bar of the five stages (digest, candidates, verify, components,
             stars) when tqdm is installed; each stage's time goes to the ``neardup`` logger at
             DEBUG either way.
-        candidates: ``"prefix"`` or ``"fingerprint"``, as in :func:`neardup.dedup`: with
+        candidates: ``"prefix"`` (the default) or ``"fingerprint"``, as in :func:`neardup.dedup`: with
             prefixes, the texts meet by a shuffle on the rarest hashes of their sketches (in
             the single machine's order, counted on one text in 16 of the corpus; each
             partition gets the counts of its own texts' hashes), and ``stats["prefix_pairs"]``

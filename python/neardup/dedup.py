@@ -119,9 +119,12 @@ def dedup(
 ) -> DedupResult:
     """Finds the near-duplicates of a corpus and keeps one document of each cluster.
 
-    The fingerprints propose, the shingles decide: two documents are near-duplicates when their
-    fingerprints are within Hamming distance ``k`` and the sets of their word ``shingle``-grams
-    have Jaccard similarity of at least ``threshold`` (0.8 by default). Documents with the same
+    Two documents are near-duplicates when the sets of their word ``shingle``-grams have
+    Jaccard similarity of at least ``threshold`` (0.8 by default): every such pair is found, the
+    candidates being the documents that share one of the rarest shingles of their sketches
+    (``candidates="prefix"``; with ``candidates="fingerprint"``, those whose fingerprints are
+    within Hamming distance ``k``, and without verification near-duplicates are those
+    fingerprints alone). Documents with the same
     normalized text are copies, found by a hash and never compared. Documents are taken in
     ``keep`` order: the first not yet removed is kept, and removes its own near-duplicates, so
     every removed document is a near-duplicate of the document kept in its place.
@@ -132,7 +135,8 @@ def dedup(
             Series or DataFrame, a polars DataFrame, a pyarrow Table or a Hugging Face
             ``datasets.Dataset`` (the text in the ``text_field`` column, default ``"text"``; a
             Dataset is read in Arrow batches).
-        k: the candidate radius, 0 to 16 (default 8; 3 with ``threshold=None``).
+        k: the candidate radius of fingerprint candidates, 0 to 16 (default 8; 3 with
+            ``threshold=None``).
         hasher: the fingerprint settings (default: ``Simhasher()``).
         keep: which document is kept: ``"first"``, ``"longest"`` (ties to the first), or a
             function called on each document that has a copy or a candidate, whose highest
@@ -159,12 +163,14 @@ def dedup(
         max_pairs: the most candidate pairs (pairs of distinct fingerprints within ``k``):
             more raise :class:`neardup.TooManyPairsError` naming their number, before they are
             stored. None lifts the limit. ``stats["candidate_pairs"]`` is their number.
-        candidates: how verified pairs are proposed: ``"prefix"``, documents sharing one of
-            the rarest word shingles of their sketches (every pair at ``threshold``, whatever
-            ``k``; ``stats["prefix_pairs"]`` counts them), or ``"fingerprint"``, fingerprints
-            within ``k``. Without verification, and with ``against``, fingerprints always
-            propose (``against`` with ``candidates="prefix"`` is a ValueError). In prefix mode
-            ``max_pairs`` bounds the pairs compared, which ``stats["candidate_pairs"]`` counts.
+        candidates: how verified pairs are proposed: ``"prefix"`` (the default), documents
+            sharing one of the rarest word shingles of their sketches (every pair at
+            ``threshold``, whatever ``k``; ``stats["prefix_pairs"]`` counts them), or
+            ``"fingerprint"``, fingerprints within ``k``. Without verification, and with
+            ``against`` (whose index is searched by fingerprint), fingerprints always propose
+            (``against`` with ``candidates="prefix"`` is a ValueError; left out, it is
+            fingerprints). In prefix mode ``max_pairs`` bounds the pairs compared, which
+            ``stats["candidate_pairs"]`` counts.
 
     What each call did is logged at INFO to the ``logging`` logger ``"neardup"``, and its
     stages at DEBUG.

@@ -78,9 +78,11 @@ SHORT: int = _core.SHORT_TEXT_SHINGLES
 
 #: How verified dedup finds its candidates: ``"prefix"``, texts sharing a prefix hash of their
 #: sketches (every pair at the threshold, as many candidates per document at any corpus size), or
-#: ``"fingerprint"``, fingerprints within ``k`` (the only way without verification).
+#: ``"fingerprint"``, fingerprints within ``k`` (the only way without verification, and the way an
+#: index is searched). The default is ``"prefix"`` (benches/results/prefix-candidates.md,
+#: "Decision").
 CANDIDATES = ("prefix", "fingerprint")
-DEFAULT_CANDIDATES = "fingerprint"
+DEFAULT_CANDIDATES = "prefix"
 
 
 def check_candidates(candidates: Any) -> str:
@@ -263,8 +265,9 @@ class PrefixLists:
     The order is counted during the first pass on one text in :data:`RARITY_FRACTION` (chosen by
     content key, wherever it lies in the corpus), so that a hash held by a given share of the
     texts is placed alike at any corpus size. A corpus whose sketches hold at most
-    :data:`EXACT_HASHES` hashes in all (known once the first pass is over, before any list is
-    cut) has its order counted on every text instead, from the sketches: on a few thousand texts
+    :data:`EXACT_HASHES` hashes in all, and at least :data:`EXACT_MEAN` a text on average (known
+    once the first pass is over, before any list is cut), has its order counted on every text
+    instead, from the sketches: on a few thousand long texts
     one in 16 is too coarse (a hash held by a dozen texts is seen once or not at all, so it ranks
     with the hashes no other text holds). The lists are cut after that, from the sketches in
     memory or read back from their temporary file. Any order finds every pair at the threshold;
@@ -285,13 +288,16 @@ class PrefixLists:
         self.lists = Sketches(threads=threads)
         self._sizes: list[np.ndarray] = []
         self._counts: list[tuple[np.ndarray, np.ndarray]] = []
-        #: Hashes the sketches hold in all (checks included), which decides how the order is counted.
+        #: Hashes the sketches hold in all (checks included) and the texts sketched, which decide
+        #: how the order is counted.
         self.hashes = 0
+        self.texts = 0
 
     def count(self, starts: np.ndarray, ends: np.ndarray, hashes: Any, keys: np.ndarray) -> None:
         """Counts the hashes of the sampled texts among the sketches ``hashes[starts[i]:ends[i]]``
         (content keys ``keys``, low words)."""
         self.hashes += int(np.sum(np.asarray(ends, np.int64) - np.asarray(starts, np.int64)))
+        self.texts += len(starts)
         sampled = (np.asarray(keys, np.uint64) % np.uint64(RARITY_FRACTION)) == 0
         if not sampled.any():
             return
@@ -314,7 +320,7 @@ class PrefixLists:
             return True
         if self.sketches.dropped:
             return False
-        if self.hashes <= EXACT_HASHES:
+        if self.hashes <= EXACT_HASHES and self.hashes >= EXACT_MEAN * self.texts:
             self._counts = []
             self.table = self._counted_on_every_text()
         else:
@@ -399,7 +405,14 @@ RARITY_FRACTION = 16
 #: Sketches holding at most this many hashes in all (16.8M: a corpus of a few tens of thousands
 #: of long documents) have the order of :class:`PrefixLists` counted on every text.
 EXACT_HASHES = 1 << 24
-#: Hashes sorted at once when the order is counted on every text (8 MB).
+#: ... and whose sketches hold this many hashes a text on average, or more (the suite: long texts,
+#: code and edits 389 to 548; short texts, copies and Chinese 10 to 62): long documents,
+#: whose comparisons (of up to 1,024 hashes) the finer order spares; short texts' comparisons are
+#: cheap, and there the count on every text cost more time and memory than it saved (the suite's
+#: short texts: 1.1 against 0.85 CPU s, 157 against 133 MB).
+EXACT_MEAN = 128
+#: Hashes sorted at once when the order is counted on every text (8 MB; each piece is a scan of
+#: the sketches).
 COUNT_PIECE = 1 << 20
 
 #: The most shingle hashes counted for the order of :class:`PrefixLists` (about 40 MB of counts

@@ -395,8 +395,10 @@ def dedup(
         summary,
         f"{_count(summary['documents'], 'document')} ({_size(nbytes)}) in {seconds:.2f} s, "
         f"{summary['mb_per_s']:.1f} MB/s\n"
-        f"{_count(summary['clusters'], 'cluster')} of near-duplicates within "
-        f"k={k}{_jaccard_note(threshold)}: kept {summary['kept']:,}, removed {summary['removed']:,}"
+        f"{_count(summary['clusters'], 'cluster')} of near-duplicates"
+        # Prefix candidates: every pair at the threshold, whatever k.
+        f"{'' if by_prefix else f' within k={k}'}{_jaccard_note(threshold)}: "
+        f"kept {summary['kept']:,}, removed {summary['removed']:,}"
         f"{_evidence_note(evidence)}",
         inp,
         as_json,
