@@ -707,8 +707,9 @@ def test_dedup_matches_single_machine_on_random_corpora(
         stats=stats,
     )
     _check_same(df, kept, table, want)
-    # The same rarity order: the same prefix pairs.
-    assert stats.get("prefix_pairs", 0) == want.stats.get("prefix_pairs", 0)
+    if candidates == "prefix" and threshold is not None:
+        # The same rarity order: the same prefix pairs.
+        assert stats["prefix_pairs"] == want.stats["prefix_pairs"]
 
 
 def test_cli_dask_bad_text_is_a_clear_input_error(tmp_path, capsys):

@@ -369,8 +369,9 @@ def _holders_part(rows: pd.DataFrame) -> pd.DataFrame:
     order = np.argsort(hashes, kind="stable")
     hashes = hashes[order]
     heads = np.flatnonzero(np.concatenate([[True], hashes[1:] != hashes[:-1]]))
-    totals = np.add.reduceat(rows["count"].to_numpy(np.int64)[order], heads) if len(heads) else []
-    total = np.repeat(np.asarray(totals, np.int64), np.diff(np.append(heads, len(hashes))))
+    counts = rows["count"].to_numpy(np.int64)[order]
+    totals = np.add.reduceat(counts, heads) if len(heads) else np.zeros(0, np.int64)
+    total = np.repeat(totals, np.diff(np.append(heads, len(hashes))))
     kept = total >= 2
     return pd.DataFrame(
         {
