@@ -624,12 +624,12 @@ def test_the_client_receives_counts_only(client, debian, monkeypatch, candidates
     _check_same(debian, kept, table, want)
 
 
-def test_the_workers_hold_no_intermediate_table(client, debian, monkeypatch):
+@pytest.mark.parametrize("candidates", ["fingerprint", "prefix"])
+def test_the_workers_hold_no_intermediate_table(client, debian, monkeypatch, candidates):
     """At the end of the matching, while every stage's table is still in use, the cluster's
     memory holds one result per input partition (the rows removed or with a partner) and
-    nothing else: the per-row table, the candidate and verified pairs and the labels lie in the
-    scratch folder, not in the workers' memory. Fingerprint candidates (prefix mode's tables
-    are the Dask helpers' work in progress)."""
+    nothing else: the per-row table, the candidate and verified pairs, the rarity tables and
+    the labels lie in the scratch folder, not in the workers' memory."""
     real = ndd._wait
     held: list = []
 
@@ -640,11 +640,11 @@ def test_the_workers_hold_no_intermediate_table(client, debian, monkeypatch):
     monkeypatch.setattr(ndd, "_wait", spy)
     ddf = dd.from_pandas(debian, npartitions=5)
     kept, table = ndd.dedup(
-        ddf, id_field="id", clusters=True, max_pairs=None, candidates="fingerprint"
+        ddf, id_field="id", clusters=True, max_pairs=None, candidates=candidates
     )
     monkeypatch.undo()
     assert len(held) == 5, sorted(held)
-    want = neardup.dedup(debian["text"].tolist(), candidates="fingerprint")
+    want = neardup.dedup(debian["text"].tolist(), candidates=candidates)
     _check_same(debian, kept, table, want)
 
 

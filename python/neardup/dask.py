@@ -54,7 +54,13 @@ from neardup.dask_spill import remove_spilled, spill, spill_counted, spill_file,
 from neardup.errors import TooManyPairsError
 from neardup.hasher import Simhasher
 from neardup.index import DEFAULT_MAX_PAIRS
-from neardup.pipeline import RARITY_FRACTION, VERIFY, check_candidates, check_settings
+from neardup.pipeline import (
+    RARITY_FRACTION,
+    VERIFY,
+    check_candidates,
+    check_settings,
+    counted_on_every_text,
+)
 from neardup.progress import log, progress_bar
 from neardup.verify import SKETCH_SIZE, estimate_band
 
@@ -362,6 +368,14 @@ def _held_part(
     )
 
 
+def _text_sizes_part(part: pd.DataFrame, copies: pd.DataFrame) -> pd.DataFrame:
+    """The partition's texts (each once: not ``copies``' rows) and the hashes their sketches
+    hold in all: (texts, hashes), one row."""
+    starts, ends, _ = kernels._ranges(_sketch_array(_texts_only(part, copies)["sketch"]))
+    hashes = int((ends.astype(np.int64) - starts.astype(np.int64)).sum())
+    return pd.DataFrame({"texts": [len(starts)], "hashes": [hashes]})
+
+
 def _holders_part(rows: pd.DataFrame) -> pd.DataFrame:
     """Of the hashes shuffled here, those counted twice or more over the corpus: their count,
     once for each partition holding them (part, hash, count)."""
@@ -402,18 +416,32 @@ def _rarity_tables(
 ) -> tuple[Any, int]:
     """Each partition's table of the rarity order, spilled (one partition with rows each), and
     the tables' rows: how many texts of a share of the corpus (one content key in
-    ``RARITY_SHARE``, each text once) hold each hash its texts hold, for the hashes counted twice
+    ``RARITY_SHARE``, or every text when :func:`neardup.pipeline.counted_on_every_text`; each
+    text once) hold each hash its texts hold, for the hashes counted twice
     or more (the others count 0). A partition's table orders its texts' hashes as the whole
     corpus's table would (and as :func:`neardup.dedup` does); its size is set by the
     partition's, whatever the corpus. The distinct hashes of each partition's texts are shuffled
     by hash, summed there, and those counted twice or more come back to each partition holding
     them by a second shuffle. ``copies``: the rows that are not their text's first, partitioned
     like the digests."""
+    # The share counted: every text on a small corpus of long texts, as on one machine.
+    sizes = (
+        dd.map_partitions(
+            _text_sizes_part,
+            digests(["sketch"]),
+            copies,
+            meta=_frame(texts=np.int64, hashes=np.int64),
+            align_dataframes=False,
+        )
+        .sum()
+        .compute()
+    )
+    every = counted_on_every_text(int(sizes["hashes"]), int(sizes["texts"]))
     held = dd.map_partitions(
         _held_part,
         digests(["key", "sketch"]),
         copies,
-        RARITY_SHARE,
+        1 if every else RARITY_SHARE,
         meta=_frame(hash=np.int64, part=np.int32, count=np.int32),
         align_dataframes=False,
     )

@@ -320,7 +320,7 @@ class PrefixLists:
             return True
         if self.sketches.dropped:
             return False
-        if self.hashes <= EXACT_HASHES and self.hashes >= EXACT_MEAN * self.texts:
+        if counted_on_every_text(self.hashes, self.texts):
             self._counts = []
             self.table = self._counted_on_every_text()
         else:
@@ -411,6 +411,17 @@ EXACT_HASHES = 1 << 24
 #: cheap, and there the count on every text cost more time and memory than it saved (the suite's
 #: short texts: 1.1 against 0.85 CPU s, 157 against 133 MB).
 EXACT_MEAN = 128
+
+
+def counted_on_every_text(hashes: int, texts: int) -> bool:
+    """Whether the rarity order of a corpus whose texts (each once) number ``texts`` and whose
+    sketches hold ``hashes`` hashes in all is counted on every text rather than on one in
+    :data:`RARITY_FRACTION`: a corpus of at most :data:`EXACT_HASHES` hashes and at least
+    :data:`EXACT_MEAN` a text. The one rule of :func:`neardup.dedup` and
+    :func:`neardup.dask.dedup`."""
+    return EXACT_MEAN * texts <= hashes <= EXACT_HASHES
+
+
 #: Hashes sorted at once when the order is counted on every text (8 MB; each piece is a scan of
 #: the sketches).
 COUNT_PIECE = 1 << 20
