@@ -10,7 +10,6 @@ import resource
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -549,7 +548,6 @@ def test_a_dense_index_at_a_large_k_is_refused_quickly(tmp_path):
     lens = np.zeros(len(new), np.uint32)
     keys = neardup.digest.keys_of_words(np.repeat(new, 2))
     batch = neardup.against.Batch(new, keys, lens, np.zeros(16 * len(new), np.uint32))
-    start = time.perf_counter()
-    with pytest.raises(neardup.TooManyPairsError, match="k=16"):
+    # Refused from the estimate, before any table is searched (no wall-clock limit: CI is loaded).
+    with pytest.raises(neardup.TooManyPairsError, match=r"estimated from the data\) .* k=16"):
         index.search(batch, k=16)
-    assert time.perf_counter() - start < 10
