@@ -382,7 +382,7 @@ def _holders_part(rows: pd.DataFrame) -> pd.DataFrame:
     hashes = rows["hash"].to_numpy(np.int64)
     order = np.argsort(hashes, kind="stable")
     hashes = hashes[order]
-    heads = np.flatnonzero(np.concatenate([[True], hashes[1:] != hashes[:-1]]))
+    heads = np.flatnonzero(np.concatenate([[len(hashes) > 0], hashes[1:] != hashes[:-1]]))
     counts = rows["count"].to_numpy(np.int64)[order]
     totals = np.add.reduceat(counts, heads) if len(heads) else np.zeros(0, np.int64)
     total = np.repeat(totals, np.diff(np.append(heads, len(hashes))))
