@@ -191,7 +191,11 @@ def test_each_partition_gets_the_counts_of_its_own_hashes(client, debian, monkey
     rng = random.Random(5)
     for _ in range(400):
         texts.insert(rng.randrange(len(texts) + 1), rng.choice(texts))
+    from neardup import pipeline
+
     monkeypatch.setattr(ndd, "RARITY_SHARE", 3)
+    monkeypatch.setattr(pipeline, "EXACT_HASHES", 0)  # one in 3, not every text
+    monkeypatch.setattr(ndd, "RARITY_TABLE", 0)  # no whole table: each partition's own
     whole = _rarity_frame(texts)
     keys = whole["key"].to_numpy(np.uint64)
     first = np.zeros(len(texts), bool)
@@ -204,7 +208,10 @@ def test_each_partition_gets_the_counts_of_its_own_hashes(client, debian, monkey
     ddf = dd.from_pandas(whole, npartitions=1).repartition(divisions=divisions)
     copies = ddf[~ddf["row"].isin(np.flatnonzero(first).tolist())]
     copies = copies[["row"]].set_index("row", drop=False, divisions=divisions)
-    tables, rows = ndd._rarity_tables(lambda columns: ddf, copies, len(cut) - 1, str(tmp_path))
+    tables, rows, shared = ndd._rarity_tables(
+        lambda columns: ddf, copies, len(cut) - 1, str(tmp_path)
+    )
+    assert shared is None
     got = tables.partitions
     total = 0
     for i, (lo, hi) in enumerate(zip(cut[:-1], cut[1:])):
@@ -221,12 +228,22 @@ def test_each_partition_gets_the_counts_of_its_own_hashes(client, debian, monkey
 
 
 @pytest.mark.parametrize("share", [1, 5])
-def test_prefix_candidates_with_any_share_match_single_machine(client, debian, monkeypatch, share):
-    """The same rarity order as the single machine: the same prefix pairs, the same result."""
+@pytest.mark.parametrize("exact", [False, True])
+@pytest.mark.parametrize("whole", [False, True])
+def test_prefix_candidates_with_any_share_match_single_machine(
+    client, debian, monkeypatch, share, exact, whole
+):
+    """The same rarity order as the single machine: the same prefix pairs, the same result;
+    whether the order is counted on every text of this small corpus of long texts or on a
+    share, and whether every task reads the whole table or each partition gets its own."""
     from neardup import pipeline
 
     monkeypatch.setattr(ndd, "RARITY_SHARE", share)
     monkeypatch.setattr(pipeline, "RARITY_FRACTION", share)
+    if not exact:
+        monkeypatch.setattr(pipeline, "EXACT_HASHES", 0)
+    if not whole:
+        monkeypatch.setattr(ndd, "RARITY_TABLE", 0)
     texts = debian["text"].tolist()
     texts += texts[::7]  # copies in other partitions
     frame = pd.DataFrame({"id": range(len(texts)), "text": texts})

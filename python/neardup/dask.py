@@ -36,6 +36,7 @@ any number of partitions and workers. Every step runs on the workers, each a ker
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import tempfile
@@ -344,19 +345,32 @@ def _texts_only(part: pd.DataFrame, copies: pd.DataFrame) -> pd.DataFrame:
 
 
 def _held_part(
-    part: pd.DataFrame, copies: pd.DataFrame, share: int, partition_info: Any = None
+    part: pd.DataFrame,
+    copies: pd.DataFrame,
+    share: int,
+    sampled_only: bool = False,
+    partition_info: Any = None,
 ) -> pd.DataFrame:
     """The distinct shingle hashes of the partition's texts, each with how many of its texts of
-    the counted share (one content key in ``share``) hold it: (hash, part, count). Each text of
-    the corpus lies in one partition: summed by hash, the counts are the whole corpus's."""
+    the counted share (one content key in ``share``) hold it: (hash, part, count); with
+    ``sampled_only``, only the hashes of the texts of the share. Each text of the corpus lies in
+    one partition: summed by hash, the counts are the whole corpus's."""
     import pyarrow as pa
 
     texts = _texts_only(part, copies)
     sketches = _sketch_array(texts["sketch"])
-    every = np.sort(kernels.rarity_counts(sketches, 1 << 62)[0].astype(np.uint64))
     keys = texts["key"].to_numpy(kernels.KEY_DTYPE)
     chosen = np.flatnonzero(keys % np.uint64(share) == 0)
     hashes, counts = kernels.rarity_counts(sketches.take(pa.array(chosen)), 1 << 62)
+    if sampled_only:
+        return pd.DataFrame(
+            {
+                "hash": hashes.astype(np.int64),
+                "part": np.full(len(hashes), _number(partition_info), np.int32),
+                "count": counts.astype(np.int32),
+            }
+        )
+    every = np.sort(kernels.rarity_counts(sketches, 1 << 62)[0].astype(np.uint64))
     count = np.zeros(len(every), np.int32)
     count[np.searchsorted(every, hashes.astype(np.uint64))] = counts
     return pd.DataFrame(
@@ -374,6 +388,51 @@ def _text_sizes_part(part: pd.DataFrame, copies: pd.DataFrame) -> pd.DataFrame:
     starts, ends, _ = kernels._ranges(_sketch_array(_texts_only(part, copies)["sketch"]))
     hashes = int((ends.astype(np.int64) - starts.astype(np.int64)).sum())
     return pd.DataFrame({"texts": [len(starts)], "hashes": [hashes]})
+
+
+def _frequent_part(rows: pd.DataFrame) -> pd.DataFrame:
+    """Of the hashes shuffled here, those counted twice or more over the corpus, once each, with
+    their count: (hash, count)."""
+    summed = rows.groupby("hash")["count"].sum()
+    summed = summed[summed >= 2]
+    return pd.DataFrame(
+        {"hash": summed.index.to_numpy(np.int64), "count": summed.to_numpy(np.int64)}
+    )
+
+
+class _SharedTable:
+    """The whole rarity table, when it holds at most ``RARITY_TABLE`` hashes: the spilled files
+    of :func:`_frequent_part`, which every task reads from the scratch folder (nothing goes
+    through the client)."""
+
+    def __init__(self, folder: str, files: int) -> None:
+        self.folder = folder
+        self.files = files
+        # Tells this run's table from any other's in a worker's cache (a scratch folder may
+        # be used again).
+        self.token = os.urandom(16).hex()
+
+    def load(self) -> tuple[np.ndarray, np.ndarray]:
+        """(hashes, counts), by hash: the table :func:`neardup.kernels.prefix_keys` takes."""
+        return _shared_table(self.folder, self.files, self.token)
+
+
+@functools.lru_cache(maxsize=1)
+def _shared_table(folder: str, files: int, token: str) -> tuple[np.ndarray, np.ndarray]:
+    """The spilled pieces of a shared rarity table, put together once a worker process (a run
+    is told by ``token``)."""
+    import pyarrow as pa
+
+    pieces = [
+        pa.ipc.open_file(pa.memory_map(spill_file(folder, _FREQUENT, i))).read_all()
+        for i in range(files)
+    ]
+    hashes = np.concatenate([np.zeros(0, np.int64), *(t["hash"].to_numpy() for t in pieces)]).view(
+        np.uint64
+    )
+    counts = np.concatenate([np.zeros(0, np.int64), *(t["count"].to_numpy() for t in pieces)])
+    order = np.argsort(hashes)
+    return kernels.frequent_hashes(hashes[order], counts[order])
 
 
 def _holders_part(rows: pd.DataFrame) -> pd.DataFrame:
@@ -410,10 +469,17 @@ RARITY_SHARE = RARITY_FRACTION
 #: The name of the spilled rarity tables: one a partition with rows, its texts' hashes.
 _RARITY = "rarity"
 
+#: The name of the spilled pieces of the whole rarity table (the hashes counted twice or more).
+_FREQUENT = "frequent"
+
+#: The most hashes of a rarity table that every task reads whole from the scratch folder (12 MB
+#: at most); past it each partition gets the counts of its own texts' hashes by an exchange.
+RARITY_TABLE = 1 << 20
+
 
 def _rarity_tables(
     digests: Callable[[list[str]], Any], copies: Any, partitions: int, folder: str
-) -> tuple[Any, int]:
+) -> tuple[Any, int, _SharedTable | None]:
     """Each partition's table of the rarity order, spilled (one partition with rows each), and
     the tables' rows: how many texts of a share of the corpus (one content key in
     ``RARITY_SHARE``, or every text when :func:`neardup.pipeline.counted_on_every_text`; each
@@ -423,7 +489,12 @@ def _rarity_tables(
     partition's, whatever the corpus. The distinct hashes of each partition's texts are shuffled
     by hash, summed there, and those counted twice or more come back to each partition holding
     them by a second shuffle. ``copies``: the rows that are not their text's first, partitioned
-    like the digests."""
+    like the digests.
+
+    First the share's hashes alone are summed (a shuffle of 1/16 of them): when those counted
+    twice or more are at most ``RARITY_TABLE``, the whole table is read by every task from the
+    scratch folder instead (the same order, without the exchange). Returns the partitions'
+    tables (or None), their rows (or the whole table's), and the whole table (or None)."""
     # The share counted: every text on a small corpus of long texts, as on one machine.
     sizes = (
         dd.map_partitions(
@@ -436,12 +507,27 @@ def _rarity_tables(
         .sum()
         .compute()
     )
-    every = counted_on_every_text(int(sizes["hashes"]), int(sizes["texts"]))
+    share = 1 if counted_on_every_text(int(sizes["hashes"]), int(sizes["texts"])) else RARITY_SHARE
+    sampled = dd.map_partitions(
+        _held_part,
+        digests(["key", "sketch"]),
+        copies,
+        share,
+        True,
+        meta=_frame(hash=np.int64, part=np.int32, count=np.int32),
+        align_dataframes=False,
+    )
+    frequent = sampled.shuffle(on="hash", npartitions=partitions).map_partitions(
+        _frequent_part, meta=_frame(hash=np.int64, count=np.int64)
+    )
+    _, frequent_rows = spill(frequent, folder, _FREQUENT)
+    if int(frequent_rows.sum()) <= RARITY_TABLE:
+        return None, int(frequent_rows.sum()), _SharedTable(folder, len(frequent_rows))
     held = dd.map_partitions(
         _held_part,
         digests(["key", "sketch"]),
         copies,
-        1 if every else RARITY_SHARE,
+        share,
         meta=_frame(hash=np.int64, part=np.int32, count=np.int32),
         align_dataframes=False,
     )
@@ -452,7 +538,7 @@ def _rarity_tables(
         _table_part, meta=_frame(hash=np.int64, count=np.int64)
     )
     tables, sizes = spill(tables, folder, _RARITY)
-    return tables, int(sizes.sum())
+    return tables, int(sizes.sum()), None
 
 
 def _part_divisions(partitions: int) -> list[int]:
@@ -483,16 +569,17 @@ def _local_table(folder: str, j: int, sketches: Any) -> tuple[np.ndarray, np.nda
 
 
 def _prefix_keys_part(
-    part: pd.DataFrame, copies: pd.DataFrame, table: pd.DataFrame, threshold: float
+    part: pd.DataFrame, copies: pd.DataFrame, table: pd.DataFrame | _SharedTable, threshold: float
 ) -> pd.DataFrame:
     """The prefix hashes of the partition's texts in the rarity order of ``table`` (its texts'
-    frequent hashes, :func:`_rarity_tables`): (hash, key, fingerprint, row). ``copies``: the
+    frequent hashes, or the whole table: :func:`_rarity_tables`): (hash, key, fingerprint,
+    row). ``copies``: the
     partition's rows that are not texts (their texts list the same hashes)."""
     part = _texts_only(part, copies)
     fps = part["fingerprint"].to_numpy(np.uint64)
     index, hashes = kernels.prefix_keys(
         _sketch_array(part["sketch"]),
-        _table_of(table),
+        table.load() if isinstance(table, _SharedTable) else _table_of(table),
         threshold,
         fps,
         SKETCH_SIZE,
@@ -539,8 +626,8 @@ def _short_pairs_part(
 
         sketches = pa.concat_arrays(pieces)
         # Without a table, each partition's rarity table gives its texts' counts.
-        order = table
-        if table is None:
+        order = table.load() if isinstance(table, _SharedTable) else table
+        if order is None:
             held = [_local_table(folder, int(j), piece) for j, piece in zip(np.unique(of), pieces)]
             hashes_of, at = np.unique(np.concatenate([h for h, _ in held]), return_index=True)
             order = (hashes_of, np.concatenate([c for _, c in held])[at])
@@ -1289,9 +1376,8 @@ def _find(
             copies = rows[rows["row"] != rows["text"]][["row"]]
             copies = copies.set_index("row", drop=False, divisions=divisions)
             ticks = time.perf_counter()
-            tables, record["rarity_rows"] = _rarity_tables(digests, copies, Q, folder)
+            tables, record["rarity_rows"], table = _rarity_tables(digests, copies, Q, folder)
             record["seconds_rarity"] = time.perf_counter() - ticks
-            table = None
         key_meta = _frame(
             hash=np.int64,
             key=kernels.KEY_DTYPE,
@@ -1304,7 +1390,7 @@ def _find(
                 _prefix_keys_part,
                 keyed,
                 copies,
-                tables,
+                tables if table is None else table,
                 threshold,
                 meta=key_meta,
                 align_dataframes=False,
