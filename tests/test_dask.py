@@ -512,6 +512,16 @@ def test_cli_dask_decides_pairs_near_the_threshold_as_the_single_machine_command
     for summary in summaries:
         assert summary["evidence"]["band_pairs_exact"] == len(WITHIN_K8)
         assert summary["evidence"]["band_pairs_estimated"] == 0
+    # The summaries' cluster lines say the same (prefix candidates: no k; fingerprints: k).
+    for candidates, rule in (("prefix", "with shingle"), ("fingerprint", "within k=8")):
+        said = []
+        for engine in ([], ["--workers", 2]):
+            code, out, err = run(
+                capsys, "dedup", path, *engine, "--dry-run", "--candidates", candidates
+            )
+            assert code == 0, err
+            said.append([line for line in out.splitlines() if "of near-duplicates" in line])
+        assert said[0] == said[1] and len(said[0]) == 1 and rule in said[0][0], said
 
 
 def test_cli_dask_scratch_folder_holds_the_run_and_is_emptied(

@@ -19,6 +19,7 @@ from ..io import (
     Outputs,
     format_of,
 )
+from ..pipeline import check_candidates
 from .options import Source, sample_path
 from .output import _count, _jaccard_note, _say
 
@@ -287,10 +288,16 @@ def _dedup_on_dask(
         return
     if quiet:
         return
+    # Prefix candidates (not against an index, which is searched by fingerprint): every pair at
+    # the threshold, whatever k; as the single-machine command says.
+    by_prefix = (
+        against is None and threshold is not None and check_candidates(candidates) == "prefix"
+    )
     lines = [
         f"{_count(n_docs, 'document')} in {seconds:.2f} s on Dask",
-        f"{_count(n_clusters, 'cluster')} of near-duplicates within "
-        f"k={k}{_jaccard_note(threshold)}: kept {n_docs - n_removed:,}, removed {n_removed:,}",
+        f"{_count(n_clusters, 'cluster')} of near-duplicates"
+        f"{'' if by_prefix else f' within k={k}'}{_jaccard_note(threshold)}: "
+        f"kept {n_docs - n_removed:,}, removed {n_removed:,}",
     ]
     done = [d for d in (output, clusters) if d]
     lines.append("wrote " + ", ".join(done) if done else "dry run: nothing written")
