@@ -438,18 +438,12 @@ def _shared_table(folder: str, files: int, token: str) -> tuple[np.ndarray, np.n
 def _holders_part(rows: pd.DataFrame) -> pd.DataFrame:
     """Of the hashes shuffled here, those counted twice or more over the corpus: their count,
     once for each partition holding them (part, hash, count)."""
-    hashes = rows["hash"].to_numpy(np.int64)
-    order = np.argsort(hashes, kind="stable")
-    hashes = hashes[order]
-    heads = np.flatnonzero(np.concatenate([[len(hashes) > 0], hashes[1:] != hashes[:-1]]))
-    counts = rows["count"].to_numpy(np.int64)[order]
-    totals = np.add.reduceat(counts, heads) if len(heads) else np.zeros(0, np.int64)
-    total = np.repeat(totals, np.diff(np.append(heads, len(hashes))))
+    total = rows.groupby("hash")["count"].transform("sum").to_numpy(np.int64)
     kept = total >= 2
     return pd.DataFrame(
         {
-            "part": rows["part"].to_numpy(np.int64)[order][kept],
-            "hash": hashes[kept],
+            "part": rows["part"].to_numpy(np.int64)[kept],
+            "hash": rows["hash"].to_numpy(np.int64)[kept],
             "count": total[kept],
         }
     )
