@@ -508,12 +508,96 @@ pub fn jaccard_zip(a: &Ranges<'_>, b: &Ranges<'_>, size: usize) -> Result<Vec<f6
         .collect())
 }
 
+/// The Jaccard similarity of the sketches of each pair of rows `(i[p], j[p])`, where the rows
+/// are those of `parts` one after another (row d of the second part is row `parts[0].len() + d`):
+/// the sketches of a task's pairs may lie in several buffers, such as the memory-mapped files of
+/// several partitions, and are read where they lie.
+pub fn jaccard_parts(parts: &[Ranges<'_>], size: usize, i: &[i64], j: &[i64]) -> Result<Vec<f64>> {
+    let sets: Vec<&[SketchHash]> = parts
+        .iter()
+        .flat_map(|part| (0..part.len()).map(|d| part.get(d)))
+        .collect();
+    if i.len() != j.len() {
+        return Err(Error::invalid(format!(
+            "i and j must have the same length, got {} and {}",
+            i.len(),
+            j.len()
+        )));
+    }
+    let n = sets.len() as i64;
+    if let Some(bad) = i.iter().chain(j).find(|&&r| r < 0 || r >= n) {
+        return Err(Error::invalid(format!(
+            "row {bad} out of range for {n} sketches"
+        )));
+    }
+    Ok(i.par_iter()
+        .zip(j)
+        .map(|(&a, &b)| jaccard(sets[a as usize], sets[b as usize], size))
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::features::{FeatureConfig, TokenKind};
     use crate::testing::xorshift64;
     use std::collections::BTreeSet;
+
+    /// Sketches split over three parts give the Jaccard of the same rows of one buffer.
+    #[test]
+    fn parts_read_where_they_lie_as_one_buffer() {
+        let mut s = 5u64;
+        let sets: Vec<Vec<u64>> = (0..30)
+            .map(|_| {
+                let n = 1 + xorshift64(&mut s) % 12;
+                let set: BTreeSet<u64> = (0..n).map(|_| xorshift64(&mut s) % 40).collect();
+                set.into_iter().collect()
+            })
+            .collect();
+        let flat: Vec<u64> = sets.concat();
+        let ends: Vec<u64> = sets
+            .iter()
+            .scan(0u64, |at, v| {
+                *at += v.len() as u64;
+                Some(*at)
+            })
+            .collect();
+        let starts: Vec<u64> = sets.iter().zip(&ends).map(|(v, e)| e - v.len() as u64).collect();
+        let whole = Ranges::new(&starts, &ends, &flat).unwrap();
+        // Parts of rows 0..7, 7..19 and 19..30, each over its own copy of its hashes.
+        let cuts = [0usize, 7, 19, 30];
+        let owned: Vec<(Vec<u64>, Vec<u64>, Vec<u64>)> = cuts
+            .windows(2)
+            .map(|w| {
+                let part = &sets[w[0]..w[1]];
+                let hashes: Vec<u64> = part.concat();
+                let mut at = 0u64;
+                let (mut st, mut en) = (Vec::new(), Vec::new());
+                for v in part {
+                    st.push(at);
+                    at += v.len() as u64;
+                    en.push(at);
+                }
+                (st, en, hashes)
+            })
+            .collect();
+        let parts: Vec<Ranges<'_>> = owned
+            .iter()
+            .map(|(st, en, h)| Ranges::new(st, en, h).unwrap())
+            .collect();
+        let i: Vec<i64> = (0..200).map(|_| (xorshift64(&mut s) % 30) as i64).collect();
+        let j: Vec<i64> = (0..200).map(|_| (xorshift64(&mut s) % 30) as i64).collect();
+        let want = jaccard_pairs(&whole, 1024, &i, &j).unwrap();
+        assert_eq!(jaccard_parts(&parts, 1024, &i, &j).unwrap(), want);
+        // Each pair against the exact Jaccard of its two sets.
+        for (p, (&a, &b)) in i.iter().zip(&j).enumerate() {
+            let (x, y) = (&sets[a as usize], &sets[b as usize]);
+            let common = x.iter().filter(|h| y.contains(h)).count() as f64;
+            let union = (x.len() + y.len()) as f64 - common;
+            assert!((want[p] - common / union).abs() < 1e-12);
+        }
+        assert!(jaccard_parts(&parts, 1024, &[30], &[0]).is_err());
+    }
 
     fn set(text: &str, n: i64) -> BTreeSet<String> {
         FeatureConfig::new(TokenKind::Word, n, None)

@@ -63,7 +63,7 @@ from neardup.pipeline import (
     counted_on_every_text,
 )
 from neardup.progress import log, progress_bar
-from neardup.verify import SKETCH_SIZE, estimate_band
+from neardup.verify import SKETCH_SIZE, estimate_band, in_band
 
 from .deprecation import renamed
 from .validate import integer
@@ -303,13 +303,14 @@ def _pairs_part(
         pieces.append((pairs["a"].to_numpy(np.int64), pairs["text"].to_numpy(np.int64)))
     # Texts of one fingerprint are candidates of each other: once, from lead group 0.
     lead0 = rows[kernels.key_groups(keys) == 0][["fingerprint", "text"]].drop_duplicates()
-    lead0 = lead0[lead0.duplicated("fingerprint", keep=False)].sort_values(["fingerprint", "text"])
+    lead0 = lead0[lead0.duplicated("fingerprint", keep=False)]
     if len(lead0):
-        f = lead0["fingerprint"].to_numpy(np.uint64)
-        t = lead0["text"].to_numpy(np.int64)
-        heads = np.flatnonzero(np.concatenate([[True], f[1:] != f[:-1]]))
-        i, j = kernels._pairs_of_runs(np.diff(np.append(heads, len(f))))
-        pieces.append((t[i], t[j]))
+        same = _core.run_pairs(
+            kernels._array(lead0["fingerprint"], np.uint64),
+            kernels._array(lead0["text"], np.int64),
+            len(lead0),
+        )
+        pieces.append((same[0], same[1]))
     a = np.concatenate([p[0] for p in pieces] or [np.zeros(0, np.int64)])
     b = np.concatenate([p[1] for p in pieces] or [np.zeros(0, np.int64)])
     return pd.DataFrame(
@@ -566,9 +567,9 @@ def _prefix_keys_part(
     part: pd.DataFrame, copies: pd.DataFrame, table: pd.DataFrame | _SharedTable, threshold: float
 ) -> pd.DataFrame:
     """The prefix hashes of the partition's texts in the rarity order of ``table`` (its texts'
-    frequent hashes, or the whole table: :func:`_rarity_tables`): (hash, key, fingerprint,
-    row). ``copies``: the
-    partition's rows that are not texts (their texts list the same hashes)."""
+    frequent hashes, or the whole table: :func:`_rarity_tables`): (hash, row), each row a
+    text's. ``copies``: the partition's rows that are not texts (their texts list the same
+    hashes)."""
     part = _texts_only(part, copies)
     fps = part["fingerprint"].to_numpy(np.uint64)
     index, hashes = kernels.prefix_keys(
@@ -580,13 +581,7 @@ def _prefix_keys_part(
         estimate_band(threshold, SKETCH_SIZE),
     )
     return pd.DataFrame(
-        {
-            "hash": hashes.astype(np.int64),
-            "key": part["key"].to_numpy(kernels.KEY_DTYPE)[index],
-            "key_hi": part["key_hi"].to_numpy(kernels.KEY_DTYPE)[index],
-            "fingerprint": fps[index],
-            "row": part["row"].to_numpy(np.int64)[index],
-        }
+        {"hash": hashes.astype(np.int64), "row": part["row"].to_numpy(np.int64)[index]}
     )
 
 
@@ -598,16 +593,22 @@ def _short_pairs_part(
     table: Any,
     threshold: float,
 ) -> pd.DataFrame:
-    """The candidate pairs of the texts sharing a prefix hash shuffled here (a text is the
-    first row of its key and fingerprint: every row of a text shares its hashes); a hash of
-    more than ``RUN_CAP`` texts is split by the next hashes of their lists, read from their
-    sketches where they lie (the digest files), in the order of ``table`` (None: of their
-    partitions' rarity tables, read from their files). A last row ``(-1, skipped)`` counts the pairs
-    of groups that could not be split."""
+    """The candidate pairs of the texts sharing a prefix hash shuffled here, each once (rows
+    (hash, row) of texts, or of short texts with their copies: (hash, key, key_hi, fingerprint,
+    row), a text being the first row of its key and fingerprint); a hash of more than
+    ``RUN_CAP`` texts is split by the next hashes of their lists, read from their sketches where
+    they lie (the digest files), in the order of ``table`` (None: of their partitions' rarity
+    tables, read from their files). Two last rows count the pairs of groups that could not be
+    split, ``(-1, skipped)``, and the pairs listed, ``(-2, listed)``: a pair once for each hash
+    it shares (:func:`neardup.kernels.pairs_in_runs` lists it once)."""
+    # With prefixes, every row is a text's own; a short text's copies share its key and
+    # fingerprint, and are named by its first row.
     text = (
         rows.groupby([*kernels.KEY_COLUMNS, "fingerprint"])["row"]
         .transform("min")
         .to_numpy(np.int64)
+        if "key" in rows.columns
+        else rows["row"].to_numpy(np.int64)
     )
 
     def split(hashes: np.ndarray, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
@@ -628,8 +629,8 @@ def _short_pairs_part(
         band = estimate_band(threshold, SKETCH_SIZE)
         return kernels.split_runs(hashes, nodes, sketches, order, threshold, SKETCH_SIZE, band)
 
-    a, b, skipped = kernels.pairs_in_runs(rows["hash"].to_numpy(np.int64), text, split)
-    return pd.DataFrame({"a": np.append(a, -1), "b": np.append(b, skipped)})
+    a, b, skipped, listed = kernels._run_pairs(rows["hash"].to_numpy(np.int64), text, split)
+    return pd.DataFrame({"a": np.append(a, [-1, -2]), "b": np.append(b, [skipped, listed])})
 
 
 #: The order of the short texts' prefixes: by hash value (no table of frequent hashes).
@@ -664,15 +665,10 @@ def _pair_nodes(
     gathered from the partitions they lie in, each partition's file opened once: ``pieces`` are
     ``take(j, rows)`` of the rows of each j-th partition with rows (in ascending order of the
     texts), and pair i's texts are the ``at_a[i]``-th and ``at_b[i]``-th of them."""
-    x, y = pairs["a"].to_numpy(np.int64), pairs["b"].to_numpy(np.int64)
-    # (np.unique of int64 keys hashes them here, a few times slower than a sort.)
-    codes, nodes = pd.factorize(np.concatenate([x, y]), sort=True)
-    at = codes.astype(np.int64).reshape(2, -1)
-    m = max(len(nodes), 1)
-    key = np.sort(np.minimum(at[0], at[1]) * m + np.maximum(at[0], at[1]))
-    once = key[np.concatenate([[True], key[1:] != key[:-1]])] if len(key) else key
-    at_a, at_b = once // m, once % m
-    nodes = np.asarray(nodes, np.int64)
+    nodes, at_a, at_b = _core.local_pairs(
+        kernels._array(pairs["a"], np.int64), kernels._array(pairs["b"], np.int64)
+    )
+    at_a, at_b = at_a.astype(np.int64), at_b.astype(np.int64)
     of = np.searchsorted(starts, nodes, side="right") - 1
     bounds = [*np.flatnonzero(np.diff(of) != 0) + 1]
     pieces = [
@@ -689,27 +685,22 @@ def _verify_part(
     """A task's candidate pairs (``a``, ``b``: global rows, any partitions; they may repeat),
     each once, verified: (a, b, jaccard, band) of those at Jaccard >= ``threshold`` and of those
     whose estimate lies too near it to decide them (``band``: see
-    :func:`neardup.kernels.pairs_in_band`). The sketches of the pairs' texts are read from the
-    memory-mapped digest files where they lie, each file opened once; no sketch moves."""
-    import pyarrow as pa
-
+    :func:`neardup.kernels.pairs_in_band`). The sketches of the pairs' texts are read where they
+    lie, in the memory-mapped digest files (each opened once): no sketch is copied or moved."""
     a, b, at_a, at_b, pieces = _pair_nodes(
-        pairs, starts, lambda j, rows: kernels.take_sketches(_sketch_column(j, parts, folder), rows)
+        pairs, starts, lambda j, rows: kernels._row_ranges(_sketch_column(j, parts, folder), rows)
     )
-    sketches = pa.concat_arrays(pieces) if pieces else pa.array([], pa.large_binary())
+    sizes = np.concatenate([np.zeros(0, np.int64)] + [(e - s).astype(np.int64) for s, e, _ in pieces])
     # Two whole sets (neither sketch cut) whose sizes differ more than the threshold allows
     # cannot reach it (their Jaccard is at most the smaller size over the larger): not merged
     # (the slack, far below one element, keeps every pair a rounding might take).
-    first, last, _ = kernels._ranges(sketches)
-    sizes = (last - first).astype(np.int64)
     small = np.minimum(sizes[at_a], sizes[at_b])
     large = np.maximum(sizes[at_a], sizes[at_b])
     tried = (large >= SKETCH_SIZE) | (small >= threshold * large - 1e-6)
     at_a, at_b, a, b = at_a[tried], at_b[tried], a[tried], b[tried]
-    got = kernels.verify_rows(sketches, at_a, sketches, at_b, SKETCH_SIZE)
-    band = kernels.pairs_in_band(
-        sketches, sketches, got, threshold, SKETCH_SIZE, rows_a=at_a, rows_b=at_b
-    )
+    got = _core.sketch_jaccard_parts(pieces, at_a, at_b, SKETCH_SIZE, 1)
+    cut = (sizes[at_a] >= SKETCH_SIZE) | (sizes[at_b] >= SKETCH_SIZE)
+    band = in_band(got, cut, threshold, SKETCH_SIZE)
     near = (got >= threshold) | band
     return pd.DataFrame(
         {"a": a[near], "b": b[near], "jaccard": got[near].astype(np.float32), "band": band[near]}
@@ -725,20 +716,16 @@ def _checked_part(
     threshold: float,
 ) -> pd.DataFrame:
     """The candidate pairs a task found (with rows ``(a < 0, count)``), verified in that task by
-    ``verify_part``: the pairs it keeps (a, b, jaccard, band), the count rows as they came, and a
-    row ``(-2, pairs found)`` (repeats counted)."""
+    ``verify_part``: the pairs it keeps (a, b, jaccard, band), the count rows as they came, and,
+    unless the task counted them (``(-2, listed)``), a row ``(-2, pairs found)``."""
     marks = found["a"].to_numpy(np.int64) < 0
     listed = found[~marks]
     checked = verify_part(listed[["a", "b"]], parts, starts, folder, threshold)
     counts = found[marks]
-    tail = pd.DataFrame(
-        {
-            "a": np.append(counts["a"].to_numpy(np.int64), -2),
-            "b": np.append(counts["b"].to_numpy(np.int64), len(listed)),
-            "jaccard": np.float32(np.nan),
-            "band": False,
-        }
-    )
+    a, b = counts["a"].to_numpy(np.int64), counts["b"].to_numpy(np.int64)
+    if not (a == -2).any():
+        a, b = np.append(a, -2), np.append(b, len(listed))
+    tail = pd.DataFrame({"a": a, "b": b, "jaccard": np.float32(np.nan), "band": False})
     return pd.concat([checked[list(_CHECKED_META.columns)], tail], ignore_index=True).astype(
         _CHECKED_META.dtypes.to_dict()
     )
@@ -1372,12 +1359,16 @@ def _find(
             ticks = time.perf_counter()
             tables, record["rarity_rows"], table = _rarity_tables(digests, copies, Q, folder)
             record["seconds_rarity"] = time.perf_counter() - ticks
-        key_meta = _frame(
-            hash=np.int64,
-            key=kernels.KEY_DTYPE,
-            key_hi=kernels.KEY_DTYPE,
-            fingerprint=np.uint64,
-            row=np.int64,
+        key_meta = (
+            _frame(hash=np.int64, row=np.int64)
+            if by_prefix
+            else _frame(
+                hash=np.int64,
+                key=kernels.KEY_DTYPE,
+                key_hi=kernels.KEY_DTYPE,
+                fingerprint=np.uint64,
+                row=np.int64,
+            )
         )
         keyed = (
             dd.map_partitions(

@@ -311,56 +311,46 @@ def short_text_keys(
     return index.astype(np.int64), hashes[at]
 
 
-def _pairs_of_runs(sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Every pair (i, j), i < j, of positions inside consecutive runs of these sizes."""
-    out_a, out_b = [], []
-    start = 0
-    cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-    for m in sizes.tolist():
-        if m not in cache:
-            cache[m] = np.triu_indices(m, 1)
-        i, j = cache[m]
-        out_a.append(i + start)
-        out_b.append(j + start)
-        start += m
-    if not out_a:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    return np.concatenate(out_a).astype(np.int64), np.concatenate(out_b).astype(np.int64)
-
-
 def pairs_in_runs(
     hashes: np.ndarray, nodes: np.ndarray, split: Any = None
 ) -> tuple[np.ndarray, np.ndarray, int]:
-    """``(a, b, skipped)``, a < b: the pairs of distinct ``nodes`` that share a hash (rows from
-    :func:`short_text_keys` or :func:`prefix_keys`; every row of a hash must be there). A hash
-    of more than ``RUN_CAP`` nodes is handed to ``split(hashes, nodes)`` (one row per node and
-    such hash; :func:`split_runs` with the nodes' sketches), which returns ``(a, b, skipped)``
-    the same way; without ``split``, its pairs are not listed but counted in ``skipped``. Pairs
-    repeat when they share several hashes."""
+    """``(a, b, skipped)``: the pairs a < b of distinct ``nodes`` that share a hash (rows from
+    :func:`short_text_keys` or :func:`prefix_keys`; every row of a hash must be there), sorted,
+    each once however many hashes it shares. A hash of more than ``RUN_CAP`` nodes is handed to
+    ``split(hashes, nodes)`` (one row per node and such hash; :func:`split_runs` with the
+    nodes' sketches), which returns ``(a, b, skipped)`` the same way; without ``split``, its
+    pairs are not listed but counted in ``skipped``."""
+    a, b, skipped, _ = _run_pairs(hashes, nodes, split)
+    return a, b, skipped
+
+
+def _run_pairs(
+    hashes: np.ndarray, nodes: np.ndarray, split: Any = None
+) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """:func:`pairs_in_runs`, and how many pairs the runs list, a pair counted once for each
+    hash it shares (those of the split runs once each): the candidate pairs a driver reports."""
     hashes = np.asarray(hashes)
-    nodes = np.asarray(nodes, np.int64)
-    if not len(nodes):
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), 0
-    pairs = np.unique(np.stack([hashes.astype(np.int64), nodes]), axis=1)
-    h, v = pairs[0], pairs[1]
-    starts = np.flatnonzero(np.concatenate([[True], h[1:] != h[:-1]]))
-    sizes = np.diff(np.concatenate([starts, [len(h)]]))
-    keep = (sizes >= 2) & (sizes <= RUN_CAP)
-    chosen = np.repeat(starts[keep], sizes[keep]) + _offsets(sizes[keep])
-    i, j = _pairs_of_runs(sizes[keep])
-    x, y = v[chosen][i], v[chosen][j]
-    a, b, skipped = [np.minimum(x, y)], [np.maximum(x, y)], 0
-    big = sizes > RUN_CAP
-    if big.any():
-        at = np.repeat(starts[big], sizes[big]) + _offsets(sizes[big])
+    if hashes.dtype != np.uint64:
+        hashes = hashes.astype(np.int64).view(np.uint64)
+    a, b, listed, over_hashes, over_nodes = _core.run_pairs(
+        _array(hashes, np.uint64), _array(nodes, np.int64), RUN_CAP
+    )
+    skipped = 0
+    if len(over_nodes):
         if split is None:
-            m = sizes[big].astype(np.int64)
+            starts = np.flatnonzero(np.concatenate([[True], over_hashes[1:] != over_hashes[:-1]]))
+            m = np.diff(np.append(starts, len(over_hashes))).astype(np.int64)
             skipped = int((m * (m - 1) // 2).sum())
         else:
-            sa, sb, skipped = split(h[at].astype(np.uint64), v[at])
-            a.append(np.asarray(sa, np.int64))
-            b.append(np.asarray(sb, np.int64))
-    return np.concatenate(a), np.concatenate(b), int(skipped)
+            sa, sb, skipped = split(over_hashes, over_nodes)
+            sa, sb = np.asarray(sa, np.int64), np.asarray(sb, np.int64)
+            listed += len(sa)
+            key = np.concatenate([a, sa]), np.concatenate([b, sb])
+            order = np.lexsort((key[1], key[0]))
+            x, y = key[0][order], key[1][order]
+            once = np.concatenate([[True], (x[1:] != x[:-1]) | (y[1:] != y[:-1])])
+            a, b = x[once], y[once]
+    return a, b, int(skipped), int(listed)
 
 
 def _offsets(sizes: np.ndarray) -> np.ndarray:

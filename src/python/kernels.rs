@@ -11,6 +11,7 @@ use crate::cross_search::KeyParts;
 use crate::error::Error;
 use crate::pairs::Bounded;
 use crate::rarity::Rarity;
+use crate::run_pairs::{local_pairs as pairs_over_nodes, run_pairs as pairs_of_runs};
 use crate::short_texts::{prefix_lists as prefix_lists_of, Cut, ShortTexts};
 use crate::star::graph_stars;
 use crate::verify::Ranges;
@@ -263,6 +264,71 @@ fn split_run_pairs<'py>(
     Ok((a.into_pyarray(py), b.into_pyarray(py), skipped))
 }
 
+/// Pairs handed to Python: (a, b, pairs listed, hashes over the cap, their nodes).
+type RunPairArrays<'py> = (
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray1<i64>>,
+    u64,
+    Bound<'py, PyArray1<u64>>,
+    Bound<'py, PyArray1<i64>>,
+);
+
+/// The candidate pairs of one task's prefix rows (row i: node `nodes[i]` holds `hashes[i]`; see
+/// `run_pairs`): (a, b, listed, over_hashes, over_nodes): the pairs a < b, sorted, each once;
+/// the pairs of the runs of at most `cap` nodes, a pair once a hash; the rows of larger runs.
+#[pyfunction]
+fn run_pairs<'py>(
+    py: Python<'py>,
+    hashes: PyReadonlyArray1<'py, u64>,
+    nodes: PyReadonlyArray1<'py, i64>,
+    cap: usize,
+) -> PyResult<RunPairArrays<'py>> {
+    let (hashes, nodes) = (hashes.as_slice()?, nodes.as_slice()?);
+    if hashes.len() != nodes.len() {
+        return Err(
+            Error::invalid(format!("{} hashes but {} nodes", hashes.len(), nodes.len())).into(),
+        );
+    }
+    let found = interrupt::detach(py, || {
+        let mut rows: Vec<(u64, i64)> = hashes.iter().copied().zip(nodes.iter().copied()).collect();
+        pairs_of_runs(&mut rows, cap)
+    })?;
+    let (a, b): (Vec<i64>, Vec<i64>) = found.pairs.into_iter().unzip();
+    let (over_hashes, over_nodes): (Vec<u64>, Vec<i64>) = found.over_cap.into_iter().unzip();
+    Ok((
+        a.into_pyarray(py),
+        b.into_pyarray(py),
+        found.listed,
+        over_hashes.into_pyarray(py),
+        over_nodes.into_pyarray(py),
+    ))
+}
+
+/// A task's pairs `(a[p], b[p])` over the nodes they name (see `local_pairs`): (nodes, at_a,
+/// at_b), each distinct pair once.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn local_pairs<'py>(
+    py: Python<'py>,
+    a: PyReadonlyArray1<'py, i64>,
+    b: PyReadonlyArray1<'py, i64>,
+) -> PyResult<(
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray1<u32>>,
+    Bound<'py, PyArray1<u32>>,
+)> {
+    let (a, b) = (a.as_slice()?, b.as_slice()?);
+    if a.len() != b.len() || a.len() >= u32::MAX as usize / 2 {
+        return Err(Error::invalid(format!("{} nodes a but {} nodes b", a.len(), b.len())).into());
+    }
+    let (nodes, at_a, at_b) = interrupt::detach(py, || pairs_over_nodes(a, b))?;
+    Ok((
+        nodes.into_pyarray(py),
+        at_a.into_pyarray(py),
+        at_b.into_pyarray(py),
+    ))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SKETCH_HASH_BITS", crate::verify::SketchHash::BITS)?;
     m.add("SKETCH_CHECK_BIT", crate::verify::CHECK_BIT)?;
@@ -273,6 +339,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyRarityOrder>()?;
     m.add_function(wrap_pyfunction!(prefix_lists, m)?)?;
     m.add_function(wrap_pyfunction!(split_run_pairs, m)?)?;
+    m.add_function(wrap_pyfunction!(run_pairs, m)?)?;
+    m.add_function(wrap_pyfunction!(local_pairs, m)?)?;
     m.add("PREFIX_EXTRA", crate::short_texts::EXTRA)?;
     m.add_function(wrap_pyfunction!(part_keys, m)?)?;
     m.add_function(wrap_pyfunction!(part_pairs, m)?)?;

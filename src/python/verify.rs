@@ -92,6 +92,40 @@ fn sketch_jaccard_zip<'py>(
     Ok(out.into_pyarray(py))
 }
 
+/// A part's sketches: row d's is `hashes[starts[d]..ends[d]]`.
+type PartArrays<'py> = (
+    PyReadonlyArray1<'py, u64>,
+    PyReadonlyArray1<'py, u64>,
+    PyReadonlyArray1<'py, u64>,
+);
+
+/// The Jaccard similarity of the sketches of each pair of rows `(i[p], j[p])`, the rows those
+/// of `parts` (starts, ends, hashes) one after another: sketches read where they lie, in
+/// several buffers.
+#[pyfunction]
+#[pyo3(signature = (parts, i, j, size, threads=None))]
+fn sketch_jaccard_parts<'py>(
+    py: Python<'py>,
+    parts: Vec<PartArrays<'py>>,
+    i: PyReadonlyArray1<'py, i64>,
+    j: PyReadonlyArray1<'py, i64>,
+    size: i64,
+    threads: Option<i64>,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let size = verify::shingle_config(1, size)?.size;
+    let ranges = parts
+        .iter()
+        .map(|(s, e, h)| -> PyResult<Ranges<'_>> {
+            Ok(Ranges::new(s.as_slice()?, e.as_slice()?, h.as_slice()?)?)
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    let (i, j) = (i.as_slice()?, j.as_slice()?);
+    let out = py.detach(|| {
+        parallel::with_threads(threads, || verify::jaccard_parts(&ranges, size, i, j))
+    })??;
+    Ok(out.into_pyarray(py))
+}
+
 /// Sketch hashes gathered chunk by chunk, then handed to numpy whole. The buffer grows where
 /// it lies when the system can (a large one is remapped, not copied), and the numpy array takes
 /// it over without a copy: gathering N hashes holds about N, where a numpy buffer copied as it
@@ -165,5 +199,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(shingle_sketches, m)?)?;
     m.add_function(wrap_pyfunction!(sketch_jaccard, m)?)?;
     m.add_function(wrap_pyfunction!(sketch_jaccard_zip, m)?)?;
+    m.add_function(wrap_pyfunction!(sketch_jaccard_parts, m)?)?;
     Ok(())
 }

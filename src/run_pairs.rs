@@ -1,0 +1,157 @@
+//! The candidate pairs of the rows one task of a cluster gathers by prefix hash: `(hash, node)`,
+//! every node holding each hash there. The nodes of a hash form a run; each pair of a run is a
+//! candidate. A pair that shares several hashes is listed once; runs over a cap are handed back
+//! whole, for the caller to split by the next hashes of their nodes' lists.
+
+/// The pairs of a task's runs, and what they leave to the caller.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct RunPairs {
+    /// The candidate pairs `(a, b)`, a < b, sorted, each once.
+    pub pairs: Vec<(i64, i64)>,
+    /// The pairs the runs of at most the cap hold, a pair counted once for each hash it shares.
+    pub listed: u64,
+    /// The rows of the runs over the cap, `(hash, node)`, sorted.
+    pub over_cap: Vec<(u64, i64)>,
+}
+
+/// The pairs of distinct nodes sharing a hash, from the rows `(hash, node)` (in any order; a
+/// row given twice counts once), for the runs of at most `cap` nodes; the rows of larger runs
+/// are returned apart. `rows` is sorted in place.
+pub fn run_pairs(rows: &mut [(u64, i64)], cap: usize) -> RunPairs {
+    rows.sort_unstable();
+    let mut out = RunPairs::default();
+    let mut run: Vec<i64> = Vec::new();
+    let mut start = 0;
+    while start < rows.len() {
+        let hash = rows[start].0;
+        let mut end = start + 1;
+        while end < rows.len() && rows[end].0 == hash {
+            end += 1;
+        }
+        run.clear();
+        run.extend(rows[start..end].iter().map(|&(_, node)| node));
+        run.dedup();
+        if run.len() > cap {
+            out.over_cap.extend(run.iter().map(|&node| (hash, node)));
+        } else if run.len() >= 2 {
+            let m = run.len() as u64;
+            out.listed += m * (m - 1) / 2;
+            for (i, &x) in run.iter().enumerate() {
+                // The run is sorted: x is the smaller node of each of its pairs.
+                out.pairs.extend(run[i + 1..].iter().map(|&y| (x, y)));
+            }
+        }
+        start = end;
+    }
+    out.pairs.sort_unstable();
+    out.pairs.dedup();
+    out
+}
+
+/// A task's pairs `(a[p], b[p])` (in any order, either way round, repeats possible) over the
+/// nodes they name: `(nodes, at_a, at_b)`, the distinct nodes sorted and each distinct pair
+/// once, as positions in `nodes` (`at_a < at_b`), sorted.
+pub fn local_pairs(a: &[i64], b: &[i64]) -> (Vec<i64>, Vec<u32>, Vec<u32>) {
+    let mut nodes: Vec<i64> = a.iter().chain(b).copied().collect();
+    nodes.sort_unstable();
+    nodes.dedup();
+    let at = |v: i64| nodes.binary_search(&v).unwrap_or_default() as u32;
+    let mut pairs: Vec<(u32, u32)> = a
+        .iter()
+        .zip(b)
+        .filter(|(x, y)| x != y)
+        .map(|(&x, &y)| {
+            let (x, y) = (at(x), at(y));
+            (x.min(y), x.max(y))
+        })
+        .collect();
+    pairs.sort_unstable();
+    pairs.dedup();
+    let (at_a, at_b) = pairs.into_iter().unzip();
+    (nodes, at_a, at_b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::xorshift64 as rng;
+    use std::collections::{BTreeMap, BTreeSet};
+
+    /// Every pair of distinct nodes of each hash, by brute force over the rows.
+    fn brute(rows: &[(u64, i64)], cap: usize) -> (BTreeSet<(i64, i64)>, u64, BTreeSet<(u64, i64)>) {
+        let mut by_hash: BTreeMap<u64, BTreeSet<i64>> = BTreeMap::new();
+        for &(h, v) in rows {
+            by_hash.entry(h).or_default().insert(v);
+        }
+        let (mut pairs, mut listed, mut over) = (BTreeSet::new(), 0, BTreeSet::new());
+        for (h, nodes) in by_hash {
+            let nodes: Vec<i64> = nodes.into_iter().collect();
+            if nodes.len() > cap {
+                over.extend(nodes.iter().map(|&v| (h, v)));
+                continue;
+            }
+            for i in 0..nodes.len() {
+                for j in i + 1..nodes.len() {
+                    pairs.insert((nodes[i], nodes[j]));
+                    listed += 1;
+                }
+            }
+        }
+        (pairs, listed, over)
+    }
+
+    #[test]
+    fn a_hand_worked_task() {
+        // Hash 7: nodes 3, 1, 2 (pairs 1-2, 1-3, 2-3); hash 9: nodes 2, 3 (2-3 again) and a row
+        // given twice; hash 4: node 5 alone; hash 8: four nodes, over a cap of 3.
+        let mut rows = vec![
+            (7, 3),
+            (9, 2),
+            (7, 1),
+            (4, 5),
+            (9, 3),
+            (7, 2),
+            (9, 3),
+            (8, 10),
+            (8, 11),
+            (8, 12),
+            (8, 13),
+        ];
+        let got = run_pairs(&mut rows, 3);
+        assert_eq!(got.pairs, vec![(1, 2), (1, 3), (2, 3)]);
+        assert_eq!(got.listed, 4);
+        assert_eq!(got.over_cap, vec![(8, 10), (8, 11), (8, 12), (8, 13)]);
+    }
+
+    #[test]
+    fn random_tasks_match_brute_force() {
+        let mut s = 11u64;
+        for round in 0..200 {
+            let n = (rng(&mut s) % 300) as usize;
+            let hashes = 1 + rng(&mut s) % 40;
+            let nodes = 1 + rng(&mut s) % 60;
+            let mut rows: Vec<(u64, i64)> = (0..n)
+                .map(|_| (rng(&mut s) % hashes, (rng(&mut s) % nodes) as i64 - 5))
+                .collect();
+            let cap = 2 + (round % 9);
+            let (pairs, listed, over) = brute(&rows, cap);
+            let got = run_pairs(&mut rows, cap);
+            assert_eq!(got.pairs, pairs.into_iter().collect::<Vec<_>>());
+            assert_eq!(got.listed, listed);
+            assert_eq!(got.over_cap, over.into_iter().collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
+    fn local_pairs_name_each_pair_once() {
+        // Pairs 30-10 (twice, once each way round), 10-20, and 20-20 (no pair).
+        let (nodes, at_a, at_b) = local_pairs(&[30, 10, 10, 20], &[10, 30, 20, 20]);
+        assert_eq!(nodes, vec![10, 20, 30]);
+        assert_eq!((at_a, at_b), (vec![0, 0], vec![1, 2]));
+    }
+
+    #[test]
+    fn no_rows_no_pairs() {
+        assert_eq!(run_pairs(&mut [], 4), RunPairs::default());
+    }
+}
