@@ -679,16 +679,28 @@ def _pair_nodes(
     return nodes[at_a], nodes[at_b], at_a, at_b, pieces
 
 
+def _gathered_sketches(
+    j: int, rows: np.ndarray, parts: list[int], folder: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(starts, ends, hashes) of the sketches of ``rows`` of the j-th partition with rows,
+    copied out of its memory-mapped digest file, which is let go: a task holds the sketches of
+    its pairs, not the pages of every file they lie in."""
+    offsets, hashes = _core.gather_sketches(
+        *kernels._row_ranges(_sketch_column(j, parts, folder), rows)
+    )
+    return offsets[:-1], offsets[1:], hashes
+
+
 def _verify_part(
     pairs: pd.DataFrame, parts: list[int], starts: np.ndarray, folder: str, threshold: float
 ) -> pd.DataFrame:
     """A task's candidate pairs (``a``, ``b``: global rows, any partitions; they may repeat),
     each once, verified: (a, b, jaccard, band) of those at Jaccard >= ``threshold`` and of those
     whose estimate lies too near it to decide them (``band``: see
-    :func:`neardup.kernels.pairs_in_band`). The sketches of the pairs' texts are read where they
-    lie, in the memory-mapped digest files (each opened once): no sketch is copied or moved."""
+    :func:`neardup.kernels.pairs_in_band`). The sketches of the pairs' texts are copied out of
+    the memory-mapped digest files where they lie (each opened once); no sketch moves."""
     a, b, at_a, at_b, pieces = _pair_nodes(
-        pairs, starts, lambda j, rows: kernels._row_ranges(_sketch_column(j, parts, folder), rows)
+        pairs, starts, lambda j, rows: _gathered_sketches(j, rows, parts, folder)
     )
     sizes = np.concatenate([np.zeros(0, np.int64)] + [(e - s).astype(np.int64) for s, e, _ in pieces])
     # Two whole sets (neither sketch cut) whose sizes differ more than the threshold allows

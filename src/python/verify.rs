@@ -126,6 +126,32 @@ fn sketch_jaccard_parts<'py>(
     Ok(out.into_pyarray(py))
 }
 
+/// The sketches `hashes[starts[d]..ends[d]]` copied end to end: (offsets, hashes), sketch d's
+/// being `hashes[offsets[d]..offsets[d + 1]]`. A task copies the few sketches it needs out of a
+/// memory-mapped file, and lets the file go.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn gather_sketches<'py>(
+    py: Python<'py>,
+    starts: PyReadonlyArray1<'py, u64>,
+    ends: PyReadonlyArray1<'py, u64>,
+    hashes: PyReadonlyArray1<'py, u64>,
+) -> PyResult<(Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<u64>>)> {
+    let ranges = Ranges::unordered(starts.as_slice()?, ends.as_slice()?, hashes.as_slice()?)?;
+    let (offsets, flat) = py.detach(|| {
+        let mut offsets = Vec::with_capacity(ranges.len() + 1);
+        offsets.push(0u64);
+        let total: usize = (0..ranges.len()).map(|d| ranges.get(d).len()).sum();
+        let mut flat = Vec::with_capacity(total);
+        for d in 0..ranges.len() {
+            flat.extend_from_slice(ranges.get(d));
+            offsets.push(flat.len() as u64);
+        }
+        (offsets, flat)
+    });
+    Ok((offsets.into_pyarray(py), flat.into_pyarray(py)))
+}
+
 /// Sketch hashes gathered chunk by chunk, then handed to numpy whole. The buffer grows where
 /// it lies when the system can (a large one is remapped, not copied), and the numpy array takes
 /// it over without a copy: gathering N hashes holds about N, where a numpy buffer copied as it
@@ -200,5 +226,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sketch_jaccard, m)?)?;
     m.add_function(wrap_pyfunction!(sketch_jaccard_zip, m)?)?;
     m.add_function(wrap_pyfunction!(sketch_jaccard_parts, m)?)?;
+    m.add_function(wrap_pyfunction!(gather_sketches, m)?)?;
     Ok(())
 }
