@@ -511,8 +511,16 @@ pub fn jaccard_zip(a: &Ranges<'_>, b: &Ranges<'_>, size: usize) -> Result<Vec<f6
 /// The Jaccard similarity of the sketches of each pair of rows `(i[p], j[p])`, where the rows
 /// are those of `parts` one after another (row d of the second part is row `parts[0].len() + d`):
 /// the sketches of a task's pairs may lie in several buffers, such as the memory-mapped files of
-/// several partitions, and are read where they lie.
-pub fn jaccard_parts(parts: &[Ranges<'_>], size: usize, i: &[i64], j: &[i64]) -> Result<Vec<f64>> {
+/// several partitions, and are read where they lie. A pair below `at_least` (of two whole sets)
+/// or `cut_at_least` (a sketch cut at `size`) gets -1, found as [`jaccard_at_least`] finds it:
+/// most candidate pairs are refused after a few of their hashes.
+pub fn jaccard_parts(
+    parts: &[Ranges<'_>],
+    size: usize,
+    i: &[i64],
+    j: &[i64],
+    (at_least, cut_at_least): (f64, f64),
+) -> Result<Vec<f64>> {
     let sets: Vec<&[SketchHash]> = parts
         .iter()
         .flat_map(|part| (0..part.len()).map(|d| part.get(d)))
@@ -532,7 +540,15 @@ pub fn jaccard_parts(parts: &[Ranges<'_>], size: usize, i: &[i64], j: &[i64]) ->
     }
     Ok(i.par_iter()
         .zip(j)
-        .map(|(&a, &b)| jaccard(sets[a as usize], sets[b as usize], size))
+        .map(|(&a, &b)| {
+            let (a, b) = (sets[a as usize], sets[b as usize]);
+            let floor = if a.len() >= size || b.len() >= size {
+                cut_at_least
+            } else {
+                at_least
+            };
+            jaccard_at_least(a, b, size, floor).unwrap_or(-1.0)
+        })
         .collect())
 }
 
@@ -588,7 +604,19 @@ mod tests {
         let i: Vec<i64> = (0..200).map(|_| (xorshift64(&mut s) % 30) as i64).collect();
         let j: Vec<i64> = (0..200).map(|_| (xorshift64(&mut s) % 30) as i64).collect();
         let want = jaccard_pairs(&whole, 1024, &i, &j).unwrap();
-        assert_eq!(jaccard_parts(&parts, 1024, &i, &j).unwrap(), want);
+        assert_eq!(jaccard_parts(&parts, 1024, &i, &j, (0.0, 0.0)).unwrap(), want);
+        // Below a floor: -1, else the same Jaccard (sketches of at least 8 hashes count as cut
+        // at a size of 8, and take the other floor).
+        for (size, floors) in [(1024, (0.5, 0.9)), (8, (0.9, 0.3))] {
+            let all = jaccard_pairs(&whole, size, &i, &j).unwrap();
+            let got = jaccard_parts(&parts, size, &i, &j, floors).unwrap();
+            for (p, (&a, &b)) in i.iter().zip(&j).enumerate() {
+                let cut = sets[a as usize].len() >= size || sets[b as usize].len() >= size;
+                let floor = if cut { floors.1 } else { floors.0 };
+                let expect = if all[p] >= floor { all[p] } else { -1.0 };
+                assert_eq!(got[p], expect, "pair {p} at size {size}");
+            }
+        }
         // Each pair against the exact Jaccard of its two sets.
         for (p, (&a, &b)) in i.iter().zip(&j).enumerate() {
             let (x, y) = (&sets[a as usize], &sets[b as usize]);
@@ -596,7 +624,7 @@ mod tests {
             let union = (x.len() + y.len()) as f64 - common;
             assert!((want[p] - common / union).abs() < 1e-12);
         }
-        assert!(jaccard_parts(&parts, 1024, &[30], &[0]).is_err());
+        assert!(jaccard_parts(&parts, 1024, &[30], &[0], (0.0, 0.0)).is_err());
     }
 
     fn set(text: &str, n: i64) -> BTreeSet<String> {

@@ -51,6 +51,7 @@ import pandas as pd
 
 from neardup import _core, kernels
 from neardup.batches import check_texts, fingerprint_batch
+from neardup.dask_exchange import exchange
 from neardup.dask_spill import remove_spilled, spill, spill_counted, spill_file, spill_tallied
 from neardup.errors import TooManyPairsError
 from neardup.hasher import Simhasher
@@ -703,14 +704,10 @@ def _verify_part(
         pairs, starts, lambda j, rows: _gathered_sketches(j, rows, parts, folder)
     )
     sizes = np.concatenate([np.zeros(0, np.int64)] + [(e - s).astype(np.int64) for s, e, _ in pieces])
-    # Two whole sets (neither sketch cut) whose sizes differ more than the threshold allows
-    # cannot reach it (their Jaccard is at most the smaller size over the larger): not merged
-    # (the slack, far below one element, keeps every pair a rounding might take).
-    small = np.minimum(sizes[at_a], sizes[at_b])
-    large = np.maximum(sizes[at_a], sizes[at_b])
-    tried = (large >= SKETCH_SIZE) | (small >= threshold * large - 1e-6)
-    at_a, at_b, a, b = at_a[tried], at_b[tried], a[tried], b[tried]
-    got = _core.sketch_jaccard_parts(pieces, at_a, at_b, SKETCH_SIZE, 1)
+    # Pairs below the threshold (below its band when a sketch is cut) are refused early, most
+    # after a few hashes, those whose sizes alone rule them out before the first: -1.
+    floor = max(threshold - estimate_band(threshold, SKETCH_SIZE), 0.0)
+    got = _core.sketch_jaccard_parts(pieces, at_a, at_b, SKETCH_SIZE, threshold, floor, 1)
     cut = (sizes[at_a] >= SKETCH_SIZE) | (sizes[at_b] >= SKETCH_SIZE)
     band = in_band(got, cut, threshold, SKETCH_SIZE)
     near = (got >= threshold) | band
@@ -1399,7 +1396,10 @@ def _find(
             # Short texts may be none (long documents): their hashes counted first, and no
             # shuffle's fixed cost when there are none.
             keyed, key_rows = spill(keyed, folder, "short_keys")
-        hashed = keyed.shuffle(on="hash", npartitions=Q) if by_prefix or key_rows.sum() else keyed
+        if by_prefix:
+            hashed = exchange(keyed, "hash", Q, folder, "prefix_keys")
+        else:
+            hashed = keyed.shuffle(on="hash", npartitions=Q) if key_rows.sum() else keyed
         short = hashed.map_partitions(
             _short_pairs_part,
             parts,

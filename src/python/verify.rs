@@ -101,15 +101,18 @@ type PartArrays<'py> = (
 
 /// The Jaccard similarity of the sketches of each pair of rows `(i[p], j[p])`, the rows those
 /// of `parts` (starts, ends, hashes) one after another: sketches read where they lie, in
-/// several buffers.
+/// several buffers. A pair below `at_least` (`cut_at_least` when a sketch is cut) gets -1.
 #[pyfunction]
-#[pyo3(signature = (parts, i, j, size, threads=None))]
+#[pyo3(signature = (parts, i, j, size, at_least=0.0, cut_at_least=0.0, threads=None))]
+#[allow(clippy::too_many_arguments)]
 fn sketch_jaccard_parts<'py>(
     py: Python<'py>,
     parts: Vec<PartArrays<'py>>,
     i: PyReadonlyArray1<'py, i64>,
     j: PyReadonlyArray1<'py, i64>,
     size: i64,
+    at_least: f64,
+    cut_at_least: f64,
     threads: Option<i64>,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let size = verify::shingle_config(1, size)?.size;
@@ -121,7 +124,9 @@ fn sketch_jaccard_parts<'py>(
         .collect::<PyResult<Vec<_>>>()?;
     let (i, j) = (i.as_slice()?, j.as_slice()?);
     let out = py.detach(|| {
-        parallel::with_threads(threads, || verify::jaccard_parts(&ranges, size, i, j))
+        parallel::with_threads(threads, || {
+            verify::jaccard_parts(&ranges, size, i, j, (at_least, cut_at_least))
+        })
     })??;
     Ok(out.into_pyarray(py))
 }

@@ -1,0 +1,98 @@
+"""Rows of a Dask dedup moved to the task of their key through the scratch folder.
+
+:func:`exchange` partitions a table by a column of keys (say hashes), as ``DataFrame.shuffle`` does, without the
+shuffle's transfers: each task of the table writes its rows, ordered by the partition they go
+to, to one Arrow file of the scratch folder (with the offsets where each partition's rows begin
+beside it), and each task of the result reads its slice of every file, memory-mapped. The rows
+are written once and read once; nothing is serialized, sent or buffered on the way, and the
+client gets one count per task. Every worker must see the scratch folder, as it must for the
+digests.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+
+from neardup.dask_spill import PREFIX, spill_file
+
+
+def _bounds_file(folder: str, name: str, i: int) -> str:
+    return os.path.join(folder, f"{PREFIX}{name}.{i:06d}.bounds")
+
+
+#: An odd 64-bit multiplier (2^64 over the golden ratio) that spreads any values over the
+#: high bits: sketch hashes are the smallest of their texts', so their own high bits are not
+#: uniform.
+_SPREAD = np.uint64(0x9E3779B97F4A7C15)
+
+
+def destinations(values: np.ndarray, partitions: int) -> np.ndarray:
+    """The partition of each value (int64): the high 32 bits of the value times an odd
+    constant (modulo 2^64), scaled to ``partitions``."""
+    with np.errstate(over="ignore"):
+        high = (np.asarray(values, np.int64).view(np.uint64) * _SPREAD) >> np.uint64(32)
+    return ((high * np.uint64(partitions)) >> np.uint64(32)).astype(np.int64)
+
+
+def _send_part(
+    part: pd.DataFrame, on: str, partitions: int, folder: str, name: str, partition_info: Any = None
+) -> pd.DataFrame:
+    """Writes the partition's rows, ordered by destination, and the offset of each destination's
+    first row (and the end), each file atomically; returns the row count."""
+    import pyarrow as pa
+
+    i = int(partition_info["number"]) if partition_info else 0
+    to = destinations(part[on].to_numpy(np.int64), partitions)
+    order = np.argsort(to, kind="stable")
+    bounds = np.searchsorted(to[order], np.arange(partitions + 1)).astype(np.int64)
+    table = pa.Table.from_pandas(part.iloc[order], preserve_index=False)
+    path = spill_file(folder, name, i)
+    with pa.OSFile(path + ".tmp", "wb") as sink, pa.ipc.new_file(sink, table.schema) as out:
+        out.write_table(table)
+    os.replace(path + ".tmp", path)
+    at = _bounds_file(folder, name, i)
+    bounds.tofile(at + ".tmp")
+    os.replace(at + ".tmp", at)
+    return pd.DataFrame({"rows": [len(part)]}, index=[i])
+
+
+def _receive_part(q: int, sources: list[int], folder: str, name: str, kind: pd.DataFrame) -> Any:
+    """The rows every source sent to partition q, memory-mapped (with the dtypes of ``kind``)."""
+    import pyarrow as pa
+
+    pieces = []
+    for i in sources:
+        lo, hi = np.fromfile(_bounds_file(folder, name, i), np.int64, count=2, offset=8 * q)
+        if hi > lo:
+            table = pa.ipc.open_file(pa.memory_map(spill_file(folder, name, i))).read_all()
+            pieces.append(table.slice(int(lo), int(hi - lo)))
+    if not pieces:
+        return kind.iloc[:0].copy()
+    frame = pa.concat_tables(pieces).to_pandas()
+    return frame.astype({c: kind[c].dtype for c in kind.columns if frame[c].dtype != kind[c].dtype})
+
+
+def exchange(frame: Any, on: str, partitions: int, folder: str, name: str) -> Any:
+    """``frame`` (computed now) in ``partitions`` partitions by the value in column ``on``: the
+    rows of each value together (:func:`destinations`), read back lazily from the
+    scratch folder (``name`` tells the files apart from the run's others). The index is not
+    kept."""
+    kind = pd.DataFrame({"rows": pd.Series([], dtype=np.int64)})
+    sent = frame.map_partitions(_send_part, on, partitions, folder, name, meta=kind).compute()
+    sources = [int(i) for i, rows in zip(sent.index, sent["rows"]) if rows > 0]
+    meta = frame._meta.reset_index(drop=True)
+    return dd.from_map(
+        _receive_part,
+        range(partitions),
+        sources=sources,
+        folder=folder,
+        name=name,
+        kind=meta,
+        meta=meta,
+        enforce_metadata=False,
+    )
