@@ -513,7 +513,7 @@ def _rarity_tables(
         meta=_frame(hash=np.int64, part=np.int32, count=np.int32),
         align_dataframes=False,
     )
-    frequent = sampled.shuffle(on="hash", npartitions=partitions).map_partitions(
+    frequent = exchange(sampled, "hash", partitions, folder, "sampled").map_partitions(
         _frequent_part, meta=_frame(hash=np.int64, count=np.int64)
     )
     _, frequent_rows = spill(frequent, folder, _FREQUENT)
@@ -527,19 +527,14 @@ def _rarity_tables(
         meta=_frame(hash=np.int64, part=np.int32, count=np.int32),
         align_dataframes=False,
     )
-    holders = held.shuffle(on="hash", npartitions=partitions).map_partitions(
+    holders = exchange(held, "hash", partitions, folder, "held").map_partitions(
         _holders_part, meta=_frame(part=np.int64, hash=np.int64, count=np.int64)
     )
-    tables = holders.set_index("part", divisions=_part_divisions(partitions)).map_partitions(
+    tables = exchange(holders, "part", partitions, folder, "holders", direct=True).map_partitions(
         _table_part, meta=_frame(hash=np.int64, count=np.int64)
     )
     tables, sizes = spill(tables, folder, _RARITY)
     return tables, int(sizes.sum()), None
-
-
-def _part_divisions(partitions: int) -> list[int]:
-    """Divisions that put index value i in partition i, for i in ``range(partitions)``."""
-    return [*range(partitions), partitions - 1] if partitions > 1 else [0, 0]
 
 
 def _table_of(table: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -1307,9 +1302,13 @@ def _find(
     # 2. Copies: rows shuffled by content key; each row's text and its keep-order rank.
     # Spilled to the scratch folder: a worker holds one partition of it at a time.
     rows, _ = spill(
-        digests(["fingerprint", *kernels.KEY_COLUMNS, "length"] + (["id"] if with_ids else []))
-        .shuffle(on="key", npartitions=Q)
-        .map_partitions(_texts_part, keep, with_ids, meta=_texts_meta(ddf, id_field)),
+        exchange(
+            digests(["fingerprint", *kernels.KEY_COLUMNS, "length"] + (["id"] if with_ids else [])),
+            "key",
+            Q,
+            folder,
+            "by_key",
+        ).map_partitions(_texts_part, keep, with_ids, meta=_texts_meta(ddf, id_field)),
         folder,
         "rows",
     )

@@ -32,22 +32,31 @@ _SPREAD = np.uint64(0x9E3779B97F4A7C15)
 
 
 def destinations(values: np.ndarray, partitions: int) -> np.ndarray:
-    """The partition of each value (int64): the high 32 bits of the value times an odd
-    constant (modulo 2^64), scaled to ``partitions``."""
+    """The partition of each value (64-bit integers): the high 32 bits of the value times an
+    odd constant (modulo 2^64), scaled to ``partitions``."""
+    values = np.asarray(values)
+    bits = values.view(np.uint64) if values.dtype.itemsize == 8 else values.astype(np.uint64)
     with np.errstate(over="ignore"):
-        high = (np.asarray(values, np.int64).view(np.uint64) * _SPREAD) >> np.uint64(32)
+        high = (bits * _SPREAD) >> np.uint64(32)
     return ((high * np.uint64(partitions)) >> np.uint64(32)).astype(np.int64)
 
 
 def _send_part(
-    part: pd.DataFrame, on: str, partitions: int, folder: str, name: str, partition_info: Any = None
+    part: pd.DataFrame,
+    on: str,
+    partitions: int,
+    folder: str,
+    name: str,
+    direct: bool,
+    partition_info: Any = None,
 ) -> pd.DataFrame:
     """Writes the partition's rows, ordered by destination, and the offset of each destination's
     first row (and the end), each file atomically; returns the row count."""
     import pyarrow as pa
 
     i = int(partition_info["number"]) if partition_info else 0
-    to = destinations(part[on].to_numpy(np.int64), partitions)
+    values = part[on].to_numpy()
+    to = values.astype(np.int64) if direct else destinations(values, partitions)
     order = np.argsort(to, kind="stable")
     bounds = np.searchsorted(to[order], np.arange(partitions + 1)).astype(np.int64)
     table = pa.Table.from_pandas(part.iloc[order], preserve_index=False)
@@ -77,13 +86,17 @@ def _receive_part(q: int, sources: list[int], folder: str, name: str, kind: pd.D
     return frame.astype({c: kind[c].dtype for c in kind.columns if frame[c].dtype != kind[c].dtype})
 
 
-def exchange(frame: Any, on: str, partitions: int, folder: str, name: str) -> Any:
+def exchange(
+    frame: Any, on: str, partitions: int, folder: str, name: str, direct: bool = False
+) -> Any:
     """``frame`` (computed now) in ``partitions`` partitions by the value in column ``on``: the
-    rows of each value together (:func:`destinations`), read back lazily from the
-    scratch folder (``name`` tells the files apart from the run's others). The index is not
-    kept."""
+    rows of each value together (:func:`destinations`; with ``direct``, the values are the
+    partitions, 0 to ``partitions - 1``), read back lazily from the scratch folder (``name``
+    tells the files apart from the run's others). The index is not kept."""
     kind = pd.DataFrame({"rows": pd.Series([], dtype=np.int64)})
-    sent = frame.map_partitions(_send_part, on, partitions, folder, name, meta=kind).compute()
+    sent = frame.map_partitions(
+        _send_part, on, partitions, folder, name, direct, meta=kind
+    ).compute()
     sources = [int(i) for i, rows in zip(sent.index, sent["rows"]) if rows > 0]
     meta = frame._meta.reset_index(drop=True)
     return dd.from_map(
