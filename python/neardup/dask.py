@@ -339,6 +339,12 @@ def _short_keys_part(part: pd.DataFrame, threshold: float) -> pd.DataFrame:
     )
 
 
+def _with_part(rows: pd.DataFrame, starts: np.ndarray) -> pd.DataFrame:
+    """``rows`` with the partition each lies in (``starts``: each partition's first row)."""
+    at = rows["row"].to_numpy(np.int64)
+    return rows.assign(part=np.searchsorted(starts, at, side="right").astype(np.int64) - 1)
+
+
 def _texts_only(part: pd.DataFrame, copies: pd.DataFrame) -> pd.DataFrame:
     """The partition's rows that are texts (the first row of their key and fingerprint): all
     but ``copies``' rows (the partition's other rows, from the copies stage)."""
@@ -1362,8 +1368,16 @@ def _find(
         table: Any = _NO_TABLE
         if by_prefix:
             # The rows that are not their text's first, by partition: texts count once.
-            copies = rows[rows["row"] != rows["text"]][["row"]]
-            copies = copies.set_index("row", drop=False, divisions=divisions)
+            copies = exchange(
+                rows[rows["row"] != rows["text"]][["row"]].map_partitions(
+                    _with_part, part_starts, meta=_frame(row=np.int64, part=np.int64)
+                ),
+                "part",
+                Q,
+                folder,
+                "copies",
+                direct=True,
+            )
             ticks = time.perf_counter()
             tables, record["rarity_rows"], table = _rarity_tables(digests, copies, Q, folder)
             record["seconds_rarity"] = time.perf_counter() - ticks
@@ -1424,7 +1438,7 @@ def _find(
     # read from the digest files.
     if verified:
         checked, _, record["band_pairs_exact"] = spill_tallied(
-            pairs.shuffle(on="a", npartitions=_partitions_for(checked_rows)).map_partitions(
+            exchange(pairs, "a", _partitions_for(checked_rows), folder, "checked_by_a").map_partitions(
                 _unique_part, meta=_CHECKED_META
             ),
             folder,
