@@ -51,7 +51,7 @@ import pandas as pd
 
 from neardup import _core, kernels
 from neardup.batches import check_texts, fingerprint_batch
-from neardup.dask_exchange import exchange
+from neardup.dask_exchange import discard, exchange
 from neardup.dask_spill import remove_spilled, spill, spill_counted, spill_file, spill_tallied
 from neardup.errors import TooManyPairsError
 from neardup.hasher import Simhasher
@@ -353,39 +353,35 @@ def _texts_only(part: pd.DataFrame, copies: pd.DataFrame) -> pd.DataFrame:
 
 
 def _held_part(
-    part: pd.DataFrame,
-    copies: pd.DataFrame,
-    share: int,
-    sampled_only: bool = False,
-    partition_info: Any = None,
+    part: pd.DataFrame, copies: pd.DataFrame, share: int, partition_info: Any = None
 ) -> pd.DataFrame:
-    """The distinct shingle hashes of the partition's texts, each with how many of its texts of
-    the counted share (one content key in ``share``) hold it: (hash, part, count); with
-    ``sampled_only``, only the hashes of the texts of the share. Each text of the corpus lies in
-    one partition: summed by hash, the counts are the whole corpus's."""
+    """The distinct shingle hashes of the partition's texts of the counted share (one content
+    key in ``share``), each with how many of those texts hold it: (hash, part, count). Each
+    text of the corpus lies in one partition: summed by hash, the counts are the whole
+    corpus's."""
     import pyarrow as pa
 
     texts = _texts_only(part, copies)
-    sketches = _sketch_array(texts["sketch"])
     keys = texts["key"].to_numpy(kernels.KEY_DTYPE)
     chosen = np.flatnonzero(keys % np.uint64(share) == 0)
-    hashes, counts = kernels.rarity_counts(sketches.take(pa.array(chosen)), 1 << 62)
-    if sampled_only:
-        return pd.DataFrame(
-            {
-                "hash": hashes.astype(np.int64),
-                "part": np.full(len(hashes), _number(partition_info), np.int32),
-                "count": counts.astype(np.int32),
-            }
-        )
-    every = np.sort(kernels.rarity_counts(sketches, 1 << 62)[0].astype(np.uint64))
-    count = np.zeros(len(every), np.int32)
-    count[np.searchsorted(every, hashes.astype(np.uint64))] = counts
+    sketches = _sketch_array(texts["sketch"]).take(pa.array(chosen))
+    hashes, counts = kernels.rarity_counts(sketches, 1 << 62)
     return pd.DataFrame(
         {
-            "hash": every.view(np.int64),
-            "part": np.full(len(every), _number(partition_info), np.int32),
-            "count": count,
+            "hash": hashes.astype(np.int64),
+            "part": np.full(len(hashes), _number(partition_info), np.int32),
+            "count": counts.astype(np.int32),
+        }
+    )
+
+
+def _hashes_part(part: pd.DataFrame, copies: pd.DataFrame, partition_info: Any = None) -> pd.DataFrame:
+    """The distinct shingle hashes of the partition's texts: (hash, part)."""
+    hashes, _ = kernels.rarity_counts(_sketch_array(_texts_only(part, copies)["sketch"]), 1 << 62)
+    return pd.DataFrame(
+        {
+            "hash": hashes.astype(np.int64),
+            "part": np.full(len(hashes), _number(partition_info), np.int32),
         }
     )
 
@@ -443,16 +439,23 @@ def _shared_table(folder: str, files: int, token: str) -> tuple[np.ndarray, np.n
     return kernels.frequent_hashes(hashes[order], counts[order])
 
 
-def _holders_part(rows: pd.DataFrame) -> pd.DataFrame:
-    """Of the hashes shuffled here, those counted twice or more over the corpus: their count,
-    once for each partition holding them (part, hash, count)."""
-    total = rows.groupby("hash")["count"].transform("sum").to_numpy(np.int64)
-    kept = total >= 2
+def _holders_part(rows: pd.DataFrame, frequent: pd.DataFrame) -> pd.DataFrame:
+    """Of the hashes moved here (each partition's distinct ones: hash, part), those counted
+    twice or more over the corpus, with their count, once for each partition holding them:
+    (part, hash, count). ``frequent`` is the table of those hashes that fall here (the same
+    destinations), from the sum of the counted share."""
+    table = frequent["hash"].to_numpy(np.int64)
+    counts = frequent["count"].to_numpy(np.int64)
+    order = np.argsort(table, kind="stable")
+    table, counts = table[order], counts[order]
+    hashes = rows["hash"].to_numpy(np.int64)
+    at = np.minimum(np.searchsorted(table, hashes), max(len(table) - 1, 0))
+    hit = table[at] == hashes if len(table) else np.zeros(len(hashes), bool)
     return pd.DataFrame(
         {
-            "part": rows["part"].to_numpy(np.int64)[kept],
-            "hash": rows["hash"].to_numpy(np.int64)[kept],
-            "count": total[kept],
+            "part": rows["part"].to_numpy(np.int64)[hit],
+            "hash": hashes[hit],
+            "count": counts[at[hit]],
         }
     )
 
@@ -488,15 +491,16 @@ def _rarity_tables(
     text once) hold each hash its texts hold, for the hashes counted twice
     or more (the others count 0). A partition's table orders its texts' hashes as the whole
     corpus's table would (and as :func:`neardup.dedup` does); its size is set by the
-    partition's, whatever the corpus. The distinct hashes of each partition's texts are shuffled
-    by hash, summed there, and those counted twice or more come back to each partition holding
-    them by a second shuffle. ``copies``: the rows that are not their text's first, partitioned
-    like the digests.
+    partition's, whatever the corpus. ``copies``: the rows that are not their text's first,
+    partitioned like the digests.
 
-    First the share's hashes alone are summed (a shuffle of 1/16 of them): when those counted
-    twice or more are at most ``RARITY_TABLE``, the whole table is read by every task from the
-    scratch folder instead (the same order, without the exchange). Returns the partitions'
-    tables (or None), their rows (or the whole table's), and the whole table (or None)."""
+    The share's hashes are summed by hash (an exchange of 1/16 of them); the sums of two or
+    more make the table, in pieces by destination. When it holds at most ``RARITY_TABLE``
+    hashes, every task reads it whole from the scratch folder. Past that, the distinct hashes
+    of each partition's texts go to the same destinations, each finds its count in that piece,
+    and those found come back to the partition (two exchanges; only hashes, not counts, go).
+    Returns the partitions' tables (or None), their rows (or the whole table's), and the whole
+    table (or None)."""
     # The share counted: every text on a small corpus of long texts, as on one machine.
     sizes = (
         dd.map_partitions(
@@ -515,31 +519,38 @@ def _rarity_tables(
         digests(["key", "sketch"]),
         copies,
         share,
-        True,
         meta=_frame(hash=np.int64, part=np.int32, count=np.int32),
         align_dataframes=False,
     )
     frequent = exchange(sampled, "hash", partitions, folder, "sampled").map_partitions(
         _frequent_part, meta=_frame(hash=np.int64, count=np.int64)
     )
-    _, frequent_rows = spill(frequent, folder, _FREQUENT)
+    frequent, frequent_rows = spill(frequent, folder, _FREQUENT)
+    discard(folder, "sampled")
     if int(frequent_rows.sum()) <= RARITY_TABLE:
         return None, int(frequent_rows.sum()), _SharedTable(folder, len(frequent_rows))
+    # Each partition's distinct hashes go where their sums went (the same destinations): each
+    # finds its count, if any, in that piece of the table.
     held = dd.map_partitions(
-        _held_part,
-        digests(["key", "sketch"]),
+        _hashes_part,
+        digests(["sketch"]),
         copies,
-        share,
-        meta=_frame(hash=np.int64, part=np.int32, count=np.int32),
+        meta=_frame(hash=np.int64, part=np.int32),
         align_dataframes=False,
     )
-    holders = exchange(held, "hash", partitions, folder, "held").map_partitions(
-        _holders_part, meta=_frame(part=np.int64, hash=np.int64, count=np.int64)
+    holders = dd.map_partitions(
+        _holders_part,
+        exchange(held, "hash", partitions, folder, "held"),
+        frequent,
+        meta=_frame(part=np.int64, hash=np.int64, count=np.int64),
+        align_dataframes=False,
     )
     tables = exchange(holders, "part", partitions, folder, "holders", direct=True).map_partitions(
         _table_part, meta=_frame(hash=np.int64, count=np.int64)
     )
     tables, sizes = spill(tables, folder, _RARITY)
+    discard(folder, "held")
+    discard(folder, "holders")
     return tables, int(sizes.sum()), None
 
 
@@ -1318,6 +1329,7 @@ def _find(
         folder,
         "rows",
     )
+    discard(folder, "by_key")
     texts = rows[rows["row"] == rows["text"]].drop(columns=["row"])
     # 3. Candidates: with prefixes, by a shuffle on the texts' prefix hashes alone; else one
     # row per text and lead group, shuffled by part key (and the short texts' prefix hashes).
@@ -1423,6 +1435,8 @@ def _find(
             meta=_frame(a=np.int64, b=np.int64),
         ).map_partitions(_checked_part, *check, meta=_CHECKED_META)
         short, short_counts, tallies = spill_counted(short, folder, "short", 2)
+        discard(folder, "prefix_keys")
+        discard(folder, "copies")
         record["short_pairs_skipped"], found_pairs = tallies
         checked_rows += int(short_counts.sum())
         record["prefix_pairs"] = found_pairs if by_prefix else 0
@@ -1444,6 +1458,7 @@ def _find(
             folder,
             "checked",
         )
+        discard(folder, "checked_by_a")
         in_band = checked["band"]
         band = checked[in_band][["a", "b"]]
         record["band_pairs_estimated"] = 0

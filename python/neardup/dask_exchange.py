@@ -109,3 +109,12 @@ def exchange(
         meta=meta,
         enforce_metadata=False,
     )
+
+
+def discard(folder: str, name: str) -> None:
+    """Removes the files of the exchange ``name`` once its rows are read for good (the scratch
+    folder then holds one exchange's rows at a time, not every one's until the run ends)."""
+    head = f"{PREFIX}{name}."
+    for entry in os.listdir(folder):
+        if entry.startswith(head):
+            os.remove(os.path.join(folder, entry))

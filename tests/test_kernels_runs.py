@@ -1,0 +1,165 @@
+"""The pairs of one task's prefix rows (neardup.kernels.pairs_in_runs), the Jaccard of sketches
+lying in several buffers (the core's sketch_jaccard_parts) and the rows moved through the
+scratch folder (neardup.dask_exchange), each against a brute-force computation."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections import Counter, defaultdict
+
+import dask
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from neardup import _core, kernels
+from neardup.dask_exchange import destinations, discard, exchange
+
+
+def _brute_pairs(hashes, nodes, cap):
+    """Every pair of distinct nodes of each hash of at most ``cap`` nodes; the pair count with
+    a pair once a hash; the pairs of the larger runs."""
+    by_hash = defaultdict(set)
+    for h, v in zip(hashes, nodes):
+        by_hash[h].add(v)
+    pairs, listed, over = set(), 0, 0
+    for members in by_hash.values():
+        m = len(members)
+        if m > cap:
+            over += m * (m - 1) // 2
+            continue
+        for x, y in itertools.combinations(sorted(members), 2):
+            pairs.add((x, y))
+            listed += 1
+    return sorted(pairs), listed, over
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(-(2**63), 2**63 - 1) | st.integers(0, 6), st.integers(-3, 40)),
+        max_size=120,
+    )
+)
+def test_pairs_in_runs_is_every_pair_sharing_a_hash_once(rows):
+    hashes = np.array([h for h, _ in rows], np.int64)
+    nodes = np.array([v for _, v in rows], np.int64)
+    a, b, skipped = kernels.pairs_in_runs(hashes, nodes)
+    want, listed, over = _brute_pairs(hashes.tolist(), nodes.tolist(), kernels.RUN_CAP)
+    assert list(zip(a.tolist(), b.tolist())) == want
+    assert skipped == over == 0
+    _, _, _, got_listed = kernels._run_pairs(hashes, nodes)
+    assert got_listed == listed
+
+
+def test_runs_over_the_cap_go_to_split_or_are_counted():
+    cap = kernels.RUN_CAP
+    rng = np.random.default_rng(5)
+    # Hash 1: cap + 3 nodes (over the cap); hash 2: three of them and a stranger.
+    big = np.arange(100, 100 + cap + 3, dtype=np.int64)
+    hashes = np.concatenate([np.full(len(big), 1), [2, 2, 2, 2]]).astype(np.int64)
+    nodes = np.concatenate([big, [100, 101, 102, 7]])
+    order = rng.permutation(len(nodes))
+    hashes, nodes = hashes[order], nodes[order]
+    a, b, skipped = kernels.pairs_in_runs(hashes, nodes)
+    m = len(big)
+    assert skipped == m * (m - 1) // 2
+    assert list(zip(a.tolist(), b.tolist())) == sorted(
+        itertools.combinations([7, 100, 101, 102], 2)
+    )
+    seen = {}
+
+    def split(h, v):
+        seen["rows"] = sorted(zip(h.tolist(), v.tolist()))
+        # Says the run splits into pairs of consecutive nodes (one repeats hash 2's 100-101).
+        return v[:-1], v[1:], 4
+
+    a, b, skipped = kernels.pairs_in_runs(hashes, nodes, split)
+    assert seen["rows"] == [(1, int(v)) for v in big]
+    assert skipped == 4
+    chain = [(int(x), int(x) + 1) for x in big[:-1]]
+    assert list(zip(a.tolist(), b.tolist())) == sorted(
+        set(chain) | set(itertools.combinations([7, 100, 101, 102], 2))
+    )
+    _, _, _, listed = kernels._run_pairs(hashes, nodes, split)
+    assert listed == 6 + len(chain)
+
+
+def test_local_pairs_names_each_pair_once_by_position():
+    rng = np.random.default_rng(2)
+    a = rng.integers(0, 30, 500)
+    b = rng.integers(0, 30, 500)
+    nodes, at_a, at_b = _core.local_pairs(a, b)
+    assert nodes.tolist() == sorted(set(a.tolist()) | set(b.tolist()))
+    got = list(zip(nodes[at_a].tolist(), nodes[at_b].tolist()))
+    want = sorted({(min(x, y), max(x, y)) for x, y in zip(a.tolist(), b.tolist()) if x != y})
+    assert got == want
+
+
+def _ranges(sets):
+    lengths = np.array([len(s) for s in sets], np.uint64)
+    ends = np.cumsum(lengths, dtype=np.uint64)
+    flat = np.array([h for s in sets for h in s], np.uint64)
+    return ends - lengths, ends, flat
+
+
+def test_sketch_jaccard_parts_reads_each_part_where_it_lies():
+    rng = random.Random(4)
+    sets = [sorted(rng.sample(range(1, 50), rng.randint(1, 20))) for _ in range(60)]
+    parts = [_ranges(sets[:25]), _ranges(sets[25:26]), _ranges(sets[26:])]
+    i = np.array([rng.randrange(60) for _ in range(400)], np.int64)
+    j = np.array([rng.randrange(60) for _ in range(400)], np.int64)
+    got = _core.sketch_jaccard_parts(parts, i, j, 1024)
+    exact = [len(set(sets[x]) & set(sets[y])) / len(set(sets[x]) | set(sets[y])) for x, y in zip(i, j)]
+    assert got.tolist() == pytest.approx(exact, abs=1e-12)
+    # With a floor, the pairs below it get -1 and the others their Jaccard.
+    floored = _core.sketch_jaccard_parts(parts, i, j, 1024, 0.3, 0.3)
+    assert floored.tolist() == pytest.approx([e if e >= 0.3 else -1.0 for e in exact], abs=1e-12)
+    # Copied out of a part, the sketches are the same.
+    offsets, hashes = _core.gather_sketches(*parts[2])
+    assert hashes.tolist() == parts[2][2].tolist()
+    assert offsets.tolist() == [0, *parts[2][1].tolist()]
+    with pytest.raises(ValueError, match="out of range"):
+        _core.sketch_jaccard_parts(parts, np.array([60]), np.array([0]), 1024)
+
+
+def test_destinations_are_even_on_sketch_hashes():
+    # The smallest hashes of texts' shingles (the prefix hashes) crowd the low end of the range.
+    low = np.random.default_rng(9).integers(0, 2**40, 200_000)
+    counts = np.bincount(destinations(low, 16), minlength=16)
+    assert counts.min() > 0.9 * len(low) / 16
+    assert destinations(np.array([2**63 - 1, -(2**63), 0]), 7).max() < 7
+
+
+@pytest.mark.parametrize("direct", [False, True])
+def test_exchange_moves_every_row_once_to_its_partition(tmp_path, direct):
+    rng = np.random.default_rng(1)
+    n, partitions = 5_000, 6
+    key = rng.integers(0, partitions if direct else 300, n)
+    frame = pd.DataFrame({"key": key, "value": np.arange(n), "x": rng.random(n)})
+    ddf = dd.from_pandas(frame, npartitions=5)
+    with dask.config.set(scheduler="synchronous"):
+        moved = exchange(ddf, "key", partitions, str(tmp_path), "test", direct=direct)
+        pieces = [moved.get_partition(q).compute() for q in range(partitions)]
+    assert moved.npartitions == partitions
+    together = pd.concat(pieces).sort_values("value").reset_index(drop=True)
+    pd.testing.assert_frame_equal(together, frame)
+    # Each key's rows in one partition: its destination (or the key itself, direct).
+    for q, piece in enumerate(pieces):
+        want = piece["key"].to_numpy() if direct else destinations(piece["key"].to_numpy(), partitions)
+        assert (want == q).all()
+    assert Counter(len(p) > 0 for p in pieces)[True] >= (partitions if direct else 4)
+
+
+def test_discard_removes_only_that_exchange(tmp_path):
+    frame = dd.from_pandas(pd.DataFrame({"key": np.arange(50), "v": np.arange(50)}), npartitions=2)
+    with dask.config.set(scheduler="synchronous"):
+        exchange(frame, "key", 3, str(tmp_path), "one").compute()
+        exchange(frame, "key", 3, str(tmp_path), "one_more").compute()
+    discard(str(tmp_path), "one")
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left and all(name.startswith("spill.one_more.") for name in left)
