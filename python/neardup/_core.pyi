@@ -48,12 +48,16 @@ __all__ = [
     "prefix_lists",
     "RarityOrder",
     "split_run_pairs",
+    "run_pairs",
+    "local_pairs",
     "PREFIX_EXTRA",
     "part_keys",
     "part_pairs",
     "graph_stars",
     "sketch_jaccard",
     "sketch_jaccard_zip",
+    "sketch_jaccard_parts",
+    "gather_sketches",
     "IndexChangedError",
     "IndexFormatError",
     "NeardupError",
@@ -466,6 +470,26 @@ def sketch_jaccard_zip(
     """Jaccard similarity of pair p's sketches, hashes_a[starts_a[p]:ends_a[p]] and
     hashes_b[starts_b[p]:ends_b[p]] (two buffers, read where they lie)."""
 
+def sketch_jaccard_parts(
+    parts: Sequence[
+        tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.uint64]]
+    ],
+    i: npt.NDArray[np.int64],
+    j: npt.NDArray[np.int64],
+    size: int,
+    at_least: float = 0.0,
+    cut_at_least: float = 0.0,
+    threads: int | None = None,
+) -> npt.NDArray[np.float64]:
+    """Jaccard similarity of the sketches of each pair of rows, the rows those of ``parts``
+    (starts, ends, hashes) one after another; -1 for a pair below ``at_least`` (below
+    ``cut_at_least`` when a sketch is cut at ``size``)."""
+
+def gather_sketches(
+    starts: npt.NDArray[np.uint64], ends: npt.NDArray[np.uint64], hashes: npt.NDArray[np.uint64]
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
+    """The sketches hashes[starts[d]:ends[d]] copied end to end: (offsets, hashes)."""
+
 @final
 class Sparse:
     """The compiled half of ``neardup.SparseEncoder``: extendable token hashes, column sums, top-N."""
@@ -700,6 +724,24 @@ def split_run_pairs(
     band: float = 0.0,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], int]:
     """The candidate pairs of prefix runs over the cap, split: (a, b, skipped)."""
+
+def run_pairs(
+    hashes: npt.NDArray[np.uint64], nodes: npt.NDArray[np.int64], cap: int
+) -> tuple[
+    npt.NDArray[np.int64],
+    npt.NDArray[np.int64],
+    int,
+    npt.NDArray[np.uint64],
+    npt.NDArray[np.int64],
+]:
+    """The candidate pairs of one task's prefix rows (node nodes[i] holds hashes[i]): (a, b,
+    listed, over_hashes, over_nodes): each pair once, a < b, sorted; the pairs of the runs of
+    at most ``cap`` nodes, a pair once a hash; the rows of the larger runs."""
+
+def local_pairs(
+    a: npt.NDArray[np.int64], b: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint32], npt.NDArray[np.uint32]]:
+    """Pairs over the nodes they name: (nodes, at_a, at_b), each distinct pair once."""
 
 def part_keys(
     values: npt.NDArray[np.uint64], plan: Plan, order: Sequence[int] | None = None

@@ -416,15 +416,16 @@ class _SharedTable:
         # be used again).
         self.token = os.urandom(16).hex()
 
-    def load(self) -> tuple[np.ndarray, np.ndarray]:
-        """(hashes, counts), by hash: the table :func:`neardup.kernels.prefix_keys` takes."""
+    def load(self) -> Any:
+        """The table's order (a ``_core.RarityOrder``), which :func:`neardup.kernels.prefix_keys`
+        and :func:`neardup.kernels.split_runs` take as they take ``(hashes, counts)``."""
         return _shared_table(self.folder, self.files, self.token)
 
 
 @functools.lru_cache(maxsize=1)
-def _shared_table(folder: str, files: int, token: str) -> tuple[np.ndarray, np.ndarray]:
+def _shared_table(folder: str, files: int, token: str) -> Any:
     """The spilled pieces of a shared rarity table, put together once a worker process (a run
-    is told by ``token``)."""
+    is told by ``token``), and its hash map built once there too (not by every task)."""
     import pyarrow as pa
 
     pieces = [
@@ -436,7 +437,7 @@ def _shared_table(folder: str, files: int, token: str) -> tuple[np.ndarray, np.n
     )
     counts = np.concatenate([np.zeros(0, np.int64), *(t["count"].to_numpy() for t in pieces)])
     order = np.argsort(hashes)
-    return kernels.frequent_hashes(hashes[order], counts[order])
+    return _core.RarityOrder(*kernels.frequent_hashes(hashes[order], counts[order]))
 
 
 def _holders_part(rows: pd.DataFrame, frequent: pd.DataFrame) -> pd.DataFrame:
@@ -477,9 +478,12 @@ _RARITY = "rarity"
 #: The name of the spilled pieces of the whole rarity table (the hashes counted twice or more).
 _FREQUENT = "frequent"
 
-#: The most hashes of a rarity table that every task reads whole from the scratch folder (12 MB
-#: at most); past it each partition gets the counts of its own texts' hashes by an exchange.
-RARITY_TABLE = 1 << 20
+#: The most hashes of a rarity table that every worker process reads whole from the scratch
+#: folder, once (its hash map: about 140 MB at most); past it each partition gets the counts of
+#: its own texts' hashes by an exchange. At 8M synthetic documents (2.2M hashes) the exchange
+#: cost 2.7 times the single machine's CPU in all, the whole table TODO
+#: (benches/results/dask.md).
+RARITY_TABLE = 1 << 22
 
 
 def _rarity_tables(

@@ -379,15 +379,21 @@ def frequent_hashes(hashes: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray,
 
 
 def _lists(
-    sketches: Any, table: tuple[np.ndarray, np.ndarray], threshold: float, size: int, band: float
+    sketches: Any, table: Any, threshold: float, size: int, band: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(starts, ends, hashes, sizes) of the sketches' prefix lists (the core's prefix_lists)."""
+    """(starts, ends, hashes, sizes) of the sketches' prefix lists (the core's prefix_lists):
+    ``table`` is ``(hashes, counts)`` or a ``_core.RarityOrder`` built from them once."""
     starts, ends, hashes = _ranges(sketches)
+    order = (
+        table
+        if isinstance(table, _core.RarityOrder)
+        else (_array(table[0], np.uint64), _array(table[1], np.uint32))
+    )
     lengths, listed, sizes = _core.prefix_lists(
         starts,
         ends,
         _array(hashes, np.uint64),
-        (_array(table[0], np.uint64), _array(table[1], np.uint32)),
+        order,
         threshold,
         size,
         band,
