@@ -470,8 +470,8 @@ fn bottom_union(
     Some((both, union))
 }
 
-/// The Jaccard similarity of each pair of rows `(i[p], j[p])` of `sketches`, in parallel.
-pub fn jaccard_pairs(sketches: &Ranges<'_>, size: usize, i: &[i64], j: &[i64]) -> Result<Vec<f64>> {
+/// Pairs of rows `(i[p], j[p])` of `n` sketches: as many of each, every row in range.
+fn check_pair_rows(i: &[i64], j: &[i64], n: usize) -> Result<()> {
     if i.len() != j.len() {
         return Err(Error::invalid(format!(
             "i and j must have the same length, got {} and {}",
@@ -479,12 +479,18 @@ pub fn jaccard_pairs(sketches: &Ranges<'_>, size: usize, i: &[i64], j: &[i64]) -
             j.len()
         )));
     }
-    let n = sketches.len() as i64;
+    let n = n as i64;
     if let Some(bad) = i.iter().chain(j).find(|&&r| r < 0 || r >= n) {
         return Err(Error::invalid(format!(
             "row {bad} out of range for {n} sketches"
         )));
     }
+    Ok(())
+}
+
+/// The Jaccard similarity of each pair of rows `(i[p], j[p])` of `sketches`, in parallel.
+pub fn jaccard_pairs(sketches: &Ranges<'_>, size: usize, i: &[i64], j: &[i64]) -> Result<Vec<f64>> {
+    check_pair_rows(i, j, sketches.len())?;
     Ok(i.par_iter()
         .zip(j)
         .map(|(&a, &b)| jaccard(sketches.get(a as usize), sketches.get(b as usize), size))
@@ -525,19 +531,7 @@ pub fn jaccard_parts(
         .iter()
         .flat_map(|part| (0..part.len()).map(|d| part.get(d)))
         .collect();
-    if i.len() != j.len() {
-        return Err(Error::invalid(format!(
-            "i and j must have the same length, got {} and {}",
-            i.len(),
-            j.len()
-        )));
-    }
-    let n = sets.len() as i64;
-    if let Some(bad) = i.iter().chain(j).find(|&&r| r < 0 || r >= n) {
-        return Err(Error::invalid(format!(
-            "row {bad} out of range for {n} sketches"
-        )));
-    }
+    check_pair_rows(i, j, sets.len())?;
     Ok(i.par_iter()
         .zip(j)
         .map(|(&a, &b)| {

@@ -480,8 +480,8 @@ _FREQUENT = "frequent"
 
 #: The most hashes of a rarity table that every worker process reads whole from the scratch
 #: folder, once (its hash map: about 140 MB at most); past it each partition gets the counts of
-#: its own texts' hashes by an exchange. At 8M synthetic documents (2.2M hashes) the exchange
-#: cost 2.7 times the single machine's CPU in all, the whole table TODO
+#: its own texts' hashes by an exchange. At 8M synthetic documents (2.0M hashes) the run cost
+#: 2.7 times the single machine's CPU with the exchange, 1.8 times with the whole table
 #: (benches/results/dask.md).
 RARITY_TABLE = 1 << 22
 
