@@ -77,8 +77,11 @@ mod tests {
     use crate::testing::xorshift64 as rng;
     use std::collections::{BTreeMap, BTreeSet};
 
+    /// What [`run_pairs`] finds, as sets: pairs, pairs listed, rows over the cap.
+    type Found = (BTreeSet<(i64, i64)>, u64, BTreeSet<(u64, i64)>);
+
     /// Every pair of distinct nodes of each hash, by brute force over the rows.
-    fn brute(rows: &[(u64, i64)], cap: usize) -> (BTreeSet<(i64, i64)>, u64, BTreeSet<(u64, i64)>) {
+    fn brute(rows: &[(u64, i64)], cap: usize) -> Found {
         let mut by_hash: BTreeMap<u64, BTreeSet<i64>> = BTreeMap::new();
         for &(h, v) in rows {
             by_hash.entry(h).or_default().insert(v);

@@ -572,7 +572,11 @@ mod tests {
                 Some(*at)
             })
             .collect();
-        let starts: Vec<u64> = sets.iter().zip(&ends).map(|(v, e)| e - v.len() as u64).collect();
+        let starts: Vec<u64> = sets
+            .iter()
+            .zip(&ends)
+            .map(|(v, e)| e - v.len() as u64)
+            .collect();
         let whole = Ranges::new(&starts, &ends, &flat).unwrap();
         // Parts of rows 0..7, 7..19 and 19..30, each over its own copy of its hashes.
         let cuts = [0usize, 7, 19, 30];
@@ -598,7 +602,10 @@ mod tests {
         let i: Vec<i64> = (0..200).map(|_| (xorshift64(&mut s) % 30) as i64).collect();
         let j: Vec<i64> = (0..200).map(|_| (xorshift64(&mut s) % 30) as i64).collect();
         let want = jaccard_pairs(&whole, 1024, &i, &j).unwrap();
-        assert_eq!(jaccard_parts(&parts, 1024, &i, &j, (0.0, 0.0)).unwrap(), want);
+        assert_eq!(
+            jaccard_parts(&parts, 1024, &i, &j, (0.0, 0.0)).unwrap(),
+            want
+        );
         // Below a floor: -1, else the same Jaccard (sketches of at least 8 hashes count as cut
         // at a size of 8, and take the other floor).
         for (size, floors) in [(1024, (0.5, 0.9)), (8, (0.9, 0.3))] {

@@ -114,7 +114,9 @@ def test_sketch_jaccard_parts_reads_each_part_where_it_lies():
     i = np.array([rng.randrange(60) for _ in range(400)], np.int64)
     j = np.array([rng.randrange(60) for _ in range(400)], np.int64)
     got = _core.sketch_jaccard_parts(parts, i, j, 1024)
-    exact = [len(set(sets[x]) & set(sets[y])) / len(set(sets[x]) | set(sets[y])) for x, y in zip(i, j)]
+    exact = [
+        len(set(sets[x]) & set(sets[y])) / len(set(sets[x]) | set(sets[y])) for x, y in zip(i, j)
+    ]
     assert got.tolist() == pytest.approx(exact, abs=1e-12)
     # With a floor, the pairs below it get -1 and the others their Jaccard.
     floored = _core.sketch_jaccard_parts(parts, i, j, 1024, 0.3, 0.3)
@@ -150,7 +152,9 @@ def test_exchange_moves_every_row_once_to_its_partition(tmp_path, direct):
     pd.testing.assert_frame_equal(together, frame)
     # Each key's rows in one partition: its destination (or the key itself, direct).
     for q, piece in enumerate(pieces):
-        want = piece["key"].to_numpy() if direct else destinations(piece["key"].to_numpy(), partitions)
+        want = (
+            piece["key"].to_numpy() if direct else destinations(piece["key"].to_numpy(), partitions)
+        )
         assert (want == q).all()
     assert Counter(len(p) > 0 for p in pieces)[True] >= (partitions if direct else 4)
 

@@ -471,9 +471,7 @@ def sketch_jaccard_zip(
     hashes_b[starts_b[p]:ends_b[p]] (two buffers, read where they lie)."""
 
 def sketch_jaccard_parts(
-    parts: Sequence[
-        tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.uint64]]
-    ],
+    parts: Sequence[tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.uint64]]],
     i: npt.NDArray[np.int64],
     j: npt.NDArray[np.int64],
     size: int,

@@ -375,7 +375,9 @@ def _held_part(
     )
 
 
-def _hashes_part(part: pd.DataFrame, copies: pd.DataFrame, partition_info: Any = None) -> pd.DataFrame:
+def _hashes_part(
+    part: pd.DataFrame, copies: pd.DataFrame, partition_info: Any = None
+) -> pd.DataFrame:
     """The distinct shingle hashes of the partition's texts: (hash, part)."""
     hashes, _ = kernels.rarity_counts(_sketch_array(_texts_only(part, copies)["sketch"]), 1 << 62)
     return pd.DataFrame(
@@ -719,7 +721,9 @@ def _verify_part(
     a, b, at_a, at_b, pieces = _pair_nodes(
         pairs, starts, lambda j, rows: _gathered_sketches(j, rows, parts, folder)
     )
-    sizes = np.concatenate([np.zeros(0, np.int64)] + [(e - s).astype(np.int64) for s, e, _ in pieces])
+    sizes = np.concatenate(
+        [np.zeros(0, np.int64)] + [(e - s).astype(np.int64) for s, e, _ in pieces]
+    )
     # Pairs below the threshold (below its band when a sketch is cut) are refused early, most
     # after a few hashes, those whose sizes alone rule them out before the first: -1.
     floor = max(threshold - estimate_band(threshold, SKETCH_SIZE), 0.0)
@@ -1456,9 +1460,9 @@ def _find(
     # read from the digest files.
     if verified:
         checked, _, record["band_pairs_exact"] = spill_tallied(
-            exchange(pairs, "a", _partitions_for(checked_rows), folder, "checked_by_a").map_partitions(
-                _unique_part, meta=_CHECKED_META
-            ),
+            exchange(
+                pairs, "a", _partitions_for(checked_rows), folder, "checked_by_a"
+            ).map_partitions(_unique_part, meta=_CHECKED_META),
             folder,
             "checked",
         )
