@@ -167,3 +167,9 @@ def test_discard_removes_only_that_exchange(tmp_path):
     discard(str(tmp_path), "one")
     left = sorted(p.name for p in tmp_path.iterdir())
     assert left and all(name.startswith("spill.one_more.") for name in left)
+
+
+def test_exchange_direct_refuses_a_partition_out_of_range(tmp_path):
+    frame = dd.from_pandas(pd.DataFrame({"part": [0, 1, 3], "v": [1, 2, 3]}), npartitions=1)
+    with dask.config.set(scheduler="synchronous"), pytest.raises(ValueError, match="0 to 2"):
+        exchange(frame, "part", 3, str(tmp_path), "bad", direct=True)

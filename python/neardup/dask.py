@@ -285,7 +285,7 @@ def _pairs_part(
 ) -> pd.DataFrame:
     """The candidate pairs of texts of the part keys shuffled here: texts whose fingerprints the
     search pairs, and texts of one fingerprint (from lead group 0's rows). A last row
-    ``(-1, count)`` counts the pairs of distinct fingerprints."""
+    ``(-1, count)`` counts the pairs of distinct fingerprints, and ``(-2, listed)`` the pairs."""
     keys = rows["pkey"].to_numpy(np.uint32)
     fps = rows["fingerprint"].to_numpy(np.uint64)
     fa, fb, count = kernels.pairs_in_groups(keys, fps, k, plan, order, max_pairs)
@@ -316,8 +316,8 @@ def _pairs_part(
     b = np.concatenate([p[1] for p in pieces] or [np.zeros(0, np.int64)])
     return pd.DataFrame(
         {
-            "a": np.append(np.minimum(a, b), -1),
-            "b": np.append(np.maximum(a, b), count),
+            "a": np.append(np.minimum(a, b), [-1, -2]),
+            "b": np.append(np.maximum(a, b), [count, len(a)]),
         }
     )
 
@@ -362,9 +362,10 @@ def _held_part(
     import pyarrow as pa
 
     texts = _texts_only(part, copies)
-    keys = texts["key"].to_numpy(kernels.KEY_DTYPE)
-    chosen = np.flatnonzero(keys % np.uint64(share) == 0)
-    sketches = _sketch_array(texts["sketch"]).take(pa.array(chosen))
+    sketches = _sketch_array(texts["sketch"])
+    if share > 1:
+        keys = texts["key"].to_numpy(kernels.KEY_DTYPE)
+        sketches = sketches.take(pa.array(np.flatnonzero(keys % np.uint64(share) == 0)))
     hashes, counts = kernels.rarity_counts(sketches, 1 << 62)
     return pd.DataFrame(
         {
@@ -379,13 +380,7 @@ def _hashes_part(
     part: pd.DataFrame, copies: pd.DataFrame, partition_info: Any = None
 ) -> pd.DataFrame:
     """The distinct shingle hashes of the partition's texts: (hash, part)."""
-    hashes, _ = kernels.rarity_counts(_sketch_array(_texts_only(part, copies)["sketch"]), 1 << 62)
-    return pd.DataFrame(
-        {
-            "hash": hashes.astype(np.int64),
-            "part": np.full(len(hashes), _number(partition_info), np.int32),
-        }
-    )
+    return _held_part(part, copies, 1, partition_info)[["hash", "part"]]
 
 
 def _text_sizes_part(part: pd.DataFrame, copies: pd.DataFrame) -> pd.DataFrame:
@@ -744,17 +739,14 @@ def _checked_part(
     folder: str,
     threshold: float,
 ) -> pd.DataFrame:
-    """The candidate pairs a task found (with rows ``(a < 0, count)``), verified in that task by
-    ``verify_part``: the pairs it keeps (a, b, jaccard, band), the count rows as they came, and,
-    unless the task counted them (``(-2, listed)``), a row ``(-2, pairs found)``."""
+    """The candidate pairs a task found (with rows ``(a < 0, count)``, among them ``(-2,
+    listed)``), verified in that task by ``verify_part``: the pairs it keeps (a, b, jaccard,
+    band) and the count rows as they came."""
     marks = found["a"].to_numpy(np.int64) < 0
     listed = found[~marks]
     checked = verify_part(listed[["a", "b"]], parts, starts, folder, threshold)
     counts = found[marks]
-    a, b = counts["a"].to_numpy(np.int64), counts["b"].to_numpy(np.int64)
-    if not (a == -2).any():
-        a, b = np.append(a, -2), np.append(b, len(listed))
-    tail = pd.DataFrame({"a": a, "b": b, "jaccard": np.float32(np.nan), "band": False})
+    tail = counts.assign(jaccard=np.float32(np.nan), band=False)
     return pd.concat([checked[list(_CHECKED_META.columns)], tail], ignore_index=True).astype(
         _CHECKED_META.dtypes.to_dict()
     )
@@ -1429,10 +1421,11 @@ def _find(
             # Short texts may be none (long documents): their hashes counted first, and no
             # shuffle's fixed cost when there are none.
             keyed, key_rows = spill(keyed, folder, "short_keys")
-        if by_prefix:
-            hashed = exchange(keyed, "hash", Q, folder, "prefix_keys")
-        else:
-            hashed = keyed.shuffle(on="hash", npartitions=Q) if key_rows.sum() else keyed
+        hashed = (
+            exchange(keyed, "hash", Q, folder, "prefix_keys")
+            if by_prefix or key_rows.sum()
+            else keyed
+        )
         short = hashed.map_partitions(
             _short_pairs_part,
             parts,

@@ -57,6 +57,8 @@ def _send_part(
     i = int(partition_info["number"]) if partition_info else 0
     values = part[on].to_numpy()
     to = values.astype(np.int64) if direct else destinations(values, partitions)
+    if direct and len(to) and (to.min() < 0 or to.max() >= partitions):
+        raise ValueError(f"column {on!r} names a partition outside 0 to {partitions - 1}")
     order = np.argsort(to, kind="stable")
     bounds = np.searchsorted(to[order], np.arange(partitions + 1)).astype(np.int64)
     table = pa.Table.from_pandas(part.iloc[order], preserve_index=False)

@@ -345,9 +345,9 @@ def _run_pairs(
             sa, sb, skipped = split(over_hashes, over_nodes)
             sa, sb = np.asarray(sa, np.int64), np.asarray(sb, np.int64)
             listed += len(sa)
-            key = np.concatenate([a, sa]), np.concatenate([b, sb])
-            order = np.lexsort((key[1], key[0]))
-            x, y = key[0][order], key[1][order]
+            x, y = np.concatenate([a, sa]), np.concatenate([b, sb])
+            order = np.lexsort((y, x))
+            x, y = x[order], y[order]
             once = np.concatenate([[True], (x[1:] != x[:-1]) | (y[1:] != y[:-1])])
             a, b = x[once], y[once]
     return a, b, int(skipped), int(listed)
