@@ -72,6 +72,7 @@ def dask_child(parts: str, out: str, result: str, candidates: str | None = None)
         kept.to_parquet(out, write_index=False, name_function=lambda i: f"part.{i:05d}.parquet")
         seconds = time.perf_counter() - start
         stats["seconds_write"] = time.perf_counter() - mid
+        cpu_end = sampler.cpu_seconds()
         time.sleep(0.3)
     stage_peaks = {}
     begin = start
@@ -87,7 +88,7 @@ def dask_child(parts: str, out: str, result: str, candidates: str | None = None)
         },
         worker_peak_mb_by_stage=stage_peaks,
         seconds=seconds,
-        cpu_seconds=sampler.cpu_seconds() - cpu_start,
+        cpu_seconds=cpu_end - cpu_start,
         client_peak_mb=sampler.client_peak_mb(),
         worker_peak_mb=sampler.worker_peak_mb(),
     )

@@ -46,11 +46,12 @@ def child(parts: str, index: str, out: str, result: str, update: str) -> None:
         mid = time.perf_counter()
         kept.to_parquet(out, write_index=False, name_function=lambda i: f"part.{i:05d}.parquet")
         seconds = time.perf_counter() - start
+        cpu_seconds = sampler.cpu_seconds() - cpu_start
         time.sleep(0.3)
     stats = {
         "seconds": seconds,
         "seconds_matching": mid - start,
-        "cpu_seconds": sampler.cpu_seconds() - cpu_start,
+        "cpu_seconds": cpu_seconds,
         "client_start_mb": client_start,
         "client_peak_mb": sampler.client_peak_mb(),
         "worker_peak_mb": sampler.worker_peak_mb(),
