@@ -484,9 +484,13 @@ def sketch_jaccard_parts(
     ``cut_at_least`` when a sketch is cut at ``size``)."""
 
 def gather_sketches(
-    starts: npt.NDArray[np.uint64], ends: npt.NDArray[np.uint64], hashes: npt.NDArray[np.uint64]
+    starts: npt.NDArray[np.uint64],
+    ends: npt.NDArray[np.uint64],
+    hashes: npt.NDArray[np.uint64],
+    out: npt.NDArray[np.uint64] | None = None,
 ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
-    """The sketches hashes[starts[d]:ends[d]] copied end to end: (offsets, hashes)."""
+    """The sketches hashes[starts[d]:ends[d]] copied end to end: (offsets, hashes); given
+    ``out`` (large enough), written to its start, and ``out`` returned."""
 
 @final
 class Sparse:

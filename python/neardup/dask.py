@@ -40,6 +40,7 @@ import functools
 import os
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -52,7 +53,15 @@ import pandas as pd
 from neardup import _core, kernels
 from neardup.batches import check_texts, fingerprint_batch
 from neardup.dask_exchange import discard, exchange
-from neardup.dask_spill import remove_spilled, spill, spill_counted, spill_file, spill_tallied
+from neardup.dask_spill import (
+    conform,
+    read_back,
+    remove_spilled,
+    spill,
+    spill_counted,
+    spill_file,
+    spill_tallied,
+)
 from neardup.errors import TooManyPairsError
 from neardup.hasher import Simhasher
 from neardup.index import DEFAULT_MAX_PAIRS
@@ -193,12 +202,14 @@ def _digest_part(
     return pd.DataFrame({"rows": [len(values)]}, index=[i])
 
 
-def _read_digest(i: int, start: int, folder: str, names: list[str]) -> pd.DataFrame:
-    """Partition i's digests, with their global row numbers."""
+def _read_digest(
+    i: int, start: int, folder: str, names: list[str], kind: pd.DataFrame
+) -> pd.DataFrame:
+    """Partition i's digests, with their global row numbers (and the dtypes of ``kind``)."""
     table = _read_columns(_digest_file(folder, i), names)
     frame = table.to_pandas(types_mapper=_arrow_types)
     frame.insert(0, "row", np.arange(start, start + len(frame), dtype=np.int64))
-    return frame
+    return conform(frame, kind)
 
 
 def _digest_meta(ddf: Any, id_field: str | None, names: list[str]) -> pd.DataFrame:
@@ -693,15 +704,46 @@ def _pair_nodes(
     return nodes[at_a], nodes[at_b], at_a, at_b, pieces
 
 
+class _Scratch(threading.local):
+    """A worker thread's buffer for the sketches its tasks gather, kept from task to task: a
+    new buffer for each task's copies would be paged in afresh each time (measured at about
+    three times the cost of the copy itself). It grows to the largest gather of a task (the
+    sketches of its pairs' texts) and is held until the thread ends."""
+
+    def __init__(self) -> None:
+        self.hashes = np.zeros(0, kernels.SKETCH_DTYPE)
+        self.used = 0
+        self.wanted = 0
+
+    def start(self) -> None:
+        """A task starts: the buffer is free again (grown first if the last task wanted more)."""
+        if self.wanted > len(self.hashes):
+            self.hashes = np.zeros(0, kernels.SKETCH_DTYPE)
+            self.hashes = np.empty(self.wanted + self.wanted // 4, kernels.SKETCH_DTYPE)
+        self.used = self.wanted = 0
+
+    def room(self, n: int) -> np.ndarray | None:
+        """The free end of the buffer when it holds ``n`` more hashes, taken; else None."""
+        self.wanted += n
+        if self.used + n > len(self.hashes):
+            return None
+        self.used += n
+        return self.hashes[self.used - n :]
+
+
+_SCRATCH = _Scratch()
+
+
 def _gathered_sketches(
     j: int, rows: np.ndarray, parts: list[int], folder: str
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(starts, ends, hashes) of the sketches of ``rows`` of the j-th partition with rows,
-    copied out of its memory-mapped digest file, which is let go: a task holds the sketches of
-    its pairs, not the pages of every file they lie in."""
-    offsets, hashes = _core.gather_sketches(
-        *kernels._row_ranges(_sketch_column(j, parts, folder), rows)
-    )
+    copied out of its memory-mapped digest file (into the thread's buffer, when it has room),
+    which is let go: a task holds the sketches of its pairs, not the pages of every file they
+    lie in."""
+    starts, ends, hashes = kernels._row_ranges(_sketch_column(j, parts, folder), rows)
+    out = _SCRATCH.room(int((ends - starts).sum()))
+    offsets, hashes = _core.gather_sketches(starts, ends, hashes, out)
     return offsets[:-1], offsets[1:], hashes
 
 
@@ -713,6 +755,7 @@ def _verify_part(
     whose estimate lies too near it to decide them (``band``: see
     :func:`neardup.kernels.pairs_in_band`). The sketches of the pairs' texts are copied out of
     the memory-mapped digest files where they lie (each opened once); no sketch moves."""
+    _SCRATCH.start()
     a, b, at_a, at_b, pieces = _pair_nodes(
         pairs, starts, lambda j, rows: _gathered_sketches(j, rows, parts, folder)
     )
@@ -1306,14 +1349,15 @@ def _find(
     divisions = _divisions(part_starts, starts[parts] + counts[parts])
 
     def digests(columns: list[str]) -> Any:
-        return dd.from_map(
+        meta = _digest_meta(ddf, id_field, columns)
+        return read_back(
             _read_digest,
             parts,
             [int(s) for s in part_starts],
             folder=folder,
             names=columns,
-            meta=_digest_meta(ddf, id_field, columns),
-            enforce_metadata=False,
+            kind=meta,
+            meta=meta,
         )
 
     # 2. Copies: rows shuffled by content key; each row's text and its keep-order rank.
@@ -1829,7 +1873,7 @@ def _components(edges: Any, partitions: int, folder: str) -> tuple[Any, int]:
 
 def _empty_found(ddf: Any, id_field: str | None, partitions: int) -> Any:
     meta = _found_meta(ddf, id_field)
-    return dd.from_map(lambda i: meta, range(partitions), meta=meta, enforce_metadata=False)
+    return read_back(lambda i: meta, range(partitions), meta=meta)
 
 
 def _found_meta(ddf: Any, id_field: str | None) -> pd.DataFrame:

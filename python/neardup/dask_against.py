@@ -56,7 +56,7 @@ from neardup.dask import (
     _read_columns,
     _wait,
 )
-from neardup.dask_spill import remove_spilled
+from neardup.dask_spill import read_back, remove_spilled
 from neardup.dedup_index import _id_values
 from neardup.index import DEFAULT_MAX_PAIRS
 from neardup.paths import locked
@@ -550,9 +550,7 @@ def _match(
     partitions = len(counts)
     paths = [_scratch_file(folder, "against", i) for i in range(partitions)]
     sizes = (
-        dd.from_map(_rows_of, paths, meta=_frame(rows=np.int64), enforce_metadata=False)
-        .compute()["rows"]
-        .to_numpy(np.int64)
+        read_back(_rows_of, paths, meta=_frame(rows=np.int64)).compute()["rows"].to_numpy(np.int64)
     )
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     meta = _against_meta(index.string_ids)

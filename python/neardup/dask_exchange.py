@@ -14,11 +14,10 @@ from __future__ import annotations
 import os
 from typing import Any
 
-import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 
-from neardup.dask_spill import PREFIX, spill_file
+from neardup.dask_spill import PREFIX, conform, read_back, spill_file
 
 
 def _bounds_file(folder: str, name: str, i: int) -> str:
@@ -41,6 +40,12 @@ def destinations(values: np.ndarray, partitions: int) -> np.ndarray:
     return ((high * np.uint64(partitions)) >> np.uint64(32)).astype(np.int64)
 
 
+def _is_raw(kind: pd.DataFrame) -> bool:
+    """Whether every column of ``kind`` is a plain numpy number or bool (written as raw bytes,
+    not as an Arrow table)."""
+    return all(isinstance(t, np.dtype) and t.kind in "biuf" for t in kind.dtypes)
+
+
 def _send_part(
     part: pd.DataFrame,
     on: str,
@@ -48,10 +53,12 @@ def _send_part(
     folder: str,
     name: str,
     direct: bool,
+    raw: bool,
     partition_info: Any = None,
 ) -> pd.DataFrame:
     """Writes the partition's rows, ordered by destination, and the offset of each destination's
-    first row (and the end), each file atomically; returns the row count."""
+    first row (and the end), each file atomically; returns the row count. With ``raw``, each
+    column is written as its bytes, one after another (read back by offset, without Arrow)."""
     import pyarrow as pa
 
     i = int(partition_info["number"]) if partition_info else 0
@@ -59,12 +66,18 @@ def _send_part(
     to = values.astype(np.int64) if direct else destinations(values, partitions)
     if direct and len(to) and (to.min() < 0 or to.max() >= partitions):
         raise ValueError(f"column {on!r} names a partition outside 0 to {partitions - 1}")
-    order = np.argsort(to, kind="stable")
+    # A stable sort of small keys is a radix sort.
+    order = np.argsort(to.astype(np.uint16) if partitions <= 1 << 16 else to, kind="stable")
     bounds = np.searchsorted(to[order], np.arange(partitions + 1)).astype(np.int64)
-    table = pa.Table.from_pandas(part.iloc[order], preserve_index=False)
     path = spill_file(folder, name, i)
-    with pa.OSFile(path + ".tmp", "wb") as sink, pa.ipc.new_file(sink, table.schema) as out:
-        out.write_table(table)
+    if raw:
+        with open(path + ".tmp", "wb") as sink:
+            for column in part.columns:
+                part[column].to_numpy()[order].tofile(sink)
+    else:
+        table = pa.Table.from_pandas(part.iloc[order], preserve_index=False)
+        with pa.OSFile(path + ".tmp", "wb") as sink, pa.ipc.new_file(sink, table.schema) as out:
+            out.write_table(table)
     os.replace(path + ".tmp", path)
     at = _bounds_file(folder, name, i)
     bounds.tofile(at + ".tmp")
@@ -72,23 +85,51 @@ def _send_part(
     return pd.DataFrame({"rows": [len(part)]}, index=[i])
 
 
-def _receive_part(q: int, sources: list[int], folder: str, name: str, kind: pd.DataFrame) -> Any:
-    """The rows every source sent to partition q, memory-mapped (with the dtypes of ``kind``)."""
+def _receive_part(
+    q: int,
+    sources: list[int],
+    partitions: int,
+    folder: str,
+    name: str,
+    kind: pd.DataFrame,
+    raw: bool,
+) -> Any:
+    """The rows every source sent to partition q of ``partitions`` (with the dtypes of
+    ``kind``), copied out of
+    each file in turn: a task holding the maps of every file it reads was measured holding
+    hundreds of MB of their pages."""
     import pyarrow as pa
 
-    pieces = []
+    pieces: list[Any] = []
+    columns: list[list[np.ndarray]] = [[] for _ in kind.columns]
     for i in sources:
-        lo, hi = np.fromfile(_bounds_file(folder, name, i), np.int64, count=2, offset=8 * q)
-        if hi > lo:
+        at = _bounds_file(folder, name, i)
+        lo, hi = (int(b) for b in np.fromfile(at, np.int64, count=2, offset=8 * q))
+        if hi == lo:
+            continue
+        if raw:
+            # Column c of the file starts after the rows of the columns before it.
+            rows = int(np.fromfile(at, np.int64, count=1, offset=8 * partitions)[0])
+            with open(spill_file(folder, name, i), "rb") as source:
+                start = 0
+                for c, dtype in enumerate(kind.dtypes):
+                    source.seek(start + lo * dtype.itemsize)
+                    columns[c].append(np.fromfile(source, dtype, count=hi - lo))
+                    start += rows * dtype.itemsize
+        else:
             table = pa.ipc.open_file(pa.memory_map(spill_file(folder, name, i))).read_all()
-            # Copied out, and the file let go before the next: a task holding the maps of
-            # every file it reads was measured holding hundreds of MB of their pages.
             pieces.append(table.take(pa.array(np.arange(lo, hi, dtype=np.int64))))
             del table
+    if raw:
+        return pd.DataFrame(
+            {
+                c: np.concatenate(got) if got else np.zeros(0, t)
+                for (c, t), got in zip(kind.dtypes.items(), columns)
+            }
+        )
     if not pieces:
         return kind.iloc[:0].copy()
-    frame = pa.concat_tables(pieces).to_pandas()
-    return frame.astype({c: kind[c].dtype for c in kind.columns if frame[c].dtype != kind[c].dtype})
+    return conform(pa.concat_tables(pieces).to_pandas(), kind)
 
 
 def exchange(
@@ -97,22 +138,25 @@ def exchange(
     """``frame`` (computed now) in ``partitions`` partitions by the value in column ``on``: the
     rows of each value together (:func:`destinations`; with ``direct``, the values are the
     partitions, 0 to ``partitions - 1``), read back lazily from the scratch folder (``name``
-    tells the files apart from the run's others). The index is not kept."""
+    tells the files apart from the run's others). The index is not kept. A table of numbers
+    alone moves as raw bytes."""
     kind = pd.DataFrame({"rows": pd.Series([], dtype=np.int64)})
+    meta = frame._meta.reset_index(drop=True)
+    raw = _is_raw(meta)
     sent = frame.map_partitions(
-        _send_part, on, partitions, folder, name, direct, meta=kind
+        _send_part, on, partitions, folder, name, direct, raw, meta=kind
     ).compute()
     sources = [int(i) for i, rows in zip(sent.index, sent["rows"]) if rows > 0]
-    meta = frame._meta.reset_index(drop=True)
-    return dd.from_map(
+    return read_back(
         _receive_part,
         range(partitions),
         sources=sources,
+        partitions=partitions,
         folder=folder,
         name=name,
         kind=meta,
+        raw=raw,
         meta=meta,
-        enforce_metadata=False,
     )
 
 
