@@ -57,7 +57,6 @@ __all__ = [
     "sketch_jaccard",
     "sketch_jaccard_zip",
     "sketch_jaccard_parts",
-    "gather_sketches",
     "IndexChangedError",
     "IndexFormatError",
     "NeardupError",
@@ -482,15 +481,6 @@ def sketch_jaccard_parts(
     """Jaccard similarity of the sketches of each pair of rows, the rows those of ``parts``
     (starts, ends, hashes) one after another; -1 for a pair below ``at_least`` (below
     ``cut_at_least`` when a sketch is cut at ``size``)."""
-
-def gather_sketches(
-    starts: npt.NDArray[np.uint64],
-    ends: npt.NDArray[np.uint64],
-    hashes: npt.NDArray[np.uint64],
-    out: npt.NDArray[np.uint64] | None = None,
-) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
-    """The sketches hashes[starts[d]:ends[d]] copied end to end: (offsets, hashes); given
-    ``out`` (large enough), written to its start, and ``out`` returned."""
 
 @final
 class Sparse:

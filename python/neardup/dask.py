@@ -15,14 +15,14 @@ any number of partitions and workers. Every step runs on the workers, each a ker
    pairs of fingerprints within ``k`` of each part (each pair in one part only), and the pairs
    of texts of one fingerprint; the short texts' pairs by a shuffle on their prefix hashes
    (with prefix candidates, every text's, in a rarity order whose counts come to each
-   partition for its own texts' hashes by two shuffles, one by hash and one back);
-4. verification, in the task that found the pairs: the sketches of their texts gathered from
-   the memory-mapped digest files where they lie (each file opened once a task; no sketch
-   moves), each pair checked once a task; only the pairs kept leave the task (a pair found in
-   two tasks, under two prefix hashes, is checked in both; the kept ones are shuffled by first
-   text and each kept once); a pair whose estimate lies near the threshold is decided on its
-   exact shingle sets, which the digest wrote beside the sketches of the texts whose sketch is
-   cut: read where they lie, no shuffle;
+   partition for its own texts' hashes by two exchanges, one by hash and one back);
+4. verification: every copy of a candidate pair goes, through the scratch folder, to the task of
+   the partition of one of its two texts (the pair choosing which), so that each pair is checked
+   once, however many tasks found it; the task reads its pairs' sketches where they lie, in the
+   memory-mapped digest files (its own partition's, and the others' one at a time: no sketch
+   moves); only the pairs kept leave it. A pair whose estimate lies near the threshold is
+   decided on its exact shingle sets, which the digest wrote beside the sketches of the texts
+   whose sketch is cut: read where they lie, no shuffle;
 5. connected components of the verified pairs: in one task when they fit one partition of
    ``PAIR_ROWS`` rows, else by rounds of two shuffles (each node takes its neighbours' smallest
    label, then its label's label) until no label changes;
@@ -40,7 +40,6 @@ import functools
 import os
 import shutil
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -52,7 +51,7 @@ import pandas as pd
 
 from neardup import _core, kernels
 from neardup.batches import check_texts, fingerprint_batch
-from neardup.dask_exchange import discard, exchange
+from neardup.dask_exchange import destinations, discard, exchange
 from neardup.dask_spill import (
     conform,
     read_back,
@@ -60,7 +59,6 @@ from neardup.dask_spill import (
     spill,
     spill_counted,
     spill_file,
-    spill_tallied,
 )
 from neardup.errors import TooManyPairsError
 from neardup.hasher import Simhasher
@@ -296,7 +294,7 @@ def _pairs_part(
 ) -> pd.DataFrame:
     """The candidate pairs of texts of the part keys shuffled here: texts whose fingerprints the
     search pairs, and texts of one fingerprint (from lead group 0's rows). A last row
-    ``(-1, count)`` counts the pairs of distinct fingerprints, and ``(-2, listed)`` the pairs."""
+    ``(_WITHIN_K, count)`` counts the pairs of distinct fingerprints."""
     keys = rows["pkey"].to_numpy(np.uint32)
     fps = rows["fingerprint"].to_numpy(np.uint64)
     fa, fb, count = kernels.pairs_in_groups(keys, fps, k, plan, order, max_pairs)
@@ -326,10 +324,7 @@ def _pairs_part(
     a = np.concatenate([p[0] for p in pieces] or [np.zeros(0, np.int64)])
     b = np.concatenate([p[1] for p in pieces] or [np.zeros(0, np.int64)])
     return pd.DataFrame(
-        {
-            "a": np.append(np.minimum(a, b), [-1, -2]),
-            "b": np.append(np.maximum(a, b), [count, len(a)]),
-        }
+        {"a": np.append(np.minimum(a, b), [_WITHIN_K]), "b": np.append(np.maximum(a, b), [count])}
     )
 
 
@@ -624,7 +619,7 @@ def _short_pairs_part(
     ``RUN_CAP`` texts is split by the next hashes of their lists, read from their sketches where
     they lie (the digest files), in the order of ``table`` (None: of their partitions' rarity
     tables, read from their files). Two last rows count the pairs of groups that could not be
-    split, ``(-1, skipped)``, and the pairs listed, ``(-2, listed)``: a pair once for each hash
+    split, ``(_SKIPPED, skipped)``, and the pairs listed, ``(_LISTED, listed)``: a pair once for each hash
     it shares (:func:`neardup.kernels.pairs_in_runs` lists it once)."""
     # With prefixes, every row is a text's own; a short text's copies share its key and
     # fingerprint, and are named by its first row.
@@ -655,7 +650,9 @@ def _short_pairs_part(
         return kernels.split_runs(hashes, nodes, sketches, order, threshold, SKETCH_SIZE, band)
 
     a, b, skipped, listed = kernels._run_pairs(rows["hash"].to_numpy(np.int64), text, split)
-    return pd.DataFrame({"a": np.append(a, [-1, -2]), "b": np.append(b, [skipped, listed])})
+    return pd.DataFrame(
+        {"a": np.append(a, [_SKIPPED, _LISTED]), "b": np.append(b, [skipped, listed])}
+    )
 
 
 #: The order of the short texts' prefixes: by hash value (no table of frequent hashes).
@@ -704,74 +701,64 @@ def _pair_nodes(
     return nodes[at_a], nodes[at_b], at_a, at_b, pieces
 
 
-class _Scratch(threading.local):
-    """A worker thread's buffer for the sketches its tasks gather, kept from task to task: a
-    new buffer for each task's copies would be paged in afresh each time (measured at about
-    three times the cost of the copy itself). It grows to the largest gather of a task (the
-    sketches of its pairs' texts) and is held until the thread ends."""
-
-    def __init__(self) -> None:
-        self.hashes = np.zeros(0, kernels.SKETCH_DTYPE)
-        self.used = 0
-        self.wanted = 0
-
-    def start(self) -> None:
-        """A task starts: the buffer is free again (grown first if the last task wanted more)."""
-        if self.wanted > len(self.hashes):
-            self.hashes = np.zeros(0, kernels.SKETCH_DTYPE)
-            self.hashes = np.empty(self.wanted + self.wanted // 4, kernels.SKETCH_DTYPE)
-        self.used = self.wanted = 0
-
-    def room(self, n: int) -> np.ndarray | None:
-        """The free end of the buffer when it holds ``n`` more hashes, taken; else None."""
-        self.wanted += n
-        if self.used + n > len(self.hashes):
-            return None
-        self.used += n
-        return self.hashes[self.used - n :]
-
-
-_SCRATCH = _Scratch()
-
-
-def _gathered_sketches(
-    j: int, rows: np.ndarray, parts: list[int], folder: str
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(starts, ends, hashes) of the sketches of ``rows`` of the j-th partition with rows,
-    copied out of its memory-mapped digest file (into the thread's buffer, when it has room),
-    which is let go: a task holds the sketches of its pairs, not the pages of every file they
-    lie in."""
-    starts, ends, hashes = kernels._row_ranges(_sketch_column(j, parts, folder), rows)
-    out = _SCRATCH.room(int((ends - starts).sum()))
-    offsets, hashes = _core.gather_sketches(starts, ends, hashes, out)
-    return offsets[:-1], offsets[1:], hashes
-
-
 def _verify_part(
     pairs: pd.DataFrame, parts: list[int], starts: np.ndarray, folder: str, threshold: float
 ) -> pd.DataFrame:
     """A task's candidate pairs (``a``, ``b``: global rows, any partitions; they may repeat),
     each once, verified: (a, b, jaccard, band) of those at Jaccard >= ``threshold`` and of those
     whose estimate lies too near it to decide them (``band``: see
-    :func:`neardup.kernels.pairs_in_band`). The sketches of the pairs' texts are copied out of
-    the memory-mapped digest files where they lie (each opened once); no sketch moves."""
-    _SCRATCH.start()
-    a, b, at_a, at_b, pieces = _pair_nodes(
-        pairs, starts, lambda j, rows: _gathered_sketches(j, rows, parts, folder)
+    :func:`neardup.kernels.pairs_in_band`). The sketches are read where they lie, in the
+    memory-mapped digest files, nothing copied: the pairs go by the partitions of their two
+    texts, two files mapped at a time (a task of pairs routed by :func:`_routed_part` keeps its
+    own partition's mapped while it reads the others one by one)."""
+    nodes, at_a, at_b = _core.local_pairs(
+        kernels._array(pairs["a"], np.int64), kernels._array(pairs["b"], np.int64)
     )
-    sizes = np.concatenate(
-        [np.zeros(0, np.int64)] + [(e - s).astype(np.int64) for s, e, _ in pieces]
-    )
+    a, b = nodes[at_a.astype(np.int64)], nodes[at_b.astype(np.int64)]
+    of_a = np.searchsorted(starts, a, side="right") - 1
+    of_b = np.searchsorted(starts, b, side="right") - 1
+    order = np.lexsort((of_b, of_a))
+    a, b, of_a, of_b = a[order], b[order], of_a[order], of_b[order]
+    got = np.zeros(len(a), np.float64)
+    cut = np.zeros(len(a), bool)
     # Pairs below the threshold (below its band when a sketch is cut) are refused early, most
     # after a few hashes, those whose sizes alone rule them out before the first: -1.
     floor = max(threshold - estimate_band(threshold, SKETCH_SIZE), 0.0)
-    got = _core.sketch_jaccard_parts(pieces, at_a, at_b, SKETCH_SIZE, threshold, floor, 1)
-    cut = (sizes[at_a] >= SKETCH_SIZE) | (sizes[at_b] >= SKETCH_SIZE)
+    files: dict[int, Any] = {}
+    bounds = np.flatnonzero((np.diff(of_a) != 0) | (np.diff(of_b) != 0)) + 1
+    for lo, hi in zip([0, *bounds.tolist()], [*bounds.tolist(), len(a)]):
+        if lo == hi:
+            continue
+        i, j = int(of_a[lo]), int(of_b[lo])
+        # The block's two files; those of the block before are let go unless still needed.
+        files = {f: files[f] if f in files else _sketch_column(f, parts, folder) for f in (i, j)}
+        mine = kernels._row_ranges(files[i], a[lo:hi] - starts[i])
+        theirs = kernels._row_ranges(files[j], b[lo:hi] - starts[j])
+        n = hi - lo
+        at = np.arange(n, dtype=np.int64)
+        got[lo:hi] = _core.sketch_jaccard_parts(
+            [mine, theirs], at, at + n, SKETCH_SIZE, threshold, floor, 1
+        )
+        cut[lo:hi] = (mine[1] - mine[0] >= SKETCH_SIZE) | (theirs[1] - theirs[0] >= SKETCH_SIZE)
+        del mine, theirs
+    del files
     band = in_band(got, cut, threshold, SKETCH_SIZE)
     near = (got >= threshold) | band
     return pd.DataFrame(
         {"a": a[near], "b": b[near], "jaccard": got[near].astype(np.float32), "band": band[near]}
     )
+
+
+def _routed_part(found: pd.DataFrame, starts: np.ndarray) -> pd.DataFrame:
+    """A task's candidate pairs (``a < b``, and count rows ``a < 0``), each with the partition
+    that takes it in step 4 (``part``): that of ``a`` or of ``b``, as a bit of the pair's hash
+    says, so that every copy of a pair meets in one task and the tasks get even shares (a
+    pair's first text lies more often in an early partition). Count rows go to partition 0."""
+    a = found["a"].to_numpy(np.int64)
+    b = found["b"].to_numpy(np.int64)
+    side = np.where(destinations(a ^ b, 2) == 1, b, a)
+    part = np.searchsorted(starts, side, side="right").astype(np.int64) - 1
+    return pd.DataFrame({"a": a, "b": b, "part": np.where(a < 0, 0, part)})
 
 
 def _checked_part(
@@ -782,28 +769,33 @@ def _checked_part(
     folder: str,
     threshold: float,
 ) -> pd.DataFrame:
-    """The candidate pairs a task found (with rows ``(a < 0, count)``, among them ``(-2,
-    listed)``), verified in that task by ``verify_part``: the pairs it keeps (a, b, jaccard,
-    band) and the count rows as they came."""
+    """The candidate pairs routed here (:func:`_routed_part`, with count rows ``(a < 0,
+    count)``), each once, verified by ``verify_part``: the pairs it keeps (a, b, jaccard, band),
+    the count rows as they came, and a row ``(_IN_BAND, count)`` of the kept pairs in the
+    band."""
     marks = found["a"].to_numpy(np.int64) < 0
-    listed = found[~marks]
-    checked = verify_part(listed[["a", "b"]], parts, starts, folder, threshold)
-    counts = found[marks]
+    checked = verify_part(found[~marks][["a", "b"]], parts, starts, folder, threshold)
+    counts = pd.concat(
+        [
+            found[marks][["a", "b"]],
+            pd.DataFrame({"a": [_IN_BAND], "b": [int(checked["band"].to_numpy(bool).sum())]}),
+        ],
+        ignore_index=True,
+    )
     tail = counts.assign(jaccard=np.float32(np.nan), band=False)
     return pd.concat([checked[list(_CHECKED_META.columns)], tail], ignore_index=True).astype(
         _CHECKED_META.dtypes.to_dict()
     )
 
 
-def _unique_part(checked: pd.DataFrame) -> pd.DataFrame:
-    """The verified pairs shuffled here (by their first text), each once (a pair found in two
-    tasks was verified in both), and a last row ``(-1, count of those in the band)``."""
-    once = checked.drop_duplicates(["a", "b"])
-    band = once["band"].to_numpy(bool)
-    tail = pd.DataFrame(
-        {"a": [-1], "b": [int(band.sum())], "jaccard": [np.float32(np.nan)], "band": [False]}
+def _unique_pairs_part(found: pd.DataFrame) -> pd.DataFrame:
+    """The candidate pairs routed here (:func:`_routed_part`), each once, with no Jaccard
+    (near-duplicates on their fingerprints alone), and the count rows as they came."""
+    marks = found["a"].to_numpy(np.int64) < 0
+    once = found[~marks].drop_duplicates(["a", "b"])
+    return pd.concat([once, found[marks]], ignore_index=True)[["a", "b"]].assign(
+        jaccard=np.float32(np.nan)
     )
-    return pd.concat([once, tail], ignore_index=True).astype(_CHECKED_META.dtypes.to_dict())
 
 
 def _exact_part(
@@ -1378,11 +1370,9 @@ def _find(
     # 3. Candidates: with prefixes, by a shuffle on the texts' prefix hashes alone; else one
     # row per text and lead group, shuffled by part key (and the short texts' prefix hashes).
     by_prefix = verified and candidates == "prefix"
-    pairs: Any = None
-    record["candidate_pairs"] = 0
-    # Each task verifies the pairs it finds (step 4): only those kept leave it.
-    check = (verify_part, parts, part_starts, folder, threshold)
-    checked_rows = 0
+    # The tables of candidate pairs, each task's pairs listed once (a pair may still be listed
+    # by several tasks: every copy is routed to one task for step 4).
+    listings: list[Any] = []
     if not by_prefix:
         plan = kernels.search_plan(k, n)
         # The bit order of the search, chosen on a worker from the first partition's fingerprints.
@@ -1407,17 +1397,7 @@ def _find(
                 _pairs_part, k, plan, order, max_pairs, meta=_frame(a=np.int64, b=np.int64)
             )
         )
-        if verified:
-            found = found.map_partitions(_checked_part, *check, meta=_CHECKED_META)
-        found, found_counts, tallies = spill_counted(found, folder, "candidates", 1)
-        checked_rows += int(found_counts.sum())
-        record["candidate_pairs"] = candidate_pairs = tallies[0]
-        if max_pairs is not None and candidate_pairs > max_pairs:
-            raise TooManyPairsError(
-                f"{candidate_pairs} candidate pairs of distinct fingerprints within k={k} "
-                f"(the limit is {max_pairs}): lower k (the candidate radius), or raise max_pairs"
-            )
-        pairs = found
+        listings.append(found)
     if verified:
         # Short texts, or with prefixes every text: a shuffle on their prefix hashes.
         keyed = digests(["fingerprint", *kernels.KEY_COLUMNS, "sketch"])
@@ -1470,40 +1450,61 @@ def _find(
             if by_prefix or key_rows.sum()
             else keyed
         )
-        short = hashed.map_partitions(
-            _short_pairs_part,
-            parts,
-            part_starts,
-            folder,
-            table,
-            threshold,
-            meta=_frame(a=np.int64, b=np.int64),
-        ).map_partitions(_checked_part, *check, meta=_CHECKED_META)
-        short, short_counts, tallies = spill_counted(short, folder, "short", 2)
+        listings.append(
+            hashed.map_partitions(
+                _short_pairs_part,
+                parts,
+                part_starts,
+                folder,
+                table,
+                threshold,
+                meta=_frame(a=np.int64, b=np.int64),
+            )
+        )
+    # Every copy of a pair goes to the task of one of its texts' partitions, the pair choosing:
+    # there each pair is verified once (step 4), or kept once.
+    listed = listings[0] if len(listings) == 1 else _renumbered(dd.concat(listings))
+    routed = exchange(
+        listed.map_partitions(
+            _routed_part, part_starts, meta=_frame(a=np.int64, b=np.int64, part=np.int64)
+        ),
+        "part",
+        Q,
+        folder,
+        "pairs",
+        direct=True,
+    )
+    if verified:
         discard(folder, "prefix_keys")
         discard(folder, "copies")
-        record["short_pairs_skipped"], found_pairs = tallies
-        checked_rows += int(short_counts.sum())
-        record["prefix_pairs"] = found_pairs if by_prefix else 0
-        record["short_pairs"] = 0 if by_prefix else found_pairs
-        pairs = _renumbered(dd.concat([pairs, short])) if pairs is not None else short
-    else:
-        record["short_pairs"] = 0
     record["seconds_candidates"] = time.perf_counter() - clock
     stage("candidates")
     clock = time.perf_counter()
-    # 4. Verification, done by the tasks of step 3: the pairs they kept, each once (by their
-    # first text); those whose estimate lies near the threshold on their exact shingle sets,
-    # read from the digest files.
-    if verified:
-        checked, _, record["band_pairs_exact"] = spill_tallied(
-            exchange(
-                pairs, "a", _partitions_for(checked_rows), folder, "checked_by_a"
-            ).map_partitions(_unique_part, meta=_CHECKED_META),
-            folder,
-            "checked",
+    # 4. Verification: each pair once, in the task it was routed to; those whose estimate lies
+    # near the threshold on their exact shingle sets, read from the digest files.
+    checked = routed.map_partitions(
+        *(
+            (_checked_part, verify_part, parts, part_starts, folder, threshold)
+            if verified
+            else (_unique_pairs_part,)
+        ),
+        meta=_CHECKED_META if verified else _frame(a=np.int64, b=np.int64, jaccard=np.float32),
+    )
+    checked, checked_rows, tallies = spill_counted(checked, folder, "checked", _MARKS)
+    discard(folder, "pairs")
+    checked = _coalesced(checked, _partitions_for(int(checked_rows.sum())))
+    skipped, found_pairs, record["candidate_pairs"], in_band_pairs = tallies
+    record["short_pairs_skipped"] = skipped
+    record["prefix_pairs"] = found_pairs if by_prefix else 0
+    record["short_pairs"] = 0 if by_prefix or not verified else found_pairs
+    candidate_pairs = record["candidate_pairs"]
+    if max_pairs is not None and candidate_pairs > max_pairs:
+        raise TooManyPairsError(
+            f"{candidate_pairs} candidate pairs of distinct fingerprints within k={k} "
+            f"(the limit is {max_pairs}): lower k (the candidate radius), or raise max_pairs"
         )
-        discard(folder, "checked_by_a")
+    if verified:
+        record["band_pairs_exact"] = in_band_pairs
         in_band = checked["band"]
         band = checked[in_band][["a", "b"]]
         record["band_pairs_estimated"] = 0
@@ -1514,7 +1515,7 @@ def _find(
             edges = dd.concat([edges, exact])
     else:
         record["band_pairs_exact"] = record["band_pairs_estimated"] = 0
-        edges = pairs.drop_duplicates(["a", "b"]).assign(jaccard=np.float32(np.nan))
+        edges = checked
     edges, edge_counts = spill(edges, folder, "edges")
     record["verified_pairs"] = int(edge_counts.sum())
     # Read back in partitions of about PAIR_ROWS pairs (adjacent files together): the shuffles
@@ -1633,6 +1634,14 @@ def _frame(**dtypes: Any) -> pd.DataFrame:
 
 _EDGE_META = _frame(a=np.int64, b=np.int64, jaccard=np.float32)
 _CHECKED_META = _frame(a=np.int64, b=np.int64, jaccard=np.float32, band=bool)
+
+#: The count rows of the tables of candidate and verified pairs, ``(mark, count)``: pairs not
+#: compared (a prefix hash's run too large to split), pairs listed by the prefixes, pairs of
+#: distinct fingerprints within k, and verified pairs left in the estimate's band. Summed
+#: apart when the table is spilled (:func:`neardup.dask_spill.spill_counted`: mark ``-1 - m``
+#: is its m-th sum).
+_SKIPPED, _LISTED, _WITHIN_K, _IN_BAND = -1, -2, -3, -4
+_MARKS = 4
 
 
 def _texts_meta(ddf: Any, id_field: str | None) -> pd.DataFrame:

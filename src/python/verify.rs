@@ -2,7 +2,7 @@
 
 use std::sync::Mutex;
 
-use numpy::{IntoPyArray, PyArray1, PyArrayMethods, PyReadonlyArray1};
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 
@@ -131,58 +131,6 @@ fn sketch_jaccard_parts<'py>(
     Ok(out.into_pyarray(py))
 }
 
-/// The sketches `hashes[starts[d]..ends[d]]` copied end to end: (offsets, hashes), sketch d's
-/// being `hashes[offsets[d]..offsets[d + 1]]`. A task copies the few sketches it needs out of a
-/// memory-mapped file, and lets the file go. Given `out`, the hashes are written to its start
-/// (it must hold them all) and `out` is returned: a buffer kept from task to task is written
-/// over in place, where a new one would be paged in afresh each time.
-#[pyfunction]
-#[pyo3(signature = (starts, ends, hashes, out=None))]
-#[allow(clippy::type_complexity)]
-fn gather_sketches<'py>(
-    py: Python<'py>,
-    starts: PyReadonlyArray1<'py, u64>,
-    ends: PyReadonlyArray1<'py, u64>,
-    hashes: PyReadonlyArray1<'py, u64>,
-    out: Option<Bound<'py, PyArray1<u64>>>,
-) -> PyResult<(Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<u64>>)> {
-    let ranges = Ranges::unordered(starts.as_slice()?, ends.as_slice()?, hashes.as_slice()?)?;
-    let mut offsets = Vec::with_capacity(ranges.len() + 1);
-    offsets.push(0u64);
-    for d in 0..ranges.len() {
-        offsets.push(offsets[d] + ranges.get(d).len() as u64);
-    }
-    let total = offsets[ranges.len()] as usize;
-    let copy = |flat: &mut [u64]| {
-        for d in 0..ranges.len() {
-            flat[offsets[d] as usize..offsets[d + 1] as usize].copy_from_slice(ranges.get(d));
-        }
-    };
-    let flat = match out {
-        Some(out) => {
-            {
-                let mut view = out.try_readwrite()?;
-                let flat = view.as_slice_mut()?;
-                if flat.len() < total {
-                    return Err(Error::invalid(format!(
-                        "out holds {} hashes, the sketches {total}",
-                        flat.len()
-                    ))
-                    .into());
-                }
-                py.detach(|| copy(&mut flat[..total]));
-            }
-            out
-        }
-        None => {
-            let mut flat = vec![0u64; total];
-            py.detach(|| copy(&mut flat));
-            flat.into_pyarray(py)
-        }
-    };
-    Ok((offsets.into_pyarray(py), flat))
-}
-
 /// Sketch hashes gathered chunk by chunk, then handed to numpy whole. The buffer grows where
 /// it lies when the system can (a large one is remapped, not copied), and the numpy array takes
 /// it over without a copy: gathering N hashes holds about N, where a numpy buffer copied as it
@@ -257,6 +205,5 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sketch_jaccard, m)?)?;
     m.add_function(wrap_pyfunction!(sketch_jaccard_zip, m)?)?;
     m.add_function(wrap_pyfunction!(sketch_jaccard_parts, m)?)?;
-    m.add_function(wrap_pyfunction!(gather_sketches, m)?)?;
     Ok(())
 }
