@@ -1294,9 +1294,10 @@ def _find(
     one partition per input partition (indexed by global row, persisted on the workers), and
     each input partition's first row and row count. ``digest_part`` and ``verify_part`` stand
     for steps 1 and 4 (:mod:`neardup.dask_against` digests and verifies on compact sketches):
-    ``verify_part(pairs, parts, starts, folder, threshold)`` is called by each task that finds
-    candidate pairs, on its pairs (columns ``a`` and ``b``, global rows of any partitions,
-    repeats possible), and returns those it keeps, each once: (a, b, jaccard, band)."""
+    ``verify_part(pairs, parts, starts, folder, threshold)`` is called by each task of step 4,
+    on the candidate pairs routed to it (columns ``a`` and ``b``, global rows of any
+    partitions, repeats possible), and returns those it keeps, each once: (a, b, jaccard,
+    band)."""
     clock = time.perf_counter()
     verified = threshold is not None
     with_ids = id_field is not None

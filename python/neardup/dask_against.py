@@ -212,8 +212,8 @@ def _verify_compact_part(
     folder: str,
     threshold: float,
 ) -> pd.DataFrame:
-    """Step 4 of :func:`neardup.dask._find` on compact sketches, in the task that found the
-    pairs: each pair once, with their compact sketches' Jaccard, those at ``threshold`` or more
+    """Step 4 of :func:`neardup.dask._find` on compact sketches, in the task the pairs were
+    routed to: each pair once, with their compact sketches' Jaccard, those at ``threshold`` or more
     (as :meth:`DedupIndex.search` keeps a pair; none is left in a band for its exact shingle
     sets). The sketches are read where they lie (the digest files, each opened once)."""
 
