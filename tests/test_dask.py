@@ -776,10 +776,77 @@ def test_pair_nodes_gives_each_pair_once_and_opens_each_partition_once():
     np.testing.assert_array_equal(texts[at_b], b)
 
 
+def test_verify_part_checks_each_pair_once_where_the_sketches_lie(tmp_path, debian):
+    """Step 4 on pairs across three partitions' digest files (repeated, either way round, some
+    of texts whose sketch is cut): each pair once, with the Jaccard of its sketches, those at
+    the threshold or in its band, against a brute-force check of every distinct pair."""
+    from neardup import kernels
+    from neardup.verify import in_band
+
+    rng = random.Random(11)
+    words = [f"w{i}" for i in range(3_000)]
+    long = []
+    for _ in range(8):  # families of long texts: more shingles than a sketch holds
+        base = [rng.choice(words) for _ in range(1_500)]
+        for _ in range(4):
+            edited = list(base)
+            for _ in range(rng.randint(0, 60)):
+                edited[rng.randrange(len(edited))] = rng.choice(words)
+            long.append(" ".join(edited))
+    texts = debian["text"].tolist()[:268] + long
+    rng.shuffle(texts)
+    counts = [100, 80, 120]
+    starts = np.array([0, 100, 180], np.int64)
+    hasher = neardup.Simhasher()
+    for i, (start, count) in enumerate(zip(starts.tolist(), counts)):
+        part = pd.DataFrame({"text": texts[start : start + count]})
+        ndd._digest_part(part, "text", None, hasher, 3, str(tmp_path), partition_info={"number": i})
+    pairs = np.random.default_rng(3).integers(0, len(texts), (3_000, 2))
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    # Every family's pairs too, so that some pass.
+    where = {t: i for i, t in enumerate(texts)}
+    family = [where[t] for t in long]
+    extra = [
+        (family[f + i], family[f + j])
+        for f in range(0, 32, 4)
+        for i in range(4)
+        for j in range(4)
+        if i != j
+    ]
+    x = np.concatenate([pairs[:, 0], [p for p, _ in extra]])
+    y = np.concatenate([pairs[:, 1], [q for _, q in extra]])
+    threshold = 0.5
+    got = ndd._verify_part(
+        pd.DataFrame({"a": x, "b": y}), [0, 1, 2], starts, str(tmp_path), threshold
+    )
+
+    digests = kernels.digest_batch(texts, hasher, shingle=3, size=ndd.SKETCH_SIZE)
+    sketches = digests.column("sketch")
+    distinct = np.array(sorted({(min(p, q), max(p, q)) for p, q in zip(x.tolist(), y.tolist())}))
+    jaccard = kernels.verify_rows(sketches, distinct[:, 0], sketches, distinct[:, 1])
+    sizes = np.array([len(s) for s in sketches.to_pylist()])
+    cut = (sizes[distinct[:, 0]] >= ndd.SKETCH_SIZE) | (sizes[distinct[:, 1]] >= ndd.SKETCH_SIZE)
+    band = in_band(jaccard, cut, threshold, ndd.SKETCH_SIZE)
+    near = (jaccard >= threshold) | band
+    assert cut.any() and near.sum() >= 24
+    want = {
+        (int(p), int(q)): (float(j), bool(b))
+        for (p, q), j, b, n in zip(distinct, jaccard, band, near)
+        if n
+    }
+    found = {
+        (int(p), int(q)): (float(j), bool(b))
+        for p, q, j, b in got[["a", "b", "jaccard", "band"]].itertuples(index=False)
+    }
+    assert found.keys() == want.keys() and len(got) == len(found)  # each pair once
+    for pair, (j, b) in want.items():
+        assert found[pair][0] == pytest.approx(j, abs=1e-6) and found[pair][1] == b
+
+
 @pytest.mark.parametrize("npartitions", [1, 5])
 def test_prefix_stats_count_each_verified_pair_once(client, debian, npartitions):
-    """With prefixes the tasks that find the pairs verify them, a pair found under hashes
-    shuffled to several tasks in each: the verified pairs are counted (and kept) once, as
+    """With prefixes a pair found under hashes sent to several tasks is routed from each to
+    one task, and verified there once: the verified pairs are counted (and kept) once, as
     many as the pairs of distinct texts at Jaccard >= 0.8 by brute force (every sketch here is
     the whole shingle set, and prefixes find every such pair); the pairs found count repeats."""
     from neardup import kernels

@@ -1,12 +1,13 @@
 """Rows of a Dask dedup moved to the task of their key through the scratch folder.
 
-:func:`exchange` partitions a table by a column of keys (say hashes), as ``DataFrame.shuffle`` does, without the
-shuffle's transfers: each task of the table writes its rows, ordered by the partition they go
-to, to one Arrow file of the scratch folder (with the offsets where each partition's rows begin
-beside it), and each task of the result reads its slice of every file, memory-mapped. The rows
-are written once and read once; nothing is serialized, sent or buffered on the way, and the
-client gets one count per task. Every worker must see the scratch folder, as it must for the
-digests.
+:func:`exchange` partitions a table by a column of keys (say hashes), as ``DataFrame.shuffle``
+does, without the shuffle's transfers: each task of the table writes its rows, ordered by the
+partition they go to, to one file of the scratch folder (a table of numbers alone as its raw
+columns, one after another; any other as an Arrow table), with the offsets where each
+partition's rows begin beside it, and each task of the result copies its slice of every file,
+one file at a time. The rows are written once and read once; nothing is serialized, sent or
+buffered on the way, and the client gets one count per task. Every worker must see the scratch
+folder, as it must for the digests.
 """
 
 from __future__ import annotations
@@ -53,12 +54,13 @@ def _send_part(
     folder: str,
     name: str,
     direct: bool,
-    raw: bool,
+    raw: pd.DataFrame | None,
     partition_info: Any = None,
 ) -> pd.DataFrame:
     """Writes the partition's rows, ordered by destination, and the offset of each destination's
-    first row (and the end), each file atomically; returns the row count. With ``raw``, each
-    column is written as its bytes, one after another (read back by offset, without Arrow)."""
+    first row (and the end), each file atomically; returns the row count. Given ``raw`` (the
+    table's meta, numbers alone), each column of it is written as its bytes in its dtype, one
+    after another, to be read back by offset without Arrow."""
     import pyarrow as pa
 
     i = int(partition_info["number"]) if partition_info else 0
@@ -70,10 +72,10 @@ def _send_part(
     order = np.argsort(to.astype(np.uint16) if partitions <= 1 << 16 else to, kind="stable")
     bounds = np.searchsorted(to[order], np.arange(partitions + 1)).astype(np.int64)
     path = spill_file(folder, name, i)
-    if raw:
+    if raw is not None:
         with open(path + ".tmp", "wb") as sink:
-            for column in part.columns:
-                part[column].to_numpy()[order].tofile(sink)
+            for column, dtype in raw.dtypes.items():
+                part[column].to_numpy(dtype)[order].tofile(sink)
     else:
         table = pa.Table.from_pandas(part.iloc[order], preserve_index=False)
         with pa.OSFile(path + ".tmp", "wb") as sink, pa.ipc.new_file(sink, table.schema) as out:
@@ -95,9 +97,8 @@ def _receive_part(
     raw: bool,
 ) -> Any:
     """The rows every source sent to partition q of ``partitions`` (with the dtypes of
-    ``kind``), copied out of
-    each file in turn: a task holding the maps of every file it reads was measured holding
-    hundreds of MB of their pages."""
+    ``kind``), copied out of each file in turn: a task holding the maps of every file it reads
+    was measured holding hundreds of MB of their pages."""
     import pyarrow as pa
 
     pieces: list[Any] = []
@@ -114,7 +115,10 @@ def _receive_part(
                 start = 0
                 for c, dtype in enumerate(kind.dtypes):
                     source.seek(start + lo * dtype.itemsize)
-                    columns[c].append(np.fromfile(source, dtype, count=hi - lo))
+                    got = np.fromfile(source, dtype, count=hi - lo)
+                    if len(got) != hi - lo:
+                        raise OSError(f"{source.name}: cut short ({len(got)} of {hi - lo} rows)")
+                    columns[c].append(got)
                     start += rows * dtype.itemsize
         else:
             table = pa.ipc.open_file(pa.memory_map(spill_file(folder, name, i))).read_all()
@@ -144,7 +148,7 @@ def exchange(
     meta = frame._meta.reset_index(drop=True)
     raw = _is_raw(meta)
     sent = frame.map_partitions(
-        _send_part, on, partitions, folder, name, direct, raw, meta=kind
+        _send_part, on, partitions, folder, name, direct, meta if raw else None, meta=kind
     ).compute()
     sources = [int(i) for i, rows in zip(sent.index, sent["rows"]) if rows > 0]
     return read_back(
