@@ -345,10 +345,32 @@ def _short_keys_part(part: pd.DataFrame, threshold: float) -> pd.DataFrame:
     )
 
 
+def _partition_of(starts: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The partition each global row lies in (``starts``: each partition's first row)."""
+    return np.searchsorted(starts, rows, side="right").astype(np.int64) - 1
+
+
+def _pair_blocks(
+    a: np.ndarray, b: np.ndarray, starts: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int, int, int]]]:
+    """Pairs (a[p], b[p]) of global rows ordered by the partitions of their two texts: ``(a, b,
+    blocks)``, each block ``(lo, hi, i, j)`` the pairs ``lo:hi`` of a text of partition i and one
+    of partition j, in ascending order of (i, j)."""
+    of_a, of_b = _partition_of(starts, a), _partition_of(starts, b)
+    order = np.lexsort((of_b, of_a))
+    a, b, of_a, of_b = a[order], b[order], of_a[order], of_b[order]
+    bounds = (np.flatnonzero((np.diff(of_a) != 0) | (np.diff(of_b) != 0)) + 1).tolist()
+    blocks = [
+        (lo, hi, int(of_a[lo]), int(of_b[lo]))
+        for lo, hi in zip([0, *bounds], [*bounds, len(a)])
+        if lo < hi
+    ]
+    return a, b, blocks
+
+
 def _with_part(rows: pd.DataFrame, starts: np.ndarray) -> pd.DataFrame:
     """``rows`` with the partition each lies in (``starts``: each partition's first row)."""
-    at = rows["row"].to_numpy(np.int64)
-    return rows.assign(part=np.searchsorted(starts, at, side="right").astype(np.int64) - 1)
+    return rows.assign(part=_partition_of(starts, rows["row"].to_numpy(np.int64)))
 
 
 def _texts_only(part: pd.DataFrame, copies: pd.DataFrame) -> pd.DataFrame:
@@ -633,7 +655,7 @@ def _short_pairs_part(
 
     def split(hashes: np.ndarray, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
         distinct = np.unique(nodes)
-        of = np.searchsorted(starts, distinct, side="right") - 1
+        of = _partition_of(starts, distinct)
         pieces = [
             _sketches_of(distinct[of == j], int(j), parts, starts, folder) for j in np.unique(of)
         ]
@@ -691,7 +713,7 @@ def _pair_nodes(
         kernels._array(pairs["a"], np.int64), kernels._array(pairs["b"], np.int64)
     )
     at_a, at_b = at_a.astype(np.int64), at_b.astype(np.int64)
-    of = np.searchsorted(starts, nodes, side="right") - 1
+    of = _partition_of(starts, nodes)
     bounds = [*np.flatnonzero(np.diff(of) != 0) + 1]
     pieces = [
         take(int(of[lo]), nodes[lo:hi] - starts[of[lo]])
@@ -714,22 +736,14 @@ def _verify_part(
     nodes, at_a, at_b = _core.local_pairs(
         kernels._array(pairs["a"], np.int64), kernels._array(pairs["b"], np.int64)
     )
-    a, b = nodes[at_a.astype(np.int64)], nodes[at_b.astype(np.int64)]
-    of_a = np.searchsorted(starts, a, side="right") - 1
-    of_b = np.searchsorted(starts, b, side="right") - 1
-    order = np.lexsort((of_b, of_a))
-    a, b, of_a, of_b = a[order], b[order], of_a[order], of_b[order]
+    a, b, blocks = _pair_blocks(nodes[at_a.astype(np.int64)], nodes[at_b.astype(np.int64)], starts)
     got = np.zeros(len(a), np.float64)
     cut = np.zeros(len(a), bool)
     # Pairs below the threshold (below its band when a sketch is cut) are refused early, most
     # after a few hashes, those whose sizes alone rule them out before the first: -1.
     floor = max(threshold - estimate_band(threshold, SKETCH_SIZE), 0.0)
     files: dict[int, Any] = {}
-    bounds = np.flatnonzero((np.diff(of_a) != 0) | (np.diff(of_b) != 0)) + 1
-    for lo, hi in zip([0, *bounds.tolist()], [*bounds.tolist(), len(a)]):
-        if lo == hi:
-            continue
-        i, j = int(of_a[lo]), int(of_b[lo])
+    for lo, hi, i, j in blocks:
         # The block's two files; those of the block before are let go unless still needed.
         files = {f: files[f] if f in files else _sketch_column(f, parts, folder) for f in (i, j)}
         mine = kernels._row_ranges(files[i], a[lo:hi] - starts[i])
@@ -757,8 +771,7 @@ def _routed_part(found: pd.DataFrame, starts: np.ndarray) -> pd.DataFrame:
     a = found["a"].to_numpy(np.int64)
     b = found["b"].to_numpy(np.int64)
     side = np.where(destinations(a ^ b, 2) == 1, b, a)
-    part = np.searchsorted(starts, side, side="right").astype(np.int64) - 1
-    return pd.DataFrame({"a": a, "b": b, "part": np.where(a < 0, 0, part)})
+    return pd.DataFrame({"a": a, "b": b, "part": np.where(a < 0, 0, _partition_of(starts, side))})
 
 
 def _checked_part(
@@ -809,19 +822,12 @@ def _exact_part(
     ``threshold`` or more. Each text's whole shingle set is read where it lies, from the
     memory-mapped digest files (the ``shingles`` of a text whose sketch is cut, else its
     sketch, which is then whole), one pair of files at a time: nothing moves but the pairs."""
-    a = pairs["a"].to_numpy(np.int64)
-    b = pairs["b"].to_numpy(np.int64)
-    of_a = np.searchsorted(starts, a, side="right") - 1
-    of_b = np.searchsorted(starts, b, side="right") - 1
-    order = np.lexsort((of_b, of_a))
-    a, b, of_a, of_b = a[order], b[order], of_a[order], of_b[order]
+    a, b, blocks = _pair_blocks(
+        pairs["a"].to_numpy(np.int64), pairs["b"].to_numpy(np.int64), starts
+    )
     got = np.zeros(len(a), np.float64)
-    bounds = np.flatnonzero((np.diff(of_a) != 0) | (np.diff(of_b) != 0)) + 1
     mine: tuple[int, Any] = (-1, None)
-    for lo, hi in zip([0, *bounds.tolist()], [*bounds.tolist(), len(a)]):
-        if lo == hi:
-            continue
-        i, j = int(of_a[lo]), int(of_b[lo])
+    for lo, hi, i, j in blocks:
         if mine[0] != i:
             mine = (i, _whole_sets(i, parts, folder))
         theirs = mine[1] if j == i else _whole_sets(j, parts, folder)
@@ -923,7 +929,7 @@ def _digest_values(
     memory-mapped digest files where they lie, one file at a time."""
     import pyarrow as pa
 
-    of = np.searchsorted(starts, rows, side="right") - 1
+    of = _partition_of(starts, rows)
     order = np.argsort(of, kind="stable")
     pieces: dict[str, list[Any]] = {name: [] for name in names}
     bounds = np.flatnonzero(np.diff(of[order])) + 1

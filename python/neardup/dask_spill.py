@@ -85,20 +85,13 @@ def spill(frame: Any, folder: str, name: str) -> tuple[Any, np.ndarray]:
     return spilled, counts
 
 
-def spill_tallied(frame: Any, folder: str, name: str) -> tuple[Any, np.ndarray, int]:
-    """:func:`spill` of a table of pairs ``(a, b, ...)`` whose rows with ``a < 0`` each carry a
-    count in ``b`` (``a = -1``): those rows are left out of the files and their counts summed,
-    in the same pass. Returns the spilled DataFrame, its rows per partition and the sum."""
-    spilled, counts, sums = spill_counted(frame, folder, name, 1)
-    return spilled, counts, int(sums[0])
-
-
 def spill_counted(
     frame: Any, folder: str, name: str, marks: int
 ) -> tuple[Any, np.ndarray, list[int]]:
-    """:func:`spill_tallied` with ``marks`` counts: the rows ``(-1 - m, count)`` of each
-    m < ``marks`` summed apart. Returns the spilled DataFrame, its rows per partition and the
-    ``marks`` sums."""
+    """:func:`spill` of a table of pairs ``(a, b, ...)`` whose rows with ``a < 0`` each carry a
+    count in ``b``: those rows are left out of the files, and the counts of the rows ``(-1 - m,
+    count)`` of each m < ``marks`` summed apart, in the same pass. Returns the spilled
+    DataFrame, its rows per partition and the ``marks`` sums."""
     kind = pd.DataFrame(
         {
             "rows": pd.Series([], dtype=np.int64),
