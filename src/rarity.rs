@@ -109,6 +109,59 @@ impl Rarity {
     }
 }
 
+/// Two tables of counts, each by hash (hashes strictly increasing), added up into one by hash:
+/// a hash in both counts the sum of its two counts, held at `u32::MAX`. A linear merge, so a
+/// sample's counts gathered piece by piece cost the pieces' length, not a sort of them.
+pub fn merged_counts(
+    a: (&[SketchHash], &[u32]),
+    b: (&[SketchHash], &[u32]),
+) -> Result<(Vec<SketchHash>, Vec<u32>)> {
+    for (hashes, counts) in [a, b] {
+        if hashes.len() != counts.len() {
+            return Err(Error::invalid(format!(
+                "{} hashes but {} counts",
+                hashes.len(),
+                counts.len()
+            )));
+        }
+        if let Some(at) = hashes.windows(2).position(|w| w[0] >= w[1]) {
+            return Err(Error::invalid(format!(
+                "the hashes of a table of counts must increase: {} at {at} is followed by {}",
+                hashes[at],
+                hashes[at + 1]
+            )));
+        }
+    }
+    let ((ah, ac), (bh, bc)) = (a, b);
+    let mut hashes = Vec::with_capacity(ah.len() + bh.len());
+    let mut counts = Vec::with_capacity(ah.len() + bh.len());
+    let (mut i, mut j) = (0, 0);
+    while i < ah.len() && j < bh.len() {
+        let (x, y) = (ah[i], bh[j]);
+        hashes.push(x.min(y));
+        counts.push(match x.cmp(&y) {
+            std::cmp::Ordering::Less => {
+                i += 1;
+                ac[i - 1]
+            }
+            std::cmp::Ordering::Greater => {
+                j += 1;
+                bc[j - 1]
+            }
+            std::cmp::Ordering::Equal => {
+                i += 1;
+                j += 1;
+                ac[i - 1].saturating_add(bc[j - 1])
+            }
+        });
+    }
+    hashes.extend_from_slice(&ah[i..]);
+    counts.extend_from_slice(&ac[i..]);
+    hashes.extend_from_slice(&bh[j..]);
+    counts.extend_from_slice(&bc[j..]);
+    Ok((hashes, counts))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,5 +185,50 @@ mod tests {
         Rarity::default().order(&[9, 3, 1], &mut out);
         assert_eq!(out, vec![1, 3, 9]);
         assert!(Rarity::new(&[1], &[]).is_err());
+    }
+
+    #[test]
+    fn merged_counts_add_up_by_hash_against_a_map() {
+        // Two tables drawn from a small range, so that many hashes are in both.
+        let mut seed = 7u64;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            seed >> 33
+        };
+        for _ in 0..50 {
+            let mut tables: Vec<(Vec<u64>, Vec<u32>)> = Vec::new();
+            for _ in 0..2 {
+                let mut map = std::collections::BTreeMap::new();
+                for _ in 0..next() % 40 {
+                    let c = if next() % 5 == 0 {
+                        u32::MAX - 1
+                    } else {
+                        (next() % 9) as u32 + 1
+                    };
+                    map.insert(next() % 60, c);
+                }
+                tables.push(map.into_iter().unzip());
+            }
+            let mut expected = std::collections::BTreeMap::new();
+            for (h, c) in &tables {
+                for (&h, &c) in h.iter().zip(c) {
+                    let at: &mut u64 = expected.entry(h).or_insert(0);
+                    *at += u64::from(c);
+                }
+            }
+            let (a, b) = (&tables[0], &tables[1]);
+            let (h, c) = merged_counts((&a.0, &a.1), (&b.0, &b.1)).unwrap();
+            let got: Vec<(u64, u64)> = h.into_iter().zip(c.into_iter().map(u64::from)).collect();
+            let want: Vec<(u64, u64)> = expected
+                .into_iter()
+                .map(|(h, c)| (h, c.min(u64::from(u32::MAX))))
+                .collect();
+            assert_eq!(got, want);
+        }
+        assert!(merged_counts((&[1, 1], &[1, 1]), (&[], &[])).is_err());
+        assert!(merged_counts((&[], &[]), (&[3, 2], &[1, 1])).is_err());
+        assert!(merged_counts((&[1], &[]), (&[], &[])).is_err());
     }
 }

@@ -34,7 +34,7 @@ use crate::pairs::{check_work, default_work_limit, Bounded, Groups, WORK_REMEDY}
 use crate::plan::Plan;
 use crate::short_texts::{Cut, ShortTexts};
 use crate::simd::prefetch_line;
-use crate::verify::{jaccard_at_least, ContentKey, Ranges};
+use crate::verify::{jaccard_at_least, ContentKey, Ranges, SketchHash};
 
 /// The Jaccard check of candidate pairs.
 #[derive(Debug, Clone, Copy)]
@@ -164,11 +164,14 @@ impl Candidates {
                 to: Vec::new(),
             },
         };
+        interrupt::check()?;
+        let (starts, members, neighbours) =
+            by_first_text(&mut group_of, &groups.starts, &members, &neighbours);
         Ok(Candidates {
             text_of,
             first_row,
             group_of,
-            starts: groups.starts,
+            starts,
             members,
             neighbours,
             short: None,
@@ -460,8 +463,8 @@ impl Candidates {
                             let slot = &slots[m as usize];
                             if stage == 0 {
                                 prefetch_line(slot);
-                            } else if slot.kept == FREE && slot.len > 0 {
-                                prefetch_line(&hashes[slot.start as usize]);
+                            } else if slot.kept == FREE {
+                                prefetch_sketch(hashes, slot);
                             }
                         }
                     }
@@ -486,12 +489,8 @@ impl Candidates {
                     prefetch_line(&slot.start);
                 }
                 if let Some(slot) = slots.get(near as usize) {
-                    if slot.kept == FREE && slot.len > 0 {
-                        let at = slot.start as usize;
-                        prefetch_line(&hashes[at]);
-                        if slot.len > 8 {
-                            prefetch_line(&hashes[at + 8]);
-                        }
+                    if slot.kept == FREE {
+                        prefetch_sketch(hashes, slot);
                     }
                 }
                 let slot = slots[s];
@@ -655,6 +654,22 @@ struct Slot {
     last: u32,
 }
 
+/// Asks the cache for the lines of a text's sketch that a check reads first: its last hash
+/// (whether it carries checks decides what is compared) and its first two lines; the rest of
+/// it is read in order, which the CPU fetches ahead by itself.
+#[inline(always)]
+fn prefetch_sketch(hashes: &[SketchHash], slot: &Slot) {
+    if slot.len == 0 {
+        return;
+    }
+    let (at, len) = (slot.start as usize, slot.len as usize);
+    prefetch_line(&hashes[at + len - 1]);
+    prefetch_line(&hashes[at]);
+    if len > 8 {
+        prefetch_line(&hashes[at + 8]);
+    }
+}
+
 /// How many centers apart [`Candidates::stars`] asks the cache for the successive steps of a
 /// center's prefix runs.
 const CENTERS_AHEAD: usize = 2;
@@ -720,6 +735,49 @@ impl Adjacency {
     fn of(&self, g: usize) -> &[u32] {
         &self.to[self.starts[g]..self.starts[g + 1]]
     }
+}
+
+/// The groups numbered again in the order of their first texts (they come numbered by
+/// fingerprint), `group_of` rewritten to match: stars taken in text order then read the
+/// groups' entries in order instead of at random across tables that grow with the corpus.
+/// Returns the groups' starts and members and their neighbours under the new numbers.
+fn by_first_text(
+    group_of: &mut [u32],
+    starts: &[usize],
+    members: &[u32],
+    neighbours: &Adjacency,
+) -> (Vec<usize>, Vec<u32>, Adjacency) {
+    let groups = starts.len().saturating_sub(1);
+    let mut new_of = vec![u32::MAX; groups];
+    let mut old_of = Vec::with_capacity(groups);
+    for g in group_of.iter_mut().filter(|g| **g != u32::MAX) {
+        let old = *g as usize;
+        if new_of[old] == u32::MAX {
+            new_of[old] = old_of.len() as u32;
+            old_of.push(old);
+        }
+        *g = new_of[old];
+    }
+    let mut new_starts = Vec::with_capacity(old_of.len() + 1);
+    let mut new_members = Vec::with_capacity(members.len());
+    let mut to_starts = Vec::with_capacity(old_of.len() + 1);
+    let mut to = Vec::with_capacity(neighbours.to.len());
+    new_starts.push(0);
+    to_starts.push(0);
+    for &old in &old_of {
+        new_members.extend_from_slice(&members[starts[old]..starts[old + 1]]);
+        new_starts.push(new_members.len());
+        to.extend(neighbours.of(old).iter().map(|&h| new_of[h as usize]));
+        to_starts.push(to.len());
+    }
+    (
+        new_starts,
+        new_members,
+        Adjacency {
+            starts: to_starts,
+            to,
+        },
+    )
 }
 
 fn adjacency(distinct: &[u64], k: u32, plan: &Plan, max_pairs: Option<u64>) -> Result<Adjacency> {

@@ -118,6 +118,31 @@ def test_the_order_counted_on_every_text_counts_every_text(monkeypatch, piece):
     assert want and max(c for _, c in want) > 2
 
 
+def test_sampled_counts_gathered_piece_by_piece_add_up_by_hash():
+    # Brute force: the counts of many pieces (as the first pass gathers them, chunk by chunk)
+    # added up by hash, whatever order the pieces merge in; a count is held at 2**32 - 1.
+    from collections import Counter
+
+    from neardup.pipeline import _merged
+
+    rng = np.random.default_rng(5)
+    pieces = []
+    for size in rng.integers(0, 300, 12):
+        hashes = np.unique(rng.integers(0, 500, size).astype(np.uint64))
+        pieces.append((hashes, rng.integers(1, 9, len(hashes)).astype(np.uint32)))
+    pieces.append((np.array([7], np.uint64), np.array([2**32 - 2], np.uint32)))
+    want: Counter[int] = Counter()
+    for hashes, counts in pieces:
+        want.update(dict(zip(hashes.tolist(), counts.tolist())))
+    got = _merged(pieces)
+    assert got[0].tolist() == sorted(want)
+    assert got[1].tolist() == [min(want[h], 2**32 - 1) for h in sorted(want)]
+    assert got[1][got[0].tolist().index(7)] == 2**32 - 1
+    assert [a.tolist() for a in _merged([])] == [[], []]
+    with pytest.raises(ValueError, match="increase"):
+        _core.merged_counts(*pieces[0], np.array([3, 3], np.uint64), np.array([1, 1], np.uint32))
+
+
 def test_the_order_puts_frequent_hashes_last():
     # Hashes 5 and 9 are in two and three sketches; the others once: counted 0, by value.
     hashes = np.array([1, 5, 9, 2, 5, 9, 9, 30], np.uint64)

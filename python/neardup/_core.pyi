@@ -45,6 +45,7 @@ __all__ = [
     "short_text_pairs",
     "search_bit_order",
     "rarity_counts",
+    "merged_counts",
     "prefix_lists",
     "RarityOrder",
     "split_run_pairs",
@@ -679,6 +680,15 @@ def rarity_counts(
 ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32]]:
     """How many sketches hold each shingle hash, counted sketch after sketch until budget hashes:
     (hashes, counts), by hash."""
+
+def merged_counts(
+    hashes_a: npt.NDArray[np.uint64],
+    counts_a: npt.NDArray[np.uint32],
+    hashes_b: npt.NDArray[np.uint64],
+    counts_b: npt.NDArray[np.uint32],
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32]]:
+    """Two tables of counts by hash (hashes increasing) added up into one by hash, each count
+    held at 2**32 - 1."""
 
 @final
 class RarityOrder:

@@ -389,14 +389,17 @@ class PrefixLists:
 
 
 def _merged(counts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
-    """Counts of hashes from several samples, added up by hash."""
+    """Counts of hashes from several samples (each by hash), added up by hash: merged in the
+    core, the smallest tables first, each merge linear in its two tables (not a sort)."""
     if not counts:
         return np.zeros(0, np.uint64), np.zeros(0, np.uint32)
-    hashes = np.concatenate([c[0] for c in counts])
-    values = np.concatenate([c[1] for c in counts]).astype(np.int64)
-    distinct, inverse = np.unique(hashes, return_inverse=True)
-    summed = np.bincount(inverse.reshape(-1), weights=values, minlength=len(distinct))
-    return distinct, np.minimum(summed, 2**32 - 1).astype(np.uint32)
+    pieces = [
+        (np.ascontiguousarray(h, np.uint64), np.ascontiguousarray(c, np.uint32)) for h, c in counts
+    ]
+    merged = pieces.pop()
+    while pieces:
+        merged = _core.merged_counts(*pieces.pop(), *merged)
+    return merged
 
 
 #: One text in this many (by content key) counts for the order of :class:`PrefixLists`.

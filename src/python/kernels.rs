@@ -129,6 +129,23 @@ fn rarity_counts<'py>(
     Ok((h.into_pyarray(py), c.into_pyarray(py)))
 }
 
+/// Two tables of counts by hash, `(hashes_a, counts_a)` and `(hashes_b, counts_b)`, added up
+/// into one by hash (see [`crate::rarity::merged_counts`]).
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn merged_counts<'py>(
+    py: Python<'py>,
+    hashes_a: PyReadonlyArray1<'py, u64>,
+    counts_a: PyReadonlyArray1<'py, u32>,
+    hashes_b: PyReadonlyArray1<'py, u64>,
+    counts_b: PyReadonlyArray1<'py, u32>,
+) -> PyResult<(Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<u32>>)> {
+    let a = (hashes_a.as_slice()?, counts_a.as_slice()?);
+    let b = (hashes_b.as_slice()?, counts_b.as_slice()?);
+    let (h, c) = py.detach(|| crate::rarity::merged_counts(a, b))?;
+    Ok((h.into_pyarray(py), c.into_pyarray(py)))
+}
+
 /// The rarity order of a table of frequent hashes `(hashes, counts)`, built once for the
 /// [`prefix_lists`] of many chunks (its hash map is built from the table on each call given the
 /// table itself: a cost of the table's size per chunk).
@@ -336,6 +353,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PART_KEY_LEAD_BITS", crate::cross_search::MAX_LEAD_BITS)?;
     m.add_function(wrap_pyfunction!(search_bit_order, m)?)?;
     m.add_function(wrap_pyfunction!(rarity_counts, m)?)?;
+    m.add_function(wrap_pyfunction!(merged_counts, m)?)?;
     m.add_class::<PyRarityOrder>()?;
     m.add_function(wrap_pyfunction!(prefix_lists, m)?)?;
     m.add_function(wrap_pyfunction!(split_run_pairs, m)?)?;
