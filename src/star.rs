@@ -34,7 +34,7 @@ use crate::pairs::{check_work, default_work_limit, Bounded, Groups, WORK_REMEDY}
 use crate::plan::Plan;
 use crate::short_texts::{Cut, ShortTexts};
 use crate::simd::prefetch_line;
-use crate::verify::{jaccard_at_least, ContentKey, Ranges, SketchHash};
+use crate::verify::{comparable_jaccard_at_least, shingles_of, ContentKey, Ranges, SketchHash};
 
 /// The Jaccard check of candidate pairs.
 #[derive(Debug, Clone, Copy)]
@@ -407,25 +407,36 @@ impl Candidates {
             .map(|w| (w[1] - w[0]) as u32)
             .collect();
 
-        // A text's state and, verified, where its sketch lies: the check of a candidate reads
-        // one slot, then (when the sizes allow the threshold) the candidate's hashes.
+        let hashes = verification
+            .as_ref()
+            .map_or(&[][..], |v| v.sketches.hashes());
+        // A text's state and, verified, where its sketch lies and how many of its hashes are
+        // shingles (the rest are checks): the check of a candidate reads one slot, then (when
+        // the sizes allow the threshold) the front of the candidate's hashes.
         let mut slots: Vec<Slot> = (0..texts)
             .map(|t| {
                 let (start, len) = verification
                     .as_ref()
                     .map_or((0, 0), |v| v.sketches.span(self.first_row[t] as usize));
+                let whole = &hashes[start as usize..][..len as usize];
                 Slot {
                     kept: FREE,
                     len,
                     start,
                     last: FREE,
+                    shingles: shingles_of(whole).len() as u32,
                 }
             })
             .collect();
-        let hashes = verification
-            .as_ref()
-            .map_or(&[][..], |v| v.sketches.hashes());
-        let sketch = |slot: Slot| &hashes[slot.start as usize..][..slot.len as usize];
+        // Two sketches as they compare (see `comparable`), told by their slots.
+        let compared = |a: Slot, b: Slot| {
+            let whole = (a.shingles == a.len) == (b.shingles == b.len);
+            let of = |s: Slot| {
+                let len = if whole { s.len } else { s.shingles };
+                &hashes[s.start as usize..][..len as usize]
+            };
+            (of(a), of(b))
+        };
         let mut jac_text = vec![1.0f32; texts];
         let mut undecided: Vec<(i64, i64, bool)> = Vec::new();
         let mut checks = 0u64;
@@ -480,7 +491,7 @@ impl Candidates {
                 continue;
             }
             let g = g as usize;
-            let center = sketch(slots[t]);
+            let center = slots[t];
             // A free text near t is taken by it; a taken or kept one leaves the lists for good.
             // The texts a few places ahead in the list are asked of the cache meanwhile (their
             // slots, then their sketches): a center's candidates lie anywhere in the corpus.
@@ -510,11 +521,11 @@ impl Candidates {
                 let taken = match &verification {
                     None => Some(f32::NAN),
                     Some(v) => {
-                        let other = sketch(slot);
-                        let cut = center.len() >= v.size || other.len() >= v.size;
+                        let cut = center.len as usize >= v.size || slot.len as usize >= v.size;
+                        let (x, y) = compared(center, slot);
                         if cut && v.band > 0.0 {
                             let low = (v.threshold - v.band).max(0.0);
-                            match jaccard_at_least(center, other, v.size, low) {
+                            match comparable_jaccard_at_least(x, y, v.size, low) {
                                 None => None,
                                 Some(j) if j >= v.threshold + v.band => Some(j as f32),
                                 Some(j) => {
@@ -530,7 +541,7 @@ impl Candidates {
                                 }
                             }
                         } else {
-                            jaccard_at_least(center, other, v.size, v.threshold).map(|j| j as f32)
+                            comparable_jaccard_at_least(x, y, v.size, v.threshold).map(|j| j as f32)
                         }
                     }
                 };
@@ -652,20 +663,19 @@ struct Slot {
     len: u32,
     start: u64,
     last: u32,
+    shingles: u32,
 }
 
-/// Asks the cache for the lines of a text's sketch that a check reads first: its last hash
-/// (whether it carries checks decides what is compared) and its first two lines; the rest of
-/// it is read in order, which the CPU fetches ahead by itself.
+/// Asks the cache for the first two lines of a text's sketch, which a check reads first; the
+/// rest is read in order (the CPU fetches it ahead by itself), and most checks stop early.
 #[inline(always)]
 fn prefetch_sketch(hashes: &[SketchHash], slot: &Slot) {
     if slot.len == 0 {
         return;
     }
-    let (at, len) = (slot.start as usize, slot.len as usize);
-    prefetch_line(&hashes[at + len - 1]);
+    let at = slot.start as usize;
     prefetch_line(&hashes[at]);
-    if len > 8 {
+    if slot.len > 8 {
         prefetch_line(&hashes[at + 8]);
     }
 }

@@ -400,6 +400,17 @@ pub fn jaccard_at_least(
     threshold: f64,
 ) -> Option<f64> {
     let (a, b) = comparable(a, b);
+    comparable_jaccard_at_least(a, b, size, threshold)
+}
+
+/// [`jaccard_at_least`] of two sketches already as they compare (as [`comparable`] gives
+/// them): for a caller that knows which carry checks without reading their ends.
+pub fn comparable_jaccard_at_least(
+    a: &[SketchHash],
+    b: &[SketchHash],
+    size: usize,
+    threshold: f64,
+) -> Option<f64> {
     let (both, union) = bottom_union(a, b, size, threshold)?;
     let j = share(both, union);
     (j >= threshold).then_some(j)
