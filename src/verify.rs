@@ -34,6 +34,7 @@ use rayon::prelude::*;
 use crate::encoders::mix64;
 use crate::error::{Error, Result};
 use crate::features::{word_token_hashes, Scratch};
+use crate::simd::prefetch_line;
 
 /// Sketches of many documents, concatenated: document d's hashes are
 /// `hashes[offsets[d]..offsets[d + 1]]`, sorted ascending and distinct; `keys[d]` is the
@@ -167,6 +168,31 @@ impl<'a> Ranges<'a> {
             {
                 return Err(Error::invalid("each sketch must be sorted and distinct"));
             }
+        }
+        Ok(Ranges {
+            starts,
+            ends,
+            hashes,
+        })
+    }
+
+    /// Sketches whose order is known (those of digest files this library wrote, read where
+    /// they lie): only the ranges are checked, not each sketch's order, which would read every
+    /// sketch whole where a check of a pair reads a few of its hashes. A sketch out of order
+    /// gives a wrong Jaccard, never a read out of bounds.
+    pub fn bounded(starts: &'a [u64], ends: &'a [u64], hashes: &'a [SketchHash]) -> Result<Self> {
+        if starts.len() != ends.len() {
+            return Err(Error::invalid(format!(
+                "{} sketch starts but {} ends",
+                starts.len(),
+                ends.len()
+            )));
+        }
+        let n = hashes.len() as u64;
+        if let Some((&a, &b)) = starts.iter().zip(ends).find(|(&a, &b)| a > b || b > n) {
+            return Err(Error::invalid(format!(
+                "sketch range {a}..{b} out of {n} hashes"
+            )));
         }
         Ok(Ranges {
             starts,
@@ -543,19 +569,44 @@ pub fn jaccard_parts(
         .flat_map(|part| (0..part.len()).map(|d| part.get(d)))
         .collect();
     check_pair_rows(i, j, sets.len())?;
-    Ok(i.par_iter()
-        .zip(j)
-        .map(|(&a, &b)| {
-            let (a, b) = (sets[a as usize], sets[b as usize]);
-            let floor = if a.len() >= size || b.len() >= size {
-                cut_at_least
-            } else {
-                at_least
-            };
-            jaccard_at_least(a, b, size, floor).unwrap_or(-1.0)
-        })
-        .collect())
+    let mut out = vec![0.0; i.len()];
+    // The pairs' sketches lie anywhere in the buffers: each chunk walks its pairs in order,
+    // asking the cache for the sketches a few pairs ahead (and, twice as far, where they lie).
+    out.par_chunks_mut(PAIRS_CHUNK)
+        .zip(i.par_chunks(PAIRS_CHUNK).zip(j.par_chunks(PAIRS_CHUNK)))
+        .for_each(|(out, (i, j))| {
+            for k in 0..out.len() {
+                if let (Some(&x), Some(&y)) =
+                    (i.get(k + 2 * PAIRS_AHEAD), j.get(k + 2 * PAIRS_AHEAD))
+                {
+                    prefetch_line(&sets[x as usize]);
+                    prefetch_line(&sets[y as usize]);
+                }
+                if let (Some(&x), Some(&y)) = (i.get(k + PAIRS_AHEAD), j.get(k + PAIRS_AHEAD)) {
+                    for set in [sets[x as usize], sets[y as usize]] {
+                        if let (Some(first), Some(last)) = (set.first(), set.last()) {
+                            prefetch_line(first);
+                            prefetch_line(last);
+                        }
+                    }
+                }
+                let (a, b) = (sets[i[k] as usize], sets[j[k] as usize]);
+                let floor = if a.len() >= size || b.len() >= size {
+                    cut_at_least
+                } else {
+                    at_least
+                };
+                out[k] = jaccard_at_least(a, b, size, floor).unwrap_or(-1.0);
+            }
+        });
+    Ok(out)
 }
+
+/// Pairs a thread of [`jaccard_parts`] takes at a time.
+const PAIRS_CHUNK: usize = 1 << 12;
+
+/// How many pairs ahead [`jaccard_parts`] asks the cache for the sketches of a pair.
+const PAIRS_AHEAD: usize = 8;
 
 #[cfg(test)]
 mod tests {

@@ -124,6 +124,11 @@ def test_sketch_jaccard_parts_reads_each_part_where_it_lies():
     assert floored.tolist() == pytest.approx([e if e >= 0.3 else -1.0 for e in exact], abs=1e-12)
     with pytest.raises(ValueError, match="out of range"):
         _core.sketch_jaccard_parts(parts, np.array([60]), np.array([0]), 1024)
+    # A range past its buffer is refused (the sketches' order is taken as written).
+    flat = parts[0][2]
+    past = (np.array([0], np.uint64), np.array([len(flat) + 1], np.uint64), flat)
+    with pytest.raises(ValueError, match="out of"):
+        _core.sketch_jaccard_parts([past], np.array([0]), np.array([0]), 1024)
 
 
 def test_destinations_are_even_on_sketch_hashes():

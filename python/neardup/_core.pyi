@@ -481,7 +481,9 @@ def sketch_jaccard_parts(
 ) -> npt.NDArray[np.float64]:
     """Jaccard similarity of the sketches of each pair of rows, the rows those of ``parts``
     (starts, ends, hashes) one after another; -1 for a pair below ``at_least`` (below
-    ``cut_at_least`` when a sketch is cut at ``size``)."""
+    ``cut_at_least`` when a sketch is cut at ``size``). The sketches must be sorted and distinct,
+    as digest files hold them: only their ranges are checked, not their order (a check reads a
+    few hashes of each sketch, where checking the order would read every sketch whole)."""
 
 @final
 class Sparse:

@@ -102,6 +102,8 @@ type PartArrays<'py> = (
 /// The Jaccard similarity of the sketches of each pair of rows `(i[p], j[p])`, the rows those
 /// of `parts` (starts, ends, hashes) one after another: sketches read where they lie, in
 /// several buffers. A pair below `at_least` (`cut_at_least` when a sketch is cut) gets -1.
+/// The sketches are those of digest files (sorted, distinct): only their ranges are checked
+/// (see [`Ranges::bounded`]).
 #[pyfunction]
 #[pyo3(signature = (parts, i, j, size, at_least=0.0, cut_at_least=0.0, threads=None))]
 #[allow(clippy::too_many_arguments)]
@@ -119,7 +121,11 @@ fn sketch_jaccard_parts<'py>(
     let ranges = parts
         .iter()
         .map(|(s, e, h)| -> PyResult<Ranges<'_>> {
-            Ok(Ranges::new(s.as_slice()?, e.as_slice()?, h.as_slice()?)?)
+            Ok(Ranges::bounded(
+                s.as_slice()?,
+                e.as_slice()?,
+                h.as_slice()?,
+            )?)
         })
         .collect::<PyResult<Vec<_>>>()?;
     let (i, j) = (i.as_slice()?, j.as_slice()?);
