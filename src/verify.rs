@@ -176,33 +176,11 @@ impl<'a> Ranges<'a> {
         })
     }
 
-    /// Sketches whose order is known (those of digest files this library wrote, read where
-    /// they lie): only the ranges are checked, not each sketch's order, which would read every
-    /// sketch whole where a check of a pair reads a few of its hashes. A sketch out of order
-    /// gives a wrong Jaccard, never a read out of bounds.
-    pub fn bounded(starts: &'a [u64], ends: &'a [u64], hashes: &'a [SketchHash]) -> Result<Self> {
-        if starts.len() != ends.len() {
-            return Err(Error::invalid(format!(
-                "{} sketch starts but {} ends",
-                starts.len(),
-                ends.len()
-            )));
-        }
-        let n = hashes.len() as u64;
-        if let Some((&a, &b)) = starts.iter().zip(ends).find(|(&a, &b)| a > b || b > n) {
-            return Err(Error::invalid(format!(
-                "sketch range {a}..{b} out of {n} hashes"
-            )));
-        }
-        Ok(Ranges {
-            starts,
-            ends,
-            hashes,
-        })
-    }
-
-    /// Lists of hashes in any order (prefix lists, rarest first): as [`Ranges::new`] checks
-    /// them, but for their order.
+    /// Lists of hashes in any order (prefix lists, rarest first), or sketches whose order is
+    /// known (those of digest files this library wrote, read where they lie): as
+    /// [`Ranges::new`] checks them, but for their order, which would read every sketch whole
+    /// where a check of a pair reads a few of its hashes. A sketch out of order gives a wrong
+    /// Jaccard, never a read out of bounds.
     pub fn unordered(starts: &'a [u64], ends: &'a [u64], hashes: &'a [SketchHash]) -> Result<Self> {
         if starts.len() != ends.len() {
             return Err(Error::invalid(format!(

@@ -103,7 +103,7 @@ type PartArrays<'py> = (
 /// of `parts` (starts, ends, hashes) one after another: sketches read where they lie, in
 /// several buffers. A pair below `at_least` (`cut_at_least` when a sketch is cut) gets -1.
 /// The sketches are those of digest files (sorted, distinct): only their ranges are checked
-/// (see [`Ranges::bounded`]).
+/// (see [`Ranges::unordered`]).
 #[pyfunction]
 #[pyo3(signature = (parts, i, j, size, at_least=0.0, cut_at_least=0.0, threads=None))]
 #[allow(clippy::too_many_arguments)]
@@ -121,7 +121,7 @@ fn sketch_jaccard_parts<'py>(
     let ranges = parts
         .iter()
         .map(|(s, e, h)| -> PyResult<Ranges<'_>> {
-            Ok(Ranges::bounded(
+            Ok(Ranges::unordered(
                 s.as_slice()?,
                 e.as_slice()?,
                 h.as_slice()?,
