@@ -250,6 +250,9 @@ def _dedup_on_dask(
                 if out_tmp is not None:
                     writes.append(_parts(kept, out_tmp, fmt, force_ascii=False))
                 if clusters_tmp is not None:
+                    # Jaccard to 4 places, as the single-machine command writes it (not the
+                    # float32's digits, 0.824000001).
+                    table = table.assign(jaccard=table["jaccard"].astype("float64").round(4))
                     writes.append(_parts(table, clusters_tmp, clusters_format))
                 if against is None:
                     dask.compute(*writes)
