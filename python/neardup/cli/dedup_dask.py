@@ -70,6 +70,13 @@ def _parts(frame: Any, folder: str, fmt: str | None, force_ascii: bool = True) -
     )
 
 
+def _rounded_jaccard(part: Any) -> Any:
+    """A partition of --clusters with its Jaccard to 4 places, as the single-machine command
+    writes it (not the float32's digits, 0.824000001). Done in the partition: a column of the
+    table assigned across partitions is aligned on their indexes, which repeat."""
+    return part.assign(jaccard=part["jaccard"].astype("float64").round(4))
+
+
 def _part_name(suffix: str = "") -> Callable[[int], str]:
     """Partition file names that sort in partition order (part.00000.parquet, part-00000.jsonl)."""
     return (lambda i: f"part.{i:05d}{suffix}") if suffix else (lambda i: f"{i:05d}")
@@ -250,9 +257,9 @@ def _dedup_on_dask(
                 if out_tmp is not None:
                     writes.append(_parts(kept, out_tmp, fmt, force_ascii=False))
                 if clusters_tmp is not None:
-                    # Jaccard to 4 places, as the single-machine command writes it (not the
-                    # float32's digits, 0.824000001).
-                    table = table.assign(jaccard=table["jaccard"].astype("float64").round(4))
+                    table = table.map_partitions(
+                        _rounded_jaccard, meta=_rounded_jaccard(table._meta)
+                    )
                     writes.append(_parts(table, clusters_tmp, clusters_format))
                 if against is None:
                     dask.compute(*writes)
