@@ -5,6 +5,7 @@ scratch folder (neardup.dask_exchange), each against a brute-force computation."
 from __future__ import annotations
 
 import itertools
+import os
 import random
 from collections import Counter, defaultdict
 
@@ -19,6 +20,7 @@ from hypothesis import strategies as st
 from neardup import _core, kernels
 from neardup.dask import _routed_part
 from neardup.dask_exchange import destinations, discard, exchange
+from neardup.dask_spill import spill_file
 
 
 def _brute_pairs(hashes, nodes, cap):
@@ -187,6 +189,23 @@ def test_exchange_direct_refuses_a_partition_out_of_range(tmp_path):
     frame = dd.from_pandas(pd.DataFrame({"part": [0, 1, 3], "v": [1, 2, 3]}), npartitions=1)
     with dask.config.set(scheduler="synchronous"), pytest.raises(ValueError, match="0 to 2"):
         exchange(frame, "part", 3, str(tmp_path), "bad", direct=True)
+
+
+@pytest.mark.parametrize("names", [False, True])
+def test_an_exchange_on_a_full_disk_names_its_scratch_file(tmp_path, names):
+    # The file the exchange writes is /dev/full: every write fails as on a full disk. The
+    # error names the file and what to do, and no part of the file is left.
+    frame = pd.DataFrame({"key": np.arange(20_000), "v": np.arange(20_000)})
+    if names:  # Arrow, not raw columns
+        frame["name"] = pd.Series([f"doc {v}" for v in range(len(frame))], dtype="string[pyarrow]")
+    tmp = spill_file(str(tmp_path), "full", 0) + ".tmp"
+    os.symlink("/dev/full", tmp)
+    ddf = dd.from_pandas(frame, npartitions=1)
+    with dask.config.set(scheduler="synchronous"), pytest.raises(OSError) as caught:
+        exchange(ddf, "key", 3, str(tmp_path), "full")
+    assert f"{tmp}: cannot write the run's scratch file" in str(caught.value)
+    assert "No space left on device" in str(caught.value) and "--scratch" in str(caught.value)
+    assert not os.path.lexists(tmp)
 
 
 def test_routed_pairs_meet_once_in_a_partition_of_one_of_their_texts():

@@ -59,6 +59,7 @@ from neardup.dask_spill import (
     spill,
     spill_counted,
     spill_file,
+    write_table,
 )
 from neardup.errors import TooManyPairsError
 from neardup.hasher import Simhasher
@@ -193,10 +194,7 @@ def _digest_part(
     )
     if id_field is not None:
         table = table.append_column("id", pa.array(part[id_field], from_pandas=True))
-    path = _digest_file(folder, i)
-    with pa.OSFile(path + ".tmp", "wb") as sink, pa.ipc.new_file(sink, table.schema) as out:
-        out.write_table(table)
-    os.replace(path + ".tmp", path)
+    write_table(_digest_file(folder, i), table)
     return pd.DataFrame({"rows": [len(values)]}, index=[i])
 
 

@@ -56,7 +56,7 @@ from neardup.dask import (
     _read_columns,
     _wait,
 )
-from neardup.dask_spill import read_back, remove_spilled
+from neardup.dask_spill import read_back, remove_spilled, write_table
 from neardup.dedup_index import _id_values
 from neardup.index import DEFAULT_MAX_PAIRS
 from neardup.paths import locked
@@ -89,14 +89,6 @@ def _opened(path: str) -> DedupIndex:
 
 def _scratch_file(folder: str, name: str, i: int) -> str:
     return os.path.join(folder, f"{name}.{i:06d}.arrow")
-
-
-def _write_arrow(path: str, table: Any) -> None:
-    import pyarrow as pa
-
-    with pa.OSFile(path + ".tmp", "wb") as sink, pa.ipc.new_file(sink, table.schema) as out:
-        out.write_table(table)
-    os.replace(path + ".tmp", path)
 
 
 def _numpy(column: Any) -> np.ndarray:
@@ -167,7 +159,7 @@ def _search_part(
             "jaccard": pa.array(found.jaccard[rows].astype(np.float32)),
         }
     ).replace_schema_metadata({"rows": str(n)})
-    _write_arrow(_scratch_file(folder, "against", i), against)
+    write_table(_scratch_file(folder, "against", i), against)
     left = np.flatnonzero(~fated)
     w = index.sketch_bytes // 4
     words = batch.words.reshape(-1, w)[left].reshape(-1) if n else np.zeros(0, np.uint32)
@@ -191,7 +183,7 @@ def _search_part(
             "id": ids,
         }
     )
-    _write_arrow(_digest_file(folder, i), table)
+    write_table(_digest_file(folder, i), table)
     return pd.DataFrame({"rows": [len(left)]}, index=[i])
 
 
@@ -340,7 +332,7 @@ def _write_kept_part(
             "id": id_column,
         }
     )
-    _write_arrow(_scratch_file(folder, "kept", i), table)
+    write_table(_scratch_file(folder, "kept", i), table)
     return pd.DataFrame({"rows": [n], "id_bytes": [id_bytes]})
 
 

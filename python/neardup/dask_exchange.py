@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from neardup.dask_spill import PREFIX, conform, read_back, spill_file
+from neardup.dask_spill import PREFIX, conform, read_back, scratch_write, spill_file, write_table
 
 
 def _bounds_file(folder: str, name: str, i: int) -> str:
@@ -73,17 +73,13 @@ def _send_part(
     bounds = np.searchsorted(to[order], np.arange(partitions + 1)).astype(np.int64)
     path = spill_file(folder, name, i)
     if raw is not None:
-        with open(path + ".tmp", "wb") as sink:
+        with scratch_write(path) as tmp, open(tmp, "wb") as sink:
             for column, dtype in raw.dtypes.items():
-                part[column].to_numpy(dtype)[order].tofile(sink)
+                sink.write(np.ascontiguousarray(part[column].to_numpy(dtype)[order]).data)
     else:
-        table = pa.Table.from_pandas(part.iloc[order], preserve_index=False)
-        with pa.OSFile(path + ".tmp", "wb") as sink, pa.ipc.new_file(sink, table.schema) as out:
-            out.write_table(table)
-    os.replace(path + ".tmp", path)
-    at = _bounds_file(folder, name, i)
-    bounds.tofile(at + ".tmp")
-    os.replace(at + ".tmp", at)
+        write_table(path, pa.Table.from_pandas(part.iloc[order], preserve_index=False))
+    with scratch_write(_bounds_file(folder, name, i)) as tmp, open(tmp, "wb") as sink:
+        sink.write(bounds.data)
     return pd.DataFrame({"rows": [len(part)]}, index=[i])
 
 

@@ -10,7 +10,9 @@ The client receives one count per partition.
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from typing import Any
 
 import dask
@@ -20,6 +22,37 @@ import pandas as pd
 
 #: The prefix of every spilled file's name, for the cleanup of a scratch folder.
 PREFIX = "spill."
+
+
+@contextlib.contextmanager
+def scratch_write(path: str) -> Iterator[str]:
+    """Writes a file of the scratch folder atomically: yields the temporary path to write, renamed
+    to ``path`` once written whole. A file that cannot be written whole (a full disk, say) is
+    removed, and the error names it and what to do."""
+    tmp = path + ".tmp"
+    try:
+        yield tmp
+    except OSError as err:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise OSError(
+            err.errno,
+            f"{tmp}: cannot write the run's scratch file ({err.strerror or err}); give --scratch "
+            "(scratch= in Python) a folder with more room",
+        ) from err
+    os.replace(tmp, path)
+
+
+def write_table(path: str, table: Any) -> None:
+    """Writes an Arrow table to the scratch file ``path`` (see :func:`scratch_write`)."""
+    import pyarrow as pa
+
+    with (
+        scratch_write(path) as tmp,
+        pa.OSFile(tmp, "wb") as sink,
+        pa.ipc.new_file(sink, table.schema) as out,
+    ):
+        out.write_table(table)
 
 
 def spill_file(folder: str, name: str, i: int) -> str:
@@ -56,10 +89,7 @@ def _write_part(
         sums = {f"tally{m}": [int(b[a == -1 - m].sum())] for m in range(marks)}
         part = part[a >= 0]
     table = pa.Table.from_pandas(part, preserve_index=False)
-    path = spill_file(folder, name, i)
-    with pa.OSFile(path + ".tmp", "wb") as sink, pa.ipc.new_file(sink, table.schema) as out:
-        out.write_table(table)
-    os.replace(path + ".tmp", path)
+    write_table(spill_file(folder, name, i), table)
     return pd.DataFrame({"rows": [len(part)], **sums}, index=[i])
 
 
