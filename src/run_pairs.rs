@@ -71,6 +71,34 @@ pub fn local_pairs(a: &[i64], b: &[i64]) -> (Vec<i64>, Vec<u32>, Vec<u32>) {
     (nodes, at_a, at_b)
 }
 
+/// The odd constant that spreads a pair's `a ^ b` over the bits before its top bit is read (the
+/// `_SPREAD` of `neardup.dask_exchange`).
+const SPREAD: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// The partition that checks each pair `(a[p], b[p])` of global rows, partition j holding the
+/// rows `starts[j]..starts[j + 1]` (the last, those from its start on): that of `a[p]` or of
+/// `b[p]`, as the top bit of `(a ^ b) * SPREAD` says (`destinations(a ^ b, 2)` of
+/// `neardup.dask_exchange`), so that the partitions get even shares. A count row (`a[p] < 0`)
+/// goes to partition 0. `None` when a row lies before the first partition.
+pub fn route_pairs(a: &[i64], b: &[i64], starts: &[i64]) -> Option<Vec<i64>> {
+    let first = *starts.first()?;
+    let part = |row: i64| (row >= first).then(|| starts.partition_point(|&s| s <= row) as i64 - 1);
+    a.iter()
+        .zip(b)
+        .map(|(&a, &b)| {
+            if a < 0 {
+                return Some(0);
+            }
+            let side = if ((a ^ b) as u64).wrapping_mul(SPREAD) >> 63 == 1 {
+                b
+            } else {
+                a
+            };
+            part(side)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,5 +184,43 @@ mod tests {
     #[test]
     fn no_rows_no_pairs() {
         assert_eq!(run_pairs(&mut [], 4), RunPairs::default());
+    }
+
+    #[test]
+    fn pairs_are_routed_to_the_partition_of_one_of_their_rows() {
+        // Partitions of rows 0..10, 10..25 and 25 on, written out by hand; each pair goes to
+        // the partition of the side the top bit of (a ^ b) * SPREAD names.
+        let starts = [0i64, 10, 25];
+        let part = |row: i64| match row {
+            0..=9 => 0,
+            10..=24 => 1,
+            _ => 2,
+        };
+        let mut seed = 11u64;
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for _ in 0..2_000 {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let x = (seed >> 33) as i64 % 40;
+            let y = x + 1 + (seed >> 13) as i64 % 20;
+            a.push(x);
+            b.push(y);
+        }
+        a.push(-2);
+        b.push(7);
+        let got = route_pairs(&a, &b, &starts).unwrap();
+        let mut by_b = 0;
+        for p in 0..a.len() - 1 {
+            let top = ((a[p] ^ b[p]) as u64).wrapping_mul(SPREAD) >> 63;
+            let want = part(if top == 1 { b[p] } else { a[p] });
+            assert_eq!(got[p], want, "pair {} {}", a[p], b[p]);
+            by_b += top;
+        }
+        // The count row goes to partition 0; the sides are taken about evenly.
+        assert_eq!(got[a.len() - 1], 0);
+        assert!((800..1_200).contains(&by_b), "{by_b}");
+        assert_eq!(route_pairs(&[3], &[4], &[5]), None);
+        assert_eq!(route_pairs(&[3], &[4], &[]), None);
     }
 }

@@ -214,8 +214,18 @@ def test_routed_pairs_meet_once_in_a_partition_of_one_of_their_texts():
     a = rng.integers(0, 6_000, 20_000)
     b = rng.integers(0, 6_000, 20_000)
     a, b = np.minimum(a, b), np.maximum(a, b)
-    found = pd.DataFrame({"a": np.append(a, [-1, -2]), "b": np.append(b, [7, 9])})
-    routed = _routed_part(found, starts)
+    # One block of two columns, as a table read back can be: each column a strided view.
+    found = pd.DataFrame(
+        np.column_stack([np.append(a, [-1, -2]), np.append(b, [7, 9])]),
+        columns=["a", "b"],
+        copy=False,
+    )
+    assert not found["a"].to_numpy().flags["C_CONTIGUOUS"]
+    # The starts as a task receives them may lie at any byte offset.
+    moved = np.zeros(starts.nbytes + 1, np.uint8)[1:].view(np.int64)
+    moved[:] = starts
+    assert not moved.flags["ALIGNED"]
+    routed = _routed_part(found, moved)
     part_of = lambda v: int(np.searchsorted(starts, v, side="right") - 1)  # noqa: E731
     chosen = {}
     for x, y, q in routed.itertuples(index=False):

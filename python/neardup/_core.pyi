@@ -51,6 +51,7 @@ __all__ = [
     "split_run_pairs",
     "run_pairs",
     "local_pairs",
+    "routed_pairs",
     "PREFIX_EXTRA",
     "part_keys",
     "part_pairs",
@@ -741,6 +742,13 @@ def run_pairs(
     """The candidate pairs of one task's prefix rows (node nodes[i] holds hashes[i]): (a, b,
     listed, over_hashes, over_nodes): each pair once, a < b, sorted; the pairs of the runs of
     at most ``cap`` nodes, a pair once a hash; the rows of the larger runs."""
+
+def routed_pairs(
+    a: npt.NDArray[np.int64], b: npt.NDArray[np.int64], starts: npt.NDArray[np.int64]
+) -> npt.NDArray[np.int64]:
+    """The partition that checks each pair (a[p], b[p]) of global rows (starts: each partition's
+    first row): that of a[p] or b[p], as a bit of the pair's hash says; count rows (a < 0) go to
+    partition 0."""
 
 def local_pairs(
     a: npt.NDArray[np.int64], b: npt.NDArray[np.int64]

@@ -51,7 +51,7 @@ import pandas as pd
 
 from neardup import _core, kernels
 from neardup.batches import check_texts, fingerprint_batch
-from neardup.dask_exchange import destinations, discard, exchange
+from neardup.dask_exchange import discard, exchange
 from neardup.dask_spill import (
     conform,
     read_back,
@@ -766,10 +766,10 @@ def _routed_part(found: pd.DataFrame, starts: np.ndarray) -> pd.DataFrame:
     that takes it in step 4 (``part``): that of ``a`` or of ``b``, as a bit of the pair's hash
     says, so that every copy of a pair meets in one task and the tasks get even shares (a
     pair's first text lies more often in an early partition). Count rows go to partition 0."""
-    a = found["a"].to_numpy(np.int64)
-    b = found["b"].to_numpy(np.int64)
-    side = np.where(destinations(a ^ b, 2) == 1, b, a)
-    return pd.DataFrame({"a": a, "b": b, "part": np.where(a < 0, 0, _partition_of(starts, side))})
+    a = kernels._array(found["a"], np.int64)
+    b = kernels._array(found["b"], np.int64)
+    part = _core.routed_pairs(a, b, kernels._array(starts, np.int64))
+    return pd.DataFrame({"a": a, "b": b, "part": part})
 
 
 def _checked_part(
