@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from command import run
+from neardup import _core
 from neardup.io import InputError, open_input
 from neardup.lines import DEFAULT_MAX_RECORD_SIZE, line_blocks, parse_size
 
@@ -50,6 +51,21 @@ def test_lines_are_those_of_a_split_with_long_ones_blank(lines, trailing, read_s
     assert len(got) == len(expected)
     assert long == [n for n, line in enumerate(expected, 1) if len(line) > limit]
     assert got == [b"" if len(line) > limit else line for line in expected]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    pieces=st.lists(
+        st.tuples(st.sampled_from([b"\n", b"a", b"\n\r", b"xy\n"]), st.integers(0, 600)),
+        max_size=8,
+    ),
+    big=st.booleans(),
+)
+def test_newlines_count_as_bytes_count(pieces, big):
+    # Runs of newlines longer than the core's byte-wide sums (255), and, with big, past the
+    # length it counts without the GIL.
+    data = b"".join(piece * n for piece, n in pieces) * (200 if big else 1)
+    assert _core.newlines(data) == data.count(b"\n")
 
 
 def test_parse_size():

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
+from . import _core
+
 __all__ = ["DEFAULT_MAX_RECORD_SIZE", "READ_SIZE", "line_blocks", "parse_size", "too_long_reason"]
 
 #: The largest record (JSONL or CSV line, .txt file) read by default: 64 MiB, ten times a long
@@ -91,6 +93,6 @@ def line_blocks(
         if cut < len(data):
             parts.append(data[cut:])
             held = len(data) - cut
-        count = block.count(b"\n") + 1
+        count = _core.newlines(block) + 1
         yield lineno + 1, block, count
         lineno += count

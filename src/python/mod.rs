@@ -9,6 +9,7 @@ mod fingerprint;
 mod index;
 mod interrupt;
 mod kernels;
+mod lines;
 mod simd;
 mod star;
 mod verify;
@@ -30,5 +31,6 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     dedup_index::register(m)?;
     simd::register(m)?;
     kernels::register(m)?;
+    lines::register(m)?;
     Ok(())
 }
