@@ -71,6 +71,53 @@ pub fn local_pairs(a: &[i64], b: &[i64]) -> (Vec<i64>, Vec<u32>, Vec<u32>) {
     (nodes, at_a, at_b)
 }
 
+/// A task's pairs of global rows, each once, grouped by the partitions of their two rows (see
+/// [`pair_blocks`]).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct PairBlocks {
+    /// The smaller row of each pair.
+    pub a: Vec<i64>,
+    /// The larger row of each pair.
+    pub b: Vec<i64>,
+    /// `(lo, hi, i, j)`: the pairs `lo..hi` join a row of partition i and one of partition j.
+    pub blocks: Vec<[usize; 4]>,
+}
+
+/// The partition holding global row `row`, partition j holding the rows `starts[j]..starts[j +
+/// 1]` (the last, those from its start on); `None` before the first.
+fn partition_of(starts: &[i64], row: i64) -> Option<usize> {
+    starts.partition_point(|&s| s <= row).checked_sub(1)
+}
+
+/// A task's pairs `(a[p], b[p])` of global rows (either way round, repeats possible), each
+/// distinct pair once as `(a, b)` with `a < b`, in order of the partitions of their two rows
+/// (`starts`: each partition's first row), then of `(a, b)`: one sort, where a sort of the
+/// distinct rows, a binary search of each and a second sort of the pairs took three times as
+/// long. A row paired with itself is left out. `None` when a row lies before the first
+/// partition.
+pub fn pair_blocks(a: &[i64], b: &[i64], starts: &[i64]) -> Option<PairBlocks> {
+    let mut keyed: Vec<(u32, u32, i64, i64)> = Vec::with_capacity(a.len().min(b.len()));
+    for (&x, &y) in a.iter().zip(b).filter(|(x, y)| x != y) {
+        let (x, y) = (x.min(y), x.max(y));
+        let (i, j) = (partition_of(starts, x)?, partition_of(starts, y)?);
+        keyed.push((u32::try_from(i).ok()?, u32::try_from(j).ok()?, x, y));
+    }
+    keyed.sort_unstable();
+    keyed.dedup();
+    let mut out = PairBlocks {
+        a: keyed.iter().map(|p| p.2).collect(),
+        b: keyed.iter().map(|p| p.3).collect(),
+        blocks: Vec::new(),
+    };
+    let mut lo = 0;
+    for run in keyed.chunk_by(|x, y| (x.0, x.1) == (y.0, y.1)) {
+        out.blocks
+            .push([lo, lo + run.len(), run[0].0 as usize, run[0].1 as usize]);
+        lo += run.len();
+    }
+    Some(out)
+}
+
 /// The odd constant that spreads a pair's `a ^ b` over the bits before its top bit is read (the
 /// `_SPREAD` of `neardup.dask_exchange`).
 const SPREAD: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -81,8 +128,7 @@ const SPREAD: u64 = 0x9E37_79B9_7F4A_7C15;
 /// `neardup.dask_exchange`), so that the partitions get even shares. A count row (`a[p] < 0`)
 /// goes to partition 0. `None` when a row lies before the first partition.
 pub fn route_pairs(a: &[i64], b: &[i64], starts: &[i64]) -> Option<Vec<i64>> {
-    let first = *starts.first()?;
-    let part = |row: i64| (row >= first).then(|| starts.partition_point(|&s| s <= row) as i64 - 1);
+    let part = |row: i64| partition_of(starts, row).map(|j| j as i64);
     a.iter()
         .zip(b)
         .map(|(&a, &b)| {
@@ -104,6 +150,58 @@ mod tests {
     use super::*;
     use crate::testing::xorshift64 as rng;
     use std::collections::{BTreeMap, BTreeSet};
+
+    #[test]
+    fn pair_blocks_are_the_distinct_pairs_by_partitions() {
+        let mut state = 17u64;
+        for round in 0..200 {
+            let parts = 1 + (rng(&mut state) % 6) as usize;
+            let mut starts = vec![0i64];
+            for _ in 1..parts {
+                let last = *starts.last().unwrap();
+                starts.push(last + (rng(&mut state) % 9) as i64);
+            }
+            let rows = (*starts.last().unwrap() + 1 + (rng(&mut state) % 9) as i64) as u64;
+            let n = (rng(&mut state) % 60) as usize;
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            for _ in 0..n {
+                a.push((rng(&mut state) % rows) as i64);
+                b.push((rng(&mut state) % rows) as i64);
+            }
+            let got = pair_blocks(&a, &b, &starts).unwrap();
+            // By brute force: the partition of a row is the last whose start is at most it.
+            let part = |r: i64| starts.iter().rposition(|&s| s <= r).unwrap();
+            let want: BTreeSet<(usize, usize, i64, i64)> = a
+                .iter()
+                .zip(&b)
+                .filter(|(x, y)| x != y)
+                .map(|(&x, &y)| (x.min(y), x.max(y)))
+                .map(|(x, y)| (part(x), part(y), x, y))
+                .collect();
+            let listed: Vec<(usize, usize, i64, i64)> = got
+                .blocks
+                .iter()
+                .flat_map(|&[lo, hi, i, j]| (lo..hi).map(move |p| (i, j, p)))
+                .map(|(i, j, p)| (i, j, got.a[p], got.b[p]))
+                .collect();
+            assert_eq!(
+                listed,
+                want.iter().copied().collect::<Vec<_>>(),
+                "round {round}"
+            );
+            assert_eq!(got.blocks.last().map_or(0, |k| k[1]), got.a.len());
+            let keys: Vec<(usize, usize)> = got.blocks.iter().map(|k| (k[2], k[3])).collect();
+            assert!(
+                keys.windows(2).all(|w| w[0] < w[1]),
+                "one block per two partitions"
+            );
+        }
+        assert_eq!(
+            pair_blocks(&[3], &[1], &[2, 5]),
+            None,
+            "a row before the first partition"
+        );
+    }
 
     /// What [`run_pairs`] finds, as sets: pairs, pairs listed, rows over the cap.
     type Found = (BTreeSet<(i64, i64)>, u64, BTreeSet<(u64, i64)>);

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neardup import _core, kernels
-from neardup.dask import _routed_part
+from neardup.dask import _pair_blocks, _routed_part
 from neardup.dask_exchange import destinations, discard, exchange
 from neardup.dask_spill import spill_file
 
@@ -242,3 +242,29 @@ def test_routed_pairs_meet_once_in_a_partition_of_one_of_their_texts():
     of_b = np.searchsorted(starts, pairs["b"], side="right") - 1
     across = of_a != of_b
     assert 0.45 < (pairs["part"].to_numpy()[across] == of_b[across]).mean() < 0.55
+
+
+def test_pair_blocks_give_each_pair_once_by_its_partitions():
+    rng = np.random.default_rng(5)
+    starts = np.array([0, 0, 300, 900, 1_000], np.int64)  # an empty partition too
+    a = rng.integers(0, 1_500, 5_000)
+    b = rng.integers(0, 1_500, 5_000)
+    # Either way round, repeats, and texts paired with themselves, in strided columns.
+    pairs = pd.DataFrame(np.column_stack([a, b]), columns=["a", "b"], copy=False)
+    assert not pairs["a"].to_numpy().flags["C_CONTIGUOUS"]
+    got_a, got_b, blocks = _pair_blocks(pairs["a"], pairs["b"], starts)
+    part_of = lambda v: int(np.searchsorted(starts, v, side="right") - 1)  # noqa: E731
+    want = sorted(
+        {
+            (part_of(min(x, y)), part_of(max(x, y)), min(x, y), max(x, y))
+            for x, y in zip(a, b)
+            if x != y
+        }
+    )
+    listed = [
+        (i, j, int(got_a[p]), int(got_b[p])) for lo, hi, i, j in blocks for p in range(lo, hi)
+    ]
+    assert listed == want
+    assert len({(i, j) for _, _, i, j in blocks}) == len(blocks)
+    with pytest.raises(ValueError, match="before the first partition"):
+        _core.pair_blocks(np.array([5]), np.array([50]), np.array([10, 20]))

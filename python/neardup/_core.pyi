@@ -52,6 +52,7 @@ __all__ = [
     "run_pairs",
     "local_pairs",
     "routed_pairs",
+    "pair_blocks",
     "PREFIX_EXTRA",
     "part_keys",
     "part_pairs",
@@ -753,6 +754,14 @@ def routed_pairs(
     """The partition that checks each pair (a[p], b[p]) of global rows (starts: each partition's
     first row): that of a[p] or b[p], as a bit of the pair's hash says; count rows (a < 0) go to
     partition 0."""
+
+def pair_blocks(
+    a: npt.NDArray[np.int64], b: npt.NDArray[np.int64], starts: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """A task's pairs (a[p], b[p]) of global rows (either way round, repeats possible), each
+    once as a < b, ordered by the partitions of their rows (starts: each partition's first row),
+    then by (a, b): (a, b, blocks), blocks the (lo, hi, i, j) of each two partitions one after
+    the other (pairs lo:hi join a row of partition i and one of partition j)."""
 
 def local_pairs(
     a: npt.NDArray[np.int64], b: npt.NDArray[np.int64]

@@ -351,19 +351,14 @@ def _partition_of(starts: np.ndarray, rows: np.ndarray) -> np.ndarray:
 def _pair_blocks(
     a: np.ndarray, b: np.ndarray, starts: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int, int, int]]]:
-    """Pairs (a[p], b[p]) of global rows ordered by the partitions of their two texts: ``(a, b,
-    blocks)``, each block ``(lo, hi, i, j)`` the pairs ``lo:hi`` of a text of partition i and one
-    of partition j, in ascending order of (i, j)."""
-    of_a, of_b = _partition_of(starts, a), _partition_of(starts, b)
-    order = np.lexsort((of_b, of_a))
-    a, b, of_a, of_b = a[order], b[order], of_a[order], of_b[order]
-    bounds = (np.flatnonzero((np.diff(of_a) != 0) | (np.diff(of_b) != 0)) + 1).tolist()
-    blocks = [
-        (lo, hi, int(of_a[lo]), int(of_b[lo]))
-        for lo, hi in zip([0, *bounds], [*bounds, len(a)])
-        if lo < hi
-    ]
-    return a, b, blocks
+    """Pairs (a[p], b[p]) of global rows (either way round, repeats possible), each once as
+    ``a < b`` (a text paired with itself left out), ordered by the partitions of their two texts
+    (the core's one sort): ``(a, b, blocks)``, each block ``(lo, hi, i, j)`` the pairs ``lo:hi``
+    of a text of partition i and one of partition j, in ascending order of (i, j)."""
+    a, b, blocks = _core.pair_blocks(
+        kernels._array(a, np.int64), kernels._array(b, np.int64), kernels._array(starts, np.int64)
+    )
+    return a, b, [(lo, hi, i, j) for lo, hi, i, j in blocks.reshape(-1, 4).tolist()]
 
 
 def _with_part(rows: pd.DataFrame, starts: np.ndarray) -> pd.DataFrame:
@@ -731,10 +726,7 @@ def _verify_part(
     memory-mapped digest files, nothing copied: the pairs go by the partitions of their two
     texts, two files mapped at a time (a task of pairs routed by :func:`_routed_part` keeps its
     own partition's mapped while it reads the others one by one)."""
-    nodes, at_a, at_b = _core.local_pairs(
-        kernels._array(pairs["a"], np.int64), kernels._array(pairs["b"], np.int64)
-    )
-    a, b, blocks = _pair_blocks(nodes[at_a.astype(np.int64)], nodes[at_b.astype(np.int64)], starts)
+    a, b, blocks = _pair_blocks(pairs["a"], pairs["b"], starts)
     got = np.zeros(len(a), np.float64)
     cut = np.zeros(len(a), bool)
     # Pairs below the threshold (below its band when a sketch is cut) are refused early, most

@@ -11,7 +11,10 @@ use crate::cross_search::KeyParts;
 use crate::error::Error;
 use crate::pairs::Bounded;
 use crate::rarity::Rarity;
-use crate::run_pairs::{local_pairs as pairs_over_nodes, route_pairs, run_pairs as pairs_of_runs};
+use crate::run_pairs::{
+    local_pairs as pairs_over_nodes, pair_blocks as pair_blocks_of, route_pairs,
+    run_pairs as pairs_of_runs,
+};
 use crate::short_texts::{prefix_lists as prefix_lists_of, Cut, ShortTexts};
 use crate::star::graph_stars;
 use crate::verify::Ranges;
@@ -343,6 +346,39 @@ fn routed_pairs<'py>(
     Ok(parts.into_pyarray(py))
 }
 
+/// A task's pairs `(a[p], b[p])` of global rows, each once, by the partitions of their rows
+/// (see [`crate::run_pairs::pair_blocks`]): `(a, b, blocks)`, blocks `(lo, hi, i, j)` one
+/// after the other in one array.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn pair_blocks<'py>(
+    py: Python<'py>,
+    a: PyReadonlyArray1<'py, i64>,
+    b: PyReadonlyArray1<'py, i64>,
+    starts: PyReadonlyArray1<'py, i64>,
+) -> PyResult<(
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray1<i64>>,
+)> {
+    let (a, b, starts) = (a.as_slice()?, b.as_slice()?, starts.as_slice()?);
+    if a.len() != b.len() {
+        return Err(Error::invalid(format!("{} rows a but {} rows b", a.len(), b.len())).into());
+    }
+    if starts.windows(2).any(|w| w[0] > w[1]) {
+        return Err(Error::invalid("the partitions' starts must not decrease").into());
+    }
+    let found = py
+        .detach(|| pair_blocks_of(a, b, starts))
+        .ok_or_else(|| Error::invalid("a row lies before the first partition"))?;
+    let blocks: Vec<i64> = found.blocks.iter().flatten().map(|&v| v as i64).collect();
+    Ok((
+        found.a.into_pyarray(py),
+        found.b.into_pyarray(py),
+        blocks.into_pyarray(py),
+    ))
+}
+
 /// A task's pairs `(a[p], b[p])` over the nodes they name (see `local_pairs`): (nodes, at_a,
 /// at_b), each distinct pair once.
 #[pyfunction]
@@ -382,6 +418,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(local_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(routed_pairs, m)?)?;
+    m.add_function(wrap_pyfunction!(pair_blocks, m)?)?;
     m.add("PREFIX_EXTRA", crate::short_texts::EXTRA)?;
     m.add_function(wrap_pyfunction!(part_keys, m)?)?;
     m.add_function(wrap_pyfunction!(part_pairs, m)?)?;
