@@ -366,11 +366,20 @@ def _with_part(rows: pd.DataFrame, starts: np.ndarray) -> pd.DataFrame:
     return rows.assign(part=_partition_of(starts, rows["row"].to_numpy(np.int64)))
 
 
-def _texts_only(part: pd.DataFrame, copies: pd.DataFrame) -> pd.DataFrame:
-    """The partition's rows that are texts (the first row of their key and fingerprint): all
-    but ``copies``' rows (the partition's other rows, from the copies stage)."""
-    rows = part["row"].to_numpy(np.int64)
-    return part[~np.isin(rows, copies["row"].to_numpy(np.int64))]
+def _is_text(part: pd.DataFrame, copies: pd.DataFrame) -> np.ndarray:
+    """Which of the partition's rows are texts (the first row of their key and fingerprint):
+    all but ``copies``' rows (the partition's other rows, from the copies stage). A mask, so
+    that a task copies the sketches it reads only (taking the rows out of the frame copied
+    every column, 0.8 of a task's 3.5 CPU s at 1M)."""
+    return ~np.isin(part["row"].to_numpy(np.int64), copies["row"].to_numpy(np.int64))
+
+
+def _text_sketches(part: pd.DataFrame, chosen: np.ndarray) -> Any:
+    """The sketches of the partition's rows where ``chosen`` is set, as an Arrow list array."""
+    import pyarrow as pa
+
+    sketches = _sketch_array(part["sketch"])
+    return sketches if chosen.all() else sketches.take(pa.array(np.flatnonzero(chosen)))
 
 
 def _held_part(
@@ -380,14 +389,10 @@ def _held_part(
     key in ``share``), each with how many of those texts hold it: (hash, part, count). Each
     text of the corpus lies in one partition: summed by hash, the counts are the whole
     corpus's."""
-    import pyarrow as pa
-
-    texts = _texts_only(part, copies)
-    sketches = _sketch_array(texts["sketch"])
+    chosen = _is_text(part, copies)
     if share > 1:
-        keys = texts["key"].to_numpy(kernels.KEY_DTYPE)
-        sketches = sketches.take(pa.array(np.flatnonzero(keys % np.uint64(share) == 0)))
-    hashes, counts = kernels.rarity_counts(sketches, 1 << 62)
+        chosen &= part["key"].to_numpy(kernels.KEY_DTYPE) % np.uint64(share) == 0
+    hashes, counts = kernels.rarity_counts(_text_sketches(part, chosen), 1 << 62)
     return pd.DataFrame(
         {
             "hash": hashes.astype(np.int64),
@@ -407,9 +412,10 @@ def _hashes_part(
 def _text_sizes_part(part: pd.DataFrame, copies: pd.DataFrame) -> pd.DataFrame:
     """The partition's texts (each once: not ``copies``' rows) and the hashes their sketches
     hold in all: (texts, hashes), one row."""
-    starts, ends, _ = kernels._ranges(_sketch_array(_texts_only(part, copies)["sketch"]))
-    hashes = int((ends.astype(np.int64) - starts.astype(np.int64)).sum())
-    return pd.DataFrame({"texts": [len(starts)], "hashes": [hashes]})
+    text = _is_text(part, copies)
+    starts, ends, _ = kernels._ranges(_sketch_array(part["sketch"]))
+    hashes = int((ends.astype(np.int64) - starts.astype(np.int64))[text].sum())
+    return pd.DataFrame({"texts": [int(text.sum())], "hashes": [hashes]})
 
 
 def _frequent_part(rows: pd.DataFrame) -> pd.DataFrame:
@@ -605,8 +611,8 @@ def _prefix_keys_part(
     frequent hashes, or the whole table: :func:`_rarity_tables`): (hash, row), each row a
     text's. ``copies``: the partition's rows that are not texts (their texts list the same
     hashes)."""
-    part = _texts_only(part, copies)
-    fps = part["fingerprint"].to_numpy(np.uint64)
+    # Rows that are not texts are given no prefix, as texts without features are.
+    fps = np.where(_is_text(part, copies), part["fingerprint"].to_numpy(np.uint64), np.uint64(0))
     index, hashes = kernels.prefix_keys(
         _sketch_array(part["sketch"]),
         table.load() if isinstance(table, _SharedTable) else _table_of(table),
