@@ -324,6 +324,18 @@ fn run_pairs<'py>(
     ))
 }
 
+/// Pairs `(a[p], b[p])` of global rows over partitions that start at `starts`: as many a as b,
+/// and starts that do not decrease.
+fn check_pairs(a: &[i64], b: &[i64], starts: &[i64]) -> PyResult<()> {
+    if a.len() != b.len() {
+        return Err(Error::invalid(format!("{} rows a but {} rows b", a.len(), b.len())).into());
+    }
+    if starts.windows(2).any(|w| w[0] > w[1]) {
+        return Err(Error::invalid("the partitions' starts must not decrease").into());
+    }
+    Ok(())
+}
+
 /// The partition that checks each pair `(a[p], b[p])` of global rows (`starts`: each
 /// partition's first row): see [`crate::run_pairs::route_pairs`].
 #[pyfunction]
@@ -334,12 +346,7 @@ fn routed_pairs<'py>(
     starts: PyReadonlyArray1<'py, i64>,
 ) -> PyResult<Bound<'py, PyArray1<i64>>> {
     let (a, b, starts) = (a.as_slice()?, b.as_slice()?, starts.as_slice()?);
-    if a.len() != b.len() {
-        return Err(Error::invalid(format!("{} rows a but {} rows b", a.len(), b.len())).into());
-    }
-    if starts.windows(2).any(|w| w[0] > w[1]) {
-        return Err(Error::invalid("the partitions' starts must not decrease").into());
-    }
+    check_pairs(a, b, starts)?;
     let parts = py
         .detach(|| route_pairs(a, b, starts))
         .ok_or_else(|| Error::invalid("a row lies before the first partition"))?;
@@ -362,12 +369,7 @@ fn pair_blocks<'py>(
     Bound<'py, PyArray1<i64>>,
 )> {
     let (a, b, starts) = (a.as_slice()?, b.as_slice()?, starts.as_slice()?);
-    if a.len() != b.len() {
-        return Err(Error::invalid(format!("{} rows a but {} rows b", a.len(), b.len())).into());
-    }
-    if starts.windows(2).any(|w| w[0] > w[1]) {
-        return Err(Error::invalid("the partitions' starts must not decrease").into());
-    }
+    check_pairs(a, b, starts)?;
     let found = py
         .detach(|| pair_blocks_of(a, b, starts))
         .ok_or_else(|| Error::invalid("a row lies before the first partition"))?;
