@@ -268,3 +268,47 @@ def test_pair_blocks_give_each_pair_once_by_its_partitions():
     assert len({(i, j) for _, _, i, j in blocks}) == len(blocks)
     with pytest.raises(ValueError, match="before the first partition"):
         _core.pair_blocks(np.array([5]), np.array([50]), np.array([10, 20]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.frozensets(st.integers(1, 40), max_size=30), st.integers(0, 3)),
+        min_size=2,
+        max_size=40,
+    ),
+    st.sampled_from([0.5, 0.7, 0.8, 0.9]),
+)
+def test_prefix_keys_find_every_pair_at_the_threshold_and_skip_rows_without_fingerprint(
+    texts, threshold
+):
+    import pyarrow as pa
+
+    sets = [sorted(s) for s, _ in texts]
+    # A fingerprint of 0 marks a row to leave out (no features, or a copy of another row).
+    fps = np.array([fp for _, fp in texts], np.uint64)
+    sketches = pa.array(sets, pa.large_list(pa.uint64()))
+    counts = Counter(h for s in sets for h in s)
+    held = sorted(h for h, c in counts.items() if c >= 2)
+    table = kernels.frequent_hashes(
+        np.array(held, np.uint64), np.array([counts[h] for h in held], np.uint32)
+    )
+    index, hashes = kernels.prefix_keys(sketches, table, threshold, fps)
+    keys = defaultdict(set)
+    for i, h in zip(index.tolist(), hashes.tolist()):
+        keys[i].add(h)
+    for i, s in enumerate(sets):
+        if fps[i] == 0 or not s:
+            assert i not in keys
+            continue
+        assert keys[i] <= set(s)
+    # Every pair of kept rows at Jaccard >= threshold shares a prefix hash (brute force).
+    for i, j in itertools.combinations(range(len(sets)), 2):
+        a, b = set(sets[i]), set(sets[j])
+        if fps[i] and fps[j] and a and len(a & b) >= threshold * len(a | b):
+            assert keys[i] & keys[j], (sets[i], sets[j])
+    # The rows kept have the lists they have with no row left out.
+    all_index, all_hashes = kernels.prefix_keys(sketches, table, threshold)
+    kept = fps[all_index] != 0
+    assert all_index[kept].tolist() == index.tolist()
+    assert all_hashes[kept].tolist() == hashes.tolist()

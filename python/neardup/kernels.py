@@ -379,11 +379,20 @@ def frequent_hashes(hashes: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray,
 
 
 def _lists(
-    sketches: Any, table: Any, threshold: float, size: int, band: float
+    sketches: Any,
+    table: Any,
+    threshold: float,
+    size: int,
+    band: float,
+    skip: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(starts, ends, hashes, sizes) of the sketches' prefix lists (the core's prefix_lists):
-    ``table`` is ``(hashes, counts)`` or a ``_core.RarityOrder`` built from them once."""
+    ``table`` is ``(hashes, counts)`` or a ``_core.RarityOrder`` built from them once. Rows
+    where ``skip`` is true get an empty list (of size 0), at no cost."""
     starts, ends, hashes = _ranges(sketches)
+    if skip is not None:
+        # An empty range is a sketch of no shingles, whose list the core skips.
+        ends = np.where(skip, starts, ends)
     order = (
         table
         if isinstance(table, _core.RarityOrder)
@@ -414,7 +423,8 @@ def prefix_keys(
     array), rarest first in the order of ``table`` (:func:`frequent_hashes`): enough that two
     texts whose estimate is at least ``threshold`` (or ``threshold - band`` when a sketch is cut
     at ``size``) share one. Texts whose fingerprint is 0 (no features) are left out."""
-    starts, ends, listed, sizes = _lists(sketches, table, threshold, size, band)
+    skip = None if fingerprints is None else np.asarray(fingerprints, np.uint64) == 0
+    starts, ends, listed, sizes = _lists(sketches, table, threshold, size, band, skip)
     n = sizes.astype(np.int64)
     # n - need + 1 hashes, need = min(ceil(t n), ceil((t - band) size)) taken a hair low.
     need = np.ceil(threshold * n.astype(np.float64) - 1e-9)
@@ -422,8 +432,6 @@ def prefix_keys(
         need = np.minimum(need, max(np.ceil((threshold - band) * size - 1e-9), 0.0))
     take = np.clip(n + 1 - np.maximum(need, 1.0).astype(np.int64), 1, np.maximum(n, 1))
     take[n == 0] = 0
-    if fingerprints is not None:
-        take[np.asarray(fingerprints, np.uint64) == 0] = 0
     index = np.repeat(np.arange(len(n), dtype=np.int64), take)
     at = starts[index].astype(np.int64) + _offsets(take)
     return index, listed[at]
