@@ -51,16 +51,16 @@ pub struct Lines {
 }
 
 /// What [`fingerprint_lines`] makes of one line.
-struct Line {
-    kind: Kind,
-    fingerprint: u64,
-    length: u32,
-    key: ContentKey,
-    sketch: Vec<SketchHash>,
+pub(crate) struct Line {
+    pub(crate) kind: Kind,
+    pub(crate) fingerprint: u64,
+    pub(crate) length: u32,
+    pub(crate) key: ContentKey,
+    pub(crate) sketch: Vec<SketchHash>,
 }
 
 impl Line {
-    fn not_done(kind: Kind) -> Self {
+    pub(crate) fn not_done(kind: Kind) -> Self {
         Line {
             kind,
             fingerprint: 0,
@@ -73,17 +73,17 @@ impl Line {
 
 /// Thread-local buffers of [`fingerprint_lines`].
 #[derive(Default)]
-struct Buffers {
-    scratch: Scratch,
+pub(crate) struct Buffers {
+    pub(crate) scratch: Scratch,
     /// The text of the line, unescaped (ASCII).
-    text: Vec<u8>,
+    pub(crate) text: Vec<u8>,
 }
 
 thread_local! {
     /// Each worker's buffers, kept from one block to the next: buffers made afresh for every
     /// piece of work were grown, freed and trimmed back to the system again and again, and the
     /// page faults of two threads doing so waited on each other (two threads ran slower than one).
-    static BUFFERS: std::cell::RefCell<Buffers> = Default::default();
+    pub(crate) static BUFFERS: std::cell::RefCell<Buffers> = Default::default();
 }
 
 /// A JSON string (borrowed when it holds no escape), or the mark of any other value.
@@ -252,7 +252,7 @@ fn line(
     hasher: &Hasher,
     casefold: bool,
     record: &Record<'_>,
-    (sketch, fingerprint, seen): (Option<ShingleConfig>, bool, Option<&KeySet>),
+    make: Make<'_>,
     line: &[u8],
     b: &mut Buffers,
 ) -> Line {
@@ -279,17 +279,32 @@ fn line(
     if unescape_ascii(raw, &mut b.text).is_none() || b.text.len() > u32::MAX as usize {
         return Line::not_done(Kind::Slow);
     }
+    ascii_text(hasher, casefold, make, &mut b.text, &mut b.scratch)
+}
+
+/// What to make of a text: `(sketch, fingerprint, seen)` (see [`fingerprint_lines`]).
+pub(crate) type Make<'a> = (Option<ShingleConfig>, bool, Option<&'a KeySet>);
+
+/// The digest of an ASCII `text` (folded in place with `casefold`): normalized here, as Python
+/// would (every Unicode form leaves ASCII alone; folding ASCII is lowercasing it).
+pub(crate) fn ascii_text(
+    hasher: &Hasher,
+    casefold: bool,
+    (sketch, fingerprint, seen): Make<'_>,
+    text: &mut [u8],
+    scratch: &mut Scratch,
+) -> Line {
     if casefold {
-        b.text.make_ascii_lowercase();
+        text.make_ascii_lowercase();
     }
-    let Ok(normalized) = std::str::from_utf8(&b.text) else {
+    let Ok(normalized) = std::str::from_utf8(text) else {
         return Line::not_done(Kind::Slow);
     };
     let mut out = Vec::new();
     if !fingerprint {
         // A second read wants the sketch alone.
         if let Some(config) = sketch {
-            verify::sketch(config, normalized, &mut b.scratch, &mut out);
+            verify::sketch(config, normalized, scratch, &mut out);
         }
         return Line {
             kind: Kind::Done,
@@ -310,15 +325,9 @@ fn line(
             sketch: out,
         };
     }
-    let fingerprint = hasher.fingerprint(&[normalized], &mut b.scratch);
+    let fingerprint = hasher.fingerprint(&[normalized], scratch);
     if let Some(config) = sketch {
-        crate::digest::sketch_after_fingerprint(
-            hasher,
-            config,
-            normalized,
-            &mut b.scratch,
-            &mut out,
-        );
+        crate::digest::sketch_after_fingerprint(hasher, config, normalized, scratch, &mut out);
     }
     Line {
         kind: Kind::Done,

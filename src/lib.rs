@@ -35,6 +35,7 @@ pub mod short_texts;
 pub mod simd;
 pub mod star;
 pub mod store;
+pub mod strings;
 pub mod table;
 pub mod tally;
 pub mod testing;

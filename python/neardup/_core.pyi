@@ -73,6 +73,7 @@ __all__ = [
     "hamming_one_to_many",
     "hamming_pairwise",
     "jsonl_fingerprints",
+    "string_fingerprints",
     "newlines",
     "scalar_forced",
     "tallies_float",
@@ -297,6 +298,21 @@ def cluster(
 ) -> npt.NDArray[np.int64]:
     """Connected components of the pairs within k; a cluster's label is its smallest row. No pair is stored."""
 
+def string_fingerprints(
+    hasher: Hasher,
+    offsets: npt.NDArray[np.int64],
+    data: npt.NDArray[np.uint8],
+    casefold: bool,
+    sketch: tuple[int, int] | None = None,
+    threads: int | None = None,
+    seen: KeySet | None = None,
+) -> tuple[
+    npt.NDArray[np.uint8],
+    npt.NDArray[np.uint64],
+    npt.NDArray[np.uint32],
+    npt.NDArray[np.uint64],
+    tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]] | None,
+]: ...
 def jsonl_fingerprints(
     hasher: Hasher,
     block: bytes,

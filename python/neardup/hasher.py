@@ -401,6 +401,29 @@ class Simhasher(DocumentColumns):
             seen=seen,
         )
 
+    def string_block(
+        self,
+        offsets: np.ndarray,
+        data: np.ndarray,
+        sketch: tuple[int, int] | None,
+        threads: int | None,
+        seen: _core.KeySet | None = None,
+    ) -> tuple[Any, ...]:
+        """The core's fast path over a column of strings in Arrow's layout (text i is
+        ``data[offsets[i]:offsets[i + 1]]``, UTF-8): (kinds, fingerprints, lengths, content keys,
+        sketches), kind 1 for a text digested there, 2 for one Python must read (not ASCII, or
+        not UTF-8). A text whose key ``seen`` holds takes the fingerprint recorded there and no
+        sketch."""
+        return _core.string_fingerprints(
+            self._inner,
+            np.ascontiguousarray(offsets, np.int64),
+            np.ascontiguousarray(data, np.uint8),
+            self.casefold,
+            sketch,
+            threads,
+            seen=seen,
+        )
+
     def _digest(
         self,
         chunk: list[Any],

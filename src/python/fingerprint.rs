@@ -9,7 +9,7 @@ use crate::error::Error;
 use crate::features::{FeatureConfig, TokenKind};
 use crate::fingerprint::{Hasher, Idf, Weighting};
 use crate::tally;
-use crate::{digest, hamming, hash, jsonl, parallel, verify};
+use crate::{digest, hamming, hash, jsonl, parallel, strings, verify};
 
 use super::star::PyKeySet;
 
@@ -372,8 +372,62 @@ fn jsonl_fingerprints<'py>(
     ))
 }
 
+/// What the strings fast path hands to Python: kinds, fingerprints, lengths, content keys, and
+/// the sketches' offsets and hashes when asked for.
+type StringArrays<'py> = (
+    Bound<'py, PyArray1<u8>>,
+    U64Array<'py>,
+    Bound<'py, PyArray1<u32>>,
+    U64Array<'py>,
+    Option<(U64Array<'py>, Bound<'py, PyArray1<u64>>)>,
+);
+
+/// The fast path over a column of strings in Arrow's layout (text i is
+/// `data[offsets[i]..offsets[i + 1]]`): (kind, fingerprint, length, key) per text, kind 1
+/// digested here, 2 for Python (not ASCII, or not UTF-8); with `sketch=(ngram, size)` the
+/// shingle sketch of each text done here. With `seen`, a text whose key it holds takes the
+/// fingerprint recorded there and no sketch.
+#[pyfunction]
+#[pyo3(signature = (hasher, offsets, data, casefold, sketch=None, threads=None, seen=None))]
+#[allow(clippy::too_many_arguments)]
+fn string_fingerprints<'py>(
+    py: Python<'py>,
+    hasher: PyRef<'py, PyHasher>,
+    offsets: PyReadonlyArray1<'py, i64>,
+    data: PyReadonlyArray1<'py, u8>,
+    casefold: bool,
+    sketch: Option<(i64, i64)>,
+    threads: Option<i64>,
+    seen: Option<PyRef<'py, PyKeySet>>,
+) -> PyResult<StringArrays<'py>> {
+    let (offsets, data) = (offsets.as_slice()?, data.as_slice()?);
+    let inner = hasher.inner();
+    let sketch = sketch
+        .map(|(ngram, size)| verify::digest_config(ngram, size))
+        .transpose()?;
+    let seen = seen.as_deref();
+    let texts = py.detach(|| {
+        with_keys(seen, |keys| {
+            parallel::with_threads(threads, || {
+                strings::fingerprint_strings(inner, offsets, data, casefold, sketch, keys)
+            })
+        })
+    })???;
+    let sketches = texts
+        .sketches
+        .map(|s| (s.offsets.into_pyarray(py), s.hashes.into_pyarray(py)));
+    Ok((
+        texts.kinds.into_pyarray(py),
+        texts.fingerprints.into_pyarray(py),
+        texts.lengths.into_pyarray(py),
+        verify::words_of_keys(&texts.keys).into_pyarray(py),
+        sketches,
+    ))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(jsonl_fingerprints, m)?)?;
+    m.add_function(wrap_pyfunction!(string_fingerprints, m)?)?;
     m.add_function(wrap_pyfunction!(fnv1a_64, m)?)?;
     m.add_function(wrap_pyfunction!(fnv1a_64_many, m)?)?;
     m.add_function(wrap_pyfunction!(fmix64, m)?)?;
