@@ -403,25 +403,27 @@ class Simhasher(DocumentColumns):
 
     def string_block(
         self,
-        offsets: np.ndarray,
-        data: np.ndarray,
+        column: Any,
         sketch: tuple[int, int] | None,
         threads: int | None,
         seen: _core.KeySet | None = None,
     ) -> tuple[Any, ...]:
-        """The core's fast path over a column of strings in Arrow's layout (text i is
-        ``data[offsets[i]:offsets[i + 1]]``, UTF-8): (kinds, fingerprints, lengths, content keys,
-        sketches), kind 1 for a text digested there, 2 for one Python must read (not ASCII, or
-        not UTF-8). A text whose key ``seen`` holds takes the fingerprint recorded there and no
+        """The core's fast path over an Arrow string or large string array, read where it lies
+        in its buffers: (kinds, fingerprints, lengths, content keys, sketches), kind 1 for a text
+        digested there, 2 for one Python must read (not ASCII, or not UTF-8; a null is an empty
+        text here). A text whose key ``seen`` holds takes the fingerprint recorded there and no
         sketch."""
+        _, offsets_buffer, data_buffer = column.buffers()
+        wide = str(column.type) == "large_string"
+        offsets = np.frombuffer(offsets_buffer, np.int64 if wide else np.int32)
+        offsets = offsets[column.offset : column.offset + len(column) + 1].astype(np.int64)
+        data = (
+            np.frombuffer(data_buffer, np.uint8)
+            if data_buffer is not None
+            else np.zeros(0, np.uint8)
+        )
         return _core.string_fingerprints(
-            self._inner,
-            np.ascontiguousarray(offsets, np.int64),
-            np.ascontiguousarray(data, np.uint8),
-            self.casefold,
-            sketch,
-            threads,
-            seen=seen,
+            self._inner, offsets, data, self.casefold, sketch, threads, seen=seen
         )
 
     def _digest(

@@ -37,20 +37,6 @@ def _plain_schema(schema: Any) -> Any:
 PAGE_BUFFER = 1 << 20
 
 
-def _string_buffers(column: Any) -> tuple[np.ndarray, np.ndarray]:
-    """(offsets, data) of an Arrow string or large string array, as they lie in its buffers:
-    text i is ``data[offsets[i]:offsets[i + 1]]`` (null texts empty)."""
-    pa = pyarrow()
-    _, offsets_buffer, data_buffer = column.buffers()
-    wide = pa.types.is_large_string(column.type)
-    offsets = np.frombuffer(offsets_buffer, np.int64 if wide else np.int32)
-    offsets = offsets[column.offset : column.offset + len(column) + 1].astype(np.int64)
-    data = (
-        np.frombuffer(data_buffer, np.uint8) if data_buffer is not None else np.zeros(0, np.uint8)
-    )
-    return offsets, data
-
-
 class ParquetInput(Input):
     """A Parquet file, read batch by batch; positions are rows, from 1."""
 
@@ -193,9 +179,8 @@ class ParquetInput(Input):
             n = batch.num_rows
             column = batch.column(0)
             if pa.types.is_large_string(column.type) or pa.types.is_string(column.type):
-                offsets, data = _string_buffers(column)
                 kinds, fps, lengths, keys, sketches = hasher.string_block(
-                    offsets, data, sketch, threads, seen
+                    column, sketch, threads, seen
                 )
                 if column.null_count:
                     kinds[column.is_null().to_numpy(zero_copy_only=False)] = 2
