@@ -383,36 +383,50 @@ pub fn fingerprint_lines(
             _ => BUFFERS.with_borrow_mut(|b| line(hasher, casefold, &record, make, l, b)),
         })
         .collect();
-    let mut out = Lines {
-        kinds: Vec::with_capacity(each.len()),
-        fingerprints: Vec::with_capacity(each.len()),
-        lengths: Vec::with_capacity(each.len()),
-        starts: Vec::with_capacity(each.len() + 1),
-        keys: Vec::with_capacity(each.len()),
-        sketches: None,
-    };
+    let mut starts = Vec::with_capacity(lines.len() + 1);
     let mut start = 0u64;
     for l in &lines {
-        out.starts.push(start);
+        starts.push(start);
         start += l.len() as u64 + 1;
     }
-    out.starts.push(start);
-    let mut sketches = Sketches {
-        offsets: vec![0],
-        ..Sketches::default()
-    };
-    for l in each {
-        out.kinds.push(l.kind as u8);
-        out.fingerprints.push(l.fingerprint);
-        out.lengths.push(l.length);
-        out.keys.push(l.key);
-        sketches.hashes.extend_from_slice(&l.sketch);
-        sketches.offsets.push(sketches.hashes.len() as u64);
+    starts.push(start);
+    Ok(Lines::of(each, starts, sketch.is_some()))
+}
+
+impl Lines {
+    /// The lines (or texts) `each` in one set of columns, with `starts`, and their sketches
+    /// when `sketched`.
+    pub(crate) fn of(each: Vec<Line>, starts: Vec<u64>, sketched: bool) -> Lines {
+        let n = each.len();
+        let mut out = Lines {
+            kinds: Vec::with_capacity(n),
+            fingerprints: Vec::with_capacity(n),
+            lengths: Vec::with_capacity(n),
+            starts,
+            keys: Vec::with_capacity(n),
+            sketches: None,
+        };
+        let mut sketches = Sketches {
+            offsets: Vec::with_capacity(n + 1),
+            ..Sketches::default()
+        };
+        sketches.offsets.push(0);
+        sketches
+            .hashes
+            .reserve(each.iter().map(|l| l.sketch.len()).sum());
+        for l in each {
+            out.kinds.push(l.kind as u8);
+            out.fingerprints.push(l.fingerprint);
+            out.lengths.push(l.length);
+            out.keys.push(l.key);
+            sketches.hashes.extend_from_slice(&l.sketch);
+            sketches.offsets.push(sketches.hashes.len() as u64);
+        }
+        if sketched {
+            out.sketches = Some(sketches);
+        }
+        out
     }
-    if sketch.is_some() {
-        out.sketches = Some(sketches);
-    }
-    Ok(out)
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use crate::digest::KeySet;
 use crate::error::{Error, Result};
 use crate::fingerprint::Hasher;
 use crate::jsonl::{ascii_text, Kind, Line, Lines, BUFFERS};
-use crate::verify::{ShingleConfig, Sketches};
+use crate::verify::ShingleConfig;
 
 /// Checks that `offsets` cut `data` into texts: at least one offset, none negative or
 /// decreasing, the last within `data`.
@@ -75,34 +75,7 @@ pub fn fingerprint_strings(
             })
         })
         .collect();
-    let mut out = Lines {
-        kinds: Vec::with_capacity(n),
-        fingerprints: Vec::with_capacity(n),
-        lengths: Vec::with_capacity(n),
-        starts: Vec::new(),
-        keys: Vec::with_capacity(n),
-        sketches: None,
-    };
-    let mut sketches = Sketches {
-        offsets: Vec::with_capacity(n + 1),
-        ..Sketches::default()
-    };
-    sketches.offsets.push(0);
-    sketches
-        .hashes
-        .reserve(each.iter().map(|l| l.sketch.len()).sum());
-    for l in each {
-        out.kinds.push(l.kind as u8);
-        out.fingerprints.push(l.fingerprint);
-        out.lengths.push(l.length);
-        out.keys.push(l.key);
-        sketches.hashes.extend_from_slice(&l.sketch);
-        sketches.offsets.push(sketches.hashes.len() as u64);
-    }
-    if sketch.is_some() {
-        out.sketches = Some(sketches);
-    }
-    Ok(out)
+    Ok(Lines::of(each, Vec::new(), sketch.is_some()))
 }
 
 #[cfg(test)]

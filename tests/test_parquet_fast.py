@@ -10,23 +10,13 @@ import pyarrow.parquet as pq
 import pytest
 
 import neardup
-from neardup import corpus
-from neardup.io import open_input
 from neardup.io.parquet import ParquetInput
 from test_cli import run
+from test_jsonl_fast import first_pass
 
 
 def python_path(monkeypatch):
     monkeypatch.setattr(ParquetInput, "fingerprint_chunks", lambda self, *a: None)
-
-
-def first_pass(path, hasher, **options):
-    inp = open_input(str(path), **options)
-    with inp:
-        fps, lengths, nbytes = corpus.fingerprint_pass(
-            inp, hasher, None, corpus.Progress(inp, "x", True), lengths=True
-        )
-    return fps, lengths, nbytes, [str(e) for e in inp.errors]
 
 
 WORDS = ["Alpha", "beta", "GAMMA", "delta", "café", "Straße", "ﬁne", "中文", "ＡＢＣ", "x\ty"]

@@ -14,6 +14,7 @@ from typing import IO, Any, BinaryIO
 
 import numpy as np
 
+from ..digest import Digest
 from ..errors import InputError, MissingExtraError
 from ..lines import DEFAULT_MAX_RECORD_SIZE
 from ..paths import special_kind
@@ -77,6 +78,30 @@ def type_name(value: Any) -> str:
         float: "a number",
         type(None): "null",
     }.get(type(value), type(value).__name__)
+
+
+def fast_chunk(
+    positions: np.ndarray,
+    lengths: np.ndarray,
+    nbytes: int,
+    digest: Digest,
+    slow: Chunk,
+    slow_path: Callable[[Chunk], tuple[Chunk, Digest]],
+) -> tuple[Chunk, Digest] | None:
+    """A block of a fast path (the core's documents at ``positions``, their ``lengths``,
+    ``nbytes`` and ``digest``), with the documents left to Python (``slow``, digested by
+    ``slow_path``) put back in their places: (chunk without its documents, digests), or None
+    when the block holds no document."""
+    if slow.docs:
+        slow, more = slow_path(slow)
+        order = np.argsort(np.concatenate([positions, slow.positions]), kind="stable")
+        positions = np.concatenate([positions, slow.positions])[order]
+        lengths = np.concatenate([lengths, np.asarray(slow.lengths, np.uint32)])[order]
+        nbytes += slow.nbytes
+        digest = Digest.concat([digest, more]).take(order)
+    if not len(positions):
+        return None
+    return Chunk(positions=positions.tolist(), lengths=lengths.tolist(), nbytes=nbytes), digest
 
 
 def text_bytes(text: str) -> int:

@@ -22,6 +22,7 @@ from .base import (
     Chunk,
     FingerprintWriter,
     Input,
+    fast_chunk,
     joined,
     type_name,
     utf8_reason,
@@ -185,33 +186,23 @@ class JsonlInput(Input):
             nbytes = int(lengths[rows].sum(dtype=np.int64))
             lengths = lengths[rows]
             digest = digest.take(rows)
-            if len(slow):
-                chunk = Chunk()
-                for index in slow.tolist():
-                    if lines is None:
-                        assert starts is not None
-                        line = data[int(starts[index]) : int(starts[index + 1]) - 1]
-                    else:
-                        line = lines[index]
-                    got = self._record(first + index, line)
-                    if got is not None:
-                        text = got[0]
-                        chunk.docs.append(text)
-                        chunk.positions.append(first + index)
-                        chunk.lengths.append(len(text))
-                        chunk.nbytes += len(text.encode("utf-8", "surrogatepass"))
-                if chunk.docs:
-                    chunk, more = slow_path(chunk)
-                    order = np.argsort(np.concatenate([positions, chunk.positions]), kind="stable")
-                    positions = np.concatenate([positions, chunk.positions])[order]
-                    lengths = np.concatenate([lengths, np.asarray(chunk.lengths, np.uint32)])[order]
-                    nbytes += chunk.nbytes
-                    digest = Digest.concat([digest, more]).take(order)
-            if len(positions):
-                yield (
-                    Chunk(positions=positions.tolist(), lengths=lengths.tolist(), nbytes=nbytes),
-                    digest,
-                )
+            chunk = Chunk()
+            for index in slow.tolist():
+                if lines is None:
+                    assert starts is not None
+                    line = data[int(starts[index]) : int(starts[index + 1]) - 1]
+                else:
+                    line = lines[index]
+                got = self._record(first + index, line)
+                if got is not None:
+                    text = got[0]
+                    chunk.docs.append(text)
+                    chunk.positions.append(first + index)
+                    chunk.lengths.append(len(text))
+                    chunk.nbytes += len(text.encode("utf-8", "surrogatepass"))
+            block = fast_chunk(positions, lengths, nbytes, digest, chunk, slow_path)
+            if block is not None:
+                yield block
 
     def sketch_lines(
         self,

@@ -15,6 +15,7 @@ from .base import (
     Chunk,
     FingerprintWriter,
     Input,
+    fast_chunk,
     joined,
     pyarrow,
     spool_all,
@@ -194,26 +195,17 @@ class ParquetInput(Input):
             nbytes = int(lengths.sum(dtype=np.int64))
             digest = Digest.of(fps, keys, sketches).take(done)
             slow = np.flatnonzero(kinds == 2)
+            chunk = Chunk()
             if len(slow):
-                chunk = Chunk()
                 rows = (slow + (first + 1)).tolist()
                 for position, text, _ in self._batch_docs(first, batch.take(slow), rows):
                     chunk.docs.append(text)
                     chunk.positions.append(position)
                     chunk.lengths.append(len(text))
                     chunk.nbytes += text_bytes(text)
-                if chunk.docs:
-                    chunk, more = slow_path(chunk)
-                    order = np.argsort(np.concatenate([positions, chunk.positions]), kind="stable")
-                    positions = np.concatenate([positions, chunk.positions])[order]
-                    lengths = np.concatenate([lengths, np.asarray(chunk.lengths, np.uint32)])[order]
-                    nbytes += chunk.nbytes
-                    digest = Digest.concat([digest, more]).take(order)
-            if len(positions):
-                yield (
-                    Chunk(positions=positions.tolist(), lengths=lengths.tolist(), nbytes=nbytes),
-                    digest,
-                )
+            block = fast_chunk(positions, lengths, nbytes, digest, chunk, slow_path)
+            if block is not None:
+                yield block
 
     def chunks(self, raw: bool = False) -> Iterator[Chunk]:
         if not raw:
