@@ -2,6 +2,7 @@
 `neardup dedup --threshold`, against sets built by the independent reference tokenizer."""
 
 import csv
+import os
 import random
 
 import numpy as np
@@ -339,3 +340,19 @@ def test_copies_of_earlier_texts_take_their_fingerprint_and_no_sketch():
     for r, text in enumerate(everything):
         kept = hashes[starts[r] : ends[r]].tolist()
         assert kept == (alone[r] if everything.index(text) == r else []), r
+
+
+def test_a_spill_file_cut_short_is_an_error_and_hold_takes_empty_sketches_only():
+    store = Sketches(budget=1, spill=True)
+    store.add([0, 1, 2], DOCS[:3])
+    assert store.spilled
+    store._spill._file.flush()
+    os.ftruncate(store._spill._file.fileno(), 8)
+    with pytest.raises(OSError, match="ended early"):
+        store.read_back(np.array([2]))
+    full = Sketches()
+    full.add([0], DOCS[:1])
+    with pytest.raises(RuntimeError, match="empty Sketches only"):
+        full.hold(
+            np.array([1]), np.zeros(1, np.uint64), np.ones(1, np.uint64), np.ones(1, np.uint64)
+        )

@@ -15,6 +15,7 @@ the caller goes back to reading the candidates again.
 
 from __future__ import annotations
 
+import mmap
 import os
 import shutil
 import tempfile
@@ -23,9 +24,6 @@ from typing import Any
 import numpy as np
 
 __all__ = ["SketchSpill", "room_for"]
-
-#: Hashes read back at a time (4 MB).
-READ_HASHES = 1 << 20
 
 
 def room_for(nbytes: int) -> bool:
@@ -55,9 +53,10 @@ class SketchSpill:
         self._lengths.append(np.asarray(lengths, dtype=np.uint32))
 
     def read(self, rows: np.ndarray, into: Any) -> Any:
-        """Adds to the sketches ``into`` (a :class:`~neardup.verify.Sketches`) those of ``rows``
-        that were written here, read in file order, and returns it. Once only: what says where
-        each sketch lies is let go of as it is read."""
+        """Gives the sketches ``into`` (an empty :class:`~neardup.verify.Sketches`) those of
+        ``rows`` that were written here, in file order, as they lie in the memory-mapped file
+        (:meth:`~neardup.verify.Sketches.hold`), and returns it. Once only: what says where each
+        sketch lies is let go of as it is read."""
         self._file.flush()
         written = np.concatenate(self._rows) if self._rows else np.zeros(0, np.int64)
         self._rows = []
@@ -83,22 +82,16 @@ class SketchSpill:
         ends = starts + lengths
         del at, lengths
         fd = self._file.fileno()
-        first = 0
-        while first < len(wanted):
-            # The next sketches spanning about READ_HASHES hashes (at least one sketch).
-            last = int(np.searchsorted(starts, starts[first] + np.uint64(READ_HASHES)))
-            last = max(last, first + 1)
-            base, top = int(starts[first]), int(ends[last - 1])
-            data = os.pread(fd, 8 * (top - base), 8 * base)
-            if len(data) != 8 * (top - base):
-                raise OSError(f"the sketch spill file ended early ({len(data)} bytes)")
-            into.add_sketches(
-                wanted[first:last],
-                starts[first:last] - np.uint64(base),
-                ends[first:last] - np.uint64(base),
-                np.frombuffer(data, dtype=np.uint64),
-            )
-            first = last
+        size = os.fstat(fd).st_size
+        if len(ends) and int(ends.max()) * 8 > size:
+            raise OSError(f"the sketch spill file ended early ({size} bytes)")
+        if not len(wanted) or not size:
+            return into
+        # The file is mapped, not read: the sketches are used where they lie in the page cache
+        # (written moments ago), with no copy into fresh memory, which this machine's kernel
+        # must clear page by page; and the system may let go of pages it needs back.
+        mapped = mmap.mmap(fd, size, access=mmap.ACCESS_READ)
+        into.hold(wanted, starts, ends, np.frombuffer(mapped, dtype=np.uint64))
         return into
 
     def scan(self) -> Any:

@@ -206,6 +206,23 @@ class Sketches:
             else:
                 self._drop()
 
+    def hold(
+        self, rows: np.ndarray, starts: np.ndarray, ends: np.ndarray, hashes: np.ndarray
+    ) -> None:
+        """Takes sketches that already lie in one array (a memory-mapped spill file) as they
+        are, without copying them: row ``rows[d]``'s is ``hashes[starts[d]:ends[d]]``. Only into
+        sketches that hold none yet."""
+        if self._count or self._total or self._spill is not None or self.dropped:
+            raise RuntimeError("hold() takes sketches into empty Sketches only")
+        self._taken = hashes
+        self._rows = [np.asarray(rows, dtype=np.int64)]
+        self._starts = [np.ascontiguousarray(starts, dtype=np.uint64)]
+        self._ends = [np.ascontiguousarray(ends, dtype=np.uint64)]
+        self._total = len(hashes)
+        self._count = len(rows)
+        # What memory holds: the ranges (the hashes are the file's pages).
+        self.nbytes = 24 * self._count
+
     @property
     def spilled(self) -> bool:
         """Whether the sketches are on disk (see :meth:`read_back`)."""
