@@ -110,3 +110,32 @@ def test_dedup_keeps_the_same_rows_with_the_same_evidence_on_both_paths(
     assert 0 < kept_fast.num_rows < 4000
     assert kept_fast.equals(kept_slow)
     assert clusters_fast == clusters_slow
+
+
+def test_small_batches_and_blocks_give_the_same_digests(tmp_path, monkeypatch):
+    # Batches of a few rows (sized by bytes from the file's metadata) cut again into blocks of
+    # at most BLOCK_BYTES of text, a text longer than that alone in its block.
+    from neardup.io import parquet
+
+    path = tmp_path / "in.parquet"
+    texts = mixed_texts(1200, 4, nulls=True)
+    texts[10] = "long " * 400
+    write(path, texts, rows=500)
+    hasher = neardup.Simhasher()
+    whole = first_pass(path, hasher, text_field="text", on_error="skip")
+    monkeypatch.setattr(parquet, "BLOCK_BYTES", 300)
+    assert parquet._blocks(pa.array(["a" * 200, "b" * 200, "c" * 500, "d"])) == [
+        (0, 1),
+        (1, 2),
+        (2, 3),
+        (3, 4),
+    ]
+    assert parquet._blocks(pa.array(["ab"] * 10)) == [(0, 10)]
+    small = first_pass(path, hasher, text_field="text", on_error="skip")
+    assert whole[0].tolist() == small[0].tolist() and whole[1].tolist() == small[1].tolist()
+    assert whole[2:] == small[2:] and whole[3]
+    python_path(monkeypatch)
+    assert (
+        first_pass(path, hasher, text_field="text", on_error="skip")[0].tolist()
+        == small[0].tolist()
+    )

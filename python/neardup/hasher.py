@@ -413,15 +413,7 @@ class Simhasher(DocumentColumns):
         digested there, 2 for one Python must read (not ASCII, or not UTF-8; a null is an empty
         text here). A text whose key ``seen`` holds takes the fingerprint recorded there and no
         sketch."""
-        _, offsets_buffer, data_buffer = column.buffers()
-        wide = str(column.type) == "large_string"
-        offsets = np.frombuffer(offsets_buffer, np.int64 if wide else np.int32)
-        offsets = offsets[column.offset : column.offset + len(column) + 1].astype(np.int64)
-        data = (
-            np.frombuffer(data_buffer, np.uint8)
-            if data_buffer is not None
-            else np.zeros(0, np.uint8)
-        )
+        offsets, data = string_buffers(column)
         return _core.string_fingerprints(
             self._inner, offsets, data, self.casefold, sketch, threads, seen=seen
         )
@@ -438,6 +430,19 @@ class Simhasher(DocumentColumns):
         return digest_many(self, chunk, threads=threads, sketch=sketch, start=start, name=name)
 
     # -- documents to columns of normalized text ----------------------------------------------
+
+
+def string_buffers(column: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``(offsets, data)`` of an Arrow string or large string array as they lie in its buffers
+    (no copy of the text): text i is ``data[offsets[i]:offsets[i + 1]]``, a null empty."""
+    _, offsets_buffer, data_buffer = column.buffers()
+    wide = str(column.type) == "large_string"
+    offsets = np.frombuffer(offsets_buffer, np.int64 if wide else np.int32)
+    offsets = offsets[column.offset : column.offset + len(column) + 1].astype(np.int64)
+    data = (
+        np.frombuffer(data_buffer, np.uint8) if data_buffer is not None else np.zeros(0, np.uint8)
+    )
+    return offsets, data
 
 
 def digest_many(

@@ -10,6 +10,8 @@ import numpy as np
 
 from ..digest import Digest
 from ..errors import InputError
+from ..hasher import string_buffers
+from ..lines import READ_SIZE
 from .base import (
     CHUNK_DOCS,
     Chunk,
@@ -36,6 +38,49 @@ def _plain_schema(schema: Any) -> Any:
 
 #: The read buffer of a column chunk (pyarrow's ``buffer_size``).
 PAGE_BUFFER = 1 << 20
+
+
+#: The most bytes of text a batch read holds, and a block of the fast path hands to the core:
+#: a batch of 16,384 long documents (4 KB each: 64 MB of text, and up to 8 KB of sketch a
+#: document) is read in batches of about 2,000 rows instead (short texts: about 16,000, as
+#: before).
+BLOCK_BYTES = 2 * READ_SIZE
+
+
+def _batch_rows(pf: Any, columns: list[str]) -> int:
+    """Rows per batch read: about ``BLOCK_BYTES`` of the columns read (their uncompressed size
+    in the file's metadata), at most ``CHUNK_DOCS``. The reader holds a few batches while it
+    decodes one: batches of 16,384 long documents (4 KB each) held 300 MB to read a file of
+    146 MB, batches of 4,096 180 MB."""
+    meta = pf.metadata
+    names = set(columns)
+    size = 0
+    for g in range(meta.num_row_groups):
+        group = meta.row_group(g)
+        for c in range(group.num_columns):
+            chunk = group.column(c)
+            if chunk.path_in_schema in names:
+                size += max(chunk.total_uncompressed_size, 0)
+    if not meta.num_rows or not size:
+        return CHUNK_DOCS
+    return int(min(CHUNK_DOCS, max(64, BLOCK_BYTES * meta.num_rows // size)))
+
+
+def _blocks(column: Any) -> list[tuple[int, int]]:
+    """``(lo, hi)``: the rows of a string column cut into runs of at most ``BLOCK_BYTES`` of
+    text (a longer text alone); one run for a column of another type."""
+    pa = pyarrow()
+    n = len(column)
+    if not n or not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+        return [(0, n)] if n else []
+    offsets, _ = string_buffers(column)
+    blocks, lo = [], 0
+    while lo < n:
+        hi = int(np.searchsorted(offsets, offsets[lo] + BLOCK_BYTES, side="right")) - 1
+        hi = min(max(hi, lo + 1), n)
+        blocks.append((lo, hi))
+        lo = hi
+    return blocks
 
 
 class ParquetInput(Input):
@@ -82,7 +127,7 @@ class ParquetInput(Input):
         total = pf.metadata.num_rows or 1
         row = 0
         try:
-            for batch in pf.iter_batches(batch_size=CHUNK_DOCS, columns=columns):
+            for batch in pf.iter_batches(batch_size=_batch_rows(pf, columns), columns=columns):
                 # View types (string_view, binary_view) have no take or filter kernel in Arrow:
                 # read them as large strings and bytes, and written so.
                 yield row, batch.cast(_plain_schema(batch.schema))
@@ -172,40 +217,60 @@ class ParquetInput(Input):
         sketch_now: Callable[[], tuple[int, int] | None],
         seen: Any,
     ) -> Iterator[tuple[Chunk, Digest]]:
-        pa = pyarrow()
         pf = self._file(False)
         self._columns(pf)  # checks the schema; the ids are read by replay
         for first, batch in self._batches(pf, [self.text_field]):
-            sketch = sketch_now()
-            n = batch.num_rows
-            column = batch.column(0)
-            if pa.types.is_large_string(column.type) or pa.types.is_string(column.type):
-                kinds, fps, lengths, keys, sketches = hasher.string_block(
-                    column, sketch, threads, seen
+            for lo, hi in _blocks(batch.column(0)):
+                block = self._fast_block(
+                    first + lo,
+                    batch.slice(lo, hi - lo),
+                    hasher,
+                    threads,
+                    slow_path,
+                    sketch_now(),
+                    seen,
                 )
-                if column.null_count:
-                    kinds[column.is_null().to_numpy(zero_copy_only=False)] = 2
-            else:  # a column of nulls only
-                kinds, fps, lengths = np.full(n, 2, np.uint8), np.zeros(n, np.uint64), None
-                keys = np.zeros(2 * n, np.uint64)
-                sketches = (np.zeros(n + 1, np.uint64), np.zeros(0, np.uint64)) if sketch else None
-            done = np.flatnonzero(kinds == 1)
-            positions = done + (first + 1)
-            lengths = lengths[done] if lengths is not None else np.zeros(0, np.uint32)
-            nbytes = int(lengths.sum(dtype=np.int64))
-            digest = Digest.of(fps, keys, sketches).take(done)
-            slow = np.flatnonzero(kinds == 2)
-            chunk = Chunk()
-            if len(slow):
-                rows = (slow + (first + 1)).tolist()
-                for position, text, _ in self._batch_docs(first, batch.take(slow), rows):
-                    chunk.docs.append(text)
-                    chunk.positions.append(position)
-                    chunk.lengths.append(len(text))
-                    chunk.nbytes += text_bytes(text)
-            block = fast_chunk(positions, lengths, nbytes, digest, chunk, slow_path)
-            if block is not None:
-                yield block
+                if block is not None:
+                    yield block
+
+    def _fast_block(
+        self,
+        first: int,
+        batch: Any,
+        hasher: Any,
+        threads: int | None,
+        slow_path: Callable[[Chunk], tuple[Chunk, Digest]],
+        sketch: tuple[int, int] | None,
+        seen: Any,
+    ) -> tuple[Chunk, Digest] | None:
+        """The digests of the rows of ``batch`` (the text column alone), read from row ``first``
+        on: see :meth:`fingerprint_chunks`."""
+        pa = pyarrow()
+        n = batch.num_rows
+        column = batch.column(0)
+        if pa.types.is_large_string(column.type) or pa.types.is_string(column.type):
+            kinds, fps, lengths, keys, sketches = hasher.string_block(column, sketch, threads, seen)
+            if column.null_count:
+                kinds[column.is_null().to_numpy(zero_copy_only=False)] = 2
+        else:  # a column of nulls only
+            kinds, fps, lengths = np.full(n, 2, np.uint8), np.zeros(n, np.uint64), None
+            keys = np.zeros(2 * n, np.uint64)
+            sketches = (np.zeros(n + 1, np.uint64), np.zeros(0, np.uint64)) if sketch else None
+        done = np.flatnonzero(kinds == 1)
+        positions = done + (first + 1)
+        lengths = lengths[done] if lengths is not None else np.zeros(0, np.uint32)
+        nbytes = int(lengths.sum(dtype=np.int64))
+        digest = Digest.of(fps, keys, sketches).take(done)
+        slow = np.flatnonzero(kinds == 2)
+        chunk = Chunk()
+        if len(slow):
+            rows = (slow + (first + 1)).tolist()
+            for position, text, _ in self._batch_docs(first, batch.take(slow), rows):
+                chunk.docs.append(text)
+                chunk.positions.append(position)
+                chunk.lengths.append(len(text))
+                chunk.nbytes += text_bytes(text)
+        return fast_chunk(positions, lengths, nbytes, digest, chunk, slow_path)
 
     def chunks(self, raw: bool = False) -> Iterator[Chunk]:
         if not raw:
