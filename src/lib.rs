@@ -30,6 +30,7 @@ pub mod pairs;
 pub mod parallel;
 pub mod plan;
 pub mod rarity;
+pub mod repeats;
 pub mod run_pairs;
 pub mod short_texts;
 pub mod simd;

@@ -139,13 +139,13 @@ pub fn prefix_lists(
             if n == 0 {
                 return (Vec::new(), 0);
             }
-            rarity.order(shingles, buf);
             let keep = if n <= SHORT {
                 n
             } else {
                 (cut.prefix(n) + EXTRA).min(n)
             };
-            (buf[..keep].to_vec(), n as u32)
+            rarity.order_first(shingles, keep, buf);
+            (buf.clone(), n as u32)
         })
         .collect();
     let total = lists.iter().map(|l| l.0.len()).sum();

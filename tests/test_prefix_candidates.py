@@ -274,3 +274,83 @@ def test_prefix_candidates_without_room_for_the_sketches_are_refused(tmp_path, c
     # Fingerprint candidates read the candidates again instead.
     code, _, err = run(capsys, "dedup", path, "--dry-run", "--candidates", "fingerprint")
     assert code == 0, err
+
+
+def fmix64(k: np.ndarray) -> np.ndarray:
+    """MurmurHash3's 64-bit finalizer (the published constants), on an array."""
+    k = k.astype(np.uint64)
+    k ^= k >> np.uint64(33)
+    k *= np.uint64(0xFF51AFD7ED558CCD)
+    k ^= k >> np.uint64(33)
+    k *= np.uint64(0xC4CEB9FE1A85EC53)
+    return k ^ (k >> np.uint64(33))
+
+
+def test_repeated_hashes_are_listed_after_unique_ones():
+    """With ``Repeats`` marked on every text, a text's list starts with the hashes no other text
+    holds, by value (worked out here by counting holders), before any hash another text
+    holds; without it, the table of an empty sample orders them all by value alone."""
+    rng = np.random.default_rng(5)
+    total = 300 * 70
+    repeats = _core.Repeats(total)
+    # Values whose slots (the top bits of their fmix64) no other value shares, so that the
+    # marks are exact: a value is marked when two texts hold it, and only then.
+    pool = rng.integers(0, 1 << 62, size=3 * total, dtype=np.uint64)
+    slots = fmix64(pool) >> np.uint64(64 - repeats.bits)
+    alone = np.unique(slots, return_counts=True)
+    pool = rng.permutation(pool[np.isin(slots, alone[0][alone[1] == 1])])
+    shared, pool = pool[:40], pool[40:]
+    texts = []
+    for _ in range(300):
+        n = int(rng.integers(20, 60))
+        own, pool = pool[:n], pool[n:]
+        texts.append(np.unique(np.concatenate([own, rng.choice(shared, 6, replace=False)])))
+    ends = np.cumsum([len(t) for t in texts]).astype(np.uint64)
+    starts = ends - np.array([len(t) for t in texts], np.uint64)
+    hashes = np.concatenate(texts).astype(np.uint64)
+    holders = dict(zip(*np.unique(hashes, return_counts=True)))
+    repeats.add(starts, ends, hashes)
+    empty = (np.zeros(0, np.uint64), np.zeros(0, np.uint32))
+    lengths, listed, _ = _core.prefix_lists(
+        starts, ends, hashes, _core.RarityOrder(*empty, repeats), 0.8
+    )
+    plain, by_value, _ = _core.prefix_lists(starts, ends, hashes, empty, 0.8)
+    assert lengths.tolist() == plain.tolist()
+    at = np.r_[0, np.cumsum(lengths)]
+    for t, text in enumerate(texts):
+        got = listed[at[t] : at[t + 1]].tolist()
+        unique = sorted(int(h) for h in text if holders[h] == 1)
+        assert got == unique[: len(got)]
+        assert by_value[at[t] : at[t + 1]].tolist() == sorted(text.tolist())[: len(got)]
+    # Every shared hash is marked: a list of all of a text's hashes ends with them.
+    one = np.array([0], np.uint64), np.array([len(texts[0])], np.uint64)
+    lengths, listed, _ = _core.prefix_lists(
+        *one, texts[0].astype(np.uint64), _core.RarityOrder(*empty, repeats), 0.0001
+    )
+    assert sorted(int(h) for h in listed[-6:]) == sorted(int(h) for h in texts[0] if holders[h] > 1)
+
+
+def test_repeats_cut_the_candidates_of_hashes_the_sample_misses(monkeypatch):
+    """Phrases each shared by a few texts are seldom seen twice by the one-in-16 sample, so
+    without the marks they rank with the unique hashes and make unrelated texts candidates;
+    with them, only the texts that share their unique words (the near-duplicates) are. The
+    kept rows and evidence are the same either way."""
+    rng = random.Random(3)
+    phrases = [" ".join(f"p{i}x{j}" for j in range(6)) for i in range(300)]
+    docs = []
+    for d in range(1500):
+        words = [f"u{d}x{j}" for j in range(30)]
+        for _ in range(3):
+            words.insert(rng.randrange(len(words)), rng.choice(phrases))
+        docs.append(" ".join(words))
+        if d % 10 == 0:
+            near = docs[-1].split()
+            near[3] = "edited"
+            docs.append(" ".join(near))
+    marked = neardup.dedup(docs, candidates="prefix")
+    monkeypatch.setattr(neardup.pipeline.PrefixLists, "_repeats", lambda self: None)
+    sampled = neardup.dedup(docs, candidates="prefix")
+    assert marked.kept_row.tolist() == sampled.kept_row.tolist()
+    assert marked.jaccard.tolist() == sampled.jaccard.tolist()
+    assert int((marked.kept_row != np.arange(len(docs))).sum()) == 150
+    assert marked.stats["candidate_pairs"] * 4 < sampled.stats["candidate_pairs"]

@@ -48,6 +48,7 @@ __all__ = [
     "merged_counts",
     "prefix_lists",
     "RarityOrder",
+    "Repeats",
     "split_run_pairs",
     "run_pairs",
     "local_pairs",
@@ -717,12 +718,31 @@ def merged_counts(
 @final
 class RarityOrder:
     """The rarity order of a table of frequent hashes (hashes, counts), built once for the
-    prefix_lists of many chunks."""
+    prefix_lists of many chunks; with ``repeats``, the hashes the table leaves out that more
+    than one text may hold count 1."""
 
     def __new__(
-        cls, hashes: npt.NDArray[np.uint64], counts: npt.NDArray[np.uint32]
+        cls,
+        hashes: npt.NDArray[np.uint64],
+        counts: npt.NDArray[np.uint32],
+        repeats: Repeats | None = None,
     ) -> RarityOrder: ...
     def __len__(self) -> int: ...
+
+class Repeats:
+    """Which shingle hashes more than one text may hold, marked on every text's sketch: two bit
+    tables sized for sketches holding ``hashes`` hashes in all."""
+
+    def __new__(cls, hashes: int) -> Repeats: ...
+    def add(
+        self,
+        starts: npt.NDArray[np.uint64],
+        ends: npt.NDArray[np.uint64],
+        hashes: npt.NDArray[np.uint64],
+    ) -> None: ...
+    @property
+    def bits(self) -> int: ...
+    def share(self) -> float: ...
 
 def prefix_lists(
     starts: npt.NDArray[np.uint64],

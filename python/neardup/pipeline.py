@@ -271,7 +271,9 @@ class PrefixLists:
     one in 16 is too coarse (a hash held by a dozen texts is seen once or not at all, so it ranks
     with the hashes no other text holds). The lists are cut after that, from the sketches in
     memory or read back from their temporary file. Any order finds every pair at the threshold;
-    the order only decides how many candidates there are.
+    the order only decides how many candidates there are. In the sampled order, the hashes
+    that more than one text may hold (marked on every text by :meth:`_repeats`) come after the
+    unique ones and before the sample's frequent ones.
 
     Args:
         threshold: the threshold of the stars.
@@ -320,15 +322,18 @@ class PrefixLists:
             return True
         if self.sketches.dropped:
             return False
+        repeats = None
         if counted_on_every_text(self.hashes, self.texts):
             self._counts = []
             self.table = self._counted_on_every_text()
         else:
             self.table = frequent(*_merged(self._counts))
             self._counts = []
+            repeats = self._repeats()
         # Its hash map built once for every chunk (not once a chunk: a cost of the table's
         # size, which grows with the corpus, for each of a number of chunks that grows too).
-        order = _core.RarityOrder(*self.table)
+        order = _core.RarityOrder(*self.table, repeats)
+        del repeats
         for rows, starts, ends, hashes in self.sketches.scan():
             lengths, listed, sizes = _core.prefix_lists(
                 np.ascontiguousarray(starts, np.uint64),
@@ -343,6 +348,20 @@ class PrefixLists:
             self.lists.add_sketches(rows, ends_at - lengths, ends_at, listed)
             self._sizes.append(sizes)
         return True
+
+    def _repeats(self) -> _core.Repeats:
+        """Which hashes more than one text may hold, marked on every text's sketch (a scan of
+        the sketches): in the order they count 1, after the hashes no other text holds and before
+        the sample's frequent ones, where the sample alone would rank them with the unique ones
+        (``repeats.rs`` in the core; two bit tables of a quarter of a byte a hash each)."""
+        repeats = _core.Repeats(self.hashes)
+        for _rows, starts, ends, hashes in self.sketches.scan():
+            repeats.add(
+                np.ascontiguousarray(starts, np.uint64),
+                np.ascontiguousarray(ends, np.uint64),
+                np.ascontiguousarray(hashes, np.uint64),
+            )
+        return repeats
 
     def _counted_on_every_text(self) -> tuple[np.ndarray, np.ndarray]:
         """The table of the order counted on every text's sketch: the hashes held by two texts or

@@ -11,6 +11,7 @@ use crate::cross_search::KeyParts;
 use crate::error::Error;
 use crate::pairs::Bounded;
 use crate::rarity::Rarity;
+use crate::repeats::{bits_for, Repeats};
 use crate::run_pairs::{
     local_pairs as pairs_over_nodes, pair_blocks as pair_blocks_of, route_pairs,
     run_pairs as pairs_of_runs,
@@ -160,19 +161,78 @@ pub struct PyRarityOrder {
 #[pymethods]
 impl PyRarityOrder {
     #[new]
+    #[pyo3(signature = (hashes, counts, repeats=None))]
     fn new(
         py: Python<'_>,
         hashes: PyReadonlyArray1<'_, u64>,
         counts: PyReadonlyArray1<'_, u32>,
+        repeats: Option<PyRef<'_, PyRepeats>>,
     ) -> PyResult<Self> {
         let (hashes, counts) = (hashes.as_slice()?, counts.as_slice()?);
-        let inner = py.detach(|| Rarity::new(hashes, counts))?;
+        let repeats = repeats.as_deref();
+        let inner = py.detach(|| -> crate::Result<Rarity> {
+            let order = Rarity::new(hashes, counts)?;
+            Ok(match repeats {
+                Some(r) => order.with_repeated(r.repeats().repeated()),
+                None => order,
+            })
+        })?;
         Ok(PyRarityOrder { inner })
     }
 
     /// The hashes of the table.
     fn __len__(&self) -> usize {
         self.inner.len()
+    }
+}
+
+/// Which shingle hashes more than one text may hold (see `repeats::Repeats`), marked on every
+/// text's sketch, for a [`PyRarityOrder`]: two bit tables sized for sketches holding `hashes`
+/// hashes in all.
+#[pyclass(name = "Repeats", module = "neardup._core", frozen)]
+pub struct PyRepeats {
+    inner: std::sync::Mutex<Repeats>,
+}
+
+impl PyRepeats {
+    /// The tables (a call at a time: one holding them runs without the GIL, to its end).
+    fn repeats(&self) -> std::sync::MutexGuard<'_, Repeats> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[pymethods]
+impl PyRepeats {
+    #[new]
+    fn new(py: Python<'_>, hashes: u64) -> PyResult<Self> {
+        let inner = py.detach(|| Repeats::new(bits_for(hashes)))?;
+        Ok(PyRepeats {
+            inner: std::sync::Mutex::new(inner),
+        })
+    }
+
+    /// Marks the shingle hashes of the sketches `hashes[starts[i]:ends[i]]`, each one text's.
+    fn add(
+        &self,
+        py: Python<'_>,
+        starts: PyReadonlyArray1<'_, u64>,
+        ends: PyReadonlyArray1<'_, u64>,
+        hashes: PyReadonlyArray1<'_, u64>,
+    ) -> PyResult<()> {
+        let sketches = Ranges::new(starts.as_slice()?, ends.as_slice()?, hashes.as_slice()?)?;
+        py.detach(|| self.repeats().add_sketches(&sketches));
+        Ok(())
+    }
+
+    /// The bits of a slot number (each table holds 2**bits slots).
+    #[getter]
+    fn bits(&self) -> u32 {
+        self.repeats().bits()
+    }
+
+    /// The share of slots marked repeated.
+    fn share(&self) -> f64 {
+        self.repeats().repeated().share()
     }
 }
 
@@ -415,6 +475,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(rarity_counts, m)?)?;
     m.add_function(wrap_pyfunction!(merged_counts, m)?)?;
     m.add_class::<PyRarityOrder>()?;
+    m.add_class::<PyRepeats>()?;
     m.add_function(wrap_pyfunction!(prefix_lists, m)?)?;
     m.add_function(wrap_pyfunction!(split_run_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(run_pairs, m)?)?;
