@@ -729,6 +729,7 @@ class RarityOrder:
     ) -> RarityOrder: ...
     def __len__(self) -> int: ...
 
+@final
 class Repeats:
     """Which shingle hashes more than one text may hold, marked on every text's sketch: two bit
     tables sized for sketches holding ``hashes`` hashes in all."""
