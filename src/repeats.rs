@@ -150,6 +150,11 @@ impl Repeats {
         }
     }
 
+    /// The share of slots marked repeated.
+    pub fn share(&self) -> f64 {
+        marked_share(&self.repeated)
+    }
+
     /// A copy of the table of repeated slots.
     pub fn repeated(&self) -> Repeated {
         Repeated {
@@ -209,6 +214,12 @@ impl Grouped {
     }
 }
 
+/// The share of the bits of `words` that are set.
+fn marked_share(words: &[u64]) -> f64 {
+    let marked: u64 = words.iter().map(|w| u64::from(w.count_ones())).sum();
+    marked as f64 / (words.len() as f64 * 64.0)
+}
+
 /// Marks slot `s` seen, or repeated when it was seen already.
 #[inline]
 fn mark(seen: &mut [u64], repeated: &mut [u64], s: usize) {
@@ -242,8 +253,7 @@ impl Repeated {
 
     /// The share of slots marked.
     pub fn share(&self) -> f64 {
-        let marked: u64 = self.words.iter().map(|w| u64::from(w.count_ones())).sum();
-        marked as f64 / (self.words.len() as f64 * 64.0)
+        marked_share(&self.words)
     }
 }
 
@@ -325,7 +335,7 @@ mod tests {
         // A text alone repeats nothing.
         let mut one = Repeats::new(FEWEST_BITS).unwrap();
         one.add(&[1, 2, 3]);
-        assert_eq!(one.repeated().share(), 0.0);
+        assert_eq!(one.share(), 0.0);
         one.add(&[3]);
         assert!(one.repeated().holds(3));
     }

@@ -121,7 +121,7 @@ def fingerprint_pass(
     first: FirstPass | None = None,
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """Reads the input once: (fingerprints, text lengths if asked, text bytes). JSONL is read
-    and fingerprinted by the core where it can (see JsonlInput.fingerprint_chunks); otherwise
+    and fingerprinted by the core where it can (see Input.fingerprint_chunks); otherwise
     the core fingerprints one chunk on every core while this thread parses the next. Only the
     fingerprints (8 bytes a document) and, for --keep longest, the lengths (4 more) are kept;
     given ``first``, every digest goes to it (content keys, and sketches within its budget)."""
@@ -145,7 +145,7 @@ def fingerprint_pass(
         if on_chunk is not None:
             on_chunk(chunk, digest.fingerprints)
 
-    fast = None if raw or on_chunk is not None else getattr(inp, "fingerprint_chunks", None)
+    fast = None if raw or on_chunk is not None else inp.fingerprint_chunks
     blocks = (
         fast(
             hasher,

@@ -232,7 +232,7 @@ impl PyRepeats {
 
     /// The share of slots marked repeated.
     fn share(&self) -> f64 {
-        self.repeats().repeated().share()
+        self.repeats().share()
     }
 }
 

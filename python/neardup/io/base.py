@@ -403,6 +403,38 @@ class Input:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
+    def fingerprint_chunks(
+        self,
+        hasher: Any,
+        threads: int | None,
+        slow: Callable[[Chunk], tuple[Chunk, Digest]],
+        sketch: Callable[[], tuple[int, int] | None] = lambda: None,
+        seen: Any = None,
+    ) -> Iterator[tuple[Chunk, Digest]] | None:
+        """The first pass with the digests made in the core (JSONL lines, Parquet's text column
+        as it lies in Arrow's buffers): (chunk without its documents, digests) per block, or None
+        when this format, input or hasher needs the Python path (several fields, a Python
+        tokenizer). What the core leaves to Python (not ASCII, nulls, anything it does not read
+        the plain way) is read and checked as on that path, and ``slow(chunk)`` digests it:
+        (the chunk of those it keeps, their digests). While ``sketch()`` gives ``(ngram,
+        size)``, the digests hold each document's shingle sketch too; ``seen`` (a
+        ``_core.KeySet``, see :attr:`neardup.pipeline.FirstPass.seen`) spares the copies of
+        texts it holds their fingerprint and sketch."""
+        if self.fields is not None or hasher.fields is not None or hasher.tokenizer is not None:
+            return None
+        return self._fingerprint_chunks(hasher, threads, slow, sketch, seen)
+
+    def _fingerprint_chunks(
+        self,
+        hasher: Any,
+        threads: int | None,
+        slow_path: Callable[[Chunk], tuple[Chunk, Digest]],
+        sketch_now: Callable[[], tuple[int, int] | None],
+        seen: Any,
+    ) -> Iterator[tuple[Chunk, Digest]] | None:
+        """The core's first pass of a format that has one; None here."""
+        return None
+
     def fingerprint_writer(self, tmp: str, output: str, column: str) -> FingerprintWriter:
         """(write one chunk with its fingerprints, close) for the fingerprint command: each
         format writes to ``tmp`` (the temporary file of ``output``) the records of the chunks

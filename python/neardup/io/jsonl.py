@@ -130,26 +130,6 @@ class JsonlInput(Input):
             else:
                 self.bytes_read = self.size or self.bytes_read
 
-    def fingerprint_chunks(
-        self,
-        hasher: Any,
-        threads: int | None,
-        slow: Callable[[Chunk], tuple[Chunk, Digest]],
-        sketch: Callable[[], tuple[int, int] | None] = lambda: None,
-        seen: Any = None,
-    ) -> Iterator[tuple[Chunk, Digest]] | None:
-        """The first pass with the digests made in the core: (chunk without its documents,
-        digests) per block, or None when this input or hasher needs the Python path (several
-        fields, a Python tokenizer). Lines the core leaves to Python (not ASCII, or anything it
-        does not read the plain way) are read and checked as on that path, and ``slow(chunk)``
-        digests them: (the chunk of those it keeps, their digests). While ``sketch()`` gives
-        ``(ngram, size)``, the digests hold each document's shingle sketch too; ``seen`` (a
-        ``_core.KeySet``, see :attr:`neardup.pipeline.FirstPass.seen`) spares the copies of
-        texts it holds their fingerprint and sketch."""
-        if self.fields is not None or hasher.fields is not None or hasher.tokenizer is not None:
-            return None
-        return self._fingerprint_chunks(hasher, threads, slow, sketch, seen)
-
     def _fingerprint_chunks(
         self,
         hasher: Any,

@@ -191,24 +191,6 @@ class ParquetInput(Input):
             for position, doc, doc_id in self._batch_docs(first, batch):
                 yield position, doc, doc_id, None
 
-    def fingerprint_chunks(
-        self,
-        hasher: Any,
-        threads: int | None,
-        slow: Callable[[Chunk], tuple[Chunk, Digest]],
-        sketch: Callable[[], tuple[int, int] | None] = lambda: None,
-        seen: Any = None,
-    ) -> Iterator[tuple[Chunk, Digest]] | None:
-        """The first pass with the text column handed to the core as it lies in Arrow's buffers
-        (no Python string made): (chunk without its documents, digests) per batch, or None when
-        this input or hasher needs the Python path (several fields, a Python tokenizer). Texts
-        the core leaves to Python (not ASCII, nulls, invalid UTF-8) are read as on that path,
-        and ``slow(chunk)`` digests them. ``sketch`` and ``seen``: as
-        :meth:`neardup.io.jsonl.JsonlInput.fingerprint_chunks` takes them."""
-        if self.fields is not None or hasher.fields is not None or hasher.tokenizer is not None:
-            return None
-        return self._fingerprint_chunks(hasher, threads, slow, sketch, seen)
-
     def _fingerprint_chunks(
         self,
         hasher: Any,
