@@ -34,6 +34,64 @@ pub fn bits_for(hashes: u64) -> u32 {
     bits.clamp(FEWEST_BITS, MOST_BITS)
 }
 
+fn check_bits(bits: u32) -> Result<()> {
+    if (FEWEST_BITS..=MOST_BITS).contains(&bits) {
+        Ok(())
+    } else {
+        Err(Error::invalid(format!(
+            "the bits of a slot must be in {FEWEST_BITS}..={MOST_BITS}, got {bits}"
+        )))
+    }
+}
+
+/// The slots of the shingle hashes of every sketch (checks left out), sorted, each at most
+/// twice: what one share of a corpus's texts tells of the slots, a slot given twice being
+/// repeated within the share already. Every share's slots of a range of the table, put together
+/// ([`repeated_words`]), mark the same slots repeated as [`Repeats::add_sketches`] of every
+/// text: a cluster marks its corpus from slots moved by range, four bytes a hash at most.
+pub fn slots_of(sketches: &Ranges<'_>, bits: u32) -> Result<Vec<u32>> {
+    check_bits(bits)?;
+    let mut slots: Vec<u32> = Vec::new();
+    for d in 0..sketches.len() {
+        // A slot has at most MOST_BITS = 32 bits.
+        slots.extend(
+            shingles_of(sketches.get(d))
+                .iter()
+                .map(|&h| slot(h, bits) as u32),
+        );
+    }
+    slots.par_sort_unstable();
+    let mut kept = 0;
+    for i in 0..slots.len() {
+        if kept < 2 || slots[kept - 2] != slots[i] {
+            slots[kept] = slots[i];
+            kept += 1;
+        }
+    }
+    slots.truncate(kept);
+    Ok(slots)
+}
+
+/// The `words` words of the table of repeated slots from word `first_word` on, marked by
+/// `slots`: every slot of that range that the shares of the texts gave ([`slots_of`]), in any
+/// order. A slot given twice is repeated.
+pub fn repeated_words(slots: &[u32], first_word: u64, words: usize) -> Result<Vec<u64>> {
+    let low = first_word.saturating_mul(64);
+    let high = low.saturating_add(words as u64 * 64);
+    let mut seen = vec![0u64; words];
+    let mut repeated = vec![0u64; words];
+    for &s in slots {
+        let s = u64::from(s);
+        if !(low..high).contains(&s) {
+            return Err(Error::invalid(format!(
+                "slot {s} lies outside the words' slots {low}..{high}"
+            )));
+        }
+        mark(&mut seen, &mut repeated, (s - low) as usize);
+    }
+    Ok(repeated)
+}
+
 /// Two bit tables over the slots of shingle hashes: seen once, and seen again.
 #[derive(Debug)]
 pub struct Repeats {
@@ -61,11 +119,7 @@ fn slot(h: SketchHash, bits: u32) -> u64 {
 impl Repeats {
     /// Empty tables of `2^bits` slots each.
     pub fn new(bits: u32) -> Result<Self> {
-        if !(FEWEST_BITS..=MOST_BITS).contains(&bits) {
-            return Err(Error::invalid(format!(
-                "the bits of a slot must be in {FEWEST_BITS}..={MOST_BITS}, got {bits}"
-            )));
-        }
+        check_bits(bits)?;
         let words = 1usize << (bits - 6);
         Ok(Repeats {
             seen: vec![0; words],
@@ -236,6 +290,25 @@ pub struct Repeated {
 }
 
 impl Repeated {
+    /// The table whose words are `words` (a power of two of them, as [`repeated_words`] gives
+    /// in pieces): the slots have as many bits as index its bits.
+    pub fn from_words(words: Vec<u64>) -> Result<Self> {
+        let bits = if words.len().is_power_of_two() {
+            words.len().trailing_zeros() + 6
+        } else {
+            0
+        };
+        if !(FEWEST_BITS..=MOST_BITS).contains(&bits) {
+            return Err(Error::invalid(format!(
+                "a table of repeated slots holds 2^{} to 2^{} words, got {}",
+                FEWEST_BITS - 6,
+                MOST_BITS - 6,
+                words.len()
+            )));
+        }
+        Ok(Repeated { words, bits })
+    }
+
     /// Whether `h` may be held by more than one text (false: it surely is not).
     #[inline]
     pub fn holds(&self, h: SketchHash) -> bool {
@@ -338,5 +411,85 @@ mod tests {
         assert_eq!(one.share(), 0.0);
         one.add(&[3]);
         assert!(one.repeated().holds(3));
+    }
+
+    /// Flat sketches of `texts`: (starts, ends, hashes).
+    fn flat(texts: &[Vec<u64>]) -> (Vec<u64>, Vec<u64>, Vec<u64>) {
+        let mut starts = Vec::new();
+        let mut ends = Vec::new();
+        let mut hashes = Vec::new();
+        for t in texts {
+            starts.push(hashes.len() as u64);
+            hashes.extend_from_slice(t);
+            ends.push(hashes.len() as u64);
+        }
+        (starts, ends, hashes)
+    }
+
+    #[test]
+    fn slots_are_sorted_and_given_at_most_twice() {
+        // Three texts holding 7, two holding 9: 7's slot comes twice, 9's twice, 5's once.
+        let texts = vec![vec![5, 7], vec![7, 9], vec![7, 9]];
+        let (starts, ends, hashes) = flat(&texts);
+        let bits = FEWEST_BITS;
+        let got = slots_of(&Ranges::new(&starts, &ends, &hashes).unwrap(), bits).unwrap();
+        let s = |h: u64| (fmix64(h) >> (64 - bits)) as u32;
+        let mut want = vec![s(5), s(7), s(7), s(9), s(9)];
+        want.sort_unstable();
+        assert_eq!(got, want);
+        assert!(slots_of(&Ranges::new(&starts, &ends, &hashes).unwrap(), 15).is_err());
+        // Slots outside the words asked for are refused.
+        assert!(repeated_words(&[64], 0, 1).is_err());
+        assert_eq!(
+            repeated_words(&[70, 100, 70], 1, 1).unwrap(),
+            vec![1u64 << 6]
+        );
+        assert!(Repeated::from_words(vec![0; 3 << 10]).is_err());
+        assert!(Repeated::from_words(vec![0; 1 << 9]).is_err());
+    }
+
+    #[test]
+    fn shares_marked_by_range_equal_every_text_marked_at_once() {
+        let mut seed = 5u64;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            seed >> 20
+        };
+        let texts: Vec<Vec<u64>> = (0..3_000)
+            .map(|_| {
+                let mut t: Vec<u64> = (0..25).map(|_| next() % 60_000).collect();
+                t.sort_unstable();
+                t.dedup();
+                t
+            })
+            .collect();
+        let (starts, ends, hashes) = flat(&texts);
+        let bits = bits_for(hashes.len() as u64);
+        let mut all = Repeats::new(bits).unwrap();
+        all.add_sketches(&Ranges::new(&starts, &ends, &hashes).unwrap());
+        // Four shares of the texts, their slots moved to seven ranges of words.
+        let words = 1usize << (bits - 6);
+        let ranges = 7usize;
+        let bound = |q: usize| (q * words).div_ceil(ranges);
+        let mut moved: Vec<Vec<u32>> = vec![Vec::new(); ranges];
+        for share in texts.chunks(800) {
+            let (starts, ends, hashes) = flat(share);
+            let sketches = Ranges::new(&starts, &ends, &hashes).unwrap();
+            for s in slots_of(&sketches, bits).unwrap() {
+                let q = ((s as usize >> 6) * ranges) >> (bits - 6);
+                moved[q].push(s);
+            }
+        }
+        let mut table = Vec::new();
+        for (q, slots) in moved.iter().enumerate() {
+            let piece = repeated_words(slots, bound(q) as u64, bound(q + 1) - bound(q)).unwrap();
+            table.extend(piece);
+        }
+        let joined = Repeated::from_words(table).unwrap();
+        assert_eq!(joined.bits, bits);
+        assert_eq!(joined.words, all.repeated);
+        assert!(joined.share() > 0.0);
     }
 }

@@ -147,3 +147,23 @@ def verified_stars(docs: list[str], k: int = THRESHOLD_K, threshold: float = 0.8
     """The row kept in each row's place by the default dedup (verified stars, keep first)."""
     fps = np.array([reference.fingerprint(reference.normalize(t)) for t in docs], dtype=np.uint64)
     return star_oracle(list(range(len(docs))), verified_near(docs, fps, k, threshold))[0]
+
+
+def fmix64(k: np.ndarray) -> np.ndarray:
+    """MurmurHash3's 64-bit finalizer (the published constants), on an array."""
+    k = k.astype(np.uint64)
+    k ^= k >> np.uint64(33)
+    k *= np.uint64(0xFF51AFD7ED558CCD)
+    k ^= k >> np.uint64(33)
+    k *= np.uint64(0xC4CEB9FE1A85EC53)
+    return k ^ (k >> np.uint64(33))
+
+
+def repeated_slots(sketches: list[np.ndarray], bits: int) -> np.ndarray:
+    """The slots (the top ``bits`` bits of fmix64) that two or more of the sketches' shingle
+    hashes (checks, with the top bit set, left out) fall on, counted with numpy: the marks of
+    ``_core.Repeats``."""
+    hashes = np.concatenate([np.zeros(0, np.uint64), *(np.asarray(s, np.uint64) for s in sketches)])
+    hashes = hashes[hashes < np.uint64(1 << 63)]
+    slots, counts = np.unique(fmix64(hashes) >> np.uint64(64 - bits), return_counts=True)
+    return slots[counts >= 2]

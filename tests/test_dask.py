@@ -14,7 +14,6 @@ import random
 import signal
 import threading
 import time
-from unittest import mock
 
 import dask.dataframe as dd
 import numpy as np
@@ -26,7 +25,7 @@ from hypothesis import strategies as st
 
 import neardup
 import neardup.dask as ndd
-import neardup.pipeline
+from brute import repeated_slots
 from command import run
 from computed import computed
 from conftest import SAMPLE
@@ -210,7 +209,7 @@ def test_each_partition_gets_the_counts_of_its_own_hashes(client, debian, monkey
     ddf = dd.from_pandas(whole, npartitions=1).repartition(divisions=divisions)
     copies = ddf[~ddf["row"].isin(np.flatnonzero(first).tolist())]
     copies = copies[["row"]].set_index("row", drop=False, divisions=divisions)
-    tables, rows, shared = ndd._rarity_tables(
+    tables, rows, shared, marks = ndd._rarity_tables(
         lambda columns: ddf, copies, len(cut) - 1, str(tmp_path)
     )
     assert shared is None
@@ -227,6 +226,12 @@ def test_each_partition_gets_the_counts_of_its_own_hashes(client, debian, monkey
         assert list(zip(hashes.tolist(), counts.tolist())) == want
         total += len(want)
     assert rows == total
+    # Every text's hashes marked (one in 3 counted): the slots two hashes of the texts share.
+    words = marks.load()
+    bits = int(np.log2(len(words))) + 6
+    marked = np.flatnonzero(np.unpackbits(words.view(np.uint8), bitorder="little"))
+    want = repeated_slots([sketches[r].values.to_numpy() for r in np.flatnonzero(first)], bits)
+    assert len(want) > 100 and marked.tolist() == want.tolist()
 
 
 @pytest.mark.parametrize("share", [1, 5])
@@ -237,14 +242,12 @@ def test_prefix_candidates_with_any_share_match_single_machine(
 ):
     """The same rarity order as the single machine: the same prefix pairs, the same result;
     whether the order is counted on every text of this small corpus of long texts or on a
-    share, and whether every task reads the whole table or each partition gets its own. (A
-    share's order on one machine also ranks the hashes it marks as repeated on every text
-    after the unique ones, which Dask does not: those marks are left out here.)"""
+    share, and whether every task reads the whole table or each partition gets its own. (With a
+    share, both mark the hashes more than one text may hold on every text.)"""
     from neardup import pipeline
 
     monkeypatch.setattr(ndd, "RARITY_SHARE", share)
     monkeypatch.setattr(pipeline, "RARITY_FRACTION", share)
-    monkeypatch.setattr(pipeline.PrefixLists, "_repeats", lambda self: None)
     if not exact:
         monkeypatch.setattr(pipeline, "EXACT_HASHES", 0)
     if not whole:
@@ -741,11 +744,8 @@ def test_dedup_matches_single_machine_on_random_corpora(
     )
     _check_same(df, kept, table, want)
     if candidates == "prefix" and threshold is not None:
-        # The same rarity order (the single machine's without its marks of repeated hashes,
-        # which Dask does not make): the same prefix pairs.
-        with mock.patch.object(neardup.pipeline.PrefixLists, "_repeats", lambda self: None):
-            plain = neardup.dedup(texts, k=k, keep=keep, threshold=threshold, candidates=candidates)
-        assert stats["prefix_pairs"] == plain.stats["prefix_pairs"]
+        # The same rarity order (and marks of repeated hashes): the same prefix pairs.
+        assert stats["prefix_pairs"] == want.stats["prefix_pairs"]
 
 
 def test_cli_dask_bad_text_is_a_clear_input_error(tmp_path, capsys):

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import neardup
 import reference
-from brute import star_oracle, verified_near
+from brute import fmix64, star_oracle, verified_near
 from neardup import _core
 from neardup.pipeline import RARITY_SAMPLE, frequent
 
@@ -274,16 +274,6 @@ def test_prefix_candidates_without_room_for_the_sketches_are_refused(tmp_path, c
     # Fingerprint candidates read the candidates again instead.
     code, _, err = run(capsys, "dedup", path, "--dry-run", "--candidates", "fingerprint")
     assert code == 0, err
-
-
-def fmix64(k: np.ndarray) -> np.ndarray:
-    """MurmurHash3's 64-bit finalizer (the published constants), on an array."""
-    k = k.astype(np.uint64)
-    k ^= k >> np.uint64(33)
-    k *= np.uint64(0xFF51AFD7ED558CCD)
-    k ^= k >> np.uint64(33)
-    k *= np.uint64(0xC4CEB9FE1A85EC53)
-    return k ^ (k >> np.uint64(33))
 
 
 def test_repeated_hashes_are_listed_after_unique_ones():

@@ -49,6 +49,9 @@ __all__ = [
     "prefix_lists",
     "RarityOrder",
     "Repeats",
+    "repeat_bits",
+    "repeat_slots",
+    "repeated_words",
     "split_run_pairs",
     "run_pairs",
     "local_pairs",
@@ -718,14 +721,16 @@ def merged_counts(
 @final
 class RarityOrder:
     """The rarity order of a table of frequent hashes (hashes, counts), built once for the
-    prefix_lists of many chunks; with ``repeats``, the hashes the table leaves out that more
-    than one text may hold count 1."""
+    prefix_lists of many chunks; with ``repeats`` (or ``repeated``, the words of their table of
+    repeated slots, as repeated_words gives them in pieces), the hashes the table leaves out that
+    more than one text may hold count 1."""
 
     def __new__(
         cls,
         hashes: npt.NDArray[np.uint64],
         counts: npt.NDArray[np.uint32],
         repeats: Repeats | None = None,
+        repeated: npt.NDArray[np.uint64] | None = None,
     ) -> RarityOrder: ...
     def __len__(self) -> int: ...
 
@@ -744,6 +749,24 @@ class Repeats:
     @property
     def bits(self) -> int: ...
     def share(self) -> float: ...
+
+def repeat_bits(hashes: int) -> int:
+    """The bits of a slot number of the Repeats tables for sketches holding hashes hashes."""
+
+def repeat_slots(
+    starts: npt.NDArray[np.uint64],
+    ends: npt.NDArray[np.uint64],
+    hashes: npt.NDArray[np.uint64],
+    bits: int,
+) -> npt.NDArray[np.uint32]:
+    """The slots of the sketches' shingle hashes, sorted, each at most twice: a share of the
+    texts' part of the Repeats marks."""
+
+def repeated_words(
+    slots: npt.NDArray[np.uint32], first_word: int, words: int
+) -> npt.NDArray[np.uint64]:
+    """The words words from first_word on of the table of repeated slots that slots mark (every
+    share's repeat_slots in that range): a slot given twice is repeated."""
 
 def prefix_lists(
     starts: npt.NDArray[np.uint64],

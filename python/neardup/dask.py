@@ -51,7 +51,7 @@ import pandas as pd
 
 from neardup import _core, kernels
 from neardup.batches import check_texts, fingerprint_batch
-from neardup.dask_exchange import discard, exchange
+from neardup.dask_exchange import discard, exchange, word_bounds
 from neardup.dask_spill import (
     conform,
     read_back,
@@ -428,14 +428,57 @@ def _frequent_part(rows: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-class _SharedTable:
-    """The whole rarity table, when it holds at most ``RARITY_TABLE`` hashes: the spilled files
-    of :func:`_frequent_part`, which every task reads from the scratch folder (nothing goes
-    through the client)."""
+class _Marks:
+    """The table of repeated slots of a run (``repeats.rs`` in the core: the hashes more than one
+    text may hold, marked on every text), spilled in pieces by :func:`_marks_part`, which every
+    worker process reads from the scratch folder once."""
 
     def __init__(self, folder: str, files: int) -> None:
         self.folder = folder
         self.files = files
+        # Tells this run's marks from any other's in a worker's cache.
+        self.token = os.urandom(16).hex()
+
+    def load(self) -> np.ndarray:
+        """The table's words (``_core.RarityOrder(..., repeated=words)``)."""
+        return _marked_words(self.folder, self.files, self.token)
+
+    def order(self, table: tuple[np.ndarray, np.ndarray]) -> Any:
+        """The rarity order of ``table`` (hashes, counts) with these marks."""
+        hashes, counts = table
+        return _core.RarityOrder(
+            kernels._array(hashes, np.uint64),
+            kernels._array(counts, np.uint32),
+            repeated=self.load(),
+        )
+
+
+def _read_marks(folder: str, files: int) -> np.ndarray:
+    import pyarrow as pa
+
+    pieces = [
+        pa.ipc.open_file(pa.memory_map(spill_file(folder, _REPEATED, i))).read_all()["word"]
+        for i in range(files)
+    ]
+    return kernels._array(np.concatenate([p.to_numpy().view(np.uint64) for p in pieces]), np.uint64)
+
+
+@functools.lru_cache(maxsize=1)
+def _marked_words(folder: str, files: int, token: str) -> np.ndarray:
+    """The words of a run's table of repeated slots (told by ``token``), read once a worker
+    process."""
+    return _read_marks(folder, files)
+
+
+class _SharedTable:
+    """The whole rarity table, when it holds at most ``RARITY_TABLE`` hashes: the spilled files
+    of :func:`_frequent_part`, which every task reads from the scratch folder (nothing goes
+    through the client), and the marks of the run's repeated hashes, if any."""
+
+    def __init__(self, folder: str, files: int, marks: _Marks | None) -> None:
+        self.folder = folder
+        self.files = files
+        self.marks = marks.files if marks else 0
         # Tells this run's table from any other's in a worker's cache (a scratch folder may
         # be used again).
         self.token = os.urandom(16).hex()
@@ -443,13 +486,14 @@ class _SharedTable:
     def load(self) -> Any:
         """The table's order (a ``_core.RarityOrder``), which :func:`neardup.kernels.prefix_keys`
         and :func:`neardup.kernels.split_runs` take as they take ``(hashes, counts)``."""
-        return _shared_table(self.folder, self.files, self.token)
+        return _shared_table(self.folder, self.files, self.marks, self.token)
 
 
 @functools.lru_cache(maxsize=1)
-def _shared_table(folder: str, files: int, token: str) -> Any:
+def _shared_table(folder: str, files: int, marks: int, token: str) -> Any:
     """The spilled pieces of a shared rarity table, put together once a worker process (a run
-    is told by ``token``), and its hash map built once there too (not by every task)."""
+    is told by ``token``), and its hash map built once there too (not by every task), with the
+    ``marks`` pieces of the run's repeated slots, if any."""
     import pyarrow as pa
 
     pieces = [
@@ -461,7 +505,58 @@ def _shared_table(folder: str, files: int, token: str) -> Any:
     )
     counts = np.concatenate([np.zeros(0, np.int64), *(t["count"].to_numpy() for t in pieces)])
     order = np.argsort(hashes)
-    return _core.RarityOrder(*kernels.frequent_hashes(hashes[order], counts[order]))
+    table = kernels.frequent_hashes(hashes[order], counts[order])
+    return _core.RarityOrder(*table, repeated=_read_marks(folder, marks) if marks else None)
+
+
+def _slots_part(part: pd.DataFrame, copies: pd.DataFrame, bits: int) -> pd.DataFrame:
+    """The slots (of ``bits`` bits) of the shingle hashes of the partition's texts (not
+    ``copies``' rows), sorted, each at most twice: (slot)."""
+    starts, ends, hashes = kernels._ranges(_text_sketches(part, _is_text(part, copies)))
+    slots = _core.repeat_slots(
+        kernels._array(starts, np.uint64),
+        kernels._array(ends, np.uint64),
+        kernels._array(hashes, np.uint64),
+        bits,
+    )
+    return pd.DataFrame({"slot": slots})
+
+
+def _marks_part(
+    rows: pd.DataFrame, bits: int, partitions: int, partition_info: Any = None
+) -> pd.DataFrame:
+    """The words of the table of repeated slots in this partition's range, marked by the slots
+    every partition moved here: (word)."""
+    first, end = word_bounds(_number(partition_info), 1 << (bits - 6), partitions)
+    words = _core.repeated_words(kernels._array(rows["slot"], np.uint32), first, end - first)
+    return pd.DataFrame({"word": words.view(np.int64)})
+
+
+def _marks(
+    digests: Callable[[list[str]], Any], copies: Any, hashes: int, partitions: int, folder: str
+) -> _Marks:
+    """The marks of the hashes more than one text may hold, on every text of the corpus (each
+    once; ``hashes``: their sketches' hashes in all), as :class:`neardup.pipeline.PrefixLists`
+    makes them on one machine: each partition's slots go to the partition of their range (four
+    bytes a hash), which marks its words of the table; the words are spilled, to be read by
+    every worker process once."""
+    bits = _core.repeat_bits(min(hashes, MARKED_HASHES))
+    slots = dd.map_partitions(
+        _slots_part,
+        digests(["sketch"]),
+        copies,
+        bits,
+        meta=_frame(slot=np.uint32),
+        align_dataframes=False,
+    )
+    marked = exchange(slots, "slot", partitions, folder, "slots", ranged=bits).map_partitions(
+        _marks_part, bits, partitions, meta=_frame(word=np.int64)
+    )
+    _, words = spill(marked, folder, _REPEATED)
+    discard(folder, "slots")
+    if int(words.sum()) != 1 << (bits - 6):
+        raise RuntimeError(f"the marks hold {int(words.sum())} words, not {1 << (bits - 6)}")
+    return _Marks(folder, len(words))
 
 
 def _holders_part(rows: pd.DataFrame, frequent: pd.DataFrame) -> pd.DataFrame:
@@ -499,6 +594,15 @@ RARITY_SHARE = RARITY_FRACTION
 #: The name of the spilled rarity tables: one a partition with rows, its texts' hashes.
 _RARITY = "rarity"
 
+#: The name of the spilled pieces of the table of repeated slots (:func:`_marks`).
+_REPEATED = "repeated"
+
+#: The most hashes the marks of a Dask dedup are sized for: tables of 2^30 slots (128 MiB), which
+#: every worker process holds once. Past it more hashes fill them, and the order drifts back to
+#: the sample's, whose candidates it can only lower (:func:`neardup.dedup` sizes its tables up
+#: to 2^32 slots, for 2^31 hashes).
+MARKED_HASHES = 1 << 29
+
 #: The name of the spilled pieces of the whole rarity table (the hashes counted twice or more).
 _FREQUENT = "frequent"
 
@@ -512,7 +616,7 @@ RARITY_TABLE = 1 << 22
 
 def _rarity_tables(
     digests: Callable[[list[str]], Any], copies: Any, partitions: int, folder: str
-) -> tuple[Any, int, _SharedTable | None]:
+) -> tuple[Any, int, _SharedTable | None, _Marks | None]:
     """Each partition's table of the rarity order, spilled (one partition with rows each), and
     the tables' rows: how many texts of a share of the corpus (one content key in
     ``RARITY_SHARE``, or every text when :func:`neardup.pipeline.counted_on_every_text`; each
@@ -527,8 +631,9 @@ def _rarity_tables(
     hashes, every task reads it whole from the scratch folder. Past that, the distinct hashes
     of each partition's texts go to the same destinations, each finds its count in that piece,
     and those found come back to the partition (two exchanges; only hashes, not counts, go).
-    Returns the partitions' tables (or None), their rows (or the whole table's), and the whole
-    table (or None)."""
+    In the sampled order, the hashes more than one text may hold are marked on every text
+    (:func:`_marks`), as on one machine. Returns the partitions' tables (or None), their rows (or
+    the whole table's), the whole table (or None; it holds the marks), and the marks (or None)."""
     # The share counted: every text on a small corpus of long texts, as on one machine.
     sizes = (
         dd.map_partitions(
@@ -542,6 +647,8 @@ def _rarity_tables(
         .compute()
     )
     share = 1 if counted_on_every_text(int(sizes["hashes"]), int(sizes["texts"])) else RARITY_SHARE
+    # In the sampled order, the hashes more than one text may hold are marked on every text.
+    marks = _marks(digests, copies, int(sizes["hashes"]), partitions, folder) if share > 1 else None
     sampled = dd.map_partitions(
         _held_part,
         digests(["key", "sketch"]),
@@ -556,7 +663,12 @@ def _rarity_tables(
     frequent, frequent_rows = spill(frequent, folder, _FREQUENT)
     discard(folder, "sampled")
     if int(frequent_rows.sum()) <= RARITY_TABLE:
-        return None, int(frequent_rows.sum()), _SharedTable(folder, len(frequent_rows))
+        return (
+            None,
+            int(frequent_rows.sum()),
+            _SharedTable(folder, len(frequent_rows), marks),
+            marks,
+        )
     # Each partition's distinct hashes go where their sums went (the same destinations): each
     # finds its count, if any, in that piece of the table.
     held = dd.map_partitions(
@@ -579,7 +691,7 @@ def _rarity_tables(
     tables, sizes = spill(tables, folder, _RARITY)
     discard(folder, "held")
     discard(folder, "holders")
-    return tables, int(sizes.sum()), None
+    return tables, int(sizes.sum()), None, marks
 
 
 def _table_of(table: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -604,18 +716,27 @@ def _local_table(folder: str, j: int, sketches: Any) -> tuple[np.ndarray, np.nda
     return wanted[hit], counts.astype(np.uint32)
 
 
+def _order_of(table: tuple[np.ndarray, np.ndarray], marks: _Marks | None) -> Any:
+    """The rarity order of ``table`` (hashes, counts), with the run's marks if any."""
+    return table if marks is None else marks.order(table)
+
+
 def _prefix_keys_part(
-    part: pd.DataFrame, copies: pd.DataFrame, table: pd.DataFrame | _SharedTable, threshold: float
+    part: pd.DataFrame,
+    copies: pd.DataFrame,
+    table: pd.DataFrame | _SharedTable,
+    threshold: float,
+    marks: _Marks | None = None,
 ) -> pd.DataFrame:
     """The prefix hashes of the partition's texts in the rarity order of ``table`` (its texts'
-    frequent hashes, or the whole table: :func:`_rarity_tables`): (hash, row), each row a
-    text's. ``copies``: the partition's rows that are not texts (their texts list the same
-    hashes)."""
+    frequent hashes, or the whole table: :func:`_rarity_tables`) and ``marks``: (hash, row),
+    each row a text's. ``copies``: the partition's rows that are not texts (their texts list the
+    same hashes)."""
     # Rows that are not texts are given no prefix, as texts without features are.
     fps = np.where(_is_text(part, copies), part["fingerprint"].to_numpy(np.uint64), np.uint64(0))
     index, hashes = kernels.prefix_keys(
         _sketch_array(part["sketch"]),
-        table.load() if isinstance(table, _SharedTable) else _table_of(table),
+        table.load() if isinstance(table, _SharedTable) else _order_of(_table_of(table), marks),
         threshold,
         fps,
         SKETCH_SIZE,
@@ -633,13 +754,14 @@ def _short_pairs_part(
     folder: str,
     table: Any,
     threshold: float,
+    marks: _Marks | None = None,
 ) -> pd.DataFrame:
     """The candidate pairs of the texts sharing a prefix hash shuffled here, each once (rows
     (hash, row) of texts, or of short texts with their copies: (hash, key, key_hi, fingerprint,
     row), a text being the first row of its key and fingerprint); a hash of more than
     ``RUN_CAP`` texts is split by the next hashes of their lists, read from their sketches where
     they lie (the digest files), in the order of ``table`` (None: of their partitions' rarity
-    tables, read from their files). Two last rows count the pairs of groups that could not be
+    tables, read from their files, and ``marks``). Two last rows count the pairs of groups that could not be
     split, ``(_SKIPPED, skipped)``, and the pairs listed, ``(_LISTED, listed)``: a pair once for each hash
     it shares (:func:`neardup.kernels.pairs_in_runs` lists it once)."""
     # With prefixes, every row is a text's own; a short text's copies share its key and
@@ -666,7 +788,7 @@ def _short_pairs_part(
         if order is None:
             held = [_local_table(folder, int(j), piece) for j, piece in zip(np.unique(of), pieces)]
             hashes_of, at = np.unique(np.concatenate([h for h, _ in held]), return_index=True)
-            order = (hashes_of, np.concatenate([c for _, c in held])[at])
+            order = _order_of((hashes_of, np.concatenate([c for _, c in held])[at]), marks)
         band = estimate_band(threshold, SKETCH_SIZE)
         return kernels.split_runs(hashes, nodes, sketches, order, threshold, SKETCH_SIZE, band)
 
@@ -1405,6 +1527,7 @@ def _find(
         # Short texts, or with prefixes every text: a shuffle on their prefix hashes.
         keyed = digests(["fingerprint", *kernels.KEY_COLUMNS, "sketch"])
         table: Any = _NO_TABLE
+        marks = None
         if by_prefix:
             # The rows that are not their text's first, by partition: texts count once.
             copies = exchange(
@@ -1418,7 +1541,7 @@ def _find(
                 direct=True,
             )
             ticks = time.perf_counter()
-            tables, record["rarity_rows"], table = _rarity_tables(digests, copies, Q, folder)
+            tables, record["rarity_rows"], table, marks = _rarity_tables(digests, copies, Q, folder)
             record["seconds_rarity"] = time.perf_counter() - ticks
         key_meta = (
             _frame(hash=np.int64, row=np.int64)
@@ -1438,6 +1561,7 @@ def _find(
                 copies,
                 tables if table is None else table,
                 threshold,
+                marks,
                 meta=key_meta,
                 align_dataframes=False,
             )
@@ -1461,6 +1585,7 @@ def _find(
                 folder,
                 table,
                 threshold,
+                marks,
                 meta=_frame(a=np.int64, b=np.int64),
             )
         )

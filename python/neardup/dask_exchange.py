@@ -41,6 +41,20 @@ def destinations(values: np.ndarray, partitions: int) -> np.ndarray:
     return ((high * np.uint64(partitions)) >> np.uint64(32)).astype(np.int64)
 
 
+def word_bounds(q: int, words: int, partitions: int) -> tuple[int, int]:
+    """The words (of 64 slots) that partition q of ``partitions`` takes of a table of ``words``
+    words in an exchange by range: the q-th of equal runs of them."""
+    return (q * words + partitions - 1) // partitions, (
+        (q + 1) * words + partitions - 1
+    ) // partitions
+
+
+def _ranged(values: np.ndarray, bits: int, partitions: int) -> np.ndarray:
+    """The partition of each slot below ``2**bits`` in an exchange by range (:func:`word_bounds`)."""
+    words = values.astype(np.uint64) >> np.uint64(6)
+    return ((words * np.uint64(partitions)) >> np.uint64(bits - 6)).astype(np.int64)
+
+
 def _is_raw(kind: pd.DataFrame) -> bool:
     """Whether every column of ``kind`` is a plain numpy number or bool (written as raw bytes,
     not as an Arrow table)."""
@@ -55,6 +69,7 @@ def _send_part(
     name: str,
     direct: bool,
     raw: pd.DataFrame | None,
+    ranged: int | None = None,
     partition_info: Any = None,
 ) -> pd.DataFrame:
     """Writes the partition's rows, ordered by destination, and the offset of each destination's
@@ -65,7 +80,10 @@ def _send_part(
 
     i = int(partition_info["number"]) if partition_info else 0
     values = part[on].to_numpy()
-    to = values.astype(np.int64) if direct else destinations(values, partitions)
+    if ranged is not None:
+        to = _ranged(values, ranged, partitions)
+    else:
+        to = values.astype(np.int64) if direct else destinations(values, partitions)
     if direct and len(to) and (to.min() < 0 or to.max() >= partitions):
         raise ValueError(f"column {on!r} names a partition outside 0 to {partitions - 1}")
     # A stable sort of small keys is a radix sort.
@@ -133,18 +151,33 @@ def _receive_part(
 
 
 def exchange(
-    frame: Any, on: str, partitions: int, folder: str, name: str, direct: bool = False
+    frame: Any,
+    on: str,
+    partitions: int,
+    folder: str,
+    name: str,
+    direct: bool = False,
+    ranged: int | None = None,
 ) -> Any:
     """``frame`` (computed now) in ``partitions`` partitions by the value in column ``on``: the
     rows of each value together (:func:`destinations`; with ``direct``, the values are the
-    partitions, 0 to ``partitions - 1``), read back lazily from the scratch folder (``name``
-    tells the files apart from the run's others). The index is not kept. A table of numbers
-    alone moves as raw bytes."""
+    partitions, 0 to ``partitions - 1``; with ``ranged``, they are slots below ``2**ranged`` and
+    each partition takes a range of their words, :func:`word_bounds`), read back lazily from the
+    scratch folder (``name`` tells the files apart from the run's others). The index is not
+    kept. A table of numbers alone moves as raw bytes."""
     kind = pd.DataFrame({"rows": pd.Series([], dtype=np.int64)})
     meta = frame._meta.reset_index(drop=True)
     raw = _is_raw(meta)
     sent = frame.map_partitions(
-        _send_part, on, partitions, folder, name, direct, meta if raw else None, meta=kind
+        _send_part,
+        on,
+        partitions,
+        folder,
+        name,
+        direct,
+        meta if raw else None,
+        ranged,
+        meta=kind,
     ).compute()
     sources = [int(i) for i, rows in zip(sent.index, sent["rows"]) if rows > 0]
     return read_back(

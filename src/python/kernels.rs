@@ -11,7 +11,7 @@ use crate::cross_search::KeyParts;
 use crate::error::Error;
 use crate::pairs::Bounded;
 use crate::rarity::Rarity;
-use crate::repeats::{bits_for, Repeats};
+use crate::repeats::{bits_for, repeated_words as repeated_words_of, slots_of, Repeated, Repeats};
 use crate::run_pairs::{
     local_pairs as pairs_over_nodes, pair_blocks as pair_blocks_of, route_pairs,
     run_pairs as pairs_of_runs,
@@ -161,20 +161,26 @@ pub struct PyRarityOrder {
 #[pymethods]
 impl PyRarityOrder {
     #[new]
-    #[pyo3(signature = (hashes, counts, repeats=None))]
+    #[pyo3(signature = (hashes, counts, repeats=None, repeated=None))]
     fn new(
         py: Python<'_>,
         hashes: PyReadonlyArray1<'_, u64>,
         counts: PyReadonlyArray1<'_, u32>,
         repeats: Option<PyRef<'_, PyRepeats>>,
+        repeated: Option<PyReadonlyArray1<'_, u64>>,
     ) -> PyResult<Self> {
         let (hashes, counts) = (hashes.as_slice()?, counts.as_slice()?);
         let repeats = repeats.as_deref();
+        let words = repeated.as_ref().map(|w| w.as_slice()).transpose()?;
+        if repeats.is_some() && words.is_some() {
+            return Err(Error::invalid("give repeats or repeated, not both").into());
+        }
         let inner = py.detach(|| -> crate::Result<Rarity> {
             let order = Rarity::new(hashes, counts)?;
-            Ok(match repeats {
-                Some(r) => order.with_repeated(r.repeats().repeated()),
-                None => order,
+            Ok(match (repeats, words) {
+                (Some(r), _) => order.with_repeated(r.repeats().repeated()),
+                (None, Some(w)) => order.with_repeated(Repeated::from_words(w.to_vec())?),
+                (None, None) => order,
             })
         })?;
         Ok(PyRarityOrder { inner })
@@ -234,6 +240,42 @@ impl PyRepeats {
     fn share(&self) -> f64 {
         self.repeats().share()
     }
+}
+
+/// The bits of a slot number of the [`PyRepeats`] tables for sketches holding `hashes` hashes in
+/// all.
+#[pyfunction]
+fn repeat_bits(hashes: u64) -> u32 {
+    bits_for(hashes)
+}
+
+/// The slots (of `bits` bits) of the shingle hashes of the sketches `hashes[starts[i]:ends[i]]`,
+/// sorted, each at most twice: a share of the texts' part of the marks of [`PyRepeats`].
+#[pyfunction]
+fn repeat_slots<'py>(
+    py: Python<'py>,
+    starts: PyReadonlyArray1<'py, u64>,
+    ends: PyReadonlyArray1<'py, u64>,
+    hashes: PyReadonlyArray1<'py, u64>,
+    bits: u32,
+) -> PyResult<Bound<'py, PyArray1<u32>>> {
+    let sketches = Ranges::new(starts.as_slice()?, ends.as_slice()?, hashes.as_slice()?)?;
+    let slots = py.detach(|| slots_of(&sketches, bits))?;
+    Ok(slots.into_pyarray(py))
+}
+
+/// The `words` words from word `first_word` on of the table of repeated slots that `slots`
+/// mark (every share's [`repeat_slots`] in that range): a slot given twice is repeated.
+#[pyfunction]
+fn repeated_words<'py>(
+    py: Python<'py>,
+    slots: PyReadonlyArray1<'py, u32>,
+    first_word: u64,
+    words: usize,
+) -> PyResult<Bound<'py, PyArray1<u64>>> {
+    let slots = slots.as_slice()?;
+    let table = py.detach(|| repeated_words_of(slots, first_word, words))?;
+    Ok(table.into_pyarray(py))
 }
 
 /// Each sketch's prefix list (see `short_texts::prefix_lists`) in the order of the frequent
@@ -476,6 +518,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(merged_counts, m)?)?;
     m.add_class::<PyRarityOrder>()?;
     m.add_class::<PyRepeats>()?;
+    m.add_function(wrap_pyfunction!(repeat_bits, m)?)?;
+    m.add_function(wrap_pyfunction!(repeat_slots, m)?)?;
+    m.add_function(wrap_pyfunction!(repeated_words, m)?)?;
     m.add_function(wrap_pyfunction!(prefix_lists, m)?)?;
     m.add_function(wrap_pyfunction!(split_run_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(run_pairs, m)?)?;
