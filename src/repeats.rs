@@ -51,7 +51,10 @@ fn check_bits(bits: u32) -> Result<()> {
 /// text: a cluster marks its corpus from slots moved by range, four bytes a hash at most.
 pub fn slots_of(sketches: &Ranges<'_>, bits: u32) -> Result<Vec<u32>> {
     check_bits(bits)?;
-    let mut slots: Vec<u32> = Vec::new();
+    let held: usize = (0..sketches.len())
+        .map(|d| shingles_of(sketches.get(d)).len())
+        .sum();
+    let mut slots: Vec<u32> = Vec::with_capacity(held);
     for d in 0..sketches.len() {
         // A slot has at most MOST_BITS = 32 bits.
         slots.extend(
@@ -60,7 +63,7 @@ pub fn slots_of(sketches: &Ranges<'_>, bits: u32) -> Result<Vec<u32>> {
                 .map(|&h| slot(h, bits) as u32),
         );
     }
-    slots.par_sort_unstable();
+    radix_sort(&mut slots, bits);
     let mut kept = 0;
     for i in 0..slots.len() {
         if kept < 2 || slots[kept - 2] != slots[i] {
@@ -70,6 +73,36 @@ pub fn slots_of(sketches: &Ranges<'_>, bits: u32) -> Result<Vec<u32>> {
     }
     slots.truncate(kept);
     Ok(slots)
+}
+
+/// Sorts `values` by a stable counting sort on 11 bits at a time, lowest first (three passes
+/// for 32 bits, fewer for values of `bits` bits): a few times faster than a comparison sort on the millions of slots of a share
+/// of the texts, and its 2,048 buckets keep their write positions in cache.
+fn radix_sort(values: &mut Vec<u32>, bits: u32) {
+    const DIGIT: u32 = 11;
+    let mask = (1u32 << DIGIT) - 1;
+    let mut other = vec![0u32; values.len()];
+    let mut counts = [0usize; 1 << DIGIT];
+    let mut shift = 0;
+    while shift < bits.min(u32::BITS) {
+        counts.fill(0);
+        for &v in values.iter() {
+            counts[((v >> shift) & mask) as usize] += 1;
+        }
+        let mut at = 0;
+        for c in counts.iter_mut() {
+            let n = *c;
+            *c = at;
+            at += n;
+        }
+        for &v in values.iter() {
+            let digit = ((v >> shift) & mask) as usize;
+            other[counts[digit]] = v;
+            counts[digit] += 1;
+        }
+        std::mem::swap(values, &mut other);
+        shift += DIGIT;
+    }
 }
 
 /// The `words` words of the table of repeated slots from word `first_word` on, marked by
@@ -446,6 +479,37 @@ mod tests {
         );
         assert!(Repeated::from_words(vec![0; 3 << 10]).is_err());
         assert!(Repeated::from_words(vec![0; 1 << 9]).is_err());
+    }
+
+    #[test]
+    fn the_radix_sort_sorts() {
+        let mut seed = 3u64;
+        let mut values: Vec<u32> = (0..10_000)
+            .map(|i| {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                // Small values, large ones, and repeats.
+                if i % 3 == 0 {
+                    (seed >> 60) as u32
+                } else {
+                    (seed >> 32) as u32
+                }
+            })
+            .collect();
+        let mut want = values.clone();
+        want.sort_unstable();
+        radix_sort(&mut values, 32);
+        assert_eq!(values, want);
+        let mut empty: Vec<u32> = Vec::new();
+        radix_sort(&mut empty, 32);
+        // Values of 22 bits: two passes.
+        let mut small: Vec<u32> = want.iter().map(|v| v >> 10).rev().collect();
+        let mut sorted = small.clone();
+        sorted.sort_unstable();
+        radix_sort(&mut small, 22);
+        assert_eq!(small, sorted);
+        assert!(empty.is_empty());
     }
 
     #[test]

@@ -49,10 +49,12 @@ def word_bounds(q: int, words: int, partitions: int) -> tuple[int, int]:
     ) // partitions
 
 
-def _ranged(values: np.ndarray, bits: int, partitions: int) -> np.ndarray:
-    """The partition of each slot below ``2**bits`` in an exchange by range (:func:`word_bounds`)."""
-    words = values.astype(np.uint64) >> np.uint64(6)
-    return ((words * np.uint64(partitions)) >> np.uint64(bits - 6)).astype(np.int64)
+def _range_bounds(values: np.ndarray, bits: int, partitions: int) -> np.ndarray:
+    """Where each partition's slots begin among sorted slots below ``2**bits`` in an exchange by
+    range (:func:`word_bounds`), and the end."""
+    words = 1 << (bits - 6)
+    firsts = [word_bounds(q, words, partitions)[0] * 64 for q in range(partitions)]
+    return np.searchsorted(values, np.array([*firsts, 1 << bits], np.uint64)).astype(np.int64)
 
 
 def _is_raw(kind: pd.DataFrame) -> bool:
@@ -80,15 +82,17 @@ def _send_part(
 
     i = int(partition_info["number"]) if partition_info else 0
     values = part[on].to_numpy()
+    order: Any = slice(None)
     if ranged is not None:
-        to = _ranged(values, ranged, partitions)
+        # Sorted slots are in the order of their ranges already.
+        bounds = _range_bounds(values, ranged, partitions)
     else:
         to = values.astype(np.int64) if direct else destinations(values, partitions)
-    if direct and len(to) and (to.min() < 0 or to.max() >= partitions):
-        raise ValueError(f"column {on!r} names a partition outside 0 to {partitions - 1}")
-    # A stable sort of small keys is a radix sort.
-    order = np.argsort(to.astype(np.uint16) if partitions <= 1 << 16 else to, kind="stable")
-    bounds = np.searchsorted(to[order], np.arange(partitions + 1)).astype(np.int64)
+        if direct and len(to) and (to.min() < 0 or to.max() >= partitions):
+            raise ValueError(f"column {on!r} names a partition outside 0 to {partitions - 1}")
+        # A stable sort of small keys is a radix sort.
+        order = np.argsort(to.astype(np.uint16) if partitions <= 1 << 16 else to, kind="stable")
+        bounds = np.searchsorted(to[order], np.arange(partitions + 1)).astype(np.int64)
     path = spill_file(folder, name, i)
     if raw is not None:
         with scratch_write(path) as tmp, open(tmp, "wb") as sink:
@@ -161,8 +165,9 @@ def exchange(
 ) -> Any:
     """``frame`` (computed now) in ``partitions`` partitions by the value in column ``on``: the
     rows of each value together (:func:`destinations`; with ``direct``, the values are the
-    partitions, 0 to ``partitions - 1``; with ``ranged``, they are slots below ``2**ranged`` and
-    each partition takes a range of their words, :func:`word_bounds`), read back lazily from the
+    partitions, 0 to ``partitions - 1``; with ``ranged``, they are slots below ``2**ranged``,
+    sorted in each partition of ``frame``, and each partition takes a range of their words,
+    :func:`word_bounds`), read back lazily from the
     scratch folder (``name`` tells the files apart from the run's others). The index is not
     kept. A table of numbers alone moves as raw bytes."""
     kind = pd.DataFrame({"rows": pd.Series([], dtype=np.int64)})
