@@ -556,11 +556,7 @@ def _marks(
         _marks_part, bits, partitions, meta=_frame(word=np.int64)
     )
     _, words = spill(marked, folder, _REPEATED)
-    log.debug(
-        "dask dedup: repeated hashes marked in %.3f s (2^%d slots)",
-        time.perf_counter() - clock,
-        bits,
-    )
+    log.debug("marks of repeated hashes: 2^%d slots in %.3f s", bits, time.perf_counter() - clock)
     discard(folder, "slots")
     if int(words.sum()) != 1 << (bits - 6):
         raise RuntimeError(f"the marks hold {int(words.sum())} words, not {1 << (bits - 6)}")
