@@ -268,6 +268,36 @@ def test_prefix_candidates_with_any_share_match_single_machine(
     _check_same(frame, kept, table, want)
 
 
+def test_no_marks_past_one_hash_a_slot_of_the_largest_tables(client, debian, monkeypatch):
+    """Past one hash a slot of the largest tables (here made 2^16 slots), neither Dask nor one
+    machine marks repeated hashes: both rank by the sample alone, and list the same prefix
+    pairs, more than with the marks."""
+    from neardup import _core, pipeline
+
+    texts = debian["text"].tolist()
+    frame = pd.DataFrame({"id": range(len(texts)), "text": texts})
+    monkeypatch.setattr(ndd, "RARITY_SHARE", 5)
+    monkeypatch.setattr(pipeline, "RARITY_FRACTION", 5)
+    monkeypatch.setattr(pipeline, "EXACT_HASHES", 0)
+    marked = neardup.dedup(texts, candidates="prefix")
+    monkeypatch.setattr(ndd, "MARK_BITS", 16)
+    monkeypatch.setattr(_core, "REPEATS_MOST_BITS", 16)
+    plain = neardup.dedup(texts, candidates="prefix")
+    stats: dict = {}
+    kept, table = ndd.dedup(
+        dd.from_pandas(frame, npartitions=3),
+        id_field="id",
+        clusters=True,
+        candidates="prefix",
+        stats=stats,
+    )
+    # The corpus's sketches hold more hashes than 2^16 slots.
+    hashes = sum(len(s) for s in neardup.kernels.digest_batch(texts)["sketch"].to_pylist())
+    assert hashes > 1 << 16
+    assert stats["prefix_pairs"] == plain.stats["prefix_pairs"] > marked.stats["prefix_pairs"]
+    _check_same(frame, kept, table, plain)
+
+
 def test_dedup_default_ids_are_global_rows_and_kept_is_lazy(client, debian):
     ddf = dd.from_pandas(debian[["text"]], npartitions=4)
     kept, table = ndd.dedup(ddf, clusters=True)

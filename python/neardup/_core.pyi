@@ -49,6 +49,7 @@ __all__ = [
     "prefix_lists",
     "RarityOrder",
     "Repeats",
+    "REPEATS_MOST_BITS",
     "repeat_bits",
     "repeat_slots",
     "repeated_words",
@@ -749,6 +750,8 @@ class Repeats:
     @property
     def bits(self) -> int: ...
     def share(self) -> float: ...
+
+REPEATS_MOST_BITS: int
 
 def repeat_bits(hashes: int) -> int:
     """The bits of a slot number of the Repeats tables for sketches holding hashes hashes."""

@@ -70,6 +70,7 @@ from neardup.pipeline import (
     check_candidates,
     check_settings,
     counted_on_every_text,
+    marks_fit,
 )
 from neardup.progress import log, progress_bar
 from neardup.verify import SKETCH_SIZE, estimate_band, in_band
@@ -543,7 +544,7 @@ def _marks(
     bytes a hash), which marks its words of the table; the words are spilled, to be read by
     every worker process once."""
     clock = time.perf_counter()
-    bits = _core.repeat_bits(min(hashes, MARKED_HASHES))
+    bits = min(_core.repeat_bits(hashes), MARK_BITS)
     slots = dd.map_partitions(
         _slots_part,
         digests(["sketch"]),
@@ -601,11 +602,11 @@ _RARITY = "rarity"
 #: The name of the spilled pieces of the table of repeated slots (:func:`_marks`).
 _REPEATED = "repeated"
 
-#: The most hashes the marks of a Dask dedup are sized for: tables of 2^30 slots (128 MiB), which
-#: every worker process holds once. Past it more hashes fill them, and the order drifts back to
-#: the sample's, whose candidates it can only lower (:func:`neardup.dedup` sizes its tables up
-#: to 2^32 slots, for 2^31 hashes).
-MARKED_HASHES = 1 << 29
+#: The most bits of a slot of the marks of a Dask dedup: a table of at most 2^30 slots (128 MiB),
+#: which every worker process holds once, two slots a hash up to 2^29 hashes (about 9M short
+#: texts); up to 2^30 hashes more hashes fill it, past that no marks are made
+#: (:func:`neardup.pipeline.marks_fit`; :func:`neardup.dedup`'s tables go to 2^32 slots).
+MARK_BITS = 30
 
 #: The name of the spilled pieces of the whole rarity table (the hashes counted twice or more).
 _FREQUENT = "frequent"
@@ -652,7 +653,12 @@ def _rarity_tables(
     )
     share = 1 if counted_on_every_text(int(sizes["hashes"]), int(sizes["texts"])) else RARITY_SHARE
     # In the sampled order, the hashes more than one text may hold are marked on every text.
-    marks = _marks(digests, copies, int(sizes["hashes"]), partitions, folder) if share > 1 else None
+    hashes = int(sizes["hashes"])
+    marks = (
+        _marks(digests, copies, hashes, partitions, folder)
+        if share > 1 and marks_fit(hashes, MARK_BITS)
+        else None
+    )
     sampled = dd.map_partitions(
         _held_part,
         digests(["key", "sketch"]),

@@ -349,11 +349,14 @@ class PrefixLists:
             self._sizes.append(sizes)
         return True
 
-    def _repeats(self) -> _core.Repeats:
+    def _repeats(self) -> _core.Repeats | None:
         """Which hashes more than one text may hold, marked on every text's sketch (a scan of
         the sketches): in the order they count 1, after the hashes no other text holds and before
         the sample's frequent ones, where the sample alone would rank them with the unique ones
-        (``repeats.rs`` in the core; two bit tables of a quarter of a byte a hash each)."""
+        (``repeats.rs`` in the core; two bit tables of a quarter of a byte a hash each). None
+        where the largest tables would tell little (:func:`marks_fit`)."""
+        if not marks_fit(self.hashes, _core.REPEATS_MOST_BITS):
+            return None
         repeats = _core.Repeats(self.hashes)
         for _rows, starts, ends, hashes in self.sketches.scan():
             repeats.add(
@@ -433,6 +436,16 @@ EXACT_HASHES = 1 << 24
 #: cheap, and there the count on every text cost more time and memory than it saved (the suite's
 #: short texts: 1.1 against 0.85 CPU s, 157 against 133 MB).
 EXACT_MEAN = 128
+
+
+def marks_fit(hashes: int, most_bits: int) -> bool:
+    """Whether the marks of the hashes more than one text may hold are worth making for sketches
+    holding ``hashes`` hashes in all, in tables of at most ``2**most_bits`` slots: up to one hash
+    a slot. Past that, a hash no other text holds shares its slot with another more often than
+    not (about 1 - exp(-hashes / slots): 63% at one hash a slot, 86% at two), so the marks would
+    tell little for the scan they cost, and the order is the sample's alone. The one rule of
+    :func:`neardup.dedup` and :func:`neardup.dask.dedup`."""
+    return hashes <= 1 << most_bits
 
 
 def counted_on_every_text(hashes: int, texts: int) -> bool:

@@ -518,6 +518,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(merged_counts, m)?)?;
     m.add_class::<PyRarityOrder>()?;
     m.add_class::<PyRepeats>()?;
+    m.add("REPEATS_MOST_BITS", crate::repeats::MOST_BITS)?;
     m.add_function(wrap_pyfunction!(repeat_bits, m)?)?;
     m.add_function(wrap_pyfunction!(repeat_slots, m)?)?;
     m.add_function(wrap_pyfunction!(repeated_words, m)?)?;
