@@ -551,6 +551,10 @@ def test_cli_dask_decides_pairs_near_the_threshold_as_the_single_machine_command
     for summary in summaries:
         assert summary["evidence"]["band_pairs_exact"] == len(WITHIN_K8)
         assert summary["evidence"]["band_pairs_estimated"] == 0
+        # The candidate pairs are the pairs compared, one or more for each removal.
+        compared = summary["evidence"]["pairs_compared"]
+        assert summary["candidate_pairs"] == compared >= len(removals)
+        assert summary["evidence"]["prefix_pairs"] >= compared
     # The summaries' cluster lines say the same (prefix candidates: no k; fingerprints: k).
     for candidates, rule in (("prefix", "with shingle"), ("fingerprint", "within k=8")):
         said = []
@@ -671,6 +675,16 @@ def test_dedup_stats_count_the_stages(client, debian, caplog, capsys):
         ndd.dedup(dd.from_pandas(debian, npartitions=3), max_pairs=want - 1, **by_fp)
     with pytest.raises(neardup.TooManyPairsError):
         neardup.dedup(debian["text"].tolist(), max_pairs=want - 1, **by_fp)
+    # With prefixes the candidate pairs are the distinct pairs compared, which max_pairs bounds:
+    # at least the verified ones, at most those listed (a pair once for each shared hash).
+    by_prefix: dict = {}
+    ndd.dedup(dd.from_pandas(debian, npartitions=3), stats=by_prefix, candidates="prefix")
+    compared = by_prefix["pairs_compared"]
+    assert by_prefix["candidate_pairs"] == compared
+    assert 0 < by_prefix["verified_pairs"] <= compared <= by_prefix["prefix_pairs"]
+    ndd.dedup(dd.from_pandas(debian, npartitions=3), max_pairs=compared, candidates="prefix")
+    with pytest.raises(neardup.TooManyPairsError, match=f"{compared} candidate pairs compared"):
+        ndd.dedup(dd.from_pandas(debian, npartitions=3), max_pairs=compared - 1)
 
 
 @pytest.mark.parametrize("candidates", ["fingerprint", "prefix"])
@@ -855,7 +869,7 @@ def test_verify_part_checks_each_pair_once_where_the_sketches_lie(tmp_path, debi
     x = np.concatenate([pairs[:, 0], [p for p, _ in extra]])
     y = np.concatenate([pairs[:, 1], [q for _, q in extra]])
     threshold = 0.5
-    got = ndd._verify_part(
+    got, compared = ndd._verify_part(
         pd.DataFrame({"a": x, "b": y}), [0, 1, 2], starts, str(tmp_path), threshold
     )
 
@@ -878,6 +892,7 @@ def test_verify_part_checks_each_pair_once_where_the_sketches_lie(tmp_path, debi
         for p, q, j, b in got[["a", "b", "jaccard", "band"]].itertuples(index=False)
     }
     assert found.keys() == want.keys() and len(got) == len(found)  # each pair once
+    assert compared == len(distinct)  # each distinct pair compared once
     for pair, (j, b) in want.items():
         assert found[pair][0] == pytest.approx(j, abs=1e-6) and found[pair][1] == b
 

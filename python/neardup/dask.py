@@ -856,14 +856,15 @@ def _pair_nodes(
 
 def _verify_part(
     pairs: pd.DataFrame, parts: list[int], starts: np.ndarray, folder: str, threshold: float
-) -> pd.DataFrame:
+) -> tuple[pd.DataFrame, int]:
     """A task's candidate pairs (``a``, ``b``: global rows, any partitions; they may repeat),
     each once, verified: (a, b, jaccard, band) of those at Jaccard >= ``threshold`` and of those
     whose estimate lies too near it to decide them (``band``: see
-    :func:`neardup.kernels.pairs_in_band`). The sketches are read where they lie, in the
-    memory-mapped digest files, nothing copied: the pairs go by the partitions of their two
-    texts, two files mapped at a time (a task of pairs routed by :func:`_routed_part` keeps its
-    own partition's mapped while it reads the others one by one)."""
+    :func:`neardup.kernels.pairs_in_band`), and the number of pairs compared. The sketches
+    are read where they lie, in the memory-mapped digest files, nothing copied: the pairs go by
+    the partitions of their two texts, two files mapped at a time (a task of pairs routed by
+    :func:`_routed_part` keeps its own partition's mapped while it reads the others one by
+    one)."""
     a, b, blocks = _pair_blocks(pairs["a"], pairs["b"], starts)
     got = np.zeros(len(a), np.float64)
     cut = np.zeros(len(a), bool)
@@ -886,9 +887,10 @@ def _verify_part(
     del files
     band = in_band(got, cut, threshold, SKETCH_SIZE)
     near = (got >= threshold) | band
-    return pd.DataFrame(
+    kept = pd.DataFrame(
         {"a": a[near], "b": b[near], "jaccard": got[near].astype(np.float32), "band": band[near]}
     )
+    return kept, len(a)
 
 
 def _routed_part(found: pd.DataFrame, starts: np.ndarray) -> pd.DataFrame:
@@ -904,7 +906,7 @@ def _routed_part(found: pd.DataFrame, starts: np.ndarray) -> pd.DataFrame:
 
 def _checked_part(
     found: pd.DataFrame,
-    verify_part: Callable[..., pd.DataFrame],
+    verify_part: Callable[..., tuple[pd.DataFrame, int]],
     parts: list[int],
     starts: np.ndarray,
     folder: str,
@@ -912,14 +914,19 @@ def _checked_part(
 ) -> pd.DataFrame:
     """The candidate pairs routed here (:func:`_routed_part`, with count rows ``(a < 0,
     count)``), each once, verified by ``verify_part``: the pairs it keeps (a, b, jaccard, band),
-    the count rows as they came, and a row ``(_IN_BAND, count)`` of the kept pairs in the
-    band."""
+    the count rows as they came, a row ``(_IN_BAND, count)`` of the kept pairs in the band, and
+    a row ``(_COMPARED, count)`` of the pairs compared (every copy of a pair comes here)."""
     marks = found["a"].to_numpy(np.int64) < 0
-    checked = verify_part(found[~marks][["a", "b"]], parts, starts, folder, threshold)
+    checked, compared = verify_part(found[~marks][["a", "b"]], parts, starts, folder, threshold)
     counts = pd.concat(
         [
             found[marks][["a", "b"]],
-            pd.DataFrame({"a": [_IN_BAND], "b": [int(checked["band"].to_numpy(bool).sum())]}),
+            pd.DataFrame(
+                {
+                    "a": [_IN_BAND, _COMPARED],
+                    "b": [int(checked["band"].to_numpy(bool).sum()), compared],
+                }
+            ),
         ],
         ignore_index=True,
     )
@@ -1285,7 +1292,9 @@ def dedup(
         hasher: the fingerprint settings (default: ``Simhasher()``).
         clusters: also return the clusters table.
         stats: a dict to fill with ``documents``, ``candidate_pairs`` (pairs of distinct
-            fingerprints within ``k``), ``short_pairs`` (candidate pairs of short texts),
+            fingerprints within ``k``; with prefixes, the pairs compared), ``pairs_compared``
+            (each distinct candidate pair, compared once: on one machine the stars skip the
+            pairs whose texts are taken already), ``short_pairs`` (candidate pairs of short texts),
             ``band_pairs_exact`` (candidate pairs whose estimate lies near the threshold,
             decided on their exact shingle sets, which the digests hold),
             ``band_pairs_estimated`` (0: none is left to its estimate), ``verified_pairs`` (each
@@ -1293,8 +1302,9 @@ def dedup(
             partition) and the seconds of each stage (the candidates' include their
             verification, done where they are found; ``seconds_verify`` is the rest: the
             verified pairs made unique, and the band decided).
-        max_pairs: the most candidate pairs of distinct fingerprints (as :func:`neardup.dedup`);
-            more raise :class:`neardup.TooManyPairsError` naming their number. None: no limit.
+        max_pairs: the most candidate pairs of distinct fingerprints, or with prefixes the most
+            pairs compared (as :func:`neardup.dedup`); more raise
+            :class:`neardup.TooManyPairsError` naming their number. None: no limit.
         scratch: a folder every worker can read and write, for the digests while this runs
             (default: a temporary folder on this machine, which a local cluster shares).
         progress: draw tqdm's bar of the five stages (digest, candidates, verify, components,
@@ -1422,7 +1432,7 @@ def _find(
     stage: Callable[[str], None],
     candidates: str = "fingerprint",
     digest_part: Callable[..., pd.DataFrame] = _digest_part,
-    verify_part: Callable[..., pd.DataFrame] = _verify_part,
+    verify_part: Callable[..., tuple[pd.DataFrame, int]] = _verify_part,
 ) -> tuple[Any, np.ndarray, np.ndarray]:
     """The per-row results of the documents that are removed or have copies or near-duplicates,
     one partition per input partition (indexed by global row, persisted on the workers), and
@@ -1431,7 +1441,7 @@ def _find(
     ``verify_part(pairs, parts, starts, folder, threshold)`` is called by each task of step 4,
     on the candidate pairs routed to it (columns ``a`` and ``b``, global rows of any
     partitions, repeats possible), and returns those it keeps, each once: (a, b, jaccard,
-    band)."""
+    band), and the number of distinct pairs it compared."""
     clock = time.perf_counter()
     verified = threshold is not None
     with_ids = id_field is not None
@@ -1631,14 +1641,19 @@ def _find(
     checked, checked_rows, tallies = spill_counted(checked, folder, "checked", _MARKS)
     discard(folder, "pairs")
     checked = _coalesced(checked, _partitions_for(int(checked_rows.sum())))
-    skipped, found_pairs, record["candidate_pairs"], in_band_pairs = tallies
+    skipped, found_pairs, within_k, in_band_pairs, compared = tallies
     record["short_pairs_skipped"] = skipped
     record["prefix_pairs"] = found_pairs if by_prefix else 0
     record["short_pairs"] = 0 if by_prefix or not verified else found_pairs
-    candidate_pairs = record["candidate_pairs"]
+    record["pairs_compared"] = compared
+    # With prefixes, the candidate pairs are those compared (each distinct pair once).
+    record["candidate_pairs"] = candidate_pairs = compared if by_prefix else within_k
     if max_pairs is not None and candidate_pairs > max_pairs:
         raise TooManyPairsError(
-            f"{candidate_pairs} candidate pairs of distinct fingerprints within k={k} "
+            f"{candidate_pairs} candidate pairs compared (texts sharing a prefix hash), more "
+            f"than the limit of {max_pairs}; raise max_pairs (None lifts the limit)"
+            if by_prefix
+            else f"{candidate_pairs} candidate pairs of distinct fingerprints within k={k} "
             f"(the limit is {max_pairs}): lower k (the candidate radius), or raise max_pairs"
         )
     if verified:
@@ -1778,8 +1793,8 @@ _CHECKED_META = _frame(a=np.int64, b=np.int64, jaccard=np.float32, band=bool)
 #: distinct fingerprints within k, and verified pairs left in the estimate's band. Summed
 #: apart when the table is spilled (:func:`neardup.dask_spill.spill_counted`: mark ``-1 - m``
 #: is its m-th sum).
-_SKIPPED, _LISTED, _WITHIN_K, _IN_BAND = -1, -2, -3, -4
-_MARKS = 4
+_SKIPPED, _LISTED, _WITHIN_K, _IN_BAND, _COMPARED = -1, -2, -3, -4, -5
+_MARKS = 5
 
 
 def _texts_meta(ddf: Any, id_field: str | None) -> pd.DataFrame:

@@ -203,11 +203,12 @@ def _verify_compact_part(
     starts: np.ndarray,
     folder: str,
     threshold: float,
-) -> pd.DataFrame:
+) -> tuple[pd.DataFrame, int]:
     """Step 4 of :func:`neardup.dask._find` on compact sketches, in the task the pairs were
     routed to: each pair once, with their compact sketches' Jaccard, those at ``threshold`` or more
     (as :meth:`DedupIndex.search` keeps a pair; none is left in a band for its exact shingle
-    sets). The sketches are read where they lie (the digest files, each opened once)."""
+    sets), and the number of pairs compared. The sketches are read where they lie (the digest
+    files, each opened once)."""
 
     def take(j: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         lens, words = _compact_of(folder, parts[j])
@@ -228,7 +229,7 @@ def _verify_compact_part(
             sketch_bits,
         )
     near = got >= threshold
-    return pd.DataFrame(
+    kept = pd.DataFrame(
         {
             "a": a[near],
             "b": b[near],
@@ -236,6 +237,7 @@ def _verify_compact_part(
             "band": np.zeros(int(near.sum()), bool),
         }
     )
+    return kept, len(a)
 
 
 def _against_meta(string_ids: bool) -> pd.DataFrame:

@@ -288,7 +288,14 @@ def _dedup_on_dask(
         summary.update(against=against.path, updated=update)
     else:  # pairs near the threshold: decided on their exact shingle sets, as on one machine
         summary["evidence"] = {
-            name: record.get(name, 0) for name in ("band_pairs_exact", "band_pairs_estimated")
+            name: record.get(name, 0)
+            for name in (
+                "short_pairs_skipped",
+                "prefix_pairs",
+                "pairs_compared",
+                "band_pairs_exact",
+                "band_pairs_estimated",
+            )
         }
     written = {"output": output, "clusters": clusters}
     if as_json:
