@@ -381,43 +381,16 @@ mod tests {
     #[test]
     fn a_hash_of_two_texts_is_always_repeated_and_few_unique_ones_are() {
         // Texts drawing from a range of values: some held by one text, some by several.
-        let mut seed = 11u64;
-        let mut next = || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            seed >> 20
-        };
-        let texts: Vec<Vec<u64>> = (0..400)
-            .map(|_| {
-                let mut t: Vec<u64> = (0..30).map(|_| next() % 20_000).collect();
-                t.sort_unstable();
-                t.dedup();
-                t
-            })
-            .collect();
+        let texts = random_texts(11, 400, 30, 20_000);
         let mut holders: HashMap<u64, u32> = HashMap::new();
         for t in &texts {
             for &h in t {
                 *holders.entry(h).or_default() += 1;
             }
         }
-        let starts: Vec<u64> = texts
-            .iter()
-            .scan(0u64, |at, t| {
-                let s = *at;
-                *at += t.len() as u64;
-                Some(s)
-            })
-            .collect();
-        let ends: Vec<u64> = starts
-            .iter()
-            .zip(&texts)
-            .map(|(s, t)| s + t.len() as u64)
-            .collect();
-        let flat: Vec<u64> = texts.concat();
-        let mut repeats = Repeats::new(bits_for(flat.len() as u64)).unwrap();
-        repeats.add_sketches(&Ranges::new(&starts, &ends, &flat).unwrap());
+        let (starts, ends, hashes) = flat(&texts);
+        let mut repeats = Repeats::new(bits_for(hashes.len() as u64)).unwrap();
+        repeats.add_sketches(&Ranges::new(&starts, &ends, &hashes).unwrap());
         let repeated = repeats.into_repeated();
         let unique: Vec<u64> = holders
             .iter()
@@ -444,6 +417,25 @@ mod tests {
         assert_eq!(one.share(), 0.0);
         one.add(&[3]);
         assert!(one.repeated().holds(3));
+    }
+
+    /// `n` texts of up to `draws` distinct values below `range` each (sorted), from `seed`.
+    fn random_texts(seed: u64, n: usize, draws: usize, range: u64) -> Vec<Vec<u64>> {
+        let mut seed = seed;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            seed >> 20
+        };
+        (0..n)
+            .map(|_| {
+                let mut t: Vec<u64> = (0..draws).map(|_| next() % range).collect();
+                t.sort_unstable();
+                t.dedup();
+                t
+            })
+            .collect()
     }
 
     /// Flat sketches of `texts`: (starts, ends, hashes).
@@ -514,21 +506,7 @@ mod tests {
 
     #[test]
     fn shares_marked_by_range_equal_every_text_marked_at_once() {
-        let mut seed = 5u64;
-        let mut next = || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            seed >> 20
-        };
-        let texts: Vec<Vec<u64>> = (0..3_000)
-            .map(|_| {
-                let mut t: Vec<u64> = (0..25).map(|_| next() % 60_000).collect();
-                t.sort_unstable();
-                t.dedup();
-                t
-            })
-            .collect();
+        let texts = random_texts(5, 3_000, 25, 60_000);
         let (starts, ends, hashes) = flat(&texts);
         let bits = bits_for(hashes.len() as u64);
         let mut all = Repeats::new(bits).unwrap();

@@ -14,6 +14,7 @@ import random
 import signal
 import threading
 import time
+from typing import Any
 
 import dask.dataframe as dd
 import numpy as np
@@ -256,6 +257,14 @@ def test_prefix_candidates_with_any_share_match_single_machine(
     texts += texts[::7]  # copies in other partitions
     frame = pd.DataFrame({"id": range(len(texts)), "text": texts})
     want = neardup.dedup(texts, candidates="prefix")
+    kept, table, stats = _by_prefix(frame)
+    assert stats["prefix_pairs"] == want.stats["prefix_pairs"] > 0
+    _check_same(frame, kept, table, want)
+
+
+def _by_prefix(frame: pd.DataFrame) -> tuple[Any, Any, dict]:
+    """``neardup.dask.dedup`` of ``frame`` (ids in ``id``) in 3 partitions with prefix
+    candidates: the kept rows, the clusters table and the stats."""
     stats: dict = {}
     kept, table = ndd.dedup(
         dd.from_pandas(frame, npartitions=3),
@@ -264,8 +273,7 @@ def test_prefix_candidates_with_any_share_match_single_machine(
         candidates="prefix",
         stats=stats,
     )
-    assert stats["prefix_pairs"] == want.stats["prefix_pairs"] > 0
-    _check_same(frame, kept, table, want)
+    return kept, table, stats
 
 
 def test_no_marks_past_one_hash_a_slot_of_the_largest_tables(client, debian, monkeypatch):
@@ -283,14 +291,7 @@ def test_no_marks_past_one_hash_a_slot_of_the_largest_tables(client, debian, mon
     monkeypatch.setattr(ndd, "MARK_BITS", 16)
     monkeypatch.setattr(_core, "REPEATS_MOST_BITS", 16)
     plain = neardup.dedup(texts, candidates="prefix")
-    stats: dict = {}
-    kept, table = ndd.dedup(
-        dd.from_pandas(frame, npartitions=3),
-        id_field="id",
-        clusters=True,
-        candidates="prefix",
-        stats=stats,
-    )
+    kept, table, stats = _by_prefix(frame)
     # The corpus's sketches hold more hashes than 2^16 slots.
     hashes = sum(len(s) for s in neardup.kernels.digest_batch(texts)["sketch"].to_pylist())
     assert hashes > 1 << 16
