@@ -228,7 +228,7 @@ def test_each_partition_gets_the_counts_of_its_own_hashes(client, debian, monkey
         total += len(want)
     assert rows == total
     # Every text's hashes marked (one in 3 counted): the slots two hashes of the texts share.
-    words = marks.load()
+    words = np.concatenate(marks.load())
     bits = int(np.log2(len(words))) + 6
     marked = np.flatnonzero(np.unpackbits(words.view(np.uint8), bitorder="little"))
     want = repeated_slots([sketches[r].values.to_numpy() for r in np.flatnonzero(first)], bits)

@@ -723,15 +723,15 @@ def merged_counts(
 class RarityOrder:
     """The rarity order of a table of frequent hashes (hashes, counts), built once for the
     prefix_lists of many chunks; with ``repeats`` (or ``repeated``, the words of their table of
-    repeated slots, as repeated_words gives them in pieces), the hashes the table leaves out that
-    more than one text may hold count 1."""
+    repeated slots in pieces, as repeated_words gives them, put together here), the hashes the
+    table leaves out that more than one text may hold count 1."""
 
     def __new__(
         cls,
         hashes: npt.NDArray[np.uint64],
         counts: npt.NDArray[np.uint32],
         repeats: Repeats | None = None,
-        repeated: npt.NDArray[np.uint64] | None = None,
+        repeated: list[npt.NDArray[np.uint64]] | None = None,
     ) -> RarityOrder: ...
     def __len__(self) -> int: ...
 

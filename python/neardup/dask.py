@@ -440,8 +440,8 @@ class _Marks:
         # Tells this run's marks from any other's in a worker's cache.
         self.token = os.urandom(16).hex()
 
-    def load(self) -> np.ndarray:
-        """The table's words (``_core.RarityOrder(..., repeated=words)``)."""
+    def load(self) -> list[np.ndarray]:
+        """The table's words, in pieces (``_core.RarityOrder(..., repeated=pieces)``)."""
         return _marked_words(self.folder, self.files, self.token)
 
     def order(self, table: tuple[np.ndarray, np.ndarray]) -> Any:
@@ -454,19 +454,22 @@ class _Marks:
         )
 
 
-def _read_marks(folder: str, files: int) -> np.ndarray:
+def _read_marks(folder: str, files: int) -> list[np.ndarray]:
+    """The pieces of a run's table of repeated slots, memory-mapped where they lie: the core
+    copies them into one table (one copy, not two; the files' pages are the system's to keep or
+    let go)."""
     import pyarrow as pa
 
     pieces = [
         pa.ipc.open_file(pa.memory_map(spill_file(folder, _REPEATED, i))).read_all()["word"]
         for i in range(files)
     ]
-    return kernels._array(np.concatenate([p.to_numpy().view(np.uint64) for p in pieces]), np.uint64)
+    return [kernels._array(p.to_numpy().view(np.uint64), np.uint64) for p in pieces]
 
 
 @functools.lru_cache(maxsize=1)
-def _marked_words(folder: str, files: int, token: str) -> np.ndarray:
-    """The words of a run's table of repeated slots (told by ``token``), read once a worker
+def _marked_words(folder: str, files: int, token: str) -> list[np.ndarray]:
+    """The pieces of a run's table of repeated slots (told by ``token``), mapped once a worker
     process."""
     return _read_marks(folder, files)
 

@@ -167,19 +167,27 @@ impl PyRarityOrder {
         hashes: PyReadonlyArray1<'_, u64>,
         counts: PyReadonlyArray1<'_, u32>,
         repeats: Option<PyRef<'_, PyRepeats>>,
-        repeated: Option<PyReadonlyArray1<'_, u64>>,
+        repeated: Option<Vec<PyReadonlyArray1<'_, u64>>>,
     ) -> PyResult<Self> {
         let (hashes, counts) = (hashes.as_slice()?, counts.as_slice()?);
         let repeats = repeats.as_deref();
-        let words = repeated.as_ref().map(|w| w.as_slice()).transpose()?;
-        if repeats.is_some() && words.is_some() {
+        let pieces = repeated
+            .as_ref()
+            .map(|pieces| {
+                pieces
+                    .iter()
+                    .map(|w| w.as_slice())
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .transpose()?;
+        if repeats.is_some() && pieces.is_some() {
             return Err(Error::invalid("give repeats or repeated, not both").into());
         }
         let inner = py.detach(|| -> crate::Result<Rarity> {
             let order = Rarity::new(hashes, counts)?;
-            Ok(match (repeats, words) {
+            Ok(match (repeats, pieces) {
                 (Some(r), _) => order.with_repeated(r.repeats().repeated()),
-                (None, Some(w)) => order.with_repeated(Repeated::from_words(w.to_vec())?),
+                (None, Some(pieces)) => order.with_repeated(Repeated::from_words(pieces.concat())?),
                 (None, None) => order,
             })
         })?;
