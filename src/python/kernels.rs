@@ -124,12 +124,8 @@ fn rarity_counts<'py>(
     budget: usize,
 ) -> PyResult<(Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<u32>>)> {
     let sketches = Ranges::new(starts.as_slice()?, ends.as_slice()?, hashes.as_slice()?)?;
-    let (h, c): (Vec<u64>, Vec<u32>) = py.detach(|| {
-        let counts = Rarity::count((0..sketches.len()).map(|d| sketches.get(d)), budget);
-        let mut rows: Vec<(u64, u32)> = counts.into_iter().collect();
-        rows.sort_unstable();
-        rows.into_iter().unzip()
-    });
+    let (h, c) =
+        py.detach(|| Rarity::sorted_counts((0..sketches.len()).map(|d| sketches.get(d)), budget));
     Ok((h.into_pyarray(py), c.into_pyarray(py)))
 }
 
