@@ -38,11 +38,19 @@ sys.path.insert(0, str(HERE))
 import synth  # noqa: E402
 
 
-def dask_child(parts: str, out: str, result: str, candidates: str | None = None) -> None:
+def dask_child(
+    parts: str, out: str, result: str, candidates: str | None = None, settings: list[str] = ()
+) -> None:
     import dask.dataframe as dd
 
     import neardup.dask as ndd
     from harness import ProcessSampler, small_cluster
+    from neardup import pipeline
+
+    # Constants the client reads (say RARITY_TABLE=0: each partition's own rarity table).
+    for setting in settings:
+        name, value = setting.split("=")
+        setattr(ndd if hasattr(ndd, name) else pipeline, name, int(value))
 
     sampler = ProcessSampler()
 
@@ -141,11 +149,19 @@ def main() -> None:
         choices=["fingerprint", "prefix"],
         help="the candidates mode of both runs (default: neardup's default)",
     )
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=N",
+        help="set a constant of neardup.dask or neardup.pipeline that the client reads in the "
+        "Dask run (repeat), say RARITY_TABLE=0 for each partition's own rarity table",
+    )
     ap.add_argument("--out", help="write the measurements as JSON here")
     ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        dask_child(*args.child, candidates=args.candidates)
+        dask_child(*args.child, candidates=args.candidates, settings=args.set)
         return
     mode = ["--candidates", args.candidates] if args.candidates else []
 
@@ -202,6 +218,7 @@ def main() -> None:
                     f"{tmp}/kept-dask",
                     str(result),
                     *mode,
+                    *(f"--set={s}" for s in args.set),
                 ]
             )
             stats = json.loads(result.read_text()) if proc.returncode == 0 else {}
@@ -214,6 +231,7 @@ def main() -> None:
                 n=n,
                 mb=mb,
                 candidates=args.candidates,
+                settings=args.set,
                 status=proc.returncode,
                 what=f"neardup.dask, 2 workers x 1 thread, 1.5 GB each, {-(-n // step)} parts",
             )

@@ -14,6 +14,7 @@ import random
 import signal
 import threading
 import time
+from collections import Counter
 from typing import Any
 
 import dask.dataframe as dd
@@ -184,8 +185,9 @@ def _rarity_frame(texts: list[str]) -> pd.DataFrame:
 def test_each_partition_gets_the_counts_of_its_own_hashes(client, debian, monkeypatch, tmp_path):
     """Each partition's rarity table holds the hashes its texts hold that the texts of one
     content key in RARITY_SHARE hold twice or more over the whole corpus (each text counted
-    once, wherever its copies lie), with those counts: against a count over the whole corpus in
-    one piece, as the single machine makes it."""
+    once, wherever its copies lie), with those counts, and the others two texts or more hold
+    over the corpus, counting 1 (their exact marks): against counts over the whole corpus in one
+    piece. With the whole table, the slots of the repeated hashes are marked instead."""
     from neardup import kernels
 
     # Copies spread over the partitions: the text is the first row of its key, its copies not.
@@ -205,13 +207,24 @@ def test_each_partition_gets_the_counts_of_its_own_hashes(client, debian, monkey
     sketches = ndd._sketch_array(whole["sketch"])
     counted = kernels.rarity_counts(sketches.take(np.flatnonzero(first & (keys % 3 == 0))))
     frequent = {h: c for h, c in zip(*(x.tolist() for x in counted)) if c >= 2}
+    # Every text once, its checks (top bit set) left out.
+    held_by = Counter(
+        h
+        for r in np.flatnonzero(first)
+        for h in sketches[r].values.to_numpy().tolist()
+        if h < 1 << 63
+    )
+    order_of = {h: frequent.get(h, 1) for h, n in held_by.items() if n >= 2 or h in frequent}
+    assert len(order_of) > len(frequent) > 0
     cut = [0, 900, 901, 2000, len(texts)]
     divisions = [*cut[:-1], len(texts) - 1]
     ddf = dd.from_pandas(whole, npartitions=1).repartition(divisions=divisions)
     copies = ddf[~ddf["row"].isin(np.flatnonzero(first).tolist())]
     copies = copies[["row"]].set_index("row", drop=False, divisions=divisions)
-    tables, rows, shared, marks = ndd._rarity_tables(
-        lambda columns: ddf, copies, len(cut) - 1, str(tmp_path)
+    (tmp_path / "own").mkdir()
+    (tmp_path / "whole").mkdir()
+    tables, rows, shared = ndd._rarity_tables(
+        lambda columns: ddf, copies, len(cut) - 1, str(tmp_path / "own")
     )
     assert shared is None
     got = tables.partitions
@@ -220,15 +233,18 @@ def test_each_partition_gets_the_counts_of_its_own_hashes(client, debian, monkey
         held = {
             h for r in range(lo, hi) if first[r] for h in sketches[r].values.to_numpy().tolist()
         }
-        want = sorted((h, c) for h, c in frequent.items() if h in held)
+        want = sorted((h, c) for h, c in order_of.items() if h in held)
         table = got[i].compute()
         assert len(want) > 0 or hi - lo == 1
         hashes, counts = ndd._table_of(table)
         assert list(zip(hashes.tolist(), counts.tolist())) == want
         total += len(want)
     assert rows == total
-    # Every text's hashes marked (one in 3 counted): the slots two hashes of the texts share.
-    words = np.concatenate(marks.load())
+    # With the whole table, every text's hashes marked: the slots two hashes of the texts share.
+    monkeypatch.setattr(ndd, "RARITY_TABLE", 1 << 22)
+    _, rows, shared = ndd._rarity_tables(lambda columns: ddf, copies, 2, str(tmp_path / "whole"))
+    assert rows == len(frequent) and shared.marks > 0
+    words = np.concatenate(ndd._read_marks(shared.folder, shared.marks))
     bits = int(np.log2(len(words))) + 6
     marked = np.flatnonzero(np.unpackbits(words.view(np.uint8), bitorder="little"))
     want = repeated_slots([sketches[r].values.to_numpy() for r in np.flatnonzero(first)], bits)
@@ -244,7 +260,8 @@ def test_prefix_candidates_with_any_share_match_single_machine(
     """The same rarity order as the single machine: the same prefix pairs, the same result;
     whether the order is counted on every text of this small corpus of long texts or on a
     share, and whether every task reads the whole table or each partition gets its own. (With a
-    share, both mark the hashes more than one text may hold on every text.)"""
+    share, both mark the hashes more than one text may hold on every text: Dask's marks are exact
+    with each partition's own table, and so are the single machine's here.)"""
     from neardup import pipeline
 
     monkeypatch.setattr(ndd, "RARITY_SHARE", share)
@@ -256,10 +273,42 @@ def test_prefix_candidates_with_any_share_match_single_machine(
     texts = debian["text"].tolist()
     texts += texts[::7]  # copies in other partitions
     frame = pd.DataFrame({"id": range(len(texts)), "text": texts})
+    if share > 1 and not whole:
+        _exact_marks_on_one_machine(monkeypatch, texts)
     want = neardup.dedup(texts, candidates="prefix")
     kept, table, stats = _by_prefix(frame)
     assert stats["prefix_pairs"] == want.stats["prefix_pairs"] > 0
     _check_same(frame, kept, table, want)
+
+
+def _exact_marks_on_one_machine(monkeypatch, texts: list[str]) -> None:
+    """Makes the single machine rank ``texts`` as Dask does with each partition's own table: the
+    hashes two texts or more hold (each text once), counted with a Counter, count 1 in its table
+    where the sample leaves them out, and no slot is marked."""
+    from neardup import pipeline
+
+    whole = _rarity_frame(texts)
+    keys = whole["key"].to_numpy(np.uint64)
+    sketches = ndd._sketch_array(whole["sketch"])
+    held_by = Counter(
+        h
+        for r in np.unique(keys, return_index=True)[1]
+        for h in sketches[int(r)].values.to_numpy().tolist()
+        if h < 1 << 63
+    )
+    repeated = np.array(sorted(h for h, n in held_by.items() if n >= 2), np.uint64)
+    sampled = pipeline.frequent
+
+    def frequent(hashes: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        table, counted = sampled(hashes, counts)
+        more = np.setdiff1d(repeated, table)
+        hashes = np.concatenate([table, more])
+        order = np.argsort(hashes)
+        return hashes[order], np.concatenate([counted, np.ones(len(more), np.uint32)])[order]
+
+    assert len(repeated) > 100
+    monkeypatch.setattr(pipeline, "frequent", frequent)
+    monkeypatch.setattr(pipeline.PrefixLists, "_repeats", lambda self: None)
 
 
 def _by_prefix(frame: pd.DataFrame) -> tuple[Any, Any, dict]:
@@ -297,6 +346,45 @@ def test_no_marks_past_one_hash_a_slot_of_the_largest_tables(client, debian, mon
     assert hashes > 1 << 16
     assert stats["prefix_pairs"] == plain.stats["prefix_pairs"] > marked.stats["prefix_pairs"]
     _check_same(frame, kept, table, plain)
+
+
+def test_the_workers_let_go_of_the_rarity_table_once_the_candidates_are_listed(client, debian):
+    """The whole rarity table (its hash map and marks: up to a few hundred MB a process on the
+    largest corpora) is let go of by every worker process once the candidates are listed, not
+    held through the later stages."""
+
+    # Run on the workers; nested, so that they travel by value (a worker need not import this
+    # module).
+    def record() -> None:
+        """Each time the worker lets go of the whole table, how many it held then."""
+        forget = ndd._forget_tables
+        held: list[int] = []
+
+        def recorded() -> None:
+            held.append(ndd._shared_table.cache_info().currsize)
+            forget()
+
+        recorded.held = held  # type: ignore[attr-defined]
+        recorded.forget = forget  # type: ignore[attr-defined]
+        ndd._forget_tables = recorded
+
+    def forgotten() -> tuple[list[int], int]:
+        """What the worker held each time it let go of the table, and what it holds now."""
+        recorded = ndd._forget_tables
+        ndd._forget_tables = recorded.forget  # type: ignore[attr-defined]
+        return recorded.held, ndd._shared_table.cache_info().currsize  # type: ignore[attr-defined]
+
+    frame = pd.DataFrame({"id": range(len(debian)), "text": debian["text"]})
+    client.run(record)
+    try:
+        _, _, stats = _by_prefix(frame)
+    finally:
+        seen = client.run(forgotten)
+    assert stats["rarity_rows"] > 0 and stats["prefix_pairs"] > 0
+    # Each worker let go once; one at least held the table then, none holds it now.
+    assert [len(held) for held, _ in seen.values()] == [1] * len(seen)
+    assert max(held[0] for held, _ in seen.values()) == 1
+    assert [now for _, now in seen.values()] == [0] * len(seen)
 
 
 def test_dedup_default_ids_are_global_rows_and_kept_is_lazy(client, debian):

@@ -406,8 +406,16 @@ def _held_part(
 def _hashes_part(
     part: pd.DataFrame, copies: pd.DataFrame, partition_info: Any = None
 ) -> pd.DataFrame:
-    """The distinct shingle hashes of the partition's texts: (hash, part)."""
-    return _held_part(part, copies, 1, partition_info)[["hash", "part"]]
+    """The distinct shingle hashes of the partition's texts, each with how many of them hold
+    it, up to 2 (enough to tell a hash held by two texts of the corpus): (hash, part, held)."""
+    hashes, counts = kernels.rarity_counts(_text_sketches(part, _is_text(part, copies)), 1 << 62)
+    return pd.DataFrame(
+        {
+            "hash": hashes.view(np.int64),
+            "part": np.full(len(hashes), _number(partition_info), np.int32),
+            "held": np.minimum(counts, 2).astype(np.int8),
+        }
+    )
 
 
 def _text_sizes_part(part: pd.DataFrame, copies: pd.DataFrame) -> pd.DataFrame:
@@ -429,31 +437,6 @@ def _frequent_part(rows: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-class _Marks:
-    """The table of repeated slots of a run (``repeats.rs`` in the core: the hashes more than one
-    text may hold, marked on every text), spilled in pieces by :func:`_marks_part`, which every
-    worker process reads from the scratch folder once."""
-
-    def __init__(self, folder: str, files: int) -> None:
-        self.folder = folder
-        self.files = files
-        # Tells this run's marks from any other's in a worker's cache.
-        self.token = os.urandom(16).hex()
-
-    def load(self) -> list[np.ndarray]:
-        """The table's words, in pieces (``_core.RarityOrder(..., repeated=pieces)``)."""
-        return _marked_words(self.folder, self.files, self.token)
-
-    def order(self, table: tuple[np.ndarray, np.ndarray]) -> Any:
-        """The rarity order of ``table`` (hashes, counts) with these marks."""
-        hashes, counts = table
-        return _core.RarityOrder(
-            kernels._array(hashes, np.uint64),
-            kernels._array(counts, np.uint32),
-            repeated=self.load(),
-        )
-
-
 def _read_marks(folder: str, files: int) -> list[np.ndarray]:
     """The pieces of a run's table of repeated slots, memory-mapped where they lie: the core
     copies them into one table (one copy, not two; the files' pages are the system's to keep or
@@ -467,22 +450,16 @@ def _read_marks(folder: str, files: int) -> list[np.ndarray]:
     return [kernels._array(p.to_numpy().view(np.uint64), np.uint64) for p in pieces]
 
 
-@functools.lru_cache(maxsize=1)
-def _marked_words(folder: str, files: int, token: str) -> list[np.ndarray]:
-    """The pieces of a run's table of repeated slots (told by ``token``), mapped once a worker
-    process."""
-    return _read_marks(folder, files)
-
-
 class _SharedTable:
     """The whole rarity table, when it holds at most ``RARITY_TABLE`` hashes: the spilled files
     of :func:`_frequent_part`, which every task reads from the scratch folder (nothing goes
-    through the client), and the marks of the run's repeated hashes, if any."""
+    through the client), and the ``marks`` pieces of the run's table of repeated slots (0:
+    none; :func:`_marks`)."""
 
-    def __init__(self, folder: str, files: int, marks: _Marks | None) -> None:
+    def __init__(self, folder: str, files: int, marks: int) -> None:
         self.folder = folder
         self.files = files
-        self.marks = marks.files if marks else 0
+        self.marks = marks
         # Tells this run's table from any other's in a worker's cache (a scratch folder may
         # be used again).
         self.token = os.urandom(16).hex()
@@ -513,6 +490,25 @@ def _shared_table(folder: str, files: int, marks: int, token: str) -> Any:
     return _core.RarityOrder(*table, repeated=_read_marks(folder, marks) if marks else None)
 
 
+def _forget_tables() -> None:
+    """Lets go of the whole rarity table this process holds, if any (its hash map and marks)."""
+    _shared_table.cache_clear()
+
+
+def _let_go_of_tables() -> None:
+    """The client and every worker process let go of the whole rarity table, once the candidates
+    are listed: up to 140 MB of hash map and 128 MiB of marks a process, which the later stages
+    would hold beside their own tables."""
+    _forget_tables()
+    try:
+        from distributed import get_client
+
+        client = get_client()
+    except (ImportError, ValueError):
+        return
+    client.run(_forget_tables)
+
+
 def _slots_part(part: pd.DataFrame, copies: pd.DataFrame, bits: int) -> pd.DataFrame:
     """The slots (of ``bits`` bits) of the shingle hashes of the partition's texts (not
     ``copies``' rows), sorted, each at most twice: (slot)."""
@@ -540,12 +536,12 @@ def _marks_part(
 
 def _marks(
     digests: Callable[[list[str]], Any], copies: Any, hashes: int, partitions: int, folder: str
-) -> _Marks:
+) -> int:
     """The marks of the hashes more than one text may hold, on every text of the corpus (each
     once; ``hashes``: their sketches' hashes in all), as :class:`neardup.pipeline.PrefixLists`
     makes them on one machine: each partition's slots go to the partition of their range (four
     bytes a hash), which marks its words of the table; the words are spilled, to be read by
-    every worker process once."""
+    every worker process once with the shared table. Returns the number of pieces."""
     clock = time.perf_counter()
     bits = min(_core.repeat_bits(hashes), MARK_BITS)
     slots = dd.map_partitions(
@@ -564,26 +560,35 @@ def _marks(
     discard(folder, "slots")
     if int(words.sum()) != 1 << (bits - 6):
         raise RuntimeError(f"the marks hold {int(words.sum())} words, not {1 << (bits - 6)}")
-    return _Marks(folder, len(words))
+    return len(words)
 
 
 def _holders_part(rows: pd.DataFrame, frequent: pd.DataFrame) -> pd.DataFrame:
-    """Of the hashes moved here (each partition's distinct ones: hash, part), those counted
-    twice or more over the corpus, with their count, once for each partition holding them:
-    (part, hash, count). ``frequent`` is the table of those hashes that fall here (the same
-    destinations), from the sum of the counted share."""
+    """Of the hashes moved here (each partition's distinct ones: hash, part, held), those of the
+    order's table, once for each partition holding them: (part, hash, count). ``frequent`` is
+    the table of the counted share's hashes that fall here (the same destinations): those count
+    as there. The others held by two texts or more over the corpus (their ``held`` summed) count
+    1: the exact marks of the hashes more than one text holds, after the unique ones."""
     table = frequent["hash"].to_numpy(np.int64)
     counts = frequent["count"].to_numpy(np.int64)
     order = np.argsort(table, kind="stable")
     table, counts = table[order], counts[order]
-    hashes = rows["hash"].to_numpy(np.int64)
+    # Each source's rows come sorted by hash: a stable sort merges their runs.
+    by_hash = np.argsort(rows["hash"].to_numpy(np.int64).view(np.uint64), kind="stable")
+    hashes = rows["hash"].to_numpy(np.int64)[by_hash]
+    held = rows["held"].to_numpy(np.int64)[by_hash]
+    holders = held
+    if len(hashes):
+        firsts = np.flatnonzero(np.append(True, hashes[1:] != hashes[:-1]))
+        holders = np.repeat(np.add.reduceat(held, firsts), np.diff(np.append(firsts, len(hashes))))
     at = np.minimum(np.searchsorted(table, hashes), max(len(table) - 1, 0))
     hit = table[at] == hashes if len(table) else np.zeros(len(hashes), bool)
+    kept = hit | (holders >= 2)
     return pd.DataFrame(
         {
-            "part": rows["part"].to_numpy(np.int64)[hit],
-            "hash": hashes[hit],
-            "count": counts[at[hit]],
+            "part": rows["part"].to_numpy(np.int64)[by_hash][kept],
+            "hash": hashes[kept],
+            "count": np.where(hit, counts[at] if len(table) else 0, 1)[kept],
         }
     )
 
@@ -605,10 +610,11 @@ _RARITY = "rarity"
 #: The name of the spilled pieces of the table of repeated slots (:func:`_marks`).
 _REPEATED = "repeated"
 
-#: The most bits of a slot of the marks of a Dask dedup: a table of at most 2^30 slots (128 MiB),
-#: which every worker process holds once, two slots a hash up to 2^29 hashes (about 9M short
-#: texts); up to 2^30 hashes more hashes fill it, past that no marks are made
-#: (:func:`neardup.pipeline.marks_fit`; :func:`neardup.dedup`'s tables go to 2^32 slots).
+#: The most bits of a slot of the marks of a Dask dedup with the whole rarity table: a table of
+#: at most 2^30 slots (128 MiB), which every worker process holds once, two slots a hash up to
+#: 2^29 hashes (about 9M short texts); up to 2^30 hashes more hashes fill it, past that no marks
+#: are made (:func:`neardup.pipeline.marks_fit`; :func:`neardup.dedup`'s tables go to 2^32
+#: slots). Past ``RARITY_TABLE`` the marks are exact and need no table.
 MARK_BITS = 30
 
 #: The name of the spilled pieces of the whole rarity table (the hashes counted twice or more).
@@ -616,7 +622,8 @@ _FREQUENT = "frequent"
 
 #: The most hashes of a rarity table that every worker process reads whole from the scratch
 #: folder, once (its hash map: about 140 MB at most); past it each partition gets the counts of
-#: its own texts' hashes by an exchange. At 8M synthetic documents (2.0M hashes) the run cost
+#: its own texts' hashes by an exchange, with the exact marks of those more than one text holds.
+#: At 8M synthetic documents (2.0M hashes) the run cost
 #: 2.7 times the single machine's CPU with the exchange, 1.8 times with the whole table
 #: (benches/results/dask.md).
 RARITY_TABLE = 1 << 22
@@ -624,7 +631,7 @@ RARITY_TABLE = 1 << 22
 
 def _rarity_tables(
     digests: Callable[[list[str]], Any], copies: Any, partitions: int, folder: str
-) -> tuple[Any, int, _SharedTable | None, _Marks | None]:
+) -> tuple[Any, int, _SharedTable | None]:
     """Each partition's table of the rarity order, spilled (one partition with rows each), and
     the tables' rows: how many texts of a share of the corpus (one content key in
     ``RARITY_SHARE``, or every text when :func:`neardup.pipeline.counted_on_every_text`; each
@@ -638,10 +645,16 @@ def _rarity_tables(
     more make the table, in pieces by destination. When it holds at most ``RARITY_TABLE``
     hashes, every task reads it whole from the scratch folder. Past that, the distinct hashes
     of each partition's texts go to the same destinations, each finds its count in that piece,
-    and those found come back to the partition (two exchanges; only hashes, not counts, go).
-    In the sampled order, the hashes more than one text may hold are marked on every text
-    (:func:`_marks`), as on one machine. Returns the partitions' tables (or None), their rows (or
-    the whole table's), the whole table (or None; it holds the marks), and the marks (or None)."""
+    and those found come back to the partition (two exchanges; hashes, and how many of the
+    partition's texts hold them up to 2, not counts, go).
+
+    In the sampled order, the hashes more than one text holds count 1, after the unique ones.
+    With the whole table, they are marked on every text by slots, as on one machine
+    (:func:`_marks`; up to one hash a slot of a table of ``2**MARK_BITS`` slots, else none).
+    With each partition's own, the exchange gives their exact marks at no cost of a table: the
+    hashes held by two texts or more over the corpus, found where their rows meet, join the
+    tables (:func:`_holders_part`). Returns the partitions' tables (or None), their rows (or the
+    whole table's), and the whole table (or None)."""
     # The share counted: every text on a small corpus of long texts, as on one machine.
     sizes = (
         dd.map_partitions(
@@ -655,13 +668,6 @@ def _rarity_tables(
         .compute()
     )
     share = 1 if counted_on_every_text(int(sizes["hashes"]), int(sizes["texts"])) else RARITY_SHARE
-    # In the sampled order, the hashes more than one text may hold are marked on every text.
-    hashes = int(sizes["hashes"])
-    marks = (
-        _marks(digests, copies, hashes, partitions, folder)
-        if share > 1 and marks_fit(hashes, MARK_BITS)
-        else None
-    )
     sampled = dd.map_partitions(
         _held_part,
         digests(["key", "sketch"]),
@@ -676,19 +682,21 @@ def _rarity_tables(
     frequent, frequent_rows = spill(frequent, folder, _FREQUENT)
     discard(folder, "sampled")
     if int(frequent_rows.sum()) <= RARITY_TABLE:
-        return (
-            None,
-            int(frequent_rows.sum()),
-            _SharedTable(folder, len(frequent_rows), marks),
-            marks,
+        # In the sampled order, the hashes more than one text may hold are marked on every text.
+        hashes = int(sizes["hashes"])
+        marks = (
+            _marks(digests, copies, hashes, partitions, folder)
+            if share > 1 and marks_fit(hashes, MARK_BITS)
+            else 0
         )
+        return None, int(frequent_rows.sum()), _SharedTable(folder, len(frequent_rows), marks)
     # Each partition's distinct hashes go where their sums went (the same destinations): each
-    # finds its count, if any, in that piece of the table.
+    # finds its count, if any, in that piece of the table, or is found held by two texts.
     held = dd.map_partitions(
         _hashes_part,
         digests(["sketch"]),
         copies,
-        meta=_frame(hash=np.int64, part=np.int32),
+        meta=_frame(hash=np.int64, part=np.int32, held=np.int8),
         align_dataframes=False,
     )
     holders = dd.map_partitions(
@@ -704,7 +712,7 @@ def _rarity_tables(
     tables, sizes = spill(tables, folder, _RARITY)
     discard(folder, "held")
     discard(folder, "holders")
-    return tables, int(sizes.sum()), None, marks
+    return tables, int(sizes.sum()), None
 
 
 def _table_of(table: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -729,27 +737,21 @@ def _local_table(folder: str, j: int, sketches: Any) -> tuple[np.ndarray, np.nda
     return wanted[hit], counts.astype(np.uint32)
 
 
-def _order_of(table: tuple[np.ndarray, np.ndarray], marks: _Marks | None) -> Any:
-    """The rarity order of ``table`` (hashes, counts), with the run's marks if any."""
-    return table if marks is None else marks.order(table)
-
-
 def _prefix_keys_part(
     part: pd.DataFrame,
     copies: pd.DataFrame,
     table: pd.DataFrame | _SharedTable,
     threshold: float,
-    marks: _Marks | None = None,
 ) -> pd.DataFrame:
     """The prefix hashes of the partition's texts in the rarity order of ``table`` (its texts'
-    frequent hashes, or the whole table: :func:`_rarity_tables`) and ``marks``: (hash, row),
+    hashes of the order's table, or the whole table: :func:`_rarity_tables`): (hash, row),
     each row a text's. ``copies``: the partition's rows that are not texts (their texts list the
     same hashes)."""
     # Rows that are not texts are given no prefix, as texts without features are.
     fps = np.where(_is_text(part, copies), part["fingerprint"].to_numpy(np.uint64), np.uint64(0))
     index, hashes = kernels.prefix_keys(
         _sketch_array(part["sketch"]),
-        table.load() if isinstance(table, _SharedTable) else _order_of(_table_of(table), marks),
+        table.load() if isinstance(table, _SharedTable) else _table_of(table),
         threshold,
         fps,
         SKETCH_SIZE,
@@ -767,14 +769,13 @@ def _short_pairs_part(
     folder: str,
     table: Any,
     threshold: float,
-    marks: _Marks | None = None,
 ) -> pd.DataFrame:
     """The candidate pairs of the texts sharing a prefix hash shuffled here, each once (rows
     (hash, row) of texts, or of short texts with their copies: (hash, key, key_hi, fingerprint,
     row), a text being the first row of its key and fingerprint); a hash of more than
     ``RUN_CAP`` texts is split by the next hashes of their lists, read from their sketches where
     they lie (the digest files), in the order of ``table`` (None: of their partitions' rarity
-    tables, read from their files, and ``marks``). Two last rows count the pairs of groups that could not be
+    tables, read from their files). Two last rows count the pairs of groups that could not be
     split, ``(_SKIPPED, skipped)``, and the pairs listed, ``(_LISTED, listed)``: a pair once for each hash
     it shares (:func:`neardup.kernels.pairs_in_runs` lists it once)."""
     # With prefixes, every row is a text's own; a short text's copies share its key and
@@ -801,7 +802,7 @@ def _short_pairs_part(
         if order is None:
             held = [_local_table(folder, int(j), piece) for j, piece in zip(np.unique(of), pieces)]
             hashes_of, at = np.unique(np.concatenate([h for h, _ in held]), return_index=True)
-            order = _order_of((hashes_of, np.concatenate([c for _, c in held])[at]), marks)
+            order = (hashes_of, np.concatenate([c for _, c in held])[at])
         band = estimate_band(threshold, SKETCH_SIZE)
         return kernels.split_runs(hashes, nodes, sketches, order, threshold, SKETCH_SIZE, band)
 
@@ -1550,7 +1551,6 @@ def _find(
         # Short texts, or with prefixes every text: a shuffle on their prefix hashes.
         keyed = digests(["fingerprint", *kernels.KEY_COLUMNS, "sketch"])
         table: Any = _NO_TABLE
-        marks = None
         if by_prefix:
             # The rows that are not their text's first, by partition: texts count once.
             copies = exchange(
@@ -1564,7 +1564,7 @@ def _find(
                 direct=True,
             )
             ticks = time.perf_counter()
-            tables, record["rarity_rows"], table, marks = _rarity_tables(digests, copies, Q, folder)
+            tables, record["rarity_rows"], table = _rarity_tables(digests, copies, Q, folder)
             record["seconds_rarity"] = time.perf_counter() - ticks
         key_meta = (
             _frame(hash=np.int64, row=np.int64)
@@ -1584,7 +1584,6 @@ def _find(
                 copies,
                 tables if table is None else table,
                 threshold,
-                marks,
                 meta=key_meta,
                 align_dataframes=False,
             )
@@ -1608,7 +1607,6 @@ def _find(
                 folder,
                 table,
                 threshold,
-                marks,
                 meta=_frame(a=np.int64, b=np.int64),
             )
         )
@@ -1628,6 +1626,8 @@ def _find(
     if verified:
         discard(folder, "prefix_keys")
         discard(folder, "copies")
+    if by_prefix:
+        _let_go_of_tables()
     record["seconds_candidates"] = time.perf_counter() - clock
     stage("candidates")
     clock = time.perf_counter()
