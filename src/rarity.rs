@@ -248,6 +248,16 @@ pub fn merged_counts(
 mod tests {
     use super::*;
 
+    /// Seeded draws of 31 bits (a linear congruential generator): the same cases on every run.
+    fn draws(mut seed: u64) -> impl FnMut() -> u64 {
+        move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            seed >> 33
+        }
+    }
+
     #[test]
     fn frequent_hashes_come_last_and_ties_go_by_value() {
         let sketches: Vec<Vec<u64>> = vec![vec![1, 2, 3], vec![2, 3, 9], vec![3, 7]];
@@ -308,13 +318,7 @@ mod tests {
 
     #[test]
     fn sorted_counts_are_the_counts_of_the_map_by_hash() {
-        let mut seed = 11u64;
-        let mut next = || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            seed >> 33
-        };
+        let mut next = draws(11);
         for round in 0..40 {
             // Sketches of distinct sorted hashes from a small range (so that many are shared),
             // some with checks at the end, which neither count holds.
@@ -347,13 +351,7 @@ mod tests {
     #[test]
     fn merged_counts_add_up_by_hash_against_a_map() {
         // Two tables drawn from a small range, so that many hashes are in both.
-        let mut seed = 7u64;
-        let mut next = || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            seed >> 33
-        };
+        let mut next = draws(7);
         for _ in 0..50 {
             let mut tables: Vec<(Vec<u64>, Vec<u32>)> = Vec::new();
             for _ in 0..2 {
