@@ -39,7 +39,11 @@ import synth  # noqa: E402
 
 
 def dask_child(
-    parts: str, out: str, result: str, candidates: str | None = None, settings: list[str] = ()
+    parts: str,
+    out: str,
+    result: str,
+    candidates: str | None = None,
+    settings: list[str] | None = None,
 ) -> None:
     import dask.dataframe as dd
 
@@ -48,7 +52,7 @@ def dask_child(
     from neardup import pipeline
 
     # Constants the client reads (say RARITY_TABLE=0: each partition's own rarity table).
-    for setting in settings:
+    for setting in settings or []:
         name, value = setting.split("=")
         setattr(ndd if hasattr(ndd, name) else pipeline, name, int(value))
 

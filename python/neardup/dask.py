@@ -500,13 +500,9 @@ def _let_go_of_tables() -> None:
     are listed: up to 140 MB of hash map and 128 MiB of marks a process, which the later stages
     would hold beside their own tables."""
     _forget_tables()
-    try:
-        from distributed import get_client
-
-        client = get_client()
-    except (ImportError, ValueError):
-        return
-    client.run(_forget_tables)
+    client = _client()
+    if client is not None:
+        client.run(_forget_tables)
 
 
 def _slots_part(part: pd.DataFrame, copies: pd.DataFrame, bits: int) -> pd.DataFrame:
@@ -574,8 +570,9 @@ def _holders_part(rows: pd.DataFrame, frequent: pd.DataFrame) -> pd.DataFrame:
     order = np.argsort(table, kind="stable")
     table, counts = table[order], counts[order]
     # Each source's rows come sorted by hash: a stable sort merges their runs.
-    by_hash = np.argsort(rows["hash"].to_numpy(np.int64).view(np.uint64), kind="stable")
-    hashes = rows["hash"].to_numpy(np.int64)[by_hash]
+    hashes = rows["hash"].to_numpy(np.int64)
+    by_hash = np.argsort(hashes.view(np.uint64), kind="stable")
+    hashes = hashes[by_hash]
     held = rows["held"].to_numpy(np.int64)[by_hash]
     holders = held
     if len(hashes):
@@ -623,9 +620,8 @@ _FREQUENT = "frequent"
 #: The most hashes of a rarity table that every worker process reads whole from the scratch
 #: folder, once (its hash map: about 140 MB at most); past it each partition gets the counts of
 #: its own texts' hashes by an exchange, with the exact marks of those more than one text holds.
-#: At 8M synthetic documents (2.0M hashes) the run cost
-#: 2.7 times the single machine's CPU with the exchange, 1.8 times with the whole table
-#: (benches/results/dask.md).
+#: At 8M synthetic documents (2.0M hashes) the run cost 2.7 times the single machine's CPU with
+#: the exchange, 1.8 times with the whole table (benches/results/dask.md).
 RARITY_TABLE = 1 << 22
 
 
@@ -1773,15 +1769,25 @@ def _wait(collection: Any) -> None:
     a copy of each of its partitions on a second worker, so that losing one worker loses none
     (they cannot be computed again once the digests are gone; they are small: only the rows
     removed or with a copy or a partner)."""
-    try:
-        from distributed import futures_of, get_client, wait
-
-        client = get_client()
-    except (ImportError, ValueError):
+    client = _client()
+    if client is None:
         return
+    from distributed import futures_of, wait
+
     wait(collection)
     if len(client.scheduler_info().get("workers", {})) > 1:
         client.replicate(futures_of(collection), n=2)
+
+
+def _client() -> Any:
+    """The distributed client this run computes on, or None (no distributed, or a local
+    scheduler)."""
+    try:
+        from distributed import get_client
+
+        return get_client()
+    except (ImportError, ValueError):
+        return None
 
 
 def _frame(**dtypes: Any) -> pd.DataFrame:
