@@ -9,14 +9,14 @@
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 use rayon::prelude::*;
 
-use neardup::features::{FeatureConfig, TokenKind};
-use neardup::fingerprint::{Hasher, Weighting};
-use neardup::index::Index;
-use neardup::jsonl::fingerprint_lines;
-use neardup::pairs::find_all;
-use neardup::plan::{Plan, Workload};
-use neardup::table::{lower_bound, prefix_range, radix_sort_top};
+use neardup::fingerprint::simhash::{Hasher, Weighting};
+use neardup::first_pass::jsonl::fingerprint_lines;
+use neardup::search::pairs::find_all;
+use neardup::search::plan::{Plan, Workload};
+use neardup::search::table::{lower_bound, prefix_range, radix_sort_top};
+use neardup::store::index::Index;
 use neardup::testing::xorshift64;
+use neardup::text::features::{FeatureConfig, TokenKind};
 
 /// xorshift64: the same pseudo-random fingerprints on every run.
 fn random_u64s(n: usize, seed: u64) -> Vec<u64> {

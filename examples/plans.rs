@@ -1,5 +1,5 @@
 //! Prints the planner's choices: `cargo run --release --example plans`
-use neardup::plan::{Plan, Workload};
+use neardup::search::plan::{Plan, Workload};
 
 fn main() {
     for k in [1, 3, 6, 8] {

@@ -1,47 +1,35 @@
 //! neardup: near-duplicate detection with 64-bit simhash fingerprints.
 //!
-//! The core is plain Rust, tested by `cargo test` without Python: the tokenizer ([`tokens`]),
-//! features of normalized text ([`features`]), FNV-1a feature hashes ([`hash`]), weighted tallies
-//! ([`tally`]), fingerprints ([`fingerprint`]) and Hamming distances ([`hamming`]); the vector
-//! instructions and the switch that turns them off ([`simd`]); the seeds' other encoders
-//! ([`encoders`]) and the fingerprints of the `simhash` package ([`compat`]). The Python bindings
-//! live in `python/` behind the `python` feature and only extract, validate, release the GIL and
-//! convert.
+//! The core is plain Rust, tested by `cargo test` without Python. Its folders follow a document
+//! from its text to a decision, one concept each:
+//!
+//! * [`text`]: tokens, features and their FNV-1a hashes.
+//! * [`fingerprint`]: weighted tallies, simhash fingerprints, Hamming distances, the other
+//!   encoders and the `simhash` package's fingerprints.
+//! * [`sketch`]: word-shingle sketches, content keys and the Jaccard check of verification.
+//! * [`first_pass`]: each document's fingerprint, content key and sketch, from texts, JSONL lines
+//!   or Arrow string columns.
+//! * [`search`]: the plan and the permuted tables, every pair within k, the cross search.
+//! * [`candidates`]: the exact candidates of short texts by prefix filtering.
+//! * [`cluster`]: star clusters, which document each near-duplicate is removed for.
+//! * [`store`]: the simhash index and the dedup index, and their files.
+//! * [`runtime`]: vector instructions, thread pools, the memory left and interrupts.
+//!
+//! Beside them: the one error type ([`error`]) and the tests' pseudo-random data ([`testing`]).
+//! The Python bindings live in `python/` behind the `python` feature and only extract, validate,
+//! release the GIL and convert.
 
-pub mod bit_order;
-pub mod compact_sketch;
-pub mod compat;
-pub mod cross_search;
-pub mod dedup_index;
-pub mod digest;
-pub mod encoders;
+pub mod candidates;
+pub mod cluster;
 pub mod error;
-pub mod features;
 pub mod fingerprint;
-pub mod first_table;
-pub mod hamming;
-pub mod hash;
-pub mod index;
-pub mod interrupt;
-pub mod jsonl;
-pub mod memory;
-pub mod neighbourhood;
-pub mod pairs;
-pub mod parallel;
-pub mod plan;
-pub mod rarity;
-pub mod repeats;
-pub mod run_pairs;
-pub mod short_texts;
-pub mod simd;
-pub mod star;
+pub mod first_pass;
+pub mod runtime;
+pub mod search;
+pub mod sketch;
 pub mod store;
-pub mod strings;
-pub mod table;
-pub mod tally;
 pub mod testing;
-pub mod tokens;
-pub mod verify;
+pub mod text;
 
 #[cfg(feature = "python")]
 mod python;

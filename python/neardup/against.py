@@ -4,7 +4,7 @@ A :class:`DedupIndex` file holds, per document of the corpus, its id (an integer
 kept exactly), its fingerprint, the content key of its normalized text and a compact sketch of its
 word shingles: ``sketch_bytes`` (64 by default) that hold the document's shingle hashes when it
 has at most ``sketch_bytes / 4`` of them, else a b-bit similarity sketch of
-``8 sketch_bytes / sketch_bits`` bins (512 one-bit bins by default; see ``src/compact_sketch.rs``).
+``8 sketch_bytes / sketch_bits`` bins (512 one-bit bins by default; see ``src/sketch/compact_sketch.rs``).
 Building one deduplicates the corpus first (``dedup=True``), so the index holds what a dedup keeps.
 :func:`dedup_against` then removes from a new batch every document that is a verified
 near-duplicate of an index document or of an earlier document of the batch, as a verified dedup

@@ -9,7 +9,7 @@ import os
 
 from .errors import IndexFormatError, InputError
 
-#: The magic bytes of each kind (src/store.rs, src/dedup_index.rs).
+#: The magic bytes of each kind (src/store/index_file.rs, src/store/dedup_index.rs).
 SIMHASH_MAGIC = b"\x93NDUPIDX"
 DEDUP_MAGIC = b"\x93NDUPDDX"
 

@@ -9,14 +9,14 @@ use pyo3::types::PyBytes;
 
 use super::errors::on_path;
 use super::interrupt;
-use crate::compact_sketch::{encode_many, Compact, Sketches};
-use crate::dedup_index::{
+use crate::error::Error;
+use crate::runtime::parallel;
+use crate::search::plan::check_k;
+use crate::sketch::compact_sketch::{encode_many, Compact, Sketches};
+use crate::sketch::verify::{self, Ranges};
+use crate::store::dedup_index::{
     dedup_against, short_sets, Batch, Chunk, DedupIndex, NewIds, Rows, Section, Settings,
 };
-use crate::error::Error;
-use crate::parallel;
-use crate::plan::check_k;
-use crate::verify::{self, Ranges};
 
 /// What `dedup` hands to Python: (kept new row or -1, index row or -1, Jaccard).
 type AgainstArrays<'py> = (
@@ -407,7 +407,7 @@ pub fn compact_jaccard<'py>(
     );
     a.check(a.lens.len(), shape)?;
     b.check(a.lens.len(), shape)?;
-    let got = py.detach(|| crate::compact_sketch::jaccard_rows(shape, &a, &b));
+    let got = py.detach(|| crate::sketch::compact_sketch::jaccard_rows(shape, &a, &b));
     Ok(got.into_pyarray(py))
 }
 

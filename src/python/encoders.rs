@@ -5,9 +5,10 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 
 use super::fingerprint::{field_slices_of, Data, PyHasher};
-use crate::encoders::{self, Hyperplanes, Sparse};
-use crate::features::Field;
-use crate::{compat, parallel};
+use crate::fingerprint::compat;
+use crate::fingerprint::encoders::{self, Hyperplanes, Sparse};
+use crate::runtime::parallel;
+use crate::text::features::Field;
 
 type F64Array<'py> = Bound<'py, PyArray1<f64>>;
 type I64Array<'py> = Bound<'py, PyArray1<i64>>;

@@ -4,12 +4,16 @@ use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 
-use crate::digest::KeySet;
 use crate::error::Error;
-use crate::features::{FeatureConfig, TokenKind};
-use crate::fingerprint::{Hasher, Idf, Weighting};
-use crate::tally;
-use crate::{digest, hamming, hash, jsonl, parallel, strings, verify};
+use crate::fingerprint::hamming;
+use crate::fingerprint::simhash::{Hasher, Idf, Weighting};
+use crate::fingerprint::tally;
+use crate::first_pass::digest::KeySet;
+use crate::first_pass::{digest, jsonl, strings};
+use crate::runtime::parallel;
+use crate::sketch::verify;
+use crate::text::features::{FeatureConfig, TokenKind};
+use crate::text::hash;
 
 use super::star::PyKeySet;
 

@@ -8,11 +8,11 @@ use pyo3::prelude::*;
 
 use super::errors::on_path;
 use super::interrupt;
-use crate::index::{Batch, Index};
-use crate::neighbourhood as around;
-use crate::pairs;
-use crate::parallel;
-use crate::plan::{check_k, Plan, Workload};
+use crate::runtime::parallel;
+use crate::search::neighbourhood as around;
+use crate::search::pairs;
+use crate::search::plan::{check_k, Plan, Workload};
+use crate::store::index::{Batch, Index};
 
 /// Parallel numpy arrays handed to Python: (rows or i, ids or j, distances).
 type PairArrays<'py> = (

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use pyo3::prelude::*;
 
-use crate::interrupt;
+use crate::runtime::interrupt;
 
 /// How often the waiting thread looks for signals.
 const POLL: Duration = Duration::from_millis(50);

@@ -6,19 +6,21 @@ use pyo3::prelude::*;
 
 use super::index::PyPlan;
 use super::interrupt;
-use crate::bit_order::BitOrder;
-use crate::cross_search::KeyParts;
-use crate::error::Error;
-use crate::pairs::Bounded;
-use crate::rarity::Rarity;
-use crate::repeats::{bits_for, repeated_words as repeated_words_of, slots_of, Repeated, Repeats};
-use crate::run_pairs::{
+use crate::candidates::rarity::Rarity;
+use crate::candidates::repeats::{
+    bits_for, repeated_words as repeated_words_of, slots_of, Repeated, Repeats,
+};
+use crate::candidates::run_pairs::{
     local_pairs as pairs_over_nodes, pair_blocks as pair_blocks_of, route_pairs,
     run_pairs as pairs_of_runs,
 };
-use crate::short_texts::{prefix_lists as prefix_lists_of, Cut, ShortTexts};
-use crate::star::graph_stars;
-use crate::verify::Ranges;
+use crate::candidates::short_texts::{prefix_lists as prefix_lists_of, Cut, ShortTexts};
+use crate::cluster::star::graph_stars;
+use crate::error::Error;
+use crate::search::bit_order::BitOrder;
+use crate::search::cross_search::KeyParts;
+use crate::search::pairs::Bounded;
+use crate::sketch::verify::Ranges;
 
 /// A bit order from its 64 source bits (None: the identity).
 fn order_of(order: Option<Vec<u8>>) -> PyResult<BitOrder> {
@@ -75,7 +77,7 @@ fn part_pairs<'py>(
     max_pairs: Option<u64>,
 ) -> PyResult<(Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<u64>>, u64)> {
     let (keys, values) = (keys.as_slice()?, values.as_slice()?);
-    let k = crate::plan::check_k(k)?;
+    let k = crate::search::plan::check_k(k)?;
     let parts = KeyParts::new(&plan.inner, order_of(order)?);
     let found = interrupt::detach(py, || parts.pairs(keys, values, k, max_pairs))??;
     let (a, b, count): (Vec<u64>, Vec<u64>, u64) = match found {
@@ -114,7 +116,7 @@ fn graph_stars_of<'py>(
 /// How many of the sketches `hashes[starts[d]..ends[d]]` hold each shingle hash, counted
 /// sketch after sketch until `budget` hashes: (hashes, counts), by hash.
 #[pyfunction]
-#[pyo3(signature = (starts, ends, hashes, budget=crate::rarity::SAMPLE_HASHES))]
+#[pyo3(signature = (starts, ends, hashes, budget=crate::candidates::rarity::SAMPLE_HASHES))]
 #[allow(clippy::type_complexity)]
 fn rarity_counts<'py>(
     py: Python<'py>,
@@ -130,7 +132,7 @@ fn rarity_counts<'py>(
 }
 
 /// Two tables of counts by hash, `(hashes_a, counts_a)` and `(hashes_b, counts_b)`, added up
-/// into one by hash (see [`crate::rarity::merged_counts`]).
+/// into one by hash (see [`crate::candidates::rarity::merged_counts`]).
 #[pyfunction]
 #[allow(clippy::type_complexity)]
 fn merged_counts<'py>(
@@ -142,7 +144,7 @@ fn merged_counts<'py>(
 ) -> PyResult<(Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<u32>>)> {
     let a = (hashes_a.as_slice()?, counts_a.as_slice()?);
     let b = (hashes_b.as_slice()?, counts_b.as_slice()?);
-    let (h, c) = py.detach(|| crate::rarity::merged_counts(a, b))?;
+    let (h, c) = py.detach(|| crate::candidates::rarity::merged_counts(a, b))?;
     Ok((h.into_pyarray(py), c.into_pyarray(py)))
 }
 
@@ -308,7 +310,7 @@ fn prefix_lists<'py>(
     if !(0.0..=1.0).contains(&band) {
         return Err(Error::invalid(format!("band must be in [0, 1], got {band}")).into());
     }
-    let size = crate::verify::shingle_config(1, size)?.size;
+    let size = crate::sketch::verify::shingle_config(1, size)?.size;
     let sketches = Ranges::new(starts.as_slice()?, ends.as_slice()?, hashes.as_slice()?)?;
     let (built, made);
     let rarity = if let Ok(order) = table.cast::<PyRarityOrder>() {
@@ -359,7 +361,7 @@ fn split_run_pairs<'py>(
             Error::invalid(format!("{} lists but {} sizes", lists.len(), sizes.len())).into(),
         );
     }
-    let size = crate::verify::shingle_config(1, size)?.size;
+    let size = crate::sketch::verify::shingle_config(1, size)?.size;
     let cut = Cut::new(threshold, Some((size, band)));
     let pairs: Vec<(u32, u32)> = Vec::new();
     let found = interrupt::detach(py, || -> Result<_, Error> {
@@ -443,7 +445,7 @@ fn check_pairs(a: &[i64], b: &[i64], starts: &[i64]) -> PyResult<()> {
 }
 
 /// The partition that checks each pair `(a[p], b[p])` of global rows (`starts`: each
-/// partition's first row): see [`crate::run_pairs::route_pairs`].
+/// partition's first row): see [`crate::candidates::run_pairs::route_pairs`].
 #[pyfunction]
 fn routed_pairs<'py>(
     py: Python<'py>,
@@ -460,8 +462,8 @@ fn routed_pairs<'py>(
 }
 
 /// A task's pairs `(a[p], b[p])` of global rows, each once, by the partitions of their rows
-/// (see [`crate::run_pairs::pair_blocks`]): `(a, b, blocks)`, blocks `(lo, hi, i, j)` one
-/// after the other in one array.
+/// (see [`crate::candidates::run_pairs::pair_blocks`]): `(a, b, blocks)`, blocks `(lo, hi, i, j)`
+/// one after the other in one array.
 #[pyfunction]
 #[allow(clippy::type_complexity)]
 fn pair_blocks<'py>(
@@ -513,16 +515,22 @@ fn local_pairs<'py>(
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add("SKETCH_HASH_BITS", crate::verify::SketchHash::BITS)?;
-    m.add("SKETCH_CHECK_BIT", crate::verify::CHECK_BIT)?;
-    m.add("SHORT_TEXT_RUN_CAP", crate::short_texts::RUN_CAP)?;
-    m.add("PART_KEY_LEAD_BITS", crate::cross_search::MAX_LEAD_BITS)?;
+    m.add("SKETCH_HASH_BITS", crate::sketch::verify::SketchHash::BITS)?;
+    m.add("SKETCH_CHECK_BIT", crate::sketch::verify::CHECK_BIT)?;
+    m.add(
+        "SHORT_TEXT_RUN_CAP",
+        crate::candidates::short_texts::RUN_CAP,
+    )?;
+    m.add(
+        "PART_KEY_LEAD_BITS",
+        crate::search::cross_search::MAX_LEAD_BITS,
+    )?;
     m.add_function(wrap_pyfunction!(search_bit_order, m)?)?;
     m.add_function(wrap_pyfunction!(rarity_counts, m)?)?;
     m.add_function(wrap_pyfunction!(merged_counts, m)?)?;
     m.add_class::<PyRarityOrder>()?;
     m.add_class::<PyRepeats>()?;
-    m.add("REPEATS_MOST_BITS", crate::repeats::MOST_BITS)?;
+    m.add("REPEATS_MOST_BITS", crate::candidates::repeats::MOST_BITS)?;
     m.add_function(wrap_pyfunction!(repeat_bits, m)?)?;
     m.add_function(wrap_pyfunction!(repeat_slots, m)?)?;
     m.add_function(wrap_pyfunction!(repeated_words, m)?)?;
@@ -532,7 +540,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(local_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(routed_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(pair_blocks, m)?)?;
-    m.add("PREFIX_EXTRA", crate::short_texts::EXTRA)?;
+    m.add("PREFIX_EXTRA", crate::candidates::short_texts::EXTRA)?;
     m.add_function(wrap_pyfunction!(part_keys, m)?)?;
     m.add_function(wrap_pyfunction!(part_pairs, m)?)?;
     m.add("graph_stars", wrap_pyfunction!(graph_stars_of, m)?)?;

@@ -19,9 +19,12 @@ mod verify;
 fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     // The limits the Python side checks before calling in (neardup.validate).
-    m.add("MAX_K", crate::plan::MAX_K)?;
-    m.add("MAX_THREADS", crate::parallel::MAX_THREADS)?;
-    m.add("DEFAULT_EXPECTED_SIZE", crate::index::DEFAULT_EXPECTED_SIZE)?;
+    m.add("MAX_K", crate::search::plan::MAX_K)?;
+    m.add("MAX_THREADS", crate::runtime::parallel::MAX_THREADS)?;
+    m.add(
+        "DEFAULT_EXPECTED_SIZE",
+        crate::store::index::DEFAULT_EXPECTED_SIZE,
+    )?;
     errors::register(m)?;
     fingerprint::register(m)?;
     index::register(m)?;

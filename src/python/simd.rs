@@ -2,7 +2,7 @@
 
 use pyo3::prelude::*;
 
-use crate::simd;
+use crate::runtime::simd;
 
 #[pyfunction]
 fn force_scalar(on: bool) {

@@ -7,14 +7,15 @@ use std::sync::RwLock;
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 
-use crate::digest::KeySet;
+use crate::candidates::short_texts::{Cut, ShortTexts};
+use crate::cluster::star::{Candidates, Verification};
 use crate::error::Error;
-use crate::hash::FoldState;
-use crate::plan::{Plan, Workload};
-use crate::short_texts::{Cut, ShortTexts};
-use crate::star::{Candidates, Verification};
-use crate::verify::{self, Ranges};
-use crate::{parallel, plan};
+use crate::first_pass::digest::KeySet;
+use crate::runtime::parallel;
+use crate::search::plan;
+use crate::search::plan::{Plan, Workload};
+use crate::sketch::verify::{self, Ranges};
+use crate::text::hash::FoldState;
 
 use super::index::PyPlan;
 use super::interrupt;
@@ -71,7 +72,7 @@ impl PyStarCandidates {
     /// fingerprints within `k` are searched: the prefixes were cut for `threshold` and, for
     /// sketches cut at `size`, the `band` below it.
     #[new]
-    #[pyo3(signature = (fingerprints, keys, k, plan=None, threads=None, max_pairs=Some(crate::pairs::DEFAULT_MAX_PAIRS), short=None, threshold=None, prefixes=None, band=0.0, size=1024),
+    #[pyo3(signature = (fingerprints, keys, k, plan=None, threads=None, max_pairs=Some(crate::search::pairs::DEFAULT_MAX_PAIRS), short=None, threshold=None, prefixes=None, band=0.0, size=1024),
         text_signature = "(fingerprints, keys, k, plan=None, threads=None, max_pairs=100000000, short=None, threshold=None, prefixes=None, band=0.0, size=1024)"
     )]
     #[allow(clippy::too_many_arguments)]
@@ -373,7 +374,7 @@ fn short_text_pairs<'py>(
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(short_text_pairs, m)?)?;
     m.add_class::<PyKeySet>()?;
-    m.add("SHORT_TEXT_SHINGLES", crate::short_texts::SHORT)?;
+    m.add("SHORT_TEXT_SHINGLES", crate::candidates::short_texts::SHORT)?;
     m.add_class::<PyStarCandidates>()?;
     Ok(())
 }

@@ -7,8 +7,8 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 
 use crate::error::Error;
-use crate::parallel;
-use crate::verify::{self, Ranges};
+use crate::runtime::parallel;
+use crate::sketch::verify::{self, Ranges};
 
 /// Sketches handed to Python: (offsets, hashes, content keys).
 type SketchArrays<'py> = (

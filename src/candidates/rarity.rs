@@ -1,0 +1,389 @@
+//! A global order of shingle hashes, rarest first: the order in which prefix filtering (see
+//! [`crate::candidates::short_texts`]) lists each text's hashes.
+//!
+//! Any order that every text shares keeps prefix filtering exact; only the number of candidates
+//! depends on it. Listing the rarest hashes first makes two unrelated texts' lists meet rarely:
+//! a hash held by thousands of texts ("the", boilerplate) comes last, where a prefix seldom
+//! reaches. The order is `(count, hash)`, the count being how many texts of a *sample* hold the
+//! hash; a hash seen once or not at all in the sample counts 0, so the table holds only the
+//! hashes seen at least twice there (a few per cent of a sample's hashes): small enough to hand
+//! to every machine of a cluster. With the marks of [`crate::candidates::repeats`], made on every
+//! text, the hashes the table leaves out that more than one text may hold count 1 instead of 0.
+
+use std::collections::HashMap;
+
+use crate::candidates::repeats::Repeated;
+use crate::error::{Error, Result};
+use crate::sketch::verify::{shingles_of, SketchHash};
+use crate::text::hash::FoldState;
+
+/// The most shingle hashes a sample counts by default (about 40 MB of counts at most).
+pub const SAMPLE_HASHES: usize = 1 << 21;
+
+/// How many texts of a sample hold each frequent hash, and, when counted on every text, which
+/// of the others more than one text may hold ([`crate::candidates::repeats`]): those count 1, after
+/// the hashes no other text holds (0) and before the frequent ones (2 or more).
+#[derive(Debug, Clone, Default)]
+pub struct Rarity {
+    counts: HashMap<SketchHash, u32, FoldState>,
+    repeated: Option<Repeated>,
+}
+
+impl Rarity {
+    /// The order of a table of frequent hashes and their counts (hashes absent count 0).
+    pub fn new(hashes: &[SketchHash], counts: &[u32]) -> Result<Self> {
+        if hashes.len() != counts.len() {
+            return Err(Error::invalid(format!(
+                "{} hashes but {} counts",
+                hashes.len(),
+                counts.len()
+            )));
+        }
+        let mut map: HashMap<SketchHash, u32, FoldState> =
+            HashMap::with_capacity_and_hasher(hashes.len(), FoldState::default());
+        for (&h, &c) in hashes.iter().zip(counts) {
+            let at = map.entry(h).or_insert(0);
+            *at = at.saturating_add(c);
+        }
+        Ok(Rarity {
+            counts: map,
+            repeated: None,
+        })
+    }
+
+    /// This order with the hashes of `repeated` that the table leaves out counting 1.
+    pub fn with_repeated(mut self, repeated: Repeated) -> Self {
+        self.repeated = Some(repeated);
+        self
+    }
+
+    /// How many of the sketches hold each of their shingle hashes (checks left out), counting
+    /// sketches in turn until `budget` hashes are counted: every count, not only the frequent
+    /// ones (a cluster adds the counts of its machines' samples, then keeps those of 2 or more).
+    pub fn count<'a>(
+        sketches: impl Iterator<Item = &'a [SketchHash]>,
+        budget: usize,
+    ) -> HashMap<SketchHash, u32, FoldState> {
+        let mut counts: HashMap<SketchHash, u32, FoldState> = HashMap::default();
+        let mut seen = 0usize;
+        for sketch in sketches {
+            if seen >= budget {
+                break;
+            }
+            let shingles = shingles_of(sketch);
+            seen += shingles.len();
+            for &h in shingles {
+                *counts.entry(h).or_insert(0) += 1;
+            }
+        }
+        counts
+    }
+
+    /// The counts of [`Rarity::count`] as a table by hash, `(hashes, counts)`: every hash of
+    /// the counted sketches gathered and sorted, and each run of one value counted. About three
+    /// times faster than the map on a partition's millions of hashes (no hashing, one sort of
+    /// eight-byte values), for the cost of holding them: eight bytes a hash counted.
+    pub fn sorted_counts<'a>(
+        sketches: impl Iterator<Item = &'a [SketchHash]>,
+        budget: usize,
+    ) -> (Vec<SketchHash>, Vec<u32>) {
+        let mut held: Vec<SketchHash> = Vec::new();
+        for sketch in sketches {
+            if held.len() >= budget {
+                break;
+            }
+            held.extend_from_slice(shingles_of(sketch));
+        }
+        held.sort_unstable();
+        let mut hashes = Vec::new();
+        let mut counts = Vec::new();
+        for run in held.chunk_by(|a, b| a == b) {
+            hashes.push(run[0]);
+            counts.push(u32::try_from(run.len()).unwrap_or(u32::MAX));
+        }
+        (hashes, counts)
+    }
+
+    /// The order counted on a sample of sketches (see [`Rarity::count`]): hashes held by two
+    /// sketches of the sample or more.
+    pub fn sample<'a>(sketches: impl Iterator<Item = &'a [SketchHash]>, budget: usize) -> Self {
+        let mut counts = Self::count(sketches, budget);
+        counts.retain(|_, c| *c >= 2);
+        Rarity {
+            counts,
+            repeated: None,
+        }
+    }
+
+    /// The frequent hashes and their counts, by hash.
+    pub fn table(&self) -> (Vec<SketchHash>, Vec<u32>) {
+        let mut rows: Vec<(SketchHash, u32)> = self.counts.iter().map(|(&h, &c)| (h, c)).collect();
+        rows.sort_unstable();
+        rows.into_iter().unzip()
+    }
+
+    /// The hashes held in the table.
+    pub fn len(&self) -> usize {
+        self.counts.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.counts.is_empty()
+    }
+
+    /// A hash's place in the order: rarer first, ties by value.
+    #[inline]
+    pub fn key(&self, h: SketchHash) -> (u32, SketchHash) {
+        let count = match &self.repeated {
+            // A hash of the table is held by two texts or more, so its slot is marked: the
+            // table is looked up only for the few hashes whose slot is.
+            Some(r) if !r.holds(h) => 0,
+            Some(_) => self.counts.get(&h).copied().unwrap_or(1),
+            None => self.counts.get(&h).copied().unwrap_or(0),
+        };
+        (count, h)
+    }
+
+    /// The first `keep` of `shingles` (sorted by value, as a sketch is) in this order, or all
+    /// of them when they are fewer, written to `out`. With the repeated hashes marked, the
+    /// unique ones come first and by value: a sketch holding `keep` of them needs no other
+    /// lookup (on short texts about a third of the lookups of [`Rarity::order`]).
+    pub fn order_first(&self, shingles: &[SketchHash], keep: usize, out: &mut Vec<SketchHash>) {
+        debug_assert!(shingles.windows(2).all(|w| w[0] < w[1]));
+        if let Some(r) = &self.repeated {
+            for &h in &shingles[..shingles.len().min(keep + keep / 2)] {
+                r.prefetch(h);
+            }
+            out.clear();
+            for &h in shingles {
+                if !r.holds(h) {
+                    out.push(h);
+                    if out.len() == keep {
+                        return;
+                    }
+                }
+            }
+        }
+        self.order(shingles, out);
+        out.truncate(keep);
+    }
+
+    /// `shingles` in this order, rarest first, written to `out`.
+    pub fn order(&self, shingles: &[SketchHash], out: &mut Vec<SketchHash>) {
+        out.clear();
+        if self.counts.is_empty() && self.repeated.is_none() {
+            out.extend_from_slice(shingles);
+            out.sort_unstable();
+            return;
+        }
+        let mut keyed: Vec<(u32, SketchHash)> = shingles.iter().map(|&h| self.key(h)).collect();
+        // Most hashes count 0 or 1, and a sketch comes sorted by value: those two classes are
+        // taken in turn, each in the order it has (a sort of sorted values only checks them),
+        // and only the few frequent hashes are sorted by count.
+        for class in 0..2 {
+            let from = out.len();
+            out.extend(keyed.iter().filter(|k| k.0 == class).map(|k| k.1));
+            out[from..].sort_unstable();
+        }
+        keyed.retain(|k| k.0 >= 2);
+        keyed.sort_unstable();
+        out.extend(keyed.into_iter().map(|(_, h)| h));
+    }
+}
+
+/// Two tables of counts, each by hash (hashes strictly increasing), added up into one by hash:
+/// a hash in both counts the sum of its two counts, held at `u32::MAX`. A linear merge, so a
+/// sample's counts gathered piece by piece cost the pieces' length, not a sort of them.
+pub fn merged_counts(
+    a: (&[SketchHash], &[u32]),
+    b: (&[SketchHash], &[u32]),
+) -> Result<(Vec<SketchHash>, Vec<u32>)> {
+    for (hashes, counts) in [a, b] {
+        if hashes.len() != counts.len() {
+            return Err(Error::invalid(format!(
+                "{} hashes but {} counts",
+                hashes.len(),
+                counts.len()
+            )));
+        }
+        if let Some(at) = hashes.windows(2).position(|w| w[0] >= w[1]) {
+            return Err(Error::invalid(format!(
+                "the hashes of a table of counts must increase: {} at {at} is followed by {}",
+                hashes[at],
+                hashes[at + 1]
+            )));
+        }
+    }
+    let ((ah, ac), (bh, bc)) = (a, b);
+    let mut hashes = Vec::with_capacity(ah.len() + bh.len());
+    let mut counts = Vec::with_capacity(ah.len() + bh.len());
+    let (mut i, mut j) = (0, 0);
+    while i < ah.len() && j < bh.len() {
+        let (x, y) = (ah[i], bh[j]);
+        hashes.push(x.min(y));
+        counts.push(match x.cmp(&y) {
+            std::cmp::Ordering::Less => {
+                i += 1;
+                ac[i - 1]
+            }
+            std::cmp::Ordering::Greater => {
+                j += 1;
+                bc[j - 1]
+            }
+            std::cmp::Ordering::Equal => {
+                i += 1;
+                j += 1;
+                ac[i - 1].saturating_add(bc[j - 1])
+            }
+        });
+    }
+    hashes.extend_from_slice(&ah[i..]);
+    counts.extend_from_slice(&ac[i..]);
+    hashes.extend_from_slice(&bh[j..]);
+    counts.extend_from_slice(&bc[j..]);
+    Ok((hashes, counts))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Seeded draws of 31 bits (a linear congruential generator): the same cases on every run.
+    fn draws(mut seed: u64) -> impl FnMut() -> u64 {
+        move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            seed >> 33
+        }
+    }
+
+    #[test]
+    fn frequent_hashes_come_last_and_ties_go_by_value() {
+        let sketches: Vec<Vec<u64>> = vec![vec![1, 2, 3], vec![2, 3, 9], vec![3, 7]];
+        let rarity = Rarity::sample(sketches.iter().map(|s| &s[..]), 100);
+        // 3 in three sketches, 2 in two; 1, 7 and 9 once (count 0 in the order).
+        assert_eq!(rarity.table(), (vec![2, 3], vec![2, 3]));
+        let mut out = Vec::new();
+        rarity.order(&[1, 2, 3, 7, 9], &mut out);
+        assert_eq!(out, vec![1, 7, 9, 2, 3]);
+        // The budget stops the count after the sketch that reaches it.
+        let counted = Rarity::count(sketches.iter().map(|s| &s[..]), 3);
+        assert_eq!(counted.values().sum::<u32>(), 3);
+        // From a table: the same order; an empty table orders by value.
+        let again = Rarity::new(&[2, 3], &[2, 3]).unwrap();
+        again.order(&[9, 3, 1, 2], &mut out);
+        assert_eq!(out, vec![1, 9, 2, 3]);
+        Rarity::default().order(&[9, 3, 1], &mut out);
+        assert_eq!(out, vec![1, 3, 9]);
+        assert!(Rarity::new(&[1], &[]).is_err());
+    }
+
+    #[test]
+    fn repeated_hashes_come_after_unique_ones_and_before_the_table() {
+        use crate::candidates::repeats::Repeats;
+        // Texts: 5 and 6 are held twice, 8 three times; 1, 2, 3 and 7 once each.
+        let texts: [&[u64]; 4] = [&[1, 5, 8], &[2, 5, 6, 8], &[3, 6, 8], &[7]];
+        let mut repeats = Repeats::new(crate::candidates::repeats::FEWEST_BITS).unwrap();
+        for t in texts {
+            repeats.add(t);
+        }
+        let repeated = repeats.into_repeated();
+        // The sample saw 8 twice: it is in the table, and comes last whatever its value.
+        let order = Rarity::new(&[8], &[2])
+            .unwrap()
+            .with_repeated(repeated.clone());
+        let mut out = Vec::new();
+        order.order(&[1, 2, 3, 5, 6, 7, 8], &mut out);
+        // Few slots are shared by chance at 2^16 slots; the order holds whatever the slots.
+        let (unique, twice): (Vec<u64>, Vec<u64>) =
+            [1, 2, 3, 7].iter().partition(|&&h| !repeated.holds(h));
+        let mut want = unique.clone();
+        let mut ones = twice.clone();
+        ones.extend([5, 6]);
+        ones.sort_unstable();
+        want.extend(ones);
+        want.push(8);
+        assert_eq!(out, want);
+        assert!(repeated.holds(5) && repeated.holds(6) && repeated.holds(8));
+        // Unsorted input gives the same order.
+        order.order(&[8, 7, 6, 5, 3, 2, 1], &mut out);
+        assert_eq!(out, want);
+        // Without the table, repeated hashes still come after unique ones.
+        Rarity::default()
+            .with_repeated(repeated)
+            .order(&[5, 1], &mut out);
+        assert_eq!(out[out.len() - 1], 5);
+    }
+
+    #[test]
+    fn sorted_counts_are_the_counts_of_the_map_by_hash() {
+        let mut next = draws(11);
+        for round in 0..40 {
+            // Sketches of distinct sorted hashes from a small range (so that many are shared),
+            // some with checks at the end, which neither count holds.
+            let sketches: Vec<Vec<u64>> = (0..next() % 30)
+                .map(|_| {
+                    let mut s: Vec<u64> = (0..next() % 12).map(|_| next() % 50).collect();
+                    s.sort_unstable();
+                    s.dedup();
+                    if next() % 3 == 0 {
+                        s.push(crate::sketch::verify::CHECK_BIT | 5);
+                    }
+                    s
+                })
+                .collect();
+            let budget = if round % 2 == 0 {
+                usize::MAX
+            } else {
+                (next() % 40) as usize
+            };
+            let (hashes, counts) = Rarity::sorted_counts(sketches.iter().map(|s| &s[..]), budget);
+            let mut want: Vec<(u64, u32)> = Rarity::count(sketches.iter().map(|s| &s[..]), budget)
+                .into_iter()
+                .collect();
+            want.sort_unstable();
+            let got: Vec<(u64, u32)> = hashes.into_iter().zip(counts).collect();
+            assert_eq!(got, want);
+        }
+    }
+
+    #[test]
+    fn merged_counts_add_up_by_hash_against_a_map() {
+        // Two tables drawn from a small range, so that many hashes are in both.
+        let mut next = draws(7);
+        for _ in 0..50 {
+            let mut tables: Vec<(Vec<u64>, Vec<u32>)> = Vec::new();
+            for _ in 0..2 {
+                let mut map = std::collections::BTreeMap::new();
+                for _ in 0..next() % 40 {
+                    let c = if next() % 5 == 0 {
+                        u32::MAX - 1
+                    } else {
+                        (next() % 9) as u32 + 1
+                    };
+                    map.insert(next() % 60, c);
+                }
+                tables.push(map.into_iter().unzip());
+            }
+            let mut expected = std::collections::BTreeMap::new();
+            for (h, c) in &tables {
+                for (&h, &c) in h.iter().zip(c) {
+                    let at: &mut u64 = expected.entry(h).or_insert(0);
+                    *at += u64::from(c);
+                }
+            }
+            let (a, b) = (&tables[0], &tables[1]);
+            let (h, c) = merged_counts((&a.0, &a.1), (&b.0, &b.1)).unwrap();
+            let got: Vec<(u64, u64)> = h.into_iter().zip(c.into_iter().map(u64::from)).collect();
+            let want: Vec<(u64, u64)> = expected
+                .into_iter()
+                .map(|(h, c)| (h, c.min(u64::from(u32::MAX))))
+                .collect();
+            assert_eq!(got, want);
+        }
+        assert!(merged_counts((&[1, 1], &[1, 1]), (&[], &[])).is_err());
+        assert!(merged_counts((&[], &[]), (&[3, 2], &[1, 1])).is_err());
+        assert!(merged_counts((&[1], &[]), (&[], &[])).is_err());
+    }
+}

@@ -1,0 +1,920 @@
+//! Exact candidates of short texts: every pair of texts of at most [`SHORT`] shingles each
+//! whose Jaccard similarity can reach the threshold, found by prefix filtering.
+//!
+//! A 64-bit simhash of a short text moves far for a small edit: one word changed in a text of
+//! eight shingles changes a quarter of them, and such pairs lie 9 to 14 bits apart, beyond the
+//! candidate radius that keeps the search cheap. A short text's sketch, on the other hand, is
+//! its whole shingle set, so these pairs can be found exactly.
+//!
+//! Prefix filtering (Chaudhuri, Ganti and Kaushik, ICDE 2006; Bayardo, Ma and Srikant, WWW 2007):
+//! with every set sorted in one global order (here the order of the shingle hashes, which the
+//! sketches already are in), two sets A and B with J(A, B) >= t share at least `ceil(t |A|)`
+//! elements, so the first `|A| - ceil(t |A|) + 1` of A and the first `|B| - ceil(t |B|) + 1` of
+//! B share one. A text of at most 16 shingles has a prefix of at most 4 hashes at t = 0.8; texts
+//! that share a prefix hash are candidates. Star clustering walks the texts of each prefix hash
+//! only for the centers that need them (see `star::Candidates::stars`), so no pair is stored.
+//!
+//! A prefix hash shared by more than [`RUN_CAP`] short texts (6,069 npm summaries begin with
+//! "typescript definitions for") is split further rather than compared all with all: among those
+//! texts, a near pair whose *first* shared hash is this one shares `ceil(t |A|) - 1` more after
+//! it, so the next `|A'| - (ceil(t |A|) - 1) + 1` hashes after it (`A'`: A's hashes after it)
+//! hold one both have. The run is split by (this hash, that next one), and again while a part
+//! is over the cap (a pair whose first shared hash is an earlier one is found in that hash's
+//! run). A text whose overlap is already met by the hashes of the run's key (`ceil(t |A|)` at
+//! most the depth) cannot be split further: it is compared with every text of the run small
+//! enough to be near it. At t = 0.8 and a depth of at most 3, such a group is one shingle set
+//! (the key's hashes), near each other whatever their number, and stays whole; a group over the
+//! cap that is not one set is not compared and its pairs are counted in
+//! [`ShortTexts::skipped_pairs`] (reported with the results). So every candidate pair is
+//! compared, within a bounded work a center, or counted; memory stays linear in the texts'
+//! prefixes.
+
+use rayon::prelude::*;
+
+use crate::candidates::rarity::Rarity;
+use crate::error::{try_with_capacity, Error, Result};
+use crate::fingerprint::encoders::mix64;
+use crate::runtime::interrupt;
+use crate::sketch::verify::{jaccard_at_least, shingles_of, SketchHash};
+
+fn check_threshold(threshold: f64) -> Result<()> {
+    if threshold > 0.0 && threshold <= 1.0 {
+        Ok(())
+    } else {
+        Err(Error::invalid(format!(
+            "threshold must be in (0, 1], got {threshold}"
+        )))
+    }
+}
+
+/// The most shingles of a short text.
+pub const SHORT: usize = 16;
+/// The most short texts one run proposes to each other before it is split further.
+pub const RUN_CAP: usize = 1024;
+/// Hashes a text lists past its prefix (when it has more than [`SHORT`] shingles): what a run
+/// over the cap can be split by, that many times at most.
+pub const EXTRA: usize = 8;
+
+/// The overlap a set of `n` shingles needs with any set at Jaccard >= `threshold`:
+/// `ceil(threshold n)`, taken a hair low so that rounding can only lengthen a prefix.
+fn overlap(n: usize, threshold: f64) -> usize {
+    (threshold * n as f64 - 1e-9).ceil().max(1.0) as usize
+}
+
+/// How many of the first hashes of a set of `n` shingles must hold a shared one with any set at
+/// Jaccard >= `threshold`: `n - ceil(threshold n) + 1`, the ceiling taken a hair low so that
+/// rounding can only lengthen the prefix.
+pub fn prefix_len(n: usize, threshold: f64) -> usize {
+    Cut::new(threshold, None).prefix(n)
+}
+
+/// Where prefixes are cut: the threshold of the stars, and, for sketches cut at a size (long
+/// texts, whose pairs near the threshold are decided by their exact Jaccard), the overlap a pair
+/// whose estimate lies in that band needs.
+///
+/// A pair's estimate (see [`crate::sketch::verify::jaccard`]) is `both / union`, `both` being at
+/// most the overlap of the two sketches and `union` at least the larger sketch (at most `size`): an
+/// estimate of at least t needs an overlap of `ceil(t |A|)` hashes of A's sketch. A pair with a
+/// cut sketch is decided exactly when its estimate is at least `t - band`, so its union is
+/// `size` and its overlap at least `ceil((t - band) size)`: the `floor`. A sketch's needed
+/// overlap is the smaller of the two, so that every pair a verified star may check is found.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Cut {
+    pub threshold: f64,
+    pub floor: Option<usize>,
+}
+
+impl Cut {
+    /// Prefixes for `threshold`; with `band = Some((size, band))`, for the pairs of sketches cut at
+    /// `size` whose estimates lie within `band` below it too.
+    pub fn new(threshold: f64, band: Option<(usize, f64)>) -> Cut {
+        let floor = band
+            .filter(|&(_, b)| b > 0.0)
+            .map(|(size, b)| ((threshold - b) * size as f64 - 1e-9).ceil().max(0.0) as usize);
+        Cut { threshold, floor }
+    }
+
+    /// The overlap a sketch of `n` shingles has with any sketch a star may take for it.
+    pub fn need(&self, n: usize) -> usize {
+        overlap(n, self.threshold)
+            .min(self.floor.unwrap_or(usize::MAX))
+            .max(1)
+    }
+
+    /// How many of a sketch's first hashes (in the global order) hold one it shares with any
+    /// sketch a star may take for it.
+    pub fn prefix(&self, n: usize) -> usize {
+        (n + 1).saturating_sub(self.need(n)).clamp(1, n.max(1))
+    }
+
+    /// Whether these prefixes find every pair the stars at `threshold` check, with a `band`
+    /// around it for sketches cut at `size`.
+    pub fn covers(&self, threshold: f64, band: f64, size: usize) -> bool {
+        if threshold != self.threshold {
+            return false;
+        }
+        if band <= 0.0 {
+            return true;
+        }
+        let want = Cut::new(threshold, Some((size, band)));
+        matches!((self.floor, want.floor), (Some(a), Some(b)) if a <= b)
+    }
+}
+
+/// Each sketch's hashes in the `rarity` order, as many as prefix filtering at `cut` reads: a
+/// set of at most [`SHORT`] shingles whole, a longer one its prefix and [`EXTRA`] more (checks
+/// left out). Returns `(lengths, hashes, sizes)`: list d is the next `lengths[d]` of `hashes`,
+/// and `sizes[d]` the number of its sketch's shingles.
+pub fn prefix_lists(
+    sketches: &crate::sketch::verify::Ranges<'_>,
+    rarity: &Rarity,
+    cut: Cut,
+) -> (Vec<u32>, Vec<SketchHash>, Vec<u32>) {
+    let lists: Vec<(Vec<SketchHash>, u32)> = (0..sketches.len())
+        .into_par_iter()
+        .with_min_len(256)
+        .map_init(Vec::new, |buf: &mut Vec<SketchHash>, d| {
+            let shingles = shingles_of(sketches.get(d));
+            let n = shingles.len();
+            if n == 0 {
+                return (Vec::new(), 0);
+            }
+            let keep = if n <= SHORT {
+                n
+            } else {
+                (cut.prefix(n) + EXTRA).min(n)
+            };
+            rarity.order_first(shingles, keep, buf);
+            (buf.clone(), n as u32)
+        })
+        .collect();
+    let total = lists.iter().map(|l| l.0.len()).sum();
+    let mut hashes = Vec::with_capacity(total);
+    let mut lengths = Vec::with_capacity(lists.len());
+    let mut sizes = Vec::with_capacity(lists.len());
+    for (list, n) in lists {
+        lengths.push(list.len() as u32);
+        hashes.extend_from_slice(&list);
+        sizes.push(n);
+    }
+    (lengths, hashes, sizes)
+}
+
+/// Texts and the runs of those that share a prefix hash: the short texts of a corpus
+/// ([`ShortTexts::new`], hashes in value order), or every text ([`ShortTexts::from_lists`],
+/// hashes in a [`Rarity`] order).
+#[derive(Debug, Default)]
+pub struct ShortTexts {
+    /// Text t's list is `sets[offsets[slot[t]]..offsets[slot[t] + 1]]` when `slot[t]`
+    /// is not `u32::MAX`: its whole shingle set for a short text, else its first hashes in the
+    /// global order.
+    slot: Vec<u32>,
+    offsets: Vec<usize>,
+    sets: Vec<SketchHash>,
+    /// Where the prefixes were cut.
+    cut: Cut,
+    /// Whether every text takes part (not only the short ones).
+    every: bool,
+    /// Run r of short texts sharing a prefix hash is `texts[runs[r]..runs[r + 1]]`.
+    runs: Vec<usize>,
+    texts: Vec<u32>,
+    /// The runs of each short slot's prefix hashes: `run_of[run_starts[s]..run_starts[s + 1]]`.
+    run_starts: Vec<usize>,
+    run_of: Vec<u32>,
+    /// Candidate pairs in groups that could not be split and were over the cap.
+    skipped: u64,
+}
+
+impl Default for Cut {
+    fn default() -> Self {
+        Cut::new(1.0, None)
+    }
+}
+
+/// A text in a run: `(key, slot, position of the key's last hash in the slot's list << 8 |
+/// depth)`.
+type Posting = (u64, u32, u32);
+
+/// The most hashes a text's list may hold (positions take 24 bits of a posting).
+const MOST_LISTED: usize = 1 << 24;
+
+/// The key of a run one hash deeper.
+#[inline]
+fn deeper(key: u64, h: SketchHash) -> u64 {
+    mix64(key ^ h ^ 0x5EED_5B11_7DEE_9E12)
+}
+
+impl ShortTexts {
+    /// From the shingle sets of some of `texts` texts: `(text, set)` pairs, each set sorted and
+    /// distinct. Sets of more than [`SHORT`] hashes, empty sets (texts without words) and texts
+    /// given twice after the first are left out.
+    pub fn new<'a>(
+        texts: usize,
+        sets: impl Iterator<Item = (u32, &'a [SketchHash])>,
+        threshold: f64,
+    ) -> Result<Self> {
+        check_threshold(threshold)?;
+        let mut bad = false;
+        let lists = sets.filter_map(|(t, set)| {
+            let n = shingles_of(set).len();
+            if n == 0 || n > SHORT {
+                return None;
+            }
+            bad |= set.windows(2).any(|w| w[0] >= w[1]);
+            Some((t, set, n))
+        });
+        let built = Self::build(texts, lists, Cut::new(threshold, None), false, None, true)?;
+        if bad {
+            return Err(Error::invalid(
+                "each shingle set must be sorted and distinct",
+            ));
+        }
+        Ok(built)
+    }
+
+    /// From the lists of some of `texts` texts (see [`prefix_lists`]): `(text, list, shingles)`,
+    /// each list the text's first hashes in one global order (its whole set when it has at most
+    /// [`SHORT`] shingles, else at least its prefix at `cut`), `shingles` the size of its set.
+    /// Empty lists and texts given twice after the first are left out.
+    pub fn from_lists<'a>(
+        texts: usize,
+        lists: impl Iterator<Item = (u32, &'a [SketchHash], usize)>,
+        cut: Cut,
+    ) -> Result<Self> {
+        check_threshold(cut.threshold)?;
+        Self::build(texts, lists, cut, true, None, true)
+    }
+
+    /// [`ShortTexts::from_lists`] without a copy of the lists, which the runs no longer need
+    /// once built (star clustering reads the sketches instead; [`ShortTexts::set`] gives None):
+    /// 8 bytes a listed hash less at the peak.
+    pub fn runs_of_lists<'a>(
+        texts: usize,
+        lists: impl Iterator<Item = (u32, &'a [SketchHash], usize)>,
+        cut: Cut,
+    ) -> Result<Self> {
+        check_threshold(cut.threshold)?;
+        Self::build(texts, lists, cut, true, None, false)
+    }
+
+    /// The runs of some prefix hashes, split as [`ShortTexts::from_lists`] splits a run over the
+    /// cap: `keys` holds `(hash, text)` for every text of those hashes (a text is given its
+    /// list as there), each hash one of the text's prefix (a driver that shuffled the texts'
+    /// prefix hashes and found these runs over the cap hands them here).
+    pub fn from_runs<'a>(
+        texts: usize,
+        lists: impl Iterator<Item = (u32, &'a [SketchHash], usize)>,
+        cut: Cut,
+        keys: &[(SketchHash, u32)],
+    ) -> Result<Self> {
+        check_threshold(cut.threshold)?;
+        Self::build(texts, lists, cut, true, Some(keys), true)
+    }
+
+    fn build<'a>(
+        texts: usize,
+        lists: impl Iterator<Item = (u32, &'a [SketchHash], usize)>,
+        cut: Cut,
+        every: bool,
+        keys: Option<&[(SketchHash, u32)]>,
+        keep_lists: bool,
+    ) -> Result<Self> {
+        let threshold = cut.threshold;
+        let mut slot = vec![u32::MAX; texts];
+        // Each slot's list, borrowed while the runs are built (copied after when kept).
+        let mut listed: Vec<&'a [SketchHash]> = Vec::new();
+        let mut sizes: Vec<u32> = Vec::new();
+        let mut postings: Vec<Posting> = Vec::new();
+        for (t, set, n) in lists {
+            let t = t as usize;
+            if t >= texts {
+                return Err(Error::invalid(format!("text {t} out of {texts}")));
+            }
+            let shingles = shingles_of(set);
+            if shingles.is_empty() || slot[t] != u32::MAX {
+                continue;
+            }
+            let prefix = cut.prefix(n);
+            if shingles.len() < prefix.min(n) || shingles.len() > n || shingles.len() > MOST_LISTED
+            {
+                return Err(Error::invalid(format!(
+                    "text {t}: a list of {} hashes for a set of {n} shingles (a prefix of {prefix})",
+                    shingles.len()
+                )));
+            }
+            let s = listed.len() as u32;
+            slot[t] = s;
+            listed.push(set);
+            sizes.push(n as u32);
+            if keys.is_none() {
+                for (i, &h) in shingles[..prefix].iter().enumerate() {
+                    postings.push((deeper(0, h), s, (i as u32) << 8 | 1));
+                }
+            }
+        }
+        for &(h, t) in keys.unwrap_or(&[]) {
+            let s = *slot.get(t as usize).unwrap_or(&u32::MAX);
+            if s == u32::MAX {
+                return Err(Error::invalid(format!("text {t} has no list")));
+            }
+            let list = shingles_of(listed[s as usize]);
+            let prefix = cut.prefix(sizes[s as usize] as usize);
+            let Some(i) = list[..prefix.min(list.len())].iter().position(|&x| x == h) else {
+                return Err(Error::invalid(format!(
+                    "hash {h} is not in text {t}'s prefix"
+                )));
+            };
+            postings.push((deeper(0, h), s, (i as u32) << 8 | 1));
+        }
+        let set_of = |s: u32| listed[s as usize];
+        let size_of = |s: u32| sizes[s as usize] as usize;
+        // Runs of two texts or more, split while over the cap; each slot's runs.
+        let mut runs = vec![0usize];
+        let mut members: Vec<u32> = Vec::new();
+        let mut of_slot: Vec<(u32, u32)> = Vec::new();
+        let mut skipped = 0u64;
+        let mut emit = |run: &mut dyn Iterator<Item = u32>| {
+            let r = (runs.len() - 1) as u32;
+            for s in run {
+                members.push(s);
+                of_slot.push((s, r));
+            }
+            runs.push(members.len());
+        };
+        // Splitting past this many postings in all stops: the runs still over the cap are counted.
+        let budget = postings.len().saturating_mul(4).max(1 << 20);
+        let mut split = 0usize;
+        while !postings.is_empty() {
+            interrupt::check()?;
+            postings.par_sort_unstable();
+            let mut next: Vec<Posting> = Vec::new();
+            for run in postings.chunk_by(|a, b| a.0 == b.0) {
+                if run.len() < 2 {
+                    continue;
+                }
+                if run.len() <= RUN_CAP {
+                    emit(&mut run.iter().map(|p| p.1));
+                    continue;
+                }
+                // Split: each text by the hashes after the key's that may hold the next shared one.
+                let mut rest_of: Vec<(usize, u32)> = Vec::new();
+                for &(key, s, at) in run {
+                    let (pos, depth) = ((at >> 8) as usize, (at & 0xFF) as usize);
+                    let set = shingles_of(set_of(s));
+                    let n = size_of(s);
+                    let need = cut.need(n);
+                    let after = n - pos - 1;
+                    let more = (after + 1)
+                        .saturating_sub(need.saturating_sub(depth))
+                        .min(after);
+                    let from = pos + 1;
+                    // Met already by the key's hashes, listed too short to split further, or
+                    // past the budget of splits.
+                    if need <= depth || from + more > set.len() || depth == 0xFF || split > budget {
+                        rest_of.push((n, s));
+                        continue;
+                    }
+                    for (j, &h) in set.iter().enumerate().skip(from).take(more) {
+                        next.push((deeper(key, h), s, (j as u32) << 8 | (depth as u32 + 1)));
+                    }
+                    split += more;
+                }
+                if rest_of.is_empty() {
+                    continue;
+                }
+                // The texts met already, with every text of the run small enough to be near one
+                // (any size where cut sketches decide by their estimate).
+                let largest = rest_of.iter().map(|r| r.0).max().unwrap_or(0);
+                let most = if cut.floor.is_some() {
+                    usize::MAX
+                } else {
+                    (largest as f64 / threshold + 1e-9).floor() as usize
+                };
+                let group: Vec<u32> = run
+                    .iter()
+                    .map(|p| p.1)
+                    .filter(|&s| size_of(s) <= most)
+                    .collect();
+                if group.len() < 2 {
+                    continue;
+                }
+                let whole = |s: u32| shingles_of(set_of(s)).len() == size_of(s);
+                let one_set = group
+                    .iter()
+                    .all(|&s| whole(s) && set_of(s) == set_of(group[0]));
+                if group.len() <= RUN_CAP || one_set {
+                    emit(&mut group.into_iter());
+                } else {
+                    let m = group.len() as u64;
+                    skipped += m * (m - 1) / 2;
+                }
+            }
+            postings = next;
+        }
+        drop(postings);
+        of_slot.par_sort_unstable();
+        let slots = listed.len();
+        let mut run_starts = vec![0usize; slots + 1];
+        for &(s, _) in &of_slot {
+            run_starts[s as usize + 1] += 1;
+        }
+        for s in 0..slots {
+            run_starts[s + 1] += run_starts[s];
+        }
+        // Members as texts, so that a center compares them without a lookup.
+        let mut text_of_slot = vec![0u32; slots];
+        for (t, &s) in slot.iter().enumerate() {
+            if s != u32::MAX {
+                text_of_slot[s as usize] = t as u32;
+            }
+        }
+        let (mut offsets, mut all) = (vec![0usize], Vec::new());
+        if keep_lists {
+            all = try_with_capacity(listed.iter().map(|l| l.len()).sum(), "the texts' lists")?;
+            for list in &listed {
+                all.extend_from_slice(list);
+                offsets.push(all.len());
+            }
+        }
+        Ok(ShortTexts {
+            slot,
+            offsets,
+            sets: all,
+            cut,
+            every,
+            runs,
+            texts: members.iter().map(|&s| text_of_slot[s as usize]).collect(),
+            run_starts,
+            run_of: of_slot.into_iter().map(|(_, r)| r).collect(),
+            skipped,
+        })
+    }
+
+    /// Where the prefixes were cut.
+    pub fn cut(&self) -> Cut {
+        self.cut
+    }
+
+    /// Whether every text takes part ([`ShortTexts::from_lists`]), not only the short ones.
+    pub fn every(&self) -> bool {
+        self.every
+    }
+
+    /// The candidate pairs the runs hold, `m (m - 1) / 2` for a run of m texts (a pair in
+    /// several runs counts in each).
+    pub fn run_pairs(&self) -> u64 {
+        (0..self.run_count())
+            .map(|r| {
+                let (a, b) = self.run_bounds(r);
+                let m = (b - a) as u64;
+                m * (m - 1) / 2
+            })
+            .sum()
+    }
+
+    /// Candidate pairs not compared: those of groups that could not be split further, were over
+    /// [`RUN_CAP`] and were not one shingle set.
+    pub fn skipped_pairs(&self) -> u64 {
+        self.skipped
+    }
+
+    /// The threshold the prefixes were cut for.
+    pub fn threshold(&self) -> f64 {
+        self.cut.threshold
+    }
+
+    /// Text t's shingle set, when it is short (None when the lists were not kept).
+    pub fn set(&self, t: usize) -> Option<&[SketchHash]> {
+        let s = *self.slot.get(t)? as usize;
+        let (&a, &b) = (self.offsets.get(s)?, self.offsets.get(s + 1)?);
+        Some(&self.sets[a..b])
+    }
+
+    /// The runs (indices) of text t's prefix hashes; none when it is not short.
+    pub fn runs_of(&self, t: usize) -> &[u32] {
+        match self.slot.get(t) {
+            Some(&s) if s != u32::MAX => {
+                &self.run_of[self.run_starts[s as usize]..self.run_starts[s as usize + 1]]
+            }
+            _ => &[],
+        }
+    }
+
+    /// The number of runs.
+    pub fn run_count(&self) -> usize {
+        self.runs.len() - 1
+    }
+
+    /// Where run r's bounds lie (for a cache hint).
+    pub fn run_start(&self, r: usize) -> &usize {
+        &self.runs[r]
+    }
+
+    /// Run r's bounds in [`ShortTexts::members`].
+    pub fn run_bounds(&self, r: usize) -> (usize, usize) {
+        (self.runs[r], self.runs[r + 1])
+    }
+
+    /// The texts of every run, run after run (a caller that removes texts from runs copies them).
+    pub fn members(&self) -> &[u32] {
+        &self.texts
+    }
+
+    /// Whether text t has a short text to compare with.
+    pub fn has_runs(&self, t: usize) -> bool {
+        !self.runs_of(t).is_empty()
+    }
+
+    /// Every pair of short texts `(a, b, jaccard)`, a < b, whose Jaccard (of their whole sets,
+    /// as [`jaccard_at_least`] computes it with `size`) is at least the threshold, sorted. More
+    /// than `max_candidates` candidate pairs (texts sharing a prefix hash) is
+    /// [`Error::TooManyPairs`], raised before they are stored.
+    pub fn verified_pairs(
+        &self,
+        size: usize,
+        max_candidates: Option<u64>,
+    ) -> Result<Vec<(u32, u32, f64)>> {
+        let count = self.run_pairs();
+        if let Some(limit) = max_candidates {
+            if count > limit {
+                return Err(Error::TooManyPairs {
+                    count,
+                    at_least: false,
+                    limit,
+                    what: "candidate pairs of short texts".into(),
+                    remedy: "raise the limit".into(),
+                });
+            }
+        }
+        let len = usize::try_from(count).unwrap_or(usize::MAX);
+        let mut pairs: Vec<(u32, u32)> = try_with_capacity(len, "candidate pairs of short texts")?;
+        for r in 0..self.run_count() {
+            let (a, b) = self.run_bounds(r);
+            let run = &self.texts[a..b];
+            for (i, &x) in run.iter().enumerate() {
+                pairs.extend(run[i + 1..].iter().map(|&y| (x.min(y), x.max(y))));
+            }
+        }
+        pairs.par_sort_unstable();
+        pairs.dedup();
+        let set = |t: u32| self.set(t as usize).unwrap_or(&[]);
+        Ok(pairs
+            .into_par_iter()
+            .filter_map(|(a, b)| {
+                jaccard_at_least(set(a), set(b), size, self.cut.threshold).map(|j| (a, b, j))
+            })
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sketch::verify::jaccard;
+    use crate::testing::xorshift64 as rng;
+
+    #[test]
+    fn the_prefix_is_as_long_as_the_overlap_bound_needs() {
+        // Hand-worked at t = 0.8, n - ceil(0.8 n) + 1: n = 1 to 4 -> 1 (ceil(3.2) = 4 for 4);
+        // 5 -> 2 (ceil 4); 10 -> 3 (ceil 8); 16 -> 4 (ceil(12.8) = 13).
+        let got: Vec<usize> = [1, 2, 3, 4, 5, 6, 10, 15, 16]
+            .iter()
+            .map(|&n| prefix_len(n, 0.8))
+            .collect();
+        assert_eq!(got, vec![1, 1, 1, 1, 2, 2, 3, 4, 4]);
+        assert_eq!(prefix_len(10, 1.0), 1);
+        assert_eq!(prefix_len(10, 0.5), 6);
+        // 0.7 * 10 is 7.000000000000001 in floating point: the prefix stays 4, not 3.
+        assert_eq!(prefix_len(10, 0.7), 4);
+    }
+
+    /// Every pair of short sets at Jaccard >= t shares a run: checked against all pairs of
+    /// random sets drawn from a small alphabet (so that many pairs are near).
+    #[test]
+    fn every_near_pair_of_short_sets_shares_a_run() {
+        let mut s = 7u64;
+        for &threshold in &[0.5, 0.7, 0.8, 0.9, 1.0] {
+            let mut sets: Vec<Vec<u64>> = Vec::new();
+            // Families: a base set of 1 to 18 values and variants of it with up to two values
+            // dropped or replaced.
+            for _ in 0..60 {
+                let n = 1 + (rng(&mut s) % 18) as usize;
+                let base: Vec<u64> = (0..n).map(|_| rng(&mut s) % 1000).collect();
+                for _ in 0..6 {
+                    let mut set = base.clone();
+                    for _ in 0..rng(&mut s) % 3 {
+                        let at = (rng(&mut s) % set.len() as u64) as usize;
+                        if rng(&mut s) % 2 == 0 && set.len() > 1 {
+                            set.remove(at);
+                        } else {
+                            set[at] = rng(&mut s) % 1000;
+                        }
+                    }
+                    set.sort_unstable();
+                    set.dedup();
+                    sets.push(set);
+                }
+            }
+            let short = ShortTexts::new(
+                sets.len(),
+                sets.iter().enumerate().map(|(t, v)| (t as u32, &v[..])),
+                threshold,
+            )
+            .unwrap();
+            let runs_of = |t: usize| -> Vec<u32> { short.runs_of(t).to_vec() };
+            let mut near = 0;
+            for a in 0..sets.len() {
+                for b in a + 1..sets.len() {
+                    if sets[a].len() > SHORT || sets[b].len() > SHORT {
+                        // Only short texts propose each other.
+                        assert!(sets[a].len() <= SHORT || short.runs_of(a).is_empty());
+                        assert!(sets[b].len() <= SHORT || short.runs_of(b).is_empty());
+                        continue;
+                    }
+                    if jaccard(&sets[a], &sets[b], 1024) >= threshold {
+                        near += 1;
+                        let (ra, rb) = (runs_of(a), runs_of(b));
+                        assert!(
+                            ra.iter().any(|r| rb.contains(r)),
+                            "t = {threshold}: {:?} and {:?} share no run",
+                            sets[a],
+                            sets[b]
+                        );
+                    }
+                }
+            }
+            assert!(near > 50, "t = {threshold}: only {near} near pairs drawn");
+        }
+    }
+
+    #[test]
+    fn long_empty_repeated_and_unsorted_sets() {
+        let long: Vec<u64> = (0..17).collect();
+        let ok: Vec<u64> = vec![1, 2, 3];
+        let short = ShortTexts::new(
+            4,
+            [
+                (0u32, &long[..]),
+                (1, &[][..]),
+                (2, &ok[..]),
+                (2, &long[..16]),
+            ]
+            .into_iter(),
+            0.8,
+        )
+        .unwrap();
+        assert_eq!(short.set(0), None);
+        assert_eq!(short.set(1), None);
+        assert_eq!(short.set(2), Some(&ok[..]));
+        assert_eq!(short.set(3), None);
+        let bad = [3u64, 1];
+        assert!(ShortTexts::new(1, [(0u32, &bad[..])].into_iter(), 0.8).is_err());
+        assert!(ShortTexts::new(1, [(5u32, &ok[..])].into_iter(), 0.8).is_err());
+        assert!(ShortTexts::new(1, std::iter::empty(), 0.0).is_err());
+    }
+
+    /// The verified pairs are every pair of short sets at Jaccard >= t, by brute force.
+    #[test]
+    fn verified_pairs_are_every_near_pair_of_short_sets() {
+        let mut s = 11u64;
+        let mut sets: Vec<Vec<u64>> = Vec::new();
+        for _ in 0..80 {
+            let n = 1 + (rng(&mut s) % 20) as usize;
+            let base: Vec<u64> = (0..n).map(|_| rng(&mut s) % 500).collect();
+            for _ in 0..4 {
+                let mut set = base.clone();
+                if rng(&mut s) % 2 == 0 {
+                    set.push(rng(&mut s) % 500);
+                }
+                set.sort_unstable();
+                set.dedup();
+                sets.push(set);
+            }
+        }
+        for threshold in [0.6, 0.8, 1.0] {
+            let short = check_against_brute(&sets, threshold);
+            let found = short.verified_pairs(1024, None).unwrap().len();
+            assert!(found > 100, "t = {threshold}: {found} pairs");
+            assert!(short.verified_pairs(1024, Some(3)).is_err());
+        }
+    }
+
+    /// The verified pairs by brute force, with the skipped count.
+    fn check_against_brute(sets: &[Vec<u64>], threshold: f64) -> ShortTexts {
+        let short = ShortTexts::new(
+            sets.len(),
+            sets.iter().enumerate().map(|(t, v)| (t as u32, &v[..])),
+            threshold,
+        )
+        .unwrap();
+        let got = short.verified_pairs(1024, None).unwrap();
+        let mut want = Vec::new();
+        for a in 0..sets.len() {
+            for b in a + 1..sets.len() {
+                let j = jaccard(&sets[a], &sets[b], 1024);
+                if sets[a].len() <= SHORT && sets[b].len() <= SHORT && j >= threshold {
+                    want.push((a as u32, b as u32, j));
+                }
+            }
+        }
+        assert_eq!(got, want, "t = {threshold}");
+        short
+    }
+
+    /// 5,000 texts whose sets all begin with one hash (as "typescript definitions for ..."
+    /// does): the run is split, not dropped, and every near pair among them is found.
+    #[test]
+    fn a_prefix_shared_by_thousands_is_split_and_every_pair_found() {
+        let mut s = 3u64;
+        let mut sets: Vec<Vec<u64>> = Vec::new();
+        for i in 0..5000u64 {
+            // 0 (the shared first hash), then 3 or 4 of this text's own.
+            let n = 3 + (i % 2) as usize;
+            let mut set = vec![0u64];
+            set.extend((0..n).map(|_| 1 + rng(&mut s) % (1 << 40)));
+            set.sort_unstable();
+            set.dedup();
+            sets.push(set);
+        }
+        // Near pairs planted among them: a copy with one hash changed (J = 4/6 for 5, and so
+        // below 0.8) or added (J = 4/5 or 5/6).
+        for i in 0..300 {
+            let mut set = sets[i * 7].clone();
+            if i % 3 == 0 {
+                set[1] = 1 + rng(&mut s) % (1 << 40);
+            } else {
+                set.push(1 + rng(&mut s) % (1 << 40));
+            }
+            set.sort_unstable();
+            set.dedup();
+            sets.push(set);
+        }
+        for threshold in [0.8, 0.6] {
+            let short = check_against_brute(&sets, threshold);
+            assert_eq!(short.skipped_pairs(), 0, "t = {threshold}");
+            // No run holds more than the cap.
+            for r in 0..short.run_count() {
+                let (a, b) = short.run_bounds(r);
+                assert!(b - a <= RUN_CAP);
+            }
+        }
+        // 5,000 texts of one set: one run, whatever its size.
+        let same: Vec<Vec<u64>> = (0..5000).map(|_| vec![7u64, 9]).collect();
+        let short = check_against_brute(&same, 0.8);
+        assert_eq!(short.skipped_pairs(), 0);
+    }
+
+    /// Past the cap, a group that cannot be split (at t = 0.5, sets of two shingles meet their
+    /// overlap with the first) and is not one set is not compared: its pairs are counted.
+    #[test]
+    fn a_group_that_cannot_be_split_is_counted() {
+        let sets: Vec<Vec<u64>> = (0..RUN_CAP as u64 + 1).map(|i| vec![0, 100 + i]).collect();
+        let short = ShortTexts::new(
+            sets.len(),
+            sets.iter().enumerate().map(|(t, v)| (t as u32, &v[..])),
+            0.5,
+        )
+        .unwrap();
+        assert_eq!(short.run_count(), 0);
+        let m = RUN_CAP as u64 + 1;
+        assert_eq!(short.skipped_pairs(), m * (m - 1) / 2);
+        let sets: Vec<Vec<u64>> = (0..RUN_CAP as u64).map(|i| vec![0, 100 + i]).collect();
+        let short = ShortTexts::new(
+            sets.len(),
+            sets.iter().enumerate().map(|(t, v)| (t as u32, &v[..])),
+            0.5,
+        )
+        .unwrap();
+        assert_eq!(short.run_count(), 1);
+        assert_eq!(short.skipped_pairs(), 0);
+    }
+
+    /// The lists of `sets` (sorted sketches) in the order of `rarity`, as `prefix_lists` makes
+    /// them, built into runs.
+    fn lists_of(sets: &[Vec<u64>], rarity: &Rarity, cut: Cut) -> ShortTexts {
+        let starts: Vec<u64> = sets
+            .iter()
+            .scan(0u64, |at, s| {
+                let start = *at;
+                *at += s.len() as u64;
+                Some(start)
+            })
+            .collect();
+        let ends: Vec<u64> = starts
+            .iter()
+            .zip(sets)
+            .map(|(&a, s)| a + s.len() as u64)
+            .collect();
+        let flat: Vec<u64> = sets.concat();
+        let ranges = crate::sketch::verify::Ranges::new(&starts, &ends, &flat).unwrap();
+        let (lengths, hashes, sizes) = prefix_lists(&ranges, rarity, cut);
+        let mut at = 0usize;
+        let mut items = Vec::new();
+        for (t, (&len, &n)) in lengths.iter().zip(&sizes).enumerate() {
+            items.push((t as u32, &hashes[at..at + len as usize], n as usize));
+            at += len as usize;
+        }
+        ShortTexts::from_lists(sets.len(), items.into_iter(), cut).unwrap()
+    }
+
+    /// Prefix filtering over every text (short, long, and cut at the sketch size) in an order
+    /// counted on a sample: every pair whose estimate a verified star may take (at least t, or
+    /// t - band when a sketch is cut) shares a run, checked against all pairs.
+    #[test]
+    fn every_pair_a_star_may_take_shares_a_run_whatever_the_order() {
+        let mut s = 23u64;
+        let size = 64;
+        for &(threshold, band) in &[(0.8, 0.0), (0.8, 0.1), (0.6, 0.05), (1.0, 0.0)] {
+            let mut sets: Vec<Vec<u64>> = Vec::new();
+            for _ in 0..70 {
+                // From 1 to 150 shingles: short sets, longer ones, and sets past the size.
+                let n = 1 + (rng(&mut s) % 150) as usize;
+                let base: Vec<u64> = (0..n).map(|_| rng(&mut s) % 3000).collect();
+                for _ in 0..4 {
+                    let mut set = base.clone();
+                    for _ in 0..rng(&mut s) % (1 + n as u64 / 8) {
+                        let at = (rng(&mut s) % set.len() as u64) as usize;
+                        set[at] = rng(&mut s) % 3000;
+                    }
+                    set.sort_unstable();
+                    set.dedup();
+                    set.truncate(size);
+                    sets.push(set);
+                }
+            }
+            let rarity = Rarity::sample(sets.iter().take(60).map(|v| &v[..]), 1 << 20);
+            assert!(!rarity.is_empty());
+            let cut = Cut::new(threshold, Some((size, band)));
+            let runs = lists_of(&sets, &rarity, cut);
+            assert_eq!(runs.skipped_pairs(), 0);
+            let mut near = 0;
+            for a in 0..sets.len() {
+                for b in a + 1..sets.len() {
+                    let is_cut = sets[a].len() >= size || sets[b].len() >= size;
+                    let low = if is_cut { threshold - band } else { threshold };
+                    if jaccard(&sets[a], &sets[b], size) >= low {
+                        near += 1;
+                        let (ra, rb) = (runs.runs_of(a), runs.runs_of(b));
+                        assert!(
+                            ra.iter().any(|r| rb.contains(r)),
+                            "t = {threshold}, band {band}: {a} and {b} share no run"
+                        );
+                    }
+                }
+            }
+            assert!(near > 25, "t = {threshold}: only {near} near pairs drawn");
+            assert!(cut.covers(threshold, band, size));
+            assert!(band == 0.0 || !Cut::new(threshold, None).covers(threshold, band, size));
+        }
+    }
+
+    /// 3,000 long texts that share a template of ten hashes, 300 of them near copies of another.
+    /// Counted in the order (as a sample counts a template), the template comes last and every
+    /// near pair meets in a run of its own hashes; missing from the order, the template is the
+    /// prefix of every text, its runs are over the cap and cannot be split through the hashes
+    /// listed: those pairs are counted as skipped, not lost silently.
+    #[test]
+    fn a_template_of_rare_hashes_is_split_or_counted() {
+        let mut sets: Vec<Vec<u64>> = Vec::new();
+        for i in 0..3000u64 {
+            let mut set: Vec<u64> = (0..10).collect();
+            set.extend((0..40).map(|j| 1000 + (i * 40 + j) * 7));
+            if i % 10 == 0 {
+                let mut copy = set.clone();
+                copy[20] = 5_000_000 + i;
+                copy.sort_unstable();
+                sets.push(copy);
+            }
+            set.sort_unstable();
+            sets.push(set);
+        }
+        let near_pairs = |runs: &ShortTexts| {
+            let (mut met, mut near) = (0, 0);
+            for a in 0..sets.len() {
+                for b in a + 1..sets.len() {
+                    if jaccard(&sets[a], &sets[b], 1024) >= 0.8 {
+                        near += 1;
+                        let (ra, rb) = (runs.runs_of(a), runs.runs_of(b));
+                        met += usize::from(ra.iter().any(|r| rb.contains(r)));
+                    }
+                }
+            }
+            (met, near)
+        };
+        let cut = Cut::new(0.8, None);
+        let counted = Rarity::sample(sets.iter().take(100).map(|v| &v[..]), 1 << 20);
+        let runs = lists_of(&sets, &counted, cut);
+        assert_eq!(runs.skipped_pairs(), 0);
+        assert_eq!(near_pairs(&runs), (300, 300));
+        let missing = Rarity::default();
+        let runs = lists_of(&sets, &missing, cut);
+        for r in 0..runs.run_count() {
+            let (a, b) = runs.run_bounds(r);
+            assert!(b - a <= RUN_CAP);
+        }
+        // The near pairs meet in deeper runs of their own hashes; the groups of the template,
+        // which no listed hash splits, are counted.
+        assert_eq!(near_pairs(&runs), (300, 300));
+        assert!(runs.skipped_pairs() > 0);
+    }
+}

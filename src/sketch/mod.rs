@@ -1,0 +1,7 @@
+//! Sketches: the word-shingle sets that verification compares by their Jaccard similarity.
+//!
+//! * [`verify`]: shingle sketches, content keys, the Jaccard estimate and its exact band.
+//! * [`compact_sketch`]: the sketch of fixed size a dedup index stores per document.
+
+pub mod compact_sketch;
+pub mod verify;

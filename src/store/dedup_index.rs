@@ -1,0 +1,1419 @@
+//! The dedup index: a corpus kept on disk so that new documents can be deduplicated against it
+//! without its texts.
+//!
+//! Per document the file holds its id (a 64-bit integer or a string of bytes, kept exactly),
+//! its fingerprint, the content key of its normalized text and a compact sketch of its word
+//! shingles ([`crate::sketch::compact_sketch`]: `W` 32-bit words holding the shingle hashes of a
+//! small document, whole at 64 bits up to `W / 2` values, cut above, else a b-bit similarity
+//! sketch; Python's default is 16 words of 1-bit bins), so
+//! 36 + 4 W bytes a document with an integer id (100 at W = 16). The permuted tables are not
+//! stored: at k = 8 a plan has 45 to 495 tables, 8 bytes per document each. Batch mode builds
+//! them for the call instead ([`crate::search::cross_search`]: per table, both sides sorted by
+//! prefix in cache-sized parts and their runs compared, the batch's own pairs found on the way).
+//!
+//! File layout, little-endian 8-byte words, every section padded to whole words:
+//! a header of [`HEADER_WORDS`] words (magic, version, file length, documents, sketch words,
+//! shingle, k, threshold as f64 bits, id kind, id bytes, settings bytes, sketch bits),
+//! fingerprints (u64), content keys (2 u64: XXH3-128), sketch lengths (u32: values held, or
+//! [`SKETCHED`]), sketches (`W` u32 words per document), ids (i64, or
+//! n + 1 u64 offsets then the bytes), the settings (opaque bytes: the caller's fingerprint
+//! settings), and a checksum of every word before it. A file is replaced only by renaming a new
+//! one over it, so a reader keeps the version it opened and a crash leaves the old file.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use crate::candidates::short_texts::{prefix_len, ShortTexts, SHORT};
+use crate::cluster::star::sweep;
+use crate::error::{try_with_capacity, Error, Result};
+use crate::runtime::interrupt;
+use crate::search::pairs::{
+    check_cross_work, check_work, default_work_limit, Bounded, Groups, WORK_REMEDY,
+};
+use crate::sketch::compact_sketch::{Compact, Sketches, SKETCHED};
+use crate::sketch::verify::ContentKey;
+use crate::store::index_file::{
+    format_error, open_checked, view, Backing, Checksum, Plain, Source, Words,
+};
+use crate::text::hash::FoldState;
+
+pub const MAGIC: [u8; 8] = *b"\x93NDUPDDX";
+/// Version 3 keeps short documents' shingle hashes at 64 bits, with checks
+/// ([`crate::sketch::compact_sketch`]); version 2's 32-bit ones and version 1's bottom-k sketches
+/// are refused (rebuild the index).
+pub const VERSION: u64 = 3;
+pub const HEADER_WORDS: usize = 16;
+
+/// The ids of the documents: integers, or strings of bytes.
+pub enum Ids {
+    Int(Words<i64>),
+    /// Document d's id is `bytes[offsets[d]..offsets[d + 1]]` (the bytes packed in words).
+    Str {
+        offsets: Words<u64>,
+        bytes: Words<u64>,
+        len: usize,
+    },
+}
+
+/// The sections of the new documents of [`DedupIndex::save_streamed`], in file order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Section {
+    /// Fingerprints (`u64`).
+    Fps,
+    /// Content keys, two `u64` words a key.
+    Keys,
+    /// Sketch lengths (`u32`).
+    Lens,
+    /// Sketch words (`u32`, the sketch's words a document).
+    Words,
+    /// Integer ids (`i64`), or the length in bytes of each string id (`u64`).
+    Ids,
+    /// The string ids' bytes, one after the other (none with integer ids).
+    IdBytes,
+}
+
+impl Section {
+    pub const ALL: [Section; 6] = [
+        Section::Fps,
+        Section::Keys,
+        Section::Lens,
+        Section::Words,
+        Section::Ids,
+        Section::IdBytes,
+    ];
+}
+
+/// Values of a section of new documents, handed to a [`Sink`].
+#[derive(Clone, Copy)]
+pub enum Chunk<'a> {
+    U64(&'a [u64]),
+    U32(&'a [u32]),
+    I64(&'a [i64]),
+    Bytes(&'a [u8]),
+}
+
+/// What takes a section's values, chunk by chunk, in [`DedupIndex::save_streamed`].
+pub type Sink<'a> = dyn FnMut(Chunk<'_>) -> Result<()> + Send + 'a;
+
+/// New ids to store.
+#[derive(Clone, Copy)]
+pub enum NewIds<'a> {
+    Int(&'a [i64]),
+    Str(&'a [&'a [u8]]),
+}
+
+impl NewIds<'_> {
+    fn len(&self) -> usize {
+        match self {
+            NewIds::Int(v) => v.len(),
+            NewIds::Str(v) => v.len(),
+        }
+    }
+}
+
+/// Documents to add to an index: fingerprints, content keys, compact sketches of the index's
+/// shape and ids.
+#[derive(Clone, Copy)]
+pub struct Rows<'a> {
+    pub fps: &'a [u64],
+    pub keys: &'a [ContentKey],
+    pub sketches: Sketches<'a>,
+    pub ids: NewIds<'a>,
+}
+
+impl Rows<'_> {
+    fn check(&self, shape: Compact) -> Result<usize> {
+        let n = self.fps.len();
+        if self.keys.len() != n || self.ids.len() != n {
+            return Err(Error::invalid(format!(
+                "{n} fingerprints but {} keys and {} ids",
+                self.keys.len(),
+                self.ids.len()
+            )));
+        }
+        self.sketches.check(n, shape)?;
+        Ok(n)
+    }
+}
+
+/// The settings of an index, fixed when it is made.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// The shape of the stored sketches.
+    pub sketch: Compact,
+    /// Words per shingle.
+    pub shingle: u32,
+    /// The candidate radius.
+    pub k: u32,
+    /// The least Jaccard of a near-duplicate pair.
+    pub threshold: f64,
+    /// Whether ids are strings (else integers).
+    pub string_ids: bool,
+    /// The caller's fingerprint settings, stored as given.
+    pub meta: Vec<u8>,
+}
+
+impl Settings {
+    pub fn check(&self) -> Result<()> {
+        if !(1..=64).contains(&self.shingle) {
+            return Err(Error::invalid(format!(
+                "shingle must be in 1..=64, got {}",
+                self.shingle
+            )));
+        }
+        crate::search::plan::check_k(i64::from(self.k))?;
+        if !(self.threshold > 0.0 && self.threshold <= 1.0) {
+            return Err(Error::invalid(format!(
+                "threshold must be in (0, 1], got {}",
+                self.threshold
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// A dedup index, empty or opened from a file (mapped or read into memory).
+pub struct DedupIndex {
+    settings: Settings,
+    fps: Words<u64>,
+    keys: Words<u64>,
+    lens: Words<u32>,
+    words: Words<u32>,
+    ids: Ids,
+    source: Option<Source>,
+}
+
+/// The bytes of words, little-endian.
+fn word_bytes(words: &[u64], len: usize) -> Vec<u8> {
+    let mut out: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    out.truncate(len);
+    out
+}
+
+/// Writes bytes while summing them as little-endian words.
+struct Out<W: Write> {
+    out: W,
+    sum: Checksum,
+    carry: [u8; 8],
+    fill: usize,
+}
+
+impl<W: Write> Out<W> {
+    fn bytes(&mut self, mut b: &[u8]) -> std::io::Result<()> {
+        self.out.write_all(b)?;
+        while self.fill != 0 && !b.is_empty() {
+            self.carry[self.fill] = b[0];
+            self.fill = (self.fill + 1) % 8;
+            b = &b[1..];
+            if self.fill == 0 {
+                self.sum.add(u64::from_le_bytes(self.carry));
+            }
+        }
+        let whole = b.len() / 8 * 8;
+        for c in b[..whole].chunks_exact(8) {
+            self.sum
+                .add(u64::from_le_bytes(c.try_into().expect("8 bytes")));
+        }
+        for &x in &b[whole..] {
+            self.carry[self.fill] = x;
+            self.fill += 1;
+        }
+        Ok(())
+    }
+
+    /// Values as little-endian bytes, a block at a time.
+    fn values<T: Copy>(
+        &mut self,
+        v: &[T],
+        mut le: impl FnMut(T, &mut Vec<u8>),
+    ) -> std::io::Result<()> {
+        let mut buf = Vec::with_capacity(1 << 16);
+        for chunk in v.chunks(8192) {
+            buf.clear();
+            for &x in chunk {
+                le(x, &mut buf);
+            }
+            self.bytes(&buf)?;
+        }
+        Ok(())
+    }
+
+    fn pad(&mut self) -> std::io::Result<()> {
+        while self.fill != 0 {
+            self.bytes(&[0])?;
+        }
+        Ok(())
+    }
+}
+
+fn u64s(x: u64, b: &mut Vec<u8>) {
+    b.extend_from_slice(&x.to_le_bytes());
+}
+fn u32s(x: u32, b: &mut Vec<u8>) {
+    b.extend_from_slice(&x.to_le_bytes());
+}
+
+fn words_of(bytes: u64) -> u64 {
+    bytes.div_ceil(8)
+}
+
+/// The file's length in bytes for `n` documents.
+fn file_len(s: &Settings, n: u64, id_bytes: u64) -> Option<u64> {
+    let sketch = n.checked_mul(s.sketch.words() as u64)?;
+    let ids = if s.string_ids {
+        (n + 1).checked_add(words_of(id_bytes))?
+    } else {
+        n
+    };
+    let words = (HEADER_WORDS as u64)
+        .checked_add(n.checked_mul(3)?)?
+        .checked_add(n.div_ceil(2))?
+        .checked_add(sketch.div_ceil(2))?
+        .checked_add(ids)?
+        .checked_add(words_of(s.meta.len() as u64))?
+        .checked_add(1)?;
+    words.checked_mul(8)
+}
+
+impl DedupIndex {
+    /// An empty index with these settings.
+    pub fn new(settings: Settings) -> Result<Self> {
+        settings.check()?;
+        let ids = if settings.string_ids {
+            Ids::Str {
+                offsets: Words::Owned(vec![0]),
+                bytes: Words::default(),
+                len: 0,
+            }
+        } else {
+            Ids::Int(Words::default())
+        };
+        Ok(DedupIndex {
+            settings,
+            fps: Words::default(),
+            keys: Words::default(),
+            lens: Words::default(),
+            words: Words::default(),
+            ids,
+            source: None,
+        })
+    }
+
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    pub fn len(&self) -> usize {
+        self.fps.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.fps.is_empty()
+    }
+
+    pub fn fingerprints(&self) -> &[u64] {
+        &self.fps
+    }
+
+    /// The content keys, as 64-bit words (two a key).
+    pub fn key_words(&self) -> &[u64] {
+        &self.keys
+    }
+
+    /// Document d's content key.
+    #[inline]
+    pub fn key(&self, d: usize) -> ContentKey {
+        [self.keys[2 * d], self.keys[2 * d + 1]]
+    }
+
+    /// Document d's stored compact sketch: (its shingles or [`SKETCHED`], its words).
+    pub fn sketch(&self, d: usize) -> (u32, &[u32]) {
+        let w = self.settings.sketch.words();
+        (self.lens[d], &self.words[d * w..(d + 1) * w])
+    }
+
+    /// Document d's integer id, or None with string ids.
+    pub fn int_id(&self, d: usize) -> Option<i64> {
+        match &self.ids {
+            Ids::Int(v) => Some(v[d]),
+            Ids::Str { .. } => None,
+        }
+    }
+
+    /// Document d's string id, or None with integer ids.
+    pub fn str_id(&self, d: usize) -> Option<&[u8]> {
+        match &self.ids {
+            Ids::Int(_) => None,
+            Ids::Str {
+                offsets,
+                bytes,
+                len,
+            } => {
+                // The u64 words viewed as their bytes; `len` is within them (checked on load).
+                let all = &bytemuck::cast_slice::<u64, u8>(bytes)[..*len];
+                let (a, b) = (offsets[d] as usize, offsets[d + 1] as usize);
+                Some(&all[a.min(b).min(*len)..b.min(*len)])
+            }
+        }
+    }
+
+    /// Whether any array views a mapped file.
+    pub fn is_mapped(&self) -> bool {
+        self.source.is_some()
+    }
+
+    /// [`Error::Changed`] if the mapped file was changed in place since it was opened.
+    pub fn check_file(&self) -> Result<()> {
+        self.source.as_ref().map_or(Ok(()), Source::check)
+    }
+
+    /// Writes the index, followed by `extra` documents, to `path` atomically: a temporary file
+    /// in the same folder, synced, then renamed over `path`. Until the rename, `path` is untouched.
+    pub fn save(&self, path: &Path, extra: Option<&Rows<'_>>) -> Result<()> {
+        let Some(rows) = extra else {
+            return self.save_streamed(path, 0, 0, |_, _| Ok(()));
+        };
+        rows.check(self.settings.sketch)?;
+        let lengths: Vec<u64> = match rows.ids {
+            NewIds::Str(v) => v.iter().map(|b| b.len() as u64).collect(),
+            NewIds::Int(_) => Vec::new(),
+        };
+        let id_bytes = lengths.iter().sum();
+        self.save_streamed(
+            path,
+            rows.fps.len(),
+            id_bytes,
+            |section, sink| match section {
+                Section::Fps => sink(Chunk::U64(rows.fps)),
+                Section::Keys => sink(Chunk::U64(rows.keys.as_flattened())),
+                Section::Lens => sink(Chunk::U32(rows.sketches.lens)),
+                Section::Words => sink(Chunk::U32(rows.sketches.words)),
+                Section::Ids => match rows.ids {
+                    NewIds::Int(v) => sink(Chunk::I64(v)),
+                    NewIds::Str(_) => sink(Chunk::U64(&lengths)),
+                },
+                Section::IdBytes => match rows.ids {
+                    NewIds::Str(v) => v.iter().try_for_each(|b| sink(Chunk::Bytes(b))),
+                    NewIds::Int(_) => Ok(()),
+                },
+            },
+        )
+    }
+
+    /// Writes the index, followed by `n_new` documents handed section by section, to `path`
+    /// atomically (as [`DedupIndex::save`]), holding one chunk of them at a time: for each
+    /// [`Section`] in file order, `fill(section, sink)` passes the new documents' values to
+    /// `sink` in chunks, in document order (with string ids, [`Section::Ids`] takes each id's
+    /// length in bytes and [`Section::IdBytes`] their `new_id_bytes` bytes). A section given
+    /// more or fewer values than `n_new` documents have, or chunks of the wrong kind, is an
+    /// error and leaves `path` untouched.
+    pub fn save_streamed<F>(
+        &self,
+        path: &Path,
+        n_new: usize,
+        new_id_bytes: u64,
+        fill: F,
+    ) -> Result<()>
+    where
+        F: FnMut(Section, &mut Sink<'_>) -> Result<()>,
+    {
+        self.check_file()?;
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let name = path.file_name().ok_or_else(|| {
+            Error::invalid(format!("path must name a file, got {}", path.display()))
+        })?;
+        static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let unique = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut tmp_name = name.to_os_string();
+        tmp_name.push(format!(".tmp-{}-{unique}", std::process::id()));
+        let tmp: PathBuf = dir.join(tmp_name);
+        let result = self
+            .write(&tmp, n_new, new_id_bytes, fill)
+            .and_then(|()| std::fs::rename(&tmp, path).map_err(Error::from));
+        if result.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        result?;
+        // The rename is durable once the folder is synced.
+        if let Ok(d) = File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    }
+
+    fn write<F>(&self, tmp: &Path, n_new: usize, new_id_bytes: u64, mut fill: F) -> Result<()>
+    where
+        F: FnMut(Section, &mut Sink<'_>) -> Result<()>,
+    {
+        let s = &self.settings;
+        let n = (self.len() + n_new) as u64;
+        let old_id_bytes = match &self.ids {
+            Ids::Str { len, .. } => *len as u64,
+            Ids::Int(_) => 0,
+        };
+        if !s.string_ids && new_id_bytes != 0 {
+            return Err(Error::invalid(
+                "this index holds integer ids: new ids must be integers",
+            ));
+        }
+        let id_bytes = old_id_bytes + new_id_bytes;
+        let len =
+            file_len(s, n, id_bytes).ok_or_else(|| Error::invalid("index too large to save"))?;
+        let file = File::create(tmp)?;
+        let mut w = Out {
+            out: BufWriter::with_capacity(1 << 20, file),
+            sum: Checksum::default(),
+            carry: [0; 8],
+            fill: 0,
+        };
+        let mut header = [0u64; HEADER_WORDS];
+        header[0] = u64::from_le_bytes(MAGIC);
+        header[1] = VERSION;
+        header[2] = len;
+        header[3] = n;
+        header[4] = s.sketch.words() as u64;
+        header[5] = u64::from(s.shingle);
+        header[6] = u64::from(s.k);
+        header[7] = s.threshold.to_bits();
+        header[8] = u64::from(s.string_ids);
+        header[9] = id_bytes;
+        header[10] = s.meta.len() as u64;
+        header[11] = u64::from(s.sketch.bits());
+        w.values(&header, u64s)?;
+        let words = s.sketch.words();
+        // The ends of the string ids, counted on from the old ones'.
+        let mut at = old_id_bytes;
+        for section in Section::ALL {
+            let want = match section {
+                Section::Fps | Section::Lens | Section::Ids => n_new as u64,
+                Section::Keys => 2 * n_new as u64,
+                Section::Words => (n_new * words) as u64,
+                Section::IdBytes => new_id_bytes,
+            };
+            match (section, &self.ids) {
+                (Section::Fps, _) => w.values(&self.fps, u64s)?,
+                (Section::Keys, _) => w.values(&self.keys, u64s)?,
+                (Section::Lens, _) => w.values(&self.lens, u32s)?,
+                (Section::Words, _) => w.values(&self.words, u32s)?,
+                (Section::Ids, Ids::Int(v)) => w.values(v, |x, b| u64s(x as u64, b))?,
+                (Section::Ids, Ids::Str { offsets, .. }) => w.values(offsets, u64s)?,
+                (Section::IdBytes, Ids::Str { bytes, len, .. }) => {
+                    w.bytes(&word_bytes(bytes, *len))?
+                }
+                (Section::IdBytes, Ids::Int(_)) => {}
+            }
+            let mut given = 0u64;
+            let mut sink = |chunk: Chunk<'_>| -> Result<()> {
+                let wrong = || {
+                    Error::invalid(format!(
+                        "the new documents' {section:?} got values of another kind"
+                    ))
+                };
+                let written = match (section, chunk, s.string_ids) {
+                    (Section::Fps | Section::Keys, Chunk::U64(v), _) => {
+                        w.values(v, u64s).map(|()| v.len())
+                    }
+                    (Section::Lens, Chunk::U32(v), _) => {
+                        let most = s.sketch.max_kept();
+                        if let Some(&bad) = v.iter().find(|&&l| l != SKETCHED && l as usize > most)
+                        {
+                            return Err(Error::invalid(format!(
+                                "sketch length {bad} over the {most} shingles {words} words keep"
+                            )));
+                        }
+                        w.values(v, u32s).map(|()| v.len())
+                    }
+                    (Section::Words, Chunk::U32(v), _) => w.values(v, u32s).map(|()| v.len()),
+                    (Section::Ids, Chunk::I64(v), false) => {
+                        w.values(v, |x, b| u64s(x as u64, b)).map(|()| v.len())
+                    }
+                    (Section::Ids, Chunk::U64(v), true) => w
+                        .values(v, |x, b| {
+                            at += x;
+                            u64s(at, b)
+                        })
+                        .map(|()| v.len()),
+                    (Section::IdBytes, Chunk::Bytes(v), true) => w.bytes(v).map(|()| v.len()),
+                    (Section::Ids, _, false) => {
+                        return Err(Error::invalid(
+                            "this index holds integer ids: new ids must be integers",
+                        ))
+                    }
+                    (Section::Ids, _, true) => {
+                        return Err(Error::invalid(
+                            "this index holds string ids: new ids must be strings",
+                        ))
+                    }
+                    _ => return Err(wrong()),
+                };
+                given += written? as u64;
+                Ok(())
+            };
+            fill(section, &mut sink)?;
+            if given != want {
+                return Err(Error::invalid(format!(
+                    "the new documents' {section:?} has {given} values, not {want}"
+                )));
+            }
+            if matches!(section, Section::Lens | Section::Words | Section::IdBytes) {
+                w.pad()?;
+            }
+        }
+        if s.string_ids && at != id_bytes {
+            return Err(Error::invalid(format!(
+                "the new ids' lengths add up to {} bytes, not {new_id_bytes}",
+                at - old_id_bytes
+            )));
+        }
+        w.bytes(&s.meta)?;
+        w.pad()?;
+        let sum = w.sum.value();
+        w.out.write_all(&sum.to_le_bytes())?;
+        let file = w.out.into_inner().map_err(|e| Error::Io(e.into_error()))?;
+        file.sync_all()?;
+        Ok(())
+    }
+
+    /// Opens an index file, mapped (`mmap`) or read into memory, and checks it whole: magic,
+    /// version, length, checksum, and every offset and length inside its bounds.
+    pub fn load(path: &Path, mmap: bool) -> Result<Self> {
+        let (backing, source, _) = open_checked(path, mmap, &MAGIC, "dedup index")?;
+        let mut index = parse(Arc::new(backing))?;
+        if let Some(source) = &source {
+            source.check()?;
+        }
+        index.source = source;
+        Ok(index)
+    }
+
+    /// Runs `f` with the mapped file checked before and after.
+    pub fn guarded<R>(&self, f: impl FnOnce(&DedupIndex) -> R) -> Result<R> {
+        self.check_file()?;
+        let r = f(self);
+        self.check_file()?;
+        Ok(r)
+    }
+}
+
+fn parse(backing: Arc<Backing>) -> Result<DedupIndex> {
+    let bytes = backing.bytes();
+    let size = bytes.len() as u64;
+    if bytes.len() < (HEADER_WORDS + 1) * 8 {
+        return Err(format_error(
+            size,
+            format!("truncated dedup index file: {size} bytes is shorter than the header"),
+        ));
+    }
+    if size % 8 != 0 {
+        return Err(format_error(
+            size,
+            "truncated or foreign file: not a whole number of 8-byte words",
+        ));
+    }
+    let word = |i: usize| <u64 as Plain>::from_le(&bytes[i * 8..i * 8 + 8]);
+    if bytes[..8] != MAGIC {
+        return Err(format_error(
+            0,
+            "not a neardup dedup index file (wrong magic bytes)",
+        ));
+    }
+    let version = word(1);
+    if version == 1 || version == 2 {
+        let what = if version == 1 {
+            "bottom-k sketches"
+        } else {
+            "32-bit shingle hashes"
+        };
+        return Err(format_error(8, format!("dedup index format version {version} ({what}) is no longer read: build the index again with this neardup (neardup index build CORPUS -o FILE)")));
+    }
+    if version > VERSION {
+        return Err(format_error(8, format!("dedup index format version {version} is newer than this neardup reads (version {VERSION}); upgrade neardup")));
+    }
+    if version == 0 {
+        return Err(format_error(8, "invalid dedup index format version 0"));
+    }
+    if word(2) != size {
+        return Err(format_error(
+            16,
+            format!(
+                "dedup index file has {size} bytes but the header says {}",
+                word(2)
+            ),
+        ));
+    }
+    let words = bytes.len() / 8;
+    let mut sum = Checksum::default();
+    for i in 0..words - 1 {
+        sum.add(word(i));
+    }
+    if sum.value() != word(words - 1) {
+        return Err(format_error(
+            size - 8,
+            "checksum mismatch: the dedup index file is corrupted",
+        ));
+    }
+    let n = word(3);
+    let sketch = Compact::new(
+        i64::try_from(word(4)).unwrap_or(-1),
+        i64::try_from(word(11)).unwrap_or(-1),
+    )
+    .map_err(|e| format_error(32, format!("bad sketch shape in the header: {e}")))?;
+    let settings = Settings {
+        sketch,
+        shingle: u32::try_from(word(5)).unwrap_or(0),
+        k: u32::try_from(word(6)).unwrap_or(u32::MAX),
+        threshold: f64::from_bits(word(7)),
+        string_ids: match word(8) {
+            0 => false,
+            1 => true,
+            other => return Err(format_error(64, format!("unknown id kind {other}"))),
+        },
+        meta: Vec::new(),
+    };
+    settings
+        .check()
+        .map_err(|e| format_error(32, format!("bad settings in the header: {e}")))?;
+    let (id_bytes, meta_bytes) = (word(9), word(10));
+    let expected = file_len(
+        &Settings {
+            meta: vec![0; 0],
+            ..settings.clone()
+        },
+        n,
+        id_bytes,
+    )
+    .and_then(|l| l.checked_add(words_of(meta_bytes) * 8))
+    .ok_or_else(|| format_error(24, "sizes in the header overflow"))?;
+    if expected != size {
+        return Err(format_error(
+            24,
+            format!("the header's sizes make {expected} bytes, the file has {size}"),
+        ));
+    }
+    let n = n as usize;
+    let s = settings.sketch.words();
+    let mut at = HEADER_WORDS * 8;
+    let fps: Words<u64> = view(&backing, at, n)?;
+    at += n * 8;
+    let keys: Words<u64> = view(&backing, at, 2 * n)?;
+    at += n * 16;
+    let lens: Words<u32> = view(&backing, at, n)?;
+    at += n.div_ceil(2) * 8;
+    let words: Words<u32> = view(&backing, at, n * s)?;
+    at += (n * s).div_ceil(2) * 8;
+    let most = settings.sketch.max_kept();
+    if let Some(d) = lens
+        .iter()
+        .position(|&l| l != SKETCHED && l as usize > most)
+    {
+        return Err(format_error(
+            (HEADER_WORDS * 8 + 16 * n + 4 * d) as u64,
+            format!(
+                "sketch length {} over the {most} shingles a sketch keeps",
+                lens[d]
+            ),
+        ));
+    }
+    let ids = if settings.string_ids {
+        let offsets: Words<u64> = view(&backing, at, n + 1)?;
+        at += (n + 1) * 8;
+        if offsets[0] != 0 || offsets[n] != id_bytes || offsets.windows(2).any(|w| w[0] > w[1]) {
+            return Err(format_error(
+                at as u64,
+                "string id offsets out of order or out of range",
+            ));
+        }
+        let packed: Words<u64> = view(&backing, at, words_of(id_bytes) as usize)?;
+        at += packed.len() * 8;
+        Ids::Str {
+            offsets,
+            bytes: packed,
+            len: id_bytes as usize,
+        }
+    } else {
+        let v: Words<i64> = view(&backing, at, n)?;
+        at += n * 8;
+        Ids::Int(v)
+    };
+    let meta_words: Words<u64> = view(&backing, at, words_of(meta_bytes) as usize)?;
+    let meta = word_bytes(&meta_words, meta_bytes as usize);
+    Ok(DedupIndex {
+        settings: Settings { meta, ..settings },
+        fps,
+        keys,
+        lens,
+        words,
+        ids,
+        source: None,
+    })
+}
+
+/// New documents to deduplicate: fingerprints, content keys, and compact sketches of the
+/// index's shape (only the first row of each text's is read).
+#[derive(Clone, Copy)]
+pub struct Batch<'a> {
+    pub fps: &'a [u64],
+    pub keys: &'a [ContentKey],
+    pub sketches: Sketches<'a>,
+}
+
+/// What [`dedup_against`] found, per new row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Against {
+    /// The new row kept in this row's place (itself when kept), or -1 when removed for a
+    /// document of the index.
+    pub kept: Vec<i64>,
+    /// The document of the index this row duplicates, or -1.
+    pub index_row: Vec<i64>,
+    /// Their Jaccard (1 for a kept row and for copies).
+    pub jaccard: Vec<f32>,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Fate {
+    Free,
+    Kept,
+    Index(u32, f32),
+    New(u32, f32),
+}
+
+/// A document as [`near`] compares it: fingerprint, content key, compact sketch.
+type Doc<'a> = (u64, ContentKey, (u32, &'a [u32]));
+
+/// A short document's shingle hashes (see [`crate::candidates::short_texts`]), cut to 32 bits:
+/// those of a document with features of at most `SHORT` shingles whose compact sketch keeps them at
+/// 32 bits or more, written to `out`; whether it is one.
+fn short_set(shape: Compact, d: Doc<'_>, out: &mut Vec<u64>) -> bool {
+    out.clear();
+    let short = d.0 != 0 && shape.short_shingles(d.2, SHORT, out);
+    // Two shingle hashes may agree on their top 32 bits (about 3e-8 of the texts of 16
+    // shingles: some thirty at 10^9 texts): one value for both, as the set of cut hashes.
+    out.dedup();
+    short
+}
+
+/// The short texts of compact sketches as [`dedup_against`] takes a batch's: per document, its
+/// shingle hashes cut to 32 bits when its fingerprint is not 0 and it keeps 1 to [`SHORT`]
+/// shingles at 32 bits or more, else none. Returns (lengths, the sets one after the other).
+pub fn short_sets(
+    shape: Compact,
+    fps: &[u64],
+    sketches: &Sketches<'_>,
+) -> Result<(Vec<u32>, Vec<u64>)> {
+    sketches.check(fps.len(), shape)?;
+    let w = shape.words();
+    let (mut lens, mut values, mut buf) = (Vec::with_capacity(fps.len()), Vec::new(), Vec::new());
+    for (d, &fp) in fps.iter().enumerate() {
+        let short = short_set(shape, (fp, [0, 0], sketches.get(d, w)), &mut buf);
+        lens.push(if short { buf.len() as u32 } else { 0 });
+        if short {
+            values.extend_from_slice(&buf);
+        }
+    }
+    Ok((lens, values))
+}
+
+/// For each new text, the index documents that are short and share a prefix hash with it
+/// (`texts` of them; `set(t)` its short set), as `(text, index row)` sorted. The new texts and
+/// the index documents that share a first prefix hash with one are taken as one set of short
+/// texts ([`ShortTexts`]), so that a prefix shared by more than `RUN_CAP` of them is split
+/// further, as in memory.
+fn short_index_candidates<'a>(
+    index: &DedupIndex,
+    texts: usize,
+    set: impl Fn(usize) -> Option<&'a [u64]>,
+    threshold: f64,
+) -> Result<Vec<(u32, u32)>> {
+    let shape = index.settings.sketch;
+    let mut prefixes: Vec<u64> = Vec::new();
+    for t in 0..texts {
+        if let Some(s) = set(t) {
+            prefixes.extend_from_slice(&s[..prefix_len(s.len(), threshold)]);
+        }
+    }
+    if prefixes.is_empty() {
+        return Ok(Vec::new());
+    }
+    prefixes.sort_unstable();
+    prefixes.dedup();
+    let old = index.fingerprints();
+    // The index's short documents with a prefix hash of a new text, and their sets.
+    let olds: Vec<u32> = (0..index.len())
+        .into_par_iter()
+        .with_min_len(4096)
+        .map_init(Vec::new, |buf: &mut Vec<u64>, c| {
+            let shares = short_set(shape, (old[c], index.key(c), index.sketch(c)), buf)
+                && buf[..prefix_len(buf.len(), threshold)]
+                    .iter()
+                    .any(|h| prefixes.binary_search(h).is_ok());
+            shares.then_some(c as u32)
+        })
+        .flatten()
+        .collect();
+    if olds.is_empty() {
+        return Ok(Vec::new());
+    }
+    let (mut values, mut bounds, mut buf) = (Vec::new(), vec![0usize], Vec::new());
+    for &c in &olds {
+        let c = c as usize;
+        short_set(shape, (old[c], index.key(c), index.sketch(c)), &mut buf);
+        values.extend_from_slice(&buf);
+        bounds.push(values.len());
+    }
+    let all = ShortTexts::new(
+        texts + olds.len(),
+        (0..texts)
+            .filter_map(|t| set(t).map(|s| (t as u32, s)))
+            .chain(
+                (0..olds.len()).map(|i| ((texts + i) as u32, &values[bounds[i]..bounds[i + 1]])),
+            ),
+        threshold,
+    )?;
+    let mut out: Vec<(u32, u32)> = Vec::new();
+    for r in 0..all.run_count() {
+        let (a, b) = all.run_bounds(r);
+        let run = &all.members()[a..b];
+        for &t in run.iter().filter(|&&t| (t as usize) < texts) {
+            out.extend(
+                run.iter()
+                    .filter(|&&c| c as usize >= texts)
+                    .map(|&c| (t, olds[c as usize - texts])),
+            );
+        }
+    }
+    out.par_sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+/// Whether two documents are near-duplicates, and their Jaccard: copies (equal content key and
+/// fingerprint) always; otherwise two documents with features whose compact sketches have
+/// Jaccard >= `threshold`. Callers only pass pairs within k.
+#[inline]
+fn near(a: Doc<'_>, b: Doc<'_>, shape: Compact, threshold: f64) -> Option<f32> {
+    if a.0 == b.0 && a.1 == b.1 {
+        return Some(1.0);
+    }
+    if a.0 == 0 || b.0 == 0 {
+        return None;
+    }
+    let j = shape.jaccard(a.2, b.2);
+    (j >= threshold).then_some(j as f32)
+}
+
+pub use crate::search::cross_search::{cross_pairs, cross_pairs_bounded, cross_plan};
+
+/// Deduplicates `batch` against `index` and itself (keep order: the index's documents, all kept,
+/// in their order, then the batch's rows in row order): a row is removed for the first document
+/// before it that is kept and is a near-duplicate of it (within `k`, and copies or sketches of
+/// Jaccard >= `threshold` cut to the index's sketch size), as stars over the index and the batch
+/// would remove it. One search ([`cross_pairs`], with the plan [`cross_plan`] chooses for the
+/// sizes) finds the pairs against the index and the batch's own pairs.
+/// With `max_pairs`, a search estimated to make more candidate comparisons than
+/// [`default_work_limit`] of the distinct fingerprints on both sides (or, inside the batch, of
+/// the batch's) is refused ([`Error::TooManyPairs`]) before it starts, as `find_all` refuses one,
+/// and a search that finds more than `max_pairs` candidate pairs of distinct fingerprints (with
+/// the index and inside the batch) stops there and is refused, naming a lower bound of their
+/// number: memory and time stay bounded on a corpus of near-identical documents.
+pub fn dedup_against(
+    index: &DedupIndex,
+    batch: &Batch<'_>,
+    k: u32,
+    threshold: f64,
+    max_pairs: Option<u64>,
+) -> Result<Against> {
+    let limit = max_pairs.is_some();
+    let n = batch.fps.len();
+    if batch.keys.len() != n {
+        return Err(Error::invalid(format!(
+            "{n} fingerprints but {} keys",
+            batch.keys.len()
+        )));
+    }
+    let shape = index.settings.sketch;
+    batch.sketches.check(n, shape)?;
+    if !(threshold > 0.0 && threshold <= 1.0) {
+        return Err(Error::invalid(format!(
+            "threshold must be in (0, 1], got {threshold}"
+        )));
+    }
+    if n >= u32::MAX as usize || index.len() >= u32::MAX as usize {
+        return Err(Error::invalid("at most 2^32 - 2 documents on each side"));
+    }
+    let w = shape.words();
+    // The batch's texts: equal content key and fingerprint.
+    let mut texts: HashMap<(ContentKey, u64), u32, FoldState> =
+        HashMap::with_capacity_and_hasher(n.min(1 << 20), FoldState::default());
+    let mut text_of = Vec::with_capacity(n);
+    let mut first_row: Vec<u32> = Vec::new();
+    for r in 0..n {
+        let next = first_row.len() as u32;
+        let t = *texts.entry((batch.keys[r], batch.fps[r])).or_insert(next);
+        if t == next {
+            first_row.push(r as u32);
+        }
+        text_of.push(t);
+    }
+    drop(texts);
+    let doc = |t: usize| {
+        let r = first_row[t] as usize;
+        (batch.fps[r], batch.keys[r], batch.sketches.get(r, w))
+    };
+    let text_fps: Vec<u64> = (0..first_row.len()).map(|t| doc(t).0).collect();
+    let new_groups = Groups::new(&text_fps);
+    let group_of = new_groups.of_rows();
+    interrupt::check()?;
+    // The index's documents grouped by fingerprint.
+    let old = index.fingerprints();
+    let mut order: Vec<u32> = (0..old.len() as u32).collect();
+    order.par_sort_unstable_by_key(|&r| (old[r as usize], r));
+    let mut old_distinct: Vec<u64> = Vec::new();
+    let mut old_starts: Vec<u32> = Vec::new();
+    for (i, &r) in order.iter().enumerate() {
+        let fp = old[r as usize];
+        if old_distinct.last() != Some(&fp) {
+            old_distinct.push(fp);
+            old_starts.push(i as u32);
+        }
+    }
+    old_starts.push(order.len() as u32);
+    interrupt::check()?;
+    let plan = cross_plan(
+        k,
+        old_distinct.len() as u64,
+        new_groups.distinct.len() as u64,
+    )?;
+    let work = limit.then(|| default_work_limit(old_distinct.len() + new_groups.distinct.len()));
+    check_cross_work(
+        &new_groups.distinct,
+        &old_distinct,
+        k,
+        &plan,
+        work,
+        WORK_REMEDY,
+    )?;
+    check_work(
+        &new_groups.distinct,
+        k,
+        &plan,
+        limit.then(|| default_work_limit(new_groups.distinct.len())),
+        WORK_REMEDY,
+    )?;
+    let found = match cross_pairs_bounded(&new_groups.distinct, &old_distinct, k, &plan, max_pairs)?
+    {
+        Bounded::Within(found) => found,
+        Bounded::Over(count) | Bounded::AtLeast(count) => {
+            return Err(Error::TooManyPairs {
+                count,
+                at_least: true,
+                limit: max_pairs.unwrap_or(u64::MAX),
+                what: format!("candidate pairs of distinct fingerprints within k={k}"),
+                remedy: "lower k (in Python, max_pairs raises or, with None, lifts the limit)"
+                    .into(),
+            })
+        }
+    };
+    let (mut pairs, within) = (found.cross, found.within);
+    pairs.par_sort_unstable();
+    interrupt::check()?;
+    // Per new value, its run of pairs.
+    let mut pair_start = vec![0usize; new_groups.distinct.len() + 1];
+    for &(a, _) in &pairs {
+        pair_start[a as usize + 1] += 1;
+    }
+    for g in 0..new_groups.distinct.len() {
+        pair_start[g + 1] += pair_start[g];
+    }
+    // Short texts against the index's short documents, whatever their fingerprints.
+    let (mut short_values, mut short_at, mut buf) =
+        (Vec::new(), vec![(0, 0); first_row.len()], Vec::new());
+    for (t, at) in short_at.iter_mut().enumerate() {
+        if short_set(shape, doc(t), &mut buf) {
+            let start = short_values.len();
+            short_values.extend_from_slice(&buf);
+            *at = (start, short_values.len());
+        }
+    }
+    let short_of = |t: usize| {
+        let (a, b) = short_at[t];
+        (b > a).then(|| &short_values[a..b])
+    };
+    let short_cands = short_index_candidates(index, first_row.len(), short_of, threshold)?;
+    let mut short_start = vec![0usize; first_row.len() + 1];
+    for &(t, _) in &short_cands {
+        short_start[t as usize + 1] += 1;
+    }
+    for t in 0..first_row.len() {
+        short_start[t + 1] += short_start[t];
+    }
+    interrupt::check()?;
+    // Each text against the index: the first document (in index order) that is a near-duplicate.
+    let mut fate: Vec<Fate> = (0..first_row.len())
+        .into_par_iter()
+        .with_min_len(64)
+        .map_init(Vec::new, |cands: &mut Vec<u32>, t| {
+            let me = doc(t);
+            let g = group_of[t] as usize;
+            cands.clear();
+            for &(_, b) in &pairs[pair_start[g]..pair_start[g + 1]] {
+                let b = b as usize;
+                cands.extend_from_slice(&order[old_starts[b] as usize..old_starts[b + 1] as usize]);
+            }
+            cands.extend(
+                short_cands[short_start[t]..short_start[t + 1]]
+                    .iter()
+                    .map(|p| p.1),
+            );
+            cands.sort_unstable();
+            cands.dedup();
+            for &c in cands.iter() {
+                let c = c as usize;
+                if let Some(j) = near(
+                    (old[c], index.key(c), index.sketch(c)),
+                    me,
+                    shape,
+                    threshold,
+                ) {
+                    return Fate::Index(c as u32, j);
+                }
+            }
+            Fate::Free
+        })
+        .collect();
+    drop(pairs);
+    drop(pair_start);
+    drop(short_cands);
+    interrupt::check()?;
+    let short = ShortTexts::new(
+        first_row.len(),
+        (0..first_row.len()).filter_map(|t| short_of(t).map(|s| (t as u32, s))),
+        threshold,
+    )?;
+    let mut short_members = short.members().to_vec();
+    let mut short_alive: Vec<usize> = (0..short.run_count())
+        .map(|r| {
+            let (a, b) = short.run_bounds(r);
+            b - a
+        })
+        .collect();
+    // Stars among the batch's texts, in row order of their first rows.
+    let groups = new_groups.distinct.len();
+    let mut adj_start = vec![0usize; groups + 1];
+    for &(a, b) in &within {
+        adj_start[a as usize + 1] += 1;
+        adj_start[b as usize + 1] += 1;
+    }
+    for g in 0..groups {
+        adj_start[g + 1] += adj_start[g];
+    }
+    let mut adj: Vec<u32> = try_with_capacity(adj_start[groups], "neighbours of new texts")?;
+    adj.resize(adj_start[groups], 0);
+    let mut fill = adj_start.clone();
+    for &(a, b) in &within {
+        adj[fill[a as usize]] = b;
+        fill[a as usize] += 1;
+        adj[fill[b as usize]] = a;
+        fill[b as usize] += 1;
+    }
+    drop(within);
+    drop(fill);
+    // Members (texts) of each group, ascending; Groups lists rows of `text_fps`, i.e. texts.
+    let mut members: Vec<u32> = new_groups.rows.iter().map(|&t| t as u32).collect();
+    let mut alive: Vec<usize> = new_groups.starts.windows(2).map(|w| w[1] - w[0]).collect();
+    for t in 0..first_row.len() {
+        if t % 4096 == 0 {
+            interrupt::check()?;
+        }
+        if fate[t] != Fate::Free {
+            continue;
+        }
+        fate[t] = Fate::Kept;
+        let me = doc(t);
+        if me.0 == 0 {
+            continue;
+        }
+        let g = group_of[t] as usize;
+        // A free later text near t is taken by it; a decided one leaves the lists for good.
+        let mut settle = |s: usize| {
+            if fate[s] != Fate::Free {
+                return true;
+            }
+            let near = if s > t {
+                near(me, doc(s), shape, threshold)
+            } else {
+                None
+            };
+            if let Some(j) = near {
+                fate[s] = Fate::New(t as u32, j);
+            }
+            near.is_some()
+        };
+        for h in std::iter::once(g).chain(
+            adj[adj_start[g]..adj_start[g + 1]]
+                .iter()
+                .map(|&h| h as usize),
+        ) {
+            let start = new_groups.starts[h];
+            alive[h] = sweep(&mut members[start..start + alive[h]], &mut settle) as usize;
+        }
+        // Short texts, whatever their fingerprints.
+        for &r in short.runs_of(t) {
+            let r = r as usize;
+            let (start, _) = short.run_bounds(r);
+            let list = &mut short_members[start..start + short_alive[r]];
+            short_alive[r] = sweep(list, &mut settle) as usize;
+        }
+    }
+    // Rows follow their texts.
+    let mut out = Against {
+        kept: Vec::with_capacity(n),
+        index_row: Vec::with_capacity(n),
+        jaccard: Vec::with_capacity(n),
+    };
+    for (r, &t) in text_of.iter().enumerate() {
+        let t = t as usize;
+        let (kept, index_row, j) = match fate[t] {
+            Fate::Kept if first_row[t] as usize == r => (r as i64, -1, 1.0),
+            Fate::Kept => (i64::from(first_row[t]), -1, 1.0),
+            Fate::Index(c, j) => (-1, i64::from(c), j),
+            Fate::New(c, j) => (i64::from(first_row[c as usize]), -1, j),
+            Fate::Free => unreachable!("every text is decided"),
+        };
+        out.kept.push(kept);
+        out.index_row.push(index_row);
+        out.jaccard.push(j);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sketch::compact_sketch::encode_many;
+    use crate::sketch::verify::{shingle_config, sketches, Ranges};
+
+    fn settings(string_ids: bool) -> Settings {
+        Settings {
+            sketch: Compact::new(8, 1).unwrap(),
+            shingle: 1,
+            k: 4,
+            threshold: 0.5,
+            string_ids,
+            meta: b"{\"x\": 1}".to_vec(),
+        }
+    }
+
+    #[test]
+    fn short_sets_whose_hashes_agree_on_32_bits_hold_the_value_once() {
+        // Four 63-bit shingle hashes, kept whole; the first two share their top 32 bits.
+        let set = [
+            0x2000_0000_0000_0010u64,
+            0x2000_0000_0000_0020,
+            0x3000_0000_0000_0000,
+            0x4000_0000_0000_0000,
+        ];
+        let shape = settings(false).sketch;
+        let mut words = vec![0u32; shape.words()];
+        let len = shape.encode(&set, &mut Default::default(), &mut words);
+        assert_eq!(len, 4);
+        let sketches = Sketches {
+            lens: &[len],
+            words: &words,
+        };
+        let (lens, values) = short_sets(shape, &[1], &sketches).unwrap();
+        let cut: Vec<u64> = set.iter().map(|v| (v << 1) >> 32).collect();
+        assert_eq!(cut[0], cut[1]);
+        assert_eq!((lens, values.clone()), (vec![3], cut[1..].to_vec()));
+        // Short texts take them (sorted and distinct): a copy of the text is its candidate.
+        let short = ShortTexts::new(
+            2,
+            [(0u32, &values[..]), (1u32, &values[..])].into_iter(),
+            0.8,
+        )
+        .unwrap();
+        assert!(short.run_count() >= 1);
+    }
+
+    #[test]
+    fn saved_files_open_with_the_same_contents_and_appends_keep_the_old() {
+        let dir = std::env::temp_dir().join(format!("neardup-ddx-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let texts = ["a b c d e f g h i j k", "a b c", "", "x y"];
+        let sk = sketches(shingle_config(1, 64).unwrap(), &texts);
+        let starts: Vec<u64> = sk.offsets[..4].to_vec();
+        let ends: Vec<u64> = sk.offsets[1..].to_vec();
+        let ranges = Ranges::new(&starts, &ends, &sk.hashes).unwrap();
+        let shape = settings(true).sketch;
+        let (lens, words) = encode_many(shape, &ranges);
+        // "x y": two shingles and their checks, kept whole.
+        assert_eq!(lens, vec![11, 3, 0, 4]);
+        let ids: Vec<&[u8]> = vec![b"one", b"", "caf\u{e9}".as_bytes(), b"4"];
+        let rows = Rows {
+            fps: &[1, 2, 0, 9],
+            keys: &sk.keys,
+            sketches: Sketches {
+                lens: &lens,
+                words: &words,
+            },
+            ids: NewIds::Str(&ids),
+        };
+        let path = dir.join("a.ndx");
+        DedupIndex::new(settings(true))
+            .unwrap()
+            .save(&path, Some(&rows))
+            .unwrap();
+        for mmap in [true, false] {
+            let idx = DedupIndex::load(&path, mmap).unwrap();
+            assert_eq!(idx.len(), 4);
+            assert_eq!(idx.settings(), &settings(true));
+            assert_eq!(idx.fingerprints(), &[1, 2, 0, 9]);
+            assert_eq!(idx.sketch(0), (11, &words[..8]));
+            assert_eq!(idx.sketch(1).0, 3);
+            let whole: Vec<u64> = idx.sketch(1).1[..6]
+                .chunks(2)
+                .map(|c| u64::from(c[0]) | u64::from(c[1]) << 32)
+                .collect();
+            assert_eq!(&whole[..], sk.get(1));
+            assert_eq!(idx.sketch(2).0, 0);
+            assert_eq!(idx.str_id(2).unwrap(), "caf\u{e9}".as_bytes());
+            assert_eq!(idx.str_id(1).unwrap(), b"");
+            // Appending writes a new file with the old documents first.
+            let more: Vec<&[u8]> = vec![b"five"];
+            let one = Sketches {
+                lens: &[1],
+                words: &[3, 0, 0, 0, 0, 0, 0, 0],
+            };
+            let extra = Rows {
+                fps: &[5],
+                keys: &[[77, 78]],
+                sketches: one,
+                ids: NewIds::Str(&more),
+            };
+            let other = dir.join(format!("b{mmap}.ndx"));
+            idx.save(&other, Some(&extra)).unwrap();
+            let again = DedupIndex::load(&other, mmap).unwrap();
+            assert_eq!(again.fingerprints(), &[1, 2, 0, 9, 5]);
+            assert_eq!(again.str_id(4).unwrap(), b"five");
+            assert_eq!(again.str_id(0).unwrap(), b"one");
+            assert_eq!(again.sketch(4), (1, &[3, 0, 0, 0, 0, 0, 0, 0][..]));
+            let ints = Rows {
+                ids: NewIds::Int(&[3]),
+                ..extra
+            };
+            assert!(idx.save(&other, Some(&ints)).is_err());
+            // Lengths past the words, and words of another shape, are refused.
+            for bad in [
+                Sketches {
+                    lens: &[33],
+                    words: &[0; 8],
+                },
+                Sketches {
+                    lens: &[1],
+                    words: &[0; 7],
+                },
+            ] {
+                let rows = Rows {
+                    sketches: bad,
+                    ..extra
+                };
+                assert!(idx.save(&other, Some(&rows)).is_err());
+            }
+        }
+        // A file of format version 1 is refused with a message that says what to do.
+        let mut old = std::fs::read(&path).unwrap();
+        old[8] = 1;
+        std::fs::write(dir.join("v1.ndx"), &old).unwrap();
+        match DedupIndex::load(&dir.join("v1.ndx"), false) {
+            Err(Error::Format { reason, .. }) => assert!(reason.contains("version 1"), "{reason}"),
+            _ => panic!("a version 1 file was read"),
+        }
+        // Every flipped word is refused.
+        let good = std::fs::read(&path).unwrap();
+        for at in (0..good.len()).step_by(8) {
+            let mut bad = good.clone();
+            bad[at] ^= 1;
+            std::fs::write(dir.join("bad.ndx"), &bad).unwrap();
+            assert!(
+                matches!(
+                    DedupIndex::load(&dir.join("bad.ndx"), false),
+                    Err(Error::Format { .. })
+                ),
+                "byte {at}"
+            );
+        }
+        // A save streamed in chunks writes the same file; a section short of values or of the
+        // wrong kind leaves the path untouched.
+        let idx = DedupIndex::load(&path, false).unwrap();
+        let more: Vec<&[u8]> = vec![b"five", b"", b"seven"];
+        let extra = Rows {
+            fps: &[5, 6, 7],
+            keys: &[[77, 78], [1, 2], [3, 4]],
+            sketches: Sketches {
+                lens: &[1, 0, SKETCHED],
+                words: &[7; 24],
+            },
+            ids: NewIds::Str(&more),
+        };
+        let whole = dir.join("whole.ndx");
+        idx.save(&whole, Some(&extra)).unwrap();
+        let streamed = dir.join("streamed.ndx");
+        let fill = |cut: usize| {
+            move |section: Section, sink: &mut Sink<'_>| -> Result<()> {
+                let (a, b) = (&extra, cut);
+                match section {
+                    Section::Fps => {
+                        sink(Chunk::U64(&a.fps[..b]))?;
+                        sink(Chunk::U64(&a.fps[b..]))
+                    }
+                    Section::Keys => sink(Chunk::U64(a.keys.as_flattened())),
+                    Section::Lens => {
+                        sink(Chunk::U32(&a.sketches.lens[..b]))?;
+                        sink(Chunk::U32(&a.sketches.lens[b..]))
+                    }
+                    Section::Words => sink(Chunk::U32(a.sketches.words)),
+                    Section::Ids => {
+                        sink(Chunk::U64(&[4]))?;
+                        sink(Chunk::U64(&[0, 5]))
+                    }
+                    Section::IdBytes => {
+                        sink(Chunk::Bytes(b"fiv"))?;
+                        sink(Chunk::Bytes(b"eseven"))
+                    }
+                }
+            }
+        };
+        idx.save_streamed(&streamed, 3, 9, fill(1)).unwrap();
+        assert_eq!(
+            std::fs::read(&streamed).unwrap(),
+            std::fs::read(&whole).unwrap()
+        );
+        std::fs::remove_file(&streamed).unwrap();
+        assert!(idx.save_streamed(&streamed, 4, 9, fill(1)).is_err());
+        assert!(idx.save_streamed(&streamed, 3, 10, fill(2)).is_err());
+        let ints = |section: Section, sink: &mut Sink<'_>| match section {
+            Section::Ids => sink(Chunk::I64(&[1, 2, 3])),
+            _ => fill(0)(section, sink),
+        };
+        assert!(idx.save_streamed(&streamed, 3, 9, ints).is_err());
+        assert!(!streamed.exists());
+        assert!(std::fs::read_dir(&dir).unwrap().all(|e| !e
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .contains(".tmp-")));
+        std::fs::write(dir.join("bad.ndx"), &good[..good.len() - 8]).unwrap();
+        assert!(matches!(
+            DedupIndex::load(&dir.join("bad.ndx"), true),
+            Err(Error::Format { .. })
+        ));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,10 @@
+//! Text: from a normalized text to the hashes of its features.
+//!
+//! * [`tokens`]: the built-in tokenizer (word tokens, and char mode's compacted text).
+//! * [`features`]: word shingles or character n-grams, hashed as the text is read.
+//! * [`hash`]: FNV-1a 64, the hash of every feature (finished by fmix64), and the hasher of the
+//!   core's hash maps.
+
+pub mod features;
+pub mod hash;
+pub mod tokens;

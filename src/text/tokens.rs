@@ -1,0 +1,327 @@
+//! Tokens of normalized text: the built-in tokenizer.
+//!
+//! Word mode cuts a text into tokens and hashes each one (FNV-1a 64) as its bytes are read; char
+//! mode compacts a text so that every run of separators is one space. Both read each byte once:
+//! ASCII by table (or, for a text of ASCII only, 64 bytes at a time by
+//! [`crate::runtime::simd::word_bits`]), other characters decoded and classified one by one.
+//!
+//! Character classes:
+//! * word characters are letters, numbers and marks (Unicode general categories L, N and M; marks
+//!   keep words of scripts such as Devanagari whole). A run of them is one token.
+//! * each CJK ideograph, kana and Hangul syllable is a token of its own.
+//! * everything else (spaces, punctuation, symbols, emoji) separates tokens.
+
+use unicode_properties::{GeneralCategoryGroup, UnicodeGeneralCategory};
+
+use crate::runtime::simd::word_bits;
+use crate::text::hash::{fnv1a_64, fnv1a_64_update, hash_ranges, OFFSET_BASIS, PRIME};
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Class {
+    Separator,
+    Word,
+    Own,
+}
+
+/// Classes of the ASCII bytes: letters and digits are word characters, the rest separate.
+const ASCII_CLASS: [bool; 128] = {
+    let mut t = [false; 128];
+    let mut b = 0;
+    while b < 128 {
+        t[b] = (b as u8).is_ascii_alphanumeric();
+        b += 1;
+    }
+    t
+};
+
+/// CJK ideographs, kana and Hangul syllables: each one a token.
+fn is_own_token_block(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF        // Hiragana, Katakana
+        | 0x31F0..=0x31FF      // Katakana phonetic extensions
+        | 0x3400..=0x4DBF      // CJK Extension A
+        | 0x4E00..=0x9FFF      // CJK Unified Ideographs
+        | 0xAC00..=0xD7AF      // Hangul syllables
+        | 0xF900..=0xFAFF      // CJK Compatibility Ideographs
+        | 0xFF66..=0xFF9F      // Halfwidth Katakana
+        | 0x1B000..=0x1B16F    // Kana Supplement, Kana Extended-A
+        | 0x20000..=0x3FFFF    // CJK Extensions B and later, Compatibility Supplement
+    )
+}
+
+#[inline]
+fn classify(c: char) -> Class {
+    if c.is_ascii() {
+        return if ASCII_CLASS[c as usize] {
+            Class::Word
+        } else {
+            Class::Separator
+        };
+    }
+    match c.general_category_group() {
+        GeneralCategoryGroup::Letter
+        | GeneralCategoryGroup::Number
+        | GeneralCategoryGroup::Mark => {
+            if is_own_token_block(c) {
+                Class::Own
+            } else {
+                Class::Word
+            }
+        }
+        _ => Class::Separator,
+    }
+}
+
+/// Byte classes for the scanner: an ASCII separator, an ASCII word character, or the first
+/// byte of a multi-byte character (decoded and classified on the slow path).
+const SEP: u8 = 0;
+const WORD: u8 = 1;
+const WIDE: u8 = 2;
+const BYTE_CLASS: [u8; 256] = {
+    let mut t = [WIDE; 256];
+    let mut b = 0;
+    while b < 128 {
+        t[b] = if ASCII_CLASS[b] { WORD } else { SEP };
+        b += 1;
+    }
+    t
+};
+
+/// Writes `text` into `buf` with every run of separators turned into one space and none at either
+/// end. The ASCII path has no branch on the data: each byte is written, and kept or overwritten.
+pub fn compact(text: &str, buf: &mut Vec<u8>) {
+    let bytes = text.as_bytes();
+    // At most one space per character, plus the byte in flight.
+    buf.clear();
+    buf.resize(2 * bytes.len() + 1, 0);
+    let mut len = 0;
+    let mut pending = 0usize;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let class = BYTE_CLASS[b as usize];
+        if class == WIDE {
+            let (class, width) = wide_class(text, i);
+            if class == Class::Separator {
+                pending = usize::from(len > 0);
+            } else {
+                if pending == 1 {
+                    buf[len] = b' ';
+                    len += 1;
+                }
+                buf[len..len + width].copy_from_slice(&bytes[i..i + width]);
+                len += width;
+                pending = 0;
+            }
+            i += width;
+            continue;
+        }
+        let word = usize::from(class == WORD);
+        buf[len] = b' ';
+        len += pending & word;
+        buf[len] = b;
+        len += word;
+        pending = (1 - word) & usize::from(len > 0);
+        i += 1;
+    }
+    buf.truncate(len);
+}
+
+/// The class and byte length of the multi-byte character starting at `i`.
+#[inline(never)]
+fn wide_class(text: &str, i: usize) -> (Class, usize) {
+    // `i` is always a character boundary: the scanner steps by whole characters.
+    let c = text[i..].chars().next().unwrap_or('\u{FFFD}');
+    (classify(c), c.len_utf8())
+}
+
+/// [`scan_tokens`] of an ASCII text: word bytes marked 64 at a time, each token found from the
+/// bit where the marks change, then the tokens hashed four at a time.
+fn scan_ascii_tokens(bytes: &[u8], spans: &mut Vec<(usize, usize)>, hashes: &mut Vec<u64>) {
+    let first = spans.len();
+    let (mut start, mut inside, mut carry) = (0, false, 0u64);
+    for (k, block) in bytes.chunks(64).enumerate() {
+        let bits = match <&[u8; 64]>::try_from(block) {
+            Ok(full) => word_bits(full),
+            Err(_) => {
+                let mut padded = [b' '; 64];
+                padded[..block.len()].copy_from_slice(block);
+                word_bits(&padded)
+            }
+        };
+        // A set bit where a token starts or where the byte after one is.
+        let mut edges = bits ^ ((bits << 1) | carry);
+        carry = bits >> 63;
+        while edges != 0 {
+            let at = 64 * k + edges.trailing_zeros() as usize;
+            edges &= edges - 1;
+            if inside {
+                spans.push((start, at));
+            } else {
+                start = at;
+            }
+            inside = !inside;
+        }
+    }
+    if inside {
+        spans.push((start, bytes.len()));
+    }
+    hash_ranges(bytes, &spans[first..], hashes);
+}
+
+/// Scans the tokens of `text` in one pass: each maximal run of word characters and each
+/// own-token character, as byte spans of `text`, and the FNV-1a 64 of each token, computed while
+/// its bytes are read. ASCII takes one table lookup a byte; other characters are
+/// decoded and classified one by one.
+#[inline]
+pub fn scan_tokens(text: &str, spans: &mut Vec<(usize, usize)>, hashes: &mut Vec<u64>) {
+    let bytes = text.as_bytes();
+    if bytes.is_ascii() {
+        return scan_ascii_tokens(bytes, spans, hashes);
+    }
+    let n = bytes.len();
+    let mut i = 0;
+    while i < n {
+        let start = i;
+        match BYTE_CLASS[bytes[i] as usize] {
+            SEP => {
+                i += 1;
+                continue;
+            }
+            WORD => {}
+            _ => {
+                let (class, len) = wide_class(text, i);
+                match class {
+                    Class::Separator => {
+                        i += len;
+                        continue;
+                    }
+                    Class::Own => {
+                        spans.push((i, i + len));
+                        hashes.push(fnv1a_64(&bytes[i..i + len]));
+                        i += len;
+                        continue;
+                    }
+                    Class::Word => {}
+                }
+            }
+        }
+        // A word starts at `start`: extend it over word characters, hashing as we go.
+        let mut h = OFFSET_BASIS;
+        while i < n {
+            let b = bytes[i];
+            match BYTE_CLASS[b as usize] {
+                WORD => {
+                    h = (h ^ u64::from(b)).wrapping_mul(PRIME);
+                    i += 1;
+                }
+                SEP => break,
+                _ => {
+                    let (class, len) = wide_class(text, i);
+                    if class != Class::Word {
+                        break;
+                    }
+                    h = fnv1a_64_update(h, &bytes[i..i + len]);
+                    i += len;
+                }
+            }
+        }
+        spans.push((start, i));
+        hashes.push(h);
+    }
+}
+
+/// Whether a token from an outside tokenizer holds a word character (a letter, number or mark).
+/// Tokens of only spaces, punctuation or symbols are dropped, as the built-in tokenizer drops
+/// separators.
+pub fn is_word_token(token: &str) -> bool {
+    token.chars().any(|c| classify(c) != Class::Separator)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::xorshift64;
+
+    /// The tokens of `text`, checked against the hashes the scan gives them.
+    fn tokens(text: &str) -> Vec<&str> {
+        let (mut spans, mut hashes) = (Vec::new(), Vec::new());
+        scan_tokens(text, &mut spans, &mut hashes);
+        let got: Vec<&str> = spans.iter().map(|&(a, b)| &text[a..b]).collect();
+        let want: Vec<u64> = got.iter().map(|t| fnv1a_64(t.as_bytes())).collect();
+        assert_eq!(hashes, want, "{text:?}");
+        got
+    }
+
+    #[test]
+    fn ascii_scan_finds_the_tokens_of_a_plain_split() {
+        // Tokens of every length up to 150 (so across 64-byte blocks), separators of every
+        // kind, at either end or not; the ASCII scan against splitting at non-alphanumerics.
+        let mut x = crate::GOLDEN_GAMMA;
+        let mut next = |m: u64| xorshift64(&mut x) % m;
+        let alphabet: Vec<u8> = (0u8..128).collect();
+        for case in 0..400 {
+            let len = next(if case % 4 == 0 { 400 } else { 70 }) as usize;
+            let long = case % 5 == 0;
+            let text: String = (0..len)
+                .map(|_| {
+                    let pick = next(10);
+                    if long && pick < 8 {
+                        'q'
+                    } else if pick < 6 {
+                        (b'a' + next(26) as u8) as char
+                    } else {
+                        alphabet[next(128) as usize] as char
+                    }
+                })
+                .collect();
+            let want: Vec<&str> = text
+                .split(|c: char| !c.is_ascii_alphanumeric())
+                .filter(|t| !t.is_empty())
+                .collect();
+            let (mut spans, mut hashes) = (Vec::new(), Vec::new());
+            scan_ascii_tokens(text.as_bytes(), &mut spans, &mut hashes);
+            let got: Vec<&str> = spans.iter().map(|&(a, b)| &text[a..b]).collect();
+            assert_eq!(got, want, "{text:?}");
+            assert_eq!(
+                hashes,
+                want.iter()
+                    .map(|t| fnv1a_64(t.as_bytes()))
+                    .collect::<Vec<_>>()
+            );
+        }
+    }
+
+    #[test]
+    fn scan_finds_the_tokens_of_a_character_by_character_split() {
+        // Texts mixing ASCII, accented letters, a combining mark, Devanagari, CJK, Hangul, kana
+        // and symbols, against cutting them one character at a time by class.
+        let alphabet: Vec<char> =
+            "ab Z9,.-\u{e9}\u{301}\u{915}\u{94d}\u{56de}\u{d55c}\u{30ab}\u{1f642}\u{2014}\n"
+                .chars()
+                .collect();
+        let mut x = crate::GOLDEN_GAMMA;
+        let mut next = |m: usize| (xorshift64(&mut x) % m as u64) as usize;
+        for _ in 0..500 {
+            let len = next(90);
+            let text: String = (0..len).map(|_| alphabet[next(alphabet.len())]).collect();
+            let mut want: Vec<String> = Vec::new();
+            let mut in_word = false;
+            for c in text.chars() {
+                match classify(c) {
+                    Class::Separator => in_word = false,
+                    Class::Own => {
+                        want.push(c.to_string());
+                        in_word = false;
+                    }
+                    Class::Word if in_word => want.last_mut().expect("a word").push(c),
+                    Class::Word => {
+                        want.push(c.to_string());
+                        in_word = true;
+                    }
+                }
+            }
+            assert_eq!(tokens(&text), want, "{text:?}");
+        }
+    }
+}
