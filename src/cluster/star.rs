@@ -31,7 +31,8 @@ use crate::error::{try_with_capacity, Error, Result};
 use crate::runtime::interrupt;
 use crate::runtime::simd::prefetch_line;
 use crate::search::cross_search::inner_pairs_bounded;
-use crate::search::pairs::{check_work, default_work_limit, Bounded, Groups, WORK_REMEDY};
+use crate::search::limits::{check_work, default_work_limit, Bounded, WORK_REMEDY};
+use crate::search::pairs::Groups;
 use crate::search::plan::Plan;
 use crate::sketch::verify::{
     comparable_jaccard_at_least, shingles_of, ContentKey, Ranges, SketchHash,

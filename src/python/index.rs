@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 use super::errors::on_path;
 use super::interrupt;
 use crate::runtime::parallel;
+use crate::search::limits;
 use crate::search::neighbourhood as around;
 use crate::search::pairs;
 use crate::search::plan::{check_k, Plan, Workload};
@@ -255,7 +256,7 @@ impl PyIndex {
         Ok(found.into_iter().map(|(d, id)| (id, d)).collect())
     }
 
-    #[pyo3(signature = (fingerprints, threads=None, max_pairs=Some(pairs::DEFAULT_MAX_PAIRS)),
+    #[pyo3(signature = (fingerprints, threads=None, max_pairs=Some(limits::DEFAULT_MAX_PAIRS)),
         text_signature = "($self, fingerprints, threads=None, max_pairs=100000000)"
     )]
     fn query_many<'py>(
@@ -316,7 +317,7 @@ fn batch_plan(k: i64, n: usize, plan: Option<PyRef<'_, PyPlan>>) -> PyResult<(u3
 }
 
 #[pyfunction]
-#[pyo3(signature = (fingerprints, k, plan=None, threads=None, max_pairs=Some(pairs::DEFAULT_MAX_PAIRS)),
+#[pyo3(signature = (fingerprints, k, plan=None, threads=None, max_pairs=Some(limits::DEFAULT_MAX_PAIRS)),
     text_signature = "(fingerprints, k, plan=None, threads=None, max_pairs=100000000)"
 )]
 fn find_all<'py>(
@@ -354,7 +355,7 @@ fn search_cost(
     Ok(py.detach(|| {
         distinct.sort_unstable();
         distinct.dedup();
-        pairs::estimate_comparisons(&distinct, &plan)
+        limits::estimate_comparisons(&distinct, &plan)
     }))
 }
 

@@ -19,7 +19,7 @@ use crate::cluster::star::graph_stars;
 use crate::error::Error;
 use crate::search::bit_order::BitOrder;
 use crate::search::cross_search::KeyParts;
-use crate::search::pairs::Bounded;
+use crate::search::limits::Bounded;
 use crate::sketch::verify::Ranges;
 
 /// A bit order from its 64 source bits (None: the identity).

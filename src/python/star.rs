@@ -72,7 +72,7 @@ impl PyStarCandidates {
     /// fingerprints within `k` are searched: the prefixes were cut for `threshold` and, for
     /// sketches cut at `size`, the `band` below it.
     #[new]
-    #[pyo3(signature = (fingerprints, keys, k, plan=None, threads=None, max_pairs=Some(crate::search::pairs::DEFAULT_MAX_PAIRS), short=None, threshold=None, prefixes=None, band=0.0, size=1024),
+    #[pyo3(signature = (fingerprints, keys, k, plan=None, threads=None, max_pairs=Some(crate::search::limits::DEFAULT_MAX_PAIRS), short=None, threshold=None, prefixes=None, band=0.0, size=1024),
         text_signature = "(fingerprints, keys, k, plan=None, threads=None, max_pairs=100000000, short=None, threshold=None, prefixes=None, band=0.0, size=1024)"
     )]
     #[allow(clippy::too_many_arguments)]

@@ -648,7 +648,7 @@ mod tests {
         assert!(after <= before * (1.0 - MIN_GAIN), "{after} {before}");
         let moved = |v: &[u64]| v.iter().map(|&x| order.apply(x)).collect::<Vec<u64>>();
         let sample: Vec<u64> = old.iter().step_by(2).copied().collect();
-        let count = crate::search::pairs::estimate_cross_comparisons;
+        let count = crate::search::limits::estimate_cross_comparisons;
         let plain = count(&new, &sample, &plan);
         let chosen = count(&moved(&new), &moved(&sample), &plan);
         assert!(chosen * 3 < plain, "{chosen} {plain}");

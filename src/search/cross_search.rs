@@ -33,7 +33,7 @@ use crate::runtime::interrupt;
 use crate::runtime::simd;
 use crate::search::bit_order::BitOrder;
 use crate::search::first_table::{Earlier, FirstTable};
-use crate::search::pairs::Bounded;
+use crate::search::limits::Bounded;
 use crate::search::plan::{Plan, TableLayout};
 
 /// The most lead bits: the values are partitioned into at most 2^8 parts per group.

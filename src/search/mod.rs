@@ -7,11 +7,14 @@
 //! * [`cross_search`]: new values against indexed ones and among themselves, with tables built
 //!   for the call.
 //! * [`pairs`]: batch mode: every pair in one pass per table, and clusters of rows.
+//! * [`limits`]: the work a search may do and the pairs a caller collects, estimated and checked
+//!   before the search, and [`limits::Bounded`], what a search under a limit returns.
 //! * [`neighbourhood`]: what lies around each fingerprint, without listing the pairs.
 
 pub mod bit_order;
 pub mod cross_search;
 pub mod first_table;
+pub mod limits;
 pub mod neighbourhood;
 pub mod pairs;
 pub mod plan;

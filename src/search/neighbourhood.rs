@@ -6,7 +6,8 @@ use std::sync::atomic::{AtomicU8, Ordering};
 
 use crate::error::Result;
 use crate::fingerprint::encoders::mix64;
-use crate::search::pairs::{check_work, default_work_limit, walk, WORK_REMEDY};
+use crate::search::limits::{check_work, default_work_limit, WORK_REMEDY};
+use crate::search::pairs::walk;
 use crate::search::plan::{Plan, MAX_K};
 
 /// No other value within the search's k.

@@ -32,9 +32,10 @@ use crate::candidates::short_texts::{prefix_len, ShortTexts, SHORT};
 use crate::cluster::star::sweep;
 use crate::error::{try_with_capacity, Error, Result};
 use crate::runtime::interrupt;
-use crate::search::pairs::{
-    check_cross_work, check_work, default_work_limit, Bounded, Groups, WORK_REMEDY,
+use crate::search::limits::{
+    check_cross_work, check_work, default_work_limit, Bounded, WORK_REMEDY,
 };
+use crate::search::pairs::Groups;
 use crate::sketch::compact_sketch::{Compact, Sketches, SKETCHED};
 use crate::sketch::verify::ContentKey;
 use crate::store::index_file::{
