@@ -32,6 +32,7 @@ use crate::candidates::short_texts::{prefix_len, ShortTexts, SHORT};
 use crate::cluster::star::sweep;
 use crate::error::{try_with_capacity, Error, Result};
 use crate::runtime::interrupt;
+use crate::search::cross_search::{cross_pairs_bounded, cross_plan};
 use crate::search::limits::{
     check_cross_work, check_work, default_work_limit, Bounded, WORK_REMEDY,
 };
@@ -910,14 +911,13 @@ fn near(a: Doc<'_>, b: Doc<'_>, shape: Compact, threshold: f64) -> Option<f32> {
     (j >= threshold).then_some(j as f32)
 }
 
-pub use crate::search::cross_search::{cross_pairs, cross_pairs_bounded, cross_plan};
-
 /// Deduplicates `batch` against `index` and itself (keep order: the index's documents, all kept,
 /// in their order, then the batch's rows in row order): a row is removed for the first document
 /// before it that is kept and is a near-duplicate of it (within `k`, and copies or sketches of
 /// Jaccard >= `threshold` cut to the index's sketch size), as stars over the index and the batch
-/// would remove it. One search ([`cross_pairs`], with the plan [`cross_plan`] chooses for the
-/// sizes) finds the pairs against the index and the batch's own pairs.
+/// would remove it. One search ([`cross_pairs`](crate::search::cross_search::cross_pairs), with
+/// the plan [`cross_plan`] chooses for the sizes) finds the pairs against the index and the
+/// batch's own pairs.
 /// With `max_pairs`, a search estimated to make more candidate comparisons than
 /// [`default_work_limit`] of the distinct fingerprints on both sides (or, inside the batch, of
 /// the batch's) is refused ([`Error::TooManyPairs`]) before it starts, as `find_all` refuses one,
