@@ -300,3 +300,18 @@ def test_an_update_needs_ids_of_the_index_kind(tmp_path):
         dedup_against(dd.from_pandas(numbered, npartitions=2), index, id_field="u", update=True)
     assert (tmp_path / "a.ndx").read_bytes() == before
     assert not [p for p in os.listdir(tmp_path) if ".tmp" in p]
+
+
+def test_max_pairs_bounds_the_search_as_on_one_machine(tmp_path):
+    # The user's limit reaches each partition's search of the index (not only "a limit or
+    # none"): 0 refuses the pairs this corpus has, as neardup.dedup(against=) does.
+    index, new = corpus(tmp_path)
+    with pytest.raises(neardup.TooManyPairsError):
+        neardup.dedup(new.to_dict("records"), against=index, id_field="u", max_pairs=0)
+    with pytest.raises(neardup.TooManyPairsError):
+        dedup_against(dd.from_pandas(new, npartitions=3), index, id_field="u", max_pairs=0)
+    single = neardup.dedup(new.to_dict("records"), against=index, id_field="u", max_pairs=None)
+    kept = dedup_against(dd.from_pandas(new, npartitions=3), index, id_field="u", max_pairs=None)
+    assert kept.compute()["u"].tolist() == [i for i, k in zip(single.ids, single.keep) if k]
+    with pytest.raises(ValueError, match="max_pairs"):
+        dedup_against(dd.from_pandas(new, npartitions=3), index, id_field="u", max_pairs=-1)

@@ -69,6 +69,50 @@ def test_ctrl_c_stops_a_long_core_call(call):
     assert latency < STOPPED, f"{call}: {latency:.2f} s from SIGINT to exit"
 
 
+DENSE = textwrap.dedent("""
+    import time
+    import neardup
+    from neardup.dedup_index import DedupIndex, _digest_docs
+    words = "the quick brown fox jumps over the lazy dog while a small cat sleeps on a warm mat near door".split()
+    texts = []
+    for i in range(100_000):
+        w = list(words)
+        w[(i * 7919) % 20] = f"tok{i:06d}x"
+        texts.append(" ".join(w))
+    empty = DedupIndex._empty(neardup.Simhasher(), 8, 0.8, 3, 64, 1, False)
+    batch, _ = _digest_docs(texts, empty.hasher, 3, 64, 1, None, None, None)
+    print("ready", flush=True)
+    start = time.monotonic()
+    try:
+        empty.search(batch)
+        print("finished", flush=True)
+    except KeyboardInterrupt:
+        print(f"interrupted {time.monotonic() - start:.3f}", flush=True)
+""")
+
+
+def test_ctrl_c_stops_the_dedup_index_star_sweep_of_near_identical_texts():
+    # 100,000 texts of 20 words, one replaced: nearly every pair is within k, and the star
+    # sweep compares a kept text with most of the batch. It looked at Ctrl-C every 4,096 texts
+    # (a minute of work here); it now looks by the work done. The signal comes 3 s in, when the
+    # candidate search is over and the sweep has begun (it runs for a minute or more).
+    with subprocess.Popen(
+        [sys.executable, "-c", DENSE], stdout=subprocess.PIPE, text=True
+    ) as child:
+        try:
+            assert child.stdout.readline().strip() == "ready"
+            time.sleep(3)
+            sent = time.monotonic()
+            child.send_signal(signal.SIGINT)
+            line = child.stdout.readline().strip()
+            child.wait(timeout=60)
+            latency = time.monotonic() - sent
+        finally:
+            child.kill()
+    assert line.startswith("interrupted"), line
+    assert latency < STOPPED, f"{latency:.2f} s from SIGINT to exit"
+
+
 def test_ctrl_c_during_dedup_exits_130_and_leaves_no_temporary_file(tmp_path):
     rng = random.Random(4)
     words = [f"w{i}" for i in range(2000)]

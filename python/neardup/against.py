@@ -65,6 +65,7 @@ def dedup_against(
     update: bool = False,
     threads: int | None = None,
     max_pairs: int | None = DEFAULT_MAX_PAIRS,
+    progress: bool = False,
 ) -> AgainstResult:
     """Removes from ``docs`` the verified near-duplicates of the index's documents and of earlier
     documents of ``docs``; see the module. ``k`` and ``threshold`` default to the index's; the
@@ -72,7 +73,8 @@ def dedup_against(
     documents are appended to the index file (atomically), with their ids, under the file's lock
     (the one ``neardup dedup --against --update`` takes; the file is read again if another writer
     replaced it). A search past the work limit, or finding more than ``max_pairs`` candidate
-    pairs, raises TooManyPairsError unless ``max_pairs=None`` (see :meth:`DedupIndex.search`)."""
+    pairs, raises TooManyPairsError unless ``max_pairs=None`` (see :meth:`DedupIndex.search`).
+    ``progress`` shows a bar of the documents digested, as :func:`neardup.dedup` does."""
     if not isinstance(index, DedupIndex):
         raise TypeError(f"against must be a neardup.DedupIndex, got {type(index).__name__}")
     if hasher is not None and hasher != index.hasher:
@@ -83,6 +85,8 @@ def dedup_against(
         raise ValueError(
             f"the index holds sketches of {index.shingle}-word shingles, not {shingle}"
         )
+    if not isinstance(progress, bool):
+        raise TypeError(f"progress must be True or False, got {type(progress).__name__}")
     hasher, threads = check_corpus_arguments(docs, index.hasher, threads)
     got, found_ids = _digest_docs(
         docs,
@@ -93,6 +97,7 @@ def dedup_against(
         text_field,
         id_field,
         threads,
+        progress,
     )
     n = len(got.fingerprints)
     given = ids if ids is not None else found_ids
@@ -125,13 +130,16 @@ def from_dedup(
     hasher: Simhasher | None,
     keep: Any,
     threshold: Any,
-    shingle: int,
+    shingle: int | None,
     text_field: str | None,
     id_field: str | None,
     threads: int | None,
+    max_pairs: int | None,
+    progress: bool,
 ) -> AgainstResult:
     """``neardup.dedup(docs, against=index)``: the arguments of :func:`neardup.dedup` checked
-    for the index mode (keep "first", verified, the index's shingles) and passed on."""
+    for the index mode (keep "first", verified, the index's shingles) and passed on, every one
+    of them (``max_pairs`` and ``progress`` too)."""
     from .pipeline import VERIFY
 
     if keep != "first":
@@ -152,9 +160,11 @@ def from_dedup(
         hasher=hasher,
         k=k,
         threshold=None if threshold is VERIFY else threshold,
-        shingle=None if shingle == 3 else shingle,
+        shingle=shingle,
         text_field=text_field,
         id_field=id_field,
         update=update,
         threads=threads,
+        max_pairs=max_pairs,
+        progress=progress,
     )

@@ -61,7 +61,7 @@ from neardup.dedup_index import _id_values
 from neardup.index import DEFAULT_MAX_PAIRS
 from neardup.paths import locked
 from neardup.progress import log
-from neardup.validate import check_k
+from neardup.validate import check_k, integer
 from neardup.verify import check_threshold
 
 __all__ = ["dedup_against"]
@@ -117,7 +117,7 @@ def _search_part(
     path: str,
     k: int,
     threshold: float,
-    limit: bool,
+    max_pairs: int | None,
     part: pd.DataFrame,
     text_field: str,
     id_field: str,
@@ -141,9 +141,7 @@ def _search_part(
     batch, _ = _digest_docs(
         values, index.hasher, index.shingle, index.sketch_bytes, index.sketch_bits, None, None, 1
     )
-    found = index.search(
-        batch, k=k, threshold=threshold, threads=1, max_pairs=DEFAULT_MAX_PAIRS if limit else None
-    )
+    found = index.search(batch, k=k, threshold=threshold, threads=1, max_pairs=max_pairs)
     n = len(values)
     fated = found.index_row >= 0
     rows = np.flatnonzero(fated)
@@ -452,9 +450,11 @@ def dedup_against(
             scratch folder, a partition at a time.
         clusters: also return a table with one row per document: ``id``, ``kept``, ``kept_id``
             (the document it duplicates, itself when kept), ``in_index`` and ``jaccard``.
-        max_pairs: None lifts the bound on each partition's search of the index and on the
-            candidate pairs of distinct fingerprints among the new rows (TooManyPairsError past
-            it, as :func:`neardup.dask.dedup`).
+        max_pairs: bounds each partition's search of the index (as
+            :meth:`neardup.DedupIndex.search` on one machine: the index search of a partition
+            with more candidate pairs raises TooManyPairsError) and the candidate pairs of
+            distinct fingerprints among the new rows (as :func:`neardup.dask.dedup`); None lifts
+            both.
         scratch: a folder every worker (and, with ``update``, the client) can read and write,
             for the digests while this runs (default: a temporary folder on this machine).
         stats: a dict to fill with ``documents``, ``in_index`` (rows removed for the index),
@@ -471,6 +471,7 @@ def dedup_against(
         )
     k = index.k if k is None else check_k(k)
     threshold = index.threshold if threshold is None else check_threshold(threshold)
+    max_pairs = None if max_pairs is None else integer(max_pairs, "max_pairs", minimum=0)
     _check_frame(ddf, text_field, id_field)
     if update and index.string_ids and id_field is None:
         raise TypeError(
@@ -538,7 +539,7 @@ def _match(
         record,
         lambda name: log.debug("dask dedup against: %s in %.3f s", name, record[f"seconds_{name}"]),
         "fingerprint",
-        digest_part=functools.partial(_search_part, path, k, threshold, max_pairs is not None),
+        digest_part=functools.partial(_search_part, path, k, threshold, max_pairs),
         verify_part=functools.partial(_verify_compact_part, index.sketch_bits),
     )
     partitions = len(counts)

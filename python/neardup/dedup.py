@@ -15,6 +15,7 @@ from .deprecation import renamed
 from .hasher import Simhasher
 from .index import DEFAULT_MAX_PAIRS
 from .pipeline import (
+    SHINGLE,
     VERIFY,
     FirstPass,
     Keep,
@@ -107,7 +108,7 @@ def dedup(
     keep: Keep = "first",
     *,
     threshold: float | None | object = VERIFY,
-    shingle: int = 3,
+    shingle: int | None = None,
     text_field: str | None = None,
     id_field: str | None = None,
     threads: int | None = None,
@@ -147,7 +148,8 @@ def dedup(
             exact again for a pair whose estimate lies within 0.0625 of the threshold (its
             documents read again; see docs/evidence.md). ``None`` takes every pair within ``k``
             on its fingerprints alone: faster, less precise.
-        shingle: words per shingle for ``threshold``.
+        shingle: words per shingle for ``threshold`` (default 3; with ``against``, the
+            index's, and another is a ValueError).
         text_field: the field (of dicts) or column (of tables) holding the text; ``column=``
             is its old name, deprecated.
         id_field: the field (of dicts) or column (of tables) holding the id. By default, as
@@ -162,7 +164,8 @@ def dedup(
         update: with ``against``, append the kept documents to the index file (atomically).
         max_pairs: the most candidate pairs (pairs of distinct fingerprints within ``k``):
             more raise :class:`neardup.TooManyPairsError` naming their number, before they are
-            stored. None lifts the limit. ``stats["candidate_pairs"]`` is their number.
+            stored. None lifts the limit. ``stats["candidate_pairs"]`` is their number. With
+            ``against``, it bounds the index search as :meth:`neardup.DedupIndex.search` says.
         candidates: how verified pairs are proposed: ``"prefix"`` (the default), documents
             sharing one of the rarest word shingles of their sketches (every pair at
             ``threshold``, whatever ``k``; ``stats["prefix_pairs"]`` counts them), or
@@ -204,8 +207,10 @@ def dedup(
             text_field=text_field,
             id_field=id_field,
             threads=threads,
+            max_pairs=max_pairs,
+            progress=progress,
         )
-    k, threshold, shingle = check_settings(k, threshold, shingle)
+    k, threshold, shingle = check_settings(k, threshold, SHINGLE if shingle is None else shingle)
     max_pairs = None if max_pairs is None else integer(max_pairs, "max_pairs", minimum=0)
     _check_keep(keep)
     if not isinstance(progress, bool):

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import _core
-from .chunks import in_chunks
+from .chunks import count_docs, in_chunks
 from .dedup import _documents, check_corpus_arguments
 from .digest import key_words
 from .errors import IndexFormatError
@@ -27,6 +27,7 @@ from .index import DEFAULT_MAX_PAIRS, _max_pairs
 from .index_kinds import dedup_index_error
 from .io.outputs import check_replaceable, write_atomically
 from .pipeline import THRESHOLD, THRESHOLD_K, FirstPass
+from .progress import progress_bar
 from .validate import check_k, integer
 from .verify import check_threshold
 
@@ -197,13 +198,22 @@ def _digest_docs(
     text_field: str | None,
     id_field: str | None,
     threads: int | None,
+    progress: bool = False,
 ) -> tuple[Batch, Any]:
-    """(fingerprints, content keys and compact sketches of every document; their ids or None)."""
+    """(fingerprints, content keys and compact sketches of every document; their ids or None),
+    with a progress bar of the documents digested if ``progress``."""
     texts, ids, _ = _documents(docs, text_field, id_field, hasher, "first")
     first = FirstPass(hasher, shingle, threads)
     first.sketches = CompactSketches(shingle, sketch_bytes, sketch_bits, threads)  # type: ignore[assignment]
-    for at, chunk in in_chunks(texts, CHUNK_SIZE, "docs"):
-        first.digest(chunk, at)
+    bar = progress_bar(count_docs(docs), "neardup dedup against") if progress else None
+    try:
+        for at, chunk in in_chunks(texts, CHUNK_SIZE, "docs"):
+            first.digest(chunk, at)
+            if bar is not None:
+                bar.update(len(chunk))
+    finally:
+        if bar is not None:
+            bar.close()
     if ids is None and texts.ids is not None:
         ids = texts.ids
     return Batch.of(first, first.rows), ids

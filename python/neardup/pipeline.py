@@ -57,6 +57,8 @@ Keep = str | Callable[[Any], Any]
 
 #: The default Jaccard threshold of a verified near-duplicate pair (word 3-shingles).
 THRESHOLD = 0.8
+#: Words per shingle of the verification's Jaccard, by default.
+SHINGLE = 3
 #: The default k without verification (with it: ``THRESHOLD_K``).
 UNVERIFIED_K = 3
 #: The most memory for the first pass's shingle sketches (about 0.6 KB for a short document, only

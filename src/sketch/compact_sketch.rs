@@ -49,6 +49,9 @@ pub const MAX_WORDS: usize = 256;
 /// Rounds of darts at most (a safeguard: every bin is filled long before for any set of one
 /// shingle or more, with overwhelming probability; a bin still empty keeps 0 bits).
 const MAX_ROUNDS: u64 = 1 << 16;
+/// Kept values [`Compact::jaccard`] decodes into a buffer on the stack (every document of 16
+/// words keeps at most 64).
+const KEPT_ON_STACK: usize = 64;
 /// The fewest bits a kept shingle hash is cut to: a document of up to `32 words / MIN_BITS`
 /// shingles keeps them.
 pub const MIN_BITS: usize = 8;
@@ -236,43 +239,64 @@ impl Compact {
         // Checks count when both sides hold them, as in memory; else the shingles alone.
         let (ca, cb) = (self.has_checks(na, a), self.has_checks(nb, b));
         let shingles_only = !(ca && cb && to == 64);
-        let (mut x, mut y) = (
-            self.kept(na, a, to, shingles_only).peekable(),
-            self.kept(nb, b, to, shingles_only).peekable(),
-        );
-        let mut equal = 0usize;
-        while let (Some(&p), Some(&q)) = (x.peek(), y.peek()) {
-            if p == q {
-                equal += 1;
-                x.next();
-                y.next();
-            } else if p < q {
-                x.next();
-            } else {
-                y.next();
-            }
-        }
-        let count = |n: usize, words: &[u32], checks: bool| {
-            if checks && shingles_only {
-                self.kept(n, words, 64, true).count()
-            } else {
-                n
-            }
-        };
-        let (na, nb) = (count(na, a, ca), count(nb, b, cb));
-        let (m, a, b) = (equal as f64, na as f64, nb as f64);
+        // Both sides' values, sorted, decoded once into buffers on the stack (every document of
+        // the default 16 words keeps at most 64 values; larger sketches take the heap).
+        let (mut xa, mut xb) = ([0u64; KEPT_ON_STACK], [0u64; KEPT_ON_STACK]);
+        let (mut va, mut vb) = (Vec::new(), Vec::new());
+        let x = self.kept_into(na, a, to, shingles_only, &mut xa, &mut va);
+        let y = self.kept_into(nb, b, to, shingles_only, &mut xb, &mut vb);
+        let m = equal_values(x, y) as f64;
+        // Without the checks where they were left out.
+        let (a, b) = (x.len() as f64, y.len() as f64);
         let shared = if to >= 32 {
             m
         } else {
             // Equal values are the I shared shingles plus chance agreements of the unshared
             // ones, (a - I)(b - I) c on average for c = 2^-bits: I solves c I^2 + (1 - c (a +
             // b)) I + c a b - m = 0 (the root near m, written to keep its precision).
-            let c = 0.5f64.powi(to as i32);
+            let c = 1.0 / (1u64 << to) as f64;
             let half = 1.0 - c * (a + b);
             let disc = (half * half + 4.0 * c * (m - c * a * b)).max(0.0);
             (2.0 * (m - c * a * b) / (half + disc.sqrt())).clamp(0.0, a.min(b))
         };
         (shared / (a + b - shared)).clamp(0.0, 1.0)
+    }
+
+    /// The values of [`Self::kept`], written to `stack` when they fit, else to `heap`: the
+    /// filled part.
+    fn kept_into<'b>(
+        &self,
+        n: usize,
+        words: &[u32],
+        to: u32,
+        shingles_only: bool,
+        stack: &'b mut [u64; KEPT_ON_STACK],
+        heap: &'b mut Vec<u64>,
+    ) -> &'b [u64] {
+        if n > KEPT_ON_STACK {
+            heap.extend(self.kept(n, words, to, shingles_only));
+            return heap;
+        }
+        let width = self.width(n);
+        if width <= 32 {
+            // The values of documents of 16 shingles or more: each within two words, no
+            // checks; decoded in one tight loop (the iterator's steps cost more than the bits).
+            let (mask, shift) = ((1u64 << width) - 1, width - to);
+            for (i, out) in stack[..n].iter_mut().enumerate() {
+                let at = i * width as usize;
+                let (w, o) = (at / 32, at % 32);
+                let next = words.get(w + 1).copied().unwrap_or(0);
+                let x = (u64::from(words[w]) | (u64::from(next) << 32)) >> o;
+                *out = (x & mask) >> shift;
+            }
+            return &stack[..n];
+        }
+        let mut len = 0;
+        for v in self.kept(n, words, to, shingles_only) {
+            stack[len] = v;
+            len += 1;
+        }
+        &stack[..len]
     }
 
     fn mixed(&self, n: usize, kept: &[u32], bins: &[u32]) -> f64 {
@@ -334,6 +358,19 @@ fn put(out: &mut [u32], at: usize, v: u64) {
     for (k, word) in out[w..].iter_mut().take(3).enumerate() {
         *word |= (x >> (32 * k)) as u32;
     }
+}
+
+/// How many values two sorted lists of distinct values share.
+#[inline]
+fn equal_values(x: &[u64], y: &[u64]) -> usize {
+    let (mut i, mut j, mut equal) = (0, 0, 0);
+    while i < x.len() && j < y.len() {
+        let (p, q) = (x[i], y[j]);
+        equal += usize::from(p == q);
+        i += usize::from(p <= q);
+        j += usize::from(q <= p);
+    }
+    equal
 }
 
 /// The `width`-bit value at bit `at` of `words`.

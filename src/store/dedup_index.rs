@@ -911,6 +911,10 @@ fn near(a: Doc<'_>, b: Doc<'_>, shape: Compact, threshold: f64) -> Option<f32> {
     (j >= threshold).then_some(j as f32)
 }
 
+/// Texts the star sweep of [`dedup_against`] compares between two looks at Ctrl-C (a few
+/// milliseconds of work).
+const SWEPT_PER_CHECK: usize = 1 << 16;
+
 /// Deduplicates `batch` against `index` and itself (keep order: the index's documents, all kept,
 /// in their order, then the batch's rows in row order): a row is removed for the first document
 /// before it that is kept and is a near-duplicate of it (within `k`, and copies or sketches of
@@ -1129,9 +1133,13 @@ pub fn dedup_against(
     // Members (texts) of each group, ascending; Groups lists rows of `text_fps`, i.e. texts.
     let mut members: Vec<u32> = new_groups.rows.iter().map(|&t| t as u32).collect();
     let mut alive: Vec<usize> = new_groups.starts.windows(2).map(|w| w[1] - w[0]).collect();
+    // Texts swept since the last look at Ctrl-C: on near-identical texts one text's sweep can
+    // compare it with most of the batch, so the look is taken by work, not by texts.
+    let mut swept = 0usize;
     for t in 0..first_row.len() {
-        if t % 4096 == 0 {
+        if swept >= SWEPT_PER_CHECK {
             interrupt::check()?;
+            swept = 0;
         }
         if fate[t] != Fate::Free {
             continue;
@@ -1163,6 +1171,7 @@ pub fn dedup_against(
                 .map(|&h| h as usize),
         ) {
             let start = new_groups.starts[h];
+            swept += alive[h] + 1;
             alive[h] = sweep(&mut members[start..start + alive[h]], &mut settle) as usize;
         }
         // Short texts, whatever their fingerprints.
@@ -1170,6 +1179,7 @@ pub fn dedup_against(
             let r = r as usize;
             let (start, _) = short.run_bounds(r);
             let list = &mut short_members[start..start + short_alive[r]];
+            swept += list.len() + 1;
             short_alive[r] = sweep(list, &mut settle) as usize;
         }
     }

@@ -25,7 +25,13 @@ from .ids import bad_id, integer_id
 from .options import Source
 from .output import _check_output, _Failed, _table_name, summarize
 
-__all__ = ["AGAINST_COLUMNS", "is_dedup_index_path", "build_command", "dedup_command"]
+__all__ = [
+    "AGAINST_COLUMNS",
+    "build_command",
+    "check_shingle",
+    "dedup_command",
+    "is_dedup_index_path",
+]
 
 #: The columns of --clusters with --against: each new document, whether it is kept, the id of
 #: the document it duplicates (itself when kept), whether that one is in the index, their Jaccard.
@@ -48,6 +54,16 @@ def open_index(path: str) -> DedupIndex:
         raise InputError(path, f"cannot read: {err.strerror or err}") from None
     except _core.NeardupError as err:
         raise InputError(path, str(err)) from None
+
+
+def check_shingle(path: str, index: DedupIndex, shingle: int | None) -> None:
+    """--shingle, when given with --against, must be the index's: its sketches are of that many
+    words per shingle, and cannot be compared at another."""
+    if shingle is not None and shingle != index.shingle:
+        raise click.UsageError(
+            f"{path} holds sketches of {index.shingle}-word shingles: drop --shingle or give "
+            f"--shingle {index.shingle}"
+        )
 
 
 def _ids(
@@ -189,10 +205,13 @@ def dedup_command(
     against: str,
     hasher: Simhasher,
     hasher_given: bool,
+    shingle: int | None = None,
+    max_pairs: int | None = None,
 ) -> None:
     """``neardup dedup NEW --against CORPUS.ndx``: writes the documents of NEW that are not
     near-duplicates of the index or of an earlier document of NEW; ``--update`` appends them to
-    the index (a new file renamed over it, under a lock)."""
+    the index (a new file renamed over it, under a lock). ``shingle`` is --shingle when given
+    (it must be the index's); ``max_pairs`` bounds the index search (None: no limit)."""
     start = time.perf_counter()
     if output is None and not dry_run:
         raise click.UsageError("give -o OUTPUT for the kept documents, or --dry-run to only report")
@@ -207,6 +226,7 @@ def dedup_command(
         raise click.UsageError(
             f"{against} was built with {index.hasher!r}: drop the fingerprint options or use the same ones"
         )
+    check_shingle(against, index, shingle)
     inp = source.open(index.hasher, replayable=True)
     check_outputs([inp.path, against], [("-o", output), ("--clusters", clusters)])
     _check_output(inp, output)
@@ -237,7 +257,7 @@ def dedup_command(
             quiet or as_json,
         )
         n = len(got.fingerprints)
-        found = index.search(got, k=k, threshold=threshold, threads=threads)
+        found = index.search(got, k=k, threshold=threshold, threads=threads, max_pairs=max_pairs)
         keep = found.keep
         ids = _ids(inp, keep, output, out_tmp, ids=bool(clusters_tmp) or update)
         if clusters_tmp and clusters:

@@ -100,7 +100,8 @@ def _write_clusters(inp: Any, writer: TableWriter, first_row: int, rows: dict[st
     default=DEFAULT_MAX_PAIRS,
     show_default=True,
     help="The most candidate pairs (pairs of distinct fingerprints within --k; with --candidates "
-    "prefix, the pairs compared); more stop the run with their number (lower --k, or raise this).",
+    "prefix, the pairs compared); more stop the run with their number (lower --k, or raise "
+    "this; 0: no limit, as in every command).",
 )
 @click.option(
     "--candidates",
@@ -178,7 +179,12 @@ def dedup(
     file). INPUT is a file, a folder of .txt files, - for stdin, or --sample.
     """
     threshold_in_force = _verification(threshold, no_verify)
+    limit = max_pairs or None  # --max-pairs 0: no limit, on every path
     on_dask = scheduler is not None or workers is not None
+    shingle_given = (
+        click.get_current_context().get_parameter_source("shingle")
+        is not click.core.ParameterSource.DEFAULT
+    )
     if scratch is not None and not on_dask:
         raise click.UsageError("--scratch goes with --scheduler or --workers")
     index = None
@@ -190,9 +196,11 @@ def dedup(
         if report_path or keep != "first":
             what = "--report" if report_path else "--keep longest"
             raise click.UsageError(f"--against does not take {what}")
-        if not on_dask and candidates == "prefix":
+        if candidates == "prefix":
             raise click.UsageError(
-                "--against searches the index by fingerprint: --candidates prefix does not apply"
+                "--against searches the index by fingerprint"
+                f"{' (on Dask too)' if on_dask else ''}: --candidates prefix does not apply; "
+                "drop it or give --candidates fingerprint"
             )
         if not on_dask:
             hasher = make_hasher(**hasher_flags)
@@ -210,11 +218,14 @@ def dedup(
                 against,
                 hasher,
                 hasher != Simhasher(),
+                shingle if shingle_given else None,
+                limit,
             )
             return
         if update and dry_run:
             raise click.UsageError("--dry-run writes nothing: drop --update or --dry-run")
         index = against_cmd.open_index(against)
+        against_cmd.check_shingle(against, index, shingle if shingle_given else None)
         k = index.k if k is None else k
     k = default_k(k, threshold_in_force)
     start = time.perf_counter()
@@ -242,7 +253,7 @@ def dedup(
             start,
             against=index,
             update=update,
-            max_pairs=max_pairs,
+            max_pairs=limit,
             scratch=scratch,
             candidates=candidates,
         )
@@ -291,7 +302,7 @@ def dedup(
         order = keep_order(keep, len(fps), lengths)
         evidence: dict[str, Any] = {}
         found = find_candidates(
-            fps, first.keys, k, threads, first.short, threshold, max_pairs, first.prefixes
+            fps, first.keys, k, threads, first.short, threshold, limit, first.prefixes
         )
         kept, jaccard = stars(
             found,

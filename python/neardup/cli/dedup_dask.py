@@ -23,6 +23,9 @@ from ..pipeline import check_candidates
 from .options import Source, sample_path
 from .output import _count, _jaccard_note, _say
 
+#: The names of compressed files, which a folder of Dask's partitions cannot be.
+_COMPRESSED = (".gz", ".zst", ".bz2", ".xz")
+
 
 def _dask_format(path: str, fmt: str | None) -> str:
     """parquet or jsonl, from --format or the name of a file, glob or folder."""
@@ -143,6 +146,14 @@ def _dedup_on_dask(
     fmt = _dask_format(input, fmt)
     if output is not None and output == "-":
         raise click.UsageError("on Dask, OUTPUT is a folder of partitions: give -o FOLDER")
+    for flag, name in (("-o", output), ("--clusters", clusters)):
+        if name is not None and name.rstrip("/").endswith(_COMPRESSED):
+            raise click.BadParameter(
+                f"on Dask (--scheduler/--workers) it is a folder of uncompressed partitions, and "
+                f"{name} names a compressed file: give a folder, or run on one machine to write "
+                "one file",
+                param_hint=flag,
+            )
     clusters_format = None
     if clusters is not None:
         clusters_format = {".parquet": "parquet", ".csv": "csv", ".jsonl": "jsonl"}.get(
@@ -225,6 +236,7 @@ def _dedup_on_dask(
                             threshold=threshold,
                             update=update,
                             clusters=True,
+                            max_pairs=max_pairs,
                             scratch=scratch,
                             stats=record,
                         )
@@ -316,6 +328,6 @@ def _dedup_on_dask(
         f"{'' if by_prefix else f' within k={k}'}{_jaccard_note(threshold)}: "
         f"kept {n_docs - n_removed:,}, removed {n_removed:,}",
     ]
-    done = [d for d in (output, clusters) if d]
+    done = [f"{d.rstrip('/')}/ (a folder of partitions)" for d in (output, clusters) if d]
     lines.append("wrote " + ", ".join(done) if done else "dry run: nothing written")
     _say("\n".join(lines))
