@@ -45,16 +45,26 @@ def dask_child(
     candidates: str | None = None,
     settings: list[str] | None = None,
 ) -> None:
+    import importlib
+    import pkgutil
+
     import dask.dataframe as dd
 
     import neardup.dask as ndd
     from harness import ProcessSampler, small_cluster
     from neardup import pipeline
 
-    # Constants the client reads (say RARITY_TABLE=0: each partition's own rarity table).
+    # Constants the client reads (say RARITY_TABLE=0: each partition's own rarity table): set
+    # in every module of neardup.dask that holds the name (the one defining it, and any that
+    # imported it), else in neardup.pipeline.
+    steps = [
+        importlib.import_module(f"neardup.dask.{m.name}")
+        for m in pkgutil.iter_modules(ndd.__path__)
+    ]
     for setting in settings or []:
         name, value = setting.split("=")
-        setattr(ndd if hasattr(ndd, name) else pipeline, name, int(value))
+        for module in [m for m in steps if hasattr(m, name)] or [pipeline]:
+            setattr(module, name, int(value))
 
     sampler = ProcessSampler()
 
@@ -158,7 +168,7 @@ def main() -> None:
         action="append",
         default=[],
         metavar="NAME=N",
-        help="set a constant of neardup.dask or neardup.pipeline that the client reads in the "
+        help="set a constant of neardup.dask's modules or neardup.pipeline that the client reads in the "
         "Dask run (repeat), say RARITY_TABLE=0 for each partition's own rarity table",
     )
     ap.add_argument("--out", help="write the measurements as JSON here")
