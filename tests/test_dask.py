@@ -196,10 +196,10 @@ def test_each_partition_gets_the_counts_of_its_own_hashes(client, debian, monkey
     rng = random.Random(5)
     for _ in range(400):
         texts.insert(rng.randrange(len(texts) + 1), rng.choice(texts))
-    from neardup import pipeline
+    from neardup import prefix_lists
 
     monkeypatch.setattr(rarity, "RARITY_SHARE", 3)
-    monkeypatch.setattr(pipeline, "EXACT_HASHES", 0)  # one in 3, not every text
+    monkeypatch.setattr(prefix_lists, "EXACT_HASHES", 0)  # one in 3, not every text
     monkeypatch.setattr(rarity, "RARITY_TABLE", 0)  # no whole table: each partition's own
     whole = _rarity_frame(texts)
     keys = whole["key"].to_numpy(np.uint64)
@@ -263,12 +263,12 @@ def test_prefix_candidates_with_any_share_match_single_machine(
     share, and whether every task reads the whole table or each partition gets its own. (With a
     share, both mark the hashes more than one text may hold on every text: Dask's marks are exact
     with each partition's own table, and so are the single machine's here.)"""
-    from neardup import pipeline
+    from neardup import prefix_lists
 
     monkeypatch.setattr(rarity, "RARITY_SHARE", share)
-    monkeypatch.setattr(pipeline, "RARITY_FRACTION", share)
+    monkeypatch.setattr(prefix_lists, "RARITY_FRACTION", share)
     if not exact:
-        monkeypatch.setattr(pipeline, "EXACT_HASHES", 0)
+        monkeypatch.setattr(prefix_lists, "EXACT_HASHES", 0)
     if not whole:
         monkeypatch.setattr(rarity, "RARITY_TABLE", 0)
     texts = debian["text"].tolist()
@@ -286,7 +286,7 @@ def _exact_marks_on_one_machine(monkeypatch, texts: list[str]) -> None:
     """Makes the single machine rank ``texts`` as Dask does with each partition's own table: the
     hashes two texts or more hold (each text once), counted with a Counter, count 1 in its table
     where the sample leaves them out, and no slot is marked."""
-    from neardup import pipeline
+    from neardup import prefix_lists
 
     whole = _rarity_frame(texts)
     keys = whole["key"].to_numpy(np.uint64)
@@ -298,7 +298,7 @@ def _exact_marks_on_one_machine(monkeypatch, texts: list[str]) -> None:
         if h < 1 << 63
     )
     repeated = np.array(sorted(h for h, n in held_by.items() if n >= 2), np.uint64)
-    sampled = pipeline.frequent
+    sampled = prefix_lists.frequent
 
     def frequent(hashes: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         table, counted = sampled(hashes, counts)
@@ -308,8 +308,8 @@ def _exact_marks_on_one_machine(monkeypatch, texts: list[str]) -> None:
         return hashes[order], np.concatenate([counted, np.ones(len(more), np.uint32)])[order]
 
     assert len(repeated) > 100
-    monkeypatch.setattr(pipeline, "frequent", frequent)
-    monkeypatch.setattr(pipeline.PrefixLists, "_repeats", lambda self: None)
+    monkeypatch.setattr(prefix_lists, "frequent", frequent)
+    monkeypatch.setattr(prefix_lists.PrefixLists, "_repeats", lambda self: None)
 
 
 def _by_prefix(frame: pd.DataFrame) -> tuple[Any, Any, dict]:
@@ -330,13 +330,13 @@ def test_no_marks_past_one_hash_a_slot_of_the_largest_tables(client, debian, mon
     """Past one hash a slot of the largest tables (here made 2^16 slots), neither Dask nor one
     machine marks repeated hashes: both rank by the sample alone, and list the same prefix
     pairs, more than with the marks."""
-    from neardup import _core, pipeline
+    from neardup import _core, prefix_lists
 
     texts = debian["text"].tolist()
     frame = pd.DataFrame({"id": range(len(texts)), "text": texts})
     monkeypatch.setattr(rarity, "RARITY_SHARE", 5)
-    monkeypatch.setattr(pipeline, "RARITY_FRACTION", 5)
-    monkeypatch.setattr(pipeline, "EXACT_HASHES", 0)
+    monkeypatch.setattr(prefix_lists, "RARITY_FRACTION", 5)
+    monkeypatch.setattr(prefix_lists, "EXACT_HASHES", 0)
     marked = neardup.dedup(texts, candidates="prefix")
     monkeypatch.setattr(rarity, "MARK_BITS", 16)
     monkeypatch.setattr(_core, "REPEATS_MOST_BITS", 16)

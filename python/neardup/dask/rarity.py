@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from neardup import _core, kernels
-from neardup.pipeline import RARITY_FRACTION, counted_on_every_text, marks_fit
+from neardup.prefix_lists import RARITY_FRACTION, counted_on_every_text, marks_fit
 from neardup.progress import log
 
 from .cluster import _client
@@ -178,7 +178,7 @@ def _marks(
     digests: Callable[[list[str]], Any], copies: Any, hashes: int, partitions: int, folder: str
 ) -> int:
     """The marks of the hashes more than one text may hold, on every text of the corpus (each
-    once; ``hashes``: their sketches' hashes in all), as :class:`neardup.pipeline.PrefixLists`
+    once; ``hashes``: their sketches' hashes in all), as :class:`neardup.prefix_lists.PrefixLists`
     makes them on one machine: each partition's slots go to the partition of their range (four
     bytes a hash), which marks its words of the table; the words are spilled, to be read by
     every worker process once with the shared table. Returns the number of pieces."""
@@ -242,7 +242,7 @@ def _table_part(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 #: One content key in this many counts for the rarity order of a Dask dedup (each text once,
-#: as :class:`neardup.pipeline.PrefixLists` counts).
+#: as :class:`neardup.prefix_lists.PrefixLists` counts).
 RARITY_SHARE = RARITY_FRACTION
 
 #: The name of the spilled rarity tables: one a partition with rows, its texts' hashes.
@@ -254,7 +254,7 @@ _REPEATED = "repeated"
 #: The most bits of a slot of the marks of a Dask dedup with the whole rarity table: a table of
 #: at most 2^30 slots (128 MiB), which every worker process holds once, two slots a hash up to
 #: 2^29 hashes (about 9M short texts); up to 2^30 hashes more hashes fill it, past that no marks
-#: are made (:func:`neardup.pipeline.marks_fit`; :func:`neardup.dedup`'s tables go to 2^32
+#: are made (:func:`neardup.prefix_lists.marks_fit`; :func:`neardup.dedup`'s tables go to 2^32
 #: slots). Past ``RARITY_TABLE`` the marks are exact and need no table.
 MARK_BITS = 30
 
@@ -274,7 +274,7 @@ def _rarity_tables(
 ) -> tuple[Any, int, _SharedTable | None]:
     """Each partition's table of the rarity order, spilled (one partition with rows each), and
     the tables' rows: how many texts of a share of the corpus (one content key in
-    ``RARITY_SHARE``, or every text when :func:`neardup.pipeline.counted_on_every_text`; each
+    ``RARITY_SHARE``, or every text when :func:`neardup.prefix_lists.counted_on_every_text`; each
     text once) hold each hash its texts hold, for the hashes counted twice
     or more (the others count 0). A partition's table orders its texts' hashes as the whole
     corpus's table would (and as :func:`neardup.dedup` does); its size is set by the
