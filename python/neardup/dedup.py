@@ -28,7 +28,7 @@ from .pipeline import (
     candidates as find_candidates,
 )
 from .progress import log, progress_bar
-from .sources import check_corpus_arguments, documents
+from .sources import _documents, check_corpus_arguments
 from .validate import integer
 from .verify import WHOLE, Sketches
 
@@ -155,7 +155,7 @@ def dedup(
         raise TypeError(f"progress must be True or False, got {type(progress).__name__}")
     hasher, threads = check_corpus_arguments(docs, hasher, threads)
     start = time.perf_counter()
-    texts, ids, doc_at = documents(docs, text_field, id_field, hasher, keep)
+    texts, ids, doc_at = _documents(docs, text_field, id_field, hasher, keep)
     use_prefixes = check_candidates(candidates) == "prefix" and threshold is not None
     first = FirstPass(
         hasher,

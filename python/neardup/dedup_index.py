@@ -26,7 +26,7 @@ from .index import DEFAULT_MAX_PAIRS, _max_pairs
 from .index_kinds import dedup_index_error
 from .io.outputs import check_replaceable, write_atomically
 from .pipeline import THRESHOLD, THRESHOLD_K, FirstPass
-from .sources import check_corpus_arguments, documents
+from .sources import _documents, check_corpus_arguments
 from .validate import check_k, integer
 from .verify import check_threshold
 
@@ -199,7 +199,7 @@ def _digest_docs(
     threads: int | None,
 ) -> tuple[Batch, Any]:
     """(fingerprints, content keys and compact sketches of every document; their ids or None)."""
-    texts, ids, _ = documents(docs, text_field, id_field, hasher, "first")
+    texts, ids, _ = _documents(docs, text_field, id_field, hasher, "first")
     first = FirstPass(hasher, shingle, threads)
     first.sketches = CompactSketches(shingle, sketch_bytes, sketch_bits, threads)  # type: ignore[assignment]
     for at, chunk in in_chunks(texts, CHUNK_SIZE, "docs"):

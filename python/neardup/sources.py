@@ -20,7 +20,7 @@ from .hasher import Simhasher
 from .pipeline import Keep
 from .validate import check_threads
 
-__all__ = ["check_corpus_arguments", "documents"]
+__all__ = ["check_corpus_arguments"]
 
 
 class _Texts:
@@ -97,7 +97,7 @@ def check_corpus_arguments(
     return hasher, threads
 
 
-def documents(
+def _documents(
     docs: Any,
     text_field: str | None,
     id_field: str | None,

@@ -101,7 +101,7 @@ from .pair_sample import (
 )
 from .pipeline import FirstPass
 from .progress import log, progress_bar
-from .sources import check_corpus_arguments, documents
+from .sources import _documents, check_corpus_arguments
 from .tune_result import TARGET_PRECISION, TARGET_RECALL, TuneResult, TuneRow
 from .validate import integer
 
@@ -312,7 +312,7 @@ def tune(
     hasher, threads = check_corpus_arguments(docs, hasher, threads)
     if not hasattr(docs, "__getitem__"):
         docs = list(docs)  # the sampled texts are fetched by row afterwards
-    texts, _, doc_at = documents(docs, text_field, None, hasher, "first")
+    texts, _, doc_at = _documents(docs, text_field, None, hasher, "first")
     assert doc_at is not None
     if not isinstance(progress, bool):
         raise TypeError(f"progress must be True or False, got {type(progress).__name__}")
