@@ -809,7 +809,7 @@ def test_the_workers_hold_no_intermediate_table(client, debian, monkeypatch, can
         real(collection)
         held.extend(key for key, workers in client.who_has().items() if workers)
 
-    monkeypatch.setattr(driver, "_wait", spy)
+    monkeypatch.setattr(driver, "_wait", spy)  # the name the driver calls (cluster.py defines it)
     ddf = dd.from_pandas(debian, npartitions=5)
     kept, table = ndd.dedup(
         ddf, id_field="id", clusters=True, max_pairs=None, candidates=candidates

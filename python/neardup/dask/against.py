@@ -46,8 +46,9 @@ import pandas as pd
 from neardup import _core
 from neardup.against import DedupIndex, _digest_docs
 from neardup.batches import check_texts
+from neardup.dask.cluster import _wait
 from neardup.dask.digest import _check_frame, _digest_file, _read_columns
-from neardup.dask.driver import _find, _wait
+from neardup.dask.driver import _find
 from neardup.dask.frames import _frame, _number
 from neardup.dask.spill import read_back, remove_spilled, write_table
 from neardup.dask.verification import _pair_nodes

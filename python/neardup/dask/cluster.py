@@ -1,5 +1,6 @@
-"""The cluster a Dask dedup runs on: :func:`local_cluster` makes one on this machine, and
-:func:`_client` finds the distributed client, if any."""
+"""The cluster a Dask dedup runs on: :func:`local_cluster` makes one on this machine,
+:func:`_client` finds the distributed client, if any, and :func:`_wait` waits there for a
+persisted result."""
 
 from __future__ import annotations
 
@@ -41,3 +42,18 @@ def _client() -> Any:
         return get_client()
     except (ImportError, ValueError):
         return None
+
+
+def _wait(collection: Any) -> None:
+    """Until a persisted collection is computed (the digests it reads are then let go of); then
+    a copy of each of its partitions on a second worker, so that losing one worker loses none
+    (they cannot be computed again once the digests are gone; they are small: only the rows
+    removed or with a copy or a partner)."""
+    client = _client()
+    if client is None:
+        return
+    from distributed import futures_of, wait
+
+    wait(collection)
+    if len(client.scheduler_info().get("workers", {})) > 1:
+        client.replicate(futures_of(collection), n=2)

@@ -33,7 +33,7 @@ from .candidates import (
     _short_keys_part,
     _short_pairs_part,
 )
-from .cluster import _client
+from .cluster import _wait
 from .components import _components
 from .digest import (
     _check_frame,
@@ -580,18 +580,3 @@ def _find(
     stage("stars")
     found = _spread(found, parts, P)
     return found, starts, counts
-
-
-def _wait(collection: Any) -> None:
-    """Until a persisted collection is computed (the digests it reads are then let go of); then
-    a copy of each of its partitions on a second worker, so that losing one worker loses none
-    (they cannot be computed again once the digests are gone; they are small: only the rows
-    removed or with a copy or a partner)."""
-    client = _client()
-    if client is None:
-        return
-    from distributed import futures_of, wait
-
-    wait(collection)
-    if len(client.scheduler_info().get("workers", {})) > 1:
-        client.replicate(futures_of(collection), n=2)
