@@ -45,16 +45,28 @@ def dask_child(
     candidates: str | None = None,
     settings: list[str] | None = None,
 ) -> None:
+    import importlib
+    import pkgutil
+
     import dask.dataframe as dd
 
     import neardup.dask as ndd
     from harness import ProcessSampler, small_cluster
-    from neardup import pipeline
+    from neardup import pipeline, prefix_lists
 
-    # Constants the client reads (say RARITY_TABLE=0: each partition's own rarity table).
+    # Constants the client reads (say RARITY_TABLE=0: each partition's own rarity table): set
+    # in every module of neardup.dask that holds the name (the one defining it, and any that
+    # imported it), else in neardup.pipeline or neardup.prefix_lists, the one defining it.
+    steps = [
+        importlib.import_module(f"neardup.dask.{m.name}")
+        for m in pkgutil.iter_modules(ndd.__path__)
+    ]
     for setting in settings or []:
         name, value = setting.split("=")
-        setattr(ndd if hasattr(ndd, name) else pipeline, name, int(value))
+        held = [m for m in steps if hasattr(m, name)]
+        held = held or [m for m in (pipeline, prefix_lists) if hasattr(m, name)] or [pipeline]
+        for module in held:
+            setattr(module, name, int(value))
 
     sampler = ProcessSampler()
 
@@ -158,8 +170,9 @@ def main() -> None:
         action="append",
         default=[],
         metavar="NAME=N",
-        help="set a constant of neardup.dask or neardup.pipeline that the client reads in the "
-        "Dask run (repeat), say RARITY_TABLE=0 for each partition's own rarity table",
+        help="set a constant of neardup.dask's modules, neardup.pipeline or neardup.prefix_lists "
+        "that the client reads in the Dask run (repeat), say RARITY_TABLE=0 for each "
+        "partition's own rarity table",
     )
     ap.add_argument("--out", help="write the measurements as JSON here")
     ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)

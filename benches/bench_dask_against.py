@@ -1,4 +1,4 @@
-"""neardup.dask_against on a LocalCluster of 2 small workers: the client's peak memory and the
+"""neardup.dask.against on a LocalCluster of 2 small workers: the client's peak memory and the
 CPU of the run, for two versions of neardup side by side (say the release installed globally and
 a work tree's), at several sizes of the new corpus against one index.
 
@@ -33,7 +33,7 @@ def child(parts: str, index: str, out: str, result: str, update: str) -> None:
     import dask.dataframe as dd
 
     from harness import ProcessSampler, small_cluster
-    from neardup.dask_against import dedup_against
+    from neardup.dask.against import dedup_against
 
     with small_cluster(), ProcessSampler() as sampler:
         time.sleep(0.3)

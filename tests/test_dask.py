@@ -33,7 +33,8 @@ from computed import computed
 from conftest import SAMPLE
 from near_threshold import WITHIN_K8, band_corpus, pairs_within_k8, random_words
 from neardup import batches
-from neardup.verify import THRESHOLD_K
+from neardup.dask import components, digest, driver, frames, rarity, verification
+from neardup.verify import SKETCH_SIZE, THRESHOLD_K
 
 
 @pytest.fixture(scope="module")
@@ -151,7 +152,7 @@ def test_pair_tables_cut_into_many_partitions_give_the_same_result(
     """The tables that grow with the pairs (components, stars, rows with copies) take as many
     partitions as their size asks: a few rows each here, so every shuffle of theirs spreads
     components, nodes and copies over many partitions."""
-    monkeypatch.setattr(ndd, "PAIR_ROWS", 40)
+    monkeypatch.setattr(frames, "PAIR_ROWS", 40)
     want = neardup.dedup(debian["text"].tolist(), keep=keep, candidates=candidates)
     assert want.n_removed > 100
     stats: dict = {}
@@ -163,7 +164,7 @@ def test_pair_tables_cut_into_many_partitions_give_the_same_result(
         candidates=candidates,
         stats=stats,
     )
-    assert ndd._partitions_for(3 * stats["verified_pairs"]) > 10
+    assert frames._partitions_for(3 * stats["verified_pairs"]) > 10
     assert stats["rounds"] >= 1  # components across partitions, found by rounds
     _check_same(debian, kept, table, want)
 
@@ -174,7 +175,7 @@ def _rarity_frame(texts: list[str]) -> pd.DataFrame:
 
     from neardup import kernels
 
-    table = kernels.digest_batch(texts, neardup.Simhasher(), shingle=3, size=ndd.SKETCH_SIZE)
+    table = kernels.digest_batch(texts, neardup.Simhasher(), shingle=3, size=SKETCH_SIZE)
     frame = table.select(["key", "sketch"]).to_pandas(
         types_mapper=lambda t: pd.ArrowDtype(t) if pa.types.is_large_list(t) else None
     )
@@ -195,16 +196,16 @@ def test_each_partition_gets_the_counts_of_its_own_hashes(client, debian, monkey
     rng = random.Random(5)
     for _ in range(400):
         texts.insert(rng.randrange(len(texts) + 1), rng.choice(texts))
-    from neardup import pipeline
+    from neardup import prefix_lists
 
-    monkeypatch.setattr(ndd, "RARITY_SHARE", 3)
-    monkeypatch.setattr(pipeline, "EXACT_HASHES", 0)  # one in 3, not every text
-    monkeypatch.setattr(ndd, "RARITY_TABLE", 0)  # no whole table: each partition's own
+    monkeypatch.setattr(rarity, "RARITY_SHARE", 3)
+    monkeypatch.setattr(prefix_lists, "EXACT_HASHES", 0)  # one in 3, not every text
+    monkeypatch.setattr(rarity, "RARITY_TABLE", 0)  # no whole table: each partition's own
     whole = _rarity_frame(texts)
     keys = whole["key"].to_numpy(np.uint64)
     first = np.zeros(len(texts), bool)
     first[np.unique(keys, return_index=True)[1]] = True
-    sketches = ndd._sketch_array(whole["sketch"])
+    sketches = digest._sketch_array(whole["sketch"])
     counted = kernels.rarity_counts(sketches.take(np.flatnonzero(first & (keys % 3 == 0))))
     frequent = {h: c for h, c in zip(*(x.tolist() for x in counted)) if c >= 2}
     # Every text once, its checks (top bit set) left out.
@@ -223,7 +224,7 @@ def test_each_partition_gets_the_counts_of_its_own_hashes(client, debian, monkey
     copies = copies[["row"]].set_index("row", drop=False, divisions=divisions)
     (tmp_path / "own").mkdir()
     (tmp_path / "whole").mkdir()
-    tables, rows, shared = ndd._rarity_tables(
+    tables, rows, shared = rarity._rarity_tables(
         lambda columns: ddf, copies, len(cut) - 1, str(tmp_path / "own")
     )
     assert shared is None
@@ -236,15 +237,15 @@ def test_each_partition_gets_the_counts_of_its_own_hashes(client, debian, monkey
         want = sorted((h, c) for h, c in order_of.items() if h in held)
         table = got[i].compute()
         assert len(want) > 0 or hi - lo == 1
-        hashes, counts = ndd._table_of(table)
+        hashes, counts = rarity._table_of(table)
         assert list(zip(hashes.tolist(), counts.tolist())) == want
         total += len(want)
     assert rows == total
     # With the whole table, every text's hashes marked: the slots two hashes of the texts share.
-    monkeypatch.setattr(ndd, "RARITY_TABLE", 1 << 22)
-    _, rows, shared = ndd._rarity_tables(lambda columns: ddf, copies, 2, str(tmp_path / "whole"))
+    monkeypatch.setattr(rarity, "RARITY_TABLE", 1 << 22)
+    _, rows, shared = rarity._rarity_tables(lambda columns: ddf, copies, 2, str(tmp_path / "whole"))
     assert rows == len(frequent) and shared.marks > 0
-    words = np.concatenate(ndd._read_marks(shared.folder, shared.marks))
+    words = np.concatenate(rarity._read_marks(shared.folder, shared.marks))
     bits = int(np.log2(len(words))) + 6
     marked = np.flatnonzero(np.unpackbits(words.view(np.uint8), bitorder="little"))
     want = repeated_slots([sketches[r].values.to_numpy() for r in np.flatnonzero(first)], bits)
@@ -262,14 +263,14 @@ def test_prefix_candidates_with_any_share_match_single_machine(
     share, and whether every task reads the whole table or each partition gets its own. (With a
     share, both mark the hashes more than one text may hold on every text: Dask's marks are exact
     with each partition's own table, and so are the single machine's here.)"""
-    from neardup import pipeline
+    from neardup import prefix_lists
 
-    monkeypatch.setattr(ndd, "RARITY_SHARE", share)
-    monkeypatch.setattr(pipeline, "RARITY_FRACTION", share)
+    monkeypatch.setattr(rarity, "RARITY_SHARE", share)
+    monkeypatch.setattr(prefix_lists, "RARITY_FRACTION", share)
     if not exact:
-        monkeypatch.setattr(pipeline, "EXACT_HASHES", 0)
+        monkeypatch.setattr(prefix_lists, "EXACT_HASHES", 0)
     if not whole:
-        monkeypatch.setattr(ndd, "RARITY_TABLE", 0)
+        monkeypatch.setattr(rarity, "RARITY_TABLE", 0)
     texts = debian["text"].tolist()
     texts += texts[::7]  # copies in other partitions
     frame = pd.DataFrame({"id": range(len(texts)), "text": texts})
@@ -285,11 +286,11 @@ def _exact_marks_on_one_machine(monkeypatch, texts: list[str]) -> None:
     """Makes the single machine rank ``texts`` as Dask does with each partition's own table: the
     hashes two texts or more hold (each text once), counted with a Counter, count 1 in its table
     where the sample leaves them out, and no slot is marked."""
-    from neardup import pipeline
+    from neardup import prefix_lists
 
     whole = _rarity_frame(texts)
     keys = whole["key"].to_numpy(np.uint64)
-    sketches = ndd._sketch_array(whole["sketch"])
+    sketches = digest._sketch_array(whole["sketch"])
     held_by = Counter(
         h
         for r in np.unique(keys, return_index=True)[1]
@@ -297,7 +298,7 @@ def _exact_marks_on_one_machine(monkeypatch, texts: list[str]) -> None:
         if h < 1 << 63
     )
     repeated = np.array(sorted(h for h, n in held_by.items() if n >= 2), np.uint64)
-    sampled = pipeline.frequent
+    sampled = prefix_lists.frequent
 
     def frequent(hashes: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         table, counted = sampled(hashes, counts)
@@ -307,8 +308,8 @@ def _exact_marks_on_one_machine(monkeypatch, texts: list[str]) -> None:
         return hashes[order], np.concatenate([counted, np.ones(len(more), np.uint32)])[order]
 
     assert len(repeated) > 100
-    monkeypatch.setattr(pipeline, "frequent", frequent)
-    monkeypatch.setattr(pipeline.PrefixLists, "_repeats", lambda self: None)
+    monkeypatch.setattr(prefix_lists, "frequent", frequent)
+    monkeypatch.setattr(prefix_lists.PrefixLists, "_repeats", lambda self: None)
 
 
 def _by_prefix(frame: pd.DataFrame) -> tuple[Any, Any, dict]:
@@ -329,15 +330,15 @@ def test_no_marks_past_one_hash_a_slot_of_the_largest_tables(client, debian, mon
     """Past one hash a slot of the largest tables (here made 2^16 slots), neither Dask nor one
     machine marks repeated hashes: both rank by the sample alone, and list the same prefix
     pairs, more than with the marks."""
-    from neardup import _core, pipeline
+    from neardup import _core, prefix_lists
 
     texts = debian["text"].tolist()
     frame = pd.DataFrame({"id": range(len(texts)), "text": texts})
-    monkeypatch.setattr(ndd, "RARITY_SHARE", 5)
-    monkeypatch.setattr(pipeline, "RARITY_FRACTION", 5)
-    monkeypatch.setattr(pipeline, "EXACT_HASHES", 0)
+    monkeypatch.setattr(rarity, "RARITY_SHARE", 5)
+    monkeypatch.setattr(prefix_lists, "RARITY_FRACTION", 5)
+    monkeypatch.setattr(prefix_lists, "EXACT_HASHES", 0)
     marked = neardup.dedup(texts, candidates="prefix")
-    monkeypatch.setattr(ndd, "MARK_BITS", 16)
+    monkeypatch.setattr(rarity, "MARK_BITS", 16)
     monkeypatch.setattr(_core, "REPEATS_MOST_BITS", 16)
     plain = neardup.dedup(texts, candidates="prefix")
     kept, table, stats = _by_prefix(frame)
@@ -357,22 +358,22 @@ def test_the_workers_let_go_of_the_rarity_table_once_the_candidates_are_listed(c
     # module).
     def record() -> None:
         """Each time the worker lets go of the whole table, how many it held then."""
-        forget = ndd._forget_tables
+        forget = rarity._forget_tables
         held: list[int] = []
 
         def recorded() -> None:
-            held.append(ndd._shared_table.cache_info().currsize)
+            held.append(rarity._shared_table.cache_info().currsize)
             forget()
 
         recorded.held = held  # type: ignore[attr-defined]
         recorded.forget = forget  # type: ignore[attr-defined]
-        ndd._forget_tables = recorded
+        rarity._forget_tables = recorded
 
     def forgotten() -> tuple[list[int], int]:
         """What the worker held each time it let go of the table, and what it holds now."""
-        recorded = ndd._forget_tables
-        ndd._forget_tables = recorded.forget  # type: ignore[attr-defined]
-        return recorded.held, ndd._shared_table.cache_info().currsize  # type: ignore[attr-defined]
+        recorded = rarity._forget_tables
+        rarity._forget_tables = recorded.forget  # type: ignore[attr-defined]
+        return recorded.held, rarity._shared_table.cache_info().currsize  # type: ignore[attr-defined]
 
     frame = pd.DataFrame({"id": range(len(debian)), "text": debian["text"]})
     client.run(record)
@@ -661,17 +662,19 @@ def test_cli_dask_scratch_folder_holds_the_run_and_is_emptied(
 ):
     """--scratch: the digests and intermediate tables go to that folder (made if missing) while
     the run lasts, and are removed after it; the kept rows are the single machine's."""
-    import neardup.dask_spill
+    import neardup.dask.spill
 
     seen: list[str] = []
-    real = neardup.dask_spill.spill
+    real = neardup.dask.spill.spill
 
     def spy(frame, folder, name):
         out = real(frame, folder, name)
         seen.append(sorted(os.listdir(folder)))
         return out
 
-    monkeypatch.setattr(neardup.dask, "spill", spy)
+    for module in (driver, rarity, components):  # every step of neardup.dask that spills a table
+        assert module.spill is real
+        monkeypatch.setattr(module, "spill", spy)
     scratch = tmp_path / "scratch" / "run"
     code, _, _ = run(
         capsys,
@@ -799,14 +802,14 @@ def test_the_workers_hold_no_intermediate_table(client, debian, monkeypatch, can
     memory holds one result per input partition (the rows removed or with a partner) and
     nothing else: the per-row table, the candidate and verified pairs, the rarity tables and
     the labels lie in the scratch folder, not in the workers' memory."""
-    real = ndd._wait
+    real = driver._wait
     held: list = []
 
     def spy(collection):
         real(collection)
         held.extend(key for key, workers in client.who_has().items() if workers)
 
-    monkeypatch.setattr(ndd, "_wait", spy)
+    monkeypatch.setattr(driver, "_wait", spy)  # the name the driver calls (cluster.py defines it)
     ddf = dd.from_pandas(debian, npartitions=5)
     kept, table = ndd.dedup(
         ddf, id_field="id", clusters=True, max_pairs=None, candidates=candidates
@@ -908,7 +911,9 @@ def test_pair_nodes_gives_each_pair_once_and_opens_each_partition_once():
         assert (np.diff(rows) > 0).all() and rows.min() >= 0 and rows.max() < counts[j]
         return rows + starts[j]
 
-    a, b, at_a, at_b, pieces = ndd._pair_nodes(pd.DataFrame({"a": x, "b": y}), starts, take)
+    a, b, at_a, at_b, pieces = verification._pair_nodes(
+        pd.DataFrame({"a": x, "b": y}), starts, take
+    )
     want = sorted({(min(p, q), max(p, q)) for p, q in zip(x.tolist(), y.tolist())})
     assert list(zip(a.tolist(), b.tolist())) == want
     assert sorted(taken) == sorted(set(taken))  # each partition read once
@@ -942,7 +947,9 @@ def test_verify_part_checks_each_pair_once_where_the_sketches_lie(tmp_path, debi
     hasher = neardup.Simhasher()
     for i, (start, count) in enumerate(zip(starts.tolist(), counts)):
         part = pd.DataFrame({"text": texts[start : start + count]})
-        ndd._digest_part(part, "text", None, hasher, 3, str(tmp_path), partition_info={"number": i})
+        digest._digest_part(
+            part, "text", None, hasher, 3, str(tmp_path), partition_info={"number": i}
+        )
     pairs = np.random.default_rng(3).integers(0, len(texts), (3_000, 2))
     pairs = pairs[pairs[:, 0] != pairs[:, 1]]
     # Every family's pairs too, so that some pass.
@@ -958,17 +965,17 @@ def test_verify_part_checks_each_pair_once_where_the_sketches_lie(tmp_path, debi
     x = np.concatenate([pairs[:, 0], [p for p, _ in extra]])
     y = np.concatenate([pairs[:, 1], [q for _, q in extra]])
     threshold = 0.5
-    got, compared = ndd._verify_part(
+    got, compared = verification._verify_part(
         pd.DataFrame({"a": x, "b": y}), [0, 1, 2], starts, str(tmp_path), threshold
     )
 
-    digests = kernels.digest_batch(texts, hasher, shingle=3, size=ndd.SKETCH_SIZE)
+    digests = kernels.digest_batch(texts, hasher, shingle=3, size=SKETCH_SIZE)
     sketches = digests.column("sketch")
     distinct = np.array(sorted({(min(p, q), max(p, q)) for p, q in zip(x.tolist(), y.tolist())}))
     jaccard = kernels.verify_rows(sketches, distinct[:, 0], sketches, distinct[:, 1])
     sizes = np.array([len(s) for s in sketches.to_pylist()])
-    cut = (sizes[distinct[:, 0]] >= ndd.SKETCH_SIZE) | (sizes[distinct[:, 1]] >= ndd.SKETCH_SIZE)
-    band = in_band(jaccard, cut, threshold, ndd.SKETCH_SIZE)
+    cut = (sizes[distinct[:, 0]] >= SKETCH_SIZE) | (sizes[distinct[:, 1]] >= SKETCH_SIZE)
+    band = in_band(jaccard, cut, threshold, SKETCH_SIZE)
     near = (jaccard >= threshold) | band
     assert cut.any() and near.sum() >= 24
     want = {
@@ -995,7 +1002,7 @@ def test_prefix_stats_count_each_verified_pair_once(client, debian, npartitions)
     from neardup import kernels
 
     texts = debian["text"].tolist()
-    digests = kernels.digest_batch(texts, neardup.Simhasher(), shingle=3, size=ndd.SKETCH_SIZE)
+    digests = kernels.digest_batch(texts, neardup.Simhasher(), shingle=3, size=SKETCH_SIZE)
     heads = np.flatnonzero(
         ~digests.select(["key", "key_hi", "fingerprint"]).to_pandas().duplicated().to_numpy()
     )

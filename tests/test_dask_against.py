@@ -1,4 +1,4 @@
-"""neardup.dask_against: a dask DataFrame deduplicated against a dedup index gives the single
+"""neardup.dask.against: a dask DataFrame deduplicated against a dedup index gives the single
 machine's answer (neardup.dedup(..., against=)) for any partitioning, updates included."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ dd = pytest.importorskip("dask.dataframe")
 import neardup  # noqa: E402
 from brute import family_corpus  # noqa: E402
 from neardup import DedupIndex  # noqa: E402
-from neardup.dask_against import dedup_against  # noqa: E402
+from neardup.dask.against import dedup_against  # noqa: E402
 
 
 def corpus(tmp_path):
@@ -75,13 +75,13 @@ def test_workers_in_processes_open_the_index_themselves(tmp_path):
 
     index, new = corpus(tmp_path)
     single = neardup.dedup(new.to_dict("records"), against=index, id_field="u")
-    neardup.dask_against._OPENED.clear()  # earlier tests ran partitions in this process
+    neardup.dask.against._OPENED.clear()  # earlier tests ran partitions in this process
     with local_cluster(2) as cluster, distributed.Client(cluster) as client:
         kept, table = dedup_against(
             dd.from_pandas(new, npartitions=5), str(tmp_path / "a.ndx"), id_field="u", clusters=True
         )
         t = table.compute()
-        opened = client.run(lambda: [key[0] for key in neardup.dask_against._OPENED])
+        opened = client.run(lambda: [key[0] for key in neardup.dask.against._OPENED])
         assert kept.compute()["u"].tolist() == [i for i, k in zip(single.ids, single.keep) if k]
     assert t["kept"].tolist() == single.keep.tolist()
     assert t["kept_id"].tolist() == [
@@ -91,7 +91,7 @@ def test_workers_in_processes_open_the_index_themselves(tmp_path):
     assert t["in_index"].tolist() == single.in_index.tolist()
     paths = [p for got in opened.values() for p in got]
     assert paths and set(paths) == {str(tmp_path / "a.ndx")}
-    assert neardup.dask_against._OPENED == {}  # the client opened nothing of its own
+    assert neardup.dask.against._OPENED == {}  # the client opened nothing of its own
 
 
 def test_the_command_deduplicates_against_an_index_on_dask(tmp_path):

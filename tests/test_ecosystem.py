@@ -50,7 +50,7 @@ def test_a_dataset_keeps_the_rows_of_the_same_texts_as_a_list(datasets, docs, ex
 
 
 def test_a_dataset_is_read_in_its_row_order_and_in_arrow_batches(datasets, docs, monkeypatch):
-    module = sys.modules["neardup.dedup"]
+    module = sys.modules["neardup.sources"]  # the Dataset's reader (the input adapter)
 
     ds = datasets.Dataset.from_dict({"body": docs, "stars": [len(t) % 7 for t in docs]})
     order = list(range(len(docs)))[::-1]
@@ -64,6 +64,7 @@ def test_a_dataset_is_read_in_its_row_order_and_in_arrow_batches(datasets, docs,
 
     monkeypatch.setattr(module, "iter_docs", spy)
     monkeypatch.setattr(module, "CHUNK_SIZE", 7)  # several batches from this small Dataset
+    monkeypatch.setattr(sys.modules["neardup.dedup"], "CHUNK_SIZE", 7)  # and chunks of the dedup
     result = neardup.dedup(shuffled, text_field="body", keep=lambda doc: doc["stars"])
     monkeypatch.undo()
     reordered = [docs[r] for r in order]

@@ -1,6 +1,6 @@
 """The pairs of one task's prefix rows (neardup.kernels.pairs_in_runs), the Jaccard of sketches
 lying in several buffers (the core's sketch_jaccard_parts) and the rows moved through the
-scratch folder (neardup.dask_exchange), each against a brute-force computation."""
+scratch folder (neardup.dask.exchange), each against a brute-force computation."""
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neardup import _core, kernels
-from neardup.dask import _pair_blocks, _routed_part
-from neardup.dask_exchange import destinations, discard, exchange
-from neardup.dask_spill import spill_file
+from neardup.dask.exchange import destinations, discard, exchange
+from neardup.dask.spill import spill_file
+from neardup.dask.verification import _pair_blocks, _routed_part
 
 
 def _brute_pairs(hashes, nodes, cap):

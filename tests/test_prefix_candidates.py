@@ -15,7 +15,7 @@ import neardup
 import reference
 from brute import fmix64, star_oracle, verified_near
 from neardup import _core
-from neardup.pipeline import RARITY_SAMPLE, frequent
+from neardup.prefix_lists import RARITY_SAMPLE, frequent
 
 
 def corpus(seed: int, families: int, longest: int) -> list[str]:
@@ -78,13 +78,15 @@ def test_pairs_beyond_any_k_are_found_and_fewer_pairs_compared():
 def test_an_order_counted_on_a_sample_gives_the_same_stars(monkeypatch, seed):
     # Past EXACT_HASHES (or below EXACT_MEAN) the order is the one counted on one text in 16
     # during the first pass: other candidates, the same stars.
-    from neardup import pipeline
+    from neardup import prefix_lists
 
     docs = corpus(seed, 40, 120)
     kept, jaccard = all_pairs_stars(docs, 0.8)
-    monkeypatch.setattr(pipeline, "EXACT_MEAN", 0)  # counted on every text, whatever their length
+    monkeypatch.setattr(
+        prefix_lists, "EXACT_MEAN", 0
+    )  # counted on every text, whatever their length
     exact = neardup.dedup(docs, candidates="prefix")
-    monkeypatch.setattr(pipeline, "EXACT_HASHES", 0)
+    monkeypatch.setattr(prefix_lists, "EXACT_HASHES", 0)
     sampled = neardup.dedup(docs, candidates="prefix")
     for result in (exact, sampled):
         assert result.kept_row.tolist() == kept
@@ -98,15 +100,15 @@ def test_the_order_counted_on_every_text_counts_every_text(monkeypatch, piece):
     # or more; in one piece, or in many ranges of values.
     from collections import Counter
 
-    from neardup import pipeline
+    from neardup import prefix_lists
     from neardup.hasher import Simhasher
     from neardup.verify import Sketches
 
-    monkeypatch.setattr(pipeline, "COUNT_PIECE", piece)
+    monkeypatch.setattr(prefix_lists, "COUNT_PIECE", piece)
     sketches = Sketches(Simhasher(), 3)
     docs = corpus(4, 30, 60)
     sketches.add(np.arange(len(docs)), docs)
-    lists = pipeline.PrefixLists(0.8, sketches)
+    lists = prefix_lists.PrefixLists(0.8, sketches)
     _, starts, ends, hashes = sketches.parts()
     lists.hashes = int(hashes.size)
     held = Counter(
@@ -123,7 +125,7 @@ def test_sampled_counts_gathered_piece_by_piece_add_up_by_hash():
     # added up by hash, whatever order the pieces merge in; a count is held at 2**32 - 1.
     from collections import Counter
 
-    from neardup.pipeline import _merged
+    from neardup.prefix_lists import _merged
 
     rng = np.random.default_rng(5)
     pieces = []
@@ -338,7 +340,7 @@ def test_repeats_cut_the_candidates_of_hashes_the_sample_misses(monkeypatch):
             near[3] = "edited"
             docs.append(" ".join(near))
     marked = neardup.dedup(docs, candidates="prefix")
-    monkeypatch.setattr(neardup.pipeline.PrefixLists, "_repeats", lambda self: None)
+    monkeypatch.setattr(neardup.prefix_lists.PrefixLists, "_repeats", lambda self: None)
     sampled = neardup.dedup(docs, candidates="prefix")
     assert marked.kept_row.tolist() == sampled.kept_row.tolist()
     assert marked.jaccard.tolist() == sampled.jaccard.tolist()

@@ -31,7 +31,6 @@ from typing import Any
 import numpy as np
 
 from . import dedup_index
-from .dedup import check_corpus_arguments
 from .dedup_index import (  # noqa: F401 (the index's names, also reachable from here)
     DEFAULT_SKETCH_BITS,
     DEFAULT_SKETCH_BYTES,
@@ -46,6 +45,7 @@ from .dedup_index import (  # noqa: F401 (the index's names, also reachable from
 from .hasher import Simhasher
 from .index import DEFAULT_MAX_PAIRS
 from .paths import locked
+from .sources import check_corpus_arguments
 
 __all__ = ["dedup_against"]
 __all__ += dedup_index.__all__

@@ -19,7 +19,6 @@ import numpy as np
 
 from . import _core
 from .chunks import count_docs, in_chunks
-from .dedup import _documents, check_corpus_arguments
 from .digest import key_words
 from .errors import IndexFormatError
 from .hasher import Simhasher
@@ -28,6 +27,7 @@ from .index_kinds import dedup_index_error
 from .io.outputs import check_replaceable, write_atomically
 from .pipeline import THRESHOLD, THRESHOLD_K, FirstPass
 from .progress import progress_bar
+from .sources import _documents, check_corpus_arguments
 from .validate import check_k, integer
 from .verify import check_threshold
 

@@ -80,7 +80,6 @@ from typing import Any
 import numpy as np
 
 from .chunks import CHUNK_SIZE, count_docs, in_chunks
-from .dedup import _documents, check_corpus_arguments
 from .deprecation import renamed
 from .hasher import Simhasher
 from .pair_sample import (
@@ -102,6 +101,7 @@ from .pair_sample import (
 )
 from .pipeline import FirstPass
 from .progress import log, progress_bar
+from .sources import _documents, check_corpus_arguments
 from .tune_result import TARGET_PRECISION, TARGET_RECALL, TuneResult, TuneRow
 from .validate import integer
 

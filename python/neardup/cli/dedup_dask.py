@@ -170,7 +170,7 @@ def _dedup_on_dask(
         from distributed import Client
 
         from .. import dask as neardup_dask
-        from .. import dask_against
+        from ..dask import against as dask_against
     except ImportError:
         raise MissingExtraError(
             "--scheduler and --workers need Dask: pip install 'neardup[dask]'"

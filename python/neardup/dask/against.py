@@ -46,17 +46,12 @@ import pandas as pd
 from neardup import _core
 from neardup.against import DedupIndex, _digest_docs
 from neardup.batches import check_texts
-from neardup.dask import (
-    _check_frame,
-    _digest_file,
-    _find,
-    _frame,
-    _number,
-    _pair_nodes,
-    _read_columns,
-    _wait,
-)
-from neardup.dask_spill import read_back, remove_spilled, write_table
+from neardup.dask.cluster import _wait
+from neardup.dask.digest import _check_frame, _digest_file, _read_columns
+from neardup.dask.driver import _find
+from neardup.dask.frames import _frame, _number
+from neardup.dask.spill import read_back, remove_spilled, write_table
+from neardup.dask.verification import _pair_nodes
 from neardup.dedup_index import _id_values
 from neardup.index import DEFAULT_MAX_PAIRS
 from neardup.paths import locked

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from neardup.dask_spill import PREFIX, conform, read_back, scratch_write, spill_file, write_table
+from neardup.dask.spill import PREFIX, conform, read_back, scratch_write, spill_file, write_table
 
 
 def _bounds_file(folder: str, name: str, i: int) -> str:

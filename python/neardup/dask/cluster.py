@@ -1,0 +1,59 @@
+"""The cluster a Dask dedup runs on: :func:`local_cluster` makes one on this machine,
+:func:`_client` finds the distributed client, if any, and :func:`_wait` waits there for a
+persisted result."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..validate import integer
+
+
+def local_cluster(workers: int = 2, **options: Any) -> Any:
+    """A ``distributed.LocalCluster`` of ``workers`` processes, one thread each, every port on
+    127.0.0.1 and chosen by the system, no dashboard (use it in a ``with`` block); ``options``
+    go to ``LocalCluster`` (``processes=False``: worker threads in this process)."""
+    import logging
+
+    from distributed import LocalCluster
+
+    settings: dict[str, Any] = dict(
+        n_workers=integer(workers, "workers", minimum=1),
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address="127.0.0.1:0",
+        worker_dashboard_address="127.0.0.1:0",
+        scheduler_kwargs={"dashboard": False},
+        silence_logs=logging.ERROR,
+    )
+    settings.update(options)
+    if not settings["processes"]:
+        settings.setdefault("protocol", "tcp")  # threads in this process, still on 127.0.0.1
+    return LocalCluster(**settings)
+
+
+def _client() -> Any:
+    """The distributed client this run computes on, or None (no distributed, or a local
+    scheduler)."""
+    try:
+        from distributed import get_client
+
+        return get_client()
+    except (ImportError, ValueError):
+        return None
+
+
+def _wait(collection: Any) -> None:
+    """Until a persisted collection is computed (the digests it reads are then let go of); then
+    a copy of each of its partitions on a second worker, so that losing one worker loses none
+    (they cannot be computed again once the digests are gone; they are small: only the rows
+    removed or with a copy or a partner)."""
+    client = _client()
+    if client is None:
+        return
+    from distributed import futures_of, wait
+
+    wait(collection)
+    if len(client.scheduler_info().get("workers", {})) > 1:
+        client.replicate(futures_of(collection), n=2)
