@@ -196,7 +196,7 @@ def test_every_driver_agrees_against_an_index(tmp_path, capsys, name):
     assert code == 0, err
     assert from_table([json.loads(x) for x in table.read_text().splitlines()]) == want
 
-    from neardup.dask_against import dedup_against
+    from neardup.dask.against import dedup_against
 
     frame = dd.from_pandas(pd.DataFrame(new), npartitions=3)
     kept, rows = dedup_against(frame, str(path), id_field="id", clusters=True, **options)

@@ -109,7 +109,7 @@ def _dedup_on_dask(
 ) -> None:
     """`neardup dedup` on Dask: INPUT, OUTPUT and --clusters are folders of partitions. With
     ``against`` (a dedup index every worker can read at its path), the documents are
-    deduplicated against it (:func:`neardup.dask_against.dedup_against`)."""
+    deduplicated against it (:func:`neardup.dask.against.dedup_against`)."""
     input, sample, fmt = source.input, source.sample, source.fmt
     text_field, id_field, on_error = source.text_field, source.id_field, source.on_error
     if scheduler is not None and workers is not None:
