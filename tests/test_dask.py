@@ -33,7 +33,7 @@ from computed import computed
 from conftest import SAMPLE
 from near_threshold import WITHIN_K8, band_corpus, pairs_within_k8, random_words
 from neardup import batches
-from neardup.dask import components, digest, driver, frames, rarity, verification
+from neardup.dask import components, digest, frames, rarity, steps, verification
 from neardup.verify import SKETCH_SIZE, THRESHOLD_K
 
 
@@ -672,7 +672,7 @@ def test_cli_dask_scratch_folder_holds_the_run_and_is_emptied(
         seen.append(sorted(os.listdir(folder)))
         return out
 
-    for module in (driver, rarity, components):  # every step of neardup.dask that spills a table
+    for module in (steps, rarity, components):  # every module of neardup.dask that spills a table
         assert module.spill is real
         monkeypatch.setattr(module, "spill", spy)
     scratch = tmp_path / "scratch" / "run"
@@ -732,7 +732,7 @@ def test_dedup_stats_count_the_stages(client, debian, caplog, capsys):
             progress=True,
             candidates="fingerprint",  # the candidate pairs counted below are fingerprints'
         )
-    # tqdm's bar of the five stages went to stderr and reached its end.
+    # tqdm's bar of the six steps went to stderr and reached its end.
     assert "neardup dask dedup: 100%" in capsys.readouterr().err
     # The neardup logger says what it did: the stages at DEBUG, the figures at INFO.
     (done,) = [r for r in caplog.records if r.levelno == logging.INFO]
@@ -743,7 +743,8 @@ def test_dedup_stats_count_the_stages(client, debian, caplog, capsys):
     )
     stages = [r.getMessage().split(" in ")[0] for r in caplog.records if r.levelno == logging.DEBUG]
     assert [s for s in stages if s.startswith("dask dedup: ")] == [
-        f"dask dedup: {s}" for s in ("digest", "candidates", "verify", "components", "stars")
+        f"dask dedup: {s}"
+        for s in ("digest", "copies", "candidates", "verify", "components", "stars")
     ]
     fps = neardup.Simhasher().fingerprint_many(debian["text"].tolist())
     assert stats["documents"] == len(debian)
@@ -802,14 +803,14 @@ def test_the_workers_hold_no_intermediate_table(client, debian, monkeypatch, can
     memory holds one result per input partition (the rows removed or with a partner) and
     nothing else: the per-row table, the candidate and verified pairs, the rarity tables and
     the labels lie in the scratch folder, not in the workers' memory."""
-    real = driver._wait
+    real = steps._wait
     held: list = []
 
     def spy(collection):
         real(collection)
         held.extend(key for key, workers in client.who_has().items() if workers)
 
-    monkeypatch.setattr(driver, "_wait", spy)  # the name the driver calls (cluster.py defines it)
+    monkeypatch.setattr(steps, "_wait", spy)  # the name the steps call (cluster.py defines it)
     ddf = dd.from_pandas(debian, npartitions=5)
     kept, table = ndd.dedup(
         ddf, id_field="id", clusters=True, max_pairs=None, candidates=candidates

@@ -178,11 +178,13 @@ def dedup(
         first.finish()
         fps, keys = first.fingerprints, first.keys
         n = len(fps)
+        # The steps of neardup.stages.LOCAL, each timed as seconds_<step>.
+        timed = {"seconds_digest": time.perf_counter() - start}
         log.debug(
-            "dedup: fingerprinted %d documents (%d bytes) in %.3f s",
+            "dedup: digest of %d documents (%d bytes) in %.3f s",
             n,
             texts.nbytes,
-            time.perf_counter() - start,
+            timed["seconds_digest"],
         )
         if bar is not None:
             bar.set_postfix_str("clustering", refresh=True)
@@ -192,10 +194,11 @@ def dedup(
             fps, keys, k, threads, first.short, threshold, max_pairs, first.prefixes
         )
         order = keep_order(keep, n, lengths, doc_at, lambda: related_rows(fps, keys, found))
+        timed["seconds_candidates"] = time.perf_counter() - stage
         log.debug(
-            "dedup: candidates within k=%d and the keep order in %.3f s",
-            k,
-            time.perf_counter() - stage,
+            "dedup: candidates (%s) and the keep order in %.3f s",
+            "prefixes" if use_prefixes else f"fingerprints within k={k}",
+            timed["seconds_candidates"],
         )
         stage = time.perf_counter()
         evidence: dict[str, Any] = {}
@@ -205,10 +208,11 @@ def dedup(
             else None
         )
         kept, jaccard = stars(found, order, threshold, first.sketches, None, whole, evidence)  # type: ignore[arg-type]
+        timed["seconds_stars"] = time.perf_counter() - stage
         log.debug(
-            "dedup: stars (%s) in %.3f s",
+            "dedup: stars, verified as they are taken (%s) in %.3f s",
             "fingerprints only" if threshold is None else f"Jaccard >= {threshold:g}",
-            time.perf_counter() - stage,
+            timed["seconds_stars"],
         )
         if bar is not None:
             bar.set_postfix_str("done", refresh=True)
@@ -229,6 +233,7 @@ def dedup(
         "bytes": texts.nbytes,
         "seconds": seconds,
         "mb_per_s": texts.nbytes / seconds / 1e6 if seconds > 0 else 0.0,
+        **timed,
         **evidence,
     }
     result = DedupResult(fps, kept, jaccard, k, stats, ids, threshold)  # type: ignore[arg-type]
