@@ -12,7 +12,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +19,7 @@ import pytest
 
 import neardup
 from neardup.against import dedup_against
+from stopping import interrupt_after
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX limits and signals")
 
@@ -201,22 +201,13 @@ SEARCH = textwrap.dedent("""
 
 @pytest.mark.parametrize("call", ["query_many", "find_all"])
 def test_ctrl_c_stops_the_search_of_dense_fingerprints(call):
-    with subprocess.Popen(
-        [sys.executable, "-c", SEARCH, call],
-        stdout=subprocess.PIPE,
-        text=True,
+    line, latency = interrupt_after(
+        SEARCH,
+        call,
+        wait=1.0,
+        timeout=120,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    ) as child:
-        try:
-            assert child.stdout.readline().strip() == "ready"
-            time.sleep(1.0)
-            sent = time.monotonic()
-            child.send_signal(signal.SIGINT)
-            line = child.stdout.readline().strip()
-            child.wait(timeout=120)
-            latency = time.monotonic() - sent
-        finally:
-            child.kill()
+    )
     assert line == "interrupted", line
     # Not a speed bound: uninterrupted, either search runs for minutes (over 400 s on the 2-core
     # machine), and a check only at its end would answer the signal that late.

@@ -20,6 +20,8 @@ import time
 
 import pytest
 
+from stopping import interrupt_after
+
 pytestmark = pytest.mark.skipif(
     sys.platform == "win32", reason="SIGINT to a child process is POSIX"
 )
@@ -52,19 +54,8 @@ STOPPED = 10.0
 
 @pytest.mark.parametrize("call", ["cluster", "find_all", "stars"])
 def test_ctrl_c_stops_a_long_core_call(call):
-    with subprocess.Popen(
-        [sys.executable, "-c", CALL, call], stdout=subprocess.PIPE, text=True
-    ) as child:
-        try:
-            assert child.stdout.readline().strip() == "ready"
-            time.sleep(0.5)  # well into the call: it takes minutes at k=16 on a million
-            sent = time.monotonic()
-            child.send_signal(signal.SIGINT)
-            line = child.stdout.readline().strip()
-            child.wait(timeout=30)
-            latency = time.monotonic() - sent
-        finally:
-            child.kill()
+    # Well into the call: it takes minutes at k=16 on a million.
+    line, latency = interrupt_after(CALL, call, wait=0.5, timeout=30)
     assert line.startswith("interrupted"), line
     assert latency < STOPPED, f"{call}: {latency:.2f} s from SIGINT to exit"
 
@@ -96,19 +87,7 @@ def test_ctrl_c_stops_the_dedup_index_star_sweep_of_near_identical_texts():
     # sweep compares a kept text with most of the batch. It looked at Ctrl-C every 4,096 texts
     # (a minute of work here); it now looks by the work done. The signal comes 3 s in, when the
     # candidate search is over and the sweep has begun (it runs for a minute or more).
-    with subprocess.Popen(
-        [sys.executable, "-c", DENSE], stdout=subprocess.PIPE, text=True
-    ) as child:
-        try:
-            assert child.stdout.readline().strip() == "ready"
-            time.sleep(3)
-            sent = time.monotonic()
-            child.send_signal(signal.SIGINT)
-            line = child.stdout.readline().strip()
-            child.wait(timeout=60)
-            latency = time.monotonic() - sent
-        finally:
-            child.kill()
+    line, latency = interrupt_after(DENSE, wait=3, timeout=60)
     assert line.startswith("interrupted"), line
     assert latency < STOPPED, f"{latency:.2f} s from SIGINT to exit"
 
