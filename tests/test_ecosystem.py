@@ -119,7 +119,7 @@ def test_the_neardup_logger_says_what_a_dedup_did(docs, expected, caplog):
     stages = [
         r.getMessage() for r in caplog.records if r.levelno == logging.DEBUG and r.name == "neardup"
     ]
-    assert [m.split(" ")[1] for m in stages] == ["fingerprinted", "candidates", "stars"]
+    assert [m.split(" ")[1].rstrip(",") for m in stages] == ["digest", "candidates", "stars"]
 
 
 def test_nothing_is_logged_at_the_default_warning_level(docs, caplog):
