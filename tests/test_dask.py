@@ -430,8 +430,11 @@ def test_dedup_refuses_bad_arguments(debian):
         ndd.dedup(ddf, id_field="url")
     with pytest.raises(ValueError, match="k must be in 0..=16"):
         ndd.dedup(ddf, k=20)
-    with pytest.raises(ValueError, match="keep must be"):
+    with pytest.raises(ValueError, match="keep must be .* on Dask; a keep function needs"):
         ndd.dedup(ddf, keep=lambda doc: 1)
+    # Refused naming the driver and what to do instead.
+    with pytest.raises(ValueError, match="not supported on Dask: join the fields into one"):
+        ndd.dedup(ddf, hasher=neardup.Simhasher(fields={"text": 1.0, "id": 0.5}))
     with pytest.raises(TypeError, match="expected a dask DataFrame"):
         ndd.dedup(debian)
 

@@ -122,7 +122,8 @@ def dedup(
     hasher = _hasher(hasher)
     if hasher.fields is not None:
         raise ValueError(
-            "neardup.dask.dedup fingerprints one text column; hasher.fields is not supported"
+            "neardup.dask.dedup fingerprints one text column; hasher.fields is not supported "
+            "on Dask: join the fields into one column first, or run neardup.dedup on one machine"
         )
     _check_frame(ddf, text_field, id_field)
     ddf = ddf.clear_divisions()
