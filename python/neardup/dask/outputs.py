@@ -119,11 +119,3 @@ def _spread(found: Any, parts: list[int], partitions: int) -> Any:
     return dd.from_delayed(
         [by_part.get(i, empty) for i in range(partitions)], meta=meta, verify_meta=False
     )
-
-
-def neardup_result(
-    fps: np.ndarray, kept: np.ndarray, jaccard: np.ndarray, k: int, threshold: float | None
-) -> Any:
-    from neardup.dedup_result import DedupResult
-
-    return DedupResult(fps, kept, jaccard, k, {}, None, threshold)
