@@ -51,6 +51,7 @@ from neardup.dask.digest import _check_frame, _digest_file, _read_columns
 from neardup.dask.driver import _find
 from neardup.dask.frames import _frame, _number
 from neardup.dask.spill import read_back, remove_spilled, write_table
+from neardup.dask.steps import Run
 from neardup.dask.verification import _pair_nodes
 from neardup.dedup_index import _id_values
 from neardup.index import DEFAULT_MAX_PAIRS
@@ -520,7 +521,7 @@ def _match(
     # Without ids, the rows are told apart by their partition and row there (a column for the
     # steps' types only; the digests name the rows themselves).
     frame = ddf if id_field is not None else ddf.assign(**{ROW: np.int64(0)})
-    found, starts, counts = _find(
+    run = Run(
         frame,
         text_field,
         id_field if id_field is not None else ROW,
@@ -532,10 +533,13 @@ def _match(
         max_pairs,
         folder,
         record,
-        lambda name: log.debug("dask dedup against: %s in %.3f s", name, record[f"seconds_{name}"]),
         "fingerprint",
         digest_part=functools.partial(_search_part, path, k, threshold, max_pairs),
         verify_part=functools.partial(_verify_compact_part, index.sketch_bits),
+    )
+    found, starts, counts = _find(
+        run,
+        lambda name: log.debug("dask dedup against: %s in %.3f s", name, record[f"seconds_{name}"]),
     )
     partitions = len(counts)
     paths = [_scratch_file(folder, "against", i) for i in range(partitions)]

@@ -23,17 +23,10 @@ from neardup.stages import DASK
 
 from ..deprecation import renamed
 from ..validate import integer
-from .digest import (
-    _check_frame,
-    _digest_part,
-    _hasher,
-)
+from .digest import _check_frame, _hasher
 from .outputs import _empty_found, _output_part, _spread
 from .spill import remove_spilled
 from .steps import STEPS, Run
-from .verification import (
-    _verify_part,
-)
 
 
 @renamed(column="text_field", id_column="id_field")
@@ -93,9 +86,9 @@ def dedup(
             :class:`neardup.TooManyPairsError` naming their number. None: no limit.
         scratch: a folder every worker can read and write, for the digests while this runs
             (default: a temporary folder on this machine, which a local cluster shares).
-        progress: draw tqdm's bar of the five stages (digest, candidates, verify, components,
-            stars) when tqdm is installed; each stage's time goes to the ``neardup`` logger at
-            DEBUG either way.
+        progress: draw tqdm's bar of the steps of :data:`neardup.stages.DASK` (digest, copies,
+            candidates, verify, components, stars) when tqdm is installed; each step's time goes
+            to the ``neardup`` logger at DEBUG either way.
         candidates: ``"prefix"`` (the default) or ``"fingerprint"``, as in :func:`neardup.dedup`: with
             prefixes, the texts meet by a shuffle on the rarest hashes of their sketches (in
             the single machine's order, counted on one text in 16 of the corpus; each
@@ -139,7 +132,7 @@ def dedup(
     owned = scratch is None
     folder = tempfile.mkdtemp(prefix="neardup-dask-") if scratch is None else os.fspath(scratch)
     try:
-        found, starts, counts = _find(
+        run = Run(
             ddf,
             text_field,
             id_field,
@@ -151,9 +144,9 @@ def dedup(
             max_pairs,
             folder,
             record,
-            stage,
             candidates,
         )
+        found, starts, counts = _find(run, stage)
     finally:
         if bar is not None:
             bar.close()
@@ -200,49 +193,13 @@ def dedup(
     return kept_rows, table
 
 
-def _find(
-    ddf: Any,
-    text_field: str,
-    id_field: str | None,
-    keep: str,
-    k: int,
-    threshold: float | None,
-    shingle: int,
-    hasher: Simhasher,
-    max_pairs: int | None,
-    folder: str,
-    record: dict[str, Any],
-    stage: Callable[[str], None],
-    candidates: str = "fingerprint",
-    digest_part: Callable[..., pd.DataFrame] = _digest_part,
-    verify_part: Callable[..., tuple[pd.DataFrame, int]] = _verify_part,
-) -> tuple[Any, np.ndarray, np.ndarray]:
+def _find(run: Run, stage: Callable[[str], None]) -> tuple[Any, np.ndarray, np.ndarray]:
     """The per-row results of the documents that are removed or have copies or near-duplicates,
     one partition per input partition (indexed by global row, persisted on the workers), and
-    each input partition's first row and row count: the steps of :data:`neardup.stages.DASK`,
-    in order (:mod:`neardup.dask.steps`), each timed as ``seconds_<step>`` and reported to
-    ``stage``. ``digest_part`` and ``verify_part`` stand for the digest and verify stages'
-    maps (:mod:`neardup.dask.against` digests and verifies on compact sketches):
-    ``verify_part(pairs, parts, starts, folder, threshold)`` is called by each verify task, on
-    the candidate pairs routed to it (columns ``a`` and ``b``, global rows of any partitions,
-    repeats possible), and returns those it keeps, each once: (a, b, jaccard, band), and the
-    number of distinct pairs it compared."""
-    run = Run(
-        ddf,
-        text_field,
-        id_field,
-        keep,
-        k,
-        threshold,
-        shingle,
-        hasher,
-        max_pairs,
-        folder,
-        record,
-        candidates,
-        digest_part,
-        verify_part,
-    )
+    each input partition's first row and row count: the steps of :data:`neardup.stages.DASK`
+    over ``run``, in order (:mod:`neardup.dask.steps`), each timed as ``seconds_<step>`` and
+    reported to ``stage``."""
+    record = run.record
     for step in DASK:
         clock = time.perf_counter()
         STEPS[step.name](run)
@@ -258,5 +215,5 @@ def _find(
                 removed=0,
                 clusters=0,
             )
-            return _empty_found(ddf, id_field, len(run.counts)), run.starts, run.counts
+            return _empty_found(run.ddf, run.id_field, len(run.counts)), run.starts, run.counts
     return _spread(run.found, run.parts, len(run.counts)), run.starts, run.counts

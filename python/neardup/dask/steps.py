@@ -29,7 +29,7 @@ from .candidates import (
 )
 from .cluster import _wait
 from .components import _components
-from .digest import _digest_meta, _read_digest, _texts_meta, _texts_part
+from .digest import _digest_meta, _digest_part, _read_digest, _texts_meta, _texts_part
 from .exchange import discard, exchange
 from .frames import (
     _CHECKED_META,
@@ -56,7 +56,13 @@ from .stars import (
     _stars_meta,
     _stars_part,
 )
-from .verification import _checked_part, _exact_in_band, _routed_part, _unique_pairs_part
+from .verification import (
+    _checked_part,
+    _exact_in_band,
+    _routed_part,
+    _unique_pairs_part,
+    _verify_part,
+)
 
 __all__ = ["STEPS", "Run"]
 
@@ -77,8 +83,13 @@ class Run:
     folder: str
     record: dict[str, Any]
     candidates: str
-    digest_part: Callable[..., pd.DataFrame]
-    verify_part: Callable[..., tuple[pd.DataFrame, int]]
+    #: The digest and verify stages' maps (:mod:`neardup.dask.against` digests and verifies on
+    #: compact sketches): ``verify_part(pairs, parts, starts, folder, threshold)`` is called by
+    #: each verify task on the candidate pairs routed to it (columns ``a`` and ``b``, global rows
+    #: of any partitions, repeats possible) and returns those it keeps, each once (a, b,
+    #: jaccard, band), and the number of distinct pairs it compared.
+    digest_part: Callable[..., pd.DataFrame] = _digest_part
+    verify_part: Callable[..., tuple[pd.DataFrame, int]] = _verify_part
     #: Rows of each input partition, and each one's first global row.
     counts: Any = None
     starts: Any = None
