@@ -7,6 +7,7 @@ scratch, and the core at 10M documents.
     python benches/bench_against.py scale --index-corpus INDEX.jsonl --corpus NEW.jsonl [--tmp DIR] [--repeat R]
     python benches/bench_against.py shifted CORPUS.jsonl COPIES OUT.jsonl [--prefix FILE ...]
     python benches/bench_against.py core [--index-docs N] [--new-docs M]
+    python benches/bench_against.py halves [--corpus FILE.jsonl] [--truth FILE.tsv.gz] [--candidates prefix|fingerprint ...]
 
 - ``sketches``: for each compact sketch shape in ``SHAPES`` (bytes a document x bits per bin),
   on each corpus of the suite (``../benchdata/suite``, with its exact truth) and the first N
@@ -23,13 +24,29 @@ scratch, and the core at 10M documents.
   each other, with the same families inside), after the ``--prefix`` corpora.
 - ``core``: random fingerprints, keys and sketched 64-byte compact sketches straight into the
   core: the file's size, the time to open it, and the batch search of M new documents against N.
+- ``halves``: the recall of against mode as issue 45 defines it: the first half of a corpus
+  indexed (``DedupIndex.build``), the second half deduplicated against it; second-half documents
+  kept although a first-half document at exact word-3-shingle Jaccard >= 0.8 exists, beside the
+  same count in ``neardup.dedup`` of the whole corpus (default settings), and the ceiling: how many
+  of those second-half documents have such a partner whose compact-sketch Jaccard (the index's
+  estimate) reaches 0.8. Without ``--corpus``: every manual page of ``/usr/share/man`` (all
+  languages and sections, one document per file, gunzipped, roff stripped by
+  ``corpora.strip_roff``, empty pages and second paths to one file left out), sorted by path and
+  then shuffled with ``random.Random(HALVES_SEED)`` so that both halves mix sections and
+  languages, written to ``../benchdata/man-pages.jsonl`` with its exact truth (pairs at
+  J >= 0.5, ``man-pages.truth.tsv.gz``) and reused while ``man-pages.done`` is there. A given
+  corpus takes ``--truth`` (default ``FILE.truth.tsv.gz`` beside it), or its truth at 0.8 is
+  computed. ``--candidates`` runs against mode once per value given, passing it as
+  ``candidates=``; without it, once with the API's default.
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -41,6 +58,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+import corpora  # noqa: E402
 import synth  # noqa: E402
 
 DEFAULT_CORPUS = HERE.parent.parent / "benchdata" / "corpus-1000000-s0.jsonl"
@@ -433,6 +451,187 @@ def core(args: argparse.Namespace) -> None:
         )
 
 
+MAN_ROOT = Path("/usr/share/man")
+MAN_CORPUS = HERE.parent.parent / "benchdata" / "man-pages.jsonl"
+#: The shuffle of the manual pages, sorted by path, into corpus order.
+HALVES_SEED = 45
+#: The near-duplicate Jaccard of issue 45.
+NEAR = 0.8
+
+
+def _read_man(path: Path) -> str:
+    raw = path.read_bytes()
+    if path.suffix == ".gz":
+        raw = gzip.decompress(raw)
+    return raw.decode("utf-8", errors="replace")
+
+
+def build_man_pages(root: Path = MAN_ROOT, seed: int = HALVES_SEED) -> list[corpora.Doc]:
+    """Every manual page under ``root`` (all languages and sections), one document per file,
+    roff stripped: each file once (by its real path, so symbolic links add nothing), empty
+    pages (``.so`` redirections among them) left out, sorted by path, then shuffled."""
+    paths = sorted(
+        {
+            Path(os.path.realpath(Path(d) / f))
+            for d, _, files in os.walk(root)
+            for f in files
+            if (Path(d) / f).is_file()
+        }
+    )
+    pages = []
+    for path in paths:
+        try:
+            text = corpora.strip_roff(_read_man(path))
+        except (OSError, EOFError, gzip.BadGzipFile):
+            continue
+        if text.strip():
+            pages.append((str(path), text))
+    random.Random(seed).shuffle(pages)
+    return [corpora.Doc(f"man-{i:06d}", text, source) for i, (source, text) in enumerate(pages)]
+
+
+def _halves_inputs(
+    args: argparse.Namespace,
+) -> tuple[list[str], list[str], synth.Truth, float]:
+    """(ids, texts, exact truth, the least Jaccard it lists) of the corpus, the manual pages built
+    and cached if none given."""
+    corpus, truth_path = args.corpus, args.truth
+    if corpus is None:
+        corpus = MAN_CORPUS
+        truth_path = truth_path or corpus.with_name("man-pages.truth.tsv.gz")
+        if not corpus.with_name("man-pages.done").exists():
+            start = time.perf_counter()
+            docs = build_man_pages()
+            done = corpora.write_corpus(docs, corpus.parent, "man-pages")
+            print(
+                f"(built {corpus} and its truth: {done['documents']:,} pages, "
+                f"{done['pairs_50']:,} pairs at J >= 0.5, {time.perf_counter() - start:.0f} s)\n"
+            )
+    elif truth_path is None and corpus.with_name(corpus.stem + ".truth.tsv.gz").exists():
+        truth_path = corpus.with_name(corpus.stem + ".truth.tsv.gz")
+    ids, texts = synth.read_corpus(corpus)
+    if truth_path is not None:
+        return ids, texts, synth.load_truth(truth_path, ids), synth.LOOSE
+    start = time.perf_counter()
+    truth = synth.exact_truth(texts, NEAR, synth.neardup_shingles)
+    print(f"(exact truth at J >= {NEAR} computed in {time.perf_counter() - start:.0f} s)\n")
+    return ids, texts, truth, NEAR
+
+
+def _timed(run: Any) -> tuple[Any, float, float]:
+    """(result, wall seconds, CPU seconds of the process, every thread) of ``run()``."""
+    start, cpu = time.perf_counter(), time.process_time()
+    got = run()
+    return got, time.perf_counter() - start, time.process_time() - cpu
+
+
+def halves(args: argparse.Namespace) -> None:
+    """Against-mode recall (issue 45): the first half indexed, the second deduplicated against
+    it, beside the dedup of the whole corpus; and the ceiling the compact sketches set."""
+    import neardup
+    from neardup import _core
+    from neardup.dedup_index import _digest_docs
+
+    ids, texts, truth, floor = _halves_inputs(args)
+    n = len(texts)
+    cut = n // 2
+    a, b = truth.keys // max(n, 1), truth.keys % max(n, 1)  # a < b: b in the second half
+    across = (a < cut) & (b >= cut)
+    near = across & (truth.jaccard >= NEAR - 1e-9)
+    partners: dict[int, list[int]] = {}
+    for x, y in zip(a[near].tolist(), b[near].tolist()):
+        partners.setdefault(y, []).append(x)
+    with_partner = np.array(sorted(partners), dtype=np.int64)
+
+    def missed(keep: np.ndarray) -> int:
+        """Second-half documents (rows of ``keep``, from ``cut`` on) kept although a first-half
+        one at exact J >= 0.8 exists."""
+        return int(keep[with_partner - cut].sum()) if len(with_partner) else 0
+
+    label = args.corpus or MAN_CORPUS
+    print(f"### {label.name}: {n:,} documents, {os.cpu_count()} cores\n")
+    print(f"documents: first half (indexed) {cut:,}, second half {n - cut:,}")
+    print(
+        f"truth pairs across the halves: {int(across.sum()):,} at J >= {floor}, "
+        f"{int(near.sum()):,} at J >= {NEAR}"
+    )
+    print(f"second-half documents with a first-half partner at J >= {NEAR}: {len(partners):,}\n")
+    with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
+        path = Path(tmp) / "a.ndx"
+        index, wall, cpu = _timed(
+            lambda: neardup.DedupIndex.build(texts[:cut], path, ids=ids[:cut])
+        )
+        size = path.stat().st_size
+        print(
+            f"index build: {wall:.1f} s wall, {cpu:.1f} s CPU; {len(index):,} of {cut:,} first-half "
+            f"documents held ({index.sketch_bytes} bytes x {index.sketch_bits} bits, k = {index.k}); "
+            f"file {size:,} bytes: {size / max(len(index), 1):.1f} bytes per indexed document, "
+            f"{size / max(cut, 1):.1f} per first-half document"
+        )
+        held = set(index.ids)
+        in_index = sum(any(ids[x] in held for x in partners[y]) for y in partners)
+        print(
+            f"  (of the {len(partners):,}, {in_index:,} have a partner at J >= {NEAR} that the index "
+            "holds; the build's dedup removed the others' partners)"
+        )
+        second = [{"id": ids[r], "text": texts[r]} for r in range(cut, n)]
+        for candidates in args.candidates or [None]:
+            extra = {} if candidates is None else {"candidates": candidates}
+            name = "API default" if candidates is None else f"candidates={candidates!r}"
+            try:
+                got, wall, cpu = _timed(
+                    lambda extra=extra: neardup.dedup(second, against=index, **extra)
+                )
+            except (TypeError, ValueError) as err:
+                print(f"against mode, {name}: refused by the API ({err})")
+                continue
+            print(
+                f"against mode, {name}: {wall:.1f} s wall, {cpu:.1f} s CPU; removed {got.n_removed:,}; "
+                f"kept although a first-half partner at J >= {NEAR} exists: {missed(got.keep):,} "
+                f"of {len(partners):,}"
+            )
+    full, wall, cpu = _timed(lambda: neardup.dedup(texts))
+    print(
+        f"neardup.dedup of all (default settings): {wall:.1f} s wall, {cpu:.1f} s CPU; removed "
+        f"{int((~full.keep).sum()):,} of {n:,}; second-half documents kept although a first-half "
+        f"partner at J >= {NEAR} exists: {missed(full.keep[cut:]):,} of {len(partners):,}"
+    )
+    # The ceiling: the compact sketches made as the index makes them, compared as it compares.
+    rows = sorted({r for y, xs in partners.items() for r in (y, *xs)})
+    at = {r: i for i, r in enumerate(rows)}
+    sketches, _ = _digest_docs(
+        [texts[r] for r in rows],
+        index.hasher,
+        index.shingle,
+        index.sketch_bytes,
+        index.sketch_bits,
+        None,
+        None,
+        None,
+    )
+    words = index.sketch_bytes // 4
+    w = sketches.words.reshape(-1, words)
+    pairs = [(at[x], at[y]) for y, xs in partners.items() for x in xs]
+    ia = np.array([p[0] for p in pairs], np.int64)
+    ib = np.array([p[1] for p in pairs], np.int64)
+    estimate = _core.compact_jaccard(
+        np.ascontiguousarray(sketches.lens[ia]),
+        np.ascontiguousarray(w[ia].reshape(-1)),
+        np.ascontiguousarray(sketches.lens[ib]),
+        np.ascontiguousarray(w[ib].reshape(-1)),
+        words,
+        index.sketch_bits,
+    )
+    reached = {rows[i] for i in ib[estimate >= index.threshold].tolist()}
+    print(
+        f"ceiling: of the {len(partners):,} second-half documents with a first-half partner at "
+        f"exact J >= {NEAR}, {len(reached):,} have one whose compact-sketch Jaccard is >= "
+        f"{index.threshold:g} ({len(partners) - len(reached):,} have none: the sketch's error alone "
+        f"leaves them kept; {len(pairs):,} pairs, {int((estimate >= index.threshold).sum()):,} "
+        "estimated >= the threshold)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -467,8 +666,23 @@ def main() -> None:
     c.add_argument("--index-docs", type=int, default=10_000_000)
     c.add_argument("--new-docs", type=int, default=1_000_000)
     c.add_argument("--tmp", default=None)
+    v = sub.add_parser("halves")
+    v.add_argument(
+        "--corpus", type=Path, default=None, help="default: the manual pages of /usr/share/man"
+    )
+    v.add_argument("--truth", type=Path, default=None)
+    v.add_argument(
+        "--candidates",
+        nargs="+",
+        choices=["prefix", "fingerprint"],
+        default=None,
+        help="candidates= of the against run (one run per value); default: left out",
+    )
+    v.add_argument("--tmp", default=None)
     args = parser.parse_args()
-    {"sketches": sketches, "scale": scale, "shifted": shifted, "core": core}[args.what](args)
+    {"sketches": sketches, "scale": scale, "shifted": shifted, "core": core, "halves": halves}[
+        args.what
+    ](args)
 
 
 if __name__ == "__main__":
