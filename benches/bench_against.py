@@ -559,7 +559,9 @@ def halves(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
         path = Path(tmp) / "a.ndx"
         index, wall, cpu = _timed(
-            lambda: neardup.DedupIndex.build(texts[:cut], path, ids=ids[:cut])
+            lambda: neardup.DedupIndex.build(
+                texts[:cut], path, ids=ids[:cut], sketch_bytes=args.sketch_bytes
+            )
         )
         size = path.stat().st_size
         print(
@@ -677,6 +679,9 @@ def main() -> None:
         choices=["prefix", "fingerprint"],
         default=None,
         help="candidates= of the against run (one run per value); default: left out",
+    )
+    v.add_argument(
+        "--sketch-bytes", type=int, default=64, help="the index's sketch_bytes (default 64)"
     )
     v.add_argument("--tmp", default=None)
     args = parser.parse_args()

@@ -23,10 +23,14 @@ from neardup.cli import main
 from neardup.verify import THRESHOLD_K
 
 
-def oracle(docs: list[str], threshold: float = 0.8) -> tuple[list[int], list[float]]:
-    """Verified stars of ``docs`` in row order, by brute force (exact Jaccard of word 3-shingles)."""
+def oracle(
+    docs: list[str], threshold: float = 0.8, candidates: str = "fingerprint"
+) -> tuple[list[int], list[float]]:
+    """Verified stars of ``docs`` in row order, by brute force (exact Jaccard of word 3-shingles):
+    of the pairs within k with fingerprint candidates, of every pair with prefix candidates."""
     fps = np.array([reference.fingerprint(reference.normalize(t)) for t in docs], dtype=np.uint64)
-    return star_oracle(list(range(len(docs))), verified_near(docs, fps, THRESHOLD_K, threshold))
+    k = THRESHOLD_K if candidates == "fingerprint" else 64
+    return star_oracle(list(range(len(docs))), verified_near(docs, fps, k, threshold))
 
 
 def short_corpus(seed: int) -> list[str]:
@@ -57,14 +61,23 @@ def ids_of(kind: str | None, prefix: str, n: int) -> list | None:
 
 
 def check_against(
-    tmp_path: Path, docs: list[str], split: int, kind: str | None, sketch_bytes: int
+    tmp_path: Path,
+    docs: list[str],
+    split: int,
+    kind: str | None,
+    sketch_bytes: int,
+    candidates: str = "prefix",
 ) -> None:
     a_docs, b_docs = docs[:split], docs[split:]
     a_ids = ids_of(kind, "a", len(a_docs)) or list(range(len(a_docs)))
     b_ids = ids_of(kind, "b", len(b_docs)) or list(range(len(b_docs)))
-    kept, jac = oracle(docs)
+    kept, jac = oracle(docs, candidates=candidates)
     index = DedupIndex.build(
-        a_docs, tmp_path / "a.ndx", ids=a_ids if kind else None, sketch_bytes=sketch_bytes
+        a_docs,
+        tmp_path / "a.ndx",
+        ids=a_ids if kind else None,
+        sketch_bytes=sketch_bytes,
+        candidates=candidates,
     )
     # The index holds what a dedup of A keeps.
     assert index.ids == [a_ids[r] for r in range(split) if kept[r] == r]
@@ -82,20 +95,20 @@ def check_against(
         assert got.in_index[i] == (c < split), i
         assert got.duplicate_of[i] == (a_ids[c] if c < split else b_ids[c - split]), i
         assert got.jaccard[i] == np.float32(jac[g]), i
-    # ... which is also what the library's own dedup of A + B by fingerprint candidates says
-    # (the index is searched by fingerprint; prefix candidates may find pairs beyond k).
-    full = neardup.dedup(docs, candidates="fingerprint")
+    # ... which is also what the library's own dedup of A + B with the same candidates says.
+    full = neardup.dedup(docs, candidates=candidates)
     assert got.keep.tolist() == full.keep[split:].tolist()
     assert got.jaccard.tolist() == full.jaccard[split:].tolist()
     assert got.n_removed > 0 and got.in_index.any()
 
 
+@pytest.mark.parametrize("candidates", ["prefix", "fingerprint"])
 @pytest.mark.parametrize("kind", ["str", "int", None])
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_against_an_index_is_a_verified_dedup_of_both(tmp_path, kind, seed):
+def test_against_an_index_is_a_verified_dedup_of_both(tmp_path, kind, seed, candidates):
     docs = family_corpus(30, seed=seed)
     # 1,024 bytes keep up to 256 whole shingle hashes: these texts' Jaccards are exact.
-    check_against(tmp_path, docs, len(docs) // 2, kind, 1024)
+    check_against(tmp_path, docs, len(docs) // 2, kind, 1024, candidates)
 
 
 @pytest.mark.parametrize("seed", [4, 5])
@@ -296,7 +309,7 @@ def test_corrupt_and_foreign_files_raise_index_format_error(tmp_path):
         flipped[at] ^= 1 << rng.randrange(8)
         cases.append(bytes(flipped))
     newer = bytearray(good)
-    newer[8] = 4
+    newer[8] = 5
     cases.append(bytes(newer))
     olders = []
     for version in (1, 2):

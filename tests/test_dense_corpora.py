@@ -144,22 +144,32 @@ def test_the_candidates_of_dedup_refuse_dense_fingerprints_with_a_bound():
 def test_the_dedup_index_search_has_a_pair_limit(tmp_path):
     docs = near_identical(3000)
     empty = neardup.DedupIndex.build([], tmp_path / "empty.ndx")
+    by_fp = {"candidates": "fingerprint"}
     with pytest.raises(neardup.TooManyPairsError) as info:
-        dedup_against(docs, empty, max_pairs=1000)
+        dedup_against(docs, empty, max_pairs=1000, **by_fp)
     err = info.value
     assert err.at_least and err.limit == 1000 and err.count > 1000
     assert "candidate pairs of distinct fingerprints within k=" in str(err)
+    # With prefix candidates (the default) the limit bounds the pairs sharing a prefix hash,
+    # counted before any is compared: as many as the in-memory dedup lists.
+    with pytest.raises(neardup.TooManyPairsError) as info:
+        dedup_against(docs, empty, max_pairs=1000)
+    assert not info.value.at_least
+    assert info.value.count == neardup.dedup(docs).stats["prefix_pairs"]
     # Against an index of the same documents: pairs across, counted with those inside.
     index = neardup.DedupIndex.build(docs[:1500], tmp_path / "half.ndx", dedup=False)
-    with pytest.raises(neardup.TooManyPairsError):
-        dedup_against(docs[1500:], index, max_pairs=1000)
-    # Within the limit (or without one) the same search runs, and removes the near-duplicates.
-    kept = dedup_against(docs[1500:1600], index, max_pairs=None)
-    assert kept.keep.sum() < 100
+    for how in ({}, by_fp):
+        with pytest.raises(neardup.TooManyPairsError):
+            dedup_against(docs[1500:], index, max_pairs=1000, **how)
+        # Within the limit (or without one) the same search runs, and removes the
+        # near-duplicates.
+        kept = dedup_against(docs[1500:1600], index, max_pairs=None, **how)
+        assert kept.keep.sum() < 100
 
 
+@pytest.mark.parametrize("candidates", ["prefix", "fingerprint"])
 def test_index_build_of_near_identical_documents_refuses_instead_of_aborting(
-    tmp_path, monkeypatch, capsys
+    tmp_path, monkeypatch, capsys, candidates
 ):
     from command import run
     from neardup import dedup_index
@@ -171,8 +181,13 @@ def test_index_build_of_near_identical_documents_refuses_instead_of_aborting(
     # The default limit (100M) at a size CI can afford: the same path, a smaller limit.
     search = dedup_index.DedupIndex.search
     monkeypatch.setattr(search, "__kwdefaults__", {**search.__kwdefaults__, "max_pairs": 1000})
-    code, _, err = run(capsys, "index", "build", src, "-o", tmp_path / "x.ndx")
-    assert code == 2 and err.startswith("neardup: at least "), err
+    code, _, err = run(
+        capsys, "index", "build", src, "-o", tmp_path / "x.ndx", "--candidates", candidates
+    )
+    # Fingerprint pairs are counted until the limit; prefix pairs before any is compared.
+    listed = neardup.dedup(near_identical(3000)).stats["prefix_pairs"]
+    start = "neardup: at least " if candidates == "fingerprint" else f"neardup: {listed:,} "
+    assert code == 2 and err.startswith(start), err
     assert "candidate pairs" in err and not (tmp_path / "x.ndx").exists()
 
 

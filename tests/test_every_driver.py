@@ -160,8 +160,12 @@ def test_every_driver_gives_the_library_s_answer(tmp_path, capsys, name):
 AGAINST_OPTIONS = {
     "defaults": {},
     "threshold 0.9": {"threshold": 0.9},
+    "threshold 0.7 (below the postings': fingerprints)": {"threshold": 0.7},
     "k 4": {"k": 4},
     "no pair limit": {"max_pairs": None},
+    "prefix candidates": {"candidates": "prefix"},
+    "fingerprint candidates": {"candidates": "fingerprint"},
+    "fingerprint candidates k 4": {"candidates": "fingerprint", "k": 4},
 }
 
 

@@ -125,15 +125,21 @@ def test_against_refuses_another_shingle_on_the_command_line(split, tmp_path, ca
 
 
 @pytest.mark.parametrize("dask", [False, True], ids=["one machine", "dask"])
-def test_against_refuses_prefix_candidates_on_every_driver(split, tmp_path, capsys, dask):
-    _, new, path = split
+def test_an_index_without_postings_refuses_prefix_candidates_on_every_driver(
+    split, tmp_path, capsys, dask
+):
+    _, new, _ = split
+    plain = tmp_path / "plain.ndx"
+    DedupIndex.build([d["text"] for d in new], plain, candidates="fingerprint")
     source = tmp_path / "new.jsonl"
     write_jsonl(source, new)
     on = ["--workers", "2", "-o", tmp_path / "kept"] if dask else ["--dry-run"]
-    code, _, err = run(capsys, "dedup", source, "--against", path, "--candidates", "prefix", *on)
-    assert code == 2 and "--candidates prefix" in err, err
-    assert ("Dask" in err) == dask
+    code, _, err = run(capsys, "dedup", source, "--against", plain, "--candidates", "prefix", *on)
+    assert code == 2 and "no prefix postings" in err and "plain.ndx" in err, err
     assert not (tmp_path / "kept").exists()
+    # Left out, the index's own candidates: fingerprints.
+    code, _, err = run(capsys, "dedup", source, "--against", plain, *on)
+    assert code == 0, err
 
 
 @pytest.mark.parametrize("flag", ["-o", "--clusters"])

@@ -308,7 +308,15 @@ def _digested(index: neardup.DedupIndex, texts: list[str]):
     from neardup.dedup_index import _digest_docs
 
     got, _ = _digest_docs(
-        texts, index.hasher, index.shingle, index.sketch_bytes, index.sketch_bits, None, None, 1
+        texts,
+        index.hasher,
+        index.shingle,
+        index.sketch_bytes,
+        index.sketch_bits,
+        None,
+        None,
+        1,
+        sketches=index.sketches(1),
     )
     return got, [2], np.arange(len(texts))
 

@@ -243,21 +243,23 @@ def test_max_pairs_bounds_the_pairs_compared():
         neardup.dedup(docs, candidates="prefix", max_pairs=compared - 1)
 
 
-def test_against_an_index_refuses_prefix_candidates(tmp_path, capsys):
+def test_an_index_takes_either_candidates_and_one_without_postings_refuses_prefix(tmp_path, capsys):
     from command import run
 
     index = neardup.DedupIndex.build(["a b c d e f"], tmp_path / "i.ndx")
-    with pytest.raises(ValueError, match="by fingerprint"):
-        neardup.dedup(["a b c d e f"], against=index, candidates="prefix")
-    got = neardup.dedup(["a b c d e f"], against=index, candidates="fingerprint")
-    assert got.keep.tolist() == [False]
+    for candidates in ("prefix", "fingerprint"):
+        got = neardup.dedup(["a b c d e f"], against=index, candidates=candidates)
+        assert got.keep.tolist() == [False]
+    plain = neardup.DedupIndex.build(["a b c d e f"], tmp_path / "p.ndx", candidates="fingerprint")
+    with pytest.raises(ValueError, match="no prefix postings"):
+        neardup.dedup(["a b c d e f"], against=plain, candidates="prefix")
     path = tmp_path / "in.txt"
     path.write_text("a b c d e f\n")
     code, _, err = run(
         capsys, "dedup", path, "--format", "lines", "--dry-run", "--against",
-        tmp_path / "i.ndx", "--candidates", "prefix",
+        tmp_path / "p.ndx", "--candidates", "prefix",
     )  # fmt: skip
-    assert code == 2 and "--candidates prefix does not apply" in err
+    assert code == 2 and "no prefix postings" in err
 
 
 def test_prefix_candidates_without_room_for_the_sketches_are_refused(tmp_path, capsys, monkeypatch):

@@ -600,8 +600,25 @@ class DedupIndex:
         threshold: float,
         string_ids: bool,
         meta: bytes,
+        prefixes: tuple[float, float, int, npt.NDArray[np.uint64], npt.NDArray[np.uint32]]
+        | None = None,
     ) -> DedupIndex:
-        """An empty index in memory with these settings."""
+        """An empty index in memory with these settings; with ``prefixes = (threshold, band,
+        size, table hashes, table counts)``, one that keeps prefix postings."""
+    @property
+    def prefix_settings(self) -> tuple[float, float, int] | None:
+        """``(threshold, band, size)`` of the prefix postings, or None."""
+    def prefix_table(self) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32]]:
+        """The stored rarity table of the prefix lists: (hashes, counts)."""
+    @property
+    def postings(self) -> int:
+        """How many prefix postings the index holds."""
+    def new_postings(
+        self,
+        keys: npt.NDArray[np.uint64],
+        lists: tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint64], npt.NDArray[np.uint32]],
+    ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32]]:
+        """The prefix postings of new documents at this index's cut: (hashes, rows from 0)."""
     def save_appended(
         self,
         path: str | os.PathLike[str],
@@ -610,18 +627,23 @@ class DedupIndex:
         lens: npt.NDArray[np.uint32],
         words: npt.NDArray[np.uint32],
         ids: npt.NDArray[np.int64] | list[bytes],
+        lists: tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint64], npt.NDArray[np.uint32]]
+        | None = None,
     ) -> None:
-        """Writes this index followed by new documents to path, atomically."""
+        """Writes this index followed by new documents (with their prefix lists, for an index
+        with postings) to path, atomically."""
     def save_streamed(
         self,
         path: str | os.PathLike[str],
         n_new: int,
         new_id_bytes: int,
         fill: Callable[[str], Iterable[npt.NDArray[Any]]],
+        postings: list[tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32], int]] | None = None,
     ) -> None:
         """Writes this index followed by ``n_new`` documents to path, atomically, an array of
         them at a time: ``fill(section)`` gives each section's arrays, in file order ("fps",
-        "keys", "lens", "words", "ids", "id_bytes")."""
+        "keys", "lens", "words", "ids", "id_bytes"); ``postings``, their prefix postings in
+        sorted runs ``(hashes, rows, base)``."""
     @staticmethod
     def load(path: str | os.PathLike[str], mmap: bool = True) -> DedupIndex: ...
     def __len__(self) -> int: ...
@@ -656,11 +678,15 @@ class DedupIndex:
         threshold: float,
         threads: int | None = None,
         max_pairs: int | None = None,
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        lists: tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint64], npt.NDArray[np.uint32]]
+        | None = None,
+        band: float = 0.0,
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float32], int]:
         """Deduplicates a batch against the index and itself: (new row kept in each row's place
-        or -1, index row it duplicates or -1, Jaccard). With ``max_pairs``, TooManyPairsError for
-        a search estimated past the work limit or finding more than ``max_pairs`` candidate
-        pairs."""
+        or -1, index row it duplicates or -1, Jaccard, the batch's candidate pairs not
+        compared). With ``max_pairs``, TooManyPairsError for a search estimated past the work
+        limit or finding more than ``max_pairs`` candidate pairs. Given the batch's prefix
+        ``lists``, the candidates are those of prefix filtering."""
 
 def compact_sketches(
     starts: npt.NDArray[np.uint64],

@@ -24,6 +24,7 @@ README "Deduplicating against an index" gives the measured precision and recall.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterable
 from typing import Any
@@ -36,7 +37,6 @@ from .dedup_index import (  # noqa: F401 (the index's names, also reachable from
     DEFAULT_SKETCH_BYTES,
     AgainstResult,
     Batch,
-    CompactSketches,
     DedupIndex,
     Matches,
     _digest_docs,
@@ -66,6 +66,7 @@ def dedup_against(
     threads: int | None = None,
     max_pairs: int | None = DEFAULT_MAX_PAIRS,
     progress: bool = False,
+    candidates: str | None = None,
 ) -> AgainstResult:
     """Removes from ``docs`` the verified near-duplicates of the index's documents and of earlier
     documents of ``docs``; see the module. ``k`` and ``threshold`` default to the index's; the
@@ -74,7 +75,10 @@ def dedup_against(
     (the one ``neardup dedup --against --update`` takes; the file is read again if another writer
     replaced it). A search past the work limit, or finding more than ``max_pairs`` candidate
     pairs, raises TooManyPairsError unless ``max_pairs=None`` (see :meth:`DedupIndex.search`).
-    ``progress`` shows a bar of the documents digested, as :func:`neardup.dedup` does."""
+    ``progress`` shows a bar of the documents digested, as :func:`neardup.dedup` does.
+    ``candidates`` defaults to the index's (``"prefix"`` for an index built with prefix
+    postings, the default; see :meth:`DedupIndex.build`); ``"fingerprint"`` searches any index
+    by fingerprint."""
     if not isinstance(index, DedupIndex):
         raise TypeError(f"against must be a neardup.DedupIndex, got {type(index).__name__}")
     if hasher is not None and hasher != index.hasher:
@@ -88,6 +92,49 @@ def dedup_against(
     if not isinstance(progress, bool):
         raise TypeError(f"progress must be True or False, got {type(progress).__name__}")
     hasher, threads = check_corpus_arguments(docs, index.hasher, threads)
+    candidates = index._candidates(candidates, threshold)
+    with contextlib.ExitStack() as held:
+        if update and len(index) == 0:
+            # The first documents of an index set its order: listed in it under the lock, so
+            # that no other writer's documents come first.
+            held.enter_context(locked(index.path))
+            index._reopen_if_replaced()
+        return _against(
+            docs,
+            index,
+            hasher,
+            k,
+            threshold,
+            ids,
+            text_field,
+            id_field,
+            update,
+            threads,
+            max_pairs,
+            progress,
+            candidates,
+            locked_already=bool(held._exit_callbacks),  # type: ignore[attr-defined]
+        )
+
+
+def _against(
+    docs: Any,
+    index: DedupIndex,
+    hasher: Simhasher,
+    k: int | None,
+    threshold: float | None,
+    ids: Iterable[Any] | None,
+    text_field: str | None,
+    id_field: str | None,
+    update: bool,
+    threads: int | None,
+    max_pairs: int | None,
+    progress: bool,
+    candidates: str,
+    locked_already: bool,
+) -> AgainstResult:
+    """:func:`dedup_against` once its arguments are checked."""
+    sketches = index.sketches(threads)
     got, found_ids = _digest_docs(
         docs,
         hasher,
@@ -98,6 +145,7 @@ def dedup_against(
         id_field,
         threads,
         progress,
+        sketches=sketches,
     )
     n = len(got.fingerprints)
     given = ids if ids is not None else found_ids
@@ -109,15 +157,32 @@ def dedup_against(
     if len(values) != n:
         raise ValueError(f"{n} documents but {len(values)} ids")
     if not update:
-        found = index.search(got, k=k, threshold=threshold, threads=threads, max_pairs=max_pairs)
-        return found.result(index, values)
+        listed = index._listing(sketches)
+        found = listed.search(
+            got,
+            k=k,
+            threshold=threshold,
+            threads=threads,
+            max_pairs=max_pairs,
+            candidates=candidates,
+        )
+        return found.result(listed, values)
     # The lock every writer of the file takes (``neardup dedup --against --update`` too), held
     # from the search to the rename, against the file as it is once the lock is held.
-    with locked(index.path):
+    with contextlib.nullcontext() if locked_already else locked(index.path):
         index._reopen_if_replaced()
-        found = index.search(got, k=k, threshold=threshold, threads=threads, max_pairs=max_pairs)
-        result = found.result(index, values)
-        index._append(got, values, np.flatnonzero(result.keep))
+        listed = index._listing(sketches)
+        found = listed.search(
+            got,
+            k=k,
+            threshold=threshold,
+            threads=threads,
+            max_pairs=max_pairs,
+            candidates=candidates,
+        )
+        result = found.result(listed, values)
+        listed._append(got, values, np.flatnonzero(result.keep))
+        index._reopen_if_replaced()
     return result
 
 
@@ -136,6 +201,7 @@ def from_dedup(
     threads: int | None,
     max_pairs: int | None,
     progress: bool,
+    candidates: str | None = None,
 ) -> AgainstResult:
     """``neardup.dedup(docs, against=index)``: the arguments of :func:`neardup.dedup` checked
     for the index mode (keep "first", verified, the index's shingles) and passed on, every one
@@ -167,4 +233,5 @@ def from_dedup(
         threads=threads,
         max_pairs=max_pairs,
         progress=progress,
+        candidates=candidates,
     )

@@ -114,11 +114,11 @@ def dedup(
         candidates: how verified pairs are proposed: ``"prefix"`` (the default), documents
             sharing one of the rarest word shingles of their sketches (every pair at
             ``threshold``, whatever ``k``; ``stats["prefix_pairs"]`` counts them), or
-            ``"fingerprint"``, fingerprints within ``k``. Without verification, and with
-            ``against`` (whose index is searched by fingerprint), fingerprints always propose
-            (``against`` with ``candidates="prefix"`` is a ValueError; left out, it is
-            fingerprints). In prefix mode ``max_pairs`` bounds the pairs compared, which
-            ``stats["candidate_pairs"]`` counts.
+            ``"fingerprint"``, fingerprints within ``k``. Without verification, fingerprints
+            always propose. With ``against``, left out it is the index's (``"prefix"`` for an
+            index built with prefix postings, the default of :meth:`neardup.DedupIndex.build`);
+            ``"prefix"`` against an index without postings is a ValueError. In prefix mode
+            ``max_pairs`` bounds the pairs compared, which ``stats["candidate_pairs"]`` counts.
 
     What each call did is logged at INFO to the ``logging`` logger ``"neardup"``, and its
     stages at DEBUG.
@@ -132,12 +132,6 @@ def dedup(
         ([True, False, True], [0, 0, 2], [1.0, 1.0, 1.0])
     """
     if against is not None:
-        if candidates is not None and check_candidates(candidates) != "fingerprint":
-            raise ValueError(
-                f"against= searches the index by fingerprint: candidates={candidates!r} does "
-                'not apply (leave it out, or give candidates="fingerprint")'
-            )
-
         return from_dedup(
             docs,
             against,
@@ -152,6 +146,7 @@ def dedup(
             threads=threads,
             max_pairs=max_pairs,
             progress=progress,
+            candidates=candidates,
         )
     k, threshold, shingle = check_settings(k, threshold, SHINGLE if shingle is None else shingle)
     max_pairs = None if max_pairs is None else integer(max_pairs, "max_pairs", minimum=0)

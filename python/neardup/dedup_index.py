@@ -10,7 +10,6 @@ it (:func:`neardup.against.dedup_against`) and the sketches' sizes and errors ar
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
@@ -18,25 +17,27 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import _core
+from .against_result import AgainstResult, Matches
 from .chunks import count_docs, in_chunks
 from .digest import key_words
 from .errors import IndexFormatError
 from .hasher import Simhasher
 from .index import DEFAULT_MAX_PAIRS, _max_pairs
 from .index_kinds import dedup_index_error
+from .index_lists import IndexSketches, Lists
+from .index_settings import _hasher_of, _id_values, _settings_bytes  # noqa: F401
 from .io.outputs import check_replaceable, write_atomically
-from .pipeline import THRESHOLD, THRESHOLD_K, FirstPass
+from .pipeline import THRESHOLD, THRESHOLD_K, FirstPass, check_candidates
 from .progress import progress_bar
 from .sources import _documents, check_corpus_arguments
 from .validate import check_k, integer
-from .verify import check_threshold
+from .verify import check_threshold, estimate_band
 
 __all__ = [
     "DEFAULT_SKETCH_BITS",
     "DEFAULT_SKETCH_BYTES",
     "AgainstResult",
     "Batch",
-    "CompactSketches",
     "DedupIndex",
     "Matches",
 ]
@@ -49,11 +50,7 @@ DEFAULT_SKETCH_BYTES = 64
 #: Bits per bin of a sketched document: 1 (512 bins in 64 bytes), the most precise of 1, 2, 4
 #: and 32 bits at equal size near J = 0.8 (benches/results/against.md).
 DEFAULT_SKETCH_BITS = 1
-#: A document's whole shingle set is hashed before its compact sketch is made; past this many
-#: distinct shingles only the smallest hashes are kept (a bottom-k sample of the set).
-WHOLE_SET = 1 << 20
 CHUNK_SIZE = 8192
-_FORMAT = "neardup-dedup-index"
 
 
 def _identity(path: str) -> tuple[int, int, int, int] | None:
@@ -65,114 +62,22 @@ def _identity(path: str) -> tuple[int, int, int, int] | None:
     return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
 
-def _settings_bytes(hasher: Simhasher) -> bytes:
-    """The fingerprint settings as JSON; hashers that cannot be written down are refused."""
-    settings = hasher._settings()
-    if hasher.weighting == "idf":
-        raise ValueError(
-            "a dedup index stores its fingerprint settings: idf weights are not supported; use tf or binary"
-        )
-    if settings.get("tokenizer") is not None and not isinstance(settings["tokenizer"], str):
-        raise ValueError(
-            "a dedup index stores its fingerprint settings: a custom tokenizer function cannot be stored"
-        )
-    if settings.get("stopwords") is not None:
-        settings["stopwords"] = list(settings["stopwords"])
-    return json.dumps({"format": _FORMAT, "hasher": settings}, sort_keys=True).encode()
-
-
-def _hasher_of(meta: bytes) -> Simhasher:
-    """The fingerprint settings a dedup index holds. The file's checksum is checked before: this
-    checks what it holds (a file written by other means may pass the checksum), so that any
-    problem is an IndexFormatError, never another exception."""
-    try:
-        stored = json.loads(meta.decode())
-        if not isinstance(stored, dict) or stored.get("format") != _FORMAT:
-            raise ValueError("not the settings of a neardup dedup index")
-        settings = stored["hasher"]
-        if not isinstance(settings, dict):
-            raise ValueError("the settings are not a JSON object")
-        if settings.get("stopwords") is not None:
-            settings["stopwords"] = tuple(settings["stopwords"])
-        hasher = Simhasher.__new__(Simhasher)
-        hasher.__setstate__({"settings": settings, "idf": None})
-        hasher.fingerprint("a check")  # settings that cannot fingerprint are refused here
-    except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError) as err:
-        raise _core.IndexFormatError(
-            f"unreadable fingerprint settings in the dedup index: {type(err).__name__}: {err}"
-        ) from None
-    return hasher
-
-
-def _id_values(ids: Any, n: int) -> tuple[bool, Any]:
-    """(string ids?, the ids as the core takes them: an int64 array or a list of UTF-8 bytes)."""
-    if ids is None:
-        return False, np.arange(n, dtype=np.int64)
-    values = ids.tolist() if hasattr(ids, "tolist") else list(ids)
-    if len(values) != n:
-        raise ValueError(f"{n} documents but {len(values)} ids")
-    if all(isinstance(v, str) for v in values) and values:
-        return True, [v.encode("utf-8", "surrogatepass") for v in values]
-    if all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values):
-        try:
-            return False, np.asarray(values, dtype=np.int64)
-        except OverflowError:
-            raise ValueError("integer ids must fit in 64 bits") from None
-    kinds = sorted({type(v).__name__ for v in values})
-    raise TypeError(f"ids must be all integers or all strings, got {', '.join(kinds)}")
-
-
-class CompactSketches:
-    """The compact sketches of a corpus's rows, each made as soon as its chunk's whole shingle
-    sets are added (so only a chunk's sets are held at once). It fills the place of
-    :class:`neardup.verify.Sketches` in a :class:`neardup.pipeline.FirstPass`."""
-
-    dropped = False
-    budget = None
-
-    def __init__(self, shingle: int, sketch_bytes: int, sketch_bits: int, threads: int | None):
-        self.ngram, self.size = shingle, WHOLE_SET
-        self.words, self.bits, self.threads = sketch_bytes // 4, sketch_bits, threads
-        self._parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-
-    def add_sketches(
-        self, rows: Any, starts: np.ndarray, ends: np.ndarray, hashes: np.ndarray
-    ) -> None:
-        """Adds rows ``rows``, row ``rows[d]``'s shingle set being ``hashes[starts[d]:ends[d]]``."""
-        lens, words = _core.compact_sketches(
-            np.ascontiguousarray(starts, dtype=np.uint64),
-            np.ascontiguousarray(ends, dtype=np.uint64),
-            np.ascontiguousarray(hashes, dtype=np.uint64),
-            self.words,
-            self.bits,
-            self.threads,
-        )
-        self._parts.append((np.asarray(rows, dtype=np.int64), lens, words))
-
-    def arrays(self, n: int) -> tuple[np.ndarray, np.ndarray]:
-        """(lengths, words) of rows 0..n-1 (a row not added: no shingles)."""
-        lens = np.zeros(n, np.uint32)
-        words = np.zeros((n, self.words), np.uint32)
-        for rows, part_lens, part_words in self._parts:
-            lens[rows] = part_lens
-            words[rows] = part_words.reshape(-1, self.words)
-        return lens, words.reshape(-1)
-
-
 class Batch(NamedTuple):
-    """Documents as the dedup index compares them: fingerprints, content keys and compact
-    sketches (``lens``, ``words``: ``sketch_bytes / 4`` words a document)."""
+    """Documents as the dedup index compares them: fingerprints, content keys, compact
+    sketches (``lens``, ``words``: ``sketch_bytes / 4`` words a document) and, for an index with
+    prefix postings, their prefix lists (:class:`neardup.index_lists.Lists`)."""
 
     fingerprints: np.ndarray
     keys: np.ndarray
     lens: np.ndarray
     words: np.ndarray
+    lists: Lists | None = None
 
     @staticmethod
     def of(first: Any, n: int) -> Batch:
-        """From a :class:`neardup.pipeline.FirstPass` whose sketches are CompactSketches."""
+        """From a :class:`neardup.pipeline.FirstPass` whose sketches are IndexSketches."""
         lens, words = first.sketches.arrays(n)
-        return Batch(first.fingerprints, first.keys, lens, words)
+        return Batch(first.fingerprints, first.keys, lens, words, first.sketches.lists(n))
 
     def for_core(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The arrays as the core takes them (keys as 64-bit words, two a key)."""
@@ -186,7 +91,11 @@ class Batch(NamedTuple):
             np.ascontiguousarray(self.keys[rows]),
             np.ascontiguousarray(self.lens[rows]),
             np.ascontiguousarray(words),
+            self.lists.take(rows) if self.lists is not None else None,
         )
+
+    def lists_for_core(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        return self.lists.for_core() if self.lists is not None else None
 
 
 def _digest_docs(
@@ -199,12 +108,13 @@ def _digest_docs(
     id_field: str | None,
     threads: int | None,
     progress: bool = False,
+    sketches: IndexSketches | None = None,
 ) -> tuple[Batch, Any]:
-    """(fingerprints, content keys and compact sketches of every document; their ids or None),
-    with a progress bar of the documents digested if ``progress``."""
+    """(fingerprints, content keys and compact sketches of every document, with prefix lists
+    when ``sketches`` makes them; their ids or None), with a progress bar of the documents
+    digested if ``progress``."""
     texts, ids, _ = _documents(docs, text_field, id_field, hasher, "first")
-    first = FirstPass(hasher, shingle, threads)
-    first.sketches = CompactSketches(shingle, sketch_bytes, sketch_bits, threads)  # type: ignore[assignment]
+    first = first_pass(hasher, shingle, sketch_bytes, sketch_bits, threads, sketches)
     bar = progress_bar(count_docs(docs), "neardup dedup against") if progress else None
     try:
         for at, chunk in in_chunks(texts, CHUNK_SIZE, "docs"):
@@ -217,6 +127,26 @@ def _digest_docs(
     if ids is None and texts.ids is not None:
         ids = texts.ids
     return Batch.of(first, first.rows), ids
+
+
+def first_pass(
+    hasher: Simhasher,
+    shingle: int,
+    sketch_bytes: int,
+    sketch_bits: int,
+    threads: int | None,
+    sketches: IndexSketches | None = None,
+) -> FirstPass:
+    """A first pass that digests documents as a dedup index takes them: into ``sketches``
+    (default: compact sketches alone), counting a build's rarity order on the way."""
+    first = FirstPass(hasher, shingle, threads)
+    if sketches is None:
+        sketches = IndexSketches(shingle, sketch_bytes, sketch_bits, threads)
+    first.sketches = sketches  # type: ignore[assignment]
+    if sketches.prefixes is not None:
+        # Its count() cuts the sketches before it counts, where the first pass calls it.
+        first.prefixes = sketches  # type: ignore[assignment]
+    return first
 
 
 class DedupIndex:
@@ -233,6 +163,8 @@ class DedupIndex:
         self.path = path
         self.hasher = _hasher_of(bytes(inner.meta))
         self._identity = _identity(path)
+        self._order: Any = None
+        self._table: Any = None
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], mmap: bool = True) -> DedupIndex:
@@ -250,6 +182,7 @@ class DedupIndex:
         if self.path and _identity(self.path) != self._identity:
             self._inner = _core.DedupIndex.load(self.path, self.mapped)
             self._identity = _identity(self.path)
+            self._order = None
 
     @classmethod
     def build(
@@ -268,6 +201,7 @@ class DedupIndex:
         id_field: str | None = None,
         dedup: bool = True,
         threads: int | None = None,
+        candidates: str = "prefix",
     ) -> DedupIndex:
         """Writes the dedup index of a corpus to ``path`` (atomically) and opens it.
 
@@ -284,37 +218,100 @@ class DedupIndex:
             dedup: deduplicate the corpus first, keeping what ``neardup.dedup(docs,
                 against=<an empty index>)`` keeps (the index's Jaccards); False indexes every
                 document as given.
+            candidates: how new documents' candidates are found: ``"prefix"`` (the default:
+                the index keeps prefix postings, 12 bytes a prefix hash, and the rarity order
+                counted on ``docs``; see :mod:`neardup.index_lists`) or ``"fingerprint"``
+                (fingerprints within k; no postings).
         """
         check_replaceable(os.fspath(path))
         hasher, threads = check_corpus_arguments(docs, hasher, threads)
         shingle = integer(shingle, "shingle", minimum=1)
         empty = cls._empty(hasher, k, threshold, shingle, sketch_bytes, sketch_bits, False)
+        sketches = empty._build_sketches(check_candidates(candidates), threads)
         got, found_ids = _digest_docs(
-            docs, hasher, shingle, sketch_bytes, sketch_bits, text_field, id_field, threads
+            docs,
+            hasher,
+            shingle,
+            sketch_bytes,
+            sketch_bits,
+            text_field,
+            id_field,
+            threads,
+            sketches=sketches,
         )
         n = len(got.fingerprints)
         string_ids, id_values = _id_values(ids if ids is not None else found_ids, n)
+        empty = empty._with_prefixes(sketches, string_ids)
         rows = np.arange(n, dtype=np.int64)
         if dedup and n:
             rows = np.flatnonzero(empty.search(got, threads=threads).keep)
         path = os.fspath(path)
-        inner = _core.DedupIndex.empty(
-            sketch_bytes // 4,
-            sketch_bits,
-            shingle,
-            empty.k,
-            empty.threshold,
-            string_ids,
-            empty._meta,
-        )
         kept = got.take(rows)
         values = (
             [id_values[r] for r in rows.tolist()]
             if string_ids
             else np.ascontiguousarray(id_values[rows])
         )
-        write_atomically(path, lambda tmp: inner.save_appended(tmp, *kept.for_core(), values))
+        write_atomically(
+            path,
+            lambda tmp: empty._inner.save_appended(
+                tmp, *kept.for_core(), values, kept.lists_for_core()
+            ),
+        )
         return cls.open(path)
+
+    def _build_sketches(self, candidates: str, threads: int | None) -> IndexSketches:
+        """The sketches a build of this (empty) index digests its corpus into: with prefix
+        lists, their order counted on the corpus, unless ``candidates`` is "fingerprint"."""
+        return IndexSketches(
+            self.shingle,
+            self.sketch_bytes,
+            self.sketch_bits,
+            threads,
+            threshold=self.threshold if candidates == "prefix" else None,
+        )
+
+    def _listing(self, sketches: IndexSketches) -> DedupIndex:
+        """This index as documents digested into ``sketches`` are searched against it: itself,
+        or, when the sketches counted their own order (an index without documents), the same
+        empty index with that order, at the same path (an update stores it)."""
+        if sketches.prefixes is None:
+            made = sketches.table_made_with
+            if made is not None:
+                now = self._inner.prefix_table()
+                if not all(np.array_equal(a, b) for a, b in zip(made, now)):
+                    raise ValueError(
+                        f"{self.path} was built again while the documents were read: its "
+                        "order of shingle hashes changed; run the dedup again"
+                    )
+            return self
+        listed = self._with_prefixes(sketches, self.string_ids)
+        listed.path, listed._identity = self.path, self._identity
+        return listed
+
+    def _with_prefixes(self, sketches: IndexSketches, string_ids: bool) -> DedupIndex:
+        """This empty index's settings, with ``string_ids`` and, when ``sketches`` made prefix
+        lists (once every document is in), their cut and the order they counted."""
+        prefixes = None
+        if sketches.listed:
+            assert sketches.threshold is not None and sketches.band is not None
+            prefixes = (
+                sketches.threshold,
+                sketches.band,
+                sketches.list_size,
+                *sketches.table(),
+            )
+        inner = _core.DedupIndex.empty(
+            self.sketch_bytes // 4,
+            self.sketch_bits,
+            self.shingle,
+            self.k,
+            self.threshold,
+            string_ids,
+            self._meta,
+            prefixes,
+        )
+        return type(self)(inner, "")
 
     @classmethod
     def _empty(
@@ -352,9 +349,17 @@ class DedupIndex:
         threshold: float | None = None,
         threads: int | None = None,
         max_pairs: int | None = DEFAULT_MAX_PAIRS,
+        candidates: str | None = None,
     ) -> Matches:
         """Deduplicates digested documents against the index and themselves (the one call into
-        the core that every caller makes); ``k`` and ``threshold`` default to the index's.
+        the core that every caller makes); ``k`` and ``threshold`` default to the index's, and
+        ``candidates`` to ``"prefix"`` when the index has prefix postings cut at ``threshold``
+        or below (the batch then needs its prefix lists: see :meth:`sketches`), else
+        ``"fingerprint"``.
+
+        ``candidates="prefix"`` below the threshold the prefixes were cut at is a ValueError
+        (pairs would be missed), and TooManyPairsError is raised, before any pair is compared,
+        when the candidate pairs with the index's documents number more than ``max_pairs``.
 
         Raises TooManyPairsError, before the search starts, when its candidate comparisons
         (estimated from the fingerprints) pass the work limit of :func:`neardup.find_all`, and
@@ -363,10 +368,98 @@ class DedupIndex:
         ``max_pairs=None`` lifts both, as it does there."""
         k = self.k if k is None else check_k(k)
         threshold = self.threshold if threshold is None else check_threshold(threshold)
-        kept, index_row, jaccard = self._inner.dedup(
-            *batch.for_core(), k, threshold, threads, _max_pairs(max_pairs)
+        by_prefix = self._candidates(candidates, threshold) == "prefix"
+        if by_prefix and batch.lists is None:
+            raise ValueError(
+                "the batch has no prefix lists: digest it into this index's sketches() first"
+            )
+        kept, index_row, jaccard, skipped = self._inner.dedup(
+            *batch.for_core(),
+            k,
+            threshold,
+            threads,
+            _max_pairs(max_pairs),
+            batch.lists_for_core() if by_prefix else None,
+            estimate_band(threshold, self._list_size) if by_prefix else 0.0,
         )
-        return Matches(kept, index_row, jaccard)
+        return Matches(kept, index_row, jaccard, int(skipped))
+
+    @property
+    def _list_size(self) -> int:
+        """The bottom-k its documents' prefix lists are made from (1 without prefixes)."""
+        settings = self._inner.prefix_settings
+        return int(settings[2]) if settings is not None else 1
+
+    @property
+    def candidates(self) -> str:
+        """``"prefix"`` when the index keeps prefix postings (the default of
+        :meth:`build`), else ``"fingerprint"``."""
+        return "prefix" if self._inner.prefix_settings is not None else "fingerprint"
+
+    def _candidates(self, candidates: str | None, threshold: float | None = None) -> str:
+        """The candidates a search at ``threshold`` (None: the index's) uses: when None,
+        "prefix" if the index has prefix postings cut at that threshold or below, else
+        "fingerprint"; "prefix" needs such postings."""
+        settings = self._inner.prefix_settings
+        threshold = self.threshold if threshold is None else threshold
+        if candidates is None:
+            return "prefix" if settings is not None and threshold >= settings[0] else "fingerprint"
+        if check_candidates(candidates) == "prefix" and settings is None:
+            raise ValueError(
+                f"{self.path or 'this dedup index'} has no prefix postings (built with "
+                'candidates="fingerprint", or by an earlier neardup): search it with '
+                'candidates="fingerprint", or build it again'
+            )
+        if candidates == "prefix" and settings is not None and threshold < settings[0]:
+            raise ValueError(
+                f"the prefix postings of {self.path or 'this dedup index'} were cut at Jaccard "
+                f"{settings[0]:g}: a search at {threshold:g} would miss pairs; give a threshold "
+                f'of at least {settings[0]:g}, or candidates="fingerprint"'
+            )
+        return str(candidates)
+
+    def _rarity_order(self) -> Any:
+        """The stored rarity order of the prefix lists (its hash map built once an opening)."""
+        if self._order is None:
+            self._table = self._inner.prefix_table()
+            self._order = _core.RarityOrder(*self._table)
+        return self._order
+
+    def sketches(
+        self, threads: int | None = None, bottoms: bool = False, count: bool = True
+    ) -> IndexSketches:
+        """What new documents are digested into to be searched against (or added to) this
+        index: compact sketches of its shape and, when it has prefix postings, each document's
+        prefix list at the index's cut, in its stored order (with ``bottoms``, the bottom-k
+        sketches the lists are made from too). An index without documents has no order worth
+        keeping yet: with ``count``, the order is counted on the new documents, as a build
+        counts it, and becomes the index's (:meth:`_listing`)."""
+        settings = self._inner.prefix_settings
+        if settings is None:
+            return IndexSketches(self.shingle, self.sketch_bytes, self.sketch_bits, threads)
+        threshold, band, size = settings
+        if count and len(self) == 0:
+            return IndexSketches(
+                self.shingle,
+                self.sketch_bytes,
+                self.sketch_bits,
+                threads,
+                threshold=threshold,
+                band=band,
+                size=int(size),
+            )
+        return IndexSketches(
+            self.shingle,
+            self.sketch_bytes,
+            self.sketch_bits,
+            threads,
+            threshold=threshold,
+            band=band,
+            order=self._rarity_order(),
+            size=int(size),
+            bottoms=bottoms,
+            made_with=self._table,
+        )
 
     @property
     def k(self) -> int:
@@ -433,13 +526,19 @@ class DedupIndex:
         self._identity = _identity(self.path)
 
     def _append_streamed(
-        self, n_new: int, id_bytes: int, fill: Callable[[str], Iterable[np.ndarray]]
+        self,
+        n_new: int,
+        id_bytes: int,
+        fill: Callable[[str], Iterable[np.ndarray]],
+        postings: list[Any] | None = None,
     ) -> None:
         """Writes this index plus ``n_new`` documents that ``fill(section)`` hands an array at a
-        time (see ``_core.DedupIndex.save_streamed``) to the file, atomically, and opens the
-        new file. The caller holds the file's lock."""
+        time (see ``_core.DedupIndex.save_streamed``), with their prefix ``postings`` in sorted
+        runs, to the file, atomically, and opens the new file. The caller holds the file's
+        lock."""
         write_atomically(
-            self.path, lambda tmp: self._inner.save_streamed(tmp, n_new, id_bytes, fill)
+            self.path,
+            lambda tmp: self._inner.save_streamed(tmp, n_new, id_bytes, fill, postings),
         )
         self._inner = _core.DedupIndex.load(self.path, self.mapped)
         self._identity = _identity(self.path)
@@ -456,108 +555,10 @@ class DedupIndex:
         new_ids = (
             [values[r] for r in rows.tolist()] if string_ids else np.ascontiguousarray(values[rows])
         )
-        self._inner.save_appended(tmp, *kept.for_core(), new_ids)
+        self._inner.save_appended(tmp, *kept.for_core(), new_ids, kept.lists_for_core())
 
     def __repr__(self) -> str:
         return (
             f"<DedupIndex {self.path!r}: {len(self)} documents, k={self.k}, Jaccard >= {self.threshold:g}, "
             f"{self.shingle}-word shingles, sketches of {self.sketch_bytes} bytes, {self.sketch_bits}-bit bins>"
         )
-
-
-class AgainstResult:
-    """What :func:`dedup_against` found, per new document in input order.
-
-    Attributes:
-        ids: the new documents' ids (row numbers if none were given).
-        keep: True for the documents kept.
-        duplicate_of: for a removed document, the id of the document it duplicates (in the
-            index, or an earlier new document); None for a kept one.
-        in_index: True when that document is in the index.
-        jaccard: their Jaccard (1.0 for copies and kept documents), from the sketches.
-    """
-
-    def __init__(
-        self,
-        ids: list[Any],
-        keep: np.ndarray,
-        duplicate_of: list[Any],
-        in_index: np.ndarray,
-        jaccard: np.ndarray,
-    ) -> None:
-        self.ids, self.keep, self.duplicate_of, self.in_index, self.jaccard = (
-            ids,
-            keep,
-            duplicate_of,
-            in_index,
-            jaccard,
-        )
-
-    @property
-    def n_documents(self) -> int:
-        return len(self.keep)
-
-    @property
-    def n_removed(self) -> int:
-        return int((~self.keep).sum())
-
-    @property
-    def n_kept(self) -> int:
-        return int(self.keep.sum())
-
-    def removed(self) -> list[dict[str, Any]]:
-        """One dict per removed document: ``id``, ``duplicate_of``, ``in_index``, ``jaccard``."""
-        return [
-            {
-                "id": self.ids[r],
-                "duplicate_of": self.duplicate_of[r],
-                "in_index": bool(self.in_index[r]),
-                "jaccard": float(self.jaccard[r]),
-            }
-            for r in np.flatnonzero(~self.keep).tolist()
-        ]
-
-    def __len__(self) -> int:
-        return self.n_documents
-
-    def __repr__(self) -> str:
-        return (
-            f"<AgainstResult: {self.n_documents} documents, {self.n_removed} removed "
-            f"({int(self.in_index.sum())} for documents of the index)>"
-        )
-
-
-class Matches(NamedTuple):
-    """What :meth:`DedupIndex.search` found, per digested document: ``kept``, the row of the
-    batch kept in its place (itself when kept) or -1 when removed for a document of the index;
-    ``index_row``, that document's row in the index or -1; ``jaccard``, their Jaccard (1 for a
-    kept document and for copies)."""
-
-    kept: np.ndarray
-    index_row: np.ndarray
-    jaccard: np.ndarray
-
-    @property
-    def keep(self) -> np.ndarray:
-        return self.kept == np.arange(len(self.kept))
-
-    @property
-    def in_index(self) -> np.ndarray:
-        return self.index_row >= 0
-
-    def kept_ids(self, index: DedupIndex, ids: list[Any]) -> list[Any]:
-        """Per document, the id of the one it duplicates (in the index, or of ``ids``), or its
-        own id when kept."""
-        in_index = self.in_index
-        rows = np.unique(self.index_row[in_index]).tolist()
-        named = dict(zip(rows, index.ids_of(rows)))
-        return [
-            named[int(i)] if i >= 0 else ids[int(c)]
-            for i, c in zip(self.index_row.tolist(), self.kept.tolist())
-        ]
-
-    def result(self, index: DedupIndex, ids: list[Any]) -> AgainstResult:
-        """The evidence, with the documents' ``ids``."""
-        keep = self.keep
-        duplicate_of = [None if k else d for k, d in zip(keep, self.kept_ids(index, ids))]
-        return AgainstResult(ids, keep, duplicate_of, self.in_index, self.jaccard)

@@ -52,10 +52,19 @@ class PrefixLists:
         threshold: the threshold of the stars.
         sketches: the first pass's sketches (every text's).
         threads: worker threads for the core.
+        marks: whether the hashes more than one text may hold are marked (see :meth:`_repeats`);
+            a dedup index, whose order is stored as its table alone, makes none.
     """
 
-    def __init__(self, threshold: float, sketches: Sketches, threads: int | None = None) -> None:
+    def __init__(
+        self,
+        threshold: float,
+        sketches: Sketches,
+        threads: int | None = None,
+        marks: bool = True,
+    ) -> None:
         self.threshold = threshold
+        self.marks = marks
         self.sketches = sketches
         self.size = sketches.size
         self.band = estimate_band(threshold, sketches.size)
@@ -102,7 +111,7 @@ class PrefixLists:
         else:
             self.table = frequent(*_merged(self._counts))
             self._counts = []
-            repeats = self._repeats()
+            repeats = self._repeats() if self.marks else None
         # Its hash map built once for every chunk (not once a chunk: a cost of the table's
         # size, which grows with the corpus, for each of a number of chunks that grows too).
         order = _core.RarityOrder(*self.table, repeats)

@@ -9,21 +9,45 @@ use pyo3::types::PyBytes;
 
 use super::errors::on_path;
 use super::interrupt;
+use crate::candidates::short_texts::Cut;
 use crate::error::Error;
 use crate::runtime::parallel;
 use crate::search::plan::check_k;
 use crate::sketch::compact_sketch::{encode_many, Compact, Sketches};
 use crate::sketch::verify::{self, Ranges};
 use crate::store::dedup_index::{
-    dedup_against, short_sets, Batch, Chunk, DedupIndex, NewIds, Rows, Section, Settings,
+    dedup_against, short_sets, Batch, Chunk, DedupIndex, NewIds, PostingRun, Rows, Section,
+    Settings,
 };
+use crate::store::index_prefixes::{Lists, PrefixSettings};
 
-/// What `dedup` hands to Python: (kept new row or -1, index row or -1, Jaccard).
+/// What `dedup` hands to Python: (kept new row or -1, index row or -1, Jaccard, batch pairs
+/// not compared).
 type AgainstArrays<'py> = (
     Bound<'py, PyArray1<i64>>,
     Bound<'py, PyArray1<i64>>,
     Bound<'py, PyArray1<f32>>,
+    u64,
 );
+
+/// Hashes and what they belong to, handed to Python: a rarity table (hashes, counts) or
+/// postings (hashes, rows).
+type HashesAndRows<'py> = (Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<u32>>);
+
+/// Prefix lists from Python: (lengths, hashes, sizes), one list a document.
+type ListsIn<'py> = (
+    PyReadonlyArray1<'py, u32>,
+    PyReadonlyArray1<'py, u64>,
+    PyReadonlyArray1<'py, u32>,
+);
+
+/// Lists borrowed from their three arrays.
+fn lists_of<'a>(lists: &'a Option<ListsIn<'_>>) -> PyResult<Option<Lists<'a>>> {
+    lists
+        .as_ref()
+        .map(|(l, h, n)| Ok(Lists::new(l.as_slice()?, h.as_slice()?, n.as_slice()?)?))
+        .transpose()
+}
 
 /// Compact sketches handed to Python: (lengths, words).
 type CompactArrays<'py> = (Bound<'py, PyArray1<u32>>, Bound<'py, PyArray1<u32>>);
@@ -76,7 +100,9 @@ fn save_with(
     lens: PyReadonlyArray1<'_, u32>,
     words: PyReadonlyArray1<'_, u32>,
     ids: &Bound<'_, PyAny>,
+    lists: Option<ListsIn<'_>>,
 ) -> PyResult<()> {
+    let lists = lists_of(&lists)?;
     let ids = ids_in(ids, index.settings().string_ids)?;
     let (fps, keys) = (fps.as_slice()?, verify::keys_of_words(keys.as_slice()?)?);
     let sketches = sketches_of(&lens, &words)?;
@@ -94,16 +120,19 @@ fn save_with(
         sketches,
         ids: new_ids,
     };
-    interrupt::detach(py, || index.save(path, Some(&rows)))?.map_err(|e| on_path(e, path))
+    interrupt::detach(py, || index.save(path, Some(&rows), lists.as_ref()))?
+        .map_err(|e| on_path(e, path))
 }
 
 #[pymethods]
 impl PyDedupIndex {
     /// An empty index in memory with these settings (save documents to a file with
-    /// `save_appended`).
+    /// `save_appended`). With `prefixes = (threshold, band, size, table hashes, table counts)`,
+    /// the index keeps prefix postings, its documents listed at that cut in the order of that
+    /// rarity table (see `index_prefixes`).
     #[staticmethod]
-    #[pyo3(signature = (sketch_words, sketch_bits, shingle, k, threshold, string_ids, meta))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (sketch_words, sketch_bits, shingle, k, threshold, string_ids, meta, prefixes=None))]
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     fn empty(
         sketch_words: i64,
         sketch_bits: i64,
@@ -112,8 +141,15 @@ impl PyDedupIndex {
         threshold: f64,
         string_ids: bool,
         meta: Vec<u8>,
+        prefixes: Option<(
+            f64,
+            f64,
+            u32,
+            PyReadonlyArray1<'_, u64>,
+            PyReadonlyArray1<'_, u32>,
+        )>,
     ) -> PyResult<Self> {
-        let inner = DedupIndex::new(Settings {
+        let mut inner = DedupIndex::new(Settings {
             sketch: Compact::new(sketch_words, sketch_bits)?,
             shingle,
             k: check_k(k)?,
@@ -121,12 +157,72 @@ impl PyDedupIndex {
             string_ids,
             meta,
         })?;
+        if let Some((threshold, band, size, hashes, counts)) = prefixes {
+            inner.set_prefixes(
+                PrefixSettings {
+                    threshold,
+                    band,
+                    size,
+                },
+                hashes.as_slice()?.to_vec(),
+                counts.as_slice()?.to_vec(),
+            )?;
+        }
         Ok(PyDedupIndex { inner })
     }
 
+    /// `(threshold, band, size)` of the index's prefix postings, or None.
+    #[getter]
+    fn prefix_settings(&self) -> Option<(f64, f64, u32)> {
+        self.inner
+            .prefixes()
+            .settings
+            .as_ref()
+            .map(|p| (p.threshold, p.band, p.size))
+    }
+
+    /// The frozen rarity table of the prefix postings: (hashes, counts), copies.
+    fn prefix_table<'py>(&self, py: Python<'py>) -> PyResult<HashesAndRows<'py>> {
+        let (h, c) = self.inner.guarded(|ix| {
+            let p = ix.prefixes();
+            (p.table_hashes.to_vec(), p.table_counts.to_vec())
+        })?;
+        Ok((h.into_pyarray(py), c.into_pyarray(py)))
+    }
+
+    /// How many prefix postings the index holds.
+    #[getter]
+    fn postings(&self) -> usize {
+        self.inner.prefixes().hashes.len()
+    }
+
+    /// The prefix postings of new documents (content keys as 64-bit words, lists) at this
+    /// index's cut: (hashes, rows), sorted, the rows numbered from 0 (a run of
+    /// `save_streamed`, whose base places them).
+    fn new_postings<'py>(
+        &self,
+        py: Python<'py>,
+        keys: PyReadonlyArray1<'py, u64>,
+        lists: ListsIn<'py>,
+    ) -> PyResult<HashesAndRows<'py>> {
+        let keys = verify::keys_of_words(keys.as_slice()?)?;
+        let lists = Some(lists);
+        let lists = lists_of(&lists)?;
+        let Some(settings) = &self.inner.prefixes().settings else {
+            return Err(Error::invalid("this index has no prefix postings").into());
+        };
+        let cut = settings.cut();
+        let got = py.detach(|| {
+            crate::store::index_prefixes::postings(lists.as_ref().expect("given"), keys, cut, 0)
+        })?;
+        let (h, r): (Vec<u64>, Vec<u32>) = got.into_iter().unzip();
+        Ok((h.into_pyarray(py), r.into_pyarray(py)))
+    }
+
     /// Writes this index followed by new documents (fingerprints, content keys, compact sketches
-    /// as lengths and words, ids) to `path` (atomically: a temporary file renamed over it).
-    #[pyo3(signature = (path, fps, keys, lens, words, ids))]
+    /// as lengths and words, ids, and for an index with prefixes their prefix lists as
+    /// (lengths, hashes, sizes)) to `path` (atomically: a temporary file renamed over it).
+    #[pyo3(signature = (path, fps, keys, lens, words, ids, lists=None))]
     #[allow(clippy::too_many_arguments)]
     fn save_appended(
         &self,
@@ -137,16 +233,21 @@ impl PyDedupIndex {
         lens: PyReadonlyArray1<'_, u32>,
         words: PyReadonlyArray1<'_, u32>,
         ids: &Bound<'_, PyAny>,
+        lists: Option<ListsIn<'_>>,
     ) -> PyResult<()> {
-        save_with(py, &self.inner, &path, fps, keys, lens, words, ids)
+        save_with(py, &self.inner, &path, fps, keys, lens, words, ids, lists)
     }
 
     /// Writes this index followed by `n_new` documents to `path` (atomically: a temporary file
     /// renamed over it), holding one array of them at a time: `fill(section)` returns an
     /// iterable of arrays of each section, in file order: "fps" (uint64), "keys" (uint64, two
     /// words a key), "lens" (uint32), "words" (uint32), "ids" (int64 ids, or the uint64 lengths
-    /// of string ids) and "id_bytes" (uint8: the string ids' `new_id_bytes` bytes).
-    #[pyo3(signature = (path, n_new, new_id_bytes, fill))]
+    /// of string ids) and "id_bytes" (uint8: the string ids' `new_id_bytes` bytes). An index with
+    /// prefixes takes the new documents' `postings` too, in sorted runs `(hashes, rows, base)`
+    /// (see `new_postings`; a run's rows are counted on from its base), merged as they are
+    /// written (the runs may be memory-mapped: none is copied).
+    #[pyo3(signature = (path, n_new, new_id_bytes, fill, postings=None))]
+    #[allow(clippy::type_complexity)]
     fn save_streamed(
         &self,
         py: Python<'_>,
@@ -154,11 +255,27 @@ impl PyDedupIndex {
         n_new: usize,
         new_id_bytes: u64,
         fill: Py<PyAny>,
+        postings: Option<Vec<(PyReadonlyArray1<'_, u64>, PyReadonlyArray1<'_, u32>, u64)>>,
     ) -> PyResult<()> {
+        let held = postings.unwrap_or_default();
+        let new_postings = held
+            .iter()
+            .map(|(h, r, base)| {
+                Ok(PostingRun {
+                    hashes: h.as_slice()?,
+                    rows: r.as_slice()?,
+                    base: *base,
+                })
+            })
+            .collect::<PyResult<Vec<_>>>()?;
         let mut raised: Option<PyErr> = None;
         let got = py.detach(|| {
-            self.inner
-                .save_streamed(&path, n_new, new_id_bytes, |section, sink| {
+            self.inner.save_streamed(
+                &path,
+                n_new,
+                new_id_bytes,
+                &new_postings,
+                |section, sink: &mut crate::store::dedup_index::Sink<'_>| {
                     Python::attach(|py| {
                         let mut pass = || -> PyResult<crate::error::Result<()>> {
                             for item in fill.bind(py).call1((section_name(section),))?.try_iter()? {
@@ -201,7 +318,8 @@ impl PyDedupIndex {
                             Err(Error::invalid("stopped by an error in Python"))
                         })
                     })
-                })
+                },
+            )
         });
         if let Some(err) = raised {
             return Err(err);
@@ -317,8 +435,11 @@ impl PyDedupIndex {
     /// Deduplicates a batch (fingerprints, content keys, compact sketches as lengths and words)
     /// against the index and itself: (new row kept in each row's place or -1, index row it
     /// duplicates or -1, Jaccard). With `max_pairs`, TooManyPairsError for a search estimated
-    /// past the work limit or finding more than `max_pairs` candidate pairs.
-    #[pyo3(signature = (fps, keys, lens, words, k, threshold, threads=None, max_pairs=None))]
+    /// past the work limit or finding more than `max_pairs` candidate pairs. Given the batch's
+    /// prefix `lists` (lengths, hashes, sizes; see `prefix_lists`), the candidates are those of
+    /// prefix filtering at `threshold` and `band` below it (for the index's sketch size), and the
+    /// last value returned counts the batch's candidate pairs not compared.
+    #[pyo3(signature = (fps, keys, lens, words, k, threshold, threads=None, max_pairs=None, lists=None, band=0.0))]
     #[allow(clippy::too_many_arguments)]
     fn dedup<'py>(
         &self,
@@ -331,8 +452,23 @@ impl PyDedupIndex {
         threshold: f64,
         threads: Option<i64>,
         max_pairs: Option<u64>,
+        lists: Option<ListsIn<'py>>,
+        band: f64,
     ) -> PyResult<AgainstArrays<'py>> {
         let k_u = check_k(k)?;
+        if !(0.0..=1.0).contains(&band) {
+            return Err(Error::invalid(format!("band must be in [0, 1], got {band}")).into());
+        }
+        let lists = lists_of(&lists)?;
+        let size = self
+            .inner
+            .prefixes()
+            .settings
+            .as_ref()
+            .map_or(1, |p| p.size as usize);
+        let prefixes = lists
+            .as_ref()
+            .map(|l| (l, Cut::new(threshold, Some((size, band)))));
         let (fps, keys) = (fps.as_slice()?, verify::keys_of_words(keys.as_slice()?)?);
         let sketches = sketches_of(&lens, &words)?;
         let batch = Batch {
@@ -343,7 +479,7 @@ impl PyDedupIndex {
         let index = &self.inner;
         let got = interrupt::detach(py, || {
             parallel::with_threads(threads, || {
-                index.guarded(|ix| dedup_against(ix, &batch, k_u, threshold, max_pairs))
+                index.guarded(|ix| dedup_against(ix, &batch, k_u, threshold, max_pairs, prefixes))
             })
         })???;
         let got = got?;
@@ -351,6 +487,7 @@ impl PyDedupIndex {
             got.kept.into_pyarray(py),
             got.index_row.into_pyarray(py),
             got.jaccard.into_pyarray(py),
+            got.skipped_pairs,
         ))
     }
 }

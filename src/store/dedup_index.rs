@@ -17,7 +17,11 @@
 //! fingerprints (u64), content keys (2 u64: XXH3-128), sketch lengths (u32: values held, or
 //! [`SKETCHED`]), sketches (`W` u32 words per document), ids (i64, or
 //! n + 1 u64 offsets then the bytes), the settings (opaque bytes: the caller's fingerprint
-//! settings), and a checksum of every word before it. A file is replaced only by renaming a new
+//! settings), from version 4 the prefix postings when the index has them
+//! ([`crate::store::index_prefixes`]: the sketch size their lists are made from, the frozen rarity
+//! table's hashes (u64) and counts (u32), the postings' hashes (u64) and rows (u32); header words
+//! 12 to 15 hold the table's length, the postings', and the prefixes' threshold and band as f64
+//! bits, the threshold 0 when there are none), and a checksum of every word before it. A file is replaced only by renaming a new
 //! one over it, so a reader keeps the version it opened and a crash leaves the old file.
 
 use std::collections::HashMap;
@@ -28,7 +32,7 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use crate::candidates::short_texts::{prefix_len, ShortTexts, SHORT};
+use crate::candidates::short_texts::{prefix_len, Cut, ShortTexts, SHORT};
 use crate::cluster::star::sweep;
 use crate::error::{try_with_capacity, Error, Result};
 use crate::runtime::interrupt;
@@ -42,13 +46,14 @@ use crate::sketch::verify::ContentKey;
 use crate::store::index_file::{
     format_error, open_checked, view, Backing, Checksum, Plain, Source, Words,
 };
+use crate::store::index_prefixes::{postings, Lists, PrefixSettings, Prefixes};
 use crate::text::hash::FoldState;
 
 pub const MAGIC: [u8; 8] = *b"\x93NDUPDDX";
-/// Version 3 keeps short documents' shingle hashes at 64 bits, with checks
-/// ([`crate::sketch::compact_sketch`]); version 2's 32-bit ones and version 1's bottom-k sketches
-/// are refused (rebuild the index).
-pub const VERSION: u64 = 3;
+/// Version 4 adds the prefix postings; version 3 (short documents' shingle hashes at 64 bits,
+/// with checks, [`crate::sketch::compact_sketch`]) is read as an index without them. Version 2's
+/// 32-bit hashes and version 1's bottom-k sketches are refused (rebuild the index).
+pub const VERSION: u64 = 4;
 pub const HEADER_WORDS: usize = 16;
 
 /// The ids of the documents: integers, or strings of bytes.
@@ -187,6 +192,7 @@ pub struct DedupIndex {
     lens: Words<u32>,
     words: Words<u32>,
     ids: Ids,
+    prefixes: Prefixes,
     source: Option<Source>,
 }
 
@@ -264,7 +270,18 @@ fn words_of(bytes: u64) -> u64 {
     bytes.div_ceil(8)
 }
 
-/// The file's length in bytes for `n` documents.
+/// Words of the prefix block: the sketch size, a table of `t` hashes and `p` postings.
+fn prefix_words(present: bool, t: u64, p: u64) -> Option<u64> {
+    if !present {
+        return Some(0);
+    }
+    1u64.checked_add(t)?
+        .checked_add(t.div_ceil(2))?
+        .checked_add(p)?
+        .checked_add(p.div_ceil(2))
+}
+
+/// The file's length in bytes for `n` documents (without the prefix block).
 fn file_len(s: &Settings, n: u64, id_bytes: u64) -> Option<u64> {
     let sketch = n.checked_mul(s.sketch.words() as u64)?;
     let ids = if s.string_ids {
@@ -302,8 +319,73 @@ impl DedupIndex {
             lens: Words::default(),
             words: Words::default(),
             ids,
+            prefixes: Prefixes::default(),
             source: None,
         })
+    }
+
+    /// Gives an empty index prefix postings: documents saved into it are listed at `settings`
+    /// in the order of the rarity table `(hashes, counts)`, which stays with the index.
+    pub fn set_prefixes(
+        &mut self,
+        settings: PrefixSettings,
+        hashes: Vec<u64>,
+        counts: Vec<u32>,
+    ) -> Result<()> {
+        settings.check()?;
+        if !self.is_empty() {
+            return Err(Error::invalid(
+                "prefixes are set on an empty index, before its documents",
+            ));
+        }
+        if hashes.len() != counts.len() {
+            return Err(Error::invalid(format!(
+                "{} table hashes but {} counts",
+                hashes.len(),
+                counts.len()
+            )));
+        }
+        // Sorted by hash, one count each, so that the file reads back the same order.
+        let mut table: Vec<(u64, u32)> = hashes.into_iter().zip(counts).collect();
+        table.sort_unstable();
+        table.dedup_by(|a, b| {
+            let same = a.0 == b.0;
+            if same {
+                b.1 = b.1.saturating_add(a.1);
+            }
+            same
+        });
+        self.prefixes = Prefixes {
+            settings: Some(settings),
+            table_hashes: table.iter().map(|t| t.0).collect::<Vec<_>>().into(),
+            table_counts: table.iter().map(|t| t.1).collect::<Vec<_>>().into(),
+            ..Prefixes::default()
+        };
+        Ok(())
+    }
+
+    /// The prefix postings (none when [`Prefixes::present`] is false).
+    pub fn prefixes(&self) -> &Prefixes {
+        &self.prefixes
+    }
+
+    /// The postings of new documents that would follow this index's, at its cut; none when the
+    /// index has no prefixes (then `lists` must be None).
+    pub fn new_postings(
+        &self,
+        lists: Option<&Lists<'_>>,
+        keys: &[ContentKey],
+    ) -> Result<Vec<(u64, u32)>> {
+        match (&self.prefixes.settings, lists) {
+            (Some(p), Some(lists)) => postings(lists, keys, p.cut(), self.len()),
+            (None, None) => Ok(Vec::new()),
+            (Some(_), None) => Err(Error::invalid(
+                "this index has prefix postings: new documents need their prefix lists",
+            )),
+            (None, Some(_)) => Err(Error::invalid(
+                "this index has no prefix postings: new documents' lists have nowhere to go",
+            )),
+        }
     }
 
     pub fn settings(&self) -> &Settings {
@@ -376,11 +458,33 @@ impl DedupIndex {
 
     /// Writes the index, followed by `extra` documents, to `path` atomically: a temporary file
     /// in the same folder, synced, then renamed over `path`. Until the rename, `path` is untouched.
-    pub fn save(&self, path: &Path, extra: Option<&Rows<'_>>) -> Result<()> {
+    pub fn save(
+        &self,
+        path: &Path,
+        extra: Option<&Rows<'_>>,
+        lists: Option<&Lists<'_>>,
+    ) -> Result<()> {
         let Some(rows) = extra else {
-            return self.save_streamed(path, 0, 0, |_, _| Ok(()));
+            return self.save_streamed(path, 0, 0, &[], |_, _| Ok(()));
         };
         rows.check(self.settings.sketch)?;
+        if let Some(l) = lists {
+            if l.len() != rows.fps.len() {
+                return Err(Error::invalid(format!(
+                    "{} documents but {} prefix lists",
+                    rows.fps.len(),
+                    l.len()
+                )));
+            }
+        }
+        let made = self.new_postings(lists, rows.keys)?;
+        let (hashes, new_rows): (Vec<u64>, Vec<u32>) = made.into_iter().unzip();
+        let runs = [PostingRun {
+            hashes: &hashes,
+            rows: &new_rows,
+            base: 0,
+        }];
+        let new_postings: &[PostingRun<'_>] = if lists.is_some() { &runs } else { &[] };
         let lengths: Vec<u64> = match rows.ids {
             NewIds::Str(v) => v.iter().map(|b| b.len() as u64).collect(),
             NewIds::Int(_) => Vec::new(),
@@ -390,6 +494,7 @@ impl DedupIndex {
             path,
             rows.fps.len(),
             id_bytes,
+            new_postings,
             |section, sink| match section {
                 Section::Fps => sink(Chunk::U64(rows.fps)),
                 Section::Keys => sink(Chunk::U64(rows.keys.as_flattened())),
@@ -413,12 +518,16 @@ impl DedupIndex {
     /// `sink` in chunks, in document order (with string ids, [`Section::Ids`] takes each id's
     /// length in bytes and [`Section::IdBytes`] their `new_id_bytes` bytes). A section given
     /// more or fewer values than `n_new` documents have, or chunks of the wrong kind, is an
-    /// error and leaves `path` untouched.
+    /// error and leaves `path` untouched. `new_postings` are the new documents' prefix postings
+    /// (see [`DedupIndex::new_postings`]) in sorted runs, each run's rows counted on from its
+    /// `base`, merged as they are written; an index with prefixes needs at least one a new
+    /// document.
     pub fn save_streamed<F>(
         &self,
         path: &Path,
         n_new: usize,
         new_id_bytes: u64,
+        new_postings: &[PostingRun<'_>],
         fill: F,
     ) -> Result<()>
     where
@@ -438,7 +547,7 @@ impl DedupIndex {
         tmp_name.push(format!(".tmp-{}-{unique}", std::process::id()));
         let tmp: PathBuf = dir.join(tmp_name);
         let result = self
-            .write(&tmp, n_new, new_id_bytes, fill)
+            .write(&tmp, n_new, new_id_bytes, new_postings, fill)
             .and_then(|()| std::fs::rename(&tmp, path).map_err(Error::from));
         if result.is_err() {
             let _ = std::fs::remove_file(&tmp);
@@ -451,11 +560,59 @@ impl DedupIndex {
         Ok(())
     }
 
-    fn write<F>(&self, tmp: &Path, n_new: usize, new_id_bytes: u64, mut fill: F) -> Result<()>
+    fn write<F>(
+        &self,
+        tmp: &Path,
+        n_new: usize,
+        new_id_bytes: u64,
+        new_postings: &[PostingRun<'_>],
+        mut fill: F,
+    ) -> Result<()>
     where
         F: FnMut(Section, &mut Sink<'_>) -> Result<()>,
     {
         let s = &self.settings;
+        let p = &self.prefixes;
+        let (old_len, n_all) = (self.len(), self.len() + n_new);
+        if p.present() {
+            // Every new document is listed (a document without shingles by its key), rows in
+            // range, postings sorted.
+            let mut listed = vec![false; n_new];
+            for run in new_postings {
+                if run.hashes.len() != run.rows.len() {
+                    return Err(Error::invalid(format!(
+                        "{} posting hashes but {} rows",
+                        run.hashes.len(),
+                        run.rows.len()
+                    )));
+                }
+                for &r in run.rows {
+                    let r = r as u64 + run.base;
+                    if r < old_len as u64 || r >= n_all as u64 {
+                        return Err(Error::invalid(format!(
+                            "a posting of row {r}, not one of the new documents"
+                        )));
+                    }
+                    listed[r as usize - old_len] = true;
+                }
+                let pairs = run.hashes.windows(2).zip(run.rows.windows(2));
+                if pairs.into_iter().any(|(h, r)| (h[0], r[0]) >= (h[1], r[1])) {
+                    return Err(Error::invalid("new postings must be sorted and distinct"));
+                }
+            }
+            if let Some(d) = listed.iter().position(|&l| !l) {
+                return Err(Error::invalid(format!(
+                    "new document {d} has no prefix posting"
+                )));
+            }
+        } else if new_postings.iter().any(|r| !r.hashes.is_empty()) {
+            return Err(Error::invalid(
+                "this index has no prefix postings: new postings have nowhere to go",
+            ));
+        }
+        let n_postings =
+            (p.hashes.len() + new_postings.iter().map(|r| r.hashes.len()).sum::<usize>()) as u64;
+        let n_table = p.table_hashes.len() as u64;
         let n = (self.len() + n_new) as u64;
         let old_id_bytes = match &self.ids {
             Ids::Str { len, .. } => *len as u64,
@@ -467,8 +624,9 @@ impl DedupIndex {
             ));
         }
         let id_bytes = old_id_bytes + new_id_bytes;
-        let len =
-            file_len(s, n, id_bytes).ok_or_else(|| Error::invalid("index too large to save"))?;
+        let len = file_len(s, n, id_bytes)
+            .and_then(|l| l.checked_add(prefix_words(p.present(), n_table, n_postings)? * 8))
+            .ok_or_else(|| Error::invalid("index too large to save"))?;
         let file = File::create(tmp)?;
         let mut w = Out {
             out: BufWriter::with_capacity(1 << 20, file),
@@ -489,6 +647,12 @@ impl DedupIndex {
         header[9] = id_bytes;
         header[10] = s.meta.len() as u64;
         header[11] = u64::from(s.sketch.bits());
+        if let Some(ps) = &p.settings {
+            header[12] = n_table;
+            header[13] = n_postings;
+            header[14] = ps.threshold.to_bits();
+            header[15] = ps.band.to_bits();
+        }
         w.values(&header, u64s)?;
         let words = s.sketch.words();
         // The ends of the string ids, counted on from the old ones'.
@@ -577,6 +741,36 @@ impl DedupIndex {
         }
         w.bytes(&s.meta)?;
         w.pad()?;
+        if let Some(ps) = &p.settings {
+            w.values(&[u64::from(ps.size)], u64s)?;
+            w.values(&p.table_hashes, u64s)?;
+            w.values(&p.table_counts, u32s)?;
+            w.pad()?;
+            // The old postings and the new, merged by (hash, row): hashes, then rows.
+            let old = PostingRun {
+                hashes: &p.hashes,
+                rows: &p.rows,
+                base: 0,
+            };
+            let merged = || MergedPostings::new(old, new_postings);
+            let mut buf: Vec<u8> = Vec::with_capacity(1 << 16);
+            for (h, _) in merged() {
+                u64s(h, &mut buf);
+                if buf.len() >= 1 << 16 {
+                    w.bytes(&buf)?;
+                    buf.clear();
+                }
+            }
+            for (_, r) in merged() {
+                u32s(r, &mut buf);
+                if buf.len() >= 1 << 16 {
+                    w.bytes(&buf)?;
+                    buf.clear();
+                }
+            }
+            w.bytes(&buf)?;
+            w.pad()?;
+        }
         let sum = w.sum.value();
         w.out.write_all(&sum.to_le_bytes())?;
         let file = w.out.into_inner().map_err(|e| Error::Io(e.into_error()))?;
@@ -602,6 +796,56 @@ impl DedupIndex {
         let r = f(self);
         self.check_file()?;
         Ok(r)
+    }
+}
+
+/// A sorted run of prefix postings of new documents: `(hashes[i], base + rows[i])`.
+#[derive(Clone, Copy)]
+pub struct PostingRun<'a> {
+    pub hashes: &'a [u64],
+    pub rows: &'a [u32],
+    pub base: u64,
+}
+
+/// The postings of an index and sorted runs of new ones, merged in `(hash, row)` order (a
+/// heap of the runs' next postings: memory for the runs' count, whatever their lengths).
+struct MergedPostings<'a> {
+    runs: Vec<PostingRun<'a>>,
+    at: Vec<usize>,
+    heap: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u64, usize)>>,
+}
+
+impl<'a> MergedPostings<'a> {
+    fn new(old: PostingRun<'a>, new: &[PostingRun<'a>]) -> Self {
+        let runs: Vec<PostingRun<'a>> = std::iter::once(old).chain(new.iter().copied()).collect();
+        let mut merged = MergedPostings {
+            at: vec![0; runs.len()],
+            heap: std::collections::BinaryHeap::with_capacity(runs.len()),
+            runs,
+        };
+        for r in 0..merged.runs.len() {
+            merged.push(r);
+        }
+        merged
+    }
+
+    fn push(&mut self, r: usize) {
+        let (run, i) = (&self.runs[r], self.at[r]);
+        if i < run.hashes.len() {
+            let row = run.base + u64::from(run.rows[i]);
+            self.heap.push(std::cmp::Reverse((run.hashes[i], row, r)));
+        }
+    }
+}
+
+impl Iterator for MergedPostings<'_> {
+    type Item = (u64, u32);
+
+    fn next(&mut self) -> Option<(u64, u32)> {
+        let std::cmp::Reverse((h, row, r)) = self.heap.pop()?;
+        self.at[r] += 1;
+        self.push(r);
+        Some((h, row as u32))
     }
 }
 
@@ -684,6 +928,23 @@ fn parse(backing: Arc<Backing>) -> Result<DedupIndex> {
         .check()
         .map_err(|e| format_error(32, format!("bad settings in the header: {e}")))?;
     let (id_bytes, meta_bytes) = (word(9), word(10));
+    // The prefix block (version 4): the table's and the postings' lengths, threshold and band.
+    let (n_table, n_postings) = (word(12), word(13));
+    let prefix_settings = (version >= 4 && word(14) != 0).then(|| PrefixSettings {
+        threshold: f64::from_bits(word(14)),
+        band: f64::from_bits(word(15)),
+        size: 1,
+    });
+    if prefix_settings.is_none() && (n_table | n_postings | word(14) | word(15)) != 0 {
+        return Err(format_error(
+            96,
+            "prefix sizes in the header of an index without prefixes",
+        ));
+    }
+    if let Some(ps) = &prefix_settings {
+        ps.check()
+            .map_err(|e| format_error(112, format!("bad prefix settings in the header: {e}")))?;
+    }
     let expected = file_len(
         &Settings {
             meta: vec![0; 0],
@@ -692,7 +953,10 @@ fn parse(backing: Arc<Backing>) -> Result<DedupIndex> {
         n,
         id_bytes,
     )
-    .and_then(|l| l.checked_add(words_of(meta_bytes) * 8))
+    .and_then(|l| l.checked_add(words_of(meta_bytes).checked_mul(8)?))
+    .and_then(|l| {
+        l.checked_add(prefix_words(prefix_settings.is_some(), n_table, n_postings)?.checked_mul(8)?)
+    })
     .ok_or_else(|| format_error(24, "sizes in the header overflow"))?;
     if expected != size {
         return Err(format_error(
@@ -747,6 +1011,53 @@ fn parse(backing: Arc<Backing>) -> Result<DedupIndex> {
     };
     let meta_words: Words<u64> = view(&backing, at, words_of(meta_bytes) as usize)?;
     let meta = word_bytes(&meta_words, meta_bytes as usize);
+    at += meta_words.len() * 8;
+    let prefixes = if prefix_settings.is_some() {
+        let block: Words<u64> = view(&backing, at, 1)?;
+        at += 8;
+        let ps = PrefixSettings {
+            size: u32::try_from(block[0]).unwrap_or(0),
+            ..prefix_settings.clone().expect("present")
+        };
+        ps.check()
+            .map_err(|e| format_error(at as u64 - 8, format!("bad prefix settings: {e}")))?;
+        let (t, p) = (n_table as usize, n_postings as usize);
+        let table_hashes: Words<u64> = view(&backing, at, t)?;
+        at += t * 8;
+        let table_counts: Words<u32> = view(&backing, at, t)?;
+        at += t.div_ceil(2) * 8;
+        let hashes: Words<u64> = view(&backing, at, p)?;
+        at += p * 8;
+        let rows: Words<u32> = view(&backing, at, p)?;
+        if table_hashes.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(format_error(at as u64, "the rarity table is out of order"));
+        }
+        if hashes
+            .windows(2)
+            .zip(rows.windows(2))
+            .any(|(h, r)| (h[0], r[0]) >= (h[1], r[1]))
+        {
+            return Err(format_error(
+                at as u64,
+                "the prefix postings are out of order",
+            ));
+        }
+        if let Some(&r) = rows.iter().find(|&&r| r as usize >= n) {
+            return Err(format_error(
+                at as u64,
+                format!("a prefix posting of row {r}, past the {n} documents"),
+            ));
+        }
+        Prefixes {
+            settings: Some(ps),
+            table_hashes,
+            table_counts,
+            hashes,
+            rows,
+        }
+    } else {
+        Prefixes::default()
+    };
     Ok(DedupIndex {
         settings: Settings { meta, ..settings },
         fps,
@@ -754,6 +1065,7 @@ fn parse(backing: Arc<Backing>) -> Result<DedupIndex> {
         lens,
         words,
         ids,
+        prefixes,
         source: None,
     })
 }
@@ -777,6 +1089,10 @@ pub struct Against {
     pub index_row: Vec<i64>,
     /// Their Jaccard (1 for a kept row and for copies).
     pub jaccard: Vec<f32>,
+    /// Candidate pairs among the batch's texts that were not compared: a prefix hash shared by
+    /// more than `RUN_CAP` texts that could not be split further (see
+    /// [`crate::candidates::short_texts`]).
+    pub skipped_pairs: u64,
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -928,12 +1244,19 @@ const SWEPT_PER_CHECK: usize = 1 << 16;
 /// and a search that finds more than `max_pairs` candidate pairs of distinct fingerprints (with
 /// the index and inside the batch) stops there and is refused, naming a lower bound of their
 /// number: memory and time stay bounded on a corpus of near-identical documents.
+///
+/// With `prefixes` (the batch's lists, one a row, and the cut to read them at), the candidates
+/// are those of prefix filtering instead ([`crate::store::index_prefixes`]): every index
+/// document sharing a prefix hash with a text, and the texts of the batch sharing one; the
+/// fingerprints propose nothing and `k` is not read. `max_pairs` then bounds the candidate
+/// pairs with the index, counted before any is compared.
 pub fn dedup_against(
     index: &DedupIndex,
     batch: &Batch<'_>,
     k: u32,
     threshold: f64,
     max_pairs: Option<u64>,
+    prefixes: Option<(&Lists<'_>, Cut)>,
 ) -> Result<Against> {
     let limit = max_pairs.is_some();
     let n = batch.fps.len();
@@ -972,6 +1295,17 @@ pub fn dedup_against(
         let r = first_row[t] as usize;
         (batch.fps[r], batch.keys[r], batch.sketches.get(r, w))
     };
+    if let Some((lists, cut)) = prefixes {
+        if lists.len() != n {
+            return Err(Error::invalid(format!(
+                "{n} documents but {} prefix lists",
+                lists.len()
+            )));
+        }
+        let (fate, skipped) =
+            by_prefixes(index, threshold, max_pairs, lists, cut, &first_row, &doc)?;
+        return Ok(rows_of(&fate, &text_of, &first_row, skipped));
+    }
     let text_fps: Vec<u64> = (0..first_row.len()).map(|t| doc(t).0).collect();
     let new_groups = Groups::new(&text_fps);
     let group_of = new_groups.of_rows();
@@ -1183,11 +1517,177 @@ pub fn dedup_against(
             short_alive[r] = sweep(list, &mut settle) as usize;
         }
     }
-    // Rows follow their texts.
+    Ok(rows_of(&fate, &text_of, &first_row, short.skipped_pairs()))
+}
+
+/// Texts the prefix search of [`dedup_against`] compares with the index between two looks at
+/// Ctrl-C.
+const TEXTS_PER_CHECK: usize = 1 << 12;
+
+/// The fates of a batch's texts (first rows `first_row`, `doc(t)` text t) when the candidates
+/// come from prefix filtering, and the batch's pairs not compared.
+fn by_prefixes<'a>(
+    index: &DedupIndex,
+    threshold: f64,
+    max_pairs: Option<u64>,
+    lists: &Lists<'_>,
+    cut: Cut,
+    first_row: &[u32],
+    doc: &(dyn Fn(usize) -> Doc<'a> + Sync),
+) -> Result<(Vec<Fate>, u64)> {
+    let p = &index.prefixes;
+    let Some(stored) = &p.settings else {
+        return Err(Error::invalid(
+            "this dedup index has no prefix postings (built with candidates=\"fingerprint\", or \
+             by a neardup that made none): search it with candidates=\"fingerprint\", or build \
+             it again",
+        ));
+    };
+    if !stored.covers(cut) {
+        return Err(Error::invalid(format!(
+            "the index's prefixes were cut at Jaccard {}: a search at {} would miss pairs; use \
+             candidates=\"fingerprint\" or a threshold of at least {}",
+            stored.threshold, cut.threshold, stored.threshold
+        )));
+    }
+    let shape = index.settings.sketch;
+    let texts = first_row.len();
+    // Each text's prefix at the search's cut.
+    let (mut pre, mut pre_at, mut buf) = (Vec::new(), vec![0usize], Vec::new());
+    for (t, &r) in first_row.iter().enumerate() {
+        lists.prefix(r as usize, doc(t).1, cut, &mut buf)?;
+        pre.extend_from_slice(&buf);
+        pre_at.push(pre.len());
+    }
+    let prefix_of = |t: usize| &pre[pre_at[t]..pre_at[t + 1]];
+    // The candidate pairs with the index, counted before any is compared.
+    let total: u64 = (0..texts)
+        .into_par_iter()
+        .with_min_len(1024)
+        .map(|t| {
+            prefix_of(t)
+                .iter()
+                .map(|&h| p.rows_of(h).len() as u64)
+                .sum::<u64>()
+        })
+        .sum();
+    if let Some(limit) = max_pairs {
+        if total > limit {
+            return Err(Error::TooManyPairs {
+                count: total,
+                at_least: false,
+                limit,
+                what: "candidate pairs with the index's documents (sharing a prefix hash)".into(),
+                remedy: "deduplicate the batch in smaller parts (in Python, max_pairs=None lifts \
+                         the limit)"
+                    .into(),
+            });
+        }
+    }
+    interrupt::check()?;
+    // Each text against the index: the first document (in index order) that is a near-duplicate.
+    let mut fate: Vec<Fate> = Vec::with_capacity(texts);
+    for block in (0..texts).step_by(TEXTS_PER_CHECK) {
+        interrupt::check()?;
+        let end = (block + TEXTS_PER_CHECK).min(texts);
+        fate.par_extend((block..end).into_par_iter().with_min_len(16).map_init(
+            Vec::new,
+            |cands: &mut Vec<u32>, t| {
+                cands.clear();
+                for &h in prefix_of(t) {
+                    cands.extend_from_slice(p.rows_of(h));
+                }
+                cands.sort_unstable();
+                cands.dedup();
+                let me = doc(t);
+                for &c in cands.iter() {
+                    let c = c as usize;
+                    let old = (index.fps[c], index.key(c), index.sketch(c));
+                    if let Some(j) = near(old, me, shape, threshold) {
+                        return Fate::Index(c as u32, j);
+                    }
+                }
+                Fate::Free
+            },
+        ));
+    }
+    // The batch's texts that share a prefix hash, in runs (split while over the cap).
+    let runs = ShortTexts::runs_of_lists(
+        texts,
+        (0..texts).filter_map(|t| {
+            let (list, n) = lists.get(first_row[t] as usize);
+            (n > 0).then_some((t as u32, list, n))
+        }),
+        cut,
+    )?;
+    // The batch's own candidate pairs, bounded with those with the index.
+    if let Some(limit) = max_pairs {
+        let count = total.saturating_add(runs.run_pairs());
+        if count > limit {
+            return Err(Error::TooManyPairs {
+                count,
+                at_least: false,
+                limit,
+                what: "candidate pairs sharing a prefix hash (with the index's documents and \
+                       among the new ones)"
+                    .into(),
+                remedy: "deduplicate the batch in smaller parts (in Python, max_pairs=None lifts \
+                         the limit)"
+                    .into(),
+            });
+        }
+    }
+    let mut members = runs.members().to_vec();
+    let mut alive: Vec<usize> = (0..runs.run_count())
+        .map(|r| {
+            let (a, b) = runs.run_bounds(r);
+            b - a
+        })
+        .collect();
+    let mut swept = 0usize;
+    for t in 0..texts {
+        if swept >= SWEPT_PER_CHECK {
+            interrupt::check()?;
+            swept = 0;
+        }
+        if fate[t] != Fate::Free {
+            continue;
+        }
+        fate[t] = Fate::Kept;
+        let me = doc(t);
+        let mut settle = |s: usize| {
+            if fate[s] != Fate::Free {
+                return true;
+            }
+            let near = if s > t {
+                near(me, doc(s), shape, threshold)
+            } else {
+                None
+            };
+            if let Some(j) = near {
+                fate[s] = Fate::New(t as u32, j);
+            }
+            near.is_some()
+        };
+        for &r in runs.runs_of(t) {
+            let r = r as usize;
+            let (start, _) = runs.run_bounds(r);
+            let list = &mut members[start..start + alive[r]];
+            swept += list.len() + 1;
+            alive[r] = sweep(list, &mut settle) as usize;
+        }
+    }
+    Ok((fate, runs.skipped_pairs()))
+}
+
+/// The answer per row, from the fates of the texts (rows follow their texts).
+fn rows_of(fate: &[Fate], text_of: &[u32], first_row: &[u32], skipped_pairs: u64) -> Against {
+    let n = text_of.len();
     let mut out = Against {
         kept: Vec::with_capacity(n),
         index_row: Vec::with_capacity(n),
         jaccard: Vec::with_capacity(n),
+        skipped_pairs,
     };
     for (r, &t) in text_of.iter().enumerate() {
         let t = t as usize;
@@ -1202,7 +1702,7 @@ pub fn dedup_against(
         out.index_row.push(index_row);
         out.jaccard.push(j);
     }
-    Ok(out)
+    out
 }
 
 #[cfg(test)]
@@ -1279,7 +1779,7 @@ mod tests {
         let path = dir.join("a.ndx");
         DedupIndex::new(settings(true))
             .unwrap()
-            .save(&path, Some(&rows))
+            .save(&path, Some(&rows), None)
             .unwrap();
         for mmap in [true, false] {
             let idx = DedupIndex::load(&path, mmap).unwrap();
@@ -1309,7 +1809,7 @@ mod tests {
                 ids: NewIds::Str(&more),
             };
             let other = dir.join(format!("b{mmap}.ndx"));
-            idx.save(&other, Some(&extra)).unwrap();
+            idx.save(&other, Some(&extra), None).unwrap();
             let again = DedupIndex::load(&other, mmap).unwrap();
             assert_eq!(again.fingerprints(), &[1, 2, 0, 9, 5]);
             assert_eq!(again.str_id(4).unwrap(), b"five");
@@ -1319,7 +1819,7 @@ mod tests {
                 ids: NewIds::Int(&[3]),
                 ..extra
             };
-            assert!(idx.save(&other, Some(&ints)).is_err());
+            assert!(idx.save(&other, Some(&ints), None).is_err());
             // Lengths past the words, and words of another shape, are refused.
             for bad in [
                 Sketches {
@@ -1335,7 +1835,7 @@ mod tests {
                     sketches: bad,
                     ..extra
                 };
-                assert!(idx.save(&other, Some(&rows)).is_err());
+                assert!(idx.save(&other, Some(&rows), None).is_err());
             }
         }
         // A file of format version 1 is refused with a message that says what to do.
@@ -1374,7 +1874,7 @@ mod tests {
             ids: NewIds::Str(&more),
         };
         let whole = dir.join("whole.ndx");
-        idx.save(&whole, Some(&extra)).unwrap();
+        idx.save(&whole, Some(&extra), None).unwrap();
         let streamed = dir.join("streamed.ndx");
         let fill = |cut: usize| {
             move |section: Section, sink: &mut Sink<'_>| -> Result<()> {
@@ -1401,19 +1901,19 @@ mod tests {
                 }
             }
         };
-        idx.save_streamed(&streamed, 3, 9, fill(1)).unwrap();
+        idx.save_streamed(&streamed, 3, 9, &[], fill(1)).unwrap();
         assert_eq!(
             std::fs::read(&streamed).unwrap(),
             std::fs::read(&whole).unwrap()
         );
         std::fs::remove_file(&streamed).unwrap();
-        assert!(idx.save_streamed(&streamed, 4, 9, fill(1)).is_err());
-        assert!(idx.save_streamed(&streamed, 3, 10, fill(2)).is_err());
+        assert!(idx.save_streamed(&streamed, 4, 9, &[], fill(1)).is_err());
+        assert!(idx.save_streamed(&streamed, 3, 10, &[], fill(2)).is_err());
         let ints = |section: Section, sink: &mut Sink<'_>| match section {
             Section::Ids => sink(Chunk::I64(&[1, 2, 3])),
             _ => fill(0)(section, sink),
         };
-        assert!(idx.save_streamed(&streamed, 3, 9, ints).is_err());
+        assert!(idx.save_streamed(&streamed, 3, 9, &[], ints).is_err());
         assert!(!streamed.exists());
         assert!(std::fs::read_dir(&dir).unwrap().all(|e| !e
             .unwrap()

@@ -14,13 +14,14 @@ import click
 import numpy as np
 
 from .. import _core
-from ..against import Batch, CompactSketches, DedupIndex, Matches
+from ..against import Batch, DedupIndex, Matches
 from ..corpus import Progress, fingerprint_pass
+from ..dedup_index import first_pass
 from ..hasher import Simhasher
 from ..index_kinds import expect_dedup_index
+from ..index_lists import IndexSketches
 from ..io import Input, InputError, Outputs, TableWriter, compression_of
 from ..paths import check_outputs, locked
-from ..pipeline import FirstPass
 from .ids import bad_id, integer_id
 from .options import Source
 from .output import _check_output, _Failed, _table_name, summarize
@@ -99,10 +100,11 @@ def _digest_input(
     sketch_bits: int,
     threads: int | None,
     hidden: bool,
+    sketches: IndexSketches,
 ) -> tuple[Batch, int]:
-    """Fingerprints, keys and compact sketches of every document of INPUT, and its bytes."""
-    first = FirstPass(hasher, shingle, threads, budget=None)
-    first.sketches = CompactSketches(shingle, sketch_bytes, sketch_bits, threads)  # type: ignore[assignment]
+    """Fingerprints, keys and compact sketches (with prefix lists when ``sketches`` makes them)
+    of every document of INPUT, and its bytes."""
+    first = first_pass(hasher, shingle, sketch_bytes, sketch_bits, threads, sketches)
     progress = Progress(inp, "fingerprinting", hidden)
     try:
         _, _, nbytes = fingerprint_pass(inp, hasher, threads, progress, first=first)
@@ -123,24 +125,28 @@ def build_command(
     quiet: bool,
     as_json: bool,
     hasher: Simhasher,
+    candidates: str = "prefix",
 ) -> None:
     """``neardup index build INPUT -o CORPUS.ndx``: dedups INPUT and writes the kept documents'
-    dedup index (ids from --id-field, strings or integers, as given)."""
+    dedup index (ids from --id-field, strings or integers, as given), with prefix postings
+    unless ``candidates`` is "fingerprint"."""
     try:
         empty = DedupIndex._empty(hasher, k, threshold, shingle, sketch_bytes, sketch_bits, False)
     except ValueError as err:
         raise click.UsageError(str(err)) from None
+    sketches = empty._build_sketches(candidates, threads)
     inp = source.open(hasher, replayable=True)
     check_outputs([inp.path], [("-o", index_path)])
     with inp, Outputs() as outputs:
         tmp = outputs.reserve(index_path)
         got, _ = _digest_input(
-            inp, hasher, shingle, sketch_bytes, sketch_bits, threads, quiet or as_json
+            inp, hasher, shingle, sketch_bytes, sketch_bits, threads, quiet or as_json, sketches
         )
         ids = _ids(inp, None, None, None)
         n = len(got.fingerprints)
-        rows = np.flatnonzero(empty.search(got, threads=threads).keep)
         string_ids = bool(ids) and any(isinstance(v, str) for v in ids)
+        empty = empty._with_prefixes(sketches, string_ids)
+        rows = np.flatnonzero(empty.search(got, threads=threads).keep)
         if string_ids and not all(isinstance(v, str) for v in ids):
             first_kind = isinstance(ids[0], str)
             number = next(r for r, v in enumerate(ids) if isinstance(v, str) != first_kind)
@@ -164,10 +170,9 @@ def build_command(
                     f"{json.dumps(ids[number], default=repr)}",
                 )
             values = np.asarray([exact[r] for r in rows.tolist()], dtype=np.int64)
+        kept = got.take(rows)
         try:
-            _core.DedupIndex.empty(
-                sketch_bytes // 4, sketch_bits, shingle, k, threshold, string_ids, empty._meta
-            ).save_appended(tmp, *got.take(rows).for_core(), values)
+            empty._inner.save_appended(tmp, *kept.for_core(), values, kept.lists_for_core())
         except OSError as err:
             raise _Failed(f"cannot write {index_path}: {err.strerror or err}") from None
         outputs.commit()
@@ -181,10 +186,12 @@ def build_command(
             "threshold": threshold,
             "sketch_bytes": sketch_bytes,
             "sketch_bits": sketch_bits,
+            "candidates": candidates,
         },
         f"indexed {len(rows):,} of {n:,} documents in {index_path} "
         f"({n - len(rows):,} near-duplicates removed; "
-        f"k={k}, Jaccard >= {threshold:g}, sketches of {sketch_bytes} bytes, {sketch_bits}-bit bins)",
+        f"k={k}, Jaccard >= {threshold:g}, sketches of {sketch_bytes} bytes, {sketch_bits}-bit bins, "
+        f"{candidates} candidates)",
         inp,
         as_json,
         quiet,
@@ -207,6 +214,7 @@ def dedup_command(
     hasher_given: bool,
     shingle: int | None = None,
     max_pairs: int | None = None,
+    candidates: str | None = None,
 ) -> None:
     """``neardup dedup NEW --against CORPUS.ndx``: writes the documents of NEW that are not
     near-duplicates of the index or of an earlier document of NEW; ``--update`` appends them to
@@ -227,6 +235,10 @@ def dedup_command(
             f"{against} was built with {index.hasher!r}: drop the fingerprint options or use the same ones"
         )
     check_shingle(against, index, shingle)
+    try:
+        index._candidates(candidates, threshold)
+    except ValueError as err:
+        raise click.UsageError(str(err)) from None
     inp = source.open(index.hasher, replayable=True)
     check_outputs([inp.path, against], [("-o", output), ("--clusters", clusters)])
     _check_output(inp, output)
@@ -247,6 +259,7 @@ def dedup_command(
         out_tmp = outputs.reserve(output, directory=inp.format == "txt") if output else None
         clusters_tmp = outputs.reserve(clusters) if clusters else None
         index_tmp = outputs.reserve(against) if update else None
+        sketches = index.sketches(threads)
         got, nbytes = _digest_input(
             inp,
             index.hasher,
@@ -255,9 +268,21 @@ def dedup_command(
             index.sketch_bits,
             threads,
             quiet or as_json,
+            sketches,
         )
         n = len(got.fingerprints)
-        found = index.search(got, k=k, threshold=threshold, threads=threads, max_pairs=max_pairs)
+        try:
+            index = index._listing(sketches)
+            found = index.search(
+                got,
+                k=k,
+                threshold=threshold,
+                threads=threads,
+                max_pairs=max_pairs,
+                candidates=candidates,
+            )
+        except ValueError as err:
+            raise click.UsageError(str(err)) from None
         keep = found.keep
         ids = _ids(inp, keep, output, out_tmp, ids=bool(clusters_tmp) or update)
         if clusters_tmp and clusters:

@@ -109,7 +109,8 @@ def _write_clusters(inp: Any, writer: TableWriter, first_row: int, rows: dict[st
     default=None,
     help="How verified pairs are proposed: prefix (documents sharing one of the rarest word "
     "shingles of their sketches: every pair at --threshold, whatever --k) or fingerprint "
-    f"(within --k). Default: {pipeline.DEFAULT_CANDIDATES}. Without verification, fingerprints.",
+    f"(within --k). Default: {pipeline.DEFAULT_CANDIDATES}; with --against, the index's (prefix "
+    "unless it was built with --candidates fingerprint). Without verification, fingerprints.",
 )
 @click.option(
     "--scheduler",
@@ -196,12 +197,6 @@ def dedup(
         if report_path or keep != "first":
             what = "--report" if report_path else "--keep longest"
             raise click.UsageError(f"--against does not take {what}")
-        if candidates == "prefix":
-            raise click.UsageError(
-                "--against searches the index by fingerprint"
-                f"{' (on Dask too)' if on_dask else ''}: --candidates prefix does not apply; "
-                "drop it or give --candidates fingerprint"
-            )
         if not on_dask:
             hasher = make_hasher(**hasher_flags)
             against_cmd.dedup_command(
@@ -220,6 +215,7 @@ def dedup(
                 hasher != Simhasher(),
                 shingle if shingle_given else None,
                 limit,
+                candidates,
             )
             return
         if update and dry_run:

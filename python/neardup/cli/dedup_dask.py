@@ -238,6 +238,7 @@ def _dedup_on_dask(
                             clusters=True,
                             max_pairs=max_pairs,
                             scratch=scratch,
+                            candidates=candidates,
                             stats=record,
                         )
                     else:

@@ -114,6 +114,15 @@ def _open_for_index(source: Source, hasher: Simhasher) -> Input:
     show_default=True,
     help="For INDEX.ndx: bits per bin of a sketched document.",
 )
+@click.option(
+    "--candidates",
+    type=click.Choice(["prefix", "fingerprint"]),
+    default="prefix",
+    show_default=True,
+    help="For INDEX.ndx: how dedup --against finds a new document's candidates: prefix (the "
+    "index keeps each document's rarest shingle hashes, 12 bytes each, and finds every pair at "
+    "the threshold) or fingerprint (within --k; a smaller file).",
+)
 @hasher_options
 @run_options
 def index_build(
@@ -122,6 +131,7 @@ def index_build(
     k: int,
     sketch_bytes: int,
     sketch_bits: str,
+    candidates: str,
     threads: int | None,
     quiet: bool,
     as_json: bool,
@@ -145,6 +155,7 @@ def index_build(
             quiet,
             as_json,
             hasher,
+            candidates,
         )
         return
     inp = _open_for_index(source, hasher)

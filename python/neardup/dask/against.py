@@ -36,7 +36,6 @@ import functools
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
 from typing import Any
 
 import dask.dataframe as dd
@@ -46,6 +45,20 @@ import pandas as pd
 from neardup import _core
 from neardup.against import DedupIndex, _digest_docs
 from neardup.batches import check_texts
+from neardup.dask.against_scratch import (
+    _OPENED,  # noqa: F401 (cleared by tests of workers in this process)
+    PART_SHIFT,
+    _flat,
+    _global_rows,
+    _IndexOrder,
+    _kept_left,
+    _kept_sections,
+    _numpy,
+    _opened,
+    _posting_runs,
+    _scratch_file,
+    _write_kept_part,
+)
 from neardup.dask.cluster import _wait
 from neardup.dask.digest import _check_frame, _digest_file, _read_columns
 from neardup.dask.driver import _find
@@ -53,7 +66,6 @@ from neardup.dask.frames import _frame, _number
 from neardup.dask.spill import read_back, remove_spilled, write_table
 from neardup.dask.steps import Run
 from neardup.dask.verification import _pair_nodes
-from neardup.dedup_index import _id_values
 from neardup.index import DEFAULT_MAX_PAIRS
 from neardup.paths import locked
 from neardup.progress import log
@@ -62,54 +74,14 @@ from neardup.verify import check_threshold
 
 __all__ = ["dedup_against"]
 
-#: The index each worker process has open: (path, device, inode, size, mtime) -> index.
-_OPENED: dict[tuple[Any, ...], DedupIndex] = {}
-
 #: The id column of the rows when the frame names none: the rows are told apart by
 #: ``partition << PART_SHIFT | row in partition`` while they are matched, and by their global
 #: row numbers in what comes out.
 ROW = "__neardup_row"
-PART_SHIFT = 40
-
-
-def _opened(path: str) -> DedupIndex:
-    """The index at ``path``, opened once per worker process while the file is the same."""
-    st = os.stat(path)
-    key = (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-    index = _OPENED.get(key)
-    if index is None:
-        _OPENED.clear()
-        index = _OPENED[key] = DedupIndex.open(path)
-    return index
-
-
-def _scratch_file(folder: str, name: str, i: int) -> str:
-    return os.path.join(folder, f"{name}.{i:06d}.arrow")
-
-
-def _numpy(column: Any) -> np.ndarray:
-    """An Arrow column of numbers as a numpy array (no copy when it is one chunk)."""
-    import pyarrow as pa
-
-    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
-    if len(chunks) == 1:
-        return np.asarray(chunks[0].to_numpy(zero_copy_only=False))
-    return np.concatenate([c.to_numpy(zero_copy_only=False) for c in chunks])
-
-
-def _flat(column: Any) -> np.ndarray:
-    """The values of an Arrow column of fixed-size lists, one after the other."""
-    import pyarrow as pa
-
-    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
-    return (
-        np.concatenate([c.flatten().to_numpy() for c in chunks])
-        if len(chunks) != 1
-        else chunks[0].flatten().to_numpy()
-    )
 
 
 def _search_part(
+    candidates: str,
     path: str,
     k: int,
     threshold: float,
@@ -134,10 +106,21 @@ def _search_part(
     index = _opened(path)
     values = part[text_field].tolist()
     check_texts(values, f"partition {i}, column {text_field!r},")
+    sketches = index.sketches(1, bottoms=candidates == "prefix", count=False)
     batch, _ = _digest_docs(
-        values, index.hasher, index.shingle, index.sketch_bytes, index.sketch_bits, None, None, 1
+        values,
+        index.hasher,
+        index.shingle,
+        index.sketch_bytes,
+        index.sketch_bits,
+        None,
+        None,
+        1,
+        sketches=sketches,
     )
-    found = index.search(batch, k=k, threshold=threshold, threads=1, max_pairs=max_pairs)
+    found = index.search(
+        batch, k=k, threshold=threshold, threads=1, max_pairs=max_pairs, candidates=candidates
+    )
     n = len(values)
     fated = found.index_row >= 0
     rows = np.flatnonzero(fated)
@@ -159,25 +142,34 @@ def _search_part(
     words = batch.words.reshape(-1, w)[left].reshape(-1) if n else np.zeros(0, np.uint32)
     lens = np.ascontiguousarray(batch.lens[left])
     fps = np.ascontiguousarray(batch.fingerprints[left])
-    short_lens, short_sets = _core.compact_short_sets(fps, lens, words, w, index.sketch_bits)
+    if candidates == "prefix":
+        # The rows' bottom-k sketches, which the prefix steps list in the index's order.
+        bottoms = sketches.bottoms(n).take(left)
+        short_lens, short_sets = bottoms.lengths, bottoms.hashes
+    else:
+        short_lens, short_sets = _core.compact_short_sets(fps, lens, words, w, index.sketch_bits)
     offsets = np.concatenate([[0], np.cumsum(short_lens, dtype=np.int64)])
     if id_field == ROW:
         ids = pa.array((np.int64(i) << PART_SHIFT) | left.astype(np.int64))
     else:
         ids = pa.array(part[id_field].iloc[left], from_pandas=True)
-    table = pa.table(
-        {
-            "fingerprint": pa.array(fps),
-            "key": pa.array(batch.keys["lo"][left]),
-            "key_hi": pa.array(batch.keys["hi"][left]),
-            "length": pa.array(np.zeros(len(left), np.int64)),
-            "sketch": pa.LargeListArray.from_arrays(pa.array(offsets), pa.array(short_sets)),
-            "lens": pa.array(lens),
-            "words": pa.FixedSizeListArray.from_arrays(pa.array(words), w),
-            "id": ids,
-        }
-    )
-    write_table(_digest_file(folder, i), table)
+    columns = {
+        "fingerprint": pa.array(fps),
+        "key": pa.array(batch.keys["lo"][left]),
+        "key_hi": pa.array(batch.keys["hi"][left]),
+        "length": pa.array(np.zeros(len(left), np.int64)),
+        "sketch": pa.LargeListArray.from_arrays(pa.array(offsets), pa.array(short_sets)),
+        "lens": pa.array(lens),
+        "words": pa.FixedSizeListArray.from_arrays(pa.array(words), w),
+        "id": ids,
+    }
+    if batch.lists is not None:
+        # The prefix lists at the index's cut, which an update stores as postings.
+        lists = batch.lists.take(left)
+        at = np.concatenate([[0], np.cumsum(lists.lengths, dtype=np.int64)])
+        columns["list"] = pa.LargeListArray.from_arrays(pa.array(at), pa.array(lists.hashes))
+        columns["list_size"] = pa.array(lists.sizes)
+    write_table(_digest_file(folder, i), pa.table(columns))
     return pd.DataFrame({"rows": [len(left)]}, index=[i])
 
 
@@ -255,117 +247,6 @@ def _rows_of(path: str) -> pd.DataFrame:
     return pd.DataFrame({"rows": [int(schema.metadata[b"rows"])]})
 
 
-def _global_rows(codes: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """Global row numbers of ``partition << PART_SHIFT | row`` codes."""
-    codes = np.asarray(codes, np.int64)
-    return offsets[codes >> PART_SHIFT] + (codes & ((1 << PART_SHIFT) - 1))
-
-
-def _kept_left(found: pd.DataFrame, start: int, count: int) -> np.ndarray:
-    """Whether each row left of a partition (rows ``start .. start + count`` of those left) is
-    kept: it is unless its star or a copy before it removes it."""
-    kept = np.ones(count, bool)
-    at = found.index.to_numpy(np.int64) - start
-    kept[at] = found["kept_row"].to_numpy(np.int64) == found.index.to_numpy(np.int64)
-    return kept
-
-
-def _write_kept_part(
-    found: pd.DataFrame,
-    folder: str,
-    starts: np.ndarray,
-    counts: np.ndarray,
-    offsets: np.ndarray,
-    with_ids: bool,
-    string_ids: bool,
-    partition_info: Any = None,
-) -> pd.DataFrame:
-    """Writes the digests of input partition i's kept rows (as the index file stores them) to
-    its ``kept`` file; returns their number and their ids' bytes."""
-    import pyarrow as pa
-
-    i = _number(partition_info)
-    count = int(counts[i])
-    if count:
-        got = _read_columns(
-            _digest_file(folder, i), ["fingerprint", "key", "key_hi", "lens", "words", "id"]
-        )
-        keep = np.flatnonzero(_kept_left(found, int(starts[i]), count))
-        got = got.take(pa.array(keep))
-        ids: Any = got.column("id").to_pylist()
-        if not with_ids:
-            ids = _global_rows(np.asarray(ids, np.int64), offsets)
-    else:
-        got, ids = None, []
-    kind, values = _id_values(ids, len(ids))
-    if len(ids) and kind != string_ids:
-        want = "strings" if string_ids else "integers"
-        raise TypeError(
-            f"this index holds ids that are {want}: the new documents' ids must be {want} too"
-        )
-    n = len(ids)
-    if string_ids:
-        id_column = pa.array(values, type=pa.large_binary())
-        id_bytes = sum(len(v) for v in values)
-    else:
-        id_column, id_bytes = pa.array(np.asarray(values, np.int64)), 0
-    if got is None:
-        keys = np.zeros(0, np.uint64)
-        columns: dict[str, Any] = {
-            "fingerprint": pa.array(np.zeros(0, np.uint64)),
-            "lens": pa.array(np.zeros(0, np.uint32)),
-            "words": pa.FixedSizeListArray.from_arrays(pa.array(np.zeros(0, np.uint32)), 1),
-        }
-    else:
-        keys = np.stack([_numpy(got.column("key")), _numpy(got.column("key_hi"))], axis=1).reshape(
-            -1
-        )
-        columns = {name: got.column(name) for name in ("fingerprint", "lens", "words")}
-    table = pa.table(
-        {
-            **columns,
-            "keys": pa.FixedSizeListArray.from_arrays(pa.array(keys.astype(np.uint64)), 2),
-            "id": id_column,
-        }
-    )
-    write_table(_scratch_file(folder, "kept", i), table)
-    return pd.DataFrame({"rows": [n], "id_bytes": [id_bytes]})
-
-
-def _kept_sections(folder: str, partitions: int, string_ids: bool) -> Any:
-    """``fill`` of ``DedupIndex._append_streamed``: each section's arrays, a partition's kept
-    file at a time (memory-mapped)."""
-    import pyarrow as pa
-
-    def fill(section: str) -> Iterator[np.ndarray]:
-        for i in range(partitions):
-            table = pa.ipc.open_file(pa.memory_map(_scratch_file(folder, "kept", i))).read_all()
-            if not table.num_rows:
-                continue
-            if section == "fps":
-                yield _numpy(table.column("fingerprint"))
-            elif section == "keys":
-                yield _flat(table.column("keys"))
-            elif section == "lens":
-                yield _numpy(table.column("lens"))
-            elif section == "words":
-                yield _flat(table.column("words"))
-            elif section == "ids" and not string_ids:
-                yield _numpy(table.column("id"))
-            elif string_ids:
-                ids = table.column("id").combine_chunks()
-                ends = np.frombuffer(ids.buffers()[1], np.int64)[
-                    ids.offset : ids.offset + len(ids) + 1
-                ]
-                if section == "ids":
-                    yield np.diff(ends).astype(np.uint64)
-                else:
-                    data = np.frombuffer(ids.buffers()[2], np.uint8)
-                    yield data[int(ends[0]) : int(ends[-1])]
-
-    return fill
-
-
 def _output_part(
     part: pd.DataFrame,
     found: pd.DataFrame,
@@ -428,6 +309,7 @@ def dedup_against(
     max_pairs: int | None = DEFAULT_MAX_PAIRS,
     scratch: str | os.PathLike[str] | None = None,
     stats: dict[str, Any] | None = None,
+    candidates: str | None = None,
 ) -> Any:
     """The rows of ``ddf`` that are not near-duplicates of a document of ``index`` or of an
     earlier row (in partition order), as :func:`neardup.dedup` with ``against=index`` on the
@@ -455,6 +337,12 @@ def dedup_against(
             for the digests while this runs (default: a temporary folder on this machine).
         stats: a dict to fill with ``documents``, ``in_index`` (rows removed for the index),
             ``removed`` and the figures of :func:`neardup.dask.dedup`'s steps among the rows left.
+        candidates: how each partition's search of the index proposes pairs: the index's by
+            default (``"prefix"`` for an index with prefix postings), or ``"fingerprint"``. The
+            rows left are deduplicated among themselves with the same candidates (prefix
+            lists in the index's order). An update merges the kept rows' postings, written
+            sorted by each partition, into the file as it is written (a run a partition,
+            memory-mapped).
 
     Returns:
         the kept rows, a lazy dask DataFrame in input order; with ``clusters=True``, ``(kept, table)``.
@@ -467,6 +355,14 @@ def dedup_against(
         )
     k = index.k if k is None else check_k(k)
     threshold = index.threshold if threshold is None else check_threshold(threshold)
+    candidates = index._candidates(candidates, threshold)
+    if update and candidates == "prefix" and len(index) == 0:
+        raise ValueError(
+            f"{index.path} holds no documents yet: its first ones set the order of its prefix "
+            "postings, counted on them; add them on one machine (neardup.dedup(docs, "
+            "against=index, update=True), or the command without --workers), then update it "
+            "on Dask"
+        )
     max_pairs = None if max_pairs is None else integer(max_pairs, "max_pairs", minimum=0)
     _check_frame(ddf, text_field, id_field)
     if update and index.string_ids and id_field is None:
@@ -484,14 +380,27 @@ def dedup_against(
             index._reopen_if_replaced()
         try:
             kept_rows, table = _match(
-                ddf, index, text_field, id_field, k, threshold, update, max_pairs, folder, record
+                ddf,
+                index,
+                text_field,
+                id_field,
+                k,
+                threshold,
+                update,
+                max_pairs,
+                folder,
+                record,
+                candidates,
             )
         finally:
             if owned:
                 shutil.rmtree(folder, ignore_errors=True)
             else:
                 for name in os.listdir(folder):
-                    if name.startswith(("digest.", "against.", "kept.")) and ".arrow" in name:
+                    if (
+                        name.startswith(("digest.", "against.", "kept.", "postings."))
+                        and ".arrow" in name
+                    ):
                         os.remove(os.path.join(folder, name))
                 remove_spilled(folder)
     log.info(
@@ -515,6 +424,7 @@ def _match(
     max_pairs: int | None,
     folder: str,
     record: dict[str, Any],
+    candidates: str,
 ) -> tuple[Any, Any]:
     """The matching of :func:`dedup_against` in ``folder``: (kept rows, clusters table)."""
     path = os.path.abspath(index.path)
@@ -533,9 +443,12 @@ def _match(
         max_pairs,
         folder,
         record,
-        "fingerprint",
-        digest_part=functools.partial(_search_part, path, k, threshold, max_pairs),
+        candidates,
+        digest_part=functools.partial(_search_part, candidates, path, k, threshold, max_pairs),
         verify_part=functools.partial(_verify_compact_part, index.sketch_bits),
+        # An index without documents has no order yet: the rows left count their own.
+        table=_IndexOrder(path) if candidates == "prefix" and len(index) else None,
+        list_size=index._list_size,
     )
     found, starts, counts = _find(
         run,
@@ -566,13 +479,18 @@ def _match(
             offsets,
             id_field is not None,
             index.string_ids,
+            path,
             meta=_frame(rows=np.int64, id_bytes=np.int64),
             align_dataframes=False,
         ).compute()
+        kept_counts = written["rows"].to_numpy(np.int64)
         index._append_streamed(
-            int(written["rows"].sum()),
+            int(kept_counts.sum()),
             int(written["id_bytes"].sum()),
             _kept_sections(folder, partitions, index.string_ids),
+            _posting_runs(folder, partitions, kept_counts, len(index))
+            if index.candidates == "prefix"
+            else None,
         )
     # The ids keep the column's type (a Parquet table needs one); row numbers are integers.
     id_type: Any = ddf._meta[id_field].dtype if id_field is not None else np.int64

@@ -100,20 +100,21 @@ def _prefix_keys_part(
     copies: pd.DataFrame,
     table: pd.DataFrame | _SharedTable,
     threshold: float,
+    size: int = SKETCH_SIZE,
 ) -> pd.DataFrame:
     """The prefix hashes of the partition's texts in the rarity order of ``table`` (its texts'
     hashes of the order's table, or the whole table: :func:`_rarity_tables`): (hash, row),
     each row a text's. ``copies``: the partition's rows that are not texts (their texts list the
-    same hashes)."""
+    same hashes). ``size``: the sketches' size (the bottom-k their lists are made from)."""
     # Rows that are not texts are given no prefix, as texts without features are.
     fps = np.where(_is_text(part, copies), part["fingerprint"].to_numpy(np.uint64), np.uint64(0))
     index, hashes = kernels.prefix_keys(
         _sketch_array(part["sketch"]),
-        table.load() if isinstance(table, _SharedTable) else _table_of(table),
+        table.load() if hasattr(table, "load") else _table_of(table),
         threshold,
         fps,
-        SKETCH_SIZE,
-        estimate_band(threshold, SKETCH_SIZE),
+        size,
+        estimate_band(threshold, size),
     )
     return pd.DataFrame(
         {"hash": hashes.astype(np.int64), "row": part["row"].to_numpy(np.int64)[index]}
@@ -127,6 +128,7 @@ def _short_pairs_part(
     folder: str,
     table: Any,
     threshold: float,
+    size: int = SKETCH_SIZE,
 ) -> pd.DataFrame:
     """The candidate pairs of the texts sharing a prefix hash shuffled here, each once (rows
     (hash, row) of texts, or of short texts with their copies: (hash, key, key_hi, fingerprint,
@@ -156,13 +158,13 @@ def _short_pairs_part(
 
         sketches = pa.concat_arrays(pieces)
         # Without a table, each partition's rarity table gives its texts' counts.
-        order = table.load() if isinstance(table, _SharedTable) else table
+        order = table.load() if hasattr(table, "load") else table
         if order is None:
             held = [_local_table(folder, int(j), piece) for j, piece in zip(np.unique(of), pieces)]
             hashes_of, at = np.unique(np.concatenate([h for h, _ in held]), return_index=True)
             order = (hashes_of, np.concatenate([c for _, c in held])[at])
-        band = estimate_band(threshold, SKETCH_SIZE)
-        return kernels.split_runs(hashes, nodes, sketches, order, threshold, SKETCH_SIZE, band)
+        band = estimate_band(threshold, size)
+        return kernels.split_runs(hashes, nodes, sketches, order, threshold, size, band)
 
     a, b, skipped, listed = kernels._run_pairs(rows["hash"].to_numpy(np.int64), text, split)
     return pd.DataFrame(

@@ -17,6 +17,7 @@ import pandas as pd
 from neardup import kernels
 from neardup.errors import TooManyPairsError
 from neardup.hasher import Simhasher
+from neardup.verify import SKETCH_SIZE
 
 from .candidates import (
     _NO_TABLE,
@@ -90,6 +91,11 @@ class Run:
     #: jaccard, band), and the number of distinct pairs it compared.
     digest_part: Callable[..., pd.DataFrame] = _digest_part
     verify_part: Callable[..., tuple[pd.DataFrame, int]] = _verify_part
+    #: With prefixes, a fixed rarity order (an object whose ``load()`` gives it: a dedup
+    #: index's, :mod:`neardup.dask.against`) in place of the one the run counts, and the size
+    #: of the sketches the digest files hold (the bottom-k the prefix lists are made from).
+    table: Any = None
+    list_size: int = SKETCH_SIZE
     #: Rows of each input partition, and each one's first global row.
     counts: Any = None
     starts: Any = None
@@ -234,7 +240,10 @@ def candidates(run: Run) -> None:
                 direct=True,
             )
             ticks = time.perf_counter()
-            tables, record["rarity_rows"], table = _rarity_tables(digests, copy_rows, Q, folder)
+            if run.table is not None:
+                tables, record["rarity_rows"], table = None, 0, run.table
+            else:
+                tables, record["rarity_rows"], table = _rarity_tables(digests, copy_rows, Q, folder)
             record["seconds_rarity"] = time.perf_counter() - ticks
         key_meta = (
             _frame(hash=np.int64, row=np.int64)
@@ -254,6 +263,7 @@ def candidates(run: Run) -> None:
                 copy_rows,
                 tables if table is None else table,
                 threshold,
+                run.list_size,
                 meta=key_meta,
                 align_dataframes=False,
             )
@@ -277,6 +287,7 @@ def candidates(run: Run) -> None:
                 folder,
                 table,
                 threshold,
+                run.list_size,
                 meta=_frame(a=np.int64, b=np.int64),
             )
         )
