@@ -530,7 +530,6 @@ def halves(args: argparse.Namespace) -> None:
     it, beside the dedup of the whole corpus; and the ceiling the compact sketches set."""
     import neardup
     from neardup import _core
-    from neardup.dedup_index import _digest_docs
 
     ids, texts, truth, floor = _halves_inputs(args)
     n = len(texts)
@@ -601,16 +600,7 @@ def halves(args: argparse.Namespace) -> None:
     # The ceiling: the compact sketches made as the index makes them, compared as it compares.
     rows = sorted({r for y, xs in partners.items() for r in (y, *xs)})
     at = {r: i for i, r in enumerate(rows)}
-    sketches, _ = _digest_docs(
-        [texts[r] for r in rows],
-        index.hasher,
-        index.shingle,
-        index.sketch_bytes,
-        index.sketch_bits,
-        None,
-        None,
-        None,
-    )
+    sketches = index.digest([texts[r] for r in rows])
     words = index.sketch_bytes // 4
     w = sketches.words.reshape(-1, words)
     pairs = [(at[x], at[y]) for y, xs in partners.items() for x in xs]

@@ -305,20 +305,7 @@ def test_the_apis_update_waits_for_the_lock_the_command_takes(tmp_path):
 
 
 def _digested(index: neardup.DedupIndex, texts: list[str]):
-    from neardup.dedup_index import _digest_docs
-
-    got, _ = _digest_docs(
-        texts,
-        index.hasher,
-        index.shingle,
-        index.sketch_bytes,
-        index.sketch_bits,
-        None,
-        None,
-        1,
-        sketches=index.sketches(1),
-    )
-    return got, [2], np.arange(len(texts))
+    return index.digest(texts, 1), [2], np.arange(len(texts))
 
 
 # -- standard input is spooled within the disk's free space -------------------------------------

@@ -156,31 +156,21 @@ def _against(
     )
     if len(values) != n:
         raise ValueError(f"{n} documents but {len(values)} ids")
+    search: dict[str, Any] = {
+        "k": k,
+        "threshold": threshold,
+        "threads": threads,
+        "max_pairs": max_pairs,
+    }
     if not update:
         listed = index._listing(sketches)
-        found = listed.search(
-            got,
-            k=k,
-            threshold=threshold,
-            threads=threads,
-            max_pairs=max_pairs,
-            candidates=candidates,
-        )
-        return found.result(listed, values)
+        return listed.search(got, candidates=candidates, **search).result(listed, values)
     # The lock every writer of the file takes (``neardup dedup --against --update`` too), held
     # from the search to the rename, against the file as it is once the lock is held.
     with contextlib.nullcontext() if locked_already else locked(index.path):
         index._reopen_if_replaced()
         listed = index._listing(sketches)
-        found = listed.search(
-            got,
-            k=k,
-            threshold=threshold,
-            threads=threads,
-            max_pairs=max_pairs,
-            candidates=candidates,
-        )
-        result = found.result(listed, values)
+        result = listed.search(got, candidates=candidates, **search).result(listed, values)
         listed._append(got, values, np.flatnonzero(result.keep))
         index._reopen_if_replaced()
     return result

@@ -271,6 +271,24 @@ class DedupIndex:
             threshold=self.threshold if candidates == "prefix" else None,
         )
 
+    def digest(
+        self, texts: Any, threads: int | None = None, sketches: IndexSketches | None = None
+    ) -> Batch:
+        """Digests texts (a list of strings) as this index compares them, into ``sketches``
+        (default :meth:`sketches`)."""
+        batch, _ = _digest_docs(
+            texts,
+            self.hasher,
+            self.shingle,
+            self.sketch_bytes,
+            self.sketch_bits,
+            None,
+            None,
+            threads,
+            sketches=self.sketches(threads) if sketches is None else sketches,
+        )
+        return batch
+
     def _listing(self, sketches: IndexSketches) -> DedupIndex:
         """This index as documents digested into ``sketches`` are searched against it: itself,
         or, when the sketches counted their own order (an index without documents), the same
@@ -438,16 +456,7 @@ class DedupIndex:
         if settings is None:
             return IndexSketches(self.shingle, self.sketch_bytes, self.sketch_bits, threads)
         threshold, band, size = settings
-        if count and len(self) == 0:
-            return IndexSketches(
-                self.shingle,
-                self.sketch_bytes,
-                self.sketch_bits,
-                threads,
-                threshold=threshold,
-                band=band,
-                size=int(size),
-            )
+        counted = count and len(self) == 0
         return IndexSketches(
             self.shingle,
             self.sketch_bytes,
@@ -455,10 +464,10 @@ class DedupIndex:
             threads,
             threshold=threshold,
             band=band,
-            order=self._rarity_order(),
+            order=None if counted else self._rarity_order(),
             size=int(size),
             bottoms=bottoms,
-            made_with=self._table,
+            made_with=None if counted else self._table,
         )
 
     @property

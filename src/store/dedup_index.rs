@@ -1227,6 +1227,88 @@ fn near(a: Doc<'_>, b: Doc<'_>, shape: Compact, threshold: f64) -> Option<f32> {
     (j >= threshold).then_some(j as f32)
 }
 
+/// The runs of texts sharing a prefix hash as a star sweep walks them: each run's texts still
+/// free, at its front.
+struct RunSweep<'a> {
+    runs: &'a ShortTexts,
+    members: Vec<u32>,
+    alive: Vec<usize>,
+}
+
+impl<'a> RunSweep<'a> {
+    fn new(runs: &'a ShortTexts) -> Self {
+        RunSweep {
+            runs,
+            members: runs.members().to_vec(),
+            alive: (0..runs.run_count())
+                .map(|r| {
+                    let (a, b) = runs.run_bounds(r);
+                    b - a
+                })
+                .collect(),
+        }
+    }
+
+    /// Sweeps text t's runs with `settle`; the texts looked at.
+    fn sweep(&mut self, t: usize, settle: &mut impl FnMut(usize) -> bool) -> usize {
+        let mut swept = 0;
+        for &r in self.runs.runs_of(t) {
+            let r = r as usize;
+            let (start, _) = self.runs.run_bounds(r);
+            let list = &mut self.members[start..start + self.alive[r]];
+            swept += list.len() + 1;
+            self.alive[r] = sweep(list, &mut *settle) as usize;
+        }
+        swept
+    }
+}
+
+/// What the star of the kept text t (`me`) does to text s: a free later text near t is taken
+/// by it (true); a decided one leaves the lists for good (true); any other stays (false).
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn settle<'a>(
+    fate: &mut [Fate],
+    t: usize,
+    me: Doc<'a>,
+    s: usize,
+    doc: &dyn Fn(usize) -> Doc<'a>,
+    shape: Compact,
+    threshold: f64,
+) -> bool {
+    if fate[s] != Fate::Free {
+        return true;
+    }
+    let near = if s > t {
+        near(me, doc(s), shape, threshold)
+    } else {
+        None
+    };
+    if let Some(j) = near {
+        fate[s] = Fate::New(t as u32, j);
+    }
+    near.is_some()
+}
+
+/// Stars in row order: each text still free is kept, and `sweep_from(t, fate)` settles the
+/// texts its star takes, returning the texts it looked at. Ctrl-C is looked at by that work,
+/// not by texts: on near-identical texts one text's sweep can compare it with most of the batch.
+fn stars(fate: &mut [Fate], mut sweep_from: impl FnMut(usize, &mut [Fate]) -> usize) -> Result<()> {
+    let mut swept = 0usize;
+    for t in 0..fate.len() {
+        if swept >= SWEPT_PER_CHECK {
+            interrupt::check()?;
+            swept = 0;
+        }
+        if fate[t] != Fate::Free {
+            continue;
+        }
+        fate[t] = Fate::Kept;
+        swept += sweep_from(t, fate);
+    }
+    Ok(())
+}
+
 /// Texts the star sweep of [`dedup_against`] compares between two looks at Ctrl-C (a few
 /// milliseconds of work).
 const SWEPT_PER_CHECK: usize = 1 << 16;
@@ -1436,13 +1518,7 @@ pub fn dedup_against(
         (0..first_row.len()).filter_map(|t| short_of(t).map(|s| (t as u32, s))),
         threshold,
     )?;
-    let mut short_members = short.members().to_vec();
-    let mut short_alive: Vec<usize> = (0..short.run_count())
-        .map(|r| {
-            let (a, b) = short.run_bounds(r);
-            b - a
-        })
-        .collect();
+    let mut short_runs = RunSweep::new(&short);
     // Stars among the batch's texts, in row order of their first rows.
     let groups = new_groups.distinct.len();
     let mut adj_start = vec![0usize; groups + 1];
@@ -1467,38 +1543,14 @@ pub fn dedup_against(
     // Members (texts) of each group, ascending; Groups lists rows of `text_fps`, i.e. texts.
     let mut members: Vec<u32> = new_groups.rows.iter().map(|&t| t as u32).collect();
     let mut alive: Vec<usize> = new_groups.starts.windows(2).map(|w| w[1] - w[0]).collect();
-    // Texts swept since the last look at Ctrl-C: on near-identical texts one text's sweep can
-    // compare it with most of the batch, so the look is taken by work, not by texts.
-    let mut swept = 0usize;
-    for t in 0..first_row.len() {
-        if swept >= SWEPT_PER_CHECK {
-            interrupt::check()?;
-            swept = 0;
-        }
-        if fate[t] != Fate::Free {
-            continue;
-        }
-        fate[t] = Fate::Kept;
+    stars(&mut fate, |t, fate| {
         let me = doc(t);
         if me.0 == 0 {
-            continue;
+            return 0;
         }
         let g = group_of[t] as usize;
-        // A free later text near t is taken by it; a decided one leaves the lists for good.
-        let mut settle = |s: usize| {
-            if fate[s] != Fate::Free {
-                return true;
-            }
-            let near = if s > t {
-                near(me, doc(s), shape, threshold)
-            } else {
-                None
-            };
-            if let Some(j) = near {
-                fate[s] = Fate::New(t as u32, j);
-            }
-            near.is_some()
-        };
+        let mut settle = |s: usize| settle(fate, t, me, s, &doc, shape, threshold);
+        let mut swept = 0;
         for h in std::iter::once(g).chain(
             adj[adj_start[g]..adj_start[g + 1]]
                 .iter()
@@ -1509,14 +1561,8 @@ pub fn dedup_against(
             alive[h] = sweep(&mut members[start..start + alive[h]], &mut settle) as usize;
         }
         // Short texts, whatever their fingerprints.
-        for &r in short.runs_of(t) {
-            let r = r as usize;
-            let (start, _) = short.run_bounds(r);
-            let list = &mut short_members[start..start + short_alive[r]];
-            swept += list.len() + 1;
-            short_alive[r] = sweep(list, &mut settle) as usize;
-        }
-    }
+        swept + short_runs.sweep(t, &mut settle)
+    })?;
     Ok(rows_of(&fate, &text_of, &first_row, short.skipped_pairs()))
 }
 
@@ -1637,46 +1683,11 @@ fn by_prefixes<'a>(
             });
         }
     }
-    let mut members = runs.members().to_vec();
-    let mut alive: Vec<usize> = (0..runs.run_count())
-        .map(|r| {
-            let (a, b) = runs.run_bounds(r);
-            b - a
-        })
-        .collect();
-    let mut swept = 0usize;
-    for t in 0..texts {
-        if swept >= SWEPT_PER_CHECK {
-            interrupt::check()?;
-            swept = 0;
-        }
-        if fate[t] != Fate::Free {
-            continue;
-        }
-        fate[t] = Fate::Kept;
+    let mut swept_runs = RunSweep::new(&runs);
+    stars(&mut fate, |t, fate| {
         let me = doc(t);
-        let mut settle = |s: usize| {
-            if fate[s] != Fate::Free {
-                return true;
-            }
-            let near = if s > t {
-                near(me, doc(s), shape, threshold)
-            } else {
-                None
-            };
-            if let Some(j) = near {
-                fate[s] = Fate::New(t as u32, j);
-            }
-            near.is_some()
-        };
-        for &r in runs.runs_of(t) {
-            let r = r as usize;
-            let (start, _) = runs.run_bounds(r);
-            let list = &mut members[start..start + alive[r]];
-            swept += list.len() + 1;
-            alive[r] = sweep(list, &mut settle) as usize;
-        }
-    }
+        swept_runs.sweep(t, &mut |s| settle(fate, t, me, s, doc, shape, threshold))
+    })?;
     Ok((fate, runs.skipped_pairs()))
 }
 

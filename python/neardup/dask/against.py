@@ -43,7 +43,7 @@ import numpy as np
 import pandas as pd
 
 from neardup import _core
-from neardup.against import DedupIndex, _digest_docs
+from neardup.against import DedupIndex
 from neardup.batches import check_texts
 from neardup.dask.against_scratch import (
     _OPENED,  # noqa: F401 (cleared by tests of workers in this process)
@@ -107,17 +107,7 @@ def _search_part(
     values = part[text_field].tolist()
     check_texts(values, f"partition {i}, column {text_field!r},")
     sketches = index.sketches(1, bottoms=candidates == "prefix", count=False)
-    batch, _ = _digest_docs(
-        values,
-        index.hasher,
-        index.shingle,
-        index.sketch_bytes,
-        index.sketch_bits,
-        None,
-        None,
-        1,
-        sketches=sketches,
-    )
+    batch = index.digest(values, 1, sketches)
     found = index.search(
         batch, k=k, threshold=threshold, threads=1, max_pairs=max_pairs, candidates=candidates
     )
