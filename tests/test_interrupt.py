@@ -94,6 +94,39 @@ def test_ctrl_c_stops_the_dedup_index_star_sweep_of_near_identical_texts():
     assert latency < STOPPED, f"{latency:.2f} s from SIGINT to exit"
 
 
+PREFIXES = textwrap.dedent("""
+    import time
+    import neardup
+    words = "the quick brown fox jumps over the lazy dog while a small cat sleeps on a warm mat near door".split()
+    def texts(mark):
+        out = []
+        for i in range(30_000):
+            w = list(words)
+            w[2 + i % 16] = f"tok{i:06d}{mark}"
+            out.append(" ".join(w))
+        return out
+    index = neardup.DedupIndex.build(texts("x"), "index.ndx")
+    batch = index.digest(texts("y"))
+    print("ready", flush=True)
+    start = time.monotonic()
+    try:
+        index.search(batch, max_pairs=None)
+        print("finished", flush=True)
+    except KeyboardInterrupt:
+        print(f"interrupted {time.monotonic() - start:.3f}", flush=True)
+""")
+
+
+def test_ctrl_c_stops_the_prefix_search_of_near_identical_texts(tmp_path, monkeypatch):
+    # Each new text shares a prefix hash with thousands of index texts (about 10^9 pairs to
+    # compare in all): Ctrl-C is looked at by those pairs, not only every 4,096 texts (then
+    # several seconds apart here).
+    monkeypatch.chdir(tmp_path)
+    line, latency = interrupt_after(PREFIXES, wait=2, timeout=120)
+    assert line.startswith("interrupted"), line
+    assert latency < STOPPED, f"{latency:.2f} s from SIGINT to exit"
+
+
 def test_ctrl_c_during_dedup_exits_130_and_leaves_no_temporary_file(tmp_path):
     rng = random.Random(4)
     words = [f"w{i}" for i in range(2000)]

@@ -28,7 +28,7 @@ from .index_lists import IndexSketches, Lists
 from .index_settings import _hasher_of, _id_values, _settings_bytes  # noqa: F401
 from .io.outputs import check_replaceable, write_atomically
 from .pipeline import THRESHOLD, THRESHOLD_K, FirstPass, check_candidates
-from .progress import progress_bar
+from .progress import log, progress_bar
 from .sources import _documents, check_corpus_arguments
 from .validate import check_k, integer
 from .verify import check_threshold, estimate_band
@@ -244,7 +244,14 @@ class DedupIndex:
         empty = empty._with_prefixes(sketches, string_ids)
         rows = np.arange(n, dtype=np.int64)
         if dedup and n:
-            rows = np.flatnonzero(empty.search(got, threads=threads).keep)
+            found = empty.search(got, threads=threads)
+            if found.skipped_pairs:
+                log.warning(
+                    "DedupIndex.build: %d candidate pairs of near-identical documents not "
+                    "compared (a prefix hash shared by more than the cap; docs/evidence.md)",
+                    found.skipped_pairs,
+                )
+            rows = np.flatnonzero(found.keep)
         path = os.fspath(path)
         kept = got.take(rows)
         values = (

@@ -1569,6 +1569,8 @@ pub fn dedup_against(
 /// Texts the prefix search of [`dedup_against`] compares with the index between two looks at
 /// Ctrl-C.
 const TEXTS_PER_CHECK: usize = 1 << 12;
+/// Candidate pairs with the index compared between two looks at Ctrl-C (tens of milliseconds).
+const PAIRS_PER_CHECK: u64 = 1 << 18;
 
 /// The fates of a batch's texts (first rows `first_row`, `doc(t)` text t) when the candidates
 /// come from prefix filtering, and the batch's pairs not compared.
@@ -1607,7 +1609,7 @@ fn by_prefixes<'a>(
     }
     let prefix_of = |t: usize| &pre[pre_at[t]..pre_at[t + 1]];
     // The candidate pairs with the index, counted before any is compared.
-    let total: u64 = (0..texts)
+    let counts: Vec<u64> = (0..texts)
         .into_par_iter()
         .with_min_len(1024)
         .map(|t| {
@@ -1616,7 +1618,8 @@ fn by_prefixes<'a>(
                 .map(|&h| p.rows_of(h).len() as u64)
                 .sum::<u64>()
         })
-        .sum();
+        .collect();
+    let total: u64 = counts.iter().sum();
     if let Some(limit) = max_pairs {
         if total > limit {
             return Err(Error::TooManyPairs {
@@ -1633,10 +1636,19 @@ fn by_prefixes<'a>(
     interrupt::check()?;
     // Each text against the index: the first document (in index order) that is a near-duplicate.
     let mut fate: Vec<Fate> = Vec::with_capacity(texts);
-    for block in (0..texts).step_by(TEXTS_PER_CHECK) {
+    // Blocks of texts of bounded work between two looks at Ctrl-C; inside a text, a look every
+    // PAIRS_PER_CHECK candidates (a text may have millions).
+    let mut block = 0;
+    while block < texts {
         interrupt::check()?;
-        let end = (block + TEXTS_PER_CHECK).min(texts);
-        fate.par_extend((block..end).into_par_iter().with_min_len(16).map_init(
+        let (mut end, mut work) = (block, 0u64);
+        while end < texts
+            && (end == block || (end - block < TEXTS_PER_CHECK && work < PAIRS_PER_CHECK))
+        {
+            work += counts[end];
+            end += 1;
+        }
+        fate.par_extend((block..end).into_par_iter().with_min_len(1).map_init(
             Vec::new,
             |cands: &mut Vec<u32>, t| {
                 cands.clear();
@@ -1646,7 +1658,12 @@ fn by_prefixes<'a>(
                 cands.sort_unstable();
                 cands.dedup();
                 let me = doc(t);
-                for &c in cands.iter() {
+                for (i, &c) in cands.iter().enumerate() {
+                    if i % PAIRS_PER_CHECK as usize == PAIRS_PER_CHECK as usize - 1
+                        && interrupt::requested()
+                    {
+                        return Fate::Free; // the search stops at the next look
+                    }
                     let c = c as usize;
                     let old = (index.fps[c], index.key(c), index.sketch(c));
                     if let Some(j) = near(old, me, shape, threshold) {
@@ -1656,7 +1673,9 @@ fn by_prefixes<'a>(
                 Fate::Free
             },
         ));
+        block = end;
     }
+    interrupt::check()?;
     // The batch's texts that share a prefix hash, in runs (split while over the cap).
     let runs = ShortTexts::runs_of_lists(
         texts,

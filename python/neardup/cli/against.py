@@ -24,7 +24,7 @@ from ..io import Input, InputError, Outputs, TableWriter, compression_of
 from ..paths import check_outputs, locked
 from .ids import bad_id, integer_id
 from .options import Source
-from .output import _check_output, _Failed, _table_name, summarize
+from .output import _check_output, _evidence_note, _Failed, _table_name, summarize
 
 __all__ = [
     "AGAINST_COLUMNS",
@@ -146,7 +146,8 @@ def build_command(
         n = len(got.fingerprints)
         string_ids = bool(ids) and any(isinstance(v, str) for v in ids)
         empty = empty._with_prefixes(sketches, string_ids)
-        rows = np.flatnonzero(empty.search(got, threads=threads).keep)
+        found = empty.search(got, threads=threads)
+        rows = np.flatnonzero(found.keep)
         if string_ids and not all(isinstance(v, str) for v in ids):
             first_kind = isinstance(ids[0], str)
             number = next(r for r, v in enumerate(ids) if isinstance(v, str) != first_kind)
@@ -187,11 +188,13 @@ def build_command(
             "sketch_bytes": sketch_bytes,
             "sketch_bits": sketch_bits,
             "candidates": candidates,
+            "short_pairs_skipped": found.skipped_pairs,
         },
         f"indexed {len(rows):,} of {n:,} documents in {index_path} "
         f"({n - len(rows):,} near-duplicates removed; "
         f"k={k}, Jaccard >= {threshold:g}, sketches of {sketch_bytes} bytes, {sketch_bits}-bit bins, "
-        f"{candidates} candidates)",
+        f"{candidates} candidates)"
+        f"{_evidence_note({'short_pairs_skipped': found.skipped_pairs})}",
         inp,
         as_json,
         quiet,
@@ -313,12 +316,14 @@ def dedup_command(
             "threshold": threshold,
             "updated": update,
             "index_size": size,
+            "short_pairs_skipped": found.skipped_pairs,
             "seconds": round(seconds, 4),
         },
         f"{n:,} documents in {seconds:.2f} s against {against} "
         f"({size:,} documents{', updated' if update else ''})\n"
         f"removed {removed:,} (k={k}, Jaccard >= {threshold:g}): {for_index:,} for documents of the index, "
-        f"{removed - for_index:,} for earlier documents of the input; kept {n - removed:,}",
+        f"{removed - for_index:,} for earlier documents of the input; kept {n - removed:,}"
+        f"{_evidence_note({'short_pairs_skipped': found.skipped_pairs})}",
         inp,
         as_json,
         quiet,

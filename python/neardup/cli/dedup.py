@@ -41,6 +41,7 @@ from .options import (
 from .output import (
     _check_output,
     _count,
+    _evidence_note,
     _Failed,
     _jaccard_note,
     _size,
@@ -421,18 +422,3 @@ def dedup(
         ],
         dry_run=dry_run,
     )
-
-
-def _evidence_note(evidence: dict[str, Any]) -> str:
-    """What the summary says of candidate pairs not decided on exact evidence (docs/evidence.md)."""
-    notes = []
-    if evidence.get("short_pairs_skipped"):
-        notes.append(
-            f"{evidence['short_pairs_skipped']:,} candidate pairs of short texts not compared "
-            "(a shared prefix over the cap)"
-        )
-    if evidence.get("band_pairs_estimated"):
-        notes.append(
-            f"{evidence['band_pairs_estimated']:,} pairs near the threshold decided on an estimate"
-        )
-    return "".join(f"\nnote: {n} (see docs/evidence.md)" for n in notes)

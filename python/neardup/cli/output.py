@@ -150,3 +150,18 @@ class _TooManyPairs(click.ClickException):
 
     def show(self, file: Any = None) -> None:
         click.echo(f"neardup: {self.message}", err=True)
+
+
+def _evidence_note(evidence: dict[str, Any]) -> str:
+    """What the summary says of candidate pairs not decided on exact evidence (docs/evidence.md)."""
+    notes = []
+    if evidence.get("short_pairs_skipped"):
+        notes.append(
+            f"{evidence['short_pairs_skipped']:,} candidate pairs of short texts not compared "
+            "(a shared prefix over the cap)"
+        )
+    if evidence.get("band_pairs_estimated"):
+        notes.append(
+            f"{evidence['band_pairs_estimated']:,} pairs near the threshold decided on an estimate"
+        )
+    return "".join(f"\nnote: {n} (see docs/evidence.md)" for n in notes)
