@@ -227,3 +227,23 @@ def test_ctrl_c_stops_the_search_of_dense_fingerprints(call):
     # Not a speed bound: uninterrupted, either search runs for minutes (over 400 s on the 2-core
     # machine), and a check only at its end would answer the signal that late.
     assert latency < 60, f"{call}: {latency:.2f} s from SIGINT to KeyboardInterrupt"
+
+
+def test_dask_says_how_many_candidate_pairs_it_did_not_compare(tmp_path):
+    # Near-identical texts whose shared prefix hashes hold more texts than the cap: pairs
+    # that cannot be split are counted, not compared, and the summary says so, as on one
+    # machine (where the same texts leave some too).
+    pytest.importorskip("distributed")
+    docs = near_identical(6000)
+    assert neardup.dedup(docs).stats["short_pairs_skipped"] > 0
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps({"text": t}) + "\n" for t in docs))
+    got = subprocess.run(
+        [sys.executable, "-m", "neardup", "dedup", src, "--workers", "2", "-o", tmp_path / "k"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert got.returncode == 0, got.stderr
+    said = got.stdout + got.stderr
+    assert "candidate pairs of short texts not compared" in said, said

@@ -312,3 +312,20 @@ def test_prefix_keys_find_every_pair_at_the_threshold_and_skip_rows_without_fing
     kept = fps[all_index] != 0
     assert all_index[kept].tolist() == index.tolist()
     assert all_hashes[kept].tolist() == hashes.tolist()
+
+
+def test_runs_all_over_the_cap_whose_split_finds_no_pair_list_none():
+    # One hash held by more texts than the cap, and nothing else: the split is handed every
+    # row, finds no pair (near-identical texts no two of which are near) and counts some as
+    # skipped; no pair is listed (a Dask task of 100,000 such texts used to fail here).
+    n = kernels.RUN_CAP + 5
+    hashes = np.full(n, 77, np.uint64)
+    nodes = np.arange(n, dtype=np.int64)
+    seen = []
+
+    def split(h, v):
+        seen.append(len(v))
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), 11
+
+    a, b, skipped = kernels.pairs_in_runs(hashes, nodes, split)
+    assert seen == [n] and len(a) == len(b) == 0 and skipped == 11

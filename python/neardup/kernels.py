@@ -348,7 +348,9 @@ def _run_pairs(
             x, y = np.concatenate([a, sa]), np.concatenate([b, sb])
             order = np.lexsort((y, x))
             x, y = x[order], y[order]
-            once = np.concatenate([[True], (x[1:] != x[:-1]) | (y[1:] != y[:-1])])
+            # (No pair at all when the split runs hold none and no run was under the cap.)
+            once = np.ones(len(x), bool)
+            once[1:] = (x[1:] != x[:-1]) | (y[1:] != y[:-1])
             a, b = x[once], y[once]
     return a, b, int(skipped), int(listed)
 

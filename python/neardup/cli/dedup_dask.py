@@ -21,7 +21,7 @@ from ..io import (
 )
 from ..pipeline import check_candidates
 from .options import Source, sample_path
-from .output import _count, _jaccard_note, _say
+from .output import _count, _evidence_note, _jaccard_note, _say
 
 #: The names of compressed files, which a folder of Dask's partitions cannot be.
 _COMPRESSED = (".gz", ".zst", ".bz2", ".xz")
@@ -327,7 +327,8 @@ def _dedup_on_dask(
         f"{_count(n_docs, 'document')} in {seconds:.2f} s on Dask",
         f"{_count(n_clusters, 'cluster')} of near-duplicates"
         f"{'' if by_prefix else f' within k={k}'}{_jaccard_note(threshold)}: "
-        f"kept {n_docs - n_removed:,}, removed {n_removed:,}",
+        f"kept {n_docs - n_removed:,}, removed {n_removed:,}"
+        f"{_evidence_note(summary.get('evidence', record))}",
     ]
     done = [f"{d.rstrip('/')}/ (a folder of partitions)" for d in (output, clusters) if d]
     lines.append("wrote " + ", ".join(done) if done else "dry run: nothing written")
