@@ -208,13 +208,7 @@ impl PyDedupIndex {
         let keys = verify::keys_of_words(keys.as_slice()?)?;
         let lists = Some(lists);
         let lists = lists_of(&lists)?;
-        let Some(settings) = &self.inner.prefixes().settings else {
-            return Err(Error::invalid("this index has no prefix postings").into());
-        };
-        let cut = settings.cut();
-        let got = py.detach(|| {
-            crate::store::index_prefixes::postings(lists.as_ref().expect("given"), keys, cut, 0)
-        })?;
+        let got = py.detach(|| self.inner.new_postings(lists.as_ref(), keys))?;
         let (h, r): (Vec<u64>, Vec<u32>) = got.into_iter().unzip();
         Ok((h.into_pyarray(py), r.into_pyarray(py)))
     }

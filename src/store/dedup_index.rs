@@ -369,15 +369,16 @@ impl DedupIndex {
         &self.prefixes
     }
 
-    /// The postings of new documents that would follow this index's, at its cut; none when the
-    /// index has no prefixes (then `lists` must be None).
+    /// The postings of new documents at this index's cut, their rows numbered from 0 (a
+    /// [`PostingRun`] whose base places them after the index's); none when the index has no
+    /// prefixes (then `lists` must be None).
     pub fn new_postings(
         &self,
         lists: Option<&Lists<'_>>,
         keys: &[ContentKey],
     ) -> Result<Vec<(u64, u32)>> {
         match (&self.prefixes.settings, lists) {
-            (Some(p), Some(lists)) => postings(lists, keys, p.cut(), self.len()),
+            (Some(p), Some(lists)) => postings(lists, keys, p.cut(), 0),
             (None, None) => Ok(Vec::new()),
             (Some(_), None) => Err(Error::invalid(
                 "this index has prefix postings: new documents need their prefix lists",
@@ -482,7 +483,7 @@ impl DedupIndex {
         let runs = [PostingRun {
             hashes: &hashes,
             rows: &new_rows,
-            base: 0,
+            base: self.len() as u64,
         }];
         let new_postings: &[PostingRun<'_>] = if lists.is_some() { &runs } else { &[] };
         let lengths: Vec<u64> = match rows.ids {

@@ -107,9 +107,13 @@ def _write_kept_part(
 
     i = _number(partition_info)
     count = int(counts[i])
+    index = _opened(path)
+    listed = index.candidates == "prefix"
     if count:
         got = _read_columns(
-            _digest_file(folder, i), ["fingerprint", "key", "key_hi", "lens", "words", "id"]
+            _digest_file(folder, i),
+            ["fingerprint", "key", "key_hi", "lens", "words", "id"]
+            + (["list", "list_size"] if listed else []),
         )
         keep = np.flatnonzero(_kept_left(found, int(starts[i]), count))
         got = got.take(pa.array(keep))
@@ -150,20 +154,16 @@ def _write_kept_part(
         }
     )
     write_table(_scratch_file(folder, "kept", i), table)
-    index = _opened(path)
-    if index.candidates == "prefix":
+    if listed:
         hashes, rows = np.zeros(0, np.uint64), np.zeros(0, np.uint32)
         if got is not None and n:
-            lists = _read_columns(_digest_file(folder, i), ["list", "list_size"]).take(
-                pa.array(keep)
-            )
-            column = lists.column("list").combine_chunks()
+            column = got.column("list").combine_chunks()
             hashes, rows = index._inner.new_postings(
                 np.ascontiguousarray(keys, np.uint64),
                 (
                     np.diff(column.offsets.to_numpy()).astype(np.uint32),
-                    np.ascontiguousarray(column.values.to_numpy(), np.uint64),
-                    np.ascontiguousarray(_numpy(lists.column("list_size")), np.uint32),
+                    np.ascontiguousarray(column.flatten().to_numpy(), np.uint64),
+                    np.ascontiguousarray(_numpy(got.column("list_size")), np.uint32),
                 ),
             )
         write_table(
