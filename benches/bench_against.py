@@ -559,13 +559,14 @@ def halves(args: argparse.Namespace) -> None:
         path = Path(tmp) / "a.ndx"
         index, wall, cpu = _timed(
             lambda: neardup.DedupIndex.build(
-                texts[:cut], path, ids=ids[:cut], sketch_bytes=args.sketch_bytes
+                texts[:cut], path, ids=ids[:cut], sketch_bytes=args.sketch_bytes, exact=args.exact
             )
         )
         size = path.stat().st_size
         print(
             f"index build: {wall:.1f} s wall, {cpu:.1f} s CPU; {len(index):,} of {cut:,} first-half "
-            f"documents held ({index.sketch_bytes} bytes x {index.sketch_bits} bits, k = {index.k}); "
+            f"documents held ({index.sketch_bytes} bytes x {index.sketch_bits} bits, k = {index.k}"
+            f"{', exact sets' if index.exact else ''}); "
             f"file {size:,} bytes: {size / max(len(index), 1):.1f} bytes per indexed document, "
             f"{size / max(cut, 1):.1f} per first-half document"
         )
@@ -672,6 +673,9 @@ def main() -> None:
     )
     v.add_argument(
         "--sketch-bytes", type=int, default=64, help="the index's sketch_bytes (default 64)"
+    )
+    v.add_argument(
+        "--exact", action="store_true", help="build the index with exact sets (exact=True)"
     )
     v.add_argument("--tmp", default=None)
     args = parser.parse_args()

@@ -12,19 +12,19 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from . import _core
 from .against_result import AgainstResult, Matches
 from .chunks import count_docs, in_chunks
-from .digest import key_words
 from .errors import IndexFormatError
 from .hasher import Simhasher
 from .index import DEFAULT_MAX_PAIRS, _max_pairs
+from .index_batch import Batch
 from .index_kinds import dedup_index_error
-from .index_lists import IndexSketches, Lists
+from .index_lists import IndexSketches
 from .index_settings import _hasher_of, _id_values, _settings_bytes  # noqa: F401
 from .io.outputs import check_replaceable, write_atomically
 from .pipeline import THRESHOLD, THRESHOLD_K, FirstPass, check_candidates
@@ -60,42 +60,6 @@ def _identity(path: str) -> tuple[int, int, int, int] | None:
     except (OSError, ValueError):
         return None
     return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
-
-
-class Batch(NamedTuple):
-    """Documents as the dedup index compares them: fingerprints, content keys, compact
-    sketches (``lens``, ``words``: ``sketch_bytes / 4`` words a document) and, for an index with
-    prefix postings, their prefix lists (:class:`neardup.index_lists.Lists`)."""
-
-    fingerprints: np.ndarray
-    keys: np.ndarray
-    lens: np.ndarray
-    words: np.ndarray
-    lists: Lists | None = None
-
-    @staticmethod
-    def of(first: Any, n: int) -> Batch:
-        """From a :class:`neardup.pipeline.FirstPass` whose sketches are IndexSketches."""
-        lens, words = first.sketches.arrays(n)
-        return Batch(first.fingerprints, first.keys, lens, words, first.sketches.lists(n))
-
-    def for_core(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """The arrays as the core takes them (keys as 64-bit words, two a key)."""
-        return self.fingerprints, key_words(self.keys), self.lens, self.words
-
-    def take(self, rows: np.ndarray) -> Batch:
-        w = len(self.words) // max(len(self.lens), 1)
-        words = self.words.reshape(-1, w)[rows].reshape(-1) if w else self.words[:0]
-        return Batch(
-            np.ascontiguousarray(self.fingerprints[rows]),
-            np.ascontiguousarray(self.keys[rows]),
-            np.ascontiguousarray(self.lens[rows]),
-            np.ascontiguousarray(words),
-            self.lists.take(rows) if self.lists is not None else None,
-        )
-
-    def lists_for_core(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        return self.lists.for_core() if self.lists is not None else None
 
 
 def _digest_docs(
@@ -202,6 +166,7 @@ class DedupIndex:
         dedup: bool = True,
         threads: int | None = None,
         candidates: str = "prefix",
+        exact: bool = False,
     ) -> DedupIndex:
         """Writes the dedup index of a corpus to ``path`` (atomically) and opens it.
 
@@ -222,11 +187,16 @@ class DedupIndex:
                 the index keeps prefix postings, 12 bytes a prefix hash, and the rarity order
                 counted on ``docs``; see :mod:`neardup.index_lists`) or ``"fingerprint"``
                 (fingerprints within k; no postings).
+            exact: keep each document's whole shingle set (4 bytes a distinct shingle), so
+                that searches decide every pair on its exact Jaccard, as :func:`neardup.dedup`
+                does, instead of its compact sketch's estimate (see docs/against.md).
         """
         check_replaceable(os.fspath(path))
         hasher, threads = check_corpus_arguments(docs, hasher, threads)
         shingle = integer(shingle, "shingle", minimum=1)
-        empty = cls._empty(hasher, k, threshold, shingle, sketch_bytes, sketch_bits, False)
+        empty = cls._empty(
+            hasher, k, threshold, shingle, sketch_bytes, sketch_bits, False, exact=exact
+        )
         sketches = empty._build_sketches(check_candidates(candidates), threads)
         got, found_ids = _digest_docs(
             docs,
@@ -262,7 +232,7 @@ class DedupIndex:
         write_atomically(
             path,
             lambda tmp: empty._inner.save_appended(
-                tmp, *kept.for_core(), values, kept.lists_for_core()
+                tmp, *kept.for_core(), values, kept.lists_for_core(), kept.sets
             ),
         )
         return cls.open(path)
@@ -276,6 +246,7 @@ class DedupIndex:
             self.sketch_bits,
             threads,
             threshold=self.threshold if candidates == "prefix" else None,
+            exact=self.exact,
         )
 
     def digest(
@@ -335,6 +306,7 @@ class DedupIndex:
             string_ids,
             self._meta,
             prefixes,
+            self.exact,
         )
         return type(self)(inner, "")
 
@@ -348,6 +320,7 @@ class DedupIndex:
         sketch_bytes: int,
         sketch_bits: int,
         string_ids: bool,
+        exact: bool = False,
     ) -> DedupIndex:
         """An empty index in memory (not saved) with these settings, checked."""
         k = check_k(k)
@@ -357,8 +330,10 @@ class DedupIndex:
             raise ValueError(f"sketch_bytes must be a multiple of 4, got {sketch_bytes}")
         sketch_bits = integer(sketch_bits, "sketch_bits", minimum=1)
         meta = _settings_bytes(hasher)
+        if not isinstance(exact, bool):
+            raise TypeError(f"exact must be True or False, got {exact!r}")
         inner = _core.DedupIndex.empty(
-            sketch_bytes // 4, sketch_bits, shingle, k, threshold, string_ids, meta
+            sketch_bytes // 4, sketch_bits, shingle, k, threshold, string_ids, meta, None, exact
         )
         return cls(inner, "")
 
@@ -406,6 +381,7 @@ class DedupIndex:
             _max_pairs(max_pairs),
             batch.lists_for_core() if by_prefix else None,
             estimate_band(threshold, self._list_size) if by_prefix else 0.0,
+            batch.sets,
         )
         return Matches(kept, index_row, jaccard, int(skipped))
 
@@ -461,7 +437,9 @@ class DedupIndex:
         counts it, and becomes the index's (:meth:`_listing`)."""
         settings = self._inner.prefix_settings
         if settings is None:
-            return IndexSketches(self.shingle, self.sketch_bytes, self.sketch_bits, threads)
+            return IndexSketches(
+                self.shingle, self.sketch_bytes, self.sketch_bits, threads, exact=self.exact
+            )
         threshold, band, size = settings
         counted = count and len(self) == 0
         return IndexSketches(
@@ -475,6 +453,7 @@ class DedupIndex:
             size=int(size),
             bottoms=bottoms,
             made_with=None if counted else self._table,
+            exact=self.exact,
         )
 
     @property
@@ -500,6 +479,11 @@ class DedupIndex:
     @property
     def string_ids(self) -> bool:
         return bool(self._inner.string_ids)
+
+    @property
+    def exact(self) -> bool:
+        """Whether the index keeps each document's exact set (built with ``exact=True``)."""
+        return bool(self._inner.exact)
 
     @property
     def mapped(self) -> bool:
@@ -571,10 +555,12 @@ class DedupIndex:
         new_ids = (
             [values[r] for r in rows.tolist()] if string_ids else np.ascontiguousarray(values[rows])
         )
-        self._inner.save_appended(tmp, *kept.for_core(), new_ids, kept.lists_for_core())
+        self._inner.save_appended(tmp, *kept.for_core(), new_ids, kept.lists_for_core(), kept.sets)
 
     def __repr__(self) -> str:
+        exact = ", exact sets" if self.exact else ""
         return (
             f"<DedupIndex {self.path!r}: {len(self)} documents, k={self.k}, Jaccard >= {self.threshold:g}, "
-            f"{self.shingle}-word shingles, sketches of {self.sketch_bytes} bytes, {self.sketch_bits}-bit bins>"
+            f"{self.shingle}-word shingles, sketches of {self.sketch_bytes} bytes, {self.sketch_bits}-bit bins"
+            f"{exact}>"
         )

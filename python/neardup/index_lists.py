@@ -98,7 +98,8 @@ def _gather(out: np.ndarray, to: np.ndarray, source: np.ndarray, starts: Any, en
 
 
 class IndexSketches:
-    """The compact sketches of a corpus's rows and, with ``threshold``, their prefix lists. It
+    """The compact sketches of a corpus's rows, with ``threshold`` their prefix lists, and with
+    ``exact`` their exact sets (``src/sketch/exact_sets.rs``). It
     fills the place of :class:`neardup.verify.Sketches` in a
     :class:`neardup.pipeline.FirstPass`: each chunk's whole shingle sets are added once.
 
@@ -124,10 +125,13 @@ class IndexSketches:
         size: int = LIST_SIZE,
         bottoms: bool = False,
         made_with: Any = None,
+        exact: bool = False,
     ) -> None:
         self.ngram, self.size = shingle, WHOLE_SET
         self.words, self.bits, self.threads = sketch_bytes // 4, sketch_bits, threads
         self._parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        # Each chunk's exact sets (rows, lengths, values), for an exact index.
+        self._sets: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = [] if exact else None
         self.threshold = threshold
         self.list_size = size
         #: The rarity table ``order`` was made from (hashes, counts), when it is an index's.
@@ -161,6 +165,8 @@ class IndexSketches:
             starts, ends, hashes, self.words, self.bits, self.threads
         )
         self._parts.append((rows, lens, words))
+        if self._sets is not None:
+            self._sets.append((rows, *_core.exact_sets(starts, ends, hashes)))
         if not self.listed:
             return
         # The bottom-k of a set is its first k hashes (sets are sorted; only sets far smaller
@@ -193,6 +199,19 @@ class IndexSketches:
             lens[rows] = part_lens
             words[rows] = part_words.reshape(-1, self.words)
         return lens, words.reshape(-1)
+
+    def sets(self, n: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """The exact sets ``(lengths, values)`` of rows 0..n-1 (a row not added: empty), or None
+        when they are not kept."""
+        if self._sets is None:
+            return None
+        parts = [
+            (rows, at[:-1], at[1:], values, lens)
+            for rows, lens, values in self._sets
+            for at in [np.concatenate(([0], np.cumsum(lens, dtype=np.int64)))]
+        ]
+        got = Lists.of_parts(n, parts)
+        return got.lengths, np.ascontiguousarray(got.hashes, np.uint32)
 
     def table(self) -> tuple[np.ndarray, np.ndarray]:
         """The order a build counted: the rarity table (hashes, counts)."""

@@ -14,6 +14,7 @@ use crate::error::Error;
 use crate::runtime::parallel;
 use crate::search::plan::check_k;
 use crate::sketch::compact_sketch::{encode_many, Compact, Sketches};
+use crate::sketch::exact_sets::{cut_sets, offsets_of, ExactSets};
 use crate::sketch::verify::{self, Ranges};
 use crate::store::dedup_index::{
     dedup_against, short_sets, Batch, Chunk, DedupIndex, NewIds, PostingRun, Rows, Section,
@@ -54,6 +55,25 @@ type CompactArrays<'py> = (Bound<'py, PyArray1<u32>>, Bound<'py, PyArray1<u32>>)
 
 /// Short texts' sets handed to Python: (lengths, the sets one after the other).
 type ShortSets<'py> = (Bound<'py, PyArray1<u32>>, Bound<'py, PyArray1<u64>>);
+
+/// Exact sets from Python: (lengths, the sets one after the other).
+type SetsIn<'py> = (PyReadonlyArray1<'py, u32>, PyReadonlyArray1<'py, u32>);
+
+/// Exact sets handed to Python: (lengths, the sets one after the other).
+type SetsOut<'py> = (Bound<'py, PyArray1<u32>>, Bound<'py, PyArray1<u32>>);
+
+/// The offsets of exact sets from Python and their values, checked for `n` documents.
+fn sets_of<'a>(
+    sets: &'a Option<SetsIn<'_>>,
+    offsets: &'a mut Vec<u64>,
+    n: usize,
+) -> PyResult<Option<ExactSets<'a>>> {
+    let Some((lens, values)) = sets else {
+        return Ok(None);
+    };
+    *offsets = offsets_of(lens.as_slice()?);
+    Ok(Some(ExactSets::new(n, offsets, values.as_slice()?)?))
+}
 
 /// Compact sketches borrowed from two arrays: lengths and words.
 fn sketches_of<'a>(
@@ -101,10 +121,13 @@ fn save_with(
     words: PyReadonlyArray1<'_, u32>,
     ids: &Bound<'_, PyAny>,
     lists: Option<ListsIn<'_>>,
+    sets: Option<SetsIn<'_>>,
 ) -> PyResult<()> {
     let lists = lists_of(&lists)?;
     let ids = ids_in(ids, index.settings().string_ids)?;
     let (fps, keys) = (fps.as_slice()?, verify::keys_of_words(keys.as_slice()?)?);
+    let mut offsets = Vec::new();
+    let sets = sets_of(&sets, &mut offsets, fps.len())?;
     let sketches = sketches_of(&lens, &words)?;
     let views: Vec<&[u8]> = match &ids {
         IdsIn::Str(v) => v.iter().map(|b| &b[..]).collect(),
@@ -119,6 +142,7 @@ fn save_with(
         keys,
         sketches,
         ids: new_ids,
+        sets,
     };
     interrupt::detach(py, || index.save(path, Some(&rows), lists.as_ref()))?
         .map_err(|e| on_path(e, path))
@@ -131,7 +155,7 @@ impl PyDedupIndex {
     /// the index keeps prefix postings, its documents listed at that cut in the order of that
     /// rarity table (see `index_prefixes`).
     #[staticmethod]
-    #[pyo3(signature = (sketch_words, sketch_bits, shingle, k, threshold, string_ids, meta, prefixes=None))]
+    #[pyo3(signature = (sketch_words, sketch_bits, shingle, k, threshold, string_ids, meta, prefixes=None, exact=false))]
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     fn empty(
         sketch_words: i64,
@@ -148,6 +172,7 @@ impl PyDedupIndex {
             PyReadonlyArray1<'_, u64>,
             PyReadonlyArray1<'_, u32>,
         )>,
+        exact: bool,
     ) -> PyResult<Self> {
         let mut inner = DedupIndex::new(Settings {
             sketch: Compact::new(sketch_words, sketch_bits)?,
@@ -155,6 +180,7 @@ impl PyDedupIndex {
             k: check_k(k)?,
             threshold,
             string_ids,
+            exact,
             meta,
         })?;
         if let Some((threshold, band, size, hashes, counts)) = prefixes {
@@ -215,8 +241,9 @@ impl PyDedupIndex {
 
     /// Writes this index followed by new documents (fingerprints, content keys, compact sketches
     /// as lengths and words, ids, and for an index with prefixes their prefix lists as
-    /// (lengths, hashes, sizes)) to `path` (atomically: a temporary file renamed over it).
-    #[pyo3(signature = (path, fps, keys, lens, words, ids, lists=None))]
+    /// (lengths, hashes, sizes), and for an index with exact sets theirs as (lengths, values))
+    /// to `path` (atomically: a temporary file renamed over it).
+    #[pyo3(signature = (path, fps, keys, lens, words, ids, lists=None, sets=None))]
     #[allow(clippy::too_many_arguments)]
     fn save_appended(
         &self,
@@ -228,8 +255,20 @@ impl PyDedupIndex {
         words: PyReadonlyArray1<'_, u32>,
         ids: &Bound<'_, PyAny>,
         lists: Option<ListsIn<'_>>,
+        sets: Option<SetsIn<'_>>,
     ) -> PyResult<()> {
-        save_with(py, &self.inner, &path, fps, keys, lens, words, ids, lists)
+        save_with(
+            py,
+            &self.inner,
+            &path,
+            fps,
+            keys,
+            lens,
+            words,
+            ids,
+            lists,
+            sets,
+        )
     }
 
     /// Writes this index followed by `n_new` documents to `path` (atomically: a temporary file
@@ -239,9 +278,11 @@ impl PyDedupIndex {
     /// of string ids) and "id_bytes" (uint8: the string ids' `new_id_bytes` bytes). An index with
     /// prefixes takes the new documents' `postings` too, in sorted runs `(hashes, rows, base)`
     /// (see `new_postings`; a run's rows are counted on from its base), merged as they are
-    /// written (the runs may be memory-mapped: none is copied).
-    #[pyo3(signature = (path, n_new, new_id_bytes, fill, postings=None))]
-    #[allow(clippy::type_complexity)]
+    /// written (the runs may be memory-mapped: none is copied). An index with exact sets takes
+    /// "set_lens" (uint32, a length a document) and "set_values" (uint32: their
+    /// `new_set_values` values) too.
+    #[pyo3(signature = (path, n_new, new_id_bytes, fill, postings=None, new_set_values=0))]
+    #[allow(clippy::type_complexity, clippy::too_many_arguments)]
     fn save_streamed(
         &self,
         py: Python<'_>,
@@ -250,6 +291,7 @@ impl PyDedupIndex {
         new_id_bytes: u64,
         fill: Py<PyAny>,
         postings: Option<Vec<(PyReadonlyArray1<'_, u64>, PyReadonlyArray1<'_, u32>, u64)>>,
+        new_set_values: u64,
     ) -> PyResult<()> {
         let held = postings.unwrap_or_default();
         let new_postings = held
@@ -268,6 +310,7 @@ impl PyDedupIndex {
                 &path,
                 n_new,
                 new_id_bytes,
+                new_set_values,
                 &new_postings,
                 |section, sink: &mut crate::store::dedup_index::Sink<'_>| {
                     Python::attach(|py| {
@@ -280,7 +323,10 @@ impl PyDedupIndex {
                                         let v = a.as_slice()?;
                                         py.detach(|| sink(Chunk::U64(v)))
                                     }
-                                    Section::Lens | Section::Words => {
+                                    Section::Lens
+                                    | Section::Words
+                                    | Section::SetLens
+                                    | Section::SetValues => {
                                         let a = item.extract::<PyReadonlyArray1<'_, u32>>()?;
                                         let v = a.as_slice()?;
                                         py.detach(|| sink(Chunk::U32(v)))
@@ -364,6 +410,25 @@ impl PyDedupIndex {
         self.inner.settings().string_ids
     }
 
+    /// Whether the index keeps each document's exact set.
+    #[getter]
+    fn exact(&self) -> bool {
+        self.inner.settings().exact
+    }
+
+    /// Document `row`'s exact set (a copy), or None when the index keeps none.
+    fn exact_set<'py>(
+        &self,
+        py: Python<'py>,
+        row: usize,
+    ) -> PyResult<Option<Bound<'py, PyArray1<u32>>>> {
+        self.row_ok(row)?;
+        let got = self
+            .inner
+            .guarded(|ix| ix.exact_set(row).map(<[u32]>::to_vec))?;
+        Ok(got.map(|v| v.into_pyarray(py)))
+    }
+
     #[getter]
     fn meta<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
         PyBytes::new(py, &self.inner.settings().meta)
@@ -432,8 +497,9 @@ impl PyDedupIndex {
     /// past the work limit or finding more than `max_pairs` candidate pairs. Given the batch's
     /// prefix `lists` (lengths, hashes, sizes; see `prefix_lists`), the candidates are those of
     /// prefix filtering at `threshold` and `band` below it (for the index's sketch size), and the
-    /// last value returned counts the batch's candidate pairs not compared.
-    #[pyo3(signature = (fps, keys, lens, words, k, threshold, threads=None, max_pairs=None, lists=None, band=0.0))]
+    /// last value returned counts the batch's candidate pairs not compared. An index with exact
+    /// sets takes the batch's (`sets`: lengths, values).
+    #[pyo3(signature = (fps, keys, lens, words, k, threshold, threads=None, max_pairs=None, lists=None, band=0.0, sets=None))]
     #[allow(clippy::too_many_arguments)]
     fn dedup<'py>(
         &self,
@@ -448,6 +514,7 @@ impl PyDedupIndex {
         max_pairs: Option<u64>,
         lists: Option<ListsIn<'py>>,
         band: f64,
+        sets: Option<SetsIn<'py>>,
     ) -> PyResult<AgainstArrays<'py>> {
         let k_u = check_k(k)?;
         if !(0.0..=1.0).contains(&band) {
@@ -465,10 +532,13 @@ impl PyDedupIndex {
             .map(|l| (l, Cut::new(threshold, Some((size, band)))));
         let (fps, keys) = (fps.as_slice()?, verify::keys_of_words(keys.as_slice()?)?);
         let sketches = sketches_of(&lens, &words)?;
+        let mut offsets = Vec::new();
+        let sets = sets_of(&sets, &mut offsets, fps.len())?;
         let batch = Batch {
             fps,
             keys,
             sketches,
+            sets,
         };
         let index = &self.inner;
         let got = interrupt::detach(py, || {
@@ -518,6 +588,20 @@ pub fn compact_sketches<'py>(
     Ok((lens.into_pyarray(py), words.into_pyarray(py)))
 }
 
+/// The exact sets ([`crate::sketch::exact_sets`]) of documents given by their whole shingle
+/// sets, document d's `hashes[starts[d]..ends[d]]`: (lengths, values).
+#[pyfunction]
+pub fn exact_sets<'py>(
+    py: Python<'py>,
+    starts: PyReadonlyArray1<'py, u64>,
+    ends: PyReadonlyArray1<'py, u64>,
+    hashes: PyReadonlyArray1<'py, u64>,
+) -> PyResult<SetsOut<'py>> {
+    let ranges = Ranges::new(starts.as_slice()?, ends.as_slice()?, hashes.as_slice()?)?;
+    let (lens, values) = py.detach(|| cut_sets(&ranges));
+    Ok((lens.into_pyarray(py), values.into_pyarray(py)))
+}
+
 /// The Jaccard estimates of pairs of compact sketches: rows `i[p]` of (`lens_a`, `words_a`) and
 /// `j[p]` of (`lens_b`, `words_b`).
 #[pyfunction]
@@ -551,6 +635,8 @@ fn section_name(section: Section) -> &'static str {
         Section::Words => "words",
         Section::Ids => "ids",
         Section::IdBytes => "id_bytes",
+        Section::SetLens => "set_lens",
+        Section::SetValues => "set_values",
     }
 }
 
@@ -578,5 +664,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyDedupIndex>()?;
     m.add_function(wrap_pyfunction!(compact_short_sets, m)?)?;
     m.add_function(wrap_pyfunction!(compact_sketches, m)?)?;
+    m.add_function(wrap_pyfunction!(exact_sets, m)?)?;
     m.add_function(wrap_pyfunction!(compact_jaccard, m)?)
 }

@@ -42,6 +42,7 @@ use crate::search::limits::{
 };
 use crate::search::pairs::Groups;
 use crate::sketch::compact_sketch::{Compact, Sketches, SKETCHED};
+use crate::sketch::exact_sets::{self, ExactSets};
 use crate::sketch::verify::ContentKey;
 use crate::store::index_file::{
     format_error, open_checked, view, Backing, Checksum, Plain, Source, Words,
@@ -50,10 +51,13 @@ use crate::store::index_prefixes::{postings, Lists, PrefixSettings, Prefixes};
 use crate::text::hash::FoldState;
 
 pub const MAGIC: [u8; 8] = *b"\x93NDUPDDX";
-/// Version 4 adds the prefix postings; version 3 (short documents' shingle hashes at 64 bits,
+/// Version 5 adds the exact sets (a flag in the id kind's word); version 4 adds the prefix postings; version 3 (short documents' shingle hashes at 64 bits,
 /// with checks, [`crate::sketch::compact_sketch`]) is read as an index without them. Version 2's
 /// 32-bit hashes and version 1's bottom-k sketches are refused (rebuild the index).
-pub const VERSION: u64 = 4;
+pub const VERSION: u64 = 5;
+/// The version written for an index without exact sets (version 5 adds them), so that an index
+/// a neardup reading version 4 could read stays readable by it.
+pub const VERSION_WITHOUT_SETS: u64 = 4;
 pub const HEADER_WORDS: usize = 16;
 
 /// The ids of the documents: integers, or strings of bytes.
@@ -82,16 +86,22 @@ pub enum Section {
     Ids,
     /// The string ids' bytes, one after the other (none with integer ids).
     IdBytes,
+    /// The length of each exact set (`u32`; none in an index without them).
+    SetLens,
+    /// The exact sets' values (`u32`), one set after the other.
+    SetValues,
 }
 
 impl Section {
-    pub const ALL: [Section; 6] = [
+    pub const ALL: [Section; 8] = [
         Section::Fps,
         Section::Keys,
         Section::Lens,
         Section::Words,
         Section::Ids,
         Section::IdBytes,
+        Section::SetLens,
+        Section::SetValues,
     ];
 }
 
@@ -124,13 +134,14 @@ impl NewIds<'_> {
 }
 
 /// Documents to add to an index: fingerprints, content keys, compact sketches of the index's
-/// shape and ids.
+/// shape, ids and, for an index with exact sets, theirs.
 #[derive(Clone, Copy)]
 pub struct Rows<'a> {
     pub fps: &'a [u64],
     pub keys: &'a [ContentKey],
     pub sketches: Sketches<'a>,
     pub ids: NewIds<'a>,
+    pub sets: Option<ExactSets<'a>>,
 }
 
 impl Rows<'_> {
@@ -144,6 +155,14 @@ impl Rows<'_> {
             )));
         }
         self.sketches.check(n, shape)?;
+        if let Some(sets) = &self.sets {
+            if sets.offsets.len() != n + 1 {
+                return Err(Error::invalid(format!(
+                    "{n} documents but {} exact sets",
+                    sets.offsets.len().saturating_sub(1)
+                )));
+            }
+        }
         Ok(n)
     }
 }
@@ -161,6 +180,9 @@ pub struct Settings {
     pub threshold: f64,
     /// Whether ids are strings (else integers).
     pub string_ids: bool,
+    /// Whether each document's exact set is kept ([`crate::sketch::exact_sets`]), so that
+    /// pairs are decided on their exact Jaccards.
+    pub exact: bool,
     /// The caller's fingerprint settings, stored as given.
     pub meta: Vec<u8>,
 }
@@ -193,6 +215,9 @@ pub struct DedupIndex {
     words: Words<u32>,
     ids: Ids,
     prefixes: Prefixes,
+    /// The exact sets' offsets (`n + 1`, from 0) and values, with [`Settings::exact`].
+    set_offsets: Words<u64>,
+    set_values: Words<u32>,
     source: Option<Source>,
 }
 
@@ -281,19 +306,26 @@ fn prefix_words(present: bool, t: u64, p: u64) -> Option<u64> {
         .checked_add(p.div_ceil(2))
 }
 
-/// The file's length in bytes for `n` documents (without the prefix block).
-fn file_len(s: &Settings, n: u64, id_bytes: u64) -> Option<u64> {
+/// The file's length in bytes for `n` documents (without the prefix block), with `set_values`
+/// values of exact sets.
+fn file_len(s: &Settings, n: u64, id_bytes: u64, set_values: u64) -> Option<u64> {
     let sketch = n.checked_mul(s.sketch.words() as u64)?;
     let ids = if s.string_ids {
         (n + 1).checked_add(words_of(id_bytes))?
     } else {
         n
     };
+    let sets = if s.exact {
+        (n + 1).checked_add(set_values.div_ceil(2))?
+    } else {
+        0
+    };
     let words = (HEADER_WORDS as u64)
         .checked_add(n.checked_mul(3)?)?
         .checked_add(n.div_ceil(2))?
         .checked_add(sketch.div_ceil(2))?
         .checked_add(ids)?
+        .checked_add(sets)?
         .checked_add(words_of(s.meta.len() as u64))?
         .checked_add(1)?;
     words.checked_mul(8)
@@ -313,13 +345,15 @@ impl DedupIndex {
             Ids::Int(Words::default())
         };
         Ok(DedupIndex {
-            settings,
             fps: Words::default(),
             keys: Words::default(),
             lens: Words::default(),
             words: Words::default(),
             ids,
             prefixes: Prefixes::default(),
+            set_offsets: Words::Owned(if settings.exact { vec![0] } else { Vec::new() }),
+            set_values: Words::default(),
+            settings,
             source: None,
         })
     }
@@ -422,6 +456,24 @@ impl DedupIndex {
         (self.lens[d], &self.words[d * w..(d + 1) * w])
     }
 
+    /// Document d's exact set, with [`Settings::exact`].
+    #[inline]
+    pub fn exact_set(&self, d: usize) -> Option<&[u32]> {
+        self.settings.exact.then(|| {
+            let (a, b) = (
+                self.set_offsets[d] as usize,
+                self.set_offsets[d + 1] as usize,
+            );
+            &self.set_values[a..b]
+        })
+    }
+
+    /// Document d as [`near`] compares it.
+    #[inline]
+    fn doc(&self, d: usize) -> Doc<'_> {
+        (self.fps[d], self.key(d), self.sketch(d), self.exact_set(d))
+    }
+
     /// Document d's integer id, or None with string ids.
     pub fn int_id(&self, d: usize) -> Option<i64> {
         match &self.ids {
@@ -466,9 +518,16 @@ impl DedupIndex {
         lists: Option<&Lists<'_>>,
     ) -> Result<()> {
         let Some(rows) = extra else {
-            return self.save_streamed(path, 0, 0, &[], |_, _| Ok(()));
+            return self.save_streamed(path, 0, 0, 0, &[], |_, _| Ok(()));
         };
         rows.check(self.settings.sketch)?;
+        if self.settings.exact != rows.sets.is_some() {
+            return Err(Error::invalid(if self.settings.exact {
+                "this index keeps exact sets: new documents need theirs"
+            } else {
+                "this index keeps no exact sets: new sets have nowhere to go"
+            }));
+        }
         if let Some(l) = lists {
             if l.len() != rows.fps.len() {
                 return Err(Error::invalid(format!(
@@ -491,10 +550,22 @@ impl DedupIndex {
             NewIds::Int(_) => Vec::new(),
         };
         let id_bytes = lengths.iter().sum();
+        let set_lens: Vec<u32> = match &rows.sets {
+            Some(sets) => sets
+                .offsets
+                .windows(2)
+                .map(|w| {
+                    u32::try_from(w[1] - w[0])
+                        .map_err(|_| Error::invalid("an exact set over 2^32 values"))
+                })
+                .collect::<Result<_>>()?,
+            None => Vec::new(),
+        };
         self.save_streamed(
             path,
             rows.fps.len(),
             id_bytes,
+            rows.sets.map_or(0, |x| x.values.len() as u64),
             new_postings,
             |section, sink| match section {
                 Section::Fps => sink(Chunk::U64(rows.fps)),
@@ -509,6 +580,12 @@ impl DedupIndex {
                     NewIds::Str(v) => v.iter().try_for_each(|b| sink(Chunk::Bytes(b))),
                     NewIds::Int(_) => Ok(()),
                 },
+                Section::SetLens if rows.sets.is_some() => sink(Chunk::U32(&set_lens)),
+                Section::SetLens => Ok(()),
+                Section::SetValues => match &rows.sets {
+                    Some(sets) => sink(Chunk::U32(sets.values)),
+                    None => Ok(()),
+                },
             },
         )
     }
@@ -522,12 +599,15 @@ impl DedupIndex {
     /// error and leaves `path` untouched. `new_postings` are the new documents' prefix postings
     /// (see [`DedupIndex::new_postings`]) in sorted runs, each run's rows counted on from its
     /// `base`, merged as they are written; an index with prefixes needs at least one a new
-    /// document.
+    /// document. An index with exact sets takes each new document's set's length
+    /// ([`Section::SetLens`]) and their `new_set_values` values ([`Section::SetValues`]).
+    #[allow(clippy::too_many_arguments)]
     pub fn save_streamed<F>(
         &self,
         path: &Path,
         n_new: usize,
         new_id_bytes: u64,
+        new_set_values: u64,
         new_postings: &[PostingRun<'_>],
         fill: F,
     ) -> Result<()>
@@ -548,7 +628,14 @@ impl DedupIndex {
         tmp_name.push(format!(".tmp-{}-{unique}", std::process::id()));
         let tmp: PathBuf = dir.join(tmp_name);
         let result = self
-            .write(&tmp, n_new, new_id_bytes, new_postings, fill)
+            .write(
+                &tmp,
+                n_new,
+                new_id_bytes,
+                new_set_values,
+                new_postings,
+                fill,
+            )
             .and_then(|()| std::fs::rename(&tmp, path).map_err(Error::from));
         if result.is_err() {
             let _ = std::fs::remove_file(&tmp);
@@ -566,6 +653,7 @@ impl DedupIndex {
         tmp: &Path,
         n_new: usize,
         new_id_bytes: u64,
+        new_set_values: u64,
         new_postings: &[PostingRun<'_>],
         mut fill: F,
     ) -> Result<()>
@@ -625,7 +713,14 @@ impl DedupIndex {
             ));
         }
         let id_bytes = old_id_bytes + new_id_bytes;
-        let len = file_len(s, n, id_bytes)
+        if !s.exact && new_set_values != 0 {
+            return Err(Error::invalid(
+                "this index keeps no exact sets: new sets have nowhere to go",
+            ));
+        }
+        let old_set_values = self.set_values.len() as u64;
+        let set_values = old_set_values + new_set_values;
+        let len = file_len(s, n, id_bytes, set_values)
             .and_then(|l| l.checked_add(prefix_words(p.present(), n_table, n_postings)? * 8))
             .ok_or_else(|| Error::invalid("index too large to save"))?;
         let file = File::create(tmp)?;
@@ -637,14 +732,18 @@ impl DedupIndex {
         };
         let mut header = [0u64; HEADER_WORDS];
         header[0] = u64::from_le_bytes(MAGIC);
-        header[1] = VERSION;
+        header[1] = if s.exact {
+            VERSION
+        } else {
+            VERSION_WITHOUT_SETS
+        };
         header[2] = len;
         header[3] = n;
         header[4] = s.sketch.words() as u64;
         header[5] = u64::from(s.shingle);
         header[6] = u64::from(s.k);
         header[7] = s.threshold.to_bits();
-        header[8] = u64::from(s.string_ids);
+        header[8] = u64::from(s.string_ids) | u64::from(s.exact) << 1;
         header[9] = id_bytes;
         header[10] = s.meta.len() as u64;
         header[11] = u64::from(s.sketch.bits());
@@ -656,14 +755,18 @@ impl DedupIndex {
         }
         w.values(&header, u64s)?;
         let words = s.sketch.words();
-        // The ends of the string ids, counted on from the old ones'.
+        // The ends of the string ids, and of the exact sets, counted on from the old ones'.
         let mut at = old_id_bytes;
+        let mut set_at = old_set_values;
         for section in Section::ALL {
             let want = match section {
                 Section::Fps | Section::Lens | Section::Ids => n_new as u64,
                 Section::Keys => 2 * n_new as u64,
                 Section::Words => (n_new * words) as u64,
                 Section::IdBytes => new_id_bytes,
+                Section::SetLens if s.exact => n_new as u64,
+                Section::SetValues => new_set_values,
+                Section::SetLens => 0,
             };
             match (section, &self.ids) {
                 (Section::Fps, _) => w.values(&self.fps, u64s)?,
@@ -676,6 +779,8 @@ impl DedupIndex {
                     w.bytes(&word_bytes(bytes, *len))?
                 }
                 (Section::IdBytes, Ids::Int(_)) => {}
+                (Section::SetLens, _) => w.values(&self.set_offsets, u64s)?,
+                (Section::SetValues, _) => w.values(&self.set_values, u32s)?,
             }
             let mut given = 0u64;
             let mut sink = |chunk: Chunk<'_>| -> Result<()> {
@@ -709,6 +814,20 @@ impl DedupIndex {
                         })
                         .map(|()| v.len()),
                     (Section::IdBytes, Chunk::Bytes(v), true) => w.bytes(v).map(|()| v.len()),
+                    (Section::SetLens, Chunk::U32(v), _) if s.exact => w
+                        .values(v, |x, b| {
+                            set_at += u64::from(x);
+                            u64s(set_at, b)
+                        })
+                        .map(|()| v.len()),
+                    (Section::SetValues, Chunk::U32(v), _) if s.exact => {
+                        w.values(v, u32s).map(|()| v.len())
+                    }
+                    (Section::SetLens | Section::SetValues, _, _) if !s.exact => {
+                        return Err(Error::invalid(
+                            "this index keeps no exact sets: new sets have nowhere to go",
+                        ))
+                    }
                     (Section::Ids, _, false) => {
                         return Err(Error::invalid(
                             "this index holds integer ids: new ids must be integers",
@@ -730,9 +849,18 @@ impl DedupIndex {
                     "the new documents' {section:?} has {given} values, not {want}"
                 )));
             }
-            if matches!(section, Section::Lens | Section::Words | Section::IdBytes) {
+            if matches!(
+                section,
+                Section::Lens | Section::Words | Section::IdBytes | Section::SetValues
+            ) {
                 w.pad()?;
             }
+        }
+        if set_at != set_values {
+            return Err(Error::invalid(format!(
+                "the new exact sets' lengths add up to {} values, not {new_set_values}",
+                set_at - old_set_values
+            )));
         }
         if s.string_ids && at != id_bytes {
             return Err(Error::invalid(format!(
@@ -919,15 +1047,22 @@ fn parse(backing: Arc<Backing>) -> Result<DedupIndex> {
         k: u32::try_from(word(6)).unwrap_or(u32::MAX),
         threshold: f64::from_bits(word(7)),
         string_ids: match word(8) {
-            0 => false,
-            1 => true,
+            0 | 2 => false,
+            1 | 3 => true,
             other => return Err(format_error(64, format!("unknown id kind {other}"))),
         },
+        exact: word(8) & 2 != 0,
         meta: Vec::new(),
     };
     settings
         .check()
         .map_err(|e| format_error(32, format!("bad settings in the header: {e}")))?;
+    if settings.exact && version < 5 {
+        return Err(format_error(
+            64,
+            format!("exact sets in a version {version} dedup index"),
+        ));
+    }
     let (id_bytes, meta_bytes) = (word(9), word(10));
     // The prefix block (version 4): the table's and the postings' lengths, threshold and band.
     let (n_table, n_postings) = (word(12), word(13));
@@ -946,6 +1081,26 @@ fn parse(backing: Arc<Backing>) -> Result<DedupIndex> {
         ps.check()
             .map_err(|e| format_error(112, format!("bad prefix settings in the header: {e}")))?;
     }
+    // The exact sets' values: the last of their offsets, the word before the values (the
+    // file is long enough to hold it when the sizes before it agree with the file's length).
+    let set_values = if settings.exact {
+        let at = file_len(
+            &Settings {
+                meta: vec![0; 0],
+                exact: false,
+                ..settings.clone()
+            },
+            n,
+            id_bytes,
+            0,
+        )
+        .and_then(|l| l.checked_add(n.checked_mul(8)?)?.checked_sub(8))
+        .filter(|&at| at.checked_add(8).is_some_and(|end| end <= size - 8))
+        .ok_or_else(|| format_error(24, "the header's sizes pass the file's end"))?;
+        word(at as usize / 8)
+    } else {
+        0
+    };
     let expected = file_len(
         &Settings {
             meta: vec![0; 0],
@@ -953,6 +1108,7 @@ fn parse(backing: Arc<Backing>) -> Result<DedupIndex> {
         },
         n,
         id_bytes,
+        set_values,
     )
     .and_then(|l| l.checked_add(words_of(meta_bytes).checked_mul(8)?))
     .and_then(|l| {
@@ -1009,6 +1165,18 @@ fn parse(backing: Arc<Backing>) -> Result<DedupIndex> {
         let v: Words<i64> = view(&backing, at, n)?;
         at += n * 8;
         Ids::Int(v)
+    };
+    let (set_offsets, set_values) = if settings.exact {
+        let offsets: Words<u64> = view(&backing, at, n + 1)?;
+        at += (n + 1) * 8;
+        let values: Words<u32> = view(&backing, at, set_values as usize)?;
+        at += (set_values as usize).div_ceil(2) * 8;
+        if let Err(e) = ExactSets::new(n, &offsets, &values) {
+            return Err(format_error(at as u64, format!("bad exact sets: {e}")));
+        }
+        (offsets, values)
+    } else {
+        (Words::default(), Words::default())
     };
     let meta_words: Words<u64> = view(&backing, at, words_of(meta_bytes) as usize)?;
     let meta = word_bytes(&meta_words, meta_bytes as usize);
@@ -1067,6 +1235,8 @@ fn parse(backing: Arc<Backing>) -> Result<DedupIndex> {
         words,
         ids,
         prefixes,
+        set_offsets,
+        set_values,
         source: None,
     })
 }
@@ -1078,6 +1248,8 @@ pub struct Batch<'a> {
     pub fps: &'a [u64],
     pub keys: &'a [ContentKey],
     pub sketches: Sketches<'a>,
+    /// Their exact sets, when the index keeps them.
+    pub sets: Option<ExactSets<'a>>,
 }
 
 /// What [`dedup_against`] found, per new row.
@@ -1104,8 +1276,9 @@ enum Fate {
     New(u32, f32),
 }
 
-/// A document as [`near`] compares it: fingerprint, content key, compact sketch.
-type Doc<'a> = (u64, ContentKey, (u32, &'a [u32]));
+/// A document as [`near`] compares it: fingerprint, content key, compact sketch, and its exact
+/// set when the index keeps them.
+type Doc<'a> = (u64, ContentKey, (u32, &'a [u32]), Option<&'a [u32]>);
 
 /// A short document's shingle hashes (see [`crate::candidates::short_texts`]), cut to 32 bits:
 /// those of a document with features of at most `SHORT` shingles whose compact sketch keeps them at
@@ -1131,7 +1304,7 @@ pub fn short_sets(
     let w = shape.words();
     let (mut lens, mut values, mut buf) = (Vec::with_capacity(fps.len()), Vec::new(), Vec::new());
     for (d, &fp) in fps.iter().enumerate() {
-        let short = short_set(shape, (fp, [0, 0], sketches.get(d, w)), &mut buf);
+        let short = short_set(shape, (fp, [0, 0], sketches.get(d, w), None), &mut buf);
         lens.push(if short { buf.len() as u32 } else { 0 });
         if short {
             values.extend_from_slice(&buf);
@@ -1163,13 +1336,12 @@ fn short_index_candidates<'a>(
     }
     prefixes.sort_unstable();
     prefixes.dedup();
-    let old = index.fingerprints();
     // The index's short documents with a prefix hash of a new text, and their sets.
     let olds: Vec<u32> = (0..index.len())
         .into_par_iter()
         .with_min_len(4096)
         .map_init(Vec::new, |buf: &mut Vec<u64>, c| {
-            let shares = short_set(shape, (old[c], index.key(c), index.sketch(c)), buf)
+            let shares = short_set(shape, index.doc(c), buf)
                 && buf[..prefix_len(buf.len(), threshold)]
                     .iter()
                     .any(|h| prefixes.binary_search(h).is_ok());
@@ -1183,7 +1355,7 @@ fn short_index_candidates<'a>(
     let (mut values, mut bounds, mut buf) = (Vec::new(), vec![0usize], Vec::new());
     for &c in &olds {
         let c = c as usize;
-        short_set(shape, (old[c], index.key(c), index.sketch(c)), &mut buf);
+        short_set(shape, index.doc(c), &mut buf);
         values.extend_from_slice(&buf);
         bounds.push(values.len());
     }
@@ -1214,8 +1386,10 @@ fn short_index_candidates<'a>(
 }
 
 /// Whether two documents are near-duplicates, and their Jaccard: copies (equal content key and
-/// fingerprint) always; otherwise two documents with features whose compact sketches have
-/// Jaccard >= `threshold`. Callers only pass pairs within k.
+/// fingerprint) always; otherwise two documents with features whose Jaccard is >= `threshold`:
+/// that of their exact sets when both have one and either holds more shingles than its compact
+/// sketch keeps whole (at 64 bits, with the checks of the smallest sets), else that of their
+/// compact sketches.
 #[inline]
 fn near(a: Doc<'_>, b: Doc<'_>, shape: Compact, threshold: f64) -> Option<f32> {
     if a.0 == b.0 && a.1 == b.1 {
@@ -1224,7 +1398,10 @@ fn near(a: Doc<'_>, b: Doc<'_>, shape: Compact, threshold: f64) -> Option<f32> {
     if a.0 == 0 || b.0 == 0 {
         return None;
     }
-    let j = shape.jaccard(a.2, b.2);
+    let j = match (a.3, b.3) {
+        (Some(x), Some(y)) if x.len().max(y.len()) > shape.words() / 2 => exact_sets::jaccard(x, y),
+        _ => shape.jaccard(a.2, b.2),
+    };
     (j >= threshold).then_some(j as f32)
 }
 
@@ -1351,6 +1528,25 @@ pub fn dedup_against(
     }
     let shape = index.settings.sketch;
     batch.sketches.check(n, shape)?;
+    match &batch.sets {
+        Some(sets) if sets.offsets.len() != n + 1 => {
+            return Err(Error::invalid(format!(
+                "{n} documents but {} exact sets",
+                sets.offsets.len().saturating_sub(1)
+            )))
+        }
+        None if index.settings.exact => {
+            return Err(Error::invalid(
+                "this index keeps exact sets: the new documents need theirs",
+            ))
+        }
+        Some(_) if !index.settings.exact => {
+            return Err(Error::invalid(
+                "this index keeps no exact sets: the new documents' are not compared",
+            ))
+        }
+        _ => {}
+    }
     if !(threshold > 0.0 && threshold <= 1.0) {
         return Err(Error::invalid(format!(
             "threshold must be in (0, 1], got {threshold}"
@@ -1376,7 +1572,12 @@ pub fn dedup_against(
     drop(texts);
     let doc = |t: usize| {
         let r = first_row[t] as usize;
-        (batch.fps[r], batch.keys[r], batch.sketches.get(r, w))
+        (
+            batch.fps[r],
+            batch.keys[r],
+            batch.sketches.get(r, w),
+            batch.sets.map(|s| s.get(r)),
+        )
     };
     if let Some((lists, cut)) = prefixes {
         if lists.len() != n {
@@ -1498,12 +1699,7 @@ pub fn dedup_against(
             cands.dedup();
             for &c in cands.iter() {
                 let c = c as usize;
-                if let Some(j) = near(
-                    (old[c], index.key(c), index.sketch(c)),
-                    me,
-                    shape,
-                    threshold,
-                ) {
+                if let Some(j) = near(index.doc(c), me, shape, threshold) {
                     return Fate::Index(c as u32, j);
                 }
             }
@@ -1666,8 +1862,7 @@ fn by_prefixes<'a>(
                         return Fate::Free; // the search stops at the next look
                     }
                     let c = c as usize;
-                    let old = (index.fps[c], index.key(c), index.sketch(c));
-                    if let Some(j) = near(old, me, shape, threshold) {
+                    if let Some(j) = near(index.doc(c), me, shape, threshold) {
                         return Fate::Index(c as u32, j);
                     }
                 }
@@ -1749,6 +1944,7 @@ mod tests {
             k: 4,
             threshold: 0.5,
             string_ids,
+            exact: false,
             meta: b"{\"x\": 1}".to_vec(),
         }
     }
@@ -1785,6 +1981,103 @@ mod tests {
     }
 
     #[test]
+    fn exact_sets_are_saved_streamed_and_appended_whole() {
+        let dir = std::env::temp_dir().join(format!("neardup-ddx-exact-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let exact = Settings {
+            exact: true,
+            ..settings(false)
+        };
+        let sketches = Sketches {
+            lens: &[0, 0, 0],
+            words: &[0; 24],
+        };
+        let (set_offsets, set_values) = ([0u64, 3, 3, 5], [1u32, 5, 9, 2, 7]);
+        let rows = Rows {
+            fps: &[1, 2, 3],
+            keys: &[[1, 1], [2, 2], [3, 3]],
+            sketches,
+            ids: NewIds::Int(&[10, 20, 30]),
+            sets: Some(ExactSets::new(3, &set_offsets, &set_values).unwrap()),
+        };
+        let whole = dir.join("whole.ndx");
+        let empty = DedupIndex::new(exact.clone()).unwrap();
+        empty.save(&whole, Some(&rows), None).unwrap();
+        let bytes = std::fs::read(&whole).unwrap();
+        assert_eq!(
+            u64::from_le_bytes(bytes[8..16].try_into().unwrap()),
+            VERSION
+        );
+        // The same documents handed a chunk at a time give the same file.
+        let streamed = dir.join("streamed.ndx");
+        empty
+            .save_streamed(&streamed, 3, 0, 5, &[], |section, sink| match section {
+                Section::Fps => sink(Chunk::U64(rows.fps)),
+                Section::Keys => sink(Chunk::U64(rows.keys.as_flattened())),
+                Section::Lens => sink(Chunk::U32(sketches.lens)),
+                Section::Words => sink(Chunk::U32(sketches.words)),
+                Section::Ids => sink(Chunk::I64(&[10, 20, 30])),
+                Section::IdBytes => Ok(()),
+                Section::SetLens => {
+                    sink(Chunk::U32(&[3]))?;
+                    sink(Chunk::U32(&[0, 2]))
+                }
+                Section::SetValues => {
+                    sink(Chunk::U32(&[1, 5]))?;
+                    sink(Chunk::U32(&[9, 2, 7]))
+                }
+            })
+            .unwrap();
+        assert_eq!(std::fs::read(&streamed).unwrap(), bytes);
+        for mmap in [true, false] {
+            let idx = DedupIndex::load(&whole, mmap).unwrap();
+            assert!(idx.settings().exact);
+            assert_eq!(idx.exact_set(0), Some(&[1, 5, 9][..]));
+            assert_eq!(idx.exact_set(1), Some(&[][..]));
+            assert_eq!(idx.exact_set(2), Some(&[2, 7][..]));
+            // An append keeps the old sets before the new.
+            let more = Rows {
+                fps: &[4],
+                keys: &[[4, 4]],
+                sketches: Sketches {
+                    lens: &[0],
+                    words: &[0; 8],
+                },
+                ids: NewIds::Int(&[40]),
+                sets: Some(ExactSets::new(1, &[0, 1], &[8]).unwrap()),
+            };
+            let grown = dir.join(format!("grown{mmap}.ndx"));
+            idx.save(&grown, Some(&more), None).unwrap();
+            let again = DedupIndex::load(&grown, mmap).unwrap();
+            assert_eq!(again.exact_set(2), Some(&[2, 7][..]));
+            assert_eq!(again.exact_set(3), Some(&[8][..]));
+            // Sets are needed by an exact index, and refused by one without them.
+            assert!(idx
+                .save(&grown, Some(&Rows { sets: None, ..more }), None)
+                .is_err());
+        }
+        let plain = DedupIndex::new(settings(false)).unwrap();
+        assert!(plain.save(&dir.join("p.ndx"), Some(&rows), None).is_err());
+        let without = Rows { sets: None, ..rows };
+        plain
+            .save(&dir.join("p.ndx"), Some(&without), None)
+            .unwrap();
+        let bytes = std::fs::read(dir.join("p.ndx")).unwrap();
+        // An index without exact sets stays readable by a neardup of version 4 files.
+        assert_eq!(
+            u64::from_le_bytes(bytes[8..16].try_into().unwrap()),
+            VERSION_WITHOUT_SETS
+        );
+        assert_eq!(
+            DedupIndex::load(&dir.join("p.ndx"), true)
+                .unwrap()
+                .exact_set(0),
+            None
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn saved_files_open_with_the_same_contents_and_appends_keep_the_old() {
         let dir = std::env::temp_dir().join(format!("neardup-ddx-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -1806,6 +2099,7 @@ mod tests {
                 words: &words,
             },
             ids: NewIds::Str(&ids),
+            sets: None,
         };
         let path = dir.join("a.ndx");
         DedupIndex::new(settings(true))
@@ -1838,6 +2132,7 @@ mod tests {
                 keys: &[[77, 78]],
                 sketches: one,
                 ids: NewIds::Str(&more),
+                sets: None,
             };
             let other = dir.join(format!("b{mmap}.ndx"));
             idx.save(&other, Some(&extra), None).unwrap();
@@ -1848,6 +2143,7 @@ mod tests {
             assert_eq!(again.sketch(4), (1, &[3, 0, 0, 0, 0, 0, 0, 0][..]));
             let ints = Rows {
                 ids: NewIds::Int(&[3]),
+                sets: None,
                 ..extra
             };
             assert!(idx.save(&other, Some(&ints), None).is_err());
@@ -1903,6 +2199,7 @@ mod tests {
                 words: &[7; 24],
             },
             ids: NewIds::Str(&more),
+            sets: None,
         };
         let whole = dir.join("whole.ndx");
         idx.save(&whole, Some(&extra), None).unwrap();
@@ -1929,22 +2226,25 @@ mod tests {
                         sink(Chunk::Bytes(b"fiv"))?;
                         sink(Chunk::Bytes(b"eseven"))
                     }
+                    Section::SetLens | Section::SetValues => Ok(()),
                 }
             }
         };
-        idx.save_streamed(&streamed, 3, 9, &[], fill(1)).unwrap();
+        idx.save_streamed(&streamed, 3, 9, 0, &[], fill(1)).unwrap();
         assert_eq!(
             std::fs::read(&streamed).unwrap(),
             std::fs::read(&whole).unwrap()
         );
         std::fs::remove_file(&streamed).unwrap();
-        assert!(idx.save_streamed(&streamed, 4, 9, &[], fill(1)).is_err());
-        assert!(idx.save_streamed(&streamed, 3, 10, &[], fill(2)).is_err());
+        assert!(idx.save_streamed(&streamed, 4, 9, 0, &[], fill(1)).is_err());
+        assert!(idx
+            .save_streamed(&streamed, 3, 10, 0, &[], fill(2))
+            .is_err());
         let ints = |section: Section, sink: &mut Sink<'_>| match section {
             Section::Ids => sink(Chunk::I64(&[1, 2, 3])),
             _ => fill(0)(section, sink),
         };
-        assert!(idx.save_streamed(&streamed, 3, 9, &[], ints).is_err());
+        assert!(idx.save_streamed(&streamed, 3, 9, 0, &[], ints).is_err());
         assert!(!streamed.exists());
         assert!(std::fs::read_dir(&dir).unwrap().all(|e| !e
             .unwrap()

@@ -126,12 +126,15 @@ def build_command(
     as_json: bool,
     hasher: Simhasher,
     candidates: str = "prefix",
+    exact: bool = False,
 ) -> None:
     """``neardup index build INPUT -o CORPUS.ndx``: dedups INPUT and writes the kept documents'
     dedup index (ids from --id-field, strings or integers, as given), with prefix postings
-    unless ``candidates`` is "fingerprint"."""
+    unless ``candidates`` is "fingerprint", and exact sets with ``exact``."""
     try:
-        empty = DedupIndex._empty(hasher, k, threshold, shingle, sketch_bytes, sketch_bits, False)
+        empty = DedupIndex._empty(
+            hasher, k, threshold, shingle, sketch_bytes, sketch_bits, False, exact=exact
+        )
     except ValueError as err:
         raise click.UsageError(str(err)) from None
     sketches = empty._build_sketches(candidates, threads)
@@ -161,19 +164,21 @@ def build_command(
         if string_ids:
             values: Any = [ids[r].encode("utf-8", "surrogatepass") for r in rows.tolist()]
         else:
-            exact = [integer_id(v) for v in ids]
-            if None in exact:
-                number = exact.index(None)
+            numbers = [integer_id(v) for v in ids]
+            if None in numbers:
+                number = numbers.index(None)
                 raise bad_id(
                     inp,
                     number,
                     f"dedup index ids must be strings or integers (64-bit); {inp.id_field!r} is "
                     f"{json.dumps(ids[number], default=repr)}",
                 )
-            values = np.asarray([exact[r] for r in rows.tolist()], dtype=np.int64)
+            values = np.asarray([numbers[r] for r in rows.tolist()], dtype=np.int64)
         kept = got.take(rows)
         try:
-            empty._inner.save_appended(tmp, *kept.for_core(), values, kept.lists_for_core())
+            empty._inner.save_appended(
+                tmp, *kept.for_core(), values, kept.lists_for_core(), kept.sets
+            )
         except OSError as err:
             raise _Failed(f"cannot write {index_path}: {err.strerror or err}") from None
         outputs.commit()
@@ -188,12 +193,13 @@ def build_command(
             "sketch_bytes": sketch_bytes,
             "sketch_bits": sketch_bits,
             "candidates": candidates,
+            "exact": exact,
             "short_pairs_skipped": found.skipped_pairs,
         },
         f"indexed {len(rows):,} of {n:,} documents in {index_path} "
         f"({n - len(rows):,} near-duplicates removed; "
         f"k={k}, Jaccard >= {threshold:g}, sketches of {sketch_bytes} bytes, {sketch_bits}-bit bins, "
-        f"{candidates} candidates)"
+        f"{candidates} candidates{', exact sets' if exact else ''})"
         f"{_evidence_note({'short_pairs_skipped': found.skipped_pairs})}",
         inp,
         as_json,

@@ -343,6 +343,12 @@ def dedup_against(
         raise ValueError(
             "neardup.dask fingerprints one text column; an index of several fields is not supported"
         )
+    if index.exact:
+        raise ValueError(
+            f"{index.path} keeps exact sets (built with exact=True): it is searched on one "
+            "machine (neardup.dedup(docs, against=index), or the command without --workers); "
+            "on Dask, search an index built without them"
+        )
     k = index.k if k is None else check_k(k)
     threshold = index.threshold if threshold is None else check_threshold(threshold)
     candidates = index._candidates(candidates, threshold)

@@ -1,0 +1,75 @@
+"""Documents as a dedup index compares them (:class:`Batch`): what a first pass digests new
+documents into before they are searched against an index or added to it."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .digest import key_words
+from .index_lists import Lists, _gather
+
+__all__ = ["Batch"]
+
+
+def _take_sets(
+    sets: tuple[np.ndarray, np.ndarray], rows: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The exact sets ``(lengths, values)`` of ``rows``, in that order."""
+    lens, values = sets
+    at = np.zeros(len(lens) + 1, np.int64)
+    np.cumsum(lens, out=at[1:])
+    rows = np.asarray(rows, np.int64)
+    taken = np.ascontiguousarray(lens[rows], np.uint32)
+    to = np.zeros(len(rows) + 1, np.int64)
+    np.cumsum(taken, out=to[1:])
+    out = np.zeros(int(to[-1]), np.uint32)
+    _gather(out, to[:-1], values, at[rows], at[rows + 1])
+    return taken, out
+
+
+class Batch(NamedTuple):
+    """Documents as the dedup index compares them: fingerprints, content keys, compact
+    sketches (``lens``, ``words``: ``sketch_bytes / 4`` words a document), for an index with
+    prefix postings their prefix lists (:class:`neardup.index_lists.Lists`) and, for an exact
+    index, their exact sets ``(lengths, values)``."""
+
+    fingerprints: np.ndarray
+    keys: np.ndarray
+    lens: np.ndarray
+    words: np.ndarray
+    lists: Lists | None = None
+    sets: tuple[np.ndarray, np.ndarray] | None = None
+
+    @staticmethod
+    def of(first: Any, n: int) -> Batch:
+        """From a :class:`neardup.pipeline.FirstPass` whose sketches are IndexSketches."""
+        lens, words = first.sketches.arrays(n)
+        return Batch(
+            first.fingerprints,
+            first.keys,
+            lens,
+            words,
+            first.sketches.lists(n),
+            first.sketches.sets(n),
+        )
+
+    def for_core(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The arrays as the core takes them (keys as 64-bit words, two a key)."""
+        return self.fingerprints, key_words(self.keys), self.lens, self.words
+
+    def take(self, rows: np.ndarray) -> Batch:
+        w = len(self.words) // max(len(self.lens), 1)
+        words = self.words.reshape(-1, w)[rows].reshape(-1) if w else self.words[:0]
+        return Batch(
+            np.ascontiguousarray(self.fingerprints[rows]),
+            np.ascontiguousarray(self.keys[rows]),
+            np.ascontiguousarray(self.lens[rows]),
+            np.ascontiguousarray(words),
+            self.lists.take(rows) if self.lists is not None else None,
+            _take_sets(self.sets, rows) if self.sets is not None else None,
+        )
+
+    def lists_for_core(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        return self.lists.for_core() if self.lists is not None else None

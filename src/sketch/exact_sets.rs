@@ -1,0 +1,154 @@
+//! Whole shingle sets, as a dedup index built with `exact` keeps them beside the compact
+//! sketches, so that a search decides every pair on its exact Jaccard, as the in-memory dedup
+//! does near the threshold.
+//!
+//! A document's set is its distinct shingle hashes ([`crate::sketch::verify`]: 63 bits, checks
+//! left out) cut to their top 32 bits, ascending and distinct: 4 bytes a distinct shingle. Two
+//! different shingles of a pair of documents share a cut hash with probability 2^-32 each, so
+//! for sets of sizes a and b the expected chance agreements are `a b / 2^32`: 0.0002 for two
+//! documents of 1,000 shingles (a change of 10^-7 in their Jaccard), one for two of 65,536.
+//! Sets of a handful of shingles, where one chance agreement would decide, are not compared
+//! here: their compact sketch keeps their whole 64-bit hashes, with checks
+//! ([`crate::sketch::compact_sketch`]), and decides them exactly.
+
+use rayon::prelude::*;
+
+use crate::error::{Error, Result};
+use crate::sketch::verify::{shingles_of, Ranges};
+
+/// Exact sets of many documents: document d's is `values[offsets[d]..offsets[d + 1]]`.
+#[derive(Clone, Copy)]
+pub struct ExactSets<'a> {
+    pub offsets: &'a [u64],
+    pub values: &'a [u32],
+}
+
+impl<'a> ExactSets<'a> {
+    /// Checks sets received from outside: `n + 1` offsets from 0, ascending, ending at the
+    /// values' length, each set ascending and distinct.
+    pub fn new(n: usize, offsets: &'a [u64], values: &'a [u32]) -> Result<Self> {
+        if offsets.len() != n + 1 {
+            return Err(Error::invalid(format!(
+                "{n} documents but {} exact set offsets (one more than the documents)",
+                offsets.len()
+            )));
+        }
+        if offsets[0] != 0
+            || offsets[n] != values.len() as u64
+            || offsets.windows(2).any(|w| w[0] > w[1])
+        {
+            return Err(Error::invalid(
+                "exact set offsets out of order or out of range",
+            ));
+        }
+        let sets = ExactSets { offsets, values };
+        if (0..n)
+            .into_par_iter()
+            .with_min_len(1024)
+            .any(|d| sets.get(d).windows(2).any(|w| w[0] >= w[1]))
+        {
+            return Err(Error::invalid("each exact set must be sorted and distinct"));
+        }
+        Ok(sets)
+    }
+
+    /// Document d's set.
+    #[inline]
+    pub fn get(&self, d: usize) -> &'a [u32] {
+        &self.values[self.offsets[d] as usize..self.offsets[d + 1] as usize]
+    }
+}
+
+/// The exact sets of documents given by their whole shingle sets (`ranges`, sorted): (each
+/// set's length, the sets one after the other).
+pub fn cut_sets(ranges: &Ranges<'_>) -> (Vec<u32>, Vec<u32>) {
+    let mut lens = Vec::with_capacity(ranges.len());
+    let mut values = Vec::new();
+    for d in 0..ranges.len() {
+        let start = values.len();
+        for &h in shingles_of(ranges.get(d)) {
+            // Ascending 63-bit hashes cut to their top 32 bits stay ascending: equal cuts meet.
+            let v = (h >> 31) as u32;
+            if values.len() == start || values.last() != Some(&v) {
+                values.push(v);
+            }
+        }
+        lens.push((values.len() - start) as u32);
+    }
+    (lens, values)
+}
+
+/// The offsets of sets of lengths `lens`: `n + 1` running sums from 0.
+pub fn offsets_of(lens: &[u32]) -> Vec<u64> {
+    let mut at = 0u64;
+    std::iter::once(0)
+        .chain(lens.iter().map(|&l| {
+            at += u64::from(l);
+            at
+        }))
+        .collect()
+}
+
+/// The Jaccard of two sets (ascending, distinct); 0 when both are empty.
+pub fn jaccard(a: &[u32], b: &[u32]) -> f64 {
+    let (mut i, mut j, mut both) = (0, 0, 0usize);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                both += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    let union = a.len() + b.len() - both;
+    if union == 0 {
+        0.0
+    } else {
+        both as f64 / union as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jaccard_counts_shared_values_over_the_union() {
+        assert_eq!(jaccard(&[1, 2, 3, 4], &[2, 3, 4, 5]), 3.0 / 5.0);
+        assert_eq!(jaccard(&[1, 2], &[1, 2]), 1.0);
+        assert_eq!(jaccard(&[1], &[2]), 0.0);
+        assert_eq!(jaccard(&[], &[]), 0.0);
+        assert_eq!(jaccard(&[], &[7]), 0.0);
+    }
+
+    #[test]
+    fn cut_sets_drop_checks_and_merge_equal_cuts() {
+        let check = crate::sketch::verify::CHECK_BIT;
+        // Document 0: two hashes with equal top 32 bits, one other; document 1: a hash and its
+        // check.
+        let hashes = [
+            0x0000_0001_0000_0000u64,
+            0x0000_0001_0000_0001,
+            0x4000_0000_0000_0000,
+            0x0000_0000_8000_0000,
+            check | 5,
+        ];
+        let ranges = Ranges::new(&[0, 3], &[3, 5], &hashes).unwrap();
+        let (lens, values) = cut_sets(&ranges);
+        assert_eq!(lens, vec![2, 1]);
+        assert_eq!(values, vec![2, 0x8000_0000, 1]);
+        assert_eq!(offsets_of(&lens), vec![0, 2, 3]);
+    }
+
+    #[test]
+    fn sets_from_outside_are_checked() {
+        assert!(ExactSets::new(2, &[0, 2, 3], &[1, 2, 3]).is_ok());
+        assert!(ExactSets::new(2, &[0, 2], &[1, 2]).is_err());
+        assert!(ExactSets::new(2, &[0, 2, 4], &[1, 2, 3]).is_err());
+        assert!(ExactSets::new(2, &[0, 2, 3], &[2, 1, 3]).is_err());
+        assert!(ExactSets::new(1, &[0, 2], &[1, 1]).is_err());
+    }
+}
