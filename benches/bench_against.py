@@ -547,6 +547,13 @@ def halves(args: argparse.Namespace) -> None:
         one at exact J >= 0.8 exists."""
         return int(keep[with_partner - cut].sum()) if len(with_partner) else 0
 
+    def missed_kept(keep: np.ndarray, held: np.ndarray) -> tuple[int, int]:
+        """(second-half documents kept (``keep``) although a first-half one at exact J >= 0.8
+        is kept too (``held``, by first-half row), how many have such a partner): pairs of
+        near-duplicates both left."""
+        have = [y for y in partners if any(held[x] for x in partners[y])]
+        return sum(bool(keep[y - cut]) for y in have), len(have)
+
     label = args.corpus or MAN_CORPUS
     print(f"### {label.name}: {n:,} documents, {os.cpu_count()} cores\n")
     print(f"documents: first half (indexed) {cut:,}, second half {n - cut:,}")
@@ -572,6 +579,7 @@ def halves(args: argparse.Namespace) -> None:
         )
         held = set(index.ids)
         in_index = sum(any(ids[x] in held for x in partners[y]) for y in partners)
+        held_rows = np.array([ids[x] in held for x in range(cut)])
         print(
             f"  (of the {len(partners):,}, {in_index:,} have a partner at J >= {NEAR} that the index "
             "holds; the build's dedup removed the others' partners)"
@@ -587,16 +595,19 @@ def halves(args: argparse.Namespace) -> None:
             except (TypeError, ValueError) as err:
                 print(f"against mode, {name}: refused by the API ({err})")
                 continue
+            both, have = missed_kept(got.keep, held_rows)
             print(
                 f"against mode, {name}: {wall:.1f} s wall, {cpu:.1f} s CPU; removed {got.n_removed:,}; "
                 f"kept although a first-half partner at J >= {NEAR} exists: {missed(got.keep):,} "
-                f"of {len(partners):,}"
+                f"of {len(partners):,}; kept although the index holds one: {both:,} of {have:,}"
             )
     full, wall, cpu = _timed(lambda: neardup.dedup(texts))
+    both, have = missed_kept(full.keep[cut:], full.keep[:cut])
     print(
         f"neardup.dedup of all (default settings): {wall:.1f} s wall, {cpu:.1f} s CPU; removed "
         f"{int((~full.keep).sum()):,} of {n:,}; second-half documents kept although a first-half "
-        f"partner at J >= {NEAR} exists: {missed(full.keep[cut:]):,} of {len(partners):,}"
+        f"partner at J >= {NEAR} exists: {missed(full.keep[cut:]):,} of {len(partners):,}; "
+        f"although a kept one exists: {both:,} of {have:,}"
     )
     # The ceiling: the compact sketches made as the index makes them, compared as it compares.
     rows = sorted({r for y, xs in partners.items() for r in (y, *xs)})

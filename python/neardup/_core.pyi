@@ -39,6 +39,7 @@ __all__ = [
     "compact_jaccard",
     "compact_short_sets",
     "compact_sketches",
+    "exact_sets",
     "neighbourhood",
     "search_cost",
     "shingle_sketches",
@@ -602,9 +603,11 @@ class DedupIndex:
         meta: bytes,
         prefixes: tuple[float, float, int, npt.NDArray[np.uint64], npt.NDArray[np.uint32]]
         | None = None,
+        exact: bool = False,
     ) -> DedupIndex:
         """An empty index in memory with these settings; with ``prefixes = (threshold, band,
-        size, table hashes, table counts)``, one that keeps prefix postings."""
+        size, table hashes, table counts)``, one that keeps prefix postings; with ``exact``,
+        one that keeps each document's exact set."""
     @property
     def prefix_settings(self) -> tuple[float, float, int] | None:
         """``(threshold, band, size)`` of the prefix postings, or None."""
@@ -629,9 +632,11 @@ class DedupIndex:
         ids: npt.NDArray[np.int64] | list[bytes],
         lists: tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint64], npt.NDArray[np.uint32]]
         | None = None,
+        sets: tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32]] | None = None,
     ) -> None:
         """Writes this index followed by new documents (with their prefix lists, for an index
-        with postings) to path, atomically."""
+        with postings, and their exact sets ``(lengths, values)``, for an exact index) to path,
+        atomically."""
     def save_streamed(
         self,
         path: str | os.PathLike[str],
@@ -639,10 +644,12 @@ class DedupIndex:
         new_id_bytes: int,
         fill: Callable[[str], Iterable[npt.NDArray[Any]]],
         postings: list[tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32], int]] | None = None,
+        new_set_values: int = 0,
     ) -> None:
         """Writes this index followed by ``n_new`` documents to path, atomically, an array of
         them at a time: ``fill(section)`` gives each section's arrays, in file order ("fps",
-        "keys", "lens", "words", "ids", "id_bytes"); ``postings``, their prefix postings in
+        "keys", "lens", "words", "ids", "id_bytes", and for an exact index "set_lens" and
+        "set_values", ``new_set_values`` of them); ``postings``, their prefix postings in
         sorted runs ``(hashes, rows, base)``."""
     @staticmethod
     def load(path: str | os.PathLike[str], mmap: bool = True) -> DedupIndex: ...
@@ -659,6 +666,10 @@ class DedupIndex:
     def threshold(self) -> float: ...
     @property
     def string_ids(self) -> bool: ...
+    @property
+    def exact(self) -> bool: ...
+    def exact_set(self, row: int) -> npt.NDArray[np.uint32] | None:
+        """Document ``row``'s exact set (a copy), or None when the index keeps none."""
     @property
     def meta(self) -> bytes: ...
     @property
@@ -681,12 +692,22 @@ class DedupIndex:
         lists: tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint64], npt.NDArray[np.uint32]]
         | None = None,
         band: float = 0.0,
+        sets: tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32]] | None = None,
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float32], int]:
         """Deduplicates a batch against the index and itself: (new row kept in each row's place
         or -1, index row it duplicates or -1, Jaccard, the batch's candidate pairs not
         compared). With ``max_pairs``, TooManyPairsError for a search estimated past the work
         limit or finding more than ``max_pairs`` candidate pairs. Given the batch's prefix
         ``lists``, the candidates are those of prefix filtering."""
+
+def exact_sets(
+    starts: npt.NDArray[np.uint64],
+    ends: npt.NDArray[np.uint64],
+    hashes: npt.NDArray[np.uint64],
+) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32]]:
+    """The exact sets of documents given by their whole shingle sets (document d's is
+    ``hashes[starts[d]:ends[d]]``, sorted and distinct): (lengths, values), each set its shingle
+    hashes cut to 32 bits, checks left out, ascending and distinct."""
 
 def compact_sketches(
     starts: npt.NDArray[np.uint64],

@@ -111,6 +111,43 @@ pub fn jaccard(a: &[u32], b: &[u32]) -> f64 {
     }
 }
 
+/// The Jaccard of two sets (ascending, distinct) when it is at least `threshold` (in (0, 1]),
+/// else None: as [`jaccard`] decides it, but the merge stops as soon as the shared values can no
+/// longer reach the threshold (at once when the sizes alone rule it out), so that most pairs
+/// far below it read a fraction of their values.
+pub fn jaccard_at_least(a: &[u32], b: &[u32], threshold: f64) -> Option<f64> {
+    // I / (|a| + |b| - I) >= t  <=>  I >= t (|a| + |b|) / (1 + t); a little below, so that
+    // rounding never stops a pair the exact ratio would keep.
+    let need = threshold * (a.len() + b.len()) as f64 / (1.0 + threshold) - 1e-6;
+    let (mut i, mut j, mut both) = (0, 0, 0usize);
+    let mut steps = 0u32;
+    loop {
+        if steps % 16 == 0 && ((both + (a.len() - i).min(b.len() - j)) as f64) < need {
+            return None;
+        }
+        if i == a.len() || j == b.len() {
+            break;
+        }
+        steps += 1;
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                both += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    let union = a.len() + b.len() - both;
+    let got = if union == 0 {
+        0.0
+    } else {
+        both as f64 / union as f64
+    };
+    (got >= threshold).then_some(got)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,6 +159,45 @@ mod tests {
         assert_eq!(jaccard(&[1], &[2]), 0.0);
         assert_eq!(jaccard(&[], &[]), 0.0);
         assert_eq!(jaccard(&[], &[7]), 0.0);
+    }
+
+    #[test]
+    fn jaccard_at_least_agrees_with_the_whole_merge() {
+        // Pseudo-random sets of 0 to 300 values from a small range, so that they share many.
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..3000 {
+            let range = 50 + next() % 400;
+            let mut set = || {
+                let n = next() % 300;
+                let mut v: Vec<u32> = (0..n).map(|_| (next() % range) as u32).collect();
+                v.sort_unstable();
+                v.dedup();
+                v
+            };
+            let (a, b) = (set(), set());
+            for t in [0.3, 0.5, 0.8, 0.9, 1.0] {
+                let whole = jaccard(&a, &b);
+                assert_eq!(
+                    jaccard_at_least(&a, &b, t),
+                    (whole >= t).then_some(whole),
+                    "{a:?} {b:?} {t}"
+                );
+            }
+            // Equal sets, and one inside the other at exactly the threshold.
+            assert_eq!(
+                jaccard_at_least(&a, &a, 1.0),
+                (!a.is_empty()).then_some(1.0)
+            );
+        }
+        let big: Vec<u32> = (0..10).collect();
+        assert_eq!(jaccard_at_least(&big[..8], &big, 0.8), Some(0.8));
+        assert_eq!(jaccard_at_least(&big[..7], &big, 0.8), None);
     }
 
     #[test]

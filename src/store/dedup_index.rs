@@ -1399,7 +1399,9 @@ fn near(a: Doc<'_>, b: Doc<'_>, shape: Compact, threshold: f64) -> Option<f32> {
         return None;
     }
     let j = match (a.3, b.3) {
-        (Some(x), Some(y)) if x.len().max(y.len()) > shape.words() / 2 => exact_sets::jaccard(x, y),
+        (Some(x), Some(y)) if x.len().max(y.len()) > shape.words() / 2 => {
+            return exact_sets::jaccard_at_least(x, y, threshold).map(|j| j as f32);
+        }
         _ => shape.jaccard(a.2, b.2),
     };
     (j >= threshold).then_some(j as f32)
