@@ -1,6 +1,5 @@
 """A dedup index built with exact sets: every pair is decided on its exact Jaccard (brute force
-over word 3-shingles), with either candidates, through updates and from the command; Dask
-refuses such an index by name."""
+over word 3-shingles), with either candidates, through updates, from the command and on Dask."""
 
 from __future__ import annotations
 
@@ -110,14 +109,30 @@ def test_the_command_builds_an_exact_index_and_dedups_against_it(tmp_path, capsy
     assert "dedup index" in capsys.readouterr().err
 
 
-def test_dask_refuses_an_exact_index_by_name(tmp_path):
+@pytest.mark.parametrize("npartitions", [1, 4])
+def test_dask_gives_one_machines_answer_and_update(tmp_path, npartitions):
     dd = pytest.importorskip("dask.dataframe")
     import pandas as pd
 
     from neardup.dask.against import dedup_against
 
-    path = tmp_path / "a.ndx"
-    DedupIndex.build(spread(14, families=4), path, exact=True)
-    ddf = dd.from_pandas(pd.DataFrame({"text": spread(15, families=3)}), npartitions=1)
-    with pytest.raises(ValueError, match="exact sets.*one machine"):
-        dedup_against(ddf, path)
+    docs = spread(16, families=24)
+    split = len(docs) // 2
+    for name in ("a.ndx", "b.ndx"):
+        DedupIndex.build(docs[:split], tmp_path / name, exact=True)
+    new = pd.DataFrame({"text": docs[split:]})
+    single = neardup.dedup(docs[split:], against=DedupIndex.open(tmp_path / "b.ndx"), update=True)
+    kept, _ = oracle(docs, candidates="prefix")
+    assert single.keep.tolist() == [kept[g] == g for g in range(split, len(docs))]
+    got, table = dedup_against(
+        dd.from_pandas(new, npartitions=npartitions),
+        str(tmp_path / "a.ndx"),
+        update=True,
+        clusters=True,
+    )
+    t = table.compute()
+    assert t["kept"].tolist() == single.keep.tolist()
+    assert t["jaccard"].tolist() == single.jaccard.tolist()
+    assert got.compute()["text"].tolist() == [d for d, k in zip(docs[split:], single.keep) if k]
+    # The update wrote what one machine's wrote, exact sets included.
+    assert (tmp_path / "a.ndx").read_bytes() == (tmp_path / "b.ndx").read_bytes()

@@ -40,6 +40,7 @@ __all__ = [
     "compact_short_sets",
     "compact_sketches",
     "exact_sets",
+    "near_jaccard",
     "neighbourhood",
     "search_cost",
     "shingle_sketches",
@@ -708,6 +709,21 @@ def exact_sets(
     """The exact sets of documents given by their whole shingle sets (document d's is
     ``hashes[starts[d]:ends[d]]``, sorted and distinct): (lengths, values), each set its shingle
     hashes cut to 32 bits, checks left out, ascending and distinct."""
+
+def near_jaccard(
+    lens_a: npt.NDArray[np.uint32],
+    words_a: npt.NDArray[np.uint32],
+    lens_b: npt.NDArray[np.uint32],
+    words_b: npt.NDArray[np.uint32],
+    sketch_words: int,
+    sketch_bits: int,
+    threshold: float,
+    sets_a: tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32]] | None = None,
+    sets_b: tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32]] | None = None,
+) -> npt.NDArray[np.float64]:
+    """The Jaccard of pairs as a dedup index decides them: row p of a with row p of b, on their
+    exact sets (``(lengths, values)``, in an exact index) or compact sketches; 0 for a pair
+    below ``threshold``."""
 
 def compact_sketches(
     starts: npt.NDArray[np.uint64],

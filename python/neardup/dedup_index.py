@@ -531,14 +531,15 @@ class DedupIndex:
         id_bytes: int,
         fill: Callable[[str], Iterable[np.ndarray]],
         postings: list[Any] | None = None,
+        set_values: int = 0,
     ) -> None:
         """Writes this index plus ``n_new`` documents that ``fill(section)`` hands an array at a
         time (see ``_core.DedupIndex.save_streamed``), with their prefix ``postings`` in sorted
-        runs, to the file, atomically, and opens the new file. The caller holds the file's
-        lock."""
+        runs (and ``set_values`` values of their exact sets, for an exact index), to the file,
+        atomically, and opens the new file. The caller holds the file's lock."""
         write_atomically(
             self.path,
-            lambda tmp: self._inner.save_streamed(tmp, n_new, id_bytes, fill, postings),
+            lambda tmp: self._inner.save_streamed(tmp, n_new, id_bytes, fill, postings, set_values),
         )
         self._inner = _core.DedupIndex.load(self.path, self.mapped)
         self._identity = _identity(self.path)

@@ -10,10 +10,10 @@ import numpy as np
 from .digest import key_words
 from .index_lists import Lists, _gather
 
-__all__ = ["Batch"]
+__all__ = ["Batch", "take_sets"]
 
 
-def _take_sets(
+def take_sets(
     sets: tuple[np.ndarray, np.ndarray], rows: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """The exact sets ``(lengths, values)`` of ``rows``, in that order."""
@@ -68,7 +68,7 @@ class Batch(NamedTuple):
             np.ascontiguousarray(self.lens[rows]),
             np.ascontiguousarray(words),
             self.lists.take(rows) if self.lists is not None else None,
-            _take_sets(self.sets, rows) if self.sets is not None else None,
+            take_sets(self.sets, rows) if self.sets is not None else None,
         )
 
     def lists_for_core(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:

@@ -14,7 +14,7 @@ use crate::error::Error;
 use crate::runtime::parallel;
 use crate::search::plan::check_k;
 use crate::sketch::compact_sketch::{encode_many, Compact, Sketches};
-use crate::sketch::exact_sets::{cut_sets, offsets_of, ExactSets};
+use crate::sketch::exact_sets::{cut_sets, near_rows, offsets_of, ExactSets};
 use crate::sketch::verify::{self, Ranges};
 use crate::store::dedup_index::{
     dedup_against, short_sets, Batch, Chunk, DedupIndex, NewIds, PostingRun, Rows, Section,
@@ -626,6 +626,43 @@ pub fn compact_jaccard<'py>(
     Ok(got.into_pyarray(py))
 }
 
+/// The Jaccard of pairs as a dedup index decides them (`exact_sets::near`): rows `p` of (`lens_a`,
+/// `words_a`) and of (`lens_b`, `words_b`), with their exact sets (`sets_a`, `sets_b`: lengths,
+/// values) in an exact index; 0 for a pair below `threshold`.
+#[pyfunction]
+#[pyo3(signature = (lens_a, words_a, lens_b, words_b, sketch_words, sketch_bits, threshold, sets_a=None, sets_b=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn near_jaccard<'py>(
+    py: Python<'py>,
+    lens_a: PyReadonlyArray1<'py, u32>,
+    words_a: PyReadonlyArray1<'py, u32>,
+    lens_b: PyReadonlyArray1<'py, u32>,
+    words_b: PyReadonlyArray1<'py, u32>,
+    sketch_words: i64,
+    sketch_bits: i64,
+    threshold: f64,
+    sets_a: Option<SetsIn<'py>>,
+    sets_b: Option<SetsIn<'py>>,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let shape = Compact::new(sketch_words, sketch_bits)?;
+    let (a, b) = (
+        sketches_of(&lens_a, &words_a)?,
+        sketches_of(&lens_b, &words_b)?,
+    );
+    let n = a.lens.len();
+    a.check(n, shape)?;
+    b.check(n, shape)?;
+    if sets_a.is_some() != sets_b.is_some() {
+        return Err(Error::invalid("exact sets on one side of the pairs only").into());
+    }
+    let (mut offsets_a, mut offsets_b) = (Vec::new(), Vec::new());
+    let sa = sets_of(&sets_a, &mut offsets_a, n)?;
+    let sb = sets_of(&sets_b, &mut offsets_b, n)?;
+    let sets = sa.zip(sb);
+    let got = py.detach(|| near_rows(shape, &a, &b, sets, threshold));
+    Ok(got.into_pyarray(py))
+}
+
 /// The name of a section of `save_streamed`, as Python's `fill` is given it.
 fn section_name(section: Section) -> &'static str {
     match section {
@@ -665,5 +702,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compact_short_sets, m)?)?;
     m.add_function(wrap_pyfunction!(compact_sketches, m)?)?;
     m.add_function(wrap_pyfunction!(exact_sets, m)?)?;
+    m.add_function(wrap_pyfunction!(near_jaccard, m)?)?;
     m.add_function(wrap_pyfunction!(compact_jaccard, m)?)
 }

@@ -14,6 +14,7 @@
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
+use crate::sketch::compact_sketch::{Compact, Sketches};
 use crate::sketch::verify::{shingles_of, Ranges};
 
 /// Exact sets of many documents: document d's is `values[offsets[d]..offsets[d + 1]]`.
@@ -146,6 +147,49 @@ pub fn jaccard_at_least(a: &[u32], b: &[u32], threshold: f64) -> Option<f64> {
         both as f64 / union as f64
     };
     (got >= threshold).then_some(got)
+}
+
+/// Whether two documents with features are near-duplicates as a dedup index decides it, and
+/// their Jaccard: that of their exact sets (`a.1`, `b.1`) when both have one and either holds
+/// more shingles than a compact sketch of `shape` keeps whole (at 64 bits, with the checks of
+/// the smallest sets), else that of their compact sketches (`a.0`, `b.0`); Some when it is at
+/// least `threshold`.
+#[inline]
+pub fn near(shape: Compact, a: Sketched<'_>, b: Sketched<'_>, threshold: f64) -> Option<f64> {
+    match (a.1, b.1) {
+        (Some(x), Some(y)) if x.len().max(y.len()) > shape.words() / 2 => {
+            jaccard_at_least(x, y, threshold)
+        }
+        _ => {
+            let j = shape.jaccard(a.0, b.0);
+            (j >= threshold).then_some(j)
+        }
+    }
+}
+
+/// A document as [`near`] compares it: its compact sketch and, in an exact index, its set.
+pub type Sketched<'a> = ((u32, &'a [u32]), Option<&'a [u32]>);
+
+/// [`near`] for row p of `a` and row p of `b`, for every p, in parallel (0 for a pair below
+/// `threshold`); `sets`, the rows' exact sets, in an exact index.
+pub fn near_rows(
+    shape: Compact,
+    a: &Sketches<'_>,
+    b: &Sketches<'_>,
+    sets: Option<(ExactSets<'_>, ExactSets<'_>)>,
+    threshold: f64,
+) -> Vec<f64> {
+    let w = shape.words();
+    (0..a.lens.len().min(b.lens.len()))
+        .into_par_iter()
+        .map(|p| {
+            let (x, y) = match &sets {
+                Some((sa, sb)) => (Some(sa.get(p)), Some(sb.get(p))),
+                None => (None, None),
+            };
+            near(shape, (a.get(p, w), x), (b.get(p, w), y), threshold).unwrap_or(0.0)
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -1386,10 +1386,9 @@ fn short_index_candidates<'a>(
 }
 
 /// Whether two documents are near-duplicates, and their Jaccard: copies (equal content key and
-/// fingerprint) always; otherwise two documents with features whose Jaccard is >= `threshold`:
-/// that of their exact sets when both have one and either holds more shingles than its compact
-/// sketch keeps whole (at 64 bits, with the checks of the smallest sets), else that of their
-/// compact sketches.
+/// fingerprint) always; otherwise two documents with features whose Jaccard is >= `threshold`,
+/// as [`exact_sets::near`] decides it (their exact sets in an exact index, else their compact
+/// sketches).
 #[inline]
 fn near(a: Doc<'_>, b: Doc<'_>, shape: Compact, threshold: f64) -> Option<f32> {
     if a.0 == b.0 && a.1 == b.1 {
@@ -1398,13 +1397,7 @@ fn near(a: Doc<'_>, b: Doc<'_>, shape: Compact, threshold: f64) -> Option<f32> {
     if a.0 == 0 || b.0 == 0 {
         return None;
     }
-    let j = match (a.3, b.3) {
-        (Some(x), Some(y)) if x.len().max(y.len()) > shape.words() / 2 => {
-            return exact_sets::jaccard_at_least(x, y, threshold).map(|j| j as f32);
-        }
-        _ => shape.jaccard(a.2, b.2),
-    };
-    (j >= threshold).then_some(j as f32)
+    exact_sets::near(shape, (a.2, a.3), (b.2, b.3), threshold).map(|j| j as f32)
 }
 
 /// The runs of texts sharing a prefix hash as a star sweep walks them: each run's texts still

@@ -128,8 +128,8 @@ def _open_for_index(source: Source, hasher: Simhasher) -> Input:
     is_flag=True,
     help="For INDEX.ndx: keep each document's whole shingle set (4 bytes a distinct shingle), so "
     "that dedup --against decides every pair on its exact Jaccard, as dedup does, rather than on "
-    "the compact sketches' estimate (on manual pages: 8 times the file, far fewer near-duplicates "
-    "kept; docs/against.md).",
+    "the compact sketches' estimate (on manual pages: 4 times the file, and no near-duplicate of an "
+    "indexed page kept; docs/against.md).",
 )
 @hasher_options
 @run_options

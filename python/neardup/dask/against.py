@@ -14,9 +14,10 @@ never a column of the documents:
 2. the rows left are deduplicated among themselves by :mod:`neardup.dask`'s steps (copies by
    content key, candidates by the search's table keys and the short texts' prefix hashes,
    verification where the sketches lie, connected components, stars in row order), on the
-   index's compact sketches: a pair is near when its compact sketches' Jaccard reaches the
-   threshold, as :meth:`DedupIndex.search` decides it (no pair is decided again on exact
-   shingle sets); the id of the row that removes each one comes with its star;
+   index's sketches: a pair is near when its Jaccard reaches the threshold as
+   :meth:`DedupIndex.search` decides it (the compact sketches', or the exact sets' in an exact
+   index; no pair is decided again on the texts); the id of the row that removes each one comes
+   with its star;
 3. with ``update``, each task writes its partition's kept digests to a file of the scratch
    folder, and the client appends them to the index file, one partition's column at a time (the
    file is one writer's: columns one after the other, so it is written section by section, each
@@ -67,6 +68,7 @@ from neardup.dask.spill import read_back, remove_spilled, write_table
 from neardup.dask.steps import Run
 from neardup.dask.verification import _pair_nodes
 from neardup.index import DEFAULT_MAX_PAIRS
+from neardup.index_batch import take_sets
 from neardup.paths import locked
 from neardup.progress import log
 from neardup.validate import check_k, integer
@@ -159,36 +161,53 @@ def _search_part(
         at = np.concatenate([[0], np.cumsum(lists.lengths, dtype=np.int64)])
         columns["list"] = pa.LargeListArray.from_arrays(pa.array(at), pa.array(lists.hashes))
         columns["list_size"] = pa.array(lists.sizes)
+    if batch.sets is not None:
+        # The exact sets of an exact index, which verification and an update read.
+        set_lens, values = take_sets(batch.sets, left)
+        at = np.concatenate([[0], np.cumsum(set_lens, dtype=np.int64)])
+        columns["exact"] = pa.LargeListArray.from_arrays(pa.array(at), pa.array(values))
     write_table(_digest_file(folder, i), pa.table(columns))
     return pd.DataFrame({"rows": [len(left)]}, index=[i])
 
 
-def _compact_of(folder: str, i: int) -> tuple[np.ndarray, np.ndarray]:
-    """Input partition i's compact sketches of the rows left: (lengths, words a row),
-    memory-mapped from its digest file."""
-    table = _read_columns(_digest_file(folder, i), ["lens", "words"])
+def _compact_of(
+    folder: str, i: int, exact: bool
+) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
+    """Input partition i's compact sketches of the rows left: (lengths, words a row, and for an
+    exact index their exact sets as (lengths, values)), memory-mapped from its digest file."""
+    table = _read_columns(_digest_file(folder, i), ["lens", "words"] + (["exact"] if exact else []))
     words = table.column(1)
     w = words.type.list_size
-    return _numpy(table.column(0)), _flat(words).reshape(-1, w)
+    sets = None
+    if exact:
+        column = table.column(2).combine_chunks()
+        sets = (
+            np.diff(column.offsets.to_numpy()).astype(np.uint32),
+            np.ascontiguousarray(column.values.to_numpy(), np.uint32)[
+                column.offsets[0].as_py() : column.offsets[-1].as_py()
+            ],
+        )
+    return _numpy(table.column(0)), _flat(words).reshape(-1, w), sets
 
 
 def _verify_compact_part(
     sketch_bits: int,
+    exact: bool,
     pairs: pd.DataFrame,
     parts: list[int],
     starts: np.ndarray,
     folder: str,
     threshold: float,
 ) -> tuple[pd.DataFrame, int]:
-    """Step 4 of :func:`neardup.dask._find` on compact sketches, in the task the pairs were
-    routed to: each pair once, with their compact sketches' Jaccard, those at ``threshold`` or more
-    (as :meth:`DedupIndex.search` keeps a pair; none is left in a band for its exact shingle
-    sets), and the number of pairs compared. The sketches are read where they lie (the digest
-    files, each opened once)."""
+    """Step 4 of :func:`neardup.dask._find` on the index's sketches, in the task the pairs were
+    routed to: each pair once, with its Jaccard as :meth:`DedupIndex.search` decides it (the
+    compact sketches', or the exact sets' in an ``exact`` index; none is left in a band for
+    the exact shingle sets of the texts), those at ``threshold`` or more, and the number of pairs
+    compared. The sketches are read where they lie (the digest files, each opened once)."""
 
-    def take(j: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        lens, words = _compact_of(folder, parts[j])
-        return lens[rows], words[rows]
+    def take(j: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, Any]:
+        lens, words, sets = _compact_of(folder, parts[j], exact)
+        return lens[rows], words[rows], take_sets(sets, rows) if sets is not None else None
 
     a, b, at_a, at_b, pieces = _pair_nodes(pairs, starts, take)
     got = np.zeros(len(a), np.float64)
@@ -196,13 +215,22 @@ def _verify_compact_part(
         lens = np.concatenate([p[0] for p in pieces])
         words = np.concatenate([p[1] for p in pieces])
         w = words.shape[1]
-        got = _core.compact_jaccard(
+        sides: tuple[Any, Any] = (None, None)
+        if exact:
+            sets = (
+                np.concatenate([p[2][0] for p in pieces]),
+                np.concatenate([p[2][1] for p in pieces]),
+            )
+            sides = (take_sets(sets, at_a), take_sets(sets, at_b))
+        got = _core.near_jaccard(
             np.ascontiguousarray(lens[at_a]),
             np.ascontiguousarray(words[at_a]).reshape(-1),
             np.ascontiguousarray(lens[at_b]),
             np.ascontiguousarray(words[at_b]).reshape(-1),
             w,
             sketch_bits,
+            threshold,
+            *sides,
         )
     near = got >= threshold
     kept = pd.DataFrame(
@@ -343,12 +371,6 @@ def dedup_against(
         raise ValueError(
             "neardup.dask fingerprints one text column; an index of several fields is not supported"
         )
-    if index.exact:
-        raise ValueError(
-            f"{index.path} keeps exact sets (built with exact=True): it is searched on one "
-            "machine (neardup.dedup(docs, against=index), or the command without --workers); "
-            "on Dask, search an index built without them"
-        )
     k = index.k if k is None else check_k(k)
     threshold = index.threshold if threshold is None else check_threshold(threshold)
     candidates = index._candidates(candidates, threshold)
@@ -441,7 +463,7 @@ def _match(
         record,
         candidates,
         digest_part=functools.partial(_search_part, candidates, path, k, threshold, max_pairs),
-        verify_part=functools.partial(_verify_compact_part, index.sketch_bits),
+        verify_part=functools.partial(_verify_compact_part, index.sketch_bits, index.exact),
         # An index without documents has no order yet: the rows left count their own.
         table=_IndexOrder(path) if candidates == "prefix" and len(index) else None,
         list_size=index._list_size,
@@ -476,7 +498,7 @@ def _match(
             id_field is not None,
             index.string_ids,
             path,
-            meta=_frame(rows=np.int64, id_bytes=np.int64),
+            meta=_frame(rows=np.int64, id_bytes=np.int64, set_values=np.int64),
             align_dataframes=False,
         ).compute()
         kept_counts = written["rows"].to_numpy(np.int64)
@@ -487,6 +509,7 @@ def _match(
             _posting_runs(folder, partitions, kept_counts, len(index))
             if index.candidates == "prefix"
             else None,
+            int(written["set_values"].sum()),
         )
     # The ids keep the column's type (a Parquet table needs one); row numbers are integers.
     id_type: Any = ddf._meta[id_field].dtype if id_field is not None else np.int64

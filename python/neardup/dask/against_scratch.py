@@ -113,7 +113,8 @@ def _write_kept_part(
         got = _read_columns(
             _digest_file(folder, i),
             ["fingerprint", "key", "key_hi", "lens", "words", "id"]
-            + (["list", "list_size"] if listed else []),
+            + (["list", "list_size"] if listed else [])
+            + (["exact"] if index.exact else []),
         )
         keep = np.flatnonzero(_kept_left(found, int(starts[i]), count))
         got = got.take(pa.array(keep))
@@ -134,6 +135,7 @@ def _write_kept_part(
         id_bytes = sum(len(v) for v in values)
     else:
         id_column, id_bytes = pa.array(np.asarray(values, np.int64)), 0
+    set_values = 0
     if got is None:
         keys = np.zeros(0, np.uint64)
         columns: dict[str, Any] = {
@@ -145,7 +147,11 @@ def _write_kept_part(
         keys = np.stack([_numpy(got.column("key")), _numpy(got.column("key_hi"))], axis=1).reshape(
             -1
         )
-        columns = {name: got.column(name) for name in ("fingerprint", "lens", "words")}
+        names = ("fingerprint", "lens", "words") + (("exact",) if index.exact else ())
+        columns = {name: got.column(name) for name in names}
+        if index.exact:
+            exact = got.column("exact").combine_chunks()
+            set_values = int(exact.offsets[-1].as_py() - exact.offsets[0].as_py())
     table = pa.table(
         {
             **columns,
@@ -170,7 +176,7 @@ def _write_kept_part(
             _scratch_file(folder, "postings", i),
             pa.table({"hash": pa.array(hashes), "row": pa.array(rows)}),
         )
-    return pd.DataFrame({"rows": [n], "id_bytes": [id_bytes]})
+    return pd.DataFrame({"rows": [n], "id_bytes": [id_bytes], "set_values": [set_values]})
 
 
 def _posting_runs(folder: str, partitions: int, counts: np.ndarray, base: int) -> list[Any]:
@@ -205,6 +211,15 @@ def _kept_sections(folder: str, partitions: int, string_ids: bool) -> Any:
                 yield _numpy(table.column("lens"))
             elif section == "words":
                 yield _flat(table.column("words"))
+            elif section in ("set_lens", "set_values"):
+                if "exact" not in table.column_names:
+                    continue  # an index without exact sets takes none
+                exact = table.column("exact").combine_chunks()
+                at = exact.offsets.to_numpy()
+                if section == "set_lens":
+                    yield np.diff(at).astype(np.uint32)
+                else:
+                    yield np.ascontiguousarray(exact.values.to_numpy(), np.uint32)[at[0] : at[-1]]
             elif section == "ids" and not string_ids:
                 yield _numpy(table.column("id"))
             elif string_ids:
