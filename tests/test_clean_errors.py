@@ -384,7 +384,26 @@ def test_an_edited_dedup_index_with_a_valid_checksum_is_an_index_format_error(tm
         str(path), one, key, np.zeros(1, np.uint32), np.zeros(16, np.uint32), [b"\xff\xfe"]
     )
     with pytest.raises(neardup.IndexFormatError, match="not UTF-8"):
-        neardup.DedupIndex.open(path).ids_of([0])
+        neardup.DedupIndex.open(path)
+    # A lone surrogate, as Python's "surrogatepass" writes one, is an id like any other.
+    lone = "a\udc80".encode("utf-8", "surrogatepass")
+    _core.DedupIndex.empty(16, 1, 3, 8, 0.8, True, meta).save_appended(
+        str(path), one, key, np.zeros(1, np.uint32), np.zeros(16, np.uint32), [lone]
+    )
+    assert neardup.DedupIndex.open(path).ids == ["a\udc80"]
+    # A compact sketch whose kept hashes are out of order (two 64-bit hashes, the larger first).
+    words = np.zeros(16, np.uint32)
+    words[:4] = [0, 2, 0, 1]
+    _core.DedupIndex.empty(16, 1, 3, 8, 0.8, False, meta).save_appended(
+        str(path), one, key, np.full(1, 2, np.uint32), words, np.zeros(1, np.int64)
+    )
+    with pytest.raises(neardup.IndexFormatError, match="out of order"):
+        neardup.DedupIndex.open(path)
+    words[:4] = [0, 1, 0, 2]  # in order, it opens
+    _core.DedupIndex.empty(16, 1, 3, 8, 0.8, False, meta).save_appended(
+        str(path), one, key, np.full(1, 2, np.uint32), words, np.zeros(1, np.int64)
+    )
+    assert len(neardup.DedupIndex.open(path)) == 1
 
 
 def test_a_jsonl_byte_order_mark_is_taken_as_csv_takes_one(tmp_path, capsys):

@@ -312,6 +312,24 @@ impl Compact {
         self.estimate(&words, bins)
     }
 
+    /// Whether a document's kept values (of a length other than [`SKETCHED`]) are in the order
+    /// [`Compact::encode`] writes them: ascending, and distinct when whole (hashes cut to fewer
+    /// bits may agree): what an index file read from outside must hold before its sketches are
+    /// compared.
+    pub fn kept_in_order(&self, d: (u32, &[u32])) -> bool {
+        if d.0 == SKETCHED {
+            return true;
+        }
+        let n = d.0 as usize;
+        let width = self.width(n);
+        let mut last: Option<u64> = None;
+        self.kept(n, d.1, width, false).all(|v| {
+            let ok = last.is_none_or(|l| l < v || (l == v && width < 64));
+            last = Some(v);
+            ok
+        })
+    }
+
     /// A short document's shingle hashes, cut to 32 bits and widened back (the order and the
     /// prefix hashes of [`crate::candidates::short_texts`]): those of a document of 1 to `most`
     /// shingles kept at 32 bits or more, written to `out`; whether it is one.

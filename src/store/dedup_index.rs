@@ -1145,6 +1145,17 @@ fn parse(backing: Arc<Backing>) -> Result<DedupIndex> {
             ),
         ));
     }
+    let shape = settings.sketch;
+    if let Some(d) = (0..n)
+        .into_par_iter()
+        .with_min_len(4096)
+        .find_first(|&d| !shape.kept_in_order((lens[d], &words[d * s..(d + 1) * s])))
+    {
+        return Err(format_error(
+            (HEADER_WORDS * 8 + 16 * n + 4 * d) as u64,
+            format!("the compact sketch of document {d} keeps hashes out of order"),
+        ));
+    }
     let ids = if settings.string_ids {
         let offsets: Words<u64> = view(&backing, at, n + 1)?;
         at += (n + 1) * 8;
@@ -1155,6 +1166,16 @@ fn parse(backing: Arc<Backing>) -> Result<DedupIndex> {
             ));
         }
         let packed: Words<u64> = view(&backing, at, words_of(id_bytes) as usize)?;
+        let all = &bytemuck::cast_slice::<u64, u8>(&packed)[..id_bytes as usize];
+        if let Some(d) = (0..n).find(|&d| {
+            let (a, b) = (offsets[d] as usize, offsets[d + 1] as usize);
+            !python_utf8(&all[a..b])
+        }) {
+            return Err(format_error(
+                at as u64,
+                format!("the id of document {d} is not UTF-8"),
+            ));
+        }
         at += packed.len() * 8;
         Ids::Str {
             offsets,
@@ -1239,6 +1260,27 @@ fn parse(backing: Arc<Backing>) -> Result<DedupIndex> {
         set_values,
         source: None,
     })
+}
+
+/// Whether bytes are UTF-8 as Python writes a string with "surrogatepass" (an id of the index):
+/// UTF-8, where the three-byte forms of lone surrogates are allowed too.
+fn python_utf8(mut bytes: &[u8]) -> bool {
+    loop {
+        match std::str::from_utf8(bytes) {
+            Ok(_) => return true,
+            Err(e) => {
+                let rest = &bytes[e.valid_up_to()..];
+                let surrogate = rest.len() >= 3
+                    && rest[0] == 0xED
+                    && (0xA0..=0xBF).contains(&rest[1])
+                    && (0x80..=0xBF).contains(&rest[2]);
+                if !surrogate {
+                    return false;
+                }
+                bytes = &rest[3..];
+            }
+        }
+    }
 }
 
 /// New documents to deduplicate: fingerprints, content keys, and compact sketches of the
