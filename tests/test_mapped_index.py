@@ -143,3 +143,30 @@ def test_truncating_a_mapped_file_does_not_kill_the_process(saved):
     )
     assert done.returncode == 0, done.stderr
     assert "refused:" in done.stdout and "size went from" in done.stdout
+
+
+def test_the_command_says_in_one_line_that_the_index_changed(tmp_path, capsys, monkeypatch):
+    from neardup.cli import main
+    from neardup.dedup_index import DedupIndex
+
+    docs = [
+        f"text number {i} with words {' '.join(str(i * j % 101) for j in range(30))}"
+        for i in range(200)
+    ]
+    path = tmp_path / "a.ndx"
+    DedupIndex.build(docs, path)
+    new = tmp_path / "new.txt"
+    new.write_text("\n".join(docs[:20]) + "\n")
+    search = DedupIndex.search
+
+    def written_into(self, *args, **kwargs):
+        os.truncate(path, 0)  # another process writes into the index file mid-run
+        return search(self, *args, **kwargs)
+
+    monkeypatch.setattr(DedupIndex, "search", written_into)
+    out = tmp_path / "kept.txt"
+    assert main(["dedup", str(new), "--against", str(path), "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("neardup: ") and "changed in place" in err and "no output written" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()

@@ -5,8 +5,10 @@
 //! * [`parallel`]: thread pools.
 //! * [`memory`]: the memory a call may still allocate.
 //! * [`interrupt`]: the flag that stops long calls early (Ctrl-C).
+//! * [`map_guard`]: a mapped file truncated under a call faults into zeros, not SIGBUS.
 
 pub mod interrupt;
+pub mod map_guard;
 pub mod memory;
 pub mod parallel;
 pub mod simd;

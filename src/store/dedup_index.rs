@@ -627,15 +627,20 @@ impl DedupIndex {
         let mut tmp_name = name.to_os_string();
         tmp_name.push(format!(".tmp-{}-{unique}", std::process::id()));
         let tmp: PathBuf = dir.join(tmp_name);
+        // The old documents are read from the map while they are copied: a file changed under
+        // them (zeros read) leaves `path` untouched.
         let result = self
-            .write(
-                &tmp,
-                n_new,
-                new_id_bytes,
-                new_set_values,
-                new_postings,
-                fill,
-            )
+            .guarded(|ix| {
+                ix.write(
+                    &tmp,
+                    n_new,
+                    new_id_bytes,
+                    new_set_values,
+                    new_postings,
+                    fill,
+                )
+            })
+            .and_then(|r| r)
             .and_then(|()| std::fs::rename(&tmp, path).map_err(Error::from));
         if result.is_err() {
             let _ = std::fs::remove_file(&tmp);
@@ -911,20 +916,26 @@ impl DedupIndex {
     /// version, length, checksum, and every offset and length inside its bounds.
     pub fn load(path: &Path, mmap: bool) -> Result<Self> {
         let (backing, source, _) = open_checked(path, mmap, &MAGIC, "dedup index")?;
-        let mut index = parse(Arc::new(backing))?;
+        // A file truncated while it is checked reads zeros: refused as changed, whatever the
+        // check made of them.
+        let parsed =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| parse(Arc::new(backing))));
         if let Some(source) = &source {
             source.check()?;
         }
+        let mut index = parsed.unwrap_or_else(|p| std::panic::resume_unwind(p))?;
         index.source = source;
         Ok(index)
     }
 
-    /// Runs `f` with the mapped file checked before and after.
+    /// Runs `f` with the mapped file checked before and after: a file changed in place while
+    /// `f` read it is [`Error::Changed`], whatever `f` made of what it read (a truncated map
+    /// reads zeros, [`crate::runtime::map_guard`], which may even make it panic).
     pub fn guarded<R>(&self, f: impl FnOnce(&DedupIndex) -> R) -> Result<R> {
         self.check_file()?;
-        let r = f(self);
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(self)));
         self.check_file()?;
-        Ok(r)
+        Ok(r.unwrap_or_else(|p| std::panic::resume_unwind(p)))
     }
 }
 
@@ -2111,6 +2122,45 @@ mod tests {
                 .exact_set(0),
             None
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_mapped_file_truncated_while_it_is_read_is_changed_not_a_crash() {
+        let dir = std::env::temp_dir().join(format!("neardup-ddx-cut-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let n = 100_000;
+        let fps: Vec<u64> = (1..=n as u64).collect();
+        let keys: Vec<ContentKey> = (0..n as u64).map(|i| [i, i]).collect();
+        let ids: Vec<i64> = (0..n as i64).collect();
+        let rows = Rows {
+            fps: &fps,
+            keys: &keys,
+            sketches: Sketches {
+                lens: &vec![0; n],
+                words: &vec![0; 8 * n],
+            },
+            ids: NewIds::Int(&ids),
+            sets: None,
+        };
+        let path = dir.join("a.ndx");
+        DedupIndex::new(settings(false))
+            .unwrap()
+            .save(&path, Some(&rows), None)
+            .unwrap();
+        let idx = DedupIndex::load(&path, true).unwrap();
+        let got = idx.guarded(|ix| {
+            // Another process's `truncate` or `cp` into the file, mid-read: the pages past the
+            // new end are gone, and reading them would be a SIGBUS.
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .unwrap()
+                .set_len(0)
+                .unwrap();
+            ix.fingerprints().iter().sum::<u64>()
+        });
+        assert!(matches!(got, Err(Error::Changed(_))), "{got:?}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -29,6 +29,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
+use crate::runtime::map_guard::Guard;
 use crate::search::plan::{Plan, MAX_K, MAX_LEVELS};
 
 pub const MAGIC: [u8; 8] = *b"\x93NDUPIDX";
@@ -157,7 +158,9 @@ impl Source {
 pub enum Backing {
     /// Whole words holding the file's bytes, and the byte length.
     Heap(Vec<u64>, usize),
-    Map(memmap2::Mmap),
+    /// The map, and the guard that turns a fault of its pages into zeros
+    /// ([`crate::runtime::map_guard`]; dropped first, so unregistered before the map is unmapped).
+    Map(Guard, memmap2::Mmap),
 }
 
 impl Backing {
@@ -167,7 +170,7 @@ impl Backing {
                 let bytes: &[u8] = bytemuck::cast_slice(v);
                 &bytes[..(*len).min(bytes.len())]
             }
-            Backing::Map(m) => m,
+            Backing::Map(_, m) => m,
         }
     }
 }
@@ -454,12 +457,13 @@ pub(crate) fn open_checked(
         // process rewrites it in place (neardup itself only ever replaces files by renaming):
         // the index checks `source` before and after every use and refuses a changed file.
         let map = unsafe { memmap2::Mmap::map(&file)? };
+        let guard = Guard::new(map.as_ptr(), map.len());
         source = Some(Source {
             file,
             stamp: Stamp::of(&meta),
             path: path.to_path_buf(),
         });
-        Backing::Map(map)
+        Backing::Map(guard, map)
     } else {
         let words =
             usize::try_from(size.div_ceil(8)).map_err(|_| format_error(0, "file too large"))?;

@@ -53,6 +53,8 @@ def open_index(path: str) -> DedupIndex:
         raise InputError(path, "no such file") from None
     except OSError as err:
         raise InputError(path, f"cannot read: {err.strerror or err}") from None
+    except _core.IndexChangedError:
+        raise  # written into while it was opened: its message names it (status 1)
     except _core.NeardupError as err:
         raise InputError(path, str(err)) from None
 

@@ -56,6 +56,10 @@ def main(argv: list[str] | None = None) -> int:
     except _core.TooManyPairsError as err:
         click.echo(f"neardup: {err}", err=True)
         return EXIT_BAD_INPUT
+    except _core.IndexChangedError as err:
+        # An index written into (not replaced by renaming) while the run read it.
+        click.echo(f"neardup: {err}; no output written", err=True)
+        return EXIT_FAILED
     except MemoryError as err:
         click.echo(f"neardup: {str(err) or 'out of memory'}; no output written", err=True)
         return EXIT_FAILED
