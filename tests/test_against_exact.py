@@ -57,18 +57,20 @@ def test_an_exact_index_removes_what_brute_force_removes_with_its_jaccards(tmp_p
         ), candidates
 
 
-def test_the_default_index_estimates_where_the_exact_one_decides(tmp_path):
+def test_a_compact_index_estimates_where_the_exact_one_decides(tmp_path):
     # Over these seeds the compact sketches' estimates decide some pair near the threshold the
-    # other way; the exact sets never do.
+    # other way; the exact sets (the default) never do.
     wrong = 0
     for seed in range(5, 11):
         docs = spread(seed, families=20)
         split = len(docs) // 2
         kept, _ = oracle(docs, candidates="prefix")
         want = [kept[g] == g for g in range(split, len(docs))]
-        plain = DedupIndex.build(docs[:split], tmp_path / f"p{seed}.ndx")
+        plain = DedupIndex.build(docs[:split], tmp_path / f"p{seed}.ndx", exact=False)
+        assert not plain.exact
         wrong += neardup.dedup(docs[split:], against=plain).keep.tolist() != want
-        exact = DedupIndex.build(docs[:split], tmp_path / f"e{seed}.ndx", exact=True)
+        exact = DedupIndex.build(docs[:split], tmp_path / f"e{seed}.ndx")
+        assert exact.exact
         assert neardup.dedup(docs[split:], against=exact).keep.tolist() == want
     assert wrong > 0
 
@@ -107,6 +109,7 @@ def test_the_command_builds_an_exact_index_and_dedups_against_it(tmp_path, capsy
     # A simhash index keeps no sets: the flag is refused, naming the kind that takes it.
     assert main(["index", "build", str(src), "-o", str(tmp_path / "a.sidx"), "--exact"]) == 2
     assert "dedup index" in capsys.readouterr().err
+    assert main(["index", "build", str(src), "-o", str(tmp_path / "b.sidx")]) == 0
 
 
 @pytest.mark.parametrize("npartitions", [1, 4])
@@ -136,3 +139,22 @@ def test_dask_gives_one_machines_answer_and_update(tmp_path, npartitions):
     assert got.compute()["text"].tolist() == [d for d, k in zip(docs[split:], single.keep) if k]
     # The update wrote what one machine's wrote, exact sets included.
     assert (tmp_path / "a.ndx").read_bytes() == (tmp_path / "b.ndx").read_bytes()
+
+
+def test_sets_past_the_memory_budget_go_to_a_file_and_give_the_same_index(tmp_path, monkeypatch):
+    from neardup import index_lists
+
+    docs = spread(17, families=30)
+    DedupIndex.build(docs, tmp_path / "memory.ndx")
+    monkeypatch.setattr(index_lists, "SETS_BUDGET", 1000)  # a few sets: the rest spill
+    spilled = []
+    original = index_lists._ExactSets.arrays
+
+    def arrays(self, n):
+        spilled.append(self._file is not None)  # before arrays() maps and closes it
+        return original(self, n)
+
+    monkeypatch.setattr(index_lists._ExactSets, "arrays", arrays)
+    DedupIndex.build(docs, tmp_path / "spilled.ndx")
+    assert spilled == [True]
+    assert (tmp_path / "spilled.ndx").read_bytes() == (tmp_path / "memory.ndx").read_bytes()

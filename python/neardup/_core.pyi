@@ -634,9 +634,11 @@ class DedupIndex:
         lists: tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint64], npt.NDArray[np.uint32]]
         | None = None,
         sets: tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32]] | None = None,
+        set_rows: npt.NDArray[np.uint32] | None = None,
     ) -> None:
         """Writes this index followed by new documents (with their prefix lists, for an index
-        with postings, and their exact sets ``(lengths, values)``, for an exact index) to path,
+        with postings, and their exact sets ``(lengths, values)``, for an exact index: theirs,
+        or those of more rows and ``set_rows``, the new documents' rows among them) to path,
         atomically."""
     def save_streamed(
         self,

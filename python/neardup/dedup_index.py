@@ -166,7 +166,7 @@ class DedupIndex:
         dedup: bool = True,
         threads: int | None = None,
         candidates: str = "prefix",
-        exact: bool = False,
+        exact: bool = True,
     ) -> DedupIndex:
         """Writes the dedup index of a corpus to ``path`` (atomically) and opens it.
 
@@ -189,7 +189,8 @@ class DedupIndex:
                 (fingerprints within k; no postings).
             exact: keep each document's whole shingle set (4 bytes a distinct shingle), so
                 that searches decide every pair on its exact Jaccard, as :func:`neardup.dedup`
-                does, instead of its compact sketch's estimate (see docs/against.md).
+                does (the default); False keeps the compact sketches alone, a smaller file
+                whose Jaccards are estimates (see docs/against.md).
         """
         check_replaceable(os.fspath(path))
         hasher, threads = check_corpus_arguments(docs, hasher, threads)
@@ -223,18 +224,12 @@ class DedupIndex:
                 )
             rows = np.flatnonzero(found.keep)
         path = os.fspath(path)
-        kept = got.take(rows)
         values = (
             [id_values[r] for r in rows.tolist()]
             if string_ids
             else np.ascontiguousarray(id_values[rows])
         )
-        write_atomically(
-            path,
-            lambda tmp: empty._inner.save_appended(
-                tmp, *kept.for_core(), values, kept.lists_for_core(), kept.sets
-            ),
-        )
+        write_atomically(path, lambda tmp: got.save_rows(empty._inner, tmp, rows, values))
         return cls.open(path)
 
     def _build_sketches(self, candidates: str, threads: int | None) -> IndexSketches:
@@ -552,11 +547,10 @@ class DedupIndex:
             raise TypeError(
                 f"this index holds ids that are {want}: the new documents' ids must be {want} too"
             )
-        kept = batch.take(rows)
         new_ids = (
             [values[r] for r in rows.tolist()] if string_ids else np.ascontiguousarray(values[rows])
         )
-        self._inner.save_appended(tmp, *kept.for_core(), new_ids, kept.lists_for_core(), kept.sets)
+        batch.save_rows(self._inner, tmp, rows, new_ids)
 
     def __repr__(self) -> str:
         exact = ", exact sets" if self.exact else ""

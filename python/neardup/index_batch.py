@@ -73,3 +73,12 @@ class Batch(NamedTuple):
 
     def lists_for_core(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         return self.lists.for_core() if self.lists is not None else None
+
+    def save_rows(self, inner: Any, tmp: str, rows: np.ndarray, ids: Any) -> None:
+        """Writes ``inner`` (a core index) followed by ``rows`` of this batch, with their ``ids``,
+        to the new file ``tmp``. Their exact sets go as this batch's with the rows that pick
+        them: the core reads them where they lie (perhaps a memory-mapped temporary file), never
+        gathered into a copy."""
+        kept = self._replace(sets=None).take(rows)
+        picked = None if self.sets is None else np.ascontiguousarray(rows, np.uint32)
+        inner.save_appended(tmp, *kept.for_core(), ids, kept.lists_for_core(), self.sets, picked)

@@ -12,12 +12,15 @@ later is listed as the index's own documents are (``src/store/index_prefixes.rs`
 
 from __future__ import annotations
 
+import mmap
+import tempfile
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from . import _core
 from .prefix_lists import PrefixLists
+from .sketch_spill import room_for
 from .verify import Sketches, estimate_band
 
 __all__ = ["IndexSketches", "Lists"]
@@ -34,6 +37,8 @@ LIST_SIZE = 128
 WHOLE_SET = 1 << 20
 #: Bytes of sketches a build keeps in memory before the rest go to a temporary file.
 BUILD_BUDGET = 256 << 20
+#: Bytes of exact sets kept in memory before they all go to a temporary file.
+SETS_BUDGET = 256 << 20
 
 
 class Lists(NamedTuple):
@@ -97,6 +102,57 @@ def _gather(out: np.ndarray, to: np.ndarray, source: np.ndarray, starts: Any, en
     out[np.repeat(to, lengths) + offsets] = np.asarray(source)[np.repeat(starts, lengths) + offsets]
 
 
+class _ExactSets:
+    """The exact sets of a corpus's rows, added in ascending row order: in memory up to
+    :data:`SETS_BUDGET` bytes, then all of them in an unnamed temporary file, read back
+    memory-mapped (the rows' order is the file's: nothing is gathered)."""
+
+    def __init__(self) -> None:
+        self._rows: list[np.ndarray] = []
+        self._lens: list[np.ndarray] = []
+        self._values: list[np.ndarray] = []
+        self._file: Any = None
+        self._bytes = 0
+
+    def add(self, rows: np.ndarray, lens: np.ndarray, values: np.ndarray) -> None:
+        self._rows.append(np.asarray(rows, np.int64))
+        self._lens.append(lens)
+        total = self._bytes + values.nbytes
+        if self._file is None and total > SETS_BUDGET and room_for(total):
+            self._file = tempfile.TemporaryFile(prefix="neardup-sets-")
+            for earlier in self._values:
+                self._file.write(earlier.data.cast("B"))
+            self._values = []
+        if self._file is not None:
+            self._file.write(np.ascontiguousarray(values, np.uint32).data.cast("B"))
+        else:
+            self._values.append(values)
+        self._bytes += values.nbytes
+
+    def arrays(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """(lengths, values) of rows 0..n-1 (a row not added: an empty set)."""
+        lens = np.zeros(n, np.uint32)
+        rows = np.concatenate(self._rows) if self._rows else np.zeros(0, np.int64)
+        added = np.concatenate(self._lens) if self._lens else np.zeros(0, np.uint32)
+        lens[rows] = added
+        if len(rows) > 1 and not bool((np.diff(rows) > 0).all()):
+            raise RuntimeError("exact sets were added out of row order")
+        if self._file is None:
+            if len(self._values) > 1:
+                self._values = [np.concatenate(self._values)]
+            values = self._values[0] if self._values else np.zeros(0, np.uint32)
+            return lens, values
+        self._file.flush()
+        if self._bytes == 0:
+            return lens, np.zeros(0, np.uint32)
+        mapped = mmap.mmap(self._file.fileno(), self._bytes, access=mmap.ACCESS_READ)
+        # The map holds the file's pages; the unnamed file goes once the arrays are let go.
+        self._file.close()
+        self._file = None
+        self._values = [np.frombuffer(mapped, np.uint32)]
+        return lens, self._values[0]
+
+
 class IndexSketches:
     """The compact sketches of a corpus's rows, with ``threshold`` their prefix lists, and with
     ``exact`` their exact sets (``src/sketch/exact_sets.rs``). It
@@ -130,8 +186,8 @@ class IndexSketches:
         self.ngram, self.size = shingle, WHOLE_SET
         self.words, self.bits, self.threads = sketch_bytes // 4, sketch_bits, threads
         self._parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-        # Each chunk's exact sets (rows, lengths, values), for an exact index.
-        self._sets: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = [] if exact else None
+        # The rows' exact sets, for an exact index.
+        self._sets: _ExactSets | None = _ExactSets() if exact else None
         self.threshold = threshold
         self.list_size = size
         #: The rarity table ``order`` was made from (hashes, counts), when it is an index's.
@@ -166,7 +222,7 @@ class IndexSketches:
         )
         self._parts.append((rows, lens, words))
         if self._sets is not None:
-            self._sets.append((rows, *_core.exact_sets(starts, ends, hashes)))
+            self._sets.add(rows, *_core.exact_sets(starts, ends, hashes))
         if not self.listed:
             return
         # The bottom-k of a set is its first k hashes (sets are sorted; only sets far smaller
@@ -203,15 +259,7 @@ class IndexSketches:
     def sets(self, n: int) -> tuple[np.ndarray, np.ndarray] | None:
         """The exact sets ``(lengths, values)`` of rows 0..n-1 (a row not added: empty), or None
         when they are not kept."""
-        if self._sets is None:
-            return None
-        parts = [
-            (rows, at[:-1], at[1:], values, lens)
-            for rows, lens, values in self._sets
-            for at in [np.concatenate(([0], np.cumsum(lens, dtype=np.int64)))]
-        ]
-        got = Lists.of_parts(n, parts)
-        return got.lengths, np.ascontiguousarray(got.hashes, np.uint32)
+        return None if self._sets is None else self._sets.arrays(n)
 
     def table(self) -> tuple[np.ndarray, np.ndarray]:
         """The order a build counted: the rarity table (hashes, counts)."""

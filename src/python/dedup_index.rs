@@ -17,8 +17,8 @@ use crate::sketch::compact_sketch::{encode_many, Compact, Sketches};
 use crate::sketch::exact_sets::{cut_sets, near_rows, offsets_of, ExactSets};
 use crate::sketch::verify::{self, Ranges};
 use crate::store::dedup_index::{
-    dedup_against, short_sets, Batch, Chunk, DedupIndex, NewIds, PostingRun, Rows, Section,
-    Settings,
+    dedup_against, short_sets, Batch, Chunk, DedupIndex, NewIds, NewSets, PostingRun, Rows,
+    Section, Settings,
 };
 use crate::store::index_prefixes::{Lists, PrefixSettings};
 
@@ -122,12 +122,15 @@ fn save_with(
     ids: &Bound<'_, PyAny>,
     lists: Option<ListsIn<'_>>,
     sets: Option<SetsIn<'_>>,
+    set_rows: Option<PyReadonlyArray1<'_, u32>>,
 ) -> PyResult<()> {
     let lists = lists_of(&lists)?;
     let ids = ids_in(ids, index.settings().string_ids)?;
     let (fps, keys) = (fps.as_slice()?, verify::keys_of_words(keys.as_slice()?)?);
     let mut offsets = Vec::new();
-    let sets = sets_of(&sets, &mut offsets, fps.len())?;
+    let n_sets = sets.as_ref().map_or(0, |(l, _)| l.len().unwrap_or(0));
+    let picked = set_rows.as_ref().map(|r| r.as_slice()).transpose()?;
+    let sets = sets_of(&sets, &mut offsets, n_sets)?.map(|sets| NewSets { sets, rows: picked });
     let sketches = sketches_of(&lens, &words)?;
     let views: Vec<&[u8]> = match &ids {
         IdsIn::Str(v) => v.iter().map(|b| &b[..]).collect(),
@@ -241,9 +244,10 @@ impl PyDedupIndex {
 
     /// Writes this index followed by new documents (fingerprints, content keys, compact sketches
     /// as lengths and words, ids, and for an index with prefixes their prefix lists as
-    /// (lengths, hashes, sizes), and for an index with exact sets theirs as (lengths, values))
-    /// to `path` (atomically: a temporary file renamed over it).
-    #[pyo3(signature = (path, fps, keys, lens, words, ids, lists=None, sets=None))]
+    /// (lengths, hashes, sizes), and for an index with exact sets theirs as (lengths, values),
+    /// or the sets of more rows and `set_rows`, the new documents' rows among them) to `path`
+    /// (atomically: a temporary file renamed over it).
+    #[pyo3(signature = (path, fps, keys, lens, words, ids, lists=None, sets=None, set_rows=None))]
     #[allow(clippy::too_many_arguments)]
     fn save_appended(
         &self,
@@ -256,6 +260,7 @@ impl PyDedupIndex {
         ids: &Bound<'_, PyAny>,
         lists: Option<ListsIn<'_>>,
         sets: Option<SetsIn<'_>>,
+        set_rows: Option<PyReadonlyArray1<'_, u32>>,
     ) -> PyResult<()> {
         save_with(
             py,
@@ -268,6 +273,7 @@ impl PyDedupIndex {
             ids,
             lists,
             sets,
+            set_rows,
         )
     }
 

@@ -141,7 +141,39 @@ pub struct Rows<'a> {
     pub keys: &'a [ContentKey],
     pub sketches: Sketches<'a>,
     pub ids: NewIds<'a>,
-    pub sets: Option<ExactSets<'a>>,
+    pub sets: Option<NewSets<'a>>,
+}
+
+/// The exact sets of documents to add: rows `rows` of `sets`, in that order (every row when
+/// None), so that a caller saving some of the documents it digested hands their sets over
+/// without gathering them.
+#[derive(Clone, Copy)]
+pub struct NewSets<'a> {
+    pub sets: ExactSets<'a>,
+    pub rows: Option<&'a [u32]>,
+}
+
+impl<'a> NewSets<'a> {
+    fn len(&self) -> usize {
+        self.rows
+            .map_or(self.sets.offsets.len().saturating_sub(1), <[u32]>::len)
+    }
+
+    /// The i-th new document's set.
+    fn get(&self, i: usize) -> &'a [u32] {
+        self.sets.get(self.rows.map_or(i, |r| r[i] as usize))
+    }
+
+    /// Checks the rows against the sets: every one of them.
+    fn check(&self) -> Result<()> {
+        let n = self.sets.offsets.len().saturating_sub(1);
+        match self.rows.and_then(|r| r.iter().find(|&&r| r as usize >= n)) {
+            Some(r) => Err(Error::invalid(format!(
+                "exact set row {r} out of range for {n} sets"
+            ))),
+            None => Ok(()),
+        }
+    }
 }
 
 impl Rows<'_> {
@@ -156,10 +188,11 @@ impl Rows<'_> {
         }
         self.sketches.check(n, shape)?;
         if let Some(sets) = &self.sets {
-            if sets.offsets.len() != n + 1 {
+            sets.check()?;
+            if sets.len() != n {
                 return Err(Error::invalid(format!(
                     "{n} documents but {} exact sets",
-                    sets.offsets.len().saturating_sub(1)
+                    sets.len()
                 )));
             }
         }
@@ -551,21 +584,20 @@ impl DedupIndex {
         };
         let id_bytes = lengths.iter().sum();
         let set_lens: Vec<u32> = match &rows.sets {
-            Some(sets) => sets
-                .offsets
-                .windows(2)
-                .map(|w| {
-                    u32::try_from(w[1] - w[0])
+            Some(sets) => (0..sets.len())
+                .map(|i| {
+                    u32::try_from(sets.get(i).len())
                         .map_err(|_| Error::invalid("an exact set over 2^32 values"))
                 })
                 .collect::<Result<_>>()?,
             None => Vec::new(),
         };
+        let set_values: u64 = set_lens.iter().map(|&l| u64::from(l)).sum();
         self.save_streamed(
             path,
             rows.fps.len(),
             id_bytes,
-            rows.sets.map_or(0, |x| x.values.len() as u64),
+            set_values,
             new_postings,
             |section, sink| match section {
                 Section::Fps => sink(Chunk::U64(rows.fps)),
@@ -583,7 +615,22 @@ impl DedupIndex {
                 Section::SetLens if rows.sets.is_some() => sink(Chunk::U32(&set_lens)),
                 Section::SetLens => Ok(()),
                 Section::SetValues => match &rows.sets {
-                    Some(sets) => sink(Chunk::U32(sets.values)),
+                    Some(NewSets {
+                        sets: whole,
+                        rows: None,
+                    }) => sink(Chunk::U32(whole.values)),
+                    Some(sets) => {
+                        // The picked rows' sets, a block of values at a time.
+                        let mut block: Vec<u32> = Vec::with_capacity(1 << 16);
+                        for i in 0..sets.len() {
+                            block.extend_from_slice(sets.get(i));
+                            if block.len() >= 1 << 16 {
+                                sink(Chunk::U32(&block))?;
+                                block.clear();
+                            }
+                        }
+                        sink(Chunk::U32(&block))
+                    }
                     None => Ok(()),
                 },
             },
@@ -2046,7 +2093,10 @@ mod tests {
             keys: &[[1, 1], [2, 2], [3, 3]],
             sketches,
             ids: NewIds::Int(&[10, 20, 30]),
-            sets: Some(ExactSets::new(3, &set_offsets, &set_values).unwrap()),
+            sets: Some(NewSets {
+                sets: ExactSets::new(3, &set_offsets, &set_values).unwrap(),
+                rows: None,
+            }),
         };
         let whole = dir.join("whole.ndx");
         let empty = DedupIndex::new(exact.clone()).unwrap();
@@ -2092,7 +2142,10 @@ mod tests {
                     words: &[0; 8],
                 },
                 ids: NewIds::Int(&[40]),
-                sets: Some(ExactSets::new(1, &[0, 1], &[8]).unwrap()),
+                sets: Some(NewSets {
+                    sets: ExactSets::new(1, &[0, 1], &[8]).unwrap(),
+                    rows: None,
+                }),
             };
             let grown = dir.join(format!("grown{mmap}.ndx"));
             idx.save(&grown, Some(&more), None).unwrap();

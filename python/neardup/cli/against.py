@@ -176,11 +176,8 @@ def build_command(
                     f"{json.dumps(ids[number], default=repr)}",
                 )
             values = np.asarray([numbers[r] for r in rows.tolist()], dtype=np.int64)
-        kept = got.take(rows)
         try:
-            empty._inner.save_appended(
-                tmp, *kept.for_core(), values, kept.lists_for_core(), kept.sets
-            )
+            got.save_rows(empty._inner, tmp, rows, values)
         except OSError as err:
             raise _Failed(f"cannot write {index_path}: {err.strerror or err}") from None
         outputs.commit()

@@ -124,12 +124,12 @@ def _open_for_index(source: Source, hasher: Simhasher) -> Input:
     "the threshold) or fingerprint (within --k; a smaller file).",
 )
 @click.option(
-    "--exact",
-    is_flag=True,
+    "--exact/--no-exact",
+    default=None,
     help="For INDEX.ndx: keep each document's whole shingle set (4 bytes a distinct shingle), so "
-    "that dedup --against decides every pair on its exact Jaccard, as dedup does, rather than on "
-    "the compact sketches' estimate (on manual pages: 4 times the file, and no near-duplicate of an "
-    "indexed page kept; docs/against.md).",
+    "that dedup --against decides every pair on its exact Jaccard, as dedup does  [default: "
+    "--exact]. --no-exact keeps the compact sketches alone, a smaller file whose Jaccards are "
+    "estimates (docs/against.md).",
 )
 @hasher_options
 @run_options
@@ -140,7 +140,7 @@ def index_build(
     sketch_bytes: int,
     sketch_bits: str,
     candidates: str,
-    exact: bool,
+    exact: bool | None,
     threads: int | None,
     quiet: bool,
     as_json: bool,
@@ -165,12 +165,13 @@ def index_build(
             as_json,
             hasher,
             candidates,
-            exact,
+            True if exact is None else exact,
         )
         return
-    if exact:
+    if exact is not None:
         raise click.UsageError(
-            "--exact applies to a dedup index (-o INDEX.ndx); a simhash index keeps fingerprints only"
+            "--exact/--no-exact apply to a dedup index (-o INDEX.ndx); a simhash index keeps "
+            "fingerprints only"
         )
     inp = _open_for_index(source, hasher)
     check_outputs([inp.path], [("-o", index_path)])
