@@ -259,7 +259,9 @@ def dedup_command(
         if update:
             index = open_index(against)  # another writer may have replaced it while we waited
         k = index.k if k is None else k
-        out_tmp = outputs.reserve(output, directory=inp.format == "txt") if output else None
+        out_tmp = (
+            outputs.reserve(output, directory=inp.format in ("txt", "folder")) if output else None
+        )
         clusters_tmp = outputs.reserve(clusters) if clusters else None
         index_tmp = outputs.reserve(against) if update else None
         sketches = index.sketches(threads)

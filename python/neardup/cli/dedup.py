@@ -265,7 +265,11 @@ def dedup(
     _table_name(clusters, "--clusters")
     with inp, Outputs() as outputs:
         try:
-            out_tmp = outputs.reserve(output, directory=inp.format == "txt") if output else None
+            out_tmp = (
+                outputs.reserve(output, directory=inp.format in ("txt", "folder"))
+                if output
+                else None
+            )
             clusters_tmp = outputs.reserve(clusters) if clusters else None
             report_tmp = outputs.reserve(report_path) if report_path else None
         except OSError as err:

@@ -61,7 +61,7 @@ def fingerprint(
         replayable=hasher.weighting == "idf",
     )
     check_outputs([inp.path], [("-o", output)])
-    if inp.format not in ("txt", "lines"):  # documents: the input's format
+    if inp.format not in ("txt", "lines", "folder"):  # documents: the input's format
         _check_output(inp, output)
     elif (
         output == "-"
@@ -70,7 +70,7 @@ def fingerprint(
         and os.path.samefile(output, inp.path)
     ):
         raise click.UsageError(
-            f"for {'a folder of .txt files' if inp.format == 'txt' else 'lines of text'}, OUTPUT "
+            f"for {'lines of text' if inp.format == 'lines' else 'a folder or glob of files'}, OUTPUT "
             "is a .csv, .jsonl or .parquet table"
         )
     else:
@@ -96,6 +96,7 @@ def fingerprint(
         "seconds": round(seconds, 4),
         "mb_per_s": round(nbytes / seconds / 1e6, 2) if seconds > 0 else 0.0,
         "skipped": len(inp.errors),
+        "skipped_files": len(inp.left_out),
         "errors": [str(e) for e in inp.errors],
         "output": output,
     }

@@ -53,7 +53,12 @@ def summarize(
     written, ``outputs``), or as its headline, a "wrote ..." line naming ``wrote`` (or "dry run:
     nothing written") and the first skipped records; nothing with --quiet. Both go to stderr
     when the data goes to stdout (``output`` is "-")."""
-    summary = {**summary, "skipped": len(inp.errors), "errors": [str(e) for e in inp.errors]}
+    summary = {
+        **summary,
+        "skipped": len(inp.errors),
+        "skipped_files": len(inp.left_out),
+        "errors": [str(e) for e in inp.errors],
+    }
     if as_json:
         if outputs is not None:
             summary["outputs"] = {name: path for name, path in outputs.items() if path}
@@ -70,11 +75,12 @@ def summarize(
 
 
 def _errors_text(inp: Input, limit: int = 10) -> list[str]:
-    lines = (
-        [f"skipped {len(inp.errors):,} bad record{'s' if len(inp.errors) != 1 else ''}:"]
-        if inp.errors
-        else []
-    )
+    files = len(inp.left_out)  # files of a folder or glob not read, then bad records
+    what = [
+        _count(files, "file") if files else "",
+        _count(len(inp.errors) - files, "bad record") if len(inp.errors) > files else "",
+    ]
+    lines = [f"skipped {' and '.join(w for w in what if w)}:"] if inp.errors else []
     lines += [f"  {e}" for e in inp.errors[:limit]]
     if len(inp.errors) > limit:
         lines.append(
@@ -98,19 +104,21 @@ def _size(nbytes: float) -> str:
 
 def _check_output(inp: Input, output: str | None) -> None:
     """OUTPUT holds documents in INPUT's format, and its name must say so: .jsonl for JSONL input
-    (.gz or .zst after it to compress), .csv, .tsv, .parquet; a folder for a folder of .txt
-    files. A name without an extension, or with another one, is refused rather than written in
-    a format it does not name."""
+    (.gz or .zst after it to compress), .csv, .tsv, .parquet; a folder for a folder (or a glob)
+    of files, which it mirrors. A name without an extension, or with another one, is refused
+    rather than written in a format it does not name."""
+    folder = inp.format in ("txt", "folder")
     if output is None or output == "-":
-        if output == "-" and inp.format in ("parquet", "txt"):
-            raise click.UsageError(f"{inp.format} output cannot go to stdout: give -o FILE")
+        if output == "-" and (folder or inp.format == "parquet"):
+            what = "a folder's documents" if folder else f"{inp.format} output"
+            raise click.UsageError(
+                f"{what} cannot go to stdout: give -o FOLDER"
+                if folder
+                else f"{what} cannot go to stdout: give -o FILE"
+            )
         return
     named = format_of(output)
-    if (
-        inp.format == "txt"
-        and os.path.exists(output)
-        and (not os.path.isdir(output) or os.listdir(output))
-    ):
+    if folder and os.path.exists(output) and (not os.path.isdir(output) or os.listdir(output)):
         raise click.UsageError(
             f"{output}: exists and is not an empty folder; remove it or name another"
         )
@@ -119,12 +127,25 @@ def _check_output(inp: Input, output: str | None) -> None:
             f"{output}: OUTPUT is written in the input's format, a folder of .txt files; name "
             f"a folder, not a .{named} file"
         )
+    if inp.format == "folder" and named not in (None, "txt"):
+        raise click.UsageError(
+            f"{output}: OUTPUT of a folder or glob is a folder that mirrors it (each file in its "
+            f"own format); name a folder, not a .{named} file"
+        )
+    if folder and not os.path.isfile(inp.path):  # a folder or a glob, not one file as .txt
+        root = getattr(inp, "root", inp.path)
+        inside = os.path.relpath(os.path.realpath(output), os.path.realpath(root))
+        if inside == os.curdir or not inside.startswith(os.pardir):
+            raise click.UsageError(
+                f"{output}: OUTPUT lies inside the input folder {root}, which a later run would "
+                "read; name a folder outside it"
+            )
     if inp.format == "lines" and named != "lines":
         raise click.UsageError(
             f"{output}: OUTPUT is written in the input's format, one document per line; name it "
             ".txt (.gz or .zst to compress)"
         )
-    if inp.format not in ("txt", "lines") and named != inp.format:
+    if not folder and inp.format != "lines" and named != inp.format:
         raise click.UsageError(
             f"{output}: OUTPUT is written in the input's format ({inp.format}); name it .{inp.format}"
             + (" (.gz or .zst to compress)" if inp.format in ("jsonl", "csv", "tsv") else "")

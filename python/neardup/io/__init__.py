@@ -35,7 +35,9 @@ from .base import (
 )
 from .compression import CompressedStreamError, compression_of, zstd_reader
 from .csv import CsvInput, TsvInput
+from .files import FilesInput, open_files
 from .jsonl import NESTING_TOO_DEEP, JsonlInput
+from .listing import is_glob
 from .outputs import Outputs, RawWriter, TableWriter, hex_fingerprints, umask
 from .parquet import ParquetInput
 from .text_lines import LinesInput
@@ -50,6 +52,7 @@ __all__ = [
     "Chunk",
     "CompressedStreamError",
     "CsvInput",
+    "FilesInput",
     "Input",
     "InputError",
     "JsonlInput",
@@ -80,7 +83,10 @@ _INPUTS: dict[str, type[Input]] = {
 
 def open_input(path: str, format: str | None = None, **options: Any) -> Input:
     """The :class:`Input` for a path (``"-"`` for stdin), its format from the extension unless
-    given. Raises :class:`InputError` when the format cannot be told."""
+    given; a folder or a glob reads each of its files by its name (:mod:`.files`), and only the
+    files of ``format`` when given. Raises :class:`InputError` when the format cannot be told."""
+    if path != "-" and (os.path.isdir(path) or is_glob(path)):
+        return open_files(path, format, open_input, **options)
     if format is None:
         format = "jsonl" if path == "-" else format_of(path)
         if format is None:

@@ -178,6 +178,8 @@ class Input:
         self.replayable = replayable
         self.compression = compression
         self.errors: list[InputError] = []
+        # Files of a folder or glob that are not read (listed in ``errors`` too, and kept there).
+        self.left_out: list[InputError] = []
         self._skipped: set[int] = set()
         self._spool: IO[bytes] | None = None
         self._stamp: tuple[int, int] | None = None
@@ -275,6 +277,10 @@ class Input:
             return InputError(self.name, f"truncated or corrupt {what} stream ({err})")
         return InputError(self.name, f"cannot read: {getattr(err, 'strerror', None) or err}")
 
+    def error_at(self, position: int, reason: str) -> InputError:
+        """The error of the record at ``position`` (for a bad id found after reading)."""
+        return InputError(self.name, reason, position, self.unit)
+
     def bad(self, position: int | None, reason: str) -> None:
         """A bad record: raise, or note it and go on (``on_error="skip"``)."""
         err = InputError(self.name, reason, position, self.unit)
@@ -367,8 +373,9 @@ class Input:
         return self._records(again, False)
 
     def forget_errors(self) -> None:
-        """Forgets the errors and skipped records of a read, before the input is read anew."""
-        self.errors.clear()
+        """Forgets the errors and skipped records of a read, before the input is read anew (the
+        files left out stay listed)."""
+        self.errors[:] = self.left_out
         self._skipped.clear()
 
     def named_ids(self, first_row: int, chunk_ids: list[Any]) -> list[Any]:
