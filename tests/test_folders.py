@@ -242,3 +242,12 @@ def test_format_txt_and_lines_read_the_txt_files_of_a_folder(tmp_path, capsys, f
     summary = json.loads(out)
     assert code == 0 and summary["documents"] == (2 if fmt == "txt" else 4)
     assert summary["skipped"] == 4  # a.jsonl, e.csv, f.jsonl.gz and sub/d.parquet, each named
+
+
+def test_on_dask_a_folder_whose_files_would_be_left_out_is_refused_naming_them(tmp_path, capsys):
+    folder, _, _ = mixed_folder(tmp_path)
+    code, _, err = run(capsys, "dedup", folder, "--workers", 1, "--dry-run")
+    assert code == 2 and "this one holds csv, jsonl, parquet, txt" in err
+    code, _, err = run(capsys, "dedup", folder, "--format", "jsonl", "--workers", 1, "--dry-run")
+    assert code == 2 and "the jsonl files are read and 4 other files would be left out: " in err
+    assert f"{folder / 'sub' / 'd.parquet'}" in err.replace("\n", "")
