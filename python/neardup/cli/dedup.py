@@ -67,7 +67,8 @@ def _write_clusters(inp: Any, writer: TableWriter, first_row: int, rows: dict[st
     "-o",
     "--output",
     metavar="OUTPUT",
-    help="Where to write the kept documents, in INPUT's format (a folder for .txt input; - for stdout).",
+    help="Where to write the kept documents, in INPUT's format (for a folder or glob, a folder "
+    "that mirrors it; - for stdout).",
 )
 @click.option(
     "--clusters",
@@ -178,7 +179,8 @@ def dedup(
     Jaccard). The input is read in chunks, keeping 16 bytes per document and its sketch (up to
     a memory budget, past which the documents of candidate pairs are read again); writing
     OUTPUT, --clusters or --report reads INPUT a second time (stdin is copied to a temporary
-    file). INPUT is a file, a folder of .txt files, - for stdin, or --sample.
+    file). INPUT is a file, a folder or a quoted glob of files (each read by its name), - for
+    stdin, or --sample.
     """
     threshold_in_force = _verification(threshold, no_verify)
     limit = max_pairs or None  # --max-pairs 0: no limit, on every path

@@ -50,8 +50,8 @@ def fingerprint(
     """Add a fingerprint column to every document of INPUT.
 
     JSONL and CSV get 16 hex digits (exact in any JSON or CSV reader); Parquet gets a uint64
-    column. A folder of .txt files gives a table (id, fingerprint): name OUTPUT .csv, .jsonl or
-    .parquet. In one pass: the input is read once.
+    column. A folder of .txt files gives a table (id, fingerprint), any other folder or glob
+    one of (file, position, fingerprint): name OUTPUT .csv, .jsonl or .parquet. In one pass: the input is read once.
     """
     column = renamed_flag("--column", "--fingerprint-field", old_column, fingerprint_field)
     start = time.perf_counter()

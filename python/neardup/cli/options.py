@@ -16,7 +16,6 @@ from ..io import (
     FORMATS,
     Input,
     InputError,
-    TxtInput,
     open_input,
 )
 from ..lines import DEFAULT_MAX_RECORD_SIZE, parse_size
@@ -353,7 +352,7 @@ class Source:
         input = sample_path() if self.sample else self.input
         if input is None:
             raise click.UsageError(
-                "missing INPUT (a file, a folder of .txt files, or - for stdin; or --sample)"
+                "missing INPUT (a file, a folder or glob of files, or - for stdin; or --sample)"
             )
         inp = open_input(
             input,
@@ -365,8 +364,6 @@ class Source:
             replayable=replayable,
             max_record_size=self.max_record_size,
         )
-        if isinstance(inp, TxtInput) and not inp.files():
-            raise InputError(inp.name, "no .txt files")
         return inp
 
 

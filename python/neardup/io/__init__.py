@@ -1,4 +1,4 @@
-"""Corpora in and out: JSONL (plain, .gz, .zst), CSV/TSV, Parquet, folders of .txt files, stdin.
+"""Corpora in and out: JSONL (plain, .gz, .zst), CSV/TSV, Parquet, folders and globs, stdin.
 
 Inputs are read in chunks (at most ``CHUNK_DOCS`` documents or ``CHUNK_BYTES`` of text), so a job
 holds one chunk of text at a time. A job that writes the kept documents reads its input a second
@@ -12,7 +12,8 @@ and is renamed into place only when the whole job has succeeded, so a failed or 
 leaves no partial output behind.
 
 One module a format (:mod:`.jsonl`, :mod:`.csv`, :mod:`.parquet`, :mod:`.txt`), each reading its
-records, rewriting the kept ones and adding a fingerprint column; :mod:`.base` holds what they
+records, rewriting the kept ones and adding a fingerprint column; :mod:`.files` reads a folder or
+glob of them as one corpus (:mod:`.listing`: which files); :mod:`.base` holds what they
 share, :mod:`.compression` the .gz and .zst streams and :mod:`.outputs` the writers.
 """
 

@@ -127,7 +127,7 @@ FingerprintWriter = tuple[Callable[[Chunk, np.ndarray], None], Callable[[], None
 
 
 class Input:
-    """One input: a file, a folder of .txt files, or stdin (``"-"``).
+    """One input: a file, a folder or glob of files (:mod:`.files`), or stdin (``"-"``).
 
     Args:
         path: the file, folder or ``"-"``.
@@ -230,7 +230,7 @@ class Input:
             raise InputError(self.name, "no such file") from None
         except IsADirectoryError:
             raise InputError(
-                self.name, "is a folder: a folder is read as .txt files with --format txt"
+                self.name, "is a folder, not a file: name the folder as INPUT to read its files"
             ) from None
         except PermissionError:
             raise InputError(self.name, "cannot read: permission denied") from None
