@@ -109,13 +109,10 @@ def _check_output(inp: Input, output: str | None) -> None:
     rather than written in a format it does not name."""
     folder = inp.format in ("txt", "folder")
     if output is None or output == "-":
-        if output == "-" and (folder or inp.format == "parquet"):
-            what = "a folder's documents" if folder else f"{inp.format} output"
-            raise click.UsageError(
-                f"{what} cannot go to stdout: give -o FOLDER"
-                if folder
-                else f"{what} cannot go to stdout: give -o FILE"
-            )
+        if output == "-" and folder:  # files written one by one, into a folder
+            raise click.UsageError(f"{inp.format} output cannot go to stdout: give -o FOLDER")
+        if output == "-" and inp.format == "parquet":
+            raise click.UsageError("parquet output cannot go to stdout: give -o FILE")
         return
     named = format_of(output)
     if folder and os.path.exists(output) and (not os.path.isdir(output) or os.listdir(output)):
