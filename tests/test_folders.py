@@ -209,6 +209,15 @@ def test_an_empty_csv_file_is_refused_as_it_has_no_text_column(tmp_path, capsys)
         "a header naming its columns, 'text' among them\n"
     )
     assert not (tmp_path / "k.csv").exists()
+    # In a folder: the job stops at it, or, with --on-error skip, it is counted and named.
+    folder, _, _ = mixed_folder(tmp_path)
+    (folder / "e.csv").write_bytes(b"")
+    code, _, err = run(capsys, "dedup", folder, "--dry-run")
+    assert code == 2 and err.startswith(f"neardup: {folder / 'e.csv'}:1: no header row")
+    code, out, _ = run(capsys, "dedup", folder, "--dry-run", "--json", "--on-error", "skip")
+    summary = json.loads(out)
+    assert (summary["documents"], summary["skipped"], summary["skipped_files"]) == (60, 1, 0)
+    assert summary["errors"][0].startswith(f"{folder / 'e.csv'}:1: no header row")
 
 
 def test_the_output_of_a_header_only_csv_keeps_its_header(tmp_path, capsys):

@@ -133,12 +133,11 @@ class CsvInput(Input):
             )
         if not checked and self._header is not None:  # a header and no rows
             self._check_header(self._header)
-        if self._header is None:  # not even a header: the columns cannot be told
-            raise InputError(
-                self.name,
+        if self._header is None and not again:  # not even a header: no columns to read
+            self.bad(
+                1,
                 "no header row (the file is empty): a CSV or TSV file begins with a header "
                 f"naming its columns, {self.text_field!r} among them",
-                1,
             )
 
     def replay(self, keep=None, output=None, output_compression=None, ids=False, texts=frozenset()):  # type: ignore[no-untyped-def]
