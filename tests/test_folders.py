@@ -260,3 +260,22 @@ def test_on_dask_a_folder_whose_files_would_be_left_out_is_refused_naming_them(t
     code, _, err = run(capsys, "dedup", folder, "--format", "jsonl", "--workers", 1, "--dry-run")
     assert code == 2 and "the jsonl files are read and 4 other files would be left out: " in err
     assert f"{folder / 'sub' / 'd.parquet'}" in err.replace("\n", "")
+
+
+@pytest.mark.parametrize(
+    "options",
+    [["--keep", "longest"], ["--weighting", "idf"], ["--field", "text=1"], ["--no-verify"]],
+)
+def test_a_folder_gives_what_its_documents_in_one_file_give(tmp_path, capsys, options):
+    folder, docs, _ = mixed_folder(tmp_path)
+    one = tmp_path / "one.jsonl"
+    one.write_text("".join(json.dumps({"text": t}) + "\n" for t in docs))
+    tables = []
+    for src, name in ((folder, "folder.csv"), (one, "one.csv")):
+        code, _, err = run(
+            capsys, "dedup", src, *options, "--dry-run", "--clusters", tmp_path / name, "-q"
+        )
+        assert code == 0, err
+        rows = list(csv.DictReader(io.StringIO((tmp_path / name).read_text())))
+        tables.append([(r["cluster"], r["kept"], r["jaccard"], r["distance"]) for r in rows])
+    assert tables[0] == tables[1] and len(tables[0]) == 60
