@@ -279,3 +279,71 @@ def test_a_folder_gives_what_its_documents_in_one_file_give(tmp_path, capsys, op
         rows = list(csv.DictReader(io.StringIO((tmp_path / name).read_text())))
         tables.append([(r["cluster"], r["kept"], r["jaccard"], r["distance"]) for r in rows])
     assert tables[0] == tables[1] and len(tables[0]) == 60
+
+
+def split_corpus(tmp_path, fmt: str, n: int = 45):
+    """The texts of ``texts(n)`` in three files of ``fmt`` in a folder, and in one JSONL file."""
+    docs = texts(n, seed=11)
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    third = n // 3
+    for p in range(3):
+        ids = [f"d{r}" for r in range(p * third, p * third + third)]
+        got = [docs[r] for r in range(p * third, p * third + third)]
+        if fmt == "jsonl":
+            data = b"".join(jsonl_lines(ids, got))
+            (folder / f"p{p}.jsonl.gz").write_bytes(gzip.compress(data) if p else data)
+            if not p:
+                (folder / "p0.jsonl.gz").rename(folder / "p0.jsonl")
+        elif fmt == "csv":
+            with open(folder / f"p{p}.csv", "w", newline="") as f:
+                csv.writer(f).writerows([["id", "text"], *zip(ids, got)])
+        else:
+            pq.write_table(pa.table({"id": ids, "text": got}), folder / f"p{p}.parquet")
+    one = tmp_path / "one.jsonl"
+    one.write_bytes(b"".join(jsonl_lines([f"d{r}" for r in range(n)], docs)))
+    return folder, docs, one
+
+
+def test_a_folder_of_one_format_can_be_written_as_one_file_of_it(tmp_path, capsys):
+    folder, docs, one = split_corpus(tmp_path, "jsonl")
+    assert run(capsys, "dedup", one, "-o", tmp_path / "one_kept.jsonl", "-q")[0] == 0
+    want = (tmp_path / "one_kept.jsonl").read_bytes()
+    assert 0 < want.count(b"\n") < len(docs)
+    code, _, err = run(capsys, "dedup", folder, "-o", tmp_path / "kept.jsonl.gz", "-q")
+    assert code == 0, err
+    assert gzip.decompress((tmp_path / "kept.jsonl.gz").read_bytes()) == want
+    code, out, err = run(capsys, "dedup", folder / "*.jsonl*", "-o", "-", "-q")
+    assert (code, out) == (0, want.decode()), err
+    # A folder of several formats has no one file to go to.
+    mixed, _, _ = mixed_folder(tmp_path)
+    code, _, err = run(capsys, "dedup", mixed, "-o", tmp_path / "k.jsonl")
+    assert code == 2 and "its files are of several formats, or .txt documents; name a folder" in err
+    assert not (tmp_path / "k.jsonl").exists()
+
+
+def test_csv_and_parquet_folders_written_as_one_file_keep_one_header(tmp_path, capsys):
+    want = None
+    for fmt in ("csv", "parquet"):
+        root = tmp_path / fmt
+        root.mkdir()
+        folder, docs, one = split_corpus(root, fmt)
+        if want is None:
+            want = neardup.dedup(docs).keep.tolist()
+        out = root / f"kept.{fmt}"
+        code, _, err = run(capsys, "dedup", folder, "-o", out, "-q")
+        assert code == 0, err
+        if fmt == "csv":
+            rows = list(csv.reader(io.StringIO(out.read_text())))
+            assert rows[0] == ["id", "text"] and rows.count(["id", "text"]) == 1
+            got = [r[0] for r in rows[1:]]
+        else:
+            got = pq.read_table(out).column("id").to_pylist()
+        assert got == [f"d{r}" for r in range(len(docs)) if want[r]]
+    # Files whose headers differ cannot share one: refused, naming the file, nothing written.
+    other = tmp_path / "csv" / "parts" / "p2.csv"
+    other.write_text(other.read_text().replace("id,text", "key,text", 1))
+    code, _, err = run(capsys, "dedup", tmp_path / "csv" / "parts", "-o", tmp_path / "k2.csv")
+    assert code == 2 and err.startswith(f"neardup: {other}:1: its header (key, text) is not that")
+    assert not (tmp_path / "k2.csv").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["csv", "parquet"]

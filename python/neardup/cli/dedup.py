@@ -46,6 +46,7 @@ from .output import (
     _jaccard_note,
     _size,
     _table_name,
+    _writes_folder,
     summarize,
 )
 
@@ -68,7 +69,7 @@ def _write_clusters(inp: Any, writer: TableWriter, first_row: int, rows: dict[st
     "--output",
     metavar="OUTPUT",
     help="Where to write the kept documents, in INPUT's format (for a folder or glob, a folder "
-    "that mirrors it; - for stdout).",
+    "that mirrors it, or one file when its files have one format; - for stdout).",
 )
 @click.option(
     "--clusters",
@@ -268,9 +269,7 @@ def dedup(
     with inp, Outputs() as outputs:
         try:
             out_tmp = (
-                outputs.reserve(output, directory=inp.format in ("txt", "folder"))
-                if output
-                else None
+                outputs.reserve(output, directory=_writes_folder(inp, output)) if output else None
             )
             clusters_tmp = outputs.reserve(clusters) if clusters else None
             report_tmp = outputs.reserve(report_path) if report_path else None

@@ -11,6 +11,7 @@ import click
 
 from .. import stdio
 from ..io import (
+    FilesInput,
     Input,
     TableWriter,
     format_of,
@@ -102,15 +103,41 @@ def _size(nbytes: float) -> str:
     return f"{nbytes:.1f} GB"
 
 
+def _writes_folder(inp: Input, output: str | None) -> bool:
+    """Whether OUTPUT is a folder: for a folder of .txt files, and for a folder or glob of files
+    unless OUTPUT names one file (of the one format all its files have)."""
+    if inp.format == "txt":
+        return True
+    return inp.format == "folder" and output != "-" and format_of(output or "") in (None, "txt")
+
+
 def _check_output(inp: Input, output: str | None) -> None:
     """OUTPUT holds documents in INPUT's format, and its name must say so: .jsonl for JSONL input
     (.gz or .zst after it to compress), .csv, .tsv, .parquet; a folder for a folder (or a glob)
-    of files, which it mirrors. A name without an extension, or with another one, is refused
-    rather than written in a format it does not name."""
-    folder = inp.format in ("txt", "folder")
+    of files, which it mirrors, or one file when its files are all of that file's format. A name
+    without an extension, or with another one, is refused rather than written in a format it
+    does not name."""
+    folder = _writes_folder(inp, output)
+    joinable = inp.joinable() if isinstance(inp, FilesInput) else None
+    if inp.format == "folder" and not folder:
+        if joinable is None or (
+            joinable == "parquet" if output == "-" else format_of(output or "") != joinable
+        ):
+            held = (
+                f"its files are {joinable} files"
+                if joinable
+                else "its files are of several formats, or .txt documents"
+            )
+            raise click.UsageError(
+                f"{output}: OUTPUT of a folder or glob is a folder that mirrors it, or one file "
+                f"of the format all its files have, and {held}; name a folder"
+                + (f" or a .{joinable} file" if joinable and joinable != "lines" else "")
+                + (" or a .txt file" if joinable == "lines" else "")
+            )
+        return
     if output is None or output == "-":
-        if output == "-" and folder:  # files written one by one, into a folder
-            raise click.UsageError(f"{inp.format} output cannot go to stdout: give -o FOLDER")
+        if output == "-" and inp.format == "txt":  # files written one by one, into a folder
+            raise click.UsageError("txt output cannot go to stdout: give -o FOLDER")
         if output == "-" and inp.format == "parquet":
             raise click.UsageError("parquet output cannot go to stdout: give -o FILE")
         return
@@ -123,11 +150,6 @@ def _check_output(inp: Input, output: str | None) -> None:
         raise click.UsageError(
             f"{output}: OUTPUT is written in the input's format, a folder of .txt files; name "
             f"a folder, not a .{named} file"
-        )
-    if inp.format == "folder" and named not in (None, "txt"):
-        raise click.UsageError(
-            f"{output}: OUTPUT of a folder or glob is a folder that mirrors it (each file in its "
-            f"own format); name a folder, not a .{named} file"
         )
     if folder and not os.path.isfile(inp.path):  # a folder or a glob, not one file as .txt
         root = getattr(inp, "root", inp.path)

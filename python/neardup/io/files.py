@@ -6,9 +6,10 @@ the skipped (``--on-error skip``, or a ``--format`` that selects the files of on
 
 The documents of every file form one corpus: a .txt file is one document (its id its path), a
 JSONL, CSV, TSV or Parquet file one a record (its id the record's id field, or its number in
-the whole corpus from 0). Written back, the corpus is a folder that mirrors the input: each
-file under its own relative path, in its own format, holding its kept records (a .txt file is
-copied when it is kept).
+the whole corpus from 0). Written back to a folder, the corpus mirrors the input: each file
+under its own relative path, in its own format, holding its kept records (a .txt file is
+copied when it is kept); files of one format can be written to one file of it instead
+(:mod:`.joined`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ..digest import Digest
 from ..errors import InputError
 from .base import FORMATS, Chunk, FingerprintWriter, Input
 from .compression import compression_of
+from .joined import JOINABLE, Joined
 from .listing import READ_NAMES, is_glob, listing, read_as
 from .outputs import TableWriter, hex_fingerprints
 from .txt import TxtInput
@@ -150,8 +152,33 @@ class FilesInput(Input):
         """The ids :meth:`replay` gives are named already (a number where a file has none)."""
         return list(chunk_ids)
 
+    def joinable(self) -> str | None:
+        """The format every file is read in, when one output file can hold them all (see
+        :mod:`.joined`); None for .txt files (one document each) or several formats."""
+        formats = {part.format for _, part in self.parts}
+        fmt = formats.pop() if len(formats) == 1 else None
+        return fmt if fmt in JOINABLE else None
+
     def replay(self, keep=None, output=None, output_compression=None, ids=False, texts=frozenset()):  # type: ignore[no-untyped-def]
-        """Each file in turn, its kept records written to its own path under ``output``."""
+        """Each file in turn, its kept records written to its own path under the folder
+        ``output``; or, ``output`` being a file (or ``-``), all to it (:meth:`joinable`)."""
+        joined = None
+        if output is not None and (output == "-" or not os.path.isdir(output)):
+            fmt = self.joinable()
+            if fmt is None:
+                raise ValueError(f"{self.name}: its files cannot be written as one file")
+            joined = Joined(output, self.name, fmt, output_compression)
+        done = False
+        try:
+            yield from self._replay(keep, output, joined, ids, texts)
+            done = True
+        finally:
+            if joined is not None:
+                joined.close(done)
+
+    def _replay(
+        self, keep: Any, output: str | None, joined: Joined | None, ids: bool, texts: Any
+    ) -> Iterator[tuple[int, list[Any], dict[int, str]]]:
         wanted = np.unique(np.fromiter(texts, np.int64, len(texts)))
         offset = 0
         for i, (relpath, part) in enumerate(self.parts):
@@ -162,16 +189,19 @@ class FilesInput(Input):
                 if end is None
                 else np.searchsorted(wanted, end)
             ]
-            target = None
-            if output is not None:
+            target, compression = None, None
+            if joined is not None:
+                target = joined.part(i)
+            elif output is not None:
                 target = output if relpath is None else os.path.join(output, relpath)
                 os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
+                compression = None if relpath is None else compression_of(relpath)
             part_keep = None if keep is None else keep[offset:end]
             count = 0
             for first, chunk_ids, chunk_texts in part.replay(
                 keep=part_keep,
                 output=target,
-                output_compression=None if relpath is None else compression_of(relpath),
+                output_compression=compression,
                 ids=ids,
                 texts=frozenset((here - offset).tolist()),
             ):
@@ -182,6 +212,8 @@ class FilesInput(Input):
                     else list(range(offset + first, offset + count))
                 )
                 yield offset + first, named, {offset + r: t for r, t in chunk_texts.items()}
+            if joined is not None and target is not None:
+                joined.append(target, part.name)
             self._counts[i] = count
             offset += count
 
