@@ -157,6 +157,12 @@ def test_the_output_of_a_folder_is_a_folder_outside_it(tmp_path, capsys):
     code, _, err = run(capsys, "dedup", folder, "-o", folder / "kept")
     assert code == 2 and "lies inside the input folder" in err
     assert not (folder / "kept").exists()
+    # A glob: an output file it matches (which a later run would read, or replace) is refused.
+    code, _, err = run(capsys, "dedup", folder / "*.jsonl*", "-o", folder / "kept.jsonl")
+    assert code == 2 and f"OUTPUT matches the input glob {folder / '*.jsonl*'}" in err
+    code, _, err = run(capsys, "dedup", folder / "*.jsonl*", "-o", folder / "a.jsonl")
+    assert code == 2 and not (folder / "a.jsonl.gz").exists()
+    assert run(capsys, "dedup", folder / "*.jsonl*", "-o", folder / "kept", "-q")[0] == 0
 
 
 def test_fingerprint_of_a_folder_is_a_table_naming_each_file_and_line(tmp_path, capsys):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import sys
@@ -16,6 +17,7 @@ from ..io import (
     TableWriter,
     format_of,
 )
+from ..io.listing import is_glob
 from .options import EXIT_BAD_INPUT, EXIT_FAILED
 
 
@@ -111,6 +113,29 @@ def _writes_folder(inp: Input, output: str | None) -> bool:
     return inp.format == "folder" and output != "-" and format_of(output or "") in (None, "txt")
 
 
+def _outside(inp: Input, output: str | None) -> None:
+    """Refuses an OUTPUT that a later run of the same INPUT, a folder or glob, would read: one
+    inside the folder (or under a ``**`` glob's folder), or a file the glob matches."""
+    if output in (None, "-") or inp.format not in ("txt", "folder") or os.path.isfile(inp.path):
+        return
+    assert output is not None
+    pattern = inp.path if is_glob(inp.path) else None
+    if pattern is not None and fnmatch.fnmatch(os.path.normpath(output), os.path.normpath(pattern)):
+        raise click.UsageError(
+            f"{output}: OUTPUT matches the input glob {pattern}, which a later run would read; "
+            "name a file it does not match"
+        )
+    if pattern is not None and "**" not in pattern:
+        return
+    root = getattr(inp, "root", inp.path)
+    inside = os.path.relpath(os.path.realpath(output), os.path.realpath(root))
+    if inside == os.curdir or not inside.startswith(os.pardir):
+        raise click.UsageError(
+            f"{output}: OUTPUT lies inside the input folder {root}, which a later run would "
+            "read; name one outside it"
+        )
+
+
 def _check_output(inp: Input, output: str | None) -> None:
     """OUTPUT holds documents in INPUT's format, and its name must say so: .jsonl for JSONL input
     (.gz or .zst after it to compress), .csv, .tsv, .parquet; a folder for a folder (or a glob)
@@ -119,6 +144,7 @@ def _check_output(inp: Input, output: str | None) -> None:
     does not name."""
     folder = _writes_folder(inp, output)
     joinable = inp.joinable() if isinstance(inp, FilesInput) else None
+    _outside(inp, output)
     if inp.format == "folder" and not folder:
         if joinable is None or (
             joinable == "parquet" if output == "-" else format_of(output or "") != joinable
@@ -151,14 +177,6 @@ def _check_output(inp: Input, output: str | None) -> None:
             f"{output}: OUTPUT is written in the input's format, a folder of .txt files; name "
             f"a folder, not a .{named} file"
         )
-    if folder and not os.path.isfile(inp.path):  # a folder or a glob, not one file as .txt
-        root = getattr(inp, "root", inp.path)
-        inside = os.path.relpath(os.path.realpath(output), os.path.realpath(root))
-        if inside == os.curdir or not inside.startswith(os.pardir):
-            raise click.UsageError(
-                f"{output}: OUTPUT lies inside the input folder {root}, which a later run would "
-                "read; name a folder outside it"
-            )
     if inp.format == "lines" and named != "lines":
         raise click.UsageError(
             f"{output}: OUTPUT is written in the input's format, one document per line; name it "
