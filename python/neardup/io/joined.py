@@ -1,8 +1,9 @@
 """One output file from the files of a folder or glob, when all are of one format: each file's
 kept records are written to a temporary file of its own (by its format's reader, as for any
-file), then appended to the output: JSONL and text lines byte for byte, compressed as the
-output's name says; CSV and TSV with the first file's header once (every file's header must be
-the same); Parquet batch by batch (every file's schema must be the same)."""
+file, in a folder beside the output's temporary file), then appended to the output: JSONL and
+text lines byte for byte, compressed as the output's name says; CSV and TSV with the first
+file's header once (every file's header must be the same); Parquet batch by batch (every
+file's schema must be the same)."""
 
 from __future__ import annotations
 
@@ -29,7 +30,13 @@ class Joined:
 
     def __init__(self, path: str, name: str, fmt: str, compression: str | None) -> None:
         self.fmt, self.name = fmt, name
-        self._folder = tempfile.mkdtemp(prefix="neardup-parts-")
+        # Beside the output's temporary file, named after it: a run killed with -9 leaves it to
+        # the next run writing the same output, which removes it with that file.
+        if path == "-":
+            self._folder = tempfile.mkdtemp(prefix="neardup-parts-")
+        else:
+            self._folder = f"{path}.parts"
+            os.mkdir(self._folder)
         self._raw = RawWriter(path, compression) if fmt != "parquet" else None
         self._path = path
         self._parquet: Any = None
