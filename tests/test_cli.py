@@ -805,8 +805,9 @@ def test_a_folder_without_files_to_read_is_bad_input_for_every_command(tmp_path,
     assert run(capsys, "index", "build", write_input(tmp_path, "jsonl"), "-o", index, "-q")[0] == 0
     left_out = (
         f"neardup: {folder}: would leave out 2 files in no format neardup reads: "
-        f"{folder / 'a.md'}, {folder / 'sub' / 'b.text'}; --format FORMAT reads only the files "
-        "of one format, --on-error skip reads the others and lists these as skipped\n"
+        f"{folder / 'a.md'}, {folder / 'sub' / 'b.text'} (neardup reads .jsonl, .ndjson, .csv, "
+        ".tsv (each optionally .gz or .zst), .parquet, .pq, .txt); --format FORMAT reads only "
+        "the files of one format, --on-error skip reads the others and lists these as skipped\n"
     )
     for args in (
         ["dedup", folder, "-o", tmp_path / "kept"],

@@ -94,8 +94,9 @@ def test_files_of_no_format_are_refused_or_counted_never_left_out_quietly(tmp_pa
     assert (code, out) == (2, "")
     assert err == (
         f"neardup: {folder}: would leave out 1 file in no format neardup reads: "
-        f"{folder / 'notes.md'}; --format FORMAT reads only the files of one format, --on-error "
-        "skip reads the others and lists these as skipped\n"
+        f"{folder / 'notes.md'} (neardup reads .jsonl, .ndjson, .csv, .tsv (each optionally .gz "
+        "or .zst), .parquet, .pq, .txt); --format FORMAT reads only the files of one format, "
+        "--on-error skip reads the others and lists these as skipped\n"
     )
     assert not (tmp_path / "kept").exists()
 
@@ -103,8 +104,7 @@ def test_files_of_no_format_are_refused_or_counted_never_left_out_quietly(tmp_pa
     summary = json.loads(out)
     assert code == 0 and (summary["documents"], summary["skipped"]) == (60, 1)
     assert summary["errors"] == [
-        f"{folder / 'notes.md'}: not read: no format neardup reads is named so (.jsonl, "
-        ".ndjson, .csv, .tsv (each optionally .gz or .zst), .parquet, .pq, .txt)"
+        f"{folder / 'notes.md'}: not read: its name says no format neardup reads"
     ]
     code, out, _ = run(capsys, "dedup", folder, "--dry-run")
     assert code == 2

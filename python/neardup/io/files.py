@@ -276,8 +276,9 @@ def open_files(
         raise InputError(
             path,
             f"would leave out {len(left_out):,} file{'s' if len(left_out) != 1 else ''} in no "
-            f"format neardup reads: {names}{more}; --format FORMAT reads only the files of one "
-            "format, --on-error skip reads the others and lists these as skipped",
+            f"format neardup reads: {names}{more} (neardup reads {READ_NAMES}); --format FORMAT "
+            "reads only the files of one format, --on-error skip reads the others and lists "
+            "these as skipped",
         )
     if not read:
         what = f"{wanted} files" if wanted is not None else f"files neardup reads ({READ_NAMES})"

@@ -86,7 +86,7 @@ def read_as(relpath: str, wanted: str | None) -> tuple[str | None, str]:
             )
         named = "txt"
     if named is None:
-        return None, f"not read: no format neardup reads is named so ({READ_NAMES})"
+        return None, "not read: its name says no format neardup reads"
     if wanted is not None and named != wanted:
         return None, f"not read: a {named} file, and --format {wanted} reads only {wanted} files"
     return named, ""
