@@ -67,7 +67,8 @@ def input_options(f: Callable[..., Any], bundled: bool = True) -> Callable[..., 
             "--format",
             "fmt",
             type=click.Choice(FORMATS),
-            help="Input format (default: from INPUT's extension; stdin: jsonl).",
+            help="Input format (default: from INPUT's extension; stdin: jsonl); for a folder or "
+            "glob, its files of this format alone are read (the others are listed as skipped).",
         ),
         click.option(
             "--text-field",
