@@ -715,6 +715,7 @@ def test_index_build_add_and_query(tmp_path, capsys):
         "size": 2 * len(DOCS),
         "already_near_duplicates": len(DOCS),
         "skipped": 0,
+        "skipped_files": 0,
         "errors": [],
     }
     code, out, _ = run(capsys, "index", "query", idx, src, "--json")
@@ -793,14 +794,21 @@ def test_plan_and_explain(capsys):
     )
 
 
-def test_a_folder_without_txt_files_is_bad_input_for_every_command(tmp_path, capsys):
+def test_a_folder_without_files_to_read_is_bad_input_for_every_command(tmp_path, capsys):
     folder = tmp_path / "notes"
     (folder / "sub").mkdir(parents=True)
     (folder / "a.md").write_text(DOCS[0])
     (folder / "sub" / "b.text").write_text(DOCS[1])
     (folder / ".hidden.txt").write_text(DOCS[2])
+    (folder / "_SUCCESS").write_text("")
     index = tmp_path / "i.idx"
     assert run(capsys, "index", "build", write_input(tmp_path, "jsonl"), "-o", index, "-q")[0] == 0
+    left_out = (
+        f"neardup: {folder}: would leave out 2 files in no format neardup reads: "
+        f"{folder / 'a.md'}, {folder / 'sub' / 'b.text'} (neardup reads .jsonl, .ndjson, .csv, "
+        ".tsv (each optionally .gz or .zst), .parquet, .pq, .txt); --format FORMAT reads only "
+        "the files of one format, --on-error skip reads the others and lists these as skipped\n"
+    )
     for args in (
         ["dedup", folder, "-o", tmp_path / "kept"],
         ["dedup", folder, "--dry-run", "--json"],
@@ -812,7 +820,9 @@ def test_a_folder_without_txt_files_is_bad_input_for_every_command(tmp_path, cap
         ["index", "query", index, folder],
     ):
         code, out, err = run(capsys, *args)
-        assert (code, out, err) == (2, "", f"neardup: {folder}: no .txt files\n"), args
+        assert (code, out, err) == (2, "", left_out), args
+        code, out, err = run(capsys, *args, "--format", "txt")
+        assert (code, out, err) == (2, "", f"neardup: {folder}: no txt files\n"), args
     assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.jsonl", "i.idx", "notes"]
 
 
@@ -1007,10 +1017,10 @@ def test_other_formats_on_stdin(tmp_path, capsys, monkeypatch, kind):
     code, _, err = run(
         capsys, "dedup", "-", "--format", kind, "--dry-run", stdin=b"", monkeypatch=monkeypatch
     )
-    assert (
-        (code, err) == (0, "")
+    assert code == 2 and (
+        "<stdin>:1: no header row (the file is empty)" in err
         if kind == "csv"
-        else (code == 2 and "<stdin>: not a valid Parquet file" in err)
+        else "<stdin>: not a valid Parquet file" in err
     )
 
 

@@ -11,6 +11,7 @@ when their normalized real paths are equal (``out.csv`` and ``./dir/../out.csv``
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import stat
 from collections.abc import Callable, Iterator, Sequence
@@ -136,6 +137,13 @@ def check_outputs(inputs: Sequence[str | None], outputs: Sequence[tuple[str, str
             ``("--clusters", "c.csv")`` (``None`` and ``"-"``, stdout, are left out).
     """
     sources = [(p, p) for p in inputs if p is not None and p != "-"]
+    # A glob's files are inputs too (an output named like one would replace it).
+    sources += [
+        (f"{p}: {match}", match)
+        for p in inputs
+        if p is not None and p != "-" and glob.has_magic(p) and not os.path.exists(p)
+        for match in glob.glob(p, recursive=True)
+    ]
     ctx = click.get_current_context(silent=True)
     if ctx is not None:
         sources += [(f"{option} {path}", path) for option, path in ctx.meta.get(_NOTED, [])]

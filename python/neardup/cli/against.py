@@ -24,7 +24,14 @@ from ..io import Input, InputError, Outputs, TableWriter, compression_of
 from ..paths import check_outputs, locked
 from .ids import bad_id, integer_id
 from .options import Source
-from .output import _check_output, _evidence_note, _Failed, _table_name, summarize
+from .output import (
+    _check_output,
+    _evidence_note,
+    _Failed,
+    _table_name,
+    _writes_folder,
+    summarize,
+)
 
 __all__ = [
     "AGAINST_COLUMNS",
@@ -264,7 +271,7 @@ def dedup_command(
         if update:
             index = open_index(against)  # another writer may have replaced it while we waited
         k = index.k if k is None else k
-        out_tmp = outputs.reserve(output, directory=inp.format == "txt") if output else None
+        out_tmp = outputs.reserve(output, directory=_writes_folder(inp, output)) if output else None
         clusters_tmp = outputs.reserve(clusters) if clusters else None
         index_tmp = outputs.reserve(against) if update else None
         sketches = index.sketches(threads)

@@ -20,8 +20,9 @@ from .options import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 def cli() -> None:
     """Find near-duplicate documents with 64-bit simhash fingerprints.
 
-    Inputs: JSONL (plain, .gz, .zst), Parquet, CSV/TSV, a folder of .txt files (one document
-    per file), or - for stdin. Start with the sample that ships with neardup:
+    Inputs: JSONL (plain, .gz, .zst), Parquet, CSV/TSV, a folder or a quoted glob of such files
+    and of .txt files (one document per file), each read by its name, or - for stdin. Start
+    with the sample that ships with neardup:
 
         neardup dedup --sample --dry-run
 

@@ -46,6 +46,7 @@ from .output import (
     _jaccard_note,
     _size,
     _table_name,
+    _writes_folder,
     summarize,
 )
 
@@ -67,7 +68,8 @@ def _write_clusters(inp: Any, writer: TableWriter, first_row: int, rows: dict[st
     "-o",
     "--output",
     metavar="OUTPUT",
-    help="Where to write the kept documents, in INPUT's format (a folder for .txt input; - for stdout).",
+    help="Where to write the kept documents, in INPUT's format (for a folder or glob, a folder "
+    "that mirrors it, or one file when its files have one format; - for stdout).",
 )
 @click.option(
     "--clusters",
@@ -178,7 +180,8 @@ def dedup(
     Jaccard). The input is read in chunks, keeping 16 bytes per document and its sketch (up to
     a memory budget, past which the documents of candidate pairs are read again); writing
     OUTPUT, --clusters or --report reads INPUT a second time (stdin is copied to a temporary
-    file). INPUT is a file, a folder of .txt files, - for stdin, or --sample.
+    file). INPUT is a file, a folder or a quoted glob of files (each read by its name), - for
+    stdin, or --sample.
     """
     threshold_in_force = _verification(threshold, no_verify)
     limit = max_pairs or None  # --max-pairs 0: no limit, on every path
@@ -265,7 +268,9 @@ def dedup(
     _table_name(clusters, "--clusters")
     with inp, Outputs() as outputs:
         try:
-            out_tmp = outputs.reserve(output, directory=inp.format == "txt") if output else None
+            out_tmp = (
+                outputs.reserve(output, directory=_writes_folder(inp, output)) if output else None
+            )
             clusters_tmp = outputs.reserve(clusters) if clusters else None
             report_tmp = outputs.reserve(report_path) if report_path else None
         except OSError as err:

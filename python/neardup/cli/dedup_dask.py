@@ -19,6 +19,7 @@ from ..io import (
     Outputs,
     format_of,
 )
+from ..io.listing import is_glob, listing, read_as
 from ..pipeline import check_candidates
 from .options import Source, sample_path
 from .output import _count, _evidence_note, _jaccard_note, _say
@@ -28,19 +29,46 @@ _COMPRESSED = (".gz", ".zst", ".bz2", ".xz")
 
 
 def _dask_format(path: str, fmt: str | None) -> str:
-    """parquet or jsonl, from --format or the name of a file, glob or folder."""
-    if fmt is not None:
-        if fmt not in ("parquet", "jsonl"):
-            raise click.UsageError(f"on Dask, INPUT is Parquet or JSONL, not {fmt}")
-        return fmt
+    """parquet or jsonl, from --format or the name of a file, glob or folder. A folder or glob
+    holding files Dask would leave out (another format, or JSONL files in a subfolder) is
+    refused, naming them."""
+    if fmt is not None and fmt not in ("parquet", "jsonl"):
+        raise click.UsageError(f"on Dask, INPUT is Parquet or JSONL, not {fmt}")
     name = path.rstrip("/")
-    if os.path.isdir(name):
-        found = {format_of(f) for f in os.listdir(name) if not f.startswith((".", "_"))} - {None}
-        if len(found) == 1 and next(iter(found)) in ("parquet", "jsonl"):
-            return str(next(iter(found)))
-        raise click.UsageError(
-            f"{path}: a folder of Parquet or JSONL files is expected; give --format"
-        )
+    if os.path.isdir(name) or is_glob(name):
+        try:
+            root, files = listing(name)
+        except InputError as err:
+            raise click.UsageError(str(err)) from None
+        formats = {f: read_as(f, None)[0] for f in files}
+        found = set(formats.values()) - {None}
+        if fmt is None and len(found) == 1 and next(iter(found)) in ("parquet", "jsonl"):
+            fmt = str(next(iter(found)))
+        if fmt is None:
+            held = sorted(str(f) for f in found) + (
+                ["files of no format"] if None in formats.values() else []
+            )
+            raise click.UsageError(
+                f"{path}: on Dask, a folder or glob holds Parquet or JSONL files of one format, "
+                f"and this one holds {', '.join(held) or 'no files'}; give --format, or run on "
+                "one machine (without --scheduler/--workers), which reads every format"
+            )
+        left = [
+            os.path.join(root, f)
+            for f, got in formats.items()
+            if got != fmt or (fmt == "jsonl" and os.path.isdir(name) and os.sep in f)
+        ]
+        if left:
+            shown = ", ".join(left[:5]) + (f" and {len(left) - 5:,} more" if len(left) > 5 else "")
+            raise click.UsageError(
+                f"{path}: on Dask, the {fmt} files are read and {len(left):,} other "
+                f"file{'s' if len(left) != 1 else ''} would be left out: {shown}; run on one "
+                "machine (without --scheduler/--workers), which reads every format, or move "
+                "them out"
+            )
+        return fmt
+    if fmt is not None:
+        return fmt
     named = format_of(name.replace("*", "x"))
     if named not in ("parquet", "jsonl"):
         raise click.UsageError(

@@ -50,8 +50,8 @@ def fingerprint(
     """Add a fingerprint column to every document of INPUT.
 
     JSONL and CSV get 16 hex digits (exact in any JSON or CSV reader); Parquet gets a uint64
-    column. A folder of .txt files gives a table (id, fingerprint): name OUTPUT .csv, .jsonl or
-    .parquet. In one pass: the input is read once.
+    column. A folder of .txt files gives a table (id, fingerprint), any other folder or glob
+    one of (file, position, fingerprint): name OUTPUT .csv, .jsonl or .parquet. In one pass: the input is read once.
     """
     column = renamed_flag("--column", "--fingerprint-field", old_column, fingerprint_field)
     start = time.perf_counter()
@@ -61,7 +61,7 @@ def fingerprint(
         replayable=hasher.weighting == "idf",
     )
     check_outputs([inp.path], [("-o", output)])
-    if inp.format not in ("txt", "lines"):  # documents: the input's format
+    if inp.format not in ("txt", "lines", "folder"):  # documents: the input's format
         _check_output(inp, output)
     elif (
         output == "-"
@@ -70,7 +70,7 @@ def fingerprint(
         and os.path.samefile(output, inp.path)
     ):
         raise click.UsageError(
-            f"for {'a folder of .txt files' if inp.format == 'txt' else 'lines of text'}, OUTPUT "
+            f"for {'lines of text' if inp.format == 'lines' else 'a folder or glob of files'}, OUTPUT "
             "is a .csv, .jsonl or .parquet table"
         )
     else:
@@ -96,6 +96,7 @@ def fingerprint(
         "seconds": round(seconds, 4),
         "mb_per_s": round(nbytes / seconds / 1e6, 2) if seconds > 0 else 0.0,
         "skipped": len(inp.errors),
+        "skipped_files": len(inp.left_out),
         "errors": [str(e) for e in inp.errors],
         "output": output,
     }

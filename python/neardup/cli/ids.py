@@ -37,7 +37,7 @@ def bad_id(inp: Input, number: int, reason: str) -> InputError:
             if not inp.skipped(position):
                 seen += 1
                 if seen == number:
-                    return InputError(inp.name, reason, position, inp.unit)
+                    return inp.error_at(position, reason)
     except InputError:
         pass
     finally:

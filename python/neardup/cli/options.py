@@ -16,7 +16,6 @@ from ..io import (
     FORMATS,
     Input,
     InputError,
-    TxtInput,
     open_input,
 )
 from ..lines import DEFAULT_MAX_RECORD_SIZE, parse_size
@@ -68,7 +67,8 @@ def input_options(f: Callable[..., Any], bundled: bool = True) -> Callable[..., 
             "--format",
             "fmt",
             type=click.Choice(FORMATS),
-            help="Input format (default: from INPUT's extension; stdin: jsonl).",
+            help="Input format (default: from INPUT's extension; stdin: jsonl); for a folder or "
+            "glob, its files of this format alone are read (the others are listed as skipped).",
         ),
         click.option(
             "--text-field",
@@ -353,7 +353,7 @@ class Source:
         input = sample_path() if self.sample else self.input
         if input is None:
             raise click.UsageError(
-                "missing INPUT (a file, a folder of .txt files, or - for stdin; or --sample)"
+                "missing INPUT (a file, a folder or glob of files, or - for stdin; or --sample)"
             )
         inp = open_input(
             input,
@@ -365,8 +365,6 @@ class Source:
             replayable=replayable,
             max_record_size=self.max_record_size,
         )
-        if isinstance(inp, TxtInput) and not inp.files():
-            raise InputError(inp.name, "no .txt files")
         return inp
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import sys
@@ -11,10 +12,12 @@ import click
 
 from .. import stdio
 from ..io import (
+    FilesInput,
     Input,
     TableWriter,
     format_of,
 )
+from ..io.listing import is_glob
 from .options import EXIT_BAD_INPUT, EXIT_FAILED
 
 
@@ -53,7 +56,12 @@ def summarize(
     written, ``outputs``), or as its headline, a "wrote ..." line naming ``wrote`` (or "dry run:
     nothing written") and the first skipped records; nothing with --quiet. Both go to stderr
     when the data goes to stdout (``output`` is "-")."""
-    summary = {**summary, "skipped": len(inp.errors), "errors": [str(e) for e in inp.errors]}
+    summary = {
+        **summary,
+        "skipped": len(inp.errors),
+        "skipped_files": len(inp.left_out),
+        "errors": [str(e) for e in inp.errors],
+    }
     if as_json:
         if outputs is not None:
             summary["outputs"] = {name: path for name, path in outputs.items() if path}
@@ -70,11 +78,12 @@ def summarize(
 
 
 def _errors_text(inp: Input, limit: int = 10) -> list[str]:
-    lines = (
-        [f"skipped {len(inp.errors):,} bad record{'s' if len(inp.errors) != 1 else ''}:"]
-        if inp.errors
-        else []
-    )
+    files = len(inp.left_out)  # files of a folder or glob not read, then bad records
+    what = [
+        _count(files, "file") if files else "",
+        _count(len(inp.errors) - files, "bad record") if len(inp.errors) > files else "",
+    ]
+    lines = [f"skipped {' and '.join(w for w in what if w)}:"] if inp.errors else []
     lines += [f"  {e}" for e in inp.errors[:limit]]
     if len(inp.errors) > limit:
         lines.append(
@@ -96,21 +105,70 @@ def _size(nbytes: float) -> str:
     return f"{nbytes:.1f} GB"
 
 
+def _writes_folder(inp: Input, output: str | None) -> bool:
+    """Whether OUTPUT is a folder: for a folder of .txt files, and for a folder or glob of files
+    unless OUTPUT names one file (of the one format all its files have)."""
+    if inp.format == "txt":
+        return True
+    return inp.format == "folder" and output != "-" and format_of(output or "") in (None, "txt")
+
+
+def _outside(inp: Input, output: str | None) -> None:
+    """Refuses an OUTPUT that a later run of the same INPUT, a folder or glob, would read: one
+    inside the folder (or under a ``**`` glob's folder), or a file the glob matches."""
+    if output in (None, "-") or inp.format not in ("txt", "folder") or os.path.isfile(inp.path):
+        return
+    assert output is not None
+    pattern = inp.path if is_glob(inp.path) else None
+    if pattern is not None and fnmatch.fnmatch(os.path.normpath(output), os.path.normpath(pattern)):
+        raise click.UsageError(
+            f"{output}: OUTPUT matches the input glob {pattern}, which a later run would read; "
+            "name a file it does not match"
+        )
+    if pattern is not None and "**" not in pattern:
+        return
+    root = getattr(inp, "root", inp.path)
+    inside = os.path.relpath(os.path.realpath(output), os.path.realpath(root))
+    if inside == os.curdir or not inside.startswith(os.pardir):
+        raise click.UsageError(
+            f"{output}: OUTPUT lies inside the input folder {root}, which a later run would "
+            "read; name one outside it"
+        )
+
+
 def _check_output(inp: Input, output: str | None) -> None:
     """OUTPUT holds documents in INPUT's format, and its name must say so: .jsonl for JSONL input
-    (.gz or .zst after it to compress), .csv, .tsv, .parquet; a folder for a folder of .txt
-    files. A name without an extension, or with another one, is refused rather than written in
-    a format it does not name."""
+    (.gz or .zst after it to compress), .csv, .tsv, .parquet; a folder for a folder (or a glob)
+    of files, which it mirrors, or one file when its files are all of that file's format. A name
+    without an extension, or with another one, is refused rather than written in a format it
+    does not name."""
+    folder = _writes_folder(inp, output)
+    joinable = inp.joinable() if isinstance(inp, FilesInput) else None
+    _outside(inp, output)
+    if inp.format == "folder" and not folder:
+        if joinable is None or (
+            joinable == "parquet" if output == "-" else format_of(output or "") != joinable
+        ):
+            held = (
+                f"its files are {joinable} files"
+                if joinable
+                else "its files are of several formats, or .txt documents"
+            )
+            raise click.UsageError(
+                f"{output}: OUTPUT of a folder or glob is a folder that mirrors it, or one file "
+                f"of the format all its files have, and {held}; name a folder"
+                + (f" or a .{joinable} file" if joinable and joinable != "lines" else "")
+                + (" or a .txt file" if joinable == "lines" else "")
+            )
+        return
     if output is None or output == "-":
-        if output == "-" and inp.format in ("parquet", "txt"):
-            raise click.UsageError(f"{inp.format} output cannot go to stdout: give -o FILE")
+        if output == "-" and inp.format == "txt":  # files written one by one, into a folder
+            raise click.UsageError("txt output cannot go to stdout: give -o FOLDER")
+        if output == "-" and inp.format == "parquet":
+            raise click.UsageError("parquet output cannot go to stdout: give -o FILE")
         return
     named = format_of(output)
-    if (
-        inp.format == "txt"
-        and os.path.exists(output)
-        and (not os.path.isdir(output) or os.listdir(output))
-    ):
+    if folder and os.path.exists(output) and (not os.path.isdir(output) or os.listdir(output)):
         raise click.UsageError(
             f"{output}: exists and is not an empty folder; remove it or name another"
         )
@@ -124,7 +182,7 @@ def _check_output(inp: Input, output: str | None) -> None:
             f"{output}: OUTPUT is written in the input's format, one document per line; name it "
             ".txt (.gz or .zst to compress)"
         )
-    if inp.format not in ("txt", "lines") and named != inp.format:
+    if not folder and inp.format != "lines" and named != inp.format:
         raise click.UsageError(
             f"{output}: OUTPUT is written in the input's format ({inp.format}); name it .{inp.format}"
             + (" (.gz or .zst to compress)" if inp.format in ("jsonl", "csv", "tsv") else "")

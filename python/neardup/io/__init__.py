@@ -1,4 +1,4 @@
-"""Corpora in and out: JSONL (plain, .gz, .zst), CSV/TSV, Parquet, folders of .txt files, stdin.
+"""Corpora in and out: JSONL (plain, .gz, .zst), CSV/TSV, Parquet, folders and globs, stdin.
 
 Inputs are read in chunks (at most ``CHUNK_DOCS`` documents or ``CHUNK_BYTES`` of text), so a job
 holds one chunk of text at a time. A job that writes the kept documents reads its input a second
@@ -12,7 +12,8 @@ and is renamed into place only when the whole job has succeeded, so a failed or 
 leaves no partial output behind.
 
 One module a format (:mod:`.jsonl`, :mod:`.csv`, :mod:`.parquet`, :mod:`.txt`), each reading its
-records, rewriting the kept ones and adding a fingerprint column; :mod:`.base` holds what they
+records, rewriting the kept ones and adding a fingerprint column; :mod:`.files` reads a folder or
+glob of them as one corpus (:mod:`.listing`: which files); :mod:`.base` holds what they
 share, :mod:`.compression` the .gz and .zst streams and :mod:`.outputs` the writers.
 """
 
@@ -35,7 +36,9 @@ from .base import (
 )
 from .compression import CompressedStreamError, compression_of, zstd_reader
 from .csv import CsvInput, TsvInput
+from .files import FilesInput, open_files
 from .jsonl import NESTING_TOO_DEEP, JsonlInput
+from .listing import is_glob
 from .outputs import Outputs, RawWriter, TableWriter, hex_fingerprints, umask
 from .parquet import ParquetInput
 from .text_lines import LinesInput
@@ -50,6 +53,7 @@ __all__ = [
     "Chunk",
     "CompressedStreamError",
     "CsvInput",
+    "FilesInput",
     "Input",
     "InputError",
     "JsonlInput",
@@ -80,7 +84,10 @@ _INPUTS: dict[str, type[Input]] = {
 
 def open_input(path: str, format: str | None = None, **options: Any) -> Input:
     """The :class:`Input` for a path (``"-"`` for stdin), its format from the extension unless
-    given. Raises :class:`InputError` when the format cannot be told."""
+    given; a folder or a glob reads each of its files by its name (:mod:`.files`), and only the
+    files of ``format`` when given. Raises :class:`InputError` when the format cannot be told."""
+    if path != "-" and (os.path.isdir(path) or is_glob(path)):
+        return open_files(path, format, open_input, **options)
     if format is None:
         format = "jsonl" if path == "-" else format_of(path)
         if format is None:

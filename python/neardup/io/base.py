@@ -127,7 +127,7 @@ FingerprintWriter = tuple[Callable[[Chunk, np.ndarray], None], Callable[[], None
 
 
 class Input:
-    """One input: a file, a folder of .txt files, or stdin (``"-"``).
+    """One input: a file, a folder or glob of files (:mod:`.files`), or stdin (``"-"``).
 
     Args:
         path: the file, folder or ``"-"``.
@@ -178,6 +178,8 @@ class Input:
         self.replayable = replayable
         self.compression = compression
         self.errors: list[InputError] = []
+        # Files of a folder or glob that are not read (listed in ``errors`` too, and kept there).
+        self.left_out: list[InputError] = []
         self._skipped: set[int] = set()
         self._spool: IO[bytes] | None = None
         self._stamp: tuple[int, int] | None = None
@@ -228,7 +230,7 @@ class Input:
             raise InputError(self.name, "no such file") from None
         except IsADirectoryError:
             raise InputError(
-                self.name, "is a folder: a folder is read as .txt files with --format txt"
+                self.name, "is a folder, not a file: name the folder as INPUT to read its files"
             ) from None
         except PermissionError:
             raise InputError(self.name, "cannot read: permission denied") from None
@@ -274,6 +276,10 @@ class Input:
             what = {"gzip": "gzip", "zstd": "zstd"}.get(self.compression or "", "compressed")
             return InputError(self.name, f"truncated or corrupt {what} stream ({err})")
         return InputError(self.name, f"cannot read: {getattr(err, 'strerror', None) or err}")
+
+    def error_at(self, position: int, reason: str) -> InputError:
+        """The error of the record at ``position`` (for a bad id found after reading)."""
+        return InputError(self.name, reason, position, self.unit)
 
     def bad(self, position: int | None, reason: str) -> None:
         """A bad record: raise, or note it and go on (``on_error="skip"``)."""
@@ -367,8 +373,9 @@ class Input:
         return self._records(again, False)
 
     def forget_errors(self) -> None:
-        """Forgets the errors and skipped records of a read, before the input is read anew."""
-        self.errors.clear()
+        """Forgets the errors and skipped records of a read, before the input is read anew (the
+        files left out stay listed)."""
+        self.errors[:] = self.left_out
         self._skipped.clear()
 
     def named_ids(self, first_row: int, chunk_ids: list[Any]) -> list[Any]:

@@ -133,6 +133,12 @@ class CsvInput(Input):
             )
         if not checked and self._header is not None:  # a header and no rows
             self._check_header(self._header)
+        if self._header is None and not again:  # not even a header: no columns to read
+            self.bad(
+                1,
+                "no header row (the file is empty): a CSV or TSV file begins with a header "
+                f"naming its columns, {self.text_field!r} among them",
+            )
 
     def replay(self, keep=None, output=None, output_compression=None, ids=False, texts=frozenset()):  # type: ignore[no-untyped-def]
         raw_writer = RawWriter(output, output_compression) if output is not None else None
@@ -159,6 +165,8 @@ class CsvInput(Input):
                 text = joined(record, self.text_field, self.fields) if number in texts else None
                 yield number, record.get(self.id_field) if self.id_field else None, text
                 number += 1
+            if writer is not None and not wrote_header and self._header is not None:
+                writer.writerow(self._header)  # a header and no rows: the header, kept
 
         done = False
         try:

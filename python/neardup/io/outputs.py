@@ -437,10 +437,21 @@ class TableWriter:
                     UnicodeEncodeError,
                 ) as err:
                     self._release()
+                    bad_row = next((r for r, v in enumerate(values) if not _encodable([v])), None)
+                    if bad_row is not None:
+                        failed = InputError(
+                            self._name,
+                            f"column {c!r} holds {values[bad_row]!r}, which is not valid Unicode "
+                            "(a lone surrogate, which JSON's \\ud800 escape can hold): Parquet "
+                            "and CSV cannot hold it; write a .jsonl table, which escapes it",
+                        )
+                        # The row of the batch, for a caller that can name its input line.
+                        failed.row = bad_row  # type: ignore[attr-defined]
+                        raise failed from None
                     raise InputError(
                         self._name,
                         f"column {c!r} cannot be written as Parquet ({err}): its values mix "
-                        "types or are not valid Unicode; write a .csv or .jsonl table",
+                        "types; write a .csv or .jsonl table",
                     ) from None
             table = self._pa.table(columns)
             if self._parquet is None:

@@ -12,8 +12,8 @@ import numpy as np
 
 from ..errors import InputError
 from ..lines import too_long_reason
-from ..paths import special_kind
 from .base import Chunk, FingerprintWriter, Input, replay_chunks
+from .listing import listing, read_as
 from .outputs import TableWriter, hex_fingerprints
 
 
@@ -23,12 +23,23 @@ class TxtInput(Input):
 
     unit = "file"
 
-    def __init__(self, path: str, **options: Any) -> None:
+    def __init__(
+        self,
+        path: str,
+        *,
+        root: str | None = None,
+        files: list[str] | None = None,
+        **options: Any,
+    ) -> None:
+        options.setdefault("format", "txt")
         super().__init__(path, **options)
         self.id_field = "path"
-        self._files: list[str] | None = None
+        # The files, relative to ``root``, when a folder's or a glob's listing gave them.
+        self._files: list[str] | None = files
         # A single file (--format txt) is a folder of one: its own folder, and its name as id.
-        self.root = path if not os.path.isfile(path) else (os.path.dirname(path) or ".")
+        if root is None:
+            root = path if not os.path.isfile(path) else (os.path.dirname(path) or ".")
+        self.root = root
 
     @property
     def size(self) -> int | None:
@@ -43,25 +54,17 @@ class TxtInput(Input):
         if self._files is None:
             if not os.path.isdir(self.path):
                 raise InputError(self.name, "no such file or folder")
-            found = []
-            for root, dirs, names in os.walk(self.path, onerror=None):
-                dirs.sort()
-                for name in names:
-                    if name.endswith(".txt") and not name.startswith("."):
-                        full = os.path.join(root, name)
-                        kind = special_kind(full)
-                        if kind is not None:  # reading it would wait for a writer, or never end
-                            raise InputError(
-                                full, f"is {kind}, not a file: a folder of .txt files holds files"
-                            )
-                        found.append(os.path.relpath(full, self.path))
-            self._files = sorted(found, key=lambda p: p.split(os.sep))
+            _, found = listing(self.path)
+            self._files = [f for f in found if read_as(f, "txt")[0] == "txt"]
         return self._files
+
+    def error_at(self, position: int, reason: str) -> InputError:
+        return InputError(os.path.join(self.root, self.files()[position - 1]), reason)
 
     def bad(
         self, position: int | None, reason: str, line: int | None = None, relpath: str | None = None
     ) -> None:
-        name = os.path.join(self.name, relpath) if relpath else self.name
+        name = os.path.join(self.root, relpath) if relpath else self.name
         err = InputError(name, reason, line, "line")
         if self.on_error != "skip" or position is None:
             raise err
