@@ -1096,7 +1096,17 @@ def test_sample_is_the_shipped_corpus_for_every_command(tmp_path, capsys, comman
             )
             args = ["index", "query", out_dir / "s.idx", *source, "--json"]
         else:
-            args = ["tune", *source, "--max-k", 3, "--pairs", 20, "--json"]
+            args = [
+                "tune",
+                *source,
+                "--candidates",
+                "fingerprint",
+                "--max-k",
+                3,
+                "--pairs",
+                20,
+                "--json",
+            ]
         code, out, err = run(capsys, *args)
         assert code == 0, err
         if command == "tune":
@@ -1134,7 +1144,16 @@ def test_tune_sample_with_a_number_points_to_pairs(tmp_path, capsys):
         code, _, err = run(capsys, *args)
         assert code == 2 and "the pairs measured at each distance are --pairs 50" in err, args
     code, out, _ = run(
-        capsys, "tune", write_input(tmp_path, "jsonl"), "--pairs", "3", "--max-k", "2", "--json"
+        capsys,
+        "tune",
+        write_input(tmp_path, "jsonl"),
+        "--candidates",
+        "fingerprint",
+        "--pairs",
+        "3",
+        "--max-k",
+        "2",
+        "--json",
     )
     assert code == 0 and json.loads(out)["sample"] == 3
 

@@ -1,0 +1,120 @@
+"""Which threshold? What dedup's default (prefix candidates, decided by the shingles' Jaccard)
+removes at each of several thresholds, on the user's own corpus, with the pairs just above and
+just below each.
+
+The corpus is read once: its sketches and the rarity order of their shingle hashes do not depend
+on the threshold. At each threshold the prefix lists are cut from them for that threshold
+(:meth:`neardup.prefix_lists.PrefixLists.at`), and the candidates and stars are those of
+:func:`neardup.pipeline.candidates` and :func:`neardup.pipeline.stars` (same keep order, same
+estimates, the same exact Jaccards near the threshold): the documents a row says a threshold
+removes are those ``neardup dedup --threshold T`` removes from the same input with the same
+options.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .pipeline import FirstPass, keep_order, stars
+from .pipeline import candidates as find_candidates
+from .verify import Sketches
+
+__all__ = ["THRESHOLDS", "SAMPLES", "Removal", "ThresholdRow", "threshold_rows"]
+
+#: The thresholds of the table by default (the one in use is always added).
+THRESHOLDS = (0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
+#: Sample pairs shown on each side of a threshold.
+SAMPLES = 2
+
+
+@dataclass
+class Removal:
+    """A removed document (``row``) beside the one kept in its place, and their Jaccard."""
+
+    row: int
+    kept_row: int
+    jaccard: float
+
+
+@dataclass
+class ThresholdRow:
+    """What dedup does at ``threshold``: the documents it ``removed`` and the ``clusters`` they
+    form; ``above``: its removals of the lowest Jaccards (just above the threshold); ``below``:
+    the removals of the next lower threshold of the table whose document this one keeps, of the
+    highest Jaccards (just below it; empty for the lowest)."""
+
+    threshold: float
+    removed: int
+    clusters: int
+    above: list[Removal] = field(default_factory=list)
+    below: list[Removal] = field(default_factory=list)
+
+
+def threshold_rows(
+    first: FirstPass,
+    thresholds: Sequence[float],
+    threads: int | None,
+    resketch: Callable[[np.ndarray], Sketches] | None,
+    whole: Callable[[np.ndarray], Sketches] | None,
+    max_pairs: int | None,
+    samples: int = SAMPLES,
+) -> list[ThresholdRow]:
+    """One :class:`ThresholdRow` per threshold of ``thresholds``, ascending. ``first`` is the
+    first pass of the corpus, made with prefixes at the lowest threshold; ``resketch`` and
+    ``whole`` make the sketches of rows read again, as for :func:`neardup.pipeline.stars`."""
+    ordered = sorted(set(thresholds))
+    assert first.prefixes is not None
+    fps, keys = first.fingerprints, first.keys
+    n = len(fps)
+    order = keep_order("first", n)
+    rows: list[ThresholdRow] = []
+    below_pool: list[Removal] = []
+    for t in ordered:
+        # The lists of dedup at t: the same rarity order, cut for t.
+        lists = first.prefixes.at(t)
+        found = find_candidates(fps, keys, 0, threads, first.short, t, max_pairs, lists)
+        kept, jaccard = stars(found, order, t, first.sketches, resketch, whole, {})
+        gone = np.flatnonzero(kept != np.arange(n))
+        removals = [Removal(int(r), int(kept[r]), float(jaccard[r])) for r in gone]
+        above = sorted(removals, key=lambda p: (p.jaccard, p.row))[:samples]
+        # The removals of the threshold below whose document this one keeps.
+        spared = [
+            p for p in below_pool if kept[p.row] == p.row and np.float32(p.jaccard) < np.float32(t)
+        ]
+        below = sorted(spared, key=lambda p: (-p.jaccard, p.row))[:samples]
+        clusters = len(np.unique(kept[gone]))
+        rows.append(ThresholdRow(t, len(gone), clusters, above, below))
+        below_pool = removals
+    return rows
+
+
+def sample_rows(rows: Sequence[ThresholdRow]) -> frozenset[int]:
+    """The rows whose texts and ids the samples show."""
+    return frozenset(
+        r for row in rows for p in (*row.above, *row.below) for r in (p.row, p.kept_row)
+    )
+
+
+def as_dict(row: ThresholdRow, ids: dict[int, Any], texts: dict[int, str]) -> dict[str, Any]:
+    """A row, JSON-ready, its samples with their ids and texts."""
+
+    def pair(p: Removal) -> dict[str, Any]:
+        return {
+            "jaccard": round(p.jaccard, 4),
+            "id": ids.get(p.row, p.row),
+            "kept_id": ids.get(p.kept_row, p.kept_row),
+            "text": texts.get(p.row, ""),
+            "kept_text": texts.get(p.kept_row, ""),
+        }
+
+    return {
+        "threshold": row.threshold,
+        "removed": row.removed,
+        "clusters": row.clusters,
+        "above": [pair(p) for p in row.above],
+        "below": [pair(p) for p in row.below],
+    }
