@@ -626,7 +626,11 @@ class _Tables(HTMLParser):
 def test_html_report_shows_the_brute_force_figures(tmp_path, capsys):
     src = write_input(tmp_path, "jsonl")
     page_path = tmp_path / "report.html"
+    # the distances are shown where they decide the candidates: fingerprint candidates
     assert run(capsys, "dedup", src, "--dry-run", "--report", page_path, "-q")[0] == 0
+    assert "id='distances'" not in page_path.read_text(encoding="utf-8")
+    args = ["--candidates", "fingerprint"]
+    assert run(capsys, "dedup", src, "--dry-run", "--report", page_path, "-q", *args)[0] == 0
     page = page_path.read_text(encoding="utf-8")
     assert "<script" not in page and "http" not in page.split("<body>")[1]  # self-contained
     parsed = _Tables()

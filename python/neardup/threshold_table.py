@@ -23,12 +23,22 @@ from .pipeline import FirstPass, keep_order, stars
 from .pipeline import candidates as find_candidates
 from .verify import Sketches
 
-__all__ = ["THRESHOLDS", "SAMPLES", "Removal", "ThresholdRow", "threshold_rows"]
+__all__ = [
+    "THRESHOLDS",
+    "SAMPLES",
+    "Removal",
+    "ThresholdRow",
+    "threshold_rows",
+    "removals_at",
+    "spared",
+]
 
 #: The thresholds of the table by default (the one in use is always added).
 THRESHOLDS = (0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
 #: Sample pairs shown on each side of a threshold.
 SAMPLES = 2
+#: How far below its threshold the dedup report looks for the pairs it kept just below it.
+BELOW = 0.1
 
 
 @dataclass
@@ -64,32 +74,52 @@ def threshold_rows(
     samples: int = SAMPLES,
 ) -> list[ThresholdRow]:
     """One :class:`ThresholdRow` per threshold of ``thresholds``, ascending. ``first`` is the
-    first pass of the corpus, made with prefixes at the lowest threshold; ``resketch`` and
-    ``whole`` make the sketches of rows read again, as for :func:`neardup.pipeline.stars`."""
-    ordered = sorted(set(thresholds))
+    first pass of the corpus, made with prefixes; ``resketch`` and ``whole`` make the sketches
+    of rows read again, as for :func:`neardup.pipeline.stars`."""
+    order = keep_order("first", len(first.fingerprints))
+    rows: list[ThresholdRow] = []
+    lower: list[Removal] = []
+    for t in sorted(set(thresholds)):
+        kept, removals = removals_at(first, t, order, threads, resketch, whole, max_pairs)
+        above = sorted(removals, key=lambda p: (p.jaccard, p.row))[:samples]
+        clusters = len({p.kept_row for p in removals})
+        rows.append(
+            ThresholdRow(t, len(removals), clusters, above, spared(lower, kept, t, samples))
+        )
+        lower = removals
+    return rows
+
+
+def removals_at(
+    first: FirstPass,
+    threshold: float,
+    order: np.ndarray,
+    threads: int | None,
+    resketch: Callable[[np.ndarray], Sketches] | None,
+    whole: Callable[[np.ndarray], Sketches] | None,
+    max_pairs: int | None,
+) -> tuple[np.ndarray, list[Removal]]:
+    """(the row kept in each row's place, the removals) of dedup at ``threshold`` in ``order``:
+    the prefix lists of ``first`` cut for it (the same rarity order), its candidates and stars.
+    Call it before the dedup's own candidates, which let go of the lists' order."""
     assert first.prefixes is not None
     fps, keys = first.fingerprints, first.keys
-    n = len(fps)
-    order = keep_order("first", n)
-    rows: list[ThresholdRow] = []
-    below_pool: list[Removal] = []
-    for t in ordered:
-        # The lists of dedup at t: the same rarity order, cut for t.
-        lists = first.prefixes.at(t)
-        found = find_candidates(fps, keys, 0, threads, first.short, t, max_pairs, lists)
-        kept, jaccard = stars(found, order, t, first.sketches, resketch, whole, {})
-        gone = np.flatnonzero(kept != np.arange(n))
-        removals = [Removal(int(r), int(kept[r]), float(jaccard[r])) for r in gone]
-        above = sorted(removals, key=lambda p: (p.jaccard, p.row))[:samples]
-        # The removals of the threshold below whose document this one keeps.
-        spared = [
-            p for p in below_pool if kept[p.row] == p.row and np.float32(p.jaccard) < np.float32(t)
-        ]
-        below = sorted(spared, key=lambda p: (-p.jaccard, p.row))[:samples]
-        clusters = len(np.unique(kept[gone]))
-        rows.append(ThresholdRow(t, len(gone), clusters, above, below))
-        below_pool = removals
-    return rows
+    lists = first.prefixes.at(threshold)
+    found = find_candidates(fps, keys, 0, threads, first.short, threshold, max_pairs, lists)
+    kept, jaccard = stars(found, order, threshold, first.sketches, resketch, whole, {})
+    gone = np.flatnonzero(kept != np.arange(len(fps)))
+    return kept, [Removal(int(r), int(kept[r]), float(jaccard[r])) for r in gone]
+
+
+def spared(
+    lower: Sequence[Removal], kept: np.ndarray, threshold: float, samples: int = SAMPLES
+) -> list[Removal]:
+    """The removals of a lower threshold (``lower``) that dedup at ``threshold`` keeps (``kept``
+    is its row kept in each row's place), of the highest Jaccards: the pairs just below it."""
+    below = [
+        p for p in lower if kept[p.row] == p.row and np.float32(p.jaccard) < np.float32(threshold)
+    ]
+    return sorted(below, key=lambda p: (-p.jaccard, p.row))[:samples]
 
 
 def sample_rows(rows: Sequence[ThresholdRow]) -> frozenset[int]:

@@ -23,6 +23,7 @@ from ..io import (
 from ..paths import check_outputs
 from ..pipeline import FirstPass, default_k, keep_order, stars
 from ..pipeline import candidates as find_candidates
+from ..threshold_table import BELOW, removals_at, spared
 from ..verify import WHOLE
 from . import against as against_cmd
 from .app import cli
@@ -308,6 +309,21 @@ def dedup(
             )
         order = keep_order(keep, len(fps), lengths)
         evidence: dict[str, Any] = {}
+        # The report's pairs just below the threshold: the removals of a lower one (its lists
+        # cut before the dedup's own candidates let go of their order).
+        lower = (
+            removals_at(
+                first,
+                max(threshold - BELOW, threshold / 2),
+                order,
+                threads,
+                resketcher(inp, hasher, shingle, threads, quiet or as_json, first),
+                resketcher(inp, hasher, shingle, threads, quiet or as_json, first, size=WHOLE),
+                limit,
+            )[1]
+            if report_tmp and by_prefix and threshold is not None
+            else []
+        )
         found = find_candidates(
             fps, first.keys, k, threads, first.short, threshold, limit, first.prefixes
         )
@@ -321,7 +337,19 @@ def dedup(
             evidence,
         )
         result = DedupResult(fps, kept, jaccard, k, {}, threshold=threshold)
-        data = report_mod.prepare(fps, result, threads) if report_tmp else None
+        data = (
+            report_mod.prepare(
+                fps,
+                result,
+                threads,
+                candidates="prefix" if by_prefix else "fingerprint",
+                below=spared(lower, kept, threshold, report_mod.SAMPLES_PER_DISTANCE)
+                if threshold is not None
+                else [],
+            )
+            if report_tmp
+            else None
+        )
 
         ids: dict[int, Any] = {}
         texts: dict[int, str] = {}
@@ -395,6 +423,9 @@ def dedup(
             "clusters": result.n_clusters,
             "kept": result.n_kept,
             "removed": result.n_removed,
+            "candidates": (
+                "prefix" if by_prefix else "fingerprint" if threshold is not None else None
+            ),
             "k": k,
             "threshold": threshold,
             "keep": keep,
