@@ -140,7 +140,8 @@ def _write_clusters(inp: Any, writer: TableWriter, first_row: int, rows: dict[st
     "--against",
     metavar="INDEX.ndx",
     help="Also remove the near-duplicates of the documents of this dedup index (neardup index "
-    "build -o INDEX.ndx); --clusters names what each removed document duplicates.",
+    "build -o INDEX.ndx); --clusters names what each removed document duplicates. --k is then "
+    "the index search's radius (the index's k by default).",
 )
 @click.option(
     "--update",

@@ -137,8 +137,9 @@ def index_build(
     as_json: bool,
     **hasher_flags: Any,
 ) -> None:
-    """Fingerprint INPUT and save it as an index file; INDEX.ndx: dedup INPUT and save a dedup
-    index of what it keeps."""
+    """Fingerprint INPUT and save it as an index file; INDEX.ndx: dedup INPUT (word 3-shingle
+    Jaccard >= 0.8, as dedup's default) and save a dedup index of what it
+    keeps, for dedup --against."""
     hasher = make_hasher(**hasher_flags)
     if against_cmd.is_dedup_index_path(index_path):  # cli/against.py
         against_cmd.build_command(
