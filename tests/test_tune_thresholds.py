@@ -86,6 +86,10 @@ def test_k_options_in_prefix_mode_are_refused_naming_the_mode_that_takes_them(ca
         assert "--candidates fingerprint" in err
     code, out, _ = run(capsys, "tune", "--sample", "--candidates", "fingerprint", "--max-k", "3")
     assert code == 0 and "recommended k" in out
+    code, out, _ = run(capsys, "tune", "--sample", "--candidates", "fingerprint", "--json")
+    assert code == 0 and json.loads(out)["candidates"] == "fingerprint"
+    code, _, err = run(capsys, "tune", "--sample", "--no-verify", "--candidates", "prefix")
+    assert code == 2 and "drop --candidates prefix or --no-verify" in err
     code, _, err = run(capsys, "tune", "--sample", "--no-verify", "--thresholds", "0.7,0.8")
     assert code == 2 and "--thresholds goes with prefix candidates" in err
 

@@ -234,6 +234,11 @@ def tune_command(
                 f"--{name.replace('_', '-')} goes with prefix candidates (the default): drop "
                 "--candidates fingerprint and --no-verify, or drop it"
             )
+    if no_verify and candidates == "prefix":
+        raise click.UsageError(
+            "--no-verify takes pairs on their fingerprints alone: drop --candidates prefix or "
+            "--no-verify"
+        )
     if no_verify and target_recall is not None:
         raise click.UsageError(
             "--target-recall is the rule of the verified mode: drop it or --no-verify (which takes --target-precision)"
@@ -298,6 +303,7 @@ def tune_command(
     if as_json:
         summary = {
             "input": inp.name,
+            "candidates": None if no_verify else "fingerprint",
             **result.as_dict(),
             "bytes": nbytes,
             "seconds": round(seconds, 4),

@@ -125,6 +125,9 @@ def _table(rows: list[ThresholdRow], threshold: float, n: int) -> str:
 def _samples(rows: list[ThresholdRow], ids: dict[int, Any], texts: dict[int, str]) -> list[str]:
     lines = ["pairs just above each threshold (removed) and just below it (kept):"]
     for row in rows:
+        if not row.above and not row.below:
+            lines.append(f"threshold {row.threshold:g}: no pair on either side")
+            continue
         lines.append(f"threshold {row.threshold:g}:")
         for side, pairs in (("removed", row.above), ("kept", row.below)):
             for p in pairs:
