@@ -69,6 +69,9 @@ class PrefixLists:
         self.size = sketches.size
         self.band = estimate_band(threshold, sketches.size)
         self.threads = threads
+        #: Whether :meth:`release` keeps the rarity order, for lists cut later at another
+        #: threshold (:meth:`at`).
+        self.keep_order = False
         self.table: tuple[np.ndarray, np.ndarray] | None = None
         self._order: Any = None
         self.lists = Sketches(threads=threads)
@@ -128,7 +131,7 @@ class PrefixLists:
         if not self._finish():
             raise RuntimeError("the sketches were dropped: the prefix lists cannot be cut")
         if self._order is None:
-            raise RuntimeError("the prefix lists were released")
+            raise RuntimeError("the prefix lists were released without keep_order")
         other = PrefixLists(threshold, self.sketches, self.threads, self.marks)
         other.hashes, other.texts, other.table = self.hashes, self.texts, self.table
         other._order = self._order
@@ -192,10 +195,12 @@ class PrefixLists:
         )
 
     def release(self) -> None:
-        """Lets go of the lists once the core holds its copy (a few hundred MB at 4M texts)."""
+        """Lets go of the lists once the core holds its copy (a few hundred MB at 4M texts), and
+        of their rarity order unless ``keep_order``."""
         self.lists = None  # type: ignore[assignment]
         self._sizes = []
-        self._order = None
+        if not self.keep_order:
+            self._order = None
 
     @property
     def ready(self) -> bool:

@@ -175,7 +175,7 @@ def prepare(
         jaccards.append((label, len(at)))
         picked = np.sort(rng.choice(len(at), min(SAMPLES_PER_DISTANCE, len(at)), replace=False))
         samples.append((label, [pair(int(r)) for r in at[picked]]))
-    below_pairs = [(p.kept_row, p.row, p.jaccard) for p in below or []]
+    below_pairs: list[Pair] = [(p.kept_row, p.row, None) for p in below or []]
     distances = None if mode == "prefix" else _distances(fps, result, threads)
     sizes_all = np.bincount(labels, minlength=0) if len(labels) else np.zeros(0, np.int64)
     sizes_all = sizes_all[sizes_all > 0]
@@ -449,10 +449,14 @@ def render(
             "and this one kept, of the highest Jaccards (<code>neardup tune</code> shows them "
             "at every threshold).</p>"
         )
+        # Measured on their texts (the run below decided on estimates): a pair at the
+        # threshold or above, kept because its partner went elsewhere, is not below it.
+        measured: list[Pair] = [
+            (a, b, shingle_jaccard(texts.get(a, ""), texts.get(b, ""))) for a, b, _ in data.below
+        ]
+        below = [p for p in measured if threshold is not None and (p[2] or 0.0) < threshold]
         out.append(
-            _pairs_table(data.below, ids, texts, "below")
-            if data.below
-            else "<p class='note'>none</p>"
+            _pairs_table(below, ids, texts, "below") if below else "<p class='note'>none</p>"
         )
     if data.distances is not None:
         out.append(_distances_section(data.distances, k, ids, texts))

@@ -38,7 +38,7 @@ THRESHOLDS = (0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
 #: Sample pairs shown on each side of a threshold.
 SAMPLES = 2
 #: How far below its threshold the dedup report looks for the pairs it kept just below it.
-BELOW = 0.1
+BELOW = 0.05
 
 
 @dataclass
@@ -101,7 +101,8 @@ def removals_at(
 ) -> tuple[np.ndarray, list[Removal]]:
     """(the row kept in each row's place, the removals) of dedup at ``threshold`` in ``order``:
     the prefix lists of ``first`` cut for it (the same rarity order), its candidates and stars.
-    Call it before the dedup's own candidates, which let go of the lists' order."""
+    The order must be there: before the candidates of ``first``'s own lists, or after them with
+    ``first.prefixes.keep_order`` set."""
     assert first.prefixes is not None
     fps, keys = first.fingerprints, first.keys
     lists = first.prefixes.at(threshold)

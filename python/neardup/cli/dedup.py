@@ -310,21 +310,12 @@ def dedup(
             )
         order = keep_order(keep, len(fps), lengths)
         evidence: dict[str, Any] = {}
-        # The report's pairs just below the threshold: the removals of a lower one (its lists
-        # cut before the dedup's own candidates let go of their order).
-        lower = (
-            removals_at(
-                first,
-                max(threshold - BELOW, threshold / 2),
-                order,
-                threads,
-                resketcher(inp, hasher, shingle, threads, quiet or as_json, first),
-                resketcher(inp, hasher, shingle, threads, quiet or as_json, first, size=WHOLE),
-                limit,
-            )[1]
-            if report_tmp and by_prefix and threshold is not None
-            else []
-        )
+        # The report's pairs just below the threshold come from a run at a lower one, after
+        # this one: the prefix lists' rarity order is kept for it.
+        below_run = bool(report_tmp and by_prefix and threshold is not None)
+        if below_run:
+            assert first.prefixes is not None
+            first.prefixes.keep_order = True
         found = find_candidates(
             fps, first.keys, k, threads, first.short, threshold, limit, first.prefixes
         )
@@ -337,6 +328,25 @@ def dedup(
             resketcher(inp, hasher, shingle, threads, quiet or as_json, first, size=WHOLE),
             evidence,
         )
+        candidate_pairs = evidence["pairs_compared"] if by_prefix else found.pair_count
+        del found  # its memory, before the report's run below
+        lower = (
+            removals_at(
+                first,
+                max(threshold - BELOW, threshold / 2),
+                order,
+                threads,
+                resketcher(inp, hasher, shingle, threads, quiet or as_json, first),
+                None,  # decided on estimates: the report shows the exact Jaccard of each pair
+                limit,
+            )[1]
+            if below_run
+            else []
+        )
+        if below_run:
+            assert first.prefixes is not None
+            first.prefixes.keep_order = False
+            first.prefixes.release()
         result = DedupResult(fps, kept, jaccard, k, {}, threshold=threshold)
         data = (
             report_mod.prepare(
@@ -419,7 +429,7 @@ def dedup(
         summary = {
             "input": inp.name,
             "documents": result.n_documents,
-            "candidate_pairs": evidence["pairs_compared"] if by_prefix else found.pair_count,
+            "candidate_pairs": candidate_pairs,
             "bytes": nbytes,
             "clusters": result.n_clusters,
             "kept": result.n_kept,
