@@ -104,3 +104,29 @@ def test_the_docs_table_is_the_commands_output_on_the_sample(capsys):
         assert line in page
     advice = next(line for line in out.splitlines() if line.startswith("dedup at --threshold"))
     assert advice in page
+
+
+def test_the_python_table_is_dedups_at_each_threshold_and_the_commands(capsys):
+    import gzip
+
+    import neardup
+    from conftest import SAMPLE
+
+    with gzip.open(SAMPLE, "rt", encoding="utf-8") as f:
+        docs = [json.loads(line) for line in f]
+    rows = neardup.threshold_table(docs, [0.65, 0.9], threshold=0.75)
+    assert [row.threshold for row in rows] == [0.65, 0.75, 0.9]
+    for row in rows:
+        result = neardup.dedup(docs, threshold=row.threshold)
+        assert (row.removed, row.clusters) == (result.n_removed, result.n_clusters)
+        for pair in row.above:
+            assert not result.keep[pair.row] and result.kept_row[pair.row] == pair.kept_row
+            assert pair.jaccard == float(result.jaccard[pair.row])
+            assert np.float32(pair.jaccard) >= np.float32(row.threshold)  # the rule's float32
+        for pair in row.below:
+            assert result.keep[pair.row] and np.float32(pair.jaccard) < np.float32(row.threshold)
+    code, out, _ = run(
+        capsys, "tune", "--sample", "--json", "--thresholds", "0.65,0.9", "--threshold", "0.75"
+    )
+    assert code == 0
+    assert [r["removed"] for r in json.loads(out)["rows"]] == [row.removed for row in rows]

@@ -13,21 +13,28 @@ options.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from .pipeline import FirstPass, keep_order, stars
+from .chunks import CHUNK_SIZE, in_chunks
+from .dedup import _whole_sketches
+from .hasher import Simhasher
+from .index import DEFAULT_MAX_PAIRS
+from .pipeline import SHINGLE, THRESHOLD, FirstPass, keep_order, stars
 from .pipeline import candidates as find_candidates
-from .verify import Sketches
+from .sources import _documents, check_corpus_arguments
+from .validate import integer
+from .verify import Sketches, check_threshold
 
 __all__ = [
     "THRESHOLDS",
     "SAMPLES",
     "Removal",
     "ThresholdRow",
+    "threshold_table",
     "threshold_rows",
     "removals_at",
     "spared",
@@ -62,6 +69,56 @@ class ThresholdRow:
     clusters: int
     above: list[Removal] = field(default_factory=list)
     below: list[Removal] = field(default_factory=list)
+
+
+def threshold_table(
+    docs: Any,
+    thresholds: Iterable[float] = THRESHOLDS,
+    *,
+    threshold: float = THRESHOLD,
+    shingle: int = SHINGLE,
+    hasher: Simhasher | None = None,
+    text_field: str | None = None,
+    threads: int | None = None,
+    max_pairs: int | None = DEFAULT_MAX_PAIRS,
+    samples: int = SAMPLES,
+) -> list[ThresholdRow]:
+    """What :func:`neardup.dedup` removes from ``docs`` at each threshold (dedup's default,
+    prefix candidates, keeping the first of each cluster): one :class:`ThresholdRow` per
+    threshold of ``thresholds`` and ``threshold`` (the one in use), ascending, with the
+    documents removed, the clusters, and sample pairs just above and just below it (rows of
+    ``docs``). ``dedup(docs, threshold=row.threshold)`` removes ``row.removed`` documents.
+
+    Args:
+        docs: what :func:`neardup.dedup` takes.
+        thresholds: the thresholds of the table, each in (0, 1].
+        threshold: the threshold in use, always a row.
+        shingle: words per shingle of the Jaccard.
+        hasher: the fingerprint settings (their normalization makes the shingles).
+        text_field: the field or column of the text, as for :func:`neardup.dedup`.
+        threads: worker threads (default: every core).
+        max_pairs: the most pairs compared at a threshold (None: no limit).
+        samples: sample pairs on each side of each threshold.
+
+    Example:
+        >>> docs = ["a b c d e f g h i j", "a b c d e f g h i k", "a b c d e f g x y z"]
+        >>> [(row.threshold, row.removed) for row in threshold_table(docs, [0.4, 0.7])]
+        [(0.4, 2), (0.7, 1), (0.8, 0)]
+    """
+    ordered = sorted({check_threshold(t) for t in (*thresholds, threshold)})
+    shingle = integer(shingle, "shingle", minimum=1)
+    hasher, threads = check_corpus_arguments(docs, hasher, threads)
+    texts, _, doc_at = _documents(docs, text_field, None, hasher, "first")
+    first = FirstPass(hasher, shingle, threads, budget=None, prefixes=ordered[0])
+    for at, chunk in in_chunks(texts, CHUNK_SIZE, "docs"):
+        first.digest(chunk, at)
+    first.finish()
+    whole = (
+        _whole_sketches(doc_at, text_field, hasher, shingle, threads)
+        if doc_at is not None
+        else None
+    )
+    return threshold_rows(first, ordered, threads, None, whole, max_pairs, samples)
 
 
 def threshold_rows(
