@@ -246,6 +246,7 @@ h1{font-size:1.6em} h2{font-size:1.25em;margin-top:2em;border-bottom:1px solid #
 table{border-collapse:collapse;margin:.5em 0} td,th{border:1px solid #ddd;padding:.25em .6em;text-align:right}
 th{background:#f4f4f4;overflow-wrap:anywhere;max-width:480px}
 td.text{text-align:left;vertical-align:top;font-size:13px;white-space:pre-wrap;overflow-wrap:anywhere;max-width:480px}
+td.jaccard{text-align:left;font-weight:600;background:#fafafa}
 dl{display:grid;grid-template-columns:max-content auto;gap:.2em 1em} dt{font-weight:600}
 del{background:#fdd;text-decoration:line-through} ins{background:#dfd;text-decoration:none}
 .chosen{background:#eef6ff} .note{color:#666;font-size:.9em} svg{display:block;margin:.5em 0}
