@@ -230,7 +230,7 @@ def test_a_stopword_file_that_is_not_utf8_is_an_error_naming_it(tmp_path, capsys
         ["index", "build", "x.jsonl", "-o", "W.jsonl"],
         ["index", "build", "x.jsonl", "-o", "W.ndx"],
         ["index", "add", "W.idx", "x.jsonl"],
-        ["tune", "x.jsonl", "--plot", "W.png"],
+        ["tune", "x.jsonl", "--candidates", "fingerprint", "--plot", "W.png"],
     ],
 )
 def test_an_output_naming_the_stopword_file_is_refused(tmp_path, capsys, args):

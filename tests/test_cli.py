@@ -626,7 +626,11 @@ class _Tables(HTMLParser):
 def test_html_report_shows_the_brute_force_figures(tmp_path, capsys):
     src = write_input(tmp_path, "jsonl")
     page_path = tmp_path / "report.html"
+    # the distances are shown where they decide the candidates: fingerprint candidates
     assert run(capsys, "dedup", src, "--dry-run", "--report", page_path, "-q")[0] == 0
+    assert "id='distances'" not in page_path.read_text(encoding="utf-8")
+    args = ["--candidates", "fingerprint"]
+    assert run(capsys, "dedup", src, "--dry-run", "--report", page_path, "-q", *args)[0] == 0
     page = page_path.read_text(encoding="utf-8")
     assert "<script" not in page and "http" not in page.split("<body>")[1]  # self-contained
     parsed = _Tables()
@@ -776,7 +780,10 @@ def test_explain_reads_files(tmp_path, capsys):
     (tmp_path / "b.txt").write_text(DOCS[0] + " and more")
     code, out, _ = run(capsys, "explain", "--files", tmp_path / "a.txt", tmp_path / "b.txt")
     distance = neardup.hamming(neardup.simhash(DOCS[0]), neardup.simhash(DOCS[0] + " and more"))
-    assert code == 0 and f"distance {distance} " in out and "only in B (2): 'and', 'more'" in out
+    # B's 3-word shingles beyond A's: the two that end on its two new words.
+    assert code == 0 and f"distance {distance} " in out
+    assert "only in B (2): 'the lazy dog and', " not in out
+    assert re.search(r"only in B \(2\): '\S+ \S+ and', '\S+ and more'", out), out
     assert "only in A (0): none" in out
 
 
@@ -788,9 +795,10 @@ def test_plan_and_explain(capsys):
     distance = neardup.hamming(neardup.simhash(a), neardup.simhash(b))
     assert code == 0 and f"distance {distance} " in out
     assert (
-        "only in A (1): 'fox'" in out
-        and "only in B (1): 'dog'" in out
-        and "shared features (4 of 6)" in out
+        # the 3-word shingles: 'the quick brown' shared; the two holding fox or dog differ
+        "only in A (2): 'quick brown fox', 'brown fox jumps'" in out
+        and "only in B (2): 'quick brown dog', 'brown dog jumps'" in out
+        and "shared 3-word shingles (1 of 5)" in out
     )
 
 
@@ -1102,7 +1110,17 @@ def test_sample_is_the_shipped_corpus_for_every_command(tmp_path, capsys, comman
             )
             args = ["index", "query", out_dir / "s.idx", *source, "--json"]
         else:
-            args = ["tune", *source, "--max-k", 3, "--pairs", 20, "--json"]
+            args = [
+                "tune",
+                *source,
+                "--candidates",
+                "fingerprint",
+                "--max-k",
+                3,
+                "--pairs",
+                20,
+                "--json",
+            ]
         code, out, err = run(capsys, *args)
         assert code == 0, err
         if command == "tune":
@@ -1140,7 +1158,16 @@ def test_tune_sample_with_a_number_points_to_pairs(tmp_path, capsys):
         code, _, err = run(capsys, *args)
         assert code == 2 and "the pairs measured at each distance are --pairs 50" in err, args
     code, out, _ = run(
-        capsys, "tune", write_input(tmp_path, "jsonl"), "--pairs", "3", "--max-k", "2", "--json"
+        capsys,
+        "tune",
+        write_input(tmp_path, "jsonl"),
+        "--candidates",
+        "fingerprint",
+        "--pairs",
+        "3",
+        "--max-k",
+        "2",
+        "--json",
     )
     assert code == 0 and json.loads(out)["sample"] == 3
 

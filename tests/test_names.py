@@ -63,9 +63,31 @@ def test_tune_result_keeps_its_old_attribute_names_for_a_release():
 def test_the_command_takes_the_old_flags_with_a_note(capsys, tmp_path):
     corpus = tmp_path / "c.jsonl"
     corpus.write_text("".join(json.dumps({"text": t}) + "\n" for t in DOCS))
-    code, out, err = run(capsys, "tune", corpus, "--max-k", 4, "--jaccard-ngram", 2, "--json")
+    code, out, err = run(
+        capsys,
+        "tune",
+        "--candidates",
+        "fingerprint",
+        corpus,
+        "--max-k",
+        4,
+        "--jaccard-ngram",
+        2,
+        "--json",
+    )
     assert code == 0 and "--jaccard-ngram is deprecated" in err and "--shingle" in err
-    code, new_out, _ = run(capsys, "tune", corpus, "--max-k", 4, "--shingle", 2, "--json")
+    code, new_out, _ = run(
+        capsys,
+        "tune",
+        "--candidates",
+        "fingerprint",
+        corpus,
+        "--max-k",
+        4,
+        "--shingle",
+        2,
+        "--json",
+    )
     assert json.loads(out)["recommended_k"] == json.loads(new_out)["recommended_k"]
     code, _, err = run(capsys, "fingerprint", corpus, "-o", tmp_path / "o.jsonl", "--column", "fp")
     assert code == 0 and "--column is deprecated" in err

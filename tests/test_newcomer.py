@@ -43,7 +43,9 @@ def test_explain_gives_dedups_verdict_and_jaccard_on_pairs_dedup_judged(sample, 
         kept = result.kept_row[row]
         code, out, _ = run(capsys, "explain", texts[kept], texts[row])
         assert code == 0
-        assert "near-duplicates: dedup removes B (k=8, Jaccard >= 0.8" in out
+        # prefix candidates: the decision is the Jaccard's, not a distance within k
+        assert "near-duplicates: dedup removes B (prefix candidates, threshold 0.8, " in out
+        assert "k=" not in out
         assert f"Jaccard {result.jaccard[row]:.4f}" in out
     kept_rows = np.flatnonzero(result.keep)
     i, j, d = neardup.find_all(result.fingerprints[kept_rows], k=8)
@@ -62,9 +64,15 @@ def test_explain_takes_dedups_settings(capsys):
     code, out, _ = run(capsys, "explain", a, b, "--threshold", "0.4")
     assert code == 0 and "Jaccard 0.4000; near-duplicates: dedup removes B" in out
     code, out, _ = run(capsys, "explain", a, b, "--no-verify", "--k", "4")
-    assert code == 0 and "not near-duplicates: dedup keeps both (fingerprints alone, k=4)" in out
+    assert (
+        code == 0
+        and "not near-duplicates: dedup keeps both (fingerprints alone: distance 5 > k=4)" in out
+    )
     code, out, _ = run(capsys, "explain", a, b, "--no-verify", "--k", "5")
-    assert code == 0 and "near-duplicates: dedup removes B (fingerprints alone, k=5)" in out
+    assert (
+        code == 0
+        and "near-duplicates: dedup removes B (fingerprints alone: distance 5 <= k=5)" in out
+    )
 
 
 # -- one id rule -------------------------------------------------------------------------------

@@ -405,7 +405,18 @@ def test_command_prints_the_table_and_the_recommendation(tmp_path, capsys):
         (["--no-verify"], brute_pairs_at),
     ):
         code, out, _ = run(
-            capsys, "tune", write_corpus(tmp_path), "--max-k", 6, "--pairs", 7, "--seed", 2, *flags
+            capsys,
+            "tune",
+            "--candidates",
+            "fingerprint",
+            write_corpus(tmp_path),
+            "--max-k",
+            6,
+            "--pairs",
+            7,
+            "--seed",
+            2,
+            *flags,
         )
         assert code == 0
         expected = neardup.tune(DOCS, max_k=6, sample=7, seed=2, verify=not flags)
@@ -423,7 +434,17 @@ def test_command_prints_the_table_and_the_recommendation(tmp_path, capsys):
 def test_command_json_is_the_curve_of_the_python_api(tmp_path, capsys):
     def report_of(*flags) -> dict:
         code, out, _ = run(
-            capsys, "tune", write_corpus(tmp_path), "--json", "--max-k", MAX_K, "--pairs", 9, *flags
+            capsys,
+            "tune",
+            "--candidates",
+            "fingerprint",
+            write_corpus(tmp_path),
+            "--json",
+            "--max-k",
+            MAX_K,
+            "--pairs",
+            9,
+            *flags,
         )
         assert code == 0
         return json.loads(out)
@@ -466,7 +487,9 @@ def test_command_fetches_the_sampled_texts_from_every_format(tmp_path, capsys, k
         src.mkdir()
         for i, t in enumerate(DOCS):
             (src / f"{i:03d}.txt").write_text(t, encoding="utf-8")
-    code, out, _ = run(capsys, "tune", src, "--json", "--max-k", 6, "--pairs", 6)
+    code, out, _ = run(
+        capsys, "tune", "--candidates", "fingerprint", src, "--json", "--max-k", 6, "--pairs", 6
+    )
     assert code == 0
     assert json.loads(out)["rows"] == neardup.tune(DOCS, max_k=6, sample=6).as_dict()["rows"]
 
@@ -476,7 +499,7 @@ def test_command_reads_stdin_twice_through_its_copy(tmp_path, capsys, monkeypatc
 
     data = write_corpus(tmp_path).read_bytes()
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
-    code, out, _ = run(capsys, "tune", "-", "--json", "--max-k", 4)
+    code, out, _ = run(capsys, "tune", "--candidates", "fingerprint", "-", "--json", "--max-k", 4)
     assert code == 0
     assert json.loads(out)["rows"] == neardup.tune(DOCS, max_k=4).as_dict()["rows"]
 
@@ -484,7 +507,17 @@ def test_command_reads_stdin_twice_through_its_copy(tmp_path, capsys, monkeypatc
 def test_command_plot_writes_a_png(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     png = tmp_path / "curve.png"
-    code, out, _ = run(capsys, "tune", write_corpus(tmp_path), "--max-k", 8, "--plot", png)
+    code, out, _ = run(
+        capsys,
+        "tune",
+        "--candidates",
+        "fingerprint",
+        write_corpus(tmp_path),
+        "--max-k",
+        8,
+        "--plot",
+        png,
+    )
     assert code == 0 and f"wrote {png}" in out
     data = png.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
@@ -496,7 +529,15 @@ def test_command_plot_writes_a_png(tmp_path, capsys):
 def test_command_plot_without_matplotlib_names_the_extra(tmp_path, capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
-    code, _, err = run(capsys, "tune", write_corpus(tmp_path), "--plot", tmp_path / "curve.png")
+    code, _, err = run(
+        capsys,
+        "tune",
+        "--candidates",
+        "fingerprint",
+        write_corpus(tmp_path),
+        "--plot",
+        tmp_path / "curve.png",
+    )
     assert code == 2 and "neardup[plot]" in err and "Traceback" not in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.jsonl"]
 
@@ -506,7 +547,9 @@ def test_command_stops_at_a_malformed_line_with_file_line_and_status_2(tmp_path,
     src.write_text(
         '{"text": "one"}\n{"text": "two"}\n{"text": "three"\n{"text": "four"}\n', encoding="utf-8"
     )
-    code, out, err = run(capsys, "tune", src, "--plot", tmp_path / "curve.png")
+    code, out, err = run(
+        capsys, "tune", "--candidates", "fingerprint", src, "--plot", tmp_path / "curve.png"
+    )
     assert code == 2 and f"{src}:3:" in err and out == ""
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl"]
 
@@ -516,7 +559,18 @@ def test_command_skips_bad_records_when_asked_and_lists_them(tmp_path, capsys):
     lines = [json.dumps({"text": t}) for t in DOCS[:20]]
     lines.insert(4, '{"text": 5}')
     src.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    code, out, _ = run(capsys, "tune", src, "--on-error", "skip", "--json", "--max-k", 6)
+    code, out, _ = run(
+        capsys,
+        "tune",
+        "--candidates",
+        "fingerprint",
+        src,
+        "--on-error",
+        "skip",
+        "--json",
+        "--max-k",
+        6,
+    )
     assert code == 0
     report = json.loads(out)
     assert report["errors"] == [f"{src}:5: field 'text' is a number, expected a string"]
@@ -541,7 +595,9 @@ def test_command_skips_bad_records_when_asked_and_lists_them(tmp_path, capsys):
     ],
 )
 def test_command_refuses_bad_options_with_a_usage_error(tmp_path, capsys, args, message):
-    code, out, err = run(capsys, "tune", write_corpus(tmp_path), *args)
+    code, out, err = run(
+        capsys, "tune", "--candidates", "fingerprint", write_corpus(tmp_path), *args
+    )
     assert code == 2 and message in err and "Traceback" not in err and out == ""
 
 
@@ -722,5 +778,17 @@ def test_the_advice_names_the_option_of_the_command_or_of_the_function(tmp_path,
     ):
         text = neardup.tune(DOCS, max_k=max_k, sample=pairs, seed=2).verdict()
         assert python in text and "--" not in text
-        code, out, _ = run(capsys, "tune", corpus, "--max-k", max_k, "--pairs", pairs, "--seed", 2)
+        code, out, _ = run(
+            capsys,
+            "tune",
+            "--candidates",
+            "fingerprint",
+            corpus,
+            "--max-k",
+            max_k,
+            "--pairs",
+            pairs,
+            "--seed",
+            2,
+        )
         assert code == 0 and command in out and python not in out and "--sample" not in out

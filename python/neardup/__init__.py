@@ -31,6 +31,7 @@ from .fingerprints import (
 from .hasher import Simhasher
 from .index import Plan, PlanTable, SimhashIndex, cluster, find_all, plan
 from .normalize import normalize
+from .threshold_table import ThresholdRow, threshold_table
 from .tune import TuneResult, tune
 from .verify import jaccard
 
@@ -70,4 +71,6 @@ __all__ = [
     "simhash_hashes",
     "simhash_tallies",
     "tune",
+    "threshold_table",
+    "ThresholdRow",
 ]

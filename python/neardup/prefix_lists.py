@@ -68,7 +68,12 @@ class PrefixLists:
         self.sketches = sketches
         self.size = sketches.size
         self.band = estimate_band(threshold, sketches.size)
+        self.threads = threads
+        #: Whether :meth:`release` keeps the rarity order, for lists cut later at another
+        #: threshold (:meth:`at`).
+        self.keep_order = False
         self.table: tuple[np.ndarray, np.ndarray] | None = None
+        self._order: Any = None
         self.lists = Sketches(threads=threads)
         self._sizes: list[np.ndarray] = []
         self._counts: list[tuple[np.ndarray, np.ndarray]] = []
@@ -114,8 +119,27 @@ class PrefixLists:
             repeats = self._repeats() if self.marks else None
         # Its hash map built once for every chunk (not once a chunk: a cost of the table's
         # size, which grows with the corpus, for each of a number of chunks that grows too).
-        order = _core.RarityOrder(*self.table, repeats)
+        self._order = _core.RarityOrder(*self.table, repeats)
         del repeats
+        self._cut(self._order)
+        return True
+
+    def at(self, threshold: float) -> PrefixLists:
+        """The lists of the same texts in the same rarity order, cut for another ``threshold``:
+        those a dedup of the same corpus at that threshold cuts (the order is counted alike
+        whatever the threshold). The sketches must still be there."""
+        if not self._finish():
+            raise RuntimeError("the sketches were dropped: the prefix lists cannot be cut")
+        if self._order is None:
+            raise RuntimeError("the prefix lists were released without keep_order")
+        other = PrefixLists(threshold, self.sketches, self.threads, self.marks)
+        other.hashes, other.texts, other.table = self.hashes, self.texts, self.table
+        other._order = self._order
+        other._cut(self._order)
+        return other
+
+    def _cut(self, order: Any) -> None:
+        """Cuts every text's list in ``order`` (a ``RarityOrder``) at this threshold."""
         for rows, starts, ends, hashes in self.sketches.scan():
             lengths, listed, sizes = _core.prefix_lists(
                 np.ascontiguousarray(starts, np.uint64),
@@ -129,7 +153,6 @@ class PrefixLists:
             ends_at = np.cumsum(lengths, dtype=np.uint64)
             self.lists.add_sketches(rows, ends_at - lengths, ends_at, listed)
             self._sizes.append(sizes)
-        return True
 
     def _repeats(self) -> _core.Repeats | None:
         """Which hashes more than one text may hold, marked on every text's sketch (a scan of
@@ -172,9 +195,12 @@ class PrefixLists:
         )
 
     def release(self) -> None:
-        """Lets go of the lists once the core holds its copy (a few hundred MB at 4M texts)."""
+        """Lets go of the lists once the core holds its copy (a few hundred MB at 4M texts), and
+        of their rarity order unless ``keep_order``."""
         self.lists = None  # type: ignore[assignment]
         self._sizes = []
+        if not self.keep_order:
+            self._order = None
 
     @property
     def ready(self) -> bool:

@@ -1,10 +1,14 @@
-"""The HTML report of a dedup job: one self-contained page to help choose k.
+"""The HTML report of a dedup job: one self-contained page about what was removed.
 
-It shows, beyond the chosen k (up to k + 3, less where the fingerprints are so dense that the
-search further out would cost more than the job's own): how many documents have their nearest neighbour at
-each Hamming distance, how many pairs lie at each distance, the sizes of the clusters, the largest
-clusters, and sample pairs at each distance with their word-level differences and Jaccard: within
-k, removals (the kept document and the one removed for it); beyond k, pairs a larger k would add.
+Its main figures are the removals: how many, the distribution of their Jaccard with the document
+kept in their place, the cluster sizes and the largest clusters, sample removals across the
+Jaccard range beside the kept document (their word-level differences marked), and, with prefix
+candidates, the pairs just below the threshold that were kept. Every count is the ``--json``
+summary's. With fingerprint candidates or ``--no-verify``, where the Hamming distance decides
+which pairs are compared, a secondary section shows the fingerprint distances: up to k + 3 (less
+where the fingerprints are so dense that the search further out would cost more than the job's
+own), the documents whose nearest neighbour is at each distance, the pairs at each, and sample
+pairs beyond k that a larger k would add.
 """
 
 from __future__ import annotations
@@ -36,20 +40,33 @@ REACH_COST = 1
 REACH_FLOOR = 2_000_000_000
 
 
+Pair = tuple[int, int, float | None]  # (kept row, removed or other row, Jaccard if known)
+
+
+@dataclass
+class Distances:
+    """The fingerprint distances of a corpus, shown when they decide the candidates."""
+
+    reach: int  # distances shown: 0..reach
+    nearest: list[int]  # documents whose nearest neighbour is at distance d, d = 0..reach
+    no_neighbour: int  # documents with none within reach
+    pairs: list[int]  # pairs at distance d
+    beyond: dict[int, list[Pair]]  # distance beyond k -> sample pairs a larger k would add
+
+
 @dataclass
 class ReportData:
     """The figures of a report, and the rows whose ids and texts it shows."""
 
     k: int
-    reach: int  # distances shown: 0..reach
-    nearest: list[int]  # documents whose nearest neighbour is at distance d, d = 0..reach
-    no_neighbour: int  # documents with none within reach
-    pairs: list[int]  # pairs at distance d
+    candidates: str  # "prefix", "fingerprint", or "fingerprints alone" (--no-verify)
+    threshold: float | None
+    jaccards: list[tuple[str, int]]  # (Jaccard range, removals in it)
+    samples: list[tuple[str, list[Pair]]]  # (Jaccard range, sample removals in it)
+    below: list[Pair]  # pairs just below the threshold that were kept (prefix candidates)
     sizes: list[tuple[int, int]]  # (cluster size, how many clusters)
     largest: list[tuple[int, int, list[int]]]  # (size, kept row, other rows shown)
-    samples: dict[
-        int, list[tuple[int, int, float | None]]
-    ]  # distance -> (kept or first row, other row, Jaccard if known)
+    distances: Distances | None  # None with prefix candidates, where k decides nothing
     rows: set[int] = field(default_factory=set)
 
 
@@ -108,45 +125,61 @@ def affordable_reach(fps: np.ndarray, k: int) -> int:
     return reach
 
 
-def prepare(fps: np.ndarray, result: Any, threads: int | None = None, seed: int = 0) -> ReportData:
-    """The report's figures from the fingerprints and the :class:`~neardup.DedupResult` of a job."""
-    labels, keep, k = result.cluster, result.keep, result.k
-    reach = affordable_reach(fps, k)
-    while True:
-        try:
-            nearest, pairs, beyond = neighbourhood(fps, reach, threads)
-            break
-        except TooManyPairsError:  # refused before the search, from its estimated work
-            if reach == k:
-                raise
-            reach -= 1
-    hist = np.bincount(nearest[nearest != NONE], minlength=reach + 1)[: reach + 1]
+def jaccard_edges(threshold: float) -> list[float]:
+    """The edges of the removals' Jaccard ranges: the threshold, the multiples of 0.05 above it,
+    and 1 (a last range holds the Jaccards of exactly 1: copies and equal shingle sets)."""
+    steps = [round(0.05 * i, 2) for i in range(1, 20)]
+    return [threshold, *(x for x in steps if x > threshold), 1.0]
+
+
+def _jaccard_ranges(
+    removed: np.ndarray, jaccard: np.ndarray, threshold: float | None
+) -> list[tuple[str, np.ndarray]]:
+    """(label, removed rows) of each Jaccard range, from the lowest."""
+    values = np.float32(jaccard[removed])
+    if threshold is None:
+        return [("no Jaccard (fingerprints alone)", removed)]
+    edges = jaccard_edges(threshold)
+    low = values < np.float32(threshold)  # never, but shown if so
+    ranges = [(f"J < {threshold:g}", removed[low])] if low.any() else []
+    for a, b in zip(edges, edges[1:]):
+        inside = (values >= np.float32(a)) & (values < np.float32(b))
+        ranges.append((f"{a:g} \u2264 J < {b:g}", removed[inside]))
+    ranges.append(("J = 1 (copies, equal shingle sets)", removed[values >= np.float32(1.0)]))
+    return ranges
+
+
+def prepare(
+    fps: np.ndarray,
+    result: Any,
+    threads: int | None = None,
+    seed: int = 0,
+    candidates: str = "prefix",
+    below: list[Any] | None = None,
+) -> ReportData:
+    """The report's figures from the fingerprints and the :class:`~neardup.DedupResult` of a
+    job whose candidates were ``candidates`` (``"prefix"`` or ``"fingerprint"``); ``below``:
+    the pairs just below the threshold that it kept (:class:`neardup.threshold_table.Removal`)."""
+    labels, keep, k, threshold = result.cluster, result.keep, result.k, result.threshold
+    mode = "fingerprints alone" if threshold is None else candidates
+    rng = np.random.default_rng(seed)
+    rows: set[int] = set()
+    removed = np.flatnonzero(~keep)
+
+    def pair(r: int) -> Pair:
+        j = result.jaccard[r]
+        return int(result.kept_row[r]), int(r), None if j != j else float(j)
+
+    jaccards, samples = [], []
+    for label, at in _jaccard_ranges(removed, result.jaccard, threshold):
+        jaccards.append((label, len(at)))
+        picked = np.sort(rng.choice(len(at), min(SAMPLES_PER_DISTANCE, len(at)), replace=False))
+        samples.append((label, [pair(int(r)) for r in at[picked]]))
+    below_pairs: list[Pair] = [(p.kept_row, p.row, None) for p in below or []]
+    distances = None if mode == "prefix" else _distances(fps, result, threads)
     sizes_all = np.bincount(labels, minlength=0) if len(labels) else np.zeros(0, np.int64)
     sizes_all = sizes_all[sizes_all > 0]
     size_values, size_counts = np.unique(sizes_all, return_counts=True)
-    rng = np.random.default_rng(seed)
-    rows: set[int] = set()
-
-    samples: dict[int, list[tuple[int, int, float | None]]] = {}
-    removed = np.flatnonzero(~keep)
-    for d in range(k + 1):
-        at = removed[result.distance[removed] == d]
-        if len(at):
-            picked = np.sort(rng.choice(len(at), min(SAMPLES_PER_DISTANCE, len(at)), replace=False))
-            samples[d] = [
-                (
-                    int(result.kept_row[r]),
-                    int(r),
-                    None if result.jaccard[r] != result.jaccard[r] else float(result.jaccard[r]),
-                )
-                for r in at[picked]
-            ]
-    for d in range(k + 1, reach + 1):
-        if beyond.get(d):
-            samples[d] = [(a, b, None) for a, b in beyond[d]]
-    for pair_list in samples.values():
-        for a, b, _ in pair_list:
-            rows.update((a, b))
 
     largest: list[tuple[int, int, list[int]]] = []
     if len(labels):
@@ -162,16 +195,48 @@ def prepare(fps: np.ndarray, result: Any, threads: int | None = None, seed: int 
             largest.append((size, kept, others))
             rows.add(kept)
             rows.update(others)
+    shown = [p for _, some in samples for p in some] + below_pairs
+    if distances is not None:
+        shown += [p for some in distances.beyond.values() for p in some]
+    for a, b, _ in shown:
+        rows.update((a, b))
     return ReportData(
         k=k,
+        candidates=mode,
+        threshold=threshold,
+        jaccards=jaccards,
+        samples=samples,
+        below=below_pairs,
+        sizes=[(int(s), int(c)) for s, c in zip(size_values, size_counts)],
+        largest=largest,
+        distances=distances,
+        rows=rows,
+    )
+
+
+def _distances(fps: np.ndarray, result: Any, threads: int | None) -> Distances:
+    """The fingerprint distances around the job's k (see :func:`affordable_reach`)."""
+    k = result.k
+    reach = affordable_reach(fps, k)
+    while True:
+        try:
+            nearest, pairs, beyond = neighbourhood(fps, reach, threads)
+            break
+        except TooManyPairsError:  # refused before the search, from its estimated work
+            if reach == k:
+                raise
+            reach -= 1
+    hist = np.bincount(nearest[nearest != NONE], minlength=reach + 1)[: reach + 1]
+    return Distances(
         reach=reach,
         nearest=[int(v) for v in hist],
         no_neighbour=int((nearest == NONE).sum()),
         pairs=[int(v) for v in pairs],
-        sizes=[(int(s), int(c)) for s, c in zip(size_values, size_counts)],
-        largest=largest,
-        samples=samples,
-        rows=rows,
+        beyond={
+            d: [(a, b, None) for a, b in beyond[d]]
+            for d in range(k + 1, reach + 1)
+            if beyond.get(d)
+        },
     )
 
 
@@ -181,6 +246,7 @@ h1{font-size:1.6em} h2{font-size:1.25em;margin-top:2em;border-bottom:1px solid #
 table{border-collapse:collapse;margin:.5em 0} td,th{border:1px solid #ddd;padding:.25em .6em;text-align:right}
 th{background:#f4f4f4;overflow-wrap:anywhere;max-width:480px}
 td.text{text-align:left;vertical-align:top;font-size:13px;white-space:pre-wrap;overflow-wrap:anywhere;max-width:480px}
+td.jaccard{text-align:left;font-weight:600;background:#fafafa}
 dl{display:grid;grid-template-columns:max-content auto;gap:.2em 1em} dt{font-weight:600}
 del{background:#fdd;text-decoration:line-through} ins{background:#dfd;text-decoration:none}
 .chosen{background:#eef6ff} .note{color:#666;font-size:.9em} svg{display:block;margin:.5em 0}
@@ -239,6 +305,33 @@ def _name(row: int, ids: dict[int, Any]) -> str:
     return html.escape(f"#{row}" if value is None else str(value))
 
 
+def _pairs_table(pairs: list[Pair], ids: dict[int, Any], texts: dict[int, str], kind: str) -> str:
+    """A table of pairs: for each, a row naming the two documents and their Jaccard, and a row
+    of their two texts with their differences marked."""
+    first, second = {"removal": ("kept", "removed"), "below": ("kept", "also kept")}.get(
+        kind, ("", "")
+    )
+    out = [f"<table class='pairs {kind}'>"]
+    for a, b, jac in pairs:
+        left, right = _diff(texts.get(a, ""), texts.get(b, ""))
+        if jac is None:
+            jac = shingle_jaccard(texts.get(a, ""), texts.get(b, ""))
+        out.append(
+            f"<tr><th>{first} {_name(a, ids)}</th><th>{second} {_name(b, ids)}</th></tr>"
+            f"<tr><td colspan='2' class='jaccard'>Jaccard {jac:.4f}</td></tr>"
+            f"<tr><td class='text'>{left}</td><td class='text'>{right}</td></tr>"
+        )
+    out.append("</table>")
+    return "".join(out)
+
+
+def _shown_title(title: str) -> str:
+    """The input's name as the page names it: its last path part (the whole path is in the
+    summary)."""
+    name = title.rstrip("/\\").replace("\\", "/").rsplit("/", 1)[-1]
+    return name or title
+
+
 def render(
     data: ReportData,
     summary: dict[str, Any],
@@ -246,66 +339,76 @@ def render(
     texts: dict[int, str],
     title: str,
 ) -> str:
-    """The page: summary, distance histograms, cluster sizes, largest clusters, sample pairs."""
-    k, reach = data.k, data.reach
+    """The page: summary, removals and their Jaccard, cluster sizes, largest clusters, sample
+    removals, pairs just below the threshold, and (fingerprint candidates) the distances."""
+    k, threshold, shown = data.k, data.threshold, _shown_title(title)
     out = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
-        f"<title>neardup report: {html.escape(title)}</title><style>{_CSS}</style></head><body>",
-        f"<h1>neardup dedup: {html.escape(title)}</h1>",
-        "<h2>Summary</h2><dl id='summary'>",
+        f"<title>neardup report: {html.escape(shown)}</title><style>{_CSS}</style></head><body>",
+        f"<h1>neardup dedup: {html.escape(shown)}</h1>",
     ]
+    if data.candidates == "prefix":
+        rule = (
+            f"Prefix candidates (the default): documents sharing one of the rarest word shingles "
+            f"of their sketches are compared, and a document is removed when the Jaccard of its "
+            f"word shingles with the document kept in its place is {threshold:g} or above (k plays "
+            "no part)."
+        )
+    elif data.candidates == "fingerprint":
+        rule = (
+            f"Fingerprint candidates: documents whose fingerprints are within k = {k} bits are "
+            f"compared, and a document is removed when the Jaccard of its word shingles with the "
+            f"document kept in its place is {threshold:g} or above."
+        )
+    else:
+        rule = (
+            f"Fingerprints alone (--no-verify): documents whose fingerprints are within k = {k} "
+            "bits are near-duplicates, without comparing their shingles."
+        )
+    out.append(f"<p id='rule' data-candidates='{data.candidates}'>{html.escape(rule)}</p>")
+    out.append("<h2>Summary</h2><dl id='summary'>")
     labels = {
+        "input": "input",
         "documents": "documents",
-        "clusters": "clusters (2+ documents)",
-        "kept": "kept",
         "removed": "removed",
-        "k": "k",
+        "kept": "kept",
+        "clusters": "clusters (2+ documents)",
+        "candidates": "candidates",
         "threshold": "Jaccard threshold",
+        "k": "k (fingerprint radius)",
+        "candidate_pairs": "candidate pairs compared",
         "seconds": "seconds",
         "mb_per_s": "MB/s",
         "skipped": "skipped (bad input)",
     }
     for key, label in labels.items():
-        if key in summary:
-            value = summary[key]
-            shown = f"{value:.2f}" if isinstance(value, float) else str(value)
-            out.append(f"<dt>{label}</dt><dd data-key='{key}'>{shown}</dd>")
+        if key not in summary or (key == "k" and data.candidates == "prefix"):
+            continue
+        value = summary[key]
+        value = "none (fingerprints alone)" if value is None else value
+        text = f"{value:.2f}" if isinstance(value, float) and key != "threshold" else str(value)
+        out.append(f"<dt>{label}</dt><dd data-key='{key}'>{html.escape(text)}</dd>")
     out.append("</dl>")
 
-    docs_with = np.cumsum(data.nearest).tolist()
-    out.append("<h2>Nearest-neighbour distances</h2>")
+    removed = sum(count for _, count in data.jaccards)
+    out.append(f"<h2 id='removals'>Removals: {removed}</h2>")
     out.append(
-        "<p>For each distance d, the documents whose nearest other document is exactly d bits away, "
-        f"and the pairs of documents d bits apart. Pairs within k = {k} (shaded) are candidates: near-duplicates "
-        "when their word shingles are alike enough (the Jaccard threshold), or on their fingerprints alone with "
-        "--no-verify; the sample pairs below show what was removed and what a larger k would add.</p>"
+        "<p>Each removed document, by its Jaccard with the document kept in its place.</p>"
+        "<table id='jaccard'><tr><th>Jaccard</th><th>removals</th></tr>"
     )
-    if reach < min(MAX_K, k + 3):
-        out.append(
-            f"<p class='note' id='reach'>Distances beyond {reach} are not searched: these "
-            "fingerprints are packed so densely that a search further out would cost more than "
-            "the job's own, or pass the work limit of a search.</p>"
-        )
-    dist_labels = [str(d) for d in range(reach + 1)] + [f">{reach}"]
+    for label, count in data.jaccards:
+        out.append(f"<tr><td>{html.escape(label)}</td><td>{count}</td></tr>")
+    out.append(f"<tr><td>all</td><td>{removed}</td></tr></table>")
     out.append(
         _bars(
-            data.nearest + [data.no_neighbour],
-            dist_labels,
-            set(range(k + 1)),
-            "nearest-neighbour distances",
+            [c for _, c in data.jaccards],
+            [
+                lb.replace("J = 1 (copies, equal shingle sets)", "1").split(" ")[0]
+                for lb, _ in data.jaccards
+            ],
+            set(),
+            "removals by Jaccard",
         )
-    )
-    out.append(
-        "<table id='distances'><tr><th>distance</th><th>documents whose nearest is at d</th>"
-        "<th>documents with a neighbour within d</th><th>pairs at d</th></tr>"
-    )
-    for d in range(reach + 1):
-        cls = " class='chosen'" if d <= k else ""
-        out.append(
-            f"<tr{cls}><td>{d}</td><td>{data.nearest[d]}</td><td>{docs_with[d]}</td><td>{data.pairs[d]}</td></tr>"
-        )
-    out.append(
-        f"<tr><td>&gt;{reach}</td><td>{data.no_neighbour}</td><td></td><td></td></tr></table>"
     )
 
     out.append("<h2>Cluster sizes</h2>")
@@ -317,7 +420,6 @@ def render(
     for size, count in data.sizes:
         out.append(f"<tr><td>{size}</td><td>{count}</td></tr>")
     out.append("</table>")
-
     if data.largest:
         out.append(
             "<h2>Largest clusters</h2><table "
@@ -330,36 +432,35 @@ def render(
             )
         out.append("</table>")
 
-    out.append("<h2>Sample pairs at each distance</h2>")
+    out.append("<h2 id='samples'>Sample removals across the Jaccard range</h2>")
     out.append(
-        "<p class='note'>Words only in the first text are <del>struck out</del>; words only in the second are "
+        "<p class='note'>Each removed document beside the document kept in its place. Words "
+        "only in the kept text are <del>struck out</del>; words only in the removed one are "
         "<ins>marked</ins>.</p>"
     )
-    for d in range(reach + 1):
-        pairs = data.samples.get(d, [])
-        note = (
-            "within k: removals, each beside the document kept in its place"
-            if d <= k
-            else "beyond k: not candidates"
+    for label, pairs in data.samples:
+        out.append(f"<h3>Removals at {html.escape(label)}</h3>")
+        out.append(
+            _pairs_table(pairs, ids, texts, "removal") if pairs else "<p class='note'>none</p>"
         )
-        out.append(f"<h3 id='d{d}'>distance {d} ({note}): {data.pairs[d]} pairs</h3>")
-        if not pairs:
-            out.append("<p class='note'>none</p>")
-            continue
-        out.append("<table class='pairs'>")
-        for a, b, jac in pairs:
-            left, right = _diff(texts.get(a, ""), texts.get(b, ""))
-            if jac is None:
-                jac = shingle_jaccard(texts.get(a, ""), texts.get(b, ""))
-            first, second = ("kept", "removed") if d <= k else ("", "")
-            out.append(
-                f"<tr><th>{first} {_name(a, ids)}</th><th>{second} {_name(b, ids)}</th>"
-                f"<th class='jaccard'>Jaccard {jac:.3f}</th></tr>"
-            )
-            out.append(
-                f"<tr><td class='text'>{left}</td><td class='text'>{right}</td><td></td></tr>"
-            )
-        out.append("</table>")
+    if data.candidates == "prefix":
+        out.append(f"<h2 id='below'>Kept just below the threshold ({threshold:g})</h2>")
+        out.append(
+            "<p class='note'>Pairs of documents that a somewhat lower threshold would remove "
+            "and this one kept, of the highest Jaccards (<code>neardup tune</code> shows them "
+            "at every threshold).</p>"
+        )
+        # Measured on their texts (the run below decided on estimates): a pair at the
+        # threshold or above, kept because its partner went elsewhere, is not below it.
+        measured: list[Pair] = [
+            (a, b, shingle_jaccard(texts.get(a, ""), texts.get(b, ""))) for a, b, _ in data.below
+        ]
+        below = [p for p in measured if threshold is not None and (p[2] or 0.0) < threshold]
+        out.append(
+            _pairs_table(below, ids, texts, "below") if below else "<p class='note'>none</p>"
+        )
+    if data.distances is not None:
+        out.append(_distances_section(data.distances, k, ids, texts))
 
     errors = summary.get("errors") or []
     if errors:
@@ -371,3 +472,49 @@ def render(
         out.append("</ul>")
     out.append("</body></html>\n")
     return "\n".join(out)
+
+
+def _distances_section(dist: Distances, k: int, ids: dict[int, Any], texts: dict[int, str]) -> str:
+    """The fingerprint distances: nearest neighbours and pairs at each distance, and the pairs
+    beyond k that a larger k would make candidates."""
+    reach = dist.reach
+    out = ["<h2 id='fingerprints'>Fingerprint distances</h2>"]
+    out.append(
+        "<p>For each distance d, the documents whose nearest other document is exactly d bits "
+        f"away, and the pairs of documents d bits apart. Pairs within k = {k} (shaded) are the "
+        "candidates.</p>"
+    )
+    if reach < min(MAX_K, k + 3):
+        out.append(
+            f"<p class='note' id='reach'>Distances beyond {reach} are not searched: these "
+            "fingerprints are packed so densely that a search further out would cost more than "
+            "the job's own, or pass the work limit of a search.</p>"
+        )
+    dist_labels = [str(d) for d in range(reach + 1)] + [f">{reach}"]
+    out.append(
+        _bars(
+            dist.nearest + [dist.no_neighbour],
+            dist_labels,
+            set(range(k + 1)),
+            "nearest-neighbour distances",
+        )
+    )
+    docs_with = np.cumsum(dist.nearest).tolist()
+    out.append(
+        "<table id='distances'><tr><th>distance</th><th>documents whose nearest is at d</th>"
+        "<th>documents with a neighbour within d</th><th>pairs at d</th></tr>"
+    )
+    for d in range(reach + 1):
+        cls = " class='chosen'" if d <= k else ""
+        out.append(
+            f"<tr{cls}><td>{d}</td><td>{dist.nearest[d]}</td><td>{docs_with[d]}</td><td>{dist.pairs[d]}</td></tr>"
+        )
+    out.append(
+        f"<tr><td>&gt;{reach}</td><td>{dist.no_neighbour}</td><td></td><td></td></tr></table>"
+    )
+    for d, pairs in sorted(dist.beyond.items()):
+        out.append(
+            f"<h3 id='d{d}'>distance {d}, beyond k: {dist.pairs[d]} pairs a larger k would compare</h3>"
+        )
+        out.append(_pairs_table(pairs, ids, texts, "beyond"))
+    return "".join(out)

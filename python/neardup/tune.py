@@ -1,10 +1,14 @@
-"""Which k? An estimate, on the user's own corpus, of the candidate radius ``k`` to dedup with.
+"""Which k? An estimate, on the user's own corpus, of the candidate radius ``k`` to dedup with
+fingerprint candidates or without verification.
 
-:func:`tune` answers the question users ask most: which ``k`` suits my corpus? It measures,
-instead of guessing. By default it tunes the **verified** dedup (``neardup dedup``'s default: the
-fingerprints within ``k`` propose pairs, the word-shingle Jaccard decides), where ``k`` buys
-recall with candidate checks; ``verify=False`` (``neardup tune --no-verify``) tunes the
-fingerprint-only dedup, where ``k`` trades recall for precision.
+``k`` plays no part in ``neardup dedup``'s default, prefix candidates (documents sharing a rare
+shingle, decided by their shingles' Jaccard): for it, ``neardup tune`` shows what each threshold
+removes (:mod:`neardup.threshold_table`). :func:`tune` measures which ``k`` suits a corpus for
+the modes that use one, instead of guessing. By default it tunes the **verified** dedup with
+fingerprint candidates (``candidates="fingerprint"``: the fingerprints within ``k`` propose
+pairs, the word-shingle Jaccard decides), where ``k`` buys recall with candidate checks;
+``verify=False`` (``neardup tune --no-verify``) tunes the fingerprint-only dedup, where ``k``
+trades recall for precision.
 
 1. **Digests**: every document is fingerprinted with the hasher (8 bytes a document), with the
    content key of its normalized text (verified mode).
@@ -258,15 +262,18 @@ def tune(
     """Measures, on a corpus, how many pairs at each Hamming distance are near-duplicates, and
     recommends a ``k``.
 
-    By default for the verified dedup (``neardup.dedup``'s default): the smallest candidate
-    radius ``k`` that keeps ``target_recall`` (0.99) of the near-duplicate pairs (word-shingle
-    Jaccard >= ``threshold``) found within ``max_k``, with the cost of each k (candidate pairs
-    per near-duplicate) and the precision of its candidates weighted by documents. Exact copies
-    count once and texts without words are left out. With ``verify=False``, for the
-    fingerprint-only dedup (``threshold=None`` there): the largest ``k`` whose precision within
-    k (over document pairs) reaches ``target_precision`` (0.9). Pairs at each distance
-    0..``max_k`` are counted exactly, up to ``sample`` of them per distance are drawn (seeded) and
-    their Jaccard is measured; see the module's documentation for the method and its error.
+    ``k`` is the radius of fingerprint candidates (``dedup(candidates="fingerprint")``) and of the
+    fingerprint-only dedup; ``neardup.dedup``'s default, prefix candidates, finds every pair at the
+    threshold whatever ``k`` (``neardup tune`` without ``--candidates fingerprint`` shows what each
+    threshold removes instead). By default for the verified dedup with fingerprint candidates: the
+    smallest candidate radius ``k`` that keeps ``target_recall`` (0.99) of the near-duplicate pairs
+    (word-shingle Jaccard >= ``threshold``) found within ``max_k``, with the cost of each k
+    (candidate pairs per near-duplicate) and the precision of its candidates weighted by documents.
+    Exact copies count once and texts without words are left out. With ``verify=False``, for the
+    fingerprint-only dedup (``threshold=None`` there): the largest ``k`` whose precision within k
+    (over document pairs) reaches ``target_precision`` (0.9). Pairs at each distance 0..``max_k``
+    are counted exactly, up to ``sample`` of them per distance are drawn (seeded) and their Jaccard
+    is measured; see the module's documentation for the method and its error.
 
     Args:
         docs: what :func:`neardup.dedup` takes: a list or iterable of strings or dicts (the text in

@@ -18,7 +18,10 @@ from .options import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(_core.__version__, "--version", prog_name="neardup")
 def cli() -> None:
-    """Find near-duplicate documents with 64-bit simhash fingerprints.
+    """Find near-duplicate documents: by default, the documents that share one of their rarest
+    word shingles are compared, and those whose 3-word shingles have Jaccard >= 0.8 are
+    near-duplicates (dedup --threshold). 64-bit simhash fingerprints within k bits propose the
+    pairs instead with --candidates fingerprint, and decide alone with --no-verify.
 
     Inputs: JSONL (plain, .gz, .zst), Parquet, CSV/TSV, a folder or a quoted glob of such files
     and of .txt files (one document per file), each read by its name, or - for stdin. Start

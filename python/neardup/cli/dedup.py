@@ -23,6 +23,7 @@ from ..io import (
 from ..paths import check_outputs
 from ..pipeline import FirstPass, default_k, keep_order, stars
 from ..pipeline import candidates as find_candidates
+from ..threshold_table import BELOW, removals_at, spared
 from ..verify import WHOLE
 from . import against as against_cmd
 from .app import cli
@@ -36,6 +37,7 @@ from .options import (
     hasher_options,
     input_options,
     make_hasher,
+    note_unused_k,
     run_options,
 )
 from .output import (
@@ -82,7 +84,7 @@ def _write_clusters(inp: Any, writer: TableWriter, first_row: int, rows: dict[st
     "--report",
     "report_path",
     metavar="FILE.html",
-    help="Write an HTML report: distance histograms, cluster sizes, sample pairs.",
+    help="Write an HTML report: the removals, their Jaccard, cluster sizes, sample pairs.",
 )
 @click.option(
     "--dry-run",
@@ -102,18 +104,20 @@ def _write_clusters(inp: Any, writer: TableWriter, first_row: int, rows: dict[st
     type=click.IntRange(min=0),
     default=DEFAULT_MAX_PAIRS,
     show_default=True,
-    help="The most candidate pairs (pairs of distinct fingerprints within --k; with --candidates "
-    "prefix, the pairs compared); more stop the run with their number (lower --k, or raise "
-    "this; 0: no limit, as in every command).",
+    help="The most candidate pairs: with prefix candidates (the default), the pairs compared; "
+    "with --candidates fingerprint or --no-verify, the pairs of distinct fingerprints within "
+    "--k. More stop the run with their number (raise this, or raise --threshold; with "
+    "fingerprints, lower --k; 0: no limit, as in every command).",
 )
 @click.option(
     "--candidates",
     type=click.Choice(list(pipeline.CANDIDATES)),
     default=None,
-    help="How verified pairs are proposed: prefix (documents sharing one of the rarest word "
-    "shingles of their sketches: every pair at --threshold, whatever --k) or fingerprint "
-    f"(within --k). Default: {pipeline.DEFAULT_CANDIDATES}; with --against, the index's (prefix "
-    "unless it was built with --candidates fingerprint). Without verification, fingerprints.",
+    help="How the pairs whose Jaccard decides are proposed: prefix (documents sharing one of "
+    "the rarest word shingles of their sketches: every pair at --threshold, whatever --k) or "
+    f"fingerprint (fingerprints within --k). Default: {pipeline.DEFAULT_CANDIDATES}; with "
+    "--against, the index's (prefix unless it was built with --candidates fingerprint). "
+    "Without verification (--no-verify), fingerprints.",
 )
 @click.option(
     "--scheduler",
@@ -138,7 +142,8 @@ def _write_clusters(inp: Any, writer: TableWriter, first_row: int, rows: dict[st
     "--against",
     metavar="INDEX.ndx",
     help="Also remove the near-duplicates of the documents of this dedup index (neardup index "
-    "build -o INDEX.ndx); --clusters names what each removed document duplicates.",
+    "build -o INDEX.ndx); --clusters names what each removed document duplicates. --k is then "
+    "the index search's radius (the index's k by default).",
 )
 @click.option(
     "--update",
@@ -172,18 +177,23 @@ def dedup(
 ) -> None:
     """Keep one document of each near-duplicate cluster of INPUT.
 
-    The fingerprints propose, the shingles decide: documents whose fingerprints are within --k
-    bits and whose word shingles have Jaccard similarity >= --threshold are near-duplicates;
-    documents with the same normalized text are copies. Documents are taken in --keep order:
-    the first not yet removed is kept and removes its own near-duplicates, so each removed
-    document is a near-duplicate of the one kept in its place (--clusters names it, with their
-    Jaccard). The input is read in chunks, keeping 16 bytes per document and its sketch (up to
-    a memory budget, past which the documents of candidate pairs are read again); writing
-    OUTPUT, --clusters or --report reads INPUT a second time (stdin is copied to a temporary
-    file). INPUT is a file, a folder or a quoted glob of files (each read by its name), - for
-    stdin, or --sample.
+    Two documents are near-duplicates when the sets of their word --shingle-grams (3 words)
+    have Jaccard similarity >= --threshold (0.8). The candidates compared are, by default, the
+    documents that share one of the rarest shingles of their sketches (prefix candidates: every
+    pair at --threshold is found, and --k plays no part); with --candidates fingerprint, those
+    whose 64-bit fingerprints are within --k bits (8); with --no-verify, pairs within --k (3) are
+    near-duplicates on their fingerprints alone. Documents with the same normalized text are
+    copies. Documents are taken in --keep order: the first not yet removed is kept and removes
+    its own near-duplicates, so each removed document is a near-duplicate of the one kept in its
+    place (--clusters names it, with their Jaccard). The input is read in chunks, keeping 16
+    bytes per document and its sketch (up to a memory budget, past which the documents of
+    candidate pairs are read again); writing OUTPUT, --clusters or --report reads INPUT a second
+    time (stdin is copied to a temporary file). INPUT is a file, a folder or a quoted glob of
+    files (each read by its name), - for stdin, or --sample.
     """
     threshold_in_force = _verification(threshold, no_verify)
+    if against is None:  # against an index, k is the index's radius
+        note_unused_k(k, candidates, threshold_in_force)
     limit = max_pairs or None  # --max-pairs 0: no limit, on every path
     on_dask = scheduler is not None or workers is not None
     shingle_given = (
@@ -298,11 +308,18 @@ def dedup(
             progress.close()
         if progress.shown:
             click.echo(
-                f"finding near-duplicates of {len(fps):,} documents within k={k}{_jaccard_note(threshold)} ...",
+                f"finding near-duplicates of {len(fps):,} documents "
+                f"{'by prefix candidates' if by_prefix else f'within k={k}'}{_jaccard_note(threshold)} ...",
                 err=True,
             )
         order = keep_order(keep, len(fps), lengths)
         evidence: dict[str, Any] = {}
+        # The report's pairs just below the threshold come from a run at a lower one, after
+        # this one: the prefix lists' rarity order is kept for it.
+        below_run = bool(report_tmp and by_prefix and threshold is not None)
+        if below_run:
+            assert first.prefixes is not None
+            first.prefixes.keep_order = True
         found = find_candidates(
             fps, first.keys, k, threads, first.short, threshold, limit, first.prefixes
         )
@@ -315,8 +332,39 @@ def dedup(
             resketcher(inp, hasher, shingle, threads, quiet or as_json, first, size=WHOLE),
             evidence,
         )
+        candidate_pairs = evidence["pairs_compared"] if by_prefix else found.pair_count
+        del found  # its memory, before the report's run below
+        lower = (
+            removals_at(
+                first,
+                max(threshold - BELOW, threshold / 2),
+                order,
+                threads,
+                resketcher(inp, hasher, shingle, threads, quiet or as_json, first),
+                None,  # decided on estimates: the report shows the exact Jaccard of each pair
+                limit,
+            )[1]
+            if below_run
+            else []
+        )
+        if below_run:
+            assert first.prefixes is not None
+            first.prefixes.keep_order = False
+            first.prefixes.release()
         result = DedupResult(fps, kept, jaccard, k, {}, threshold=threshold)
-        data = report_mod.prepare(fps, result, threads) if report_tmp else None
+        data = (
+            report_mod.prepare(
+                fps,
+                result,
+                threads,
+                candidates="prefix" if by_prefix else "fingerprint",
+                below=spared(lower, kept, threshold, report_mod.SAMPLES_PER_DISTANCE)
+                if threshold is not None
+                else [],
+            )
+            if report_tmp
+            else None
+        )
 
         ids: dict[int, Any] = {}
         texts: dict[int, str] = {}
@@ -385,11 +433,14 @@ def dedup(
         summary = {
             "input": inp.name,
             "documents": result.n_documents,
-            "candidate_pairs": evidence["pairs_compared"] if by_prefix else found.pair_count,
+            "candidate_pairs": candidate_pairs,
             "bytes": nbytes,
             "clusters": result.n_clusters,
             "kept": result.n_kept,
             "removed": result.n_removed,
+            "candidates": (
+                "prefix" if by_prefix else "fingerprint" if threshold is not None else None
+            ),
             "k": k,
             "threshold": threshold,
             "keep": keep,

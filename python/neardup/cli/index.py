@@ -20,15 +20,15 @@ from ..io import (
     Outputs,
 )
 from ..paths import check_outputs, locked
-from ..pipeline import THRESHOLD, THRESHOLD_K
+from ..pipeline import THRESHOLD, THRESHOLD_K, UNVERIFIED_K
 from . import against as against_cmd
 from .app import cli
 from .ids import bad_id, integer_id
 from .options import (
     Source,
     hasher_options,
+    index_k_option,
     input_options,
-    k_option,
     make_hasher,
     read_text_file,
     run_options,
@@ -97,7 +97,7 @@ def _open_for_index(source: Source, hasher: Simhasher) -> Input:
     metavar="INDEX",
     help="The index file to write; INDEX.ndx writes a dedup index (for dedup --against).",
 )
-@k_option
+@index_k_option
 @click.option(
     "--sketch-bytes",
     type=click.IntRange(4, 1024),
@@ -136,7 +136,7 @@ def _open_for_index(source: Source, hasher: Simhasher) -> Input:
 def index_build(
     source: Source,
     index_path: str,
-    k: int,
+    k: int | None,
     sketch_bytes: int,
     sketch_bits: str,
     candidates: str,
@@ -146,16 +146,15 @@ def index_build(
     as_json: bool,
     **hasher_flags: Any,
 ) -> None:
-    """Fingerprint INPUT and save it as an index file; INDEX.ndx: dedup INPUT and save a dedup
-    index of what it keeps."""
+    """Fingerprint INPUT and save it as an index file; INDEX.ndx: dedup INPUT (word 3-shingle
+    Jaccard >= 0.8, as dedup's default) and save a dedup index of what it
+    keeps, for dedup --against."""
     hasher = make_hasher(**hasher_flags)
     if against_cmd.is_dedup_index_path(index_path):  # cli/against.py
-        ctx = click.get_current_context()
-        k_given = ctx.get_parameter_source("k") is not click.core.ParameterSource.DEFAULT
         against_cmd.build_command(
             source,
             index_path,
-            k if k_given else THRESHOLD_K,
+            THRESHOLD_K if k is None else k,
             THRESHOLD,
             3,
             sketch_bytes,
@@ -173,6 +172,7 @@ def index_build(
             "--exact/--no-exact apply to a dedup index (-o INDEX.ndx); a simhash index keeps "
             "fingerprints only"
         )
+    k = UNVERIFIED_K if k is None else k
     inp = _open_for_index(source, hasher)
     check_outputs([inp.path], [("-o", index_path)])
     with inp, Outputs() as outputs:

@@ -21,7 +21,14 @@ from ..io import (
 from ..lines import DEFAULT_MAX_RECORD_SIZE, parse_size
 from ..normalize import UnicodeForm
 from ..paths import note_input, special_kind
-from ..pipeline import THRESHOLD, THRESHOLD_K, UNVERIFIED_K
+from ..pipeline import (
+    CANDIDATES,
+    DEFAULT_CANDIDATES,
+    THRESHOLD,
+    THRESHOLD_K,
+    UNVERIFIED_K,
+    check_candidates,
+)
 from ..validate import MAX_K
 
 #: The columns of --clusters: each document's id, its cluster (the smallest row of its star), whether
@@ -209,28 +216,64 @@ def shingle_option(**attrs: Any) -> Callable[[Callable[..., Any]], Callable[...,
     )
 
 
-def checked_k_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    """--k, and --threshold/--shingle/--no-verify: how pairs within --k are checked."""
-    f = shingle_option(help="Words per shingle for --threshold.")(f)
+def candidates_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """--candidates: how the pairs that the shingles' Jaccard decides are proposed."""
+    return click.option(
+        "--candidates",
+        type=click.Choice(list(CANDIDATES)),
+        default=None,
+        help="How the pairs whose Jaccard decides are proposed: prefix (documents sharing one "
+        "of the rarest word shingles of their sketches: every pair at --threshold, whatever "
+        f"--k) or fingerprint (fingerprints within --k). Default: {DEFAULT_CANDIDATES}; without "
+        "verification (--no-verify), fingerprints.",
+    )(f)
+
+
+def checked_k_options(f: Callable[..., Any], prefix: bool = True) -> Callable[..., Any]:
+    """--k, and --threshold/--shingle/--no-verify: the rule of a near-duplicate, and the
+    fingerprint radius of the modes that use one; without ``prefix`` (a command whose
+    candidates are always fingerprints within --k), --k always applies."""
+    f = shingle_option(help="Words per shingle of the Jaccard (--threshold).")(f)
     f = click.option(
         "--no-verify",
         is_flag=True,
         help="Take every pair within --k on its fingerprints alone, without comparing "
-        "shingles: faster, less precise (--k defaults to 3).",
+        f"shingles: faster, less precise (--k defaults to {UNVERIFIED_K}).",
     )(f)
     f = threshold_option(
         metavar="J",
-        help="A pair within --k is a near-duplicate when the Jaccard similarity of its word "
-        "shingles is J or above (0 < J <= 1).",
+        help="A candidate pair is a near-duplicate when the Jaccard similarity of its word "
+        "shingles is J or above (0 < J <= 1): what decides a removal.",
     )(f)
     return click.option(
         "--k",
         "k",
         type=click.IntRange(0, MAX_K),
         default=None,
-        help="Candidate radius: the largest Hamming distance of a near-duplicate pair, 0 to "
-        f"{MAX_K}  [default: {THRESHOLD_K}; {UNVERIFIED_K} with --no-verify]",
+        help=f"Fingerprint radius, 0 to {MAX_K}: the largest Hamming distance of a candidate "
+        + (
+            "pair. Used only with --candidates fingerprint or --no-verify; prefix candidates (the "
+            "default) find every pair at --threshold whatever --k, and a --k given then is noted "
+            "on stderr and has no effect"
+            if prefix
+            else "pair: only pairs within it are listed (unlike dedup's default prefix "
+            "candidates, which find every pair at --threshold)"
+        )
+        + f"  [default: {THRESHOLD_K}; {UNVERIFIED_K} with --no-verify]",
     )(f)
+
+
+def note_unused_k(k: int | None, candidates: str | None, threshold: float | None) -> None:
+    """A one-line note on stderr when --k was given but the mode in force does not use it:
+    prefix candidates with verification (a script that passes --k keeps working)."""
+    if k is None or threshold is None or check_candidates(candidates) != "prefix":
+        return
+    click.echo(
+        f"neardup: note: --k {k} has no effect: prefix candidates (the default) find every pair "
+        f"at Jaccard >= {threshold:g} whatever k; --k applies with --candidates fingerprint or "
+        "--no-verify",
+        err=True,
+    )
 
 
 def _verification(threshold: float, no_verify: bool) -> float | None:
@@ -250,9 +293,23 @@ def k_option(f: Callable[..., Any]) -> Callable[..., Any]:
         "--k",
         "k",
         type=click.IntRange(0, MAX_K),
-        default=3,
+        default=UNVERIFIED_K,
         show_default=True,
         help=f"Largest Hamming distance of a near-duplicate pair (0 to {MAX_K}).",
+    )(f)
+
+
+def index_k_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """--k of ``index build``, whose default depends on the kind of index."""
+    return click.option(
+        "--k",
+        "k",
+        type=click.IntRange(0, MAX_K),
+        default=None,
+        help=f"Fingerprint radius of the index, 0 to {MAX_K}: the largest Hamming distance of a "
+        "match. In INDEX.ndx it is the radius of dedup --against with fingerprint candidates or "
+        "--no-verify (prefix candidates, the default, find every pair at the threshold whatever "
+        f"k)  [default: {THRESHOLD_K} for INDEX.ndx; {UNVERIFIED_K} for a fingerprint index]",
     )(f)
 
 

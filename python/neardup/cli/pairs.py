@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import shutil
@@ -104,7 +105,7 @@ def _short_pairs(
 
 @cli.command()
 @input_options
-@checked_k_options
+@functools.partial(checked_k_options, prefix=False)
 @click.option(
     "-o",
     "--output",
@@ -141,9 +142,11 @@ def pairs(
     as_json: bool,
     **hasher_flags: Any,
 ) -> None:
-    """The near-duplicate pairs of INPUT (fingerprints within --k, word shingles with Jaccard >=
-    --threshold; short texts, of at most 16 shingles, whatever their fingerprints), with their
-    distance, Jaccard and a short preview of each text.
+    """The near-duplicate pairs of INPUT within --k: fingerprints within --k bits and word
+    shingles with Jaccard >= --threshold (short texts, of at most 16 shingles, whatever their
+    fingerprints), with their distance, Jaccard and a short preview of each text. pairs proposes
+    by fingerprints only: dedup's default prefix candidates find every pair at --threshold,
+    some of them farther apart than --k.
 
     A Jaccard is exact when both documents have fewer than 1,024 shingles, and whenever it lies
     within 5 standard errors of the threshold (0.0625 at 0.8; the documents are read again);

@@ -1,0 +1,154 @@
+"""Every surface tells the story of the default it has: prefix candidates (documents sharing a
+rare shingle) whose shingles' Jaccard decides at --threshold; k is the fingerprint radius of
+--candidates fingerprint, --no-verify and the indexes only."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+
+import neardup
+from command import run
+
+WORDS = [f"w{i}" for i in range(400)]
+
+
+def shingle_set(text: str, n: int = 3) -> set[str]:
+    words = text.split()
+    return {" ".join(words[i : i + n]) for i in range(len(words) - n + 1)}
+
+
+def by_hand(a: str, b: str) -> float:
+    x, y = shingle_set(a), shingle_set(b)
+    return len(x & y) / len(x | y)
+
+
+def far_pair() -> tuple[str, str, int, float]:
+    """A long text and an edit of it at Jaccard >= 0.8 whose fingerprints are more than 8 bits
+    apart (beyond the default k of fingerprint candidates)."""
+    r = random.Random(7)
+    words = [r.choice(WORDS) for _ in range(150)]
+    a = " ".join(words)
+    for seed in range(5000):
+        e = random.Random(seed)
+        edited = list(words)
+        for _ in range(4):
+            i = e.randrange(len(edited))
+            edited[i] = "x" + edited[i]
+        b = " ".join(edited)
+        distance = neardup.hamming(neardup.simhash(a), neardup.simhash(b))
+        if distance > 8 and by_hand(a, b) >= 0.8:
+            return a, b, distance, by_hand(a, b)
+    raise AssertionError("no such edit")
+
+
+# -- --help ------------------------------------------------------------------------------------
+
+
+def test_dedup_help_tells_the_default_and_when_k_applies(capsys):
+    code, out, _ = run(capsys, "dedup", "--help")
+    text = " ".join(out.split())
+    assert code == 0
+    assert "documents whose fingerprints are within --k bits and whose" not in text
+    assert "share one of the rarest shingles" in text and "Default: prefix" in text
+    assert "--threshold (0.8)" in text
+    assert "Used only with --candidates fingerprint or --no-" in text
+
+
+def test_explain_help_names_the_candidates_mode_and_threshold(capsys):
+    code, out, _ = run(capsys, "explain", "--help")
+    text = " ".join(out.split())
+    assert code == 0 and "--candidates [prefix|fingerprint]" in text
+    assert "Default: prefix" in text and "--threshold J" in text and "[default: 0.8;" in text
+    assert "Used only with --candidates fingerprint or --no-" in text
+
+
+def test_pairs_help_says_it_lists_pairs_within_k_only(capsys):
+    code, out, _ = run(capsys, "pairs", "--help")
+    text = " ".join(out.split())
+    assert code == 0 and "only pairs within it are listed" in text
+    assert "Used only with --candidates fingerprint" not in text
+
+
+def test_index_build_help_gives_the_k_each_kind_of_index_is_built_with(tmp_path, capsys):
+    code, out, _ = run(capsys, "index", "build", "--help")
+    text = " ".join(out.split())
+    found = re.search(r"\[default: (\d+) for INDEX\.ndx; (\d+) for a fingerprint index\]", text)
+    assert code == 0 and found, text
+    for name, said in (("s.ndx", found[1]), ("s.sidx", found[2])):
+        code, out, _ = run(capsys, "index", "build", "--sample", "-o", tmp_path / name, "--json")
+        assert code == 0 and json.loads(out)["k"] == int(said)
+
+
+# -- a --k that does nothing says so -----------------------------------------------------------
+
+
+def test_a_k_given_to_prefix_candidates_is_noted_and_changes_nothing(capsys):
+    code, plain, err = run(capsys, "dedup", "--sample", "--dry-run", "--json")
+    assert code == 0 and "--k" not in err
+    for k in ("0", "16"):
+        code, out, err = run(capsys, "dedup", "--sample", "--dry-run", "--json", "--k", k)
+        assert code == 0 and json.loads(out)["removed"] == json.loads(plain)["removed"]
+        assert err.count("\n") == 1 and f"--k {k} has no effect: prefix candidates" in err
+    # where k is used, no note, and k changes the result
+    removed = []
+    for k in ("0", "8"):
+        code, out, err = run(
+            capsys,
+            "dedup",
+            "--sample",
+            "--dry-run",
+            "--json",
+            "--k",
+            k,
+            "--candidates",
+            "fingerprint",
+        )
+        assert code == 0 and "has no effect" not in err
+        removed.append(json.loads(out)["removed"])
+    assert removed[0] < removed[1]
+    code, out, err = run(capsys, "dedup", "--sample", "--dry-run", "--no-verify", "--k", "2")
+    assert code == 0 and "has no effect" not in err
+
+
+def test_explain_notes_an_unused_k(capsys):
+    code, _, err = run(capsys, "explain", "a b c d", "a b c e", "--k", "5")
+    assert code == 0 and "--k 5 has no effect" in err
+
+
+# -- explain -----------------------------------------------------------------------------------
+
+
+def test_explain_decides_far_pairs_by_prefix_candidates_and_jaccard(capsys):
+    a, b, distance, expected = far_pair()
+    code, out, err = run(capsys, "explain", a, b)
+    assert code == 0 and err == ""
+    first = out.splitlines()[0]
+    assert first.startswith(f"Jaccard {expected:.4f}; near-duplicates: dedup removes B")
+    assert "prefix candidates, threshold 0.8" in first and "k=" not in out
+    assert f"Jaccard {expected:.4f} >= threshold 0.8" in first
+    assert f"distance {distance} " in out
+    # the shared shingles are those the Jaccard counts
+    x, y = shingle_set(a), shingle_set(b)
+    assert f"shared 3-word shingles ({len(x & y)} of {len(x | y)})" in out
+    assert f"only in B ({len(y - x)}):" in out
+    # fingerprint candidates at k = 8 do not compare it (a long text, farther than k)
+    code, out, _ = run(capsys, "explain", a, b, "--candidates", "fingerprint")
+    assert code == 0 and "not near-duplicates: dedup keeps both" in out
+    assert (
+        f"fingerprint candidates, threshold 0.8, word 3-shingles: distance {distance} > k=8" in out
+    )
+    code, out, _ = run(capsys, "explain", a, b, "--candidates", "fingerprint", "--k", distance)
+    assert code == 0 and "near-duplicates: dedup removes B" in out.splitlines()[0]
+    assert f"distance {distance} <= k={distance}, compared" in out
+
+
+def test_explain_names_the_threshold_in_use(capsys):
+    a, b, _, expected = far_pair()
+    code, out, _ = run(capsys, "explain", a, b, "--threshold", "0.9")
+    assert code == 0 and "not near-duplicates" in out
+    assert (
+        "prefix candidates, threshold 0.9" in out
+        and f"Jaccard {expected:.4f} < threshold 0.9" in out
+    )
