@@ -520,8 +520,9 @@ class DedupIndex:
         self._inner = _core.DedupIndex.load(self.path, self.mapped)
         self._identity = _identity(self.path)
 
-    def _append_streamed(
+    def _write_streamed(
         self,
+        tmp: str,
         n_new: int,
         id_bytes: int,
         fill: Callable[[str], Iterable[np.ndarray]],
@@ -530,14 +531,9 @@ class DedupIndex:
     ) -> None:
         """Writes this index plus ``n_new`` documents that ``fill(section)`` hands an array at a
         time (see ``_core.DedupIndex.save_streamed``), with their prefix ``postings`` in sorted
-        runs (and ``set_values`` values of their exact sets, for an exact index), to the file,
-        atomically, and opens the new file. The caller holds the file's lock."""
-        write_atomically(
-            self.path,
-            lambda tmp: self._inner.save_streamed(tmp, n_new, id_bytes, fill, postings, set_values),
-        )
-        self._inner = _core.DedupIndex.load(self.path, self.mapped)
-        self._identity = _identity(self.path)
+        runs (and ``set_values`` values of their exact sets, for an exact index), to the new
+        file ``tmp``, which the caller renames over the index (holding the file's lock)."""
+        self._inner.save_streamed(tmp, n_new, id_bytes, fill, postings, set_values)
 
     def _write_appended(self, tmp: str, batch: Batch, ids: Any, rows: np.ndarray) -> None:
         """Writes this index plus ``rows`` of a digested batch to the new file ``tmp``."""

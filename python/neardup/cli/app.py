@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import threading
 from typing import Any
 
 import click
@@ -11,6 +12,7 @@ from .. import _core, stdio
 from ..io import (
     InputError,
     MissingExtraError,
+    outputs,
 )
 from .options import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 
@@ -30,18 +32,42 @@ def cli() -> None:
         neardup dedup --sample --dry-run
 
     Exit status: 0 done, 1 failed (an output could not be written), 2 bad usage or bad input
-    (FILE:LINE: what is wrong), 130 interrupted. A failed or interrupted job leaves no output.
+    (FILE:LINE: what is wrong), 130 interrupted. A failed or interrupted job leaves no output;
+    a Ctrl-C once the outputs are being renamed into place ends nothing.
     """
 
 
-def _terminate(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
+def _signalled(signum: int, frame: Any) -> None:
+    """SIGINT and SIGTERM: the run stops, unless it has started renaming its outputs into place
+    (then it has succeeded, and goes on to its summary)."""
+    if not outputs.renaming.is_set():
+        raise KeyboardInterrupt
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Runs the command; returns its exit status (the console script exits with it)."""
-    previous = signal.signal(signal.SIGTERM, _terminate) if hasattr(signal, "SIGTERM") else None
+    """Runs the command; returns its exit status (the console script exits with it). A run
+    stopped by SIGINT or SIGTERM before its outputs are renamed into place writes nothing and
+    returns 130; one stopped after has written them all and returns 0."""
+    outputs.renaming.clear()
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        for name in ("SIGINT", "SIGTERM"):
+            number = getattr(signal, name, None)
+            # A signal ignored when the command starts (a background job's SIGINT) stays so.
+            if number is not None and signal.getsignal(number) is not signal.SIG_IGN:
+                previous[number] = signal.signal(number, _signalled)
     stdio.guard_closed()
+    try:
+        return _run(argv)
+    finally:
+        # The command's own process ignores a signal that comes after its outputs are in
+        # place, to its exit; a caller of main() gets its handlers back.
+        done = argv is None and outputs.renaming.is_set()
+        for number, handler in previous.items():
+            signal.signal(number, signal.SIG_IGN if done else handler)
+
+
+def _run(argv: list[str] | None) -> int:
     try:
         result = cli.main(args=argv, prog_name="neardup", standalone_mode=False)
         return result if isinstance(result, int) else EXIT_OK
@@ -82,6 +108,3 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         click.echo("neardup: interrupted; no output written", err=True)
         return EXIT_INTERRUPTED
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)

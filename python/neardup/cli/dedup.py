@@ -135,8 +135,9 @@ def _write_clusters(inp: Any, writer: TableWriter, first_row: int, rows: dict[st
     "--scratch",
     metavar="FOLDER",
     help="With --scheduler/--workers: a folder every worker can read and write, for the "
-    "digests and the intermediate tables while the run lasts (removed after it; default: a "
-    "temporary folder of this machine, which only --workers shares).",
+    "digests and the intermediate tables while the run lasts, in a subfolder of the run's own "
+    "(removed after it; other files there are left alone; default: the temporary folder of "
+    "this machine, which only --workers shares).",
 )
 @click.option(
     "--against",

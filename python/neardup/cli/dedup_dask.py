@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -111,6 +112,17 @@ def _rounded_jaccard(part: Any) -> Any:
 def _part_name(suffix: str = "") -> Callable[[int], str]:
     """Partition file names that sort in partition order (part.00000.parquet, part-00000.jsonl)."""
     return (lambda i: f"part.{i:05d}{suffix}") if suffix else (lambda i: f"{i:05d}")
+
+
+def _write_index(outputs: Outputs, got: Any) -> None:
+    """Writes the updated index of a Dask update to a new file beside it, renamed over it by
+    ``outputs`` after every other output: the last of them, as on one machine."""
+    path = got.index.path
+    tmp = outputs.reserve(path)
+    try:
+        got.write_index(tmp)
+    except OSError as err:  # named by the index, not its hidden temporary file
+        raise OSError(err.errno, err.strerror or str(err), path) from None
 
 
 def _dedup_on_dask(
@@ -253,64 +265,73 @@ def _dedup_on_dask(
                             f"no column {name!r} ({flag}); columns: {', '.join(map(str, ddf.columns))}",
                         )
                 record: dict[str, Any] = {}
-                try:
-                    if against is not None:
-                        kept, table = dask_against.dedup_against(
-                            ddf,
-                            against,
-                            text_field=text_field,
-                            id_field=id_field,
-                            k=k,
-                            threshold=threshold,
-                            update=update,
-                            clusters=True,
-                            max_pairs=max_pairs,
-                            scratch=scratch,
-                            candidates=candidates,
-                            stats=record,
+                # An update holds the index's lock and its run's scratch folder to the end of
+                # this block: the outputs are written, then the index (a new file), and all are
+                # renamed into place, the index last. Whatever stops the run before leaves the
+                # index as it was.
+                with contextlib.ExitStack() as held:
+                    try:
+                        if against is not None:
+                            got = held.enter_context(
+                                dask_against.matched(
+                                    ddf,
+                                    against,
+                                    text_field=text_field,
+                                    id_field=id_field,
+                                    k=k,
+                                    threshold=threshold,
+                                    update=update,
+                                    max_pairs=max_pairs,
+                                    scratch=scratch,
+                                    candidates=candidates,
+                                    stats=record,
+                                )
+                            )
+                            kept, table = got.kept, got.table
+                        else:
+                            kept, table = neardup_dask.dedup(
+                                ddf,
+                                text_field=text_field,
+                                k=k,
+                                id_field=id_field,
+                                keep=keep,
+                                threshold=threshold,
+                                shingle=shingle,
+                                hasher=hasher,
+                                clusters=True,
+                                max_pairs=max_pairs,
+                                stats=record,
+                                scratch=scratch,
+                                candidates=candidates,
+                            )
+                    except (TypeError, ValueError) as err:
+                        raise InputError(input, str(err)) from None
+                    # Counted on the workers, while matching.
+                    n_docs, n_removed = record["documents"], record["removed"]
+                    n_clusters = record["clusters"]
+                    if against is not None and n_removed:  # the documents that remove another
+                        removed_rows = table[~table["kept"]]
+                        n_clusters = int(removed_rows["kept_id"].nunique().compute())
+                    # Both outputs in one computation: the input is read once for them.
+                    writes = []
+                    if out_tmp is not None:
+                        writes.append(_parts(kept, out_tmp, fmt, force_ascii=False))
+                    if clusters_tmp is not None:
+                        table = table.map_partitions(
+                            _rounded_jaccard, meta=_rounded_jaccard(table._meta)
                         )
-                    else:
-                        kept, table = neardup_dask.dedup(
-                            ddf,
-                            text_field=text_field,
-                            k=k,
-                            id_field=id_field,
-                            keep=keep,
-                            threshold=threshold,
-                            shingle=shingle,
-                            hasher=hasher,
-                            clusters=True,
-                            max_pairs=max_pairs,
-                            stats=record,
-                            scratch=scratch,
-                            candidates=candidates,
-                        )
-                except (TypeError, ValueError) as err:
-                    raise InputError(input, str(err)) from None
-                # Counted on the workers, while matching.
-                n_docs, n_removed = record["documents"], record["removed"]
-                n_clusters = record["clusters"]
-                if against is not None and n_removed:  # the documents that remove another
-                    removed_rows = table[~table["kept"]]
-                    n_clusters = int(removed_rows["kept_id"].nunique().compute())
-                # Both outputs in one computation: the input is read once for them.
-                writes = []
-                if out_tmp is not None:
-                    writes.append(_parts(kept, out_tmp, fmt, force_ascii=False))
-                if clusters_tmp is not None:
-                    table = table.map_partitions(
-                        _rounded_jaccard, meta=_rounded_jaccard(table._meta)
-                    )
-                    writes.append(_parts(table, clusters_tmp, clusters_format))
-                if against is None:
-                    dask.compute(*writes)
-                else:  # its outputs mix graph kinds, which dask computes apart
-                    for write in writes:
-                        dask.compute(write)
+                        writes.append(_parts(table, clusters_tmp, clusters_format))
+                    if against is None:
+                        dask.compute(*writes)
+                    else:  # its outputs mix graph kinds, which dask computes apart
+                        for write in writes:
+                            dask.compute(write)
+                    if against is not None and update:
+                        _write_index(outputs, got)
+                    outputs.commit()
         finally:
             if cluster_ctx is not None:
                 cluster_ctx.close()
-        outputs.commit()
     seconds = time.perf_counter() - start
     summary = {
         "input": input,

@@ -33,10 +33,10 @@ order: row order), for any partitioning.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import os
-import shutil
-import tempfile
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import dask.dataframe as dd
@@ -64,11 +64,13 @@ from neardup.dask.cluster import _wait
 from neardup.dask.digest import _check_frame, _digest_file, _read_columns
 from neardup.dask.driver import _find
 from neardup.dask.frames import _frame, _number
-from neardup.dask.spill import read_back, remove_spilled, write_table
+from neardup.dask.scratch import run_folder
+from neardup.dask.spill import read_back, write_table
 from neardup.dask.steps import Run
 from neardup.dask.verification import _pair_nodes
 from neardup.index import DEFAULT_MAX_PAIRS
 from neardup.index_batch import take_sets
+from neardup.io.outputs import write_atomically
 from neardup.paths import locked
 from neardup.progress import log
 from neardup.validate import check_k, integer
@@ -343,7 +345,8 @@ def dedup_against(
         k, threshold: default to the index's.
         update: append the kept rows to the index file (atomically, under the file's lock, held
             from the search to the rename); the client reads the kept rows' digests from the
-            scratch folder, a partition at a time.
+            scratch folder, a partition at a time. (The command writes its outputs first and
+            the index last, through :func:`matched`.)
         clusters: also return a table with one row per document: ``id``, ``kept``, ``kept_id``
             (the document it duplicates, itself when kept), ``in_index`` and ``jaccard``.
         max_pairs: bounds each partition's search of the index (as
@@ -352,7 +355,9 @@ def dedup_against(
             distinct fingerprints among the new rows (as :func:`neardup.dask.dedup`); None lifts
             both.
         scratch: a folder every worker (and, with ``update``, the client) can read and write,
-            for the digests while this runs (default: a temporary folder on this machine).
+            for the digests while this runs (default: the temporary folder of this machine);
+            the run writes in a subfolder of its own, removed when it ends
+            (:mod:`neardup.dask.scratch`).
         stats: a dict to fill with ``documents``, ``in_index`` (rows removed for the index),
             ``removed`` and the figures of :func:`neardup.dask.dedup`'s steps among the rows left.
         candidates: how each partition's search of the index proposes pairs: the index's by
@@ -365,6 +370,59 @@ def dedup_against(
     Returns:
         the kept rows, a lazy dask DataFrame in input order; with ``clusters=True``, ``(kept, table)``.
     """
+    with matched(
+        ddf,
+        index,
+        text_field,
+        id_field,
+        k=k,
+        threshold=threshold,
+        update=update,
+        max_pairs=max_pairs,
+        scratch=scratch,
+        stats=stats,
+        candidates=candidates,
+    ) as got:
+        if update:
+            write_atomically(got.index.path, got.write_index)
+            got.index._reopen_if_replaced()
+    return (got.kept, got.table) if clusters else got.kept
+
+
+@dataclasses.dataclass
+class Matched:
+    """A matching of :func:`matched`: the kept rows and the clusters table (lazy), and, for an
+    update, the index the kept rows' digests are appended to."""
+
+    index: DedupIndex
+    kept: Any
+    table: Any
+    #: ``write_index(tmp)`` writes the index plus the kept rows to the new file ``tmp``, to be
+    #: renamed over the index once every other output is in place (an update only).
+    write_index: Callable[[str], None]
+
+
+@contextlib.contextmanager
+def matched(
+    ddf: Any,
+    index: DedupIndex | str | os.PathLike[str],
+    text_field: str = "text",
+    id_field: str | None = None,
+    *,
+    k: int | None = None,
+    threshold: float | None = None,
+    update: bool = False,
+    max_pairs: int | None = DEFAULT_MAX_PAIRS,
+    scratch: str | os.PathLike[str] | None = None,
+    stats: dict[str, Any] | None = None,
+    candidates: str | None = None,
+) -> Iterator[Matched]:
+    """The matching of :func:`dedup_against` (same arguments), held open while the block runs:
+    with ``update``, the index file's lock is held and the run's scratch folder kept until the
+    block ends, so that the caller writes its outputs first and the index last: the command
+    writes the kept rows and the clusters table, then the index with ``write_index`` to a
+    temporary file, and renames them into place in that order, the index under its lock. An
+    update that fails or is stopped before then leaves the index as it was."""
     if not isinstance(index, DedupIndex):
         index = DedupIndex.open(index)
     if index.hasher.fields is not None:
@@ -390,45 +448,36 @@ def dedup_against(
         )
     ddf = ddf.clear_divisions()
     record: dict[str, Any] = stats if stats is not None else {}
-    owned = scratch is None
-    folder = tempfile.mkdtemp(prefix="neardup-dask-") if scratch is None else os.fspath(scratch)
     with contextlib.ExitStack() as held:
         if update:
             held.enter_context(locked(index.path))
             index._reopen_if_replaced()
-        try:
-            kept_rows, table = _match(
-                ddf,
-                index,
-                text_field,
-                id_field,
-                k,
-                threshold,
-                update,
-                max_pairs,
-                folder,
-                record,
-                candidates,
-            )
-        finally:
-            if owned:
-                shutil.rmtree(folder, ignore_errors=True)
-            else:
-                for name in os.listdir(folder):
-                    if (
-                        name.startswith(("digest.", "against.", "kept.", "postings."))
-                        and ".arrow" in name
-                    ):
-                        os.remove(os.path.join(folder, name))
-                remove_spilled(folder)
-    log.info(
-        "dask dedup against %s: %d documents, %d removed (%d for the index)",
-        index.path,
-        record["documents"],
-        record["removed"],
-        record["in_index"],
-    )
-    return (kept_rows, table) if clusters else kept_rows
+        folder = held.enter_context(run_folder(scratch))
+        kept_rows, table, write_index = _match(
+            ddf,
+            index,
+            text_field,
+            id_field,
+            k,
+            threshold,
+            update,
+            max_pairs,
+            folder,
+            record,
+            candidates,
+        )
+        log.info(
+            "dask dedup against %s: %d documents, %d removed (%d for the index)",
+            index.path,
+            record["documents"],
+            record["removed"],
+            record["in_index"],
+        )
+        yield Matched(index, kept_rows, table, write_index)
+
+
+def _no_update(tmp: str) -> None:
+    raise ValueError("this matching does not update its index (update=False)")
 
 
 def _match(
@@ -443,8 +492,9 @@ def _match(
     folder: str,
     record: dict[str, Any],
     candidates: str,
-) -> tuple[Any, Any]:
-    """The matching of :func:`dedup_against` in ``folder``: (kept rows, clusters table)."""
+) -> tuple[Any, Any, Callable[[str], None]]:
+    """The matching of :func:`dedup_against` in ``folder``: (kept rows, clusters table, the
+    writer of the updated index to a new file; see :class:`Matched`)."""
     path = os.path.abspath(index.path)
     # Without ids, the rows are told apart by their partition and row there (a column for the
     # steps' types only; the digests name the rows themselves).
@@ -487,6 +537,7 @@ def _match(
     record["in_index"] = in_index
     record["removed"] = record.get("removed", 0) + in_index
     record["documents"] = int(offsets[-1])
+    write_index = _no_update
     if update:
         written = dd.map_partitions(
             _write_kept_part,
@@ -502,14 +553,20 @@ def _match(
             align_dataframes=False,
         ).compute()
         kept_counts = written["rows"].to_numpy(np.int64)
-        index._append_streamed(
-            int(kept_counts.sum()),
-            int(written["id_bytes"].sum()),
-            _kept_sections(folder, partitions, index.string_ids),
+        sections = _kept_sections(folder, partitions, index.string_ids)
+        runs = (
             _posting_runs(folder, partitions, kept_counts, len(index))
             if index.candidates == "prefix"
-            else None,
-            int(written["set_values"].sum()),
+            else None
+        )
+        n_new, id_bytes = int(kept_counts.sum()), int(written["id_bytes"].sum())
+        write_index = functools.partial(
+            index._write_streamed,
+            n_new=n_new,
+            id_bytes=id_bytes,
+            fill=sections,
+            postings=runs,
+            set_values=int(written["set_values"].sum()),
         )
     # The ids keep the column's type (a Parquet table needs one); row numbers are integers.
     id_type: Any = ddf._meta[id_field].dtype if id_field is not None else np.int64
@@ -530,4 +587,4 @@ def _match(
     table = dd.map_partitions(
         _output_part, ddf, found, against, *args, True, meta=table_meta, align_dataframes=False
     )
-    return kept_rows, table
+    return kept_rows, table, write_index

@@ -194,7 +194,7 @@ def _posting_runs(folder: str, partitions: int, counts: np.ndarray, base: int) -
 
 
 def _kept_sections(folder: str, partitions: int, string_ids: bool) -> Any:
-    """``fill`` of ``DedupIndex._append_streamed``: each section's arrays, a partition's kept
+    """``fill`` of ``DedupIndex._write_streamed``: each section's arrays, a partition's kept
     file at a time (memory-mapped)."""
     import pyarrow as pa
 

@@ -4,9 +4,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 import time
 from collections.abc import Callable
 from typing import Any
@@ -25,7 +22,7 @@ from ..deprecation import renamed
 from ..validate import integer
 from .digest import _check_frame, _hasher
 from .outputs import _empty_found, _output_part, _spread
-from .spill import remove_spilled
+from .scratch import run_folder
 from .steps import STEPS, Run
 
 
@@ -85,7 +82,10 @@ def dedup(
             pairs compared (as :func:`neardup.dedup`); more raise
             :class:`neardup.TooManyPairsError` naming their number. None: no limit.
         scratch: a folder every worker can read and write, for the digests while this runs
-            (default: a temporary folder on this machine, which a local cluster shares).
+            (default: the temporary folder of this machine, which a local cluster shares). The
+            run writes in a subfolder of its own, ``neardup-run-PID-RANDOM``, removed when it
+            ends (:mod:`neardup.dask.scratch`): runs may share a folder, and no other file of
+            it is touched.
         progress: draw tqdm's bar of the steps of :data:`neardup.stages.DASK` (digest, copies,
             candidates, verify, components, stars) when tqdm is installed; each step's time goes
             to the ``neardup`` logger at DEBUG either way.
@@ -129,34 +129,26 @@ def dedup(
             bar.set_postfix_str(name, refresh=False)
             bar.update(1)
 
-    owned = scratch is None
-    folder = tempfile.mkdtemp(prefix="neardup-dask-") if scratch is None else os.fspath(scratch)
     try:
-        run = Run(
-            ddf,
-            text_field,
-            id_field,
-            keep,
-            k,
-            threshold,
-            shingle,
-            hasher,
-            max_pairs,
-            folder,
-            record,
-            candidates,
-        )
-        found, starts, counts = _find(run, stage)
+        with run_folder(scratch) as folder:
+            run = Run(
+                ddf,
+                text_field,
+                id_field,
+                keep,
+                k,
+                threshold,
+                shingle,
+                hasher,
+                max_pairs,
+                folder,
+                record,
+                candidates,
+            )
+            found, starts, counts = _find(run, stage)
     finally:
         if bar is not None:
             bar.close()
-        if owned:
-            shutil.rmtree(folder, ignore_errors=True)
-        else:
-            for name in os.listdir(folder):
-                if name.startswith("digest.") and name.endswith(".arrow"):
-                    os.remove(os.path.join(folder, name))
-            remove_spilled(folder)
     figures = {key: record.get(key, 0) for key in ("documents", "removed", "candidate_pairs")}
     log.info(
         "dask dedup: %d documents, %d removed (%d clusters), %d candidate pairs, k=%d, "

@@ -252,6 +252,12 @@ def check_replaceable(final: str, directory: bool = False) -> None:
         )
 
 
+#: Set by :meth:`Outputs.commit` as it starts renaming (every check passed); the command clears
+#: it as it starts, and its SIGINT and SIGTERM handlers end a run only while it is clear
+#: (:mod:`neardup.cli.app`): a run renaming its outputs has succeeded, whatever comes after.
+renaming = threading.Event()
+
+
 class Outputs:
     """Outputs written as temporary files beside their final names and renamed into place
     together by :meth:`commit`; anything not committed is removed (on error or Ctrl-C).
@@ -291,8 +297,10 @@ class Outputs:
         return tmp
 
     def commit(self) -> None:
-        """Renames every output into place, with Ctrl-C held off until all are there. Every
-        output is checked first (still replaceable), so a failure replaces none of them."""
+        """Renames every output into place, in the order they were reserved, with Ctrl-C held
+        off until all are there (and, for the command, ignored from then on: see
+        :data:`renaming`). Every output is checked first (still replaceable), so a failure
+        replaces none of them."""
         mask = umask()
         for _tmp, final, directory, target in self._pending:
             check_replaceable(target, directory)
@@ -302,6 +310,9 @@ class Outputs:
                 )
         for tmp, _final, directory, target in self._pending:
             _take_mode(tmp, target, (0o777 if directory else 0o666) & ~mask)
+        # Before the mask: a signal's handler run from here on (one another thread received
+        # included) finds the run renaming and ends nothing.
+        renaming.set()
         blocked = {signal.SIGINT, signal.SIGTERM}
         old = (
             signal.pthread_sigmask(signal.SIG_BLOCK, blocked)

@@ -1,0 +1,211 @@
+"""Issue 48: the end of a run. An update writes its outputs first and the index last, on one
+machine and on Dask, so that an output that cannot be written leaves the index as it was; and a
+run's success is decided by what it wrote: a signal that comes once the outputs are being
+renamed into place ends nothing (status 0, the summary), one that comes before writes nothing
+(status 130, the index unchanged). The signals are sent from inside the steps, not timed."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import shutil
+import signal
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import neardup
+from brute import family_corpus
+from command import run
+from neardup import DedupIndex
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+
+DASK = ["--workers", "1"]
+
+
+def corpus(tmp_path: Path) -> tuple[Path, Path, list[str], list[str]]:
+    """An index of half a corpus of near-duplicate families, the other half as new documents
+    (``new.jsonl``, ids ``b0``...), and what one machine keeps of them and adds to the index
+    (computed on a copy of the index)."""
+    docs = family_corpus(30, seed=13)
+    half = len(docs) // 2
+    ndx = tmp_path / "x.ndx"
+    DedupIndex.build(docs[:half], ndx, ids=[f"a{i}" for i in range(half)])
+    new = [{"id": f"b{i}", "text": t} for i, t in enumerate(docs[half:])]
+    src = tmp_path / "new.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in new), encoding="utf-8")
+    copy = tmp_path / "copy" / "x.ndx"
+    copy.parent.mkdir()
+    shutil.copy(ndx, copy)
+    single = neardup.dedup(new, against=DedupIndex.open(copy), id_field="id", update=True)
+    kept = [i for i, k in zip(single.ids, single.keep) if k]
+    assert 0 < len(kept) < len(new) and single.in_index.any()
+    return ndx, src, kept, DedupIndex.open(copy).ids
+
+
+def kept_ids(out: Path) -> list[str]:
+    """The ids of a kept output: a JSONL file, or a folder of JSONL partitions."""
+    files = sorted(out.glob("*.jsonl")) if out.is_dir() else [out]
+    return [json.loads(line)["id"] for f in files for line in f.read_text().splitlines()]
+
+
+def leftovers(folder: Path) -> list[str]:
+    """Temporary outputs and files of the index's lock left in ``folder``."""
+    return sorted(p.name for p in folder.iterdir() if "neardup-tmp" in p.name)
+
+
+def outputs_of(tmp_path: Path, engine: list[str]) -> tuple[Path, Path]:
+    if engine:  # on Dask: folders of partitions
+        return tmp_path / "kept", tmp_path / "clusters.csv"
+    return tmp_path / "kept.jsonl", tmp_path / "clusters.csv"
+
+
+def update(capsys, tmp_path: Path, engine: list[str], *more: str) -> tuple[int, str, str]:
+    out, clusters = outputs_of(tmp_path, engine)
+    return run(
+        capsys,
+        "dedup",
+        tmp_path / "new.jsonl",
+        "--against",
+        tmp_path / "x.ndx",
+        "--update",
+        *engine,
+        "-o",
+        out,
+        "--clusters",
+        clusters,
+        *more,
+    )
+
+
+# -- outputs first, index last -------------------------------------------------------------------
+
+
+def test_a_dask_update_whose_output_cannot_be_written_leaves_the_index_as_it_was(
+    tmp_path, capsys, monkeypatch
+):
+    from neardup.cli import dedup_dask
+
+    ndx, _, kept, grown = corpus(tmp_path)
+    before = ndx.read_bytes()
+    real = dedup_dask._parts
+
+    def full_disk(frame, folder, fmt, force_ascii=True):
+        def write(part):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        return real(frame.map_partitions(write, meta=frame._meta), folder, fmt, force_ascii)
+
+    monkeypatch.setattr(dedup_dask, "_parts", full_disk)
+    code, _, err = update(capsys, tmp_path, DASK, "-q")
+    assert code == 1 and "No space left on device" in err, err
+    assert ndx.read_bytes() == before
+    assert not (tmp_path / "kept").exists() and not (tmp_path / "clusters.csv").exists()
+    assert leftovers(tmp_path) == []
+    # The rerun, with room, keeps what one machine keeps and grows the index as it does.
+    monkeypatch.undo()
+    code, _, err = update(capsys, tmp_path, DASK, "-q")
+    assert code == 0, err
+    assert kept_ids(tmp_path / "kept") == kept
+    assert DedupIndex.open(ndx).ids == grown
+
+
+@pytest.mark.parametrize("engine", [[], DASK], ids=["one machine", "dask"])
+def test_an_update_renames_its_index_last_under_its_lock(tmp_path, capsys, monkeypatch, engine):
+    import fcntl
+
+    ndx, _, kept, grown = corpus(tmp_path)
+    real = os.replace
+    renamed: list[tuple[str, bool]] = []
+
+    def spy(src, dst):
+        fd = os.open(ndx, os.O_RDONLY)
+        try:  # the lock is held while every output is renamed, the index included
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            free = True
+        except BlockingIOError:
+            free = False
+        finally:
+            os.close(fd)
+        renamed.append((os.path.basename(dst), free))
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", spy)
+    code, _, err = update(capsys, tmp_path, engine, "-q")
+    monkeypatch.undo()
+    assert code == 0, err
+    assert [name for name, _ in renamed] == [
+        outputs_of(tmp_path, engine)[0].name,
+        "clusters.csv",
+        "x.ndx",
+    ]
+    assert not any(free for _, free in renamed)
+    assert kept_ids(outputs_of(tmp_path, engine)[0]) == kept
+    assert DedupIndex.open(ndx).ids == grown
+
+
+# -- a signal at the end ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("engine", [[], DASK], ids=["one machine", "dask"])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_while_the_outputs_are_renamed_ends_nothing(
+    tmp_path, capsys, monkeypatch, engine, sig
+):
+    ndx, _, kept, grown = corpus(tmp_path)
+    real = os.replace
+    calls = []
+
+    def signalled(src, dst):  # the signal comes between the first rename and the second
+        calls.append(dst)
+        if len(calls) == 2:
+            os.kill(os.getpid(), sig)
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", signalled)
+    code, out, err = update(capsys, tmp_path, engine)
+    monkeypatch.undo()
+    assert len(calls) == 3
+    assert code == 0, err
+    assert "interrupted" not in err
+    assert f"kept {len(kept):,}" in out + err
+    assert kept_ids(outputs_of(tmp_path, engine)[0]) == kept
+    assert DedupIndex.open(ndx).ids == grown
+    assert leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("engine", [[], DASK], ids=["one machine", "dask"])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_before_the_renames_writes_nothing(tmp_path, capsys, monkeypatch, engine, sig):
+    ndx, _, kept, grown = corpus(tmp_path)
+    before = ndx.read_bytes()
+    # The signal comes while the new index is written, the last step before the renames.
+    name = "_write_streamed" if engine else "_write_appended"
+    real = getattr(DedupIndex, name)
+
+    def signalled(self, tmp, *args, **kwargs):
+        os.kill(os.getpid(), sig)
+        return real(self, tmp, *args, **kwargs)
+
+    monkeypatch.setattr(DedupIndex, name, signalled)
+    code, _, err = update(capsys, tmp_path, engine)
+    assert code == 130 and "interrupted; no output written" in err, err
+    assert ndx.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["copy", "new.jsonl", "x.ndx"]
+    # The rerun writes everything.
+    monkeypatch.undo()
+    code, _, err = update(capsys, tmp_path, engine, "-q")
+    assert code == 0, err
+    assert kept_ids(outputs_of(tmp_path, engine)[0]) == kept
+    assert DedupIndex.open(ndx).ids == grown
+    clusters = outputs_of(tmp_path, engine)[1]
+    table = (
+        pd.concat(pd.read_csv(p) for p in sorted(clusters.glob("*.csv")))
+        if engine
+        else pd.read_csv(clusters)
+    )
+    assert table["kept"].sum() == len(kept)
