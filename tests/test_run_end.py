@@ -86,8 +86,10 @@ def update(capsys, tmp_path: Path, engine: list[str], *more: str) -> tuple[int, 
 
 
 def test_a_dask_update_whose_output_cannot_be_written_leaves_the_index_as_it_was(
-    tmp_path, capsys, monkeypatch
+    tmp_path, capfd, monkeypatch
 ):
+    # capfd: the workers' processes write to this process's standard error.
+    capsys = capfd
     from neardup.cli import dedup_dask
 
     ndx, _, kept, grown = corpus(tmp_path)
@@ -102,7 +104,15 @@ def test_a_dask_update_whose_output_cannot_be_written_leaves_the_index_as_it_was
 
     monkeypatch.setattr(dedup_dask, "_parts", full_disk)
     code, _, err = update(capsys, tmp_path, DASK, "-q")
-    assert code == 1 and "No space left on device" in err, err
+    assert code == 1, err
+    # One line names the outputs being written; no worker's traceback.
+    assert err.strip().splitlines() == [
+        f"neardup: cannot write {tmp_path / 'kept'}/: No space left on device"
+    ], err
+    assert ndx.read_bytes() == before
+    # --verbose shows Dask's own lines: the worker's failed task, with its traceback.
+    code, _, err = update(capsys, tmp_path, DASK, "-q", "--verbose")
+    assert code == 1 and "Compute Failed" in err and "Traceback" in err, err
     assert ndx.read_bytes() == before
     assert not (tmp_path / "kept").exists() and not (tmp_path / "clusters.csv").exists()
     assert leftovers(tmp_path) == []
@@ -112,6 +122,9 @@ def test_a_dask_update_whose_output_cannot_be_written_leaves_the_index_as_it_was
     assert code == 0, err
     assert kept_ids(tmp_path / "kept") == kept
     assert DedupIndex.open(ndx).ids == grown
+    # --verbose is for Dask's lines: refused on one machine.
+    code, _, err = run(capsys, "dedup", "--sample", "--dry-run", "--verbose")
+    assert code == 2 and "--verbose goes with --scheduler or --workers" in err
 
 
 @pytest.mark.parametrize("engine", [[], DASK], ids=["one machine", "dask"])
@@ -209,3 +222,29 @@ def test_a_signal_before_the_renames_writes_nothing(tmp_path, capsys, monkeypatc
         else pd.read_csv(clusters)
     )
     assert table["kept"].sum() == len(kept)
+
+
+def test_a_signal_while_the_local_cluster_starts_stops_the_run_once_it_is_up(
+    tmp_path, capsys, monkeypatch
+):
+    # A cluster stopped half-way cannot be closed (distributed's exit handler then fails with
+    # a traceback): the signal is held until it is up, and the run stops then, closing it.
+    import neardup.dask
+
+    ndx, _, _, _ = corpus(tmp_path)
+    before = ndx.read_bytes()
+    real = neardup.dask.local_cluster
+    made = []
+
+    def signalled(*args, **kwargs):
+        cluster = real(*args, **kwargs)
+        made.append(cluster)
+        os.kill(os.getpid(), signal.SIGINT)  # as the cluster's last step returns
+        return cluster
+
+    monkeypatch.setattr(neardup.dask, "local_cluster", signalled)
+    code, _, err = update(capsys, tmp_path, DASK)
+    assert code == 130 and err.strip() == "neardup: interrupted; no output written", err
+    assert len(made) == 1 and made[0].status.name == "closed"
+    assert ndx.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["copy", "new.jsonl", "x.ndx"]

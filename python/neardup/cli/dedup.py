@@ -140,6 +140,12 @@ def _write_clusters(inp: Any, writer: TableWriter, first_row: int, rows: dict[st
     "this machine, which only --workers shares).",
 )
 @click.option(
+    "--verbose",
+    is_flag=True,
+    help="With --scheduler/--workers: also show Dask's own error lines (a worker's failed task "
+    "with its traceback); without it, a failure is the one line that names what failed.",
+)
+@click.option(
     "--against",
     metavar="INDEX.ndx",
     help="Also remove the near-duplicates of the documents of this dedup index (neardup index "
@@ -169,6 +175,7 @@ def dedup(
     scheduler: str | None,
     workers: int | None,
     scratch: str | None,
+    verbose: bool,
     against: str | None,
     update: bool,
     threads: int | None,
@@ -203,6 +210,8 @@ def dedup(
     )
     if scratch is not None and not on_dask:
         raise click.UsageError("--scratch goes with --scheduler or --workers")
+    if verbose and not on_dask:
+        raise click.UsageError("--verbose goes with --scheduler or --workers")
     index = None
     if against is not None or update:  # deduplicating against a dedup index: cli/against.py
         if against is None:
@@ -267,6 +276,7 @@ def dedup(
             max_pairs=limit,
             scratch=scratch,
             candidates=candidates,
+            verbose=verbose,
         )
         return
     threshold = threshold_in_force  # type: ignore[assignment]

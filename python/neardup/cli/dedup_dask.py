@@ -6,6 +6,8 @@ import contextlib
 import json
 import logging
 import os
+import signal
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -114,6 +116,43 @@ def _part_name(suffix: str = "") -> Callable[[int], str]:
     return (lambda i: f"part.{i:05d}{suffix}") if suffix else (lambda i: f"{i:05d}")
 
 
+def _local_cluster(neardup_dask: Any, workers: int, level: int) -> Any:
+    """The local cluster of --workers, started with SIGINT and SIGTERM held until it is up (a
+    cluster stopped half-way cannot be closed: distributed's exit handler fails on it with a
+    traceback); a signal that came meanwhile stops the run then."""
+    if threading.current_thread() is not threading.main_thread():
+        return neardup_dask.local_cluster(workers, silence_logs=level)
+    came: list[int] = []
+    held = [s for s in (signal.SIGINT, signal.SIGTERM) if signal.getsignal(s) is not signal.SIG_IGN]
+    previous = {s: signal.signal(s, lambda signum, frame: came.append(signum)) for s in held}
+    try:
+        cluster = neardup_dask.local_cluster(workers, silence_logs=level)
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    if came:
+        cluster.close()
+        raise KeyboardInterrupt
+    return cluster
+
+
+def _write(dask: Any, writes: list[tuple[str, str, Any]]) -> None:
+    """Computes the writes of outputs (name, temporary folder, delayed write) together. An
+    OSError of a worker writing them (a full disk) names the outputs, not their hidden
+    temporary folders; one that names another file (an input) is left as it is."""
+    if not writes:
+        return
+    try:
+        dask.compute(*(write for _, _, write in writes))
+    except OSError as err:
+        if err.filename is not None and not any(
+            os.fspath(err.filename).startswith(tmp) for _, tmp, _ in writes
+        ):
+            raise
+        names = " and ".join(f"{name.rstrip('/')}/" for name, _, _ in writes)
+        raise OSError(err.errno, f"cannot write {names}: {err.strerror or err}") from None
+
+
 def _write_index(outputs: Outputs, got: Any) -> None:
     """Writes the updated index of a Dask update to a new file beside it, renamed over it by
     ``outputs`` after every other output: the last of them, as on one machine."""
@@ -146,6 +185,7 @@ def _dedup_on_dask(
     max_pairs: int | None = None,
     scratch: str | None = None,
     candidates: str | None = None,
+    verbose: bool = False,
 ) -> None:
     """`neardup dedup` on Dask: INPUT, OUTPUT and --clusters are folders of partitions. With
     ``against`` (a dedup index every worker can read at its path), the documents are
@@ -219,9 +259,16 @@ def _dedup_on_dask(
     with Outputs() as outputs:
         out_tmp = outputs.reserve(output, directory=True) if output else None
         clusters_tmp = outputs.reserve(clusters, directory=True) if clusters else None
-        # Dask's own INFO and WARNING lines (p2p shuffle start and stop) would drown the report.
-        logging.getLogger("distributed").setLevel(logging.ERROR)
-        cluster_ctx: Any = neardup_dask.local_cluster(workers) if workers is not None else None
+        # Dask's own INFO and WARNING lines (p2p shuffle start and stop) would drown the report;
+        # its ERROR lines (a worker's failed task, with its traceback, before the client raises
+        # the task's error) only with --verbose: the failure is reported once, naming its path.
+        # So are asyncio's (an interrupted run's "Task exception was never retrieved").
+        level = logging.ERROR if verbose else logging.CRITICAL
+        for logger in ("distributed", "asyncio"):
+            logging.getLogger(logger).setLevel(level)
+        cluster_ctx: Any = (
+            _local_cluster(neardup_dask, workers, level) if workers is not None else None
+        )
         try:
             with Client(cluster_ctx if cluster_ctx is not None else scheduler) as client:
                 if not quiet and not as_json:
@@ -314,18 +361,22 @@ def _dedup_on_dask(
                         n_clusters = int(removed_rows["kept_id"].nunique().compute())
                     # Both outputs in one computation: the input is read once for them.
                     writes = []
-                    if out_tmp is not None:
-                        writes.append(_parts(kept, out_tmp, fmt, force_ascii=False))
-                    if clusters_tmp is not None:
+                    if out_tmp is not None and output is not None:
+                        writes.append(
+                            (output, out_tmp, _parts(kept, out_tmp, fmt, force_ascii=False))
+                        )
+                    if clusters_tmp is not None and clusters is not None:
                         table = table.map_partitions(
                             _rounded_jaccard, meta=_rounded_jaccard(table._meta)
                         )
-                        writes.append(_parts(table, clusters_tmp, clusters_format))
+                        writes.append(
+                            (clusters, clusters_tmp, _parts(table, clusters_tmp, clusters_format))
+                        )
                     if against is None:
-                        dask.compute(*writes)
+                        _write(dask, writes)
                     else:  # its outputs mix graph kinds, which dask computes apart
                         for write in writes:
-                            dask.compute(write)
+                            _write(dask, [write])
                     if against is not None and update:
                         _write_index(outputs, got)
                     outputs.commit()
