@@ -142,12 +142,32 @@ def test_an_index_without_postings_refuses_prefix_candidates_on_every_driver(
     assert code == 0, err
 
 
-@pytest.mark.parametrize("flag", ["-o", "--clusters"])
-def test_dask_refuses_a_compressed_file_name_for_its_folders(tmp_path, capsys, flag):
+def test_a_file_stays_a_file_on_dask_compressed_as_named_and_byte_for_byte(tmp_path, capsys):
+    import gzip
+
     source = tmp_path / "in.jsonl"
-    write_jsonl(source, [{"text": t} for t in families(2, n=3)])
-    named = tmp_path / "kept.jsonl.gz"
-    args = ["-o", tmp_path / "kept"] if flag == "--clusters" else []
-    code, _, err = run(capsys, "dedup", source, "--workers", "2", flag, named, *args)
-    assert code == 2 and "kept.jsonl.gz" in err and "one machine" in err, err
-    assert not named.exists() and not (tmp_path / "kept").exists()
+    # Records written with their own spacing and an extra field: kept lines are copied as read.
+    source.write_text(
+        "".join(
+            f'{{"text": {json.dumps(t)},   "id": {i}, "extra": [1, 2]}}\n'
+            for i, t in enumerate(families(2, n=30))
+        ),
+        encoding="utf-8",
+    )
+    got = {}
+    for name, engine in (("one", []), ("dask", ["--workers", "2"])):
+        kept, clusters = tmp_path / f"{name}.jsonl.gz", tmp_path / f"{name}.csv.gz"
+        code, out, err = run(capsys, "dedup", source, *engine, "-o", kept, "--clusters", clusters)
+        assert code == 0, err
+        assert kept.is_file() and clusters.is_file()  # files, not folders
+        got[name] = (gzip.decompress(kept.read_bytes()), gzip.decompress(clusters.read_bytes()))
+        assert f"wrote {kept}" in out or str(kept) in out
+    assert got["dask"] == got["one"]
+    lines = source.read_bytes().splitlines(keepends=True)
+    assert set(got["one"][0].splitlines(keepends=True)) <= set(lines)
+    # A folder is written when one is named; a file of another format than the rows is refused.
+    assert run(capsys, "dedup", source, "--workers", "2", "-o", f"{tmp_path / 'parts'}/")[0] == 0
+    parts = sorted((tmp_path / "parts").iterdir())
+    assert b"".join(p.read_bytes() for p in parts) == got["one"][0]
+    code, _, err = run(capsys, "dedup", source, "--workers", "2", "-o", tmp_path / "k.parquet")
+    assert code == 2 and "k.parquet" in err and "jsonl" in err, err

@@ -59,8 +59,7 @@ def leftovers(folder: Path) -> list[str]:
 
 
 def outputs_of(tmp_path: Path, engine: list[str]) -> tuple[Path, Path]:
-    if engine:  # on Dask: folders of partitions
-        return tmp_path / "kept", tmp_path / "clusters.csv"
+    # Files, as their names say, on one machine and on Dask alike.
     return tmp_path / "kept.jsonl", tmp_path / "clusters.csv"
 
 
@@ -107,20 +106,20 @@ def test_a_dask_update_whose_output_cannot_be_written_leaves_the_index_as_it_was
     assert code == 1, err
     # One line names the outputs being written; no worker's traceback.
     assert err.strip().splitlines() == [
-        f"neardup: cannot write {tmp_path / 'kept'}/: No space left on device"
+        f"neardup: cannot write {tmp_path / 'kept.jsonl'}: No space left on device"
     ], err
     assert ndx.read_bytes() == before
     # --verbose shows Dask's own lines: the worker's failed task, with its traceback.
     code, _, err = update(capsys, tmp_path, DASK, "-q", "--verbose")
     assert code == 1 and "Compute Failed" in err and "Traceback" in err, err
     assert ndx.read_bytes() == before
-    assert not (tmp_path / "kept").exists() and not (tmp_path / "clusters.csv").exists()
+    assert not (tmp_path / "kept.jsonl").exists() and not (tmp_path / "clusters.csv").exists()
     assert leftovers(tmp_path) == []
     # The rerun, with room, keeps what one machine keeps and grows the index as it does.
     monkeypatch.undo()
     code, _, err = update(capsys, tmp_path, DASK, "-q")
     assert code == 0, err
-    assert kept_ids(tmp_path / "kept") == kept
+    assert kept_ids(tmp_path / "kept.jsonl") == kept
     assert DedupIndex.open(ndx).ids == grown
     # --verbose is for Dask's lines: refused on one machine.
     code, _, err = run(capsys, "dedup", "--sample", "--dry-run", "--verbose")
@@ -216,11 +215,7 @@ def test_a_signal_before_the_renames_writes_nothing(tmp_path, capsys, monkeypatc
     assert kept_ids(outputs_of(tmp_path, engine)[0]) == kept
     assert DedupIndex.open(ndx).ids == grown
     clusters = outputs_of(tmp_path, engine)[1]
-    table = (
-        pd.concat(pd.read_csv(p) for p in sorted(clusters.glob("*.csv")))
-        if engine
-        else pd.read_csv(clusters)
-    )
+    table = pd.read_csv(clusters)
     assert table["kept"].sum() == len(kept)
 
 

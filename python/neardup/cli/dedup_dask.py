@@ -1,4 +1,6 @@
-"""``neardup dedup --workers/--scheduler``: the same on Dask, over folders of partitions."""
+"""``neardup dedup --workers/--scheduler``: the same on Dask. OUTPUT and --clusters are files
+when their names say a format (the workers write parts, which are joined into the file as one
+machine joins the files of a folder: :mod:`neardup.io.joined`), else folders of partitions."""
 
 from __future__ import annotations
 
@@ -22,13 +24,41 @@ from ..io import (
     Outputs,
     format_of,
 )
+from ..io.compression import compression_of
+from ..io.joined import Joined
 from ..io.listing import is_glob, listing, read_as
 from ..pipeline import check_candidates
 from .options import Source, sample_path
 from .output import _count, _evidence_note, _jaccard_note, _say
 
-#: The names of compressed files, which a folder of Dask's partitions cannot be.
-_COMPRESSED = (".gz", ".zst", ".bz2", ".xz")
+
+def _one_file(path: str | None) -> str | None:
+    """The format of the one file an output path names (``kept.jsonl.gz``: jsonl), or None for a
+    folder of partitions: a name with a trailing slash, an existing folder, or a name of no
+    format."""
+    if path is None or path.endswith(("/", os.sep)) or os.path.isdir(path):
+        return None
+    named = format_of(path)
+    return named if named in ("jsonl", "csv", "parquet") else None
+
+
+def _joined(frame: Any, path: str, name: str, fmt: str, force_ascii: bool = True) -> Any:
+    """The delayed write of a dask DataFrame as one file at ``path`` (the temporary file of
+    ``name``, compressed as ``name`` says): the workers write its parts beside it, and
+    :func:`_join` joins them once they are written."""
+    joined = Joined(path, name, fmt, compression_of(name))
+    return joined, _parts(frame, joined.folder, fmt, force_ascii)
+
+
+def _join(joined: Joined, name: str) -> None:
+    """Appends the parts of ``joined``, in partition order, and finishes the file."""
+    done = False
+    try:
+        for part in sorted(os.listdir(joined.folder)):
+            joined.append(os.path.join(joined.folder, part), name)
+        done = True
+    finally:
+        joined.close(done)
 
 
 def _dask_format(path: str, fmt: str | None) -> str:
@@ -82,17 +112,25 @@ def _dask_format(path: str, fmt: str | None) -> str:
 
 def _parts(frame: Any, folder: str, fmt: str | None, force_ascii: bool = True) -> Any:
     """The delayed write of a dask DataFrame as parts in ``folder`` (``parquet``, ``csv`` or
-    JSONL), one a partition, written by the workers."""
+    JSONL), one a partition, written by the workers: records read from JSONL as the lines they
+    were read from."""
+    from ..dask.jsonl import LINE, write_part
+
+    if LINE in frame.columns:
+        import pandas as pd
+
+        return frame.map_partitions(
+            write_part, folder, meta=pd.Series(dtype="int64"), enforce_metadata=False
+        )
     if fmt == "parquet":
         return frame.to_parquet(
             folder, write_index=False, name_function=_part_name(".parquet"), compute=False
         )
     if fmt == "csv":
-        return frame.to_csv(
-            os.path.join(folder, "part-*.csv"),
-            index=False,
-            name_function=_part_name(),
-            compute=False,
+        import pandas as pd
+
+        return frame.map_partitions(
+            _csv_part, folder, meta=pd.Series(dtype="int64"), enforce_metadata=False
         )
     return frame.to_json(
         os.path.join(folder, "part-*.jsonl"),
@@ -102,6 +140,18 @@ def _parts(frame: Any, folder: str, fmt: str | None, force_ascii: bool = True) -
         name_function=_part_name(),
         compute=False,
     )
+
+
+def _csv_part(part: Any, folder: str, partition_info: Any = None) -> Any:
+    """Partition i of a table written to ``folder/part-0000i.csv``, its rows ended as one
+    machine's csv module ends them; their number."""
+    import pandas as pd
+
+    from ..dask.frames import _number
+
+    path = os.path.join(folder, f"part-{_number(partition_info):05d}.csv")
+    part.to_csv(path, index=False, lineterminator="\r\n")
+    return pd.Series([len(part)], dtype="int64")
 
 
 def _rounded_jaccard(part: Any) -> Any:
@@ -149,7 +199,9 @@ def _write(dask: Any, writes: list[tuple[str, str, Any]]) -> None:
             os.fspath(err.filename).startswith(tmp) for _, tmp, _ in writes
         ):
             raise
-        names = " and ".join(f"{name.rstrip('/')}/" for name, _, _ in writes)
+        names = " and ".join(
+            name if _one_file(name) is not None else f"{name.rstrip('/')}/" for name, _, _ in writes
+        )
         raise OSError(err.errno, f"cannot write {names}: {err.strerror or err}") from None
 
 
@@ -187,7 +239,7 @@ def _dedup_on_dask(
     candidates: str | None = None,
     verbose: bool = False,
 ) -> None:
-    """`neardup dedup` on Dask: INPUT, OUTPUT and --clusters are folders of partitions. With
+    """`neardup dedup` on Dask: OUTPUT and --clusters are files or folders of partitions. With
     ``against`` (a dedup index every worker can read at its path), the documents are
     deduplicated against it (:func:`neardup.dask.against.dedup_against`)."""
     input, sample, fmt = source.input, source.sample, source.fmt
@@ -225,23 +277,27 @@ def _dedup_on_dask(
         )
     fmt = _dask_format(input, fmt)
     if output is not None and output == "-":
-        raise click.UsageError("on Dask, OUTPUT is a folder of partitions: give -o FOLDER")
-    for flag, name in (("-o", output), ("--clusters", clusters)):
-        if name is not None and name.rstrip("/").endswith(_COMPRESSED):
-            raise click.BadParameter(
-                f"on Dask (--scheduler/--workers) it is a folder of uncompressed partitions, and "
-                f"{name} names a compressed file: give a folder, or run on one machine to write "
-                "one file",
-                param_hint=flag,
-            )
+        raise click.UsageError(
+            "on Dask, OUTPUT is a file or a folder the client can write (not stdout)"
+        )
+    output_file = _one_file(output)
+    if output_file is not None and output_file != fmt:
+        raise click.BadParameter(
+            f"{output} names a {output_file} file, and the kept rows of {fmt} input are written "
+            f"as {fmt}: name a .{fmt} file or a folder",
+            param_hint="-o",
+        )
     clusters_format = None
     if clusters is not None:
-        clusters_format = {".parquet": "parquet", ".csv": "csv", ".jsonl": "jsonl"}.get(
-            os.path.splitext(clusters.rstrip("/"))[1]
-        )
+        clusters_format = _one_file(clusters) or {
+            ".parquet": "parquet",
+            ".csv": "csv",
+            ".jsonl": "jsonl",
+        }.get(os.path.splitext(clusters.rstrip("/"))[1])
         if clusters_format is None:
             raise click.BadParameter(
-                "on Dask, --clusters is a folder named .parquet, .csv or .jsonl",
+                "on Dask, --clusters is a .parquet, .csv or .jsonl file (compressed as its name "
+                "says), or a folder of partitions named so with a trailing slash",
                 param_hint="--clusters",
             )
     try:
@@ -251,14 +307,18 @@ def _dedup_on_dask(
 
         from .. import dask as neardup_dask
         from ..dask import against as dask_against
+        from ..dask import jsonl as dask_jsonl
     except ImportError:
         raise MissingExtraError(
             "--scheduler and --workers need Dask: pip install 'neardup[dask]'"
         ) from None
 
     with Outputs() as outputs:
-        out_tmp = outputs.reserve(output, directory=True) if output else None
-        clusters_tmp = outputs.reserve(clusters, directory=True) if clusters else None
+        out_tmp = outputs.reserve(output, directory=output_file is None) if output else None
+        clusters_tmp = (
+            outputs.reserve(clusters, directory=_one_file(clusters) is None) if clusters else None
+        )
+        joins: list[tuple[Joined, str]] = []
         # Dask's own INFO and WARNING lines (p2p shuffle start and stop) would drown the report;
         # its ERROR lines (a worker's failed task, with its traceback, before the client raises
         # the task's error) only with --verbose: the failure is reported once, naming its path.
@@ -279,30 +339,15 @@ def _dedup_on_dask(
                 if fmt == "parquet":
                     ddf = dd.read_parquet(input)
                 else:
-                    paths: str | list[str] = input
-                    if os.path.isdir(input):  # read_json takes files and globs, not folders
-                        paths = sorted(
-                            os.path.join(input, f)
-                            for f in os.listdir(input)
-                            if not f.startswith((".", "_")) and format_of(f) == "jsonl"
-                        )
-                    names = [paths] if isinstance(paths, str) else paths
-                    compressed = any(n.endswith((".gz", ".zst", ".bz2", ".xz")) for n in names)
-                    # Values as written: no dtype or date guessing (pandas 3 folds dates into
-                    # dtype=False and deprecates convert_dates).
-                    import pandas as pd
-
-                    dates = (
-                        {"convert_dates": False} if int(pd.__version__.split(".")[0]) < 3 else {}
-                    )
-                    ddf = dd.read_json(
-                        paths,
-                        lines=True,
-                        orient="records",
-                        dtype=False,
-                        blocksize=None if compressed else 64 * 2**20,
-                        **dates,
-                    )
+                    # Each record's line kept as it was read: the kept lines are written back
+                    # byte for byte, as one machine writes them.
+                    paths = [input]
+                    if os.path.isdir(input) or is_glob(input):
+                        root, files = listing(input)
+                        paths = [
+                            os.path.join(root, f) for f in files if read_as(f, None)[0] == "jsonl"
+                        ]
+                    ddf, id_field = dask_jsonl.frame(paths, text_field or "text", id_field)
                 if id_field is None and "id" in ddf.columns:
                     id_field = "id"
                 for name, flag in ((text_field, "--text-field"), (id_field, "--id-field")):
@@ -362,25 +407,37 @@ def _dedup_on_dask(
                     # Both outputs in one computation: the input is read once for them.
                     writes = []
                     if out_tmp is not None and output is not None:
-                        writes.append(
-                            (output, out_tmp, _parts(kept, out_tmp, fmt, force_ascii=False))
-                        )
+                        if output_file is not None:
+                            joined, write = _joined(kept, out_tmp, output, fmt, force_ascii=False)
+                            joins.append((joined, output))
+                        else:
+                            write = _parts(kept, out_tmp, fmt, force_ascii=False)
+                        writes.append((output, out_tmp, write))
                     if clusters_tmp is not None and clusters is not None:
+                        assert clusters_format is not None
                         table = table.map_partitions(
                             _rounded_jaccard, meta=_rounded_jaccard(table._meta)
                         )
-                        writes.append(
-                            (clusters, clusters_tmp, _parts(table, clusters_tmp, clusters_format))
-                        )
+                        if _one_file(clusters) is not None:
+                            joined, write = _joined(table, clusters_tmp, clusters, clusters_format)
+                            joins.append((joined, clusters))
+                        else:
+                            write = _parts(table, clusters_tmp, clusters_format)
+                        writes.append((clusters, clusters_tmp, write))
                     if against is None:
                         _write(dask, writes)
                     else:  # its outputs mix graph kinds, which dask computes apart
                         for write in writes:
                             _write(dask, [write])
+                    # One file each: the parts joined on the client, streamed, in partition order.
+                    while joins:
+                        _join(*joins.pop(0))
                     if against is not None and update:
                         _write_index(outputs, got)
                     outputs.commit()
         finally:
+            for joined, _ in joins:  # a failure before they were joined: their parts go
+                joined.close(False)
             if cluster_ctx is not None:
                 cluster_ctx.close()
     seconds = time.perf_counter() - start
@@ -430,6 +487,10 @@ def _dedup_on_dask(
         f"kept {n_docs - n_removed:,}, removed {n_removed:,}"
         f"{_evidence_note(summary.get('evidence', record))}",
     ]
-    done = [f"{d.rstrip('/')}/ (a folder of partitions)" for d in (output, clusters) if d]
+    done = [
+        d if _one_file(d) is not None else f"{d.rstrip('/')}/ (a folder of partitions)"
+        for d in (output, clusters)
+        if d
+    ]
     lines.append("wrote " + ", ".join(done) if done else "dry run: nothing written")
     _say("\n".join(lines))

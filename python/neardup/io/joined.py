@@ -42,6 +42,11 @@ class Joined:
         self._parquet: Any = None
         self._header: tuple[list[str], str] | None = None  # (names, the file that set them)
 
+    @property
+    def folder(self) -> str:
+        """The folder of the parts (removed by :meth:`close`)."""
+        return self._folder
+
     def part(self, number: int) -> str:
         return os.path.join(self._folder, f"{number}")
 
