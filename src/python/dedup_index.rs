@@ -621,15 +621,19 @@ pub fn compact_jaccard<'py>(
     sketch_words: i64,
     sketch_bits: i64,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-    let shape = Compact::new(sketch_words, sketch_bits)?;
-    let (a, b) = (
-        sketches_of(&lens_a, &words_a)?,
-        sketches_of(&lens_b, &words_b)?,
-    );
-    a.check(a.lens.len(), shape)?;
-    b.check(a.lens.len(), shape)?;
-    let got = py.detach(|| crate::sketch::compact_sketch::jaccard_rows(shape, &a, &b));
-    Ok(got.into_pyarray(py))
+    // Every estimate is at least 0: at threshold 0 the index's rule gives them all.
+    near_jaccard(
+        py,
+        lens_a,
+        words_a,
+        lens_b,
+        words_b,
+        sketch_words,
+        sketch_bits,
+        0.0,
+        None,
+        None,
+    )
 }
 
 /// The Jaccard of pairs as a dedup index decides them (`exact_sets::near`): rows `p` of (`lens_a`,

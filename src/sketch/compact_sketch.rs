@@ -447,15 +447,6 @@ impl Sketches<'_> {
     }
 }
 
-/// The Jaccard of row p of `a` with row p of `b`, for every p, in parallel.
-pub fn jaccard_rows(shape: Compact, a: &Sketches<'_>, b: &Sketches<'_>) -> Vec<f64> {
-    let w = shape.words();
-    (0..a.lens.len().min(b.lens.len()))
-        .into_par_iter()
-        .map(|p| shape.jaccard(a.get(p, w), b.get(p, w)))
-        .collect()
-}
-
 /// The number of nonzero `bits`-wide groups in `z`.
 #[inline]
 fn unequal_bins(z: u32, bits: u32) -> u32 {

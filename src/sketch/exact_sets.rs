@@ -92,27 +92,10 @@ pub fn offsets_of(lens: &[u32]) -> Vec<u64> {
 
 /// The Jaccard of two sets (ascending, distinct); 0 when both are empty.
 pub fn jaccard(a: &[u32], b: &[u32]) -> f64 {
-    let (mut i, mut j, mut both) = (0, 0, 0usize);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                both += 1;
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    let union = a.len() + b.len() - both;
-    if union == 0 {
-        0.0
-    } else {
-        both as f64 / union as f64
-    }
+    jaccard_at_least(a, b, 0.0).unwrap_or(0.0)
 }
 
-/// The Jaccard of two sets (ascending, distinct) when it is at least `threshold` (in (0, 1]),
+/// The Jaccard of two sets (ascending, distinct) when it is at least `threshold` (in [0, 1]),
 /// else None: as [`jaccard`] decides it, but the merge stops as soon as the shared values can no
 /// longer reach the threshold (at once when the sizes alone rule it out), so that most pairs
 /// far below it read a fraction of their values.
