@@ -145,18 +145,29 @@ impl Rarity {
     }
 
     /// The first `keep` of `shingles` (sorted by value, as a sketch is) in this order, or all
-    /// of them when they are fewer, written to `out`. With the repeated hashes marked, the
-    /// unique ones come first and by value: a sketch holding `keep` of them needs no other
-    /// lookup (on short texts about a third of the lookups of [`Rarity::order`]).
+    /// of them when they are fewer, written to `out`. The hashes that count 0 come first and by
+    /// value: a sketch holding `keep` of them needs no other lookup. With the repeated hashes
+    /// marked, those are told by the marks (on short texts about a third of the lookups of
+    /// [`Rarity::order`]); without, by the table, read only until `keep` are found (on 21,253
+    /// manual pages counted on every text, 0.20 to 0.23 against 0.23 to 0.26 CPU s for the lists).
     pub fn order_first(&self, shingles: &[SketchHash], keep: usize, out: &mut Vec<SketchHash>) {
         debug_assert!(shingles.windows(2).all(|w| w[0] < w[1]));
+        out.clear();
         if let Some(r) = &self.repeated {
             for &h in &shingles[..shingles.len().min(keep + keep / 2)] {
                 r.prefetch(h);
             }
-            out.clear();
             for &h in shingles {
                 if !r.holds(h) {
+                    out.push(h);
+                    if out.len() == keep {
+                        return;
+                    }
+                }
+            }
+        } else {
+            for &h in shingles {
+                if self.counts.get(&h).copied().unwrap_or(0) == 0 {
                     out.push(h);
                     if out.len() == keep {
                         return;
@@ -277,6 +288,32 @@ mod tests {
         Rarity::default().order(&[9, 3, 1], &mut out);
         assert_eq!(out, vec![1, 3, 9]);
         assert!(Rarity::new(&[1], &[]).is_err());
+    }
+
+    /// The first `keep` of the order, found without reading the whole sketch when enough of its
+    /// hashes count 0, are the first `keep` of the whole order: tables holding counts of 0, 1
+    /// and more (a table may be handed any counts), every `keep`.
+    #[test]
+    fn the_first_of_the_order_are_those_of_the_whole_order() {
+        let mut next = draws(17);
+        for round in 0..300 {
+            let mut sketch: Vec<u64> = (0..next() % 60).map(|_| next() % 200).collect();
+            sketch.sort_unstable();
+            sketch.dedup();
+            let held: Vec<u64> = (0..next() % 80).map(|_| next() % 200).collect();
+            let mut table: Vec<(u64, u32)> =
+                held.iter().map(|&h| (h, (next() % 4) as u32)).collect();
+            table.sort_unstable();
+            table.dedup_by_key(|e| e.0);
+            let (hashes, counts): (Vec<u64>, Vec<u32>) = table.into_iter().unzip();
+            let rarity = Rarity::new(&hashes, &counts).unwrap();
+            let mut whole = Vec::new();
+            rarity.order(&sketch, &mut whole);
+            let keep = (next() % 70) as usize;
+            let mut first = vec![99u64];
+            rarity.order_first(&sketch, keep, &mut first);
+            assert_eq!(first, &whole[..keep.min(whole.len())], "round {round}");
+        }
     }
 
     #[test]

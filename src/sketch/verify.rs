@@ -295,6 +295,11 @@ fn shingle_check(first: &[u64], second: &[u64]) -> SketchHash {
 /// written to `out` (cleared first). A document of fewer than `ngram` words is one shingle; one
 /// without words has an empty sketch. A set of at most [`CHECKED_MAX`] shingles gets their
 /// checks too, when `size` has room for them.
+///
+/// Each shingle is hashed once, and on a document of more than twice `size` shingles kept only
+/// while it is below the largest of the `size` smallest distinct hashes found so far: one compare
+/// rejects most of a long document's shingles, and the sort sees a few times `size` hashes, not
+/// all of them.
 pub fn sketch_of_words(
     config: ShingleConfig,
     words: &[u64],
@@ -306,14 +311,12 @@ pub fn sketch_of_words(
         return;
     }
     let width = config.ngram.min(words.len());
-    let shingles = || {
-        words
+    if config.whole_only {
+        let shingles = words
             .windows(width)
             .zip(checks.windows(width))
-            .map(|(w, c)| shingle_hash(w, c))
-    };
-    if config.whole_only {
-        for h in shingles() {
+            .map(|(w, c)| shingle_hash(w, c));
+        for h in shingles {
             if !out.contains(&h) {
                 if out.len() == config.size {
                     out.clear(); // more than `size` distinct shingles: not sketched
@@ -324,10 +327,7 @@ pub fn sketch_of_words(
         }
         out.sort_unstable();
     } else {
-        out.extend(shingles());
-        out.sort_unstable();
-        out.dedup();
-        out.truncate(config.size);
+        bottom_k(width, words, checks, config.size, out);
     }
     let n = out.len();
     if n <= CHECKED_MAX && 2 * n <= config.size {
@@ -348,6 +348,70 @@ pub fn sketch_of_words(
         out.sort_unstable();
         out.dedup();
     }
+}
+
+/// Hashes a block holds (see [`for_each_shingle_block`]).
+const SHINGLE_BLOCK: usize = 64;
+
+/// Calls `f` on the hashes of the shingles of `width` words, in order, up to
+/// [`SHINGLE_BLOCK`] at a time.
+#[inline]
+fn for_each_shingle_block(
+    width: usize,
+    words: &[u64],
+    checks: &[u64],
+    mut f: impl FnMut(&[SketchHash]),
+) {
+    let mut block = [0u64; SHINGLE_BLOCK];
+    let mut shingles = words.windows(width).zip(checks.windows(width));
+    loop {
+        let mut m = 0;
+        for (slot, (w, c)) in block.iter_mut().zip(shingles.by_ref()) {
+            *slot = shingle_hash(w, c);
+            m += 1;
+        }
+        if m == 0 {
+            return;
+        }
+        f(&block[..m]);
+    }
+}
+
+/// The `size` smallest distinct shingle hashes of a document, sorted, in `out` (empty on entry).
+/// A hash at or above the largest of the `size` smallest found so far cannot be among them, and
+/// is rejected by one compare; the others gather until twice `size` are held, then are sorted,
+/// deduplicated and cut back to `size`.
+fn bottom_k(width: usize, words: &[u64], checks: &[u64], size: usize, out: &mut Vec<SketchHash>) {
+    let gather = 2 * size.max(SHINGLE_BLOCK);
+    if words.len() <= gather {
+        // Too few shingles for a cut to pay: all of them, sorted once.
+        out.extend(
+            words
+                .windows(width)
+                .zip(checks.windows(width))
+                .map(|(w, c)| shingle_hash(w, c)),
+        );
+        out.sort_unstable();
+        out.dedup();
+        out.truncate(size);
+        return;
+    }
+    let mut bound = u64::MAX;
+    let cut = |out: &mut Vec<SketchHash>, bound: &mut u64| {
+        out.sort_unstable();
+        out.dedup();
+        out.truncate(size);
+        if out.len() == size {
+            *bound = out[size - 1];
+        }
+    };
+    for_each_shingle_block(width, words, checks, |block| {
+        if out.len() + block.len() > gather {
+            cut(out, &mut bound);
+        }
+        out.extend(block.iter().copied().filter(|&h| h < bound));
+    });
+    cut(out, &mut bound);
 }
 
 /// The sketch of one normalized text, written to `out` (cleared first).
@@ -737,6 +801,36 @@ mod tests {
         assert!(digest_config(2, -(1 << 21)).is_err());
         assert!(digest_config(2, i64::MIN).is_err());
         assert!(shingle_config(2, -4).is_err());
+    }
+
+    /// The sketch kept by its running bound is the `size` smallest distinct shingle hashes, as
+    /// sorting them all gives: documents of many repeated words (so repeats cross each cut),
+    /// sizes on either side of the point where the cuts start.
+    #[test]
+    fn the_bound_keeps_the_smallest_distinct_hashes() {
+        let mut s = 5u64;
+        for round in 0..200 {
+            let size = [1usize, 3, 64, 100, 1024][round % 5];
+            let len = (xorshift64(&mut s) % 5000) as usize;
+            let vocabulary = 1 + xorshift64(&mut s) % 400;
+            let words: Vec<u64> = (0..len).map(|_| xorshift64(&mut s) % vocabulary).collect();
+            let checks: Vec<u64> = words.iter().map(|w| w ^ 0xABCD).collect();
+            for ngram in [1usize, 3] {
+                let config = shingle_config(ngram as i64, size as i64).unwrap();
+                let mut got = Vec::new();
+                sketch_of_words(config, &words, &checks, &mut got);
+                let width = ngram.min(words.len().max(1));
+                let mut want: Vec<u64> = words
+                    .windows(width)
+                    .zip(checks.windows(width))
+                    .map(|(w, c)| shingle_hash(w, c))
+                    .collect();
+                want.sort_unstable();
+                want.dedup();
+                want.truncate(size);
+                assert_eq!(shingles_of(&got), &want[..], "{len} words, size {size}");
+            }
+        }
     }
 
     #[test]

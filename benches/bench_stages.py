@@ -1,0 +1,120 @@
+"""Where `neardup.dedup` spends its CPU time, stage by stage, beside `fingerprint_many` on the
+same texts in the same process: the first pass against the hashing limit, and the prefix
+candidates (the lists, their runs) against the stars that compare them.
+
+    python benches/bench_stages.py CORPUS.jsonl [CORPUS.jsonl ...] [--reps N] [--json]
+
+Each corpus is a JSONL file of ``{"text": ...}`` lines. Each figure is the least of ``--reps``
+runs of CPU seconds of the process (every thread): ``fingerprint_many`` (the default
+`Simhasher`, normalization included), then one `neardup.dedup` with its defaults, its stages
+timed by wrapping the functions that run them: the digest (`FirstPass.digest`: the core's
+first pass, the normalization in Python and the keeping of the sketches), the prefix lists (`PrefixLists`, cut once the pass is over), the
+rest of the candidates (runs of shared prefix hashes) and the stars (every comparison). To
+compare two builds, run this script with each in turn, alternating, on a quiet machine: the
+ratios of one build against the other are what holds across machines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import neardup
+import neardup.pipeline as pipeline
+import neardup.prefix_lists as prefix_lists
+
+STAGES = ("digest", "prefix_lists", "candidates", "stars")
+
+
+def timed(spent: dict[str, float], name: str, fn: Any) -> Any:
+    """``fn``, adding its CPU seconds to ``spent[name]``."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        start = time.process_time()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            spent[name] = spent.get(name, 0.0) + time.process_time() - start
+
+    return wrapper
+
+
+def measure(path: Path, reps: int) -> dict[str, Any]:
+    texts = [json.loads(line)["text"] for line in path.open(encoding="utf-8")]
+    spent: dict[str, float] = {}
+    dedup_module = sys.modules["neardup.dedup"]
+    digest = pipeline.FirstPass.digest
+    pipeline.FirstPass.digest = timed(spent, "digest", digest)  # type: ignore[method-assign]
+    finish = prefix_lists.PrefixLists._finish
+    prefix_lists.PrefixLists._finish = timed(spent, "prefix_lists", finish)  # type: ignore[method-assign]
+    candidates = dedup_module.find_candidates
+    dedup_module.find_candidates = timed(spent, "candidates", candidates)
+    stars = dedup_module.stars
+    dedup_module.stars = timed(spent, "stars", stars)
+    hasher = neardup.Simhasher()
+    best: dict[str, float] = {}
+    try:
+        for _ in range(reps):
+            spent.clear()
+            start = time.process_time()
+            hasher.fingerprint_many(texts)
+            spent["fingerprint_many"] = time.process_time() - start
+            start = time.process_time()
+            result = neardup.dedup(texts)
+            spent["dedup"] = time.process_time() - start
+            # The lists are cut inside the candidates: the rest of the candidates apart.
+            spent["candidates"] -= spent.get("prefix_lists", 0.0)
+            for key, value in spent.items():
+                best[key] = min(best.get(key, value), value)
+    finally:
+        pipeline.FirstPass.digest = digest  # type: ignore[method-assign]
+        prefix_lists.PrefixLists._finish = finish  # type: ignore[method-assign]
+        dedup_module.find_candidates = candidates
+        dedup_module.stars = stars
+    return {
+        "corpus": path.stem,
+        "documents": len(texts),
+        "mb": sum(len(t.encode("utf-8")) for t in texts) / 1e6,
+        "removed": int(result.n_removed),
+        "prefix_pairs": int(result.stats.get("prefix_pairs", 0)),
+        "pairs_compared": int(result.stats.get("pairs_compared", 0)),
+        **{key: round(value, 3) for key, value in best.items()},
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("corpora", nargs="+", type=Path)
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--json", action="store_true", help="one JSON object a corpus")
+    args = parser.parse_args()
+    if not args.json:
+        print(
+            "| corpus | documents | MB | fingerprint_many | digest | digest / fingerprint_many "
+            "| prefix lists | runs | stars | dedup | prefix pairs | compared |"
+        )
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for path in args.corpora:
+        row = measure(path, args.reps)
+        if args.json:
+            print(json.dumps(row), flush=True)
+            continue
+        print(
+            f"| {row['corpus']} | {row['documents']:,} | {row['mb']:.1f} "
+            f"| {row['fingerprint_many']:.3f} | {row['digest']:.3f} "
+            f"| {row['digest'] / row['fingerprint_many']:.2f} "
+            f"| {row.get('prefix_lists', 0.0):.3f} | {row['candidates']:.3f} "
+            f"| {row['stars']:.3f} | {row['dedup']:.3f} "
+            f"| {row['prefix_pairs']:,} | {row['pairs_compared']:,} |",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
