@@ -152,3 +152,32 @@ def test_explain_names_the_threshold_in_use(capsys):
         "prefix candidates, threshold 0.9" in out
         and f"Jaccard {expected:.4f} < threshold 0.9" in out
     )
+
+
+def test_a_dedup_against_an_index_names_the_candidates_it_used_on_every_driver(tmp_path, capsys):
+    r = random.Random(11)
+    base = [" ".join(r.choice(WORDS) for _ in range(40)) for _ in range(30)]
+    index_docs = tmp_path / "a.jsonl"
+    index_docs.write_text(
+        "".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in enumerate(base))
+    )
+    new = tmp_path / "b.jsonl"
+    edited = [t.replace(t.split()[5], "changed", 1) for t in base[:10]]
+    new.write_text(
+        "".join(json.dumps({"id": 100 + i, "text": t}) + "\n" for i, t in enumerate(edited))
+    )
+    for kind in ("prefix", "fingerprint"):
+        ndx = tmp_path / f"{kind}.ndx"
+        assert run(capsys, "index", "build", index_docs, "-o", ndx, "--candidates", kind)[0] == 0
+        said = []
+        for engine in ([], ["--workers", "1"]):
+            args = ("dedup", new, "--against", ndx, *engine, "--dry-run")
+            code, out, err = run(capsys, *args, "--json")
+            assert code == 0, err
+            assert json.loads(out)["candidates"] == kind
+            code, out, err = run(capsys, *args)
+            assert code == 0, err
+            said.append(out + err)
+        # One machine names k only for fingerprint candidates; Dask's cluster line likewise.
+        assert ("k=8" in said[0]) == (kind == "fingerprint"), said[0]
+        assert ("within k=8" in said[1]) == (kind == "fingerprint"), said[1]

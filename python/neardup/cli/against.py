@@ -315,6 +315,9 @@ def dedup_command(
     seconds = time.perf_counter() - start
     removed = int((~keep).sum())
     for_index = int(found.in_index.sum())
+    # Prefix candidates do not read k: the summary names what did propose the pairs.
+    used = index._candidates(candidates, threshold)
+    rule = "prefix candidates" if used == "prefix" else f"k={k}"
     summarize(
         {
             "input": inp.name,
@@ -324,6 +327,7 @@ def dedup_command(
             "kept": n - removed,
             "removed": removed,
             "removed_for_index": for_index,
+            "candidates": used,
             "k": k,
             "threshold": threshold,
             "updated": update,
@@ -333,7 +337,7 @@ def dedup_command(
         },
         f"{n:,} documents in {seconds:.2f} s against {against} "
         f"({size:,} documents{', updated' if update else ''})\n"
-        f"removed {removed:,} (k={k}, Jaccard >= {threshold:g}): {for_index:,} for documents of the index, "
+        f"removed {removed:,} ({rule}, Jaccard >= {threshold:g}): {for_index:,} for documents of the index, "
         f"{removed - for_index:,} for earlier documents of the input; kept {n - removed:,}"
         f"{_evidence_note({'short_pairs_skipped': found.skipped_pairs})}",
         inp,

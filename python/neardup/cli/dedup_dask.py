@@ -453,6 +453,13 @@ def _dedup_on_dask(
         "keep": keep,
         "seconds": round(seconds, 4),
         "engine": "dask",
+        "candidates": (
+            against._candidates(candidates, threshold)
+            if against is not None
+            else check_candidates(candidates)
+            if threshold is not None
+            else None
+        ),
     }
     if against is not None:
         summary.update(against=against.path, updated=update)
@@ -475,11 +482,9 @@ def _dedup_on_dask(
         return
     if quiet:
         return
-    # Prefix candidates (not against an index, which is searched by fingerprint): every pair at
-    # the threshold, whatever k; as the single-machine command says.
-    by_prefix = (
-        against is None and threshold is not None and check_candidates(candidates) == "prefix"
-    )
+    # Prefix candidates (the default, and an index's with postings): every pair at the
+    # threshold, whatever k; as the single-machine command says.
+    by_prefix = summary["candidates"] == "prefix"
     lines = [
         f"{_count(n_docs, 'document')} in {seconds:.2f} s on Dask",
         f"{_count(n_clusters, 'cluster')} of near-duplicates"
