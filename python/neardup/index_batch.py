@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .digest import key_words
-from .index_lists import Lists, _gather
+from .index_lists import Lists
 
 __all__ = ["Batch", "take_sets"]
 
@@ -16,17 +16,11 @@ __all__ = ["Batch", "take_sets"]
 def take_sets(
     sets: tuple[np.ndarray, np.ndarray], rows: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The exact sets ``(lengths, values)`` of ``rows``, in that order."""
+    """The exact sets ``(lengths, values)`` of ``rows``, in that order (lists of uint32 values,
+    gathered as :meth:`Lists.take` gathers them)."""
     lens, values = sets
-    at = np.zeros(len(lens) + 1, np.int64)
-    np.cumsum(lens, out=at[1:])
-    rows = np.asarray(rows, np.int64)
-    taken = np.ascontiguousarray(lens[rows], np.uint32)
-    to = np.zeros(len(rows) + 1, np.int64)
-    np.cumsum(taken, out=to[1:])
-    out = np.zeros(int(to[-1]), np.uint32)
-    _gather(out, to[:-1], values, at[rows], at[rows + 1])
-    return taken, out
+    got = Lists(lens, values, lens).take(rows)
+    return got.lengths, got.hashes
 
 
 class Batch(NamedTuple):

@@ -71,12 +71,12 @@ class Lists(NamedTuple):
         return Lists(lengths, hashes, sizes)
 
     def take(self, rows: np.ndarray) -> Lists:
-        """The lists of ``rows``, in that order."""
+        """The lists of ``rows``, in that order (their values of the same type)."""
         at = np.zeros(len(self.lengths) + 1, np.int64)
         np.cumsum(self.lengths, out=at[1:])
         rows = np.asarray(rows, np.int64)
         lengths = self.lengths[rows]
-        out = np.zeros(int(lengths.sum(dtype=np.int64)), np.uint64)
+        out = np.zeros(int(lengths.sum(dtype=np.int64)), self.hashes.dtype)
         to = np.zeros(len(rows) + 1, np.int64)
         np.cumsum(lengths, out=to[1:])
         _gather(out, to[:-1], self.hashes, at[rows], at[rows + 1])
