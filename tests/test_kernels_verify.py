@@ -78,3 +78,21 @@ def test_digest_batch_keeps_the_whole_sets_of_the_cut_sketches():
             assert shingles[i] == [] and sketches[i] == whole
     cut = [len(s) for s in shingles if s]
     assert len(cut) >= 3 and min(cut) == 1024 and max(cut) > 2 * 1024
+
+
+@pytest.mark.parametrize("order", ["made", "shuffled"])
+def test_sketches_taken_are_the_lists_asked_for(order):
+    """take_sketches gathers rows' lists end to end, whether they follow each other where they
+    lie (a batch as the core made it, copied a run at a time) or come in any order (hash by
+    hash): against each list read on its own."""
+    # Long lists are copied a run at a time, short ones in any order hash by hash.
+    sets = [s * (40 if order == "made" else 1) for s in _sets(7, 300)]
+    array = _array(sets)
+    rows = np.arange(len(sets))
+    if order == "shuffled":
+        rows = np.random.default_rng(8).permutation(rows)
+    else:  # as made, with a few rows left out and one taken twice (breaks in the runs)
+        rows = np.r_[rows[:100], rows[103:250], 249, rows[250:]]
+    got = kernels.take_sketches(array, rows)
+    want = [np.asarray(sets[r], kernels.SKETCH_DTYPE).tobytes() for r in rows.tolist()]
+    assert got.to_pylist() == want

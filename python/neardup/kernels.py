@@ -34,10 +34,10 @@ from typing import Any
 
 import numpy as np
 
-from . import _core
+from . import _core, first_pass
 from .chunks import refuse_mapping
-from .digest import no_keys
-from .hasher import Simhasher, digest_many
+from .first_pass import _gathered, digest_batch
+from .hasher import Simhasher
 from .verify import SKETCH_SIZE, WHOLE, Sketches, in_band
 
 __all__ = [
@@ -69,7 +69,7 @@ __all__ = [
 ]
 
 #: The dtype of a sketch's hashes (the core's): the one place the drivers take it from.
-SKETCH_DTYPE = np.dtype(f"uint{_core.SKETCH_HASH_BITS}")
+SKETCH_DTYPE = first_pass.SKETCH_DTYPE
 #: A content key (the XXH3-128 of a normalized text) is two columns of a table: its low and its
 #: high 64 bits.
 KEY_COLUMNS = ("key", "key_hi")
@@ -91,75 +91,6 @@ def _arrow() -> Any:
     import pyarrow as pa
 
     return pa
-
-
-def digest_batch(
-    texts: Any,
-    hasher: Simhasher | None = None,
-    *,
-    shingle: int | None = 3,
-    size: int = SKETCH_SIZE,
-    name: str = "texts",
-    whole: bool = False,
-) -> Any:
-    """The first pass over a batch of texts, as an Arrow table of one row per text:
-    ``fingerprint`` (uint64), ``key`` (the content key of the normalized text), ``length``
-    (characters) and, with ``shingle`` (None: fingerprints only), ``sketch``: the bottom-``size``
-    word-``shingle`` sketch, a list of hashes in ascending order. A copy of a text earlier in
-    the batch has an empty sketch (its text's first occurrence holds it).
-
-    With ``whole`` (and ``shingle``), a column ``shingles`` too: the whole shingle set (as
-    :func:`shingle_sets` makes it, at most ``WHOLE`` hashes) of each text whose sketch is cut
-    (holds ``size`` hashes), empty for the others, whose sketch is their whole set. They come
-    from the same pass (a sketch is the first ``size`` hashes of the whole set): the pairs of
-    :func:`pairs_in_band` are decided on them without reading the texts again.
-
-    ``texts`` is an Arrow array or chunked array of strings, or any sequence of str.
-    """
-    pa = _arrow()
-    refuse_mapping(texts, "texts")
-    hasher = hasher if hasher is not None else Simhasher()
-    if isinstance(texts, pa.ChunkedArray | pa.Array):
-        texts = texts.to_pylist()
-    values = list(texts)
-    spec = (shingle, WHOLE if whole else size) if shingle is not None else None
-    seen = _core.KeySet() if spec is not None else None
-    if values:
-        got = digest_many(hasher, values, threads=1, sketch=spec, name=name, seen=seen)
-        fps, keys = got.fingerprints, got.keys
-    else:
-        fps, keys, got = np.zeros(0, np.uint64), no_keys(), None
-    columns: dict[str, Any] = {
-        "fingerprint": pa.array(fps, pa.uint64()),
-        "key": pa.array(np.ascontiguousarray(keys["lo"]), pa.uint64()),
-        "key_hi": pa.array(np.ascontiguousarray(keys["hi"]), pa.uint64()),
-        "length": pa.array(np.fromiter((len(t) for t in values), np.int64, len(values))),
-    }
-    if spec is not None:
-        if got is not None and got.sketches is not None:
-            starts, ends, hashes = got.sketches
-            offsets = np.concatenate([starts[:1], ends]).astype(np.int64)
-            offsets -= offsets[0]
-            flat = np.asarray(hashes[int(starts[0]) if len(starts) else 0 :], SKETCH_DTYPE)
-            flat = flat[: int(offsets[-1])]
-        else:
-            offsets, flat = np.zeros(len(values) + 1, np.int64), np.zeros(0, SKETCH_DTYPE)
-        if whole:
-            first, last = offsets[:-1], offsets[1:]
-            cut = last - first >= size
-            columns["sketch"] = _list(*_gathered(first, np.minimum(last, first + size), flat))
-            # No copy when every sketch is cut (or empty): the sets are the pass's own lists.
-            kept = np.where(cut, last, first)
-            whole_sets = (offsets, flat) if (kept == last).all() else _gathered(first, kept, flat)
-            columns["shingles"] = _list(*whole_sets)
-        else:
-            columns["sketch"] = _list(offsets, flat)
-    return pa.table(columns)
-
-
-def _list(offsets: np.ndarray, flat: np.ndarray) -> Any:
-    pa = _arrow()
-    return pa.LargeListArray.from_arrays(pa.array(offsets), pa.array(flat))
 
 
 def search_plan(k: int, n: int) -> Any:
@@ -267,17 +198,6 @@ def _binary(first: np.ndarray, last: np.ndarray, hashes: np.ndarray) -> Any:
         len(first),
         [None, pa.py_buffer(offsets * SKETCH_DTYPE.itemsize), pa.py_buffer(flat.view(np.uint8))],
     )
-
-
-def _gathered(
-    first: np.ndarray, last: np.ndarray, hashes: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """(offsets, hashes) of the lists ``hashes[first[i]:last[i]]``, gathered end to end."""
-    lengths = last - first
-    offsets = np.zeros(len(lengths) + 1, np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    at = np.repeat(first - offsets[:-1], lengths) + np.arange(offsets[-1], dtype=np.int64)
-    return offsets, np.ascontiguousarray(hashes[at], SKETCH_DTYPE)
 
 
 def sketch_bytes(sketches: Any) -> Any:
