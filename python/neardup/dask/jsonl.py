@@ -6,10 +6,12 @@ A partition holds the text, the id when there is one, and the line (:data:`LINE`
 from __future__ import annotations
 
 import functools
+import io
 import json
 import os
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from neardup.io.compression import compression_of, decompressed
@@ -35,8 +37,30 @@ def _ranges(paths: list[str], block: int) -> list[tuple[str, int, int | None]]:
     return out
 
 
+def _block(path: str, start: int, end: int | None) -> tuple[int, bytes]:
+    """``(byte offset, bytes)`` of the lines that start in ``[start, end)`` of ``path``, whole
+    (a compressed file: all of it, decompressed)."""
+    if end is None:
+        with open(path, "rb") as raw, decompressed(raw, compression_of(path)) as f:
+            return 0, f.read()
+    with open(path, "rb") as f:
+        at = start
+        if start > 0:
+            # The line under way at `start` belongs to the range before.
+            f.seek(start - 1)
+            at = start - 1 + len(f.readline())
+        if at >= end:
+            return at, b""
+        f.seek(at)
+        data = f.read(end - at)
+        if data and not data.endswith(b"\n"):
+            data += f.readline()  # the last line that starts in the range, to its end
+        return at, data
+
+
 def _lines(path: str, start: int, end: int | None) -> Any:
-    """``(byte offset, line)`` of the lines that start in ``[start, end)`` of ``path``."""
+    """``(byte offset, line)`` of the lines that start in ``[start, end)`` of ``path``, read one
+    at a time (the first record, for the columns)."""
     if end is None:
         with open(path, "rb") as raw, decompressed(raw, compression_of(path)) as f:
             at = 0
@@ -60,15 +84,25 @@ def _lines(path: str, start: int, end: int | None) -> Any:
 
 
 def _read(
-    path: str, start: int, end: int | None, text_field: str, id_field: str | None
+    path: str,
+    start: int,
+    end: int | None,
+    text_field: str,
+    id_field: str | None,
+    int_ids: bool = False,
 ) -> pd.DataFrame:
     """One partition: the text, id and line of each record of the range."""
+    at, data = _block(path, start, end)
+    parsed = _parsed(data, text_field, id_field, int_ids)
+    if parsed is not None:
+        return parsed
     texts: list[Any] = []
     ids: list[Any] = []
     lines: list[str] = []
-    for at, line in _lines(path, start, end):
+    for line in io.BytesIO(data):
         body = line.rstrip(b"\r\n")
         if not body.strip():
+            at += len(line)
             continue  # a blank line, as one machine passes it over
         try:
             record = json.loads(body)
@@ -86,11 +120,76 @@ def _read(
         # As text (JSON is UTF-8: the line decodes, and encodes back to the same bytes), which
         # Dask's string columns hold.
         lines.append(line.decode("utf-8"))
+        at += len(line)
     columns: dict[str, Any] = {text_field: pd.Series(texts, dtype=object)}
     if id_field is not None:
         columns[id_field] = pd.Series(ids, dtype="int64" if _all_ints(ids) else object)
     columns[LINE] = pd.Series(lines, dtype=object)
     return pd.DataFrame(columns)
+
+
+def _parsed(
+    data: bytes, text_field: str, id_field: str | None, int_ids: bool
+) -> pd.DataFrame | None:
+    """The partition of :func:`_read` parsed by Arrow's JSON reader, in C++: each record's text
+    (a string), id (an integer, or a string when ``int_ids`` is not set) and line. None for a
+    block it does not read as the line-by-line path does (a line that is not an object, a text
+    that is not a string, a missing field, a key given twice, bytes that are not UTF-8, an
+    escaped lone surrogate): that path reads it, and names what is wrong."""
+    import pyarrow as pa
+    import pyarrow.json as pj
+
+    if not data:
+        return None
+    fields = [(text_field, pa.large_string())]
+    if id_field is not None:
+        fields.append((id_field, pa.int64() if int_ids else pa.large_string()))
+    try:
+        table = pj.read_json(
+            pa.BufferReader(data),
+            read_options=pj.ReadOptions(use_threads=False, block_size=len(data) + 1),
+            parse_options=pj.ParseOptions(
+                explicit_schema=pa.schema(fields), unexpected_field_behavior="ignore"
+            ),
+        )
+    except (pa.ArrowException, ValueError):
+        return None
+    # Each line's bounds; the blank ones are passed over, as the reader passes them (a line
+    # that begins with "{" is not blank; any other is looked at).
+    raw = np.frombuffer(data, np.uint8)
+    ends = np.flatnonzero(raw == 10) + 1
+    if not len(ends) or ends[-1] != len(raw):
+        ends = np.append(ends, len(raw))
+    starts = np.concatenate([[0], ends[:-1]])
+    records = raw[starts] == ord("{")
+    for i in np.flatnonzero(~records).tolist():
+        records[i] = bool(data[starts[i] : ends[i]].strip())
+    if int(records.sum()) != table.num_rows or any(c.null_count for c in table.columns):
+        return None
+    offsets = np.concatenate([[0], np.cumsum(ends[records] - starts[records])])
+    kept = data if records.all() else b"".join(data[a:b] for a, b in _runs(starts, ends, records))
+    lines = pa.Array.from_buffers(
+        pa.large_string(), len(offsets) - 1, [None, pa.py_buffer(offsets), pa.py_buffer(kept)]
+    )
+    # The reader takes the bytes of a string as they are, and an escaped lone surrogate as
+    # bytes that are not UTF-8 either: the line path reads those.
+    try:
+        for column in [lines, *table.columns]:
+            column.validate(full=True)
+    except pa.ArrowInvalid:
+        return None
+    columns: dict[str, Any] = {text_field: table.column(0).to_pandas()}
+    if id_field is not None:
+        columns[id_field] = table.column(1).to_pandas()
+    columns[LINE] = lines.to_pandas()
+    return pd.DataFrame(columns)
+
+
+def _runs(starts: np.ndarray, ends: np.ndarray, keep: np.ndarray) -> list[tuple[int, int]]:
+    """The byte ranges of the runs of kept lines."""
+    edges = np.diff(np.concatenate([[0], keep.astype(np.int8), [0]]))
+    firsts, lasts = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1) - 1
+    return list(zip(starts[firsts].tolist(), ends[lasts].tolist()))
 
 
 def _all_ints(values: list[Any]) -> bool:
@@ -133,8 +232,9 @@ def frame(paths: list[str], text_field: str, id_field: str | None) -> tuple[Any,
             LINE: pd.Series([], dtype=object),
         }
     )
+    ints = id_field is not None and _all_ints([first_id])
     ddf = dd.from_map(
-        functools.partial(_read_range, text_field=text_field, id_field=id_field),
+        functools.partial(_read_range, text_field=text_field, id_field=id_field, int_ids=ints),
         ranges,
         meta=meta,
         enforce_metadata=False,
@@ -143,9 +243,9 @@ def frame(paths: list[str], text_field: str, id_field: str | None) -> tuple[Any,
 
 
 def _read_range(
-    r: tuple[str, int, int | None], text_field: str, id_field: str | None
+    r: tuple[str, int, int | None], text_field: str, id_field: str | None, int_ids: bool = False
 ) -> pd.DataFrame:
-    return _read(*r, text_field, id_field)
+    return _read(*r, text_field, id_field, int_ids)
 
 
 def write_part(part: pd.DataFrame, folder: str, partition_info: Any = None) -> pd.Series:
@@ -155,8 +255,31 @@ def write_part(part: pd.DataFrame, folder: str, partition_info: Any = None) -> p
 
     path = os.path.join(folder, f"part-{_number(partition_info):05d}.jsonl")
     with open(path, "wb") as f:
-        for line in part[LINE]:
-            f.write(line.encode("utf-8"))
-            if not line.endswith("\n"):
-                f.write(b"\n")
+        f.write(_joined(part[LINE]))
     return pd.Series([len(part)], dtype="int64")
+
+
+def _joined(lines: pd.Series) -> bytes:
+    """The lines end to end, each ended by a line end (the last line of a file may have none):
+    as Arrow holds them, one slice of its buffer."""
+    import pyarrow as pa
+
+    from neardup.hasher import string_buffers
+
+    column = pa.array(lines, pa.large_string())
+    if isinstance(column, pa.ChunkedArray):
+        column = (
+            pa.concat_arrays(column.chunks)
+            if column.num_chunks
+            else pa.array([], pa.large_string())
+        )
+    offsets, data = string_buffers(column)
+    if not len(column):
+        return b""
+    ended = (offsets[1:] > offsets[:-1]) & (data[np.maximum(offsets[1:] - 1, 0)] == 10)
+    if ended.all():
+        return data[offsets[0] : offsets[-1]].tobytes()
+    pieces = []
+    for a, b, end in zip(offsets[:-1].tolist(), offsets[1:].tolist(), ended.tolist()):
+        pieces.append(data[a:b].tobytes() if end else data[a:b].tobytes() + b"\n")
+    return b"".join(pieces)
