@@ -37,7 +37,7 @@ def _ranges(paths: list[str], block: int) -> list[tuple[str, int, int | None]]:
     return out
 
 
-def _block(path: str, start: int, end: int | None) -> tuple[int, bytes]:
+def _block(path: str, start: int, end: int | None) -> tuple[int, bytes | bytearray]:
     """``(byte offset, bytes)`` of the lines that start in ``[start, end)`` of ``path``, whole
     (a compressed file: all of it, decompressed)."""
     if end is None:
@@ -51,11 +51,13 @@ def _block(path: str, start: int, end: int | None) -> tuple[int, bytes]:
             at = start - 1 + len(f.readline())
         if at >= end:
             return at, b""
+        # The last line that starts in the range, to its end; then the range read in one piece.
+        f.seek(end - 1)
+        tail = 0 if f.read(1) == b"\n" else len(f.readline())
+        data = bytearray(end - at + tail)
         f.seek(at)
-        data = f.read(end - at)
-        if data and not data.endswith(b"\n"):
-            data += f.readline()  # the last line that starts in the range, to its end
-        return at, data
+        got = f.readinto(data)
+        return at, data if got == len(data) else data[:got]
 
 
 def _lines(path: str, start: int, end: int | None) -> Any:
@@ -129,7 +131,7 @@ def _read(
 
 
 def _parsed(
-    data: bytes, text_field: str, id_field: str | None, int_ids: bool
+    data: bytes | bytearray, text_field: str, id_field: str | None, int_ids: bool
 ) -> pd.DataFrame | None:
     """The partition of :func:`_read` parsed by Arrow's JSON reader, in C++: each record's text
     (a string), id (an integer, or a string when ``int_ids`` is not set) and line. None for a
