@@ -243,3 +243,39 @@ def test_a_signal_while_the_local_cluster_starts_stops_the_run_once_it_is_up(
     assert len(made) == 1 and made[0].status.name == "closed"
     assert ndx.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["copy", "new.jsonl", "x.ndx"]
+
+
+def _ended(pid: int) -> bool:
+    """Whether process ``pid`` has ended (gone, or a zombie waiting to be reaped)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
+def test_an_interrupted_run_ends_its_workers_at_once_even_in_a_task():
+    """An interrupted run does not wait for its workers' tasks to end before closing its local
+    cluster (a worker in a task holds a graceful close for seconds): ``halt`` kills them."""
+    import time
+
+    from distributed import Client
+
+    import neardup.dask
+    from neardup.dask.cluster import halt
+
+    with neardup.dask.local_cluster(1) as cluster, Client(cluster) as client:
+        pids = [n.process.process.pid for n in cluster.workers.values()]
+        busy = client.submit(time.sleep, 120)
+        deadline = time.monotonic() + 30
+        while not any(busy.key in keys for keys in client.processing().values()):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert not any(_ended(pid) for pid in pids)
+        halt(cluster)
+        deadline = time.monotonic() + 30
+        while not all(_ended(pid) for pid in pids) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert all(_ended(pid) for pid in pids)
+        assert busy.status != "finished"

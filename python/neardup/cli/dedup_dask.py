@@ -181,6 +181,7 @@ def _local_cluster(neardup_dask: Any, workers: int, level: int) -> Any:
         for s, handler in previous.items():
             signal.signal(s, handler)
     if came:
+        neardup_dask.cluster.halt(cluster)
         cluster.close()
         raise KeyboardInterrupt
     return cluster
@@ -308,6 +309,7 @@ def _dedup_on_dask(
         from .. import dask as neardup_dask
         from ..dask import against as dask_against
         from ..dask import jsonl as dask_jsonl
+        from ..dask.cluster import halt
     except ImportError:
         raise MissingExtraError(
             "--scheduler and --workers need Dask: pip install 'neardup[dask]'"
@@ -435,6 +437,10 @@ def _dedup_on_dask(
                     if against is not None and update:
                         _write_index(outputs, got)
                     outputs.commit()
+        except KeyboardInterrupt:
+            if cluster_ctx is not None:  # its workers end now, not when their tasks end
+                halt(cluster_ctx)
+            raise
         finally:
             for joined, _ in joins:  # a failure before they were joined: their parts go
                 joined.close(False)
