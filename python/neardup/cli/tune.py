@@ -308,6 +308,7 @@ def tune_command(
             "bytes": nbytes,
             "seconds": round(seconds, 4),
             "skipped": len(inp.errors),
+            "skipped_files": len(inp.left_out),
             "errors": [str(e) for e in inp.errors],
             "plot": plot,
         }
