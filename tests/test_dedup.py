@@ -216,7 +216,22 @@ def test_bad_arguments_say_what_is_wrong(call, error, message):
 
 def test_repr_and_exports():
     result = neardup.dedup(["same text", "same text", "other"])
-    assert repr(result) == "<DedupResult k=8, Jaccard >= 0.8: 3 documents, 1 cluster, 1 removed>"
+    # the repr names what proposed the pairs: prefix candidates by default, where k plays no part
+    assert (
+        repr(result)
+        == "<DedupResult prefix candidates, Jaccard >= 0.8: 3 documents, 1 cluster, 1 removed>"
+    )
+    assert result.candidates == "prefix"
+    docs = ["same text", "same text", "other"]
+    result = neardup.dedup(docs, candidates="fingerprint")
+    assert result.candidates == "fingerprint" and repr(result) == (
+        "<DedupResult fingerprint candidates within k=8, Jaccard >= 0.8: 3 documents, 1 cluster, "
+        "1 removed>"
+    )
+    result = neardup.dedup(docs, threshold=None)
+    assert result.candidates is None and repr(result) == (
+        "<DedupResult k=3, fingerprints only: 3 documents, 1 cluster, 1 removed>"
+    )
     assert "dedup" in neardup.__all__ and "DedupResult" in neardup.__all__
     assert isinstance(result, neardup.DedupResult)
 

@@ -181,3 +181,83 @@ def test_a_dedup_against_an_index_names_the_candidates_it_used_on_every_driver(t
         # One machine names k only for fingerprint candidates; Dask's cluster line likewise.
         assert ("k=8" in said[0]) == (kind == "fingerprint"), said[0]
         assert ("within k=8" in said[1]) == (kind == "fingerprint"), said[1]
+
+
+def test_a_k_given_against_an_index_of_prefix_postings_is_noted_on_every_driver(tmp_path, capsys):
+    r = random.Random(12)
+    base = [" ".join(r.choice(WORDS) for _ in range(40)) for _ in range(30)]
+    index_docs = tmp_path / "a.jsonl"
+    index_docs.write_text("".join(json.dumps({"text": t}) + "\n" for t in base))
+    new = tmp_path / "b.jsonl"
+    edited = [t.replace(t.split()[5], "changed", 1) for t in base[:10]]
+    new.write_text("".join(json.dumps({"text": t}) + "\n" for t in edited + ["other words"]))
+    ndx = tmp_path / "a.ndx"
+    assert run(capsys, "index", "build", index_docs, "-o", ndx)[0] == 0
+    help_text = " ".join(run(capsys, "dedup", "--help")[1].split())
+    assert "--k is then the index search's radius" not in help_text
+    assert "by prefix candidates (the default, whatever --k)" in help_text
+    for engine in ([], ["--workers", "1"]):
+        args = ("dedup", new, "--against", ndx, *engine, "--dry-run", "--json")
+        for k in ("0", "16"):
+            code, out, err = run(capsys, *args, "--k", k)
+            assert code == 0 and json.loads(out)["removed"] == 10, (engine, err)
+            assert (
+                f"note: --k {k} has no effect: {ndx}'s prefix postings find every pair at "
+                "Jaccard >= 0.8 whatever k; --k applies with --candidates fingerprint" in err
+            ), (engine, err)
+        code, out, err = run(capsys, *args, "--k", "0", "--candidates", "fingerprint")
+        assert code == 0 and "has no effect" not in err, (engine, err)
+
+
+def test_fingerprint_options_given_to_prefix_candidates_are_noted_and_change_nothing(capsys):
+    code, plain, err = run(capsys, "dedup", "--sample", "--dry-run", "--json")
+    assert code == 0 and err == ""
+    flags = ("--tokens", "char", "--ngram", "4", "--weighting", "binary")
+    code, out, err = run(capsys, "dedup", "--sample", "--dry-run", "--json", *flags)
+    assert code == 0 and json.loads(out)["removed"] == json.loads(plain)["removed"]
+    assert err == (
+        "neardup: note: --tokens char, --ngram 4, --weighting binary only change the "
+        "fingerprints, which prefix candidates (the default) do not read: the Jaccard of word "
+        "3-shingles decides; the fingerprint options apply with --candidates fingerprint or "
+        "--no-verify\n"
+    )
+    code, _, err = run(capsys, "tune", "--sample", "--json", "--stopwords", "english")
+    assert code == 0 and "note: --stopwords english only changes the fingerprints" in err
+    # where the fingerprints propose the pairs, no note, and the options change the result
+    removed = []
+    for extra in ((), flags):
+        code, out, err = run(
+            capsys,
+            "dedup",
+            "--sample",
+            "--dry-run",
+            "--json",
+            "--candidates",
+            "fingerprint",
+            *extra,
+        )
+        assert code == 0 and err == ""
+        removed.append(json.loads(out)["removed"])
+    assert removed[0] != removed[1]
+    code, _, err = run(capsys, "dedup", "--sample", "--dry-run", "--no-verify", "--ngram", "2")
+    assert code == 0 and err == ""
+
+
+def test_index_build_says_what_proposed_its_pairs_and_k_only_for_fingerprints(tmp_path, capsys):
+    code, out, _ = run(capsys, "index", "build", "--sample", "-o", tmp_path / "p.ndx")
+    assert code == 0 and "near-duplicates removed; prefix candidates, Jaccard >= 0.8," in out
+    assert out.rstrip().endswith("exact sets; k=8 for a search by fingerprints)")
+    args = ("index", "build", "--sample", "-o", tmp_path / "f.ndx", "--candidates", "fingerprint")
+    code, out, _ = run(capsys, *args)
+    assert code == 0
+    assert "near-duplicates removed; fingerprint candidates within k=8, Jaccard >= 0.8," in out
+
+
+def test_no_page_tells_the_fingerprint_story_of_the_default():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    for page in [root / "README.md", *(root / "docs").glob("*.md")]:
+        text = " ".join(page.read_text(encoding="utf-8").split())
+        assert "within --k bits and whose" not in text, page.name
+        assert "verified (default, k = 8)" not in text, page.name

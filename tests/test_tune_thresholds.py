@@ -130,3 +130,23 @@ def test_the_python_table_is_dedups_at_each_threshold_and_the_commands(capsys):
     )
     assert code == 0
     assert [r["removed"] for r in json.loads(out)["rows"]] == [row.removed for row in rows]
+
+
+def test_tune_json_counts_the_skipped_files_and_records_as_dedup_json_does(tmp_path, capsys):
+    from test_folders import mixed_folder
+
+    folder, _, _ = mixed_folder(tmp_path)
+    with open(folder / "a.jsonl", "a") as f:
+        f.write("not json\n")
+    args = (folder, "--format", "jsonl", "--on-error", "skip", "--json")
+    code, out, err = run(capsys, "dedup", *args, "--dry-run")
+    assert code == 0, err
+    dedup = json.loads(out)
+    # by hand: the folder's four files of other formats, and the bad line of a.jsonl
+    assert (dedup["skipped_files"], dedup["skipped"], len(dedup["errors"])) == (4, 5, 5)
+    for mode in ([], ["--candidates", "fingerprint"]):
+        code, out, err = run(capsys, "tune", *args, *mode)
+        assert code == 0, err
+        tune = json.loads(out)
+        for key in ("skipped_files", "skipped", "errors"):
+            assert tune[key] == dedup[key], (mode, key)

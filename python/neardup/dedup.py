@@ -231,24 +231,34 @@ def dedup(
         **timed,
         **evidence,
     }
-    result = DedupResult(fps, kept, jaccard, k, stats, ids, threshold)  # type: ignore[arg-type]
+    result = DedupResult(
+        fps,
+        kept,
+        jaccard,
+        k,
+        stats,
+        ids,
+        threshold,  # type: ignore[arg-type]
+        "prefix" if use_prefixes else "fingerprint",
+    )
     if type(docs).__module__.startswith("pandas") and hasattr(docs, "index"):
         result._index = docs.index  # to_pandas() keeps it, so the result joins back on the input
     log.info(
-        "dedup: %d document%s, %d removed (%d cluster%s) in %.3f s, k=%d, threshold=%s",
+        "dedup: %d document%s, %d removed (%d cluster%s) in %.3f s, %s, threshold=%s",
         n,
         "" if n == 1 else "s",
         result.n_removed,
         result.n_clusters,
         "" if result.n_clusters == 1 else "s",
         seconds,
-        k,
+        "prefix candidates" if use_prefixes else f"k={k}",
         threshold,
         extra={
             "documents": n,
             "removed": result.n_removed,
             "seconds": seconds,
             "k": k,
+            "candidates": result.candidates,
             "threshold": threshold,
         },
     )

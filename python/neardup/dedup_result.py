@@ -29,12 +29,16 @@ class DedupResult:
         cluster: ``int64`` cluster labels: the smallest row of each star (a document without
             near-duplicates is a cluster of its own).
         distance: ``uint8`` Hamming distance from each document to its kept document (at most
-            ``k``).
+            ``k`` where fingerprints propose the pairs; any, with prefix candidates).
         fingerprints: the ``uint64`` fingerprints.
         ids: the documents' ids (``id_field``, the DataFrame's index), or None for row numbers.
-        k: the candidate radius: the largest distance of a near-duplicate pair.
+        k: the candidate radius of fingerprint candidates and of ``threshold=None``: the
+            largest distance of a candidate pair (prefix candidates do not read it).
         threshold: the least Jaccard similarity of a near-duplicate pair, or None when pairs were
             taken on their fingerprints alone.
+        candidates: what proposed the pairs: ``"prefix"`` (documents sharing one of their
+            rarest shingles, whatever ``k``), ``"fingerprint"`` (fingerprints within ``k``), or
+            None without verification (``threshold=None``, fingerprints alone) or when unknown.
         stats: ``documents``, ``candidate_pairs`` (the pairs of distinct fingerprints within
             ``k`` that the stars considered; with prefix candidates, the pairs compared),
             ``bytes`` (UTF-8 bytes of text), ``seconds`` and ``mb_per_s``.
@@ -49,6 +53,7 @@ class DedupResult:
         stats: dict[str, float],
         ids: Any = None,
         threshold: float | None = None,
+        candidates: str | None = None,
     ) -> None:
         self.fingerprints = fingerprints
         self.kept_row = kept_row
@@ -59,6 +64,7 @@ class DedupResult:
         self.stats = stats
         self.ids = ids
         self.threshold = threshold
+        self.candidates = candidates if threshold is not None else None
         self.distance = (
             _core.hamming_pairwise(fingerprints, fingerprints[kept_row])
             if len(kept_row)
@@ -145,10 +151,13 @@ class DedupResult:
         return self.n_documents
 
     def __repr__(self) -> str:
-        how = f"k={self.k}" + (
-            f", Jaccard >= {self.threshold:g}"
-            if self.threshold is not None
-            else ", fingerprints only"
-        )
+        if self.threshold is None:
+            how = f"k={self.k}, fingerprints only"
+        elif self.candidates == "prefix":  # k plays no part
+            how = f"prefix candidates, Jaccard >= {self.threshold:g}"
+        elif self.candidates == "fingerprint":
+            how = f"fingerprint candidates within k={self.k}, Jaccard >= {self.threshold:g}"
+        else:
+            how = f"k={self.k}, Jaccard >= {self.threshold:g}"
         clusters = f"{self.n_clusters} cluster{'s' if self.n_clusters != 1 else ''}"
         return f"<DedupResult {how}: {self.n_documents} documents, {clusters}, {self.n_removed} removed>"

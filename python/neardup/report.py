@@ -241,11 +241,13 @@ def _distances(fps: np.ndarray, result: Any, threads: int | None) -> Distances:
 
 
 _CSS = """
-body{font:15px/1.45 system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
-h1{font-size:1.6em} h2{font-size:1.25em;margin-top:2em;border-bottom:1px solid #ddd}
+body{font:15px/1.45 system-ui,sans-serif;max-width:1360px;margin:2em auto;padding:0 1em;color:#222}
+h1{font-size:1.6em;overflow-wrap:anywhere} h2{font-size:1.25em;margin-top:2em;border-bottom:1px solid #ddd}
 table{border-collapse:collapse;margin:.5em 0} td,th{border:1px solid #ddd;padding:.25em .6em;text-align:right}
-th{background:#f4f4f4;overflow-wrap:anywhere;max-width:480px}
-td.text{text-align:left;vertical-align:top;font-size:13px;white-space:pre-wrap;overflow-wrap:anywhere;max-width:480px}
+th{background:#f4f4f4;overflow-wrap:anywhere}
+#jaccard td:first-child,#largest td+td,#largest th{text-align:left}
+table.pairs{width:100%;table-layout:fixed} table.pairs th{text-align:left}
+td.text{text-align:left;vertical-align:top;font-size:13px;white-space:pre-wrap;overflow-wrap:anywhere}
 td.jaccard{text-align:left;font-weight:600;background:#fafafa}
 dl{display:grid;grid-template-columns:max-content auto;gap:.2em 1em} dt{font-weight:600}
 del{background:#fdd;text-decoration:line-through} ins{background:#dfd;text-decoration:none}
@@ -427,9 +429,7 @@ def render(
         )
         for size, kept, others in data.largest:
             names = ", ".join(_name(r, ids) for r in others)
-            out.append(
-                f"<tr><td>{size}</td><td>{_name(kept, ids)}</td><td class='text'>{names}</td></tr>"
-            )
+            out.append(f"<tr><td>{size}</td><td>{_name(kept, ids)}</td><td>{names}</td></tr>")
         out.append("</table>")
 
     out.append("<h2 id='samples'>Sample removals across the Jaccard range</h2>")

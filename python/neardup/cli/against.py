@@ -23,7 +23,7 @@ from ..index_lists import IndexSketches
 from ..io import Input, InputError, Outputs, TableWriter, compression_of
 from ..paths import check_outputs, locked
 from .ids import bad_id, integer_id
-from .options import Source
+from .options import Source, note_unused_k
 from .output import (
     _check_output,
     _evidence_note,
@@ -74,6 +74,18 @@ def check_shingle(path: str, index: DedupIndex, shingle: int | None) -> None:
             f"{path} holds sketches of {index.shingle}-word shingles: drop --shingle or give "
             f"--shingle {index.shingle}"
         )
+
+
+def check_search(
+    index: DedupIndex, path: str, k: int | None, candidates: str | None, threshold: float | None
+) -> None:
+    """Refuses --candidates the index cannot search by; notes a --k its search does not read
+    (prefix postings)."""
+    try:
+        used = index._candidates(candidates, threshold)
+    except ValueError as err:
+        raise click.UsageError(str(err)) from None
+    note_unused_k(k, used, threshold, path)
 
 
 def _ids(
@@ -204,9 +216,15 @@ def build_command(
         },
         f"indexed {len(rows):,} of {n:,} documents in {index_path} "
         f"({n - len(rows):,} near-duplicates removed; "
-        f"k={k}, Jaccard >= {threshold:g}, sketches of {sketch_bytes} bytes, {sketch_bits}-bit bins, "
-        f"{candidates} candidates{', exact sets' if exact else ''})"
-        f"{_evidence_note({'short_pairs_skipped': found.skipped_pairs})}",
+        + (
+            f"prefix candidates, Jaccard >= {threshold:g}"
+            if candidates == "prefix"
+            else f"fingerprint candidates within k={k}, Jaccard >= {threshold:g}"
+        )
+        + f", sketches of {sketch_bytes} bytes, {sketch_bits}-bit bins"
+        + (", exact sets" if exact else "")
+        + (f"; k={k} for a search by fingerprints)" if candidates == "prefix" else ")")
+        + f"{_evidence_note({'short_pairs_skipped': found.skipped_pairs})}",
         inp,
         as_json,
         quiet,
@@ -250,10 +268,7 @@ def dedup_command(
             f"{against} was built with {index.hasher!r}: drop the fingerprint options or use the same ones"
         )
     check_shingle(against, index, shingle)
-    try:
-        index._candidates(candidates, threshold)
-    except ValueError as err:
-        raise click.UsageError(str(err)) from None
+    check_search(index, against, k, candidates, threshold)
     inp = source.open(index.hasher, replayable=True)
     check_outputs([inp.path, against], [("-o", output), ("--clusters", clusters)])
     _check_output(inp, output)

@@ -37,6 +37,7 @@ from .options import (
     hasher_options,
     input_options,
     make_hasher,
+    note_fingerprint_only,
     note_unused_k,
     run_options,
 )
@@ -149,8 +150,9 @@ def _write_clusters(inp: Any, writer: TableWriter, first_row: int, rows: dict[st
     "--against",
     metavar="INDEX.ndx",
     help="Also remove the near-duplicates of the documents of this dedup index (neardup index "
-    "build -o INDEX.ndx); --clusters names what each removed document duplicates. --k is then "
-    "the index search's radius (the index's k by default).",
+    "build -o INDEX.ndx); --clusters names what each removed document duplicates. An index "
+    "is searched as it was built: by prefix candidates (the default, whatever --k) or by "
+    "fingerprints within --k (the index's k by default).",
 )
 @click.option(
     "--update",
@@ -190,8 +192,9 @@ def dedup(
     documents that share one of the rarest shingles of their sketches (prefix candidates: every
     pair at --threshold is found, and --k plays no part); with --candidates fingerprint, those
     whose 64-bit fingerprints are within --k bits (8); with --no-verify, pairs within --k (3) are
-    near-duplicates on their fingerprints alone. Documents with the same normalized text are
-    copies. Documents are taken in --keep order: the first not yet removed is kept and removes
+    near-duplicates on their fingerprints alone. --tokens, --ngram, --weighting and --stopwords
+    shape the fingerprints alone (noted when given with prefix candidates). Documents with the
+    same normalized text are copies. Documents are taken in --keep order: the first not yet removed is kept and removes
     its own near-duplicates, so each removed document is a near-duplicate of the one kept in its
     place (--clusters names it, with their Jaccard). The input is read in chunks, keeping 16
     bytes per document and its sketch (up to a memory budget, past which the documents of
@@ -200,7 +203,7 @@ def dedup(
     files (each read by its name), - for stdin, or --sample.
     """
     threshold_in_force = _verification(threshold, no_verify)
-    if against is None:  # against an index, k is the index's radius
+    if against is None:  # against an index, its search decides (below)
         note_unused_k(k, candidates, threshold_in_force)
     limit = max_pairs or None  # --max-pairs 0: no limit, on every path
     on_dask = scheduler is not None or workers is not None
@@ -246,6 +249,7 @@ def dedup(
             raise click.UsageError("--dry-run writes nothing: drop --update or --dry-run")
         index = against_cmd.open_index(against)
         against_cmd.check_shingle(against, index, shingle if shingle_given else None)
+        against_cmd.check_search(index, against, k, candidates, threshold_in_force)
         k = index.k if k is None else k
     k = default_k(k, threshold_in_force)
     start = time.perf_counter()
@@ -254,6 +258,8 @@ def dedup(
     if output is not None and dry_run:
         raise click.UsageError("--dry-run writes no OUTPUT: drop -o or --dry-run")
     hasher = make_hasher(**hasher_flags)
+    if against is None:  # against an index, the options must be its own
+        note_fingerprint_only(candidates, threshold_in_force, shingle)
     if on_dask:
         _dedup_on_dask(
             source,
@@ -362,7 +368,15 @@ def dedup(
             assert first.prefixes is not None
             first.prefixes.keep_order = False
             first.prefixes.release()
-        result = DedupResult(fps, kept, jaccard, k, {}, threshold=threshold)
+        result = DedupResult(
+            fps,
+            kept,
+            jaccard,
+            k,
+            {},
+            threshold=threshold,
+            candidates="prefix" if by_prefix else "fingerprint",
+        )
         data = (
             report_mod.prepare(
                 fps,

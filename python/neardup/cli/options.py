@@ -132,9 +132,10 @@ def hasher_options(f: Callable[..., Any], corpus: bool = True) -> Callable[..., 
     options that need a corpus are left out: idf weights (fitted on one) and --field."""
     weightings = ["tf", "binary", "idf"] if corpus else ["tf", "binary"]
     weighting_help = (
-        "Feature weights; idf reads the input once more to count document frequencies."
+        "Weights of the fingerprint features; idf reads the input once more to count document "
+        "frequencies."
         if corpus
-        else "Feature weights."
+        else "Weights of the fingerprint features."
     )
     options = [
         click.option(
@@ -142,14 +143,14 @@ def hasher_options(f: Callable[..., Any], corpus: bool = True) -> Callable[..., 
             type=click.Choice(["word", "char"]),
             default="word",
             show_default=True,
-            help="Features: word shingles or character n-grams.",
+            help="Fingerprint features: word or character n-grams.",
         ),
         click.option(
             "--ngram",
             type=click.IntRange(min=1),
             default=1,
             show_default=True,
-            help="Words per shingle (characters per n-gram with --tokens char).",
+            help="Words per fingerprint feature (characters with --tokens char).",
         ),
         click.option(
             "--weighting",
@@ -169,14 +170,14 @@ def hasher_options(f: Callable[..., Any], corpus: bool = True) -> Callable[..., 
             "--casefold/--no-casefold",
             default=True,
             show_default=True,
-            help="Fold case before building features.",
+            help="Fold case before building the fingerprint features and the shingles.",
         ),
         click.option(
             "--stopwords",
             default=None,
             metavar="english|FILE",
-            help="Keep only word shingles holding a stopword: the built-in English list, or a "
-            "file of words, one a line.",
+            help="Keep only the fingerprint features holding a stopword: the built-in English "
+            "list, or a file of words, one a line.",
         ),
         *(
             [
@@ -263,17 +264,46 @@ def checked_k_options(f: Callable[..., Any], prefix: bool = True) -> Callable[..
     )(f)
 
 
-def note_unused_k(k: int | None, candidates: str | None, threshold: float | None) -> None:
+def note_unused_k(
+    k: int | None, candidates: str | None, threshold: float | None, index: str | None = None
+) -> None:
     """A one-line note on stderr when --k was given but the mode in force does not use it:
-    prefix candidates with verification (a script that passes --k keeps working)."""
+    prefix candidates with verification (a script that passes --k keeps working). Against the
+    dedup index ``index``, ``candidates`` is the mode its search uses."""
     if k is None or threshold is None or check_candidates(candidates) != "prefix":
         return
+    who = "prefix candidates (the default)" if index is None else f"{index}'s prefix postings"
     click.echo(
-        f"neardup: note: --k {k} has no effect: prefix candidates (the default) find every pair "
-        f"at Jaccard >= {threshold:g} whatever k; --k applies with --candidates fingerprint or "
-        "--no-verify",
+        f"neardup: note: --k {k} has no effect: {who} find every pair at Jaccard >= "
+        f"{threshold:g} whatever k; --k applies with --candidates fingerprint"
+        + (" or --no-verify" if index is None else ""),
         err=True,
     )
+
+
+#: The options that shape the fingerprints alone: the Jaccard's shingles are --shingle words.
+FINGERPRINT_ONLY = ("tokens", "ngram", "weighting", "stopwords")
+
+
+def note_fingerprint_only(candidates: str | None, threshold: float | None, shingle: int) -> None:
+    """A one-line note on stderr when fingerprint options were given (``FINGERPRINT_ONLY``) but
+    prefix candidates decide, which do not read the fingerprints."""
+    if threshold is None or check_candidates(candidates) != "prefix":
+        return
+    ctx = click.get_current_context()
+    given = [
+        f"--{name} {ctx.params[name]}"
+        for name in FINGERPRINT_ONLY
+        if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT
+    ]
+    if given:
+        click.echo(
+            f"neardup: note: {', '.join(given)} only change{'s' if len(given) == 1 else ''} the "
+            "fingerprints, which prefix candidates (the default) do not read: the Jaccard of "
+            f"word {shingle}-shingles decides; the fingerprint options apply with --candidates "
+            "fingerprint or --no-verify",
+            err=True,
+        )
 
 
 def _verification(threshold: float, no_verify: bool) -> float | None:

@@ -28,6 +28,7 @@ from .options import (
     hasher_options,
     input_options,
     make_hasher,
+    note_fingerprint_only,
     renamed_flag,
     shingle_option,
     threshold_option,
@@ -223,6 +224,7 @@ def tune_command(
                     f"--candidates fingerprint (or --no-verify) to tune k, or drop {flag}"
                 )
         hasher = make_hasher(**hasher_flags)
+        note_fingerprint_only(candidates, threshold, shingle)
         tune_thresholds(
             source, hasher, thresholds, threshold, shingle, max_pairs or None, threads, as_json
         )
@@ -308,6 +310,7 @@ def tune_command(
             "bytes": nbytes,
             "seconds": round(seconds, 4),
             "skipped": len(inp.errors),
+            "skipped_files": len(inp.left_out),
             "errors": [str(e) for e in inp.errors],
             "plot": plot,
         }

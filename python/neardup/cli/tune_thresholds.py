@@ -86,6 +86,7 @@ def tune_thresholds(
             "bytes": nbytes,
             "seconds": round(seconds, 4),
             "skipped": len(inp.errors),
+            "skipped_files": len(inp.left_out),
             "errors": [str(e) for e in inp.errors],
         }
         click.echo(json.dumps(summary, indent=2, ensure_ascii=False))
