@@ -13,6 +13,7 @@ API) under ``timeout`` and ``prlimit --as=4000000000`` and counts what must neve
 
     python benches/campaign.py                 # the campaign's sizes (200,000 documents)
     python benches/campaign.py --size 20000    # a quicker run of the same cases
+    python benches/campaign.py --trials        # issue 48's repeated trials (campaign_trials.py)
 
 Prints one line per case and the totals; exits 1 if any count of a failure is not zero.
 """
@@ -680,8 +681,29 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", type=int, default=200_000, help="documents of the dense corpus")
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder")
+    trials = parser.add_argument_group("issue 48's repeated trials (benches/campaign_trials.py)")
+    trials.add_argument("--trials", action="store_true", help="run the trials instead")
+    trials.add_argument("--sigint", type=int, default=80, help="SIGINT trials of --update")
+    trials.add_argument("--sigterm", type=int, default=60, help="SIGTERM trials of --update")
+    trials.add_argument("--kills", type=int, default=10, help="kill -9 trials of --update")
+    trials.add_argument(
+        "--dask-signals", type=int, default=20, help="SIGINT and SIGTERM trials on Dask"
+    )
+    trials.add_argument("--pairs", type=int, default=8, help="pairs of runs on one --scratch")
+    trials.add_argument("--replaced", type=int, default=10, help="indexes replaced in a run")
+    trials.add_argument("--crafted", type=int, default=100, help="crafted index files")
+    trials.add_argument("--record", help="a JSONL file of one long record (else made)")
+    trials.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="neardup-campaign-"))
+    if args.trials:
+        from campaign_trials import run_trials
+
+        try:
+            return run_trials(root, args)
+        finally:
+            if not args.keep:
+                shutil.rmtree(root, ignore_errors=True)
     c = Campaign(root, args.size)
     start = time.monotonic()
     try:

@@ -27,6 +27,9 @@ pub enum Error {
     },
     /// An allocation whose size comes from the data failed: what it was for.
     OutOfMemory(String),
+    /// [`Error::OutOfMemory`] while reading one item of a call (a line of a block, a text of a
+    /// column, a document of a batch): its index there, and what the memory was for.
+    OutOfMemoryAt { item: usize, what: String },
     /// An id that is not in the index (removing it): the id.
     UnknownId(i64),
     /// A memory-mapped index file changed in place since it was loaded: which and how.
@@ -42,6 +45,15 @@ impl Error {
     /// Shorthand for [`Error::InvalidArgument`].
     pub fn invalid(message: impl Into<String>) -> Self {
         Error::InvalidArgument(message.into())
+    }
+
+    /// This error, met while reading item `item` of a call: [`Error::OutOfMemory`] becomes
+    /// [`Error::OutOfMemoryAt`] naming it; any other error is left as it is.
+    pub fn at(self, item: usize) -> Self {
+        match self {
+            Error::OutOfMemory(what) => Error::OutOfMemoryAt { item, what },
+            other => other,
+        }
     }
 }
 
@@ -65,7 +77,9 @@ impl fmt::Display for Error {
                 thousands(*count),
                 thousands(*limit)
             ),
-            Error::OutOfMemory(what) => write!(f, "out of memory: {what}"),
+            Error::OutOfMemory(what) | Error::OutOfMemoryAt { what, .. } => {
+                write!(f, "out of memory: {what}")
+            }
             Error::UnknownId(id) => write!(f, "id {id} is not in the index"),
             Error::Changed(message) => f.write_str(message),
             Error::Interrupted => f.write_str("interrupted"),
@@ -97,6 +111,42 @@ pub fn try_with_capacity<T>(len: usize, what: &str) -> Result<Vec<T>> {
         Error::OutOfMemory(format!("{len} {what} ({bytes} bytes)"))
     })?;
     Ok(v)
+}
+
+/// Makes room in `v` (emptied) for `len` elements, freeing its old buffer first when it is too
+/// small: [`Error::OutOfMemory`] naming `what` and the bytes asked for ("a copy of a text of
+/// 61,000,994 bytes"), never an abort.
+pub fn try_room<T>(v: &mut Vec<T>, len: usize, what: &str) -> Result<()> {
+    v.clear();
+    if v.capacity() < len {
+        // Grown as a push would (to at least twice its capacity), from an empty vector: a
+        // long text's room is exact, and its old buffer is never held beside the new one.
+        let grown = len.max(2 * v.capacity());
+        *v = Vec::new();
+        v.try_reserve_exact(grown).map_err(|_| {
+            let bytes = len.saturating_mul(std::mem::size_of::<T>()) as u64;
+            Error::OutOfMemory(format!("{what} of {} bytes", thousands(bytes)))
+        })?;
+    }
+    Ok(())
+}
+
+/// Room in `buf` (emptied) for the copy of a long text ([`crate::text::features::RESERVE_MIN_BYTES`])
+/// that [`crate::fingerprint::simhash::ascii_lowercase`] makes of it (when it has capitals):
+/// [`Error::OutOfMemory`] when it cannot be had.
+pub fn try_room_text(buf: &mut String, text: &str) -> Result<()> {
+    buf.clear();
+    if text.len() >= crate::text::features::RESERVE_MIN_BYTES
+        && text.bytes().any(|b| b.is_ascii_uppercase())
+        && buf.try_reserve(text.len()).is_err()
+    {
+        *buf = String::new();
+        return Err(Error::OutOfMemory(format!(
+            "a copy of a text of {} bytes",
+            thousands(text.len() as u64)
+        )));
+    }
+    Ok(())
 }
 
 /// Pushes onto `v`, growing it with `try_reserve`: a failed allocation is

@@ -450,3 +450,24 @@ def test_a_folder_named_as_an_output_is_named_in_the_refusal(tmp_path, capsys, a
     assert code == 2 and f"{folder}: " in err and "is a folder" in err, err
     assert "neardup-tmp" not in err and "Bad file descriptor" not in err
     assert folder.is_dir() and leftovers(tmp_path) == []
+
+
+def test_a_lone_surrogate_on_dask_names_what_it_is_and_where_it_can_go(tmp_path, capsys):
+    # Issue 48: Dask keeps text as Arrow strings, whose conversion raised an encoding error
+    # without a message: "neardup: x.jsonl: " and nothing more. One machine takes the file.
+    pytest.importorskip("distributed")
+    source = lone_surrogate(tmp_path)
+    for clusters in ([], ["--clusters", tmp_path / "c.parquet"]):
+        args = ["dedup", source, "-o", tmp_path / "kept.jsonl", "--workers", "1", *clusters]
+        code, _, err = run(capsys, *args)
+        assert code == 2, err
+        assert err.splitlines()[-1] == (
+            f"neardup: {source}: a value is not valid Unicode (a lone surrogate, which JSON's "
+            "\\ud800 escape can hold), and Dask keeps text as Arrow strings, which cannot hold "
+            "it; deduplicate it on one machine (without --workers or --scheduler), with .jsonl "
+            "outputs"
+        ), err
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["x.jsonl"]
+    code, _, err = run(capsys, "dedup", source, "-o", tmp_path / "kept.jsonl", "--quiet")
+    assert code == 0, err
+    assert (tmp_path / "kept.jsonl").read_text().splitlines() == source.read_text().splitlines()[:1]

@@ -460,3 +460,31 @@ def test_a_full_disk_writing_several_outputs_is_one_clean_error(tmp_path):
         assert "neardup-tmp" not in done.stderr and f"{tmp_path}/" in done.stderr
         assert temporaries(tmp_path) == []
         assert not (tmp_path / out).exists() and not (tmp_path / "c.csv").exists()
+
+
+@pytest.mark.parametrize("where", ["one machine", "Dask"])
+@pytest.mark.parametrize("option", ["--clusters", "-o"])
+def test_an_output_naming_a_file_of_the_input_folder_is_refused(tmp_path, capsys, where, option):
+    # Issue 48: --clusters parts/part-000.parquet replaced an input on one machine (status 0)
+    # and on Dask; -o on Dask too.
+    pa, pq = pytest.importorskip("pyarrow"), pytest.importorskip("pyarrow.parquet")
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    for p in range(2):
+        texts = [f"document {i} of part {p} with some words" for i in range(10)]
+        pq.write_table(
+            pa.table({"id": list(range(10)), "text": texts}), parts / f"part-00{p}.parquet"
+        )
+    before = {p.name: p.read_bytes() for p in parts.iterdir()}
+    target = parts / "part-000.parquet"
+    args = [parts, "-o", tmp_path / "kept.parquet", "--clusters", tmp_path / "c.parquet"]
+    args[args.index(option) + 1] = target
+    if where == "Dask":
+        args += ["--workers", "2"]
+    code, _, err = run(capsys, "dedup", *args)
+    assert code == 2, err
+    assert err.endswith(
+        f"{target}: {option} is a file of the input folder {parts}; neardup never overwrites its input\n"
+    ), err
+    assert {p.name: p.read_bytes() for p in parts.iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["parts"]

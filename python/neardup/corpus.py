@@ -77,6 +77,8 @@ def _fingerprint_chunk(
     escape) is reported at its line, or skipped."""
     try:
         return chunk, digest_many(hasher, chunk.docs, threads=threads, sketch=sketch, seen=seen)
+    except MemoryError as err:
+        raise inp.memory_error(err, chunk.positions.__getitem__) from None
     except ValueError:
         bad = []
         for i, doc in enumerate(chunk.docs):

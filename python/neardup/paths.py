@@ -188,12 +188,25 @@ def check_outputs(inputs: Sequence[str | None], outputs: Sequence[tuple[str, str
                 raise click.UsageError(
                     f"{path}: {option} is the input ({name}); neardup never overwrites its input"
                 )
+            if mode is not None and stat.S_ISREG(mode) and _inside(path, source):
+                raise click.UsageError(
+                    f"{path}: {option} is a file of the input folder {name}; neardup never "
+                    "overwrites its input"
+                )
         for other_option, other in seen:
             if same_file(path, other):
                 raise click.UsageError(
                     f"{path}: {option} names the same file as {other_option} {other}; give each output its own file"
                 )
         seen.append((option, path))
+
+
+def _inside(path: str, folder: str) -> bool:
+    """Whether ``path`` lies inside ``folder``, a folder (links resolved)."""
+    if not os.path.isdir(folder):
+        return False
+    inside = os.path.relpath(os.path.realpath(path), os.path.realpath(folder))
+    return not inside.startswith(os.pardir) and inside != os.curdir
 
 
 @contextlib.contextmanager

@@ -542,7 +542,10 @@ where
         let mut smallest = Smallest::new(r);
         for f in fields {
             f[d].as_ref().hash_features(config, scratch);
-            scratch.hashes.iter().for_each(|&h| smallest.add(h));
+            scratch
+                .feature_hashes()
+                .iter()
+                .for_each(|&h| smallest.add(h));
         }
         smallest.key()
     };

@@ -259,11 +259,12 @@ impl Hasher {
         for (&text, &fw) in fields.iter().zip(fws) {
             text.hash_features(&self.features, scratch);
             if self.weighting == Weighting::Binary {
-                scratch.hashes.sort_unstable();
-                scratch.hashes.dedup();
+                let hashes = scratch.feature_hashes_mut();
+                hashes.sort_unstable();
+                hashes.dedup();
             }
             let mut counter = BitCounter::default();
-            counter.add_all_mapped(&scratch.hashes, fmix64);
+            counter.add_all_mapped(scratch.feature_hashes(), fmix64);
             let (counts, total) = counter.finish();
             if fields.len() == 1 && fw == 1 {
                 return fingerprint_of_counts(&counts, total);
@@ -282,7 +283,7 @@ impl Hasher {
         for (&text, &fw) in fields.iter().zip(&self.field_weights) {
             text.hash_features(&self.features, scratch);
             seen.clear();
-            for &h in &scratch.hashes {
+            for &h in scratch.feature_hashes() {
                 if self.weighting == Weighting::Binary && !seen.insert(h) {
                     continue;
                 }
@@ -309,18 +310,30 @@ impl Hasher {
     /// an ASCII text, done here on all cores instead of in Python.
     pub fn fingerprint_many_folded<S: AsRef<str> + Sync>(&self, texts: &[S]) -> Result<Vec<u64>> {
         self.check_fields(&[texts])?;
-        let one = |(scratch, buf): &mut (Scratch, String), text: &S| {
-            self.fingerprint(&[ascii_lowercase(text.as_ref(), buf)], scratch)
+        let one = |(scratch, buf): &mut (Scratch, String), (d, text): (usize, &S)| {
+            let text = text.as_ref();
+            self.features
+                .reserve(text, false, scratch)
+                .and_then(|()| crate::error::try_room_text(buf, text))
+                .map_err(|e| e.at(d))?;
+            let fingerprint = self.fingerprint(&[ascii_lowercase(text, buf)], scratch);
+            scratch.release_after(text.len());
+            Ok(fingerprint)
         };
         if texts.len() < PARALLEL_MIN_DOCS {
             let mut state = Default::default();
-            return Ok(texts.iter().map(|t| one(&mut state, t)).collect());
+            return texts
+                .iter()
+                .enumerate()
+                .map(|t| one(&mut state, t))
+                .collect();
         }
-        Ok(texts
+        texts
             .par_iter()
+            .enumerate()
             .with_min_len(16)
             .map_init(Default::default, one)
-            .collect())
+            .collect()
     }
 
     /// [`Hasher::fingerprint_many`] of documents whose fields are lists of pre-split tokens:
@@ -341,31 +354,39 @@ impl Hasher {
         let n = self.check_fields(fields)?;
         if n < PARALLEL_MIN_DOCS {
             let (mut scratch, mut doc) = (Scratch::default(), Vec::new());
-            return Ok((0..n)
+            return (0..n)
                 .map(|d| self.fingerprint_at(fields, d, &mut scratch, &mut doc))
-                .collect());
+                .collect();
         }
-        Ok((0..n)
+        (0..n)
             .into_par_iter()
             .with_min_len(16)
             .map_init(
                 || (Scratch::default(), Vec::new()),
                 |(scratch, doc), d| self.fingerprint_at(fields, d, scratch, doc),
             )
-            .collect())
+            .collect()
     }
 
-    /// The fingerprint of document `d` of `fields`, with `doc` as room for its field texts.
+    /// The fingerprint of document `d` of `fields`, with `doc` as room for its field texts:
+    /// [`Error::OutOfMemoryAt`] `d` when the buffers of a long field cannot be had.
     fn fingerprint_at<'a, F: Field + ?Sized + 'a, S: AsRef<F>>(
         &self,
         fields: &[&'a [S]],
         d: usize,
         scratch: &mut Scratch,
         doc: &mut Vec<&'a F>,
-    ) -> u64 {
+    ) -> Result<u64> {
         doc.clear();
         doc.extend(fields.iter().map(|f| f[d].as_ref()));
-        self.fingerprint_of(doc, scratch)
+        for field in doc.iter() {
+            field
+                .reserve(&self.features, scratch)
+                .map_err(|e| e.at(d))?;
+        }
+        let fingerprint = self.fingerprint_of(doc, scratch);
+        scratch.release_after(doc.iter().map(|f| f.size()).sum());
+        Ok(fingerprint)
     }
 
     fn check_fields<S>(&self, fields: &[&[S]]) -> Result<usize> {
@@ -418,7 +439,7 @@ impl Hasher {
                     distinct.clear();
                     for f in fields {
                         f[d].as_ref().hash_features(&self.features, &mut scratch);
-                        distinct.extend(scratch.hashes.iter().map(|&h| fmix64(h)));
+                        distinct.extend(scratch.feature_hashes().iter().map(|&h| fmix64(h)));
                     }
                     distinct.sort_unstable();
                     distinct.dedup();

@@ -7,7 +7,7 @@ use rayon::prelude::*;
 use crate::error::{Error, Result};
 use crate::fingerprint::simhash::{ascii_lowercase, Hasher, PARALLEL_MIN_DOCS};
 use crate::sketch::verify::{self, content_key, ContentKey, ShingleConfig, SketchHash, Sketches};
-use crate::text::features::{Scratch, TokenKind};
+use crate::text::features::{Scratch, TokenKind, RELEASE_MIN_BYTES, RESERVE_MIN_BYTES};
 
 /// Fingerprints, with the content keys (and sketches, when asked for) in `sketches`.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -64,6 +64,32 @@ impl KeySet {
     }
 }
 
+/// Reserves in `scratch` what fingerprinting `text` with `hasher` (and with `sketch`, sketching
+/// it after: [`sketch_after_fingerprint`]) grows, for a long text
+/// ([`crate::text::features::FeatureConfig::reserve`]): [`Error::OutOfMemory`] when it cannot
+/// be had.
+pub fn reserve(hasher: &Hasher, sketch: bool, text: &str, scratch: &mut Scratch) -> Result<()> {
+    let word = hasher.features().tokens() == TokenKind::Word;
+    hasher.features().reserve(text, sketch && word, scratch)?;
+    if sketch && !word {
+        scratch.reserve_sketch(text)?;
+    }
+    Ok(())
+}
+
+/// Room for a copy of `len` bytes of text in `buf` (emptied), for a long text: fallible.
+fn text_room(buf: &mut String, len: usize) -> Result<()> {
+    buf.clear();
+    if len >= RESERVE_MIN_BYTES && buf.try_reserve(len).is_err() {
+        *buf = String::new();
+        return Err(Error::OutOfMemory(format!(
+            "a copy of a text of {} bytes",
+            crate::error::thousands(len as u64)
+        )));
+    }
+    Ok(())
+}
+
 /// The sketch of a document of one field whose fingerprint `hasher` has just made in `scratch`.
 pub fn sketch_after_fingerprint(
     hasher: &Hasher,
@@ -81,9 +107,13 @@ pub fn sketch_after_fingerprint(
     }
 }
 
+/// A document's digest: (fingerprint, key, sketch).
+type Digest = (u64, ContentKey, Vec<SketchHash>);
+
 /// One document: (fingerprint, key, sketch). A text of one field whose key is in `seen` is a
 /// copy of one digested before: its fingerprint is that one's, and it has no sketch (only a
-/// text's first occurrence keeps one).
+/// text's first occurrence keeps one). [`Error::OutOfMemory`] when a long text's buffers
+/// cannot be had.
 fn digest_one(
     hasher: &Hasher,
     fields: &[&str],
@@ -91,23 +121,32 @@ fn digest_one(
     seen: Option<&KeySet>,
     scratch: &mut Scratch,
     joined: &mut String,
-) -> (u64, ContentKey, Vec<SketchHash>) {
+) -> Result<Digest> {
     if let [text] = fields {
         let key = content_key(text.as_bytes());
         if let Some(fingerprint) = seen.and_then(|s| s.fingerprint_of(key)) {
-            return (fingerprint, key, Vec::new());
+            return Ok((fingerprint, key, Vec::new()));
         }
+        reserve(hasher, sketch.is_some(), text, scratch)?;
         let fingerprint = hasher.fingerprint(fields, scratch);
         let mut out = Vec::new();
         if let Some(config) = sketch {
             sketch_after_fingerprint(hasher, config, text, scratch, &mut out);
         }
-        return (fingerprint, key, out);
+        return Ok((fingerprint, key, out));
+    }
+    let longest = fields.iter().map(|t| t.len()).max().unwrap_or(0);
+    let total = fields.iter().map(|t| t.len() + 1).sum::<usize>();
+    for text in fields {
+        if text.len() == longest {
+            reserve(hasher, false, text, scratch)?;
+            break;
+        }
     }
     let fingerprint = hasher.fingerprint(fields, scratch);
     let mut out = Vec::new();
     // Several fields: their texts joined by line ends make the text that is compared.
-    joined.clear();
+    text_room(joined, total)?;
     for (f, text) in fields.iter().enumerate() {
         if f > 0 {
             joined.push('\n');
@@ -115,9 +154,10 @@ fn digest_one(
         joined.push_str(text);
     }
     if let Some(config) = sketch {
+        scratch.reserve_sketch(joined)?;
         verify::sketch(config, joined, scratch, &mut out);
     }
-    (fingerprint, content_key(joined.as_bytes()), out)
+    Ok((fingerprint, content_key(joined.as_bytes()), out))
 }
 
 /// The digests of documents given field by field (`fields[f][d]`), in parallel. With
@@ -147,23 +187,32 @@ pub fn digest_many<S: AsRef<str> + Sync>(
             "every field must hold one text per document",
         ));
     }
-    let one = |(scratch, buf, joined): &mut (Scratch, String, String), d: usize| {
-        if fold_ascii {
-            let text = ascii_lowercase(fields[0][d].as_ref(), buf);
-            return digest_one(hasher, &[text], sketch, seen, scratch, joined);
+    let one = |state: &mut (Scratch, String, String), d: usize| {
+        let (scratch, buf, joined) = state;
+        let len = fields.iter().map(|f| f[d].as_ref().len()).sum::<usize>();
+        let got = if fold_ascii {
+            let text = fields[0][d].as_ref();
+            crate::error::try_room_text(buf, text).map_err(|e| e.at(d))?;
+            let text = ascii_lowercase(text, buf);
+            digest_one(hasher, &[text], sketch, seen, scratch, joined)
+        } else {
+            let texts: Vec<&str> = fields.iter().map(|f| f[d].as_ref()).collect();
+            digest_one(hasher, &texts, sketch, seen, scratch, joined)
+        };
+        if len >= RELEASE_MIN_BYTES {
+            *state = Default::default();
         }
-        let texts: Vec<&str> = fields.iter().map(|f| f[d].as_ref()).collect();
-        digest_one(hasher, &texts, sketch, seen, scratch, joined)
+        got.map_err(|e| e.at(d))
     };
-    let each: Vec<(u64, ContentKey, Vec<SketchHash>)> = if n < PARALLEL_MIN_DOCS {
+    let each: Vec<Digest> = if n < PARALLEL_MIN_DOCS {
         let mut state = Default::default();
-        (0..n).map(|d| one(&mut state, d)).collect()
+        (0..n).map(|d| one(&mut state, d)).collect::<Result<_>>()?
     } else {
         (0..n)
             .into_par_iter()
             .with_min_len(16)
             .map_init(Default::default, one)
-            .collect()
+            .collect::<Result<_>>()?
     };
     let mut out = Digests {
         fingerprints: Vec::with_capacity(n),

@@ -79,6 +79,16 @@ pub(crate) struct Buffers {
     pub(crate) text: Vec<u8>,
 }
 
+impl Buffers {
+    /// Frees the buffers after a text of `len` bytes, when it is a long one (see
+    /// [`Scratch::release_after`]).
+    pub(crate) fn release_after(&mut self, len: usize) {
+        if len >= crate::text::features::RELEASE_MIN_BYTES {
+            *self = Buffers::default();
+        }
+    }
+}
+
 thread_local! {
     /// Each worker's buffers, kept from one block to the next: buffers made afresh for every
     /// piece of work were grown, freed and trimmed back to the system again and again, and the
@@ -247,7 +257,8 @@ fn is_blank(line: &[u8]) -> bool {
 }
 
 /// One line: its kind, and for a document done here its fingerprint (without `fingerprint`:
-/// 0, and key 0), length and sketch.
+/// 0, and key 0), length and sketch; [`Error::OutOfMemory`] when a long line's buffers cannot
+/// be had.
 fn line(
     hasher: &Hasher,
     casefold: bool,
@@ -255,9 +266,9 @@ fn line(
     make: Make<'_>,
     line: &[u8],
     b: &mut Buffers,
-) -> Line {
+) -> Result<Line> {
     if is_blank(line) {
-        return Line::not_done(Kind::Blank);
+        return Ok(Line::not_done(Kind::Blank));
     }
     // serde_json checks the UTF-8 of the strings it reads but skips over the others unchecked,
     // and skips nested values at any depth, where Python's json stops at about 1,000 levels: a
@@ -265,7 +276,7 @@ fn line(
     // is wrong at its line (so both paths take and refuse the same lines).
     let brackets = line.iter().filter(|&&c| c == b'[' || c == b'{').count();
     if brackets > MAX_BRACKETS || std::str::from_utf8(line).is_err() {
-        return Line::not_done(Kind::Slow);
+        return Ok(Line::not_done(Kind::Slow));
     }
     let mut de = serde_json::Deserializer::from_slice(line);
     let seed = Record {
@@ -274,12 +285,15 @@ fn line(
     };
     let raw = match seed.deserialize(&mut de) {
         Ok(Some(raw)) if de.end().is_ok() => raw.get().as_bytes(),
-        _ => return Line::not_done(Kind::Slow),
+        _ => return Ok(Line::not_done(Kind::Slow)),
     };
+    crate::error::try_room(&mut b.text, raw.len(), "a copy of a JSON text")?;
     if unescape_ascii(raw, &mut b.text).is_none() || b.text.len() > u32::MAX as usize {
-        return Line::not_done(Kind::Slow);
+        return Ok(Line::not_done(Kind::Slow));
     }
-    ascii_text(hasher, casefold, make, &mut b.text, &mut b.scratch)
+    let done = ascii_text(hasher, casefold, make, &mut b.text, &mut b.scratch);
+    b.release_after(raw.len());
+    done
 }
 
 /// What to make of a text: `(sketch, fingerprint, seen)` (see [`fingerprint_lines`]).
@@ -287,57 +301,60 @@ pub(crate) type Make<'a> = (Option<ShingleConfig>, bool, Option<&'a KeySet>);
 
 /// The digest of an ASCII `text` (folded in place with `casefold`): normalized here, as Python
 /// would (every Unicode form leaves ASCII alone; folding ASCII is lowercasing it).
+/// [`Error::OutOfMemory`] when the buffers of a long text cannot be had.
 pub(crate) fn ascii_text(
     hasher: &Hasher,
     casefold: bool,
     (sketch, fingerprint, seen): Make<'_>,
     text: &mut [u8],
     scratch: &mut Scratch,
-) -> Line {
+) -> Result<Line> {
     if casefold {
         text.make_ascii_lowercase();
     }
     let Ok(normalized) = std::str::from_utf8(text) else {
-        return Line::not_done(Kind::Slow);
+        return Ok(Line::not_done(Kind::Slow));
     };
     let mut out = Vec::new();
     if !fingerprint {
         // A second read wants the sketch alone.
         if let Some(config) = sketch {
+            scratch.reserve_sketch(normalized)?;
             verify::sketch(config, normalized, scratch, &mut out);
         }
-        return Line {
+        return Ok(Line {
             kind: Kind::Done,
             fingerprint: 0,
             length: normalized.len() as u32,
             key: [0, 0],
             sketch: out,
-        };
+        });
     }
     let key = verify::content_key(normalized.as_bytes());
     if let Some(fingerprint) = seen.and_then(|s| s.fingerprint_of(key)) {
         // A copy of a text digested before: its fingerprint, and no sketch.
-        return Line {
+        return Ok(Line {
             kind: Kind::Done,
             fingerprint,
             length: normalized.len() as u32,
             key,
             sketch: out,
-        };
+        });
     }
+    crate::first_pass::digest::reserve(hasher, sketch.is_some(), normalized, scratch)?;
     let fingerprint = hasher.fingerprint(&[normalized], scratch);
     if let Some(config) = sketch {
         crate::first_pass::digest::sketch_after_fingerprint(
             hasher, config, normalized, scratch, &mut out,
         );
     }
-    Line {
+    Ok(Line {
         kind: Kind::Done,
         fingerprint,
         length: normalized.len() as u32,
         key,
         sketch: out,
-    }
+    })
 }
 
 /// Reads the lines of `block` (split at `\n`; the block holds whole lines, without the last
@@ -381,10 +398,12 @@ pub fn fingerprint_lines(
         .par_iter()
         .enumerate()
         .map(|(i, l)| match wanted {
-            Some(w) if !w[i] => Line::not_done(Kind::Blank),
-            _ => BUFFERS.with_borrow_mut(|b| line(hasher, casefold, &record, make, l, b)),
+            Some(w) if !w[i] => Ok(Line::not_done(Kind::Blank)),
+            _ => BUFFERS
+                .with_borrow_mut(|b| line(hasher, casefold, &record, make, l, b))
+                .map_err(|e| e.at(i)),
         })
-        .collect();
+        .collect::<Result<_>>()?;
     let mut starts = Vec::with_capacity(lines.len() + 1);
     let mut start = 0u64;
     for l in &lines {

@@ -60,21 +60,25 @@ pub fn fingerprint_strings(
         .map(|i| {
             let text = &data[offsets[i] as usize..offsets[i + 1] as usize];
             if !text.is_ascii() || text.len() > u32::MAX as usize {
-                return Line::not_done(Kind::Slow);
+                return Ok(Line::not_done(Kind::Slow));
             }
-            BUFFERS.with_borrow_mut(|b| {
-                b.text.clear();
-                b.text.extend_from_slice(text);
-                ascii_text(
-                    hasher,
-                    casefold,
-                    (sketch, true, seen),
-                    &mut b.text,
-                    &mut b.scratch,
-                )
-            })
+            BUFFERS
+                .with_borrow_mut(|b| {
+                    crate::error::try_room(&mut b.text, text.len(), "a copy of a text")?;
+                    b.text.extend_from_slice(text);
+                    let done = ascii_text(
+                        hasher,
+                        casefold,
+                        (sketch, true, seen),
+                        &mut b.text,
+                        &mut b.scratch,
+                    );
+                    b.release_after(text.len());
+                    done
+                })
+                .map_err(|e| e.at(i))
         })
-        .collect();
+        .collect::<Result<_>>()?;
     Ok(Lines::of(each, Vec::new(), sketch.is_some()))
 }
 

@@ -62,6 +62,14 @@ impl From<Error> for PyErr {
                 pyerr
             }
             Error::OutOfMemory(_) => PyMemoryError::new_err(err.to_string()),
+            Error::OutOfMemoryAt { item, .. } => {
+                // `item`: which line of a block, or text of a column, the memory was for.
+                let pyerr = PyMemoryError::new_err(err.to_string());
+                Python::attach(|py| {
+                    let _ = pyerr.value(py).setattr("item", item);
+                });
+                pyerr
+            }
             Error::UnknownId(_) => PyKeyError::new_err(err.to_string()),
             Error::Changed(_) => IndexChangedError::new_err(err.to_string()),
             Error::Interrupted => PyKeyboardInterrupt::new_err(()),

@@ -28,7 +28,8 @@ fn shingle_sketches<'py>(
     threads: Option<i64>,
 ) -> PyResult<SketchArrays<'py>> {
     let config = verify::shingle_config(ngram, size)?;
-    let s = py.detach(|| parallel::with_threads(threads, || verify::sketches(config, &texts)))?;
+    let s =
+        py.detach(|| parallel::with_threads(threads, || verify::try_sketches(config, &texts)))??;
     Ok((
         s.offsets.into_pyarray(py),
         s.hashes.into_pyarray(py),

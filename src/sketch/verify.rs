@@ -421,16 +421,27 @@ pub fn sketch(config: ShingleConfig, text: &str, scratch: &mut Scratch, out: &mu
     sketch_of_words(config, words, checks, out);
 }
 
-/// The sketches of many normalized texts, computed in parallel.
+/// The sketches of many normalized texts, computed in parallel (see [`try_sketches`]; a text
+/// whose buffers cannot be had panics).
 pub fn sketches<T: AsRef<str> + Sync>(config: ShingleConfig, texts: &[T]) -> Sketches {
+    try_sketches(config, texts).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The sketches of many normalized texts, computed in parallel: [`Error::OutOfMemoryAt`] the
+/// first text whose buffers cannot be had.
+pub fn try_sketches<T: AsRef<str> + Sync>(config: ShingleConfig, texts: &[T]) -> Result<Sketches> {
     let each: Vec<(Vec<SketchHash>, ContentKey)> = texts
         .par_iter()
-        .map_init(Scratch::default, |scratch, text| {
+        .enumerate()
+        .map_init(Scratch::default, |scratch, (d, text)| {
+            let text = text.as_ref();
             let mut out = Vec::new();
-            sketch(config, text.as_ref(), scratch, &mut out);
-            (out, content_key(text.as_ref().as_bytes()))
+            scratch.reserve_sketch(text).map_err(|e| e.at(d))?;
+            sketch(config, text, scratch, &mut out);
+            scratch.release_after(text.len());
+            Ok((out, content_key(text.as_bytes())))
         })
-        .collect();
+        .collect::<Result<_>>()?;
     let mut offsets = Vec::with_capacity(each.len() + 1);
     offsets.push(0u64);
     let mut hashes = Vec::with_capacity(each.iter().map(|e| e.0.len()).sum());
@@ -440,11 +451,11 @@ pub fn sketches<T: AsRef<str> + Sync>(config: ShingleConfig, texts: &[T]) -> Ske
         offsets.push(hashes.len() as u64);
         keys.push(*key);
     }
-    Sketches {
+    Ok(Sketches {
         offsets,
         hashes,
         keys,
-    }
+    })
 }
 
 /// The Jaccard similarity of two bottom-`size` sketches: exact when both sets have fewer than

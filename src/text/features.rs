@@ -10,7 +10,7 @@ use std::collections::HashSet;
 
 use crate::error::{Error, Result};
 use crate::text::hash::{fnv1a_64, fnv1a_64_update, hash_ranges, FoldState, OFFSET_BASIS, PRIME};
-use crate::text::tokens::{compact, is_word_token, scan_tokens};
+use crate::text::tokens::{compact, count_tokens, is_word_token, scan_tokens};
 
 /// The kind of token features are built from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -100,8 +100,29 @@ pub struct Scratch {
     stop: Vec<bool>,
     /// Features: token-index ranges (word mode) or byte ranges of `buf` (char mode).
     ranges: Vec<(usize, usize)>,
-    /// Feature hashes, in feature order.
-    pub hashes: Vec<u64>,
+    /// Feature hashes, in feature order (see [`Scratch::feature_hashes`]).
+    hashes: Vec<u64>,
+    /// Whether the features are the tokens themselves (one word a feature, no stopwords): their
+    /// hashes are then `token_hashes`, not copied into `hashes`.
+    tokens_are_features: bool,
+}
+
+/// Texts of at least this many bytes have the buffers their features need reserved before they
+/// are read, exactly and fallibly ([`FeatureConfig::reserve`]); shorter ones grow them as they go.
+pub const RESERVE_MIN_BYTES: usize = 1 << 20;
+
+/// After a text of at least this many bytes, a thread's buffers are freed
+/// ([`Scratch::release_after`]) rather than kept, with the hundreds of megabytes a long text
+/// grows them to, for the short texts that follow.
+pub const RELEASE_MIN_BYTES: usize = 16 << 20;
+
+/// Makes room for `n` elements in `v` (emptied), freeing its old buffer first; fallible.
+fn room<T>(v: &mut Vec<T>, n: usize) -> std::result::Result<(), std::collections::TryReserveError> {
+    if v.capacity() < n {
+        *v = Vec::new();
+        v.try_reserve_exact(n)?;
+    }
+    Ok(())
 }
 
 /// Appends the FNV-1a 64 of every run of `n` bytes of `buf` (`buf.len()` >= `n`), four
@@ -133,6 +154,98 @@ pub fn word_token_hashes<'s>(text: &str, scratch: &'s mut Scratch) -> &'s [u64] 
 }
 
 impl Scratch {
+    /// The feature hashes of the text last given to [`FeatureConfig::hash_features`] (or
+    /// [`FeatureConfig::hash_token_features`]), in feature order.
+    #[inline]
+    pub fn feature_hashes(&self) -> &[u64] {
+        if self.tokens_are_features {
+            &self.token_hashes
+        } else {
+            &self.hashes
+        }
+    }
+
+    /// [`Scratch::feature_hashes`] to change in place (a copy of the token hashes, when they
+    /// are the features, so that those stay as the scan left them).
+    pub fn feature_hashes_mut(&mut self) -> &mut Vec<u64> {
+        if self.tokens_are_features {
+            self.hashes.clear();
+            self.hashes.extend_from_slice(&self.token_hashes);
+            self.tokens_are_features = false;
+        }
+        &mut self.hashes
+    }
+
+    /// Frees the buffers after a text of `len` bytes, when it is a long one
+    /// ([`RELEASE_MIN_BYTES`]).
+    pub fn release_after(&mut self, len: usize) {
+        if len >= RELEASE_MIN_BYTES {
+            *self = Scratch::default();
+        }
+    }
+
+    /// Reserves the buffers of word tokens: their spans and hashes, and with `identities` their
+    /// second hashes (a sketch's), for `tokens` tokens; with `features`, room for as many
+    /// features (shingles), and with `stop` their stopword marks.
+    fn reserve_words(
+        &mut self,
+        tokens: usize,
+        identities: bool,
+        features: bool,
+        stop: bool,
+    ) -> std::result::Result<(), std::collections::TryReserveError> {
+        room(&mut self.spans, tokens)?;
+        room(&mut self.token_hashes, tokens)?;
+        if identities {
+            room(&mut self.token_checks, tokens)?;
+        }
+        if features {
+            room(&mut self.ranges, tokens)?;
+            room(&mut self.hashes, tokens)?;
+        }
+        if stop {
+            room(&mut self.stop, tokens)?;
+        }
+        Ok(())
+    }
+
+    /// Reserves, for a text of at least [`RESERVE_MIN_BYTES`], what a sketch of its words
+    /// needs ([`crate::sketch::verify::sketch`]): [`Error::OutOfMemory`] when it cannot be had.
+    pub fn reserve_sketch(&mut self, text: &str) -> Result<()> {
+        if text.len() < RESERVE_MIN_BYTES {
+            return Ok(());
+        }
+        let tokens = count_tokens(text);
+        self.granted(text.len(), (tokens, "tokens"), 32, |s| {
+            s.reserve_words(tokens, true, false, false)
+        })
+    }
+
+    /// Runs `reserve` when the `per_unit` bytes of each of `units` (tokens or characters) of a
+    /// text of `len` bytes fit in the memory left ([`crate::runtime::memory::available`]):
+    /// `Ok` when they fit and `reserve` got them, else the buffers freed and
+    /// [`Error::OutOfMemory`] naming the text's size, its units and the bytes it needs.
+    fn granted(
+        &mut self,
+        len: usize,
+        (units, unit): (usize, &str),
+        per_unit: usize,
+        reserve: impl FnOnce(&mut Self) -> std::result::Result<(), std::collections::TryReserveError>,
+    ) -> Result<()> {
+        let need = units.saturating_mul(per_unit) as u64;
+        let fits = crate::runtime::memory::available().is_none_or(|left| need <= left);
+        if fits && reserve(self).is_ok() {
+            return Ok(());
+        }
+        *self = Scratch::default();
+        Err(Error::OutOfMemory(format!(
+            "a text of {} bytes ({} {unit}) needs about {} to be read",
+            crate::error::thousands(len as u64),
+            crate::error::thousands(units as u64),
+            crate::runtime::memory::readable(need)
+        )))
+    }
+
     /// The token hashes of the text last given to a word-mode [`FeatureConfig::hash_features`].
     pub fn token_hashes(&self) -> &[u64] {
         &self.token_hashes
@@ -158,15 +271,55 @@ impl Scratch {
 const TOKEN_CHECK_SEED: u64 = 0x7E57_ED0F_5EC0_4D11;
 
 impl FeatureConfig {
-    /// Hashes the features of `text` into `scratch.hashes`, in feature order.
+    /// Reserves in `scratch`, for a text of at least [`RESERVE_MIN_BYTES`], every buffer that
+    /// [`FeatureConfig::hash_features`] (and with `identities`, the sketch of its words:
+    /// [`Scratch::token_identities`]) grows on `text`, exactly (its tokens are counted first), so
+    /// that reading it allocates nothing more: a long text whose buffers cannot be had is
+    /// [`Error::OutOfMemory`], with the buffers freed, never an abort.
+    pub fn reserve(&self, text: &str, identities: bool, scratch: &mut Scratch) -> Result<()> {
+        if text.len() < RESERVE_MIN_BYTES {
+            return Ok(());
+        }
+        match self.tokens {
+            TokenKind::Word => {
+                let tokens = count_tokens(text);
+                let shingles = self.ngram > 1 || self.stopwords.is_some();
+                let stop = self.stopwords.is_some();
+                let per_token = 24 + 8 * usize::from(identities) + 25 * usize::from(shingles);
+                scratch.granted(text.len(), (tokens, "tokens"), per_token, |s| {
+                    s.reserve_words(tokens, identities, shingles, stop)
+                })
+            }
+            TokenKind::Char => {
+                // The compacted text (at most one space a character), and per character a
+                // start, an n-gram and its hash.
+                let chars = if text.is_ascii() {
+                    0
+                } else {
+                    text.chars().count()
+                };
+                let per_byte = 10 + 32 * usize::from(chars > 0);
+                scratch.granted(text.len(), (text.len(), "bytes"), per_byte, |s| {
+                    room(&mut s.buf, 2 * text.len() + 1)?;
+                    room(&mut s.spans, chars)?;
+                    room(&mut s.ranges, chars)?;
+                    room(&mut s.hashes, text.len())
+                })
+            }
+        }
+    }
+
+    /// Hashes the features of `text` into `scratch`, in feature order
+    /// ([`Scratch::feature_hashes`]).
     pub fn hash_features(&self, text: &str, scratch: &mut Scratch) {
         scratch.hashes.clear();
+        scratch.tokens_are_features = false;
         match self.tokens {
             TokenKind::Word => {
                 if self.ngram == 1 && self.stopwords.is_none() {
                     // Every token is a feature, hashed by the scan.
                     word_token_hashes(text, scratch);
-                    scratch.hashes.extend_from_slice(&scratch.token_hashes);
+                    scratch.tokens_are_features = true;
                     return;
                 }
                 self.shingles(text, scratch);
@@ -366,6 +519,7 @@ impl FeatureConfig {
     /// shingle is its tokens joined by one space, as with the built-in tokenizer.
     pub fn hash_token_features<T: AsRef<str>>(&self, tokens: &[T], scratch: &mut Scratch) {
         scratch.hashes.clear();
+        scratch.tokens_are_features = false;
         self.token_shingles(tokens, scratch);
         let s = &mut *scratch;
         let (spans, token_hashes) = (&s.spans, &s.token_hashes);
@@ -401,8 +555,13 @@ impl FeatureConfig {
 /// One field of a document as the core takes it: a normalized text (cut by the built-in
 /// tokenizer), or the tokens an outside tokenizer cut it into.
 pub trait Field {
-    /// Hashes the features into `scratch.hashes`, in feature order.
+    /// Hashes the features into `scratch`, in feature order ([`Scratch::feature_hashes`]).
     fn hash_features(&self, config: &FeatureConfig, scratch: &mut Scratch);
+    /// Reserves what [`Field::hash_features`] grows in `scratch` for a long field
+    /// ([`FeatureConfig::reserve`]): [`Error::OutOfMemory`] when it cannot be had.
+    fn reserve(&self, config: &FeatureConfig, scratch: &mut Scratch) -> Result<()>;
+    /// The field's size in bytes (of text, or of its tokens).
+    fn size(&self) -> usize;
     /// The features as strings, in order.
     fn features(&self, config: &FeatureConfig) -> Vec<String>;
 }
@@ -411,6 +570,12 @@ impl Field for str {
     #[inline]
     fn hash_features(&self, config: &FeatureConfig, scratch: &mut Scratch) {
         config.hash_features(self, scratch);
+    }
+    fn reserve(&self, config: &FeatureConfig, scratch: &mut Scratch) -> Result<()> {
+        config.reserve(self, false, scratch)
+    }
+    fn size(&self) -> usize {
+        self.len()
     }
     fn features(&self, config: &FeatureConfig) -> Vec<String> {
         config.features(self)
@@ -421,6 +586,20 @@ impl<T: AsRef<str>> Field for [T] {
     #[inline]
     fn hash_features(&self, config: &FeatureConfig, scratch: &mut Scratch) {
         config.hash_token_features(self, scratch);
+    }
+    fn reserve(&self, config: &FeatureConfig, scratch: &mut Scratch) -> Result<()> {
+        // A token a span, a hash, a shingle and its hash.
+        let tokens = self.len();
+        if tokens.saturating_mul(8) < RESERVE_MIN_BYTES {
+            return Ok(());
+        }
+        let stop = config.stopwords.is_some();
+        scratch.granted(self.size(), (tokens, "tokens"), 49, |s| {
+            s.reserve_words(tokens, false, true, stop)
+        })
+    }
+    fn size(&self) -> usize {
+        self.iter().map(|t| t.as_ref().len() + 1).sum()
     }
     fn features(&self, config: &FeatureConfig) -> Vec<String> {
         config.token_features(self)
@@ -508,7 +687,78 @@ mod tests {
             .iter()
             .map(|f| fnv1a_64(f.as_bytes()))
             .collect();
-        assert_eq!(scratch.hashes, want);
+        assert_eq!(scratch.feature_hashes(), want);
+    }
+
+    #[test]
+    fn a_long_text_is_read_in_the_room_reserved_for_it() {
+        // Over RESERVE_MIN_BYTES, of ASCII and not, in each mode: the features are those of
+        // an unreserved scratch, and no buffer grew past what was reserved.
+        let words = [
+            "alpha",
+            "beta",
+            "gamma",
+            "d\u{e9}lta",
+            "\u{56de}\u{5bb6}",
+            "x",
+            "9",
+        ];
+        let mut text = String::new();
+        let mut i = 0usize;
+        while text.len() < RESERVE_MIN_BYTES + 1000 {
+            text.push_str(words[(i * 7 + i / 3) % words.len()]);
+            text.push_str(if i % 5 == 0 { ", " } else { " " });
+            i += 1;
+        }
+        let ascii: String = text.chars().filter(char::is_ascii).collect();
+        let ascii = ascii.repeat(2);
+        let stop = Some(vec!["beta".to_string()]);
+        for text in [&text, &ascii] {
+            for (tokens, ngram, stopwords) in [
+                (TokenKind::Word, 1, None),
+                (TokenKind::Word, 3, None),
+                (TokenKind::Word, 2, stop.clone()),
+                (TokenKind::Char, 4, None),
+            ] {
+                let config = FeatureConfig::new(tokens, ngram, stopwords).unwrap();
+                let (mut plain, mut reserved) = (Scratch::default(), Scratch::default());
+                config.hash_features(text, &mut plain);
+                config.reserve(text, true, &mut reserved).unwrap();
+                let capacities = |s: &Scratch| {
+                    [
+                        s.buf.capacity(),
+                        s.spans.capacity(),
+                        s.token_hashes.capacity(),
+                        s.token_checks.capacity(),
+                        s.stop.capacity(),
+                        s.ranges.capacity(),
+                        s.hashes.capacity(),
+                    ]
+                };
+                assert!(text.len() >= RESERVE_MIN_BYTES);
+                let before = capacities(&reserved);
+                config.hash_features(text, &mut reserved);
+                if tokens == TokenKind::Word {
+                    reserved.token_identities(text);
+                }
+                assert_eq!(reserved.feature_hashes(), plain.feature_hashes());
+                assert_eq!(capacities(&reserved), before, "{tokens:?} {ngram}");
+                if tokens == TokenKind::Word {
+                    assert_eq!(reserved.spans.len(), count_tokens(text));
+                    assert_eq!(reserved.spans.capacity(), reserved.spans.len());
+                }
+            }
+        }
+        // A short text reserves nothing; a long one's buffers are freed after it.
+        let config = FeatureConfig::new(TokenKind::Word, 1, None).unwrap();
+        let mut scratch = Scratch::default();
+        config.reserve("a few words", true, &mut scratch).unwrap();
+        assert_eq!(scratch.spans.capacity(), 0);
+        config.hash_features(&text, &mut scratch);
+        scratch.release_after(text.len());
+        assert!(scratch.spans.capacity() > 0);
+        scratch.release_after(RELEASE_MIN_BYTES);
+        assert_eq!(scratch.spans.capacity(), 0);
     }
 
     #[test]
@@ -525,7 +775,7 @@ mod tests {
             let (mut a, mut b) = (Scratch::default(), Scratch::default());
             config.hash_features(text, &mut a);
             config.hash_token_features(&tokens, &mut b);
-            assert_eq!(a.hashes, b.hashes);
+            assert_eq!(a.feature_hashes(), b.feature_hashes());
         }
     }
 

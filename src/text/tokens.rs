@@ -231,6 +231,68 @@ pub fn scan_tokens(text: &str, spans: &mut Vec<(usize, usize)>, hashes: &mut Vec
     }
 }
 
+/// How many tokens [`scan_tokens`] finds in `text`, counted without keeping them: what the
+/// buffers of a long text are reserved for before it is scanned (see
+/// [`crate::text::features::FeatureConfig::reserve`]).
+pub fn count_tokens(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    if bytes.is_ascii() {
+        // A token starts at each word byte that follows a separator (or the start).
+        let (mut count, mut carry) = (0usize, 0u64);
+        for block in bytes.chunks(64) {
+            let bits = match <&[u8; 64]>::try_from(block) {
+                Ok(full) => word_bits(full),
+                Err(_) => {
+                    let mut padded = [b' '; 64];
+                    padded[..block.len()].copy_from_slice(block);
+                    word_bits(&padded)
+                }
+            };
+            count += (bits & !((bits << 1) | carry)).count_ones() as usize;
+            carry = bits >> 63;
+        }
+        return count;
+    }
+    let (n, mut i, mut count) = (bytes.len(), 0, 0);
+    while i < n {
+        match BYTE_CLASS[bytes[i] as usize] {
+            SEP => {
+                i += 1;
+                continue;
+            }
+            WORD => {}
+            _ => {
+                let (class, len) = wide_class(text, i);
+                i += len;
+                match class {
+                    Class::Separator => continue,
+                    Class::Own => {
+                        count += 1;
+                        continue;
+                    }
+                    Class::Word => {}
+                }
+            }
+        }
+        // A word: over its word characters.
+        count += 1;
+        while i < n {
+            match BYTE_CLASS[bytes[i] as usize] {
+                WORD => i += 1,
+                SEP => break,
+                _ => {
+                    let (class, len) = wide_class(text, i);
+                    if class != Class::Word {
+                        break;
+                    }
+                    i += len;
+                }
+            }
+        }
+    }
+    count
+}
+
 /// Whether a token from an outside tokenizer holds a word character (a letter, number or mark).
 /// Tokens of only spaces, punctuation or symbols are dropped, as the built-in tokenizer drops
 /// separators.
@@ -283,6 +345,7 @@ mod tests {
             scan_ascii_tokens(text.as_bytes(), &mut spans, &mut hashes);
             let got: Vec<&str> = spans.iter().map(|&(a, b)| &text[a..b]).collect();
             assert_eq!(got, want, "{text:?}");
+            assert_eq!(count_tokens(&text), want.len(), "{text:?}");
             assert_eq!(
                 hashes,
                 want.iter()
@@ -322,6 +385,7 @@ mod tests {
                 }
             }
             assert_eq!(tokens(&text), want, "{text:?}");
+            assert_eq!(count_tokens(&text), want.len(), "{text:?}");
         }
     }
 }

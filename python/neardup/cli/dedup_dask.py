@@ -27,6 +27,7 @@ from ..io import (
 from ..io.compression import compression_of
 from ..io.joined import Joined
 from ..io.listing import is_glob, listing, read_as
+from ..paths import check_outputs
 from ..pipeline import check_candidates
 from .options import Source, sample_path
 from .output import _count, _evidence_note, _jaccard_note, _say
@@ -277,6 +278,11 @@ def _dedup_on_dask(
             "on Dask, INPUT is a file, glob or folder the workers can read (not stdin)"
         )
     fmt = _dask_format(input, fmt)
+    # As on one machine: no output over an input (a file of the input folder, the index).
+    check_outputs(
+        [input, str(against.path) if against is not None else None],
+        [("-o", output), ("--clusters", clusters)],
+    )
     if output is not None and output == "-":
         raise click.UsageError(
             "on Dask, OUTPUT is a file or a folder the client can write (not stdout)"
@@ -398,6 +404,16 @@ def _dedup_on_dask(
                                 scratch=scratch,
                                 candidates=candidates,
                             )
+                    except UnicodeEncodeError:
+                        # Dask turns the columns it reads into Arrow strings, raising an
+                        # encoding error without a message.
+                        raise InputError(
+                            input,
+                            "a value is not valid Unicode (a lone surrogate, which JSON's "
+                            "\\ud800 escape can hold), and Dask keeps text as Arrow strings, "
+                            "which cannot hold it; deduplicate it on one machine (without "
+                            "--workers or --scheduler), with .jsonl outputs",
+                        ) from None
                     except (TypeError, ValueError) as err:
                         raise InputError(input, str(err)) from None
                     # Counted on the workers, while matching.

@@ -281,6 +281,15 @@ class Input:
         """The error of the record at ``position`` (for a bad id found after reading)."""
         return InputError(self.name, reason, position, self.unit)
 
+    def memory_error(self, err: MemoryError, positions: Callable[[int], int]) -> MemoryError:
+        """The core's MemoryError naming the record it was reading (``FILE:LINE: out of memory:
+        ...``): its ``item`` is an index of the call, which ``positions`` maps to a record's
+        position; ``err`` itself when it names none."""
+        item = getattr(err, "item", None)
+        if item is None:
+            return err
+        return MemoryError(str(self.error_at(positions(item), str(err))))
+
     def bad(self, position: int | None, reason: str) -> None:
         """A bad record: raise, or note it and go on (``on_error="skip"``)."""
         err = InputError(self.name, reason, position, self.unit)

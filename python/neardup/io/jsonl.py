@@ -156,9 +156,12 @@ class JsonlInput(Input):
                     else None,
                 )
             else:
-                kinds, fps, lengths, starts, keys, sketches = hasher.jsonl_block(
-                    data, self.text_field, self.id_field, sketch, threads, seen=seen
-                )
+                try:
+                    kinds, fps, lengths, starts, keys, sketches = hasher.jsonl_block(
+                        data, self.text_field, self.id_field, sketch, threads, seen=seen
+                    )
+                except MemoryError as err:
+                    raise self.memory_error(err, first.__add__) from None
                 digest = Digest.of(fps, keys, sketches)
             slow = np.flatnonzero(kinds == 2)
             rows = np.flatnonzero(kinds == 1)
@@ -219,7 +222,13 @@ class JsonlInput(Input):
                 yield first, data, index, rows[at:end], wanted
                 at = end
 
-        def store(first: int, data: bytes, index: np.ndarray, here: np.ndarray, got: Any) -> None:
+        def store(
+            first: int, data: bytes, index: np.ndarray, here: np.ndarray, future: Any
+        ) -> None:
+            try:
+                got = future.result()
+            except MemoryError as err:
+                raise self.memory_error(err, first.__add__) from None
             kinds, _, _, starts, _, (offsets, hashes) = got
             done = kinds[index] == 1
             sketches.add_sketches(
@@ -248,10 +257,10 @@ class JsonlInput(Input):
                         wanted,
                     )
                     if pending is not None:
-                        store(*pending[0], pending[1].result())
+                        store(*pending[0], pending[1])
                     pending = ((first, data, index, here), future)
                 if pending is not None:
-                    store(*pending[0], pending[1].result())
+                    store(*pending[0], pending[1])
                     pending = None
             except BaseException:
                 if pending is not None:

@@ -231,7 +231,12 @@ class ParquetInput(Input):
         n = batch.num_rows
         column = batch.column(0)
         if pa.types.is_large_string(column.type) or pa.types.is_string(column.type):
-            kinds, fps, lengths, keys, sketches = hasher.string_block(column, sketch, threads, seen)
+            try:
+                kinds, fps, lengths, keys, sketches = hasher.string_block(
+                    column, sketch, threads, seen
+                )
+            except MemoryError as err:
+                raise self.memory_error(err, lambda i: first + 1 + i) from None
             if column.null_count:
                 kinds[column.is_null().to_numpy(zero_copy_only=False)] = 2
         else:  # a column of nulls only
