@@ -261,3 +261,16 @@ def test_no_page_tells_the_fingerprint_story_of_the_default():
         text = " ".join(page.read_text(encoding="utf-8").split())
         assert "within --k bits and whose" not in text, page.name
         assert "verified (default, k = 8)" not in text, page.name
+
+
+def test_a_shingle_given_without_verification_is_refused_as_a_threshold_is(capsys):
+    for command in (
+        ["dedup", "--sample", "--dry-run"],
+        ["pairs", "--sample"],
+        ["explain", "a", "b"],
+    ):
+        code, out, err = run(capsys, *command, "--no-verify", "--shingle", "2")
+        assert (code, out) == (2, ""), command
+        assert "--no-verify takes pairs on fingerprints alone: drop --shingle or --no-verify" in err
+        code, _, err = run(capsys, *command, "--no-verify")
+        assert code == 0, (command, err)

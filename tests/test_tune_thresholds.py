@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+import neardup
 import reference
 from brute import exact_jaccard, family_corpus, star_oracle, verified_near
 from command import run
@@ -150,3 +151,29 @@ def test_tune_json_counts_the_skipped_files_and_records_as_dedup_json_does(tmp_p
         tune = json.loads(out)
         for key in ("skipped_files", "skipped", "errors"):
             assert tune[key] == dedup[key], (mode, key)
+
+
+def test_tune_counts_the_candidate_pairs_it_did_not_compare_as_dedup_does(tmp_path, capsys):
+    # At t = 0.5 a text of two shingles meets its overlap with the first: 1,100 texts sharing
+    # it cannot be split, are not one set, and are over the cap: their pairs are counted.
+    texts = [f"alpha beta gamma w{i}x" for i in range(1100)]
+    path = tmp_path / "skip.jsonl"
+    path.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts))
+    code, out, _ = run(capsys, "dedup", path, "--threshold", 0.5, "--dry-run", "--json")
+    skipped = json.loads(out)["evidence"]["short_pairs_skipped"]
+    assert code == 0 and skipped == 1100 * 1099 // 2
+    args = (path, "--threshold", 0.5, "--thresholds", "0.6")
+    code, out, err = run(capsys, "tune", *args, "--json")
+    assert code == 0, err
+    tune = json.loads(out)
+    assert tune["evidence"] == {"short_pairs_skipped": skipped}
+    by_row = [(row["threshold"], row["short_pairs_skipped"]) for row in tune["rows"]]
+    rows = neardup.threshold_table(texts, [0.6], threshold=0.5)
+    assert by_row == [(row.threshold, row.short_pairs_skipped) for row in rows]
+    assert by_row[0] == (0.5, skipped)
+    assert (
+        rows[1].short_pairs_skipped
+        == neardup.dedup(texts, threshold=0.6).stats["short_pairs_skipped"]
+    )
+    code, out, _ = run(capsys, "tune", *args)
+    assert code == 0 and f"note: {skipped:,} candidate pairs of short texts not compared" in out

@@ -62,13 +62,15 @@ class ThresholdRow:
     """What dedup does at ``threshold``: the documents it ``removed`` and the ``clusters`` they
     form; ``above``: its removals of the lowest Jaccards (just above the threshold); ``below``:
     the removals of the next lower threshold of the table whose document this one keeps, of the
-    highest Jaccards (just below it; empty for the lowest)."""
+    highest Jaccards (just below it; empty for the lowest); ``short_pairs_skipped``: its
+    candidate pairs of short texts not compared, as dedup's ``stats`` counts them."""
 
     threshold: float
     removed: int
     clusters: int
     above: list[Removal] = field(default_factory=list)
     below: list[Removal] = field(default_factory=list)
+    short_pairs_skipped: int = 0
 
 
 def threshold_table(
@@ -137,12 +139,11 @@ def threshold_rows(
     rows: list[ThresholdRow] = []
     lower: list[Removal] = []
     for t in sorted(set(thresholds)):
-        kept, removals = removals_at(first, t, order, threads, resketch, whole, max_pairs)
+        kept, removals, skipped = removals_at(first, t, order, threads, resketch, whole, max_pairs)
         above = sorted(removals, key=lambda p: (p.jaccard, p.row))[:samples]
         clusters = len({p.kept_row for p in removals})
-        rows.append(
-            ThresholdRow(t, len(removals), clusters, above, spared(lower, kept, t, samples))
-        )
+        below = spared(lower, kept, t, samples)
+        rows.append(ThresholdRow(t, len(removals), clusters, above, below, skipped))
         lower = removals
     return rows
 
@@ -155,8 +156,9 @@ def removals_at(
     resketch: Callable[[np.ndarray], Sketches] | None,
     whole: Callable[[np.ndarray], Sketches] | None,
     max_pairs: int | None,
-) -> tuple[np.ndarray, list[Removal]]:
-    """(the row kept in each row's place, the removals) of dedup at ``threshold`` in ``order``:
+) -> tuple[np.ndarray, list[Removal], int]:
+    """(the row kept in each row's place, the removals, the candidate pairs of short texts not
+    compared) of dedup at ``threshold`` in ``order``:
     the prefix lists of ``first`` cut for it (the same rarity order), its candidates and stars.
     The order must be there: before the candidates of ``first``'s own lists, or after them with
     ``first.prefixes.keep_order`` set."""
@@ -166,7 +168,8 @@ def removals_at(
     found = find_candidates(fps, keys, 0, threads, first.short, threshold, max_pairs, lists)
     kept, jaccard = stars(found, order, threshold, first.sketches, resketch, whole, {})
     gone = np.flatnonzero(kept != np.arange(len(fps)))
-    return kept, [Removal(int(r), int(kept[r]), float(jaccard[r])) for r in gone]
+    removals = [Removal(int(r), int(kept[r]), float(jaccard[r])) for r in gone]
+    return kept, removals, int(found.skipped_pairs)
 
 
 def spared(
@@ -205,4 +208,5 @@ def as_dict(row: ThresholdRow, ids: dict[int, Any], texts: dict[int, str]) -> di
         "clusters": row.clusters,
         "above": [pair(p) for p in row.above],
         "below": [pair(p) for p in row.below],
+        "short_pairs_skipped": row.short_pairs_skipped,
     }

@@ -307,14 +307,16 @@ def note_fingerprint_only(candidates: str | None, threshold: float | None, shing
 
 
 def _verification(threshold: float, no_verify: bool) -> float | None:
-    """The threshold in force: None with --no-verify (which refuses an explicit --threshold)."""
+    """The threshold in force: None with --no-verify (which refuses an explicit --threshold or
+    --shingle: no shingles are compared)."""
     if not no_verify:
         return threshold
     ctx = click.get_current_context()
-    if ctx.get_parameter_source("threshold") is not click.core.ParameterSource.DEFAULT:
-        raise click.UsageError(
-            "--no-verify takes pairs on fingerprints alone: drop --threshold or --no-verify"
-        )
+    for name in ("threshold", "shingle"):
+        if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT:
+            raise click.UsageError(
+                f"--no-verify takes pairs on fingerprints alone: drop --{name} or --no-verify"
+            )
     return None
 
 

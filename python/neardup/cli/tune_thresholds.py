@@ -15,7 +15,7 @@ from ..pipeline import FirstPass
 from ..threshold_table import ThresholdRow, as_dict, sample_rows, threshold_rows
 from ..verify import WHOLE
 from .options import Source
-from .output import _count, _errors_text, _say, _size
+from .output import _count, _errors_text, _evidence_note, _say, _size
 
 #: Characters of each text shown beside a sample pair.
 PREVIEW = 90
@@ -83,6 +83,8 @@ def tune_thresholds(
             "shingle": shingle,
             "threshold": threshold,
             "rows": [as_dict(row, ids, texts) for row in rows],
+            # dedup --json's name for what dedup at the threshold in use left uncompared
+            "evidence": {"short_pairs_skipped": _in_use(rows, threshold).short_pairs_skipped},
             "bytes": nbytes,
             "seconds": round(seconds, 4),
             "skipped": len(inp.errors),
@@ -96,7 +98,8 @@ def tune_thresholds(
         f"sharing one of their rarest word {shingle}-shingles, removed at Jaccard >= the threshold",
         _table(rows, threshold, n),
         *_samples(rows, ids, texts),
-        _advice(rows, threshold, n),
+        _advice(rows, threshold, n)
+        + _evidence_note({"short_pairs_skipped": _in_use(rows, threshold).short_pairs_skipped}),
         f"{inp.name}: {_size(nbytes)} in {seconds:.2f} s",
     ]
     _say("\n".join(lines + _errors_text(inp)))
@@ -153,8 +156,12 @@ def _samples(rows: list[ThresholdRow], ids: dict[int, Any], texts: dict[int, str
     return lines
 
 
+def _in_use(rows: list[ThresholdRow], threshold: float) -> ThresholdRow:
+    return next(row for row in rows if row.threshold == threshold)
+
+
 def _advice(rows: list[ThresholdRow], threshold: float, n: int) -> str:
-    in_use = next(row for row in rows if row.threshold == threshold)
+    in_use = _in_use(rows, threshold)
     return (
         f"dedup at --threshold {threshold:g} removes {in_use.removed:,} of {n:,} documents; "
         "`neardup dedup INPUT --threshold T` removes the number in T's row (the same input and "
