@@ -401,6 +401,10 @@ class StarCandidates:
     def prefix_pairs(self) -> int:
         """The candidate pairs of the prefix runs (a pair in several runs counts in each)."""
     @property
+    def pairs_listed(self) -> int:
+        """The pairs the prefix runs put before a center in the last stars() call, each once;
+        those the length and positional filters let through are compared."""
+    @property
     def skipped_pairs(self) -> int:
         """Candidate pairs of short texts not compared: those of a group sharing a prefix that
         could not be split further, was over the cap and was not one shingle set."""

@@ -423,6 +423,7 @@ def stars(
             break
     if evidence is not None:
         evidence["pairs_compared"] = int(checks)
+        evidence["pairs_listed"] = int(found.pairs_listed)
         evidence["band_pairs_exact"] = len(exact)
         evidence["band_pairs_estimated"] = len(pairs)
     return kept, jaccard

@@ -82,6 +82,9 @@ pub fn prefix_len(n: usize, threshold: f64) -> usize {
 pub struct Cut {
     pub threshold: f64,
     pub floor: Option<usize>,
+    /// The sketch size when known (0 otherwise): two sketches of fewer shingles each hold their
+    /// whole sets, and a star takes them only at an exact Jaccard of at least the threshold.
+    pub whole_below: usize,
 }
 
 impl Cut {
@@ -91,7 +94,12 @@ impl Cut {
         let floor = band
             .filter(|&(_, b)| b > 0.0)
             .map(|(size, b)| ((threshold - b) * size as f64 - 1e-9).ceil().max(0.0) as usize);
-        Cut { threshold, floor }
+        let whole_below = band.map_or(0, |(size, _)| size);
+        Cut {
+            threshold,
+            floor,
+            whole_below,
+        }
     }
 
     /// The overlap a sketch of `n` shingles has with any sketch a star may take for it.
@@ -99,6 +107,66 @@ impl Cut {
         overlap(n, self.threshold)
             .min(self.floor.unwrap_or(usize::MAX))
             .max(1)
+    }
+
+    /// The overlap two sketches of `na` and `nb` shingles have when a star may take them: that
+    /// of each ([`Cut::need`]), and, for two whole sets (each of 3 shingles or more, which carry
+    /// no checks, and fewer than the sketch size), `ceil(t (na + nb) / (1 + t))`, since their
+    /// Jaccard `o / (na + nb - o)` is then exact.
+    pub fn pair_need(&self, na: usize, nb: usize) -> usize {
+        let need = self.need(na).max(self.need(nb));
+        let t = self.threshold;
+        if na.min(nb) >= 3 && na.max(nb) < self.whole_below {
+            need.max((t * (na + nb) as f64 / (1.0 + t) - 1e-9).ceil() as usize)
+        } else {
+            need
+        }
+    }
+
+    /// Whether two texts that meet first (in the global order) at a hash `place_a` and
+    /// `place_b` say where (see [`place`]) may be a pair a star takes: the length and positional
+    /// filters of AllPairs and PPJoin. Past their first shared hash, two sketches share at
+    /// most the hashes both still hold after it, `min(rest_a, rest_b)`, and the pair needs
+    /// [`Cut::pair_need`] in all. A place of unknown size passes.
+    pub fn may_meet(&self, place_a: u32, place_b: u32) -> bool {
+        if place_a == UNPLACED || place_b == UNPLACED {
+            return true;
+        }
+        let (na, ra) = ((place_a >> 16) as usize, (place_a & 0xFFFF) as usize);
+        let (nb, rb) = ((place_b >> 16) as usize, (place_b & 0xFFFF) as usize);
+        1 + ra.min(rb) >= self.pair_need(na, nb)
+    }
+
+    /// The sizes a text may have to be a pair a star takes with a text placed at `place` in the
+    /// hash where they first meet: `(least, most)`, inclusive (a little wide, never narrow).
+    /// The other holds at least the pair's overlap, so at least `need(n)`; past their first shared
+    /// hash both hold at most `rest` more, so `need(other) <= rest + 1`, and for two whole sets
+    /// `t (n + other) / (1 + t) <= rest + 1`: AllPairs' length filter and PPJoin's positional
+    /// filter seen from one side, which a list sorted by size reads as a window.
+    pub fn window(&self, place: u32) -> (usize, usize) {
+        if place == UNPLACED {
+            return (0, usize::MAX);
+        }
+        let (n, rest) = ((place >> 16) as usize, (place & 0xFFFF) as usize);
+        let t = self.threshold;
+        // Closed forms of the largest sizes within reach, a hair wide (1e-6 against the 1e-9 the
+        // needs are taken low by, far above the rounding of a division): never narrow.
+        let reach = (rest + 1) as f64 + 1e-6;
+        let most = if self.floor.is_some_and(|f| f <= rest + 1) {
+            usize::MAX
+        } else {
+            // need(m) = ceil(t m) <= rest + 1.
+            (reach / t) as usize
+        };
+        let most = if n >= 3 && n < self.whole_below && most < self.whole_below {
+            // Every text in reach holds a whole set too (or one of at most 2 shingles, whose
+            // pairs the general bound covers): t (n + m) / (1 + t) <= rest + 1.
+            let whole = ((1.0 + t) * reach / t - n as f64).max(0.0) as usize;
+            most.min(whole.max(2))
+        } else {
+            most
+        };
+        (self.need(n), most)
     }
 
     /// How many of a sketch's first hashes (in the global order) hold one it shares with any
@@ -118,6 +186,19 @@ impl Cut {
         }
         let want = Cut::new(threshold, Some((size, band)));
         matches!((self.floor, want.floor), (Some(a), Some(b)) if a <= b)
+    }
+}
+
+/// A place of no known size: it passes every filter.
+pub const UNPLACED: u32 = u32::MAX;
+
+/// Where a hash lies in a sketch of `n` shingles: `n` and how many of its hashes come after
+/// position `at` in the global order, 16 bits each ([`UNPLACED`] past 16 bits).
+pub fn place(n: usize, at: usize) -> u32 {
+    if n >= 0xFFFF || at >= n {
+        UNPLACED
+    } else {
+        (n as u32) << 16 | (n - at - 1) as u32
     }
 }
 
@@ -175,12 +256,20 @@ pub struct ShortTexts {
     cut: Cut,
     /// Whether every text takes part (not only the short ones).
     every: bool,
-    /// Run r of short texts sharing a prefix hash is `texts[runs[r]..runs[r + 1]]`.
+    /// Run r of short texts sharing a prefix hash is `texts[runs[r]..runs[r + 1]]`, and
+    /// `places[runs[r]..runs[r + 1]]` where the run's first hash lies in each (see [`place`]).
     runs: Vec<usize>,
     texts: Vec<u32>,
-    /// The runs of each short slot's prefix hashes: `run_of[run_starts[s]..run_starts[s + 1]]`.
+    places: Vec<u32>,
+    /// Whether every place is known (no [`UNPLACED`]): runs sorted by size are then read by
+    /// [`Cut::window`].
+    placed: bool,
+    /// The runs of each short slot's prefix hashes: `run_of[run_starts[s]..run_starts[s + 1]]`,
+    /// in the order of the slot's list (by where the run's first hash lies in it), and the
+    /// slot's place in each, `run_places[..]` alike.
     run_starts: Vec<usize>,
     run_of: Vec<u32>,
+    run_places: Vec<u32>,
     /// Candidate pairs in groups that could not be split and were over the cap.
     skipped: u64,
 }
@@ -192,8 +281,8 @@ impl Default for Cut {
 }
 
 /// A text in a run: `(key, slot, position of the key's last hash in the slot's list << 8 |
-/// depth)`.
-type Posting = (u64, u32, u32);
+/// depth, position of the key's first hash)`.
+type Posting = (u64, u32, u32, u32);
 
 /// The most hashes a text's list may hold (positions take 24 bits of a posting).
 const MOST_LISTED: usize = 1 << 24;
@@ -308,7 +397,7 @@ impl ShortTexts {
             sizes.push(n as u32);
             if keys.is_none() {
                 for (i, &h) in shingles[..prefix].iter().enumerate() {
-                    postings.push((deeper(0, h), s, (i as u32) << 8 | 1));
+                    postings.push((deeper(0, h), s, (i as u32) << 8 | 1, i as u32));
                 }
             }
         }
@@ -324,20 +413,20 @@ impl ShortTexts {
                     "hash {h} is not in text {t}'s prefix"
                 )));
             };
-            postings.push((deeper(0, h), s, (i as u32) << 8 | 1));
+            postings.push((deeper(0, h), s, (i as u32) << 8 | 1, i as u32));
         }
         let set_of = |s: u32| listed[s as usize];
         let size_of = |s: u32| sizes[s as usize] as usize;
         // Runs of two texts or more, split while over the cap; each slot's runs.
         let mut runs = vec![0usize];
-        let mut members: Vec<u32> = Vec::new();
-        let mut of_slot: Vec<(u32, u32)> = Vec::new();
+        let mut members: Vec<(u32, u32)> = Vec::new();
+        let mut of_slot: Vec<(u32, u32, u32)> = Vec::new();
         let mut skipped = 0u64;
-        let mut emit = |run: &mut dyn Iterator<Item = u32>| {
+        let mut emit = |run: &mut dyn Iterator<Item = (u32, u32)>| {
             let r = (runs.len() - 1) as u32;
-            for s in run {
-                members.push(s);
-                of_slot.push((s, r));
+            for (s, first) in run {
+                members.push((s, first));
+                of_slot.push((s, first, r));
             }
             runs.push(members.len());
         };
@@ -353,12 +442,12 @@ impl ShortTexts {
                     continue;
                 }
                 if run.len() <= RUN_CAP {
-                    emit(&mut run.iter().map(|p| p.1));
+                    emit(&mut run.iter().map(|p| (p.1, p.3)));
                     continue;
                 }
                 // Split: each text by the hashes after the key's that may hold the next shared one.
-                let mut rest_of: Vec<(usize, u32)> = Vec::new();
-                for &(key, s, at) in run {
+                let mut rest_of: Vec<(usize, u32, u32)> = Vec::new();
+                for &(key, s, at, first) in run {
                     let (pos, depth) = ((at >> 8) as usize, (at & 0xFF) as usize);
                     let set = shingles_of(set_of(s));
                     let n = size_of(s);
@@ -371,11 +460,16 @@ impl ShortTexts {
                     // Met already by the key's hashes, listed too short to split further, or
                     // past the budget of splits.
                     if need <= depth || from + more > set.len() || depth == 0xFF || split > budget {
-                        rest_of.push((n, s));
+                        rest_of.push((n, s, first));
                         continue;
                     }
                     for (j, &h) in set.iter().enumerate().skip(from).take(more) {
-                        next.push((deeper(key, h), s, (j as u32) << 8 | (depth as u32 + 1)));
+                        next.push((
+                            deeper(key, h),
+                            s,
+                            (j as u32) << 8 | (depth as u32 + 1),
+                            first,
+                        ));
                     }
                     split += more;
                 }
@@ -390,10 +484,10 @@ impl ShortTexts {
                 } else {
                     (largest as f64 / threshold + 1e-9).floor() as usize
                 };
-                let group: Vec<u32> = run
+                let group: Vec<(u32, u32)> = run
                     .iter()
-                    .map(|p| p.1)
-                    .filter(|&s| size_of(s) <= most)
+                    .map(|p| (p.1, p.3))
+                    .filter(|&(s, _)| size_of(s) <= most)
                     .collect();
                 if group.len() < 2 {
                     continue;
@@ -401,7 +495,7 @@ impl ShortTexts {
                 let whole = |s: u32| shingles_of(set_of(s)).len() == size_of(s);
                 let one_set = group
                     .iter()
-                    .all(|&s| whole(s) && set_of(s) == set_of(group[0]));
+                    .all(|&(s, _)| whole(s) && set_of(s) == set_of(group[0].0));
                 if group.len() <= RUN_CAP || one_set {
                     emit(&mut group.into_iter());
                 } else {
@@ -415,7 +509,7 @@ impl ShortTexts {
         of_slot.par_sort_unstable();
         let slots = listed.len();
         let mut run_starts = vec![0usize; slots + 1];
-        for &(s, _) in &of_slot {
+        for &(s, _, _) in &of_slot {
             run_starts[s as usize + 1] += 1;
         }
         for s in 0..slots {
@@ -443,9 +537,21 @@ impl ShortTexts {
             cut,
             every,
             runs,
-            texts: members.iter().map(|&s| text_of_slot[s as usize]).collect(),
+            texts: members
+                .iter()
+                .map(|&(s, _)| text_of_slot[s as usize])
+                .collect(),
+            placed: sizes.iter().all(|&n| (n as usize) < 0xFFFF),
+            places: members
+                .iter()
+                .map(|&(s, first)| place(size_of(s), first as usize))
+                .collect(),
             run_starts,
-            run_of: of_slot.into_iter().map(|(_, r)| r).collect(),
+            run_places: of_slot
+                .iter()
+                .map(|&(s, first, _)| place(size_of(s), first as usize))
+                .collect(),
+            run_of: of_slot.into_iter().map(|(_, _, r)| r).collect(),
             skipped,
         })
     }
@@ -490,7 +596,8 @@ impl ShortTexts {
         Some(&self.sets[a..b])
     }
 
-    /// The runs (indices) of text t's prefix hashes; none when it is not short.
+    /// The runs (indices) of text t's prefix hashes, in the order of its list; none when it is
+    /// not short.
     pub fn runs_of(&self, t: usize) -> &[u32] {
         match self.slot.get(t) {
             Some(&s) if s != u32::MAX => {
@@ -498,6 +605,26 @@ impl ShortTexts {
             }
             _ => &[],
         }
+    }
+
+    /// Text t's place (see [`place`]) in each of its runs, as [`ShortTexts::runs_of`] lists them.
+    pub fn run_places_of(&self, t: usize) -> &[u32] {
+        match self.slot.get(t) {
+            Some(&s) if s != u32::MAX => {
+                &self.run_places[self.run_starts[s as usize]..self.run_starts[s as usize + 1]]
+            }
+            _ => &[],
+        }
+    }
+
+    /// Whether every member's place is known (see [`Cut::window`]).
+    pub fn placed(&self) -> bool {
+        self.placed
+    }
+
+    /// Where each member of [`ShortTexts::members`] holds its run's first hash (see [`place`]).
+    pub fn places(&self) -> &[u32] {
+        &self.places
     }
 
     /// The number of runs.
@@ -865,6 +992,88 @@ mod tests {
             assert!(near > 25, "t = {threshold}: only {near} near pairs drawn");
             assert!(cut.covers(threshold, band, size));
             assert!(band == 0.0 || !Cut::new(threshold, None).covers(threshold, band, size));
+        }
+    }
+
+    /// The filters, by brute force: for every pair of random sets a star may take (whole sets
+    /// at an exact Jaccard of at least t, many exactly at it; sets cut at the sketch size at an
+    /// estimate of at least t - band), placed where they first share a hash in the order of
+    /// their values, `may_meet` passes and each one's size lies in the other's window; and they
+    /// turn away most of the other pairs that share a hash.
+    #[test]
+    fn the_filters_keep_every_pair_a_star_may_take() {
+        let mut s = 41u64;
+        let size = 48;
+        for &(threshold, band) in &[(0.8, 0.0), (0.8, 0.1), (0.5, 0.0), (0.9, 0.05), (1.0, 0.0)] {
+            let mut sets: Vec<Vec<u64>> = Vec::new();
+            for _ in 0..60 {
+                let n = 1 + (rng(&mut s) % 70) as usize;
+                let base: Vec<u64> = (0..n).map(|_| rng(&mut s) % 4000).collect();
+                for _ in 0..5 {
+                    let mut set = base.clone();
+                    // Drop or replace a few values, or add some (sets of 9 sharing 8, of 4
+                    // and 5 sharing 4, ... lie exactly at 0.8).
+                    for _ in 0..rng(&mut s) % (2 + n as u64 / 6) {
+                        match rng(&mut s) % 3 {
+                            0 if set.len() > 1 => {
+                                set.swap_remove((rng(&mut s) % set.len() as u64) as usize);
+                            }
+                            1 => set.push(rng(&mut s) % 4000),
+                            _ => {
+                                let at = (rng(&mut s) % set.len() as u64) as usize;
+                                set[at] = rng(&mut s) % 4000;
+                            }
+                        }
+                    }
+                    set.sort_unstable();
+                    set.dedup();
+                    set.truncate(size);
+                    sets.push(set);
+                }
+            }
+            let cut = Cut::new(threshold, Some((size, band)));
+            let (mut near, mut at_threshold, mut turned_away, mut sharing) = (0, 0, 0, 0);
+            for x in 0..sets.len() {
+                for y in x + 1..sets.len() {
+                    let (a, b) = (&sets[x], &sets[y]);
+                    let Some(h) = a.iter().find(|h| b.binary_search(h).is_ok()) else {
+                        continue;
+                    };
+                    let (i, j) = (a.binary_search(h).unwrap(), b.binary_search(h).unwrap());
+                    let (pa, pb) = (place(a.len(), i), place(b.len(), j));
+                    let inside = |p: u32, n: usize| {
+                        let (least, most) = cut.window(p);
+                        (least..=most).contains(&n)
+                    };
+                    let filtered =
+                        cut.may_meet(pa, pb) && inside(pa, b.len()) && inside(pb, a.len());
+                    sharing += 1;
+                    let is_cut = a.len() >= size || b.len() >= size;
+                    let low = if is_cut { threshold - band } else { threshold };
+                    let j_ab = jaccard(a, b, size);
+                    if j_ab >= low {
+                        near += 1;
+                        at_threshold += usize::from(j_ab == threshold);
+                        // A near pair first meets within both prefixes, where the filters hold.
+                        assert!(i < cut.prefix(a.len()) && j < cut.prefix(b.len()));
+                        assert!(filtered, "t = {threshold}, band {band}: {a:?} and {b:?}");
+                    } else {
+                        turned_away += usize::from(!filtered);
+                    }
+                }
+            }
+            assert!(
+                near > if threshold == 1.0 { 10 } else { 100 },
+                "t = {threshold}: only {near} near pairs"
+            );
+            assert!(
+                threshold == 1.0 || at_threshold > 2,
+                "t = {threshold}: {at_threshold} at it"
+            );
+            assert!(
+                turned_away * 2 > sharing - near,
+                "t = {threshold}: {turned_away} of {sharing}"
+            );
         }
     }
 

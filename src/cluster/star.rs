@@ -70,6 +70,9 @@ pub struct Stars {
     pub undecided: Vec<(i64, i64, bool)>,
     /// The candidate pairs whose sketches were compared (a center and a text not yet taken).
     pub checks: u64,
+    /// The pairs the prefix runs put before a center, each once (a center and a text not yet
+    /// taken that share a prefix hash): those the prefix filters let through are compared.
+    pub listed: u64,
 }
 
 /// The candidate structure of a corpus, computed once: its distinct texts (equal content key and
@@ -379,7 +382,25 @@ impl Candidates {
         }
         // Short texts propose each other only when pairs are verified.
         let short = self.short.as_ref().filter(|_| verification.is_some());
-        let mut short_members = short.map(|s| s.members().to_vec()).unwrap_or_default();
+        // Each run member with its place in the run (see `short_texts::place`) in the high bits.
+        // Each run sorted by its members' sizes (the top 16 bits), read by `Cut::window`.
+        let mut short_members: Vec<u64> = short
+            .map(|s| {
+                s.members()
+                    .iter()
+                    .zip(s.places())
+                    .map(|(&t, &p)| u64::from(p) << 32 | u64::from(t))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let windows = short.is_some_and(ShortTexts::placed);
+        if let Some(s) = short.filter(|_| windows) {
+            for r in 0..s.run_count() {
+                let (a, b) = s.run_bounds(r);
+                short_members[a..b].sort_unstable();
+            }
+        }
+        let cut = short.map(ShortTexts::cut).unwrap_or_default();
         let mut short_alive: Vec<u32> = short
             .map(|s| {
                 (0..s.run_count())
@@ -444,6 +465,7 @@ impl Candidates {
         let mut jac_text = vec![1.0f32; texts];
         let mut undecided: Vec<(i64, i64, bool)> = Vec::new();
         let mut checks = 0u64;
+        let mut listed = 0u64;
         let first_row = &self.first_row;
         let limit = self.max_checks.unwrap_or(u64::MAX);
         let mut over = false;
@@ -475,7 +497,7 @@ impl Candidates {
                         let (start, _) = short.run_bounds(r as usize);
                         let alive = short_alive[r as usize] as usize;
                         for &m in &short_members[start..start + alive] {
-                            let slot = &slots[m as usize];
+                            let slot = &slots[m as u32 as usize];
                             if stage == 0 {
                                 prefetch_line(slot);
                             } else if slot.kept == FREE {
@@ -499,7 +521,9 @@ impl Candidates {
             // A free text near t is taken by it; a taken or kept one leaves the lists for good.
             // The texts a few places ahead in the list are asked of the cache meanwhile (their
             // slots, then their sketches): a center's candidates lie anywhere in the corpus.
-            let mut settle = |s: usize, near: u32, far: u32| {
+            // `places`: the center's and the text's places in the run they meet in (None in a
+            // fingerprint group), which the prefix filters read.
+            let mut settle = |s: usize, places: Option<(u32, u32)>, near: u32, far: u32| {
                 if let Some(slot) = slots.get(far as usize) {
                     prefetch_line(&slot.start);
                 }
@@ -517,6 +541,14 @@ impl Candidates {
                     return false;
                 }
                 slots[s].last = t as u32;
+                if let Some((mine, theirs)) = places {
+                    // The center's runs are walked in the order of its list, so this run's
+                    // first hash is the first the two share: the filters hold here.
+                    listed += 1;
+                    if !cut.may_meet(mine, theirs) {
+                        return false;
+                    }
+                }
                 checks += 1;
                 if checks > limit {
                     over = true;
@@ -557,13 +589,34 @@ impl Candidates {
             };
             for h in std::iter::once(g).chain(self.neighbours.of(g).iter().map(|&h| h as usize)) {
                 let start = self.starts[h];
-                alive[h] = sweep_ahead(&mut members[start..start + alive[h] as usize], &mut settle);
+                let list = &mut members[start..start + alive[h] as usize];
+                alive[h] = sweep_ahead(list, |s, near, far| settle(s as usize, None, near, far));
             }
-            for &r in short.map_or(&[][..], |short| short.runs_of(t)) {
+            let (runs, places) = short.map_or((&[][..], &[][..]), |short| {
+                (short.runs_of(t), short.run_places_of(t))
+            });
+            for (&r, &mine) in runs.iter().zip(places) {
                 let r = r as usize;
                 let (start, _) = short.map_or((0, 0), |short| short.run_bounds(r));
-                let list = &mut short_members[start..start + short_alive[r] as usize];
-                short_alive[r] = sweep_ahead(list, &mut settle);
+                let alive = short_alive[r] as usize;
+                let list = &mut short_members[start..start + alive];
+                // Only the texts whose sizes the filters allow are read (the list is sorted by
+                // size); the others stay for the centers that may take them.
+                let (a, b) = if windows {
+                    let (least, most) = cut.window(mine);
+                    let a = list.partition_point(|&m| ((m >> 48) as usize) < least);
+                    (
+                        a,
+                        a + list[a..].partition_point(|&m| ((m >> 48) as usize) <= most),
+                    )
+                } else {
+                    (0, alive)
+                };
+                let stay = sweep_ahead(&mut list[a..b], |m: u64, near, far| {
+                    settle(m as u32 as usize, Some((mine, (m >> 32) as u32)), near, far)
+                }) as usize;
+                list.copy_within(b.., a + stay);
+                short_alive[r] = (alive - (b - a - stay)) as u32;
             }
             if over {
                 return Err(Error::TooManyPairs {
@@ -590,6 +643,7 @@ impl Candidates {
             jaccard: jac,
             undecided,
             checks,
+            listed,
         })
     }
 }
@@ -652,6 +706,7 @@ pub fn graph_stars(order: &[i64], a: &[u32], b: &[u32], jaccard: &[f32]) -> Resu
         jaccard: jac,
         undecided: Vec::new(),
         checks: a.len() as u64,
+        listed: 0,
     })
 }
 
@@ -707,15 +762,18 @@ pub(crate) fn sweep(list: &mut [u32], mut settle: impl FnMut(usize) -> bool) -> 
 
 /// [`sweep`], `settle(text, near, far)` also naming the texts [`AHEAD`] and twice as many
 /// places further in the list (`FREE` past its end), whose memory it may ask the cache for.
-pub(crate) fn sweep_ahead(
-    list: &mut [u32],
-    mut settle: impl FnMut(usize, u32, u32) -> bool,
+/// An entry of a list is a text, or a text in its low 32 bits and what the caller keeps beside
+/// it in the high ones (`settle` gets the entry whole).
+pub(crate) fn sweep_ahead<T: Copy + Into<u64>>(
+    list: &mut [T],
+    mut settle: impl FnMut(T, u32, u32) -> bool,
 ) -> u32 {
+    let text = |x: &T| (*x).into() as u32;
     let mut keep_at = 0;
     for at in 0..list.len() {
-        let near = list.get(at + AHEAD).copied().unwrap_or(FREE);
-        let far = list.get(at + 2 * AHEAD).copied().unwrap_or(FREE);
-        if !settle(list[at] as usize, near, far) {
+        let near = list.get(at + AHEAD).map_or(FREE, text);
+        let far = list.get(at + 2 * AHEAD).map_or(FREE, text);
+        if !settle(list[at], near, far) {
             list[keep_at] = list[at];
             keep_at += 1;
         }
@@ -931,6 +989,7 @@ mod tests {
             jaccard: jac,
             undecided: Vec::new(),
             checks: 0,
+            listed: 0,
         }
     }
 
@@ -1185,6 +1244,51 @@ mod tests {
         }
     }
 
+    /// The prefix filters, hand-worked at t = 0.8 on whole sets listed in the order of their
+    /// values: A = {1, 100..=109} and D = A with 109 replaced by 110 (J = 10/12) share every
+    /// prefix hash; B = {1, 200, 201, 202} shares hash 1 with both, but 4 shingles are fewer
+    /// than the 9 that A and D need in common with any partner. A, the first center, reads D
+    /// alone in its window (sizes 9 to 14) and takes it; B reads nobody (sizes 4 to 6). Without
+    /// the filters A would compare B too.
+    #[test]
+    fn the_prefix_filters_list_only_pairs_that_may_be_near() {
+        use crate::candidates::short_texts::Cut;
+        let a: Vec<u64> = std::iter::once(1).chain(100..=109).collect();
+        let b: Vec<u64> = vec![1, 200, 201, 202];
+        let d: Vec<u64> = std::iter::once(1).chain(100..=108).chain([110]).collect();
+        let sets = [a, b, d];
+        let hashes: Vec<u64> = sets.concat();
+        let ends: Vec<u64> = sets
+            .iter()
+            .scan(0u64, |at, set| {
+                *at += set.len() as u64;
+                Some(*at)
+            })
+            .collect();
+        let starts: Vec<u64> = ends
+            .iter()
+            .zip(&sets)
+            .map(|(&e, set)| e - set.len() as u64)
+            .collect();
+        let sketches = Ranges::new(&starts, &ends, &hashes).unwrap();
+        let sizes: Vec<u32> = sets.iter().map(|set| set.len() as u32).collect();
+        let cut = Cut::new(0.8, Some((64, 0.0)));
+        let found = Candidates::searched(&[11, 22, 33], &[[1, 0], [2, 0], [3, 0]], None, None)
+            .unwrap()
+            .with_prefixes(&[0, 1, 2], &sketches, &sizes, cut)
+            .unwrap();
+        let v = Verification {
+            sketches,
+            size: 64,
+            threshold: 0.8,
+            band: 0.0,
+            exact: None,
+        };
+        let got = found.stars(&[0, 1, 2], Some(v)).unwrap();
+        assert_eq!(got.kept, vec![0, 1, 0]);
+        assert_eq!((got.listed, got.checks), (1, 1));
+    }
+
     /// Candidates from prefix filtering alone (no fingerprint search): the stars are those of
     /// every pair, by brute force, for sketches whole and cut, with and without a band.
     #[test]
@@ -1404,6 +1508,7 @@ mod tests {
                 jaccard: vec![],
                 undecided: vec![],
                 checks: 0,
+                listed: 0,
             }
         );
     }
@@ -1480,6 +1585,7 @@ mod tests {
                 jaccard: got_jac,
                 undecided: Vec::new(),
                 checks: 0,
+                listed: 0,
             },
             &want
         ));

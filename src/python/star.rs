@@ -58,6 +58,8 @@ type ExactPairs<'py> = (
 #[pyclass(frozen, name = "StarCandidates", module = "neardup._core")]
 pub struct PyStarCandidates {
     inner: Candidates,
+    /// The pairs the prefix runs put before the centers of the last `stars` call.
+    listed: std::sync::atomic::AtomicU64,
 }
 
 #[pymethods]
@@ -117,7 +119,10 @@ impl PyStarCandidates {
                         .with_prefixes(rows, &lists, sizes, cut)
                 })
             })???;
-            return Ok(PyStarCandidates { inner });
+            return Ok(PyStarCandidates {
+                inner,
+                listed: Default::default(),
+            });
         }
         let short = match (&short, threshold) {
             (None, None) => None,
@@ -141,7 +146,10 @@ impl PyStarCandidates {
                 }
             })
         })???;
-        Ok(PyStarCandidates { inner })
+        Ok(PyStarCandidates {
+            inner,
+            listed: Default::default(),
+        })
     }
 
     /// Candidate pairs of short texts not compared: those of a group sharing a prefix that could
@@ -155,6 +163,14 @@ impl PyStarCandidates {
     #[getter]
     fn prefix_pairs(&self) -> u64 {
         self.inner.prefix_pairs()
+    }
+
+    /// The pairs the prefix runs put before a center in the last `stars` call, each once (a
+    /// center and a text not yet taken that share a prefix hash); those that the length and
+    /// positional filters let through are compared.
+    #[getter]
+    fn pairs_listed(&self) -> u64 {
+        self.listed.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The pairs of distinct fingerprints within k (what `max_pairs` bounds).
@@ -214,6 +230,8 @@ impl PyStarCandidates {
         };
         let order = order.as_slice()?;
         let found = interrupt::detach(py, || self.inner.stars(order, verification))??;
+        self.listed
+            .store(found.listed, std::sync::atomic::Ordering::Relaxed);
         let undecided: Vec<i64> = found
             .undecided
             .iter()
