@@ -349,8 +349,9 @@ def memory_limits(t: Trials, record: Path | None) -> None:
                 t.note(kind, f"FAIL rc={done.returncode}", f"{detail} files={left}")
 
 
-def replaced_index(t: Trials, trials: int) -> None:
-    """``dedup --against X.ndx`` while ``cp base.ndx X.ndx`` or ``truncate -s 0 X.ndx`` runs."""
+def replaced_index(t: Trials, trials: int, window: tuple[float, float]) -> None:
+    """``dedup --against X.ndx`` while ``cp other.ndx X.ndx`` or ``truncate -s 0 X.ndx`` runs,
+    at a moment of ``window`` (from Python's start to the end of the run alone)."""
     kind = "index replaced or truncated"
     folder = t.root / "replaced"
     folder.mkdir(exist_ok=True)
@@ -386,7 +387,7 @@ def replaced_index(t: Trials, trials: int) -> None:
             stderr=subprocess.PIPE,
             text=True,
         )
-        time.sleep(t.rng.uniform(0.2, 1.0))
+        time.sleep(t.rng.uniform(*window))
         if how == "cp":
             with open(index, "r+b") as f:  # cp writes into the file in place
                 data = other.read_bytes()
@@ -488,7 +489,7 @@ def run_trials(root: Path, args: Any) -> int:
     print("== memory limits")
     memory_limits(t, Path(args.record) if args.record else None)
     print("== an index replaced or truncated during a run")
-    replaced_index(t, args.replaced)
+    replaced_index(t, args.replaced, (one.startup, one.seconds))
     print("== crafted index files")
     crafted_indexes(t, args.crafted)
     failures = t.print_table()

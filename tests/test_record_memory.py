@@ -20,6 +20,9 @@ from pathlib import Path
 
 import pytest
 
+from command import run
+from neardup.io.jsonl import JsonlInput
+
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS and /proc")
 
 #: The record's text: 40 MB of words, as long as the room left for it below is tight.
@@ -125,3 +128,21 @@ def test_the_library_raises_memory_error_and_goes_on(record):
         lines[0],
     ), done.stdout
     assert lines[1] == "then kept [True, False, True]", done.stdout
+
+
+def test_running_out_of_memory_reading_a_record_names_it(tmp_path, capsys, monkeypatch):
+    # Python's own MemoryError, parsing the record that goes to Python (not ASCII): its line.
+    path = tmp_path / "x.jsonl"
+    path.write_text('{"text": "plain"}\n{"text": "caf\\u00e9 au lait"}\n{"text": "more"}\n')
+    parse = JsonlInput._parse
+
+    def short_of_memory(self, lineno, line):
+        if lineno == 2:
+            raise MemoryError
+        return parse(self, lineno, line)
+
+    monkeypatch.setattr(JsonlInput, "_parse", short_of_memory)
+    code, _, err = run(capsys, "dedup", path, "-o", tmp_path / "kept.jsonl")
+    assert code == 1
+    assert err == f"neardup: {path}:2: out of memory; no output written\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.jsonl"]

@@ -78,6 +78,9 @@ def _fingerprint_chunk(
     try:
         return chunk, digest_many(hasher, chunk.docs, threads=threads, sketch=sketch, seen=seen)
     except MemoryError as err:
+        if getattr(err, "item", None) is None and len(chunk.positions) == 1:
+            # Python's own (normalizing the text): of the chunk's one record.
+            raise inp.memory_error_at(err, chunk.positions[0]) from None
         raise inp.memory_error(err, chunk.positions.__getitem__) from None
     except ValueError:
         bad = []

@@ -288,7 +288,11 @@ class Input:
         item = getattr(err, "item", None)
         if item is None:
             return err
-        return MemoryError(str(self.error_at(positions(item), str(err))))
+        return self.memory_error_at(err, positions(item))
+
+    def memory_error_at(self, err: MemoryError, position: int) -> MemoryError:
+        """A MemoryError met reading the record at ``position``, naming it."""
+        return MemoryError(str(self.error_at(position, str(err) or "out of memory")))
 
     def bad(self, position: int | None, reason: str) -> None:
         """A bad record: raise, or note it and go on (``on_error="skip"``)."""

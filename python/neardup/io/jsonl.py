@@ -176,13 +176,16 @@ class JsonlInput(Input):
                     line = data[int(starts[index]) : int(starts[index + 1]) - 1]
                 else:
                     line = lines[index]
-                got = self._record(first + index, line)
-                if got is not None:
-                    text = got[0]
-                    chunk.docs.append(text)
-                    chunk.positions.append(first + index)
-                    chunk.lengths.append(len(text))
-                    chunk.nbytes += len(text.encode("utf-8", "surrogatepass"))
+                try:
+                    got = self._record(first + index, line)
+                    if got is not None:
+                        text = got[0]
+                        chunk.docs.append(text)
+                        chunk.positions.append(first + index)
+                        chunk.lengths.append(len(text))
+                        chunk.nbytes += len(text.encode("utf-8", "surrogatepass"))
+                except MemoryError as err:
+                    raise self.memory_error_at(err, first + index) from None
             block = fast_chunk(positions, lengths, nbytes, digest, chunk, slow_path)
             if block is not None:
                 yield block
