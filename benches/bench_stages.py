@@ -3,6 +3,7 @@ same texts in the same process: the first pass against the hashing limit, and th
 candidates (the lists, their runs) against the stars that compare them.
 
     python benches/bench_stages.py CORPUS.jsonl [CORPUS.jsonl ...] [--reps N] [--json]
+        [--peers] [--limit N]
 
 Each corpus is a JSONL file of ``{"text": ...}`` lines. Each figure is the least of ``--reps``
 runs of CPU seconds of the process (every thread): ``fingerprint_many`` (the default
@@ -16,6 +17,13 @@ pair once) and those compared (`pairs_compared`, what the length and positional 
 through, and the texts of one fingerprint). To
 compare two builds, run this script with each in turn, alternating, on a quiet machine: the
 ratios of one build against the other are what holds across machines.
+
+With ``--peers`` each round also runs, on the same texts and in turn with `neardup.dedup`,
+datasketch ``MinHashLSH(threshold=0.8, num_perm=128)`` and rensa ``RMinHashLSH(threshold=0.8,
+num_perm=128, num_bands=16)`` over word 3-shingles, then connected components
+(``bench_verified.py``'s ``datasketch_dedup`` and ``rensa_dedup``), CPU seconds of each call
+alone, least of ``--reps``, and prints each one's kept documents and neardup's CPU over theirs.
+``--limit N`` reads the first N documents of each corpus.
 """
 
 from __future__ import annotations
@@ -31,6 +39,8 @@ from typing import Any
 import neardup
 import neardup.pipeline as pipeline
 import neardup.prefix_lists as prefix_lists
+
+HERE = Path(__file__).resolve().parent
 
 STAGES = ("digest", "prefix_lists", "candidates", "stars")
 
@@ -49,8 +59,18 @@ def timed(spent: dict[str, float], name: str, fn: Any) -> Any:
     return wrapper
 
 
-def measure(path: Path, reps: int) -> dict[str, Any]:
-    texts = [json.loads(line)["text"] for line in path.open(encoding="utf-8")]
+def peer_functions() -> dict[str, Any]:
+    sys.path.insert(0, str(HERE))
+    import bench_verified
+
+    return {"datasketch": bench_verified.datasketch_dedup, "rensa": bench_verified.rensa_dedup}
+
+
+def measure(path: Path, reps: int, peers: bool = False, limit: int | None = None) -> dict[str, Any]:
+    with path.open(encoding="utf-8") as f:
+        texts = [json.loads(line)["text"] for line, _ in zip(f, range(limit or sys.maxsize))]
+    runners = peer_functions() if peers else {}
+    kept: dict[str, int] = {}
     spent: dict[str, float] = {}
     dedup_module = sys.modules["neardup.dedup"]
     digest = pipeline.FirstPass.digest
@@ -72,6 +92,12 @@ def measure(path: Path, reps: int) -> dict[str, Any]:
             start = time.process_time()
             result = neardup.dedup(texts)
             spent["dedup"] = time.process_time() - start
+            kept["neardup"] = int(result.n_kept)
+            for name, run in runners.items():
+                start = time.process_time()
+                roots = run(texts)
+                spent[name] = time.process_time() - start
+                kept[name] = len(set(roots.tolist()))
             # The lists are cut inside the candidates: the rest of the candidates apart.
             spent["candidates"] -= spent.get("prefix_lists", 0.0)
             for key, value in spent.items():
@@ -90,6 +116,7 @@ def measure(path: Path, reps: int) -> dict[str, Any]:
         "pairs_listed": int(result.stats.get("pairs_listed", 0)),
         "pairs_compared": int(result.stats.get("pairs_compared", 0)),
         **{key: round(value, 3) for key, value in best.items()},
+        **{f"kept_{name}": count for name, count in kept.items()},
     }
 
 
@@ -98,17 +125,34 @@ def main() -> None:
     parser.add_argument("corpora", nargs="+", type=Path)
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--json", action="store_true", help="one JSON object a corpus")
+    parser.add_argument("--peers", action="store_true", help="datasketch and rensa too")
+    parser.add_argument("--limit", type=int, help="the first N documents of each corpus")
     args = parser.parse_args()
-    if not args.json:
+    if args.peers and not args.json:
+        print(
+            "| corpus | documents | MB | neardup | datasketch | rensa | neardup / datasketch "
+            "| neardup / rensa | kept: neardup | datasketch | rensa |"
+        )
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
+    elif not args.json:
         print(
             "| corpus | documents | MB | fingerprint_many | digest | digest / fingerprint_many "
             "| prefix lists | runs | stars | dedup | prefix pairs | listed | compared |"
         )
         print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for path in args.corpora:
-        row = measure(path, args.reps)
+        row = measure(path, args.reps, args.peers, args.limit)
         if args.json:
             print(json.dumps(row), flush=True)
+            continue
+        if args.peers:
+            print(
+                f"| {row['corpus']} | {row['documents']:,} | {row['mb']:.1f} | {row['dedup']:.3f} "
+                f"| {row['datasketch']:.2f} | {row['rensa']:.2f} "
+                f"| {row['dedup'] / row['datasketch']:.3f} | {row['dedup'] / row['rensa']:.3f} "
+                f"| {row['kept_neardup']:,} | {row['kept_datasketch']:,} | {row['kept_rensa']:,} |",
+                flush=True,
+            )
             continue
         print(
             f"| {row['corpus']} | {row['documents']:,} | {row['mb']:.1f} "

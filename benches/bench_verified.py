@@ -80,6 +80,33 @@ def datasketch_dedup(texts: list[str], threshold: float = 0.8, num_perm: int = 1
     return np.array([find(i) for i in range(len(texts))], dtype=np.int64)
 
 
+def rensa_dedup(
+    texts: list[str], threshold: float = 0.8, num_perm: int = 128, num_bands: int = 16
+) -> np.ndarray:
+    """rensa's RMinHashLSH over the same word 3-shingles as :func:`datasketch_dedup`, then
+    connected components of the pairs its bands return, the first document of each kept."""
+    from rensa import RMinHash, RMinHashLSH
+
+    lsh = RMinHashLSH(threshold=threshold, num_perm=num_perm, num_bands=num_bands)
+    parent = list(range(len(texts)))
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for i, text in enumerate(texts):
+        m = RMinHash(num_perm=num_perm, seed=42)
+        m.update(list(synth.neardup_shingles(text)))
+        for j in lsh.query(m):
+            a, b = find(i), find(j)
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+        lsh.insert(i, m)
+    return np.array([find(i) for i in range(len(texts))], dtype=np.int64)
+
+
 def _datasketch_main(corpus: Path, out: Path) -> None:
     ids, texts = synth.read_corpus(corpus)
     kept = datasketch_dedup(texts)
