@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neardup import _core, kernels
-from neardup.dask.exchange import destinations, discard, exchange
+from neardup.dask.exchange import destinations, discard, exchange, word_bounds
 from neardup.dask.spill import spill_file
 from neardup.dask.verification import _pair_blocks, _routed_part
 
@@ -173,6 +173,29 @@ def test_exchange_moves_every_row_once_to_its_partition(tmp_path, direct, names)
         )
         assert (want == q).all()
     assert Counter(len(p) > 0 for p in pieces)[True] >= (partitions if direct else 4)
+
+
+@pytest.mark.parametrize("bits", [16, 32])
+def test_a_ranged_exchange_moves_each_slot_to_the_partition_of_its_words(tmp_path, bits):
+    # Sorted slots of 32-bit dtype, up to the last slot below 2**bits: partition q receives the
+    # slots of its run of 64-slot words (word_bounds), every slot once.
+    rng = np.random.default_rng(2)
+    top = (1 << bits) - 1
+    parts = [
+        np.sort(np.append(rng.integers(0, 1 << bits, 2_000, dtype=np.uint64), [0, top]))
+        for _ in range(4)
+    ]
+    frame = pd.concat([pd.DataFrame({"slot": p.astype(np.uint32)}) for p in parts])
+    ddf = dd.from_pandas(frame, npartitions=4, sort=False)
+    partitions = 5
+    with dask.config.set(scheduler="synchronous"):
+        moved = exchange(ddf, "slot", partitions, str(tmp_path), "ranged", ranged=bits)
+        pieces = [moved.get_partition(q).compute()["slot"].to_numpy() for q in range(partitions)]
+    words = 1 << (bits - 6)
+    for q, piece in enumerate(pieces):
+        first, end = word_bounds(q, words, partitions)
+        assert ((piece >= first * 64) & (piece < end * 64)).all()
+    assert sorted(np.concatenate(pieces).tolist()) == sorted(frame["slot"].tolist())
 
 
 def test_discard_removes_only_that_exchange(tmp_path):

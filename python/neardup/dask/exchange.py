@@ -54,7 +54,10 @@ def _range_bounds(values: np.ndarray, bits: int, partitions: int) -> np.ndarray:
     range (:func:`word_bounds`), and the end."""
     words = 1 << (bits - 6)
     firsts = [word_bounds(q, words, partitions)[0] * 64 for q in range(partitions)]
-    return np.searchsorted(values, np.array([*firsts, 1 << bits], np.uint64)).astype(np.int64)
+    # In the slots' own dtype (each first is a slot, below 2**bits): a wider one would copy
+    # every slot to compare them. Every slot is below the end.
+    at = np.searchsorted(values, np.array(firsts, values.dtype))
+    return np.append(at, len(values)).astype(np.int64)
 
 
 def _is_raw(kind: pd.DataFrame) -> bool:
