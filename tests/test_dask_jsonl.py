@@ -87,9 +87,7 @@ def test_arrow_reads_the_blocks_the_line_path_reads(tmp_path, monkeypatch):
         path.write_bytes(body)
         return jsonl._read(str(path), 0, len(body), "text", "id", int_ids)
 
-    # Read by the line path, as before: a text that is not a string stays what it is (the
-    # digest refuses it, naming its row), a key given twice takes its last value.
-    assert frame_of(b'{"id": 1, "text": 7}\n')["text"].tolist() == [7]
+    # Read by the line path, as before: a key given twice takes its last value.
     assert frame_of(b'{"id": 1, "text": "a", "text": "b"}\n')["text"].tolist() == ["b"]
     assert frame_of(b'{"id": 1, "text": "a\\ud800"}\n')["text"].tolist() == ["a\ud800"]
     assert frame_of(b'{"id": "x1", "text": "a"}\n{"id": 2, "text": "b"}\n', False)[
@@ -97,6 +95,8 @@ def test_arrow_reads_the_blocks_the_line_path_reads(tmp_path, monkeypatch):
     ].tolist() == ["x1", 2]
     for body, message in [
         (b'{"id": 1}\n', "at byte 0 is not a JSON object with a 'text' field"),
+        (b'{"id": 1, "text": 7}\n', "at byte 0: field 'text' is a number, expected a string"),
+        (b'{"id": 1, "text": null}\n', "at byte 0: field 'text' is null, expected a string"),
         (b'{"id": 1, "text": "a"}\n{"text": "b"}\n', "at byte 23 has no 'id' field"),
         (b'{"id": 1, "text": "a\xff"}\n', "at byte 0 is not JSON"),
         (b'{"id": 1, "text": "a"}\n[1, 2]\n', "at byte 23 is not a JSON object"),
@@ -115,3 +115,19 @@ def test_kept_lines_are_written_as_read(tmp_path):
     written = (tmp_path / "part-00003.jsonl").read_bytes()
     # The last line, unended in the input, gets its line end.
     assert written == LINES[0] + LINES[4] + LINES[6] + b"\n"
+
+
+def test_a_text_that_is_a_number_is_refused_on_dask_as_on_one_machine(tmp_path, capsys):
+    # Not read as the string "5" (dask's conversion of object columns to strings): refused,
+    # naming the line's byte, status 2, as one machine refuses it naming its line.
+    from command import run
+
+    path = tmp_path / "a.jsonl"
+    path.write_bytes(LINES[0] + b'{"id": 9, "text": 5}\n' + LINES[4])
+    for engine in ([], ["--workers", 1]):
+        code, _, err = run(capsys, "dedup", path, "-o", tmp_path / "kept.jsonl", *engine)
+        assert code == 2, err
+        field = f"the line at byte {len(LINES[0])}: field 'text' is a number, expected a string"
+        want = f"neardup: {path}:2:" if not engine else f"neardup: {path}: {field}\n"
+        assert want in err, err
+        assert not (tmp_path / "kept.jsonl").exists()

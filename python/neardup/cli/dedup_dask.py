@@ -415,7 +415,9 @@ def _dedup_on_dask(
                             "--workers or --scheduler), with .jsonl outputs",
                         ) from None
                     except (TypeError, ValueError) as err:
-                        raise InputError(input, str(err)) from None
+                        # A reader's message names its file already (the input, or a file of it).
+                        message = str(err).removeprefix(f"{input}: ")
+                        raise InputError(input, message) from None
                     # Counted on the workers, while matching.
                     n_docs, n_removed = record["documents"], record["removed"]
                     n_clusters = record["clusters"]

@@ -114,7 +114,14 @@ def _read(
             raise ValueError(
                 f"{path}: the line at byte {at:,} is not a JSON object with a {text_field!r} field"
             )
-        texts.append(record[text_field])
+        text = record[text_field]
+        if not isinstance(text, str):
+            # Refused here, as one machine refuses it: dask would take a number for its string.
+            raise ValueError(
+                f"{path}: the line at byte {at:,}: field {text_field!r} is {_json_kind(text)}, "
+                "expected a string"
+            )
+        texts.append(text)
         if id_field is not None:
             if id_field not in record:
                 raise ValueError(f"{path}: the line at byte {at:,} has no {id_field!r} field")
@@ -192,6 +199,17 @@ def _runs(starts: np.ndarray, ends: np.ndarray, keep: np.ndarray) -> list[tuple[
     edges = np.diff(np.concatenate([[0], keep.astype(np.int8), [0]]))
     firsts, lasts = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1) - 1
     return list(zip(starts[firsts].tolist(), ends[lasts].tolist()))
+
+
+def _json_kind(value: Any) -> str:
+    """What a JSON value is, as a message names it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return "an array" if isinstance(value, list) else "an object"
 
 
 def _all_ints(values: list[Any]) -> bool:
