@@ -36,6 +36,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -60,24 +61,12 @@ def datasketch_dedup(texts: list[str], threshold: float = 0.8, num_perm: int = 1
     returns; the first document of each component is kept. Returns the kept row of every row."""
     from datasketch import MinHash, MinHashLSH
 
-    lsh = MinHashLSH(threshold=threshold, num_perm=num_perm)
-    parent = list(range(len(texts)))
-
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for i, text in enumerate(texts):
+    def sketch(text: str) -> Any:
         m = MinHash(num_perm=num_perm)
         m.update_batch([s.encode("utf-8") for s in synth.neardup_shingles(text)])
-        for j in lsh.query(m):
-            a, b = find(i), find(j)
-            if a != b:
-                parent[max(a, b)] = min(a, b)  # the root of a component is its first row
-        lsh.insert(i, m)
-    return np.array([find(i) for i in range(len(texts))], dtype=np.int64)
+        return m
+
+    return _lsh_components(texts, sketch, MinHashLSH(threshold=threshold, num_perm=num_perm))
 
 
 def rensa_dedup(
@@ -87,7 +76,18 @@ def rensa_dedup(
     connected components of the pairs its bands return, the first document of each kept."""
     from rensa import RMinHash, RMinHashLSH
 
+    def sketch(text: str) -> Any:
+        m = RMinHash(num_perm=num_perm, seed=42)
+        m.update(list(synth.neardup_shingles(text)))
+        return m
+
     lsh = RMinHashLSH(threshold=threshold, num_perm=num_perm, num_bands=num_bands)
+    return _lsh_components(texts, sketch, lsh)
+
+
+def _lsh_components(texts: list[str], sketch: Any, lsh: Any) -> np.ndarray:
+    """Each text's sketch queried against an LSH index of those before it, then inserted; the
+    kept row (the first of its connected component of matches) of every row."""
     parent = list(range(len(texts)))
 
     def find(x: int) -> int:
@@ -97,12 +97,11 @@ def rensa_dedup(
         return x
 
     for i, text in enumerate(texts):
-        m = RMinHash(num_perm=num_perm, seed=42)
-        m.update(list(synth.neardup_shingles(text)))
+        m = sketch(text)
         for j in lsh.query(m):
             a, b = find(i), find(j)
             if a != b:
-                parent[max(a, b)] = min(a, b)
+                parent[max(a, b)] = min(a, b)  # the root of a component is its first row
         lsh.insert(i, m)
     return np.array([find(i) for i in range(len(texts))], dtype=np.int64)
 
