@@ -182,7 +182,6 @@ def _local_cluster(neardup_dask: Any, workers: int, level: int) -> Any:
         for s, handler in previous.items():
             signal.signal(s, handler)
     if came:
-        neardup_dask.cluster.halt(cluster)
         cluster.close()
         raise KeyboardInterrupt
     return cluster
