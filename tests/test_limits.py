@@ -347,44 +347,16 @@ def test_the_report_stops_where_the_search_would_cost_many_times_the_jobs(tmp_pa
     monkeypatch.setattr(report, "REACH_COST", cost[1] / cost[0])  # the search at k + 1, no further
     assert cost[2] > cost[1]  # costs grow with the distance on such data
     page = tmp_path / "r.html"
-    assert (
-        main(
-            [
-                "dedup",
-                str(path),
-                "--dry-run",
-                "--k",
-                str(k),
-                "--report",
-                str(page),
-                "-q",
-                "--candidates",
-                "fingerprint",
-            ]
-        )
-        == 0
-    )
-    text = page.read_text()
+
+    def report_page() -> str:
+        argv = ["dedup", str(path), "--dry-run", "--k", str(k), "--report", str(page), "-q"]
+        assert main([*argv, "--candidates", "fingerprint"]) == 0
+        return page.read_text()
+
+    text = report_page()
     assert report_distances(text) == list(range(k + 2)) and "id='reach'" in text
     monkeypatch.setattr(report, "REACH_COST", cost[3] / cost[0])
-    assert (
-        main(
-            [
-                "dedup",
-                str(path),
-                "--dry-run",
-                "--k",
-                str(k),
-                "--report",
-                str(page),
-                "-q",
-                "--candidates",
-                "fingerprint",
-            ]
-        )
-        == 0
-    )
-    text = page.read_text()
+    text = report_page()
     assert report_distances(text) == list(range(k + 4)) and "id='reach'" not in text
 
 
