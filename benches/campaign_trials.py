@@ -7,9 +7,9 @@ Each trial ends in one of the outcomes a run may have:
 - ``wrote everything, 0``: status 0, the outputs and the index those of a run left alone;
 - ``wrote nothing, 130`` (SIGINT), ``143`` (SIGTERM) or ``1``/``2`` (a one-line message): no
   output, the index unchanged (byte for byte), no temporary file;
-- ``before the command started``: a signal that came while Python was still importing neardup
-  (the interpreter's own handling: SIGTERM kills it, SIGINT is a KeyboardInterrupt); nothing
-  written, listed apart;
+- ``before the command started``: a signal that came while the interpreter itself was still
+  starting, before the command's entry (:mod:`neardup.__main__`) handled it (SIGTERM kills it,
+  SIGINT is a KeyboardInterrupt); nothing written, listed apart;
 - anything else is a failure, described.
 
     python benches/campaign.py --trials                       # the issue's counts
@@ -121,10 +121,10 @@ class Update:
         self.base_bytes = self.base.read_bytes()
         self.folder = t.root / ("update-dask" if dask else "update")
         self.folder.mkdir(exist_ok=True)
-        # Python's start before the command installs its handlers, when a signal is the
-        # interpreter's to handle: the trials' moments come after it.
+        # Python's start before the command's entry installs its first handlers, when a signal
+        # is the interpreter's to handle: the trials' moments come after it.
         start = time.monotonic()
-        subprocess.run([sys.executable, "-c", "import neardup.cli"], check=True)
+        subprocess.run([sys.executable, "-c", "import neardup.__main__"], check=True)
         self.startup = time.monotonic() - start
         # The run left alone: what every completed trial must have written.
         done, self.seconds = self.run()

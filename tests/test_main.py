@@ -77,7 +77,7 @@ def test_sample_dry_run_reports_the_brute_force_stars(verified):
 
 def test_console_script_is_the_module_command():
     (script,) = [e for e in metadata.entry_points(group="console_scripts") if e.name == "neardup"]
-    assert script.value == "neardup.cli:main"
+    assert script.value == "neardup.__main__:main"
     help_text = subprocess.run(
         [sys.executable, "-m", "neardup", "--help"], capture_output=True, text=True, check=True
     ).stdout

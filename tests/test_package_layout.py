@@ -123,3 +123,25 @@ def test_importing_neardup_does_not_import_dask():
         check=True,
     )
     assert done.stdout.strip() == "False"
+
+
+def test_every_public_name_is_the_object_its_module_defines():
+    """The package's names load on first use (PEP 562): each of ``__all__`` is found, is the
+    object of the module that defines it (also after that module was imported by name, which
+    binds the submodule as the package's attribute: ``neardup.dedup`` stays the function), and
+    the listed names are exactly those the package loads."""
+    probe = """
+import importlib, sys
+import neardup.dedup, neardup.tune, neardup.normalize, neardup.threshold_table
+import neardup
+for name in neardup.__all__:
+    value = getattr(neardup, name)
+    home = importlib.import_module("neardup." + neardup._HOMES[name])
+    assert value is getattr(home, name), name
+    assert not isinstance(value, type(sys)), name
+assert set(neardup.__all__) == set(neardup._HOMES) - {"__version__"}
+assert neardup.kernels is sys.modules["neardup.kernels"]
+print(len(neardup.__all__), neardup.dedup(["a b c d", "a b c d"]).keep.tolist())
+"""
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["37", "[True,", "False]"]

@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -279,3 +280,39 @@ def test_an_interrupted_run_ends_its_workers_at_once_even_in_a_task():
             time.sleep(0.05)
         assert all(_ended(pid) for pid in pids)
         assert busy.status != "finished"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_while_the_command_imports_its_modules_ends_it_with_its_message(tmp_path, sig):
+    """The console script's entry handles both signals before it imports the command: a signal
+    that comes while the modules load (sent here by the import of ``neardup.cli`` itself) ends
+    the process with the command's message and status 130, where Python printed a
+    KeyboardInterrupt traceback (SIGINT) or died without a word (SIGTERM)."""
+    src = tmp_path / "in.jsonl"
+    src.write_text('{"text": "a b c d e f"}\n', encoding="utf-8")
+    child = f"""
+import importlib.abc, os, sys
+class Finder(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == "neardup.cli":
+            os.kill(os.getpid(), {int(sig)})
+        return None
+sys.meta_path.insert(0, Finder())
+from neardup.__main__ import main
+sys.argv = ["neardup", "dedup", {str(src)!r}, "-o", {str(tmp_path / "out.jsonl")!r}]
+sys.exit(main())
+"""
+    done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True)
+    assert (done.returncode, done.stderr) == (130, "neardup: interrupted; no output written\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]
+
+
+def test_the_command_imports_nothing_heavy_before_its_handlers():
+    """What the console script imports before its handlers exist (``import neardup`` and its
+    entry module) loads neither the core nor numpy, so that window stays milliseconds long."""
+    probe = (
+        "import sys; import neardup.__main__; "
+        "print(sorted(m for m in sys.modules if m.startswith(('neardup.', 'numpy'))))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "['neardup.__main__']"

@@ -60,11 +60,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _run(argv)
     finally:
-        # The command's own process ignores a signal that comes after its outputs are in
-        # place, to its exit; a caller of main() gets its handlers back.
-        done = argv is None and outputs.renaming.is_set()
+        # The command's own process (argv None) ignores a signal that comes once the command
+        # has returned, to its exit: its status stands. A caller of main() with its own
+        # arguments gets its handlers back.
         for number, handler in previous.items():
-            signal.signal(number, signal.SIG_IGN if done else handler)
+            signal.signal(number, signal.SIG_IGN if argv is None else handler)
 
 
 def _run(argv: list[str] | None) -> int:
