@@ -687,7 +687,10 @@ def main() -> int:
     trials.add_argument("--sigterm", type=int, default=60, help="SIGTERM trials of --update")
     trials.add_argument("--kills", type=int, default=10, help="kill -9 trials of --update")
     trials.add_argument(
-        "--dask-signals", type=int, default=20, help="SIGINT and SIGTERM trials on Dask"
+        "--dask-sigint", type=int, default=80, help="SIGINT trials of --update on Dask"
+    )
+    trials.add_argument(
+        "--dask-sigterm", type=int, default=60, help="SIGTERM trials of --update on Dask"
     )
     trials.add_argument("--pairs", type=int, default=8, help="pairs of runs on one --scratch")
     trials.add_argument("--replaced", type=int, default=10, help="indexes replaced in a run")

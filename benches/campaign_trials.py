@@ -13,7 +13,7 @@ Each trial ends in one of the outcomes a run may have:
 - anything else is a failure, described.
 
     python benches/campaign.py --trials                       # the issue's counts
-    python benches/campaign.py --trials --sigint 10 --sigterm 10 --pairs 2 --dask-signals 4
+    python benches/campaign.py --trials --sigint 10 --sigterm 10 --pairs 2 --dask-sigint 2 --dask-sigterm 2
 
 Prints one line per trial and a table of outcomes by kind of trial.
 """
@@ -477,11 +477,13 @@ def run_trials(root: Path, args: Any) -> int:
         one.trial(signal.SIGTERM)
     for _ in range(args.kills):
         one.killed()
-    if args.dask_signals:
+    if args.dask_sigint or args.dask_sigterm or args.kills:
         dask = Update(t, dask=True)
         print(f"== signals during --update, Dask (the run alone: {dask.seconds:.2f} s)")
-        for n in range(args.dask_signals):
-            dask.trial(signal.SIGINT if n % 2 == 0 else signal.SIGTERM)
+        for _ in range(args.dask_sigint):
+            dask.trial(signal.SIGINT)
+        for _ in range(args.dask_sigterm):
+            dask.trial(signal.SIGTERM)
         for _ in range(args.kills // 2):
             dask.killed()
     print("== two Dask runs sharing --scratch")
