@@ -316,3 +316,30 @@ def test_the_command_imports_nothing_heavy_before_its_handlers():
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "['neardup.__main__']"
+
+
+def test_a_signal_that_surfaces_as_another_error_is_still_an_interruption(
+    tmp_path, capsys, monkeypatch
+):
+    """A signal whose KeyboardInterrupt is raised while a class is being made (an import under
+    way, when a descriptor's ``__set_name__`` runs) surfaces as a RuntimeError in Python 3.11;
+    the run still ends with the interruption's message and status, not a traceback (found in
+    the Dask signal trials: a signal while fsspec was imported)."""
+    ndx, _, _, _ = corpus(tmp_path)
+    before = ndx.read_bytes()
+    real = DedupIndex._write_appended
+
+    class Signalling:
+        def __set_name__(self, owner: type, name: str) -> None:
+            os.kill(os.getpid(), signal.SIGINT)
+            sum(range(1000))  # the handler runs here, inside __set_name__
+
+    def importing(self, tmp, *args, **kwargs):
+        type("Made", (), {"field": Signalling()})
+        return real(self, tmp, *args, **kwargs)
+
+    monkeypatch.setattr(DedupIndex, "_write_appended", importing)
+    code, _, err = update(capsys, tmp_path, [])
+    assert (code, err) == (130, "neardup: interrupted; no output written\n")
+    assert ndx.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["copy", "new.jsonl", "x.ndx"]

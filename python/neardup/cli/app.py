@@ -37,10 +37,15 @@ def cli() -> None:
     """
 
 
+#: Set once SIGINT or SIGTERM has stopped the run.
+_stopped = threading.Event()
+
+
 def _signalled(signum: int, frame: Any) -> None:
     """SIGINT and SIGTERM: the run stops, unless it has started renaming its outputs into place
     (then it has succeeded, and goes on to its summary)."""
     if not outputs.renaming.is_set():
+        _stopped.set()
         raise KeyboardInterrupt
 
 
@@ -49,6 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     stopped by SIGINT or SIGTERM before its outputs are renamed into place writes nothing and
     returns 130; one stopped after has written them all and returns 0."""
     outputs.renaming.clear()
+    _stopped.clear()
     previous = {}
     if threading.current_thread() is threading.main_thread():
         for name in ("SIGINT", "SIGTERM"):
@@ -108,3 +114,10 @@ def _run(argv: list[str] | None) -> int:
     except KeyboardInterrupt:
         click.echo("neardup: interrupted; no output written", err=True)
         return EXIT_INTERRUPTED
+    except Exception:
+        # The KeyboardInterrupt of a signal may surface as another error: Python 3.11 wraps
+        # one raised while a class is made (an import under way) in a RuntimeError.
+        if _stopped.is_set():
+            click.echo("neardup: interrupted; no output written", err=True)
+            return EXIT_INTERRUPTED
+        raise
