@@ -23,11 +23,16 @@
 //! run). A text whose overlap is already met by the hashes of the run's key (`ceil(t |A|)` at
 //! most the depth) cannot be split further: it is compared with every text of the run small
 //! enough to be near it. At t = 0.8 and a depth of at most 3, such a group is one shingle set
-//! (the key's hashes), near each other whatever their number, and stays whole; a group over the
-//! cap that is not one set is not compared and its pairs are counted in
-//! [`ShortTexts::skipped_pairs`] (reported with the results). So every candidate pair is
-//! compared, within a bounded work a center, or counted; memory stays linear in the texts'
-//! prefixes.
+//! (the key's hashes), near each other whatever their number, and stays whole. Before a run over
+//! the cap is split, the texts that the length and positional filters let meet no other text of
+//! it from where its hash lies in them leave it ([`Cut::may_meet`]): in near-identical texts
+//! whose first shared hash is a common shingle after their own, most of the run. A group over
+//! the cap that still cannot be split and is not one set is near-identical texts; it is
+//! compared [`RUN_CAP`] texts at a time, and the pairs across those pieces are counted in
+//! [`ShortTexts::skipped_pairs`] (reported with the results). Each run over the cap splits
+//! within a budget of its own (`split_budget`), so that it is cut alike wherever it is built.
+//! So every candidate pair is compared, within a bounded work a center, or counted; memory
+//! stays linear in the texts' prefixes.
 
 use rayon::prelude::*;
 
@@ -281,8 +286,58 @@ impl Default for Cut {
 }
 
 /// A text in a run: `(key, slot, position of the key's last hash in the slot's list << 8 |
-/// depth, position of the key's first hash)`.
-type Posting = (u64, u32, u32, u32);
+/// depth, position of the key's first hash, the run over the cap it was split from or
+/// [`UNSPLIT`])`.
+type Posting = (u64, u32, u32, u32, u32);
+
+/// The root of a posting not split from a run over the cap.
+const UNSPLIT: u32 = u32::MAX;
+
+/// The postings a run over the cap of `m` texts may be split into, over all its depths: past
+/// them, what is still over the cap is counted as skipped. A budget of each run's own, so that
+/// a run is split the same wherever it is found (with the whole corpus on one machine, or in a
+/// Dask task with the other runs of its hashes), and the split postings of a corpus stay within
+/// 8 times its postings.
+fn split_budget(m: usize) -> usize {
+    m.saturating_mul(4).saturating_add(4 * RUN_CAP)
+}
+
+/// The members of a run over the cap that may be a pair a star takes with another of them, by
+/// the length and positional filters where the run's first hash lies ([`Cut::may_meet`]); None
+/// when all may. Members of one place are alike, so each distinct place is checked against
+/// each other (a run of more than 4,096 distinct places is left whole).
+fn meeting(run: &[Posting], cut: &Cut, size_of: impl Fn(u32) -> usize) -> Option<Vec<Posting>> {
+    let place_of = |p: &Posting| place(size_of(p.1), p.3 as usize);
+    let mut places: Vec<u32> = run.iter().map(place_of).collect();
+    places.sort_unstable();
+    let mut distinct: Vec<(u32, usize)> = Vec::new();
+    for chunk in places.chunk_by(|a, b| a == b) {
+        distinct.push((chunk[0], chunk.len()));
+    }
+    if distinct.len() > 4096 {
+        return None;
+    }
+    let meets: Vec<u32> = distinct
+        .iter()
+        .enumerate()
+        .filter(|&(i, &(p, count))| {
+            distinct
+                .iter()
+                .enumerate()
+                .any(|(j, &(q, _))| (i != j || count > 1) && cut.may_meet(p, q))
+        })
+        .map(|(_, &(p, _))| p)
+        .collect();
+    if meets.len() == distinct.len() {
+        return None;
+    }
+    Some(
+        run.iter()
+            .filter(|p| meets.binary_search(&place_of(p)).is_ok())
+            .copied()
+            .collect(),
+    )
+}
 
 /// The most hashes a text's list may hold (positions take 24 bits of a posting).
 const MOST_LISTED: usize = 1 << 24;
@@ -397,7 +452,7 @@ impl ShortTexts {
             sizes.push(n as u32);
             if keys.is_none() {
                 for (i, &h) in shingles[..prefix].iter().enumerate() {
-                    postings.push((deeper(0, h), s, (i as u32) << 8 | 1, i as u32));
+                    postings.push((deeper(0, h), s, (i as u32) << 8 | 1, i as u32, UNSPLIT));
                 }
             }
         }
@@ -413,7 +468,7 @@ impl ShortTexts {
                     "hash {h} is not in text {t}'s prefix"
                 )));
             };
-            postings.push((deeper(0, h), s, (i as u32) << 8 | 1, i as u32));
+            postings.push((deeper(0, h), s, (i as u32) << 8 | 1, i as u32, UNSPLIT));
         }
         let set_of = |s: u32| listed[s as usize];
         let size_of = |s: u32| sizes[s as usize] as usize;
@@ -430,9 +485,8 @@ impl ShortTexts {
             }
             runs.push(members.len());
         };
-        // Splitting past this many postings in all stops: the runs still over the cap are counted.
-        let budget = postings.len().saturating_mul(4).max(1 << 20);
-        let mut split = 0usize;
+        // Each run over the cap at its first depth, and the postings it may still be split into.
+        let mut left: Vec<usize> = Vec::new();
         while !postings.is_empty() {
             interrupt::check()?;
             postings.par_sort_unstable();
@@ -445,9 +499,27 @@ impl ShortTexts {
                     emit(&mut run.iter().map(|p| (p.1, p.3)));
                     continue;
                 }
+                // Only the members that may meet another here take part (texts that share this
+                // hash but no pair of which can reach the threshold from it: most of a run of
+                // near-identical texts whose first shared hash is common).
+                let met = meeting(run, &cut, size_of);
+                let run = met.as_deref().unwrap_or(run);
+                if run.len() < 2 {
+                    continue;
+                }
+                if run.len() <= RUN_CAP {
+                    emit(&mut run.iter().map(|p| (p.1, p.3)));
+                    continue;
+                }
+                let root = if run[0].4 == UNSPLIT {
+                    left.push(split_budget(run.len()));
+                    (left.len() - 1) as u32
+                } else {
+                    run[0].4
+                };
                 // Split: each text by the hashes after the key's that may hold the next shared one.
                 let mut rest_of: Vec<(usize, u32, u32)> = Vec::new();
-                for &(key, s, at, first) in run {
+                for &(key, s, at, first, _) in run {
                     let (pos, depth) = ((at >> 8) as usize, (at & 0xFF) as usize);
                     let set = shingles_of(set_of(s));
                     let n = size_of(s);
@@ -459,7 +531,8 @@ impl ShortTexts {
                     let from = pos + 1;
                     // Met already by the key's hashes, listed too short to split further, or
                     // past the budget of splits.
-                    if need <= depth || from + more > set.len() || depth == 0xFF || split > budget {
+                    let budget = &mut left[root as usize];
+                    if need <= depth || from + more > set.len() || depth == 0xFF || more > *budget {
                         rest_of.push((n, s, first));
                         continue;
                     }
@@ -469,9 +542,10 @@ impl ShortTexts {
                             s,
                             (j as u32) << 8 | (depth as u32 + 1),
                             first,
+                            root,
                         ));
                     }
-                    split += more;
+                    *budget -= more;
                 }
                 if rest_of.is_empty() {
                     continue;
@@ -499,8 +573,16 @@ impl ShortTexts {
                 if group.len() <= RUN_CAP || one_set {
                     emit(&mut group.into_iter());
                 } else {
+                    // Compared a piece of at most the cap at a time (in the order of the texts),
+                    // the pairs across pieces counted: a group of near-identical texts is then
+                    // a few stars, not as many texts kept.
                     let m = group.len() as u64;
                     skipped += m * (m - 1) / 2;
+                    for piece in group.chunks(RUN_CAP).filter(|piece| piece.len() > 1) {
+                        let k = piece.len() as u64;
+                        skipped -= k * (k - 1) / 2;
+                        emit(&mut piece.iter().copied());
+                    }
                 }
             }
             postings = next;
@@ -892,9 +974,10 @@ mod tests {
     }
 
     /// Past the cap, a group that cannot be split (at t = 0.5, sets of two shingles meet their
-    /// overlap with the first) and is not one set is not compared: its pairs are counted.
+    /// overlap with the first) and is not one set is compared a cap of texts at a time: the
+    /// pairs across those pieces are counted.
     #[test]
-    fn a_group_that_cannot_be_split_is_counted() {
+    fn a_group_that_cannot_be_split_is_compared_in_pieces_and_the_rest_counted() {
         let sets: Vec<Vec<u64>> = (0..RUN_CAP as u64 + 1).map(|i| vec![0, 100 + i]).collect();
         let short = ShortTexts::new(
             sets.len(),
@@ -902,9 +985,25 @@ mod tests {
             0.5,
         )
         .unwrap();
-        assert_eq!(short.run_count(), 0);
-        let m = RUN_CAP as u64 + 1;
-        assert_eq!(short.skipped_pairs(), m * (m - 1) / 2);
+        // The first RUN_CAP texts, the last one alone (no piece).
+        assert_eq!(short.run_count(), 1);
+        assert_eq!(short.run_bounds(0), (0, RUN_CAP));
+        assert_eq!(&short.members()[..3], &[0, 1, 2]);
+        assert_eq!(short.skipped_pairs(), RUN_CAP as u64);
+        let sets: Vec<Vec<u64>> = (0..3 * RUN_CAP as u64 - 5)
+            .map(|i| vec![0, 100 + i])
+            .collect();
+        let short = ShortTexts::new(
+            sets.len(),
+            sets.iter().enumerate().map(|(t, v)| (t as u32, &v[..])),
+            0.5,
+        )
+        .unwrap();
+        assert_eq!(short.run_count(), 3);
+        let (m, last) = (3 * RUN_CAP as u64 - 5, RUN_CAP as u64 - 5);
+        let cap = RUN_CAP as u64;
+        let inside = 2 * cap * (cap - 1) / 2 + last * (last - 1) / 2;
+        assert_eq!(short.skipped_pairs(), m * (m - 1) / 2 - inside);
         let sets: Vec<Vec<u64>> = (0..RUN_CAP as u64).map(|i| vec![0, 100 + i]).collect();
         let short = ShortTexts::new(
             sets.len(),
@@ -914,6 +1013,46 @@ mod tests {
         .unwrap();
         assert_eq!(short.run_count(), 1);
         assert_eq!(short.skipped_pairs(), 0);
+    }
+
+    /// 3,000 sets of 16 shingles: three of their own, then 13 that all share. Their first
+    /// shared hash lies fourth in each, with 12 after it: two whole sets reach at most 13 shared
+    /// shingles (J = 13/19), below the 15 that 0.8 needs of two sets of 16. The length and
+    /// positional filters drop the whole run of that hash (it was split and counted as skipped
+    /// before); sets of one own shingle (1 before the shared hash, J = 15/17) stay and are all
+    /// found.
+    #[test]
+    fn a_run_over_the_cap_keeps_only_the_texts_its_filters_let_meet() {
+        let cut = Cut::new(0.8, Some((1024, 0.0)));
+        let rarity = Rarity::default();
+        let shared: Vec<u64> = (0..13).map(|i| 1_000_000 + i).collect();
+        let far: Vec<Vec<u64>> = (0..3000u64)
+            .map(|i| {
+                let mut set = vec![3 * i + 1, 3 * i + 2, 3 * i + 3];
+                set.extend(&shared);
+                set
+            })
+            .collect();
+        let short = lists_of(&far, &rarity, cut);
+        assert_eq!((short.run_count(), short.skipped_pairs()), (0, 0));
+        let near: Vec<Vec<u64>> = (0..3000u64)
+            .map(|i| {
+                let mut set = vec![i + 1];
+                set.extend(&shared[..12]);
+                set.extend([1_000_100, 1_000_101, 1_000_102]);
+                set
+            })
+            .collect();
+        let short = lists_of(&near, &rarity, cut);
+        // Every pair is near: a run (or its pieces) holds every text.
+        let mut held: Vec<u32> = short.members().to_vec();
+        held.sort_unstable();
+        held.dedup();
+        assert_eq!(held.len(), 3000);
+        for a in [0usize, 1500, 2999] {
+            assert!(jaccard(&near[a], &near[(a + 1) % 3000], 1024) >= 0.8);
+        }
+        assert!(jaccard(&far[0], &far[1], 1024) < 0.8);
     }
 
     /// The lists of `sets` (sorted sketches) in the order of `rarity`, as `prefix_lists` makes
