@@ -131,3 +131,56 @@ def test_a_text_that_is_a_number_is_refused_on_dask_as_on_one_machine(tmp_path, 
         want = f"neardup: {path}:2:" if not engine else f"neardup: {path}: {field}\n"
         assert want in err, err
         assert not (tmp_path / "kept.jsonl").exists()
+
+
+def test_a_line_over_the_record_size_limit_is_refused_on_dask_as_on_one_machine(tmp_path, capsys):
+    # --max-record-size reaches the Dask reader: a line of 3,000 bytes over a limit of 1K is
+    # refused, naming its byte, status 2 (it was read and deduplicated).
+    from command import run
+
+    long = json.dumps({"id": 9, "text": "word " * 600}).encode() + b"\n"
+    path = tmp_path / "a.jsonl"
+    path.write_bytes(LINES[0] + long + LINES[4])
+    for engine in ([], ["--workers", 1]):
+        code, _, err = run(
+            capsys, "dedup", path, "-o", tmp_path / "kept.jsonl", "--max-record-size", "1K", *engine
+        )
+        assert code == 2, err
+        reason = "record of more than 1,024 bytes, over the record size limit (--max-record-size)"
+        where = f"{path}:2:" if not engine else f"{path}: the line at byte {len(LINES[0])}:"
+        assert f"neardup: {where} {reason}" in err, err
+        assert not (tmp_path / "kept.jsonl").exists()
+
+
+@pytest.mark.parametrize("at", [0, 1, 2])
+def test_a_range_refuses_a_long_line_having_read_at_most_the_limit_of_it(tmp_path, at):
+    # A line of 64 MB as the first, the middle or the last line of a range of 1 MB (its tail):
+    # refused with a limit of 1 MB, naming its byte, after reading about the limit of it (a
+    # range read the whole line before, whatever its length).
+    import tracemalloc
+
+    limit = 1 << 20
+    lines = [LINES[0], LINES[3], LINES[5]]
+    lines[at] = b'{"text": "' + b"x" * (64 << 20) + b'"}\n'
+    path = tmp_path / "long.jsonl"
+    path.write_bytes(b"".join(lines))
+    start = sum(map(len, lines[:at]))
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError) as err:
+            jsonl._read(str(path), 0, min(limit, path.stat().st_size), "text", None, limit=limit)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert str(err.value) == (
+        f"{path}: the line at byte {start}: record of more than 1,048,576 bytes, over the "
+        "record size limit (--max-record-size)"
+    )
+    assert peak < 4 * limit, peak
+    # The range after it passes over the long line a megabyte at a time, and reads the rest.
+    tracemalloc.start()
+    part = jsonl._read(str(path), limit, path.stat().st_size, "text", None)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert part["text"].tolist() == [json.loads(x)["text"] for x in lines[at + 1 :]]
+    assert peak < 8 * limit, peak

@@ -354,7 +354,9 @@ def _dedup_on_dask(
                         paths = [
                             os.path.join(root, f) for f in files if read_as(f, None)[0] == "jsonl"
                         ]
-                    ddf, id_field = dask_jsonl.frame(paths, text_field or "text", id_field)
+                    ddf, id_field = dask_jsonl.frame(
+                        paths, text_field or "text", id_field, source.max_record_size
+                    )
                 if id_field is None and "id" in ddf.columns:
                     id_field = "id"
                 for name, flag in ((text_field, "--text-field"), (id_field, "--id-field")):

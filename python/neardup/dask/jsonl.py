@@ -5,6 +5,7 @@ A partition holds the text, the id when there is one, and the line (:data:`LINE`
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import io
 import json
@@ -15,6 +16,8 @@ import numpy as np
 import pandas as pd
 
 from neardup.io.compression import compression_of, decompressed
+from neardup.lines import DEFAULT_MAX_RECORD_SIZE as MAX_RECORD
+from neardup.lines import too_long_reason
 
 __all__ = ["LINE", "frame", "write_part"]
 
@@ -37,50 +40,81 @@ def _ranges(paths: list[str], block: int) -> list[tuple[str, int, int | None]]:
     return out
 
 
-def _block(path: str, start: int, end: int | None) -> tuple[int, bytes | bytearray]:
+def _skip_line(f: Any) -> int:
+    """Reads past the end of the line under way (a megabyte at a time, however long it is);
+    returns the bytes passed."""
+    passed = 0
+    while True:
+        piece = f.readline(1 << 20)
+        passed += len(piece)
+        if not piece or piece.endswith(b"\n"):
+            return passed
+
+
+def _check_lengths(path: str, at: int, data: bytes | bytearray, limit: int) -> None:
+    """Refuses a line of ``data`` (read from byte ``at`` of ``path``) longer than ``limit``
+    bytes, naming its byte, as one machine refuses it: from each line's start, the last line
+    end within ``limit`` bytes (found from the right, so a few bytes are read a line)."""
+    pos = 0
+    while len(data) - pos > limit:
+        end = data.rfind(b"\n", pos, pos + limit + 1)
+        if end < 0:
+            raise ValueError(f"{path}: the line at byte {at + pos:,}: {too_long_reason(limit)}")
+        pos = end + 1
+
+
+def _block(
+    path: str, start: int, end: int | None, limit: int = MAX_RECORD
+) -> tuple[int, bytes | bytearray]:
     """``(byte offset, bytes)`` of the lines that start in ``[start, end)`` of ``path``, whole
-    (a compressed file: all of it, decompressed)."""
+    (a compressed file: all of it, decompressed). A line over ``limit`` bytes is refused before
+    more than ``limit`` bytes of it are read."""
     if end is None:
         with open(path, "rb") as raw, decompressed(raw, compression_of(path)) as f:
-            return 0, f.read()
+            data = f.read()
+        _check_lengths(path, 0, data, limit)
+        return 0, data
     with open(path, "rb") as f:
         at = start
         if start > 0:
             # The line under way at `start` belongs to the range before.
             f.seek(start - 1)
-            at = start - 1 + len(f.readline())
+            at = start - 1 + _skip_line(f)
         if at >= end:
             return at, b""
-        # The last line that starts in the range, to its end; then the range read in one piece.
+        # The last line that starts in the range, to its end (or past the limit); then the
+        # range read in one piece.
         f.seek(end - 1)
-        tail = 0 if f.read(1) == b"\n" else len(f.readline())
+        tail = 0 if f.read(1) == b"\n" else len(f.readline(limit + 1))
         data = bytearray(end - at + tail)
         f.seek(at)
         got = f.readinto(data)
-        return at, data if got == len(data) else data[:got]
+        data = data if got == len(data) else data[:got]
+        _check_lengths(path, at, data, limit)
+        return at, data
 
 
-def _lines(path: str, start: int, end: int | None) -> Any:
+def _lines(path: str, start: int, end: int | None, limit: int = MAX_RECORD) -> Any:
     """``(byte offset, line)`` of the lines that start in ``[start, end)`` of ``path``, read one
-    at a time (the first record, for the columns)."""
-    if end is None:
-        with open(path, "rb") as raw, decompressed(raw, compression_of(path)) as f:
-            at = 0
-            for line in f:
-                yield at, line
-                at += len(line)
-        return
-    with open(path, "rb") as f:
-        at = start
-        if start > 0:
-            # The line under way at `start` belongs to the range before.
-            f.seek(start - 1)
-            at = start - 1 + len(f.readline())
-        f.seek(at)
-        while at < end:
-            line = f.readline()
+    at a time (the first record, for the columns); a line over ``limit`` bytes is refused."""
+    with contextlib.ExitStack() as held:
+        f: Any = held.enter_context(open(path, "rb"))
+        at = 0
+        if end is None:
+            f = held.enter_context(decompressed(f, compression_of(path)))
+        else:
+            at = start
+            if start > 0:
+                # The line under way at `start` belongs to the range before.
+                f.seek(start - 1)
+                at = start - 1 + _skip_line(f)
+                f.seek(at)
+        while end is None or at < end:
+            line = f.readline(limit + 2)
             if not line:
                 break
+            if len(line) > limit + 1 or (len(line) == limit + 1 and not line.endswith(b"\n")):
+                raise ValueError(f"{path}: the line at byte {at:,}: {too_long_reason(limit)}")
             yield at, line
             at += len(line)
 
@@ -92,9 +126,11 @@ def _read(
     text_field: str,
     id_field: str | None,
     int_ids: bool = False,
+    limit: int = MAX_RECORD,
 ) -> pd.DataFrame:
-    """One partition: the text, id and line of each record of the range."""
-    at, data = _block(path, start, end)
+    """One partition: the text, id and line of each record of the range (each at most ``limit``
+    bytes)."""
+    at, data = _block(path, start, end, limit)
     parsed = _parsed(data, text_field, id_field, int_ids)
     if parsed is not None:
         return parsed
@@ -216,15 +252,18 @@ def _all_ints(values: list[Any]) -> bool:
     return bool(values) and all(type(v) is int and -(2**63) <= v < 2**63 for v in values)
 
 
-def frame(paths: list[str], text_field: str, id_field: str | None) -> tuple[Any, str | None]:
+def frame(
+    paths: list[str], text_field: str, id_field: str | None, max_record_size: int = MAX_RECORD
+) -> tuple[Any, str | None]:
     """The dask DataFrame of JSONL files, and its id field: ``id_field``, or ``"id"`` when the
-    first record has one."""
+    first record has one. A line over ``max_record_size`` bytes is refused (``ValueError``
+    naming its file and byte) when its partition is read, with at most that much of it read."""
     import dask.dataframe as dd
 
     ranges = _ranges(paths, BLOCK)
     first = None
     for r in ranges:
-        lines = _lines(*r)
+        lines = _lines(*r, max_record_size)
         try:
             first = next((line for _, line in lines if line.strip()), None)
         finally:
@@ -254,7 +293,13 @@ def frame(paths: list[str], text_field: str, id_field: str | None) -> tuple[Any,
     )
     ints = id_field is not None and _all_ints([first_id])
     ddf = dd.from_map(
-        functools.partial(_read_range, text_field=text_field, id_field=id_field, int_ids=ints),
+        functools.partial(
+            _read_range,
+            text_field=text_field,
+            id_field=id_field,
+            int_ids=ints,
+            limit=max_record_size,
+        ),
         ranges,
         meta=meta,
         enforce_metadata=False,
@@ -263,9 +308,13 @@ def frame(paths: list[str], text_field: str, id_field: str | None) -> tuple[Any,
 
 
 def _read_range(
-    r: tuple[str, int, int | None], text_field: str, id_field: str | None, int_ids: bool = False
+    r: tuple[str, int, int | None],
+    text_field: str,
+    id_field: str | None,
+    int_ids: bool = False,
+    limit: int = MAX_RECORD,
 ) -> pd.DataFrame:
-    return _read(*r, text_field, id_field, int_ids)
+    return _read(*r, text_field, id_field, int_ids, limit)
 
 
 def write_part(part: pd.DataFrame, folder: str, partition_info: Any = None) -> pd.Series:
