@@ -508,7 +508,10 @@ fn bottom_k(width: usize, words: &[u64], checks: &[u64], size: usize, out: &mut 
     let gather = 2 * size.max(SHINGLE_BLOCK);
     if words.len() <= gather {
         // Too few shingles for a cut to pay: all of them, sorted once.
-        out.resize(words.len() + 1 - width, 0);
+        // Room for the sort's second half too (see `sort_shingle_hashes`).
+        let shingles = words.len() + 1 - width;
+        out.reserve(2 * shingles);
+        out.resize(shingles, 0);
         hash_shingles(width, words, checks, 0, out);
         sort_shingle_hashes(out);
         dedup_sorted(out);
@@ -557,6 +560,7 @@ pub fn try_sketches<T: AsRef<str> + Sync>(config: ShingleConfig, texts: &[T]) ->
             let mut out = Vec::new();
             scratch.reserve_sketch(text).map_err(|e| e.at(d))?;
             sketch(config, text, scratch, &mut out);
+            out.shrink_to_fit(); // held until every text is sketched
             scratch.release_after(text.len());
             Ok((out, content_key(text.as_bytes())))
         })
