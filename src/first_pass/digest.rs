@@ -316,6 +316,51 @@ mod tests {
         }
     }
 
+    /// Many documents run in parallel, 32 at a time: each one's digest is still its own, in
+    /// order (short and long texts, some past the sketch's running bound), and a text whose key
+    /// was seen takes the fingerprint recorded for it and no sketch.
+    #[test]
+    fn many_documents_digest_as_each_one_alone() {
+        let mut s = 7u64;
+        let words = [
+            "alpha", "Beta", "gamma", "delta", "x", "y", "z9", "omega", "pi", "rho",
+        ];
+        let texts: Vec<String> = (0..300)
+            .map(|d| {
+                let n = [0, 1, 2, 5, 40, 700, 3000][d % 7];
+                let picked: Vec<&str> = (0..n)
+                    .map(|_| words[(crate::testing::xorshift64(&mut s) % 10) as usize])
+                    .collect();
+                picked.join(" ")
+            })
+            .collect();
+        let h = hasher(TokenKind::Word, 1, 1);
+        let config = verify::shingle_config(3, 64).unwrap();
+        let folded: Vec<String> = texts.iter().map(|t| t.to_ascii_lowercase()).collect();
+        let mut seen = KeySet::default();
+        let (key, fp) = (content_key(folded[5].as_bytes()), 12345);
+        seen.first_seen(&[key], &[fp]).unwrap();
+        let got = digest_many(&h, &[&texts[..]], true, Some(config), Some(&seen)).unwrap();
+        let mut want_fps = h.fingerprint_many(&[&folded[..]]).unwrap();
+        let want = verify::sketches(config, &folded);
+        for (f, k) in want_fps.iter_mut().zip(&want.keys) {
+            if *k == key {
+                *f = fp;
+            }
+        }
+        assert_eq!(got.fingerprints, want_fps);
+        assert_eq!(got.sketches.keys, want.keys);
+        for d in 0..texts.len() {
+            let empty: &[SketchHash] = &[];
+            let sketch = if want.keys[d] == key {
+                empty
+            } else {
+                want.get(d)
+            };
+            assert_eq!(got.sketches.get(d), sketch, "document {d}");
+        }
+    }
+
     #[test]
     fn key_sets_mark_first_occurrences_across_calls() {
         let mut seen = KeySet::default();
