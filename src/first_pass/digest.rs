@@ -107,33 +107,30 @@ pub fn sketch_after_fingerprint(
     }
 }
 
-/// A document's digest: (fingerprint, key, sketch).
-type Digest = (u64, ContentKey, Vec<SketchHash>);
-
-/// One document: (fingerprint, key, sketch). A text of one field whose key is in `seen` is a
-/// copy of one digested before: its fingerprint is that one's, and it has no sketch (only a
-/// text's first occurrence keeps one). [`Error::OutOfMemory`] when a long text's buffers
-/// cannot be had.
+/// One document: its fingerprint and key, with its sketch written to `out` (emptied first). A
+/// text of one field whose key is in `seen` is a copy of one digested before: its fingerprint
+/// is that one's, and it has no sketch (only a text's first occurrence keeps one).
+/// [`Error::OutOfMemory`] when a long text's buffers cannot be had.
 fn digest_one(
     hasher: &Hasher,
     fields: &[&str],
     sketch: Option<ShingleConfig>,
     seen: Option<&KeySet>,
-    scratch: &mut Scratch,
-    joined: &mut String,
-) -> Result<Digest> {
+    (scratch, joined): (&mut Scratch, &mut String),
+    out: &mut Vec<SketchHash>,
+) -> Result<(u64, ContentKey)> {
+    out.clear();
     if let [text] = fields {
         let key = content_key(text.as_bytes());
         if let Some(fingerprint) = seen.and_then(|s| s.fingerprint_of(key)) {
-            return Ok((fingerprint, key, Vec::new()));
+            return Ok((fingerprint, key));
         }
         reserve(hasher, sketch.is_some(), text, scratch)?;
         let fingerprint = hasher.fingerprint(fields, scratch);
-        let mut out = Vec::new();
         if let Some(config) = sketch {
-            sketch_after_fingerprint(hasher, config, text, scratch, &mut out);
+            sketch_after_fingerprint(hasher, config, text, scratch, out);
         }
-        return Ok((fingerprint, key, out));
+        return Ok((fingerprint, key));
     }
     let longest = fields.iter().map(|t| t.len()).max().unwrap_or(0);
     let total = fields.iter().map(|t| t.len() + 1).sum::<usize>();
@@ -144,7 +141,6 @@ fn digest_one(
         }
     }
     let fingerprint = hasher.fingerprint(fields, scratch);
-    let mut out = Vec::new();
     // Several fields: their texts joined by line ends make the text that is compared.
     text_room(joined, total)?;
     for (f, text) in fields.iter().enumerate() {
@@ -155,9 +151,33 @@ fn digest_one(
     }
     if let Some(config) = sketch {
         scratch.reserve_sketch(joined)?;
-        verify::sketch(config, joined, scratch, &mut out);
+        verify::sketch(config, joined, scratch, out);
     }
-    Ok((fingerprint, content_key(joined.as_bytes()), out))
+    Ok((fingerprint, content_key(joined.as_bytes())))
+}
+
+/// Documents digested in one go: so many that a part's vectors, made once for all of them,
+/// cost little beside their work, and so few that the parts still share the threads evenly.
+const PART_DOCS: usize = 32;
+
+/// The digests of a run of documents, their sketches end to end (`ends[i]`: where document i's
+/// ends in `hashes`).
+#[derive(Default)]
+struct Part {
+    fingerprints: Vec<u64>,
+    keys: Vec<ContentKey>,
+    ends: Vec<usize>,
+    hashes: Vec<SketchHash>,
+}
+
+/// What one thread reuses from document to document: the buffers of [`digest_one`], the
+/// folded copy of a text, and its sketch.
+#[derive(Default)]
+struct State {
+    scratch: Scratch,
+    folded: String,
+    joined: String,
+    sketch: Vec<SketchHash>,
 }
 
 /// The digests of documents given field by field (`fields[f][d]`), in parallel. With
@@ -187,47 +207,62 @@ pub fn digest_many<S: AsRef<str> + Sync>(
             "every field must hold one text per document",
         ));
     }
-    let one = |state: &mut (Scratch, String, String), d: usize| {
-        let (scratch, buf, joined) = state;
+    let one = |state: &mut State, part: &mut Part, d: usize| -> Result<()> {
         let len = fields.iter().map(|f| f[d].as_ref().len()).sum::<usize>();
+        let buffers = (&mut state.scratch, &mut state.joined);
         let got = if fold_ascii {
             let text = fields[0][d].as_ref();
-            crate::error::try_room_text(buf, text).map_err(|e| e.at(d))?;
-            let text = ascii_lowercase(text, buf);
-            digest_one(hasher, &[text], sketch, seen, scratch, joined)
+            crate::error::try_room_text(&mut state.folded, text).map_err(|e| e.at(d))?;
+            let text = ascii_lowercase(text, &mut state.folded);
+            digest_one(hasher, &[text], sketch, seen, buffers, &mut state.sketch)
         } else {
             let texts: Vec<&str> = fields.iter().map(|f| f[d].as_ref()).collect();
-            digest_one(hasher, &texts, sketch, seen, scratch, joined)
+            digest_one(hasher, &texts, sketch, seen, buffers, &mut state.sketch)
         };
+        let (fingerprint, key) = got.map_err(|e| e.at(d))?;
+        part.fingerprints.push(fingerprint);
+        part.keys.push(key);
+        part.hashes.extend_from_slice(&state.sketch);
+        part.ends.push(part.hashes.len());
         if len >= RELEASE_MIN_BYTES {
-            *state = Default::default();
+            *state = State::default();
         }
-        got.map_err(|e| e.at(d))
+        Ok(())
     };
-    let each: Vec<Digest> = if n < PARALLEL_MIN_DOCS {
-        let mut state = Default::default();
-        (0..n).map(|d| one(&mut state, d)).collect::<Result<_>>()?
+    let run = |state: &mut State, docs: std::ops::Range<usize>| -> Result<Part> {
+        let mut part = Part::default();
+        for d in docs {
+            one(state, &mut part, d)?;
+        }
+        Ok(part)
+    };
+    let parts: Vec<Part> = if n < PARALLEL_MIN_DOCS {
+        vec![run(&mut State::default(), 0..n)?]
     } else {
-        (0..n)
+        (0..n.div_ceil(PART_DOCS))
             .into_par_iter()
-            .with_min_len(16)
-            .map_init(Default::default, one)
+            .map_init(State::default, |state, p| {
+                run(state, p * PART_DOCS..n.min((p + 1) * PART_DOCS))
+            })
             .collect::<Result<_>>()?
     };
+    let total = parts.iter().map(|p| p.hashes.len()).sum();
     let mut out = Digests {
         fingerprints: Vec::with_capacity(n),
         sketches: Sketches {
             offsets: Vec::with_capacity(n + 1),
-            hashes: Vec::new(),
+            hashes: Vec::with_capacity(total),
             keys: Vec::with_capacity(n),
         },
     };
     out.sketches.offsets.push(0);
-    for (fingerprint, key, sketch) in each {
-        out.fingerprints.push(fingerprint);
-        out.sketches.keys.push(key);
-        out.sketches.hashes.extend_from_slice(&sketch);
-        out.sketches.offsets.push(out.sketches.hashes.len() as u64);
+    for part in parts {
+        let base = out.sketches.hashes.len();
+        out.fingerprints.extend_from_slice(&part.fingerprints);
+        out.sketches.keys.extend_from_slice(&part.keys);
+        out.sketches.hashes.extend_from_slice(&part.hashes);
+        let ends = part.ends.iter().map(|&e| (base + e) as u64);
+        out.sketches.offsets.extend(ends);
     }
     Ok(out)
 }
@@ -278,6 +313,51 @@ mod tests {
                     .map(|t| content_key(t.as_bytes()))
                     .collect::<Vec<_>>()
             );
+        }
+    }
+
+    /// Many documents run in parallel, 32 at a time: each one's digest is still its own, in
+    /// order (short and long texts, some past the sketch's running bound), and a text whose key
+    /// was seen takes the fingerprint recorded for it and no sketch.
+    #[test]
+    fn many_documents_digest_as_each_one_alone() {
+        let mut s = 7u64;
+        let words = [
+            "alpha", "Beta", "gamma", "delta", "x", "y", "z9", "omega", "pi", "rho",
+        ];
+        let texts: Vec<String> = (0..300)
+            .map(|d| {
+                let n = [0, 1, 2, 5, 40, 700, 3000][d % 7];
+                let picked: Vec<&str> = (0..n)
+                    .map(|_| words[(crate::testing::xorshift64(&mut s) % 10) as usize])
+                    .collect();
+                picked.join(" ")
+            })
+            .collect();
+        let h = hasher(TokenKind::Word, 1, 1);
+        let config = verify::shingle_config(3, 64).unwrap();
+        let folded: Vec<String> = texts.iter().map(|t| t.to_ascii_lowercase()).collect();
+        let mut seen = KeySet::default();
+        let (key, fp) = (content_key(folded[5].as_bytes()), 12345);
+        seen.first_seen(&[key], &[fp]).unwrap();
+        let got = digest_many(&h, &[&texts[..]], true, Some(config), Some(&seen)).unwrap();
+        let mut want_fps = h.fingerprint_many(&[&folded[..]]).unwrap();
+        let want = verify::sketches(config, &folded);
+        for (f, k) in want_fps.iter_mut().zip(&want.keys) {
+            if *k == key {
+                *f = fp;
+            }
+        }
+        assert_eq!(got.fingerprints, want_fps);
+        assert_eq!(got.sketches.keys, want.keys);
+        for d in 0..texts.len() {
+            let empty: &[SketchHash] = &[];
+            let sketch = if want.keys[d] == key {
+                empty
+            } else {
+                want.get(d)
+            };
+            assert_eq!(got.sketches.get(d), sketch, "document {d}");
         }
     }
 

@@ -321,6 +321,7 @@ pub(crate) fn ascii_text(
         if let Some(config) = sketch {
             scratch.reserve_sketch(normalized)?;
             verify::sketch(config, normalized, scratch, &mut out);
+            out.shrink_to_fit();
         }
         return Ok(Line {
             kind: Kind::Done,
@@ -347,6 +348,8 @@ pub(crate) fn ascii_text(
         crate::first_pass::digest::sketch_after_fingerprint(
             hasher, config, normalized, scratch, &mut out,
         );
+        // Held until the block is done: without the room the sort used.
+        out.shrink_to_fit();
     }
     Ok(Line {
         kind: Kind::Done,

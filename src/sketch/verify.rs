@@ -325,7 +325,7 @@ pub fn sketch_of_words(
                 out.push(h);
             }
         }
-        out.sort_unstable();
+        sort_shingle_hashes(out);
     } else {
         bottom_k(width, words, checks, config.size, out);
     }
@@ -350,8 +350,135 @@ pub fn sketch_of_words(
     }
 }
 
+/// Sets of up to this many hashes are sorted by [`sort_shingle_hashes`]'s buckets; larger ones
+/// by `sort_unstable`.
+const BUCKET_SORT_MAX: usize = 2048;
+
+/// Sorts shingle hashes (63 bits, spread evenly: [`shingle_hash`]) ascending: the same order as
+/// `sort_unstable`, about twice as fast on the sets of a few hundred to a few thousand hashes a
+/// document holds. A counting pass by their top bits (about one hash a bucket) puts them nearly
+/// in order in the second half of `hashes` (grown for it, then cut back), and an insertion
+/// pass finishes the order, moving each hash past the few of its bucket. Any values sort: a
+/// hash with the top bit set goes to the last bucket, and a pass that moves hashes far (values
+/// that are not spread evenly) is finished by `sort_unstable`.
+fn sort_shingle_hashes(hashes: &mut Vec<SketchHash>) {
+    let n = hashes.len();
+    if !(32..=BUCKET_SORT_MAX).contains(&n) {
+        hashes.sort_unstable();
+        return;
+    }
+    // Between n and 2n buckets: 2^bits >= n.
+    let bits = usize::BITS - (n - 1).leading_zeros();
+    let shift = 63 - bits;
+    let last = (1usize << bits) - 1;
+    let bucket = |h: u64| ((h >> shift) as usize).min(last);
+    let mut starts = [0u16; BUCKET_SORT_MAX + 1];
+    let starts = &mut starts[..last + 2];
+    for &h in hashes.iter() {
+        starts[bucket(h) + 1] += 1;
+    }
+    for b in 1..starts.len() {
+        starts[b] += starts[b - 1];
+    }
+    hashes.resize(2 * n, 0);
+    let (sorted, spread) = hashes.split_at_mut(n);
+    for &h in sorted.iter() {
+        let at = &mut starts[bucket(h)];
+        spread[usize::from(*at)] = h;
+        *at += 1;
+    }
+    // Each hash moves past the larger ones of its bucket; past `4 n` moves in all, the values
+    // are not spread evenly, and the rest are sorted at once.
+    let mut moves = 0;
+    for i in 0..n {
+        let h = spread[i];
+        let mut j = i;
+        while j > 0 && sorted[j - 1] > h {
+            sorted[j] = sorted[j - 1];
+            j -= 1;
+        }
+        sorted[j] = h;
+        moves += i - j;
+        if moves > 4 * n {
+            sorted[i + 1..].copy_from_slice(&spread[i + 1..]);
+            sorted.sort_unstable();
+            break;
+        }
+    }
+    hashes.truncate(n);
+}
+
+/// Removes the repeats of sorted `hashes` (`Vec::dedup`), without a branch on the data: each
+/// hash is written, and kept when it differs from the one before.
+fn dedup_sorted(hashes: &mut Vec<SketchHash>) {
+    let Some(&first) = hashes.first() else {
+        return;
+    };
+    let (mut kept, mut last) = (1, first);
+    for i in 1..hashes.len() {
+        let h = hashes[i];
+        hashes[kept] = h;
+        kept += usize::from(h != last);
+        last = h;
+    }
+    hashes.truncate(kept);
+}
+
 /// Hashes a block holds (see [`for_each_shingle_block`]).
 const SHINGLE_BLOCK: usize = 64;
+
+/// Writes to `block` the hashes of the shingles of `width` words that start at word `from` and
+/// the ones after it, one a slot. The usual widths are hashed four shingles at a time, their
+/// chains unrolled and interleaved so that their multiplies overlap.
+#[inline]
+fn hash_shingles(
+    width: usize,
+    words: &[u64],
+    checks: &[u64],
+    from: usize,
+    block: &mut [SketchHash],
+) {
+    #[inline(always)]
+    fn fixed<const W: usize>(words: &[u64], checks: &[u64], from: usize, block: &mut [u64]) {
+        let end = from + block.len() + W - 1;
+        let (words, checks) = (&words[from..end], &checks[from..end]);
+        let mut quads = block.chunks_exact_mut(4);
+        let mut i = 0;
+        for quad in &mut quads {
+            let mut h = [crate::PI_SEED; 4];
+            for k in 0..W {
+                for (l, hl) in h.iter_mut().enumerate() {
+                    *hl = mix64(*hl ^ words[i + l + k]) ^ checks[i + l + k];
+                }
+            }
+            for (slot, hl) in quad.iter_mut().zip(h) {
+                *slot = mix64(hl) >> 1;
+            }
+            // Kept opaque to the optimizer: the loop left to vectorize runs on SSE lanes,
+            // whose 64-bit multiplies are made of three 32-bit ones (6.4 against 3.3 ns a
+            // shingle of three words).
+            i = std::hint::black_box(i + 4);
+        }
+        for (j, slot) in quads.into_remainder().iter_mut().enumerate() {
+            *slot = shingle_hash(&words[i + j..i + j + W], &checks[i + j..i + j + W]);
+        }
+    }
+    match width {
+        1 => fixed::<1>(words, checks, from, block),
+        2 => fixed::<2>(words, checks, from, block),
+        3 => fixed::<3>(words, checks, from, block),
+        4 => fixed::<4>(words, checks, from, block),
+        5 => fixed::<5>(words, checks, from, block),
+        _ => {
+            let shingles = words[from..]
+                .windows(width)
+                .zip(checks[from..].windows(width));
+            for (slot, (w, c)) in block.iter_mut().zip(shingles) {
+                *slot = shingle_hash(w, c);
+            }
+        }
+    }
+}
 
 /// Calls `f` on the hashes of the shingles of `width` words, in order, up to
 /// [`SHINGLE_BLOCK`] at a time.
@@ -363,17 +490,13 @@ fn for_each_shingle_block(
     mut f: impl FnMut(&[SketchHash]),
 ) {
     let mut block = [0u64; SHINGLE_BLOCK];
-    let mut shingles = words.windows(width).zip(checks.windows(width));
-    loop {
-        let mut m = 0;
-        for (slot, (w, c)) in block.iter_mut().zip(shingles.by_ref()) {
-            *slot = shingle_hash(w, c);
-            m += 1;
-        }
-        if m == 0 {
-            return;
-        }
+    let shingles = words.len() + 1 - width;
+    let mut from = 0;
+    while from < shingles {
+        let m = SHINGLE_BLOCK.min(shingles - from);
+        hash_shingles(width, words, checks, from, &mut block[..m]);
         f(&block[..m]);
+        from += m;
     }
 }
 
@@ -385,21 +508,20 @@ fn bottom_k(width: usize, words: &[u64], checks: &[u64], size: usize, out: &mut 
     let gather = 2 * size.max(SHINGLE_BLOCK);
     if words.len() <= gather {
         // Too few shingles for a cut to pay: all of them, sorted once.
-        out.extend(
-            words
-                .windows(width)
-                .zip(checks.windows(width))
-                .map(|(w, c)| shingle_hash(w, c)),
-        );
-        out.sort_unstable();
-        out.dedup();
+        // Room for the sort's second half too (see `sort_shingle_hashes`).
+        let shingles = words.len() + 1 - width;
+        out.reserve(2 * shingles);
+        out.resize(shingles, 0);
+        hash_shingles(width, words, checks, 0, out);
+        sort_shingle_hashes(out);
+        dedup_sorted(out);
         out.truncate(size);
         return;
     }
     let mut bound = u64::MAX;
     let cut = |out: &mut Vec<SketchHash>, bound: &mut u64| {
-        out.sort_unstable();
-        out.dedup();
+        sort_shingle_hashes(out);
+        dedup_sorted(out);
         out.truncate(size);
         if out.len() == size {
             *bound = out[size - 1];
@@ -438,6 +560,7 @@ pub fn try_sketches<T: AsRef<str> + Sync>(config: ShingleConfig, texts: &[T]) ->
             let mut out = Vec::new();
             scratch.reserve_sketch(text).map_err(|e| e.at(d))?;
             sketch(config, text, scratch, &mut out);
+            out.shrink_to_fit(); // held until every text is sketched
             scratch.release_after(text.len());
             Ok((out, content_key(text.as_bytes())))
         })
@@ -826,7 +949,8 @@ mod tests {
             let vocabulary = 1 + xorshift64(&mut s) % 400;
             let words: Vec<u64> = (0..len).map(|_| xorshift64(&mut s) % vocabulary).collect();
             let checks: Vec<u64> = words.iter().map(|w| w ^ 0xABCD).collect();
-            for ngram in [1usize, 3] {
+            // Each width hashed by its own code (1 to 5) and by the general one (7).
+            for ngram in [1usize, 2, 3, 4, 5, 7] {
                 let config = shingle_config(ngram as i64, size as i64).unwrap();
                 let mut got = Vec::new();
                 sketch_of_words(config, &words, &checks, &mut got);
@@ -841,6 +965,33 @@ mod tests {
                 want.truncate(size);
                 assert_eq!(shingles_of(&got), &want[..], "{len} words, size {size}");
             }
+        }
+    }
+
+    /// The buckets sort as `sort_unstable` does: shingle hashes of every count around the
+    /// bucket sort's bounds, with repeats, values with the top bit set, and values that all fall
+    /// in one bucket (the insertion pass gives up on them and sorts the rest at once).
+    #[test]
+    fn shingle_hashes_sort_and_lose_their_repeats_as_the_standard_sort_does() {
+        let mut s = 11u64;
+        let mut cases: Vec<Vec<u64>> = Vec::new();
+        for n in [
+            0, 1, 2, 31, 32, 33, 100, 1000, 1024, 1025, 2047, 2048, 2049, 5000,
+        ] {
+            cases.push((0..n).map(|_| xorshift64(&mut s) >> 1).collect());
+            cases.push((0..n).map(|_| (xorshift64(&mut s) % 7) << 60).collect());
+            cases.push((0..n).map(|_| xorshift64(&mut s)).collect());
+            cases.push((0..n as u64).map(|i| (n as u64 - i) ^ (3 << 61)).collect());
+        }
+        for hashes in cases {
+            let mut want = hashes.clone();
+            want.sort_unstable();
+            let mut got = hashes.clone();
+            sort_shingle_hashes(&mut got);
+            assert_eq!(got, want, "{} hashes", hashes.len());
+            want.dedup();
+            dedup_sorted(&mut got);
+            assert_eq!(got, want, "{} hashes", hashes.len());
         }
     }
 
