@@ -12,13 +12,22 @@ folder, as it must for the digests.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from neardup.dask.spill import PREFIX, conform, read_back, scratch_write, spill_file, write_table
+from neardup.dask.spill import (
+    PREFIX,
+    computed,
+    conform,
+    read_back,
+    scratch_write,
+    spill_file,
+    write_table,
+)
 
 
 def _bounds_file(folder: str, name: str, i: int) -> str:
@@ -146,15 +155,80 @@ def _receive_part(
             pieces.append(table.take(pa.array(np.arange(lo, hi, dtype=np.int64))))
             del table
     if raw:
+        # Each column its own block: pandas would copy them into one.
         return pd.DataFrame(
             {
                 c: np.concatenate(got) if got else np.zeros(0, t)
                 for (c, t), got in zip(kind.dtypes.items(), columns)
-            }
+            },
+            copy=False,
         )
     if not pieces:
         return kind.iloc[:0].copy()
     return conform(pa.concat_tables(pieces).to_pandas(), kind)
+
+
+@dataclasses.dataclass(frozen=True)
+class Sent:
+    """The files of an exchange, written: :meth:`rows` reads one destination's rows (in a task
+    that does more with them), :meth:`frame` every destination's, lazily."""
+
+    sources: list[int]
+    partitions: int
+    folder: str
+    name: str
+    kind: pd.DataFrame
+    raw: bool
+
+    def rows(self, q: int) -> pd.DataFrame:
+        """The rows sent to partition q."""
+        return _receive_part(
+            q, self.sources, self.partitions, self.folder, self.name, self.kind, self.raw
+        )
+
+    def frame(self) -> Any:
+        """Every partition's rows, read back lazily, a task each."""
+        return read_back(
+            _receive_part,
+            range(self.partitions),
+            sources=self.sources,
+            partitions=self.partitions,
+            folder=self.folder,
+            name=self.name,
+            kind=self.kind,
+            raw=self.raw,
+            meta=self.kind,
+        )
+
+
+def send(
+    frame: Any,
+    on: str,
+    partitions: int,
+    folder: str,
+    name: str,
+    direct: bool = False,
+    ranged: int | None = None,
+) -> Sent:
+    """The rows of ``frame`` (computed now) written for :func:`exchange`, by destination."""
+    kind = pd.DataFrame({"rows": pd.Series([], dtype=np.int64)})
+    meta = frame._meta.reset_index(drop=True)
+    raw = _is_raw(meta)
+    sent = computed(
+        frame.map_partitions(
+            _send_part,
+            on,
+            partitions,
+            folder,
+            name,
+            direct,
+            meta if raw else None,
+            ranged,
+            meta=kind,
+        )
+    )
+    sources = [int(i) for i, rows in zip(sent.index, sent["rows"]) if rows > 0]
+    return Sent(sources, partitions, folder, name, meta, raw)
 
 
 def exchange(
@@ -173,32 +247,7 @@ def exchange(
     :func:`word_bounds`), read back lazily from the
     scratch folder (``name`` tells the files apart from the run's others). The index is not
     kept. A table of numbers alone moves as raw bytes."""
-    kind = pd.DataFrame({"rows": pd.Series([], dtype=np.int64)})
-    meta = frame._meta.reset_index(drop=True)
-    raw = _is_raw(meta)
-    sent = frame.map_partitions(
-        _send_part,
-        on,
-        partitions,
-        folder,
-        name,
-        direct,
-        meta if raw else None,
-        ranged,
-        meta=kind,
-    ).compute()
-    sources = [int(i) for i, rows in zip(sent.index, sent["rows"]) if rows > 0]
-    return read_back(
-        _receive_part,
-        range(partitions),
-        sources=sources,
-        partitions=partitions,
-        folder=folder,
-        name=name,
-        kind=meta,
-        raw=raw,
-        meta=meta,
-    )
+    return send(frame, on, partitions, folder, name, direct, ranged).frame()
 
 
 def discard(folder: str, name: str) -> None:
