@@ -131,38 +131,40 @@ def _receive_part(
     was measured holding hundreds of MB of their pages."""
     import pyarrow as pa
 
-    pieces: list[Any] = []
-    columns: list[list[np.ndarray]] = [[] for _ in kind.columns]
+    # Each source's rows for q, and how many rows its file holds.
+    spans = []
     for i in sources:
-        at = _bounds_file(folder, name, i)
-        lo, hi = (int(b) for b in np.fromfile(at, np.int64, count=2, offset=8 * q))
-        if hi == lo:
-            continue
-        if raw:
-            # Column c of the file starts after the rows of the columns before it.
-            rows = int(np.fromfile(at, np.int64, count=1, offset=8 * partitions)[0])
+        bounds = np.fromfile(_bounds_file(folder, name, i), np.int64)
+        lo, hi = int(bounds[q]), int(bounds[q + 1])
+        if hi > lo:
+            spans.append((i, lo, hi, int(bounds[partitions])))
+    if raw:
+        # Read into the columns in place (no piece copied again): column c of a file starts
+        # after the rows of the columns before it.
+        total = sum(hi - lo for _, lo, hi, _ in spans)
+        columns = {c: np.empty(total, t) for c, t in kind.dtypes.items()}
+        at = 0
+        for i, lo, hi, rows in spans:
             with open(spill_file(folder, name, i), "rb") as source:
                 start = 0
-                for c, dtype in enumerate(kind.dtypes):
-                    source.seek(start + lo * dtype.itemsize)
-                    got = np.fromfile(source, dtype, count=hi - lo)
-                    if len(got) != hi - lo:
-                        raise OSError(f"{source.name}: cut short ({len(got)} of {hi - lo} rows)")
-                    columns[c].append(got)
-                    start += rows * dtype.itemsize
-        else:
-            table = pa.ipc.open_file(pa.memory_map(spill_file(folder, name, i))).read_all()
-            pieces.append(table.take(pa.array(np.arange(lo, hi, dtype=np.int64))))
-            del table
-    if raw:
+                for column in columns.values():
+                    width = column.dtype.itemsize
+                    source.seek(start + lo * width)
+                    into = column[at : at + hi - lo].data.cast("B")
+                    got = source.readinto(into)
+                    if got != len(into):
+                        raise OSError(
+                            f"{source.name}: cut short ({got // width} of {hi - lo} rows)"
+                        )
+                    start += rows * width
+            at += hi - lo
         # Each column its own block: pandas would copy them into one.
-        return pd.DataFrame(
-            {
-                c: np.concatenate(got) if got else np.zeros(0, t)
-                for (c, t), got in zip(kind.dtypes.items(), columns)
-            },
-            copy=False,
-        )
+        return pd.DataFrame(columns, copy=False)
+    pieces: list[Any] = []
+    for i, lo, hi, _ in spans:
+        table = pa.ipc.open_file(pa.memory_map(spill_file(folder, name, i))).read_all()
+        pieces.append(table.take(pa.array(np.arange(lo, hi, dtype=np.int64))))
+        del table
     if not pieces:
         return kind.iloc[:0].copy()
     return conform(pa.concat_tables(pieces).to_pandas(), kind)
