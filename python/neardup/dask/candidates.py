@@ -169,7 +169,8 @@ def _short_pairs_part(
 
     a, b, skipped, listed = kernels._run_pairs(rows["hash"].to_numpy(np.int64), text, split)
     return pd.DataFrame(
-        {"a": np.append(a, [_SKIPPED, _LISTED]), "b": np.append(b, [skipped, listed])}
+        {"a": np.append(a, [_SKIPPED, _LISTED]), "b": np.append(b, [skipped, listed])},
+        copy=False,
     )
 
 

@@ -41,7 +41,8 @@ def _held_part(part: pd.DataFrame, share: int, partition_info: Any = None) -> pd
             "hash": hashes.astype(np.int64),
             "part": np.full(len(hashes), _number(partition_info), np.int32),
             "count": counts.astype(np.int32),
-        }
+        },
+        copy=False,
     )
 
 
@@ -162,7 +163,7 @@ def _slots_part(part: pd.DataFrame, bits: int) -> pd.DataFrame:
         kernels._array(hashes, np.uint64),
         bits,
     )
-    return pd.DataFrame({"slot": slots})
+    return pd.DataFrame({"slot": slots}, copy=False)
 
 
 def _marks_part(
@@ -172,7 +173,7 @@ def _marks_part(
     every partition moved here: (word)."""
     first, end = word_bounds(_number(partition_info), 1 << (bits - 6), partitions)
     words = _core.repeated_words(kernels._array(rows["slot"], np.uint32), first, end - first)
-    return pd.DataFrame({"word": words.view(np.int64)})
+    return pd.DataFrame({"word": words.view(np.int64)}, copy=False)
 
 
 def _marks(digests: Callable[[list[str]], Any], hashes: int, partitions: int, folder: str) -> int:
