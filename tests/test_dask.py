@@ -219,13 +219,12 @@ def test_each_partition_gets_the_counts_of_its_own_hashes(client, debian, monkey
     assert len(order_of) > len(frequent) > 0
     cut = [0, 900, 901, 2000, len(texts)]
     divisions = [*cut[:-1], len(texts) - 1]
+    whole["is_text"] = first
     ddf = dd.from_pandas(whole, npartitions=1).repartition(divisions=divisions)
-    copies = ddf[~ddf["row"].isin(np.flatnonzero(first).tolist())]
-    copies = copies[["row"]].set_index("row", drop=False, divisions=divisions)
     (tmp_path / "own").mkdir()
     (tmp_path / "whole").mkdir()
     tables, rows, shared = rarity._rarity_tables(
-        lambda columns: ddf, copies, len(cut) - 1, str(tmp_path / "own")
+        lambda columns: ddf, len(cut) - 1, str(tmp_path / "own")
     )
     assert shared is None
     got = tables.partitions
@@ -243,7 +242,7 @@ def test_each_partition_gets_the_counts_of_its_own_hashes(client, debian, monkey
     assert rows == total
     # With the whole table, every text's hashes marked: the slots two hashes of the texts share.
     monkeypatch.setattr(rarity, "RARITY_TABLE", 1 << 22)
-    _, rows, shared = rarity._rarity_tables(lambda columns: ddf, copies, 2, str(tmp_path / "whole"))
+    _, rows, shared = rarity._rarity_tables(lambda columns: ddf, 2, str(tmp_path / "whole"))
     assert rows == len(frequent) and shared.marks > 0
     words = np.concatenate(rarity._read_marks(shared.folder, shared.marks))
     bits = int(np.log2(len(words))) + 6

@@ -65,7 +65,7 @@ from neardup.dask.digest import _check_frame, _digest_file, _read_columns
 from neardup.dask.driver import _find
 from neardup.dask.frames import _frame, _number
 from neardup.dask.scratch import run_folder
-from neardup.dask.spill import read_back, write_table
+from neardup.dask.spill import computed, read_back, write_table
 from neardup.dask.steps import Run
 from neardup.dask.verification import _pair_nodes
 from neardup.index import DEFAULT_MAX_PAIRS
@@ -524,8 +524,8 @@ def _match(
     )
     partitions = len(counts)
     paths = [_scratch_file(folder, "against", i) for i in range(partitions)]
-    sizes = (
-        read_back(_rows_of, paths, meta=_frame(rows=np.int64)).compute()["rows"].to_numpy(np.int64)
+    sizes = computed(read_back(_rows_of, paths, meta=_frame(rows=np.int64)))["rows"].to_numpy(
+        np.int64
     )
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     meta = _against_meta(index.string_ids)
@@ -551,7 +551,7 @@ def _match(
             path,
             meta=_frame(rows=np.int64, id_bytes=np.int64, set_values=np.int64),
             align_dataframes=False,
-        ).compute()
+        ).pipe(computed)
         kept_counts = written["rows"].to_numpy(np.int64)
         sections = _kept_sections(folder, partitions, index.string_ids)
         runs = (

@@ -97,17 +97,17 @@ def _short_keys_part(part: pd.DataFrame, threshold: float) -> pd.DataFrame:
 
 def _prefix_keys_part(
     part: pd.DataFrame,
-    copies: pd.DataFrame,
     table: pd.DataFrame | _SharedTable,
     threshold: float,
     size: int = SKETCH_SIZE,
 ) -> pd.DataFrame:
     """The prefix hashes of the partition's texts in the rarity order of ``table`` (its texts'
     hashes of the order's table, or the whole table: :func:`_rarity_tables`): (hash, row),
-    each row a text's. ``copies``: the partition's rows that are not texts (their texts list the
-    same hashes). ``size``: the sketches' size (the bottom-k their lists are made from)."""
+    each row a text's; the rows that are not texts (column ``is_text``) list none: their texts
+    list the same hashes. ``size``: the sketches' size (the bottom-k their lists are made
+    from)."""
     # Rows that are not texts are given no prefix, as texts without features are.
-    fps = np.where(_is_text(part, copies), part["fingerprint"].to_numpy(np.uint64), np.uint64(0))
+    fps = np.where(_is_text(part), part["fingerprint"].to_numpy(np.uint64), np.uint64(0))
     index, hashes = kernels.prefix_keys(
         _sketch_array(part["sketch"]),
         table.load() if hasattr(table, "load") else _table_of(table),
@@ -117,7 +117,8 @@ def _prefix_keys_part(
         estimate_band(threshold, size),
     )
     return pd.DataFrame(
-        {"hash": hashes.astype(np.int64), "row": part["row"].to_numpy(np.int64)[index]}
+        {"hash": hashes.astype(np.int64), "row": part["row"].to_numpy(np.int64)[index]},
+        copy=False,
     )
 
 
@@ -168,7 +169,8 @@ def _short_pairs_part(
 
     a, b, skipped, listed = kernels._run_pairs(rows["hash"].to_numpy(np.int64), text, split)
     return pd.DataFrame(
-        {"a": np.append(a, [_SKIPPED, _LISTED]), "b": np.append(b, [skipped, listed])}
+        {"a": np.append(a, [_SKIPPED, _LISTED]), "b": np.append(b, [skipped, listed])},
+        copy=False,
     )
 
 

@@ -13,7 +13,7 @@ import pandas as pd
 from neardup import _core
 
 from .frames import _frame
-from .spill import spill
+from .spill import computed, spill
 
 
 def _lookup_part(rows: pd.DataFrame) -> pd.DataFrame:
@@ -132,7 +132,7 @@ def _components(edges: Any, partitions: int, folder: str) -> tuple[Any, int]:
             folder,
             f"labels{rounds}",
         )
-        changed = int(new["changed"].sum().compute())
+        changed = int(computed(new["changed"].sum()))
         labels = new
         if not changed:
             return labels[["node", "label"]], rounds

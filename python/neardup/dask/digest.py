@@ -18,6 +18,7 @@ from neardup.hasher import Simhasher
 from neardup.verify import SKETCH_SIZE
 
 from ..deprecation import renamed
+from .exchange import Sent
 from .frames import _arrow_types, _frame, _number, _partition_of
 from .spill import conform, write_table
 
@@ -113,16 +114,30 @@ def _digest_part(
 
 
 def _read_digest(
-    i: int, start: int, folder: str, names: list[str], kind: pd.DataFrame
+    i: int,
+    start: int,
+    j: int,
+    folder: str,
+    names: list[str],
+    kind: pd.DataFrame,
+    copies: Sent | None = None,
 ) -> pd.DataFrame:
-    """Partition i's digests, with their global row numbers (and the dtypes of ``kind``)."""
+    """Partition i's digests (the j-th partition with rows), with their global row numbers (and
+    the dtypes of ``kind``); with ``copies`` (the copies stage's rows that are not their text's
+    first, sent to their partitions), a column ``is_text`` too: which rows are texts. Read in
+    the task that uses them, the digests are not sent from one worker to another."""
     table = _read_columns(_digest_file(folder, i), names)
     frame = table.to_pandas(types_mapper=_arrow_types)
-    frame.insert(0, "row", np.arange(start, start + len(frame), dtype=np.int64))
+    rows = np.arange(start, start + len(frame), dtype=np.int64)
+    frame.insert(0, "row", rows)
+    if copies is not None:
+        frame["is_text"] = ~np.isin(rows, copies.rows(j)["row"].to_numpy(np.int64))
     return conform(frame, kind)
 
 
-def _digest_meta(ddf: Any, id_field: str | None, names: list[str]) -> pd.DataFrame:
+def _digest_meta(
+    ddf: Any, id_field: str | None, names: list[str], texts: bool = False
+) -> pd.DataFrame:
     import pyarrow as pa
 
     sketch = pa.large_list(pa.from_numpy_dtype(kernels.SKETCH_DTYPE))
@@ -134,8 +149,11 @@ def _digest_meta(ddf: Any, id_field: str | None, names: list[str]) -> pd.DataFra
         "length": pd.Series([], dtype=np.int64),
         "sketch": pd.Series([], dtype=pd.ArrowDtype(sketch)),
         "id": ddf._meta[id_field] if id_field is not None else None,
+        "is_text": pd.Series([], dtype=bool),
     }
-    return pd.DataFrame({name: columns[name] for name in ["row", *names]})
+    return pd.DataFrame(
+        {name: columns[name] for name in ["row", *names, *(["is_text"] if texts else [])]}
+    )
 
 
 def _texts_part(part: pd.DataFrame, keep: str, with_ids: bool) -> pd.DataFrame:
@@ -173,12 +191,12 @@ def _texts_part(part: pd.DataFrame, keep: str, with_ids: bool) -> pd.DataFrame:
     return out
 
 
-def _is_text(part: pd.DataFrame, copies: pd.DataFrame) -> np.ndarray:
+def _is_text(part: pd.DataFrame) -> np.ndarray:
     """Which of the partition's rows are texts (the first row of their key and fingerprint):
-    all but ``copies``' rows (the partition's other rows, from the copies stage). A mask, so
+    its column ``is_text`` (:func:`_read_digest` with the copies stage's other rows). A mask, so
     that a task copies the sketches it reads only (taking the rows out of the frame copied
     every column, 0.8 of a task's 3.5 CPU s at 1M)."""
-    return ~np.isin(part["row"].to_numpy(np.int64), copies["row"].to_numpy(np.int64))
+    return part["is_text"].to_numpy(bool)
 
 
 def _text_sketches(part: pd.DataFrame, chosen: np.ndarray) -> Any:

@@ -12,13 +12,22 @@ folder, as it must for the digests.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from neardup.dask.spill import PREFIX, conform, read_back, scratch_write, spill_file, write_table
+from neardup.dask.spill import (
+    PREFIX,
+    computed,
+    conform,
+    read_back,
+    scratch_write,
+    spill_file,
+    write_table,
+)
 
 
 def _bounds_file(folder: str, name: str, i: int) -> str:
@@ -122,39 +131,106 @@ def _receive_part(
     was measured holding hundreds of MB of their pages."""
     import pyarrow as pa
 
-    pieces: list[Any] = []
-    columns: list[list[np.ndarray]] = [[] for _ in kind.columns]
+    # Each source's rows for q, and how many rows its file holds.
+    spans = []
     for i in sources:
-        at = _bounds_file(folder, name, i)
-        lo, hi = (int(b) for b in np.fromfile(at, np.int64, count=2, offset=8 * q))
-        if hi == lo:
-            continue
-        if raw:
-            # Column c of the file starts after the rows of the columns before it.
-            rows = int(np.fromfile(at, np.int64, count=1, offset=8 * partitions)[0])
+        bounds = np.fromfile(_bounds_file(folder, name, i), np.int64)
+        lo, hi = int(bounds[q]), int(bounds[q + 1])
+        if hi > lo:
+            spans.append((i, lo, hi, int(bounds[partitions])))
+    if raw:
+        # Read into the columns in place (no piece copied again): column c of a file starts
+        # after the rows of the columns before it.
+        total = sum(hi - lo for _, lo, hi, _ in spans)
+        columns = {c: np.empty(total, t) for c, t in kind.dtypes.items()}
+        at = 0
+        for i, lo, hi, rows in spans:
             with open(spill_file(folder, name, i), "rb") as source:
                 start = 0
-                for c, dtype in enumerate(kind.dtypes):
-                    source.seek(start + lo * dtype.itemsize)
-                    got = np.fromfile(source, dtype, count=hi - lo)
-                    if len(got) != hi - lo:
-                        raise OSError(f"{source.name}: cut short ({len(got)} of {hi - lo} rows)")
-                    columns[c].append(got)
-                    start += rows * dtype.itemsize
-        else:
-            table = pa.ipc.open_file(pa.memory_map(spill_file(folder, name, i))).read_all()
-            pieces.append(table.take(pa.array(np.arange(lo, hi, dtype=np.int64))))
-            del table
-    if raw:
-        return pd.DataFrame(
-            {
-                c: np.concatenate(got) if got else np.zeros(0, t)
-                for (c, t), got in zip(kind.dtypes.items(), columns)
-            }
-        )
+                for column in columns.values():
+                    width = column.dtype.itemsize
+                    source.seek(start + lo * width)
+                    into = column[at : at + hi - lo].data.cast("B")
+                    got = source.readinto(into)
+                    if got != len(into):
+                        raise OSError(
+                            f"{source.name}: cut short ({got // width} of {hi - lo} rows)"
+                        )
+                    start += rows * width
+            at += hi - lo
+        # Each column its own block: pandas would copy them into one.
+        return pd.DataFrame(columns, copy=False)
+    pieces: list[Any] = []
+    for i, lo, hi, _ in spans:
+        table = pa.ipc.open_file(pa.memory_map(spill_file(folder, name, i))).read_all()
+        pieces.append(table.take(pa.array(np.arange(lo, hi, dtype=np.int64))))
+        del table
     if not pieces:
         return kind.iloc[:0].copy()
     return conform(pa.concat_tables(pieces).to_pandas(), kind)
+
+
+@dataclasses.dataclass(frozen=True)
+class Sent:
+    """The files of an exchange, written: :meth:`rows` reads one destination's rows (in a task
+    that does more with them), :meth:`frame` every destination's, lazily."""
+
+    sources: list[int]
+    partitions: int
+    folder: str
+    name: str
+    kind: pd.DataFrame
+    raw: bool
+
+    def rows(self, q: int) -> pd.DataFrame:
+        """The rows sent to partition q."""
+        return _receive_part(
+            q, self.sources, self.partitions, self.folder, self.name, self.kind, self.raw
+        )
+
+    def frame(self) -> Any:
+        """Every partition's rows, read back lazily, a task each."""
+        return read_back(
+            _receive_part,
+            range(self.partitions),
+            sources=self.sources,
+            partitions=self.partitions,
+            folder=self.folder,
+            name=self.name,
+            kind=self.kind,
+            raw=self.raw,
+            meta=self.kind,
+        )
+
+
+def send(
+    frame: Any,
+    on: str,
+    partitions: int,
+    folder: str,
+    name: str,
+    direct: bool = False,
+    ranged: int | None = None,
+) -> Sent:
+    """The rows of ``frame`` (computed now) written for :func:`exchange`, by destination."""
+    kind = pd.DataFrame({"rows": pd.Series([], dtype=np.int64)})
+    meta = frame._meta.reset_index(drop=True)
+    raw = _is_raw(meta)
+    sent = computed(
+        frame.map_partitions(
+            _send_part,
+            on,
+            partitions,
+            folder,
+            name,
+            direct,
+            meta if raw else None,
+            ranged,
+            meta=kind,
+        )
+    )
+    sources = [int(i) for i, rows in zip(sent.index, sent["rows"]) if rows > 0]
+    return Sent(sources, partitions, folder, name, meta, raw)
 
 
 def exchange(
@@ -173,32 +249,7 @@ def exchange(
     :func:`word_bounds`), read back lazily from the
     scratch folder (``name`` tells the files apart from the run's others). The index is not
     kept. A table of numbers alone moves as raw bytes."""
-    kind = pd.DataFrame({"rows": pd.Series([], dtype=np.int64)})
-    meta = frame._meta.reset_index(drop=True)
-    raw = _is_raw(meta)
-    sent = frame.map_partitions(
-        _send_part,
-        on,
-        partitions,
-        folder,
-        name,
-        direct,
-        meta if raw else None,
-        ranged,
-        meta=kind,
-    ).compute()
-    sources = [int(i) for i, rows in zip(sent.index, sent["rows"]) if rows > 0]
-    return read_back(
-        _receive_part,
-        range(partitions),
-        sources=sources,
-        partitions=partitions,
-        folder=folder,
-        name=name,
-        kind=meta,
-        raw=raw,
-        meta=meta,
-    )
+    return send(frame, on, partitions, folder, name, direct, ranged).frame()
 
 
 def discard(folder: str, name: str) -> None:

@@ -24,35 +24,32 @@ from .cluster import _client
 from .digest import _is_text, _sketch_array, _text_sketches
 from .exchange import discard, exchange, word_bounds
 from .frames import _frame, _number
-from .spill import spill, spill_file
+from .spill import computed, spill, spill_file
 
 
-def _held_part(
-    part: pd.DataFrame, copies: pd.DataFrame, share: int, partition_info: Any = None
-) -> pd.DataFrame:
+def _held_part(part: pd.DataFrame, share: int, partition_info: Any = None) -> pd.DataFrame:
     """The distinct shingle hashes of the partition's texts of the counted share (one content
     key in ``share``), each with how many of those texts hold it: (hash, part, count). Each
     text of the corpus lies in one partition: summed by hash, the counts are the whole
     corpus's."""
-    chosen = _is_text(part, copies)
+    chosen = _is_text(part)
     if share > 1:
-        chosen &= part["key"].to_numpy(kernels.KEY_DTYPE) % np.uint64(share) == 0
+        chosen = chosen & (part["key"].to_numpy(kernels.KEY_DTYPE) % np.uint64(share) == 0)
     hashes, counts = kernels.rarity_counts(_text_sketches(part, chosen), 1 << 62)
     return pd.DataFrame(
         {
             "hash": hashes.astype(np.int64),
             "part": np.full(len(hashes), _number(partition_info), np.int32),
             "count": counts.astype(np.int32),
-        }
+        },
+        copy=False,
     )
 
 
-def _hashes_part(
-    part: pd.DataFrame, copies: pd.DataFrame, partition_info: Any = None
-) -> pd.DataFrame:
+def _hashes_part(part: pd.DataFrame, partition_info: Any = None) -> pd.DataFrame:
     """The distinct shingle hashes of the partition's texts, each with how many of them hold
     it, up to 2 (enough to tell a hash held by two texts of the corpus): (hash, part, held)."""
-    hashes, counts = kernels.rarity_counts(_text_sketches(part, _is_text(part, copies)), 1 << 62)
+    hashes, counts = kernels.rarity_counts(_text_sketches(part, _is_text(part)), 1 << 62)
     return pd.DataFrame(
         {
             "hash": hashes.view(np.int64),
@@ -62,10 +59,10 @@ def _hashes_part(
     )
 
 
-def _text_sizes_part(part: pd.DataFrame, copies: pd.DataFrame) -> pd.DataFrame:
-    """The partition's texts (each once: not ``copies``' rows) and the hashes their sketches
+def _text_sizes_part(part: pd.DataFrame) -> pd.DataFrame:
+    """The partition's texts (each once: its rows ``is_text``) and the hashes their sketches
     hold in all: (texts, hashes), one row."""
-    text = _is_text(part, copies)
+    text = _is_text(part)
     starts, ends, _ = kernels._ranges(_sketch_array(part["sketch"]))
     hashes = int((ends.astype(np.int64) - starts.astype(np.int64))[text].sum())
     return pd.DataFrame({"texts": [int(text.sum())], "hashes": [hashes]})
@@ -73,12 +70,17 @@ def _text_sizes_part(part: pd.DataFrame, copies: pd.DataFrame) -> pd.DataFrame:
 
 def _frequent_part(rows: pd.DataFrame) -> pd.DataFrame:
     """Of the hashes shuffled here, those counted twice or more over the corpus, once each, with
-    their count: (hash, count)."""
-    summed = rows.groupby("hash")["count"].sum()
-    summed = summed[summed >= 2]
-    return pd.DataFrame(
-        {"hash": summed.index.to_numpy(np.int64), "count": summed.to_numpy(np.int64)}
+    their count: (hash, count), by hash."""
+    # Each source's rows come sorted (as unsigned hashes): the sort merges their runs.
+    hashes = rows["hash"].to_numpy(np.int64)
+    order = np.argsort(hashes, kind="stable")
+    hashes = hashes[order]
+    firsts = np.flatnonzero(np.append(True, hashes[1:] != hashes[:-1])) if len(hashes) else order
+    summed = (
+        np.add.reduceat(rows["count"].to_numpy(np.int64)[order], firsts) if len(firsts) else firsts
     )
+    held = summed >= 2
+    return pd.DataFrame({"hash": hashes[firsts][held], "count": summed[held]}, copy=False)
 
 
 def _read_marks(folder: str, files: int) -> list[np.ndarray]:
@@ -149,19 +151,19 @@ def _let_go_of_tables() -> None:
         client.run(_forget_tables)
 
 
-def _slots_part(part: pd.DataFrame, copies: pd.DataFrame, bits: int) -> pd.DataFrame:
-    """The slots (of ``bits`` bits) of the shingle hashes of the partition's texts (not
-    ``copies``' rows), sorted, each at most twice: (slot)."""
+def _slots_part(part: pd.DataFrame, bits: int) -> pd.DataFrame:
+    """The slots (of ``bits`` bits) of the shingle hashes of the partition's texts (its rows
+    ``is_text``), sorted, each at most twice: (slot)."""
     # The texts' sketches by their ranges (not a copy of them).
     starts, ends, hashes = kernels._ranges(_sketch_array(part["sketch"]))
-    text = _is_text(part, copies)
+    text = _is_text(part)
     slots = _core.repeat_slots(
         kernels._array(starts[text], np.uint64),
         kernels._array(ends[text], np.uint64),
         kernels._array(hashes, np.uint64),
         bits,
     )
-    return pd.DataFrame({"slot": slots})
+    return pd.DataFrame({"slot": slots}, copy=False)
 
 
 def _marks_part(
@@ -171,12 +173,10 @@ def _marks_part(
     every partition moved here: (word)."""
     first, end = word_bounds(_number(partition_info), 1 << (bits - 6), partitions)
     words = _core.repeated_words(kernels._array(rows["slot"], np.uint32), first, end - first)
-    return pd.DataFrame({"word": words.view(np.int64)})
+    return pd.DataFrame({"word": words.view(np.int64)}, copy=False)
 
 
-def _marks(
-    digests: Callable[[list[str]], Any], copies: Any, hashes: int, partitions: int, folder: str
-) -> int:
+def _marks(digests: Callable[[list[str]], Any], hashes: int, partitions: int, folder: str) -> int:
     """The marks of the hashes more than one text may hold, on every text of the corpus (each
     once; ``hashes``: their sketches' hashes in all), as :class:`neardup.prefix_lists.PrefixLists`
     makes them on one machine: each partition's slots go to the partition of their range (four
@@ -184,14 +184,7 @@ def _marks(
     every worker process once with the shared table. Returns the number of pieces."""
     clock = time.perf_counter()
     bits = min(_core.repeat_bits(hashes), MARK_BITS)
-    slots = dd.map_partitions(
-        _slots_part,
-        digests(["sketch"]),
-        copies,
-        bits,
-        meta=_frame(slot=np.uint32),
-        align_dataframes=False,
-    )
+    slots = digests(["sketch"]).map_partitions(_slots_part, bits, meta=_frame(slot=np.uint32))
     marked = exchange(slots, "slot", partitions, folder, "slots", ranged=bits).map_partitions(
         _marks_part, bits, partitions, meta=_frame(word=np.int64)
     )
@@ -270,7 +263,7 @@ RARITY_TABLE = 1 << 22
 
 
 def _rarity_tables(
-    digests: Callable[[list[str]], Any], copies: Any, partitions: int, folder: str
+    digests: Callable[[list[str]], Any], partitions: int, folder: str
 ) -> tuple[Any, int, _SharedTable | None]:
     """Each partition's table of the rarity order, spilled (one partition with rows each), and
     the tables' rows: how many texts of a share of the corpus (one content key in
@@ -278,8 +271,8 @@ def _rarity_tables(
     text once) hold each hash its texts hold, for the hashes counted twice
     or more (the others count 0). A partition's table orders its texts' hashes as the whole
     corpus's table would (and as :func:`neardup.dedup` does); its size is set by the
-    partition's, whatever the corpus. ``copies``: the rows that are not their text's first,
-    partitioned like the digests.
+    partition's, whatever the corpus. ``digests(columns)``: the digests' columns, with a column
+    ``is_text`` (the rows that are their text's first).
 
     The share's hashes are summed by hash (an exchange of 1/16 of them); the sums of two or
     more make the table, in pieces by destination. When it holds at most ``RARITY_TABLE``
@@ -296,25 +289,14 @@ def _rarity_tables(
     tables (:func:`_holders_part`). Returns the partitions' tables (or None), their rows (or the
     whole table's), and the whole table (or None)."""
     # The share counted: every text on a small corpus of long texts, as on one machine.
-    sizes = (
-        dd.map_partitions(
-            _text_sizes_part,
-            digests(["sketch"]),
-            copies,
-            meta=_frame(texts=np.int64, hashes=np.int64),
-            align_dataframes=False,
-        )
+    sizes = computed(
+        digests(["sketch"])
+        .map_partitions(_text_sizes_part, meta=_frame(texts=np.int64, hashes=np.int64))
         .sum()
-        .compute()
     )
     share = 1 if counted_on_every_text(int(sizes["hashes"]), int(sizes["texts"])) else RARITY_SHARE
-    sampled = dd.map_partitions(
-        _held_part,
-        digests(["key", "sketch"]),
-        copies,
-        share,
-        meta=_frame(hash=np.int64, part=np.int32, count=np.int32),
-        align_dataframes=False,
+    sampled = digests(["key", "sketch"]).map_partitions(
+        _held_part, share, meta=_frame(hash=np.int64, part=np.int32, count=np.int32)
     )
     frequent = exchange(sampled, "hash", partitions, folder, "sampled").map_partitions(
         _frequent_part, meta=_frame(hash=np.int64, count=np.int64)
@@ -325,19 +307,15 @@ def _rarity_tables(
         # In the sampled order, the hashes more than one text may hold are marked on every text.
         hashes = int(sizes["hashes"])
         marks = (
-            _marks(digests, copies, hashes, partitions, folder)
+            _marks(digests, hashes, partitions, folder)
             if share > 1 and marks_fit(hashes, MARK_BITS)
             else 0
         )
         return None, int(frequent_rows.sum()), _SharedTable(folder, len(frequent_rows), marks)
     # Each partition's distinct hashes go where their sums went (the same destinations): each
     # finds its count, if any, in that piece of the table, or is found held by two texts.
-    held = dd.map_partitions(
-        _hashes_part,
-        digests(["sketch"]),
-        copies,
-        meta=_frame(hash=np.int64, part=np.int32, held=np.int8),
-        align_dataframes=False,
+    held = digests(["sketch"]).map_partitions(
+        _hashes_part, meta=_frame(hash=np.int64, part=np.int32, held=np.int8)
     )
     holders = dd.map_partitions(
         _holders_part,

@@ -68,6 +68,14 @@ def read_back(func: Any, *iterables: Any, meta: pd.DataFrame, **kwargs: Any) -> 
         return dd.from_map(func, *iterables, meta=meta, enforce_metadata=False, **kwargs)
 
 
+def computed(frame: Any) -> Any:
+    """``frame`` (a dask DataFrame or Series) computed, its graph optimized first: each row of
+    maps over partitions fused into one task a partition. A plain ``compute`` on a distributed
+    cluster runs each map as a task of its own, its result kept, counted and moved to the next
+    one (at 1M documents, more than a third of the run's tasks and about a tenth of its CPU)."""
+    return frame.optimize().compute()
+
+
 def conform(frame: pd.DataFrame, kind: pd.DataFrame) -> pd.DataFrame:
     """``frame`` with the dtypes of ``kind`` where they differ."""
     return frame.astype({c: kind[c].dtype for c in kind.columns if frame[c].dtype != kind[c].dtype})
@@ -128,7 +136,7 @@ def spill_counted(
             **{f"tally{m}": pd.Series([], dtype=np.int64) for m in range(marks)},
         }
     )
-    got = frame.map_partitions(_write_part, folder, name, marks, meta=kind).compute()
+    got = computed(frame.map_partitions(_write_part, folder, name, marks, meta=kind))
     meta = frame._meta.reset_index(drop=True)
     paths = [spill_file(folder, name, i) for i in range(len(got))]
     spilled = read_back(read_spilled, paths, kind=meta, meta=meta)

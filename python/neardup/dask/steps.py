@@ -6,6 +6,7 @@ runs them in the list's order."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from collections.abc import Callable
 from typing import Any
@@ -31,7 +32,7 @@ from .candidates import (
 from .cluster import _wait
 from .components import _components
 from .digest import _digest_meta, _digest_part, _read_digest, _texts_meta, _texts_part
-from .exchange import discard, exchange
+from .exchange import Sent, discard, exchange, send
 from .frames import (
     _CHECKED_META,
     _MARKS,
@@ -48,7 +49,7 @@ from .frames import (
 )
 from .outputs import _found_columns, _found_meta
 from .rarity import _let_go_of_tables, _rarity_tables
-from .spill import read_back, spill, spill_counted
+from .spill import computed, read_back, spill, spill_counted
 from .stars import (
     _copies_part,
     _counts_part,
@@ -129,16 +130,20 @@ class Run:
     def tasks(self) -> int:
         return max(len(self.parts), 1)
 
-    def digests(self, columns: list[str]) -> Any:
-        """The digest files' ``columns``, a partition per input partition with rows."""
-        meta = _digest_meta(self.ddf, self.id_field, columns)
+    def digests(self, columns: list[str], copies: Sent | None = None) -> Any:
+        """The digest files' ``columns``, a partition per input partition with rows; with
+        ``copies`` (the rows that are not their text's first, sent to their partitions), a
+        column ``is_text`` too."""
+        meta = _digest_meta(self.ddf, self.id_field, columns, copies is not None)
         return read_back(
             _read_digest,
             self.parts,
             [int(s) for s in self.part_starts],
+            range(len(self.parts)),
             folder=self.folder,
             names=columns,
             kind=meta,
+            copies=copies,
             meta=meta,
         )
 
@@ -148,9 +153,8 @@ def digest(run: Run) -> None:
     columns used are read (a Parquet input reads no other)."""
     text_field, id_field = run.text_field, run.id_field
     used = [text_field] + ([id_field] if id_field is not None and id_field != text_field else [])
-    counts = (
-        run.ddf[used]
-        .map_partitions(
+    counts = computed(
+        run.ddf[used].map_partitions(
             run.digest_part,
             text_field,
             id_field,
@@ -159,9 +163,7 @@ def digest(run: Run) -> None:
             run.folder,
             meta=pd.DataFrame({"rows": pd.Series([], dtype=np.int64)}),
         )
-        .compute()["rows"]
-        .to_numpy(np.int64)
-    )
+    )["rows"].to_numpy(np.int64)
     run.counts = counts
     run.starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
     run.record["documents"] = int(counts.sum())
@@ -201,13 +203,11 @@ def candidates(run: Run) -> None:
     if not by_prefix:
         plan = kernels.search_plan(k, record["documents"])
         # The bit order of the search, chosen on a worker from the first partition's fingerprints.
-        chosen = (
+        chosen = computed(
             digests(["fingerprint"])
             .partitions[0]
             .map_partitions(_bit_order_part, plan, meta=_frame(bit=np.int64))
-            .compute()["bit"]
-            .tolist()
-        )
+        )["bit"].tolist()
         order = chosen or None
         found = (
             texts[texts["fingerprint"] != np.uint64(0)][["text", "fingerprint"]]
@@ -228,8 +228,9 @@ def candidates(run: Run) -> None:
         keyed = digests(["fingerprint", *kernels.KEY_COLUMNS, "sketch"])
         table: Any = _NO_TABLE
         if by_prefix:
-            # The rows that are not their text's first, by partition: texts count once.
-            copy_rows = exchange(
+            # The rows that are not their text's first, by partition: texts count once. Each
+            # task reading a partition's digests reads its rows too (column is_text).
+            copy_rows = send(
                 rows[rows["row"] != rows["text"]][["row"]].map_partitions(
                     _with_part, part_starts, meta=_frame(row=np.int64, part=np.int64)
                 ),
@@ -239,11 +240,13 @@ def candidates(run: Run) -> None:
                 "copies",
                 direct=True,
             )
+            texts_of = functools.partial(digests, copies=copy_rows)
+            keyed = texts_of(["fingerprint", "sketch"])
             ticks = time.perf_counter()
             if run.table is not None:
                 tables, record["rarity_rows"], table = None, 0, run.table
             else:
-                tables, record["rarity_rows"], table = _rarity_tables(digests, copy_rows, Q, folder)
+                tables, record["rarity_rows"], table = _rarity_tables(texts_of, Q, folder)
             record["seconds_rarity"] = time.perf_counter() - ticks
         key_meta = (
             _frame(hash=np.int64, row=np.int64)
@@ -260,7 +263,6 @@ def candidates(run: Run) -> None:
             dd.map_partitions(
                 _prefix_keys_part,
                 keyed,
-                copy_rows,
                 tables if table is None else table,
                 threshold,
                 run.list_size,
@@ -444,7 +446,7 @@ def stars(run: Run) -> None:
     counts_of = run.found.map_partitions(
         _counts_part, meta=_frame(removed=np.int64, clusters=np.int64)
     )
-    totals = counts_of.sum().compute()
+    totals = computed(counts_of.sum())
     record["removed"], record["clusters"] = int(totals["removed"]), int(totals["clusters"])
 
 

@@ -99,7 +99,7 @@ def _routed_part(found: pd.DataFrame, starts: np.ndarray) -> pd.DataFrame:
     a = kernels._array(found["a"], np.int64)
     b = kernels._array(found["b"], np.int64)
     part = _core.routed_pairs(a, b, kernels._array(starts, np.int64))
-    return pd.DataFrame({"a": a, "b": b, "part": part})
+    return pd.DataFrame({"a": a, "b": b, "part": part}, copy=False)
 
 
 def _checked_part(
