@@ -174,6 +174,18 @@ impl Cut {
         (self.need(n), most)
     }
 
+    /// The fewest hashes a text of `size` shingles must still hold after its first shared hash
+    /// with a text placed at `place` to be a pair a star takes ([`Cut::may_meet`] from the other
+    /// side): in a run sorted by size and then by that number, the texts of one size below it
+    /// come first.
+    pub fn least_rest(&self, place: u32, size: usize) -> usize {
+        if place == UNPLACED {
+            return 0;
+        }
+        self.pair_need((place >> 16) as usize, size)
+            .saturating_sub(1)
+    }
+
     /// How many of a sketch's first hashes (in the global order) hold one it shares with any
     /// sketch a star may take for it.
     pub fn prefix(&self, n: usize) -> usize {

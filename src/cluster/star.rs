@@ -604,7 +604,11 @@ impl Candidates {
                 // size); the others stay for the centers that may take them.
                 let (a, b) = if windows {
                     let (least, most) = cut.window(mine);
-                    let a = list.partition_point(|&m| ((m >> 48) as usize) < least);
+                    // From the first text of the smallest size in reach that holds enough
+                    // hashes after this one (members sort by size, then by that number).
+                    let first = (least.min(0xFFFF) as u64) << 16
+                        | cut.least_rest(mine, least).min(0xFFFF) as u64;
+                    let a = list.partition_point(|&m| (m >> 32) < first);
                     (
                         a,
                         a + list[a..].partition_point(|&m| ((m >> 48) as usize) <= most),
