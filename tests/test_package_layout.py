@@ -145,3 +145,19 @@ print(len(neardup.__all__), neardup.dedup(["a b c d", "a b c d"]).keep.tolist())
 """
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["37", "[True,", "False]"]
+
+
+def test_the_package_pickles_by_name_as_a_module_does():
+    """A task whose function names the package (its globals hold ``neardup``) is pickled for a
+    Dask worker: the package goes by name, as a plain module does."""
+    import pickle
+
+    import cloudpickle
+
+    import neardup
+
+    def task() -> object:
+        return neardup.dedup
+
+    assert pickle.loads(pickle.dumps(neardup)) is neardup
+    assert cloudpickle.loads(cloudpickle.dumps(task))() is neardup.dedup

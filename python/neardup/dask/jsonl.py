@@ -86,12 +86,12 @@ def _block(
         # range read in one piece.
         f.seek(end - 1)
         tail = 0 if f.read(1) == b"\n" else len(f.readline(limit + 1))
-        data = bytearray(end - at + tail)
+        block = bytearray(end - at + tail)
         f.seek(at)
-        got = f.readinto(data)
-        data = data if got == len(data) else data[:got]
-        _check_lengths(path, at, data, limit)
-        return at, data
+        got = f.readinto(block)
+        block = block if got == len(block) else block[:got]
+        _check_lengths(path, at, block, limit)
+        return at, block
 
 
 def _lines(path: str, start: int, end: int | None, limit: int = MAX_RECORD) -> Any:
