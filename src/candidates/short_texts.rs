@@ -504,17 +504,12 @@ impl ShortTexts {
             postings.par_sort_unstable();
             let mut next: Vec<Posting> = Vec::new();
             for run in postings.chunk_by(|a, b| a.0 == b.0) {
-                if run.len() < 2 {
-                    continue;
-                }
-                if run.len() <= RUN_CAP {
-                    emit(&mut run.iter().map(|p| (p.1, p.3)));
-                    continue;
-                }
-                // Only the members that may meet another here take part (texts that share this
-                // hash but no pair of which can reach the threshold from it: most of a run of
-                // near-identical texts whose first shared hash is common).
-                let met = meeting(run, &cut, size_of);
+                // Over the cap, only the members that may meet another here take part (texts
+                // that share this hash but no pair of which can reach the threshold from it:
+                // most of a run of near-identical texts whose first shared hash is common).
+                let met = (run.len() > RUN_CAP)
+                    .then(|| meeting(run, &cut, size_of))
+                    .flatten();
                 let run = met.as_deref().unwrap_or(run);
                 if run.len() < 2 {
                     continue;
