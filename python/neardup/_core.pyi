@@ -48,6 +48,8 @@ __all__ = [
     "search_bit_order",
     "rarity_counts",
     "merged_counts",
+    "hashes_between",
+    "frequent_runs",
     "prefix_lists",
     "RarityOrder",
     "Repeats",
@@ -787,6 +789,15 @@ def merged_counts(
 ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32]]:
     """Two tables of counts by hash (hashes increasing) added up into one by hash, each count
     held at 2**32 - 1."""
+
+def hashes_between(hashes: npt.NDArray[np.uint64], low: int, high: int) -> npt.NDArray[np.uint64]:
+    """The values of hashes in [low, high), in their order."""
+
+def frequent_runs(
+    sorted: npt.NDArray[np.uint64],
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint32]]:
+    """The values a sorted array holds at least twice, and how many times each (held at
+    2**32 - 1)."""
 
 @final
 class RarityOrder:

@@ -179,16 +179,16 @@ class PrefixLists:
         width = (1 << 63) // pieces  # checks have the top bit set: they are left out
         found: list[tuple[np.ndarray, np.ndarray]] = []
         for piece in range(pieces):
-            low = np.uint64(piece * width)
-            high = np.uint64((piece + 1) * width if piece + 1 < pieces else 1 << 63)
-            held = [h[(h >= low) & (h < high)] for h in (b[3] for b in self.sketches.scan())]
+            low = piece * width
+            high = (piece + 1) * width if piece + 1 < pieces else 1 << 63
+            held = [
+                _core.hashes_between(np.ascontiguousarray(b[3], np.uint64), low, high)
+                for b in self.sketches.scan()
+            ]
             hashes = np.concatenate(held) if held else np.zeros(0, np.uint64)
             del held
             hashes.sort()
-            # Where each run of one hash starts, and its length (the texts holding it).
-            starts = np.flatnonzero(np.r_[len(hashes) > 0, hashes[1:] != hashes[:-1]])
-            counts = np.diff(np.r_[starts, len(hashes)])
-            found.append(frequent(hashes[starts], np.minimum(counts, 2**32 - 1)))
+            found.append(_core.frequent_runs(hashes))
         return (
             np.ascontiguousarray(np.concatenate([f[0] for f in found]), np.uint64),
             np.ascontiguousarray(np.concatenate([f[1] for f in found]), np.uint32),

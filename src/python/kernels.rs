@@ -131,6 +131,33 @@ fn rarity_counts<'py>(
     Ok((h.into_pyarray(py), c.into_pyarray(py)))
 }
 
+/// The values of `hashes` in `[low, high)`, in their order (see
+/// [`crate::candidates::rarity::hashes_between`]).
+#[pyfunction]
+fn hashes_between<'py>(
+    py: Python<'py>,
+    hashes: PyReadonlyArray1<'py, u64>,
+    low: u64,
+    high: u64,
+) -> PyResult<Bound<'py, PyArray1<u64>>> {
+    let hashes = hashes.as_slice()?;
+    let found = py.detach(|| crate::candidates::rarity::hashes_between(hashes, low, high));
+    Ok(found.into_pyarray(py))
+}
+
+/// The values a sorted array holds at least twice, and how many times each (see
+/// [`crate::candidates::rarity::frequent_runs`]).
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn frequent_runs<'py>(
+    py: Python<'py>,
+    sorted: PyReadonlyArray1<'py, u64>,
+) -> PyResult<(Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<u32>>)> {
+    let sorted = sorted.as_slice()?;
+    let (h, c) = py.detach(|| crate::candidates::rarity::frequent_runs(sorted))?;
+    Ok((h.into_pyarray(py), c.into_pyarray(py)))
+}
+
 /// Two tables of counts by hash, `(hashes_a, counts_a)` and `(hashes_b, counts_b)`, added up
 /// into one by hash (see [`crate::candidates::rarity::merged_counts`]).
 #[pyfunction]
@@ -528,6 +555,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(search_bit_order, m)?)?;
     m.add_function(wrap_pyfunction!(rarity_counts, m)?)?;
     m.add_function(wrap_pyfunction!(merged_counts, m)?)?;
+    m.add_function(wrap_pyfunction!(hashes_between, m)?)?;
+    m.add_function(wrap_pyfunction!(frequent_runs, m)?)?;
     m.add_class::<PyRarityOrder>()?;
     m.add_class::<PyRepeats>()?;
     m.add("REPEATS_MOST_BITS", crate::candidates::repeats::MOST_BITS)?;
