@@ -221,8 +221,8 @@ impl Rarity {
 /// How many hashes ahead of the one looked up [`Rarity::order_first`] asks the cache for.
 const PREFETCH_AHEAD: usize = 16;
 
-/// The counts of a [`Rarity`] table, by hash: open addressing with linear probing, at most half
-/// full, a slot chosen by the top bits of the hash times an odd constant (Fibonacci hashing).
+/// The counts of a [`Rarity`] table, by hash: open addressing with linear probing, a third to
+/// two thirds full, a slot chosen by the top bits of the hash times an odd constant (Fibonacci hashing).
 /// Unlike a `HashMap`, a slot can be asked of the cache ahead of its lookup
 /// ([`CountTable::prefetch`]): where most of a text's hashes are in the table (texts with near
 /// copies), each lookup was a cache miss waited for in turn.
@@ -241,7 +241,10 @@ impl CountTable {
     /// `u32::MAX`.
     fn new(rows: impl ExactSizeIterator<Item = (SketchHash, u32)>) -> Self {
         let rows: Vec<(SketchHash, u32)> = rows.collect();
-        let bits = (2 * rows.len()).max(2).next_power_of_two().trailing_zeros();
+        let bits = (rows.len() + rows.len() / 2)
+            .max(2)
+            .next_power_of_two()
+            .trailing_zeros();
         let mut table = CountTable {
             slots: vec![(0, 0); 1 << bits],
             len: 0,
