@@ -354,6 +354,45 @@ fn meeting(run: &[Posting], cut: &Cut, size_of: impl Fn(u32) -> usize) -> Option
 /// The most hashes a text's list may hold (positions take 24 bits of a posting).
 const MOST_LISTED: usize = 1 << 24;
 
+/// Sorts `items` (any order of `Ord`) whose order begins with `key`, a value spread evenly
+/// over the `u64`s (a hash): a counting pass by the key's top bits puts them in buckets of a
+/// few items each, in the order of the keys, and each bucket is then sorted whole. The same
+/// order as `sort_unstable`, without its `n log n` comparisons (runs of postings: 0.08 against
+/// 0.02 CPU s for 1.9M).
+fn sort_by_spread_key<T: Ord + Copy + Default + Send>(items: &mut Vec<T>, key: impl Fn(&T) -> u64) {
+    let n = items.len();
+    if n < 64 {
+        items.sort_unstable();
+        return;
+    }
+    // About four to eight items a bucket.
+    let bits = (usize::BITS - (n / 8).leading_zeros()).min(24);
+    let shift = 64 - bits;
+    let mut starts = vec![0usize; (1 << bits) + 1];
+    for item in items.iter() {
+        starts[(key(item) >> shift) as usize + 1] += 1;
+    }
+    for b in 1..starts.len() {
+        starts[b] += starts[b - 1];
+    }
+    let mut sorted = vec![T::default(); n];
+    {
+        let mut at = starts.clone();
+        for &item in items.iter() {
+            let to = &mut at[(key(&item) >> shift) as usize];
+            sorted[*to] = item;
+            *to += 1;
+        }
+    }
+    for bucket in starts.windows(2) {
+        let slice = &mut sorted[bucket[0]..bucket[1]];
+        if slice.len() > 1 {
+            slice.sort_unstable();
+        }
+    }
+    *items = sorted;
+}
+
 /// The key of a run one hash deeper.
 #[inline]
 fn deeper(key: u64, h: SketchHash) -> u64 {
@@ -501,7 +540,7 @@ impl ShortTexts {
         let mut left: Vec<usize> = Vec::new();
         while !postings.is_empty() {
             interrupt::check()?;
-            postings.par_sort_unstable();
+            sort_by_spread_key(&mut postings, |p| p.0);
             let mut next: Vec<Posting> = Vec::new();
             for run in postings.chunk_by(|a, b| a.0 == b.0) {
                 // Over the cap, only the members that may meet another here take part (texts
@@ -595,7 +634,6 @@ impl ShortTexts {
             postings = next;
         }
         drop(postings);
-        of_slot.par_sort_unstable();
         let slots = listed.len();
         let mut run_starts = vec![0usize; slots + 1];
         for &(s, _, _) in &of_slot {
@@ -604,6 +642,21 @@ impl ShortTexts {
         for s in 0..slots {
             run_starts[s + 1] += run_starts[s];
         }
+        // Sorted by slot with a counting pass (the slots are the counts' indexes), then each
+        // slot's few runs by where they start in its list: the order of a sort of the whole.
+        let of_slot = {
+            let mut at = run_starts.clone();
+            let mut sorted = vec![(0u32, 0u32, 0u32); of_slot.len()];
+            for e in of_slot {
+                let to = &mut at[e.0 as usize];
+                sorted[*to] = e;
+                *to += 1;
+            }
+            sorted
+                .par_chunk_by_mut(|a, b| a.0 == b.0)
+                .for_each(|runs| runs.sort_unstable());
+            sorted
+        };
         // Members as texts, so that a center compares them without a lookup.
         let mut text_of_slot = vec![0u32; slots];
         for (t, &s) in slot.iter().enumerate() {
@@ -788,6 +841,33 @@ mod tests {
     use super::*;
     use crate::sketch::verify::jaccard;
     use crate::testing::xorshift64 as rng;
+
+    #[test]
+    fn the_spread_key_sort_is_the_whole_sort() {
+        let mut state = 0x5EED;
+        for round in 0..40u64 {
+            let n = (rng(&mut state) % 3000) as usize;
+            // Few distinct keys in some rounds (long runs of one key), spread ones in others.
+            let distinct = if round % 3 == 0 { 7 } else { u64::MAX };
+            let mut items: Vec<Posting> = (0..n)
+                .map(|_| {
+                    let k = mix64(rng(&mut state) % distinct);
+                    let r = rng(&mut state);
+                    (
+                        k,
+                        (r % 5) as u32,
+                        (r >> 8) as u32 % 3,
+                        (r >> 16) as u32,
+                        (r >> 24) as u32,
+                    )
+                })
+                .collect();
+            let mut want = items.clone();
+            want.sort_unstable();
+            sort_by_spread_key(&mut items, |p| p.0);
+            assert_eq!(items, want, "round {round}");
+        }
+    }
 
     #[test]
     fn the_prefix_is_as_long_as_the_overlap_bound_needs() {
