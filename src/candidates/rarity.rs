@@ -221,9 +221,9 @@ impl Rarity {
 /// How many hashes ahead of the one looked up [`Rarity::order_first`] asks the cache for.
 const PREFETCH_AHEAD: usize = 16;
 
-/// The counts of a [`Rarity`] table, by hash: open addressing with linear probing, a third to
-/// two thirds full, a slot chosen by the top bits of the hash times an odd constant (Fibonacci hashing).
-/// Unlike a `HashMap`, a slot can be asked of the cache ahead of its lookup
+/// The counts of a [`Rarity`] table, by hash: open addressing with linear probing, two thirds
+/// full, a hash's first slot taken from the hash times an odd constant, scaled to the table's
+/// length. Unlike a `HashMap`, a slot can be asked of the cache ahead of its lookup
 /// ([`CountTable::prefetch`]): where most of a text's hashes are in the table (texts with near
 /// copies), each lookup was a cache miss waited for in turn.
 #[derive(Debug, Clone, Default)]
@@ -232,8 +232,6 @@ struct CountTable {
     slots: Vec<(SketchHash, u64)>,
     /// The hashes held.
     len: usize,
-    /// 64 less the bits of a slot's index.
-    shift: u32,
 }
 
 impl CountTable {
@@ -241,16 +239,11 @@ impl CountTable {
     /// `u32::MAX`.
     fn new(rows: impl ExactSizeIterator<Item = (SketchHash, u32)>) -> Self {
         let rows: Vec<(SketchHash, u32)> = rows.collect();
-        let bits = (rows.len() + rows.len() / 2)
-            .max(2)
-            .next_power_of_two()
-            .trailing_zeros();
         let mut table = CountTable {
-            slots: vec![(0, 0); 1 << bits],
+            // Never full: a lookup stops at an empty slot.
+            slots: vec![(0, 0); rows.len() + rows.len() / 2 + 1],
             len: 0,
-            shift: 64 - bits,
         };
-        let mask = table.slots.len() - 1;
         for (i, &(h, c)) in rows.iter().enumerate() {
             if let Some(&(ahead, _)) = rows.get(i + PREFETCH_AHEAD) {
                 table.prefetch(ahead);
@@ -267,15 +260,27 @@ impl CountTable {
                     slot.1 = (slot.1 + u64::from(c)).min(u64::from(u32::MAX) + 1);
                     break;
                 }
-                at = (at + 1) & mask;
+                at = table.after(at);
             }
         }
         table
     }
 
+    /// The first slot of `h`'s lookup.
     #[inline]
     fn slot(&self, h: SketchHash) -> usize {
-        (h.wrapping_mul(crate::GOLDEN_GAMMA) >> self.shift) as usize
+        ((u128::from(h.wrapping_mul(crate::GOLDEN_GAMMA)) * self.slots.len() as u128) >> 64)
+            as usize
+    }
+
+    /// The slot after `at`, the first after the last.
+    #[inline]
+    fn after(&self, at: usize) -> usize {
+        if at + 1 == self.slots.len() {
+            0
+        } else {
+            at + 1
+        }
     }
 
     /// The count of `h`, None when the table does not hold it.
@@ -284,7 +289,6 @@ impl CountTable {
         if self.len == 0 {
             return None;
         }
-        let mask = self.slots.len() - 1;
         let mut at = self.slot(h);
         loop {
             let (held, c) = self.slots[at];
@@ -294,7 +298,7 @@ impl CountTable {
             if held == h {
                 return Some((c - 1) as u32);
             }
-            at = (at + 1) & mask;
+            at = self.after(at);
         }
     }
 
@@ -546,6 +550,30 @@ mod tests {
             want.sort_unstable();
             let got: Vec<(u64, u32)> = hashes.into_iter().zip(counts).collect();
             assert_eq!(got, want);
+        }
+    }
+
+    /// The table answers as a map for every size from empty up, present and absent hashes
+    /// alike (a lookup of an absent hash ends at an empty slot, even in a table of one).
+    #[test]
+    fn the_count_table_answers_as_a_map() {
+        let mut next = draws(29);
+        for n in 0..40u64 {
+            let rows: Vec<(u64, u32)> =
+                (0..n).map(|_| (next() % 50, (next() % 4) as u32)).collect();
+            let mut want = std::collections::BTreeMap::new();
+            for &(h, c) in &rows {
+                let at: &mut u32 = want.entry(h).or_insert(0);
+                *at = at.saturating_add(c);
+            }
+            let table = CountTable::new(rows.into_iter());
+            assert_eq!(table.len(), want.len());
+            for h in 0..60 {
+                assert_eq!(table.get(h), want.get(&h).copied(), "{n} rows, hash {h}");
+            }
+            let mut all: Vec<(u64, u32)> = table.iter().collect();
+            all.sort_unstable();
+            assert_eq!(all, want.into_iter().collect::<Vec<_>>());
         }
     }
 
