@@ -102,15 +102,32 @@ def _digest_part(
 
     i = _number(partition_info)
     where = f"partition {i}, column {text_field!r},"
-    values = part[text_field].tolist()
-    check_texts(values, where)
+    texts = _arrow_strings(part[text_field])
+    if texts is None:
+        texts = part[text_field].tolist()
+        check_texts(texts, where)
     table = kernels.digest_batch(
-        values, hasher, shingle=shingle, size=SKETCH_SIZE, name=where, whole=shingle is not None
+        texts, hasher, shingle=shingle, size=SKETCH_SIZE, name=where, whole=shingle is not None
     )
     if id_field is not None:
         table = table.append_column("id", pa.array(part[id_field], from_pandas=True))
     write_table(_digest_file(folder, i), table)
-    return pd.DataFrame({"rows": [len(values)]}, index=[i])
+    return pd.DataFrame({"rows": [len(part)]}, index=[i])
+
+
+def _arrow_strings(column: pd.Series) -> Any:
+    """The column's Arrow array when it holds strings in Arrow's buffers without a null (what
+    :func:`dask.dataframe.read_parquet` and ``read_json`` make): the core reads its texts there,
+    with no Python string made. None otherwise: its values are read and checked in Python."""
+    import pyarrow as pa
+
+    if not isinstance(column.dtype, pd.StringDtype | pd.ArrowDtype) or column.hasnans:
+        return None
+    try:
+        texts = pa.array(column.array)
+    except (TypeError, ValueError, pa.ArrowException):
+        return None
+    return texts if pa.types.is_string(texts.type) or pa.types.is_large_string(texts.type) else None
 
 
 def _read_digest(
