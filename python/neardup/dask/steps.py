@@ -38,7 +38,6 @@ from .frames import (
     _MARKS,
     _by_key,
     _by_row,
-    _coalesced,
     _divisions,
     _frame,
     _join,
@@ -329,9 +328,10 @@ def verify(run: Run) -> None:
         ),
         meta=_CHECKED_META if verified else _frame(a=np.int64, b=np.int64, jaccard=np.float32),
     )
-    checked, checked_rows, tallies = spill_counted(checked, folder, "checked", _MARKS)
+    checked, checked_rows, tallies = spill_counted(
+        checked, folder, "checked", _MARKS, _partitions_for
+    )
     discard(folder, "pairs")
-    checked = _coalesced(checked, _partitions_for(int(checked_rows.sum())))
     skipped, found_pairs, within_k, in_band_pairs, compared = tallies
     record["short_pairs_skipped"] = skipped
     record["prefix_pairs"] = found_pairs if by_prefix else 0
@@ -360,11 +360,10 @@ def verify(run: Run) -> None:
     else:
         record["band_pairs_exact"] = record["band_pairs_estimated"] = 0
         edges = checked
-    edges, edge_counts = spill(edges, folder, "edges")
-    record["verified_pairs"] = int(edge_counts.sum())
     # Read back in partitions of about PAIR_ROWS pairs (adjacent files together): the shuffles
     # of the pairs' tables start from as many tasks as their size asks, not one per input part.
-    run.edges = _coalesced(edges, _partitions_for(record["verified_pairs"]))
+    run.edges, edge_counts = spill(edges, folder, "edges", _partitions_for)
+    record["verified_pairs"] = int(edge_counts.sum())
 
 
 def components(run: Run) -> None:
@@ -386,9 +385,8 @@ def stars(run: Run) -> None:
     # and the verified pairs, shuffled together by node: each node's columns (from its digest
     # when its text has no copies) and each pair's label; then nodes and pairs shuffled by
     # label, each component's stars taken where it lies. Only tables of the pairs' size move.
-    copied, copied_counts = spill(rows[rows["copies"] > 1], folder, "copied")
+    copied, copied_counts = spill(rows[rows["copies"] > 1], folder, "copied", _partitions_for)
     copies_rows = int(copied_counts.sum())
-    copied = _coalesced(copied, _partitions_for(copies_rows))
     S = _partitions_for(3 * record["verified_pairs"] + copies_rows)
     text_columns = copied[copied["row"] == copied["text"]].drop(columns=["row"])
     stars = (
