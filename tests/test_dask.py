@@ -223,8 +223,11 @@ def test_each_partition_gets_the_counts_of_its_own_hashes(client, debian, monkey
     ddf = dd.from_pandas(whole, npartitions=1).repartition(divisions=divisions)
     (tmp_path / "own").mkdir()
     (tmp_path / "whole").mkdir()
+    # The hashes the texts' sketches hold, and the texts (the copies stage counts them).
+    starts, ends, _ = kernels._ranges(sketches)
+    sizes = (int((ends - starts)[first].sum()), int(first.sum()))
     tables, rows, shared = rarity._rarity_tables(
-        lambda columns: ddf, len(cut) - 1, str(tmp_path / "own")
+        lambda columns: ddf, len(cut) - 1, str(tmp_path / "own"), sizes
     )
     assert shared is None
     got = tables.partitions
@@ -242,7 +245,7 @@ def test_each_partition_gets_the_counts_of_its_own_hashes(client, debian, monkey
     assert rows == total
     # With the whole table, every text's hashes marked: the slots two hashes of the texts share.
     monkeypatch.setattr(rarity, "RARITY_TABLE", 1 << 22)
-    _, rows, shared = rarity._rarity_tables(lambda columns: ddf, 2, str(tmp_path / "whole"))
+    _, rows, shared = rarity._rarity_tables(lambda columns: ddf, 2, str(tmp_path / "whole"), sizes)
     assert rows == len(frequent) and shared.marks > 0
     words = np.concatenate(rarity._read_marks(shared.folder, shared.marks))
     bits = int(np.log2(len(words))) + 6

@@ -28,11 +28,6 @@ def _partition_of(starts: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return np.searchsorted(starts, rows, side="right").astype(np.int64) - 1
 
 
-def _with_part(rows: pd.DataFrame, starts: np.ndarray) -> pd.DataFrame:
-    """``rows`` with the partition each lies in (``starts``: each partition's first row)."""
-    return rows.assign(part=_partition_of(starts, rows["row"].to_numpy(np.int64)))
-
-
 def _divisions(starts: np.ndarray, ends: np.ndarray) -> list[int]:
     """Divisions of row numbers: one partition per (start, end) range, none empty."""
     return [int(s) for s in starts] + [int(ends[-1]) - 1]

@@ -151,18 +151,23 @@ def spill_counted(
     )
     got = computed(frame.map_partitions(_write_part, folder, name, marks, meta=kind))
     meta = frame._meta.reset_index(drop=True)
-    paths = [spill_file(folder, name, i) for i in range(len(got))]
     counts = got["rows"].to_numpy(np.int64)
-    partitions = len(paths) if into is None else min(into(int(counts.sum())), len(paths))
-    if partitions < len(paths):
-        # The files in runs of adjacent ones, as repartition(npartitions=partitions) cuts them.
-        bounds = [int(q * len(paths) / partitions) for q in range(partitions)] + [len(paths)]
-        groups = [paths[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])]
-        spilled = read_back(read_spilled_group, groups, kind=meta, meta=meta)
-    else:
-        spilled = read_back(read_spilled, paths, kind=meta, meta=meta)
+    partitions = len(counts) if into is None else into(int(counts.sum()))
     sums = [int(got[f"tally{m}"].sum()) for m in range(marks)]
-    return spilled, counts, sums
+    return spilled(folder, name, len(counts), meta, partitions), counts, sums
+
+
+def spilled(folder: str, name: str, files: int, meta: pd.DataFrame, partitions: int = 0) -> Any:
+    """The table ``name`` spilled to ``files`` files of ``folder`` (with ``meta``'s columns),
+    read back lazily: a partition a file, or in ``partitions`` partitions when fewer, each of
+    adjacent files read in one task."""
+    paths = [spill_file(folder, name, i) for i in range(files)]
+    if not 0 < partitions < len(paths):
+        return read_back(read_spilled, paths, kind=meta, meta=meta)
+    # The files in runs of adjacent ones, as repartition(npartitions=partitions) cuts them.
+    bounds = [int(q * len(paths) / partitions) for q in range(partitions)] + [len(paths)]
+    groups = [paths[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])]
+    return read_back(read_spilled_group, groups, kind=meta, meta=meta)
 
 
 def remove_spilled(folder: str) -> None:
