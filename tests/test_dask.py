@@ -223,8 +223,11 @@ def test_each_partition_gets_the_counts_of_its_own_hashes(client, debian, monkey
     ddf = dd.from_pandas(whole, npartitions=1).repartition(divisions=divisions)
     (tmp_path / "own").mkdir()
     (tmp_path / "whole").mkdir()
+    # The hashes the texts' sketches hold, and the texts (the copies stage counts them).
+    starts, ends, _ = kernels._ranges(sketches)
+    sizes = (int((ends - starts)[first].sum()), int(first.sum()))
     tables, rows, shared = rarity._rarity_tables(
-        lambda columns: ddf, len(cut) - 1, str(tmp_path / "own")
+        lambda columns: ddf, len(cut) - 1, str(tmp_path / "own"), sizes
     )
     assert shared is None
     got = tables.partitions
@@ -242,7 +245,7 @@ def test_each_partition_gets_the_counts_of_its_own_hashes(client, debian, monkey
     assert rows == total
     # With the whole table, every text's hashes marked: the slots two hashes of the texts share.
     monkeypatch.setattr(rarity, "RARITY_TABLE", 1 << 22)
-    _, rows, shared = rarity._rarity_tables(lambda columns: ddf, 2, str(tmp_path / "whole"))
+    _, rows, shared = rarity._rarity_tables(lambda columns: ddf, 2, str(tmp_path / "whole"), sizes)
     assert rows == len(frequent) and shared.marks > 0
     words = np.concatenate(rarity._read_marks(shared.folder, shared.marks))
     bits = int(np.log2(len(words))) + 6
@@ -670,8 +673,8 @@ def test_cli_dask_scratch_folder_holds_the_run_and_is_emptied(
     seen: list[str] = []
     real = neardup.dask.spill.spill
 
-    def spy(frame, folder, name):
-        out = real(frame, folder, name)
+    def spy(frame, folder, name, *into):
+        out = real(frame, folder, name, *into)
         seen.append(sorted(os.listdir(folder)))
         return out
 
@@ -803,9 +806,9 @@ def test_the_client_receives_counts_only(client, debian, monkeypatch, candidates
 @pytest.mark.parametrize("candidates", ["fingerprint", "prefix"])
 def test_the_workers_hold_no_intermediate_table(client, debian, monkeypatch, candidates):
     """At the end of the matching, while every stage's table is still in use, the cluster's
-    memory holds one result per input partition (the rows removed or with a partner) and
-    nothing else: the per-row table, the candidate and verified pairs, the rarity tables and
-    the labels lie in the scratch folder, not in the workers' memory."""
+    memory holds the results (the rows removed or with a partner: one partition in all, as they
+    fit one) and nothing else: the per-row table, the candidate and verified pairs, the rarity
+    tables and the labels lie in the scratch folder, not in the workers' memory."""
     real = steps._wait
     held: list = []
 
@@ -819,7 +822,7 @@ def test_the_workers_hold_no_intermediate_table(client, debian, monkeypatch, can
         ddf, id_field="id", clusters=True, max_pairs=None, candidates=candidates
     )
     monkeypatch.undo()
-    assert len(held) == 5, sorted(held)
+    assert len(held) == 1, sorted(held)
     want = neardup.dedup(debian["text"].tolist(), candidates=candidates)
     _check_same(debian, kept, table, want)
 

@@ -80,6 +80,41 @@ def test_digest_batch_keeps_the_whole_sets_of_the_cut_sketches():
     assert len(cut) >= 3 and min(cut) == 1024 and max(cut) > 2 * 1024
 
 
+def test_digest_batch_reads_an_arrow_column_where_it_lies(monkeypatch):
+    """An Arrow column of strings gives the table its Python strings give, its ASCII texts
+    digested by the core in Arrow's buffers: only the others (here the accented and the CJK
+    texts) are read into Python and digested there, in their rows."""
+    from neardup import hasher as hasher_module
+
+    texts = ["The quick brown fox jumps", "caf\u00e9 au lait, tr\u00e8s chaud", "", "a b"]
+    texts += [
+        "The QUICK brown fox jumps",
+        "\u65e5\u672c\u8a9e\u306e\u30c6\u30ad\u30b9\u30c8",
+        "x " * 700,
+    ]
+    want = kernels.digest_batch(texts, whole=True)
+    read: list[str] = []
+    real = hasher_module.digest_many
+
+    def spy(hasher, docs, **options):
+        read.extend(docs)
+        return real(hasher, docs, **options)
+
+    monkeypatch.setattr("neardup.first_pass.digest_many", spy)
+    # Offsets of a sliced column, and a column in two chunks, are read as they lie too.
+    for column in (
+        pa.array(["pad", *texts]).slice(1),
+        pa.chunked_array([texts[:3], texts[3:]], pa.large_string()),
+    ):
+        read.clear()
+        got = kernels.digest_batch(column, whole=True)
+        assert got.equals(want)
+        assert read == [texts[1], texts[5]]
+    # A null is no text: the column goes the Python way, which names it.
+    with pytest.raises(TypeError):
+        kernels.digest_batch(pa.array(["a b c", None]))
+
+
 @pytest.mark.parametrize("order", ["made", "shuffled"])
 def test_sketches_taken_are_the_lists_asked_for(order):
     """take_sketches gathers rows' lists end to end, whether they follow each other where they

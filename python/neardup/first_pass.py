@@ -40,15 +40,22 @@ def digest_batch(
     from the same pass (a sketch is the first ``size`` hashes of the whole set): the pairs of
     :func:`pairs_in_band` are decided on them without reading the texts again.
 
-    ``texts`` is an Arrow array or chunked array of strings, or any sequence of str.
+    ``texts`` is an Arrow array or chunked array of strings, or any sequence of str. An Arrow
+    column of strings without nulls is read where it lies in its buffers (the core digests its
+    ASCII texts there, as :func:`neardup.dedup` reads a Parquet file; the others go through
+    Python): the same table, without a Python string for each text.
     """
     import pyarrow as pa
 
     refuse_mapping(texts, "texts")
     hasher = hasher if hasher is not None else Simhasher()
     spec = (shingle, WHOLE if whole else size) if shingle is not None else None
-    values = texts.to_pylist() if isinstance(texts, pa.ChunkedArray | pa.Array) else list(texts)
-    digest, lengths = _digest_values(values, hasher, spec, name)
+    arrow = isinstance(texts, pa.ChunkedArray | pa.Array)
+    got = _digest_arrow(texts, hasher, spec, name) if arrow else None
+    if got is None:
+        values = texts.to_pylist() if arrow else list(texts)
+        got = _digest_values(values, hasher, spec, name)
+    digest, lengths = got
     keys = digest.keys
     columns: dict[str, Any] = {
         "fingerprint": pa.array(digest.fingerprints, pa.uint64()),
@@ -76,6 +83,40 @@ def _digest_values(
     if not values:
         return _no_digests(spec), lengths
     return digest_many(hasher, values, threads=1, sketch=spec, name=name, seen=seen), lengths
+
+
+def _digest_arrow(
+    texts: Any, hasher: Simhasher, spec: tuple[int, int] | None, name: str
+) -> tuple[Digest, np.ndarray] | None:
+    """The digests of an Arrow column of strings and their lengths, its ASCII texts digested
+    by the core where they lie and the others through Python, in their rows; None when the
+    column must take the Python path whole (a null, another type, a hasher of several fields
+    or a Python tokenizer, or a text the Python path refuses: it names it there)."""
+    import pyarrow as pa
+
+    if hasher.fields is not None or hasher.tokenizer is not None or texts.null_count:
+        return None
+    if not (pa.types.is_string(texts.type) or pa.types.is_large_string(texts.type)):
+        return None
+    if isinstance(texts, pa.ChunkedArray):
+        texts = texts.combine_chunks() if texts.num_chunks != 1 else texts.chunk(0)
+    kinds, fps, lengths, keys, sketches = hasher.string_block(texts, spec, 1)
+    digest = Digest.of(fps, keys, sketches)
+    lengths = lengths.astype(np.int64)
+    slow = np.flatnonzero(kinds != 1)
+    if len(slow):
+        try:
+            other, other_lengths = _digest_values(
+                texts.take(pa.array(slow)).to_pylist(), hasher, spec, name
+            )
+        except Exception:  # noqa: BLE001 - the Python path names the text, by its row
+            return None
+        # The slow texts' digests after the others, then each taken back to its row.
+        rows = np.arange(len(lengths), dtype=np.int64)
+        rows[slow] = len(lengths) + np.arange(len(slow), dtype=np.int64)
+        digest = Digest.concat([digest, other]).take(rows)
+        lengths[slow] = other_lengths
+    return digest, lengths
 
 
 def _no_digests(spec: tuple[int, int] | None) -> Digest:

@@ -521,6 +521,7 @@ def _match(
     found, starts, counts = _find(
         run,
         lambda name: log.debug("dask dedup against: %s in %.3f s", name, record[f"seconds_{name}"]),
+        whole=False,
     )
     partitions = len(counts)
     paths = [_scratch_file(folder, "against", i) for i in range(partitions)]

@@ -18,9 +18,9 @@ from neardup.hasher import Simhasher
 from neardup.verify import SKETCH_SIZE
 
 from ..deprecation import renamed
-from .exchange import Sent
+from .exchange import Sent, _send_part
 from .frames import _arrow_types, _frame, _number, _partition_of
-from .spill import conform, write_table
+from .spill import _write_part, conform, write_table
 
 
 def _hasher(hasher: Any) -> Simhasher:
@@ -102,15 +102,32 @@ def _digest_part(
 
     i = _number(partition_info)
     where = f"partition {i}, column {text_field!r},"
-    values = part[text_field].tolist()
-    check_texts(values, where)
+    texts = _arrow_strings(part[text_field])
+    if texts is None:
+        texts = part[text_field].tolist()
+        check_texts(texts, where)
     table = kernels.digest_batch(
-        values, hasher, shingle=shingle, size=SKETCH_SIZE, name=where, whole=shingle is not None
+        texts, hasher, shingle=shingle, size=SKETCH_SIZE, name=where, whole=shingle is not None
     )
     if id_field is not None:
         table = table.append_column("id", pa.array(part[id_field], from_pandas=True))
     write_table(_digest_file(folder, i), table)
-    return pd.DataFrame({"rows": [len(values)]}, index=[i])
+    return pd.DataFrame({"rows": [len(part)]}, index=[i])
+
+
+def _arrow_strings(column: pd.Series) -> Any:
+    """The column's Arrow array when it holds strings in Arrow's buffers without a null (what
+    :func:`dask.dataframe.read_parquet` and ``read_json`` make): the core reads its texts there,
+    with no Python string made. None otherwise: its values are read and checked in Python."""
+    import pyarrow as pa
+
+    if not isinstance(column.dtype, pd.StringDtype | pd.ArrowDtype) or column.hasnans:
+        return None
+    try:
+        texts = pa.array(column.array)
+    except (TypeError, ValueError, pa.ArrowException):
+        return None
+    return texts if pa.types.is_string(texts.type) or pa.types.is_large_string(texts.type) else None
 
 
 def _read_digest(
@@ -126,8 +143,16 @@ def _read_digest(
     the dtypes of ``kind``); with ``copies`` (the copies stage's rows that are not their text's
     first, sent to their partitions), a column ``is_text`` too: which rows are texts. Read in
     the task that uses them, the digests are not sent from one worker to another."""
-    table = _read_columns(_digest_file(folder, i), names)
+    sizes = "hashes" in names
+    stored = [name for name in names if name != "hashes"]
+    table = _read_columns(_digest_file(folder, i), stored + (["sketch"] if sizes else []))
+    if sizes:
+        starts, ends, _ = kernels._ranges(table.column("sketch"))
+        table = table.select(stored)
     frame = table.to_pandas(types_mapper=_arrow_types)
+    if sizes:
+        frame["hashes"] = (ends - starts).astype(np.int64)
+        frame = frame[names]
     rows = np.arange(start, start + len(frame), dtype=np.int64)
     frame.insert(0, "row", rows)
     if copies is not None:
@@ -147,6 +172,7 @@ def _digest_meta(
         "key": pd.Series([], dtype=kernels.KEY_DTYPE),
         "key_hi": pd.Series([], dtype=kernels.KEY_DTYPE),
         "length": pd.Series([], dtype=np.int64),
+        "hashes": pd.Series([], dtype=np.int64),
         "sketch": pd.Series([], dtype=pd.ArrowDtype(sketch)),
         "id": ddf._meta[id_field] if id_field is not None else None,
         "is_text": pd.Series([], dtype=bool),
@@ -189,6 +215,50 @@ def _texts_part(part: pd.DataFrame, keep: str, with_ids: bool) -> pd.DataFrame:
     if with_ids:
         out["standin_id"] = part["id"].to_numpy()[order][heads][group]
     return out
+
+
+#: The rows a partition sends to the others by the copies stage of a Dask dedup with prefix
+#: candidates (:func:`_texts_written_part`): those that are not their text's first.
+COPY_ROWS = _frame(row=np.int64, part=np.int64)
+
+
+def _texts_written_part(
+    part: pd.DataFrame,
+    keep: str,
+    with_ids: bool,
+    folder: str,
+    starts: np.ndarray,
+    partitions: int,
+    partition_info: Any = None,
+) -> pd.DataFrame:
+    """The copies stage's task of a Dask dedup with prefix candidates, over the rows shuffled
+    here by content key: their texts (:func:`_texts_part`) written to the spilled table
+    ``rows``, and the rows that are not their text's first sent to their partitions (the
+    exchange ``copies``, :data:`COPY_ROWS`; ``starts``: each partition's first row), in one
+    pass. Returns the rows written and sent, the texts (each row that is its text's first) and
+    the hashes their sketches hold (the rows' column ``hashes``): the sizes of
+    :func:`neardup.dask.rarity._rarity_tables`."""
+    texts = _texts_part(part, keep, with_ids)
+    written = _write_part(texts, folder, "rows", 0, partition_info)
+    rows = texts["row"].to_numpy(np.int64)
+    copies = rows[rows != texts["text"].to_numpy(np.int64)]
+    sent = _send_part(
+        pd.DataFrame({"row": copies, "part": _partition_of(starts, copies)}, copy=False),
+        "part",
+        partitions,
+        folder,
+        "copies",
+        True,
+        COPY_ROWS,
+        None,
+        partition_info,
+    )
+    own = ~np.isin(part["row"].to_numpy(np.int64), copies)
+    return written.assign(
+        sent=sent["rows"].to_numpy(np.int64),
+        texts=int(own.sum()),
+        hashes=int(part["hashes"].to_numpy(np.int64)[own].sum()),
+    )
 
 
 def _is_text(part: pd.DataFrame) -> np.ndarray:

@@ -21,7 +21,8 @@ from neardup.stages import DASK
 from ..deprecation import renamed
 from ..validate import integer
 from .digest import _check_frame, _hasher
-from .outputs import _empty_found, _output_part, _spread
+from .frames import _cut
+from .outputs import _empty_found, _output_part, _spread, _whole
 from .scratch import run_folder
 from .steps import STEPS, Run
 
@@ -174,6 +175,7 @@ def dedup(
         }
     )
     args = (starts, counts, id_field)
+    found = _whole(found)
     kept_rows = dd.map_partitions(
         _output_part, ddf, found, *args, False, meta=ddf._meta, align_dataframes=False
     )
@@ -185,9 +187,12 @@ def dedup(
     return kept_rows, table
 
 
-def _find(run: Run, stage: Callable[[str], None]) -> tuple[Any, np.ndarray, np.ndarray]:
+def _find(
+    run: Run, stage: Callable[[str], None], whole: bool = True
+) -> tuple[Any, np.ndarray, np.ndarray]:
     """The per-row results of the documents that are removed or have copies or near-duplicates,
-    one partition per input partition (indexed by global row, persisted on the workers), and
+    one partition per input partition (indexed by global row, persisted on the workers; or,
+    ``whole``, one partition in all when they fit one: :func:`neardup.dask.frames._by_row`), and
     each input partition's first row and row count: the steps of :data:`neardup.stages.DASK`
     over ``run``, in order (:mod:`neardup.dask.steps`), each timed as ``seconds_<step>`` and
     reported to ``stage``."""
@@ -208,4 +213,9 @@ def _find(run: Run, stage: Callable[[str], None]) -> tuple[Any, np.ndarray, np.n
                 clusters=0,
             )
             return _empty_found(run.ddf, run.id_field, len(run.counts)), run.starts, run.counts
-    return _spread(run.found, run.parts, len(run.counts)), run.starts, run.counts
+    found = run.found
+    if found.npartitions == 1 and whole:
+        return found, run.starts, run.counts
+    if found.npartitions == 1 and len(run.parts) > 1:
+        found = _cut(found, run.divisions)
+    return _spread(found, run.parts, len(run.counts)), run.starts, run.counts

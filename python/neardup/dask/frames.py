@@ -28,11 +28,6 @@ def _partition_of(starts: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return np.searchsorted(starts, rows, side="right").astype(np.int64) - 1
 
 
-def _with_part(rows: pd.DataFrame, starts: np.ndarray) -> pd.DataFrame:
-    """``rows`` with the partition each lies in (``starts``: each partition's first row)."""
-    return rows.assign(part=_partition_of(starts, rows["row"].to_numpy(np.int64)))
-
-
 def _divisions(starts: np.ndarray, ends: np.ndarray) -> list[int]:
     """Divisions of row numbers: one partition per (start, end) range, none empty."""
     return [int(s) for s in starts] + [int(ends[-1]) - 1]
@@ -84,24 +79,42 @@ def _shuffled(frame: Any, on: str, partitions: int) -> Any:
 
 
 def _by_row(frame: Any, divisions: list[int], small: bool) -> Any:
-    """``frame`` indexed by its column ``row`` into the partitions of ``divisions``: by a
-    shuffle, or when it is ``small`` (one partition of ``PAIR_ROWS`` rows holds it) put together
-    in one task and cut there by row, without a shuffle's fixed cost."""
+    """``frame`` indexed by its column ``row``, in order: by a shuffle into the partitions of
+    ``divisions``, or when it is ``small`` (one partition of ``PAIR_ROWS`` rows holds it) put
+    together in one partition, without a shuffle's fixed cost or a task for each piece of it
+    (each task of the input takes its rows there: :func:`_rows_of`)."""
     if not small:
         return frame.set_index("row", divisions=divisions)
-    meta = frame._meta.set_index("row")
-    whole = frame.repartition(npartitions=1).to_delayed()[0]
+    return frame.repartition(npartitions=1).map_partitions(
+        _sorted_by_row, meta=frame._meta.set_index("row")
+    )
+
+
+def _sorted_by_row(part: pd.DataFrame) -> pd.DataFrame:
+    return part.set_index("row").sort_index()
+
+
+def _cut(frame: Any, divisions: list[int]) -> Any:
+    """A frame of one partition indexed by row, in order (:func:`_by_row`), cut into the
+    partitions of ``divisions`` in one task."""
+    whole = frame.to_delayed()[0]
     cut = dask.delayed(_cut_by_row, nout=len(divisions) - 1)(whole, divisions)
     pieces = [cut[q] for q in range(len(divisions) - 1)]
-    return dd.from_delayed(pieces, meta=meta, divisions=tuple(divisions), verify_meta=False)
+    return dd.from_delayed(pieces, meta=frame._meta, divisions=tuple(divisions), verify_meta=False)
 
 
 def _cut_by_row(part: pd.DataFrame, divisions: list[int]) -> list[pd.DataFrame]:
-    """``part`` indexed by its column ``row`` in order, cut into the ranges of ``divisions``
-    (each from one division to the next, the last one's end included)."""
-    part = part.set_index("row").sort_index()
+    """``part`` (indexed by row, in order) cut into the ranges of ``divisions`` (each from one
+    division to the next, the last one's end included)."""
     bounds = np.searchsorted(part.index.to_numpy(np.int64), [*divisions[:-1], divisions[-1] + 1])
     return [part.iloc[lo:hi] for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
+
+
+def _rows_of(found: pd.DataFrame, start: int, end: int) -> pd.DataFrame:
+    """The rows of ``found`` (indexed by global row, in order) from ``start`` to ``end``
+    (excluded)."""
+    bounds = np.searchsorted(found.index.to_numpy(np.int64), [start, end])
+    return found.iloc[int(bounds[0]) : int(bounds[1])]
 
 
 def _join(left: Any, right: Any, left_on: str, right_on: str, how: str, partitions: int) -> Any:
@@ -125,8 +138,3 @@ PAIR_ROWS = 1 << 20
 
 def _partitions_for(rows: int) -> int:
     return max(1, -(-int(rows) // PAIR_ROWS))
-
-
-def _coalesced(frame: Any, partitions: int) -> Any:
-    """``frame`` in ``partitions`` partitions or fewer, each of adjacent ones put together."""
-    return frame.repartition(npartitions=partitions) if frame.npartitions > partitions else frame

@@ -12,7 +12,7 @@ import pandas as pd
 
 from neardup import _core
 
-from .frames import _number
+from .frames import _number, _rows_of
 from .spill import read_back
 
 
@@ -73,10 +73,18 @@ def _output_part(
         raise RuntimeError(
             f"partition {i} has {len(part)} rows now but had {int(counts[i])} when digested: the input changed"
         )
-    got = _result_columns(part, found, int(starts[i]), id_field)
+    start = int(starts[i])
+    got = _result_columns(part, _rows_of(found, start, start + len(part)), start, id_field)
     if table:
         return got
     return part[got["kept"].to_numpy(bool)]
+
+
+def _whole(found: Any) -> Any:
+    """``found`` as :func:`_output_part` takes it: a frame of one partition as a delayed value,
+    which every task of the input reads whole (each takes its rows: no task a partition to cut
+    it), else the frame, a partition per input partition."""
+    return found.to_delayed()[0] if found.npartitions == 1 else found
 
 
 def _found_columns(with_ids: bool) -> list[str]:

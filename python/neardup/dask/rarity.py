@@ -24,7 +24,7 @@ from .cluster import _client
 from .digest import _is_text, _sketch_array, _text_sketches
 from .exchange import discard, exchange, word_bounds
 from .frames import _frame, _number
-from .spill import computed, spill, spill_file
+from .spill import spill, spill_file
 
 
 def _held_part(part: pd.DataFrame, share: int, partition_info: Any = None) -> pd.DataFrame:
@@ -57,15 +57,6 @@ def _hashes_part(part: pd.DataFrame, partition_info: Any = None) -> pd.DataFrame
             "held": np.minimum(counts, 2).astype(np.int8),
         }
     )
-
-
-def _text_sizes_part(part: pd.DataFrame) -> pd.DataFrame:
-    """The partition's texts (each once: its rows ``is_text``) and the hashes their sketches
-    hold in all: (texts, hashes), one row."""
-    text = _is_text(part)
-    starts, ends, _ = kernels._ranges(_sketch_array(part["sketch"]))
-    hashes = int((ends.astype(np.int64) - starts.astype(np.int64))[text].sum())
-    return pd.DataFrame({"texts": [int(text.sum())], "hashes": [hashes]})
 
 
 def _frequent_part(rows: pd.DataFrame) -> pd.DataFrame:
@@ -263,7 +254,7 @@ RARITY_TABLE = 1 << 22
 
 
 def _rarity_tables(
-    digests: Callable[[list[str]], Any], partitions: int, folder: str
+    digests: Callable[[list[str]], Any], partitions: int, folder: str, sizes: tuple[int, int]
 ) -> tuple[Any, int, _SharedTable | None]:
     """Each partition's table of the rarity order, spilled (one partition with rows each), and
     the tables' rows: how many texts of a share of the corpus (one content key in
@@ -272,7 +263,8 @@ def _rarity_tables(
     or more (the others count 0). A partition's table orders its texts' hashes as the whole
     corpus's table would (and as :func:`neardup.dedup` does); its size is set by the
     partition's, whatever the corpus. ``digests(columns)``: the digests' columns, with a column
-    ``is_text`` (the rows that are their text's first).
+    ``is_text`` (the rows that are their text's first); ``sizes``: the hashes their texts'
+    sketches hold, and the texts (each once).
 
     The share's hashes are summed by hash (an exchange of 1/16 of them); the sums of two or
     more make the table, in pieces by destination. When it holds at most ``RARITY_TABLE``
@@ -289,12 +281,8 @@ def _rarity_tables(
     tables (:func:`_holders_part`). Returns the partitions' tables (or None), their rows (or the
     whole table's), and the whole table (or None)."""
     # The share counted: every text on a small corpus of long texts, as on one machine.
-    sizes = computed(
-        digests(["sketch"])
-        .map_partitions(_text_sizes_part, meta=_frame(texts=np.int64, hashes=np.int64))
-        .sum()
-    )
-    share = 1 if counted_on_every_text(int(sizes["hashes"]), int(sizes["texts"])) else RARITY_SHARE
+    hashes, texts = sizes
+    share = 1 if counted_on_every_text(hashes, texts) else RARITY_SHARE
     sampled = digests(["key", "sketch"]).map_partitions(
         _held_part, share, meta=_frame(hash=np.int64, part=np.int32, count=np.int32)
     )
@@ -305,7 +293,6 @@ def _rarity_tables(
     discard(folder, "sampled")
     if int(frequent_rows.sum()) <= RARITY_TABLE:
         # In the sampled order, the hashes more than one text may hold are marked on every text.
-        hashes = int(sizes["hashes"])
         marks = (
             _marks(digests, hashes, partitions, folder)
             if share > 1 and marks_fit(hashes, MARK_BITS)
@@ -327,10 +314,10 @@ def _rarity_tables(
     tables = exchange(holders, "part", partitions, folder, "holders", direct=True).map_partitions(
         _table_part, meta=_frame(hash=np.int64, count=np.int64)
     )
-    tables, sizes = spill(tables, folder, _RARITY)
+    tables, table_rows = spill(tables, folder, _RARITY)
     discard(folder, "held")
     discard(folder, "holders")
-    return tables, int(sizes.sum()), None
+    return tables, int(table_rows.sum()), None
 
 
 def _table_of(table: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:

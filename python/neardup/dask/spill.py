@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import dask
@@ -115,21 +115,34 @@ def _arrow_lists(t: Any) -> Any:
     return pd.ArrowDtype(t) if pa.types.is_large_list(t) else None
 
 
-def spill(frame: Any, folder: str, name: str) -> tuple[Any, np.ndarray]:
+def read_spilled_group(paths: list[str], kind: pd.DataFrame) -> pd.DataFrame:
+    """Spilled partitions read back as one, one after the other (as ``repartition`` puts
+    adjacent partitions together)."""
+    from dask.dataframe.core import _concat
+
+    return _concat([read_spilled(path, kind) for path in paths])
+
+
+def spill(
+    frame: Any, folder: str, name: str, into: Callable[[int], int] | None = None
+) -> tuple[Any, np.ndarray]:
     """``frame`` computed now, one Arrow file a partition in ``folder`` (``name`` tells the
     table apart from the others of the run), and read back lazily: the spilled DataFrame and its
-    row count per partition (the index is not kept: each partition's runs 0, 1, ...)."""
-    spilled, counts, _ = spill_counted(frame, folder, name, 0)
+    row count per partition (the index is not kept: each partition's runs 0, 1, ...). With
+    ``into``, the DataFrame is read back in ``into(rows)`` partitions or fewer (``rows``: the
+    table's), each of adjacent files read in one task."""
+    spilled, counts, _ = spill_counted(frame, folder, name, 0, into)
     return spilled, counts
 
 
 def spill_counted(
-    frame: Any, folder: str, name: str, marks: int
+    frame: Any, folder: str, name: str, marks: int, into: Callable[[int], int] | None = None
 ) -> tuple[Any, np.ndarray, list[int]]:
     """:func:`spill` of a table of pairs ``(a, b, ...)`` whose rows with ``a < 0`` each carry a
     count in ``b``: those rows are left out of the files, and the counts of the rows ``(-1 - m,
     count)`` of each m < ``marks`` summed apart, in the same pass. Returns the spilled
-    DataFrame, its rows per partition and the ``marks`` sums."""
+    DataFrame, its rows per partition (of the files, whatever ``into``) and the ``marks``
+    sums."""
     kind = pd.DataFrame(
         {
             "rows": pd.Series([], dtype=np.int64),
@@ -138,10 +151,23 @@ def spill_counted(
     )
     got = computed(frame.map_partitions(_write_part, folder, name, marks, meta=kind))
     meta = frame._meta.reset_index(drop=True)
-    paths = [spill_file(folder, name, i) for i in range(len(got))]
-    spilled = read_back(read_spilled, paths, kind=meta, meta=meta)
+    counts = got["rows"].to_numpy(np.int64)
+    partitions = len(counts) if into is None else into(int(counts.sum()))
     sums = [int(got[f"tally{m}"].sum()) for m in range(marks)]
-    return spilled, got["rows"].to_numpy(np.int64), sums
+    return spilled(folder, name, len(counts), meta, partitions), counts, sums
+
+
+def spilled(folder: str, name: str, files: int, meta: pd.DataFrame, partitions: int = 0) -> Any:
+    """The table ``name`` spilled to ``files`` files of ``folder`` (with ``meta``'s columns),
+    read back lazily: a partition a file, or in ``partitions`` partitions when fewer, each of
+    adjacent files read in one task."""
+    paths = [spill_file(folder, name, i) for i in range(files)]
+    if not 0 < partitions < len(paths):
+        return read_back(read_spilled, paths, kind=meta, meta=meta)
+    # The files in runs of adjacent ones, as repartition(npartitions=partitions) cuts them.
+    bounds = [int(q * len(paths) / partitions) for q in range(partitions)] + [len(paths)]
+    groups = [paths[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])]
+    return read_back(read_spilled_group, groups, kind=meta, meta=meta)
 
 
 def remove_spilled(folder: str) -> None:

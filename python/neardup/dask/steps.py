@@ -31,25 +31,31 @@ from .candidates import (
 )
 from .cluster import _wait
 from .components import _components
-from .digest import _digest_meta, _digest_part, _read_digest, _texts_meta, _texts_part
-from .exchange import Sent, discard, exchange, send
+from .digest import (
+    COPY_ROWS,
+    _digest_meta,
+    _digest_part,
+    _read_digest,
+    _texts_meta,
+    _texts_part,
+    _texts_written_part,
+)
+from .exchange import Sent, discard, exchange
 from .frames import (
     _CHECKED_META,
     _MARKS,
     _by_key,
     _by_row,
-    _coalesced,
     _divisions,
     _frame,
     _join,
     _partitions_for,
     _renumbered,
     _shuffled,
-    _with_part,
 )
 from .outputs import _found_columns, _found_meta
 from .rarity import _let_go_of_tables, _rarity_tables
-from .spill import computed, read_back, spill, spill_counted
+from .spill import computed, read_back, spill, spill_counted, spilled
 from .stars import (
     _copies_part,
     _counts_part,
@@ -107,6 +113,10 @@ class Run:
     #: Each row's text and keep rank (spilled), and the texts' first rows.
     rows: Any = None
     texts: Any = None
+    #: With prefixes, the rows that are not their text's first, sent to their partitions, and
+    #: the hashes the texts' sketches hold and the texts (each once).
+    copy_rows: Sent | None = None
+    text_sizes: tuple[int, int] = (0, 0)
     #: The candidate pairs routed to one of their texts' partitions; the verified pairs; labels.
     routed: Any = None
     edges: Any = None
@@ -177,13 +187,33 @@ def copies(run: Run) -> None:
     """Rows shuffled by content key; each row's text and its keep-order rank. Spilled to the
     scratch folder: a worker holds one partition of it at a time."""
     columns = ["fingerprint", *kernels.KEY_COLUMNS, "length"] + (["id"] if run.with_ids else [])
-    run.rows, _ = spill(
-        exchange(run.digests(columns), "key", run.tasks, run.folder, "by_key").map_partitions(
-            _texts_part, run.keep, run.with_ids, meta=_texts_meta(run.ddf, run.id_field)
-        ),
-        run.folder,
-        "rows",
-    )
+    meta = _texts_meta(run.ddf, run.id_field)
+    if run.by_prefix:
+        # With prefixes, the same tasks send the rows that are not their text's first to their
+        # partitions, and count the texts and their sketches' hashes (the rarity order's).
+        by_key = exchange(run.digests([*columns, "hashes"]), "key", run.tasks, run.folder, "by_key")
+        got = computed(
+            by_key.map_partitions(
+                _texts_written_part,
+                run.keep,
+                run.with_ids,
+                run.folder,
+                run.part_starts,
+                run.tasks,
+                meta=_frame(rows=np.int64, sent=np.int64, texts=np.int64, hashes=np.int64),
+            )
+        )
+        run.rows = spilled(run.folder, "rows", len(got), meta)
+        sources = [int(i) for i, sent in zip(got.index, got["sent"]) if sent > 0]
+        run.copy_rows = Sent(sources, run.tasks, run.folder, "copies", COPY_ROWS, True)
+        run.text_sizes = (int(got["hashes"].sum()), int(got["texts"].sum()))
+    else:
+        by_key = exchange(run.digests(columns), "key", run.tasks, run.folder, "by_key")
+        run.rows, _ = spill(
+            by_key.map_partitions(_texts_part, run.keep, run.with_ids, meta=meta),
+            run.folder,
+            "rows",
+        )
     discard(run.folder, "by_key")
     rows = run.rows
     run.texts = rows[rows["row"] == rows["text"]].drop(columns=["row"])
@@ -194,7 +224,7 @@ def candidates(run: Run) -> None:
     is verified once (or kept once)."""
     verified, by_prefix, k, threshold = run.verified, run.by_prefix, run.k, run.threshold
     folder, record, max_pairs, digests = run.folder, run.record, run.max_pairs, run.digests
-    rows, texts, parts, part_starts, Q = run.rows, run.texts, run.parts, run.part_starts, run.tasks
+    texts, parts, part_starts, Q = run.texts, run.parts, run.part_starts, run.tasks
     # With prefixes, by a shuffle on the texts' prefix hashes alone; else one
     # row per text and lead group, shuffled by part key (and the short texts' prefix hashes).
     # The tables of candidate pairs, each task's pairs listed once (a pair may still be listed
@@ -228,25 +258,18 @@ def candidates(run: Run) -> None:
         keyed = digests(["fingerprint", *kernels.KEY_COLUMNS, "sketch"])
         table: Any = _NO_TABLE
         if by_prefix:
-            # The rows that are not their text's first, by partition: texts count once. Each
-            # task reading a partition's digests reads its rows too (column is_text).
-            copy_rows = send(
-                rows[rows["row"] != rows["text"]][["row"]].map_partitions(
-                    _with_part, part_starts, meta=_frame(row=np.int64, part=np.int64)
-                ),
-                "part",
-                Q,
-                folder,
-                "copies",
-                direct=True,
-            )
-            texts_of = functools.partial(digests, copies=copy_rows)
+            # The rows that are not their text's first, by partition (sent by the copies
+            # stage): texts count once. Each task reading a partition's digests reads its rows
+            # too (column is_text).
+            texts_of = functools.partial(digests, copies=run.copy_rows)
             keyed = texts_of(["fingerprint", "sketch"])
             ticks = time.perf_counter()
             if run.table is not None:
                 tables, record["rarity_rows"], table = None, 0, run.table
             else:
-                tables, record["rarity_rows"], table = _rarity_tables(texts_of, Q, folder)
+                tables, record["rarity_rows"], table = _rarity_tables(
+                    texts_of, Q, folder, run.text_sizes
+                )
             record["seconds_rarity"] = time.perf_counter() - ticks
         key_meta = (
             _frame(hash=np.int64, row=np.int64)
@@ -329,9 +352,10 @@ def verify(run: Run) -> None:
         ),
         meta=_CHECKED_META if verified else _frame(a=np.int64, b=np.int64, jaccard=np.float32),
     )
-    checked, checked_rows, tallies = spill_counted(checked, folder, "checked", _MARKS)
+    checked, checked_rows, tallies = spill_counted(
+        checked, folder, "checked", _MARKS, _partitions_for
+    )
     discard(folder, "pairs")
-    checked = _coalesced(checked, _partitions_for(int(checked_rows.sum())))
     skipped, found_pairs, within_k, in_band_pairs, compared = tallies
     record["short_pairs_skipped"] = skipped
     record["prefix_pairs"] = found_pairs if by_prefix else 0
@@ -360,11 +384,10 @@ def verify(run: Run) -> None:
     else:
         record["band_pairs_exact"] = record["band_pairs_estimated"] = 0
         edges = checked
-    edges, edge_counts = spill(edges, folder, "edges")
-    record["verified_pairs"] = int(edge_counts.sum())
     # Read back in partitions of about PAIR_ROWS pairs (adjacent files together): the shuffles
     # of the pairs' tables start from as many tasks as their size asks, not one per input part.
-    run.edges = _coalesced(edges, _partitions_for(record["verified_pairs"]))
+    run.edges, edge_counts = spill(edges, folder, "edges", _partitions_for)
+    record["verified_pairs"] = int(edge_counts.sum())
 
 
 def components(run: Run) -> None:
@@ -386,9 +409,8 @@ def stars(run: Run) -> None:
     # and the verified pairs, shuffled together by node: each node's columns (from its digest
     # when its text has no copies) and each pair's label; then nodes and pairs shuffled by
     # label, each component's stars taken where it lies. Only tables of the pairs' size move.
-    copied, copied_counts = spill(rows[rows["copies"] > 1], folder, "copied")
+    copied, copied_counts = spill(rows[rows["copies"] > 1], folder, "copied", _partitions_for)
     copies_rows = int(copied_counts.sum())
-    copied = _coalesced(copied, _partitions_for(copies_rows))
     S = _partitions_for(3 * record["verified_pairs"] + copies_rows)
     text_columns = copied[copied["row"] == copied["text"]].drop(columns=["row"])
     stars = (
