@@ -309,7 +309,7 @@ def test_corrupt_and_foreign_files_raise_index_format_error(tmp_path):
         flipped[at] ^= 1 << rng.randrange(8)
         cases.append(bytes(flipped))
     newer = bytearray(good)
-    newer[8] = 6  # past the newest version this neardup reads (5)
+    newer[8] = 7  # past the newest version this neardup reads (6)
     cases.append(bytes(newer))
     olders = []
     for version in (1, 2):

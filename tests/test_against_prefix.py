@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import neardup
-from brute import family_corpus
+from brute import exact_jaccard, family_corpus
 from neardup import DedupIndex
 from neardup.cli import main
 from test_against import oracle
@@ -110,12 +110,72 @@ def test_near_identical_texts_build_an_index_and_are_searched_or_refused(tmp_pat
 
     index = DedupIndex.build(texts("x", 20_000), tmp_path / "a.ndx")
     assert len(index) == 20_000  # none removed
-    # Against it, each new text meets the thousands of index texts sharing a common prefix
-    # hash: past max_pairs it is refused before any pair is compared, naming their number.
-    with pytest.raises(neardup.TooManyPairsError, match="candidate pairs with the index"):
-        neardup.dedup(texts("y", 2_000), against=index, max_pairs=1_000_000)
-    got = neardup.dedup(texts("y", 200), against=index, max_pairs=None)
+    # Each new text shares a common prefix hash with thousands of index texts, but at the same
+    # place in lists of the same size, where the positional filter shows that the pair cannot
+    # reach the threshold: none is listed, and the search finishes within a small max_pairs.
+    got = neardup.dedup(texts("y", 2_000), against=index, max_pairs=1_000)
     assert got.n_removed == 0
+    # Copies of the index's texts are listed with their originals (in each of the prefix
+    # hashes they may meet in): past max_pairs that is refused before any pair is compared.
+    with pytest.raises(neardup.TooManyPairsError, match="candidate pairs with the index"):
+        neardup.dedup(texts("x", 2_000), against=index, max_pairs=1_000)
+    got = neardup.dedup(texts("x", 2_000), against=index, max_pairs=None)
+    assert got.n_removed == 2_000
+
+
+def at_the_threshold(seed: int, families: int = 40) -> list[str]:
+    """Families of texts of distinct words whose word 3-shingle Jaccards lie exactly at 0.8 and
+    just below, between texts of equal and of different sizes: a text of n shingles and one
+    with its last word replaced ((n - 1) / (n + 1), 0.8 at n = 9), or with n / 4 words added
+    at either end (n / (n + n / 4) = 0.8), or a word more (just below), or an inner word
+    replaced (3 shingles)."""
+    rng = random.Random(seed)
+    fresh = iter(f"w{seed}x{i}" for i in range(10**6))
+    docs = []
+    for _ in range(families):
+        n = rng.choice([4, 8, 9, 12, 16, 20, 24, 40, 9, 8])
+        base = [next(fresh) for _ in range(n + 2)]
+        variants = [base]
+        for _ in range(rng.randint(1, 4)):
+            kind = rng.randrange(5)
+            words = list(base)
+            if kind == 0:
+                words[-1] = next(fresh)
+            elif kind == 1:
+                words += [next(fresh) for _ in range(max(1, n // 4))]
+            elif kind == 2:
+                words = [next(fresh) for _ in range(max(1, n // 4))] + words
+            elif kind == 3:
+                words += [next(fresh) for _ in range(max(1, n // 4) + 1)]
+            else:
+                words[rng.randrange(2, len(words) - 2)] = next(fresh)
+            variants.append(words)
+        docs.extend(" ".join(w) for w in variants)
+    rng.shuffle(docs)
+    return docs
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_the_filters_keep_every_pair_at_the_threshold(tmp_path, seed):
+    docs = at_the_threshold(seed)
+    # The corpus holds pairs exactly at 0.8 across the split, of equal and of different sizes.
+    at = [
+        (a, b)
+        for a in range(len(docs))
+        for b in range(a + 1, len(docs))
+        if exact_jaccard(docs[a], docs[b]) == 0.8
+    ]
+    split = len(docs) // 2
+    assert sum(a < split <= b for a, b in at) >= 5
+    assert any(len(docs[a].split()) != len(docs[b].split()) for a, b in at)
+    index = DedupIndex.build(docs[:split], tmp_path / "a.ndx", sketch_bytes=1024)
+    kept, _ = oracle(docs, candidates="prefix")
+    got = neardup.dedup(docs[split:], against=index)
+    want = [kept[g] == g for g in range(split, len(docs))]
+    assert got.keep.tolist() == want
+    # What one machine's dedup of the whole corpus keeps of the second half.
+    whole = neardup.dedup(docs)
+    assert whole.keep[split:].tolist() == want
 
 
 def test_the_command_builds_either_kind_and_says_which(tmp_path, capsys):

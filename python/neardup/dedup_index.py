@@ -184,7 +184,7 @@ class DedupIndex:
                 against=<an empty index>)`` keeps (the index's Jaccards); False indexes every
                 document as given.
             candidates: how new documents' candidates are found: ``"prefix"`` (the default:
-                the index keeps prefix postings, 12 bytes a prefix hash, and the rarity order
+                the index keeps prefix postings, 16 bytes a prefix hash, and the rarity order
                 counted on ``docs``; see :mod:`neardup.index_lists`) or ``"fingerprint"``
                 (fingerprints within k; no postings).
             exact: keep each document's whole shingle set (4 bytes a distinct shingle), so

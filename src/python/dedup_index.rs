@@ -31,9 +31,23 @@ type AgainstArrays<'py> = (
     u64,
 );
 
-/// Hashes and what they belong to, handed to Python: a rarity table (hashes, counts) or
-/// postings (hashes, rows).
+/// Hashes and what they belong to, handed to Python: a rarity table (hashes, counts).
 type HashesAndRows<'py> = (Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<u32>>);
+
+/// Prefix postings handed to Python: (hashes, places, rows).
+type PlacedPostings<'py> = (
+    Bound<'py, PyArray1<u64>>,
+    Bound<'py, PyArray1<u32>>,
+    Bound<'py, PyArray1<u32>>,
+);
+
+/// A sorted run of prefix postings from Python: (hashes, places, rows, base).
+type PostingsIn<'py> = (
+    PyReadonlyArray1<'py, u64>,
+    PyReadonlyArray1<'py, u32>,
+    PyReadonlyArray1<'py, u32>,
+    u64,
+);
 
 /// Prefix lists from Python: (lengths, hashes, sizes), one list a document.
 type ListsIn<'py> = (
@@ -226,20 +240,22 @@ impl PyDedupIndex {
     }
 
     /// The prefix postings of new documents (content keys as 64-bit words, lists) at this
-    /// index's cut: (hashes, rows), sorted, the rows numbered from 0 (a run of
+    /// index's cut: (hashes, places, rows), sorted, the rows numbered from 0 (a run of
     /// `save_streamed`, whose base places them).
     fn new_postings<'py>(
         &self,
         py: Python<'py>,
         keys: PyReadonlyArray1<'py, u64>,
         lists: ListsIn<'py>,
-    ) -> PyResult<HashesAndRows<'py>> {
+    ) -> PyResult<PlacedPostings<'py>> {
         let keys = verify::keys_of_words(keys.as_slice()?)?;
         let lists = Some(lists);
         let lists = lists_of(&lists)?;
         let got = py.detach(|| self.inner.new_postings(lists.as_ref(), keys))?;
-        let (h, r): (Vec<u64>, Vec<u32>) = got.into_iter().unzip();
-        Ok((h.into_pyarray(py), r.into_pyarray(py)))
+        let h: Vec<u64> = got.iter().map(|p| p.0).collect();
+        let at: Vec<u32> = got.iter().map(|p| p.1).collect();
+        let r: Vec<u32> = got.iter().map(|p| p.2).collect();
+        Ok((h.into_pyarray(py), at.into_pyarray(py), r.into_pyarray(py)))
     }
 
     /// Writes this index followed by new documents (fingerprints, content keys, compact sketches
@@ -282,7 +298,8 @@ impl PyDedupIndex {
     /// iterable of arrays of each section, in file order: "fps" (uint64), "keys" (uint64, two
     /// words a key), "lens" (uint32), "words" (uint32), "ids" (int64 ids, or the uint64 lengths
     /// of string ids) and "id_bytes" (uint8: the string ids' `new_id_bytes` bytes). An index with
-    /// prefixes takes the new documents' `postings` too, in sorted runs `(hashes, rows, base)`
+    /// prefixes takes the new documents' `postings` too, in sorted runs `(hashes, places, rows,
+    /// base)`
     /// (see `new_postings`; a run's rows are counted on from its base), merged as they are
     /// written (the runs may be memory-mapped: none is copied). An index with exact sets takes
     /// "set_lens" (uint32, a length a document) and "set_values" (uint32: their
@@ -296,15 +313,16 @@ impl PyDedupIndex {
         n_new: usize,
         new_id_bytes: u64,
         fill: Py<PyAny>,
-        postings: Option<Vec<(PyReadonlyArray1<'_, u64>, PyReadonlyArray1<'_, u32>, u64)>>,
+        postings: Option<Vec<PostingsIn<'_>>>,
         new_set_values: u64,
     ) -> PyResult<()> {
         let held = postings.unwrap_or_default();
         let new_postings = held
             .iter()
-            .map(|(h, r, base)| {
+            .map(|(h, at, r, base)| {
                 Ok(PostingRun {
                     hashes: h.as_slice()?,
+                    places: at.as_slice()?,
                     rows: r.as_slice()?,
                     base: *base,
                 })

@@ -19,7 +19,8 @@
 //! n + 1 u64 offsets then the bytes), the settings (opaque bytes: the caller's fingerprint
 //! settings), from version 4 the prefix postings when the index has them
 //! ([`crate::store::index_prefixes`]: the sketch size their lists are made from, the frozen rarity
-//! table's hashes (u64) and counts (u32), the postings' hashes (u64) and rows (u32); header words
+//! table's hashes (u64) and counts (u32), the postings' hashes (u64), from version 6 their places
+//! (u32: the document's size and the hashes after this one in its list) and their rows (u32); header words
 //! 12 to 15 hold the table's length, the postings', and the prefixes' threshold and band as f64
 //! bits, the threshold 0 when there are none), and a checksum of every word before it. A file is replaced only by renaming a new
 //! one over it, so a reader keeps the version it opened and a crash leaves the old file.
@@ -32,8 +33,8 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use crate::candidates::short_texts::{prefix_len, Cut, ShortTexts, SHORT};
-use crate::cluster::star::sweep;
+use crate::candidates::short_texts::{prefix_len, Cut, ShortTexts, SHORT, UNPLACED};
+use crate::cluster::star::{sweep, sweep_ahead};
 use crate::error::{try_with_capacity, Error, Result};
 use crate::runtime::interrupt;
 use crate::search::cross_search::{cross_pairs_bounded, cross_plan};
@@ -47,16 +48,26 @@ use crate::sketch::verify::ContentKey;
 use crate::store::index_file::{
     format_error, open_checked, view, Backing, Checksum, Plain, Source, Words,
 };
-use crate::store::index_prefixes::{postings, Lists, PrefixSettings, Prefixes};
+use crate::store::index_prefixes::{
+    meeting_parts, postings, Lists, Needs, PrefixSettings, Prefixes,
+};
 use crate::text::hash::FoldState;
 
 pub const MAGIC: [u8; 8] = *b"\x93NDUPDDX";
-/// Version 5 adds the exact sets (a flag in the id kind's word); version 4 adds the prefix postings; version 3 (short documents' shingle hashes at 64 bits,
-/// with checks, [`crate::sketch::compact_sketch`]) is read as an index without them. Version 2's
-/// 32-bit hashes and version 1's bottom-k sketches are refused (rebuild the index).
-pub const VERSION: u64 = 5;
-/// The version written for an index without exact sets (version 5 adds them), so that an index
-/// a neardup reading version 4 could read stays readable by it.
+/// Version 6 adds the places of the prefix postings, which the length and positional filters
+/// read; version 5 adds the exact sets (a flag in the id kind's word); version 4 adds the prefix
+/// postings. The prefix postings of versions 4 and 5 are read with no place (every one passes
+/// the filters), and written on as version 6 when documents are added. Version 3 (short
+/// documents' shingle hashes at 64 bits, with checks, [`crate::sketch::compact_sketch`]) is read
+/// as an index without them. Version 2's 32-bit hashes and version 1's bottom-k sketches are
+/// refused (rebuild the index).
+pub const VERSION: u64 = 6;
+/// The version written for an index with exact sets and without prefix postings (version 6
+/// adds the postings' places), so that an index a neardup reading version 5 could read stays
+/// readable by it.
+pub const VERSION_WITHOUT_PLACES: u64 = 5;
+/// The version written for an index without exact sets and without prefix postings (version 5
+/// adds the sets).
 pub const VERSION_WITHOUT_SETS: u64 = 4;
 pub const HEADER_WORDS: usize = 16;
 
@@ -328,14 +339,17 @@ fn words_of(bytes: u64) -> u64 {
     bytes.div_ceil(8)
 }
 
-/// Words of the prefix block: the sketch size, a table of `t` hashes and `p` postings.
-fn prefix_words(present: bool, t: u64, p: u64) -> Option<u64> {
+/// Words of the prefix block: the sketch size, a table of `t` hashes and `p` postings (with
+/// their places when `placed`, from version 6).
+fn prefix_words(present: bool, placed: bool, t: u64, p: u64) -> Option<u64> {
     if !present {
         return Some(0);
     }
+    let places = if placed { p.div_ceil(2) } else { 0 };
     1u64.checked_add(t)?
         .checked_add(t.div_ceil(2))?
         .checked_add(p)?
+        .checked_add(places)?
         .checked_add(p.div_ceil(2))
 }
 
@@ -443,7 +457,7 @@ impl DedupIndex {
         &self,
         lists: Option<&Lists<'_>>,
         keys: &[ContentKey],
-    ) -> Result<Vec<(u64, u32)>> {
+    ) -> Result<Vec<(u64, u32, u32)>> {
         match (&self.prefixes.settings, lists) {
             (Some(p), Some(lists)) => postings(lists, keys, p.cut(), 0),
             (None, None) => Ok(Vec::new()),
@@ -571,9 +585,13 @@ impl DedupIndex {
             }
         }
         let made = self.new_postings(lists, rows.keys)?;
-        let (hashes, new_rows): (Vec<u64>, Vec<u32>) = made.into_iter().unzip();
+        let hashes: Vec<u64> = made.iter().map(|p| p.0).collect();
+        let places: Vec<u32> = made.iter().map(|p| p.1).collect();
+        let new_rows: Vec<u32> = made.iter().map(|p| p.2).collect();
+        drop(made);
         let runs = [PostingRun {
             hashes: &hashes,
+            places: &places,
             rows: &new_rows,
             base: self.len() as u64,
         }];
@@ -645,7 +663,7 @@ impl DedupIndex {
     /// more or fewer values than `n_new` documents have, or chunks of the wrong kind, is an
     /// error and leaves `path` untouched. `new_postings` are the new documents' prefix postings
     /// (see [`DedupIndex::new_postings`]) in sorted runs, each run's rows counted on from its
-    /// `base`, merged as they are written; an index with prefixes needs at least one a new
+    /// `base`, merged in `(hash, place, row)` order as they are written; an index with prefixes needs at least one a new
     /// document. An index with exact sets takes each new document's set's length
     /// ([`Section::SetLens`]) and their `new_set_values` values ([`Section::SetValues`]).
     #[allow(clippy::too_many_arguments)]
@@ -720,10 +738,11 @@ impl DedupIndex {
             // range, postings sorted.
             let mut listed = vec![false; n_new];
             for run in new_postings {
-                if run.hashes.len() != run.rows.len() {
+                if run.hashes.len() != run.rows.len() || run.places.len() != run.rows.len() {
                     return Err(Error::invalid(format!(
-                        "{} posting hashes but {} rows",
+                        "{} posting hashes, {} places and {} rows",
                         run.hashes.len(),
+                        run.places.len(),
                         run.rows.len()
                     )));
                 }
@@ -736,8 +755,7 @@ impl DedupIndex {
                     }
                     listed[r as usize - old_len] = true;
                 }
-                let pairs = run.hashes.windows(2).zip(run.rows.windows(2));
-                if pairs.into_iter().any(|(h, r)| (h[0], r[0]) >= (h[1], r[1])) {
+                if !sorted_postings(run.hashes, run.places, run.rows) {
                     return Err(Error::invalid("new postings must be sorted and distinct"));
                 }
             }
@@ -773,7 +791,7 @@ impl DedupIndex {
         let old_set_values = self.set_values.len() as u64;
         let set_values = old_set_values + new_set_values;
         let len = file_len(s, n, id_bytes, set_values)
-            .and_then(|l| l.checked_add(prefix_words(p.present(), n_table, n_postings)? * 8))
+            .and_then(|l| l.checked_add(prefix_words(p.present(), true, n_table, n_postings)? * 8))
             .ok_or_else(|| Error::invalid("index too large to save"))?;
         let file = File::create(tmp)?;
         let mut w = Out {
@@ -784,8 +802,10 @@ impl DedupIndex {
         };
         let mut header = [0u64; HEADER_WORDS];
         header[0] = u64::from_le_bytes(MAGIC);
-        header[1] = if s.exact {
+        header[1] = if p.present() {
             VERSION
+        } else if s.exact {
+            VERSION_WITHOUT_PLACES
         } else {
             VERSION_WITHOUT_SETS
         };
@@ -927,22 +947,34 @@ impl DedupIndex {
             w.values(&p.table_hashes, u64s)?;
             w.values(&p.table_counts, u32s)?;
             w.pad()?;
-            // The old postings and the new, merged by (hash, row): hashes, then rows.
+            // The old postings and the new, merged by (hash, place, row): hashes, then places,
+            // then rows.
             let old = PostingRun {
                 hashes: &p.hashes,
+                places: &p.places,
                 rows: &p.rows,
                 base: 0,
             };
             let merged = || MergedPostings::new(old, new_postings);
             let mut buf: Vec<u8> = Vec::with_capacity(1 << 16);
-            for (h, _) in merged() {
+            for (h, _, _) in merged() {
                 u64s(h, &mut buf);
                 if buf.len() >= 1 << 16 {
                     w.bytes(&buf)?;
                     buf.clear();
                 }
             }
-            for (_, r) in merged() {
+            for (_, at, _) in merged() {
+                u32s(at, &mut buf);
+                if buf.len() >= 1 << 16 {
+                    w.bytes(&buf)?;
+                    buf.clear();
+                }
+            }
+            w.bytes(&buf)?;
+            buf.clear();
+            w.pad()?;
+            for (_, _, r) in merged() {
                 u32s(r, &mut buf);
                 if buf.len() >= 1 << 16 {
                     w.bytes(&buf)?;
@@ -986,20 +1018,27 @@ impl DedupIndex {
     }
 }
 
-/// A sorted run of prefix postings of new documents: `(hashes[i], base + rows[i])`.
+/// A sorted run of prefix postings of new documents: `(hashes[i], places[i], base + rows[i])`.
 #[derive(Clone, Copy)]
 pub struct PostingRun<'a> {
     pub hashes: &'a [u64],
+    pub places: &'a [u32],
     pub rows: &'a [u32],
     pub base: u64,
 }
 
-/// The postings of an index and sorted runs of new ones, merged in `(hash, row)` order (a
-/// heap of the runs' next postings: memory for the runs' count, whatever their lengths).
+/// Whether postings are sorted by `(hash, place, row)` and distinct.
+fn sorted_postings(hashes: &[u64], places: &[u32], rows: &[u32]) -> bool {
+    (1..hashes.len())
+        .all(|i| (hashes[i - 1], places[i - 1], rows[i - 1]) < (hashes[i], places[i], rows[i]))
+}
+
+/// The postings of an index and sorted runs of new ones, merged in `(hash, place, row)` order
+/// (a heap of the runs' next postings: memory for the runs' count, whatever their lengths).
 struct MergedPostings<'a> {
     runs: Vec<PostingRun<'a>>,
     at: Vec<usize>,
-    heap: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u64, usize)>>,
+    heap: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u32, u64, usize)>>,
 }
 
 impl<'a> MergedPostings<'a> {
@@ -1020,19 +1059,20 @@ impl<'a> MergedPostings<'a> {
         let (run, i) = (&self.runs[r], self.at[r]);
         if i < run.hashes.len() {
             let row = run.base + u64::from(run.rows[i]);
-            self.heap.push(std::cmp::Reverse((run.hashes[i], row, r)));
+            self.heap
+                .push(std::cmp::Reverse((run.hashes[i], run.places[i], row, r)));
         }
     }
 }
 
 impl Iterator for MergedPostings<'_> {
-    type Item = (u64, u32);
+    type Item = (u64, u32, u32);
 
-    fn next(&mut self) -> Option<(u64, u32)> {
-        let std::cmp::Reverse((h, row, r)) = self.heap.pop()?;
+    fn next(&mut self) -> Option<(u64, u32, u32)> {
+        let std::cmp::Reverse((h, at, row, r)) = self.heap.pop()?;
         self.at[r] += 1;
         self.push(r);
-        Some((h, row as u32))
+        Some((h, at, row as u32))
     }
 }
 
@@ -1170,7 +1210,8 @@ fn parse(backing: Arc<Backing>) -> Result<DedupIndex> {
     )
     .and_then(|l| l.checked_add(words_of(meta_bytes).checked_mul(8)?))
     .and_then(|l| {
-        l.checked_add(prefix_words(prefix_settings.is_some(), n_table, n_postings)?.checked_mul(8)?)
+        let words = prefix_words(prefix_settings.is_some(), version >= 6, n_table, n_postings)?;
+        l.checked_add(words.checked_mul(8)?)
     })
     .ok_or_else(|| format_error(24, "sizes in the header overflow"))?;
     if expected != size {
@@ -1276,15 +1317,21 @@ fn parse(backing: Arc<Backing>) -> Result<DedupIndex> {
         at += t.div_ceil(2) * 8;
         let hashes: Words<u64> = view(&backing, at, p)?;
         at += p * 8;
+        // Before version 6 no place was kept: every posting passes the filters.
+        let places: Words<u32> = if version >= 6 {
+            let places = view(&backing, at, p)?;
+            at += p.div_ceil(2) * 8;
+            places
+        } else {
+            let mut places = try_with_capacity(p, "prefix places")?;
+            places.resize(p, UNPLACED);
+            Words::Owned(places)
+        };
         let rows: Words<u32> = view(&backing, at, p)?;
         if table_hashes.windows(2).any(|w| w[0] >= w[1]) {
             return Err(format_error(at as u64, "the rarity table is out of order"));
         }
-        if hashes
-            .windows(2)
-            .zip(rows.windows(2))
-            .any(|(h, r)| (h[0], r[0]) >= (h[1], r[1]))
-        {
+        if !sorted_postings(&hashes, &places, &rows) {
             return Err(format_error(
                 at as u64,
                 "the prefix postings are out of order",
@@ -1301,6 +1348,7 @@ fn parse(backing: Arc<Backing>) -> Result<DedupIndex> {
             table_hashes,
             table_counts,
             hashes,
+            places,
             rows,
         }
     } else {
@@ -1531,6 +1579,132 @@ impl<'a> RunSweep<'a> {
             let list = &mut self.members[start..start + self.alive[r]];
             swept += list.len() + 1;
             self.alive[r] = sweep(list, &mut *settle) as usize;
+        }
+        swept
+    }
+}
+
+/// The runs of the batch's texts sharing a prefix hash as a star sweep walks them when each
+/// member's place in its run is known: each run's texts still free at its front, sorted by
+/// place (size, then hashes left after the run's hash), so that a text reads only the window
+/// of sizes it may meet ([`Cut::window`]), from the first member with enough hashes left, and
+/// compares only those that pass [`Cut::may_meet`], as the stars of one machine do.
+struct WindowSweep<'a> {
+    runs: &'a ShortTexts,
+    /// The filters of the runs' cut.
+    needs: &'a Needs,
+    /// Whether every place is known; else every member of a run is read.
+    windows: bool,
+    /// Each run's members, `place << 32 | text`.
+    members: Vec<u64>,
+    alive: Vec<usize>,
+}
+
+impl<'a> WindowSweep<'a> {
+    fn new(runs: &'a ShortTexts, needs: &'a Needs) -> Self {
+        let windows = runs.placed();
+        let mut members: Vec<u64> = runs
+            .members()
+            .iter()
+            .zip(runs.places())
+            .map(|(&t, &p)| u64::from(p) << 32 | u64::from(t))
+            .collect();
+        for r in 0..runs.run_count() {
+            let (a, b) = runs.run_bounds(r);
+            members[a..b].sort_unstable();
+        }
+        WindowSweep {
+            runs,
+            needs,
+            windows,
+            members,
+            alive: (0..runs.run_count())
+                .map(|r| {
+                    let (a, b) = runs.run_bounds(r);
+                    b - a
+                })
+                .collect(),
+        }
+    }
+
+    /// The parts of a run's `list` (sorted) that a text placed at `mine` in it may meet
+    /// ([`meeting_parts`]), as ranges `part(a, b)`; the whole list when a place is unknown.
+    fn parts(&self, list: &[u64], mine: u32, part: impl FnMut(usize, usize)) {
+        if self.windows {
+            meeting_parts(
+                list.len(),
+                |i| (list[i] >> 32) as u32,
+                mine,
+                self.needs,
+                part,
+            );
+        } else {
+            let mut part = part;
+            if !list.is_empty() {
+                part(0, list.len());
+            }
+        }
+    }
+
+    /// The pairs of `texts` texts in a run whose places pass the filters, counted from both
+    /// sides and halved (a pair is counted in each run it may meet in).
+    fn pairs(&self, texts: usize) -> u64 {
+        if !self.windows {
+            return self.runs.run_pairs();
+        }
+        let twice: u64 = (0..texts)
+            .into_par_iter()
+            .with_min_len(256)
+            .map(|t| {
+                let mut count = 0u64;
+                let places = self.runs.run_places_of(t);
+                for (&r, &mine) in self.runs.runs_of(t).iter().zip(places) {
+                    let (start, end) = self.runs.run_bounds(r as usize);
+                    let list = &self.members[start..end];
+                    let me = u64::from(mine) << 32 | t as u64;
+                    self.parts(list, mine, |a, b| {
+                        count += (b - a) as u64;
+                        // The text itself, when it may meet its own place.
+                        if (list[a]..=list[b - 1]).contains(&me) {
+                            count -= 1;
+                        }
+                    });
+                }
+                count
+            })
+            .sum();
+        twice / 2
+    }
+
+    /// Sweeps text t's runs with `settle`: only the members it may meet (the others stay for
+    /// the texts that may take them); the texts looked at.
+    fn sweep(&mut self, t: usize, settle: &mut impl FnMut(usize) -> bool) -> usize {
+        let mut swept = 0;
+        let places = self.runs.run_places_of(t);
+        let mut parts: Vec<(usize, usize)> = Vec::new();
+        for (&r, &mine) in self.runs.runs_of(t).iter().zip(places) {
+            let r = r as usize;
+            let (start, _) = self.runs.run_bounds(r);
+            let alive = self.alive[r];
+            parts.clear();
+            self.parts(&self.members[start..start + alive], mine, |a, b| {
+                parts.push((a, b))
+            });
+            let list = &mut self.members[start..start + alive];
+            // Each part swept, what stays moved down over what left.
+            let (mut kept, mut from) = (0, 0);
+            for &(a, b) in &parts {
+                list.copy_within(from..a, kept);
+                kept += a - from;
+                swept += b - a + 1;
+                let stay = sweep_ahead(&mut list[a..b], |m: u64, _, _| settle(m as u32 as usize));
+                list.copy_within(a..a + stay as usize, kept);
+                kept += stay as usize;
+                from = b;
+            }
+            list.copy_within(from.., kept);
+            kept += alive - from;
+            self.alive[r] = kept;
         }
         swept
     }
@@ -1892,33 +2066,60 @@ fn by_prefixes<'a>(
     }
     let shape = index.settings.sketch;
     let texts = first_row.len();
-    // Each text's prefix at the search's cut.
+    // Each text's prefix at the search's cut, each hash with its place in the text's list.
     let (mut pre, mut pre_at, mut buf) = (Vec::new(), vec![0usize], Vec::new());
     for (t, &r) in first_row.iter().enumerate() {
         lists.prefix(r as usize, doc(t).1, cut, &mut buf)?;
-        pre.extend_from_slice(&buf);
+        pre.extend(lists.placed(r as usize, &buf));
         pre_at.push(pre.len());
     }
     let prefix_of = |t: usize| &pre[pre_at[t]..pre_at[t + 1]];
-    // The candidate pairs with the index, counted before any is compared.
-    let counts: Vec<u64> = (0..texts)
-        .into_par_iter()
-        .with_min_len(1024)
-        .map(|t| {
-            prefix_of(t)
-                .iter()
-                .map(|&h| p.rows_of(h).len() as u64)
-                .sum::<u64>()
-        })
-        .collect();
-    let total: u64 = counts.iter().sum();
+    // The filters, from tables for the sizes the lists are made from.
+    let needs = Needs::new(cut, stored.size as usize);
+    // The index documents a text meets in its prefix's hashes, by the length and positional
+    // filters (with repeats: a document meeting it in two hashes is listed twice).
+    let meets = |t: usize, out: &mut Vec<u32>| {
+        out.clear();
+        for &(h, at) in prefix_of(t) {
+            p.meeting(h, at, &needs, out);
+        }
+    };
+    // The candidate pairs with the index, counted before any is compared: those sharing a
+    // prefix hash, and when they are over the limit, those the filters leave (the work of
+    // that count is spent only where it may spare a refusal).
+    let count_with = |filtered: bool| -> Vec<u64> {
+        (0..texts)
+            .into_par_iter()
+            .with_min_len(1024)
+            .map(|t| {
+                prefix_of(t)
+                    .iter()
+                    .map(|&(h, at)| {
+                        if filtered {
+                            p.meeting_count(h, at, &needs)
+                        } else {
+                            p.rows_of(h).len() as u64
+                        }
+                    })
+                    .sum::<u64>()
+            })
+            .collect()
+    };
+    let mut counts = count_with(false);
+    let mut total: u64 = counts.iter().sum();
+    if max_pairs.is_some_and(|limit| total > limit) {
+        counts = count_with(true);
+        total = counts.iter().sum();
+    }
     if let Some(limit) = max_pairs {
         if total > limit {
             return Err(Error::TooManyPairs {
                 count: total,
                 at_least: false,
                 limit,
-                what: "candidate pairs with the index's documents (sharing a prefix hash)".into(),
+                what: "candidate pairs with the index's documents (sharing a prefix hash, within \
+                       the length and positional filters)"
+                    .into(),
                 remedy: "deduplicate the batch in smaller parts (in Python, max_pairs=None lifts \
                          the limit)"
                     .into(),
@@ -1943,10 +2144,7 @@ fn by_prefixes<'a>(
         fate.par_extend((block..end).into_par_iter().with_min_len(1).map_init(
             Vec::new,
             |cands: &mut Vec<u32>, t| {
-                cands.clear();
-                for &h in prefix_of(t) {
-                    cands.extend_from_slice(p.rows_of(h));
-                }
+                meets(t, cands);
                 cands.sort_unstable();
                 cands.dedup();
                 let me = doc(t);
@@ -1976,16 +2174,17 @@ fn by_prefixes<'a>(
         }),
         cut,
     )?;
+    let mut swept_runs = WindowSweep::new(&runs, &needs);
     // The batch's own candidate pairs, bounded with those with the index.
     if let Some(limit) = max_pairs {
-        let count = total.saturating_add(runs.run_pairs());
+        let count = total.saturating_add(swept_runs.pairs(texts));
         if count > limit {
             return Err(Error::TooManyPairs {
                 count,
                 at_least: false,
                 limit,
-                what: "candidate pairs sharing a prefix hash (with the index's documents and \
-                       among the new ones)"
+                what: "candidate pairs sharing a prefix hash, within the length and positional \
+                       filters (with the index's documents and among the new ones)"
                     .into(),
                 remedy: "deduplicate the batch in smaller parts (in Python, max_pairs=None lifts \
                          the limit)"
@@ -1993,7 +2192,6 @@ fn by_prefixes<'a>(
             });
         }
     }
-    let mut swept_runs = RunSweep::new(&runs);
     stars(&mut fate, |t, fate| {
         let me = doc(t);
         swept_runs.sweep(t, &mut |s| settle(fate, t, me, s, doc, shape, threshold))
@@ -2076,6 +2274,104 @@ mod tests {
     }
 
     #[test]
+    fn postings_keep_their_places_and_an_index_of_version_5_is_read_without_them() {
+        use crate::candidates::short_texts::place;
+        let dir = std::env::temp_dir().join(format!("neardup-ddx-places-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut ix = DedupIndex::new(settings(false)).unwrap();
+        let ps = PrefixSettings {
+            threshold: 0.8,
+            band: 0.0,
+            size: 128,
+        };
+        ix.set_prefixes(ps.clone(), vec![], vec![]).unwrap();
+        // Lists of 5 shingles at 0.8 need 4: prefixes of 2, the first two hashes.
+        let (lengths, hashes, sizes) = ([5u32, 5], [1u64, 2, 3, 4, 5, 2, 1, 3, 4, 6], [5u32, 5]);
+        let lists = Lists::new(&lengths, &hashes, &sizes).unwrap();
+        let rows = Rows {
+            fps: &[1, 2],
+            keys: &[[1, 1], [2, 2]],
+            sketches: Sketches {
+                lens: &[0, 0],
+                words: &[0; 16],
+            },
+            ids: NewIds::Int(&[10, 20]),
+            sets: None,
+        };
+        let path = dir.join("placed.ndx");
+        ix.save(&path, Some(&rows), Some(&lists)).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        let word = |b: &[u8], i: usize| u64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().unwrap());
+        assert_eq!(word(&bytes, 1), VERSION);
+        let placed = DedupIndex::load(&path, false).unwrap();
+        let p = placed.prefixes();
+        assert_eq!(&p.hashes[..], &[1, 1, 2, 2]);
+        // Each hash's postings sorted by size, then by the hashes left after it.
+        assert_eq!(&p.rows[..], &[1, 0, 0, 1]);
+        assert_eq!(
+            &p.places[..],
+            &[place(5, 1), place(5, 0), place(5, 1), place(5, 0)]
+        );
+        // Hash 1 is second in row 1's list: 3 hashes after it, which cannot make 4 shared
+        // with a list of 5 that holds it first (4 after it) unless both read it first.
+        let cut = Needs::new(ps.cut(), 128);
+        let mut out = Vec::new();
+        p.meeting(1, place(5, 0), &cut, &mut out);
+        assert_eq!(out, vec![0]);
+        // The same file in version 5: no places, the rows after the hashes, the checksum made
+        // again. Read, every posting passes; written on, it is version 6 with places unknown.
+        let words = bytes.len() / 8;
+        // 4 places (2 words), 4 rows (2 words), then the checksum; version 5 sorts the rows
+        // by hash and row.
+        let places_at = words - 1 - 2 - 2;
+        let mut old: Vec<u8> = bytes[..places_at * 8].to_vec();
+        for r in [0u32, 1, 0, 1] {
+            old.extend_from_slice(&r.to_le_bytes());
+        }
+        old[8..16].copy_from_slice(&5u64.to_le_bytes());
+        let len = old.len() as u64 + 8;
+        old[16..24].copy_from_slice(&len.to_le_bytes());
+        let mut sum = Checksum::default();
+        for i in 0..old.len() / 8 {
+            sum.add(word(&old, i));
+        }
+        old.extend_from_slice(&sum.value().to_le_bytes());
+        let old_path = dir.join("old.ndx");
+        std::fs::write(&old_path, &old).unwrap();
+        for mmap in [true, false] {
+            let read = DedupIndex::load(&old_path, mmap).unwrap();
+            let p = read.prefixes();
+            assert_eq!(&p.rows[..], &[0, 1, 0, 1]);
+            assert_eq!(&p.places[..], &[UNPLACED; 4]);
+            out.clear();
+            p.meeting(1, place(5, 0), &cut, &mut out);
+            assert_eq!(out, vec![0, 1]);
+        }
+        let read = DedupIndex::load(&old_path, false).unwrap();
+        let more = Rows {
+            fps: &[3],
+            keys: &[[3, 3]],
+            sketches: Sketches {
+                lens: &[0],
+                words: &[0; 8],
+            },
+            ids: NewIds::Int(&[30]),
+            sets: None,
+        };
+        let new_lists = Lists::new(&[5], &[1, 7, 8, 9, 10], &[5]).unwrap();
+        let grown = dir.join("grown.ndx");
+        read.save(&grown, Some(&more), Some(&new_lists)).unwrap();
+        assert_eq!(word(&std::fs::read(&grown).unwrap(), 1), VERSION);
+        let grown = DedupIndex::load(&grown, true).unwrap();
+        let p = grown.prefixes();
+        assert_eq!(&p.hashes[..], &[1, 1, 1, 2, 2, 7]);
+        assert_eq!(&p.rows[..], &[2, 0, 1, 0, 1, 2]);
+        assert_eq!(p.places[0], place(5, 0));
+        assert_eq!(&p.places[1..3], &[UNPLACED; 2]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn exact_sets_are_saved_streamed_and_appended_whole() {
         let dir = std::env::temp_dir().join(format!("neardup-ddx-exact-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -2102,9 +2398,10 @@ mod tests {
         let empty = DedupIndex::new(exact.clone()).unwrap();
         empty.save(&whole, Some(&rows), None).unwrap();
         let bytes = std::fs::read(&whole).unwrap();
+        // Without prefix postings, the version a neardup reading exact sets reads.
         assert_eq!(
             u64::from_le_bytes(bytes[8..16].try_into().unwrap()),
-            VERSION
+            VERSION_WITHOUT_PLACES
         );
         // The same documents handed a chunk at a time give the same file.
         let streamed = dir.join("streamed.ndx");

@@ -120,7 +120,7 @@ def _open_for_index(source: Source, hasher: Simhasher) -> Input:
     default="prefix",
     show_default=True,
     help="For INDEX.ndx: how dedup --against finds a new document's candidates: prefix (the "
-    "index keeps each document's rarest shingle hashes, 12 bytes each, and finds every pair at "
+    "index keeps each document's rarest shingle hashes, 16 bytes each, and finds every pair at "
     "the threshold) or fingerprint (within --k; a smaller file).",
 )
 @click.option(

@@ -161,10 +161,14 @@ def _write_kept_part(
     )
     write_table(_scratch_file(folder, "kept", i), table)
     if listed:
-        hashes, rows = np.zeros(0, np.uint64), np.zeros(0, np.uint32)
+        hashes, places, rows = (
+            np.zeros(0, np.uint64),
+            np.zeros(0, np.uint32),
+            np.zeros(0, np.uint32),
+        )
         if got is not None and n:
             column = got.column("list").combine_chunks()
-            hashes, rows = index._inner.new_postings(
+            hashes, places, rows = index._inner.new_postings(
                 np.ascontiguousarray(keys, np.uint64),
                 (
                     np.diff(column.offsets.to_numpy()).astype(np.uint32),
@@ -174,7 +178,7 @@ def _write_kept_part(
             )
         write_table(
             _scratch_file(folder, "postings", i),
-            pa.table({"hash": pa.array(hashes), "row": pa.array(rows)}),
+            pa.table({"hash": pa.array(hashes), "place": pa.array(places), "row": pa.array(rows)}),
         )
     return pd.DataFrame({"rows": [n], "id_bytes": [id_bytes], "set_values": [set_values]})
 
@@ -188,7 +192,14 @@ def _posting_runs(folder: str, partitions: int, counts: np.ndarray, base: int) -
     for i in range(partitions):
         if counts[i]:
             table = pa.ipc.open_file(pa.memory_map(_scratch_file(folder, "postings", i))).read_all()
-            runs.append((_numpy(table.column("hash")), _numpy(table.column("row")), base))
+            runs.append(
+                (
+                    _numpy(table.column("hash")),
+                    _numpy(table.column("place")),
+                    _numpy(table.column("row")),
+                    base,
+                )
+            )
         base += int(counts[i])
     return runs
 
