@@ -134,12 +134,7 @@ impl Cut {
     /// most the hashes both still hold after it, `min(rest_a, rest_b)`, and the pair needs
     /// [`Cut::pair_need`] in all. A place of unknown size passes.
     pub fn may_meet(&self, place_a: u32, place_b: u32) -> bool {
-        if place_a == UNPLACED || place_b == UNPLACED {
-            return true;
-        }
-        let (na, ra) = ((place_a >> 16) as usize, (place_a & 0xFFFF) as usize);
-        let (nb, rb) = ((place_b >> 16) as usize, (place_b & 0xFFFF) as usize);
-        1 + ra.min(rb) >= self.pair_need(na, nb)
+        places_meet(place_a, place_b, |na, nb| self.pair_need(na, nb))
     }
 
     /// The sizes a text may have to be a pair a star takes with a text placed at `place` in the
@@ -204,6 +199,19 @@ impl Cut {
         let want = Cut::new(threshold, Some((size, band)));
         matches!((self.floor, want.floor), (Some(a), Some(b)) if a <= b)
     }
+}
+
+/// Whether texts placed at `place_a` and `place_b` (see [`place`]) keep enough hashes after it
+/// for the `need` of their sizes: the test of [`Cut::may_meet`], with `need` computed or read
+/// from a table. A place of unknown size passes.
+#[inline]
+pub fn places_meet(place_a: u32, place_b: u32, need: impl Fn(usize, usize) -> usize) -> bool {
+    if place_a == UNPLACED || place_b == UNPLACED {
+        return true;
+    }
+    let (na, ra) = ((place_a >> 16) as usize, (place_a & 0xFFFF) as usize);
+    let (nb, rb) = ((place_b >> 16) as usize, (place_b & 0xFFFF) as usize);
+    1 + ra.min(rb) >= need(na, nb)
 }
 
 /// A place of no known size: it passes every filter.

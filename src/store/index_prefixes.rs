@@ -202,12 +202,9 @@ impl Needs {
     /// [`Cut::may_meet`].
     #[inline]
     pub fn may_meet(&self, place_a: u32, place_b: u32) -> bool {
-        if place_a == UNPLACED || place_b == UNPLACED {
-            return true;
-        }
-        let (na, ra) = ((place_a >> 16) as usize, (place_a & 0xFFFF) as usize);
-        let (nb, rb) = ((place_b >> 16) as usize, (place_b & 0xFFFF) as usize);
-        1 + ra.min(rb) >= self.pair_need(na, nb)
+        crate::candidates::short_texts::places_meet(place_a, place_b, |na, nb| {
+            self.pair_need(na, nb)
+        })
     }
 }
 
