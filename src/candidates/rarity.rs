@@ -39,8 +39,10 @@ impl Rarity {
                 counts.len()
             )));
         }
+        let rows: Vec<(SketchHash, u32)> =
+            hashes.iter().copied().zip(counts.iter().copied()).collect();
         Ok(Rarity {
-            counts: CountTable::new(hashes.iter().copied().zip(counts.iter().copied())),
+            counts: CountTable::new(&rows),
             repeated: None,
         })
     }
@@ -89,13 +91,7 @@ impl Rarity {
             held.extend_from_slice(shingles_of(sketch));
         }
         held.sort_unstable();
-        let mut hashes = Vec::new();
-        let mut counts = Vec::new();
-        for run in held.chunk_by(|a, b| a == b) {
-            hashes.push(run[0]);
-            counts.push(u32::try_from(run.len()).unwrap_or(u32::MAX));
-        }
-        (hashes, counts)
+        runs_of_sorted(&held, 1)
     }
 
     /// The order counted on a sample of sketches (see [`Rarity::count`]): hashes held by two
@@ -106,7 +102,7 @@ impl Rarity {
             .filter(|&(_, c)| c >= 2)
             .collect();
         Rarity {
-            counts: CountTable::new(counts.into_iter()),
+            counts: CountTable::new(&counts),
             repeated: None,
         }
     }
@@ -144,7 +140,7 @@ impl Rarity {
     /// of them when they are fewer, written to `out`. The hashes that count 0 come first and by
     /// value: a sketch holding `keep` of them needs no other lookup. With the repeated hashes
     /// marked, those are told by the marks (on short texts about a third of the lookups of
-    /// [`Rarity::order`]); without, by the table's filter, read only until `keep` are found.
+    /// [`Rarity::order`]); without, by the table, read only until `keep` are found.
     /// A sketch holding fewer (most of a text's hashes are frequent where it has copies and
     /// near copies) takes the `keep` first of the whole order, the order of `(count, hash)`:
     /// selected, then only they are sorted. On 21,253 manual pages counted on every text, the
@@ -195,25 +191,13 @@ impl Rarity {
         out.extend(keyed.into_iter().map(|(_, h)| h));
     }
 
-    /// `shingles` in this order, rarest first, written to `out`.
+    /// `shingles` in this order, rarest first, written to `out`: sorted by `(count, hash)`
+    /// (the whole order, which the tests hold [`Rarity::order_first`] to).
+    #[cfg(test)]
     pub fn order(&self, shingles: &[SketchHash], out: &mut Vec<SketchHash>) {
-        out.clear();
-        if self.counts.is_empty() && self.repeated.is_none() {
-            out.extend_from_slice(shingles);
-            out.sort_unstable();
-            return;
-        }
         let mut keyed: Vec<(u32, SketchHash)> = shingles.iter().map(|&h| self.key(h)).collect();
-        // Most hashes count 0 or 1, and a sketch comes sorted by value: those two classes are
-        // taken in turn, each in the order it has (a sort of sorted values only checks them),
-        // and only the few frequent hashes are sorted by count.
-        for class in 0..2 {
-            let from = out.len();
-            out.extend(keyed.iter().filter(|k| k.0 == class).map(|k| k.1));
-            out[from..].sort_unstable();
-        }
-        keyed.retain(|k| k.0 >= 2);
         keyed.sort_unstable();
+        out.clear();
         out.extend(keyed.into_iter().map(|(_, h)| h));
     }
 }
@@ -237,8 +221,7 @@ struct CountTable {
 impl CountTable {
     /// The table of `(hash, count)` rows; the counts of a hash given twice add up, held at
     /// `u32::MAX`.
-    fn new(rows: impl ExactSizeIterator<Item = (SketchHash, u32)>) -> Self {
-        let rows: Vec<(SketchHash, u32)> = rows.collect();
+    fn new(rows: &[(SketchHash, u32)]) -> Self {
         let mut table = CountTable {
             // Never full: a lookup stops at an empty slot.
             slots: vec![(0, 0); rows.len() + rows.len() / 2 + 1],
@@ -359,15 +342,21 @@ pub fn frequent_runs(sorted: &[SketchHash]) -> Result<(Vec<SketchHash>, Vec<u32>
             sorted[at + 1]
         )));
     }
+    Ok(runs_of_sorted(sorted, 2))
+}
+
+/// Each value of `sorted` (ascending) held at least `least` times, and how many times, held at
+/// `u32::MAX`.
+fn runs_of_sorted(sorted: &[SketchHash], least: usize) -> (Vec<SketchHash>, Vec<u32>) {
     let mut hashes = Vec::new();
     let mut counts = Vec::new();
     for run in sorted.chunk_by(|a, b| a == b) {
-        if run.len() >= 2 {
+        if run.len() >= least {
             hashes.push(run[0]);
             counts.push(u32::try_from(run.len()).unwrap_or(u32::MAX));
         }
     }
-    Ok((hashes, counts))
+    (hashes, counts)
 }
 
 /// Two tables of counts, each by hash (hashes strictly increasing), added up into one by hash:
@@ -566,7 +555,7 @@ mod tests {
                 let at: &mut u32 = want.entry(h).or_insert(0);
                 *at = at.saturating_add(c);
             }
-            let table = CountTable::new(rows.into_iter());
+            let table = CountTable::new(&rows);
             assert_eq!(table.len(), want.len());
             for h in 0..60 {
                 assert_eq!(table.get(h), want.get(&h).copied(), "{n} rows, hash {h}");
