@@ -6,8 +6,10 @@ Each run is its own process:
 
 - single machine: ``neardup dedup corpus.parquet -o kept.parquet`` (both cores): wall and CPU
   seconds and peak RSS from GNU time;
-- Dask: ``neardup.dask.dedup`` on ``LocalCluster(n_workers=2, threads_per_worker=1,
-  memory_limit="1.5GB")``, the kept rows written as Parquet parts by the workers. Sampled every
+- Dask: ``neardup.dask.dedup`` on ``neardup.dask.local_cluster(2, memory_limit="1.5GB")`` (2
+  workers of one thread; with ``--stock-cluster``, Dask's own ``LocalCluster(n_workers=2,
+  threads_per_worker=1, memory_limit="1.5GB")``, whose workers' allocator maps each block of
+  128 KiB or more afresh), the kept rows written as Parquet parts by the workers. Sampled every
   0.1 s: the client's peak RSS (the client process, which also runs the scheduler), each worker's
   peak RSS, and the CPU seconds of every process of the run (client, scheduler, workers).
 
@@ -44,6 +46,7 @@ def dask_child(
     result: str,
     candidates: str | None = None,
     settings: list[str] | None = None,
+    stock: bool = False,
 ) -> None:
     import importlib
     import pkgutil
@@ -85,7 +88,7 @@ def dask_child(
     logger.setLevel(logging.DEBUG)
     logger.addHandler(StageEnds())
 
-    with small_cluster(), sampler:
+    with small_cluster(stock), sampler:
         start = time.perf_counter()
         cpu_start = sampler.cpu_seconds()
         stats: dict = {}
@@ -174,11 +177,19 @@ def main() -> None:
         "that the client reads in the Dask run (repeat), say RARITY_TABLE=0 for each "
         "partition's own rarity table",
     )
+    ap.add_argument(
+        "--stock-cluster",
+        action="store_true",
+        help="run on Dask's own LocalCluster, its workers' allocator as Dask sets it, instead "
+        "of neardup.dask.local_cluster",
+    )
     ap.add_argument("--out", help="write the measurements as JSON here")
     ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        dask_child(*args.child, candidates=args.candidates, settings=args.set)
+        dask_child(
+            *args.child, candidates=args.candidates, settings=args.set, stock=args.stock_cluster
+        )
         return
     mode = ["--candidates", args.candidates] if args.candidates else []
 
@@ -236,6 +247,7 @@ def main() -> None:
                     str(result),
                     *mode,
                     *(f"--set={s}" for s in args.set),
+                    *(["--stock-cluster"] if args.stock_cluster else []),
                 ]
             )
             stats = json.loads(result.read_text()) if proc.returncode == 0 else {}
@@ -250,6 +262,7 @@ def main() -> None:
                 candidates=args.candidates,
                 settings=args.set,
                 status=proc.returncode,
+                cluster="LocalCluster" if args.stock_cluster else "neardup.dask.local_cluster",
                 what=f"neardup.dask, 2 workers x 1 thread, 1.5 GB each, {-(-n // step)} parts",
             )
             print(json.dumps(stats), flush=True)

@@ -57,21 +57,23 @@ def publish(report: str, out: Path | None) -> None:
 
 
 @contextmanager
-def small_cluster() -> Iterator[Any]:
-    """The Dask benchmarks' cluster, a client connected: ``LocalCluster(n_workers=2,
-    threads_per_worker=1, memory_limit="1.5GB")`` on this machine."""
+def small_cluster(stock: bool = False) -> Iterator[Any]:
+    """The Dask benchmarks' cluster, a client connected: ``neardup.dask.local_cluster(2,
+    memory_limit="1.5GB")`` on this machine (2 worker processes of one thread, their allocator
+    set as ``neardup.dask.cluster.WORKER_MALLOC`` says), or with ``stock`` Dask's own
+    ``LocalCluster(n_workers=2, threads_per_worker=1, memory_limit="1.5GB")``, its workers'
+    allocator as Dask sets it."""
     from distributed import Client, LocalCluster
 
-    with (
-        LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            memory_limit="1.5GB",
-            host="127.0.0.1",
-            dashboard_address=None,
-        ) as cluster,
-        Client(cluster) as client,
-    ):
+    import neardup.dask as ndd
+
+    settings = dict(memory_limit="1.5GB", host="127.0.0.1", dashboard_address=None)
+    made = (
+        LocalCluster(n_workers=2, threads_per_worker=1, **settings)
+        if stock
+        else ndd.local_cluster(2, **settings)
+    )
+    with made as cluster, Client(cluster) as client:
         # The workers import neardup (and with it pandas, pyarrow and dask.dataframe) before
         # the run, as workers started with ``--preload neardup.dask`` do: a benchmark measures
         # runs on a cluster that is up, not the start of its workers (about 0.7 CPU s each).

@@ -9,13 +9,42 @@ from typing import Any
 
 from ..validate import integer
 
+#: The environment of a worker process's C allocator (glibc's malloc) that neardup's workers
+#: start with (docs/cluster.md, "The workers' allocator"): blocks up to 32 MiB come from the
+#: heap, as a single process's malloc settles by itself, and up to 32 MiB of free memory stays
+#: there. Dask starts its workers with ``MALLOC_TRIM_THRESHOLD_=65536``, which also fixes the
+#: size from which a block is mapped on its own at 128 KiB: every array a task makes is then
+#: mapped afresh and its pages zeroed by the kernel. At 1M documents the workers took 1.4
+#: million page faults that way, 0.2 million with these settings, and 3 to 5 CPU s less, for
+#: a worker peak 120 MB higher.
+WORKER_MALLOC = {"MALLOC_MMAP_THRESHOLD_": 1 << 25, "MALLOC_TRIM_THRESHOLD_": 1 << 25}
+
+#: Dask's own setting of the trim threshold, which :data:`WORKER_MALLOC` replaces; a value a
+#: user set in Dask's configuration is left as it is.
+_DASK_TRIM_THRESHOLD = 65536
+
+
+def worker_environ(environ: dict[str, Any]) -> dict[str, Any]:
+    """``environ`` (the configuration's ``distributed.nanny.pre-spawn-environ``) with
+    :data:`WORKER_MALLOC`'s settings where it has none of its own (Dask's trim threshold counts
+    as none)."""
+    merged = dict(environ)
+    if str(merged.get("MALLOC_TRIM_THRESHOLD_", _DASK_TRIM_THRESHOLD)) == str(_DASK_TRIM_THRESHOLD):
+        merged.pop("MALLOC_TRIM_THRESHOLD_", None)
+        for name, value in WORKER_MALLOC.items():
+            merged.setdefault(name, value)
+    return merged
+
 
 def local_cluster(workers: int = 2, **options: Any) -> Any:
     """A ``distributed.LocalCluster`` of ``workers`` processes, one thread each, every port on
     127.0.0.1 and chosen by the system, no dashboard (use it in a ``with`` block); ``options``
-    go to ``LocalCluster`` (``processes=False``: worker threads in this process)."""
+    go to ``LocalCluster`` (``processes=False``: worker threads in this process). The worker
+    processes start with :data:`WORKER_MALLOC` in their environment (unless the Dask
+    configuration sets a trim threshold of its own)."""
     import logging
 
+    import dask
     from distributed import LocalCluster
 
     settings: dict[str, Any] = dict(
@@ -31,7 +60,10 @@ def local_cluster(workers: int = 2, **options: Any) -> Any:
     settings.update(options)
     if not settings["processes"]:
         settings.setdefault("protocol", "tcp")  # threads in this process, still on 127.0.0.1
-    return LocalCluster(**settings)
+    key = "distributed.nanny.pre-spawn-environ"
+    # Read when each nanny is made, in LocalCluster's constructor, and kept for its restarts.
+    with dask.config.set({key: worker_environ(dask.config.get(key, default={}))}):
+        return LocalCluster(**settings)
 
 
 def halt(cluster: Any) -> None:
