@@ -388,17 +388,25 @@ fn sort_shingle_hashes(hashes: &mut Vec<SketchHash>) {
         *at += 1;
     }
     // Each hash moves past the larger ones of its bucket; past `4 n` moves in all, the values
-    // are not spread evenly, and the rest are sorted at once.
+    // are not spread evenly, and the rest are sorted at once. The first step is taken without a
+    // branch (the larger of the hash and the one before it goes last): a bucket of two needs no
+    // more, and only a hash that must move two places or more (a bucket of three or more,
+    // rare) takes the loop, whose branch the CPU cannot predict.
+    sorted[0] = spread[0];
     let mut moves = 0;
-    for i in 0..n {
-        let h = spread[i];
-        let mut j = i;
+    for i in 1..n {
+        let (h, before) = (spread[i], sorted[i - 1]);
+        sorted[i] = before.max(h);
+        let h = before.min(h);
+        sorted[i - 1] = h;
+        moves += usize::from(h != before);
+        let mut j = i - 1;
         while j > 0 && sorted[j - 1] > h {
             sorted[j] = sorted[j - 1];
             j -= 1;
+            moves += 1;
         }
         sorted[j] = h;
-        moves += i - j;
         if moves > 4 * n {
             sorted[i + 1..].copy_from_slice(&spread[i + 1..]);
             sorted.sort_unstable();
@@ -1017,8 +1025,9 @@ mod tests {
     }
 
     /// The buckets sort as `sort_unstable` does: shingle hashes of every count around the
-    /// bucket sort's bounds, with repeats, values with the top bit set, and values that all fall
-    /// in one bucket (the insertion pass gives up on them and sorts the rest at once).
+    /// bucket sort's bounds, with repeats (side by side, and two or three in a bucket), values
+    /// with the top bit set, and values that all fall in one bucket (the insertion pass gives up
+    /// on them and sorts the rest at once).
     #[test]
     fn shingle_hashes_sort_and_lose_their_repeats_as_the_standard_sort_does() {
         let mut s = 11u64;
@@ -1026,7 +1035,11 @@ mod tests {
         for n in [
             0, 1, 2, 31, 32, 33, 100, 1000, 1024, 1025, 2047, 2048, 2049, 5000,
         ] {
-            cases.push((0..n).map(|_| xorshift64(&mut s) >> 1).collect());
+            let spread: Vec<u64> = (0..n).map(|_| xorshift64(&mut s) >> 1).collect();
+            cases.push(spread.clone());
+            // Each hash twice, and three times in reverse: repeats within a bucket.
+            cases.push(spread.iter().flat_map(|&h| [h, h]).collect());
+            cases.push(spread.iter().rev().flat_map(|&h| [h, h ^ 1, h]).collect());
             cases.push((0..n).map(|_| (xorshift64(&mut s) % 7) << 60).collect());
             cases.push((0..n).map(|_| xorshift64(&mut s)).collect());
             cases.push((0..n as u64).map(|i| (n as u64 - i) ^ (3 << 61)).collect());
