@@ -584,7 +584,14 @@ fn bounded_bottom_k(
             }
         }
         read += block.len() as u64;
-        out.extend(block.iter().copied().filter(|&h| h < bound));
+        // Without a branch on the data: each hash written, and kept when below the bound.
+        let mut kept = out.len();
+        out.resize(kept + block.len(), 0);
+        for &h in block {
+            out[kept] = h;
+            kept += usize::from(h < bound);
+        }
+        out.truncate(kept);
     });
     sort_shingle_hashes(out);
     dedup_sorted(out);
