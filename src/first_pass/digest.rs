@@ -251,7 +251,7 @@ pub fn digest_many<S: AsRef<str> + Sync>(
         fingerprints: Vec::with_capacity(n),
         sketches: Sketches {
             offsets: Vec::with_capacity(n + 1),
-            hashes: Vec::with_capacity(total),
+            hashes: crate::runtime::memory::vec_in_huge_pages(total),
             keys: Vec::with_capacity(n),
         },
     };

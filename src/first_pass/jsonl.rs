@@ -430,14 +430,13 @@ impl Lines {
             keys: Vec::with_capacity(n),
             sketches: None,
         };
+        let total = each.iter().map(|l| l.sketch.len()).sum();
         let mut sketches = Sketches {
             offsets: Vec::with_capacity(n + 1),
-            ..Sketches::default()
+            hashes: crate::runtime::memory::vec_in_huge_pages(total),
+            keys: Vec::new(),
         };
         sketches.offsets.push(0);
-        sketches
-            .hashes
-            .reserve(each.iter().map(|l| l.sketch.len()).sum());
         for l in each {
             out.kinds.push(l.kind as u8);
             out.fingerprints.push(l.fingerprint);

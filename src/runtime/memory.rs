@@ -76,9 +76,61 @@ pub fn readable(bytes: u64) -> String {
     }
 }
 
+/// The huge page the kernel may back memory with (x86-64, AArch64 with 4 KiB pages: 2 MiB).
+const HUGE_PAGE: usize = 2 << 20;
+
+/// An empty vector with room for `n` elements, whose whole huge pages the kernel is asked to back
+/// with huge pages (Linux `MADV_HUGEPAGE`, heeded when transparent huge pages are on `always` or
+/// `madvise`): a large buffer written once from end to end (the sketches of a batch gathered
+/// into one array) then takes one page fault every 2 MiB instead of one every 4 KiB (64 MB:
+/// 7 against 30 ms). Only advice: the contents, and the memory used once it is all written,
+/// are the same.
+pub fn vec_in_huge_pages<T>(n: usize) -> Vec<T> {
+    let mut v = Vec::with_capacity(n);
+    advise_vec(&mut v);
+    v
+}
+
+/// Asks for huge pages for the whole huge pages of `v`'s buffer, when it spans at least two.
+fn advise_vec<T>(v: &mut Vec<T>) {
+    let bytes = v.capacity().saturating_mul(std::mem::size_of::<T>());
+    if bytes >= 2 * HUGE_PAGE {
+        let start = v.as_mut_ptr() as usize;
+        let first = start.next_multiple_of(HUGE_PAGE);
+        let end = (start + bytes) / HUGE_PAGE * HUGE_PAGE;
+        if end > first {
+            advise_huge_pages(first, end - first);
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn advise_huge_pages(start: usize, len: usize) {
+    // SAFETY: [start, start + len) lies inside an allocation of this process; the advice
+    // changes how its pages are backed, never what they hold, and a refusal is harmless.
+    unsafe {
+        libc::madvise(start as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn advise_huge_pages(_start: usize, _len: usize) {}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Room for what is asked, empty, and it holds what is written (small vectors are not
+    /// advised; large ones are, whatever their alignment).
+    #[test]
+    fn vectors_in_huge_pages_hold_what_is_written() {
+        for n in [0usize, 1, 1000, HUGE_PAGE / 8 * 2, HUGE_PAGE / 8 * 5 + 3] {
+            let mut v: Vec<u64> = vec_in_huge_pages(n);
+            assert!(v.is_empty() && v.capacity() >= n);
+            v.extend((0..n as u64).map(|i| i * 3));
+            assert!(v.iter().enumerate().all(|(i, &x)| x == i as u64 * 3));
+        }
+    }
 
     #[test]
     fn proc_lines_are_read_as_bytes() {
