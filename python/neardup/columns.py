@@ -3,7 +3,9 @@ the core on them: one column a field, the text normalized where the core cannot 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import itertools
+import operator
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from . import _core
@@ -62,13 +64,24 @@ class DocumentColumns:
         full-width forms, as ``_core.to_normalize`` decides on its bytes); any other document is
         normalized here, its non-ASCII runs only (:func:`~neardup.normalize.outside_ascii`)."""
         try:
-            rest = _core.to_normalize(chunk, self.unicode_form, self.casefold)
+            # Python knows an ASCII str without reading it: the core reads the others (all of
+            # them when they are most).
+            ascii_ = list(map(str.isascii, chunk))
+            count = sum(ascii_)
+            if count == len(ascii_):
+                return [chunk if isinstance(chunk, list) else list(chunk)]
+            wide: Sequence[int] = range(len(ascii_))
+            texts = chunk
+            if count * 2 > len(ascii_):
+                wide = list(itertools.compress(wide, map(operator.not_, ascii_)))
+                texts = list(map(chunk.__getitem__, wide))
+            rest = _core.to_normalize(texts, self.unicode_form, self.casefold)
         except (TypeError, UnicodeEncodeError):
             return self._text_columns(chunk, start, name)
         column = chunk if isinstance(chunk, list) and not rest else list(chunk)
         normalize = self._normalize_outside_ascii
-        for i in rest:
-            column[i] = normalize(column[i])
+        for j in rest:
+            column[wide[j]] = normalize(texts[j])
         return [column]
 
     def _fold(self) -> dict[str, bool]:
