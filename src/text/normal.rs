@@ -96,6 +96,23 @@ fn is_wide(c: u32) -> bool {
     (0xFF01..=0xFF5E).contains(&c) || c == 0x3000 || c == 0xA0
 }
 
+/// Whether UTF-8 `bytes` hold a wide character: U+FF01..=U+FF5E (EF BC 81..=BF, EF BD
+/// 80..=9E), U+3000 (E3 80 80) or U+00A0 (C2 A0).
+fn has_wide(bytes: &[u8]) -> bool {
+    bytes.iter().enumerate().any(|(i, &b)| {
+        let next = |k: usize| bytes.get(i + k).copied().unwrap_or(0);
+        match b {
+            0xEF => matches!(
+                (next(1), next(2)),
+                (0xBC, 0x81..=0xBF) | (0xBD, 0x80..=0x9E)
+            ),
+            0xE3 => next(1) == 0x80 && next(2) == 0x80,
+            0xC2 => next(1) == 0xA0,
+            _ => false,
+        }
+    })
+}
+
 /// The ASCII character the compatibility forms make of a wide one.
 fn narrow(c: char) -> char {
     match c as u32 {
@@ -114,23 +131,24 @@ pub struct Fold {
 }
 
 impl Fold {
-    /// Whether [`fold`] may change `text` (a first byte of a wide character is enough to look).
+    /// Whether [`fold`] changes `text`.
     pub fn may_change(self, text: &str) -> bool {
-        text.bytes().any(|b| {
-            (self.ascii && b.is_ascii_uppercase())
-                || (self.wide && (b == 0xEF || b == 0xE3 || b == 0xC2))
-        })
+        let bytes = text.as_bytes();
+        (self.ascii && bytes.iter().any(u8::is_ascii_uppercase))
+            || (self.wide && !text.is_ascii() && has_wide(bytes))
     }
 }
 
 /// `text` folded: itself when there is nothing to change, else its copy in `buf`, never longer
 /// than `text` (a wide character takes 2 or 3 bytes, its ASCII one 1).
 pub fn fold<'a>(text: &'a str, fold: Fold, buf: &'a mut String) -> &'a str {
-    if !fold.may_change(text) {
+    let wide = fold.wide && !text.is_ascii() && has_wide(text.as_bytes());
+    let capitals = fold.ascii && text.bytes().any(|b| b.is_ascii_uppercase());
+    if !wide && !capitals {
         return text;
     }
     buf.clear();
-    if !fold.wide || text.is_ascii() {
+    if !wide {
         buf.push_str(text);
         buf.make_ascii_lowercase();
         return buf;
@@ -252,6 +270,11 @@ mod tests {
         assert_eq!(fold("ＡB", Fold::default(), &mut buf), "ＡB");
         for text in ["ＡＢ　C", "a\u{A0}", "xyz"] {
             assert!(fold(text, both, &mut buf).len() <= text.len());
+        }
+        // The wide characters are found by their bytes, and nothing else is.
+        for c in (0x80..=0x10FFFF).filter_map(char::from_u32) {
+            let text = format!("a{c}b");
+            assert_eq!(wide.may_change(&text), is_wide(c as u32), "{:X}", c as u32);
         }
     }
 }
