@@ -132,12 +132,12 @@ pub fn try_room<T>(v: &mut Vec<T>, len: usize, what: &str) -> Result<()> {
 }
 
 /// Room in `buf` (emptied) for the copy of a long text ([`crate::text::features::RESERVE_MIN_BYTES`])
-/// that [`crate::fingerprint::simhash::ascii_lowercase`] makes of it (when it has capitals):
-/// [`Error::OutOfMemory`] when it cannot be had.
-pub fn try_room_text(buf: &mut String, text: &str) -> Result<()> {
+/// that [`crate::text::normal::fold`] makes of it (when it changes it): [`Error::OutOfMemory`]
+/// when it cannot be had.
+pub fn try_room_text(buf: &mut String, text: &str, fold: crate::text::normal::Fold) -> Result<()> {
     buf.clear();
     if text.len() >= crate::text::features::RESERVE_MIN_BYTES
-        && text.bytes().any(|b| b.is_ascii_uppercase())
+        && fold.may_change(text)
         && buf.try_reserve(text.len()).is_err()
     {
         *buf = String::new();

@@ -87,6 +87,7 @@ __all__ = [
     "scalar_forced",
     "tallies_float",
     "tallies_int",
+    "to_normalize",
 ]
 
 __version__: str
@@ -114,6 +115,11 @@ class TooManyPairsError(NeardupError):
     count: int
     limit: int
     at_least: bool
+
+def to_normalize(texts: list[str], unicode_form: str | None, casefold: bool) -> list[int]:
+    """The positions of the texts that must be normalized in Python before the core takes them;
+    the others the core normalizes itself, folding with ``fold_ascii=casefold`` and
+    ``fold_wide`` for NFKC and NFKD."""
 
 def fnv1a_64(data: str | bytes | bytearray | memoryview) -> int:
     """FNV-1a 64 of the bytes (a str as UTF-8)."""
@@ -185,9 +191,15 @@ class Hasher:
     ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
         """Document frequencies of feature hashes of documents given as pre-split tokens."""
     def fingerprint_many(
-        self, fields: list[list[str]], threads: int | None = None, fold_ascii: bool = False
+        self,
+        fields: list[list[str]],
+        threads: int | None = None,
+        fold_ascii: bool = False,
+        fold_wide: bool = False,
     ) -> npt.NDArray[np.uint64]:
-        """Fingerprints of documents given field by field: ``fields[f][d]``."""
+        """Fingerprints of documents given field by field: ``fields[f][d]``. With ``fold_ascii``
+        the ASCII capitals of one-field documents are folded to lower case first, and with
+        ``fold_wide`` their wide characters to ASCII (what NFKC makes of them)."""
     def document_frequencies(
         self, fields: list[list[str]], threads: int | None = None
     ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
@@ -199,6 +211,7 @@ class Hasher:
         fold_ascii: bool = False,
         sketch: tuple[int, int] | None = None,
         seen: KeySet | None = None,
+        fold_wide: bool = False,
     ) -> tuple[
         npt.NDArray[np.uint64],
         npt.NDArray[np.uint64],

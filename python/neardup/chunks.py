@@ -69,6 +69,13 @@ def iter_docs(docs: Any) -> Iterator[Any]:
 
 def in_chunks(docs: Any, size: int, name: str) -> Iterator[tuple[int, list[Any]]]:
     count_docs(docs)
+    blocks = getattr(docs, "text_blocks", None)
+    if blocks is not None:  # a source that cuts its documents itself (neardup.sources)
+        start = 0
+        for chunk in blocks(size):
+            yield start, chunk
+            start += len(chunk)
+        return
     if isinstance(docs, list):
         for start in range(0, len(docs), size):
             yield start, docs[start : start + size]

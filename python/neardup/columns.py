@@ -3,9 +3,12 @@ the core on them: one column a field, the text normalized where the core cannot 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import itertools
+import operator
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from . import _core
 from .validate import check_unicode
 
 
@@ -14,6 +17,8 @@ class DocumentColumns:
     hasher's)."""
 
     fields: dict[str, float] | None
+    unicode_form: str | None
+    casefold: bool
     _normalize: Callable[[str], str]
     _normalize_outside_ascii: Callable[[str], str]
     _tokenize: Callable[[str], Iterable[str]] | None
@@ -53,15 +58,36 @@ class DocumentColumns:
         return tokens
 
     def _folding_column(self, chunk: list[Any], start: int, name: str) -> list[list[str]]:
-        """The texts of one-field documents for the core's folding path: an ASCII ``str`` goes as
-        it is (every Unicode form leaves ASCII alone, and with ``casefold`` the core folds its
-        capitals on all cores), any other document is normalized here, its non-ASCII runs only
-        (:func:`~neardup.normalize.outside_ascii`)."""
-        isascii, normalize = str.isascii, self._normalize_outside_ascii
+        """The texts of one-field documents for the core's folding path (:meth:`_fold`): a
+        ``str`` the core normalizes itself goes as it is (an ASCII text, whose capitals it folds
+        with ``casefold``, or one of CJK ideographs, kana, Hangul syllables, punctuation and
+        full-width forms, as ``_core.to_normalize`` decides on its bytes); any other document is
+        normalized here, its non-ASCII runs only (:func:`~neardup.normalize.outside_ascii`)."""
         try:
-            return [[doc if isascii(doc) else normalize(doc) for doc in chunk]]
-        except TypeError:
+            # Python knows an ASCII str without reading it: the core reads the others (all of
+            # them when they are most).
+            ascii_ = list(map(str.isascii, chunk))
+            count = sum(ascii_)
+            if count == len(ascii_):
+                return [chunk if isinstance(chunk, list) else list(chunk)]
+            wide: Sequence[int] = range(len(ascii_))
+            texts = chunk
+            if count * 2 > len(ascii_):
+                wide = list(itertools.compress(wide, map(operator.not_, ascii_)))
+                texts = list(map(chunk.__getitem__, wide))
+            rest = _core.to_normalize(texts, self.unicode_form, self.casefold)
+        except (TypeError, UnicodeEncodeError):
             return self._text_columns(chunk, start, name)
+        column = chunk if isinstance(chunk, list) and not rest else list(chunk)
+        normalize = self._normalize_outside_ascii
+        for j in rest:
+            column[wide[j]] = normalize(texts[j])
+        return [column]
+
+    def _fold(self) -> dict[str, bool]:
+        """The core's folding of the texts of :meth:`_folding_column`: ASCII capitals with
+        ``casefold``, and full-width forms and wide spaces to ASCII under NFKC and NFKD."""
+        return {"fold_ascii": self.casefold, "fold_wide": self.unicode_form in ("NFKC", "NFKD")}
 
     def _text_columns(self, chunk: list[Any], start: int, name: str) -> list[list[str]]:
         """One list of normalized texts per field, checking every document."""

@@ -349,7 +349,7 @@ class Simhasher(DocumentColumns):
         method = _method(self._inner, "fingerprint_many", self.tokenizer)
         folding = self.fields is None and self._tokenize is None
         if folding:
-            method = functools.partial(method, fold_ascii=self.casefold)
+            method = functools.partial(method, **self._fold())
         try:
             for start, chunk in in_chunks(docs, chunk_size, "docs"):
                 columns = (
@@ -467,16 +467,9 @@ def digest_many(
             if folding
             else hasher._text_columns(docs, start, name)
         )
-        got = _call(
-            hasher._inner.digest_many,
-            columns,
-            start,
-            name,
-            threads,
-            folding and hasher.casefold,
-            sketch,
-            seen,
-        )
+        fold = hasher._fold() if folding else {}
+        digest = functools.partial(hasher._inner.digest_many, sketch=sketch, seen=seen, **fold)
+        got = _call(digest, columns, start, name, threads)
         return Digest.of(*got)
     # A Python tokenizer: the fingerprints from its tokens; keys and sketches from the text.
     columns = hasher._text_columns(docs, start, name)

@@ -11,6 +11,7 @@ documents from here.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
@@ -40,43 +41,75 @@ class _Texts:
         self.ids: list[Any] | None = [] if id_field is not None else None
 
     def __iter__(self) -> Iterator[Any]:
-        lengths, ids = self.lengths, self.ids
+        for block in self.text_blocks(CHUNK_SIZE):
+            yield from block
+
+    def text_blocks(self, size: int) -> Iterator[list[Any]]:
+        """The texts in lists of ``size`` (the last one shorter). A list's run of ``str`` is
+        taken as it is, its lengths and bytes counted a run at a time."""
+        if isinstance(self.items, list):
+            items = self.items
+            for at in range(0, len(items), size):
+                block = items[at : at + size]
+                if self.ids is None and set(map(type, block)) == {str}:
+                    self._count(block)
+                    yield block
+                else:
+                    yield [self._text(at + i, item) for i, item in enumerate(block)]
+            return
+        block = []
         for i, item in enumerate(iter_docs(self.items)):
-            if isinstance(item, Mapping) and not self.fields:
-                field = self.text_field or "text"
-                if field not in item:
-                    raise KeyError(
-                        f"docs[{i}] has no field {field!r} (pass text_field= to name the text)"
-                    )
-                text = item[field]
-                if is_missing(text):
-                    raise missing_text(f"docs[{i}][{field!r}]", text)
-                if not isinstance(text, str):
-                    raise TypeError(f"docs[{i}][{field!r}] is {type(text).__name__}, expected str")
-            else:
-                text = item
-            if i == 0 and self.id_field is None and isinstance(item, Mapping) and "id" in item:
-                # The ids rule of the command too: the "id" field when the first document has one.
-                self.id_field, self.ids = "id", []
-                ids = self.ids
-            if ids is not None:
-                if not isinstance(item, Mapping) or self.id_field not in item:
-                    raise KeyError(
-                        f"docs[{i}] has no field {self.id_field!r} (the id; id_field= names another)"
-                    )
-                ids.append(item[self.id_field])
-            if isinstance(text, str):
-                lengths.append(len(text))
-                self.nbytes += (
-                    len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+            block.append(self._text(i, item))
+            if len(block) == size:
+                yield block
+                block = []
+        if block:
+            yield block
+
+    def _count(self, texts: list[str]) -> None:
+        """Notes the lengths and UTF-8 bytes of ``texts``."""
+        self.lengths.extend(map(len, texts))
+        wide = list(itertools.filterfalse(str.isascii, texts))
+        self.nbytes += sum(self.lengths[len(self.lengths) - len(texts) :]) + (
+            len("".join(wide).encode("utf-8", "surrogatepass")) - sum(map(len, wide)) if wide else 0
+        )
+
+    def _text(self, i: int, item: Any) -> Any:
+        """The text (or fields dict) of document ``i``, its id, length and bytes noted."""
+        if isinstance(item, Mapping) and not self.fields:
+            field = self.text_field or "text"
+            if field not in item:
+                raise KeyError(
+                    f"docs[{i}] has no field {field!r} (pass text_field= to name the text)"
                 )
-            elif isinstance(text, Mapping):
-                values = [v for v in text.values() if isinstance(v, str)]
-                lengths.append(sum(map(len, values)))
-                self.nbytes += sum(len(v.encode("utf-8", "surrogatepass")) for v in values)
-            else:
-                lengths.append(0)
-            yield text
+            text = item[field]
+            if is_missing(text):
+                raise missing_text(f"docs[{i}][{field!r}]", text)
+            if not isinstance(text, str):
+                raise TypeError(f"docs[{i}][{field!r}] is {type(text).__name__}, expected str")
+        else:
+            text = item
+        if i == 0 and self.id_field is None and isinstance(item, Mapping) and "id" in item:
+            # The ids rule of the command too: the "id" field when the first document has one.
+            self.id_field, self.ids = "id", []
+        if self.ids is not None:
+            if not isinstance(item, Mapping) or self.id_field not in item:
+                raise KeyError(
+                    f"docs[{i}] has no field {self.id_field!r} (the id; id_field= names another)"
+                )
+            self.ids.append(item[self.id_field])
+        if isinstance(text, str):
+            self.lengths.append(len(text))
+            self.nbytes += (
+                len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+            )
+        elif isinstance(text, Mapping):
+            values = [v for v in text.values() if isinstance(v, str)]
+            self.lengths.append(sum(map(len, values)))
+            self.nbytes += sum(len(v.encode("utf-8", "surrogatepass")) for v in values)
+        else:
+            self.lengths.append(0)
+        return text
 
 
 def check_corpus_arguments(

@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::fingerprint::tally::{add_float, BitCounter};
 use crate::text::features::{FeatureConfig, Field, Scratch};
 use crate::text::hash::{fmix64, FoldState};
+use crate::text::normal::{self, Fold};
 
 /// How the features of one document are weighted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -137,19 +138,6 @@ pub const MAX_FIELD_WEIGHT: f64 = 1e9;
 /// Batches smaller than this run on the calling thread: below it, waking the pool costs more than
 /// it saves (measured with benches/bench_fingerprint.py).
 pub const PARALLEL_MIN_DOCS: usize = 64;
-
-/// `text` with its ASCII capitals in lower case: `text` itself when it has none, else a copy
-/// made in `buf`. Bytes of multi-byte UTF-8 sequences are never ASCII, so other characters
-/// are left as they are.
-pub fn ascii_lowercase<'a>(text: &'a str, buf: &'a mut String) -> &'a str {
-    if !text.bytes().any(|b| b.is_ascii_uppercase()) {
-        return text;
-    }
-    buf.clear();
-    buf.push_str(text);
-    buf.make_ascii_lowercase();
-    buf
-}
 
 impl Hasher {
     /// A hasher; `idf` is required with [`Weighting::Idf`] and refused otherwise.
@@ -305,18 +293,23 @@ impl Hasher {
         self.fingerprint_many_of::<str, S>(fields)
     }
 
-    /// [`Hasher::fingerprint_many`] of one-field documents whose ASCII capitals are folded to
-    /// lower case first (each text read through [`ascii_lowercase`]): what case folding gives
-    /// an ASCII text, done here on all cores instead of in Python.
-    pub fn fingerprint_many_folded<S: AsRef<str> + Sync>(&self, texts: &[S]) -> Result<Vec<u64>> {
+    /// [`Hasher::fingerprint_many`] of one-field documents folded first (each text read through
+    /// [`normal::fold`]): ASCII capitals to lower case and wide characters to ASCII, what
+    /// case folding and the compatibility forms make of them, done here on all cores instead of
+    /// in Python.
+    pub fn fingerprint_many_folded<S: AsRef<str> + Sync>(
+        &self,
+        texts: &[S],
+        fold: Fold,
+    ) -> Result<Vec<u64>> {
         self.check_fields(&[texts])?;
         let one = |(scratch, buf): &mut (Scratch, String), (d, text): (usize, &S)| {
             let text = text.as_ref();
             self.features
                 .reserve(text, false, scratch)
-                .and_then(|()| crate::error::try_room_text(buf, text))
+                .and_then(|()| crate::error::try_room_text(buf, text, fold))
                 .map_err(|e| e.at(d))?;
-            let fingerprint = self.fingerprint(&[ascii_lowercase(text, buf)], scratch);
+            let fingerprint = self.fingerprint(&[normal::fold(text, fold, buf)], scratch);
             scratch.release_after(text.len());
             Ok(fingerprint)
         };
@@ -570,8 +563,12 @@ mod tests {
     #[test]
     fn folded_batches_equal_the_lowercased_texts() {
         let mut buf = String::new();
+        let ascii = Fold {
+            ascii: true,
+            wide: false,
+        };
         assert_eq!(
-            ascii_lowercase("Ünïcode ÉTÉ Mixed", &mut buf),
+            normal::fold("Ünïcode ÉTÉ Mixed", ascii, &mut buf),
             "Ünïcode ÉtÉ mixed"
         );
         let texts: Vec<String> = (0..300)
@@ -589,16 +586,16 @@ mod tests {
             let features = FeatureConfig::new(tokens, 2, stopwords).unwrap();
             let hasher = Hasher::new(features, Weighting::Tf, None, vec![1.0]).unwrap();
             let want = hasher.fingerprint_many(&[&lower[..]]).unwrap();
-            assert_eq!(hasher.fingerprint_many_folded(&texts).unwrap(), want);
+            assert_eq!(hasher.fingerprint_many_folded(&texts, ascii).unwrap(), want);
             assert_eq!(
-                hasher.fingerprint_many_folded(&texts[..10]).unwrap(),
+                hasher.fingerprint_many_folded(&texts[..10], ascii).unwrap(),
                 want[..10]
             );
             assert_ne!(hasher.fingerprint_many(&[&texts[..]]).unwrap(), want);
         }
         let two = FeatureConfig::new(TokenKind::Word, 1, None).unwrap();
         let two = Hasher::new(two, Weighting::Tf, None, vec![1.0, 1.0]).unwrap();
-        assert!(two.fingerprint_many_folded(&texts).is_err());
+        assert!(two.fingerprint_many_folded(&texts, ascii).is_err());
     }
 
     #[test]

@@ -5,9 +5,10 @@
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
-use crate::fingerprint::simhash::{ascii_lowercase, Hasher, PARALLEL_MIN_DOCS};
+use crate::fingerprint::simhash::{Hasher, PARALLEL_MIN_DOCS};
 use crate::sketch::verify::{self, content_key, ContentKey, ShingleConfig, SketchHash, Sketches};
 use crate::text::features::{Scratch, TokenKind, RELEASE_MIN_BYTES, RESERVE_MIN_BYTES};
+use crate::text::normal::{self, Fold};
 
 /// Fingerprints, with the content keys (and sketches, when asked for) in `sketches`.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -180,14 +181,14 @@ struct State {
     sketch: Vec<SketchHash>,
 }
 
-/// The digests of documents given field by field (`fields[f][d]`), in parallel. With
-/// `fold_ascii` (one field only), ASCII capitals are folded to lower case first, as
+/// The digests of documents given field by field (`fields[f][d]`), in parallel. With a `fold`
+/// (one field only), each text is folded first ([`normal::fold`]), as
 /// [`Hasher::fingerprint_many_folded`] does. With `seen`, the texts (of one field) seen before
 /// take their recorded fingerprints and no sketch (see [`digest_one`]).
 pub fn digest_many<S: AsRef<str> + Sync>(
     hasher: &Hasher,
     fields: &[&[S]],
-    fold_ascii: bool,
+    fold: Fold,
     sketch: Option<ShingleConfig>,
     seen: Option<&KeySet>,
 ) -> Result<Digests> {
@@ -198,8 +199,9 @@ pub fn digest_many<S: AsRef<str> + Sync>(
             fields.len()
         )));
     }
-    if fold_ascii && fields.len() != 1 {
-        return Err(Error::invalid("fold_ascii takes documents of one field"));
+    let folding = fold != Fold::default();
+    if folding && fields.len() != 1 {
+        return Err(Error::invalid("folding takes documents of one field"));
     }
     let n = fields.first().map_or(0, |f| f.len());
     if fields.iter().any(|f| f.len() != n) {
@@ -210,10 +212,10 @@ pub fn digest_many<S: AsRef<str> + Sync>(
     let one = |state: &mut State, part: &mut Part, d: usize| -> Result<()> {
         let len = fields.iter().map(|f| f[d].as_ref().len()).sum::<usize>();
         let buffers = (&mut state.scratch, &mut state.joined);
-        let got = if fold_ascii {
+        let got = if folding {
             let text = fields[0][d].as_ref();
-            crate::error::try_room_text(&mut state.folded, text).map_err(|e| e.at(d))?;
-            let text = ascii_lowercase(text, &mut state.folded);
+            crate::error::try_room_text(&mut state.folded, text, fold).map_err(|e| e.at(d))?;
+            let text = normal::fold(text, fold, &mut state.folded);
             digest_one(hasher, &[text], sketch, seen, buffers, &mut state.sketch)
         } else {
             let texts: Vec<&str> = fields.iter().map(|f| f[d].as_ref()).collect();
@@ -273,6 +275,11 @@ mod tests {
     use crate::fingerprint::simhash::Weighting;
     use crate::text::features::FeatureConfig;
 
+    const ASCII: Fold = Fold {
+        ascii: true,
+        wide: false,
+    };
+
     fn hasher(tokens: TokenKind, ngram: i64, fields: usize) -> Hasher {
         let features = FeatureConfig::new(tokens, ngram, None).unwrap();
         Hasher::new(features, Weighting::Tf, None, vec![1.0; fields]).unwrap()
@@ -293,14 +300,14 @@ mod tests {
             (TokenKind::Char, 4),
         ] {
             let h = hasher(tokens, ngram, 1);
-            let got = digest_many(&h, &[&texts[..]], true, Some(config), None).unwrap();
+            let got = digest_many(&h, &[&texts[..]], ASCII, Some(config), None).unwrap();
             let folded: Vec<String> = texts.iter().map(|t| t.to_ascii_lowercase()).collect();
             assert_eq!(
                 got.fingerprints,
                 h.fingerprint_many(&[&folded[..]]).unwrap()
             );
             assert_eq!(got.sketches, verify::sketches(config, &folded));
-            let plain = digest_many(&h, &[&texts[..]], false, None, None).unwrap();
+            let plain = digest_many(&h, &[&texts[..]], Fold::default(), None, None).unwrap();
             assert_eq!(
                 plain.fingerprints,
                 h.fingerprint_many(&[&texts[..]]).unwrap()
@@ -340,7 +347,7 @@ mod tests {
         let mut seen = KeySet::default();
         let (key, fp) = (content_key(folded[5].as_bytes()), 12345);
         seen.first_seen(&[key], &[fp]).unwrap();
-        let got = digest_many(&h, &[&texts[..]], true, Some(config), Some(&seen)).unwrap();
+        let got = digest_many(&h, &[&texts[..]], ASCII, Some(config), Some(&seen)).unwrap();
         let mut want_fps = h.fingerprint_many(&[&folded[..]]).unwrap();
         let want = verify::sketches(config, &folded);
         for (f, k) in want_fps.iter_mut().zip(&want.keys) {
@@ -384,10 +391,10 @@ mod tests {
         let h = hasher(TokenKind::Word, 1, 2);
         let (a, b) = (["title one", "t"], ["body text here", "u"]);
         let config = verify::shingle_config(2, 256).unwrap();
-        let got = digest_many(&h, &[&a[..], &b[..]], false, Some(config), None).unwrap();
+        let got = digest_many(&h, &[&a[..], &b[..]], Fold::default(), Some(config), None).unwrap();
         let joined = ["title one\nbody text here", "t\nu"];
         assert_eq!(got.sketches, verify::sketches(config, &joined));
-        assert!(digest_many(&h, &[&a[..]], false, None, None).is_err());
-        assert!(digest_many(&h, &[&a[..], &b[..]], true, None, None).is_err());
+        assert!(digest_many(&h, &[&a[..]], Fold::default(), None, None).is_err());
+        assert!(digest_many(&h, &[&a[..], &b[..]], ASCII, None, None).is_err());
     }
 }

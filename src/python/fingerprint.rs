@@ -14,6 +14,7 @@ use crate::runtime::parallel;
 use crate::sketch::verify;
 use crate::text::features::{FeatureConfig, TokenKind};
 use crate::text::hash;
+use crate::text::normal::{Fold, Form, Normal};
 
 use super::star::PyKeySet;
 
@@ -34,6 +35,30 @@ impl AsRef<[u8]> for Data {
             Data::Bytes(b) => b.as_ref(),
         }
     }
+}
+
+/// The positions of the texts that must be normalized (`unicode_form`, `casefold`) in Python
+/// before the core takes them: the others it normalizes itself when folding with
+/// `fold_ascii=casefold` and `fold_wide` for the compatibility forms.
+#[pyfunction]
+fn to_normalize(
+    py: Python<'_>,
+    texts: Vec<PyBackedStr>,
+    unicode_form: Option<&str>,
+    casefold: bool,
+) -> PyResult<Vec<usize>> {
+    let normal = Normal {
+        form: Form::parse(unicode_form)?,
+        casefold,
+    };
+    Ok(py.detach(|| {
+        texts
+            .iter()
+            .enumerate()
+            .filter(|(_, text)| !normal.settled(text))
+            .map(|(i, _)| i)
+            .collect()
+    }))
 }
 
 #[pyfunction]
@@ -219,21 +244,27 @@ impl PyHasher {
     }
 
     /// Fingerprints of documents given field by field: `fields[f][d]`. With `fold_ascii`, the
-    /// ASCII capitals of one-field documents are folded to lower case here first.
-    #[pyo3(signature = (fields, threads=None, fold_ascii=false))]
+    /// ASCII capitals of one-field documents are folded to lower case here first, and with
+    /// `fold_wide` their wide characters to ASCII (what NFKC makes of them).
+    #[pyo3(signature = (fields, threads=None, fold_ascii=false, fold_wide=false))]
     fn fingerprint_many<'py>(
         &self,
         py: Python<'py>,
         fields: Vec<Vec<PyBackedStr>>,
         threads: Option<i64>,
         fold_ascii: bool,
+        fold_wide: bool,
     ) -> PyResult<Bound<'py, PyArray1<u64>>> {
         let slices = field_slices(&fields);
+        let fold = Fold {
+            ascii: fold_ascii,
+            wide: fold_wide,
+        };
         let fps = py.detach(|| {
-            parallel::with_threads(threads, || match (fold_ascii, &slices[..]) {
+            parallel::with_threads(threads, || match (fold != Fold::default(), &slices[..]) {
                 (false, _) => self.inner.fingerprint_many(&slices),
-                (true, [texts]) => self.inner.fingerprint_many_folded(texts),
-                (true, _) => Err(Error::invalid("fold_ascii takes documents of one field")),
+                (true, [texts]) => self.inner.fingerprint_many_folded(texts, fold),
+                (true, _) => Err(Error::invalid("folding takes documents of one field")),
             })
         })??;
         Ok(fps.into_pyarray(py))
@@ -243,8 +274,9 @@ impl PyHasher {
     /// size: the whole sets of documents of at most -size shingles, empty for the others) of
     /// documents given field by field: (fingerprints, keys, (offsets, hashes) or None). With
     /// `seen`, a text of one field whose key it holds takes the fingerprint recorded there and
-    /// no sketch.
-    #[pyo3(signature = (fields, threads=None, fold_ascii=false, sketch=None, seen=None))]
+    /// no sketch. `fold_ascii` and `fold_wide` fold one-field texts as in `fingerprint_many`.
+    #[pyo3(signature = (fields, threads=None, fold_ascii=false, sketch=None, seen=None, fold_wide=false))]
+    #[allow(clippy::too_many_arguments)]
     fn digest_many<'py>(
         &self,
         py: Python<'py>,
@@ -253,7 +285,12 @@ impl PyHasher {
         fold_ascii: bool,
         sketch: Option<(i64, i64)>,
         seen: Option<PyRef<'py, PyKeySet>>,
+        fold_wide: bool,
     ) -> PyResult<DigestArrays<'py>> {
+        let fold = Fold {
+            ascii: fold_ascii,
+            wide: fold_wide,
+        };
         let config = sketch
             .map(|(ngram, size)| verify::digest_config(ngram, size))
             .transpose()?;
@@ -262,7 +299,7 @@ impl PyHasher {
         let d = py.detach(|| {
             with_keys(seen, |keys| {
                 parallel::with_threads(threads, || {
-                    digest::digest_many(&self.inner, &slices, fold_ascii, config, keys)
+                    digest::digest_many(&self.inner, &slices, fold, config, keys)
                 })
             })
         })???;
@@ -432,6 +469,7 @@ fn string_fingerprints<'py>(
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(jsonl_fingerprints, m)?)?;
     m.add_function(wrap_pyfunction!(string_fingerprints, m)?)?;
+    m.add_function(wrap_pyfunction!(to_normalize, m)?)?;
     m.add_function(wrap_pyfunction!(fnv1a_64, m)?)?;
     m.add_function(wrap_pyfunction!(fnv1a_64_many, m)?)?;
     m.add_function(wrap_pyfunction!(fmix64, m)?)?;

@@ -16,7 +16,7 @@ use unicode_properties::{GeneralCategoryGroup, UnicodeGeneralCategory};
 use crate::runtime::simd::word_bits;
 use crate::text::hash::{fnv1a_64, fnv1a_64_update, hash_ranges, OFFSET_BASIS, PRIME};
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Class {
     Separator,
     Word,
@@ -49,6 +49,16 @@ fn is_own_token_block(c: char) -> bool {
     )
 }
 
+/// Blocks whose every code point is a letter in the pinned character database (checked by a
+/// test): their characters are tokens of their own without a look-up.
+fn is_letter_block(c: char) -> bool {
+    matches!(c as u32,
+        0x3400..=0x4DBF        // CJK Extension A
+        | 0x4E00..=0x9FFF      // CJK Unified Ideographs
+        | 0xAC00..=0xD7A3      // Hangul syllables
+    )
+}
+
 #[inline]
 fn classify(c: char) -> Class {
     if c.is_ascii() {
@@ -58,6 +68,14 @@ fn classify(c: char) -> Class {
             Class::Separator
         };
     }
+    if is_letter_block(c) {
+        return Class::Own;
+    }
+    looked_up(c)
+}
+
+/// [`classify`] of a non-ASCII character by its general category.
+fn looked_up(c: char) -> Class {
     match c.general_category_group() {
         GeneralCategoryGroup::Letter
         | GeneralCategoryGroup::Number
@@ -313,6 +331,21 @@ mod tests {
         let want: Vec<u64> = got.iter().map(|t| fnv1a_64(t.as_bytes())).collect();
         assert_eq!(hashes, want, "{text:?}");
         got
+    }
+
+    #[test]
+    fn letter_blocks_are_letters_of_their_own_blocks() {
+        let mut n = 0;
+        for c in (0x80..=0x10FFFF).filter_map(char::from_u32) {
+            if is_letter_block(c) {
+                assert_eq!(looked_up(c), Class::Own, "{:X}", c as u32);
+                n += 1;
+            }
+        }
+        assert_eq!(
+            n,
+            0x4DBF - 0x3400 + 1 + 0x9FFF - 0x4E00 + 1 + 0xD7A3 - 0xAC00 + 1
+        );
     }
 
     #[test]
