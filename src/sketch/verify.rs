@@ -854,6 +854,19 @@ mod tests {
     use crate::text::features::{FeatureConfig, TokenKind};
     use std::collections::BTreeSet;
 
+    /// The `size` least distinct hashes of the shingles of `width` words: a sort of them all.
+    fn bottom_k_oracle(words: &[u64], checks: &[u64], width: usize, size: usize) -> Vec<u64> {
+        let mut want: Vec<u64> = words
+            .windows(width)
+            .zip(checks.windows(width))
+            .map(|(w, c)| shingle_hash(w, c))
+            .collect();
+        want.sort_unstable();
+        want.dedup();
+        want.truncate(size);
+        want
+    }
+
     /// Sketches split over three parts give the Jaccard of the same rows of one buffer.
     #[test]
     fn parts_read_where_they_lie_as_one_buffer() {
@@ -1018,14 +1031,7 @@ mod tests {
                 let mut got = Vec::new();
                 sketch_of_words(config, &words, &checks, &mut got);
                 let width = ngram.min(words.len().max(1));
-                let mut want: Vec<u64> = words
-                    .windows(width)
-                    .zip(checks.windows(width))
-                    .map(|(w, c)| shingle_hash(w, c))
-                    .collect();
-                want.sort_unstable();
-                want.dedup();
-                want.truncate(size);
+                let want = bottom_k_oracle(&words, &checks, width, size);
                 assert_eq!(shingles_of(&got), &want[..], "{len} words, size {size}");
             }
         }
@@ -1076,14 +1082,7 @@ mod tests {
         for (words, kept) in [(&distinct, true), (&repeated, false)] {
             let checks: Vec<u64> = words.iter().map(|w| w.rotate_left(17) ^ 0x5EED).collect();
             for (ngram, size) in [(3usize, 1024usize), (1, 1024), (2, 100)] {
-                let mut want: Vec<u64> = words
-                    .windows(ngram)
-                    .zip(checks.windows(ngram))
-                    .map(|(w, c)| shingle_hash(w, c))
-                    .collect();
-                want.sort_unstable();
-                want.dedup();
-                want.truncate(size);
+                let want = bottom_k_oracle(words, &checks, ngram, size);
                 let mut got = Vec::new();
                 let estimated = bounded_bottom_k(ngram, words, &checks, size, true, &mut got);
                 assert_eq!(estimated, kept, "{ngram} {size}");
