@@ -304,20 +304,25 @@ impl<W: Write> Out<W> {
     }
 
     /// Values as little-endian bytes, a block at a time.
-    fn values<T: Copy>(
+    fn values<T: Copy>(&mut self, v: &[T], le: impl FnMut(T, &mut Vec<u8>)) -> std::io::Result<()> {
+        self.stream(v.iter().copied(), le)
+    }
+
+    /// [`Out::values`] of values as they come (say, a merge of two runs).
+    fn stream<T>(
         &mut self,
-        v: &[T],
+        v: impl Iterator<Item = T>,
         mut le: impl FnMut(T, &mut Vec<u8>),
     ) -> std::io::Result<()> {
         let mut buf = Vec::with_capacity(1 << 16);
-        for chunk in v.chunks(8192) {
-            buf.clear();
-            for &x in chunk {
-                le(x, &mut buf);
+        for x in v {
+            le(x, &mut buf);
+            if buf.len() >= 1 << 16 {
+                self.bytes(&buf)?;
+                buf.clear();
             }
-            self.bytes(&buf)?;
         }
-        Ok(())
+        self.bytes(&buf)
     }
 
     fn pad(&mut self) -> std::io::Result<()> {
@@ -956,32 +961,10 @@ impl DedupIndex {
                 base: 0,
             };
             let merged = || MergedPostings::new(old, new_postings);
-            let mut buf: Vec<u8> = Vec::with_capacity(1 << 16);
-            for (h, _, _) in merged() {
-                u64s(h, &mut buf);
-                if buf.len() >= 1 << 16 {
-                    w.bytes(&buf)?;
-                    buf.clear();
-                }
-            }
-            for (_, at, _) in merged() {
-                u32s(at, &mut buf);
-                if buf.len() >= 1 << 16 {
-                    w.bytes(&buf)?;
-                    buf.clear();
-                }
-            }
-            w.bytes(&buf)?;
-            buf.clear();
+            w.stream(merged().map(|(h, _, _)| h), u64s)?;
+            w.stream(merged().map(|(_, at, _)| at), u32s)?;
             w.pad()?;
-            for (_, _, r) in merged() {
-                u32s(r, &mut buf);
-                if buf.len() >= 1 << 16 {
-                    w.bytes(&buf)?;
-                    buf.clear();
-                }
-            }
-            w.bytes(&buf)?;
+            w.stream(merged().map(|(_, _, r)| r), u32s)?;
             w.pad()?;
         }
         let sum = w.sum.value();
