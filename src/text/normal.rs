@@ -57,20 +57,13 @@ pub struct Normal {
 
 impl Normal {
     /// Whether the core can normalize `text` itself: every character is kept by this
-    /// normalization or changed as [`fold`] with [`Normal::fold`] changes it.
+    /// normalization or changed as [`fold`] changes it (ASCII capitals with `casefold`, wide
+    /// characters under the compatibility forms).
     pub fn settled(self, text: &str) -> bool {
         if text.is_ascii() || (self.form == Form::None && !self.casefold) {
             return true;
         }
         text.chars().all(|c| self.takes(c as u32))
-    }
-
-    /// What the core's fold does to a settled text to normalize it.
-    pub fn fold(self) -> Fold {
-        Fold {
-            ascii: self.casefold,
-            wide: self.form.compatibility(),
-        }
     }
 
     fn takes(self, c: u32) -> bool {
@@ -133,18 +126,23 @@ pub struct Fold {
 impl Fold {
     /// Whether [`fold`] changes `text`.
     pub fn may_change(self, text: &str) -> bool {
-        let bytes = text.as_bytes();
-        (self.ascii && bytes.iter().any(u8::is_ascii_uppercase))
-            || (self.wide && !text.is_ascii() && has_wide(bytes))
+        self.changes_case(text) || self.changes_wide(text)
+    }
+
+    fn changes_case(self, text: &str) -> bool {
+        self.ascii && text.bytes().any(|b| b.is_ascii_uppercase())
+    }
+
+    fn changes_wide(self, text: &str) -> bool {
+        self.wide && !text.is_ascii() && has_wide(text.as_bytes())
     }
 }
 
 /// `text` folded: itself when there is nothing to change, else its copy in `buf`, never longer
 /// than `text` (a wide character takes 2 or 3 bytes, its ASCII one 1).
 pub fn fold<'a>(text: &'a str, fold: Fold, buf: &'a mut String) -> &'a str {
-    let wide = fold.wide && !text.is_ascii() && has_wide(text.as_bytes());
-    let capitals = fold.ascii && text.bytes().any(|b| b.is_ascii_uppercase());
-    if !wide && !capitals {
+    let wide = fold.changes_wide(text);
+    if !wide && !fold.changes_case(text) {
         return text;
     }
     buf.clear();
