@@ -68,11 +68,11 @@ class _Texts:
 
     def _count(self, texts: list[str]) -> None:
         """Notes the lengths and UTF-8 bytes of ``texts``."""
-        self.lengths.extend(map(len, texts))
-        wide = list(itertools.filterfalse(str.isascii, texts))
-        self.nbytes += sum(self.lengths[len(self.lengths) - len(texts) :]) + (
-            len("".join(wide).encode("utf-8", "surrogatepass")) - sum(map(len, wide)) if wide else 0
-        )
+        lengths = list(map(len, texts))
+        self.lengths.extend(lengths)
+        wide = "".join(itertools.filterfalse(str.isascii, texts))
+        # An ASCII character is a byte: the others' bytes are counted on their text.
+        self.nbytes += sum(lengths) + len(wide.encode("utf-8", "surrogatepass")) - len(wide)
 
     def _text(self, i: int, item: Any) -> Any:
         """The text (or fields dict) of document ``i``, its id, length and bytes noted."""
