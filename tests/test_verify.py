@@ -12,6 +12,7 @@ import xxhash
 import neardup
 import reference
 from brute import family_corpus, pairs, shingle_set
+from neardup.hasher import digest_many
 from neardup.verify import Sketches
 from test_cli import IDS, run, write_input
 
@@ -77,6 +78,38 @@ def test_long_documents_get_the_bottom_k_estimate():
     smallest = sorted(ha | hb)[:256]
     assert got == sum(h in ha and h in hb for h in smallest) / 256
     assert abs(got - exact(a, b)) < 0.1
+
+
+def oracle_shingle_hash(words: list[str]) -> int:
+    """A shingle's hash by its definition (see the test above), from its words."""
+    h = 0x243F6A8885A308D3
+    for word in words:
+        h = mix64(h ^ reference.fnv1a_64(word.encode()))
+        h ^= xxhash.xxh3_64_intdigest(word.encode(), seed=0x7E57ED0F5EC04D11)
+    return mix64(h) >> 1
+
+
+@pytest.mark.parametrize("scalar", [False, True])
+def test_sketches_hold_their_definition_on_every_path(scalar):
+    # Words of 1 to 40 bytes (XXH3 takes other paths for 1-3, 4-8, 9-16 and longer words, and
+    # the vector kernels eight words or shingles at a time), some of them two-byte letters;
+    # shingles of 1 to 7 words (the chains of up to 5 are unrolled).
+    rng = random.Random(21)
+    letters = "abcdefghijklmnopqrstuvwxyz0123456789éж"
+    words = ["".join(rng.choices(letters, k=rng.randint(1, 40))) for _ in range(700)]
+    texts = [" ".join(words[:k]) for k in (1, 2, 5, 9, 17, 33, 100, 700)]
+    hasher = neardup.Simhasher()
+    neardup._core.force_scalar(scalar)
+    try:
+        for n in (1, 2, 3, 5, 7):
+            starts, ends, hashes = digest_many(hasher, texts, sketch=(n, 4096)).sketches
+            for text, a, b in zip(texts, starts, ends):
+                w = text.split(" ")
+                want = {oracle_shingle_hash(w[i : i + n]) for i in range(max(1, len(w) - n + 1))}
+                got = hashes[a:b].tolist()
+                assert got[: len(want)] == sorted(want), (n, len(w))
+    finally:
+        neardup._core.force_scalar(False)
 
 
 def test_two_whole_sets_get_their_exact_jaccard_whatever_their_union():

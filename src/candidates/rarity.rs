@@ -521,7 +521,7 @@ mod tests {
                     let mut s: Vec<u64> = (0..next() % 12).map(|_| next() % 50).collect();
                     s.sort_unstable();
                     s.dedup();
-                    if next() % 3 == 0 {
+                    if next().is_multiple_of(3) {
                         s.push(crate::sketch::verify::CHECK_BIT | 5);
                     }
                     s
@@ -603,7 +603,7 @@ mod tests {
             for _ in 0..2 {
                 let mut map = std::collections::BTreeMap::new();
                 for _ in 0..next() % 40 {
-                    let c = if next() % 5 == 0 {
+                    let c = if next().is_multiple_of(5) {
                         u32::MAX - 1
                     } else {
                         (next() % 9) as u32 + 1

@@ -955,7 +955,7 @@ mod tests {
                     let mut set = base.clone();
                     for _ in 0..rng(&mut s) % 3 {
                         let at = (rng(&mut s) % set.len() as u64) as usize;
-                        if rng(&mut s) % 2 == 0 && set.len() > 1 {
+                        if rng(&mut s).is_multiple_of(2) && set.len() > 1 {
                             set.remove(at);
                         } else {
                             set[at] = rng(&mut s) % 1000;
@@ -1034,7 +1034,7 @@ mod tests {
             let base: Vec<u64> = (0..n).map(|_| rng(&mut s) % 500).collect();
             for _ in 0..4 {
                 let mut set = base.clone();
-                if rng(&mut s) % 2 == 0 {
+                if rng(&mut s).is_multiple_of(2) {
                     set.push(rng(&mut s) % 500);
                 }
                 set.sort_unstable();

@@ -303,7 +303,7 @@ impl Sparse {
     /// i % 64 of word i / 64): the summation step of the encoder on hashes given by hand.
     pub fn sums_of_words(&self, rows: &[u64], weights: Option<&[f64]>) -> Result<Vec<f64>> {
         let words = self.words();
-        if rows.len() % words != 0 {
+        if !rows.len().is_multiple_of(words) {
             return Err(Error::invalid(format!(
                 "hash rows must have {words} words each, got {} words in all",
                 rows.len()
@@ -443,7 +443,7 @@ impl Hyperplanes {
 
     /// Fingerprints of the rows of a row-major matrix of `dim` columns.
     pub fn fingerprint_many<T: Copy + Into<f64> + Sync>(&self, matrix: &[T]) -> Result<Vec<u64>> {
-        if matrix.len() % self.dim != 0 {
+        if !matrix.len().is_multiple_of(self.dim) {
             return Err(Error::invalid(format!(
                 "vectors must have dim = {} components, got {} numbers in all",
                 self.dim,

@@ -9,6 +9,13 @@
 //! * [`first_within`]: the first of a run of fingerprints within Hamming distance k of another,
 //!   the comparison loop of the cross search; with AVX2, eight distances a step, each counted
 //!   by nibble lookups (AVX2 has no 64-bit population count).
+//! * [`shingle_chains`]: the hashes of a sketch's shingles, the SplitMix64 output function
+//!   chained over each word's two hashes; with AVX-512 (its DQ part has the 64-bit multiply),
+//!   eight shingles a vector, four vectors in flight.
+//! * [`xxh3_spans`]: the XXH3-64 of each word of a text, the second hash of the sketch's words;
+//!   with AVX-512, words of up to 16 bytes eight at a time, each of XXH3's three short paths
+//!   computed on every lane and each lane's result chosen by its length, where the portable
+//!   code (the `xxhash-rust` crate's) branches on the length, which the CPU cannot predict.
 //! * [`prefetch_line`]: a cache hint for the table searches. It changes no result, so the switch
 //!   leaves it alone.
 //!
@@ -75,6 +82,239 @@ fn word_bits_sse2(block: &[u8; 64]) -> u64 {
         bits |= u64::from(mask) << (16 * k);
     }
     bits
+}
+
+/// Writes to `out[j]` the hash of the shingle of `width` words that starts at word `j`: the
+/// SplitMix64 output function chained from `seed` over `words[j + i]`, each step's result
+/// xored with `checks[j + i]`, then once more and shifted right by one
+/// (`sketch::verify::shingle_hash`, the portable code it must equal). Returns how many it
+/// wrote, from the start of `out`: a multiple of eight with AVX-512, else none, and the caller
+/// hashes the rest. `words` and `checks` hold at least `out.len() + width - 1` values.
+#[inline]
+pub fn shingle_chains(
+    seed: u64,
+    width: usize,
+    words: &[u64],
+    checks: &[u64],
+    out: &mut [u64],
+) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if out.len() >= 8 && !scalar_forced() && std::arch::is_x86_feature_detected!("avx512dq") {
+        let need = out.len() + width.max(1) - 1;
+        assert!(words.len() >= need && checks.len() >= need, "too few words");
+        // SAFETY: AVX-512 F and DQ are available (DQ implies F), checked just above; the
+        // lengths, just above.
+        return unsafe { shingle_chains_avx512(seed, width, words, checks, out) };
+    }
+    let _ = (seed, width, words, checks, out);
+    0
+}
+
+/// [`shingle_chains`] eight lanes a vector: lane `l` of the vector for shingles `j..j + 8`
+/// reads word `j + l + i` at step `i`, so each step loads eight consecutive words. Four
+/// vectors go at once, their multiplies overlapping.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq")]
+unsafe fn shingle_chains_avx512(
+    seed: u64,
+    width: usize,
+    words: &[u64],
+    checks: &[u64],
+    out: &mut [u64],
+) -> usize {
+    use std::arch::x86_64::*;
+    let c1 = _mm512_set1_epi64(0xBF58_476D_1CE4_E5B9_u64 as i64);
+    let c2 = _mm512_set1_epi64(0x94D0_49BB_1331_11EB_u64 as i64);
+    // `crate::fingerprint::encoders::mix64`, eight lanes.
+    macro_rules! mix {
+        ($z:expr) => {{
+            let z = $z;
+            let z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64::<30>(z)), c1);
+            let z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64::<27>(z)), c2);
+            _mm512_xor_si512(z, _mm512_srli_epi64::<31>(z))
+        }};
+    }
+    let n = out.len() / 8 * 8;
+    let (w, c, o) = (words.as_ptr(), checks.as_ptr(), out.as_mut_ptr());
+    let mut j = 0;
+    while j < n {
+        let lanes = if j + 32 <= n { 4 } else { 1 };
+        let mut h = [_mm512_set1_epi64(seed as i64); 4];
+        for i in 0..width {
+            for (l, hl) in h.iter_mut().enumerate().take(lanes) {
+                // SAFETY: j + 8 l + 8 <= n <= out.len(), and i < width: the loads read words
+                // and checks below out.len() + width - 1.
+                let a = _mm512_loadu_si512(w.add(j + 8 * l + i).cast());
+                let b = _mm512_loadu_si512(c.add(j + 8 * l + i).cast());
+                *hl = _mm512_xor_si512(mix!(_mm512_xor_si512(*hl, a)), b);
+            }
+        }
+        for (l, &hl) in h.iter().enumerate().take(lanes) {
+            // SAFETY: j + 8 l + 8 <= n <= out.len().
+            _mm512_storeu_si512(o.add(j + 8 * l).cast(), _mm512_srli_epi64::<1>(mix!(hl)));
+        }
+        j += 8 * lanes;
+    }
+    n
+}
+
+/// Appends to `out` the XXH3-64, seeded with `seed`, of each span `text[a..b]` of `spans`: the
+/// crate's `xxh3_64_with_seed`, which the vector path must equal.
+pub fn xxh3_spans(text: &[u8], spans: &[(usize, usize)], seed: u64, out: &mut Vec<u64>) {
+    let from = out.len();
+    #[cfg(target_arch = "x86_64")]
+    if spans.len() >= 8
+        && !scalar_forced()
+        && std::arch::is_x86_feature_detected!("avx512dq")
+        && std::arch::is_x86_feature_detected!("avx512bw")
+    {
+        out.resize(from + spans.len(), 0);
+        // SAFETY: AVX-512 F, DQ and BW are available, checked just above.
+        let done = unsafe { xxh3_spans_avx512(text, spans, seed, &mut out[from..]) };
+        for (slot, &(a, b)) in out[from + done..].iter_mut().zip(&spans[done..]) {
+            *slot = xxhash_rust::xxh3::xxh3_64_with_seed(&text[a..b], seed);
+        }
+        return;
+    }
+    out.extend(
+        spans
+            .iter()
+            .map(|&(a, b)| xxhash_rust::xxh3::xxh3_64_with_seed(&text[a..b], seed)),
+    );
+}
+
+/// [`xxh3_spans`] eight spans a step into `out` (as long as `spans`), for the first multiple of
+/// eight of them; returns how many. Each lane holds the first 16 bytes from its span's start
+/// (fewer, padded with zeros, at the text's end) and its length; XXH3's paths for 1 to 3, 4 to
+/// 8 and 9 to 16 bytes read only bytes within the span, and a lane of another length (empty,
+/// or longer than 16 bytes) is hashed again by the crate.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq,avx512bw")]
+unsafe fn xxh3_spans_avx512(
+    text: &[u8],
+    spans: &[(usize, usize)],
+    seed: u64,
+    out: &mut [u64],
+) -> usize {
+    use std::arch::x86_64::*;
+    // The first 56 bytes of XXH3's default secret (`kSecret` of its specification), the
+    // ones its paths of up to 16 bytes read.
+    #[rustfmt::skip]
+    const S: [u8; 56] = [
+        0xb8, 0xfe, 0x6c, 0x39, 0x23, 0xa4, 0x4b, 0xbe, 0x7c, 0x01, 0x81, 0x2c, 0xf7, 0x21,
+        0xad, 0x1c, 0xde, 0xd4, 0x6d, 0xe9, 0x83, 0x90, 0x97, 0xdb, 0x72, 0x40, 0xa4, 0xa4,
+        0xb7, 0xb3, 0x67, 0x1f, 0xcb, 0x79, 0xe6, 0x4e, 0xcc, 0xc0, 0xe5, 0x78, 0x82, 0x5a,
+        0xd0, 0x7d, 0xcc, 0xff, 0x72, 0x21, 0xb8, 0x08, 0x46, 0x74, 0xf7, 0x43, 0x24, 0x8e,
+    ];
+    let le64 = |i: usize| u64::from_le_bytes(S[i..i + 8].try_into().expect("8 bytes"));
+    let le32 = |i: usize| u64::from(u32::from_le_bytes(S[i..i + 4].try_into().expect("4 bytes")));
+    let set = |v: u64| _mm512_set1_epi64(v as i64);
+    let flip_1to3 = set((le32(0) ^ le32(4)).wrapping_add(seed));
+    let seed_4to8 = seed ^ (u64::from((seed as u32).swap_bytes()) << 32);
+    let flip_4to8 = set((le64(8) ^ le64(16)).wrapping_sub(seed_4to8));
+    let flip_lo = set((le64(24) ^ le64(32)).wrapping_add(seed));
+    let flip_hi = set((le64(40) ^ le64(48)).wrapping_sub(seed));
+    let byte = set(0xFF);
+    let low32 = set(0xFFFF_FFFF);
+    #[rustfmt::skip]
+    let reverse = _mm512_set_epi8(
+        8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7,
+        8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7,
+        8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7,
+        8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7,
+    );
+    let xor = |a, b| _mm512_xor_si512(a, b);
+    let add = |a, b| _mm512_add_epi64(a, b);
+    let mul = |a, b| _mm512_mullo_epi64(a, b);
+    let n = spans.len() / 8 * 8;
+    for (group, slots) in spans[..n].chunks_exact(8).zip(out.chunks_exact_mut(8)) {
+        let (mut first, mut second, mut lens) = ([0u64; 8], [0u64; 8], [0u64; 8]);
+        let mut other = false;
+        for (l, &(a, b)) in group.iter().enumerate() {
+            let len = b - a;
+            lens[l] = len as u64;
+            other |= len == 0 || len > 16;
+            let mut bytes = [0u8; 16];
+            let m = text.len().saturating_sub(a).min(16);
+            bytes[..m].copy_from_slice(&text[a..a + m]);
+            first[l] = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"));
+            second[l] = u64::from_le_bytes(bytes[8..].try_into().expect("8 bytes"));
+        }
+        // SAFETY: the three arrays hold eight u64 each.
+        let v0 = _mm512_loadu_si512(first.as_ptr().cast());
+        let v1 = _mm512_loadu_si512(second.as_ptr().cast());
+        let len = _mm512_loadu_si512(lens.as_ptr().cast());
+        let bits = |k: i64| _mm512_slli_epi64::<3>(_mm512_sub_epi64(len, _mm512_set1_epi64(k)));
+        // 1 to 3 bytes: the first, middle and last, and the length, through XXH64's avalanche.
+        let at = |shift| _mm512_and_si512(_mm512_srlv_epi64(v0, shift), byte);
+        let middle = _mm512_slli_epi64::<3>(_mm512_srli_epi64::<1>(len));
+        let combo = _mm512_or_si512(
+            _mm512_or_si512(
+                _mm512_slli_epi64::<16>(_mm512_and_si512(v0, byte)),
+                _mm512_slli_epi64::<24>(at(middle)),
+            ),
+            _mm512_or_si512(at(bits(1)), _mm512_slli_epi64::<8>(len)),
+        );
+        let mut h = xor(combo, flip_1to3);
+        h = xor(h, _mm512_srli_epi64::<33>(h));
+        h = mul(h, set(0xC2B2_AE3D_27D4_EB4F));
+        h = xor(h, _mm512_srli_epi64::<29>(h));
+        h = mul(h, set(0x1656_67B1_9E37_79F9));
+        let short = xor(h, _mm512_srli_epi64::<32>(h));
+        // 4 to 8 bytes: the first four and the last four, through the strong avalanche.
+        let last4 = _mm512_and_si512(_mm512_srlv_epi64(v0, bits(4)), low32);
+        let first4 = _mm512_slli_epi64::<32>(_mm512_and_si512(v0, low32));
+        let mut h = xor(add(last4, first4), flip_4to8);
+        h = xor(h, xor(_mm512_rol_epi64::<49>(h), _mm512_rol_epi64::<24>(h)));
+        h = mul(h, set(0x9FB2_1C65_1E98_DF25));
+        h = xor(h, add(_mm512_srli_epi64::<35>(h), len));
+        h = mul(h, set(0x9FB2_1C65_1E98_DF25));
+        let middling = xor(h, _mm512_srli_epi64::<28>(h));
+        // 9 to 16 bytes: the first eight and the last eight, and their 128-bit product folded.
+        let lo = xor(v0, flip_lo);
+        let last8 = _mm512_or_si512(
+            _mm512_srlv_epi64(v0, bits(8)),
+            _mm512_sllv_epi64(v1, _mm512_slli_epi64::<3>(_mm512_sub_epi64(set(16), len))),
+        );
+        let hi = xor(last8, flip_hi);
+        let (lo_hi, hi_hi) = (_mm512_srli_epi64::<32>(lo), _mm512_srli_epi64::<32>(hi));
+        let ll = _mm512_mul_epu32(lo, hi);
+        let lh = _mm512_mul_epu32(lo, hi_hi);
+        let hl = _mm512_mul_epu32(lo_hi, hi);
+        let hh = _mm512_mul_epu32(lo_hi, hi_hi);
+        let cross = add(
+            _mm512_srli_epi64::<32>(ll),
+            add(_mm512_and_si512(lh, low32), _mm512_and_si512(hl, low32)),
+        );
+        let high = add(
+            add(hh, _mm512_srli_epi64::<32>(cross)),
+            add(_mm512_srli_epi64::<32>(lh), _mm512_srli_epi64::<32>(hl)),
+        );
+        let folded = xor(mul(lo, hi), high);
+        let swapped = _mm512_shuffle_epi8(lo, reverse);
+        let mut h = add(add(len, swapped), add(hi, folded));
+        h = xor(h, _mm512_srli_epi64::<37>(h));
+        h = mul(h, set(0x1656_6791_9E37_79F9));
+        let long = xor(h, _mm512_srli_epi64::<32>(h));
+        // Each lane's path by its length.
+        let up_to_3 = _mm512_cmple_epu64_mask(len, set(3));
+        let up_to_8 = _mm512_cmple_epu64_mask(len, set(8));
+        let hashes = _mm512_mask_blend_epi64(
+            up_to_3,
+            _mm512_mask_blend_epi64(up_to_8, long, middling),
+            short,
+        );
+        // SAFETY: `slots` holds eight u64.
+        _mm512_storeu_si512(slots.as_mut_ptr().cast(), hashes);
+        if other {
+            for (slot, &(a, b)) in slots.iter_mut().zip(group) {
+                if b == a || b - a > 16 {
+                    *slot = xxhash_rust::xxh3::xxh3_64_with_seed(&text[a..b], seed);
+                }
+            }
+        }
+    }
+    n
 }
 
 /// The position of the first value of `run` within Hamming distance `k` of `a`, or `run.len()`.
@@ -219,6 +459,56 @@ mod tests {
     }
 
     #[test]
+    fn shingle_chains_are_the_portable_shingle_hashes() {
+        let mut next = xorshift(11);
+        let words: Vec<u64> = (0..300).map(|_| next()).collect();
+        let checks: Vec<u64> = (0..300).map(|_| next()).collect();
+        let vector = std::arch::is_x86_feature_detected!("avx512dq");
+        for width in 1..=9 {
+            for len in [0, 7, 8, 9, 31, 32, 33, 40, 64, 100, 291] {
+                let len = len.min(words.len() + 1 - width);
+                let mut out = vec![0u64; len];
+                let done = shingle_chains(crate::PI_SEED, width, &words, &checks, &mut out);
+                assert_eq!(done, if vector { len / 8 * 8 } else { 0 });
+                for (j, &h) in out[..done].iter().enumerate() {
+                    let want = crate::sketch::verify::shingle_hash(
+                        &words[j..j + width],
+                        &checks[j..j + width],
+                    );
+                    assert_eq!(h, want, "width {width}, shingle {j} of {len}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn xxh3_spans_are_the_crates_hashes_at_every_length() {
+        let mut next = xorshift(13);
+        let text: Vec<u8> = (0..4000).map(|_| next() as u8).collect();
+        let mut spans = Vec::new();
+        for len in 0..=40usize {
+            for _ in 0..20 {
+                let a = (next() as usize) % (text.len() - len + 1);
+                spans.push((a, a + len));
+            }
+            // Ending at the text's end, and starting there.
+            spans.push((text.len() - len, text.len()));
+        }
+        spans.push((text.len(), text.len()));
+        let seed = 0x7E57_ED0F_5EC0_4D11;
+        for k in [0, 1, 7, 8, 9, 100, spans.len()] {
+            let mut got = vec![42];
+            xxh3_spans(&text, &spans[..k], seed, &mut got);
+            let want: Vec<u64> = spans[..k]
+                .iter()
+                .map(|&(a, b)| xxhash_rust::xxh3::xxh3_64_with_seed(&text[a..b], seed))
+                .collect();
+            assert_eq!(got[0], 42);
+            assert_eq!(got[1..], want[..], "{k} spans");
+        }
+    }
+
+    #[test]
     fn dot_paths_agree_bit_for_bit() {
         let mut next = xorshift(3);
         let mut uniform = move || (next() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
@@ -249,7 +539,7 @@ mod tests {
                 // Mostly far values, a few near ones (up to 2k flips) at random places.
                 let run: Vec<u64> = (0..len)
                     .map(|_| {
-                        if next() % 23 == 0 {
+                        if next().is_multiple_of(23) {
                             let flips = (next() % (2 * u64::from(k) + 1)) as u32;
                             (0..flips).fold(a, |v, _| v ^ (1u64 << (next() % 64)))
                         } else {

@@ -106,7 +106,7 @@ pub fn jaccard_at_least(a: &[u32], b: &[u32], threshold: f64) -> Option<f64> {
     let (mut i, mut j, mut both) = (0, 0, 0usize);
     let mut steps = 0u32;
     loop {
-        if steps % 16 == 0 && ((both + (a.len() - i).min(b.len() - j)) as f64) < need {
+        if steps.is_multiple_of(16) && ((both + (a.len() - i).min(b.len() - j)) as f64) < need {
             return None;
         }
         if i == a.len() || j == b.len() {

@@ -61,7 +61,7 @@ pub fn content_key(text: &[u8]) -> ContentKey {
 
 /// Content keys handed over as 64-bit words, two a key (low half first).
 pub fn keys_of_words(words: &[u64]) -> Result<&[ContentKey]> {
-    if words.len() % 2 != 0 {
+    if !words.len().is_multiple_of(2) {
         return Err(Error::invalid(format!(
             "content keys come as pairs of 64-bit words, got {} words",
             words.len()
@@ -281,7 +281,7 @@ fn chain(seed: u64, first: &[u64], second: &[u64]) -> u64 {
 
 /// The hash of a shingle from its words' two hashes (63 bits).
 #[inline]
-fn shingle_hash(first: &[u64], second: &[u64]) -> SketchHash {
+pub(crate) fn shingle_hash(first: &[u64], second: &[u64]) -> SketchHash {
     chain(crate::PI_SEED, first, second) >> 1
 }
 
@@ -471,6 +471,14 @@ fn hash_shingles(
             *slot = shingle_hash(&words[i + j..i + j + W], &checks[i + j..i + j + W]);
         }
     }
+    let done = crate::runtime::simd::shingle_chains(
+        crate::PI_SEED,
+        width,
+        &words[from..],
+        &checks[from..],
+        block,
+    );
+    let (from, block) = (from + done, &mut block[done..]);
     match width {
         1 => fixed::<1>(words, checks, from, block),
         2 => fixed::<2>(words, checks, from, block),

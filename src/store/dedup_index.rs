@@ -1068,7 +1068,7 @@ fn parse(backing: Arc<Backing>) -> Result<DedupIndex> {
             format!("truncated dedup index file: {size} bytes is shorter than the header"),
         ));
     }
-    if size % 8 != 0 {
+    if !size.is_multiple_of(8) {
         return Err(format_error(
             size,
             "truncated or foreign file: not a whole number of 8-byte words",

@@ -526,7 +526,7 @@ fn parse(backing: Arc<Backing>) -> Result<Stored> {
     if declared != size {
         return Err(truncated(size, Some(declared)));
     }
-    if size % 8 != 0 {
+    if !size.is_multiple_of(8) {
         return Err(truncated(size, None));
     }
     let words = bytes.len() / 8;

@@ -9,6 +9,7 @@
 use std::collections::HashSet;
 
 use crate::error::{Error, Result};
+use crate::runtime::simd;
 use crate::text::hash::{fnv1a_64, fnv1a_64_update, hash_ranges, FoldState, OFFSET_BASIS, PRIME};
 use crate::text::tokens::{compact, count_tokens, is_word_token, scan_tokens};
 
@@ -258,11 +259,7 @@ impl Scratch {
     pub fn token_identities(&mut self, text: &str) -> (&[u64], &[u64]) {
         let bytes = text.as_bytes();
         self.token_checks.clear();
-        self.token_checks.extend(
-            self.spans.iter().map(|&(a, b)| {
-                xxhash_rust::xxh3::xxh3_64_with_seed(&bytes[a..b], TOKEN_CHECK_SEED)
-            }),
-        );
+        simd::xxh3_spans(bytes, &self.spans, TOKEN_CHECK_SEED, &mut self.token_checks);
         (&self.token_hashes, &self.token_checks)
     }
 }
@@ -707,7 +704,7 @@ mod tests {
         let mut i = 0usize;
         while text.len() < RESERVE_MIN_BYTES + 1000 {
             text.push_str(words[(i * 7 + i / 3) % words.len()]);
-            text.push_str(if i % 5 == 0 { ", " } else { " " });
+            text.push_str(if i.is_multiple_of(5) { ", " } else { " " });
             i += 1;
         }
         let ascii: String = text.chars().filter(char::is_ascii).collect();
