@@ -12,6 +12,9 @@
 //! * [`shingle_chains`]: the hashes of a sketch's shingles, the SplitMix64 output function
 //!   chained over each word's two hashes; with AVX-512 (its DQ part has the 64-bit multiply),
 //!   eight shingles a vector, four vectors in flight.
+//! * [`fnv1a_spans`]: the FNV-1a 64 of each word of a text, the hash the fingerprints and
+//!   the sketches know a word by; with AVX-512, words of up to 16 bytes eight lanes a vector,
+//!   two vectors in flight, each lane stepping one byte a multiply until its word ends.
 //! * [`xxh3_spans`]: the XXH3-64 of each word of a text, the second hash of the sketch's words;
 //!   with AVX-512, words of up to 16 bytes eight at a time, each of XXH3's three short paths
 //!   computed on every lane and each lane's result chosen by its length, where the portable
@@ -158,6 +161,91 @@ unsafe fn shingle_chains_avx512(
     n
 }
 
+/// The 16 bytes of `text` from `at` as two little-endian words, zeros past the text's end.
+#[inline]
+fn window(text: &[u8], at: usize) -> (u64, u64) {
+    let word = |b: &[u8]| u64::from_le_bytes(b.try_into().expect("8 bytes"));
+    if let Some(w) = text.get(at..at + 16) {
+        return (word(&w[..8]), word(&w[8..]));
+    }
+    let mut bytes = [0u8; 16];
+    let m = text.len().saturating_sub(at).min(16);
+    bytes[..m].copy_from_slice(&text[at..at + m]);
+    (word(&bytes[..8]), word(&bytes[8..]))
+}
+
+/// Appends to `out` the FNV-1a 64 of `text[a..b]` for as many spans of `spans` as it can from
+/// the first, and returns how many: a multiple of 16 with AVX-512, else none (the caller hashes
+/// the rest; `crate::text::hash::fnv1a_64` is the portable code it must equal).
+#[inline]
+pub fn fnv1a_spans(text: &[u8], spans: &[(usize, usize)], out: &mut Vec<u64>) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if spans.len() >= 16 && !scalar_forced() && std::arch::is_x86_feature_detected!("avx512dq") {
+        let from = out.len();
+        let n = spans.len() / 16 * 16;
+        out.resize(from + n, 0);
+        // SAFETY: AVX-512 F and DQ are available, checked just above.
+        unsafe { fnv1a_spans_avx512(text, &spans[..n], &mut out[from..]) };
+        return n;
+    }
+    let _ = (text, spans, out);
+    0
+}
+
+/// [`fnv1a_spans`] sixteen spans a step (`spans` a multiple of 16, `out` as long): two vectors
+/// of eight lanes, each lane holding the first 16 bytes of its span and stepping through them
+/// to the longest span's end, a lane past its own end keeping its hash (a masked multiply). A
+/// span of more than 16 bytes is hashed again by the portable code.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq")]
+unsafe fn fnv1a_spans_avx512(text: &[u8], spans: &[(usize, usize)], out: &mut [u64]) {
+    use crate::text::hash::{fnv1a_64, OFFSET_BASIS, PRIME};
+    use std::arch::x86_64::*;
+    let prime = _mm512_set1_epi64(PRIME as i64);
+    let byte = _mm512_set1_epi64(0xFF);
+    for (group, slots) in spans.chunks_exact(16).zip(out.chunks_exact_mut(16)) {
+        let (mut first, mut second, mut lens) = ([0u64; 16], [0u64; 16], [0u64; 16]);
+        let mut longest = 0;
+        for (l, &(a, b)) in group.iter().enumerate() {
+            let len = b - a;
+            lens[l] = len as u64;
+            longest = longest.max(len);
+            (first[l], second[l]) = window(text, a);
+        }
+        // SAFETY: the arrays hold sixteen u64 each: two vectors.
+        let load = |v: &[u64; 16], k: usize| _mm512_loadu_si512(v.as_ptr().add(8 * k).cast());
+        let (len0, len1) = (load(&lens, 0), load(&lens, 1));
+        let mut h0 = _mm512_set1_epi64(OFFSET_BASIS as i64);
+        let mut h1 = h0;
+        for (half, bytes) in [first, second].iter().enumerate() {
+            let (mut w0, mut w1) = (load(bytes, 0), load(bytes, 1));
+            for j in 8 * half..(8 * half + 8).min(longest) {
+                let at = _mm512_set1_epi64(j as i64);
+                let (m0, m1) = (
+                    _mm512_cmpgt_epu64_mask(len0, at),
+                    _mm512_cmpgt_epu64_mask(len1, at),
+                );
+                let x0 = _mm512_xor_si512(h0, _mm512_and_si512(w0, byte));
+                let x1 = _mm512_xor_si512(h1, _mm512_and_si512(w1, byte));
+                h0 = _mm512_mask_mullo_epi64(h0, m0, x0, prime);
+                h1 = _mm512_mask_mullo_epi64(h1, m1, x1, prime);
+                w0 = _mm512_srli_epi64::<8>(w0);
+                w1 = _mm512_srli_epi64::<8>(w1);
+            }
+        }
+        // SAFETY: `slots` holds sixteen u64.
+        _mm512_storeu_si512(slots.as_mut_ptr().cast(), h0);
+        _mm512_storeu_si512(slots.as_mut_ptr().add(8).cast(), h1);
+        if longest > 16 {
+            for (slot, &(a, b)) in slots.iter_mut().zip(group) {
+                if b - a > 16 {
+                    *slot = fnv1a_64(&text[a..b]);
+                }
+            }
+        }
+    }
+}
+
 /// Appends to `out` the XXH3-64, seeded with `seed`, of each span `text[a..b]` of `spans`: the
 /// crate's `xxh3_64_with_seed`, which the vector path must equal.
 pub fn xxh3_spans(text: &[u8], spans: &[(usize, usize)], seed: u64, out: &mut Vec<u64>) {
@@ -234,11 +322,7 @@ unsafe fn xxh3_spans_avx512(
             let len = b - a;
             lens[l] = len as u64;
             other |= len == 0 || len > 16;
-            let mut bytes = [0u8; 16];
-            let m = text.len().saturating_sub(a).min(16);
-            bytes[..m].copy_from_slice(&text[a..a + m]);
-            first[l] = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"));
-            second[l] = u64::from_le_bytes(bytes[8..].try_into().expect("8 bytes"));
+            (first[l], second[l]) = window(text, a);
         }
         // SAFETY: the three arrays hold eight u64 each.
         let v0 = _mm512_loadu_si512(first.as_ptr().cast());
@@ -478,6 +562,32 @@ mod tests {
                     assert_eq!(h, want, "width {width}, shingle {j} of {len}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn fnv1a_spans_are_the_portable_hashes_at_every_length() {
+        let mut next = xorshift(17);
+        let text: Vec<u8> = (0..3000).map(|_| next() as u8).collect();
+        let mut spans = Vec::new();
+        for len in 0..=40usize {
+            for _ in 0..10 {
+                let a = (next() as usize) % (text.len() - len + 1);
+                spans.push((a, a + len));
+            }
+            spans.push((text.len() - len, text.len()));
+        }
+        let vector = std::arch::is_x86_feature_detected!("avx512dq");
+        for k in [0, 15, 16, 17, 100, spans.len()] {
+            let mut got = vec![42];
+            let done = fnv1a_spans(&text, &spans[..k], &mut got);
+            assert_eq!(done, if vector { k / 16 * 16 } else { 0 });
+            let want: Vec<u64> = spans[..done]
+                .iter()
+                .map(|&(a, b)| crate::text::hash::fnv1a_64(&text[a..b]))
+                .collect();
+            assert_eq!(got[0], 42);
+            assert_eq!(got[1..], want[..], "{k} spans");
         }
     }
 

@@ -114,7 +114,8 @@ fn fnv1a_64_x4_short(buf: &[u8], q: &[(usize, usize)]) -> [u64; 4] {
 /// Appends to `out` the FNV-1a 64 of `buf[start..end]` for each range, four at a time.
 pub fn hash_ranges(buf: &[u8], ranges: &[(usize, usize)], out: &mut Vec<u64>) {
     out.reserve(ranges.len());
-    let mut quads = ranges.chunks_exact(4);
+    let done = crate::runtime::simd::fnv1a_spans(buf, ranges, out);
+    let mut quads = ranges[done..].chunks_exact(4);
     for q in &mut quads {
         if q.iter().all(|&(s, e)| e - s <= SHORT_RANGE) {
             out.extend_from_slice(&fnv1a_64_x4_short(buf, q));
