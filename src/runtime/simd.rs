@@ -174,6 +174,44 @@ fn window(text: &[u8], at: usize) -> (u64, u64) {
     (word(&bytes[..8]), word(&bytes[8..]))
 }
 
+/// The first 16 bytes of each of eight spans of `text`, as two vectors of little-endian words
+/// (zeros past the text's end), their lengths as a third, and the longest length. The words are
+/// gathered from the text, where writing them to an array and loading it would stall on the
+/// stores; a group that reaches the text's last 16 bytes is read by [`window`]. A macro, so that
+/// it is compiled inside the AVX-512 kernels (a function of its own would not be inlined).
+#[cfg(target_arch = "x86_64")]
+macro_rules! windows8 {
+    ($text:expr, $group:expr) => {{
+        let (text, group): (&[u8], &[(usize, usize)]) = ($text, $group);
+        let (mut starts, mut lens) = ([0i64; 8], [0i64; 8]);
+        let mut longest = 0;
+        let mut inside = true;
+        for (l, &(a, b)) in group.iter().enumerate() {
+            starts[l] = a as i64;
+            lens[l] = (b - a) as i64;
+            longest = longest.max(b - a);
+            inside &= a + 16 <= text.len();
+        }
+        let set = |v: [i64; 8]| _mm512_set_epi64(v[7], v[6], v[5], v[4], v[3], v[2], v[1], v[0]);
+        let len = set(lens);
+        if inside {
+            let at = set(starts);
+            let base: *const i64 = text.as_ptr().cast();
+            // SAFETY: each lane reads text[a..a + 16], inside the text (checked above).
+            let v0 = _mm512_i64gather_epi64::<1>(at, base);
+            let v1 = _mm512_i64gather_epi64::<1>(_mm512_add_epi64(at, _mm512_set1_epi64(8)), base);
+            ([v0, v1, len], longest)
+        } else {
+            let (mut first, mut second) = ([0i64; 8], [0i64; 8]);
+            for (l, &(a, _)) in group.iter().enumerate() {
+                let (x, y) = window(text, a);
+                (first[l], second[l]) = (x as i64, y as i64);
+            }
+            ([set(first), set(second), len], longest)
+        }
+    }};
+}
+
 /// Appends to `out` the FNV-1a 64 of `text[a..b]` for as many spans of `spans` as it can from
 /// the first, and returns how many: a multiple of 16 with AVX-512, else none (the caller hashes
 /// the rest; `crate::text::hash::fnv1a_64` is the portable code it must equal).
@@ -204,21 +242,12 @@ unsafe fn fnv1a_spans_avx512(text: &[u8], spans: &[(usize, usize)], out: &mut [u
     let prime = _mm512_set1_epi64(PRIME as i64);
     let byte = _mm512_set1_epi64(0xFF);
     for (group, slots) in spans.chunks_exact(16).zip(out.chunks_exact_mut(16)) {
-        let (mut first, mut second, mut lens) = ([0u64; 16], [0u64; 16], [0u64; 16]);
-        let mut longest = 0;
-        for (l, &(a, b)) in group.iter().enumerate() {
-            let len = b - a;
-            lens[l] = len as u64;
-            longest = longest.max(len);
-            (first[l], second[l]) = window(text, a);
-        }
-        // SAFETY: the arrays hold sixteen u64 each: two vectors.
-        let load = |v: &[u64; 16], k: usize| _mm512_loadu_si512(v.as_ptr().add(8 * k).cast());
-        let (len0, len1) = (load(&lens, 0), load(&lens, 1));
+        let ([a0, b0, len0], longest0) = windows8!(text, &group[..8]);
+        let ([a1, b1, len1], longest1) = windows8!(text, &group[8..]);
+        let longest = longest0.max(longest1);
         let mut h0 = _mm512_set1_epi64(OFFSET_BASIS as i64);
         let mut h1 = h0;
-        for (half, bytes) in [first, second].iter().enumerate() {
-            let (mut w0, mut w1) = (load(bytes, 0), load(bytes, 1));
+        for (half, (mut w0, mut w1)) in [(a0, a1), (b0, b1)].into_iter().enumerate() {
             for j in 8 * half..(8 * half + 8).min(longest) {
                 let at = _mm512_set1_epi64(j as i64);
                 let (m0, m1) = (
@@ -316,18 +345,8 @@ unsafe fn xxh3_spans_avx512(
     let mul = |a, b| _mm512_mullo_epi64(a, b);
     let n = spans.len() / 8 * 8;
     for (group, slots) in spans[..n].chunks_exact(8).zip(out.chunks_exact_mut(8)) {
-        let (mut first, mut second, mut lens) = ([0u64; 8], [0u64; 8], [0u64; 8]);
-        let mut other = false;
-        for (l, &(a, b)) in group.iter().enumerate() {
-            let len = b - a;
-            lens[l] = len as u64;
-            other |= len == 0 || len > 16;
-            (first[l], second[l]) = window(text, a);
-        }
-        // SAFETY: the three arrays hold eight u64 each.
-        let v0 = _mm512_loadu_si512(first.as_ptr().cast());
-        let v1 = _mm512_loadu_si512(second.as_ptr().cast());
-        let len = _mm512_loadu_si512(lens.as_ptr().cast());
+        let ([v0, v1, len], longest) = windows8!(text, group);
+        let other = longest > 16 || group.iter().any(|&(a, b)| a == b);
         let bits = |k: i64| _mm512_slli_epi64::<3>(_mm512_sub_epi64(len, _mm512_set1_epi64(k)));
         // 1 to 3 bytes: the first, middle and last, and the length, through XXH64's avalanche.
         let at = |shift| _mm512_and_si512(_mm512_srlv_epi64(v0, shift), byte);
@@ -361,7 +380,10 @@ unsafe fn xxh3_spans_avx512(
             _mm512_sllv_epi64(v1, _mm512_slli_epi64::<3>(_mm512_sub_epi64(set(16), len))),
         );
         let hi = xor(last8, flip_hi);
-        let (lo_hi, hi_hi) = (_mm512_srli_epi64::<32>(lo), _mm512_srli_epi64::<32>(hi));
+        // The high halves kept opaque to the optimizer: seeing the whole product, it makes
+        // eight scalar multiplies of it, each lane moved out of the vector and back.
+        let lo_hi = std::hint::black_box(_mm512_srli_epi64::<32>(lo));
+        let hi_hi = std::hint::black_box(_mm512_srli_epi64::<32>(hi));
         let ll = _mm512_mul_epu32(lo, hi);
         let lh = _mm512_mul_epu32(lo, hi_hi);
         let hl = _mm512_mul_epu32(lo_hi, hi);
