@@ -92,9 +92,10 @@ fn is_wide(c: u32) -> bool {
 /// Whether UTF-8 `bytes` hold a wide character: U+FF01..=U+FF5E (EF BC 81..=BF, EF BD
 /// 80..=9E), U+3000 (E3 80 80) or U+00A0 (C2 A0).
 fn has_wide(bytes: &[u8]) -> bool {
-    bytes.iter().enumerate().any(|(i, &b)| {
+    // The lead bytes found by `memchr3` (a vector scan), the bytes after each checked here.
+    memchr::memchr3_iter(0xEF, 0xE3, 0xC2, bytes).any(|i| {
         let next = |k: usize| bytes.get(i + k).copied().unwrap_or(0);
-        match b {
+        match bytes[i] {
             0xEF => matches!(
                 (next(1), next(2)),
                 (0xBC, 0x81..=0xBF) | (0xBD, 0x80..=0x9E)
