@@ -118,8 +118,8 @@ class TooManyPairsError(NeardupError):
 
 def to_normalize(texts: list[str], unicode_form: str | None, casefold: bool) -> list[int]:
     """The positions of the texts that must be normalized in Python before the core takes them;
-    the others the core normalizes itself, folding with ``fold_ascii=casefold`` and
-    ``fold_wide`` for NFKC and NFKD."""
+    the others the core normalizes itself, folding with ``fold_ascii=casefold``, ``fold_wide``
+    for NFKC and NFKD, ``fold_map=True`` and ``fold_form=unicode_form``."""
 
 def fnv1a_64(data: str | bytes | bytearray | memoryview) -> int:
     """FNV-1a 64 of the bytes (a str as UTF-8)."""
@@ -196,10 +196,14 @@ class Hasher:
         threads: int | None = None,
         fold_ascii: bool = False,
         fold_wide: bool = False,
+        fold_map: bool = False,
+        fold_form: str | None = None,
     ) -> npt.NDArray[np.uint64]:
         """Fingerprints of documents given field by field: ``fields[f][d]``. With ``fold_ascii``
-        the ASCII capitals of one-field documents are folded to lower case first, and with
-        ``fold_wide`` their wide characters to ASCII (what NFKC makes of them)."""
+        the ASCII capitals of one-field documents are folded to lower case first, with
+        ``fold_wide`` their wide characters to ASCII (what NFKC makes of them), and with
+        ``fold_map`` the characters the core takes under ``fold_form`` and case folding
+        (``fold_ascii``) to what that normalization makes of them."""
     def document_frequencies(
         self, fields: list[list[str]], threads: int | None = None
     ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
@@ -212,6 +216,8 @@ class Hasher:
         sketch: tuple[int, int] | None = None,
         seen: KeySet | None = None,
         fold_wide: bool = False,
+        fold_map: bool = False,
+        fold_form: str | None = None,
     ) -> tuple[
         npt.NDArray[np.uint64],
         npt.NDArray[np.uint64],

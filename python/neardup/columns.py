@@ -60,8 +60,9 @@ class DocumentColumns:
     def _folding_column(self, chunk: list[Any], start: int, name: str) -> list[list[str]]:
         """The texts of one-field documents for the core's folding path (:meth:`_fold`): a
         ``str`` the core normalizes itself goes as it is (an ASCII text, whose capitals it folds
-        with ``casefold``, or one of CJK ideographs, kana, Hangul syllables, punctuation and
-        full-width forms, as ``_core.to_normalize`` decides on its bytes); any other document is
+        with ``casefold``, or one of CJK ideographs, kana, Hangul syllables, Latin, Greek and
+        Cyrillic letters, punctuation, symbols and full-width forms, as ``_core.to_normalize``
+        decides on its bytes); any other document is
         normalized here, its non-ASCII runs only (:func:`~neardup.normalize.outside_ascii`)."""
         try:
             # Python knows an ASCII str without reading it: the core reads the others (all of
@@ -84,10 +85,17 @@ class DocumentColumns:
             column[wide[j]] = normalize(texts[j])
         return [column]
 
-    def _fold(self) -> dict[str, bool]:
+    def _fold(self) -> dict[str, Any]:
         """The core's folding of the texts of :meth:`_folding_column`: ASCII capitals with
-        ``casefold``, and full-width forms and wide spaces to ASCII under NFKC and NFKD."""
-        return {"fold_ascii": self.casefold, "fold_wide": self.unicode_form in ("NFKC", "NFKD")}
+        ``casefold``, full-width forms and wide spaces to ASCII under NFKC and NFKD, and the
+        other characters the core takes (Latin, Greek and Cyrillic letters, punctuation and
+        symbols) to what this normalization makes of them."""
+        return {
+            "fold_ascii": self.casefold,
+            "fold_wide": self.unicode_form in ("NFKC", "NFKD"),
+            "fold_map": True,
+            "fold_form": self.unicode_form,
+        }
 
     def _text_columns(self, chunk: list[Any], start: int, name: str) -> list[list[str]]:
         """One list of normalized texts per field, checking every document."""

@@ -566,6 +566,7 @@ mod tests {
         let ascii = Fold {
             ascii: true,
             wide: false,
+            map: &[],
         };
         assert_eq!(
             normal::fold("Ünïcode ÉTÉ Mixed", ascii, &mut buf),

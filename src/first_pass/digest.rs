@@ -278,6 +278,7 @@ mod tests {
     const ASCII: Fold = Fold {
         ascii: true,
         wide: false,
+        map: &[],
     };
 
     fn hasher(tokens: TokenKind, ngram: i64, fields: usize) -> Hasher {

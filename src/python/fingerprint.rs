@@ -61,6 +61,21 @@ fn to_normalize(
     }))
 }
 
+/// The core's folding of one-field texts: ASCII capitals with `ascii`, wide characters with
+/// `wide`, and with `map` (a Unicode form or None), the characters of its map with `ascii` as
+/// case folding (see [`Normal::map`]).
+fn folding(ascii: bool, wide: bool, map: Option<Option<&str>>) -> PyResult<Fold> {
+    let map = match map {
+        Some(form) => Normal {
+            form: Form::parse(form)?,
+            casefold: ascii,
+        }
+        .map(),
+        None => &[],
+    };
+    Ok(Fold { ascii, wide, map })
+}
+
 #[pyfunction]
 fn fnv1a_64(data: Data) -> u64 {
     hash::fnv1a_64(data.as_ref())
@@ -245,8 +260,11 @@ impl PyHasher {
 
     /// Fingerprints of documents given field by field: `fields[f][d]`. With `fold_ascii`, the
     /// ASCII capitals of one-field documents are folded to lower case here first, and with
-    /// `fold_wide` their wide characters to ASCII (what NFKC makes of them).
-    #[pyo3(signature = (fields, threads=None, fold_ascii=false, fold_wide=false))]
+    /// `fold_wide` their wide characters to ASCII (what NFKC makes of them), and with `fold_map`
+    /// the characters of the map of `fold_form` (a Unicode form or None) with `fold_ascii` as
+    /// case folding (what `to_normalize` lets past Python).
+    #[pyo3(signature = (fields, threads=None, fold_ascii=false, fold_wide=false, fold_map=false, fold_form=None))]
+    #[allow(clippy::too_many_arguments)]
     fn fingerprint_many<'py>(
         &self,
         py: Python<'py>,
@@ -254,12 +272,11 @@ impl PyHasher {
         threads: Option<i64>,
         fold_ascii: bool,
         fold_wide: bool,
+        fold_map: bool,
+        fold_form: Option<&str>,
     ) -> PyResult<Bound<'py, PyArray1<u64>>> {
         let slices = field_slices(&fields);
-        let fold = Fold {
-            ascii: fold_ascii,
-            wide: fold_wide,
-        };
+        let fold = folding(fold_ascii, fold_wide, fold_map.then_some(fold_form))?;
         let fps = py.detach(|| {
             parallel::with_threads(threads, || match (fold != Fold::default(), &slices[..]) {
                 (false, _) => self.inner.fingerprint_many(&slices),
@@ -274,8 +291,9 @@ impl PyHasher {
     /// size: the whole sets of documents of at most -size shingles, empty for the others) of
     /// documents given field by field: (fingerprints, keys, (offsets, hashes) or None). With
     /// `seen`, a text of one field whose key it holds takes the fingerprint recorded there and
-    /// no sketch. `fold_ascii` and `fold_wide` fold one-field texts as in `fingerprint_many`.
-    #[pyo3(signature = (fields, threads=None, fold_ascii=false, sketch=None, seen=None, fold_wide=false))]
+    /// no sketch. `fold_ascii`, `fold_wide`, `fold_map` and `fold_form` fold one-field texts as
+    /// in `fingerprint_many`.
+    #[pyo3(signature = (fields, threads=None, fold_ascii=false, sketch=None, seen=None, fold_wide=false, fold_map=false, fold_form=None))]
     #[allow(clippy::too_many_arguments)]
     fn digest_many<'py>(
         &self,
@@ -286,11 +304,10 @@ impl PyHasher {
         sketch: Option<(i64, i64)>,
         seen: Option<PyRef<'py, PyKeySet>>,
         fold_wide: bool,
+        fold_map: bool,
+        fold_form: Option<&str>,
     ) -> PyResult<DigestArrays<'py>> {
-        let fold = Fold {
-            ascii: fold_ascii,
-            wide: fold_wide,
-        };
+        let fold = folding(fold_ascii, fold_wide, fold_map.then_some(fold_form))?;
         let config = sketch
             .map(|(ngram, size)| verify::digest_config(ngram, size))
             .transpose()?;

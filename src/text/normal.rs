@@ -80,8 +80,30 @@ impl Normal {
             Form::None | Form::Nfc | Form::Nfkc => COMPOSED,
         };
         let at = table.partition_point(|&(_, hi)| hi < c);
-        table.get(at).is_some_and(|&(lo, _)| lo <= c)
+        table.get(at).is_some_and(|&(lo, _)| lo <= c) || mapped(self.map(), c).is_some()
     }
+
+    /// What this normalization makes of the characters of its map (see [`Fold::map`]).
+    pub fn map(self) -> &'static [(u32, &'static str)] {
+        let form = match self.form {
+            Form::None => 0,
+            Form::Nfc => 1,
+            Form::Nfkc => 2,
+            Form::Nfd => 3,
+            Form::Nfkd => 4,
+        };
+        MAPS[2 * form + usize::from(self.casefold)]
+    }
+}
+
+/// What `map` makes of character `c`, if it holds it.
+#[inline]
+fn mapped(map: &'static [(u32, &'static str)], c: u32) -> Option<&'static str> {
+    // Every map's characters lie below U+2800 (Latin, Greek, Cyrillic, punctuation, symbols).
+    if c >= 0x2800 {
+        return None;
+    }
+    map.binary_search_by_key(&c, |e| e.0).ok().map(|i| map[i].1)
 }
 
 /// The wide characters: full-width ASCII, the ideographic space and the no-break space.
@@ -122,12 +144,34 @@ fn narrow(c: char) -> char {
 pub struct Fold {
     pub ascii: bool,
     pub wide: bool,
+    /// The characters outside ASCII this normalization changes (or keeps, in a text the core
+    /// takes: [`Normal::settled`]) and what each becomes: [`Normal::map`]. A text Python has
+    /// normalized holds none that the map would change again (checked when it is made).
+    pub map: &'static [(u32, &'static str)],
 }
 
 impl Fold {
+    /// The folding of texts [`Normal::settled`] under `normal` (ASCII capitals with case
+    /// folding, wide characters under the compatibility forms, the characters of its map).
+    pub fn of(normal: Normal) -> Fold {
+        Fold {
+            ascii: normal.casefold,
+            wide: normal.form.compatibility(),
+            map: normal.map(),
+        }
+    }
+
     /// Whether [`fold`] changes `text`.
     pub fn may_change(self, text: &str) -> bool {
-        self.changes_case(text) || self.changes_wide(text)
+        self.changes_case(text) || self.changes_wide(text) || self.changes_mapped(text)
+    }
+
+    fn changes_mapped(self, text: &str) -> bool {
+        !self.map.is_empty()
+            && !text.is_ascii()
+            && text
+                .chars()
+                .any(|c| mapped(self.map, c as u32).is_some_and(|m| m.chars().ne([c])))
     }
 
     fn changes_case(self, text: &str) -> bool {
@@ -143,17 +187,22 @@ impl Fold {
 /// than `text` (a wide character takes 2 or 3 bytes, its ASCII one 1).
 pub fn fold<'a>(text: &'a str, fold: Fold, buf: &'a mut String) -> &'a str {
     let wide = fold.changes_wide(text);
-    if !wide && !fold.changes_case(text) {
+    let map = fold.changes_mapped(text);
+    if !wide && !map && !fold.changes_case(text) {
         return text;
     }
     buf.clear();
-    if !wide {
+    if !wide && !map {
         buf.push_str(text);
         buf.make_ascii_lowercase();
         return buf;
     }
     for c in text.chars() {
-        let c = narrow(c);
+        if let Some(m) = mapped(fold.map, c as u32) {
+            buf.push_str(m);
+            continue;
+        }
+        let c = if fold.wide { narrow(c) } else { c };
         buf.push(if fold.ascii {
             c.to_ascii_lowercase()
         } else {
@@ -163,41 +212,7 @@ pub fn fold<'a>(text: &'a str, fold: Fold, buf: &'a mut String) -> &'a str {
     buf
 }
 
-// The tables, made from Python's unicodedata (Unicode 14.0): the characters of Latin-1,
-// U+2010..=U+205E and U+3001..=U+30FF that are assigned, their own normal form under both forms
-// (NFC and NFKC; NFD and NFKD) and their own case folding, of combining class 0 and not the
-// second character of a composition; Hangul syllables (composing forms); and the blocks of
-// unified ideographs whole.
-#[rustfmt::skip]
-const COMPOSED: &[(u32, u32)] = &[
-    (0x00A1, 0x00A7), (0x00A9, 0x00A9), (0x00AB, 0x00AC), (0x00AE, 0x00AE), (0x00B0, 0x00B1),
-    (0x00B6, 0x00B7), (0x00BB, 0x00BB), (0x00BF, 0x00BF), (0x00D7, 0x00D7), (0x00E0, 0x00FF),
-    (0x2010, 0x2010), (0x2012, 0x2016), (0x2018, 0x2023), (0x2027, 0x2027), (0x2030, 0x2032),
-    (0x2035, 0x2035), (0x2038, 0x203B), (0x203D, 0x203D), (0x203F, 0x2046), (0x204A, 0x2056),
-    (0x2058, 0x205E), (0x3001, 0x3029), (0x3030, 0x3035), (0x3037, 0x3037), (0x303B, 0x303F),
-    (0x3041, 0x3096), (0x309D, 0x309E), (0x30A0, 0x30FE), (0x3400, 0x4DBF), (0x4E00, 0x9FFF),
-    (0xAC00, 0xD7A3), (0x20000, 0x2A6DF), (0x2A700, 0x2EE5F), (0x30000, 0x323AF),
-];
-
-#[rustfmt::skip]
-const DECOMPOSED: &[(u32, u32)] = &[
-    (0x00A1, 0x00A7), (0x00A9, 0x00A9), (0x00AB, 0x00AC), (0x00AE, 0x00AE), (0x00B0, 0x00B1),
-    (0x00B6, 0x00B7), (0x00BB, 0x00BB), (0x00BF, 0x00BF), (0x00D7, 0x00D7), (0x00E6, 0x00E6),
-    (0x00F0, 0x00F0), (0x00F7, 0x00F8), (0x00FE, 0x00FE), (0x2010, 0x2010), (0x2012, 0x2016),
-    (0x2018, 0x2023), (0x2027, 0x2027), (0x2030, 0x2032), (0x2035, 0x2035), (0x2038, 0x203B),
-    (0x203D, 0x203D), (0x203F, 0x2046), (0x204A, 0x2056), (0x2058, 0x205E), (0x3001, 0x3029),
-    (0x3030, 0x3035), (0x3037, 0x3037), (0x303B, 0x303F), (0x3041, 0x304B), (0x304D, 0x304D),
-    (0x304F, 0x304F), (0x3051, 0x3051), (0x3053, 0x3053), (0x3055, 0x3055), (0x3057, 0x3057),
-    (0x3059, 0x3059), (0x305B, 0x305B), (0x305D, 0x305D), (0x305F, 0x305F), (0x3061, 0x3061),
-    (0x3063, 0x3064), (0x3066, 0x3066), (0x3068, 0x3068), (0x306A, 0x306F), (0x3072, 0x3072),
-    (0x3075, 0x3075), (0x3078, 0x3078), (0x307B, 0x307B), (0x307E, 0x3093), (0x3095, 0x3096),
-    (0x309D, 0x309D), (0x30A0, 0x30AB), (0x30AD, 0x30AD), (0x30AF, 0x30AF), (0x30B1, 0x30B1),
-    (0x30B3, 0x30B3), (0x30B5, 0x30B5), (0x30B7, 0x30B7), (0x30B9, 0x30B9), (0x30BB, 0x30BB),
-    (0x30BD, 0x30BD), (0x30BF, 0x30BF), (0x30C1, 0x30C1), (0x30C3, 0x30C4), (0x30C6, 0x30C6),
-    (0x30C8, 0x30C8), (0x30CA, 0x30CF), (0x30D2, 0x30D2), (0x30D5, 0x30D5), (0x30D8, 0x30D8),
-    (0x30DB, 0x30DB), (0x30DE, 0x30F3), (0x30F5, 0x30F6), (0x30FB, 0x30FD), (0x3400, 0x4DBF),
-    (0x4E00, 0x9FFF), (0x20000, 0x2A6DF), (0x2A700, 0x2EE5F), (0x30000, 0x323AF),
-];
+use super::normal_tables::{COMPOSED, DECOMPOSED, MAPS};
 
 #[cfg(test)]
 mod tests {
@@ -223,8 +238,11 @@ mod tests {
         };
         assert!(nfkc.settled("Plain ASCII"));
         assert!(nfkc.settled("用户名：（必填）한국어　ひらがな"));
-        // A combining mark, a capital with an accent, a compatibility ideograph, a Hangul jamo.
-        for text in ["e\u{301}", "É", "\u{F900}", "\u{1100}\u{1161}", "ｶ"] {
+        // Latin, Greek and Cyrillic letters, capitals among them, and compatibility symbols.
+        assert!(nfkc.settled("Élan, ΣΟΦΊΑ, Привет… ™ x²"));
+        // A combining mark, a capital and a fraction whose normal forms are longer in UTF-8, a
+        // compatibility ideograph, a Hangul jamo, a half-width kana.
+        for text in ["e\u{301}", "ǅ", "½", "\u{F900}", "\u{1100}\u{1161}", "ｶ"] {
             assert!(!nfkc.settled(text), "{text}");
         }
         // Hangul syllables and voiced kana decompose.
@@ -250,6 +268,7 @@ mod tests {
         let both = Fold {
             ascii: true,
             wide: true,
+            map: &[],
         };
         assert_eq!(
             fold("Ｆｕｌｌ　ＷＩＤＥ，ok\u{A0}X", both, &mut buf),
@@ -258,18 +277,30 @@ mod tests {
         let wide = Fold {
             ascii: false,
             wide: true,
+            map: &[],
         };
         assert_eq!(fold("ＡＢ　C", wide, &mut buf), "AB C");
         assert_eq!(fold("漢字", both, &mut buf), "漢字");
         let ascii = Fold {
             ascii: true,
             wide: false,
+            map: &[],
         };
         assert_eq!(fold("ＡB", ascii, &mut buf), "Ａb");
         assert_eq!(fold("ＡB", Fold::default(), &mut buf), "ＡB");
         for text in ["ＡＢ　C", "a\u{A0}", "xyz"] {
             assert!(fold(text, both, &mut buf).len() <= text.len());
         }
+        let nfkc = Fold::of(Normal {
+            form: Form::Nfkc,
+            casefold: true,
+        });
+        assert_eq!(
+            fold("Élan ΣΟΦΊΑ, ПРИВЕТ… ™ Ｏk", nfkc, &mut buf),
+            "élan σοφία, привет... tm ok"
+        );
+        // Already normalized: nothing to change.
+        assert!(!nfkc.may_change("élan σοφία, привет... tm ok"));
         // The wide characters are found by their bytes, and nothing else is.
         for c in (0x80..=0x10FFFF).filter_map(char::from_u32) {
             let text = format!("a{c}b");
