@@ -216,6 +216,8 @@ impl Rarity {
             // by value, so the whole order is taken.
             keyed.extend(out.iter().map(|&h| (0, h)));
             out.clear();
+        } else if first_by_count(keyed, keep.min(shingles.len()) - out.len(), out) {
+            return;
         }
         let missing = keep.min(shingles.len()) - out.len();
         if missing < keyed.len() {
@@ -235,6 +237,51 @@ impl Rarity {
         out.clear();
         out.extend(keyed.into_iter().map(|(_, h)| h));
     }
+}
+
+/// The counts [`first_by_count`] tells apart; larger ones are left to a sort.
+const FEW_COUNTS: usize = 256;
+
+/// Appends to `out` the first `missing` hashes of `keyed` in the order of `(count, hash)`, and
+/// returns true, when `keyed` is in the order of its hashes (as a sketch's hashes are met) and
+/// the count they reach is below [`FEW_COUNTS`]; else returns false and leaves `out` as it is.
+/// Without a comparison: the counts are tallied, the count at which `missing` are reached is
+/// found from the tallies, and the hashes below it (and the first of those at it, the smallest)
+/// are written where their count puts them, in the order met, so by hash within a count.
+fn first_by_count(keyed: &[(u32, SketchHash)], missing: usize, out: &mut Vec<SketchHash>) -> bool {
+    let missing = missing.min(keyed.len());
+    let mut tallies = [0u32; FEW_COUNTS + 1];
+    for &(count, _) in keyed {
+        tallies[(count as usize).min(FEW_COUNTS)] += 1;
+    }
+    // The count `last` at which `missing` are reached, `before` held below it.
+    let (mut last, mut before) = (0, 0usize);
+    while before + (tallies[last] as usize) < missing {
+        before += tallies[last] as usize;
+        last += 1;
+    }
+    if last >= FEW_COUNTS {
+        return false;
+    }
+    // Where each count's hashes begin: counts below `last` take all of theirs, and `last` the
+    // first `missing - before` of its own.
+    let mut at = [0usize; FEW_COUNTS + 1];
+    let base = out.len();
+    let mut from = base;
+    for c in 0..=last {
+        at[c] = from;
+        from += tallies[c] as usize;
+    }
+    let end = base + missing;
+    out.resize(end, 0);
+    for &(count, h) in keyed {
+        let c = count as usize;
+        if c < last || (c == last && at[c] < end) {
+            out[at[c]] = h;
+            at[c] += 1;
+        }
+    }
+    true
 }
 
 /// How many hashes ahead of the one looked up [`Rarity::order_first`] asks the cache for.
@@ -545,7 +592,8 @@ mod tests {
             // With the marks, the table's counts are of 1 or more, as those of texts that
             // mark them are (a marked hash the table gives 0 ranks with the unmarked ones in
             // the whole order, where the first ones stop at the unmarked).
-            let least = (round % 2) as u32;
+            // Counts of a few, or about FEW_COUNTS, or far past it, every third round.
+            let least = (round % 2) as u32 + [0, FEW_COUNTS as u32 - 2, 1 << 30][round % 3];
             let mut table: Vec<(u64, u32)> = held
                 .iter()
                 .map(|&h| (h, least + (next() % 4) as u32))
