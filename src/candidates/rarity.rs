@@ -143,8 +143,8 @@ impl Rarity {
     /// [`Rarity::order`]); without, by the table, read only until `keep` are found.
     /// A sketch holding fewer (most of a text's hashes are frequent where it has copies and
     /// near copies) takes all those of count 0, then as many of the others as are missing, the
-    /// first in the order of `(count, hash)`: selected among the others alone, then only they
-    /// are sorted.
+    /// first in the order of `(count, hash)`: by a tally of their counts (`first_by_count`),
+    /// or, past its counts, selected among the others alone, then only they are sorted.
     pub fn order_first(&self, shingles: &[SketchHash], keep: usize, out: &mut Vec<SketchHash>) {
         self.order_first_in(shingles, keep, out, &mut Vec::new());
     }
