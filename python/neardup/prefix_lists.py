@@ -174,10 +174,8 @@ class PrefixLists:
     def _counted_on_every_text(self) -> tuple[np.ndarray, np.ndarray]:
         """The table of the order counted on every text's sketch: the hashes held by two texts or
         more, and their counts. The hashes are sorted :data:`COUNT_PIECE` or so at a time, one
-        range of values after the other (a scan of the sketches for each): as few ranges as
-        hold that many each on average, not a power of two of them (8.5M hashes in 5 scans, not
-        8)."""
-        pieces = max(1, -(-self.hashes // COUNT_PIECE))
+        range of values after the other (a scan of the sketches for each)."""
+        pieces = 1 << max(0, int(np.ceil(np.log2(max(self.hashes, 1) / COUNT_PIECE))))
         width = (1 << 63) // pieces  # checks have the top bit set: they are left out
         found: list[tuple[np.ndarray, np.ndarray]] = []
         for piece in range(pieces):
