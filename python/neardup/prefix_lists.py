@@ -185,7 +185,9 @@ class PrefixLists:
                 _core.hashes_between(np.ascontiguousarray(b[3], np.uint64), low, high)
                 for b in self.sketches.scan()
             ]
-            hashes = np.concatenate(held) if held else np.zeros(0, np.uint64)
+            # One block (the sketches in memory): its range is a new array already, sorted
+            # where it lies rather than copied first.
+            hashes = held[0] if len(held) == 1 else np.concatenate(held or [np.zeros(0, np.uint64)])
             del held
             hashes.sort()
             found.append(_core.frequent_runs(hashes))

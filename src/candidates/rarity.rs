@@ -142,53 +142,90 @@ impl Rarity {
     /// marked, those are told by the marks (on short texts about a third of the lookups of
     /// [`Rarity::order`]); without, by the table, read only until `keep` are found.
     /// A sketch holding fewer (most of a text's hashes are frequent where it has copies and
-    /// near copies) takes the `keep` first of the whole order, the order of `(count, hash)`:
-    /// selected, then only they are sorted. On 21,253 manual pages counted on every text, the
-    /// lists took 0.11 CPU s, against 0.21 to 0.24 with the table in a `HashMap` (each lookup a
-    /// cache miss waited for) and the whole order of such a sketch sorted.
+    /// near copies) takes all those of count 0, then as many of the others as are missing, the
+    /// first in the order of `(count, hash)`: by a tally of their counts (`first_by_count`),
+    /// or, past its counts, selected among the others alone, then only they are sorted.
     pub fn order_first(&self, shingles: &[SketchHash], keep: usize, out: &mut Vec<SketchHash>) {
+        self.order_first_in(shingles, keep, out, &mut Vec::new());
+    }
+
+    /// [`Rarity::order_first`] with `keyed` for its scratch (one buffer for the texts a thread
+    /// orders, not one allocation a text).
+    pub fn order_first_in(
+        &self,
+        shingles: &[SketchHash],
+        keep: usize,
+        out: &mut Vec<SketchHash>,
+        keyed: &mut Vec<(u32, SketchHash)>,
+    ) {
         debug_assert!(shingles.windows(2).all(|w| w[0] < w[1]));
         out.clear();
-        let mut keyed: Vec<(u32, SketchHash)> = Vec::new();
+        keyed.clear();
+        if keep == 0 {
+            return;
+        }
         if let Some(r) = &self.repeated {
-            for &h in &shingles[..shingles.len().min(keep + keep / 2)] {
-                r.prefetch(h);
+            // Each hash's slot found once, and asked of the cache PREFETCH_AHEAD hashes ahead
+            // of its test; the marked hashes are kept for a sketch that holds too few unmarked.
+            let mut ring = [0usize; PREFETCH_AHEAD];
+            for (i, &h) in shingles.iter().take(PREFETCH_AHEAD).enumerate() {
+                ring[i] = r.slot_of(h);
+                r.prefetch_slot(ring[i]);
             }
-            for &h in shingles {
-                if !r.holds(h) {
+            for (i, &h) in shingles.iter().enumerate() {
+                let s = ring[i % PREFETCH_AHEAD];
+                if let Some(&ahead) = shingles.get(i + PREFETCH_AHEAD) {
+                    let a = r.slot_of(ahead);
+                    ring[i % PREFETCH_AHEAD] = a;
+                    r.prefetch_slot(a);
+                }
+                if r.holds_slot(s) {
+                    keyed.push((0, h));
+                } else {
                     out.push(h);
                     if out.len() == keep {
                         return;
                     }
                 }
             }
+            // The marked hashes' counts: the table's, else 1.
+            for i in 0..keyed.len() {
+                if let Some(&(_, ahead)) = keyed.get(i + PREFETCH_AHEAD) {
+                    self.counts.prefetch(ahead);
+                }
+                keyed[i].0 = self.counts.get(keyed[i].1).unwrap_or(1);
+            }
         } else {
-            // Each hash's key kept on the way, for a sketch that holds too few of count 0.
-            keyed.reserve(shingles.len());
             for (i, &h) in shingles.iter().enumerate() {
                 if let Some(&ahead) = shingles.get(i + PREFETCH_AHEAD) {
                     self.counts.prefetch(ahead);
                 }
-                let count = self.counts.get(h).unwrap_or(0);
-                keyed.push((count, h));
-                if count == 0 {
-                    out.push(h);
-                    if out.len() == keep {
-                        return;
+                match self.counts.get(h).unwrap_or(0) {
+                    0 => {
+                        out.push(h);
+                        if out.len() == keep {
+                            return;
+                        }
                     }
+                    count => keyed.push((count, h)),
                 }
             }
         }
-        if keyed.is_empty() {
-            keyed.extend(shingles.iter().map(|&h| self.key(h)));
+        if keyed.iter().any(|&(count, _)| count == 0) {
+            // A table handed a count of 0 for a marked hash: it goes with the unmarked ones,
+            // by value, so the whole order is taken.
+            keyed.extend(out.iter().map(|&h| (0, h)));
+            out.clear();
+        } else if first_by_count(keyed, keep.min(shingles.len()) - out.len(), out) {
+            return;
         }
-        if keep < keyed.len() {
-            keyed.select_nth_unstable(keep);
-            keyed.truncate(keep);
+        let missing = keep.min(shingles.len()) - out.len();
+        if missing < keyed.len() {
+            keyed.select_nth_unstable(missing);
+            keyed.truncate(missing);
         }
         keyed.sort_unstable();
-        out.clear();
-        out.extend(keyed.into_iter().map(|(_, h)| h));
+        out.extend(keyed.iter().map(|&(_, h)| h));
     }
 
     /// `shingles` in this order, rarest first, written to `out`: sorted by `(count, hash)`
@@ -200,6 +237,51 @@ impl Rarity {
         out.clear();
         out.extend(keyed.into_iter().map(|(_, h)| h));
     }
+}
+
+/// The counts [`first_by_count`] tells apart; larger ones are left to a sort.
+const FEW_COUNTS: usize = 256;
+
+/// Appends to `out` the first `missing` hashes of `keyed` in the order of `(count, hash)`, and
+/// returns true, when `keyed` is in the order of its hashes (as a sketch's hashes are met) and
+/// the count they reach is below [`FEW_COUNTS`]; else returns false and leaves `out` as it is.
+/// Without a comparison: the counts are tallied, the count at which `missing` are reached is
+/// found from the tallies, and the hashes below it (and the first of those at it, the smallest)
+/// are written where their count puts them, in the order met, so by hash within a count.
+fn first_by_count(keyed: &[(u32, SketchHash)], missing: usize, out: &mut Vec<SketchHash>) -> bool {
+    let missing = missing.min(keyed.len());
+    let mut tallies = [0u32; FEW_COUNTS + 1];
+    for &(count, _) in keyed {
+        tallies[(count as usize).min(FEW_COUNTS)] += 1;
+    }
+    // The count `last` at which `missing` are reached, `before` held below it.
+    let (mut last, mut before) = (0, 0usize);
+    while before + (tallies[last] as usize) < missing {
+        before += tallies[last] as usize;
+        last += 1;
+    }
+    if last >= FEW_COUNTS {
+        return false;
+    }
+    // Where each count's hashes begin: counts below `last` take all of theirs, and `last` the
+    // first `missing - before` of its own.
+    let mut at = [0usize; FEW_COUNTS + 1];
+    let base = out.len();
+    let mut from = base;
+    for c in 0..=last {
+        at[c] = from;
+        from += tallies[c] as usize;
+    }
+    let end = base + missing;
+    out.resize(end, 0);
+    for &(count, h) in keyed {
+        let c = count as usize;
+        if c < last || (c == last && at[c] < end) {
+            out[at[c]] = h;
+            at[c] += 1;
+        }
+    }
+    true
 }
 
 /// How many hashes ahead of the one looked up [`Rarity::order_first`] asks the cache for.
@@ -222,11 +304,13 @@ impl CountTable {
     /// The table of `(hash, count)` rows; the counts of a hash given twice add up, held at
     /// `u32::MAX`.
     fn new(rows: &[(SketchHash, u32)]) -> Self {
-        let mut table = CountTable {
-            // Never full: a lookup stops at an empty slot.
-            slots: vec![(0, 0); rows.len() + rows.len() / 2 + 1],
-            len: 0,
-        };
+        // Never full: a lookup stops at an empty slot. In huge pages where the kernel grants
+        // them: the lookups land anywhere in the table (13 MB on the manual pages), and with
+        // pages of 4 KiB most of them missed the TLB too.
+        let size = rows.len() + rows.len() / 2 + 1;
+        let mut slots = crate::runtime::memory::vec_in_huge_pages(size);
+        slots.resize(size, (0, 0));
+        let mut table = CountTable { slots, len: 0 };
         for (i, &(h, c)) in rows.iter().enumerate() {
             if let Some(&(ahead, _)) = rows.get(i + PREFETCH_AHEAD) {
                 table.prefetch(ahead);
@@ -289,7 +373,11 @@ impl CountTable {
     #[inline]
     fn prefetch(&self, h: SketchHash) {
         if !self.slots.is_empty() {
-            crate::runtime::simd::prefetch_line(&self.slots[self.slot(h)]);
+            // A lookup reads a few slots on from its first (two on average in a table two
+            // thirds full): the line of the third too, where the first's line ends before it.
+            let at = self.slot(h);
+            crate::runtime::simd::prefetch_line(&self.slots[at]);
+            crate::runtime::simd::prefetch_line(&self.slots[(at + 2).min(self.slots.len() - 1)]);
         }
     }
 
@@ -333,16 +421,56 @@ pub fn hashes_between(hashes: &[SketchHash], low: SketchHash, high: SketchHash) 
 }
 
 /// The values that `sorted` (ascending) holds at least twice, and how many times each, held at
-/// `u32::MAX`: the table of an order counted on every text, from its hashes sorted.
+/// `u32::MAX`: the table of an order counted on every text, from its hashes sorted. One pass
+/// that checks the order and counts the runs, without a branch on the values: each block's runs
+/// of two or more are written to buffers on the stack at each change of value, kept when the run
+/// ending there is long enough, and appended.
 pub fn frequent_runs(sorted: &[SketchHash]) -> Result<(Vec<SketchHash>, Vec<u32>)> {
-    if let Some(at) = sorted.windows(2).position(|w| w[0] > w[1]) {
+    const BLOCK: usize = 1024;
+    let (mut hashes, mut counts) = (Vec::new(), Vec::new());
+    let Some(&first) = sorted.first() else {
+        return Ok((hashes, counts));
+    };
+    let mut run_hashes = [0; BLOCK];
+    let mut run_counts = [0usize; BLOCK];
+    // The run being read: its value and where it began.
+    let (mut last, mut began) = (first, 0usize);
+    let mut disorder = false;
+    let mut i = 1;
+    while i < sorted.len() {
+        let end = (i + BLOCK).min(sorted.len());
+        let mut kept = 0;
+        for (j, &h) in sorted[i..end].iter().enumerate() {
+            let at = i + j;
+            disorder |= h < last;
+            let changed = h != last;
+            run_hashes[kept] = last;
+            run_counts[kept] = at - began;
+            kept += usize::from(changed & (at - began >= 2));
+            began = if changed { at } else { began };
+            last = h;
+        }
+        hashes.extend_from_slice(&run_hashes[..kept]);
+        counts.extend(
+            run_counts[..kept]
+                .iter()
+                .map(|&c| u32::try_from(c).unwrap_or(u32::MAX)),
+        );
+        i = end;
+    }
+    if disorder {
+        let at = sorted.windows(2).position(|w| w[0] > w[1]).unwrap_or(0);
         return Err(Error::invalid(format!(
             "the hashes must be sorted: {} at {at} is followed by {}",
             sorted[at],
             sorted[at + 1]
         )));
     }
-    Ok(runs_of_sorted(sorted, 2))
+    if sorted.len() - began >= 2 {
+        hashes.push(last);
+        counts.push(u32::try_from(sorted.len() - began).unwrap_or(u32::MAX));
+    }
+    Ok((hashes, counts))
 }
 
 /// Each value of `sorted` (ascending) held at least `least` times, and how many times, held at
@@ -449,27 +577,60 @@ mod tests {
 
     /// The first `keep` of the order, found without reading the whole sketch when enough of its
     /// hashes count 0, are the first `keep` of the whole order: tables holding counts of 0, 1
-    /// and more (a table may be handed any counts), every `keep`.
+    /// and more (a table may be handed any counts), every `keep`, with the repeated hashes
+    /// marked and without, the scratch of one round handed to the next.
     #[test]
     fn the_first_of_the_order_are_those_of_the_whole_order() {
+        use crate::candidates::repeats::{Repeats, FEWEST_BITS};
         let mut next = draws(17);
-        for round in 0..300 {
+        let mut keyed = vec![(7, 7)];
+        for round in 0..600 {
             let mut sketch: Vec<u64> = (0..next() % 60).map(|_| next() % 200).collect();
             sketch.sort_unstable();
             sketch.dedup();
             let held: Vec<u64> = (0..next() % 80).map(|_| next() % 200).collect();
-            let mut table: Vec<(u64, u32)> =
-                held.iter().map(|&h| (h, (next() % 4) as u32)).collect();
+            // With the marks, the table's counts are of 1 or more, as those of texts that
+            // mark them are (a marked hash the table gives 0 ranks with the unmarked ones in
+            // the whole order, where the first ones stop at the unmarked).
+            // Counts of a few, or about FEW_COUNTS, or far past it, every third round.
+            let least = (round % 2) as u32 + [0, FEW_COUNTS as u32 - 2, 1 << 30][round % 3];
+            let mut table: Vec<(u64, u32)> = held
+                .iter()
+                .map(|&h| (h, least + (next() % 4) as u32))
+                .collect();
             table.sort_unstable();
             table.dedup_by_key(|e| e.0);
             let (hashes, counts): (Vec<u64>, Vec<u32>) = table.into_iter().unzip();
-            let rarity = Rarity::new(&hashes, &counts).unwrap();
+            let mut rarity = Rarity::new(&hashes, &counts).unwrap();
+            if round % 2 == 1 {
+                // Other texts of the same small range mark some of the sketch's hashes.
+                let mut repeats = Repeats::new(FEWEST_BITS).unwrap();
+                for _ in 0..next() % 8 {
+                    let mut text: Vec<u64> = (0..next() % 40).map(|_| next() % 200).collect();
+                    text.sort_unstable();
+                    text.dedup();
+                    repeats.add(&text);
+                }
+                rarity = rarity.with_repeated(repeats.into_repeated());
+            }
             let mut whole = Vec::new();
             rarity.order(&sketch, &mut whole);
             let keep = (next() % 70) as usize;
             let mut first = vec![99u64];
             rarity.order_first(&sketch, keep, &mut first);
             assert_eq!(first, &whole[..keep.min(whole.len())], "round {round}");
+            rarity.order_first_in(&sketch, keep, &mut first, &mut keyed);
+            assert_eq!(first, &whole[..keep.min(whole.len())], "round {round}");
+            if round % 2 == 1 {
+                // A table giving 0 to marked hashes, and the whole sketch kept: its whole order.
+                let zero: Vec<u32> = counts.iter().map(|&c| c % 2).collect();
+                let with_zeros = Rarity::new(&hashes, &zero)
+                    .unwrap()
+                    .with_repeated(rarity.repeated.clone().unwrap());
+                with_zeros.order(&sketch, &mut whole);
+                with_zeros.order_first_in(&sketch, sketch.len(), &mut first, &mut keyed);
+                assert_eq!(first, whole, "round {round}");
+            }
         }
     }
 
@@ -592,6 +753,32 @@ mod tests {
             );
         }
         assert!(frequent_runs(&[2, 1]).is_err());
+        // Runs across the blocks of the count (1,024 values), at its start and its end, and
+        // values out of order far into it.
+        for round in 0..40 {
+            let mut sorted: Vec<u64> = (0..next() % 5000)
+                .map(|_| next() % (1 + round * 100))
+                .collect();
+            sorted.sort_unstable();
+            let mut map = std::collections::BTreeMap::new();
+            for &h in &sorted {
+                *map.entry(h).or_insert(0u32) += 1;
+            }
+            map.retain(|_, c| *c >= 2);
+            let (h, c) = frequent_runs(&sorted).unwrap();
+            assert_eq!(
+                h.into_iter().zip(c).collect::<Vec<_>>(),
+                map.into_iter().collect::<Vec<_>>(),
+                "round {round}"
+            );
+            if sorted.len() > 1 && sorted[0] != sorted[sorted.len() - 1] {
+                let at = (next() as usize) % sorted.len();
+                let last = sorted.len() - 1;
+                let other = if sorted[at] == sorted[0] { last } else { 0 };
+                sorted.swap(at, other);
+                assert!(frequent_runs(&sorted).is_err(), "round {round}");
+            }
+        }
     }
 
     #[test]

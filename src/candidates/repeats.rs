@@ -345,15 +345,26 @@ impl Repeated {
     /// Whether `h` may be held by more than one text (false: it surely is not).
     #[inline]
     pub fn holds(&self, h: SketchHash) -> bool {
-        let s = slot(h, self.bits) as usize;
+        self.holds_slot(self.slot_of(h))
+    }
+
+    /// The slot of `h`, for [`Repeated::holds_slot`] and [`Repeated::prefetch_slot`] (its
+    /// hash computed once for both).
+    #[inline]
+    pub fn slot_of(&self, h: SketchHash) -> usize {
+        slot(h, self.bits) as usize
+    }
+
+    /// Whether slot `s` is marked: [`Repeated::holds`] of the hashes of that slot.
+    #[inline]
+    pub fn holds_slot(&self, s: usize) -> bool {
         self.words[s >> 6] & (1u64 << (s & 63)) != 0
     }
 
-    /// Asks the cache for `h`'s slot, ahead of [`Repeated::holds`]: the table outgrows the
+    /// Asks the cache for slot `s`, ahead of [`Repeated::holds_slot`]: the table outgrows the
     /// cache (64 MiB at 4M short texts), and a text's lookups are independent of each other.
     #[inline]
-    pub fn prefetch(&self, h: SketchHash) {
-        let s = slot(h, self.bits) as usize;
+    pub fn prefetch_slot(&self, s: usize) {
         crate::runtime::simd::prefetch_line(&self.words[s >> 6]);
     }
 

@@ -236,32 +236,45 @@ pub fn prefix_lists(
     rarity: &Rarity,
     cut: Cut,
 ) -> (Vec<u32>, Vec<SketchHash>, Vec<u32>) {
-    let lists: Vec<(Vec<SketchHash>, u32)> = (0..sketches.len())
+    // Blocks of texts, each ordered by one thread into vectors of its own (no vector a text).
+    const BLOCK: usize = 256;
+    let n_texts = sketches.len();
+    let blocks: Vec<(Vec<u32>, Vec<SketchHash>, Vec<u32>)> = (0..n_texts.div_ceil(BLOCK))
         .into_par_iter()
-        .with_min_len(256)
-        .map_init(Vec::new, |buf: &mut Vec<SketchHash>, d| {
-            let shingles = shingles_of(sketches.get(d));
-            let n = shingles.len();
-            if n == 0 {
-                return (Vec::new(), 0);
+        .map(|b| {
+            let texts = b * BLOCK..((b + 1) * BLOCK).min(n_texts);
+            let mut lengths = Vec::with_capacity(texts.len());
+            let mut sizes = Vec::with_capacity(texts.len());
+            let mut hashes = Vec::new();
+            let (mut buf, mut keyed) = (Vec::new(), Vec::new());
+            for d in texts {
+                let shingles = shingles_of(sketches.get(d));
+                let n = shingles.len();
+                sizes.push(n as u32);
+                if n == 0 {
+                    lengths.push(0);
+                    continue;
+                }
+                let keep = if n <= SHORT {
+                    n
+                } else {
+                    (cut.prefix(n) + EXTRA).min(n)
+                };
+                rarity.order_first_in(shingles, keep, &mut buf, &mut keyed);
+                lengths.push(buf.len() as u32);
+                hashes.extend_from_slice(&buf);
             }
-            let keep = if n <= SHORT {
-                n
-            } else {
-                (cut.prefix(n) + EXTRA).min(n)
-            };
-            rarity.order_first(shingles, keep, buf);
-            (buf.clone(), n as u32)
+            (lengths, hashes, sizes)
         })
         .collect();
-    let total = lists.iter().map(|l| l.0.len()).sum();
+    let total = blocks.iter().map(|b| b.1.len()).sum();
     let mut hashes = Vec::with_capacity(total);
-    let mut lengths = Vec::with_capacity(lists.len());
-    let mut sizes = Vec::with_capacity(lists.len());
-    for (list, n) in lists {
-        lengths.push(list.len() as u32);
-        hashes.extend_from_slice(&list);
-        sizes.push(n);
+    let mut lengths = Vec::with_capacity(n_texts);
+    let mut sizes = Vec::with_capacity(n_texts);
+    for (l, h, s) in blocks {
+        lengths.extend_from_slice(&l);
+        hashes.extend_from_slice(&h);
+        sizes.extend_from_slice(&s);
     }
     (lengths, hashes, sizes)
 }
