@@ -192,6 +192,88 @@ pub fn digest_many<S: AsRef<str> + Sync>(
     sketch: Option<ShingleConfig>,
     seen: Option<&KeySet>,
 ) -> Result<Digests> {
+    let parts = digest_parts(hasher, fields, fold, sketch, seen)?;
+    let n = parts.iter().map(|p| p.fingerprints.len()).sum();
+    let total = parts.iter().map(|p| p.hashes.len()).sum();
+    let mut out = Digests {
+        fingerprints: Vec::with_capacity(n),
+        sketches: Sketches {
+            offsets: Vec::with_capacity(n + 1),
+            hashes: crate::runtime::memory::vec_in_huge_pages(total),
+            keys: Vec::with_capacity(n),
+        },
+    };
+    out.sketches.offsets.push(0);
+    for part in parts {
+        let base = out.sketches.hashes.len();
+        out.fingerprints.extend_from_slice(&part.fingerprints);
+        out.sketches.keys.extend_from_slice(&part.keys);
+        out.sketches.hashes.extend_from_slice(&part.hashes);
+        let ends = part.ends.iter().map(|&e| (base + e) as u64);
+        out.sketches.offsets.extend(ends);
+    }
+    Ok(out)
+}
+
+/// [`digest_many`] with a sketch for each text's first occurrence only (a text of a content key
+/// in `seen`, or of one earlier in these documents, has an empty one: as
+/// [`KeySet::first_seen`] would mark them), appended to `into` where the sketches are kept
+/// rather than gathered into a vector of their own and copied there after. The digests' hashes
+/// are left empty; their offsets are from where `into` ended at the call.
+/// [`Error::OutOfMemory`] when `into` cannot grow by the sketches.
+pub fn digest_into<S: AsRef<str> + Sync>(
+    hasher: &Hasher,
+    fields: &[&[S]],
+    fold: Fold,
+    sketch: ShingleConfig,
+    seen: Option<&KeySet>,
+    into: &mut Vec<SketchHash>,
+) -> Result<Digests> {
+    let parts = digest_parts(hasher, fields, fold, Some(sketch), seen)?;
+    let n = parts.iter().map(|p| p.fingerprints.len()).sum();
+    let most: usize = parts.iter().map(|p| p.hashes.len()).sum();
+    crate::runtime::memory::reserve_in_huge_pages(into, most).map_err(|_| {
+        Error::OutOfMemory(format!(
+            "{} sketch hashes",
+            crate::error::thousands((into.len() + most) as u64)
+        ))
+    })?;
+    let mut out = Digests {
+        fingerprints: Vec::with_capacity(n),
+        sketches: Sketches {
+            offsets: Vec::with_capacity(n + 1),
+            hashes: Vec::new(),
+            keys: Vec::with_capacity(n),
+        },
+    };
+    let base = into.len();
+    out.sketches.offsets.push(0);
+    let mut keys: std::collections::HashSet<ContentKey, crate::text::hash::FoldState> =
+        std::collections::HashSet::with_capacity_and_hasher(n, Default::default());
+    for part in parts {
+        out.fingerprints.extend_from_slice(&part.fingerprints);
+        out.sketches.keys.extend_from_slice(&part.keys);
+        let mut start = 0;
+        for (&key, &end) in part.keys.iter().zip(&part.ends) {
+            // A copy of a text earlier in the run keeps no sketch.
+            if keys.insert(key) {
+                into.extend_from_slice(&part.hashes[start..end]);
+            }
+            start = end;
+            out.sketches.offsets.push((into.len() - base) as u64);
+        }
+    }
+    Ok(out)
+}
+
+/// The digests of [`digest_many`], in parts of [`PART_DOCS`] documents, in order.
+fn digest_parts<S: AsRef<str> + Sync>(
+    hasher: &Hasher,
+    fields: &[&[S]],
+    fold: Fold,
+    sketch: Option<ShingleConfig>,
+    seen: Option<&KeySet>,
+) -> Result<Vec<Part>> {
     if fields.len() != hasher.fields() {
         return Err(Error::invalid(format!(
             "expected {} fields per document, got {}",
@@ -238,35 +320,15 @@ pub fn digest_many<S: AsRef<str> + Sync>(
         }
         Ok(part)
     };
-    let parts: Vec<Part> = if n < PARALLEL_MIN_DOCS {
-        vec![run(&mut State::default(), 0..n)?]
-    } else {
-        (0..n.div_ceil(PART_DOCS))
-            .into_par_iter()
-            .map_init(State::default, |state, p| {
-                run(state, p * PART_DOCS..n.min((p + 1) * PART_DOCS))
-            })
-            .collect::<Result<_>>()?
-    };
-    let total = parts.iter().map(|p| p.hashes.len()).sum();
-    let mut out = Digests {
-        fingerprints: Vec::with_capacity(n),
-        sketches: Sketches {
-            offsets: Vec::with_capacity(n + 1),
-            hashes: crate::runtime::memory::vec_in_huge_pages(total),
-            keys: Vec::with_capacity(n),
-        },
-    };
-    out.sketches.offsets.push(0);
-    for part in parts {
-        let base = out.sketches.hashes.len();
-        out.fingerprints.extend_from_slice(&part.fingerprints);
-        out.sketches.keys.extend_from_slice(&part.keys);
-        out.sketches.hashes.extend_from_slice(&part.hashes);
-        let ends = part.ends.iter().map(|&e| (base + e) as u64);
-        out.sketches.offsets.extend(ends);
+    if n < PARALLEL_MIN_DOCS {
+        return Ok(vec![run(&mut State::default(), 0..n)?]);
     }
-    Ok(out)
+    (0..n.div_ceil(PART_DOCS))
+        .into_par_iter()
+        .map_init(State::default, |state, p| {
+            run(state, p * PART_DOCS..n.min((p + 1) * PART_DOCS))
+        })
+        .collect::<Result<_>>()
 }
 
 #[cfg(test)]
@@ -366,6 +428,71 @@ mod tests {
             };
             assert_eq!(got.sketches.get(d), sketch, "document {d}");
         }
+    }
+
+    /// Digested into a buffer, each text's sketch is appended after what the buffer held at its
+    /// first occurrence only: a copy of a text of `seen`, or of one earlier in the run, has an
+    /// empty one; fingerprints and keys are those of `digest_many`.
+    #[test]
+    fn digests_into_a_buffer_keep_first_occurrences_only() {
+        let base = [
+            "one two three four",
+            "five six seven",
+            "eight nine ten eleven",
+        ];
+        // Enough documents for several parts digested in parallel.
+        let texts: Vec<String> = (0..(PARALLEL_MIN_DOCS.max(8 * PART_DOCS) + 5))
+            .map(|d| match d % 9 {
+                0 => base[0].to_string(),
+                4 => base[(d / 9) % 3].to_string(),
+                _ => format!("text {d} of words {} and {}", d * 7, d % 13),
+            })
+            .collect();
+        let h = hasher(TokenKind::Word, 1, 1);
+        let config = verify::shingle_config(3, 64).unwrap();
+        let mut seen = KeySet::default();
+        let recorded = content_key(base[1].as_bytes());
+        seen.first_seen(&[recorded], &[99]).unwrap();
+        let want = digest_many(
+            &h,
+            &[&texts[..]],
+            Fold::default(),
+            Some(config),
+            Some(&seen),
+        )
+        .unwrap();
+        let mut into = vec![1, 2, 3];
+        let got = digest_into(
+            &h,
+            &[&texts[..]],
+            Fold::default(),
+            config,
+            Some(&seen),
+            &mut into,
+        )
+        .unwrap();
+        assert_eq!(got.fingerprints, want.fingerprints);
+        assert_eq!(got.sketches.keys, want.sketches.keys);
+        assert!(got.sketches.hashes.is_empty());
+        let mut expected = vec![1, 2, 3];
+        for d in 0..texts.len() {
+            let first = want.sketches.keys[..d]
+                .iter()
+                .all(|k| *k != want.sketches.keys[d]);
+            let (a, b) = (
+                got.sketches.offsets[d] as usize,
+                got.sketches.offsets[d + 1] as usize,
+            );
+            let sketch = &into[3 + a..3 + b];
+            if first && want.sketches.keys[d] != recorded {
+                assert_eq!(sketch, want.sketches.get(d), "document {d}");
+                assert!(!sketch.is_empty());
+                expected.extend_from_slice(sketch);
+            } else {
+                assert!(sketch.is_empty(), "document {d}");
+            }
+        }
+        assert_eq!(into, expected);
     }
 
     #[test]
