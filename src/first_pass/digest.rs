@@ -192,8 +192,10 @@ pub fn digest_many<S: AsRef<str> + Sync>(
     sketch: Option<ShingleConfig>,
     seen: Option<&KeySet>,
 ) -> Result<Digests> {
-    let parts = digest_parts(hasher, fields, fold, sketch, seen)?;
-    let n = parts.iter().map(|p| p.fingerprints.len()).sum();
+    let n = check_fields(hasher, fields, fold)?;
+    let mut parts = Vec::new();
+    let count = digest_parts(hasher, fields, fold, sketch, seen, 0..n, &mut parts)?;
+    let parts = &parts[..count];
     let total = parts.iter().map(|p| p.hashes.len()).sum();
     let mut out = Digests {
         fingerprints: Vec::with_capacity(n),
@@ -215,6 +217,11 @@ pub fn digest_many<S: AsRef<str> + Sync>(
     Ok(out)
 }
 
+/// Parts of [`PART_DOCS`] documents that [`digest_into`] digests at once, in parallel, before
+/// it appends their sketches: their vectors, reused from one such wave to the next, hold a
+/// wave's sketches, not the whole call's, and are written into memory already in use.
+const WAVE_PARTS: usize = 64;
+
 /// [`digest_many`] with a sketch for each text's first occurrence only (a text of a content key
 /// in `seen`, or of one earlier in these documents, has an empty one: as
 /// [`KeySet::first_seen`] would mark them), appended to `into` where the sketches are kept
@@ -229,15 +236,26 @@ pub fn digest_into<S: AsRef<str> + Sync>(
     seen: Option<&KeySet>,
     into: &mut Vec<SketchHash>,
 ) -> Result<Digests> {
-    let parts = digest_parts(hasher, fields, fold, Some(sketch), seen)?;
-    let n = parts.iter().map(|p| p.fingerprints.len()).sum();
-    let most: usize = parts.iter().map(|p| p.hashes.len()).sum();
-    crate::runtime::memory::reserve_in_huge_pages(into, most).map_err(|_| {
-        Error::OutOfMemory(format!(
-            "{} sketch hashes",
-            crate::error::thousands((into.len() + most) as u64)
-        ))
-    })?;
+    let n = check_fields(hasher, fields, fold)?;
+    let room = |into: &mut Vec<SketchHash>, more: usize| {
+        crate::runtime::memory::reserve_in_huge_pages(into, more).map_err(|_| {
+            Error::OutOfMemory(format!(
+                "{} sketch hashes",
+                crate::error::thousands((into.len() + more) as u64)
+            ))
+        })
+    };
+    // Room for the most hashes the texts' sketches may hold (a sketch holds at most a hash a
+    // byte of its text and four checks, and at most its size), reserved once: only what is
+    // written takes memory.
+    let most_each = sketch.size.max(4);
+    let most: usize = (0..n)
+        .map(|d| {
+            let len: usize = fields.iter().map(|f| f[d].as_ref().len()).sum();
+            len.saturating_add(4).min(most_each)
+        })
+        .sum();
+    room(into, most)?;
     let mut out = Digests {
         fingerprints: Vec::with_capacity(n),
         sketches: Sketches {
@@ -250,30 +268,30 @@ pub fn digest_into<S: AsRef<str> + Sync>(
     out.sketches.offsets.push(0);
     let mut keys: std::collections::HashSet<ContentKey, crate::text::hash::FoldState> =
         std::collections::HashSet::with_capacity_and_hasher(n, Default::default());
-    for part in parts {
-        out.fingerprints.extend_from_slice(&part.fingerprints);
-        out.sketches.keys.extend_from_slice(&part.keys);
-        let mut start = 0;
-        for (&key, &end) in part.keys.iter().zip(&part.ends) {
-            // A copy of a text earlier in the run keeps no sketch.
-            if keys.insert(key) {
-                into.extend_from_slice(&part.hashes[start..end]);
+    let mut parts = Vec::new();
+    for from in (0..n).step_by(WAVE_PARTS * PART_DOCS) {
+        let docs = from..n.min(from + WAVE_PARTS * PART_DOCS);
+        let count = digest_parts(hasher, fields, fold, Some(sketch), seen, docs, &mut parts)?;
+        room(into, parts[..count].iter().map(|p| p.hashes.len()).sum())?;
+        for part in &parts[..count] {
+            out.fingerprints.extend_from_slice(&part.fingerprints);
+            out.sketches.keys.extend_from_slice(&part.keys);
+            let mut start = 0;
+            for (&key, &end) in part.keys.iter().zip(&part.ends) {
+                // A copy of a text earlier in the run keeps no sketch.
+                if keys.insert(key) {
+                    into.extend_from_slice(&part.hashes[start..end]);
+                }
+                start = end;
+                out.sketches.offsets.push((into.len() - base) as u64);
             }
-            start = end;
-            out.sketches.offsets.push((into.len() - base) as u64);
         }
     }
     Ok(out)
 }
 
-/// The digests of [`digest_many`], in parts of [`PART_DOCS`] documents, in order.
-fn digest_parts<S: AsRef<str> + Sync>(
-    hasher: &Hasher,
-    fields: &[&[S]],
-    fold: Fold,
-    sketch: Option<ShingleConfig>,
-    seen: Option<&KeySet>,
-) -> Result<Vec<Part>> {
+/// The number of documents of `fields`, checked against `hasher` and `fold`.
+fn check_fields<S: AsRef<str>>(hasher: &Hasher, fields: &[&[S]], fold: Fold) -> Result<usize> {
     if fields.len() != hasher.fields() {
         return Err(Error::invalid(format!(
             "expected {} fields per document, got {}",
@@ -281,8 +299,7 @@ fn digest_parts<S: AsRef<str> + Sync>(
             fields.len()
         )));
     }
-    let folding = fold != Fold::default();
-    if folding && fields.len() != 1 {
+    if fold != Fold::default() && fields.len() != 1 {
         return Err(Error::invalid("folding takes documents of one field"));
     }
     let n = fields.first().map_or(0, |f| f.len());
@@ -291,6 +308,22 @@ fn digest_parts<S: AsRef<str> + Sync>(
             "every field must hold one text per document",
         ));
     }
+    Ok(n)
+}
+
+/// The digests of the documents `docs` (of fields checked by [`check_fields`]), in parts of
+/// [`PART_DOCS`] documents written in order into the first parts of `parts` (reusing their
+/// vectors; more are made as needed): the number of parts written.
+fn digest_parts<S: AsRef<str> + Sync>(
+    hasher: &Hasher,
+    fields: &[&[S]],
+    fold: Fold,
+    sketch: Option<ShingleConfig>,
+    seen: Option<&KeySet>,
+    docs: std::ops::Range<usize>,
+    parts: &mut Vec<Part>,
+) -> Result<usize> {
+    let folding = fold != Fold::default();
     let one = |state: &mut State, part: &mut Part, d: usize| -> Result<()> {
         let len = fields.iter().map(|f| f[d].as_ref().len()).sum::<usize>();
         let buffers = (&mut state.scratch, &mut state.joined);
@@ -313,22 +346,38 @@ fn digest_parts<S: AsRef<str> + Sync>(
         }
         Ok(())
     };
-    let run = |state: &mut State, docs: std::ops::Range<usize>| -> Result<Part> {
-        let mut part = Part::default();
+    let run = |state: &mut State, part: &mut Part, docs: std::ops::Range<usize>| -> Result<()> {
+        part.fingerprints.clear();
+        part.keys.clear();
+        part.ends.clear();
+        part.hashes.clear();
         for d in docs {
-            one(state, &mut part, d)?;
+            one(state, part, d)?;
         }
-        Ok(part)
+        Ok(())
     };
-    if n < PARALLEL_MIN_DOCS {
-        return Ok(vec![run(&mut State::default(), 0..n)?]);
+    let fields_n = fields.first().map_or(0, |f| f.len());
+    let (start, n) = (docs.start, docs.len());
+    let count = if fields_n < PARALLEL_MIN_DOCS {
+        1
+    } else {
+        n.div_ceil(PART_DOCS)
+    };
+    if parts.len() < count {
+        parts.resize_with(count, Part::default);
     }
-    (0..n.div_ceil(PART_DOCS))
-        .into_par_iter()
-        .map_init(State::default, |state, p| {
-            run(state, p * PART_DOCS..n.min((p + 1) * PART_DOCS))
-        })
-        .collect::<Result<_>>()
+    if count == 1 {
+        run(&mut State::default(), &mut parts[0], docs)?;
+        return Ok(1);
+    }
+    parts[..count]
+        .par_iter_mut()
+        .enumerate()
+        .try_for_each_init(State::default, |state, (p, part)| {
+            let from = start + p * PART_DOCS;
+            run(state, part, from..(start + n).min(from + PART_DOCS))
+        })?;
+    Ok(count)
 }
 
 #[cfg(test)]
@@ -440,8 +489,8 @@ mod tests {
             "five six seven",
             "eight nine ten eleven",
         ];
-        // Enough documents for several parts digested in parallel.
-        let texts: Vec<String> = (0..(PARALLEL_MIN_DOCS.max(8 * PART_DOCS) + 5))
+        // Enough documents for several waves of parts digested in parallel.
+        let texts: Vec<String> = (0..(2 * WAVE_PARTS * PART_DOCS + 5))
             .map(|d| match d % 9 {
                 0 => base[0].to_string(),
                 4 => base[(d / 9) % 3].to_string(),
