@@ -269,8 +269,7 @@ pub fn digest_into<S: AsRef<str> + Sync>(
     let mut keys: std::collections::HashSet<ContentKey, crate::text::hash::FoldState> =
         std::collections::HashSet::with_capacity_and_hasher(n, Default::default());
     let mut parts = Vec::new();
-    for from in (0..n).step_by(WAVE_PARTS * PART_DOCS) {
-        let docs = from..n.min(from + WAVE_PARTS * PART_DOCS);
+    let mut wave = |into: &mut Vec<SketchHash>, docs: std::ops::Range<usize>| -> Result<()> {
         let count = digest_parts(hasher, fields, fold, Some(sketch), seen, docs, &mut parts)?;
         room(into, parts[..count].iter().map(|p| p.hashes.len()).sum())?;
         for part in &parts[..count] {
@@ -285,6 +284,14 @@ pub fn digest_into<S: AsRef<str> + Sync>(
                 start = end;
                 out.sketches.offsets.push((into.len() - base) as u64);
             }
+        }
+        Ok(())
+    };
+    for from in (0..n).step_by(WAVE_PARTS * PART_DOCS) {
+        if let Err(e) = wave(into, from..n.min(from + WAVE_PARTS * PART_DOCS)) {
+            // A failed call leaves the buffer as it found it.
+            into.truncate(base);
+            return Err(e);
         }
     }
     Ok(out)
