@@ -185,6 +185,11 @@ def test_stats_count_documents_and_utf8_bytes(docs):
     assert result.stats["documents"] == len(docs)
     assert result.stats["bytes"] == sum(len(t.encode("utf-8")) for t in docs)
     assert result.stats["seconds"] > 0 and result.stats["mb_per_s"] > 0
+    # Non-ASCII texts of every size among ASCII ones, their bytes counted a few at a time.
+    wide = [("déjà vu 日本 " * n)[: 7 * n + 1] for n in (1, 3, 9000, 20, 12000, 5)]
+    mixed = [t for pair in zip(wide, docs) for t in pair]
+    result = neardup.dedup(mixed)
+    assert result.stats["bytes"] == sum(len(t.encode("utf-8")) for t in mixed)
 
 
 def test_empty_corpus():

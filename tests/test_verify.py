@@ -389,3 +389,44 @@ def test_a_spill_file_cut_short_is_an_error_and_hold_takes_empty_sketches_only()
         full.hold(
             np.array([1]), np.zeros(1, np.uint64), np.ones(1, np.uint64), np.ones(1, np.uint64)
         )
+
+
+def test_the_first_pass_appends_each_first_sketch_where_the_sketches_are_kept():
+    # With into=, the core appends to the store each text's sketch at its first occurrence (not
+    # a copy of a text the key set holds, nor of one earlier in the chunk), after what the store
+    # held, and the chunk's sketches are read through a view of it that keeps it from moving.
+    from neardup.hasher import digest_many
+
+    hasher = neardup.Simhasher()
+    texts = DOCS[:30]
+    seen = neardup._core.KeySet()
+    recorded = digest_many(hasher, [texts[4]], sketch=(3, 16))
+    seen.first_seen(np.ascontiguousarray(recorded.keys).view(np.uint64), recorded.fingerprints)
+    chunk = texts + [texts[7], texts[4], texts[29], "new words here at last", texts[7]]
+    store = neardup._core.HashBuffer()
+    store.extend(np.array([5, 6, 7], np.uint64))
+    got = digest_many(hasher, chunk, sketch=(3, 16), seen=seen, into=store)
+    alone = [s[:16] for s in sketched_alone(chunk)]
+    firsts = [r for r, t in enumerate(chunk) if t != texts[4] and chunk.index(t) == r]
+    assert got.fingerprints.tolist() == [hasher.fingerprint(t) for t in chunk]
+    starts, ends, view = got.sketches
+    for r in range(len(chunk)):
+        assert view[starts[r] : ends[r]].tolist() == (alone[r] if r in firsts else []), r
+    assert len(store) == 3 + sum(len(alone[r]) for r in firsts) == 3 + len(view)
+    with pytest.raises(ValueError):
+        view[0] = 1
+    with pytest.raises(ValueError, match="view"):
+        store.extend(np.array([1], np.uint64))
+    with pytest.raises(ValueError, match="view"):
+        digest_many(hasher, ["more text"], sketch=(3, 16), into=store)
+    with pytest.raises(ValueError, match="sketch"):
+        digest_many(hasher, ["more text"], into=store)
+    part = view[2:5]
+    del got, starts, ends, view
+    with pytest.raises(ValueError, match="view"):
+        store.take()
+    del part
+    # The views gone, the store grows and is taken whole, as written.
+    store.extend(np.array([1], np.uint64))
+    want = [5, 6, 7] + [h for r in firsts for h in alone[r]] + [1]
+    assert store.take().tolist() == want

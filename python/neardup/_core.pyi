@@ -218,6 +218,7 @@ class Hasher:
         fold_wide: bool = False,
         fold_map: bool = False,
         fold_form: str | None = None,
+        into: HashBuffer | None = None,
     ) -> tuple[
         npt.NDArray[np.uint64],
         npt.NDArray[np.uint64],
@@ -225,7 +226,10 @@ class Hasher:
     ]:
         """Fingerprints, content keys (XXH3-128 of the normalized text, as 64-bit words, two a
         key) and, with sketch=(ngram, size), shingle sketches as (offsets, hashes). A text of one
-        field whose key ``seen`` holds takes the fingerprint recorded there and no sketch."""
+        field whose key ``seen`` holds takes the fingerprint recorded there and no sketch. With
+        ``into``, the sketches are appended there instead, each text's at its first occurrence
+        only (a copy of a text of ``seen`` or of one earlier in ``fields`` has an empty one): the
+        offsets count from where ``into`` ended, and the hashes are empty."""
 
 @final
 class Plan:
@@ -473,6 +477,9 @@ class HashBuffer:
     ) -> None:
         """Appends hashes[starts[d]:ends[d]] for each d, in order."""
     def take(self) -> npt.NDArray[np.uint64]: ...
+    def view(self, start: int, end: int) -> npt.NDArray[np.uint64]:
+        """Hashes start..end as a read-only array over the buffer itself (not a copy): while it,
+        or an array made from it, is alive, the buffer refuses to grow or be taken."""
     def __len__(self) -> int: ...
 
 @final

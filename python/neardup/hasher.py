@@ -454,12 +454,20 @@ def digest_many(
     start: int = 0,
     name: str = "docs",
     seen: _core.KeySet | None = None,
+    into: _core.HashBuffer | None = None,
 ) -> Digest:
     """The first pass of dedup over a chunk of documents (see :mod:`neardup.digest`): their
     fingerprints, content keys and, with ``sketch=(shingle, size)``, bottom-``size`` shingle
     sketches, in one call into the core where it can. Document i is named ``name[start + i]``
     in errors. A text (of one field) that ``seen`` holds takes the fingerprint recorded there and
-    no sketch: it is a copy of one digested before (see :class:`neardup.pipeline.FirstPass`)."""
+    no sketch: it is a copy of one digested before (see :class:`neardup.pipeline.FirstPass`).
+
+    With ``into`` (and ``sketch``, without a Python tokenizer), the core appends the sketches
+    there, where they are kept, each text's at its first occurrence only (a copy of a text of
+    ``seen`` or of one earlier in ``docs`` has an empty sketch): the digest's sketches are then
+    ranges of a read-only view of what was appended (``into`` cannot grow while it lives)."""
+    if into is not None and (sketch is None or hasher._tokenize is not None):
+        raise ValueError("into= needs a sketch and the core's tokens")
     if hasher._tokenize is None:
         folding = hasher.fields is None
         columns = (
@@ -468,9 +476,15 @@ def digest_many(
             else hasher._text_columns(docs, start, name)
         )
         fold = hasher._fold() if folding else {}
-        digest = functools.partial(hasher._inner.digest_many, sketch=sketch, seen=seen, **fold)
-        got = _call(digest, columns, start, name, threads)
-        return Digest.of(*got)
+        digest = functools.partial(
+            hasher._inner.digest_many, sketch=sketch, seen=seen, into=into, **fold
+        )
+        before = len(into) if into is not None else 0
+        fps, keys, sketches = _call(digest, columns, start, name, threads)
+        if into is not None and sketches is not None:
+            offsets = sketches[0]
+            sketches = (offsets, into.view(before, before + int(offsets[-1])))
+        return Digest.of(fps, keys, sketches)
     # A Python tokenizer: the fingerprints from its tokens; keys and sketches from the text.
     columns = hasher._text_columns(docs, start, name)
     fps = _call(

@@ -187,31 +187,40 @@ class FirstPass:
     def add(self, digest: Digest, positions: Any = None) -> None:
         """Adds the digests of the next rows; ``positions``, where the input holds them (line
         numbers), lets a second read find them."""
-        if self._seen is None and self.sketches is not None:
-            raise RuntimeError("rows added after FirstPass.finish()")
-        n = len(digest.fingerprints)
-        if positions is not None:
-            self._positions.append(np.asarray(positions, dtype=np.int64))
+        rows, lengths = self._note(digest, positions)
         if self.sketches is not None and digest.sketches is not None:
-            assert self._seen is not None
-            # Only a text's first occurrence keeps its sketch: its copies are found by their key.
-            first = self._seen.first_seen(
-                key_words(digest.keys),
-                np.ascontiguousarray(digest.fingerprints, dtype=np.uint64),
-            )
             starts, ends, hashes = digest.sketches
-            rows = np.flatnonzero(first)
             self.sketches.add_sketches(rows + self.rows, starts[rows], ends[rows], hashes)
-            lengths = (ends[rows] - starts[rows]).astype(np.int64)
-            short = rows[(lengths > 0) & (lengths <= SHORT)]
-            if self.short is not None:
-                self.short.add_sketches(short + self.rows, starts[short], ends[short], hashes)
-            if self.prefixes is not None:
-                low = np.asarray(digest.keys, dtype=KEY_DTYPE)["lo"]
-                self.prefixes.count(starts[rows], ends[rows], hashes, low[rows])
         self._fps.append(digest.fingerprints)
         self._keys.append(digest.keys)
-        self.rows += n
+        self.rows += len(digest.fingerprints)
+
+    def _note(self, digest: Digest, positions: Any) -> tuple[np.ndarray, np.ndarray]:
+        """What the next rows give beside the kept sketches: their positions, the short texts'
+        sets and the prefix lists' counts; returns the rows (of the chunk) that keep a sketch,
+        their texts' first occurrences, and their sketches' lengths."""
+        if self._seen is None and self.sketches is not None:
+            raise RuntimeError("rows added after FirstPass.finish()")
+        if positions is not None:
+            self._positions.append(np.asarray(positions, dtype=np.int64))
+        if self.sketches is None or digest.sketches is None:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        assert self._seen is not None
+        # Only a text's first occurrence keeps its sketch: its copies are found by their key.
+        first = self._seen.first_seen(
+            key_words(digest.keys),
+            np.ascontiguousarray(digest.fingerprints, dtype=np.uint64),
+        )
+        starts, ends, hashes = digest.sketches
+        rows = np.flatnonzero(first)
+        lengths = (ends[rows] - starts[rows]).astype(np.int64)
+        short = rows[(lengths > 0) & (lengths <= SHORT)]
+        if self.short is not None:
+            self.short.add_sketches(short + self.rows, starts[short], ends[short], hashes)
+        if self.prefixes is not None:
+            low = np.asarray(digest.keys, dtype=KEY_DTYPE)["lo"]
+            self.prefixes.count(starts[rows], ends[rows], hashes, low[rows])
+        return rows, lengths
 
     @property
     def seen(self) -> _core.KeySet | None:
@@ -227,18 +236,42 @@ class FirstPass:
         self._seen = None
 
     def digest(self, docs: list[Any], start: int = 0, name: str = "docs") -> Digest:
-        """Digests a chunk of documents and adds it."""
+        """Digests a chunk of documents and adds it; returns their fingerprints and keys (and
+        their sketches, unless the core wrote them where they are kept)."""
+        spec = self.sketch_spec()
+        into = self._appending(spec)
         got = digest_many(
             self.hasher,
             docs,
             threads=self.threads,
-            sketch=self.sketch_spec(),
+            sketch=spec,
             start=start,
             name=name,
             seen=self.seen,
+            into=into,
         )
-        self.add(got)
-        return got
+        if into is None:
+            self.add(got)
+            return got
+        # The core appended each text's sketch at its first occurrence to the sketches kept,
+        # with no copy of its own: they are noted once the view of them is let go.
+        assert self.sketches is not None
+        rows, lengths = self._note(got, None)
+        fps, keys = got.fingerprints, got.keys
+        del got
+        self.sketches.appended(rows + self.rows, lengths)
+        self._fps.append(fps)
+        self._keys.append(keys)
+        self.rows += len(fps)
+        return Digest(fps, keys)
+
+    def _appending(self, spec: tuple[int, int] | None) -> _core.HashBuffer | None:
+        """Where the core may append the next chunk's sketches itself: the buffer of sketches
+        kept in memory, when they are made and every row is still to come."""
+        usable = isinstance(self.sketches, Sketches) and self._seen is not None
+        if not usable or spec is None or spec[1] <= 0 or self.hasher.tokenizer is not None:
+            return None
+        return self.sketches.appending()  # type: ignore[union-attr]
 
     @property
     def fingerprints(self) -> np.ndarray:

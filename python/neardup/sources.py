@@ -23,6 +23,15 @@ from .validate import check_threads
 
 __all__ = ["check_corpus_arguments"]
 
+#: Characters of non-ASCII texts joined to count their UTF-8 bytes at once.
+_JOINED = 1 << 16
+
+
+def _wide_bytes(texts: list[str]) -> int:
+    """The UTF-8 bytes of ``texts`` beyond one a character."""
+    joined = "".join(texts)
+    return len(joined.encode("utf-8", "surrogatepass")) - len(joined)
+
 
 class _Texts:
     """Yields the text (or fields dict) of each document, noting its length and bytes."""
@@ -70,9 +79,18 @@ class _Texts:
         """Notes the lengths and UTF-8 bytes of ``texts``."""
         lengths = list(map(len, texts))
         self.lengths.extend(lengths)
-        wide = "".join(itertools.filterfalse(str.isascii, texts))
-        # An ASCII character is a byte: the others' bytes are counted on their text.
-        self.nbytes += sum(lengths) + len(wide.encode("utf-8", "surrogatepass")) - len(wide)
+        # An ASCII character is a byte: the others' bytes are counted on their texts, joined a
+        # few at a time (a call each would cost more than the bytes of short texts; all joined,
+        # long ones would be copied into one large string, and encoded into another, for a count).
+        extra, group, size = 0, [], 0
+        for text in itertools.filterfalse(str.isascii, texts):
+            group.append(text)
+            size += len(text)
+            if size >= _JOINED:
+                extra += _wide_bytes(group)
+                group, size = [], 0
+        extra += _wide_bytes(group)
+        self.nbytes += sum(lengths) + extra
 
     def _text(self, i: int, item: Any) -> Any:
         """The text (or fields dict) of document ``i``, its id, length and bytes noted."""

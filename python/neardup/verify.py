@@ -193,6 +193,25 @@ class Sketches:
             self._buffer.extend(hashes)
         elif m:
             self._buffer.extend_ranges(hashes, starts, ends)
+        self._note(rows, lengths, firsts, m)
+
+    def appending(self) -> _core.HashBuffer | None:
+        """Where the core may append sketches itself (``Hasher.digest_many(into=...)``), then
+        noted with :meth:`appended`: the buffer that holds them, or None when they go to disk or
+        were dropped."""
+        return None if self.dropped or self._spill is not None else self._buffer
+
+    def appended(self, rows: np.ndarray, lengths: np.ndarray) -> None:
+        """Notes the sketches of ``rows``, ``lengths[d]`` hashes for ``rows[d]``, that the core
+        appended to :meth:`appending`'s buffer, one after the other, since the last note."""
+        rows = np.asarray(rows, dtype=np.int64)
+        lengths = np.asarray(lengths, dtype=np.int64)
+        firsts = np.cumsum(lengths) - lengths
+        self._note(rows, lengths, firsts, int(lengths.sum()))
+
+    def _note(self, rows: np.ndarray, lengths: np.ndarray, firsts: np.ndarray, m: int) -> None:
+        """Notes the ranges of ``rows`` added to the buffer (``m`` hashes), and keeps to the
+        budget."""
         new_starts = (self._total + firsts).astype(np.uint64)
         self._rows.append(rows)
         self._starts.append(new_starts)

@@ -192,6 +192,113 @@ pub fn digest_many<S: AsRef<str> + Sync>(
     sketch: Option<ShingleConfig>,
     seen: Option<&KeySet>,
 ) -> Result<Digests> {
+    let n = check_fields(hasher, fields, fold)?;
+    let mut parts = Vec::new();
+    let count = digest_parts(hasher, fields, fold, sketch, seen, 0..n, &mut parts)?;
+    let parts = &parts[..count];
+    let total = parts.iter().map(|p| p.hashes.len()).sum();
+    let mut out = Digests {
+        fingerprints: Vec::with_capacity(n),
+        sketches: Sketches {
+            offsets: Vec::with_capacity(n + 1),
+            hashes: crate::runtime::memory::vec_in_huge_pages(total),
+            keys: Vec::with_capacity(n),
+        },
+    };
+    out.sketches.offsets.push(0);
+    for part in parts {
+        let base = out.sketches.hashes.len();
+        out.fingerprints.extend_from_slice(&part.fingerprints);
+        out.sketches.keys.extend_from_slice(&part.keys);
+        out.sketches.hashes.extend_from_slice(&part.hashes);
+        let ends = part.ends.iter().map(|&e| (base + e) as u64);
+        out.sketches.offsets.extend(ends);
+    }
+    Ok(out)
+}
+
+/// Parts of [`PART_DOCS`] documents that [`digest_into`] digests at once, in parallel, before
+/// it appends their sketches: their vectors, reused from one such wave to the next, hold a
+/// wave's sketches, not the whole call's, and are written into memory already in use.
+const WAVE_PARTS: usize = 64;
+
+/// [`digest_many`] with a sketch for each text's first occurrence only (a text of a content key
+/// in `seen`, or of one earlier in these documents, has an empty one: as
+/// [`KeySet::first_seen`] would mark them), appended to `into` where the sketches are kept
+/// rather than gathered into a vector of their own and copied there after. The digests' hashes
+/// are left empty; their offsets are from where `into` ended at the call.
+/// [`Error::OutOfMemory`] when `into` cannot grow by the sketches.
+pub fn digest_into<S: AsRef<str> + Sync>(
+    hasher: &Hasher,
+    fields: &[&[S]],
+    fold: Fold,
+    sketch: ShingleConfig,
+    seen: Option<&KeySet>,
+    into: &mut Vec<SketchHash>,
+) -> Result<Digests> {
+    let n = check_fields(hasher, fields, fold)?;
+    let room = |into: &mut Vec<SketchHash>, more: usize| {
+        crate::runtime::memory::reserve_in_huge_pages(into, more).map_err(|_| {
+            Error::OutOfMemory(format!(
+                "{} sketch hashes",
+                crate::error::thousands((into.len() + more) as u64)
+            ))
+        })
+    };
+    // Room for the most hashes the texts' sketches may hold (a sketch holds at most a hash a
+    // byte of its text and four checks, and at most its size), reserved once: only what is
+    // written takes memory.
+    let most_each = sketch.size.max(4);
+    let most: usize = (0..n)
+        .map(|d| {
+            let len: usize = fields.iter().map(|f| f[d].as_ref().len()).sum();
+            len.saturating_add(4).min(most_each)
+        })
+        .sum();
+    room(into, most)?;
+    let mut out = Digests {
+        fingerprints: Vec::with_capacity(n),
+        sketches: Sketches {
+            offsets: Vec::with_capacity(n + 1),
+            hashes: Vec::new(),
+            keys: Vec::with_capacity(n),
+        },
+    };
+    let base = into.len();
+    out.sketches.offsets.push(0);
+    let mut keys: std::collections::HashSet<ContentKey, crate::text::hash::FoldState> =
+        std::collections::HashSet::with_capacity_and_hasher(n, Default::default());
+    let mut parts = Vec::new();
+    let mut wave = |into: &mut Vec<SketchHash>, docs: std::ops::Range<usize>| -> Result<()> {
+        let count = digest_parts(hasher, fields, fold, Some(sketch), seen, docs, &mut parts)?;
+        room(into, parts[..count].iter().map(|p| p.hashes.len()).sum())?;
+        for part in &parts[..count] {
+            out.fingerprints.extend_from_slice(&part.fingerprints);
+            out.sketches.keys.extend_from_slice(&part.keys);
+            let mut start = 0;
+            for (&key, &end) in part.keys.iter().zip(&part.ends) {
+                // A copy of a text earlier in the run keeps no sketch.
+                if keys.insert(key) {
+                    into.extend_from_slice(&part.hashes[start..end]);
+                }
+                start = end;
+                out.sketches.offsets.push((into.len() - base) as u64);
+            }
+        }
+        Ok(())
+    };
+    for from in (0..n).step_by(WAVE_PARTS * PART_DOCS) {
+        if let Err(e) = wave(into, from..n.min(from + WAVE_PARTS * PART_DOCS)) {
+            // A failed call leaves the buffer as it found it.
+            into.truncate(base);
+            return Err(e);
+        }
+    }
+    Ok(out)
+}
+
+/// The number of documents of `fields`, checked against `hasher` and `fold`.
+fn check_fields<S: AsRef<str>>(hasher: &Hasher, fields: &[&[S]], fold: Fold) -> Result<usize> {
     if fields.len() != hasher.fields() {
         return Err(Error::invalid(format!(
             "expected {} fields per document, got {}",
@@ -199,8 +306,7 @@ pub fn digest_many<S: AsRef<str> + Sync>(
             fields.len()
         )));
     }
-    let folding = fold != Fold::default();
-    if folding && fields.len() != 1 {
+    if fold != Fold::default() && fields.len() != 1 {
         return Err(Error::invalid("folding takes documents of one field"));
     }
     let n = fields.first().map_or(0, |f| f.len());
@@ -209,6 +315,22 @@ pub fn digest_many<S: AsRef<str> + Sync>(
             "every field must hold one text per document",
         ));
     }
+    Ok(n)
+}
+
+/// The digests of the documents `docs` (of fields checked by [`check_fields`]), in parts of
+/// [`PART_DOCS`] documents written in order into the first parts of `parts` (reusing their
+/// vectors; more are made as needed): the number of parts written.
+fn digest_parts<S: AsRef<str> + Sync>(
+    hasher: &Hasher,
+    fields: &[&[S]],
+    fold: Fold,
+    sketch: Option<ShingleConfig>,
+    seen: Option<&KeySet>,
+    docs: std::ops::Range<usize>,
+    parts: &mut Vec<Part>,
+) -> Result<usize> {
+    let folding = fold != Fold::default();
     let one = |state: &mut State, part: &mut Part, d: usize| -> Result<()> {
         let len = fields.iter().map(|f| f[d].as_ref().len()).sum::<usize>();
         let buffers = (&mut state.scratch, &mut state.joined);
@@ -231,42 +353,38 @@ pub fn digest_many<S: AsRef<str> + Sync>(
         }
         Ok(())
     };
-    let run = |state: &mut State, docs: std::ops::Range<usize>| -> Result<Part> {
-        let mut part = Part::default();
+    let run = |state: &mut State, part: &mut Part, docs: std::ops::Range<usize>| -> Result<()> {
+        part.fingerprints.clear();
+        part.keys.clear();
+        part.ends.clear();
+        part.hashes.clear();
         for d in docs {
-            one(state, &mut part, d)?;
+            one(state, part, d)?;
         }
-        Ok(part)
+        Ok(())
     };
-    let parts: Vec<Part> = if n < PARALLEL_MIN_DOCS {
-        vec![run(&mut State::default(), 0..n)?]
+    let fields_n = fields.first().map_or(0, |f| f.len());
+    let (start, n) = (docs.start, docs.len());
+    let count = if fields_n < PARALLEL_MIN_DOCS {
+        1
     } else {
-        (0..n.div_ceil(PART_DOCS))
-            .into_par_iter()
-            .map_init(State::default, |state, p| {
-                run(state, p * PART_DOCS..n.min((p + 1) * PART_DOCS))
-            })
-            .collect::<Result<_>>()?
+        n.div_ceil(PART_DOCS)
     };
-    let total = parts.iter().map(|p| p.hashes.len()).sum();
-    let mut out = Digests {
-        fingerprints: Vec::with_capacity(n),
-        sketches: Sketches {
-            offsets: Vec::with_capacity(n + 1),
-            hashes: crate::runtime::memory::vec_in_huge_pages(total),
-            keys: Vec::with_capacity(n),
-        },
-    };
-    out.sketches.offsets.push(0);
-    for part in parts {
-        let base = out.sketches.hashes.len();
-        out.fingerprints.extend_from_slice(&part.fingerprints);
-        out.sketches.keys.extend_from_slice(&part.keys);
-        out.sketches.hashes.extend_from_slice(&part.hashes);
-        let ends = part.ends.iter().map(|&e| (base + e) as u64);
-        out.sketches.offsets.extend(ends);
+    if parts.len() < count {
+        parts.resize_with(count, Part::default);
     }
-    Ok(out)
+    if count == 1 {
+        run(&mut State::default(), &mut parts[0], docs)?;
+        return Ok(1);
+    }
+    parts[..count]
+        .par_iter_mut()
+        .enumerate()
+        .try_for_each_init(State::default, |state, (p, part)| {
+            let from = start + p * PART_DOCS;
+            run(state, part, from..(start + n).min(from + PART_DOCS))
+        })?;
+    Ok(count)
 }
 
 #[cfg(test)]
@@ -367,6 +485,71 @@ mod tests {
             };
             assert_eq!(got.sketches.get(d), sketch, "document {d}");
         }
+    }
+
+    /// Digested into a buffer, each text's sketch is appended after what the buffer held at its
+    /// first occurrence only: a copy of a text of `seen`, or of one earlier in the run, has an
+    /// empty one; fingerprints and keys are those of `digest_many`.
+    #[test]
+    fn digests_into_a_buffer_keep_first_occurrences_only() {
+        let base = [
+            "one two three four",
+            "five six seven",
+            "eight nine ten eleven",
+        ];
+        // Enough documents for several waves of parts digested in parallel.
+        let texts: Vec<String> = (0..(2 * WAVE_PARTS * PART_DOCS + 5))
+            .map(|d| match d % 9 {
+                0 => base[0].to_string(),
+                4 => base[(d / 9) % 3].to_string(),
+                _ => format!("text {d} of words {} and {}", d * 7, d % 13),
+            })
+            .collect();
+        let h = hasher(TokenKind::Word, 1, 1);
+        let config = verify::shingle_config(3, 64).unwrap();
+        let mut seen = KeySet::default();
+        let recorded = content_key(base[1].as_bytes());
+        seen.first_seen(&[recorded], &[99]).unwrap();
+        let want = digest_many(
+            &h,
+            &[&texts[..]],
+            Fold::default(),
+            Some(config),
+            Some(&seen),
+        )
+        .unwrap();
+        let mut into = vec![1, 2, 3];
+        let got = digest_into(
+            &h,
+            &[&texts[..]],
+            Fold::default(),
+            config,
+            Some(&seen),
+            &mut into,
+        )
+        .unwrap();
+        assert_eq!(got.fingerprints, want.fingerprints);
+        assert_eq!(got.sketches.keys, want.sketches.keys);
+        assert!(got.sketches.hashes.is_empty());
+        let mut expected = vec![1, 2, 3];
+        for d in 0..texts.len() {
+            let first = want.sketches.keys[..d]
+                .iter()
+                .all(|k| *k != want.sketches.keys[d]);
+            let (a, b) = (
+                got.sketches.offsets[d] as usize,
+                got.sketches.offsets[d + 1] as usize,
+            );
+            let sketch = &into[3 + a..3 + b];
+            if first && want.sketches.keys[d] != recorded {
+                assert_eq!(sketch, want.sketches.get(d), "document {d}");
+                assert!(!sketch.is_empty());
+                expected.extend_from_slice(sketch);
+            } else {
+                assert!(sketch.is_empty(), "document {d}");
+            }
+        }
+        assert_eq!(into, expected);
     }
 
     #[test]

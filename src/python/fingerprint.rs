@@ -17,6 +17,7 @@ use crate::text::hash;
 use crate::text::normal::{Fold, Form, Normal};
 
 use super::star::PyKeySet;
+use super::verify::PyHashBuffer;
 
 /// A numpy `uint64` array handed to Python.
 type U64Array<'py> = Bound<'py, PyArray1<u64>>;
@@ -292,8 +293,11 @@ impl PyHasher {
     /// documents given field by field: (fingerprints, keys, (offsets, hashes) or None). With
     /// `seen`, a text of one field whose key it holds takes the fingerprint recorded there and
     /// no sketch. `fold_ascii`, `fold_wide`, `fold_map` and `fold_form` fold one-field texts as
-    /// in `fingerprint_many`.
-    #[pyo3(signature = (fields, threads=None, fold_ascii=false, sketch=None, seen=None, fold_wide=false, fold_map=false, fold_form=None))]
+    /// in `fingerprint_many`. With `into` (a `HashBuffer`, and `sketch`), the sketches are
+    /// appended there instead, each text's at its first occurrence only (a copy of a text of
+    /// `seen` or of one earlier in `fields` has an empty one): the offsets are from where `into`
+    /// ended, and the hashes an empty array.
+    #[pyo3(signature = (fields, threads=None, fold_ascii=false, sketch=None, seen=None, fold_wide=false, fold_map=false, fold_form=None, into=None))]
     #[allow(clippy::too_many_arguments)]
     fn digest_many<'py>(
         &self,
@@ -306,20 +310,33 @@ impl PyHasher {
         fold_wide: bool,
         fold_map: bool,
         fold_form: Option<&str>,
+        into: Option<PyRef<'py, PyHashBuffer>>,
     ) -> PyResult<DigestArrays<'py>> {
         let fold = folding(fold_ascii, fold_wide, fold_map.then_some(fold_form))?;
         let config = sketch
             .map(|(ngram, size)| verify::digest_config(ngram, size))
             .transpose()?;
+        if into.is_some() && config.is_none() {
+            return Err(Error::invalid("into needs a sketch").into());
+        }
         let slices = field_slices(&fields);
         let seen = seen.as_deref();
+        let mut buffer = into
+            .as_deref()
+            .map(PyHashBuffer::lock_to_grow)
+            .transpose()?;
+        let into: Option<&mut Vec<verify::SketchHash>> = buffer.as_deref_mut();
         let d = py.detach(|| {
             with_keys(seen, |keys| {
-                parallel::with_threads(threads, || {
-                    digest::digest_many(&self.inner, &slices, fold, config, keys)
+                parallel::with_threads(threads, || match (into, config) {
+                    (Some(buffer), Some(config)) => {
+                        digest::digest_into(&self.inner, &slices, fold, config, keys, buffer)
+                    }
+                    _ => digest::digest_many(&self.inner, &slices, fold, config, keys),
                 })
             })
         })???;
+        drop(buffer);
         let sketches = config.map(|_| {
             (
                 d.sketches.offsets.into_pyarray(py),

@@ -1,8 +1,9 @@
 //! Bindings of shingle sketches and the Jaccard check of candidate pairs.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
+use numpy::{IntoPyArray, PyArray1, PyArrayMethods, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 
@@ -141,10 +142,26 @@ fn sketch_jaccard_parts<'py>(
 /// Sketch hashes gathered chunk by chunk, then handed to numpy whole. The buffer grows where
 /// it lies when the system can (a large one is remapped, not copied), and the numpy array takes
 /// it over without a copy: gathering N hashes holds about N, where a numpy buffer copied as it
-/// grew held up to twice them while copying.
+/// grew held up to twice them while copying. A first pass writes its sketches here directly
+/// (`Hasher.digest_many(into=...)`), and reads the last ones where they lie ([`Self::view`]).
 #[pyclass(frozen, name = "HashBuffer", module = "neardup._core")]
 pub struct PyHashBuffer {
     inner: Mutex<Vec<verify::SketchHash>>,
+    /// The views of the buffer alive (see [`Self::view`]): while there are any, it neither
+    /// grows nor is taken, so that their memory stays where it is.
+    lent: AtomicUsize,
+}
+
+/// What keeps a view of a [`PyHashBuffer`] valid: the buffer itself, lent out until this goes.
+#[pyclass(frozen, module = "neardup._core")]
+struct HashLease {
+    buffer: Py<PyHashBuffer>,
+}
+
+impl Drop for HashLease {
+    fn drop(&mut self) {
+        self.buffer.get().lent.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 #[pymethods]
@@ -153,13 +170,14 @@ impl PyHashBuffer {
     fn new() -> Self {
         PyHashBuffer {
             inner: Mutex::new(Vec::new()),
+            lent: AtomicUsize::new(0),
         }
     }
 
     /// Appends `hashes`.
     fn extend(&self, hashes: PyReadonlyArray1<'_, verify::SketchHash>) -> PyResult<()> {
         let hashes = hashes.as_slice()?;
-        let mut buffer = self.lock()?;
+        let mut buffer = self.lock_to_grow()?;
         buffer.try_reserve(hashes.len()).map_err(|_| {
             Error::OutOfMemory(format!("{} sketch hashes", buffer.len() + hashes.len()))
         })?;
@@ -177,7 +195,7 @@ impl PyHashBuffer {
         let (hashes, starts, ends) = (hashes.as_slice()?, starts.as_slice()?, ends.as_slice()?);
         let ranges = verify::Ranges::new(starts, ends, hashes)?;
         let total: usize = (0..ranges.len()).map(|d| ranges.get(d).len()).sum();
-        let mut buffer = self.lock()?;
+        let mut buffer = self.lock_to_grow()?;
         buffer
             .try_reserve(total)
             .map_err(|_| Error::OutOfMemory(format!("{} sketch hashes", buffer.len() + total)))?;
@@ -189,8 +207,47 @@ impl PyHashBuffer {
 
     /// Every hash appended since the last take, as a numpy array; the buffer is left empty.
     fn take<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<verify::SketchHash>>> {
-        let taken = std::mem::take(&mut *self.lock()?);
+        let taken = std::mem::take(&mut *self.lock_to_grow()?);
         Ok(taken.into_pyarray(py))
+    }
+
+    /// The hashes `start..end` as a read-only numpy array over the buffer itself, not a copy:
+    /// until it (and every array made from it) is gone, the buffer refuses to grow or be taken.
+    fn view<'py>(
+        slf: &Bound<'py, Self>,
+        start: usize,
+        end: usize,
+    ) -> PyResult<Bound<'py, PyArray1<verify::SketchHash>>> {
+        let this = slf.get();
+        let buffer = this.lock()?;
+        if start > end || end > buffer.len() {
+            return Err(Error::invalid(format!(
+                "a view of hashes {start}..{end} of {}",
+                buffer.len()
+            ))
+            .into());
+        }
+        this.lent.fetch_add(1, Ordering::SeqCst);
+        let lease = Bound::new(
+            slf.py(),
+            HashLease {
+                buffer: slf.clone().unbind(),
+            },
+        );
+        let lease = match lease {
+            Ok(lease) => lease,
+            Err(e) => {
+                this.lent.fetch_sub(1, Ordering::SeqCst);
+                return Err(e);
+            }
+        };
+        let hashes = numpy::ndarray::ArrayView1::from(&buffer[start..end]);
+        // SAFETY: the lease is the array's base: while it lives, `lent` is above zero and the
+        // buffer neither grows, shrinks nor is taken (`lock_to_grow`), so the memory viewed stays
+        // where it is; the lease holds the buffer itself alive.
+        let array = unsafe { PyArray1::borrow_from_array(&hashes, lease.into_any()) };
+        let readonly = array.readwrite().make_nonwriteable();
+        Ok((*readonly).clone())
     }
 
     fn __len__(&self) -> usize {
@@ -203,6 +260,18 @@ impl PyHashBuffer {
         self.inner
             .lock()
             .map_err(|_| Error::invalid("the hash buffer was poisoned by an earlier panic").into())
+    }
+
+    /// The buffer, to change: refused while a view of it is alive.
+    pub fn lock_to_grow(&self) -> PyResult<std::sync::MutexGuard<'_, Vec<verify::SketchHash>>> {
+        let buffer = self.lock()?;
+        if self.lent.load(Ordering::SeqCst) > 0 {
+            return Err(Error::invalid(
+                "the hash buffer is read through a view still alive: it cannot change",
+            )
+            .into());
+        }
+        Ok(buffer)
     }
 }
 

@@ -91,6 +91,31 @@ pub fn vec_in_huge_pages<T>(n: usize) -> Vec<T> {
     v
 }
 
+/// Room in `v` for `additional` more elements, as [`Vec::try_reserve`] makes it, but a vector that
+/// must move is moved into a buffer backed by huge pages ([`vec_in_huge_pages`]): a large buffer
+/// that grows batch by batch (the sketches of a first pass) then takes one page fault every
+/// 2 MiB of what is written to it. (Advice on a buffer the system would remap as it grows
+/// splits its mapping, and the remapping fails: the buffer is then copied all the same, into
+/// pages taken 4 KiB at a time.)
+pub fn reserve_in_huge_pages<T: Copy>(
+    v: &mut Vec<T>,
+    additional: usize,
+) -> Result<(), std::collections::TryReserveError> {
+    if v.capacity() - v.len() >= additional {
+        return Ok(());
+    }
+    let wanted = v
+        .len()
+        .saturating_add(additional)
+        .max(v.capacity().saturating_mul(2));
+    let mut moved: Vec<T> = Vec::new();
+    moved.try_reserve_exact(wanted)?;
+    advise_vec(&mut moved);
+    moved.extend_from_slice(v);
+    *v = moved;
+    Ok(())
+}
+
 /// Asks for huge pages for the whole huge pages of `v`'s buffer, when it spans at least two.
 fn advise_vec<T>(v: &mut Vec<T>) {
     let bytes = v.capacity().saturating_mul(std::mem::size_of::<T>());
@@ -129,6 +154,30 @@ mod tests {
             assert!(v.is_empty() && v.capacity() >= n);
             v.extend((0..n as u64).map(|i| i * 3));
             assert!(v.iter().enumerate().all(|(i, &x)| x == i as u64 * 3));
+        }
+    }
+
+    /// Reserving keeps what the vector holds, gives at least the room asked for, and moves a
+    /// full vector into one at least twice its size (so that growing batch by batch copies
+    /// each element a bounded number of times).
+    #[test]
+    fn reserving_in_huge_pages_keeps_the_contents_and_doubles() {
+        let mut v: Vec<u64> = Vec::new();
+        let mut want = Vec::new();
+        for batch in 0..40u64 {
+            let n = (batch as usize * 7919) % (HUGE_PAGE / 4) + 1;
+            let before = v.capacity();
+            reserve_in_huge_pages(&mut v, n).unwrap();
+            assert!(v.capacity() - v.len() >= n);
+            if before - want.len() < n {
+                assert!(v.capacity() >= 2 * before);
+            } else {
+                assert_eq!(v.capacity(), before);
+            }
+            let more: Vec<u64> = (0..n as u64).map(|i| i * 31 + batch).collect();
+            v.extend_from_slice(&more);
+            want.extend_from_slice(&more);
+            assert_eq!(v, want);
         }
     }
 
