@@ -587,18 +587,25 @@ mod tests {
         }
     }
 
-    #[test]
-    fn fnv1a_spans_are_the_portable_hashes_at_every_length() {
-        let mut next = xorshift(17);
-        let text: Vec<u8> = (0..3000).map(|_| next() as u8).collect();
+    /// A text of random bytes and spans of it of every length from 0 to 40 bytes, `each` of
+    /// every length anywhere, and one of every length ending at the text's end.
+    fn random_spans(seed: u64, each: usize) -> (Vec<u8>, Vec<(usize, usize)>) {
+        let mut next = xorshift(seed);
+        let text: Vec<u8> = (0..4000).map(|_| next() as u8).collect();
         let mut spans = Vec::new();
         for len in 0..=40usize {
-            for _ in 0..10 {
+            for _ in 0..each {
                 let a = (next() as usize) % (text.len() - len + 1);
                 spans.push((a, a + len));
             }
             spans.push((text.len() - len, text.len()));
         }
+        (text, spans)
+    }
+
+    #[test]
+    fn fnv1a_spans_are_the_portable_hashes_at_every_length() {
+        let (text, spans) = random_spans(17, 10);
         let vector = std::arch::is_x86_feature_detected!("avx512dq");
         for k in [0, 15, 16, 17, 100, spans.len()] {
             let mut got = vec![42];
@@ -615,17 +622,8 @@ mod tests {
 
     #[test]
     fn xxh3_spans_are_the_crates_hashes_at_every_length() {
-        let mut next = xorshift(13);
-        let text: Vec<u8> = (0..4000).map(|_| next() as u8).collect();
-        let mut spans = Vec::new();
-        for len in 0..=40usize {
-            for _ in 0..20 {
-                let a = (next() as usize) % (text.len() - len + 1);
-                spans.push((a, a + len));
-            }
-            // Ending at the text's end, and starting there.
-            spans.push((text.len() - len, text.len()));
-        }
+        let (text, mut spans) = random_spans(13, 20);
+        // Starting at the text's end.
         spans.push((text.len(), text.len()));
         let seed = 0x7E57_ED0F_5EC0_4D11;
         for k in [0, 1, 7, 8, 9, 100, spans.len()] {
