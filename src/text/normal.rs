@@ -99,8 +99,9 @@ impl Normal {
 /// What `map` makes of character `c`, if it holds it.
 #[inline]
 fn mapped(map: &'static [(u32, &'static str)], c: u32) -> Option<&'static str> {
-    // Every map's characters lie below U+2800 (Latin, Greek, Cyrillic, punctuation, symbols).
-    if c >= 0x2800 {
+    // Every map's characters lie between ASCII and U+2800 (Latin, Greek, Cyrillic,
+    // punctuation, symbols): the others, most of a text, are never looked up.
+    if !(0x80..0x2800).contains(&c) {
         return None;
     }
     map.binary_search_by_key(&c, |e| e.0).ok().map(|i| map[i].1)
@@ -167,11 +168,22 @@ impl Fold {
     }
 
     fn changes_mapped(self, text: &str) -> bool {
-        !self.map.is_empty()
-            && !text.is_ascii()
-            && text
-                .chars()
-                .any(|c| mapped(self.map, c as u32).is_some_and(|m| m.chars().ne([c])))
+        if self.map.is_empty() || text.is_ascii() {
+            return false;
+        }
+        // The characters of the maps (U+0080..U+27FF) begin with bytes C2..=E2: only those are
+        // decoded, found 64 bytes at a time by a compare the compiler makes a vector one.
+        let lead = |b: &u8| (0xC2..=0xE2).contains(b);
+        let bytes = text.as_bytes();
+        bytes.chunks(64).enumerate().any(|(k, chunk)| {
+            chunk.iter().fold(false, |any, b| any | lead(b))
+                && chunk.iter().enumerate().any(|(j, b)| {
+                    lead(b)
+                        && text[64 * k + j..].chars().next().is_some_and(|c| {
+                            mapped(self.map, c as u32).is_some_and(|m| m.chars().ne([c]))
+                        })
+                })
+        })
     }
 
     fn changes_case(self, text: &str) -> bool {
