@@ -71,18 +71,18 @@ class DocumentColumns:
             count = sum(ascii_)
             if count == len(ascii_):
                 return [chunk if isinstance(chunk, list) else list(chunk)]
-            wide: Sequence[int] = range(len(ascii_))
+            others: Sequence[int] = range(len(ascii_))
             texts = chunk
             if count * 2 > len(ascii_):
-                wide = list(itertools.compress(wide, map(operator.not_, ascii_)))
-                texts = list(map(chunk.__getitem__, wide))
+                others = list(itertools.compress(others, map(operator.not_, ascii_)))
+                texts = list(map(chunk.__getitem__, others))
             rest = _core.to_normalize(texts, self.unicode_form, self.casefold)
         except (TypeError, UnicodeEncodeError):
             return self._text_columns(chunk, start, name)
         column = chunk if isinstance(chunk, list) and not rest else list(chunk)
         normalize = self._normalize_outside_ascii
         for j in rest:
-            column[wide[j]] = normalize(texts[j])
+            column[others[j]] = normalize(texts[j])
         return [column]
 
     def _fold(self) -> dict[str, Any]:

@@ -40,7 +40,8 @@ impl AsRef<[u8]> for Data {
 
 /// The positions of the texts that must be normalized (`unicode_form`, `casefold`) in Python
 /// before the core takes them: the others it normalizes itself when folding with
-/// `fold_ascii=casefold` and `fold_wide` for the compatibility forms.
+/// `fold_ascii=casefold`, `fold_wide` for the compatibility forms, `fold_map=True` and
+/// `fold_form=unicode_form`.
 #[pyfunction]
 fn to_normalize(
     py: Python<'_>,
@@ -63,18 +64,24 @@ fn to_normalize(
 }
 
 /// The core's folding of one-field texts: ASCII capitals with `ascii`, wide characters with
-/// `wide`, and with `map` (a Unicode form or None), the characters of its map with `ascii` as
-/// case folding (see [`Normal::map`]).
-fn folding(ascii: bool, wide: bool, map: Option<Option<&str>>) -> PyResult<Fold> {
-    let map = match map {
-        Some(form) => Normal {
-            form: Form::parse(form)?,
-            casefold: ascii,
-        }
-        .map(),
-        None => &[],
+/// `wide`, and with `map`, the characters of the map of `form` with `ascii` as case folding
+/// ([`Fold::of`]).
+fn folding(ascii: bool, wide: bool, map: bool, form: Option<&str>) -> PyResult<Fold> {
+    if !map {
+        return Ok(Fold {
+            ascii,
+            wide,
+            map: &[],
+        });
+    }
+    let normal = Normal {
+        form: Form::parse(form)?,
+        casefold: ascii,
     };
-    Ok(Fold { ascii, wide, map })
+    Ok(Fold {
+        wide,
+        ..Fold::of(normal)
+    })
 }
 
 #[pyfunction]
@@ -277,7 +284,7 @@ impl PyHasher {
         fold_form: Option<&str>,
     ) -> PyResult<Bound<'py, PyArray1<u64>>> {
         let slices = field_slices(&fields);
-        let fold = folding(fold_ascii, fold_wide, fold_map.then_some(fold_form))?;
+        let fold = folding(fold_ascii, fold_wide, fold_map, fold_form)?;
         let fps = py.detach(|| {
             parallel::with_threads(threads, || match (fold != Fold::default(), &slices[..]) {
                 (false, _) => self.inner.fingerprint_many(&slices),
@@ -312,7 +319,7 @@ impl PyHasher {
         fold_form: Option<&str>,
         into: Option<PyRef<'py, PyHashBuffer>>,
     ) -> PyResult<DigestArrays<'py>> {
-        let fold = folding(fold_ascii, fold_wide, fold_map.then_some(fold_form))?;
+        let fold = folding(fold_ascii, fold_wide, fold_map, fold_form)?;
         let config = sketch
             .map(|(ngram, size)| verify::digest_config(ngram, size))
             .transpose()?;
