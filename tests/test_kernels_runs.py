@@ -335,6 +335,13 @@ def test_prefix_keys_find_every_pair_at_the_threshold_and_skip_rows_without_fing
     kept = fps[all_index] != 0
     assert all_index[kept].tolist() == index.tolist()
     assert all_hashes[kept].tolist() == hashes.tolist()
+    # Told that the table counts every text, the keys leave out the hashes of one text alone
+    # (which no pair can share): the same keys, less those.
+    every = _core.RarityOrder(*table, every_text=True)
+    alone_index, alone_hashes = kernels.prefix_keys(sketches, every, threshold, fps)
+    shared = np.array([counts[h] >= 2 for h in hashes.tolist()], bool)
+    assert alone_index.tolist() == index[shared].tolist()
+    assert alone_hashes.tolist() == hashes[shared].tolist()
 
 
 def test_runs_all_over_the_cap_whose_split_finds_no_pair_list_none():

@@ -153,14 +153,22 @@ def test_the_order_puts_frequent_hashes_last():
     table = frequent(*_core.rarity_counts(starts, ends, hashes, RARITY_SAMPLE))
     assert table[0].tolist() == [5, 9] and table[1].tolist() == [2, 3]
     # At t = 0.5 a set of 3 lists 2 hashes: its prefix (3 - 2 + 1), all it has past it.
-    lengths, listed, sizes = _core.prefix_lists(starts, ends, hashes, table, 0.5)
+    lengths, listed, sizes, alone = _core.prefix_lists(starts, ends, hashes, table, 0.5)
     assert lengths.tolist() == [3, 3, 2] and sizes.tolist() == [3, 3, 2]
     assert listed.tolist() == [1, 5, 9, 2, 5, 9, 30, 9]
+    # A table that may be a sample's tells no hash held by one text alone.
+    assert alone.tolist() == [0, 0, 0]
     # The order built once gives the same lists.
     order = _core.RarityOrder(*table)
     assert len(order) == 2
     again = _core.prefix_lists(starts, ends, hashes, order, 0.5)
-    assert [a.tolist() for a in again] == [lengths.tolist(), listed.tolist(), sizes.tolist()]
+    want = [lengths.tolist(), listed.tolist(), sizes.tolist(), alone.tolist()]
+    assert [a.tolist() for a in again] == want
+    # Counted on every text: 1, 2 and 30 are held by one text each, the first of their lists.
+    every = _core.prefix_lists(
+        starts, ends, hashes, _core.RarityOrder(*table, every_text=True), 0.5
+    )
+    assert [a.tolist() for a in every] == [*want[:3], [1, 1, 1]]
     with pytest.raises(ValueError, match="threshold"):
         _core.prefix_lists(starts, ends, hashes, table, 1.5)
 
@@ -305,23 +313,30 @@ def test_repeated_hashes_are_listed_after_unique_ones():
     holders = dict(zip(*np.unique(hashes, return_counts=True)))
     repeats.add(starts, ends, hashes)
     empty = (np.zeros(0, np.uint64), np.zeros(0, np.uint32))
-    lengths, listed, _ = _core.prefix_lists(
-        starts, ends, hashes, _core.RarityOrder(*empty, repeats), 0.8
+    lengths, listed, _, alone = _core.prefix_lists(
+        starts, ends, hashes, _core.RarityOrder(*empty, repeats, every_text=True), 0.8
     )
-    plain, by_value, _ = _core.prefix_lists(starts, ends, hashes, empty, 0.8)
+    plain, by_value, _, none = _core.prefix_lists(starts, ends, hashes, empty, 0.8)
     assert lengths.tolist() == plain.tolist()
+    assert not none.any()
     at = np.r_[0, np.cumsum(lengths)]
     for t, text in enumerate(texts):
         got = listed[at[t] : at[t + 1]].tolist()
         unique = sorted(int(h) for h in text if holders[h] == 1)
         assert got == unique[: len(got)]
+        # The marks made on every text tell the hashes of one text alone: all it lists.
+        assert alone[t] == len(got)
         assert by_value[at[t] : at[t + 1]].tolist() == sorted(text.tolist())[: len(got)]
     # Every shared hash is marked: a list of all of a text's hashes ends with them.
     one = np.array([0], np.uint64), np.array([len(texts[0])], np.uint64)
-    lengths, listed, _ = _core.prefix_lists(
-        *one, texts[0].astype(np.uint64), _core.RarityOrder(*empty, repeats), 0.0001
+    lengths, listed, _, alone = _core.prefix_lists(
+        *one,
+        texts[0].astype(np.uint64),
+        _core.RarityOrder(*empty, repeats, every_text=True),
+        0.0001,
     )
     assert sorted(int(h) for h in listed[-6:]) == sorted(int(h) for h in texts[0] if holders[h] > 1)
+    assert alone.tolist() == [len(texts[0]) - 6]
 
 
 def test_repeats_cut_the_candidates_of_hashes_the_sample_misses(monkeypatch):

@@ -417,6 +417,7 @@ class StarCandidates:
             npt.NDArray[np.uint64],
             npt.NDArray[np.uint64],
             npt.NDArray[np.uint32],
+            npt.NDArray[np.uint32],
         ]
         | None = None,
         band: float = 0.0,
@@ -830,7 +831,9 @@ class RarityOrder:
     """The rarity order of a table of frequent hashes (hashes, counts), built once for the
     prefix_lists of many chunks; with ``repeats`` (or ``repeated``, the words of their table of
     repeated slots in pieces, as repeated_words gives them, put together here), the hashes the
-    table leaves out that more than one text may hold count 1."""
+    table leaves out that more than one text may hold count 1. With ``every_text``, the table
+    (or the marks) was made on every text whose lists the order cuts: a hash that counts 0 is
+    held by one text alone, and prefix_lists counts those a list begins with."""
 
     def __new__(
         cls,
@@ -838,6 +841,7 @@ class RarityOrder:
         counts: npt.NDArray[np.uint32],
         repeats: Repeats | None = None,
         repeated: list[npt.NDArray[np.uint64]] | None = None,
+        every_text: bool = False,
     ) -> RarityOrder: ...
     def __len__(self) -> int: ...
 
@@ -885,9 +889,12 @@ def prefix_lists(
     threshold: float,
     size: int = 1024,
     band: float = 0.0,
-) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint64], npt.NDArray[np.uint32]]:
+) -> tuple[
+    npt.NDArray[np.uint32], npt.NDArray[np.uint64], npt.NDArray[np.uint32], npt.NDArray[np.uint32]
+]:
     """Each sketch's prefix list in the order of the frequent hashes table (a RarityOrder, or
-    (hashes, counts)): (lengths, hashes, sizes)."""
+    (hashes, counts)): (lengths, hashes, sizes, alone), ``alone[d]`` the first hashes of list d
+    that no other text holds (0 unless the order was made with ``every_text``)."""
 
 PREFIX_EXTRA: int
 

@@ -234,7 +234,7 @@ class IndexSketches:
             self.prefixes.sketches.add_sketches(rows, starts, cut, hashes)
             return
         assert self.threshold is not None and self.band is not None
-        lengths, listed, sizes = _core.prefix_lists(
+        lengths, listed, sizes, _ = _core.prefix_lists(
             starts, cut, hashes, self.order, self.threshold, self.list_size, self.band
         )
         ends_at = np.cumsum(lengths, dtype=np.uint64)

@@ -307,10 +307,10 @@ def _lists(
     size: int,
     band: float,
     skip: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(starts, ends, hashes, sizes) of the sketches' prefix lists (the core's prefix_lists):
-    ``table`` is ``(hashes, counts)`` or a ``_core.RarityOrder`` built from them once. Rows
-    where ``skip`` is true get an empty list (of size 0), at no cost."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(starts, ends, hashes, sizes, alone) of the sketches' prefix lists (the core's
+    prefix_lists): ``table`` is ``(hashes, counts)`` or a ``_core.RarityOrder`` built from them
+    once. Rows where ``skip`` is true get an empty list (of size 0), at no cost."""
     starts, ends, hashes = _ranges(sketches)
     if skip is not None:
         # An empty range is a sketch of no shingles, whose list the core skips.
@@ -320,7 +320,7 @@ def _lists(
         if isinstance(table, _core.RarityOrder)
         else (_array(table[0], np.uint64), _array(table[1], np.uint32))
     )
-    lengths, listed, sizes = _core.prefix_lists(
+    lengths, listed, sizes, alone = _core.prefix_lists(
         starts,
         ends,
         _array(hashes, np.uint64),
@@ -330,12 +330,12 @@ def _lists(
         band,
     )
     ends_at = np.cumsum(lengths, dtype=np.uint64)
-    return ends_at - lengths.astype(np.uint64), ends_at, listed, sizes
+    return ends_at - lengths.astype(np.uint64), ends_at, listed, sizes, alone
 
 
 def prefix_keys(
     sketches: Any,
-    table: tuple[np.ndarray, np.ndarray],
+    table: tuple[np.ndarray, np.ndarray] | _core.RarityOrder,
     threshold: float,
     fingerprints: np.ndarray | None = None,
     size: int = SKETCH_SIZE,
@@ -344,9 +344,11 @@ def prefix_keys(
     """``(index, hash)``: the prefix hashes of every text among ``sketches`` (an Arrow list
     array), rarest first in the order of ``table`` (:func:`frequent_hashes`): enough that two
     texts whose estimate is at least ``threshold`` (or ``threshold - band`` when a sketch is cut
-    at ``size``) share one. Texts whose fingerprint is 0 (no features) are left out."""
+    at ``size``) share one. Texts whose fingerprint is 0 (no features) are left out, and so are
+    the hashes no other text holds, when ``table`` is a ``_core.RarityOrder`` made with
+    ``every_text`` (a hash of one text is shared by no pair)."""
     skip = None if fingerprints is None else np.asarray(fingerprints, np.uint64) == 0
-    starts, ends, listed, sizes = _lists(sketches, table, threshold, size, band, skip)
+    starts, ends, listed, sizes, alone = _lists(sketches, table, threshold, size, band, skip)
     n = sizes.astype(np.int64)
     # n - need + 1 hashes, need = min(ceil(t n), ceil((t - band) size)) taken a hair low.
     need = np.ceil(threshold * n.astype(np.float64) - 1e-9)
@@ -354,8 +356,11 @@ def prefix_keys(
         need = np.minimum(need, max(np.ceil((threshold - band) * size - 1e-9), 0.0))
     take = np.clip(n + 1 - np.maximum(need, 1.0).astype(np.int64), 1, np.maximum(n, 1))
     take[n == 0] = 0
+    # Each list's first `alone` hashes are held by no other text: not posted.
+    first = np.minimum(alone.astype(np.int64), take)
+    take = take - first
     index = np.repeat(np.arange(len(n), dtype=np.int64), take)
-    at = starts[index].astype(np.int64) + _offsets(take)
+    at = (starts + first.astype(np.uint64))[index].astype(np.int64) + _offsets(take)
     return index, listed[at]
 
 
@@ -375,7 +380,7 @@ def split_runs(
     groups that cannot be split are counted in ``skipped``."""
     nodes = np.asarray(nodes, np.int64)
     distinct, local = np.unique(nodes, return_inverse=True)
-    starts, ends, listed, sizes = _lists(sketches, table, threshold, size, band)
+    starts, ends, listed, sizes, _ = _lists(sketches, table, threshold, size, band)
     if len(starts) != len(distinct):
         raise ValueError(f"{len(distinct)} nodes but {len(starts)} sketches")
     a, b, skipped = _core.split_run_pairs(

@@ -385,7 +385,7 @@ def candidates(
             threads=threads,
             max_pairs=max_pairs,
             threshold=prefixes.threshold,
-            prefixes=prefixes.parts(),
+            prefixes=(*prefixes.parts(), prefixes.alone()),
             band=prefixes.band,
             size=prefixes.size,
         )

@@ -76,6 +76,7 @@ class PrefixLists:
         self._order: Any = None
         self.lists = Sketches(threads=threads)
         self._sizes: list[np.ndarray] = []
+        self._alone: list[np.ndarray] = []
         self._counts: list[tuple[np.ndarray, np.ndarray]] = []
         #: Hashes the sketches hold in all (checks included) and the texts sketched, which decide
         #: how the order is counted.
@@ -119,7 +120,10 @@ class PrefixLists:
             repeats = self._repeats() if self.marks else None
         # Its hash map built once for every chunk (not once a chunk: a cost of the table's
         # size, which grows with the corpus, for each of a number of chunks that grows too).
-        self._order = _core.RarityOrder(*self.table, repeats)
+        # Counted on every text, or marked on every text: a hash that counts 0 is held by one
+        # text alone, and the lists tell how many they begin with (:meth:`alone`).
+        every_text = repeats is not None or counted_on_every_text(self.hashes, self.texts)
+        self._order = _core.RarityOrder(*self.table, repeats, every_text=every_text)
         del repeats
         self._cut(self._order)
         return True
@@ -141,7 +145,7 @@ class PrefixLists:
     def _cut(self, order: Any) -> None:
         """Cuts every text's list in ``order`` (a ``RarityOrder``) at this threshold."""
         for rows, starts, ends, hashes in self.sketches.scan():
-            lengths, listed, sizes = _core.prefix_lists(
+            lengths, listed, sizes, alone = _core.prefix_lists(
                 np.ascontiguousarray(starts, np.uint64),
                 np.ascontiguousarray(ends, np.uint64),
                 np.ascontiguousarray(hashes, np.uint64),
@@ -153,6 +157,7 @@ class PrefixLists:
             ends_at = np.cumsum(lengths, dtype=np.uint64)
             self.lists.add_sketches(rows, ends_at - lengths, ends_at, listed)
             self._sizes.append(sizes)
+            self._alone.append(alone)
 
     def _repeats(self) -> _core.Repeats | None:
         """Which hashes more than one text may hold, marked on every text's sketch (a scan of
@@ -201,6 +206,7 @@ class PrefixLists:
         of their rarity order unless ``keep_order``."""
         self.lists = None  # type: ignore[assignment]
         self._sizes = []
+        self._alone = []
         if not self.keep_order:
             self._order = None
 
@@ -218,6 +224,19 @@ class PrefixLists:
         rows, starts, ends, hashes = self.lists.parts()
         sizes = np.concatenate(self._sizes) if self._sizes else np.zeros(0, np.uint32)
         return rows, starts, ends, hashes, np.ascontiguousarray(sizes, np.uint32)
+
+    def alone(self) -> np.ndarray:
+        """How many of the first hashes of each list of :meth:`parts` no other text holds
+        (uint32): a corpus whose order was counted or marked on every text tells them, and
+        prefix candidates leave them out (a hash of one text is shared by no pair); else 0.
+        Only for these texts: lists matched later against other texts (a dedup index) count
+        none."""
+        if not self._finish():
+            raise RuntimeError("the sketches were dropped: the prefix lists cannot be cut")
+        if self.lists is None:
+            raise RuntimeError("the prefix lists were released")
+        alone = np.concatenate(self._alone) if self._alone else np.zeros(0, np.uint32)
+        return np.ascontiguousarray(alone, np.uint32)
 
 
 def _merged(counts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:

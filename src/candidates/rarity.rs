@@ -27,6 +27,7 @@ pub const SAMPLE_HASHES: usize = 1 << 21;
 pub struct Rarity {
     counts: CountTable,
     repeated: Option<Repeated>,
+    every_text: bool,
 }
 
 impl Rarity {
@@ -44,6 +45,7 @@ impl Rarity {
         Ok(Rarity {
             counts: CountTable::new(&rows),
             repeated: None,
+            every_text: false,
         })
     }
 
@@ -51,6 +53,19 @@ impl Rarity {
     pub fn with_repeated(mut self, repeated: Repeated) -> Self {
         self.repeated = Some(repeated);
         self
+    }
+
+    /// This order, its table (or its marks) made on every text whose lists it cuts: a hash
+    /// that counts 0 is then held by one of those texts alone, and can be the first shared
+    /// hash of no pair ([`Rarity::order_first_in`] tells how many a list begins with).
+    pub fn on_every_text(mut self) -> Self {
+        self.every_text = true;
+        self
+    }
+
+    /// Whether a hash that counts 0 is held by one text alone ([`Rarity::on_every_text`]).
+    pub fn tells_alone(&self) -> bool {
+        self.every_text
     }
 
     /// How many of the sketches hold each of their shingle hashes (checks left out), counting
@@ -104,6 +119,7 @@ impl Rarity {
         Rarity {
             counts: CountTable::new(&counts),
             repeated: None,
+            every_text: false,
         }
     }
 
@@ -145,8 +161,15 @@ impl Rarity {
     /// near copies) takes all those of count 0, then as many of the others as are missing, the
     /// first in the order of `(count, hash)`: by a tally of their counts (`first_by_count`),
     /// or, past its counts, selected among the others alone, then only they are sorted.
-    pub fn order_first(&self, shingles: &[SketchHash], keep: usize, out: &mut Vec<SketchHash>) {
-        self.order_first_in(shingles, keep, out, &mut Vec::new());
+    /// Returns how many of the hashes written first count 0 (those of a list that no other
+    /// text holds, when the order [`Rarity::tells_alone`]).
+    pub fn order_first(
+        &self,
+        shingles: &[SketchHash],
+        keep: usize,
+        out: &mut Vec<SketchHash>,
+    ) -> usize {
+        self.order_first_in(shingles, keep, out, &mut Vec::new())
     }
 
     /// [`Rarity::order_first`] with `keyed` for its scratch (one buffer for the texts a thread
@@ -157,12 +180,12 @@ impl Rarity {
         keep: usize,
         out: &mut Vec<SketchHash>,
         keyed: &mut Vec<(u32, SketchHash)>,
-    ) {
+    ) -> usize {
         debug_assert!(shingles.windows(2).all(|w| w[0] < w[1]));
         out.clear();
         keyed.clear();
         if keep == 0 {
-            return;
+            return 0;
         }
         if let Some(r) = &self.repeated {
             // Each hash's slot found once, and asked of the cache PREFETCH_AHEAD hashes ahead
@@ -184,7 +207,7 @@ impl Rarity {
                 } else {
                     out.push(h);
                     if out.len() == keep {
-                        return;
+                        return keep;
                     }
                 }
             }
@@ -204,20 +227,24 @@ impl Rarity {
                     0 => {
                         out.push(h);
                         if out.len() == keep {
-                            return;
+                            return keep;
                         }
                     }
                     count => keyed.push((count, h)),
                 }
             }
         }
+        // The hashes that count 0, first.
+        let mut zeros = out.len();
         if keyed.iter().any(|&(count, _)| count == 0) {
             // A table handed a count of 0 for a marked hash: it goes with the unmarked ones,
-            // by value, so the whole order is taken.
+            // by value, so the whole order is taken. (A marked hash more than one text may
+            // hold: none is told alone.)
             keyed.extend(out.iter().map(|&h| (0, h)));
             out.clear();
+            zeros = 0;
         } else if first_by_count(keyed, keep.min(shingles.len()) - out.len(), out) {
-            return;
+            return zeros;
         }
         let missing = keep.min(shingles.len()) - out.len();
         if missing < keyed.len() {
@@ -226,6 +253,7 @@ impl Rarity {
         }
         keyed.sort_unstable();
         out.extend(keyed.iter().map(|&(_, h)| h));
+        zeros
     }
 
     /// `shingles` in this order, rarest first, written to `out`: sorted by `(count, hash)`

@@ -229,30 +229,37 @@ pub fn place(n: usize, at: usize) -> u32 {
 
 /// Each sketch's hashes in the `rarity` order, as many as prefix filtering at `cut` reads: a
 /// set of at most [`SHORT`] shingles whole, a longer one its prefix and [`EXTRA`] more (checks
-/// left out). Returns `(lengths, hashes, sizes)`: list d is the next `lengths[d]` of `hashes`,
-/// and `sizes[d]` the number of its sketch's shingles.
+/// left out). List d is the next `lengths[d]` of `hashes`, `sizes[d]` the number of its
+/// sketch's shingles, and its first `alone[d]` hashes are held by no other text (0 unless the
+/// order [`Rarity::tells_alone`]): they can be the first shared hash of no pair, and need not
+/// be posted.
 pub fn prefix_lists(
     sketches: &crate::sketch::verify::Ranges<'_>,
     rarity: &Rarity,
     cut: Cut,
-) -> (Vec<u32>, Vec<SketchHash>, Vec<u32>) {
+) -> PrefixLists {
     // Blocks of texts, each ordered by one thread into vectors of its own (no vector a text).
     const BLOCK: usize = 256;
     let n_texts = sketches.len();
-    let blocks: Vec<(Vec<u32>, Vec<SketchHash>, Vec<u32>)> = (0..n_texts.div_ceil(BLOCK))
+    let tells_alone = rarity.tells_alone();
+    let blocks: Vec<PrefixLists> = (0..n_texts.div_ceil(BLOCK))
         .into_par_iter()
         .map(|b| {
             let texts = b * BLOCK..((b + 1) * BLOCK).min(n_texts);
-            let mut lengths = Vec::with_capacity(texts.len());
-            let mut sizes = Vec::with_capacity(texts.len());
-            let mut hashes = Vec::new();
+            let mut block = PrefixLists {
+                lengths: Vec::with_capacity(texts.len()),
+                sizes: Vec::with_capacity(texts.len()),
+                alone: Vec::with_capacity(texts.len()),
+                ..PrefixLists::default()
+            };
             let (mut buf, mut keyed) = (Vec::new(), Vec::new());
             for d in texts {
                 let shingles = shingles_of(sketches.get(d));
                 let n = shingles.len();
-                sizes.push(n as u32);
+                block.sizes.push(n as u32);
                 if n == 0 {
-                    lengths.push(0);
+                    block.lengths.push(0);
+                    block.alone.push(0);
                     continue;
                 }
                 let keep = if n <= SHORT {
@@ -260,24 +267,41 @@ pub fn prefix_lists(
                 } else {
                     (cut.prefix(n) + EXTRA).min(n)
                 };
-                rarity.order_first_in(shingles, keep, &mut buf, &mut keyed);
-                lengths.push(buf.len() as u32);
-                hashes.extend_from_slice(&buf);
+                let zeros = rarity.order_first_in(shingles, keep, &mut buf, &mut keyed);
+                block.lengths.push(buf.len() as u32);
+                block.alone.push(if tells_alone { zeros as u32 } else { 0 });
+                block.hashes.extend_from_slice(&buf);
             }
-            (lengths, hashes, sizes)
+            block
         })
         .collect();
-    let total = blocks.iter().map(|b| b.1.len()).sum();
+    let total = blocks.iter().map(|b| b.hashes.len()).sum();
     // Written once from end to end: in huge pages, a page fault every 2 MiB (see `vec_in_huge_pages`).
-    let mut hashes = crate::runtime::memory::vec_in_huge_pages(total);
-    let mut lengths = Vec::with_capacity(n_texts);
-    let mut sizes = Vec::with_capacity(n_texts);
-    for (l, h, s) in blocks {
-        lengths.extend_from_slice(&l);
-        hashes.extend_from_slice(&h);
-        sizes.extend_from_slice(&s);
+    let mut lists = PrefixLists {
+        hashes: crate::runtime::memory::vec_in_huge_pages(total),
+        lengths: Vec::with_capacity(n_texts),
+        sizes: Vec::with_capacity(n_texts),
+        alone: Vec::with_capacity(n_texts),
+    };
+    for block in blocks {
+        lists.lengths.extend_from_slice(&block.lengths);
+        lists.hashes.extend_from_slice(&block.hashes);
+        lists.sizes.extend_from_slice(&block.sizes);
+        lists.alone.extend_from_slice(&block.alone);
     }
-    (lengths, hashes, sizes)
+    lists
+}
+
+/// The texts' lists of [`prefix_lists`], end to end.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct PrefixLists {
+    /// The hashes of list d: the next `lengths[d]` of `hashes`.
+    pub lengths: Vec<u32>,
+    pub hashes: Vec<SketchHash>,
+    /// The shingles of each text's sketch.
+    pub sizes: Vec<u32>,
+    /// How many of each list's first hashes no other text holds.
+    pub alone: Vec<u32>,
 }
 
 /// Texts and the runs of those that share a prefix hash: the short texts of a corpus
@@ -485,7 +509,7 @@ impl ShortTexts {
                 return None;
             }
             bad |= set.windows(2).any(|w| w[0] >= w[1]);
-            Some((t, set, n))
+            Some((t, set, n, 0))
         });
         let built = Self::build(texts, lists, Cut::new(threshold, None), false, None, true)?;
         if bad {
@@ -506,15 +530,18 @@ impl ShortTexts {
         cut: Cut,
     ) -> Result<Self> {
         check_threshold(cut.threshold)?;
+        let lists = lists.map(|(t, list, n)| (t, list, n, 0));
         Self::build(texts, lists, cut, true, None, true)
     }
 
     /// [`ShortTexts::from_lists`] without a copy of the lists, which the runs no longer need
     /// once built (star clustering reads the sketches instead; [`ShortTexts::set`] gives None):
-    /// 8 bytes a listed hash less at the peak.
+    /// 8 bytes a listed hash less at the peak. Each list comes with how many of its first
+    /// hashes no other text holds (see [`prefix_lists`]): those are not posted (a run of one
+    /// text holds no pair), which leaves the same runs.
     pub fn runs_of_lists<'a>(
         texts: usize,
-        lists: impl Iterator<Item = (u32, &'a [SketchHash], usize)>,
+        lists: impl Iterator<Item = (u32, &'a [SketchHash], usize, usize)>,
         cut: Cut,
     ) -> Result<Self> {
         check_threshold(cut.threshold)?;
@@ -532,12 +559,13 @@ impl ShortTexts {
         keys: &[(SketchHash, u32)],
     ) -> Result<Self> {
         check_threshold(cut.threshold)?;
+        let lists = lists.map(|(t, list, n)| (t, list, n, 0));
         Self::build(texts, lists, cut, true, Some(keys), true)
     }
 
     fn build<'a>(
         texts: usize,
-        lists: impl Iterator<Item = (u32, &'a [SketchHash], usize)>,
+        lists: impl Iterator<Item = (u32, &'a [SketchHash], usize, usize)>,
         cut: Cut,
         every: bool,
         keys: Option<&[(SketchHash, u32)]>,
@@ -548,8 +576,10 @@ impl ShortTexts {
         // Each slot's list, borrowed while the runs are built (copied after when kept).
         let mut listed: Vec<&'a [SketchHash]> = Vec::new();
         let mut sizes: Vec<u32> = Vec::new();
+        // How many of each slot's first hashes no other text holds.
+        let mut alone: Vec<u32> = Vec::new();
         let mut postings: Vec<Posting> = Vec::new();
-        for (t, set, n) in lists {
+        for (t, set, n, lone) in lists {
             let t = t as usize;
             if t >= texts {
                 return Err(Error::invalid(format!("text {t} out of {texts}")));
@@ -566,20 +596,32 @@ impl ShortTexts {
                     shingles.len()
                 )));
             }
+            if lone > shingles.len() {
+                return Err(Error::invalid(format!(
+                    "text {t}: {lone} hashes held by no other text in a list of {}",
+                    shingles.len()
+                )));
+            }
             slot[t] = listed.len() as u32;
             listed.push(set);
             sizes.push(n as u32);
+            alone.push(lone as u32);
         }
         if keys.is_none() {
             // Every text's prefix hashes, in one vector of the size they need (a few hundred MB
             // for a million long texts), backed by huge pages: written once from end to end, it
             // takes a page fault every 2 MiB, not every 4 KiB as it would growing push by push.
-            let prefix_of = |s: usize| cut.prefix(sizes[s] as usize);
-            let total = (0..listed.len()).map(prefix_of).sum();
+            // A list's first hashes that no other text holds are left out: a run of one text.
+            let posted = |s: usize| {
+                let prefix = cut.prefix(sizes[s] as usize);
+                (alone[s] as usize).min(prefix)..prefix
+            };
+            let total = (0..listed.len()).map(|s| posted(s).len()).sum();
             postings = crate::runtime::memory::vec_in_huge_pages(total);
             for (s, set) in listed.iter().enumerate() {
-                let shingles = shingles_of(set);
-                for (i, &h) in shingles[..prefix_of(s)].iter().enumerate() {
+                let posted = posted(s);
+                let shingles = shingles_of(set).iter().enumerate();
+                for (i, &h) in shingles.take(posted.end).skip(posted.start) {
                     postings.push((
                         deeper(0, h),
                         s as u32,
@@ -1243,7 +1285,12 @@ mod tests {
             .collect();
         let flat: Vec<u64> = sets.concat();
         let ranges = crate::sketch::verify::Ranges::new(&starts, &ends, &flat).unwrap();
-        let (lengths, hashes, sizes) = prefix_lists(&ranges, rarity, cut);
+        let PrefixLists {
+            lengths,
+            hashes,
+            sizes,
+            ..
+        } = prefix_lists(&ranges, rarity, cut);
         let mut at = 0usize;
         let mut items = Vec::new();
         for (t, (&len, &n)) in lengths.iter().zip(&sizes).enumerate() {

@@ -235,20 +235,22 @@ impl Candidates {
         rows: &[i64],
         lists: &Ranges<'_>,
         sizes: &[u32],
+        alone: &[u32],
         cut: Cut,
     ) -> Result<Self> {
-        if rows.len() != lists.len() || rows.len() != sizes.len() {
+        if rows.len() != lists.len() || rows.len() != sizes.len() || rows.len() != alone.len() {
             return Err(Error::invalid(format!(
-                "{} rows but {} lists and {} sizes",
+                "{} rows but {} lists, {} sizes and {} counts of hashes held alone",
                 rows.len(),
                 lists.len(),
-                sizes.len()
+                sizes.len(),
+                alone.len()
             )));
         }
         let prefixes = ShortTexts::runs_of_lists(
             self.first_row.len(),
             self.proposing(rows)?
-                .map(|(i, t)| (t, lists.get(i), sizes[i] as usize)),
+                .map(|(i, t)| (t, lists.get(i), sizes[i] as usize, alone[i] as usize)),
             cut,
         )?;
         self.short = Some(prefixes);
@@ -1266,7 +1268,7 @@ mod tests {
         let cut = Cut::new(0.8, Some((64, 0.0)));
         let found = Candidates::searched(&[11, 22, 33], &[[1, 0], [2, 0], [3, 0]], None, None)
             .unwrap()
-            .with_prefixes(&[0, 1, 2], &sketches, &sizes, cut)
+            .with_prefixes(&[0, 1, 2], &sketches, &sizes, &[0, 0, 0], cut)
             .unwrap();
         let v = Verification {
             sketches,
@@ -1285,7 +1287,8 @@ mod tests {
     #[test]
     fn prefix_candidates_give_the_stars_of_every_pair() {
         use crate::candidates::rarity::Rarity;
-        use crate::candidates::short_texts::{prefix_lists, Cut};
+        use crate::candidates::repeats::Repeats;
+        use crate::candidates::short_texts::{prefix_lists, Cut, PrefixLists};
         let words: Vec<String> = (0..40).map(|w| format!("w{w}")).collect();
         let mut seed = 31;
         let mut texts: Vec<String> = Vec::new();
@@ -1315,10 +1318,29 @@ mod tests {
         } = drawn(&texts, size as i64, &mut seed);
         let keys = s.keys.clone();
         let ranges = Ranges::new(&starts, &ends, &s.hashes).unwrap();
-        let rarity = Rarity::sample((0..50).map(|d| s.get(d)), 1 << 20);
-        for (threshold, band) in [(0.8, 0.0), (0.7, 0.1), (0.5, 0.0)] {
+        // Orders counted on a sample (no hash told alone), on every text, and on a sample with
+        // every text's marks: the last two leave the hashes no other text holds unposted.
+        let sampled = || Rarity::sample((0..50).map(|d| s.get(d)), 1 << 20);
+        let (held, counts) = Rarity::sorted_counts((0..n).map(|d| s.get(d)), usize::MAX);
+        let (held, counts): (Vec<u64>, Vec<u32>) =
+            held.iter().zip(&counts).filter(|&(_, &c)| c >= 2).unzip();
+        let every = Rarity::new(&held, &counts).unwrap().on_every_text();
+        let mut marks = Repeats::new(16).unwrap();
+        marks.add_sketches(&ranges);
+        let marked = sampled().with_repeated(marks.repeated()).on_every_text();
+        let orders = [(sampled(), false), (every, true), (marked, true)];
+        for ((threshold, band), (rarity, tells)) in [(0.8, 0.0), (0.7, 0.1), (0.5, 0.0)]
+            .into_iter()
+            .flat_map(|tb| orders.iter().map(move |o| (tb, o)))
+        {
             let cut = Cut::new(threshold, Some((size, band)));
-            let (lengths, listed, sizes) = prefix_lists(&ranges, &rarity, cut);
+            let PrefixLists {
+                lengths,
+                hashes: listed,
+                sizes,
+                alone,
+            } = prefix_lists(&ranges, rarity, cut);
+            assert_eq!(alone.iter().any(|&a| a > 0), *tells);
             let ends_at: Vec<u64> = lengths
                 .iter()
                 .scan(0u64, |at, &l| {
@@ -1334,7 +1356,7 @@ mod tests {
             let lists = Ranges::unordered(&starts_at, &ends_at, &listed).unwrap();
             let found = Candidates::searched(&fps, &keys, None, None)
                 .unwrap()
-                .with_prefixes(&rows, &lists, &sizes, cut)
+                .with_prefixes(&rows, &lists, &sizes, &alone, cut)
                 .unwrap();
             assert_eq!(found.pair_count(), 0);
             let v = Verification {
@@ -1358,7 +1380,7 @@ mod tests {
             let bounded = |limit: u64| {
                 Candidates::searched(&fps, &keys, None, Some(limit))
                     .unwrap()
-                    .with_prefixes(&rows, &lists, &sizes, cut)
+                    .with_prefixes(&rows, &lists, &sizes, &alone, cut)
                     .unwrap()
                     .stars(&order, Some(v))
             };

@@ -185,14 +185,19 @@ pub struct PyRarityOrder {
 
 #[pymethods]
 impl PyRarityOrder {
+    /// The order of the table `(hashes, counts)`, with the marks of `repeats` (or the words of
+    /// their table, in pieces: `repeated`). With `every_text`, the table (or the marks) was made
+    /// on every text whose lists the order cuts: a hash that counts 0 is held by one text
+    /// alone, and `prefix_lists` counts those a list begins with.
     #[new]
-    #[pyo3(signature = (hashes, counts, repeats=None, repeated=None))]
+    #[pyo3(signature = (hashes, counts, repeats=None, repeated=None, every_text=false))]
     fn new(
         py: Python<'_>,
         hashes: PyReadonlyArray1<'_, u64>,
         counts: PyReadonlyArray1<'_, u32>,
         repeats: Option<PyRef<'_, PyRepeats>>,
         repeated: Option<Vec<PyReadonlyArray1<'_, u64>>>,
+        every_text: bool,
     ) -> PyResult<Self> {
         let (hashes, counts) = (hashes.as_slice()?, counts.as_slice()?);
         let repeats = repeats.as_deref();
@@ -210,6 +215,11 @@ impl PyRarityOrder {
         }
         let inner = py.detach(|| -> crate::Result<Rarity> {
             let order = Rarity::new(hashes, counts)?;
+            let order = if every_text {
+                order.on_every_text()
+            } else {
+                order
+            };
             Ok(match (repeats, pieces) {
                 (Some(r), _) => order.with_repeated(r.repeats().repeated()),
                 (None, Some(pieces)) => order.with_repeated(Repeated::from_words(pieces.concat())?),
@@ -313,7 +323,9 @@ fn repeated_words<'py>(
 
 /// Each sketch's prefix list (see `short_texts::prefix_lists`) in the order of the frequent
 /// hashes `table` (a `RarityOrder`, or `(hashes, counts)`), cut for `threshold` and, for
-/// sketches cut at `size`, the `band` below it: (lengths, hashes, sizes).
+/// sketches cut at `size`, the `band` below it: (lengths, hashes, sizes, alone), `alone[d]`
+/// the first hashes of list d that no other text holds (0 unless the order was made with
+/// `every_text`).
 #[pyfunction]
 #[pyo3(signature = (starts, ends, hashes, table, threshold, size=1024, band=0.0))]
 #[allow(clippy::type_complexity, clippy::too_many_arguments)]
@@ -329,6 +341,7 @@ fn prefix_lists<'py>(
 ) -> PyResult<(
     Bound<'py, PyArray1<u32>>,
     Bound<'py, PyArray1<u64>>,
+    Bound<'py, PyArray1<u32>>,
     Bound<'py, PyArray1<u32>>,
 )> {
     if !(threshold > 0.0 && threshold <= 1.0) {
@@ -349,11 +362,12 @@ fn prefix_lists<'py>(
         &made
     };
     let cut = Cut::new(threshold, Some((size, band)));
-    let (lengths, listed, sizes) = py.detach(|| prefix_lists_of(&sketches, rarity, cut));
+    let lists = py.detach(|| prefix_lists_of(&sketches, rarity, cut));
     Ok((
-        lengths.into_pyarray(py),
-        listed.into_pyarray(py),
-        sizes.into_pyarray(py),
+        lists.lengths.into_pyarray(py),
+        lists.hashes.into_pyarray(py),
+        lists.sizes.into_pyarray(py),
+        lists.alone.into_pyarray(py),
     ))
 }
 

@@ -28,12 +28,13 @@ type ShortSets<'py> = (
     PyReadonlyArray1<'py, u64>,
 );
 
-/// The prefix lists of some rows: (rows, starts, ends, hashes, sizes).
+/// The prefix lists of some rows: (rows, starts, ends, hashes, sizes, alone).
 type PrefixSets<'py> = (
     PyReadonlyArray1<'py, i64>,
     PyReadonlyArray1<'py, u64>,
     PyReadonlyArray1<'py, u64>,
     PyReadonlyArray1<'py, u64>,
+    PyReadonlyArray1<'py, u32>,
     PyReadonlyArray1<'py, u32>,
 );
 
@@ -68,9 +69,9 @@ impl PyStarCandidates {
     /// `rows[i]`'s is `hashes[starts[i]..ends[i]]`) and the `threshold` of the stars, short
     /// texts are also candidates of each other (see `short_texts`).
     ///
-    /// With `prefixes = (rows, starts, ends, hashes, sizes)`, the prefix lists of some rows
-    /// (`prefix_lists`; row `rows[i]`'s is `hashes[starts[i]..ends[i]]`, of a set of `sizes[i]`
-    /// shingles), every text is a candidate of those sharing a prefix hash, and no pairs of
+    /// With `prefixes = (rows, starts, ends, hashes, sizes, alone)`, the prefix lists of some
+    /// rows (`prefix_lists`; row `rows[i]`'s is `hashes[starts[i]..ends[i]]`, of a set of
+    /// `sizes[i]` shingles, its first `alone[i]` held by no other text), every text is a candidate of those sharing a prefix hash, and no pairs of
     /// fingerprints within `k` are searched: the prefixes were cut for `threshold` and, for
     /// sketches cut at `size`, the `band` below it.
     #[new]
@@ -101,7 +102,7 @@ impl PyStarCandidates {
             Some(p) => p.inner.clone(),
             None => Plan::choose(k, fps.len() as u64, None, Workload::Batch)?,
         };
-        if let Some((rows, starts, ends, hashes, sizes)) = &prefixes {
+        if let Some((rows, starts, ends, hashes, sizes, alone)) = &prefixes {
             let Some(threshold) = threshold else {
                 return Err(Error::invalid("prefixes need a threshold").into());
             };
@@ -110,13 +111,13 @@ impl PyStarCandidates {
             }
             let lists =
                 Ranges::unordered(starts.as_slice()?, ends.as_slice()?, hashes.as_slice()?)?;
-            let (rows, sizes) = (rows.as_slice()?, sizes.as_slice()?);
+            let (rows, sizes, alone) = (rows.as_slice()?, sizes.as_slice()?, alone.as_slice()?);
             let size = verify::shingle_config(1, size)?.size;
             let cut = Cut::new(threshold, Some((size, band)));
             let inner = interrupt::detach(py, || {
                 parallel::with_threads(threads, || {
                     Candidates::searched(fps, keys, None, max_pairs)?
-                        .with_prefixes(rows, &lists, sizes, cut)
+                        .with_prefixes(rows, &lists, sizes, alone, cut)
                 })
             })???;
             return Ok(PyStarCandidates {

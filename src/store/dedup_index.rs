@@ -2153,7 +2153,7 @@ fn by_prefixes<'a>(
         texts,
         (0..texts).filter_map(|t| {
             let (list, n) = lists.get(first_row[t] as usize);
-            (n > 0).then_some((t as u32, list, n))
+            (n > 0).then_some((t as u32, list, n, 0))
         }),
         cut,
     )?;

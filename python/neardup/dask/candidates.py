@@ -108,9 +108,13 @@ def _prefix_keys_part(
     from)."""
     # Rows that are not texts are given no prefix, as texts without features are.
     fps = np.where(_is_text(part), part["fingerprint"].to_numpy(np.uint64), np.uint64(0))
+    # A partition's own table holds every hash two texts of the corpus hold (their exact
+    # marks): the others, held by one text alone, are not shuffled.
     index, hashes = kernels.prefix_keys(
         _sketch_array(part["sketch"]),
-        table.load() if hasattr(table, "load") else _table_of(table),
+        table.load()
+        if hasattr(table, "load")
+        else _core.RarityOrder(*_table_of(table), every_text=True),
         threshold,
         fps,
         size,

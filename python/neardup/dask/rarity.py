@@ -91,12 +91,14 @@ class _SharedTable:
     """The whole rarity table, when it holds at most ``RARITY_TABLE`` hashes: the spilled files
     of :func:`_frequent_part`, which every task reads from the scratch folder (nothing goes
     through the client), and the ``marks`` pieces of the run's table of repeated slots (0:
-    none; :func:`_marks`)."""
+    none; :func:`_marks`). ``every_text``: whether the table was counted, or the marks made,
+    on every text, so that a hash counting 0 is held by one text alone."""
 
-    def __init__(self, folder: str, files: int, marks: int) -> None:
+    def __init__(self, folder: str, files: int, marks: int, every_text: bool = False) -> None:
         self.folder = folder
         self.files = files
         self.marks = marks
+        self.every_text = every_text
         # Tells this run's table from any other's in a worker's cache (a scratch folder may
         # be used again).
         self.token = os.urandom(16).hex()
@@ -104,11 +106,11 @@ class _SharedTable:
     def load(self) -> Any:
         """The table's order (a ``_core.RarityOrder``), which :func:`neardup.kernels.prefix_keys`
         and :func:`neardup.kernels.split_runs` take as they take ``(hashes, counts)``."""
-        return _shared_table(self.folder, self.files, self.marks, self.token)
+        return _shared_table(self.folder, self.files, self.marks, self.every_text, self.token)
 
 
 @functools.lru_cache(maxsize=1)
-def _shared_table(folder: str, files: int, marks: int, token: str) -> Any:
+def _shared_table(folder: str, files: int, marks: int, every_text: bool, token: str) -> Any:
     """The spilled pieces of a shared rarity table, put together once a worker process (a run
     is told by ``token``), and its hash map built once there too (not by every task), with the
     ``marks`` pieces of the run's repeated slots, if any."""
@@ -124,7 +126,9 @@ def _shared_table(folder: str, files: int, marks: int, token: str) -> Any:
     counts = np.concatenate([np.zeros(0, np.int64), *(t["count"].to_numpy() for t in pieces)])
     order = np.argsort(hashes)
     table = kernels.frequent_hashes(hashes[order], counts[order])
-    return _core.RarityOrder(*table, repeated=_read_marks(folder, marks) if marks else None)
+    return _core.RarityOrder(
+        *table, repeated=_read_marks(folder, marks) if marks else None, every_text=every_text
+    )
 
 
 def _forget_tables() -> None:
@@ -298,7 +302,9 @@ def _rarity_tables(
             if share > 1 and marks_fit(hashes, MARK_BITS)
             else 0
         )
-        return None, int(frequent_rows.sum()), _SharedTable(folder, len(frequent_rows), marks)
+        # Counted on every text, or marked on every text: the hashes of one text are told.
+        shared = _SharedTable(folder, len(frequent_rows), marks, every_text=share == 1 or marks > 0)
+        return None, int(frequent_rows.sum()), shared
     # Each partition's distinct hashes go where their sums went (the same destinations): each
     # finds its count, if any, in that piece of the table, or is found held by two texts.
     held = digests(["sketch"]).map_partitions(
