@@ -60,6 +60,47 @@ fn word_bits_scalar(block: &[u8; 64]) -> u64 {
     })
 }
 
+/// Bit `j` set where `block[j]` begins a character past ASCII in UTF-8 (a byte `11xxxxxx`).
+#[inline]
+pub fn lead_bits(block: &[u8; 64]) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    if !scalar_forced() {
+        return lead_bits_sse2(block);
+    }
+    lead_bits_scalar(block)
+}
+
+/// [`lead_bits`] one byte at a time.
+fn lead_bits_scalar(block: &[u8; 64]) -> u64 {
+    block
+        .iter()
+        .enumerate()
+        .fold(0, |bits, (j, &b)| bits | (u64::from(b >= 0xC0) << j))
+}
+
+/// [`lead_bits`] sixteen bytes a compare.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn lead_bits_sse2(block: &[u8; 64]) -> u64 {
+    use std::arch::x86_64::*;
+    let mut bits = 0u64;
+    for (k, chunk) in block.chunks_exact(16).enumerate() {
+        // SAFETY: SSE2 is always available on x86_64; the load is unaligned and reads the
+        // sixteen bytes of `chunk`.
+        let mask = unsafe {
+            let v = _mm_loadu_si128(chunk.as_ptr().cast());
+            // 0xC0..=0xFF are -64..=-1 as i8: above -65 and below 0.
+            let lead = _mm_and_si128(
+                _mm_cmpgt_epi8(v, _mm_set1_epi8(-65)),
+                _mm_cmplt_epi8(v, _mm_setzero_si128()),
+            );
+            _mm_movemask_epi8(lead) as u16
+        };
+        bits |= u64::from(mask) << (16 * k);
+    }
+    bits
+}
+
 /// [`word_bits`] sixteen bytes a compare.
 #[cfg(target_arch = "x86_64")]
 #[inline]
@@ -561,6 +602,14 @@ mod tests {
             assert_eq!(word_bits_scalar(block), want, "{block:?}");
             #[cfg(target_arch = "x86_64")]
             assert_eq!(word_bits_sse2(block), want, "{block:?}");
+            // The first bytes of characters past ASCII: those that are not ASCII and not a
+            // continuation (10xxxxxx).
+            let leads = block.iter().enumerate().fold(0u64, |bits, (j, &b)| {
+                bits | (u64::from(!b.is_ascii() && b & 0xC0 != 0x80) << j)
+            });
+            assert_eq!(lead_bits_scalar(block), leads, "{block:?}");
+            #[cfg(target_arch = "x86_64")]
+            assert_eq!(lead_bits_sse2(block), leads, "{block:?}");
         }
     }
 

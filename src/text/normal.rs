@@ -63,9 +63,24 @@ impl Normal {
         if text.is_ascii() || (self.form == Form::None && !self.casefold) {
             return true;
         }
-        text.chars().all(|c| self.takes(c as u32))
+        if crate::text::tokens::dense(text.as_bytes()) {
+            return text.chars().all(|c| self.takes(c as u32));
+        }
+        // Past an ASCII character the rest of its run is skipped, not decoded: most texts past
+        // ASCII hold a few such characters among their ASCII.
+        let mut chars = text.chars();
+        while let Some(c) = chars.next() {
+            if c.is_ascii() {
+                let rest = chars.as_str();
+                chars = rest[ascii_run(rest.as_bytes())..].chars();
+            } else if !self.takes(c as u32) {
+                return false;
+            }
+        }
+        true
     }
 
+    #[inline(always)]
     fn takes(self, c: u32) -> bool {
         if c < 0x80 || (0x4E00..=0x9FFF).contains(&c) {
             return true;
@@ -105,6 +120,20 @@ fn mapped(map: &'static [(u32, &'static str)], c: u32) -> Option<&'static str> {
         return None;
     }
     map.binary_search_by_key(&c, |e| e.0).ok().map(|i| map[i].1)
+}
+
+/// How many of the first bytes of `bytes` are ASCII: sixteen at a time (a compare the compiler
+/// makes a vector one), then one by one.
+#[inline]
+fn ascii_run(bytes: &[u8]) -> usize {
+    let mut n = 0;
+    for chunk in bytes.chunks_exact(16) {
+        if chunk.iter().fold(0, |any, &b| any | b) >= 0x80 {
+            break;
+        }
+        n += 16;
+    }
+    n + bytes[n..].iter().take_while(|b| b.is_ascii()).count()
 }
 
 /// The wide characters: full-width ASCII, the ideographic space and the no-break space.
@@ -209,17 +238,32 @@ pub fn fold<'a>(text: &'a str, fold: Fold, buf: &'a mut String) -> &'a str {
         buf.make_ascii_lowercase();
         return buf;
     }
-    for c in text.chars() {
-        if let Some(m) = mapped(fold.map, c as u32) {
+    // Runs of ASCII copied whole (and lowered together), the characters past ASCII one by one;
+    // in a text dense in characters past ASCII, every character in turn.
+    let dense = crate::text::tokens::dense(text.as_bytes());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c.is_ascii() && !dense {
+            let rest = chars.as_str();
+            let run = ascii_run(rest.as_bytes());
+            let from = buf.len();
+            buf.push(c);
+            buf.push_str(&rest[..run]);
+            if fold.ascii {
+                buf[from..].make_ascii_lowercase();
+            }
+            chars = rest[run..].chars();
+        } else if let Some(m) = mapped(fold.map, c as u32) {
             buf.push_str(m);
-            continue;
-        }
-        let c = if fold.wide { narrow(c) } else { c };
-        buf.push(if fold.ascii {
-            c.to_ascii_lowercase()
         } else {
-            c
-        });
+            // A wide capital is lowered as its ASCII one is.
+            let c = if fold.wide { narrow(c) } else { c };
+            buf.push(if fold.ascii {
+                c.to_ascii_lowercase()
+            } else {
+                c
+            });
+        }
     }
     buf
 }
@@ -317,6 +361,51 @@ mod tests {
         for c in (0x80..=0x10FFFF).filter_map(char::from_u32) {
             let text = format!("a{c}b");
             assert_eq!(wide.may_change(&text), is_wide(c as u32), "{:X}", c as u32);
+        }
+    }
+
+    /// Long texts mostly of ASCII with characters past it here and there (so runs of every
+    /// length, across the 16-byte steps of `ascii_run`): [`fold`] and [`Normal::settled`] against
+    /// reading every character in turn, under every setting.
+    #[test]
+    fn runs_of_ascii_fold_and_settle_as_characters_one_by_one() {
+        let alphabet: Vec<char> = "aZ 9,\u{C9}\u{E9}\u{FF21}\u{FF41}\u{3000}\u{A0}\u{2019}\u{2014}\u{4E2D}\u{1F642}\u{301}\u{3B1}\u{416}"
+            .chars()
+            .collect();
+        let mut x = crate::GOLDEN_GAMMA;
+        let mut next = |m: usize| (crate::testing::xorshift64(&mut x) % m as u64) as usize;
+        let forms = [Form::None, Form::Nfc, Form::Nfkc, Form::Nfd, Form::Nfkd];
+        let mut buf = String::new();
+        for case in 0..600 {
+            let ascii = [0, 3, 40][case % 3];
+            let text: String = (0..next(300))
+                .map(|_| {
+                    if next(ascii + 1) > 0 {
+                        [b'a', b'Q', b' ', b'7'][next(4)] as char
+                    } else {
+                        alphabet[next(alphabet.len())]
+                    }
+                })
+                .collect();
+            for normal in forms
+                .iter()
+                .flat_map(|&form| [false, true].map(|casefold| Normal { form, casefold }))
+            {
+                let want = text.chars().all(|c| normal.takes(c as u32))
+                    || normal.form == Form::None && !normal.casefold;
+                assert_eq!(normal.settled(&text), want, "{text:?} {normal:?}");
+                let f = Fold::of(normal);
+                let mut one_by_one = String::new();
+                for c in text.chars() {
+                    if let Some(m) = mapped(f.map, c as u32) {
+                        one_by_one.push_str(m);
+                        continue;
+                    }
+                    let c = if f.wide { narrow(c) } else { c };
+                    one_by_one.push(if f.ascii { c.to_ascii_lowercase() } else { c });
+                }
+                assert_eq!(fold(&text, f, &mut buf), one_by_one, "{text:?} {normal:?}");
+            }
         }
     }
 }
