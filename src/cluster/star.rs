@@ -733,28 +733,34 @@ const RUNS_AHEAD: usize = 8;
 /// knows where it is a few runs ahead without reading anything else.
 fn run_lists(s: &ShortTexts, sorted: bool) -> (Vec<u64>, Vec<u64>) {
     let runs = s.run_count();
-    let mut lists = Vec::with_capacity(s.members().len() + runs);
+    let (members, places) = (s.members(), s.places());
+    let mut lists = Vec::with_capacity(members.len() + runs);
+    // Each run's head, then the heads of the texts' runs gathered from these: one read a run
+    // listed, not two (its bounds), and most runs of two texts ordered by one compare, not a
+    // call to the sort (with both, the stars take 0.98 of their CPU).
+    let mut head_of = Vec::with_capacity(runs);
     for r in 0..runs {
         let (a, b) = s.run_bounds(r);
+        head_of.push(lists.len() as u64 | ((b - a).min(0xFFFF) as u64) << 48);
         lists.push((b - a) as u64);
         let from = lists.len();
         lists.extend(
-            s.members()[a..b]
+            members[a..b]
                 .iter()
-                .zip(&s.places()[a..b])
+                .zip(&places[a..b])
                 .map(|(&t, &p)| u64::from(p) << 32 | u64::from(t)),
         );
-        if sorted {
-            lists[from..].sort_unstable();
+        match &mut lists[from..] {
+            [x, y] if sorted && *x > *y => std::mem::swap(x, y),
+            [_, _] => {}
+            run if sorted => run.sort_unstable(),
+            _ => {}
         }
     }
     let heads = s
         .listed_runs()
         .iter()
-        .map(|&r| {
-            let (a, b) = s.run_bounds(r as usize);
-            (a + r as usize) as u64 | ((b - a).min(0xFFFF) as u64) << 48
-        })
+        .map(|&r| head_of[r as usize])
         .collect();
     (lists, heads)
 }
