@@ -147,6 +147,15 @@ impl Cut {
         if place == UNPLACED {
             return (0, usize::MAX);
         }
+        (self.need((place >> 16) as usize), self.window_most(place))
+    }
+
+    /// The second bound of [`Cut::window`] alone.
+    #[inline]
+    pub fn window_most(&self, place: u32) -> usize {
+        if place == UNPLACED {
+            return usize::MAX;
+        }
         let (n, rest) = ((place >> 16) as usize, (place & 0xFFFF) as usize);
         let t = self.threshold;
         // Closed forms of the largest sizes within reach, a hair wide (1e-6 against the 1e-9 the
@@ -158,15 +167,28 @@ impl Cut {
             // need(m) = ceil(t m) <= rest + 1.
             (reach / t) as usize
         };
-        let most = if n >= 3 && n < self.whole_below && most < self.whole_below {
+        if n >= 3 && n < self.whole_below && most < self.whole_below {
             // Every text in reach holds a whole set too (or one of at most 2 shingles, whose
             // pairs the general bound covers): t (n + m) / (1 + t) <= rest + 1.
             let whole = ((1.0 + t) * reach / t - n as f64).max(0.0) as usize;
             most.min(whole.max(2))
         } else {
             most
-        };
-        (self.need(n), most)
+        }
+    }
+
+    /// Where a list sorted by place (size, then the hashes after the shared one: see
+    /// [`place`]) begins to hold the texts a text placed at `place` may be a pair with: the
+    /// first of the smallest size of [`Cut::window`] that holds [`Cut::least_rest`] hashes or
+    /// more, as a place. It depends on the size alone, not on where in its list the text
+    /// holds the shared hash: a text's runs all begin their windows at the same place.
+    #[inline]
+    pub fn window_start(&self, place: u32) -> u64 {
+        if place == UNPLACED {
+            return 0;
+        }
+        let least = self.need((place >> 16) as usize);
+        (least.min(0xFFFF) as u64) << 16 | self.least_rest(place, least).min(0xFFFF) as u64
     }
 
     /// The fewest hashes a text of `size` shingles must still hold after its first shared hash
@@ -863,25 +885,37 @@ impl ShortTexts {
         Some(&self.sets[a..b])
     }
 
+    /// Where text t's runs lie in [`ShortTexts::listed_runs`] and its places in them in
+    /// [`ShortTexts::listed_places`]; empty when it is not short.
+    pub fn run_range(&self, t: usize) -> std::ops::Range<usize> {
+        match self.slot.get(t) {
+            Some(&s) if s != u32::MAX => {
+                self.run_starts[s as usize]..self.run_starts[s as usize + 1]
+            }
+            _ => 0..0,
+        }
+    }
+
     /// The runs (indices) of text t's prefix hashes, in the order of its list; none when it is
     /// not short.
     pub fn runs_of(&self, t: usize) -> &[u32] {
-        match self.slot.get(t) {
-            Some(&s) if s != u32::MAX => {
-                &self.run_of[self.run_starts[s as usize]..self.run_starts[s as usize + 1]]
-            }
-            _ => &[],
-        }
+        &self.run_of[self.run_range(t)]
     }
 
     /// Text t's place (see [`place`]) in each of its runs, as [`ShortTexts::runs_of`] lists them.
     pub fn run_places_of(&self, t: usize) -> &[u32] {
-        match self.slot.get(t) {
-            Some(&s) if s != u32::MAX => {
-                &self.run_places[self.run_starts[s as usize]..self.run_starts[s as usize + 1]]
-            }
-            _ => &[],
-        }
+        &self.run_places[self.run_range(t)]
+    }
+
+    /// The runs of every text, text after text ([`ShortTexts::run_range`] tells which are
+    /// whose).
+    pub fn listed_runs(&self) -> &[u32] {
+        &self.run_of
+    }
+
+    /// The places of every text in its runs, as [`ShortTexts::listed_runs`] lists them.
+    pub fn listed_places(&self) -> &[u32] {
+        &self.run_places
     }
 
     /// Whether every member's place is known (see [`Cut::window`]).
@@ -897,11 +931,6 @@ impl ShortTexts {
     /// The number of runs.
     pub fn run_count(&self) -> usize {
         self.runs.len() - 1
-    }
-
-    /// Where run r's bounds lie (for a cache hint).
-    pub fn run_start(&self, r: usize) -> &usize {
-        &self.runs[r]
     }
 
     /// Run r's bounds in [`ShortTexts::members`].
@@ -1401,8 +1430,17 @@ mod tests {
                         let (least, most) = cut.window(p);
                         (least..=most).contains(&n)
                     };
-                    let filtered =
-                        cut.may_meet(pa, pb) && inside(pa, b.len()) && inside(pb, a.len());
+                    // And as a star reads a window from a run sorted by place: from its start
+                    // to its largest size.
+                    let read = |p: u32, q: u32| {
+                        u64::from(q) >= cut.window_start(p)
+                            && ((q >> 16) as usize) <= cut.window_most(p)
+                    };
+                    let filtered = cut.may_meet(pa, pb)
+                        && inside(pa, b.len())
+                        && inside(pb, a.len())
+                        && read(pa, pb)
+                        && read(pb, pa);
                     sharing += 1;
                     let is_cut = a.len() >= size || b.len() >= size;
                     let low = if is_cut { threshold - band } else { threshold };

@@ -384,35 +384,9 @@ impl Candidates {
         }
         // Short texts propose each other only when pairs are verified.
         let short = self.short.as_ref().filter(|_| verification.is_some());
-        // Each run member with its place in the run (see `short_texts::place`) in the high bits.
-        // Each run sorted by its members' sizes (the top 16 bits), read by `Cut::window`.
-        let mut short_members: Vec<u64> = short
-            .map(|s| {
-                s.members()
-                    .iter()
-                    .zip(s.places())
-                    .map(|(&t, &p)| u64::from(p) << 32 | u64::from(t))
-                    .collect()
-            })
-            .unwrap_or_default();
         let windows = short.is_some_and(ShortTexts::placed);
-        if let Some(s) = short.filter(|_| windows) {
-            for r in 0..s.run_count() {
-                let (a, b) = s.run_bounds(r);
-                short_members[a..b].sort_unstable();
-            }
-        }
         let cut = short.map(ShortTexts::cut).unwrap_or_default();
-        let mut short_alive: Vec<u32> = short
-            .map(|s| {
-                (0..s.run_count())
-                    .map(|r| {
-                        let (a, b) = s.run_bounds(r);
-                        (b - a) as u32
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+        let (mut lists, heads) = short.map_or_else(Default::default, |s| run_lists(s, windows));
         let rank = ranks(order)?;
         // Each text stands in keep order where its first row in keep order does.
         let texts = self.first_row.len();
@@ -477,22 +451,11 @@ impl Candidates {
             }
 
             if let Some(short) = short {
-                // The runs of the centers a few places ahead lie anywhere in memory, and their
-                // members' places depend on them: the cache is asked for each a step before it
-                // is read. Not for the members' slots and sketches: a center reads only the
-                // window of its sizes, and fetching every member cost a third of the stars.
-                let runs_at = |i: usize| match order.get(i) {
-                    Some(&r) => short.runs_of(self.text_of[r as usize] as usize),
-                    None => &[],
-                };
-                for &r in runs_at(at + 2 * CENTERS_AHEAD) {
-                    prefetch_line(short.run_start(r as usize));
-                }
-                for &r in runs_at(at + CENTERS_AHEAD) {
-                    let (start, _) = short.run_bounds(r as usize);
-                    prefetch_line(&short_alive[r as usize]);
-                    if let Some(m) = short_members.get(start) {
-                        prefetch_line(m);
+                // The first runs of the center a place ahead: its own loop asks for the rest.
+                if let Some(&r) = order.get(at + 1) {
+                    let next = short.run_range(self.text_of[r as usize] as usize);
+                    for &h in heads[next].iter().take(RUNS_AHEAD) {
+                        prefetch_run(&lists, h);
                     }
                 }
             }
@@ -582,21 +545,23 @@ impl Candidates {
                 alive[h] = sweep_ahead(list, |s, near, far| settle(s as usize, None, near, far));
             }
             let (runs, places) = short.map_or((&[][..], &[][..]), |short| {
-                (short.runs_of(t), short.run_places_of(t))
+                let range = short.run_range(t);
+                (&heads[range.clone()], &short.listed_places()[range])
             });
-            for (&r, &mine) in runs.iter().zip(places) {
-                let r = r as usize;
-                let (start, _) = short.map_or((0, 0), |short| short.run_bounds(r));
-                let alive = short_alive[r] as usize;
-                let list = &mut short_members[start..start + alive];
+            // From the first text of the smallest size in reach that holds enough hashes after
+            // the shared one (runs sort by size, then by that number): the same in each run.
+            let first = places.first().map_or(0, |&mine| cut.window_start(mine));
+            for (i, (&head, &mine)) in runs.iter().zip(places).enumerate() {
+                if let Some(&h) = runs.get(i + RUNS_AHEAD) {
+                    prefetch_run(&lists, h);
+                }
+                let head = (head & HEAD_AT) as usize;
+                let alive = lists[head] as usize;
+                let list = &mut lists[head + 1..][..alive];
                 // Only the texts whose sizes the filters allow are read (the list is sorted by
                 // size); the others stay for the centers that may take them.
                 let (a, b) = if windows {
-                    let (least, most) = cut.window(mine);
-                    // From the first text of the smallest size in reach that holds enough
-                    // hashes after this one (members sort by size, then by that number).
-                    let first = (least.min(0xFFFF) as u64) << 16
-                        | cut.least_rest(mine, least).min(0xFFFF) as u64;
+                    let most = cut.window_most(mine);
                     let a = list.partition_point(|&m| (m >> 32) < first);
                     (
                         a,
@@ -609,7 +574,7 @@ impl Candidates {
                     settle(m as u32 as usize, Some((mine, (m >> 32) as u32)), near, far)
                 }) as usize;
                 list.copy_within(b.., a + stay);
-                short_alive[r] = (alive - (b - a - stay)) as u32;
+                lists[head] = (alive - (b - a - stay)) as u64;
             }
             if over {
                 return Err(Error::TooManyPairs {
@@ -732,9 +697,75 @@ fn prefetch_sketch(hashes: &[SketchHash], slot: &Slot) {
     }
 }
 
-/// How many centers apart [`Candidates::stars`] asks the cache for the successive steps of a
-/// center's prefix runs.
-const CENTERS_AHEAD: usize = 2;
+/// A run's head (see [`run_lists`]): where it lies in the lists in the low 48 bits, how many
+/// texts it held at first (at most 0xFFFF) in the high 16.
+const HEAD_AT: u64 = (1 << 48) - 1;
+
+/// How many of a run's texts [`prefetch_run`] asks the cache for: four lines, which cover the
+/// searches of nearly every run (most hold 2 or 3 texts).
+const RUN_PREFETCH: usize = 32;
+
+/// Asks the cache for the run `head` names: its count and the lines of its first texts, which
+/// the binary searches of a center's window read in an order the CPU cannot foresee. With the
+/// run's first line alone the stars took 0.92-0.94 of the CPU they took reaching each run
+/// through its bounds and count (manual pages, the suite's long texts), with these 0.89-0.90.
+#[inline(always)]
+fn prefetch_run(lists: &[u64], head: u64) {
+    let at = (head & HEAD_AT) as usize;
+    let end = at + ((head >> 48) as usize).min(RUN_PREFETCH);
+    let mut k = at;
+    while k < end {
+        prefetch_line(&lists[k]);
+        k += 8;
+    }
+    prefetch_line(&lists[end]);
+}
+
+/// How many runs ahead of the one it reads a center asks the cache for a run's list (4 left
+/// the stars 1.03-1.05 times as long on the manual pages and the suite's long texts, 12 was no
+/// better).
+const RUNS_AHEAD: usize = 8;
+
+/// The prefix runs as [`Candidates::stars`] reads and shortens them: `(lists, heads)`. Run r
+/// lies in `lists` as the number of its texts still listed, then its texts, each with its place
+/// in the run (see `short_texts::place`) in the high 32 bits, sorted when `sorted` (by size,
+/// the top 16 bits, as `Cut::window` reads them). `heads` holds, for each run a text lists
+/// ([`ShortTexts::listed_runs`]), where the run lies in `lists`: a center reads one place to
+/// reach a run, not three (its bounds, its count and its texts, each anywhere in memory), and
+/// knows where it is a few runs ahead without reading anything else.
+fn run_lists(s: &ShortTexts, sorted: bool) -> (Vec<u64>, Vec<u64>) {
+    let runs = s.run_count();
+    let (members, places) = (s.members(), s.places());
+    let mut lists = Vec::with_capacity(members.len() + runs);
+    // Each run's head, then the heads of the texts' runs gathered from these: one read a run
+    // listed, not two (its bounds), and most runs of two texts ordered by one compare, not a
+    // call to the sort (with both, the stars take 0.98 of their CPU).
+    let mut head_of = Vec::with_capacity(runs);
+    for r in 0..runs {
+        let (a, b) = s.run_bounds(r);
+        head_of.push(lists.len() as u64 | ((b - a).min(0xFFFF) as u64) << 48);
+        lists.push((b - a) as u64);
+        let from = lists.len();
+        lists.extend(
+            members[a..b]
+                .iter()
+                .zip(&places[a..b])
+                .map(|(&t, &p)| u64::from(p) << 32 | u64::from(t)),
+        );
+        match &mut lists[from..] {
+            [x, y] if sorted && *x > *y => std::mem::swap(x, y),
+            [_, _] => {}
+            run if sorted => run.sort_unstable(),
+            _ => {}
+        }
+    }
+    let heads = s
+        .listed_runs()
+        .iter()
+        .map(|&r| head_of[r as usize])
+        .collect();
+    (lists, heads)
+}
 
 /// How many places ahead in a list [`sweep_ahead`] names the texts whose sketches to fetch, and
 /// (twice as far) whose slots.

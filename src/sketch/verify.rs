@@ -33,7 +33,7 @@ use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::fingerprint::encoders::mix64;
-use crate::runtime::simd::prefetch_line;
+use crate::runtime::simd::{merge_eights, prefetch_line};
 use crate::text::features::{word_token_hashes, Scratch};
 
 /// Sketches of many documents, concatenated: document d's hashes are
@@ -740,6 +740,15 @@ fn bottom_union(
         if !(union < size && x < a.len() && y < b.len()) {
             break;
         }
+        // Eight hashes of each sketch a step where the CPU can, the same merge: a hash a step
+        // waits on the last step's compare, and took 0.8 us a pair compared on the manual
+        // pages.
+        let (vx, vy, vboth) = merge_eights(a, b, x, y, both, size, REACH_STEPS / 8);
+        if (vx, vy) != (x, y) {
+            (x, y, both) = (vx, vy, vboth);
+            union = x + y - both;
+            continue;
+        }
         let stop = (union + REACH_STEPS).min(size);
         while union < stop && x < a.len() && y < b.len() {
             let (p, q) = (a[x], b[y]);
@@ -1238,6 +1247,49 @@ mod tests {
                     got,
                     (want >= threshold).then_some(want),
                     "{threshold} {want}"
+                );
+            }
+        }
+    }
+
+    /// Long sketches of 64-bit values (checks' top bit among them: the order is unsigned),
+    /// alike in every share from none to all, cut at sizes the union reaches inside a step of
+    /// eight hashes or at its end: the merge eight hashes a step (where the CPU has it) counts
+    /// what the bottom-k of the sets holds, and refuses a pair exactly when it is below the
+    /// threshold.
+    #[test]
+    fn long_sketches_merge_to_the_bottom_k_of_their_sets() {
+        let mut s = 31u64;
+        for round in 0..1500 {
+            let size = [1024usize, 1000, 17, 8, 3000][round % 5];
+            let n = 1 + (xorshift64(&mut s) % 2500) as usize;
+            let alike = [0.0, 0.5, 0.8, 0.95, 1.0][(round / 5) % 5];
+            let a: BTreeSet<u64> = (0..n).map(|_| xorshift64(&mut s)).collect();
+            let mut b = BTreeSet::new();
+            for &v in &a {
+                let keep = (xorshift64(&mut s) % 1000) as f64 / 1000.0 < alike;
+                b.insert(if keep { v } else { xorshift64(&mut s) });
+            }
+            for _ in 0..xorshift64(&mut s) % 40 {
+                b.insert(xorshift64(&mut s));
+            }
+            let whole = a.len() < size && b.len() < size;
+            let take = if whole { usize::MAX } else { size };
+            let union: Vec<u64> = a.union(&b).copied().take(take).collect();
+            let in_both = union
+                .iter()
+                .filter(|v| a.contains(v) && b.contains(v))
+                .count();
+            let want = in_both as f64 / union.len() as f64;
+            let sa: Vec<u64> = a.iter().copied().take(size).collect();
+            let sb: Vec<u64> = b.iter().copied().take(size).collect();
+            assert_eq!(jaccard(&sa, &sb, size), want, "round {round}");
+            assert_eq!(jaccard(&sb, &sa, size), want, "round {round}");
+            for threshold in [0.5, 0.8, want, 0.95] {
+                assert_eq!(
+                    comparable_jaccard_at_least(&sa, &sb, size, threshold),
+                    (want >= threshold).then_some(want),
+                    "round {round}: {threshold} {want}"
                 );
             }
         }
