@@ -871,6 +871,22 @@ mod tests {
     use crate::text::features::{FeatureConfig, TokenKind};
     use std::collections::BTreeSet;
 
+    /// The bottom-`size` Jaccard of two sets written out: the share of the first `size` values of
+    /// their union that both hold, or of their whole union when each holds fewer than `size`.
+    fn bottom_k_jaccard(a: &BTreeSet<u64>, b: &BTreeSet<u64>, size: usize) -> f64 {
+        let whole = a.len() < size && b.len() < size;
+        let take = if whole { usize::MAX } else { size };
+        let union: Vec<u64> = a.union(b).copied().take(take).collect();
+        if union.is_empty() {
+            return 0.0;
+        }
+        let in_both = union
+            .iter()
+            .filter(|v| a.contains(v) && b.contains(v))
+            .count();
+        in_both as f64 / union.len() as f64
+    }
+
     /// The `size` least distinct hashes of the shingles of `width` words: a sort of them all.
     fn bottom_k_oracle(words: &[u64], checks: &[u64], width: usize, size: usize) -> Vec<u64> {
         let mut want: Vec<u64> = words
@@ -1224,19 +1240,7 @@ mod tests {
                 .chain(&values[n_both + n_a..])
                 .copied()
                 .collect();
-            // Two whole sets (each of fewer than `size`): all of their union, exactly.
-            let whole = a.len() < size && b.len() < size;
-            let take = if whole { usize::MAX } else { size };
-            let union: Vec<u64> = a.union(&b).copied().take(take).collect();
-            let in_both = union
-                .iter()
-                .filter(|v| a.contains(v) && b.contains(v))
-                .count();
-            let want = if union.is_empty() {
-                0.0
-            } else {
-                in_both as f64 / union.len() as f64
-            };
+            let want = bottom_k_jaccard(&a, &b, size);
             let sa: Vec<u64> = a.iter().copied().take(size).collect();
             let sb: Vec<u64> = b.iter().copied().take(size).collect();
             assert_eq!(jaccard(&sa, &sb, size), want);
@@ -1273,14 +1277,7 @@ mod tests {
             for _ in 0..xorshift64(&mut s) % 40 {
                 b.insert(xorshift64(&mut s));
             }
-            let whole = a.len() < size && b.len() < size;
-            let take = if whole { usize::MAX } else { size };
-            let union: Vec<u64> = a.union(&b).copied().take(take).collect();
-            let in_both = union
-                .iter()
-                .filter(|v| a.contains(v) && b.contains(v))
-                .count();
-            let want = in_both as f64 / union.len() as f64;
+            let want = bottom_k_jaccard(&a, &b, size);
             let sa: Vec<u64> = a.iter().copied().take(size).collect();
             let sb: Vec<u64> = b.iter().copied().take(size).collect();
             assert_eq!(jaccard(&sa, &sb, size), want, "round {round}");
