@@ -217,10 +217,7 @@ class PrefixLists:
 
     def parts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(rows, starts, ends, hashes, sizes)`` of every list, as the core takes them."""
-        if not self._finish():
-            raise RuntimeError("the sketches were dropped: the prefix lists cannot be cut")
-        if self.lists is None:
-            raise RuntimeError("the prefix lists were released")
+        self._check_cut()
         rows, starts, ends, hashes = self.lists.parts()
         sizes = np.concatenate(self._sizes) if self._sizes else np.zeros(0, np.uint32)
         return rows, starts, ends, hashes, np.ascontiguousarray(sizes, np.uint32)
@@ -231,12 +228,16 @@ class PrefixLists:
         prefix candidates leave them out (a hash of one text is shared by no pair); else 0.
         Only for these texts: lists matched later against other texts (a dedup index) count
         none."""
+        self._check_cut()
+        alone = np.concatenate(self._alone) if self._alone else np.zeros(0, np.uint32)
+        return np.ascontiguousarray(alone, np.uint32)
+
+    def _check_cut(self) -> None:
+        """Cuts the lists if they are not yet; a RuntimeError when they cannot be had."""
         if not self._finish():
             raise RuntimeError("the sketches were dropped: the prefix lists cannot be cut")
         if self.lists is None:
             raise RuntimeError("the prefix lists were released")
-        alone = np.concatenate(self._alone) if self._alone else np.zeros(0, np.uint32)
-        return np.ascontiguousarray(alone, np.uint32)
 
 
 def _merged(counts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:

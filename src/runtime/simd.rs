@@ -59,8 +59,27 @@ pub fn word_bits(block: &[u8; 64]) -> u64 {
 
 /// [`word_bits`] one byte at a time.
 fn word_bits_scalar(block: &[u8; 64]) -> u64 {
-    block.iter().enumerate().fold(0, |bits, (j, &b)| {
-        bits | (u64::from(b.is_ascii_alphanumeric()) << j)
+    bits_scalar(block, |b| b.is_ascii_alphanumeric())
+}
+
+/// [`word_bits`] sixteen bytes a compare.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn word_bits_sse2(block: &[u8; 64]) -> u64 {
+    use std::arch::x86_64::*;
+    bits_sse2(block, |v| {
+        // SAFETY: SSE2 is always available on x86_64; these read and write registers only.
+        unsafe {
+            let between = |v: __m128i, lo: u8, hi: u8| {
+                // Bytes past 0x7f are negative as i8, below every bound: never a word byte.
+                _mm_and_si128(
+                    _mm_cmpgt_epi8(v, _mm_set1_epi8(lo as i8 - 1)),
+                    _mm_cmplt_epi8(v, _mm_set1_epi8(hi as i8 + 1)),
+                )
+            };
+            let lower = _mm_or_si128(v, _mm_set1_epi8(0x20));
+            _mm_or_si128(between(v, b'0', b'9'), between(lower, b'a', b'z'))
+        }
     })
 }
 
@@ -76,10 +95,7 @@ pub fn lead_bits(block: &[u8; 64]) -> u64 {
 
 /// [`lead_bits`] one byte at a time.
 fn lead_bits_scalar(block: &[u8; 64]) -> u64 {
-    block
-        .iter()
-        .enumerate()
-        .fold(0, |bits, (j, &b)| bits | (u64::from(b >= 0xC0) << j))
+    bits_scalar(block, |b| b >= 0xC0)
 }
 
 /// [`lead_bits`] sixteen bytes a compare.
@@ -87,47 +103,41 @@ fn lead_bits_scalar(block: &[u8; 64]) -> u64 {
 #[inline]
 fn lead_bits_sse2(block: &[u8; 64]) -> u64 {
     use std::arch::x86_64::*;
-    let mut bits = 0u64;
-    for (k, chunk) in block.chunks_exact(16).enumerate() {
-        // SAFETY: SSE2 is always available on x86_64; the load is unaligned and reads the
-        // sixteen bytes of `chunk`.
-        let mask = unsafe {
-            let v = _mm_loadu_si128(chunk.as_ptr().cast());
-            // 0xC0..=0xFF are -64..=-1 as i8: above -65 and below 0.
-            let lead = _mm_and_si128(
+    bits_sse2(block, |v| {
+        // SAFETY: SSE2 is always available on x86_64; these read and write registers only.
+        // 0xC0..=0xFF are -64..=-1 as i8: above -65 and below 0.
+        unsafe {
+            _mm_and_si128(
                 _mm_cmpgt_epi8(v, _mm_set1_epi8(-65)),
                 _mm_cmplt_epi8(v, _mm_setzero_si128()),
-            );
-            _mm_movemask_epi8(lead) as u16
-        };
-        bits |= u64::from(mask) << (16 * k);
-    }
-    bits
+            )
+        }
+    })
 }
 
-/// [`word_bits`] sixteen bytes a compare.
+/// Bit `j` set where `test` holds of `block[j]`, one byte at a time.
+fn bits_scalar(block: &[u8; 64], test: impl Fn(u8) -> bool) -> u64 {
+    block
+        .iter()
+        .enumerate()
+        .fold(0, |bits, (j, &b)| bits | (u64::from(test(b)) << j))
+}
+
+/// Bit `j` set where `test`, given the sixteen bytes that hold `block[j]`, leaves byte `j` with
+/// its top bit set (a compare's all-ones): sixteen bytes at a time.
 #[cfg(target_arch = "x86_64")]
-#[inline]
-fn word_bits_sse2(block: &[u8; 64]) -> u64 {
+#[inline(always)]
+fn bits_sse2(
+    block: &[u8; 64],
+    test: impl Fn(std::arch::x86_64::__m128i) -> std::arch::x86_64::__m128i,
+) -> u64 {
     use std::arch::x86_64::*;
     let mut bits = 0u64;
     for (k, chunk) in block.chunks_exact(16).enumerate() {
         // SAFETY: SSE2 is always available on x86_64; the load is unaligned and reads the
         // sixteen bytes of `chunk`.
-        let mask = unsafe {
-            let v = _mm_loadu_si128(chunk.as_ptr().cast());
-            let between = |v: __m128i, lo: u8, hi: u8| {
-                // Bytes past 0x7f are negative as i8, below every bound: never a word byte.
-                _mm_and_si128(
-                    _mm_cmpgt_epi8(v, _mm_set1_epi8(lo as i8 - 1)),
-                    _mm_cmplt_epi8(v, _mm_set1_epi8(hi as i8 + 1)),
-                )
-            };
-            let lower = _mm_or_si128(v, _mm_set1_epi8(0x20));
-            let word = _mm_or_si128(between(v, b'0', b'9'), between(lower, b'a', b'z'));
-            _mm_movemask_epi8(word) as u16
-        };
-        bits |= u64::from(mask) << (16 * k);
+        let mask = unsafe { _mm_movemask_epi8(test(_mm_loadu_si128(chunk.as_ptr().cast()))) };
+        bits |= u64::from(mask as u16) << (16 * k);
     }
     bits
 }

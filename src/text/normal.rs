@@ -80,7 +80,6 @@ impl Normal {
         true
     }
 
-    #[inline(always)]
     fn takes(self, c: u32) -> bool {
         if c < 0x80 || (0x4E00..=0x9FFF).contains(&c) {
             return true;

@@ -180,9 +180,22 @@ pub fn scan_tokens(text: &str, spans: &mut Vec<(usize, usize)>, hashes: &mut Vec
 #[inline]
 pub fn dense(bytes: &[u8]) -> bool {
     let head = &bytes[..bytes.len().min(64)];
-    let mut block = [b' '; 64];
-    block[..head.len()].copy_from_slice(head);
-    16 * lead_bits(&block).count_ones() as usize > head.len()
+    let mut pad = [0; 64];
+    16 * lead_bits(full_block(head, &mut pad)).count_ones() as usize > head.len()
+}
+
+/// `chunk` (at most 64 bytes) as a block of 64: itself when whole, else copied into `pad`
+/// with spaces after it (no word byte, no first byte of a character).
+#[inline]
+fn full_block<'a>(chunk: &'a [u8], pad: &'a mut [u8; 64]) -> &'a [u8; 64] {
+    match <&[u8; 64]>::try_from(chunk) {
+        Ok(full) => full,
+        Err(_) => {
+            *pad = [b' '; 64];
+            pad[..chunk.len()].copy_from_slice(chunk);
+            pad
+        }
+    }
 }
 
 /// [`scan_tokens`] of a text dense in characters past ASCII (Chinese, Japanese, Korean): one
@@ -258,17 +271,9 @@ fn scan_blocks<const WIDE: bool>(
     let mut spill = 0u64;
     // The block's own-token characters, in order.
     let mut own = [(0usize, 0usize); OWN_MAX];
+    let mut pad = [0; 64];
     for (k, block) in bytes.chunks(64).enumerate() {
-        let padded;
-        let full = match <&[u8; 64]>::try_from(block) {
-            Ok(full) => full,
-            Err(_) => {
-                let mut pad = [b' '; 64];
-                pad[..block.len()].copy_from_slice(block);
-                padded = pad;
-                &padded
-            }
-        };
+        let full = full_block(block, &mut pad);
         let mut bits = word_bits(full);
         let mut owns = 0;
         if WIDE {
@@ -332,15 +337,9 @@ pub fn count_tokens(text: &str) -> usize {
     if bytes.is_ascii() {
         // A token starts at each word byte that follows a separator (or the start).
         let (mut count, mut carry) = (0usize, 0u64);
+        let mut pad = [0; 64];
         for block in bytes.chunks(64) {
-            let bits = match <&[u8; 64]>::try_from(block) {
-                Ok(full) => word_bits(full),
-                Err(_) => {
-                    let mut padded = [b' '; 64];
-                    padded[..block.len()].copy_from_slice(block);
-                    word_bits(&padded)
-                }
-            };
+            let bits = word_bits(full_block(block, &mut pad));
             count += (bits & !((bits << 1) | carry)).count_ones() as usize;
             carry = bits >> 63;
         }
