@@ -78,12 +78,12 @@ fn classify(c: char) -> Class {
 }
 
 /// The code points below this are classified by [`below_cjk`]'s table: the alphabets, their
-/// marks, and the punctuation and symbols of all scripts (the general category is a binary
-/// search of its ranges, a few dozen steps whose branches the CPU cannot predict: 2% of the
-/// dedup of manual pages, whose dashes and quotes lie there).
-const TABLE_BELOW: usize = 0x3000;
+/// marks, the punctuation and symbols of all scripts, and the CJK symbols and kana (the
+/// general category is a binary search of its ranges, a few dozen steps whose branches the CPU
+/// cannot predict: 2% of the dedup of manual pages, whose dashes and quotes lie there).
+const TABLE_BELOW: usize = 0x3400;
 
-/// [`looked_up`] of every code point below [`TABLE_BELOW`], made at its first use (12 KB).
+/// [`looked_up`] of every code point below [`TABLE_BELOW`], made at its first use (13 KB).
 fn below_cjk() -> &'static [Class; TABLE_BELOW] {
     static TABLE: std::sync::OnceLock<Box<[Class; TABLE_BELOW]>> = std::sync::OnceLock::new();
     TABLE.get_or_init(|| {
@@ -454,12 +454,17 @@ mod tests {
             assert_eq!(classify(c), want, "{:X}", c as u32);
         }
         // Hand-picked: a letter with an accent, a combining mark, Cyrillic, a digit of Arabic,
-        // a hyphen, curly quotes, a bullet, an arrow.
+        // a hyphen, curly quotes, a bullet, an arrow, an ideographic full stop, kana.
         for c in ['é', '\u{301}', 'ж', '\u{663}'] {
             assert_eq!(classify(c), Class::Word, "{c:?}");
         }
-        for c in ['\u{2010}', '\u{201C}', '\u{2022}', '\u{2192}', '\u{A0}'] {
+        for c in [
+            '\u{2010}', '\u{201C}', '\u{2022}', '\u{2192}', '\u{A0}', '\u{3002}',
+        ] {
             assert_eq!(classify(c), Class::Separator, "{c:?}");
+        }
+        for c in ['\u{3042}', '\u{30AB}'] {
+            assert_eq!(classify(c), Class::Own, "{c:?}");
         }
     }
 
