@@ -7,6 +7,7 @@ from __future__ import annotations
 import collections
 import csv
 import json
+from collections.abc import Sequence
 
 import numpy as np
 import pytest
@@ -308,3 +309,27 @@ def test_the_kernels_find_and_decide_pairs_near_the_threshold():
     assert got[: len(exact)].tolist() == pytest.approx(exact, abs=1e-12)
     # The estimates were off: that is why they are decided on the whole sets.
     assert (np.abs(jaccard[: len(exact)] - got[: len(exact)]) > 1e-3).all()
+
+
+def test_an_error_reading_a_pair_again_is_raised_as_it_is():
+    # The stars read the documents of a pair in the band again when they meet it: an error of
+    # that read is the error the caller sees.
+    a, b, _ = long_pair(True, seed=3)
+
+    class ReadOnce(Sequence[str]):
+        def __init__(self, texts: list[str]) -> None:
+            self.texts, self.seen = texts, set()
+
+        def __len__(self) -> int:
+            return len(self.texts)
+
+        def __getitem__(self, i):  # type: ignore[no-untyped-def]
+            if isinstance(i, slice):
+                return [self[j] for j in range(*i.indices(len(self)))]
+            if i in self.seen:
+                raise OSError(f"document {i} is gone")
+            self.seen.add(i)
+            return self.texts[i]
+
+    with pytest.raises(OSError, match="is gone"):
+        neardup.dedup(ReadOnce([a, b]), shingle=1, k=16)
