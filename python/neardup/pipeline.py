@@ -486,9 +486,10 @@ def _deciding(
     return decide
 
 
-#: The whole shingle sets the stars keep at once to decide pairs in the band (see
-#: :func:`stars`): 64 MB, those of a few thousand long documents.
-DECIDE_HELD = 1 << 26
+#: The bytes of whole shingle sets the stars keep at once to decide pairs in the band (see
+#: :func:`stars`): 16 MB, those of a few hundred long documents (a center's pairs, and those
+#: of a document near several others, in turn).
+DECIDE_HELD = 1 << 24
 
 
 def exact_in_band(
