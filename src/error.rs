@@ -36,9 +36,6 @@ pub enum Error {
     Changed(String),
     /// A long call stopped because the process was interrupted (Ctrl-C).
     Interrupted,
-    /// A call back into the caller (a pair decided on its exact Jaccard) failed: the binding
-    /// that made the call back raises its exception instead.
-    CalledBack,
 }
 
 /// The core's result type.
@@ -86,7 +83,6 @@ impl fmt::Display for Error {
             Error::UnknownId(id) => write!(f, "id {id} is not in the index"),
             Error::Changed(message) => f.write_str(message),
             Error::Interrupted => f.write_str("interrupted"),
-            Error::CalledBack => f.write_str("a call back into the caller failed"),
         }
     }
 }

@@ -450,13 +450,11 @@ class StarCandidates:
         band: float = 0.0,
         exact: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64]]
         | None = None,
-        decide: Callable[[int, int], float] | None = None,
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32], npt.NDArray[np.int64], int]:
         """Star clusters in keep order: (the row kept in each row's place, their Jaccard, the
         pairs of rows decided on an estimate within ``band`` of the threshold, as (row a, row b,
         1 if near else 0) flattened, the candidate pairs compared); such a pair's Jaccard in ``exact = (rows a, rows b,
-        Jaccards)`` decides it when given, else ``decide(a, b)`` (its exact Jaccard, asked when
-        the pair is met, which then is not listed); an exception it raises is raised here."""
+        Jaccards)`` decides it when given."""
     def patch_jaccards(
         self,
         kept: npt.NDArray[np.int64],

@@ -419,8 +419,9 @@ def stars(
 
     A pair whose bottom-k estimate (a sketch cut at its size) lies within
     :func:`~neardup.verify.estimate_band` of the threshold is decided on its exact shingle sets,
-    which ``whole(rows)`` makes (sketches of size ``WHOLE``), when the stars meet it: one pass
-    gives the stars of exact decisions. Without ``whole``, those pairs are decided on their
+    which ``whole(rows)`` makes (sketches of size ``WHOLE``); when one decides its pair otherwise
+    than the estimate did, the stars are taken again with them, until no such pair is left
+    undecided. Without ``whole``, those pairs are decided on their
     estimates. ``evidence``, when given, receives what the stars rest on: ``band_pairs_exact``
     (pairs in the band decided exactly), ``band_pairs_estimated`` (decided on an estimate, for
     want of ``whole``) and ``short_pairs_skipped`` (candidate pairs of short texts not compared:
@@ -435,61 +436,30 @@ def stars(
     sketches = sketches_of(found.rows, sketches, resketch)
     starts, ends, hashes = sketches.ranges(len(order))
     band = estimate_band(threshold, sketches.size)
-    decided: list[float] = []
-    kept, jaccard, undecided, checks = found.stars(
-        order,
-        threshold,
-        starts,
-        ends,
-        hashes,
-        sketches.size,
-        band,
-        decide=_deciding(whole, decided) if whole is not None else None,
-    )
+    rows_a, rows_b, exact = np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+    while True:
+        kept, jaccard, undecided, checks = found.stars(
+            order, threshold, starts, ends, hashes, sketches.size, band, (rows_a, rows_b, exact)
+        )
+        pairs = undecided.reshape(-1, 3)
+        if whole is None or not len(pairs):
+            break
+        found_exact = whole(np.unique(pairs[:, :2])).jaccard(pairs[:, 0], pairs[:, 1])
+        rows_a = np.concatenate([rows_a, pairs[:, 0]])
+        rows_b = np.concatenate([rows_b, pairs[:, 1]])
+        exact = np.concatenate([exact, found_exact])
+        if ((found_exact >= threshold) == pairs[:, 2].astype(bool)).all():
+            # Every exact Jaccard decides its pair as the estimate did: the stars stand, and
+            # the removals of those pairs report the exact Jaccard.
+            jaccard = found.patch_jaccards(kept, jaccard, (rows_a, rows_b, exact))
+            pairs = pairs[:0]
+            break
     if evidence is not None:
         evidence["pairs_compared"] = int(checks)
         evidence["pairs_listed"] = int(found.pairs_listed)
-        evidence["band_pairs_exact"] = len(decided)
-        evidence["band_pairs_estimated"] = len(undecided) // 3
+        evidence["band_pairs_exact"] = len(exact)
+        evidence["band_pairs_estimated"] = len(pairs)
     return kept, jaccard
-
-
-def _deciding(
-    whole: Callable[[np.ndarray], Sketches], decided: list[float]
-) -> Callable[[int, int], float]:
-    """The exact Jaccard of a pair of rows in the band, asked by the stars when they meet the
-    pair: the whole shingle sets of its rows, made by ``whole`` and kept for the pairs after
-    (a center meets several in turn, and a document near the threshold with several others),
-    up to :data:`DECIDE_HELD` bytes of them at once. Each is appended to ``decided``."""
-    held: dict[int, tuple[np.ndarray, int]] = {}
-    nbytes = 0
-    origin = np.zeros(1, np.uint64)
-
-    def decide(a: int, b: int) -> float:
-        nonlocal nbytes
-        if nbytes > DECIDE_HELD:
-            held.clear()
-            nbytes = 0
-        missing = [row for row in (a, b) if row not in held]
-        if missing:
-            made = whole(np.array(missing, dtype=np.int64))
-            rows, starts, ends, hashes = made.parts()
-            for row, start, end in zip(rows.tolist(), starts.tolist(), ends.tolist()):
-                held[row] = (hashes[start:end], made.size)
-                nbytes += 8 * (end - start)
-        (x, size), (y, _) = held[a], held[b]
-        ends_x, ends_y = np.array([len(x)], np.uint64), np.array([len(y)], np.uint64)
-        j = _core.sketch_jaccard_zip(origin, ends_x, x, origin, ends_y, y, size, 1)
-        decided.append(float(j[0]))
-        return decided[-1]
-
-    return decide
-
-
-#: The bytes of whole shingle sets the stars keep at once to decide pairs in the band (see
-#: :func:`stars`): 16 MB, those of a few hundred long documents (a center's pairs, and those
-#: of a document near several others, in turn).
-DECIDE_HELD = 1 << 24
 
 
 def exact_in_band(

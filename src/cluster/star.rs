@@ -40,7 +40,7 @@ use crate::sketch::verify::{
 use crate::text::hash::FoldState;
 
 /// The Jaccard check of candidate pairs.
-#[derive(Clone, Copy)]
+#[derive(Debug, Clone, Copy)]
 pub struct Verification<'a> {
     /// Row r's sketch; rows never checked may have empty ones.
     pub sketches: Ranges<'a>,
@@ -54,15 +54,7 @@ pub struct Verification<'a> {
     /// Exact Jaccards of pairs of rows `(a, b)`, a < b (the first rows of their texts), that
     /// decide those pairs in the band.
     pub exact: Option<&'a HashMap<(i64, i64), f64, FoldState>>,
-    /// The exact Jaccard of a pair of rows `(a, b)` in the band that `exact` leaves out, asked
-    /// when the stars meet it: the pair is decided on it at once ([`Stars::decided`]), so one
-    /// pass gives the stars of exact decisions. Without it, such a pair is decided on its
-    /// estimate and listed ([`Stars::undecided`]), for a caller to take the stars again.
-    pub decide: Option<Decide<'a>>,
 }
-
-/// The exact Jaccard of a pair of rows `(a, b)`, a < b (see [`Verification::decide`]).
-pub type Decide<'a> = &'a (dyn Fn(i64, i64) -> Result<f64> + Sync);
 
 /// What [`stars`] found, per row.
 #[derive(Debug, Clone, PartialEq)]
@@ -76,9 +68,6 @@ pub struct Stars {
     /// for want of their exact Jaccard (see [`Verification::band`]), and whether the estimate
     /// made them near.
     pub undecided: Vec<(i64, i64, bool)>,
-    /// The pairs of rows `(a, b)`, a < b, in the band that [`Verification::decide`] decided,
-    /// with their exact Jaccard, in the order met.
-    pub decided: Vec<(i64, i64, f64)>,
     /// The candidate pairs whose sketches were compared (a center and a text not yet taken).
     pub checks: u64,
     /// The pairs the prefix runs put before a center, each once (a center and a text not yet
@@ -451,8 +440,6 @@ impl Candidates {
         };
         let mut jac_text = vec![1.0f32; texts];
         let mut undecided: Vec<(i64, i64, bool)> = Vec::new();
-        let mut decided: Vec<(i64, i64, f64)> = Vec::new();
-        let mut failed: Option<Error> = None;
         let mut checks = 0u64;
         let mut listed = 0u64;
         let first_row = &self.first_row;
@@ -501,9 +488,6 @@ impl Candidates {
                 if slot.kept != FREE {
                     return true;
                 }
-                if failed.is_some() {
-                    return false;
-                }
                 // A text met again in another list of this center: compared once.
                 if slot.last == t as u32 {
                     return false;
@@ -535,22 +519,8 @@ impl Candidates {
                                 Some(j) => {
                                     let (x, y) = (i64::from(first_row[t]), i64::from(first_row[s]));
                                     let key = (x.min(y), x.max(y));
-                                    let known = v.exact.and_then(|m| m.get(&key)).copied();
-                                    let asked = match (known, v.decide) {
-                                        (None, Some(decide)) => match decide(key.0, key.1) {
-                                            Ok(e) => {
-                                                decided.push((key.0, key.1, e));
-                                                Some(e)
-                                            }
-                                            Err(err) => {
-                                                failed = Some(err);
-                                                return true;
-                                            }
-                                        },
-                                        _ => known,
-                                    };
-                                    match asked {
-                                        Some(e) => (e >= v.threshold).then_some(e as f32),
+                                    match v.exact.and_then(|m| m.get(&key)) {
+                                        Some(&e) => (e >= v.threshold).then_some(e as f32),
                                         None => {
                                             undecided.push((key.0, key.1, j >= v.threshold));
                                             (j >= v.threshold).then_some(j as f32)
@@ -606,9 +576,6 @@ impl Candidates {
                 list.copy_within(b.., a + stay);
                 lists[head] = (alive - (b - a - stay)) as u64;
             }
-            if let Some(err) = failed {
-                return Err(err);
-            }
             if over {
                 return Err(Error::TooManyPairs {
                     count: checks,
@@ -633,7 +600,6 @@ impl Candidates {
             kept,
             jaccard: jac,
             undecided,
-            decided,
             checks,
             listed,
         })
@@ -697,7 +663,6 @@ pub fn graph_stars(order: &[i64], a: &[u32], b: &[u32], jaccard: &[f32]) -> Resu
         kept: kept.into_iter().map(i64::from).collect(),
         jaccard: jac,
         undecided: Vec::new(),
-        decided: Vec::new(),
         checks: a.len() as u64,
         listed: 0,
     })
@@ -1047,7 +1012,6 @@ mod tests {
             kept,
             jaccard: jac,
             undecided: Vec::new(),
-            decided: Vec::new(),
             checks: 0,
             listed: 0,
         }
@@ -1151,7 +1115,6 @@ mod tests {
                 threshold,
                 band: 0.0,
                 exact: None,
-                decide: None,
             };
             let got = stars(&fps, &keys, &order, 2, &plan(2), Some(v)).unwrap();
             let sim = |a: usize, b: usize| {
@@ -1261,7 +1224,6 @@ mod tests {
                 threshold,
                 band: 0.0,
                 exact: None,
-                decide: None,
             };
             let found = Candidates::new(&fps, &keys, 3, &plan(3), None)
                 .unwrap()
@@ -1345,7 +1307,6 @@ mod tests {
             threshold: 0.8,
             band: 0.0,
             exact: None,
-            decide: None,
         };
         let got = found.stars(&[0, 1, 2], Some(v)).unwrap();
         assert_eq!(got.kept, vec![0, 1, 0]);
@@ -1435,7 +1396,6 @@ mod tests {
                 threshold,
                 band,
                 exact: None,
-                decide: None,
             };
             let got = found.stars(&order, Some(v)).unwrap();
             let sim = |a: usize, b: usize| {
@@ -1508,97 +1468,6 @@ mod tests {
         assert_eq!(found.pair_count() as u64, count);
     }
 
-    /// With `decide`, each pair in the band is decided on its exact Jaccard when the stars meet
-    /// it, in one pass: the stars of taking them again until no pair decided on an estimate is
-    /// left (the exact Jaccards of those pairs known), on random texts and thresholds; and a
-    /// `decide` that fails stops the stars with its error.
-    #[test]
-    fn deciding_pairs_when_met_gives_the_stars_of_taking_them_again() {
-        let mut seed = 41u64;
-        let mut runs_again = 0;
-        for round in 0..40 {
-            // Texts of overlapping word windows: many pairs near each other, sketches cut at 16.
-            let n = 6 + (rng(&mut seed) % 10) as usize;
-            let texts: Vec<String> = (0..n)
-                .map(|_| {
-                    let from = rng(&mut seed) % 12;
-                    let len = 20 + rng(&mut seed) % 25;
-                    (from..from + len)
-                        .map(|w| format!("w{w}"))
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                })
-                .collect();
-            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-            let cut = sketches(shingle_config(1, 16).unwrap(), &refs);
-            let whole = sketches(shingle_config(1, 4096).unwrap(), &refs);
-            let exact =
-                |a: i64, b: i64| jaccard(whole.get(a as usize), whole.get(b as usize), 4096);
-            let starts: Vec<u64> = cut.offsets[..n].to_vec();
-            let ends: Vec<u64> = cut.offsets[1..].to_vec();
-            let ranges = Ranges::new(&starts, &ends, &cut.hashes).unwrap();
-            // Every pair a candidate: fingerprints one bit apart at most, k = 2.
-            let fps: Vec<u64> = (0..n as u64).map(|i| 1 << (i % 2)).collect();
-            let keys: Vec<ContentKey> = (0..n as u64).map(|i| [i + 1, 0]).collect();
-            let found = Candidates::new(&fps, &keys, 2, &plan(2), None).unwrap();
-            let mut order: Vec<i64> = (0..n as i64).collect();
-            order.rotate_left(round % n);
-            let threshold = 0.3 + (rng(&mut seed) % 50) as f64 / 100.0;
-            let verification = |exact, decide| Verification {
-                sketches: ranges,
-                size: 16,
-                threshold,
-                band: 0.3,
-                exact,
-                decide,
-            };
-            let again_with = |known: &HashMap<(i64, i64), f64, FoldState>| {
-                found.stars(
-                    &order,
-                    Some(Verification {
-                        sketches: ranges,
-                        size: 16,
-                        threshold,
-                        band: 0.3,
-                        exact: Some(known),
-                        decide: None,
-                    }),
-                )
-            };
-            // Taken again with the exact Jaccard of each pair decided on its estimate.
-            let mut known: HashMap<(i64, i64), f64, FoldState> = HashMap::default();
-            let again = loop {
-                let got = again_with(&known).unwrap();
-                if got.undecided.is_empty() {
-                    break got;
-                }
-                runs_again += 1;
-                for &(a, b, _) in &got.undecided {
-                    known.insert((a, b), exact(a, b));
-                }
-            };
-            let ask = |a: i64, b: i64| Ok(exact(a, b));
-            let once = found
-                .stars(&order, Some(verification(None, Some(&ask))))
-                .unwrap();
-            assert_eq!(once.kept, again.kept, "round {round}");
-            assert_eq!(once.jaccard, again.jaccard, "round {round}");
-            assert!(once.undecided.is_empty());
-            for &(a, b, e) in &once.decided {
-                assert!(a < b && known.contains_key(&(a, b)) && e == exact(a, b));
-            }
-            let fail = |_: i64, _: i64| Err(Error::CalledBack);
-            if !once.decided.is_empty() {
-                assert!(matches!(
-                    found.stars(&order, Some(verification(None, Some(&fail)))),
-                    Err(Error::CalledBack)
-                ));
-            }
-        }
-        // Pairs were decided on estimates, and taken again, in many rounds.
-        assert!(runs_again >= 10, "{runs_again}");
-    }
-
     /// A pair whose estimate (a sketch cut) lies within the band is listed, decided on the
     /// estimate without its exact Jaccard and by the exact Jaccard with it; the exact Jaccard is
     /// put in place when it decides alike.
@@ -1630,7 +1499,6 @@ mod tests {
                 threshold,
                 band,
                 exact: Some(&known),
-                decide: None,
             };
             let got = found.stars(&order, Some(v)).unwrap();
             let near = got.kept[1] == 0;
@@ -1658,7 +1526,6 @@ mod tests {
             threshold: low,
             band: 0.5,
             exact: None,
-            decide: None,
         };
         let mut got = found.stars(&order, Some(v)).unwrap();
         assert_eq!(got.undecided, vec![(0, 1, true)]);
@@ -1684,7 +1551,6 @@ mod tests {
                 kept: vec![],
                 jaccard: vec![],
                 undecided: vec![],
-                decided: vec![],
                 checks: 0,
                 listed: 0,
             }
@@ -1762,7 +1628,6 @@ mod tests {
                 kept: got_kept,
                 jaccard: got_jac,
                 undecided: Vec::new(),
-                decided: Vec::new(),
                 checks: 0,
                 listed: 0,
             },

@@ -73,7 +73,6 @@ impl From<Error> for PyErr {
             Error::UnknownId(_) => PyKeyError::new_err(err.to_string()),
             Error::Changed(_) => IndexChangedError::new_err(err.to_string()),
             Error::Interrupted => PyKeyboardInterrupt::new_err(()),
-            Error::CalledBack => pyo3::exceptions::PyRuntimeError::new_err(err.to_string()),
         }
     }
 }

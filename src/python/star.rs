@@ -8,7 +8,7 @@ use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 
 use crate::candidates::short_texts::{Cut, ShortTexts};
-use crate::cluster::star::{Candidates, Decide, Verification};
+use crate::cluster::star::{Candidates, Verification};
 use crate::error::Error;
 use crate::first_pass::digest::KeySet;
 use crate::runtime::parallel;
@@ -190,10 +190,9 @@ impl PyStarCandidates {
     /// with `threshold`, candidates are checked by the sketches (row d's is
     /// `hashes[starts[d]..ends[d]]`, bottom-`size`); a pair whose estimate (a sketch being cut)
     /// lies within `band` of the threshold is decided by its Jaccard in `exact = (rows a, rows
-    /// b, Jaccards)` (a < b, the first rows of their texts) when given, else by `decide(a, b)`
-    /// (its exact Jaccard, asked when the pair is met) when given, else on the estimate, and
-    /// listed. An exception `decide` raises is raised here.
-    #[pyo3(signature = (order, threshold=None, starts=None, ends=None, hashes=None, size=1024, band=0.0, exact=None, decide=None))]
+    /// b, Jaccards)` (a < b, the first rows of their texts) when given, else on the estimate,
+    /// and listed.
+    #[pyo3(signature = (order, threshold=None, starts=None, ends=None, hashes=None, size=1024, band=0.0, exact=None))]
     #[allow(clippy::too_many_arguments)]
     fn stars<'py>(
         &self,
@@ -206,7 +205,6 @@ impl PyStarCandidates {
         size: i64,
         band: f64,
         exact: Option<ExactPairs<'py>>,
-        decide: Option<Py<PyAny>>,
     ) -> PyResult<StarArrays<'py>> {
         if !(0.0..=1.0).contains(&band) {
             return Err(Error::invalid(format!("band must be in [0, 1], got {band}")).into());
@@ -214,19 +212,6 @@ impl PyStarCandidates {
         let known = match &exact {
             Some(pairs) => exact_map(pairs)?,
             None => HashMap::default(),
-        };
-        // The exception of a call of `decide`, raised once the stars have stopped.
-        let raised: std::sync::Mutex<Option<PyErr>> = std::sync::Mutex::new(None);
-        let ask = |a: i64, b: i64| -> crate::error::Result<f64> {
-            let asked = Python::attach(|py| {
-                decide
-                    .as_ref()
-                    .map_or(Ok(f64::NAN), |f| f.call1(py, (a, b))?.extract::<f64>(py))
-            });
-            asked.map_err(|err| {
-                *raised.lock().unwrap_or_else(|p| p.into_inner()) = Some(err);
-                Error::CalledBack
-            })
         };
         let verification = match (threshold, &starts, &ends, &hashes) {
             (None, None, None, None) => None,
@@ -236,7 +221,6 @@ impl PyStarCandidates {
                 threshold,
                 band,
                 exact: Some(&known),
-                decide: decide.is_some().then_some(&ask as Decide<'_>),
             }),
             _ => {
                 return Err(Error::invalid(
@@ -246,13 +230,7 @@ impl PyStarCandidates {
             }
         };
         let order = order.as_slice()?;
-        let found = match interrupt::detach(py, || self.inner.stars(order, verification))? {
-            Err(Error::CalledBack) => {
-                let err = raised.lock().unwrap_or_else(|p| p.into_inner()).take();
-                return Err(err.unwrap_or_else(|| Error::CalledBack.into()));
-            }
-            found => found?,
-        };
+        let found = interrupt::detach(py, || self.inner.stars(order, verification))??;
         self.listed
             .store(found.listed, std::sync::atomic::Ordering::Relaxed);
         let undecided: Vec<i64> = found
