@@ -312,8 +312,8 @@ def test_the_kernels_find_and_decide_pairs_near_the_threshold():
 
 
 def test_an_error_reading_a_pair_again_is_raised_as_it_is():
-    # The stars read the documents of a pair in the band again when they meet it: an error of
-    # that read is the error the caller sees.
+    # The stars read the documents of the pairs in the band again: an error of that read is
+    # the error the caller sees.
     a, b, _ = long_pair(True, seed=3)
 
     class ReadOnce(Sequence[str]):

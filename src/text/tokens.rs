@@ -83,23 +83,16 @@ fn classify(c: char) -> Class {
 /// cannot predict: 2% of the dedup of manual pages, whose dashes and quotes lie there).
 const TABLE_BELOW: usize = 0x3400;
 
-/// [`looked_up`] of every code point below [`TABLE_BELOW`], made at its first use (13 KB).
+/// [`looked_up`] of every code point from U+0080 below [`TABLE_BELOW`], made at its first use
+/// (13 KB; the ASCII slots are never read: [`classify`] answers ASCII before).
 fn below_cjk() -> &'static [Class; TABLE_BELOW] {
     static TABLE: std::sync::OnceLock<Box<[Class; TABLE_BELOW]>> = std::sync::OnceLock::new();
     TABLE.get_or_init(|| {
         let mut table = Box::new([Class::Separator; TABLE_BELOW]);
-        for (code, class) in table.iter_mut().enumerate() {
+        for (code, class) in table.iter_mut().enumerate().skip(0x80) {
             // None of these is a surrogate (those begin at U+D800).
             if let Some(c) = char::from_u32(code as u32) {
-                *class = if c.is_ascii() {
-                    if ASCII_CLASS[code] {
-                        Class::Word
-                    } else {
-                        Class::Separator
-                    }
-                } else {
-                    looked_up(c)
-                };
+                *class = looked_up(c);
             }
         }
         table
