@@ -11,7 +11,8 @@
 //!   by nibble lookups (AVX2 has no 64-bit population count).
 //! * [`shingle_chains`]: the hashes of a sketch's shingles, the SplitMix64 output function
 //!   chained over each word's two hashes; with AVX-512 (its DQ part has the 64-bit multiply),
-//!   eight shingles a vector, four vectors in flight.
+//!   eight shingles a vector, four vectors in flight; with AVX2, four shingles a vector, each
+//!   64-bit multiply by a constant made of three 32-bit ones.
 //! * [`fnv1a_spans`]: the FNV-1a 64 of each word of a text, the hash the fingerprints and
 //!   the sketches know a word by; with AVX-512, words of up to 16 bytes eight lanes a vector,
 //!   two vectors in flight, each lane stepping one byte a multiply until its word ends.
@@ -20,7 +21,8 @@
 //!   computed on every lane and each lane's result chosen by its length, where the portable
 //!   code (the `xxhash-rust` crate's) branches on the length, which the CPU cannot predict.
 //! * [`merge_eights`]: the merge of two sketches that their Jaccard counts, eight hashes of each
-//!   a step with AVX-512 (which compares 64-bit values unsigned): each step takes what the
+//!   a step with AVX-512 (which compares 64-bit values unsigned), or with AVX2 (two vectors a
+//!   sketch, their top bits flipped for its signed compare): each step takes what the
 //!   one-hash-a-step merge takes up to the smaller of the two eighth hashes, and counts the
 //!   shared ones with eight compares, one for each hash of the other sketch.
 //! * [`prefetch_line`]: a cache hint for the table searches. It changes no result, so the switch
@@ -146,8 +148,9 @@ fn bits_sse2(
 /// SplitMix64 output function chained from `seed` over `words[j + i]`, each step's result
 /// xored with `checks[j + i]`, then once more and shifted right by one
 /// (`sketch::verify::shingle_hash`, the portable code it must equal). Returns how many it
-/// wrote, from the start of `out`: a multiple of eight with AVX-512, else none, and the caller
-/// hashes the rest. `words` and `checks` hold at least `out.len() + width - 1` values.
+/// wrote, from the start of `out`: a multiple of eight with AVX-512, of four with AVX2, else
+/// none, and the caller hashes the rest. `words` and `checks` hold at least
+/// `out.len() + width - 1` values.
 #[inline]
 pub fn shingle_chains(
     seed: u64,
@@ -164,8 +167,92 @@ pub fn shingle_chains(
         // lengths, just above.
         return unsafe { shingle_chains_avx512(seed, width, words, checks, out) };
     }
+    #[cfg(target_arch = "x86_64")]
+    if out.len() >= 4 && !scalar_forced() && std::arch::is_x86_feature_detected!("avx2") {
+        let need = out.len() + width.max(1) - 1;
+        assert!(words.len() >= need && checks.len() >= need, "too few words");
+        // SAFETY: AVX2 is available, checked just above; the lengths, just above.
+        return unsafe { shingle_chains_avx2(seed, width, words, checks, out) };
+    }
     let _ = (seed, width, words, checks, out);
     0
+}
+
+/// [`shingle_chains`] four lanes a vector, as [`shingle_chains_avx512`] reads them. AVX2 has
+/// no 64-bit multiply: each of the mix's two by a constant is made of three 32-bit ones (the
+/// constant's low half by both halves of the lane, its high half by the lane's low half).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn shingle_chains_avx2(
+    seed: u64,
+    width: usize,
+    words: &[u64],
+    checks: &[u64],
+    out: &mut [u64],
+) -> usize {
+    use std::arch::x86_64::*;
+    const C1: u64 = 0xBF58_476D_1CE4_E5B9;
+    const C2: u64 = 0x94D0_49BB_1331_11EB;
+    let (c1_lo, c1_hi) = (
+        _mm256_set1_epi64x(C1 as i64),
+        _mm256_set1_epi64x((C1 >> 32) as i64),
+    );
+    let (c2_lo, c2_hi) = (
+        _mm256_set1_epi64x(C2 as i64),
+        _mm256_set1_epi64x((C2 >> 32) as i64),
+    );
+    // z * c (mod 2^64): lo(z) lo(c) + (hi(z) lo(c) + lo(z) hi(c)) << 32.
+    macro_rules! times {
+        ($z:expr, $lo:expr, $hi:expr) => {{
+            let z = $z;
+            let low = _mm256_mul_epu32(z, $lo);
+            let cross = _mm256_add_epi64(
+                _mm256_mul_epu32(_mm256_srli_epi64::<32>(z), $lo),
+                _mm256_mul_epu32(z, $hi),
+            );
+            _mm256_add_epi64(low, _mm256_slli_epi64::<32>(cross))
+        }};
+    }
+    // `crate::fingerprint::encoders::mix64`, four lanes.
+    macro_rules! mix {
+        ($z:expr) => {{
+            let z = $z;
+            let z = times!(
+                _mm256_xor_si256(z, _mm256_srli_epi64::<30>(z)),
+                c1_lo,
+                c1_hi
+            );
+            let z = times!(
+                _mm256_xor_si256(z, _mm256_srli_epi64::<27>(z)),
+                c2_lo,
+                c2_hi
+            );
+            _mm256_xor_si256(z, _mm256_srli_epi64::<31>(z))
+        }};
+    }
+    const FLIGHT: usize = 4;
+    let n = out.len() / 4 * 4;
+    let (w, c, o) = (words.as_ptr(), checks.as_ptr(), out.as_mut_ptr());
+    let mut j = 0;
+    while j < n {
+        let lanes = if j + 4 * FLIGHT <= n { FLIGHT } else { 1 };
+        let mut h = [_mm256_set1_epi64x(seed as i64); FLIGHT];
+        for i in 0..width {
+            for (l, hl) in h.iter_mut().enumerate().take(lanes) {
+                // SAFETY: j + 4 l + 4 <= n <= out.len(), and i < width: the loads read words
+                // and checks below out.len() + width - 1.
+                let a = _mm256_loadu_si256(w.add(j + 4 * l + i).cast());
+                let b = _mm256_loadu_si256(c.add(j + 4 * l + i).cast());
+                *hl = _mm256_xor_si256(mix!(_mm256_xor_si256(*hl, a)), b);
+            }
+        }
+        for (l, &hl) in h.iter().enumerate().take(lanes) {
+            // SAFETY: j + 4 l + 4 <= n <= out.len().
+            _mm256_storeu_si256(o.add(j + 4 * l).cast(), _mm256_srli_epi64::<1>(mix!(hl)));
+        }
+        j += 4 * lanes;
+    }
+    n
 }
 
 /// [`shingle_chains`] eight lanes a vector: lane `l` of the vector for shingles `j..j + 8`
@@ -600,6 +687,11 @@ pub fn merge_eights(
         // SAFETY: AVX-512 F is available, checked just above.
         return unsafe { merge_eights_avx512(a, b, x, y, both, limit, steps) };
     }
+    #[cfg(target_arch = "x86_64")]
+    if !scalar_forced() && std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: AVX2 is available, checked just above.
+        return unsafe { merge_eights_avx2(a, b, x, y, both, limit, steps) };
+    }
     let _ = (a, b, limit, steps);
     (x, y, both)
 }
@@ -654,6 +746,67 @@ unsafe fn merge_eights_avx512(
         x += taken_a.count_ones() as usize;
         y += taken_b.count_ones() as usize;
         both += shared.count_ones() as usize;
+    }
+    (x, y, both)
+}
+
+/// [`merge_eights`] with AVX2, as [`merge_eights_avx512`] does it with four lanes a vector:
+/// each run's eight values in two vectors, compared unsigned by flipping their top bits before
+/// AVX2's signed compare, the counts read from the compares' masks.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn merge_eights_avx2(
+    a: &[u64],
+    b: &[u64],
+    mut x: usize,
+    mut y: usize,
+    mut both: usize,
+    limit: usize,
+    steps: usize,
+) -> (usize, usize, usize) {
+    use std::arch::x86_64::*;
+    let top = _mm256_set1_epi64x(i64::MIN);
+    // How many lanes of `m` (a compare's result) are set.
+    let lanes = |m: __m256i| _mm256_movemask_pd(_mm256_castsi256_pd(m)).count_ones() as usize;
+    for _ in 0..steps {
+        if x + 8 > a.len() || y + 8 > b.len() || x + y - both + 16 > limit {
+            break;
+        }
+        if let Some(v) = a.get(x + MERGE_AHEAD) {
+            prefetch_line(v);
+        }
+        if let Some(v) = b.get(y + MERGE_AHEAD) {
+            prefetch_line(v);
+        }
+        let (ra, rb) = (&a[x..x + 8], &b[y..y + 8]);
+        // SAFETY: `ra` and `rb` hold eight values each; the loads are unaligned.
+        let (a0, a1, b0, b1) = unsafe {
+            (
+                _mm256_loadu_si256(ra.as_ptr().cast()),
+                _mm256_loadu_si256(ra[4..].as_ptr().cast()),
+                _mm256_loadu_si256(rb.as_ptr().cast()),
+                _mm256_loadu_si256(rb[4..].as_ptr().cast()),
+            )
+        };
+        // The values of each run past the other's eighth: those not taken.
+        let flip = |v: __m256i| _mm256_xor_si256(v, top);
+        let (last_a, last_b) = (
+            _mm256_set1_epi64x((ra[7] ^ (1 << 63)) as i64),
+            _mm256_set1_epi64x((rb[7] ^ (1 << 63)) as i64),
+        );
+        let past_a = lanes(_mm256_cmpgt_epi64(flip(a0), last_b))
+            + lanes(_mm256_cmpgt_epi64(flip(a1), last_b));
+        let past_b = lanes(_mm256_cmpgt_epi64(flip(b0), last_a))
+            + lanes(_mm256_cmpgt_epi64(flip(b1), last_a));
+        let (mut shared0, mut shared1) = (_mm256_setzero_si256(), _mm256_setzero_si256());
+        for &v in rb {
+            let v = _mm256_set1_epi64x(v as i64);
+            shared0 = _mm256_or_si256(shared0, _mm256_cmpeq_epi64(a0, v));
+            shared1 = _mm256_or_si256(shared1, _mm256_cmpeq_epi64(a1, v));
+        }
+        x += 8 - past_a;
+        y += 8 - past_b;
+        both += lanes(shared0) + lanes(shared1);
     }
     (x, y, both)
 }
@@ -714,19 +867,152 @@ mod tests {
         let mut next = xorshift(11);
         let words: Vec<u64> = (0..300).map(|_| next()).collect();
         let checks: Vec<u64> = (0..300).map(|_| next()).collect();
-        let vector = std::arch::is_x86_feature_detected!("avx512dq");
-        for width in 1..=9 {
-            for len in [0, 7, 8, 9, 31, 32, 33, 40, 64, 100, 291] {
-                let len = len.min(words.len() + 1 - width);
-                let mut out = vec![0u64; len];
-                let done = shingle_chains(crate::PI_SEED, width, &words, &checks, &mut out);
-                assert_eq!(done, if vector { len / 8 * 8 } else { 0 });
-                for (j, &h) in out[..done].iter().enumerate() {
-                    let want = crate::sketch::verify::shingle_hash(
-                        &words[j..j + width],
-                        &checks[j..j + width],
-                    );
-                    assert_eq!(h, want, "width {width}, shingle {j} of {len}");
+        // The path dispatch takes, then each vector path the CPU has, called directly (on a CPU
+        // with AVX-512, dispatch never takes the AVX2 path).
+        type Chains = fn(u64, usize, &[u64], &[u64], &mut [u64]) -> usize;
+        let mut paths: Vec<(&str, Chains, usize)> = vec![("dispatch", shingle_chains, 0)];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512dq") {
+                // SAFETY: AVX-512 F and DQ are available, checked just above.
+                let avx512: Chains =
+                    |s, k, w, c, o| unsafe { shingle_chains_avx512(s, k, w, c, o) };
+                paths.push(("avx512", avx512, 8));
+                paths[0].2 = 8;
+            }
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: AVX2 is available, checked just above.
+                let avx2: Chains = |s, k, w, c, o| unsafe { shingle_chains_avx2(s, k, w, c, o) };
+                paths.push(("avx2", avx2, 4));
+                if paths[0].2 == 0 {
+                    paths[0].2 = 4;
+                }
+            }
+        }
+        for (name, chains, step) in paths {
+            for width in 1..=9 {
+                for len in [
+                    0, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 40, 64, 100, 291,
+                ] {
+                    let len = len.min(words.len() + 1 - width);
+                    let mut out = vec![0u64; len];
+                    let done = chains(crate::PI_SEED, width, &words, &checks, &mut out);
+                    // Dispatch hashes a whole number of some path's steps: with AVX-512,
+                    // fewer than eight shingles may take the AVX2 path.
+                    if step == 0 || name == "dispatch" {
+                        assert!(done <= len && done % 4 == 0, "{name}, {done} of {len}");
+                        assert!(
+                            step == 0 || done >= len / step * step,
+                            "{name}, {done} of {len}"
+                        );
+                    } else {
+                        assert_eq!(
+                            done,
+                            len / step * step,
+                            "{name}, width {width}, {len} shingles"
+                        );
+                    }
+                    for (j, &h) in out[..done].iter().enumerate() {
+                        let want = crate::sketch::verify::shingle_hash(
+                            &words[j..j + width],
+                            &checks[j..j + width],
+                        );
+                        assert_eq!(h, want, "{name}, width {width}, shingle {j} of {len}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// The merge of `a` and `b` a value a step, from `(x, y, both)`, while both hold eight
+    /// more and the union stays within `limit`, for `steps` rounds of eight: each round takes
+    /// every value up to the smaller of the two eighth values ahead, as [`merge_eights`] must.
+    fn merge_by_ones(
+        a: &[u64],
+        b: &[u64],
+        (mut x, mut y, mut both): (usize, usize, usize),
+        limit: usize,
+        steps: usize,
+    ) -> (usize, usize, usize) {
+        for _ in 0..steps {
+            if x + 8 > a.len() || y + 8 > b.len() || x + y - both + 16 > limit {
+                break;
+            }
+            let upto = a[x + 7].min(b[y + 7]);
+            while (x < a.len() && a[x] <= upto) || (y < b.len() && b[y] <= upto) {
+                let (p, q) = (a.get(x).copied(), b.get(y).copied());
+                match (p, q) {
+                    (Some(p), Some(q)) if p == q => (x, y, both) = (x + 1, y + 1, both + 1),
+                    (Some(p), Some(q)) if p < q => x += 1,
+                    (Some(_), Some(_)) => y += 1,
+                    (Some(_), None) => x += 1,
+                    _ => y += 1,
+                }
+            }
+        }
+        (x, y, both)
+    }
+
+    #[test]
+    fn merge_eights_paths_take_what_the_merge_a_value_a_step_takes() {
+        type Merge = fn(&[u64], &[u64], usize, usize, usize, usize, usize) -> (usize, usize, usize);
+        let mut paths: Vec<(&str, Merge)> = vec![("dispatch", merge_eights)];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                // SAFETY: AVX-512 F is available, checked just above.
+                let avx512: Merge =
+                    |a, b, x, y, k, l, s| unsafe { merge_eights_avx512(a, b, x, y, k, l, s) };
+                paths.push(("avx512", avx512));
+            }
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: AVX2 is available, checked just above.
+                let avx2: Merge =
+                    |a, b, x, y, k, l, s| unsafe { merge_eights_avx2(a, b, x, y, k, l, s) };
+                paths.push(("avx2", avx2));
+            }
+        }
+        let mut next = xorshift(23);
+        for round in 0..400 {
+            // Two sorted runs of distinct values drawn from a pool, sharing some: values with
+            // the top bit set in half the rounds (an unsigned compare that a signed one gets
+            // wrong), and an empty overlap, a full one and partial ones.
+            let top = if round % 2 == 0 { 0 } else { 1u64 << 63 };
+            let share = [0, 1, 3, 7, 10][round % 5];
+            let pool: Vec<u64> = (0..200).map(|_| top | (next() >> 2)).collect();
+            let mut a: Vec<u64> = pool.iter().copied().filter(|v| v % 10 < 5).collect();
+            let mut b: Vec<u64> = pool
+                .iter()
+                .copied()
+                .filter(|v| (v % 10 >= 5) || (v % 10) < share.min(5) as u64 && share > 0)
+                .collect();
+            if round % 7 == 0 {
+                b = a.clone();
+            }
+            a.sort_unstable();
+            a.dedup();
+            b.sort_unstable();
+            b.dedup();
+            let a = &a[..a.len() - (round % 9)];
+            // A state the merge reaches: `round % 11` values taken a value at a time.
+            let (mut x, mut y, mut both) = (0, 0, 0);
+            for _ in 0..round % 11 {
+                match a[x].cmp(&b[y]) {
+                    std::cmp::Ordering::Equal => (x, y, both) = (x + 1, y + 1, both + 1),
+                    std::cmp::Ordering::Less => x += 1,
+                    std::cmp::Ordering::Greater => y += 1,
+                }
+            }
+            let start = (x, y, both);
+            let limit = [1000, 60, 17, 16][round % 4];
+            for steps in [0, 1, 2, 5, 100] {
+                let want = merge_by_ones(a, &b, start, limit, steps);
+                for (name, merge) in &paths {
+                    let got = merge(a, &b, start.0, start.1, start.2, limit, steps);
+                    if *name == "dispatch" && got == start {
+                        continue; // the portable path leaves the merge to its caller
+                    }
+                    assert_eq!(got, want, "{name}, round {round}, {steps} steps");
                 }
             }
         }
