@@ -1057,6 +1057,13 @@ mod tests {
         // Starting at the text's end.
         spans.push((text.len(), text.len()));
         let seed = 0x7E57_ED0F_5EC0_4D11;
+        // Each span once more, in an order that puts spans of every path in a step's lanes.
+        let mut next = xorshift(5);
+        let mut mixed = spans.clone();
+        for i in (1..mixed.len()).rev() {
+            mixed.swap(i, (next() % (i as u64 + 1)) as usize);
+        }
+        spans.extend(mixed);
         for k in [0, 1, 7, 8, 9, 100, spans.len()] {
             let mut got = vec![42];
             xxh3_spans(&text, &spans[..k], seed, &mut got);
