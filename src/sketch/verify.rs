@@ -439,7 +439,7 @@ const SHINGLE_BLOCK: usize = 64;
 /// the ones after it, one a slot. The usual widths are hashed four shingles at a time, their
 /// chains unrolled and interleaved so that their multiplies overlap.
 #[inline]
-fn hash_shingles(
+pub fn hash_shingles(
     width: usize,
     words: &[u64],
     checks: &[u64],
