@@ -2,7 +2,8 @@
 # A release as a maintainer would publish it: the wheel and the sdist built with
 # `maturin build --release --sdist` (maturin builds the wheel from the unpacked sdist, so the sdist
 # is known to build), `twine check --strict` on both, then the wheel installed in a fresh venv
-# (no system packages) where the README's first command runs. About a minute on 2 cores.
+# (no system packages) where the README's first command runs. About three minutes on 2 cores
+# (tests/test_packaging.py runs it without the release optimizations: half that).
 #
 #   bash benches/check_package.sh            # needs maturin and twine: pip install maturin twine
 #

@@ -1171,13 +1171,13 @@ mod tests {
         short
     }
 
-    /// 5,000 texts whose sets all begin with one hash (as "typescript definitions for ..."
+    /// 2,500 texts whose sets all begin with one hash (as "typescript definitions for ..."
     /// does): the run is split, not dropped, and every near pair among them is found.
     #[test]
     fn a_prefix_shared_by_thousands_is_split_and_every_pair_found() {
         let mut s = 3u64;
         let mut sets: Vec<Vec<u64>> = Vec::new();
-        for i in 0..5000u64 {
+        for i in 0..2500u64 {
             // 0 (the shared first hash), then 3 or 4 of this text's own.
             let n = 3 + (i % 2) as usize;
             let mut set = vec![0u64];
@@ -1208,8 +1208,8 @@ mod tests {
                 assert!(b - a <= RUN_CAP);
             }
         }
-        // 5,000 texts of one set: one run, whatever its size.
-        let same: Vec<Vec<u64>> = (0..5000).map(|_| vec![7u64, 9]).collect();
+        // 2,500 texts of one set: one run, whatever its size.
+        let same: Vec<Vec<u64>> = (0..2500).map(|_| vec![7u64, 9]).collect();
         let short = check_against_brute(&same, 0.8);
         assert_eq!(short.skipped_pairs(), 0);
     }
@@ -1478,8 +1478,10 @@ mod tests {
     /// listed: those pairs are counted as skipped, not lost silently.
     #[test]
     fn a_template_of_rare_hashes_is_split_or_counted() {
+        // Half again as many texts as a run takes, a tenth of them with a near copy.
+        let texts = 3 * RUN_CAP as u64 / 2;
         let mut sets: Vec<Vec<u64>> = Vec::new();
-        for i in 0..3000u64 {
+        for i in 0..texts {
             let mut set: Vec<u64> = (0..10).collect();
             set.extend((0..40).map(|j| 1000 + (i * 40 + j) * 7));
             if i % 10 == 0 {
@@ -1491,24 +1493,24 @@ mod tests {
             set.sort_unstable();
             sets.push(set);
         }
+        // Every pair at 0.8, by brute force, once.
+        let near: Vec<(usize, usize)> = (0..sets.len())
+            .flat_map(|a| (a + 1..sets.len()).map(move |b| (a, b)))
+            .filter(|&(a, b)| jaccard_at_least(&sets[a], &sets[b], 1024, 0.8).is_some())
+            .collect();
+        let copies = texts.div_ceil(10) as usize;
         let near_pairs = |runs: &ShortTexts| {
-            let (mut met, mut near) = (0, 0);
-            for a in 0..sets.len() {
-                for b in a + 1..sets.len() {
-                    if jaccard(&sets[a], &sets[b], 1024) >= 0.8 {
-                        near += 1;
-                        let (ra, rb) = (runs.runs_of(a), runs.runs_of(b));
-                        met += usize::from(ra.iter().any(|r| rb.contains(r)));
-                    }
-                }
-            }
-            (met, near)
+            let met = near.iter().filter(|&&(a, b)| {
+                let (ra, rb) = (runs.runs_of(a), runs.runs_of(b));
+                ra.iter().any(|r| rb.contains(r))
+            });
+            (met.count(), near.len())
         };
         let cut = Cut::new(0.8, None);
         let counted = Rarity::sample(sets.iter().take(100).map(|v| &v[..]), 1 << 20);
         let runs = lists_of(&sets, &counted, cut);
         assert_eq!(runs.skipped_pairs(), 0);
-        assert_eq!(near_pairs(&runs), (300, 300));
+        assert_eq!(near_pairs(&runs), (copies, copies));
         let missing = Rarity::default();
         let runs = lists_of(&sets, &missing, cut);
         for r in 0..runs.run_count() {
@@ -1517,7 +1519,7 @@ mod tests {
         }
         // The near pairs meet in deeper runs of their own hashes; the groups of the template,
         // which no listed hash splits, are counted.
-        assert_eq!(near_pairs(&runs), (300, 300));
+        assert_eq!(near_pairs(&runs), (copies, copies));
         assert!(runs.skipped_pairs() > 0);
     }
 }
